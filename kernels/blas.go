@@ -1,0 +1,187 @@
+package kernels
+
+import "fmt"
+
+// Dot returns the inner product of x and y, accumulated in float32 with several independent
+// partial sums. It panics if len(x) != len(y).
+func Dot(x, y []float32) float32 {
+	if len(x) != len(y) {
+		panic(fmt.Sprintf("kernels.Dot: len(x)=%d != len(y)=%d", len(x), len(y)))
+	}
+	return dot(x, y)
+}
+
+// dot is Dot without the length check; y must be at least as long as x.
+func dot(x, y []float32) float32 {
+	n := len(x)
+	y = y[:n]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		xx := x[i : i+8 : i+8]
+		yy := y[i : i+8 : i+8]
+		s0 += xx[0] * yy[0]
+		s1 += xx[1] * yy[1]
+		s2 += xx[2] * yy[2]
+		s3 += xx[3] * yy[3]
+		s4 += xx[4] * yy[4]
+		s5 += xx[5] * yy[5]
+		s6 += xx[6] * yy[6]
+		s7 += xx[7] * yy[7]
+	}
+	for ; i < n; i++ {
+		s0 += x[i] * y[i]
+	}
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+}
+
+// Axpy computes y += alpha*x. It panics if len(x) != len(y).
+func Axpy(alpha float32, x, y []float32) {
+	if len(x) != len(y) {
+		panic(fmt.Sprintf("kernels.Axpy: len(x)=%d != len(y)=%d", len(x), len(y)))
+	}
+	axpy(alpha, x, y)
+}
+
+// axpy is Axpy without the length check; y must be at least as long as x.
+func axpy(alpha float32, x, y []float32) {
+	n := len(x)
+	y = y[:n]
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		xx := x[i : i+4 : i+4]
+		yy := y[i : i+4 : i+4]
+		yy[0] += alpha * xx[0]
+		yy[1] += alpha * xx[1]
+		yy[2] += alpha * xx[2]
+		yy[3] += alpha * xx[3]
+	}
+	for ; i < n; i++ {
+		y[i] += alpha * x[i]
+	}
+}
+
+// Scale computes x *= alpha.
+func Scale(alpha float32, x []float32) {
+	for i := range x {
+		x[i] *= alpha
+	}
+}
+
+// scaleOrZero computes x = beta*x, writing exact zeros (ignoring NaN/Inf in x) when beta == 0,
+// as BLAS does for the output operand.
+func scaleOrZero(beta float32, x []float32) {
+	switch beta {
+	case 1:
+	case 0:
+		clear(x)
+	default:
+		Scale(beta, x)
+	}
+}
+
+// Gemv computes y = alpha*op(A)*x + beta*y, where A is m×n row-major with leading dimension lda
+// and op(A) = A (x has n elements, y has m) or Aᵀ if trans (x has m elements, y has n).
+// When beta == 0, y is overwritten (NaNs in y are ignored). It panics on inconsistent sizes.
+func Gemv(trans bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32) {
+	lx, ly := n, m
+	if trans {
+		lx, ly = m, n
+	}
+	if m < 0 || n < 0 {
+		panic(fmt.Sprintf("kernels.Gemv: negative size m=%d n=%d", m, n))
+	}
+	if len(x) < lx || len(y) < ly {
+		panic(fmt.Sprintf("kernels.Gemv: len(x)=%d (need %d) or len(y)=%d (need %d) too short", len(x), lx, len(y), ly))
+	}
+	checkMatrix("kernels.Gemv", "a", m, n, a, lda)
+	y = y[:ly]
+	x = x[:lx]
+	if m == 0 || n == 0 {
+		scaleOrZero(beta, y)
+		return
+	}
+	if !trans {
+		i := 0
+		// Four rows at a time: x is loaded once for four dot products.
+		for ; i+4 <= m; i += 4 {
+			r0 := a[i*lda : i*lda+n]
+			r1 := a[(i+1)*lda : (i+1)*lda+n]
+			r2 := a[(i+2)*lda : (i+2)*lda+n]
+			r3 := a[(i+3)*lda : (i+3)*lda+n]
+			var s0, s1, s2, s3, t0, t1, t2, t3 float32
+			j := 0
+			for ; j+2 <= n; j += 2 {
+				x0, x1 := x[j], x[j+1]
+				s0 += r0[j] * x0
+				s1 += r1[j] * x0
+				s2 += r2[j] * x0
+				s3 += r3[j] * x0
+				t0 += r0[j+1] * x1
+				t1 += r1[j+1] * x1
+				t2 += r2[j+1] * x1
+				t3 += r3[j+1] * x1
+			}
+			if j < n {
+				x0 := x[j]
+				s0 += r0[j] * x0
+				s1 += r1[j] * x0
+				s2 += r2[j] * x0
+				s3 += r3[j] * x0
+			}
+			yy := y[i : i+4 : i+4]
+			if beta == 0 {
+				yy[0] = alpha * (s0 + t0)
+				yy[1] = alpha * (s1 + t1)
+				yy[2] = alpha * (s2 + t2)
+				yy[3] = alpha * (s3 + t3)
+			} else {
+				yy[0] = alpha*(s0+t0) + beta*yy[0]
+				yy[1] = alpha*(s1+t1) + beta*yy[1]
+				yy[2] = alpha*(s2+t2) + beta*yy[2]
+				yy[3] = alpha*(s3+t3) + beta*yy[3]
+			}
+		}
+		for ; i < m; i++ {
+			s := dot(a[i*lda:i*lda+n], x)
+			if beta == 0 {
+				y[i] = alpha * s
+			} else {
+				y[i] = alpha*s + beta*y[i]
+			}
+		}
+		return
+	}
+	// y = alpha*Aᵀx + beta*y: a sequence of row axpys, four rows per pass over y.
+	scaleOrZero(beta, y)
+	i := 0
+	for ; i+4 <= m; i += 4 {
+		r0 := a[i*lda : i*lda+n]
+		r1 := a[(i+1)*lda : (i+1)*lda+n]
+		r2 := a[(i+2)*lda : (i+2)*lda+n]
+		r3 := a[(i+3)*lda : (i+3)*lda+n]
+		c0, c1, c2, c3 := alpha*x[i], alpha*x[i+1], alpha*x[i+2], alpha*x[i+3]
+		for j := range y {
+			y[j] += c0*r0[j] + c1*r1[j] + c2*r2[j] + c3*r3[j]
+		}
+	}
+	for ; i < m; i++ {
+		axpy(alpha*x[i], a[i*lda:i*lda+n], y)
+	}
+}
+
+// checkMatrix panics unless a holds an r×c row-major matrix with leading dimension ld.
+func checkMatrix(fn, name string, r, c int, a []float32, ld int) {
+	if r < 0 || c < 0 {
+		panic(fmt.Sprintf("%s: %s has negative size %d×%d", fn, name, r, c))
+	}
+	if r == 0 || c == 0 {
+		return
+	}
+	if ld < c {
+		panic(fmt.Sprintf("%s: leading dimension of %s is %d < %d columns", fn, name, ld, c))
+	}
+	if need := (r-1)*ld + c; len(a) < need {
+		panic(fmt.Sprintf("%s: %s has %d elements, need %d for %d×%d with leading dimension %d", fn, name, len(a), need, r, c, ld))
+	}
+}

@@ -1,0 +1,36 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+)
+
+// F16ToF32 converts IEEE 754 binary16 bit patterns to float32, exactly (zeros, subnormals,
+// infinities and NaN payloads are preserved). It converts min(len(dst), len(src)) values and
+// panics if len(dst) < len(src).
+func F16ToF32(dst []float32, src []uint16) {
+	if len(dst) < len(src) {
+		panic(fmt.Sprintf("kernels.F16ToF32: len(dst)=%d < len(src)=%d", len(dst), len(src)))
+	}
+	dst = dst[:len(src)]
+	for i, h := range src {
+		dst[i] = f16ToF32(h)
+	}
+}
+
+// f16ToF32 converts one binary16 bit pattern.
+func f16ToF32(h uint16) float32 {
+	sign := uint32(h&0x8000) << 16
+	exp := uint32(h>>10) & 0x1f
+	man := uint32(h & 0x3ff)
+	switch exp {
+	case 0:
+		// Zero or subnormal: man·2⁻²⁴ is exact in float32.
+		v := float32(man) * (1.0 / (1 << 24))
+		return math.Float32frombits(math.Float32bits(v) | sign)
+	case 0x1f:
+		return math.Float32frombits(sign | 0x7f800000 | man<<13)
+	default:
+		return math.Float32frombits(sign | (exp+(127-15))<<23 | man<<13)
+	}
+}

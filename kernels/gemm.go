@@ -1,0 +1,243 @@
+package kernels
+
+import "fmt"
+
+// Register-tile shape of the micro-kernel: it computes an gemmMR×gemmNR block of C from a packed
+// gemmMR-row panel of op(A) and a packed gemmNR-column panel of op(B).
+const (
+	gemmMR = 4
+	gemmNR = 8
+)
+
+// Cache-block sizes of the large and the medium driver. The packed panels live in fixed-size
+// arrays on the goroutine stack (no heap allocation); the medium tier keeps the cost of zeroing
+// those arrays small for small products.
+const (
+	gemmMC = 64  // rows of op(A) per packed block (multiple of gemmMR)
+	gemmKC = 256 // depth per packed block
+	gemmNC = 128 // columns of op(B) per packed block (multiple of gemmNR)
+
+	gemmMCSmall = 32
+	gemmKCSmall = 128
+	gemmNCSmall = 64
+
+	// Products with at most this many multiply-adds skip packing entirely.
+	gemmTinyFlops = 4096
+)
+
+// Gemm computes C = alpha*op(A)*op(B) + beta*C for row-major float32 matrices, where op(A) is m×k
+// (A is m×k, or k×m if transA), op(B) is k×n (B is k×n, or n×k if transB) and C is m×n; lda, ldb
+// and ldc are the leading dimensions. When beta == 0, C is overwritten (NaNs in C are ignored), as
+// in BLAS. Gemm does not allocate. It panics on negative sizes, leading dimensions smaller than a
+// row, or slices too short for the given shapes.
+func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("kernels.Gemm: negative size m=%d n=%d k=%d", m, n, k))
+	}
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	checkMatrix("kernels.Gemm", "a", ar, ac, a, lda)
+	checkMatrix("kernels.Gemm", "b", br, bc, b, ldb)
+	checkMatrix("kernels.Gemm", "c", m, n, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if beta != 1 {
+		for i := 0; i < m; i++ {
+			scaleOrZero(beta, c[i*ldc:i*ldc+n])
+		}
+	}
+	if k == 0 || alpha == 0 {
+		return
+	}
+	p := gemmParams{transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc}
+	switch {
+	case m*n <= gemmTinyFlops/k:
+		gemmTiny(&p)
+	case m <= gemmMCSmall || n <= gemmNCSmall:
+		gemmMedium(&p)
+	default:
+		gemmLarge(&p)
+	}
+}
+
+// gemmParams carries the operands of one Gemm call through the drivers.
+type gemmParams struct {
+	transA, transB bool
+	m, n, k        int
+	alpha          float32
+	a              []float32
+	lda            int
+	b              []float32
+	ldb            int
+	c              []float32
+	ldc            int
+}
+
+// gemmTiny accumulates C += alpha*op(A)*op(B) with plain loops, for products too small to repay
+// packing.
+func gemmTiny(p *gemmParams) {
+	a, b, c := p.a, p.b, p.c
+	for i := 0; i < p.m; i++ {
+		for j := 0; j < p.n; j++ {
+			var s float32
+			for l := 0; l < p.k; l++ {
+				var av, bv float32
+				if p.transA {
+					av = a[l*p.lda+i]
+				} else {
+					av = a[i*p.lda+l]
+				}
+				if p.transB {
+					bv = b[j*p.ldb+l]
+				} else {
+					bv = b[l*p.ldb+j]
+				}
+				s += av * bv
+			}
+			c[i*p.ldc+j] += p.alpha * s
+		}
+	}
+}
+
+// gemmMedium runs the blocked driver with small stack buffers.
+func gemmMedium(p *gemmParams) {
+	var pa [gemmMCSmall * gemmKCSmall]float32
+	var pb [gemmKCSmall * gemmNCSmall]float32
+	gemmBlocked(p, pa[:], pb[:], gemmMCSmall, gemmKCSmall, gemmNCSmall)
+}
+
+// gemmLarge runs the blocked driver with large stack buffers.
+func gemmLarge(p *gemmParams) {
+	var pa [gemmMC * gemmKC]float32
+	var pb [gemmKC * gemmNC]float32
+	gemmBlocked(p, pa[:], pb[:], gemmMC, gemmKC, gemmNC)
+}
+
+// gemmBlocked is the Goto-style blocked driver: C += alpha*op(A)*op(B) using packed panels
+// pa (mc×kc) and pb (kc×nc).
+func gemmBlocked(p *gemmParams, pa, pb []float32, mc, kc, nc int) {
+	var tile [gemmMR * gemmNR]float32
+	for jc := 0; jc < p.n; jc += nc {
+		nb := min(nc, p.n-jc)
+		for pc := 0; pc < p.k; pc += kc {
+			kb := min(kc, p.k-pc)
+			packB(p, pb, pc, kb, jc, nb)
+			for ic := 0; ic < p.m; ic += mc {
+				mb := min(mc, p.m-ic)
+				packA(p, pa, ic, mb, pc, kb)
+				for jr := 0; jr < nb; jr += gemmNR {
+					nr := min(gemmNR, nb-jr)
+					bp := pb[jr*kb : jr*kb+kb*gemmNR]
+					for ir := 0; ir < mb; ir += gemmMR {
+						mr := min(gemmMR, mb-ir)
+						ap := pa[ir*kb : ir*kb+kb*gemmMR]
+						ci := (ic+ir)*p.ldc + jc + jr
+						if mr == gemmMR && nr == gemmNR {
+							gemmKernel(kb, p.alpha, ap, bp, p.c[ci:], p.ldc)
+							continue
+						}
+						tile = [gemmMR * gemmNR]float32{}
+						gemmKernel(kb, p.alpha, ap, bp, tile[:], gemmNR)
+						for r := 0; r < mr; r++ {
+							row := p.c[ci+r*p.ldc : ci+r*p.ldc+nr]
+							for j := range row {
+								row[j] += tile[r*gemmNR+j]
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// packA copies op(A)[ic:ic+mb, pc:pc+kb] into pa as consecutive gemmMR-row panels, each stored
+// column by column (gemmMR values per depth step), zero-padding the last panel.
+func packA(p *gemmParams, pa []float32, ic, mb, pc, kb int) {
+	a, lda := p.a, p.lda
+	for ir := 0; ir < mb; ir += gemmMR {
+		mr := min(gemmMR, mb-ir)
+		dst := pa[ir*kb : ir*kb+kb*gemmMR]
+		if p.transA {
+			// op(A)[i, l] = a[l*lda + i]: for each depth step the gemmMR values are contiguous.
+			for l := 0; l < kb; l++ {
+				src := a[(pc+l)*lda+ic+ir:]
+				d := dst[l*gemmMR : l*gemmMR+gemmMR : l*gemmMR+gemmMR]
+				if mr == gemmMR {
+					d[0], d[1], d[2], d[3] = src[0], src[1], src[2], src[3]
+					continue
+				}
+				for r := 0; r < gemmMR; r++ {
+					if r < mr {
+						d[r] = src[r]
+					} else {
+						d[r] = 0
+					}
+				}
+			}
+			continue
+		}
+		for r := 0; r < gemmMR; r++ {
+			if r >= mr {
+				for l := 0; l < kb; l++ {
+					dst[l*gemmMR+r] = 0
+				}
+				continue
+			}
+			src := a[(ic+ir+r)*lda+pc : (ic+ir+r)*lda+pc+kb]
+			for l, v := range src {
+				dst[l*gemmMR+r] = v
+			}
+		}
+	}
+}
+
+// packB copies op(B)[pc:pc+kb, jc:jc+nb] into pb as consecutive gemmNR-column panels, each stored
+// row by row (gemmNR values per depth step), zero-padding the last panel.
+func packB(p *gemmParams, pb []float32, pc, kb, jc, nb int) {
+	b, ldb := p.b, p.ldb
+	for jr := 0; jr < nb; jr += gemmNR {
+		nr := min(gemmNR, nb-jr)
+		dst := pb[jr*kb : jr*kb+kb*gemmNR]
+		if !p.transB {
+			for l := 0; l < kb; l++ {
+				src := b[(pc+l)*ldb+jc+jr:]
+				d := dst[l*gemmNR : l*gemmNR+gemmNR : l*gemmNR+gemmNR]
+				if nr == gemmNR {
+					s := src[:gemmNR:gemmNR]
+					d[0], d[1], d[2], d[3] = s[0], s[1], s[2], s[3]
+					d[4], d[5], d[6], d[7] = s[4], s[5], s[6], s[7]
+					continue
+				}
+				for j := 0; j < gemmNR; j++ {
+					if j < nr {
+						d[j] = src[j]
+					} else {
+						d[j] = 0
+					}
+				}
+			}
+			continue
+		}
+		// op(B)[l, j] = b[j*ldb + l]: each output column is a contiguous row of b.
+		for j := 0; j < gemmNR; j++ {
+			if j >= nr {
+				for l := 0; l < kb; l++ {
+					dst[l*gemmNR+j] = 0
+				}
+				continue
+			}
+			src := b[(jc+jr+j)*ldb+pc : (jc+jr+j)*ldb+pc+kb]
+			for l, v := range src {
+				dst[l*gemmNR+j] = v
+			}
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package kernels
+
+import (
+	"math"
+	"math/bits"
+)
+
+// Philox4x32 round and key-schedule constants (Salmon et al. 2011, Random123).
+const (
+	philoxM0 = 0xD2511F53
+	philoxM1 = 0xCD9E8D57
+	philoxW0 = 0x9E3779B9 // golden ratio
+	philoxW1 = 0xBB67AE85 // sqrt(3) - 1
+)
+
+// philox4x32 returns the Philox4x32-10 block for counter ctr under key.
+func philox4x32(ctr [4]uint32, key [2]uint32) [4]uint32 {
+	c0, c1, c2, c3 := ctr[0], ctr[1], ctr[2], ctr[3]
+	k0, k1 := key[0], key[1]
+	for r := 0; r < 10; r++ {
+		if r > 0 {
+			k0 += philoxW0
+			k1 += philoxW1
+		}
+		hi0, lo0 := bits.Mul32(philoxM0, c0)
+		hi1, lo1 := bits.Mul32(philoxM1, c2)
+		c0, c1, c2, c3 = hi1^c1^k0, lo1, hi0^c3^k1, lo0
+	}
+	return [4]uint32{c0, c1, c2, c3}
+}
+
+// Stream is a reproducible stream of random numbers from the counter-based generator
+// Philox4x32-10: the key is the 64-bit seed and the 128-bit counter holds a 64-bit block index
+// and the two stream identifiers (a, b). Streams with different (seed, a, b) are independent, and
+// the output of a stream depends only on (seed, a, b) and the sequence of calls made on it, never
+// on other streams or on scheduling. A Stream is a small value with no pointers: copying it forks
+// an identical sequence, and it must not be used from two goroutines at once.
+//
+// Each Philox block yields four 32-bit words, buffered across calls. Uniform uses one word per
+// value, Uint64 two, Normal two per pair of values and Normal64 four per pair (Box–Muller); a
+// Normal or Normal64 call of odd length drops the unused second value of its last pair.
+type Stream struct {
+	key   [2]uint32
+	a, b  uint32
+	block uint64    // index of the next block to generate
+	buf   [4]uint32 // current block
+	used  uint32    // number of words of buf already consumed (4 = empty)
+}
+
+// NewStream returns the stream identified by (seed, a, b). The runtime uses a = sample index and
+// b = layer index.
+func NewStream(seed uint64, a, b uint32) Stream {
+	return Stream{key: [2]uint32{uint32(seed), uint32(seed >> 32)}, a: a, b: b, used: 4}
+}
+
+// nextBlock generates the next Philox block.
+func (s *Stream) nextBlock() [4]uint32 {
+	out := philox4x32([4]uint32{uint32(s.block), uint32(s.block >> 32), s.a, s.b}, s.key)
+	s.block++
+	return out
+}
+
+// word returns the next 32-bit word of the stream.
+func (s *Stream) word() uint32 {
+	if s.used >= 4 {
+		s.buf = s.nextBlock()
+		s.used = 0
+	}
+	w := s.buf[s.used&3]
+	s.used++
+	return w
+}
+
+// Uint64 returns 64 uniformly random bits (two words, the first one in the low half).
+func (s *Stream) Uint64() uint64 {
+	lo := s.word()
+	hi := s.word()
+	return uint64(hi)<<32 | uint64(lo)
+}
+
+// Uniform fills dst with values uniform on [0, 1), each with 24 random bits.
+func (s *Stream) Uniform(dst []float32) {
+	for i := range dst {
+		dst[i] = float32(s.word()>>8) * (1.0 / (1 << 24))
+	}
+}
+
+// boxMuller32 maps two words to two independent N(0,1) values. u1 = (w1+½)·2⁻³² lies in (0, 1),
+// so the radius is finite (at most about 6.7).
+func boxMuller32(w1, w2 uint32) (float64, float64) {
+	u1 := (float64(w1) + 0.5) * (1.0 / (1 << 32))
+	r := math.Sqrt(-2 * math.Log(u1))
+	sn, cs := math.Sincos(float64(w2) * (2 * math.Pi / (1 << 32)))
+	return r * cs, r * sn
+}
+
+// Normal fills dst with independent standard normal values.
+func (s *Stream) Normal(dst []float32) {
+	i := 0
+	// Drain words left in the current block, then work on whole blocks.
+	for i < len(dst) && s.used < 4 {
+		z0, z1 := boxMuller32(s.word(), s.word())
+		dst[i] = float32(z0)
+		if i+1 < len(dst) {
+			dst[i+1] = float32(z1)
+		}
+		i += 2
+	}
+	for ; i+4 <= len(dst); i += 4 {
+		w := s.nextBlock()
+		z0, z1 := boxMuller32(w[0], w[1])
+		z2, z3 := boxMuller32(w[2], w[3])
+		d := dst[i : i+4 : i+4]
+		d[0], d[1], d[2], d[3] = float32(z0), float32(z1), float32(z2), float32(z3)
+	}
+	for ; i < len(dst); i += 2 {
+		z0, z1 := boxMuller32(s.word(), s.word())
+		dst[i] = float32(z0)
+		if i+1 < len(dst) {
+			dst[i+1] = float32(z1)
+		}
+	}
+}
+
+// Normal64 fills dst with independent standard normal values in float64 precision (53-bit
+// uniforms; four words per pair).
+func (s *Stream) Normal64(dst []float64) {
+	for i := 0; i < len(dst); i += 2 {
+		x, y := s.Uint64(), s.Uint64()
+		u1 := (float64(x>>11) + 0.5) * (1.0 / (1 << 53))
+		r := math.Sqrt(-2 * math.Log(u1))
+		sn, cs := math.Sincos(float64(y>>11) * (2 * math.Pi / (1 << 53)))
+		dst[i] = r * cs
+		if i+1 < len(dst) {
+			dst[i+1] = r * sn
+		}
+	}
+}
