@@ -1,0 +1,133 @@
+package kernels
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// naiveGemm is the textbook triple loop C = A·B (no transposes), the baseline of BenchmarkGemm.
+func naiveGemm(n int, a, b, c []float32) {
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			var s float32
+			for l := 0; l < n; l++ {
+				s += a[i*n+l] * b[l*n+j]
+			}
+			c[i*n+j] = s
+		}
+	}
+}
+
+// BenchmarkGemm reports GFLOP/s of Gemm on square matrices and the speed-up over naiveGemm
+// timed in the same run.
+func BenchmarkGemm(b *testing.B) {
+	for _, n := range []int{64, 256, 1024} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			r := newRand(uint64(n))
+			x, y, z := randSlice(r, n*n), randSlice(r, n*n), make([]float32, n*n)
+			flops := 2 * float64(n) * float64(n) * float64(n)
+			// Time the naive loop over at least 100 ms (a single run for large n).
+			reps, start := 0, time.Now()
+			for reps == 0 || time.Since(start) < 100*time.Millisecond {
+				naiveGemm(n, x, y, z)
+				reps++
+			}
+			naive := time.Since(start).Seconds() / float64(reps)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				Gemm(false, false, n, n, n, 1, x, n, y, n, 0, z, n)
+			}
+			per := b.Elapsed().Seconds() / float64(b.N)
+			b.ReportMetric(flops/per/1e9, "GFLOP/s")
+			b.ReportMetric(flops/naive/1e9, "naive-GFLOP/s")
+			b.ReportMetric(naive/per, "x-vs-naive")
+		})
+	}
+}
+
+// BenchmarkGemmShapes covers shapes typical of the runtime (tall-skinny, transposed operands).
+func BenchmarkGemmShapes(b *testing.B) {
+	for _, s := range []struct {
+		m, n, k        int
+		transA, transB bool
+	}{{1, 512, 512, false, false}, {16, 256, 784, false, true}, {128, 128, 128, true, false}, {10, 10, 10, false, false}} {
+		b.Run(fmt.Sprintf("m%d_n%d_k%d_tA%v_tB%v", s.m, s.n, s.k, s.transA, s.transB), func(b *testing.B) {
+			r := newRand(1)
+			x, y, z := randSlice(r, s.m*s.k), randSlice(r, s.k*s.n), make([]float32, s.m*s.n)
+			lda, ldb := s.k, s.n
+			if s.transA {
+				lda = s.m
+			}
+			if s.transB {
+				ldb = s.k
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				Gemm(s.transA, s.transB, s.m, s.n, s.k, 1, x, lda, y, ldb, 0, z, s.n)
+			}
+			b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// BenchmarkGemv reports GFLOP/s of Gemv on square matrices.
+func BenchmarkGemv(b *testing.B) {
+	for _, n := range []int{64, 256, 1024} {
+		for _, trans := range []bool{false, true} {
+			b.Run(fmt.Sprintf("n=%d/trans=%v", n, trans), func(b *testing.B) {
+				r := newRand(uint64(n))
+				a, x, y := randSlice(r, n*n), randSlice(r, n), make([]float32, n)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					Gemv(trans, n, n, 1, a, n, x, 0, y)
+				}
+				b.ReportMetric(2*float64(n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// BenchmarkNormal reports standard normal draws per second.
+func BenchmarkNormal(b *testing.B) {
+	s := NewStream(1, 2, 3)
+	x := make([]float32, 4096)
+	b.Run("float32", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			s.Normal(x)
+		}
+		b.ReportMetric(float64(len(x))*float64(b.N)/b.Elapsed().Seconds(), "normals/s")
+	})
+	y := make([]float64, 4096)
+	b.Run("float64", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			s.Normal64(y)
+		}
+		b.ReportMetric(float64(len(y))*float64(b.N)/b.Elapsed().Seconds(), "normals/s")
+	})
+}
+
+func BenchmarkCholesky(b *testing.B) {
+	for _, n := range []int{64, 256} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			a := convert[float64](spd(1, n))
+			w := make([]float64, len(a))
+			for i := 0; i < b.N; i++ {
+				copy(w, a)
+				if err := Cholesky(w, n); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkIm2Col(b *testing.B) {
+	g := ConvGeom{InC: 32, InH: 32, InW: 32, KH: 3, KW: 3, StrideH: 1, StrideW: 1, PadH: 1, PadW: 1, DilH: 1, DilW: 1}
+	img := make([]float32, g.InC*g.InH*g.InW)
+	col := make([]float32, g.InC*g.KH*g.KW*g.OutH()*g.OutW())
+	b.SetBytes(int64(4 * len(col)))
+	for i := 0; i < b.N; i++ {
+		Im2Col(g, img, col)
+	}
+}

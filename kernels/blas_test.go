@@ -1,0 +1,233 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// opAt returns op(M)[i][j] for a row-major matrix m with leading dimension ld.
+func opAt(m []float32, ld int, trans bool, i, j int) float64 {
+	if trans {
+		return float64(m[j*ld+i])
+	}
+	return float64(m[i*ld+j])
+}
+
+func TestGemm(t *testing.T) {
+	shapes := [][3]int{
+		{1, 1, 1}, {1, 7, 3}, {5, 1, 9}, {3, 5, 1}, {4, 8, 16}, {7, 9, 11}, {16, 16, 16},
+		{17, 13, 29}, {33, 65, 31}, {31, 70, 129}, {40, 90, 200},
+		{70, 150, 300}, // larger than every block size (MC=64, NC=128, KC=256)
+	}
+	if !testing.Short() {
+		shapes = append(shapes, [3]int{129, 257, 513})
+	}
+	r := newRand(1)
+	for _, s := range shapes {
+		m, n, k := s[0], s[1], s[2]
+		for _, transA := range []bool{false, true} {
+			for _, transB := range []bool{false, true} {
+				for _, beta := range []float32{0, 1, -0.7} {
+					for _, pad := range []int{0, 3} {
+						alpha := float32(1.25)
+						name := fmt.Sprintf("m%d_n%d_k%d_tA%v_tB%v_beta%v_pad%d", m, n, k, transA, transB, beta, pad)
+						ar, ac := m, k
+						if transA {
+							ar, ac = k, m
+						}
+						br, bc := k, n
+						if transB {
+							br, bc = n, k
+						}
+						lda, ldb, ldc := ac+pad, bc+2*pad, n+pad
+						a := randSlice(r, ar*lda)
+						b := randSlice(r, br*ldb)
+						c := randSlice(r, m*ldc)
+						if beta == 0 {
+							for i := range c {
+								c[i] = float32(math.NaN())
+							}
+						}
+						c0 := append([]float32(nil), c...)
+						Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+						for i := 0; i < m; i++ {
+							for j := 0; j < ldc; j++ {
+								if j >= n {
+									if math.Float32bits(c[i*ldc+j]) != math.Float32bits(c0[i*ldc+j]) {
+										t.Fatalf("%s: C[%d,%d] outside the m×n block was modified", name, i, j)
+									}
+									continue
+								}
+								var want, mag float64
+								for l := 0; l < k; l++ {
+									p := opAt(a, lda, transA, i, l) * opAt(b, ldb, transB, l, j)
+									want += p
+									mag += math.Abs(p)
+								}
+								want *= float64(alpha)
+								mag *= math.Abs(float64(alpha))
+								if beta != 0 {
+									want += float64(beta) * float64(c0[i*ldc+j])
+									mag += math.Abs(float64(beta) * float64(c0[i*ldc+j]))
+								}
+								tol := 2*float64(k+2)*eps32*mag + 1e-30
+								if got := float64(c[i*ldc+j]); !closeTo(got, want, tol) {
+									t.Fatalf("%s: C[%d,%d] = %g, want %g (tol %g)", name, i, j, got, want, tol)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestGemmDegenerate(t *testing.T) {
+	// k == 0 and alpha == 0 only scale C; m == 0 or n == 0 touch nothing.
+	c := []float32{1, 2, float32(math.NaN()), 4}
+	Gemm(false, false, 2, 2, 0, 1, nil, 1, nil, 2, 3, c, 2)
+	if c[0] != 3 || c[1] != 6 || !math.IsNaN(float64(c[2])) || c[3] != 12 {
+		t.Fatalf("k=0, beta=3: got %v", c)
+	}
+	Gemm(false, false, 2, 2, 0, 1, nil, 1, nil, 2, 0, c, 2)
+	for i, v := range c {
+		if v != 0 {
+			t.Fatalf("k=0, beta=0: C[%d] = %g, want 0", i, v)
+		}
+	}
+	a := []float32{1, 2, 3, 4}
+	c = []float32{1, 1, 1, 1}
+	Gemm(false, false, 2, 2, 2, 0, a, 2, a, 2, 1, c, 2)
+	for i, v := range c {
+		if v != 1 {
+			t.Fatalf("alpha=0, beta=1: C[%d] = %g, want 1", i, v)
+		}
+	}
+	Gemm(false, false, 0, 5, 3, 1, nil, 3, make([]float32, 15), 5, 0, nil, 5)
+}
+
+func TestGemmPanicsOnBadSizes(t *testing.T) {
+	cases := []struct {
+		name string
+		f    func()
+	}{
+		{"short a", func() { Gemm(false, false, 2, 2, 2, 1, make([]float32, 3), 2, make([]float32, 4), 2, 0, make([]float32, 4), 2) }},
+		{"small lda", func() { Gemm(false, false, 2, 2, 2, 1, make([]float32, 4), 1, make([]float32, 4), 2, 0, make([]float32, 4), 2) }},
+		{"short c", func() { Gemm(false, false, 2, 2, 2, 1, make([]float32, 4), 2, make([]float32, 4), 2, 0, make([]float32, 3), 2) }},
+		{"negative", func() { Gemm(false, false, -1, 2, 2, 1, nil, 2, nil, 2, 0, nil, 2) }},
+		{"gemv short x", func() { Gemv(false, 2, 3, 1, make([]float32, 6), 3, make([]float32, 2), 0, make([]float32, 2)) }},
+		{"dot", func() { Dot(make([]float32, 2), make([]float32, 3)) }},
+		{"axpy", func() { Axpy(1, make([]float32, 2), make([]float32, 3)) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("no panic")
+				}
+			}()
+			tc.f()
+		})
+	}
+}
+
+func TestGemv(t *testing.T) {
+	r := newRand(2)
+	for _, s := range [][2]int{{1, 1}, {1, 9}, {9, 1}, {3, 5}, {4, 8}, {7, 13}, {33, 65}, {130, 257}} {
+		m, n := s[0], s[1]
+		for _, trans := range []bool{false, true} {
+			for _, beta := range []float32{0, 1, 0.3} {
+				for _, pad := range []int{0, 5} {
+					name := fmt.Sprintf("m%d_n%d_t%v_beta%v_pad%d", m, n, trans, beta, pad)
+					lda := n + pad
+					a := randSlice(r, m*lda)
+					lx, ly := n, m
+					if trans {
+						lx, ly = m, n
+					}
+					x := randSlice(r, lx)
+					y := randSlice(r, ly)
+					if beta == 0 {
+						y = fill(ly, float32(math.NaN()))
+					}
+					y0 := append([]float32(nil), y...)
+					alpha := float32(-0.8)
+					Gemv(trans, m, n, alpha, a, lda, x, beta, y)
+					for i := 0; i < ly; i++ {
+						var want, mag float64
+						for j := 0; j < lx; j++ {
+							p := opAt(a, lda, trans, i, j) * float64(x[j])
+							want += p
+							mag += math.Abs(p)
+						}
+						want *= float64(alpha)
+						mag *= math.Abs(float64(alpha))
+						if beta != 0 {
+							want += float64(beta) * float64(y0[i])
+							mag += math.Abs(float64(beta) * float64(y0[i]))
+						}
+						tol := 2*float64(lx+2)*eps32*mag + 1e-30
+						if got := float64(y[i]); !closeTo(got, want, tol) {
+							t.Fatalf("%s: y[%d] = %g, want %g", name, i, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestDotAxpyScale(t *testing.T) {
+	r := newRand(3)
+	for _, n := range []int{0, 1, 3, 7, 8, 9, 16, 31, 100, 1001} {
+		x, y := randSlice(r, n), randSlice(r, n)
+		var want, mag float64
+		for i := range x {
+			want += float64(x[i]) * float64(y[i])
+			mag += math.Abs(float64(x[i]) * float64(y[i]))
+		}
+		if got := Dot(x, y); !closeTo(float64(got), want, 2*float64(n+1)*eps32*mag) {
+			t.Errorf("Dot n=%d: got %g, want %g", n, got, want)
+		}
+		y0 := append([]float32(nil), y...)
+		Axpy(-1.5, x, y)
+		for i := range y {
+			w := float64(y0[i]) - 1.5*float64(x[i])
+			if !closeTo(float64(y[i]), w, 4*eps32*(math.Abs(float64(y0[i]))+1.5*math.Abs(float64(x[i])))) {
+				t.Fatalf("Axpy n=%d: y[%d] = %g, want %g", n, i, y[i], w)
+			}
+		}
+		x0 := append([]float32(nil), x...)
+		Scale(0.25, x)
+		for i := range x {
+			if x[i] != x0[i]*0.25 {
+				t.Fatalf("Scale n=%d: x[%d] = %g, want %g", n, i, x[i], x0[i]*0.25)
+			}
+		}
+	}
+}
+
+func TestNoAllocations(t *testing.T) {
+	r := newRand(4)
+	const n = 300
+	a, b, c := randSlice(r, n*n), randSlice(r, n*n), make([]float32, n*n)
+	x, y := randSlice(r, n), make([]float32, n)
+	s := NewStream(1, 2, 3)
+	z := make([]float32, 1000)
+	cases := map[string]func(){
+		"Gemm large":  func() { Gemm(false, true, n, n, n, 1, a, n, b, n, 0, c, n) },
+		"Gemm medium": func() { Gemm(true, false, 20, n, n, 1, a, 20, b, n, 1, c, n) },
+		"Gemm tiny":   func() { Gemm(false, false, 4, 4, 4, 1, a, 4, b, 4, 1, c, 4) },
+		"Gemv":        func() { Gemv(false, n, n, 1, a, n, x, 0, y) },
+		"GemvT":       func() { Gemv(true, n, n, 1, a, n, x, 0, y) },
+		"Normal":      func() { s.Normal(z) },
+		"Softmax":     func() { Softmax(z, z) },
+	}
+	for name, f := range cases {
+		if allocs := testing.AllocsPerRun(3, f); allocs != 0 {
+			t.Errorf("%s: %v allocations per call, want 0", name, allocs)
+		}
+	}
+}

@@ -1,0 +1,220 @@
+package kernels
+
+import (
+	"math"
+	"testing"
+)
+
+// Known-answer vectors of Random123 (kat_vectors, "philox4x32 10" lines): counter, key, output.
+func TestPhiloxKnownAnswers(t *testing.T) {
+	cases := []struct {
+		name string
+		ctr  [4]uint32
+		key  [2]uint32
+		want [4]uint32
+	}{
+		{"zeros", [4]uint32{0, 0, 0, 0}, [2]uint32{0, 0}, [4]uint32{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
+		{"ones", [4]uint32{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, [2]uint32{0xffffffff, 0xffffffff}, [4]uint32{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+		{"pi", [4]uint32{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, [2]uint32{0xa4093822, 0x299f31d0}, [4]uint32{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
+	}
+	for _, tc := range cases {
+		if got := philox4x32(tc.ctr, tc.key); got != tc.want {
+			t.Errorf("%s: got %08x, want %08x", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestStreamLayout(t *testing.T) {
+	// The stream's words are the Philox blocks for counters (block, 0, a, b), key = seed halves.
+	const seed = 0x0123456789abcdef
+	s := NewStream(seed, 7, 9)
+	key := [2]uint32{0x89abcdef, 0x01234567}
+	for blk := uint32(0); blk < 3; blk++ {
+		w := philox4x32([4]uint32{blk, 0, 7, 9}, key)
+		for i := 0; i < 4; i += 2 {
+			want := uint64(w[i+1])<<32 | uint64(w[i])
+			if got := s.Uint64(); got != want {
+				t.Fatalf("block %d word %d: got %#x, want %#x", blk, i, got, want)
+			}
+		}
+	}
+}
+
+func TestStreamDeterminism(t *testing.T) {
+	const n = 1001
+	draw := func(seed uint64, a, b uint32) []float32 {
+		s := NewStream(seed, a, b)
+		x := make([]float32, n)
+		s.Normal(x)
+		return x
+	}
+	ref := draw(42, 3, 5)
+	if again := draw(42, 3, 5); !equal32(ref, again) {
+		t.Fatal("same (seed, a, b) gave different sequences")
+	}
+	for _, other := range [][3]uint64{{43, 3, 5}, {42, 4, 5}, {42, 3, 6}, {42, 5, 3}, {42 + 1<<32, 3, 5}} {
+		if x := draw(other[0], uint32(other[1]), uint32(other[2])); equal32(ref, x) || x[0] == ref[0] {
+			t.Fatalf("(seed, a, b) = %v gave the same sequence as (42, 3, 5)", other)
+		}
+	}
+	// Chunking: the sequence depends on the calls only through the words they consume, so even
+	// chunks of Normal and any chunks of Uniform reproduce a single call.
+	s := NewStream(42, 3, 5)
+	chunked := make([]float32, 0, n)
+	for _, c := range []int{2, 6, 4, 100, 888} {
+		x := make([]float32, c)
+		s.Normal(x)
+		chunked = append(chunked, x...)
+	}
+	if !equal32(ref[:1000], chunked) {
+		t.Fatal("Normal in even chunks differs from a single call")
+	}
+	u1 := NewStream(1, 2, 3)
+	u2 := u1 // copying a Stream forks an identical sequence
+	all := make([]float32, 20)
+	u1.Uniform(all)
+	for i := 0; i < 20; i += 5 {
+		part := make([]float32, 5)
+		u2.Uniform(part)
+		if !equal32(all[i:i+5], part) {
+			t.Fatal("Uniform in chunks differs from a single call")
+		}
+	}
+	// Misaligned state (an odd number of words consumed) still yields valid normals.
+	m := NewStream(1, 2, 3)
+	m.Uniform(make([]float32, 3))
+	z := make([]float32, 9)
+	m.Normal(z)
+	for _, v := range z {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			t.Fatalf("Normal after Uniform: %v", z)
+		}
+	}
+}
+
+func equal32(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkMoments checks mean 0, variance 1 and fourth moment 3 of N(0,1) samples within 5
+// standard errors: SE(mean) = 1/√N, SE(mean of x²) = √(2/N), SE(mean of x⁴) = √(96/N)
+// (Var x⁴ = E x⁸ − 9 = 105 − 9).
+func checkMoments(t *testing.T, name string, x []float64) {
+	t.Helper()
+	n := float64(len(x))
+	var m1, m2, m4 float64
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("%s: non-finite sample %g", name, v)
+		}
+		v2 := v * v
+		m1 += v
+		m2 += v2
+		m4 += v2 * v2
+	}
+	m1, m2, m4 = m1/n, m2/n, m4/n
+	if se := 1 / math.Sqrt(n); math.Abs(m1) > 5*se {
+		t.Errorf("%s: mean %g, |mean| > 5 SE = %g", name, m1, 5*se)
+	}
+	if se := math.Sqrt(2 / n); math.Abs(m2-1) > 5*se {
+		t.Errorf("%s: E[x²] = %g, want 1 ± %g", name, m2, 5*se)
+	}
+	if se := math.Sqrt(96 / n); math.Abs(m4-3) > 5*se {
+		t.Errorf("%s: E[x⁴] = %g, want 3 ± %g", name, m4, 5*se)
+	}
+}
+
+func TestNormalMoments(t *testing.T) {
+	n := shortOr(t, 100_000, 2_000_000)
+	s := NewStream(2024, 1, 2)
+	x32 := make([]float32, n)
+	s.Normal(x32)
+	x := make([]float64, n)
+	for i, v := range x32 {
+		x[i] = float64(v)
+	}
+	checkMoments(t, "Normal", x)
+	// Tail mass: P(|z| > 2) = 0.0455; binomial SE.
+	var tail float64
+	for _, v := range x {
+		if math.Abs(v) > 2 {
+			tail++
+		}
+	}
+	p := math.Erfc(2 / math.Sqrt2)
+	if se := math.Sqrt(p * (1 - p) / float64(n)); math.Abs(tail/float64(n)-p) > 5*se {
+		t.Errorf("P(|z|>2) = %g, want %g ± %g", tail/float64(n), p, 5*se)
+	}
+	s64 := NewStream(2024, 1, 3)
+	y := make([]float64, n+1) // odd length
+	s64.Normal64(y)
+	checkMoments(t, "Normal64", y)
+
+	u := make([]float32, n)
+	us := NewStream(5, 0, 0)
+	us.Uniform(u)
+	var mu, m2 float64
+	for _, v := range u {
+		if v < 0 || v >= 1 {
+			t.Fatalf("Uniform value %g outside [0, 1)", v)
+		}
+		mu += float64(v)
+		m2 += float64(v) * float64(v)
+	}
+	mu /= float64(n)
+	m2 /= float64(n)
+	// U[0,1): mean 1/2 (variance 1/12), E u² = 1/3 (variance 1/5 − 1/9 = 4/45).
+	if se := math.Sqrt(1.0 / 12 / float64(n)); math.Abs(mu-0.5) > 5*se {
+		t.Errorf("Uniform mean %g", mu)
+	}
+	if se := math.Sqrt(4.0 / 45 / float64(n)); math.Abs(m2-1.0/3) > 5*se {
+		t.Errorf("Uniform E[u²] %g", m2)
+	}
+}
+
+func TestStreamIndependence(t *testing.T) {
+	n := shortOr(t, 50_000, 500_000)
+	ids := [][3]uint64{{7, 0, 0}, {7, 1, 0}, {7, 0, 1}, {7, 1, 1}, {8, 0, 0}, {7 + 1<<32, 0, 0}}
+	draws := make([][]float32, len(ids))
+	for i, id := range ids {
+		s := NewStream(id[0], uint32(id[1]), uint32(id[2]))
+		draws[i] = make([]float32, n)
+		s.Normal(draws[i])
+	}
+	// Under independence the sample correlation has SE ≈ 1/√N.
+	lim := 5 / math.Sqrt(float64(n))
+	for i := range draws {
+		for j := i + 1; j < len(draws); j++ {
+			if c := corr(draws[i], draws[j]); math.Abs(c) > lim {
+				t.Errorf("streams %v and %v: correlation %g exceeds %g", ids[i], ids[j], c, lim)
+			}
+		}
+		// Lag-1 autocorrelation within a stream (also across Box–Muller pairs).
+		if c := corr(draws[i][1:], draws[i][:n-1]); math.Abs(c) > lim {
+			t.Errorf("stream %v: lag-1 autocorrelation %g", ids[i], c)
+		}
+	}
+}
+
+func corr(x, y []float32) float64 {
+	n := float64(len(x))
+	var sx, sy, sxx, syy, sxy float64
+	for i := range x {
+		a, b := float64(x[i]), float64(y[i])
+		sx += a
+		sy += b
+		sxx += a * a
+		syy += b * b
+		sxy += a * b
+	}
+	cov := sxy/n - sx/n*sy/n
+	return cov / math.Sqrt((sxx/n-sx/n*sx/n)*(syy/n-sy/n*sy/n))
+}
