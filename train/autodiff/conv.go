@@ -1,0 +1,272 @@
+package autodiff
+
+import "math"
+
+// Conv2DOptions configures Conv2D. Zero strides and dilations mean 1.
+type Conv2DOptions struct {
+	StrideH, StrideW int
+	PadH, PadW       int
+	DilH, DilW       int
+}
+
+func orOne(v int) int {
+	if v == 0 {
+		return 1
+	}
+	return v
+}
+
+// Conv2D returns the 2-D cross-correlation of the batch x (N, C_in, H, W) with weight w
+// (C_out, C_in, KH, KW) plus the optional bias b (C_out) or nil, with zero padding, stride and
+// dilation from opt: shape (N, C_out, OH, OW) with OH = ⌊(H + 2·PadH − DilH·(KH−1) − 1)/StrideH⌋ + 1
+// (torch.nn.functional.conv2d, groups=1). It lowers each image with im2col and multiplies by the
+// weight viewed as (C_out, C_in·KH·KW).
+func (t *Tape[T]) Conv2D(x, w, b *Var[T], opt Conv2DOptions) *Var[T] {
+	ins := []*Var[T]{x, w}
+	if b != nil {
+		ins = append(ins, b)
+	}
+	if !t.check("Conv2D", ins...) {
+		return t.placeholder()
+	}
+	if len(x.shape) != 4 || len(w.shape) != 4 || x.shape[1] != w.shape[1] {
+		return t.failf("Conv2D: input shape %v and weight shape %v do not match (need (N,C,H,W) and (C_out,C,KH,KW))", x.shape, w.shape)
+	}
+	cout := w.shape[0]
+	if b != nil && (len(b.shape) != 1 || b.shape[0] != cout) {
+		return t.failf("Conv2D: bias shape %v, want (%d)", b.shape, cout)
+	}
+	g := convGeom{
+		InC: x.shape[1], InH: x.shape[2], InW: x.shape[3], KH: w.shape[2], KW: w.shape[3],
+		StrideH: orOne(opt.StrideH), StrideW: orOne(opt.StrideW), PadH: opt.PadH, PadW: opt.PadW,
+		DilH: orOne(opt.DilH), DilW: orOne(opt.DilW),
+	}
+	if g.StrideH < 0 || g.StrideW < 0 || g.DilH < 0 || g.DilW < 0 || g.PadH < 0 || g.PadW < 0 || g.KH == 0 || g.KW == 0 {
+		return t.failf("Conv2D: invalid options %+v for weight %v", opt, w.shape)
+	}
+	oh, ow := g.OutH(), g.OutW()
+	if oh <= 0 || ow <= 0 {
+		return t.failf("Conv2D: empty output for input %v, weight %v, options %+v", x.shape, w.shape, opt)
+	}
+	n := x.shape[0]
+	k := g.InC * g.KH * g.KW
+	p := oh * ow
+	inSize := g.InC * g.InH * g.InW
+	out := t.newVar([]int{n, cout, oh, ow}, false)
+	col := t.get(k*p, false)
+	for i := 0; i < n; i++ {
+		im2col(g, x.value[i*inSize:(i+1)*inSize], col)
+		o := out.value[i*cout*p : (i+1)*cout*p]
+		gemm(false, false, cout, p, k, 1, w.value, k, col, p, 0, o, p)
+		if b != nil {
+			for c := 0; c < cout; c++ {
+				bc := b.value[c]
+				for j := range o[c*p : (c+1)*p] {
+					o[c*p+j] += bc
+				}
+			}
+		}
+	}
+	t.put(col)
+	t.record(out, func() {
+		gx, gw := x.gradBuf(), w.gradBuf()
+		var gb []T
+		if b != nil {
+			gb = b.gradBuf()
+		}
+		col := t.get(k*p, false)
+		defer t.put(col)
+		for i := 0; i < n; i++ {
+			gout := out.grad[i*cout*p : (i+1)*cout*p]
+			if gw != nil {
+				im2col(g, x.value[i*inSize:(i+1)*inSize], col)
+				gemm(false, true, cout, k, p, 1, gout, p, col, p, 1, gw, k)
+			}
+			if gx != nil {
+				gemm(true, false, k, p, cout, 1, w.value, k, gout, p, 0, col, p)
+				col2im(g, col, gx[i*inSize:(i+1)*inSize])
+			}
+			if gb != nil {
+				for c := 0; c < cout; c++ {
+					var s T
+					for _, v := range gout[c*p : (c+1)*p] {
+						s += v
+					}
+					gb[c] += s
+				}
+			}
+		}
+	}, ins...)
+	return out
+}
+
+// Pool2DOptions configures MaxPool2D and AvgPool2D: a KH×KW window, strides (0 means the window
+// size, PyTorch's default) and zero/−∞ padding of at most half the window.
+type Pool2DOptions struct {
+	KH, KW           int
+	StrideH, StrideW int
+	PadH, PadW       int
+}
+
+func (t *Tape[T]) poolGeom(name string, x *Var[T], opt Pool2DOptions) (sh, sw, oh, ow int, ok bool) {
+	if len(x.shape) != 4 {
+		t.failf("%s: need an (N,C,H,W) input, got shape %v", name, x.shape)
+		return 0, 0, 0, 0, false
+	}
+	sh, sw = opt.StrideH, opt.StrideW
+	if sh == 0 {
+		sh = opt.KH
+	}
+	if sw == 0 {
+		sw = opt.KW
+	}
+	if opt.KH <= 0 || opt.KW <= 0 || sh <= 0 || sw <= 0 || opt.PadH < 0 || opt.PadW < 0 ||
+		2*opt.PadH > opt.KH || 2*opt.PadW > opt.KW {
+		t.failf("%s: invalid options %+v (padding must be at most half the window)", name, opt)
+		return 0, 0, 0, 0, false
+	}
+	h, w := x.shape[2], x.shape[3]
+	oh = (h+2*opt.PadH-opt.KH)/sh + 1
+	ow = (w+2*opt.PadW-opt.KW)/sw + 1
+	if h+2*opt.PadH < opt.KH || w+2*opt.PadW < opt.KW {
+		t.failf("%s: window %dx%d larger than padded input %v", name, opt.KH, opt.KW, x.shape)
+		return 0, 0, 0, 0, false
+	}
+	return sh, sw, oh, ow, true
+}
+
+// MaxPool2D returns the maximum over each window of x (N, C, H, W) with −∞ padding:
+// shape (N, C, OH, OW), OH = ⌊(H + 2·PadH − KH)/StrideH⌋ + 1 (torch.nn.functional.max_pool2d,
+// floor mode). The gradient goes to the first maximal element of each window.
+func (t *Tape[T]) MaxPool2D(x *Var[T], opt Pool2DOptions) *Var[T] {
+	if !t.check("MaxPool2D", x) {
+		return t.placeholder()
+	}
+	sh, sw, oh, ow, ok := t.poolGeom("MaxPool2D", x, opt)
+	if !ok {
+		return t.placeholder()
+	}
+	nc, h, w := x.shape[0]*x.shape[1], x.shape[2], x.shape[3]
+	out := t.newVar([]int{x.shape[0], x.shape[1], oh, ow}, false)
+	arg := t.getInts(len(out.value))
+	out.ints = arg
+	for c := 0; c < nc; c++ {
+		img := x.value[c*h*w : (c+1)*h*w]
+		for y := 0; y < oh; y++ {
+			for z := 0; z < ow; z++ {
+				best, bi := T(math.Inf(-1)), -1
+				for ki := 0; ki < opt.KH; ki++ {
+					iy := y*sh - opt.PadH + ki
+					if iy < 0 || iy >= h {
+						continue
+					}
+					for kj := 0; kj < opt.KW; kj++ {
+						ix := z*sw - opt.PadW + kj
+						if ix < 0 || ix >= w {
+							continue
+						}
+						if v := img[iy*w+ix]; bi < 0 || v > best || v != v {
+							best, bi = v, iy*w+ix
+							if v != v {
+								break
+							}
+						}
+					}
+				}
+				o := (c*oh+y)*ow + z
+				out.value[o] = best
+				arg[o] = c*h*w + bi
+			}
+		}
+	}
+	t.record(out, func() {
+		gx := x.gradBuf()
+		for o, g := range out.grad {
+			gx[arg[o]] += g
+		}
+	}, x)
+	return out
+}
+
+// AvgPool2D returns the mean over each window of x (N, C, H, W) with zero padding counted in
+// the divisor KH·KW (torch.nn.functional.avg_pool2d with count_include_pad=True, floor mode).
+func (t *Tape[T]) AvgPool2D(x *Var[T], opt Pool2DOptions) *Var[T] {
+	if !t.check("AvgPool2D", x) {
+		return t.placeholder()
+	}
+	sh, sw, oh, ow, ok := t.poolGeom("AvgPool2D", x, opt)
+	if !ok {
+		return t.placeholder()
+	}
+	nc, h, w := x.shape[0]*x.shape[1], x.shape[2], x.shape[3]
+	out := t.newVar([]int{x.shape[0], x.shape[1], oh, ow}, false)
+	inv := 1 / T(opt.KH*opt.KW)
+	visit := func(c, y, z int, fn func(i int)) {
+		for ki := 0; ki < opt.KH; ki++ {
+			iy := y*sh - opt.PadH + ki
+			if iy < 0 || iy >= h {
+				continue
+			}
+			for kj := 0; kj < opt.KW; kj++ {
+				ix := z*sw - opt.PadW + kj
+				if ix >= 0 && ix < w {
+					fn(c*h*w + iy*w + ix)
+				}
+			}
+		}
+	}
+	for c := 0; c < nc; c++ {
+		for y := 0; y < oh; y++ {
+			for z := 0; z < ow; z++ {
+				var s T
+				visit(c, y, z, func(i int) { s += x.value[i] })
+				out.value[(c*oh+y)*ow+z] = s * inv
+			}
+		}
+	}
+	t.record(out, func() {
+		gx := x.gradBuf()
+		for c := 0; c < nc; c++ {
+			for y := 0; y < oh; y++ {
+				for z := 0; z < ow; z++ {
+					g := out.grad[(c*oh+y)*ow+z] * inv
+					visit(c, y, z, func(i int) { gx[i] += g })
+				}
+			}
+		}
+	}, x)
+	return out
+}
+
+// GlobalAvgPool2D averages each channel of x (N, C, H, W) over its H·W positions: shape
+// (N, C, 1, 1) (torch.nn.functional.adaptive_avg_pool2d(x, 1)).
+func (t *Tape[T]) GlobalAvgPool2D(x *Var[T]) *Var[T] {
+	if !t.check("GlobalAvgPool2D", x) {
+		return t.placeholder()
+	}
+	if len(x.shape) != 4 || x.shape[2]*x.shape[3] == 0 {
+		return t.failf("GlobalAvgPool2D: need a non-empty (N,C,H,W) input, got shape %v", x.shape)
+	}
+	hw := x.shape[2] * x.shape[3]
+	nc := x.shape[0] * x.shape[1]
+	out := t.newVar([]int{x.shape[0], x.shape[1], 1, 1}, false)
+	inv := 1 / T(hw)
+	for c := 0; c < nc; c++ {
+		var s T
+		for _, v := range x.value[c*hw : (c+1)*hw] {
+			s += v
+		}
+		out.value[c] = s * inv
+	}
+	t.record(out, func() {
+		gx := x.gradBuf()
+		for c := 0; c < nc; c++ {
+			g := out.grad[c] * inv
+			dst := gx[c*hw : (c+1)*hw]
+			for i := range dst {
+				dst[i] += g
+			}
+		}
+	}, x)
+	return out
+}

@@ -1,0 +1,384 @@
+package autodiff
+
+import (
+	"fmt"
+	"math"
+)
+
+type binOp int
+
+const (
+	opAdd binOp = iota
+	opSub
+	opMul
+	opDiv
+)
+
+var binNames = [...]string{"Add", "Sub", "Mul", "Div"}
+
+// broadcastShape returns the numpy-style broadcast of shapes a and b: shapes are aligned at
+// their trailing dimensions and each pair of dimensions must be equal or contain a 1.
+func broadcastShape(a, b []int) ([]int, error) {
+	r := max(len(a), len(b))
+	out := make([]int, r)
+	for i := 0; i < r; i++ {
+		da, db := 1, 1
+		if j := len(a) - r + i; j >= 0 {
+			da = a[j]
+		}
+		if j := len(b) - r + i; j >= 0 {
+			db = b[j]
+		}
+		switch {
+		case da == db:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		case db == 1:
+			out[i] = da
+		default:
+			return nil, fmt.Errorf("shapes %v and %v do not broadcast (dimension %d: %d vs %d)", a, b, i, da, db)
+		}
+	}
+	return out, nil
+}
+
+// bcastStrides returns the strides of a tensor of the given shape viewed with the broadcast
+// shape out (stride 0 along broadcast dimensions).
+func bcastStrides(shape, out []int) []int {
+	r := len(out)
+	st := make([]int, r)
+	s := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		j := r - len(shape) + i
+		if shape[i] != 1 {
+			st[j] = s
+		}
+		s *= shape[i]
+	}
+	return st
+}
+
+// forEachBcast calls fn(i, ia, ib) for every flat index i of a tensor of shape out, with ia, ib
+// the flat indices into two tensors with the broadcast strides sa, sb.
+func forEachBcast(out, sa, sb []int, fn func(i, ia, ib int)) {
+	n := 1
+	for _, d := range out {
+		n *= d
+	}
+	if n == 0 {
+		return
+	}
+	r := len(out)
+	if r == 0 {
+		fn(0, 0, 0)
+		return
+	}
+	idx := make([]int, r)
+	ia, ib := 0, 0
+	last := r - 1
+	inner := out[last]
+	for i := 0; i < n; i += inner {
+		ja, jb := ia, ib
+		for k := 0; k < inner; k++ {
+			fn(i+k, ja, jb)
+			ja += sa[last]
+			jb += sb[last]
+		}
+		for d := last - 1; d >= 0; d-- {
+			idx[d]++
+			ia += sa[d]
+			ib += sb[d]
+			if idx[d] < out[d] {
+				break
+			}
+			ia -= sa[d] * out[d]
+			ib -= sb[d] * out[d]
+			idx[d] = 0
+		}
+	}
+}
+
+// Add returns a + b with numpy-style broadcasting (torch.add): shapes are aligned at their
+// trailing dimensions and dimensions of size 1 (or missing) are repeated. A scalar, a row vector
+// (shape (n,) against (m, n)), a column (m, 1) and general broadcasts are all allowed. The
+// gradient of a broadcast input is the output gradient summed over the repeated dimensions.
+func (t *Tape[T]) Add(a, b *Var[T]) *Var[T] { return t.binary(opAdd, a, b) }
+
+// Sub returns a − b with broadcasting as in Add (torch.sub).
+func (t *Tape[T]) Sub(a, b *Var[T]) *Var[T] { return t.binary(opSub, a, b) }
+
+// Mul returns the elementwise product a ⊙ b with broadcasting as in Add (torch.mul).
+func (t *Tape[T]) Mul(a, b *Var[T]) *Var[T] { return t.binary(opMul, a, b) }
+
+// Div returns the elementwise quotient a / b with broadcasting as in Add (torch.div).
+func (t *Tape[T]) Div(a, b *Var[T]) *Var[T] { return t.binary(opDiv, a, b) }
+
+func (t *Tape[T]) binary(op binOp, a, b *Var[T]) *Var[T] {
+	name := binNames[op]
+	if !t.check(name, a, b) {
+		return t.placeholder()
+	}
+	if sameShape(a.shape, b.shape) {
+		return t.binarySame(op, a, b)
+	}
+	shape, err := broadcastShape(a.shape, b.shape)
+	if err != nil {
+		return t.fail(fmt.Errorf("autodiff: %s: %w", name, err))
+	}
+	sa, sb := bcastStrides(a.shape, shape), bcastStrides(b.shape, shape)
+	out := t.newVar(shape, false)
+	av, bv, ov := a.value, b.value, out.value
+	switch op {
+	case opAdd:
+		forEachBcast(shape, sa, sb, func(i, ia, ib int) { ov[i] = av[ia] + bv[ib] })
+	case opSub:
+		forEachBcast(shape, sa, sb, func(i, ia, ib int) { ov[i] = av[ia] - bv[ib] })
+	case opMul:
+		forEachBcast(shape, sa, sb, func(i, ia, ib int) { ov[i] = av[ia] * bv[ib] })
+	case opDiv:
+		forEachBcast(shape, sa, sb, func(i, ia, ib int) { ov[i] = av[ia] / bv[ib] })
+	}
+	t.record(out, func() {
+		g := out.grad
+		ga, gb := a.gradBuf(), b.gradBuf()
+		forEachBcast(shape, sa, sb, func(i, ia, ib int) {
+			gi := g[i]
+			switch op {
+			case opAdd:
+				if ga != nil {
+					ga[ia] += gi
+				}
+				if gb != nil {
+					gb[ib] += gi
+				}
+			case opSub:
+				if ga != nil {
+					ga[ia] += gi
+				}
+				if gb != nil {
+					gb[ib] -= gi
+				}
+			case opMul:
+				if ga != nil {
+					ga[ia] += gi * bv[ib]
+				}
+				if gb != nil {
+					gb[ib] += gi * av[ia]
+				}
+			case opDiv:
+				if ga != nil {
+					ga[ia] += gi / bv[ib]
+				}
+				if gb != nil {
+					gb[ib] -= gi * ov[i] / bv[ib]
+				}
+			}
+		})
+	}, a, b)
+	return out
+}
+
+func (t *Tape[T]) binarySame(op binOp, a, b *Var[T]) *Var[T] {
+	out := t.newVar(a.shape, false)
+	av, bv, ov := a.value, b.value, out.value
+	switch op {
+	case opAdd:
+		for i := range ov {
+			ov[i] = av[i] + bv[i]
+		}
+	case opSub:
+		for i := range ov {
+			ov[i] = av[i] - bv[i]
+		}
+	case opMul:
+		for i := range ov {
+			ov[i] = av[i] * bv[i]
+		}
+	case opDiv:
+		for i := range ov {
+			ov[i] = av[i] / bv[i]
+		}
+	}
+	t.record(out, func() {
+		g := out.grad
+		if ga := a.gradBuf(); ga != nil {
+			switch op {
+			case opAdd, opSub:
+				for i, gi := range g {
+					ga[i] += gi
+				}
+			case opMul:
+				for i, gi := range g {
+					ga[i] += gi * bv[i]
+				}
+			case opDiv:
+				for i, gi := range g {
+					ga[i] += gi / bv[i]
+				}
+			}
+		}
+		if gb := b.gradBuf(); gb != nil {
+			switch op {
+			case opAdd:
+				for i, gi := range g {
+					gb[i] += gi
+				}
+			case opSub:
+				for i, gi := range g {
+					gb[i] -= gi
+				}
+			case opMul:
+				for i, gi := range g {
+					gb[i] += gi * av[i]
+				}
+			case opDiv:
+				for i, gi := range g {
+					gb[i] -= gi * ov[i] / bv[i]
+				}
+			}
+		}
+	}, a, b)
+	return out
+}
+
+// unary records y = f(x) elementwise with dy/dx = df(x, y).
+func (t *Tape[T]) unary(name string, a *Var[T], f func(x T) T, df func(x, y T) T) *Var[T] {
+	if !t.check(name, a) {
+		return t.placeholder()
+	}
+	out := t.newVar(a.shape, false)
+	av, ov := a.value, out.value
+	for i, x := range av {
+		ov[i] = f(x)
+	}
+	t.record(out, func() {
+		ga := a.gradBuf()
+		for i, g := range out.grad {
+			ga[i] += g * df(av[i], ov[i])
+		}
+	}, a)
+	return out
+}
+
+// Neg returns −a (torch.neg).
+func (t *Tape[T]) Neg(a *Var[T]) *Var[T] {
+	return t.unary("Neg", a, func(x T) T { return -x }, func(_, _ T) T { return -1 })
+}
+
+// Scale returns s·a for a constant s (a * s in PyTorch).
+func (t *Tape[T]) Scale(a *Var[T], s T) *Var[T] {
+	return t.unary("Scale", a, func(x T) T { return s * x }, func(_, _ T) T { return s })
+}
+
+// AddScalar returns a + s for a constant s (a + s in PyTorch).
+func (t *Tape[T]) AddScalar(a *Var[T], s T) *Var[T] {
+	return t.unary("AddScalar", a, func(x T) T { return x + s }, func(_, _ T) T { return 1 })
+}
+
+// Exp returns eˣ elementwise (torch.exp).
+func (t *Tape[T]) Exp(a *Var[T]) *Var[T] {
+	return t.unary("Exp", a, func(x T) T { return T(math.Exp(float64(x))) }, func(_, y T) T { return y })
+}
+
+// Log returns the natural logarithm elementwise (torch.log); non-positive inputs give −Inf/NaN
+// as in PyTorch.
+func (t *Tape[T]) Log(a *Var[T]) *Var[T] {
+	return t.unary("Log", a, func(x T) T { return T(math.Log(float64(x))) }, func(x, _ T) T { return 1 / x })
+}
+
+// Sqrt returns √x elementwise (torch.sqrt); the gradient is 1/(2√x).
+func (t *Tape[T]) Sqrt(a *Var[T]) *Var[T] {
+	return t.unary("Sqrt", a, func(x T) T { return T(math.Sqrt(float64(x))) }, func(_, y T) T { return 0.5 / y })
+}
+
+// Square returns x² elementwise (torch.square).
+func (t *Tape[T]) Square(a *Var[T]) *Var[T] {
+	return t.unary("Square", a, func(x T) T { return x * x }, func(x, _ T) T { return 2 * x })
+}
+
+// Pow returns xᵖ elementwise for a constant exponent p (torch.pow(x, p)); the gradient is
+// p·xᵖ⁻¹.
+func (t *Tape[T]) Pow(a *Var[T], p T) *Var[T] {
+	return t.unary("Pow", a, func(x T) T { return T(math.Pow(float64(x), float64(p))) },
+		func(x, _ T) T { return p * T(math.Pow(float64(x), float64(p-1))) })
+}
+
+// Abs returns |x| elementwise (torch.abs); the gradient is sign(x), 0 at x = 0 as in PyTorch.
+func (t *Tape[T]) Abs(a *Var[T]) *Var[T] {
+	return t.unary("Abs", a, func(x T) T { return T(math.Abs(float64(x))) }, func(x, _ T) T {
+		switch {
+		case x > 0:
+			return 1
+		case x < 0:
+			return -1
+		}
+		return 0
+	})
+}
+
+// Tanh returns tanh(x) elementwise (torch.tanh).
+func (t *Tape[T]) Tanh(a *Var[T]) *Var[T] {
+	return t.unary("Tanh", a, func(x T) T { return T(math.Tanh(float64(x))) }, func(_, y T) T { return 1 - y*y })
+}
+
+// ReLU returns max(x, 0) elementwise (torch.relu); the gradient at 0 is 0 as in PyTorch.
+func (t *Tape[T]) ReLU(a *Var[T]) *Var[T] {
+	return t.unary("ReLU", a, func(x T) T { return max(x, 0) }, func(x, _ T) T {
+		if x > 0 {
+			return 1
+		}
+		return 0
+	})
+}
+
+func sigmoid64(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
+func softplus64(x float64) float64 { return max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
+
+// Sigmoid returns 1/(1+e⁻ˣ) elementwise, computed without overflow (torch.sigmoid).
+func (t *Tape[T]) Sigmoid(a *Var[T]) *Var[T] {
+	return t.unary("Sigmoid", a, func(x T) T { return T(sigmoid64(float64(x))) }, func(_, y T) T { return y * (1 - y) })
+}
+
+// Softplus returns log(1+eˣ) elementwise computed stably as max(x,0) + log1p(e^−|x|); the
+// gradient is sigmoid(x). Unlike torch.nn.functional.softplus it has no linear threshold, so it
+// is exact for every x (the two agree to float precision).
+func (t *Tape[T]) Softplus(a *Var[T]) *Var[T] {
+	return t.unary("Softplus", a, func(x T) T { return T(softplus64(float64(x))) },
+		func(x, _ T) T { return T(sigmoid64(float64(x))) })
+}
+
+// GELU returns the exact (erf) GELU x·Φ(x) elementwise (torch.nn.functional.gelu with
+// approximate='none'); the gradient is Φ(x) + x·φ(x).
+func (t *Tape[T]) GELU(a *Var[T]) *Var[T] {
+	return t.unary("GELU", a, func(x T) T {
+		xf := float64(x)
+		return T(0.5 * xf * (1 + math.Erf(xf/math.Sqrt2)))
+	}, func(x, _ T) T {
+		xf := float64(x)
+		cdf := 0.5 * (1 + math.Erf(xf/math.Sqrt2))
+		pdf := math.Exp(-0.5*xf*xf) / math.Sqrt(2*math.Pi)
+		return T(cdf + xf*pdf)
+	})
+}
+
+// Clamp limits every element to [lo, hi] (torch.clamp(x, lo, hi)); the gradient is 1 where
+// lo ≤ x ≤ hi and 0 outside, as in PyTorch. Use ±Inf for a one-sided clamp.
+func (t *Tape[T]) Clamp(a *Var[T], lo, hi T) *Var[T] {
+	if lo > hi {
+		return t.failf("Clamp: lo %v > hi %v", lo, hi)
+	}
+	return t.unary("Clamp", a, func(x T) T { return min(max(x, lo), hi) }, func(x, _ T) T {
+		if x >= lo && x <= hi {
+			return 1
+		}
+		return 0
+	})
+}
