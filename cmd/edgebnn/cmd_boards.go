@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/edgebnn/edgebnn/boards"
+)
+
+const boardsUsage = `Usage: edgebnn boards [--json] [-v] [--dir DIR]
+
+Lists the board profiles edgebnn knows: platform, QEMU CPU model used to test
+it, RAM, the memory budget a model and its predictor may use, SIMD features,
+and whether the board is part of the emulated test matrix.`
+
+var boardsCmd = command{
+	name:    "boards",
+	summary: "list the board profiles (platform, CPU, RAM, budget, SIMD)",
+	usage:   boardsUsage,
+	run:     runBoards,
+}
+
+func runBoards(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := newFlagSet("boards")
+	asJSON := fs.Bool("json", false, "print the profiles as a JSON array")
+	verbose := fs.Bool("v", false, "also print each board's description")
+	dir := fs.String("dir", "", "also load user profiles (*.json) from `DIR`; they replace built-in profiles of the same name")
+	// Hidden: consumed by scripts/test.sh to derive the QEMU test matrix.
+	testTargets := fs.Bool("test-targets", false, "")
+	if err := parseFlags(fs, boardsUsage, args, stdout); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	profiles, err := loadProfiles(*dir)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *testTargets:
+		for _, t := range boards.TestTargets(profiles) {
+			if _, err := fmt.Fprintln(stdout, t.Line()); err != nil {
+				return fmt.Errorf("writing test targets: %w", err)
+			}
+		}
+		return nil
+	case *asJSON:
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(profiles); err != nil {
+			return fmt.Errorf("writing JSON: %w", err)
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tPLATFORM\tCPU\tRAM\tBUDGET\tSIMD\tTESTED")
+	for _, p := range profiles {
+		cpu := p.QEMUCPU
+		if cpu == "" {
+			cpu = "native"
+		}
+		tested := "no"
+		if p.TestTarget {
+			tested = "qemu"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Platform(), cpu,
+			formatBytes(p.RAMBytes), formatBytes(p.BudgetBytes), simdList(p.SIMD), tested)
+		if *verbose {
+			fmt.Fprintf(tw, "\t%s\t\t\t\t\t\n", p.Description)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
+	return nil
+}
+
+// loadProfiles returns the built-in profiles, overlaid with the ones in dir
+// when dir is not empty.
+func loadProfiles(dir string) ([]boards.Profile, error) {
+	profiles, err := boards.Embedded()
+	if err != nil {
+		return nil, fmt.Errorf("loading built-in board profiles: %w", err)
+	}
+	if dir == "" {
+		return profiles, nil
+	}
+	user, err := boards.LoadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("loading user board profiles: %w", err)
+	}
+	return boards.Overlay(profiles, user), nil
+}
+
+// simdList names the SIMD features, or "-" when there are none.
+func simdList(s boards.SIMD) string {
+	var f []string
+	if s.NEON {
+		f = append(f, "neon")
+	}
+	if s.FP16 {
+		f = append(f, "fp16")
+	}
+	if s.DotProd {
+		f = append(f, "dotprod")
+	}
+	if len(f) == 0 {
+		return "-"
+	}
+	return strings.Join(f, ",")
+}
+
+// formatBytes prints n in the largest binary unit that divides it evenly
+// enough to stay short, e.g. "512 MiB", "4 GiB", "1.5 GiB".
+func formatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v := float64(n)
+	i := 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d %s", int64(v), units[i])
+	}
+	return fmt.Sprintf("%.1f %s", v, units[i])
+}

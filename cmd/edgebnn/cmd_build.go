@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/edgebnn/edgebnn/boards"
+)
+
+// modulePath is the import path of the edgebnn module; build only runs
+// inside a source tree of this module.
+const modulePath = "github.com/edgebnn/edgebnn"
+
+const buildUsage = `Usage: edgebnn build --board NAME -o FILE [--tags TAGS] [--purego]
+
+Cross-compiles a static edgebnn binary for a board: CGO_ENABLED=0, -trimpath,
+and the board's GOOS/GOARCH/GOARM (see 'edgebnn boards'). It runs 'go build'
+in the edgebnn module root, found with 'go env GOMOD' from the current
+directory, so run it inside the edgebnn source tree with Go on PATH.`
+
+var buildCmd = command{
+	name:    "build",
+	summary: "cross-compile a static edgebnn binary for a board",
+	usage:   buildUsage,
+	run:     runBuild,
+}
+
+// buildOptions are the parsed flags of the build command.
+type buildOptions struct {
+	board   boards.Profile
+	out     string
+	tags    []string
+	strip   bool
+	verbose bool
+}
+
+func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("build")
+	board := fs.String("board", "", "target board `NAME` (required; see 'edgebnn boards')")
+	out := fs.String("o", "", "write the binary to `FILE` (required)")
+	tags := fs.String("tags", "", "comma-separated build `TAGS`")
+	purego := fs.Bool("purego", false, "add the purego build tag (portable Go kernels, no assembly)")
+	strip := fs.Bool("strip", true, "strip symbol tables (-ldflags=-s -w) for a smaller binary")
+	dir := fs.String("dir", "", "also load user board profiles (*.json) from `DIR`")
+	verbose := fs.Bool("v", false, "print the go command before running it")
+	if err := parseFlags(fs, buildUsage, args, stdout); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if *board == "" {
+		return usagef("missing --board NAME (see 'edgebnn boards')")
+	}
+	if *out == "" {
+		return usagef("missing -o FILE")
+	}
+	profiles, err := loadProfiles(*dir)
+	if err != nil {
+		return err
+	}
+	p, ok := boards.Lookup(profiles, *board)
+	if !ok {
+		return usagef("unknown board %q (known: %s)", *board, strings.Join(boards.Names(profiles), ", "))
+	}
+	opts := buildOptions{board: p, out: *out, tags: splitTags(*tags), strip: *strip, verbose: *verbose}
+	if *purego {
+		opts.tags = append(opts.tags, "purego")
+	}
+	return buildBinary(ctx, opts, stdout, stderr)
+}
+
+// splitTags splits a comma- or space-separated tag list.
+func splitTags(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
+}
+
+// buildBinary runs go build for the options' board in the module root.
+func buildBinary(ctx context.Context, o buildOptions, stdout, stderr io.Writer) error {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return fmt.Errorf("the Go toolchain is needed to build and was not found on PATH: %w", err)
+	}
+	root, err := findModuleRoot(ctx, goBin, "")
+	if err != nil {
+		return err
+	}
+	out, err := filepath.Abs(o.out)
+	if err != nil {
+		return fmt.Errorf("resolving output path %q: %w", o.out, err)
+	}
+	args := []string{"build", "-trimpath"}
+	if len(o.tags) > 0 {
+		args = append(args, "-tags", strings.Join(o.tags, ","))
+	}
+	if o.strip {
+		args = append(args, "-ldflags=-s -w")
+	}
+	args = append(args, "-o", out, "./cmd/edgebnn")
+	env := append(os.Environ(), o.board.BuildEnv()...)
+	if o.verbose {
+		quoted := make([]string, len(args))
+		for i, a := range args {
+			quoted[i] = a
+			if strings.ContainsAny(a, " \t'\"") {
+				quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+			}
+		}
+		fmt.Fprintf(stderr, "cd %s && %s go %s\n", root, strings.Join(o.board.BuildEnv(), " "), strings.Join(quoted, " "))
+	}
+	cmd := exec.CommandContext(ctx, goBin, args...)
+	cmd.Dir = root
+	cmd.Env = env
+	cmd.Stdout = stderr
+	cmd.Stderr = stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build for board %s (%s) failed: %w", o.board.Name, o.board.Platform(), err)
+	}
+	info, err := os.Stat(out)
+	if err != nil {
+		return fmt.Errorf("checking the built binary: %w", err)
+	}
+	fmt.Fprintf(stdout, "built %s for %s (%s, %s)\n", o.out, o.board.Name, o.board.Platform(), formatBytes(info.Size()))
+	return nil
+}
+
+// findModuleRoot asks the go command for the go.mod governing dir ("" is
+// the current directory) and returns its directory, checking that it is
+// the edgebnn module.
+func findModuleRoot(ctx context.Context, goBin, dir string) (string, error) {
+	cmd := exec.CommandContext(ctx, goBin, "env", "GOMOD")
+	cmd.Dir = dir
+	var errBuf bytes.Buffer
+	cmd.Stderr = &errBuf
+	outBytes, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("running 'go env GOMOD': %w: %s", err, strings.TrimSpace(errBuf.String()))
+	}
+	return moduleRoot(strings.TrimSpace(string(outBytes)))
+}
+
+// moduleRoot checks the go.mod path reported by 'go env GOMOD' and returns
+// the module root directory.
+func moduleRoot(gomod string) (string, error) {
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("not inside the edgebnn source tree ('go env GOMOD' found no go.mod); run it from a checkout of " + modulePath)
+	}
+	f, err := os.Open(gomod)
+	if err != nil {
+		return "", fmt.Errorf("reading the module file: %w", err)
+	}
+	defer f.Close()
+	path, err := modulePathOf(f)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", gomod, err)
+	}
+	if path != modulePath {
+		return "", fmt.Errorf("not inside the edgebnn source tree: %s declares module %q, not %q", gomod, path, modulePath)
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// modulePathOf returns the path of the "module" directive of a go.mod file.
+func modulePathOf(r io.Reader) (string, error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if i := strings.Index(line, "//"); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		rest, ok := strings.CutPrefix(line, "module")
+		if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t') {
+			continue
+		}
+		path := strings.Trim(strings.TrimSpace(rest), "\"`")
+		if path == "" {
+			return "", errors.New("empty module directive")
+		}
+		return path, nil
+	}
+	if err := sc.Err(); err != nil {
+		return "", err
+	}
+	return "", errors.New("no module directive")
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// Subcommands that later issues implement. To implement one, delete its
+// variable here and define it (same name) in cmd_<name>.go; the line in
+// commandTable stays as it is.
+
+var demoCmd = pendingCommand("demo",
+	"convert a bundled fixture, predict, and show the uncertainty",
+	`Usage: edgebnn demo [flags]
+
+Runs the whole pipeline on data shipped with edgebnn: converts a bayesianize
+checkpoint, loads it, and prints predictions with their uncertainty.`,
+	"the converter")
+
+var trainCmd = pendingCommand("train",
+	"train a Bayesian network on the host (VI, baselines)",
+	`Usage: edgebnn train [flags]
+
+Trains an inducing-weight, factor-analysis or mean-field network on the host
+and writes a checkpoint that 'edgebnn convert' turns into a model file.`,
+	"the host trainer")
+
+var convertCmd = pendingCommand("convert",
+	"turn a bayesianize checkpoint + JSON config into a model file",
+	`Usage: edgebnn convert [flags] CHECKPOINT CONFIG.json -o MODEL.ebnn
+
+Reads a bayesianize state dict and its inference config, checks them against
+the architecture, and writes an edgebnn model file.`,
+	"the converter")
+
+var inspectCmd = pendingCommand("inspect",
+	"list a model file's sections, tensors and checksums",
+	`Usage: edgebnn inspect [flags] MODEL.ebnn
+
+Prints the layers, posteriors and tensors stored in a model file and verifies
+their checksums.`,
+	"the model file format")
+
+var predictCmd = pendingCommand("predict",
+	"predict with uncertainty (entropy, mutual information)",
+	`Usage: edgebnn predict [flags] MODEL.ebnn INPUT...
+
+Runs the Bayesian predictor on the inputs and prints each prediction with
+how far to trust it.`,
+	"the runtime")
+
+var evalCmd = pendingCommand("eval",
+	"evaluate accuracy, NLL and calibration on a data set",
+	`Usage: edgebnn eval [flags] MODEL.ebnn
+
+Evaluates a model on a labelled data set (e.g. Fashion-MNIST) and reports
+accuracy, negative log-likelihood, calibration error and uncertainty scores.`,
+	"the runtime")
+
+var posteriorCmd = pendingCommand("posterior",
+	"draw and summarise posterior weight samples of a model",
+	`Usage: edgebnn posterior [flags] MODEL.ebnn
+
+Samples weights from the model's posterior (inducing weights, FFG or FA) and
+prints per-layer summaries.`,
+	"the runtime")
+
+var planCmd = pendingCommand("plan",
+	"fit a model and its predictor into a board's memory budget",
+	`Usage: edgebnn plan [flags] --board NAME MODEL.ebnn
+
+Estimates the memory and time a model needs on a board and chooses the
+number of posterior samples that fits its budget.`,
+	"the runtime")
+
+var benchCmd = pendingCommand("bench",
+	"benchmark kernels and predictors on this machine",
+	`Usage: edgebnn bench [flags]
+
+Times the kernels and predictors on the machine it runs on.`,
+	"the kernels")
+
+// pendingCommand returns a command that prints its planned usage for -h
+// and otherwise fails with "not available yet" (exit status 1), whatever
+// other arguments it is given.
+func pendingCommand(name, summary, usage, arrivesWith string) command {
+	usage += "\n\nNot available yet: it arrives with " + arrivesWith + "."
+	return command{
+		name:    name,
+		summary: summary,
+		usage:   usage,
+		pending: true,
+		run: func(_ context.Context, args []string, stdout, _ io.Writer) error {
+		scan:
+			for _, a := range args {
+				switch a {
+				case "-h", "-help", "--help":
+					return parseFlags(newFlagSet(name), usage, []string{a}, stdout)
+				case "--":
+					break scan
+				}
+			}
+			return fmt.Errorf("%w (it arrives with %s)", errNotAvailable, arrivesWith)
+		},
+	}
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// command is one subcommand of edgebnn.
+//
+// To add a subcommand NAME, create cmd_NAME.go defining
+//
+//	var nameCmd = command{name: "NAME", summary: "...", usage: nameUsage, run: runName}
+//
+// and add nameCmd to commandTable below (if it was pending, delete its entry
+// from cmd_pending.go instead: the table line stays). runName should parse
+// its arguments with newFlagSet and parseFlags, so that -h prints the usage
+// text and bad flags become usage errors (exit status 2).
+type command struct {
+	// name is the word typed after "edgebnn".
+	name string
+	// summary is a one-line description for the command list.
+	summary string
+	// usage is the full help text: a "Usage:" line, a description, and
+	// (printed automatically after it) the flag list.
+	usage string
+	// pending marks commands that are not implemented yet.
+	pending bool
+	// run executes the command with the arguments that follow its name.
+	run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commandTable lists the subcommands in the order "edgebnn help" shows them.
+func commandTable() []command {
+	return []command{
+		demoCmd,
+		trainCmd,
+		convertCmd,
+		inspectCmd,
+		predictCmd,
+		evalCmd,
+		posteriorCmd,
+		planCmd,
+		benchCmd,
+		boardsCmd,
+		buildCmd,
+		versionCmd,
+	}
+}
+
+// lookupCommand finds a subcommand by name.
+func lookupCommand(name string) (command, bool) {
+	for _, c := range commandTable() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// usageError reports a command line the command cannot make sense of; the
+// dispatcher maps it to exit status 2.
+type usageError struct {
+	msg string
+}
+
+// Error returns the message.
+func (e *usageError) Error() string { return e.msg }
+
+// usagef returns a *usageError with a formatted message.
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// errHelpShown is returned by parseFlags after printing the usage text for
+// -h/-help; the dispatcher maps it to exit status 0.
+var errHelpShown = fmt.Errorf("help shown: %w", flag.ErrHelp)
+
+// errNotAvailable is the error of pending commands (exit status 1).
+var errNotAvailable = errors.New("not available yet")
+
+// newFlagSet returns a flag set that reports errors instead of printing or
+// exiting; use it with parseFlags.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parseFlags parses args. For -h/-help it prints usage and the visible
+// flags to stdout and returns errHelpShown; any other parse failure
+// becomes a *usageError.
+func parseFlags(fs *flag.FlagSet, usage string, args []string, stdout io.Writer) error {
+	err := fs.Parse(args)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(stdout, fs, usage)
+		return errHelpShown
+	}
+	return &usageError{msg: err.Error()}
+}
+
+// printUsage writes the usage text followed by the flags that have a
+// non-empty usage string (flags with an empty one are hidden).
+func printUsage(w io.Writer, fs *flag.FlagSet, usage string) {
+	fmt.Fprint(w, strings.TrimRight(usage, "\n")+"\n")
+	var b strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Usage == "" {
+			return
+		}
+		dash := "-"
+		if len(f.Name) > 1 {
+			dash = "--"
+		}
+		name, help := flag.UnquoteUsage(f)
+		fmt.Fprintf(&b, "  %s%s", dash, f.Name)
+		if name != "" {
+			fmt.Fprintf(&b, " %s", name)
+		}
+		fmt.Fprintf(&b, "\n    \t%s", strings.ReplaceAll(help, "\n", "\n    \t"))
+		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+			if f.DefValue == "true" {
+				b.WriteString(" (default true)")
+			}
+		} else if f.DefValue != "" && f.DefValue != "0" {
+			fmt.Fprintf(&b, " (default %q)", f.DefValue)
+		}
+		b.WriteString("\n")
+	})
+	if b.Len() > 0 {
+		fmt.Fprint(w, "\nFlags:\n"+b.String())
+	}
+}
+
+// noArgs returns a usage error if fs has positional arguments left.
+func noArgs(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}

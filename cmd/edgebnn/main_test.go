@@ -1,0 +1,320 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+// pendingNames are the subcommands that must answer "not available yet".
+var pendingNames = []string{"demo", "train", "convert", "inspect", "predict", "eval", "posterior", "plan", "bench"}
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// cliCase is one command line and what it must produce.
+type cliCase struct {
+	name       string
+	args       []string
+	wantCode   int
+	wantStdout []string // substrings
+	wantStderr []string // substrings
+	quietErr   bool     // stderr must be empty
+}
+
+func TestRun(t *testing.T) {
+	tests := []cliCase{
+		{name: "no args", args: nil, wantCode: 2, wantStderr: []string{"Usage: edgebnn <command>", "Commands:"}},
+		{name: "help", args: []string{"help"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn <command>", "boards", "build", "version", "convert", "not available yet"}, quietErr: true},
+		{name: "-h", args: []string{"-h"}, wantCode: 0, wantStdout: []string{"Commands:"}, quietErr: true},
+		{name: "--help", args: []string{"--help"}, wantCode: 0, wantStdout: []string{"Commands:"}, quietErr: true},
+		{name: "help build", args: []string{"help", "build"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn build", "--board NAME", "-o FILE"}, quietErr: true},
+		{name: "build -h", args: []string{"build", "-h"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn build"}, quietErr: true},
+		{name: "build --help", args: []string{"build", "--help"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn build"}, quietErr: true},
+		{name: "help unknown", args: []string{"help", "frobnicate"}, wantCode: 2, wantStderr: []string{`edgebnn help: unknown command "frobnicate"`}},
+		{name: "help two args", args: []string{"help", "build", "boards"}, wantCode: 2, wantStderr: []string{"edgebnn help: expected at most one command"}},
+		{name: "unknown command", args: []string{"frobnicate"}, wantCode: 2, wantStderr: []string{`edgebnn: unknown command "frobnicate"`}},
+		{name: "version", args: []string{"version"}, wantCode: 0, wantStdout: []string{"edgebnn " + version + "\n", "go:       " + runtime.Version(), "platform: " + runtime.GOOS + "/" + runtime.GOARCH}, quietErr: true},
+		{name: "--version", args: []string{"--version"}, wantCode: 0, wantStdout: []string{"edgebnn " + version}, quietErr: true},
+		{name: "version extra arg", args: []string{"version", "now"}, wantCode: 2, wantStderr: []string{`edgebnn version: unexpected argument "now"`, "Run 'edgebnn help version' for usage."}},
+		{name: "version bad flag", args: []string{"version", "--json"}, wantCode: 2, wantStderr: []string{"edgebnn version: flag provided but not defined: -json"}},
+		{name: "boards", args: []string{"boards"}, wantCode: 0, wantStdout: []string{"NAME", "PLATFORM", "BUDGET", "rpi4", "linux/arm64", "cortex-a72", "4 GiB", "rpi0", "linux/arm/v6", "neon,fp16,dotprod"}, quietErr: true},
+		{name: "boards -v", args: []string{"boards", "-v"}, wantCode: 0, wantStdout: []string{"BeagleBone Black"}, quietErr: true},
+		{name: "boards -h hides test-targets", args: []string{"boards", "-h"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn boards", "--json"}, quietErr: true},
+		{name: "boards test targets", args: []string{"boards", "--test-targets"}, wantCode: 0, wantStdout: []string{"arm64-a53 arm64 - qemu-aarch64-static cortex-a53\n", "armv6 arm 6 qemu-arm-static arm1176\n"}, quietErr: true},
+		{name: "boards extra arg", args: []string{"boards", "rpi4"}, wantCode: 2, wantStderr: []string{`edgebnn boards: unexpected argument "rpi4"`}},
+		{name: "boards missing dir", args: []string{"boards", "--dir", filepath.Join(os.TempDir(), "edgebnn-no-such-dir")}, wantCode: 1, wantStderr: []string{"edgebnn boards: loading user board profiles: boards: reading profile directory"}},
+		{name: "build no flags", args: []string{"build"}, wantCode: 2, wantStderr: []string{"edgebnn build: missing --board NAME"}},
+		{name: "build no output", args: []string{"build", "--board", "rpi4"}, wantCode: 2, wantStderr: []string{"edgebnn build: missing -o FILE"}},
+		{name: "build unknown board", args: []string{"build", "--board", "cray1", "-o", "x"}, wantCode: 2, wantStderr: []string{`edgebnn build: unknown board "cray1" (known: amd64, `}},
+		{name: "build bad flag", args: []string{"build", "--bogus"}, wantCode: 2, wantStderr: []string{"edgebnn build: flag provided but not defined: -bogus"}},
+		{name: "build extra arg", args: []string{"build", "--board", "rpi4", "-o", "x", "extra"}, wantCode: 2, wantStderr: []string{`unexpected argument "extra"`}},
+	}
+	for _, name := range pendingNames {
+		tests = append(tests,
+			cliCase{name: name + " pending", args: []string{name, "--some-flag", "arg"}, wantCode: 1, wantStderr: []string{"edgebnn " + name + ": not available yet"}},
+			cliCase{name: name + " -h", args: []string{name, "-h"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn " + name, "Not available yet"}, quietErr: true},
+		)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(tt.args...)
+			if code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout, stderr)
+			}
+			for _, s := range tt.wantStdout {
+				if !strings.Contains(stdout, s) {
+					t.Errorf("stdout does not contain %q:\n%s", s, stdout)
+				}
+			}
+			for _, s := range tt.wantStderr {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr does not contain %q:\n%s", s, stderr)
+				}
+			}
+			if tt.quietErr && stderr != "" {
+				t.Errorf("stderr = %q, want empty", stderr)
+			}
+			if tt.wantCode == 1 {
+				// Errors are one line on stderr, nothing on stdout.
+				if strings.Count(stderr, "\n") != 1 || stdout != "" {
+					t.Errorf("error output: stdout=%q stderr=%q, want one stderr line", stdout, stderr)
+				}
+			}
+			if tt.args != nil && tt.args[0] == "boards" && strings.Contains(stdout, "test-targets") {
+				t.Errorf("hidden flag --test-targets shown in output:\n%s", stdout)
+			}
+		})
+	}
+}
+
+func TestCommandTable(t *testing.T) {
+	want := []string{"demo", "train", "convert", "inspect", "predict", "eval", "posterior", "plan", "boards", "build", "version"}
+	seen := map[string]bool{}
+	for _, c := range commandTable() {
+		if seen[c.name] {
+			t.Errorf("command %q listed twice", c.name)
+		}
+		seen[c.name] = true
+		if c.summary == "" || strings.Contains(c.summary, "\n") {
+			t.Errorf("command %q: summary %q must be one non-empty line", c.name, c.summary)
+		}
+		if !strings.HasPrefix(c.usage, "Usage: edgebnn "+c.name) {
+			t.Errorf("command %q: usage must start with %q", c.name, "Usage: edgebnn "+c.name)
+		}
+		if c.run == nil {
+			t.Errorf("command %q has no run function", c.name)
+		}
+		// help NAME and NAME -h print the same text.
+		_, viaHelp, _ := runCLI("help", c.name)
+		_, viaFlag, _ := runCLI(c.name, "-h")
+		if viaHelp != viaFlag || viaHelp == "" {
+			t.Errorf("command %q: 'help %s' and '%s -h' differ:\n%s\n---\n%s", c.name, c.name, c.name, viaHelp, viaFlag)
+		}
+	}
+	for _, name := range want {
+		if !seen[name] {
+			t.Errorf("command %q missing from the table", name)
+		}
+	}
+	for _, name := range pendingNames {
+		if c, ok := lookupCommand(name); ok && !c.pending {
+			// Implemented since: make sure it no longer claims to be pending.
+			t.Logf("command %q is implemented", name)
+		}
+	}
+}
+
+func TestBoardsJSON(t *testing.T) {
+	code, stdout, stderr := runCLI("boards", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
+	}
+	if len(got) != 9 {
+		t.Fatalf("got %d profiles, want 9", len(got))
+	}
+	for _, p := range got {
+		if p["name"] == "rpi4" {
+			if p["goarch"] != "arm64" || p["qemu_cpu"] != "cortex-a72" || p["ram_bytes"] != float64(4<<30) {
+				t.Errorf("rpi4 = %v", p)
+			}
+			return
+		}
+	}
+	t.Error("rpi4 missing from JSON output")
+}
+
+func TestBoardsUserDir(t *testing.T) {
+	dir := t.TempDir()
+	profile := `{"name":"rpi4","description":"8 GiB Pi 4","goos":"linux","goarch":"arm64",
+		"qemu":"qemu-aarch64-static","qemu_cpu":"cortex-a72","ram_bytes":8589934592,
+		"budget_bytes":6442450944,"simd":{"neon":true}}`
+	if err := os.WriteFile(filepath.Join(dir, "rpi4-8g.json"), []byte(profile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI("boards", "--dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "8 GiB    6 GiB") {
+		t.Errorf("user profile did not replace rpi4:\n%s", stdout)
+	}
+	bad := filepath.Join(dir, "broken.json")
+	if err := os.WriteFile(bad, []byte(`{"name":"x","speed":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI("boards", "--dir", dir)
+	want := `edgebnn boards: loading user board profiles: boards: ` + bad + `: field "speed": unknown field`
+	if code != 1 || strings.TrimSpace(stderr) != want {
+		t.Errorf("exit %d, stderr %q; want 1, %q", code, stderr, want)
+	}
+}
+
+func TestVersionText(t *testing.T) {
+	tests := []struct {
+		name   string
+		bi     *debug.BuildInfo
+		goarch string
+		want   string
+	}{
+		{"no build info", nil, "amd64", "edgebnn " + version + "\ngo:       go1.99\nplatform: linux/amd64\n"},
+		{"vcs", &debug.BuildInfo{Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "0123456789abcdef0123"},
+			{Key: "vcs.time", Value: "2025-01-02T03:04:05Z"},
+			{Key: "vcs.modified", Value: "true"},
+		}}, "arm64", "edgebnn " + version + "\ncommit:   0123456789ab (modified) 2025-01-02T03:04:05Z\ngo:       go1.99\nplatform: linux/arm64\n"},
+		{"goarm and tags", &debug.BuildInfo{Settings: []debug.BuildSetting{
+			{Key: "GOARM", Value: "6"}, {Key: "-tags", Value: "purego"},
+		}}, "arm", "edgebnn " + version + "\ngo:       go1.99\nplatform: linux/arm (GOARM=6)\ntags:     purego\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := versionText(tt.bi, "go1.99", "linux", tt.goarch); got != tt.want {
+				t.Errorf("got:\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestModulePathOf(t *testing.T) {
+	tests := []struct {
+		in, want string
+		wantErr  bool
+	}{
+		{"module github.com/edgebnn/edgebnn\n\ngo 1.26\n", "github.com/edgebnn/edgebnn", false},
+		{"// comment\nmodule \"example.com/x\" // trailing\n", "example.com/x", false},
+		{"modulex foo\nmodule\tbar\n", "bar", false},
+		{"go 1.26\n", "", true},
+		{"module\n", "", true},
+	}
+	for _, tt := range tests {
+		got, err := modulePathOf(strings.NewReader(tt.in))
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("modulePathOf(%q) = %q, %v; want %q, err=%v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestModuleRoot(t *testing.T) {
+	dir := t.TempDir()
+	ours := filepath.Join(dir, "ours", "go.mod")
+	other := filepath.Join(dir, "other", "go.mod")
+	for path, content := range map[string]string{ours: "module " + modulePath + "\n", other: "module example.com/other\n"} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		gomod    string
+		wantRoot string
+		wantErr  string
+	}{
+		{"", "", "not inside the edgebnn source tree"},
+		{os.DevNull, "", "not inside the edgebnn source tree"},
+		{other, "", `declares module "example.com/other"`},
+		{filepath.Join(dir, "missing", "go.mod"), "", "reading the module file"},
+		{ours, filepath.Dir(ours), ""},
+	}
+	for _, tt := range tests {
+		root, err := moduleRoot(tt.gomod)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("moduleRoot(%q) error = %v, want it to contain %q", tt.gomod, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || root != tt.wantRoot {
+			t.Errorf("moduleRoot(%q) = %q, %v; want %q", tt.gomod, root, err, tt.wantRoot)
+		}
+	}
+}
+
+// TestFindModuleRootOutsideTree runs the real 'go env GOMOD' from a
+// directory outside any module; it needs the Go toolchain on the host.
+func TestFindModuleRootOutsideTree(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil || runtime.GOARCH != "amd64" {
+		t.Skip("needs the go toolchain on an amd64 host")
+	}
+	dir := t.TempDir()
+	if _, err := findModuleRoot(t.Context(), goBin, dir); err == nil || !strings.Contains(err.Error(), "not inside the edgebnn source tree") {
+		t.Errorf("findModuleRoot outside the tree: err = %v", err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := findModuleRoot(t.Context(), goBin, wd)
+	if err != nil {
+		t.Fatalf("findModuleRoot in the tree: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "cmd", "edgebnn", "main.go")); err != nil {
+		t.Errorf("root %q does not contain cmd/edgebnn: %v", root, err)
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	tests := []struct {
+		n    int64
+		want string
+	}{
+		{0, "0 B"}, {1023, "1023 B"}, {1024, "1 KiB"}, {512 << 20, "512 MiB"},
+		{3 << 29, "1.5 GiB"}, {8 << 30, "8 GiB"}, {2 << 40, "2 TiB"},
+	}
+	for _, tt := range tests {
+		if got := formatBytes(tt.n); got != tt.want {
+			t.Errorf("formatBytes(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}
+
+// The dispatcher returns the exit status instead of exiting, so the whole
+// command line is testable.
+func Example() {
+	code := run([]string{"boards", "--test-targets"}, os.Stdout, os.Stderr)
+	fmt.Println("exit status", code)
+	// Output:
+	// arm64-a53 arm64 - qemu-aarch64-static cortex-a53
+	// arm64-a72 arm64 - qemu-aarch64-static cortex-a72
+	// arm64-a76 arm64 - qemu-aarch64-static cortex-a76
+	// armv7 arm 7 qemu-arm-static cortex-a8
+	// armv6 arm 6 qemu-arm-static arm1176
+	// exit status 0
+}
