@@ -1,0 +1,13 @@
+//go:build !unix
+
+package format
+
+import (
+	"errors"
+	"os"
+)
+
+// mmapFile is not available on this platform; Open reads the file instead.
+func mmapFile(fh *os.File, size int) ([]byte, func() error, error) {
+	return nil, nil, errors.New("mmap not supported")
+}

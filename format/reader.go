@@ -1,0 +1,619 @@
+package format
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+	"sync"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// ReadOptions tunes Open and Decode. The zero value gives the defaults.
+type ReadOptions struct {
+	// AllocLimit caps the total number of bytes the reader may allocate for
+	// this file (parsed table, decompression buffers and zstd state, decoded
+	// tensors), beyond the file bytes themselves. Zero means
+	// DefaultAllocLimit(file size). Very sparse models can legitimately
+	// expand more than the default allows; pass a larger limit for them.
+	AllocLimit int64
+	// NoMmap makes Open read the file into memory instead of mapping it.
+	NoMmap bool
+	// Name is used in error messages by Decode (Open uses the path).
+	Name string
+
+	// noZeroCopy forces decoding of dense F32 tensors, exercising the path
+	// big-endian hosts take (tests only).
+	noZeroCopy bool
+}
+
+// DefaultAllocLimit is the allocation budget used when ReadOptions.AllocLimit
+// is zero: 4 × size + 64 MiB.
+func DefaultAllocLimit(size int64) int64 {
+	const constant = 64 << 20
+	if size < 0 {
+		size = 0
+	}
+	if size > (math.MaxInt64-constant)/4 {
+		return math.MaxInt64
+	}
+	return 4*size + constant
+}
+
+// sectionCost is the budget charged per section for the parsed table entry
+// and the name index, in addition to the name bytes (an over-estimate of
+// unsafe.Sizeof(section{}) plus map overhead; see TestDecodeAllocAccounting).
+const sectionCost = 512
+
+// File is an opened container. Its methods are safe for concurrent use.
+// Slices returned by Float32s and Blob may alias the file's memory: they are
+// read-only and must not be used after Close.
+type File struct {
+	name     string // path or ReadOptions.Name, for errors
+	data     []byte
+	size     int64
+	unmap    func() error
+	major    uint16
+	minor    uint16
+	sections []section
+	index    map[string]int
+	zeroCopy bool
+
+	mu     sync.Mutex
+	closed bool
+	limit  int64
+	used   int64
+}
+
+// section is one parsed, validated table entry plus its lazily filled state.
+type section struct {
+	entry
+	kind       Kind
+	geom       geometry
+	crcChecked bool
+	decoded    []float32 // tensor cache
+	blob       []byte    // decompressed blob cache
+	err        error     // sticky decode error
+}
+
+// SectionInfo describes one section as recorded in the section table.
+type SectionInfo struct {
+	Name        string
+	Kind        Kind
+	Encoding    Encoding
+	Compression Compression
+	Shape       []int // nil for blobs
+	NNZ         int64 // stored values of a sparse tensor, else 0
+	Offset      int64 // absolute, a multiple of 64
+	StoredSize  int64 // bytes in the file
+	RawSize     int64 // bytes after decompression
+	CRC         uint32
+}
+
+// Decode parses an in-memory container, validating the header, the section
+// table and the layout (docs/FORMAT.md §8). The File aliases data, which must
+// not be modified while the File is in use.
+func Decode(data []byte) (*File, error) { return DecodeWith(data, ReadOptions{}) }
+
+// DecodeWith is Decode with options.
+func DecodeWith(data []byte, opt ReadOptions) (*File, error) {
+	return parse(data, opt.Name, opt)
+}
+
+func parse(data []byte, name string, opt ReadOptions) (*File, error) {
+	size := uint64(len(data))
+	le := binary.LittleEndian
+	hdrErr := func(kind error, format string, args ...any) error {
+		return newErr(name, "", kind, nil, format, args...)
+	}
+	if size < headerSize {
+		return nil, hdrErr(ErrMalformed, "file is %d bytes, shorter than the %d-byte header", size, headerSize)
+	}
+	if string(data[:8]) != Magic {
+		return nil, hdrErr(ErrMalformed, "bad magic %q, not an edgebnn container", data[:8])
+	}
+	major, minor := le.Uint16(data[hMajor:]), le.Uint16(data[hMinor:])
+	if major != VersionMajor {
+		return nil, hdrErr(ErrVersion, "major version %d not supported (this reader implements %d.%d)", major, VersionMajor, VersionMinor)
+	}
+	newer := minor > VersionMinor
+	count := uint64(le.Uint32(data[hCount:]))
+	if count > MaxSections {
+		return nil, hdrErr(ErrLimit, "section count = %d exceeds limit %d", count, MaxSections)
+	}
+	es := uint64(le.Uint32(data[hEntrySize:]))
+	if !newer && es != entrySize {
+		return nil, hdrErr(ErrMalformed, "entry_size = %d, want %d for version %d.%d", es, entrySize, major, minor)
+	}
+	if newer && (es < entrySize || es%8 != 0 || es > maxEntry) {
+		return nil, hdrErr(ErrMalformed, "entry_size = %d invalid (must be a multiple of 8 in [%d, %d])", es, entrySize, maxEntry)
+	}
+	tableEnd := headerSize + count*es // <= 64 + 2^16 * 2^12, no overflow
+	if tableEnd > size {
+		return nil, hdrErr(ErrMalformed, "section table of %d entries ends at %d, beyond the end of the %d-byte file (truncated?)", count, tableEnd, size)
+	}
+	crc := crc32c(data[:hCRC])
+	crc = crc32Update(crc, data[headerSize:tableEnd])
+	if want := le.Uint32(data[hCRC:]); crc != want {
+		return nil, hdrErr(ErrChecksum, "header_crc = %#08x, computed %#08x over header and section table", want, crc)
+	}
+	if fs := le.Uint64(data[hFileSize:]); fs != size {
+		return nil, hdrErr(ErrMalformed, "file_size = %d but the file is %d bytes (truncated or extended)", fs, size)
+	}
+	if !newer {
+		if v := le.Uint32(data[hFlags:]); v != 0 {
+			return nil, hdrErr(ErrMalformed, "flags = %#x, want 0", v)
+		}
+		if !allZero(data[hReserved:hCRC]) {
+			return nil, hdrErr(ErrMalformed, "reserved header bytes [%d, %d) are not zero", hReserved, hCRC)
+		}
+	}
+
+	limit := opt.AllocLimit
+	if limit <= 0 {
+		limit = DefaultAllocLimit(int64(size))
+	}
+	f := &File{
+		name:     name,
+		data:     data,
+		size:     int64(size),
+		major:    major,
+		minor:    minor,
+		limit:    limit,
+		zeroCopy: !opt.noZeroCopy && hostLittleEndian(),
+	}
+	var names uint64
+	for i := uint64(0); i < count; i++ {
+		names += uint64(le.Uint16(data[headerSize+i*es+eNameLen:]))
+	}
+	if err := f.charge(count*sectionCost+names, "", "section table"); err != nil {
+		return nil, err
+	}
+	f.sections = make([]section, count)
+	f.index = make(map[string]int, count)
+
+	prevEnd := tableEnd
+	prevLabel := "section table"
+	for i := range f.sections {
+		b := data[headerSize+uint64(i)*es : headerSize+uint64(i+1)*es]
+		s := &f.sections[i]
+		if err := f.parseEntry(s, b, i, newer); err != nil {
+			return nil, err
+		}
+		label := sectionLabel(s.kind, s.name, i)
+		if s.offset%alignment != 0 {
+			return nil, newErr(name, label, ErrMalformed, nil, "offset = %d is not a multiple of %d", s.offset, alignment)
+		}
+		if s.offset > size || s.stored > size-s.offset {
+			return nil, newErr(name, label, ErrMalformed, nil, "offset %d + stored_size %d exceeds the %d-byte file", s.offset, s.stored, size)
+		}
+		if s.offset < prevEnd {
+			return nil, newErr(name, label, ErrMalformed, nil, "offset = %d overlaps %s, which ends at %d", s.offset, prevLabel, prevEnd)
+		}
+		if want, _ := align64(prevEnd); s.offset != want {
+			return nil, newErr(name, label, ErrMalformed, nil, "offset = %d, want %d (sections must be packed at 64-byte alignment)", s.offset, want)
+		}
+		prevEnd = s.offset + s.stored
+		prevLabel = label
+	}
+	if want, _ := align64(prevEnd); size != want {
+		return nil, hdrErr(ErrMalformed, "file is %d bytes, want %d (end of %s aligned to %d)", size, want, prevLabel, alignment)
+	}
+	return f, nil
+}
+
+// parseEntry decodes and validates table entry i (b) into s.
+func (f *File) parseEntry(s *section, b []byte, i int, newer bool) error {
+	le := binary.LittleEndian
+	s.encoding = Encoding(b[eEncoding])
+	s.compression = Compression(b[eCompression])
+	s.kind = kindOf(s.encoding)
+	label := sectionLabel(s.kind, "", i)
+	bad := func(kind error, format string, args ...any) error {
+		return newErr(f.name, label, kind, nil, format, args...)
+	}
+
+	// Name first, so that later errors can name the section.
+	nl := int(le.Uint16(b[eNameLen:]))
+	if nl < 1 || nl > MaxNameLen {
+		return bad(ErrMalformed, "name_len = %d out of range [1, %d]", nl, MaxNameLen)
+	}
+	nb := b[eName : eName+nl]
+	if !utf8.Valid(nb) {
+		return bad(ErrMalformed, "name %q is not valid UTF-8", nb)
+	}
+	if slices.Contains(nb, 0) {
+		return bad(ErrMalformed, "name %q contains NUL", nb)
+	}
+	if !allZero(b[eName+nl : eName+MaxNameLen]) {
+		return bad(ErrMalformed, "name %q: bytes after name_len are not zero", nb)
+	}
+	s.name = string(nb)
+	label = sectionLabel(s.kind, s.name, i)
+	bad = func(kind error, format string, args ...any) error {
+		return newErr(f.name, label, kind, nil, format, args...)
+	}
+	if j, dup := f.index[s.name]; dup {
+		return bad(ErrMalformed, "duplicate name (also section #%d)", j)
+	}
+	f.index[s.name] = i
+
+	s.offset = le.Uint64(b[eOffset:])
+	s.stored = le.Uint64(b[eStored:])
+	s.raw = le.Uint64(b[eRaw:])
+	s.nnz = le.Uint64(b[eNNZ:])
+	s.crc = le.Uint32(b[eCRC:])
+	s.rank = b[eRank]
+	for d := range s.dims {
+		s.dims[d] = le.Uint64(b[eDims+8*d:])
+	}
+
+	if !newer {
+		if !s.encoding.known() {
+			return bad(ErrMalformed, "encoding = %d unknown", uint8(s.encoding))
+		}
+		if s.compression > Zstd {
+			return bad(ErrMalformed, "compression = %d unknown", uint8(s.compression))
+		}
+		if b[eReserved3] != 0 || le.Uint16(b[eReserved6:]) != 0 || le.Uint32(b[eReserved44:]) != 0 || !allZero(b[eReserved240:entrySize]) {
+			return bad(ErrMalformed, "reserved entry bytes are not zero")
+		}
+	}
+	if s.stored > MaxSectionBytes {
+		return bad(ErrLimit, "stored_size = %d exceeds limit %d", s.stored, MaxSectionBytes)
+	}
+	if s.raw > MaxSectionBytes {
+		return bad(ErrLimit, "raw_size = %d exceeds limit %d", s.raw, MaxSectionBytes)
+	}
+	known := s.encoding.known() && s.compression <= Zstd
+	if !known {
+		return nil // newer minor: checked for layout and CRC only
+	}
+	if s.compression == None && s.stored != s.raw {
+		return bad(ErrMalformed, "stored_size = %d differs from raw_size = %d in an uncompressed section", s.stored, s.raw)
+	}
+	if s.compression == Zstd && s.raw == 0 {
+		return bad(ErrMalformed, "raw_size = 0 in a compressed section")
+	}
+	if s.rank > MaxRank {
+		return bad(ErrLimit, "rank = %d exceeds limit %d", s.rank, MaxRank)
+	}
+	for d := int(s.rank); d < MaxRank; d++ {
+		if s.dims[d] != 0 {
+			return bad(ErrMalformed, "dim %d = %d beyond rank %d is not zero", d, s.dims[d], s.rank)
+		}
+	}
+	if s.kind == KindBlob {
+		if s.rank != 0 || s.nnz != 0 {
+			return bad(ErrMalformed, "blob has rank = %d, nnz = %d, want 0", s.rank, s.nnz)
+		}
+		return nil
+	}
+	g, serr := checkShape(s.dims[:s.rank])
+	if serr != nil {
+		return bad(ErrLimit, "%s", serr.msg)
+	}
+	s.geom = g
+	if s.encoding.IsSparse() {
+		if s.nnz > g.n {
+			return bad(ErrMalformed, "nnz = %d exceeds element count %d", s.nnz, g.n)
+		}
+	} else if s.nnz != 0 {
+		return bad(ErrMalformed, "nnz = %d in a dense tensor, want 0", s.nnz)
+	}
+	if want := rawSize(s.encoding, g, s.nnz); s.raw != want {
+		return bad(ErrMalformed, "raw_size = %d, want %d for %v shape %v nnz %d", s.raw, want, s.encoding, g.dims, s.nnz)
+	}
+	return nil
+}
+
+// charge reserves n bytes of the allocation budget. The caller holds f.mu or
+// has exclusive access.
+func (f *File) charge(n uint64, label, what string) error {
+	left := uint64(f.limit - f.used)
+	if n > left {
+		return newErr(f.name, label, ErrBudget, nil, "%s needs %d bytes, allocation budget has %d of %d left", what, n, left, f.limit)
+	}
+	f.used += int64(n)
+	return nil
+}
+
+// Allocated reports the bytes charged to the allocation budget so far and the
+// budget's limit.
+func (f *File) Allocated() (used, limit int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.used, f.limit
+}
+
+// Version returns the file's major and minor version.
+func (f *File) Version() (major, minor uint16) { return f.major, f.minor }
+
+// Size returns the file's length in bytes.
+func (f *File) Size() int64 { return f.size }
+
+// Sections describes every section in file order.
+func (f *File) Sections() []SectionInfo {
+	out := make([]SectionInfo, len(f.sections))
+	for i := range f.sections {
+		s := &f.sections[i]
+		out[i] = SectionInfo{
+			Name: s.name, Kind: s.kind, Encoding: s.encoding, Compression: s.compression,
+			NNZ: int64(s.nnz), Offset: int64(s.offset), StoredSize: int64(s.stored),
+			RawSize: int64(s.raw), CRC: s.crc,
+		}
+		if s.kind == KindTensor {
+			out[i].Shape = intShape(s.geom.dims)
+		}
+	}
+	return out
+}
+
+// Tensors returns the names of the tensor sections in file order.
+func (f *File) Tensors() []string {
+	var out []string
+	for i := range f.sections {
+		if f.sections[i].kind == KindTensor {
+			out = append(out, f.sections[i].name)
+		}
+	}
+	return out
+}
+
+func intShape(dims []uint64) []int {
+	out := make([]int, len(dims))
+	for i, d := range dims {
+		out[i] = int(d) // d <= MaxElements fits in int on every platform
+	}
+	return out
+}
+
+// lookup finds the section called name and checks its kind.
+func (f *File) lookup(name string, want Kind) (int, error) {
+	i, ok := f.index[name]
+	if !ok {
+		return 0, newErr(f.name, sectionLabel(want, name, 0), ErrNotFound, nil, "no such section")
+	}
+	s := &f.sections[i]
+	switch {
+	case s.kind == KindUnknown:
+		return 0, newErr(f.name, sectionLabel(want, name, i), ErrUnsupported, nil,
+			"encoding = %d, compression = %d from version %d.%d not supported", uint8(s.encoding), uint8(s.compression), f.major, f.minor)
+	case s.kind != want:
+		return 0, newErr(f.name, sectionLabel(want, name, i), ErrNotFound, nil, "section is a %v", s.kind)
+	case s.compression > Zstd:
+		return 0, newErr(f.name, sectionLabel(want, name, i), ErrUnsupported, nil,
+			"compression = %d from version %d.%d not supported", uint8(s.compression), f.major, f.minor)
+	}
+	return i, nil
+}
+
+// stored returns section i's stored bytes after checking its CRC once.
+// Caller holds f.mu.
+func (f *File) storedLocked(i int) ([]byte, error) {
+	s := &f.sections[i]
+	b := f.data[s.offset : s.offset+s.stored]
+	if !s.crcChecked {
+		if got := crc32c(b); got != s.crc {
+			return nil, newErr(f.name, sectionLabel(s.kind, s.name, i), ErrChecksum, nil, "crc = %#08x, computed %#08x over %d stored bytes", s.crc, got, s.stored)
+		}
+		s.crcChecked = true
+	}
+	return b, nil
+}
+
+// rawLocked returns section i's raw payload, decompressing (and charging the
+// budget) if needed. Caller holds f.mu.
+func (f *File) rawLocked(i int) ([]byte, error) {
+	s := &f.sections[i]
+	b, err := f.storedLocked(i)
+	if err != nil || s.compression == None {
+		return b, err
+	}
+	label := sectionLabel(s.kind, s.name, i)
+	if err := f.charge(s.raw+zstdCharge(s.raw), label, "decompression"); err != nil {
+		return nil, err
+	}
+	out := make([]byte, s.raw)
+	if err := decompress(b, out); err != nil {
+		return nil, newErr(f.name, label, ErrMalformed, err, "zstd payload (raw_size %d)", s.raw)
+	}
+	return out, nil
+}
+
+// Blob returns the bytes of the blob section called name. For uncompressed
+// blobs the slice aliases the file: do not modify it or use it after Close.
+func (f *File) Blob(name string) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, newErr(f.name, sectionLabel(KindBlob, name, 0), ErrClosed, nil, "read after Close")
+	}
+	i, err := f.lookup(name, KindBlob)
+	if err != nil {
+		return nil, err
+	}
+	s := &f.sections[i]
+	if s.blob != nil || s.err != nil {
+		return s.blob, s.err
+	}
+	b, err := f.rawLocked(i)
+	if err != nil {
+		s.err = err
+		return nil, err
+	}
+	if s.compression != None {
+		s.blob = b
+	}
+	return b, nil
+}
+
+// Tensor is a handle to one tensor section of a File.
+type Tensor struct {
+	f *File
+	i int
+}
+
+// Tensor returns the tensor called name. It does not touch the payload.
+func (f *File) Tensor(name string) (*Tensor, error) {
+	i, err := f.lookup(name, KindTensor)
+	if err != nil {
+		return nil, err
+	}
+	return &Tensor{f: f, i: i}, nil
+}
+
+// Name returns the tensor's name.
+func (t *Tensor) Name() string { return t.f.sections[t.i].name }
+
+// Shape returns a copy of the tensor's shape (outermost dimension first).
+func (t *Tensor) Shape() []int { return intShape(t.f.sections[t.i].geom.dims) }
+
+// Encoding returns how the tensor is stored.
+func (t *Tensor) Encoding() Encoding { return t.f.sections[t.i].encoding }
+
+// NumElements returns the number of elements (the product of the shape).
+func (t *Tensor) NumElements() int { return int(t.f.sections[t.i].geom.n) }
+
+// Float32s returns the tensor's elements in row-major order. A dense,
+// uncompressed F32 tensor on a little-endian host is returned without
+// copying: the slice aliases the (read-only, possibly memory-mapped) file.
+// Anything else is decoded once, charged to the allocation budget, validated
+// (bitmap and CSR structure, exact decompressed size) and cached. The result
+// is shared: never modify it, and do not use it after Close.
+func (t *Tensor) Float32s() ([]float32, error) {
+	f := t.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := &f.sections[t.i]
+	label := sectionLabel(s.kind, s.name, t.i)
+	if f.closed {
+		return nil, newErr(f.name, label, ErrClosed, nil, "read after Close")
+	}
+	if s.decoded != nil || s.err != nil {
+		return s.decoded, s.err
+	}
+	out, err := f.decodeLocked(t.i)
+	if err != nil {
+		s.err = err
+		return nil, err
+	}
+	s.decoded = out
+	return out, nil
+}
+
+func (f *File) decodeLocked(i int) ([]float32, error) {
+	s := &f.sections[i]
+	label := sectionLabel(s.kind, s.name, i)
+	n := s.geom.n
+	if s.encoding == F32 && s.compression == None {
+		b, err := f.storedLocked(i)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return []float32{}, nil
+		}
+		if f.zeroCopy && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
+			return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), int(n)), nil
+		}
+		if err := f.charge(4*n, label, "decoding"); err != nil {
+			return nil, err
+		}
+		out := make([]float32, n)
+		if err := decodePayload(s.encoding, s.geom, s.nnz, b, out); err != nil {
+			return nil, newErr(f.name, label, ErrMalformed, nil, "%v", err)
+		}
+		return out, nil
+	}
+	if s.encoding == F32 && f.zeroCopy {
+		// Decompress straight into the result: no intermediate buffer.
+		b, err := f.storedLocked(i)
+		if err != nil {
+			return nil, err
+		}
+		if err := f.charge(s.raw+zstdCharge(s.raw), label, "decompression"); err != nil {
+			return nil, err
+		}
+		out := make([]float32, n)
+		if err := decompress(b, unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), 4*int(n))); err != nil {
+			return nil, newErr(f.name, label, ErrMalformed, err, "zstd payload (raw_size %d)", s.raw)
+		}
+		return out, nil
+	}
+	raw, err := f.rawLocked(i)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.charge(4*n, label, "decoding"); err != nil {
+		return nil, err
+	}
+	out := make([]float32, n)
+	if err := decodePayload(s.encoding, s.geom, s.nnz, raw, out); err != nil {
+		return nil, newErr(f.name, label, ErrMalformed, nil, "%v", err)
+	}
+	return out, nil
+}
+
+// Verify checks the integrity of the whole file: the header checksum, every
+// section's CRC and that every padding byte is zero. It allocates nothing and
+// names the first corrupted section. Structural checks of sparse payloads and
+// decompression happen when a tensor is decoded (Float32s), not here.
+func (f *File) Verify() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return newErr(f.name, "", ErrClosed, nil, "Verify after Close")
+	}
+	le := binary.LittleEndian
+	es := uint64(le.Uint32(f.data[hEntrySize:]))
+	tableEnd := headerSize + uint64(len(f.sections))*es
+	crc := crc32Update(crc32c(f.data[:hCRC]), f.data[headerSize:tableEnd])
+	if want := le.Uint32(f.data[hCRC:]); crc != want {
+		return newErr(f.name, "", ErrChecksum, nil, "header_crc = %#08x, computed %#08x over header and section table", want, crc)
+	}
+	prevEnd, prevLabel := tableEnd, "section table"
+	for i := range f.sections {
+		s := &f.sections[i]
+		label := sectionLabel(s.kind, s.name, i)
+		if !allZero(f.data[prevEnd:s.offset]) {
+			return newErr(f.name, "", ErrChecksum, nil, "padding after %s at [%d, %d) is not zero", prevLabel, prevEnd, s.offset)
+		}
+		s.crcChecked = false
+		if _, err := f.storedLocked(i); err != nil {
+			return err
+		}
+		prevEnd, prevLabel = s.offset+s.stored, label
+	}
+	if !allZero(f.data[prevEnd:]) {
+		return newErr(f.name, "", ErrChecksum, nil, "padding after %s at [%d, %d) is not zero", prevLabel, prevEnd, len(f.data))
+	}
+	return nil
+}
+
+// Close releases the file (unmapping it if it was mapped). Slices returned by
+// Float32s and Blob must not be used afterwards. Close is idempotent.
+func (f *File) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil
+	}
+	f.closed = true
+	for i := range f.sections {
+		f.sections[i].decoded, f.sections[i].blob = nil, nil
+	}
+	f.data = nil
+	if f.unmap != nil {
+		if err := f.unmap(); err != nil {
+			return newErr(f.name, "", ErrIO, err, "unmap")
+		}
+	}
+	return nil
+}
+
+// hostLittleEndian reports whether the host stores integers little-endian.
+func hostLittleEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}
