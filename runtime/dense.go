@@ -1,0 +1,212 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/edgebnn/edgebnn/kernels"
+)
+
+// posterior is the weight distribution of one Linear or Conv2d layer. Weight matrices are
+// dOut × dIn row-major with the bias (if any) as the last column, as in MATH.md §1.
+type posterior interface {
+	// sampleWeight writes one weight sample into w (dOut × dIn) drawing from rng; scratch has at
+	// least weightScratch() values.
+	sampleWeight(fc *fwdCtx, rng *kernels.Stream, w, scratch []float32)
+	weightScratch() int
+	// meanWeight writes the weight the layer uses at its posterior (conditional) mean; scratch
+	// has at least weightScratch() values.
+	meanWeight(w, scratch []float32)
+	// Per-input ("local") sampling of a linear layer's outputs: prepare computes, for n inputs,
+	// everything that depends only on the inputs (prepSize(n) values); apply then draws one
+	// sample of the n outputs. prepare's result stays valid while the inputs do not change, so
+	// the predictor computes it once for the first stochastic layer.
+	prepSize(n int) int
+	prepare(in []float32, n int, prep []float32)
+	applyScratch(n int) int
+	apply(fc *fwdCtx, rng *kernels.Stream, prep, out []float32, n int, scratch []float32)
+	// localFlops and weightFlops estimate the multiply-adds per sample of each strategy for a
+	// batch of n (used by Strategy Auto).
+	localFlops(n int) int
+	weightFlops() int
+}
+
+// dense is a Linear or Conv2d layer.
+type dense struct {
+	name    string
+	id      uint32
+	conv    bool
+	geom    kernels.ConvGeom
+	in, out shape
+	// dOut rows; k weight columns without the bias; dIn = k (+1 with a bias).
+	dOut, k, dIn int
+	hasBias      bool
+	// Deterministic weights: w is dOut × k with leading dimension ldw; bias may be nil.
+	w    []float32
+	ldw  int
+	bias []float32
+	post posterior
+}
+
+func (b *builder) dense(ls *LayerSpec, id, dOut, k int, wshape []int) (*dense, error) {
+	d := &dense{name: ls.Name, id: uint32(id), dOut: dOut, k: k, dIn: k, hasBias: ls.Bias}
+	if ls.Bias {
+		d.dIn++
+	}
+	p := ls.Posterior
+	if p == nil || p.Kind == KindDeterministic {
+		w, err := b.tensor(ls.Name, "weight", wshape...)
+		if err != nil {
+			return nil, err
+		}
+		d.w, d.ldw = w, k
+		if ls.Bias {
+			if d.bias, err = b.tensor(ls.Name, "bias", dOut); err != nil {
+				return nil, err
+			}
+		}
+		return d, nil
+	}
+	b.m.stochastic = true
+	var err error
+	switch p.Kind {
+	case KindInducing:
+		d.post, err = loadInducing(b, ls, d.dOut, d.dIn)
+	case KindFFG:
+		d.post, err = loadFFG(b, ls, wshape, d.dOut, d.dIn)
+	case KindFA:
+		d.post, err = b.m.fa.layer(b, ls, d.dOut, d.k, d.dIn)
+	default:
+		err = fmt.Errorf("runtime: layer %q: unknown posterior kind %q", ls.Name, p.Kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *dense) inPlace() bool    { return false }
+func (d *dense) outSize() int     { return d.out.size() }
+func (d *dense) stochastic() bool { return d.post != nil }
+
+// useLocal reports whether this layer samples per input under strategy st for a batch of n.
+func (d *dense) useLocal(st Strategy, n int) bool {
+	if d.post == nil || d.conv {
+		return false
+	}
+	switch st {
+	case Local:
+		return true
+	case Auto:
+		return d.autoLocal(n)
+	}
+	return false
+}
+
+// autoLocal reports whether local sampling costs fewer multiply-adds than sampling W and applying
+// it to n inputs.
+func (d *dense) autoLocal(n int) bool {
+	return d.post.localFlops(n) <= d.post.weightFlops()+n*d.dOut*d.dIn
+}
+
+func (d *dense) colSize() int {
+	if !d.conv || d.pointwise() {
+		return 0
+	}
+	return d.k * d.out.h * d.out.w
+}
+
+// pointwise reports a 1×1, stride-1, unpadded convolution whose input needs no im2col.
+func (d *dense) pointwise() bool {
+	g := d.geom
+	return g.KH == 1 && g.KW == 1 && g.StrideH == 1 && g.StrideW == 1 && g.PadH == 0 && g.PadW == 0
+}
+
+func (d *dense) scratchSize(n int, st Strategy) int {
+	if d.post == nil {
+		return d.colSize()
+	}
+	if d.useLocal(st, n) {
+		return d.post.prepSize(n) + d.post.applyScratch(n)
+	}
+	return d.dOut*d.dIn + d.dOut + max(d.post.weightScratch(), d.colSize())
+}
+
+func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
+	if d.post == nil {
+		d.apply(fc, d.w, d.ldw, d.bias, in, out, n, fc.scratch)
+		return
+	}
+	rng := kernels.NewStream(fc.seed, uint32(fc.sample), d.id)
+	if d.useLocal(fc.strategy, n) {
+		prep := fc.scratch[:d.post.prepSize(n)]
+		d.post.prepare(in, n, prep)
+		d.post.apply(fc, &rng, prep, out, n, fc.scratch[len(prep):])
+		return
+	}
+	w := fc.scratch[:d.dOut*d.dIn]
+	bias := fc.scratch[len(w) : len(w)+d.dOut]
+	rest := fc.scratch[len(w)+len(bias):]
+	if fc.mean {
+		d.post.meanWeight(w, rest)
+	} else {
+		d.post.sampleWeight(fc, &rng, w, rest)
+	}
+	if !d.hasBias {
+		bias = nil
+	} else {
+		for o := range bias {
+			bias[o] = w[o*d.dIn+d.k]
+		}
+	}
+	d.apply(fc, w, d.dIn, bias, in, out, n, rest)
+}
+
+// apply computes out = W x + b for n inputs with W (dOut × k, leading dimension ldw).
+func (d *dense) apply(_ *fwdCtx, w []float32, ldw int, bias, in, out []float32, n int, scratch []float32) {
+	if !d.conv {
+		kernels.Gemm(false, true, n, d.dOut, d.k, 1, in, d.k, w, ldw, 0, out, d.dOut)
+		if bias != nil {
+			for i := 0; i < n; i++ {
+				row := out[i*d.dOut : (i+1)*d.dOut]
+				for o, b := range bias {
+					row[o] += b
+				}
+			}
+		}
+		return
+	}
+	p := d.out.h * d.out.w
+	inSize := d.in.size()
+	for i := 0; i < n; i++ {
+		x := in[i*inSize : (i+1)*inSize]
+		col := x
+		if !d.pointwise() {
+			col = scratch[:d.k*p]
+			kernels.Im2Col(d.geom, x, col)
+		}
+		y := out[i*d.dOut*p : (i+1)*d.dOut*p]
+		kernels.Gemm(false, false, d.dOut, p, d.k, 1, w, ldw, col, p, 0, y, p)
+		if bias != nil {
+			for o, b := range bias {
+				row := y[o*p : (o+1)*p]
+				for j := range row {
+					row[j] += b
+				}
+			}
+		}
+	}
+}
+
+// augmentedProject computes P = X̃ Aᵀ for n inputs, where X̃ appends a 1 to each input when the
+// layer has a bias and A (rows × dIn) is row-major: P is n × rows.
+func augmentedProject(a []float32, rows, k, dIn int, hasBias bool, in []float32, n int, p []float32) {
+	kernels.Gemm(false, true, n, rows, k, 1, in, k, a, dIn, 0, p, rows)
+	if hasBias {
+		for i := 0; i < n; i++ {
+			pi := p[i*rows : (i+1)*rows]
+			for r := range pi {
+				pi[r] += a[r*dIn+k]
+			}
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/edgebnn/edgebnn/kernels"
+)
+
+// ffg is bayesianize's fully factorised Gaussian over the weights ("ffg"): W = M + S ⊙ ε with
+// S = softplus(ρ), clamped at max_sd.
+type ffg struct {
+	dOut, dIn, k int
+	hasBias      bool
+	m, s         []float32 // dOut × dIn, bias as last column
+	s2           []float32 // S², for the local strategy
+	kl           float64
+}
+
+func loadFFG(b *builder, ls *LayerSpec, wshape []int, dOut, dIn int) (*ffg, error) {
+	f := &ffg{dOut: dOut, dIn: dIn, k: dIn, hasBias: ls.Bias}
+	if ls.Bias {
+		f.k--
+	}
+	name := ls.Name
+	wm, err := b.tensor(name, "weight_mean", wshape...)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := b.tensor(name, "_weight_sd", wshape...)
+	if err != nil {
+		return nil, err
+	}
+	var bm, bs []float32
+	if ls.Bias {
+		if bm, err = b.tensor(name, "bias_mean", dOut); err != nil {
+			return nil, err
+		}
+		if bs, err = b.tensor(name, "_bias_sd", dOut); err != nil {
+			return nil, err
+		}
+	}
+	// Prior buffers (bayesianize stores them in the state_dict); default N(0, prior_sd²).
+	prior := func(t string, n int, def float64) ([]float32, error) {
+		v, err := b.optTensor(name, t, wshapeOrN(t, wshape, n)...)
+		if err != nil || v != nil {
+			return v, err
+		}
+		out := make([]float32, n)
+		for i := range out {
+			out[i] = float32(def)
+		}
+		return out, nil
+	}
+	nw := dOut * f.k
+	pwm, err := prior("prior_weight_mean", nw, 0)
+	if err != nil {
+		return nil, err
+	}
+	pws, err := prior("prior_weight_sd", nw, ls.Posterior.PriorSD)
+	if err != nil {
+		return nil, err
+	}
+	var pbm, pbs []float32
+	if ls.Bias {
+		if pbm, err = prior("prior_bias_mean", dOut, 0); err != nil {
+			return nil, err
+		}
+		if pbs, err = prior("prior_bias_sd", dOut, ls.Posterior.PriorSD); err != nil {
+			return nil, err
+		}
+	}
+	sd := func(raw float32) float64 {
+		v := softplus(float64(raw))
+		if p := ls.Posterior.MaxSD; p != nil {
+			v = math.Min(v, *p)
+		}
+		return v
+	}
+	klTerm := func(m, s, pm, ps float64) float64 {
+		return math.Log(ps/s) + (s*s+(m-pm)*(m-pm))/(2*ps*ps) - 0.5
+	}
+	f.m, f.s, f.s2 = make([]float32, dOut*dIn), make([]float32, dOut*dIn), make([]float32, dOut*dIn)
+	for o := 0; o < dOut; o++ {
+		for j := 0; j < f.k; j++ {
+			s := sd(ws[o*f.k+j])
+			f.m[o*dIn+j], f.s[o*dIn+j] = wm[o*f.k+j], float32(s)
+			f.kl += klTerm(float64(wm[o*f.k+j]), s, float64(pwm[o*f.k+j]), float64(pws[o*f.k+j]))
+		}
+		if ls.Bias {
+			s := sd(bs[o])
+			f.m[o*dIn+f.k], f.s[o*dIn+f.k] = bm[o], float32(s)
+			f.kl += klTerm(float64(bm[o]), s, float64(pbm[o]), float64(pbs[o]))
+		}
+	}
+	for i, v := range f.s {
+		if !(v > 0) {
+			return nil, fmt.Errorf("runtime: layer %q (ffg): standard deviation %d is %g", name, i, v)
+		}
+		f.s2[i] = v * v
+	}
+	return f, nil
+}
+
+func wshapeOrN(t string, wshape []int, n int) []int {
+	if t == "prior_weight_mean" || t == "prior_weight_sd" {
+		return wshape
+	}
+	return []int{n}
+}
+
+func (f *ffg) weightScratch() int { return 0 }
+
+func (f *ffg) sampleWeight(_ *fwdCtx, rng *kernels.Stream, w, _ []float32) {
+	rng.Normal(w)
+	for i := range w {
+		w[i] = f.m[i] + f.s[i]*w[i]
+	}
+}
+
+func (f *ffg) meanWeight(w, _ []float32) { copy(w, f.m) }
+
+// Local: prep holds, per input, the output mean (dOut values) and standard deviation (dOut),
+// followed by scratch for the squared inputs.
+func (f *ffg) prepSize(n int) int { return n * (2*f.dOut + f.k) }
+
+func (f *ffg) prepare(in []float32, n int, prep []float32) {
+	mean, sd := prep[:n*f.dOut], prep[n*f.dOut:2*n*f.dOut]
+	sq := prep[2*n*f.dOut : 2*n*f.dOut+n*f.k]
+	augmentedProject(f.m, f.dOut, f.k, f.dIn, f.hasBias, in, n, mean)
+	for i, v := range in[:n*f.k] {
+		sq[i] = v * v
+	}
+	augmentedProject(f.s2, f.dOut, f.k, f.dIn, f.hasBias, sq, n, sd)
+	for i, v := range sd {
+		sd[i] = float32(math.Sqrt(math.Max(float64(v), 0)))
+	}
+}
+
+func (f *ffg) applyScratch(int) int { return f.dOut }
+
+func (f *ffg) apply(fc *fwdCtx, rng *kernels.Stream, prep, out []float32, n int, scratch []float32) {
+	mean, sd := prep[:n*f.dOut], prep[n*f.dOut:2*n*f.dOut]
+	copy(out, mean)
+	if fc.mean {
+		return
+	}
+	e := scratch[:f.dOut]
+	rng.Normal(e)
+	for i := 0; i < n; i++ {
+		o, s := out[i*f.dOut:(i+1)*f.dOut], sd[i*f.dOut:(i+1)*f.dOut]
+		for j := range o {
+			o[j] += s[j] * e[j]
+		}
+	}
+}
+
+func (f *ffg) localFlops(n int) int { return n*2*f.dOut*f.dIn + n*f.dOut }
+func (f *ffg) weightFlops() int     { return 2 * f.dOut * f.dIn }

@@ -1,0 +1,69 @@
+package runtime
+
+import "fmt"
+
+// LayerInfo summarises one Linear or Conv2d layer of a Model.
+type LayerInfo struct {
+	Name string
+	Op   Op
+	// Kind is the posterior kind: deterministic, inducing, ffg or fa.
+	Kind string
+	// Rows and Cols are the weight matrix's shape (Cols counts the bias column).
+	Rows, Cols int
+	// KL is the layer's KL divergence from its prior as bayesianize defines it (MATH.md §1);
+	// zero for deterministic layers and for FA slices (whose KL is network-wide).
+	KL float64
+}
+
+// Layers lists the model's Linear and Conv2d layers in order (residual blocks flattened).
+func (m *Model) Layers() []LayerInfo {
+	var out []LayerInfo
+	walkNodes(m.nodes, func(nd node) {
+		d, ok := nd.(*dense)
+		if !ok {
+			return
+		}
+		li := LayerInfo{Name: d.name, Op: OpLinear, Kind: KindDeterministic, Rows: d.dOut, Cols: d.dIn}
+		if d.conv {
+			li.Op = OpConv2d
+		}
+		switch p := d.post.(type) {
+		case *inducing:
+			li.Kind, li.KL = KindInducing, p.kl
+		case *ffg:
+			li.Kind, li.KL = KindFFG, p.kl
+		case *faLayer:
+			li.Kind = KindFA
+		}
+		out = append(out, li)
+	})
+	return out
+}
+
+// MeanWeight returns the named layer's weight at the posterior mean — for inducing layers the
+// conditional mean σ R u C at U's mean (MATH.md §1; bayesianize's weight at its mean) — as a
+// rows × cols row-major matrix with the bias as the last column.
+func (m *Model) MeanWeight(layer string) ([]float32, int, int, error) {
+	var found *dense
+	walkNodes(m.nodes, func(nd node) {
+		if d, ok := nd.(*dense); ok && d.name == layer {
+			found = d
+		}
+	})
+	if found == nil {
+		return nil, 0, 0, fmt.Errorf("runtime: no linear or conv2d layer named %q", layer)
+	}
+	d := found
+	w := make([]float32, d.dOut*d.dIn)
+	if d.post != nil {
+		d.post.meanWeight(w, make([]float32, d.post.weightScratch()))
+		return w, d.dOut, d.dIn, nil
+	}
+	for o := 0; o < d.dOut; o++ {
+		copy(w[o*d.dIn:o*d.dIn+d.k], d.w[o*d.ldw:o*d.ldw+d.k])
+		if d.bias != nil {
+			w[o*d.dIn+d.k] = d.bias[o]
+		}
+	}
+	return w, d.dOut, d.dIn, nil
+}

@@ -1,0 +1,321 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/edgebnn/edgebnn/kernels"
+)
+
+// TensorSource supplies a model's tensors by name (bayesianize state_dict names, e.g. "1.z_row").
+// The returned slice is read, never written, and may be retained by the Model (so it may alias a
+// memory-mapped file).
+type TensorSource interface {
+	Tensor(name string) (data []float32, shape []int, err error)
+}
+
+// ErrNoTensor is returned (wrapped) by a TensorSource that has no tensor of the requested name.
+var ErrNoTensor = errors.New("no such tensor")
+
+// Tensor is a named dense float32 tensor held in memory.
+type Tensor struct {
+	Shape []int
+	Data  []float32
+}
+
+// Tensors is an in-memory TensorSource.
+type Tensors map[string]Tensor
+
+// Tensor implements TensorSource.
+func (t Tensors) Tensor(name string) ([]float32, []int, error) {
+	v, ok := t[name]
+	if !ok {
+		return nil, nil, fmt.Errorf("%q: %w", name, ErrNoTensor)
+	}
+	return v.Data, v.Shape, nil
+}
+
+// Model is an immutable, loaded Bayesian network: its layers, their posteriors and everything that
+// does not change between samples (Cholesky factors, row and column transforms). A Model is safe
+// for concurrent use; each goroutine makes its own Predictor.
+type Model struct {
+	spec     Spec
+	nodes    []node
+	inShape  shape
+	outShape shape
+	// stochastic reports whether any layer samples weights.
+	stochastic bool
+	// fa is the network-wide factor-analysis posterior, if any.
+	fa *faPosterior
+	// layerCount is the number of layers including those inside residual blocks; layer ids used
+	// for random streams run from 0 to layerCount-1.
+	layerCount int
+	// used records which tensors were read, for the converter's completeness check.
+	used []string
+	// closer releases the backing file (memory mapping), if any.
+	closer io.Closer
+}
+
+// shape is one input's activation shape: c×h×w, or a feature vector (h = w = 1, flat).
+type shape struct {
+	c, h, w int
+	flat    bool
+}
+
+func (s shape) size() int { return s.c * s.h * s.w }
+
+func (s shape) String() string {
+	if s.flat {
+		return fmt.Sprintf("[%d]", s.c)
+	}
+	return fmt.Sprintf("[%d %d %d]", s.c, s.h, s.w)
+}
+
+// New builds a Model from a Spec and its tensors, validating every tensor's shape and
+// precomputing the per-layer factorisations.
+func New(spec *Spec, src TensorSource) (*Model, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	m := &Model{spec: *spec}
+	b := &builder{m: m, src: src}
+	if spec.FA != nil {
+		fa, err := loadFA(spec.FA, b)
+		if err != nil {
+			return nil, err
+		}
+		m.fa = fa
+	}
+	in := shape{c: spec.InputShape[0], h: 1, w: 1, flat: true}
+	if len(spec.InputShape) == 3 {
+		in = shape{c: spec.InputShape[0], h: spec.InputShape[1], w: spec.InputShape[2]}
+	}
+	m.inShape = in
+	nodes, out, err := b.build(spec.Layers, in)
+	if err != nil {
+		return nil, err
+	}
+	if m.fa != nil && b.faOffset != m.fa.dim {
+		return nil, fmt.Errorf("runtime: fa posterior has dim %d but the fa layers hold %d parameters", m.fa.dim, b.faOffset)
+	}
+	if !out.flat {
+		return nil, fmt.Errorf("runtime: the network's output has shape %v; add a flatten layer", out)
+	}
+	m.nodes = nodes
+	m.outShape = out
+	m.layerCount = b.nextID
+	sort.Strings(b.used)
+	m.used = b.used
+	return m, nil
+}
+
+// Spec returns a copy of the model's description.
+func (m *Model) Spec() Spec { return m.spec }
+
+// InputSize is the number of float32 values of one input.
+func (m *Model) InputSize() int { return m.inShape.size() }
+
+// OutputSize is the number of outputs (classes, or regression targets) of one input.
+func (m *Model) OutputSize() int { return m.outShape.size() }
+
+// Task is the model's likelihood.
+func (m *Model) Task() Task { return m.spec.Task }
+
+// Stochastic reports whether the model samples any weights (false for a deterministic network).
+func (m *Model) Stochastic() bool { return m.stochastic }
+
+// TensorsUsed lists, sorted, the names of the tensors the model read from its source.
+func (m *Model) TensorsUsed() []string { return append([]string(nil), m.used...) }
+
+// Close releases the file backing the model, if it was loaded from one. The Model and its
+// Predictors must not be used afterwards.
+func (m *Model) Close() error {
+	if m.closer == nil {
+		return nil
+	}
+	err := m.closer.Close()
+	m.closer = nil
+	return err
+}
+
+// builder turns LayerSpecs into nodes.
+type builder struct {
+	m        *Model
+	src      TensorSource
+	used     []string
+	nextID   int
+	faOffset int
+}
+
+// tensor fetches a tensor and checks its shape.
+func (b *builder) tensor(layer, name string, want ...int) ([]float32, error) {
+	full := name
+	if layer != "" {
+		full = layer + "." + name
+	}
+	data, shp, err := b.src.Tensor(full)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: layer %q: tensor %q: %w", layer, full, err)
+	}
+	if !sameShape(shp, want) {
+		return nil, fmt.Errorf("runtime: layer %q: tensor %q has shape %v, want %v", layer, full, shp, want)
+	}
+	n := 1
+	for _, d := range want {
+		n *= d
+	}
+	if len(data) != n {
+		return nil, fmt.Errorf("runtime: layer %q: tensor %q has %d values, want %d", layer, full, len(data), n)
+	}
+	b.used = append(b.used, full)
+	return data, nil
+}
+
+// optTensor is tensor for an optional tensor: absent gives nil, nil.
+func (b *builder) optTensor(layer, name string, want ...int) ([]float32, error) {
+	_, _, err := b.src.Tensor(layer + "." + name)
+	if errors.Is(err, ErrNoTensor) {
+		return nil, nil
+	}
+	return b.tensor(layer, name, want...)
+}
+
+// sameShape treats a scalar () and a one-element vector (1) alike.
+func sameShape(got, want []int) bool {
+	if len(got) != len(want) {
+		g, w := 1, 1
+		for _, d := range got {
+			g *= d
+		}
+		for _, d := range want {
+			w *= d
+		}
+		return g == 1 && w == 1 && len(got) <= 1 && len(want) <= 1
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *builder) build(specs []LayerSpec, in shape) ([]node, shape, error) {
+	var nodes []node
+	cur := in
+	for i := range specs {
+		n, out, err := b.node(&specs[i], cur)
+		if err != nil {
+			return nil, shape{}, err
+		}
+		if n != nil {
+			nodes = append(nodes, n)
+		}
+		cur = out
+	}
+	return nodes, cur, nil
+}
+
+func (b *builder) node(ls *LayerSpec, in shape) (node, shape, error) {
+	id := b.nextID
+	b.nextID++
+	errf := func(format string, args ...any) error {
+		return fmt.Errorf("runtime: layer %q (%s): %s", ls.Name, ls.Op, fmt.Sprintf(format, args...))
+	}
+	switch ls.Op {
+	case OpLinear:
+		if !in.flat {
+			return nil, shape{}, errf("input has shape %v; a linear layer needs a flat input (add flatten)", in)
+		}
+		if ls.In != in.c || ls.Out < 1 {
+			return nil, shape{}, errf("in_features %d, out_features %d do not fit the input %v", ls.In, ls.Out, in)
+		}
+		d, err := b.dense(ls, id, ls.Out, ls.In, []int{ls.Out, ls.In})
+		if err != nil {
+			return nil, shape{}, err
+		}
+		d.in, d.out = in, shape{c: ls.Out, h: 1, w: 1, flat: true}
+		return d, d.out, nil
+	case OpConv2d:
+		if in.flat {
+			return nil, shape{}, errf("input has shape %v; conv2d needs [channels, height, width]", in)
+		}
+		g := convGeom(ls, in)
+		if ls.In != in.c || ls.Out < 1 {
+			return nil, shape{}, errf("in_channels %d does not match the input %v", ls.In, in)
+		}
+		if err := g.Validate(); err != nil {
+			return nil, shape{}, errf("%v", err)
+		}
+		k := ls.In * ls.Kernel[0] * ls.Kernel[1]
+		d, err := b.dense(ls, id, ls.Out, k, []int{ls.Out, ls.In, ls.Kernel[0], ls.Kernel[1]})
+		if err != nil {
+			return nil, shape{}, err
+		}
+		d.conv = true
+		d.geom = g
+		d.in, d.out = in, shape{c: ls.Out, h: g.OutH(), w: g.OutW()}
+		return d, d.out, nil
+	case OpReLU, OpTanh, OpSigmoid, OpGELU:
+		return &activation{op: ls.Op, s: in}, in, nil
+	case OpDropout, OpIdentity:
+		return nil, in, nil
+	case OpFlatten:
+		return nil, shape{c: in.size(), h: 1, w: 1, flat: true}, nil
+	case OpMaxPool2d, OpAvgPool2d:
+		if in.flat {
+			return nil, shape{}, errf("input has shape %v; pooling needs [channels, height, width]", in)
+		}
+		p, err := newPool(ls, in)
+		if err != nil {
+			return nil, shape{}, errf("%v", err)
+		}
+		return p, p.out, nil
+	case OpAdaptiveAvgPool2d:
+		if in.flat {
+			return nil, shape{}, errf("input has shape %v; pooling needs [channels, height, width]", in)
+		}
+		oh, ow := ls.OutputSize[0], ls.OutputSize[1]
+		if oh < 1 || ow < 1 || oh > in.h || ow > in.w {
+			return nil, shape{}, errf("output size %v does not fit the input %v", ls.OutputSize, in)
+		}
+		p := &adaptivePool{in: in, out: shape{c: in.c, h: oh, w: ow}}
+		return p, p.out, nil
+	case OpBatchNorm:
+		return b.batchNorm(ls, in)
+	case OpResidual:
+		body, bodyOut, err := b.build(ls.Body, in)
+		if err != nil {
+			return nil, shape{}, err
+		}
+		sc, scOut, err := b.build(ls.Shortcut, in)
+		if err != nil {
+			return nil, shape{}, err
+		}
+		if len(body) == 0 {
+			return nil, shape{}, errf("residual block has an empty body")
+		}
+		if bodyOut != scOut {
+			return nil, shape{}, errf("body output %v and shortcut output %v differ", bodyOut, scOut)
+		}
+		return &residual{body: body, shortcut: sc, s: bodyOut}, bodyOut, nil
+	}
+	return nil, shape{}, errf("unknown op")
+}
+
+func convGeom(ls *LayerSpec, in shape) kernels.ConvGeom {
+	stride, dil := ls.Stride, ls.Dilation
+	if stride == [2]int{} {
+		stride = [2]int{1, 1}
+	}
+	if dil == [2]int{} {
+		dil = [2]int{1, 1}
+	}
+	return kernels.ConvGeom{
+		InC: in.c, InH: in.h, InW: in.w, KH: ls.Kernel[0], KW: ls.Kernel[1],
+		StrideH: stride[0], StrideW: stride[1], PadH: ls.Padding[0], PadW: ls.Padding[1],
+		DilH: dil[0], DilW: dil[1],
+	}
+}

@@ -1,0 +1,228 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// SpecVersion is the version of the model description schema this package reads and writes.
+const SpecVersion = 1
+
+// Task is what a model's output means.
+type Task string
+
+// The tasks a model can have.
+const (
+	// Classification outputs logits; the likelihood is categorical (softmax).
+	Classification Task = "classification"
+	// Regression outputs the mean of a Gaussian with fixed noise variance Spec.NoiseVar.
+	Regression Task = "regression"
+)
+
+// Op names a layer operation in a Spec.
+type Op string
+
+// The layer operations the runtime executes.
+const (
+	OpLinear            Op = "linear"
+	OpConv2d            Op = "conv2d"
+	OpReLU              Op = "relu"
+	OpTanh              Op = "tanh"
+	OpSigmoid           Op = "sigmoid"
+	OpGELU              Op = "gelu"
+	OpMaxPool2d         Op = "maxpool2d"
+	OpAvgPool2d         Op = "avgpool2d"
+	OpAdaptiveAvgPool2d Op = "adaptiveavgpool2d"
+	OpFlatten           Op = "flatten"
+	OpBatchNorm         Op = "batchnorm"
+	OpDropout           Op = "dropout"
+	OpIdentity          Op = "identity"
+	// OpResidual computes body(x) + shortcut(x); an empty shortcut is the identity.
+	OpResidual Op = "residual"
+)
+
+// Posterior kinds of a parametric layer.
+const (
+	// KindDeterministic: tensors <name>.weight and <name>.bias.
+	KindDeterministic = "deterministic"
+	// KindInducing: bayesianize inducing weights (MATH.md §1): <name>.z_row, .z_col, ._d_row,
+	// ._d_col, ._lamda, .inducing_mean and the q(U) scale tensors.
+	KindInducing = "inducing"
+	// KindFFG: bayesianize's mean-field Gaussian: <name>.weight_mean, ._weight_sd, .bias_mean,
+	// ._bias_sd (sd = softplus, clamped at MaxSD).
+	KindFFG = "ffg"
+	// KindFA: a slice of the network-wide factor-analysis posterior (Spec.FA).
+	KindFA = "fa"
+)
+
+// q(U) families of an inducing layer.
+const (
+	QDiagonal = "diagonal"
+	QFull     = "full"
+	QMatrix   = "matrix"
+	QEnsemble = "ensemble"
+)
+
+// Spec is the complete description of a model apart from its tensors: the architecture, each
+// layer's posterior and hyperparameters, and the likelihood. The converter stores it as JSON in the
+// model file; New builds a Model from a Spec and a TensorSource.
+type Spec struct {
+	Version int  `json:"version"`
+	Task    Task `json:"task"`
+	// InputShape is the shape of one input: [features] or [channels, height, width].
+	InputShape []int `json:"input_shape"`
+	// NoiseVar is the Gaussian likelihood's noise variance σ_y² (regression only).
+	NoiseVar float64     `json:"noise_var,omitempty"`
+	Layers   []LayerSpec `json:"layers"`
+	// FA describes the network-wide factor-analysis posterior, when layers have kind "fa".
+	FA *FASpec `json:"fa,omitempty"`
+	// Info is carried along untouched (provenance, conversion reports).
+	Info json.RawMessage `json:"info,omitempty"`
+}
+
+// LayerSpec describes one layer. Only the fields of its Op are used.
+type LayerSpec struct {
+	Name string `json:"name"`
+	Op   Op     `json:"op"`
+	// Linear: In/Out features. Conv2d: In/Out channels.
+	In   int  `json:"in,omitempty"`
+	Out  int  `json:"out,omitempty"`
+	Bias bool `json:"bias,omitempty"`
+	// Conv2d and pooling geometry (height, width).
+	Kernel   [2]int `json:"kernel,omitempty"`
+	Stride   [2]int `json:"stride,omitempty"`
+	Padding  [2]int `json:"padding,omitempty"`
+	Dilation [2]int `json:"dilation,omitempty"`
+	// CeilMode is PyTorch's pooling ceil_mode.
+	CeilMode bool `json:"ceil_mode,omitempty"`
+	// CountIncludePad is AvgPool2d's count_include_pad (PyTorch's default is true).
+	CountIncludePad bool `json:"count_include_pad,omitempty"`
+	// OutputSize is AdaptiveAvgPool2d's output size.
+	OutputSize [2]int `json:"output_size,omitempty"`
+	// Eps is BatchNorm's epsilon; its tensors are <name>.running_mean, .running_var and, when
+	// Affine, .weight and .bias.
+	Eps    float64 `json:"eps,omitempty"`
+	Affine bool    `json:"affine,omitempty"`
+	// Residual blocks.
+	Body     []LayerSpec `json:"body,omitempty"`
+	Shortcut []LayerSpec `json:"shortcut,omitempty"`
+	// Posterior of a Linear or Conv2d layer; nil means deterministic.
+	Posterior *PosteriorSpec `json:"posterior,omitempty"`
+}
+
+// PosteriorSpec holds a parametric layer's posterior kind and the hyperparameters that are not
+// stored in tensors (bayesianize keeps them in its inference config).
+type PosteriorSpec struct {
+	Kind string `json:"kind"`
+	// Inducing weights.
+	InducingRows int `json:"inducing_rows,omitempty"`
+	InducingCols int `json:"inducing_cols,omitempty"`
+	// PriorSD is the effective prior standard deviation σ (after sqrt width scaling).
+	PriorSD      float64  `json:"prior_sd,omitempty"`
+	MaxLamda     *float64 `json:"max_lamda,omitempty"`
+	MaxSDU       *float64 `json:"max_sd_u,omitempty"`
+	QInducing    string   `json:"q_inducing,omitempty"`
+	WhitenedU    bool     `json:"whitened_u,omitempty"`
+	EnsembleSize int      `json:"ensemble_size,omitempty"`
+	// FFG.
+	MaxSD *float64 `json:"max_sd,omitempty"`
+}
+
+// FASpec describes a factor-analysis posterior q(θ) = N(c, F Fᵀ + diag ψ) over the flattened
+// parameter vector θ of every layer whose posterior kind is "fa", in layer order, each layer's
+// weight (PyTorch layout, row-major) followed by its bias. Tensors: fa.mean (D), fa.factors (D×K,
+// row-major), fa.psi (D, variances).
+type FASpec struct {
+	Dim  int `json:"dim"`
+	Rank int `json:"rank"`
+}
+
+// Spec limits: a hostile file must not make the runtime allocate without bound.
+const (
+	maxLayers  = 4096
+	maxDim     = 1 << 26
+	maxNesting = 16
+)
+
+// Validate checks the Spec's own consistency (shapes are checked again against the tensors by New).
+func (s *Spec) Validate() error {
+	if s.Version != SpecVersion {
+		return fmt.Errorf("spec: version %d is not supported (want %d)", s.Version, SpecVersion)
+	}
+	switch s.Task {
+	case Classification:
+	case Regression:
+		if !(s.NoiseVar > 0) || math.IsInf(s.NoiseVar, 0) {
+			return fmt.Errorf("spec: regression needs a positive finite noise_var, got %g", s.NoiseVar)
+		}
+	default:
+		return fmt.Errorf("spec: task %q is not classification or regression", s.Task)
+	}
+	if len(s.InputShape) != 1 && len(s.InputShape) != 3 {
+		return fmt.Errorf("spec: input_shape %v must be [features] or [channels, height, width]", s.InputShape)
+	}
+	n := 1
+	for _, d := range s.InputShape {
+		if d < 1 || d > maxDim || n > maxDim/d {
+			return fmt.Errorf("spec: input_shape %v has a dimension out of range", s.InputShape)
+		}
+		n *= d
+	}
+	if len(s.Layers) == 0 {
+		return fmt.Errorf("spec: no layers")
+	}
+	count := 0
+	var walk func(ls []LayerSpec, depth int) error
+	walk = func(ls []LayerSpec, depth int) error {
+		if depth > maxNesting {
+			return fmt.Errorf("spec: residual blocks nested deeper than %d", maxNesting)
+		}
+		for i := range ls {
+			count++
+			if count > maxLayers {
+				return fmt.Errorf("spec: more than %d layers", maxLayers)
+			}
+			l := &ls[i]
+			if l.Op == OpResidual {
+				if err := walk(l.Body, depth+1); err != nil {
+					return err
+				}
+				if err := walk(l.Shortcut, depth+1); err != nil {
+					return err
+				}
+			}
+			if l.Posterior != nil && l.Op != OpLinear && l.Op != OpConv2d {
+				return fmt.Errorf("spec: layer %q: op %s cannot have a posterior", l.Name, l.Op)
+			}
+			if p := l.Posterior; p != nil && p.Kind == KindFA && s.FA == nil {
+				return fmt.Errorf("spec: layer %q has an fa posterior but the spec has no fa section", l.Name)
+			}
+		}
+		return nil
+	}
+	if err := walk(s.Layers, 0); err != nil {
+		return err
+	}
+	if s.FA != nil {
+		if s.FA.Dim < 1 || s.FA.Dim > maxDim || s.FA.Rank < 1 || s.FA.Rank > 4096 {
+			return fmt.Errorf("spec: fa dim %d / rank %d out of range", s.FA.Dim, s.FA.Rank)
+		}
+	}
+	return nil
+}
+
+// ParseSpec decodes and validates a JSON model description. Unknown fields are errors.
+func ParseSpec(data []byte) (*Spec, error) {
+	var s Spec
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
