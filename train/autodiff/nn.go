@@ -110,23 +110,22 @@ func rowsLast(shape []int) (rows, n int) {
 	return rows, n
 }
 
-// logSumExp returns log Σ exp(x) computed stably.
-func logSumExp[T Float](x []T) float64 {
+// maxSumExp returns m = max(x) and s = Σ exp(x − m), so that log Σ exp(x) = m + log s.
+func maxSumExp[T Float](x []T) (m, s float64) {
 	if len(x) == 0 {
-		return math.Inf(-1)
+		return math.Inf(-1), 1
 	}
-	m := float64(x[0])
+	m = float64(x[0])
 	for _, v := range x[1:] {
 		m = max(m, float64(v))
 	}
 	if math.IsInf(m, 0) {
-		return m
+		return m, 1
 	}
-	var s float64
 	for _, v := range x {
 		s += math.Exp(float64(v) - m)
 	}
-	return m + math.Log(s)
+	return m, s
 }
 
 // Softmax returns the softmax along the last dimension (torch.softmax(a, dim=-1)).
@@ -138,9 +137,9 @@ func (t *Tape[T]) Softmax(a *Var[T]) *Var[T] {
 	out := t.newVar(a.shape, false)
 	for r := 0; r < rows; r++ {
 		x, y := a.value[r*n:(r+1)*n], out.value[r*n:(r+1)*n]
-		lse := logSumExp(x)
+		m, sum := maxSumExp(x)
 		for i, v := range x {
-			y[i] = T(math.Exp(float64(v) - lse))
+			y[i] = T(math.Exp(float64(v)-m) / sum)
 		}
 	}
 	t.record(out, func() {
@@ -170,9 +169,10 @@ func (t *Tape[T]) LogSoftmax(a *Var[T]) *Var[T] {
 	out := t.newVar(a.shape, false)
 	for r := 0; r < rows; r++ {
 		x, y := a.value[r*n:(r+1)*n], out.value[r*n:(r+1)*n]
-		lse := logSumExp(x)
+		m, sum := maxSumExp(x)
+		ls := math.Log(sum)
 		for i, v := range x {
-			y[i] = T(float64(v) - lse)
+			y[i] = T(float64(v) - m - ls)
 		}
 	}
 	t.record(out, func() {
@@ -216,9 +216,9 @@ func (t *Tape[T]) NLLPerExample(logits *Var[T], labels []int) *Var[T] {
 	out.aux = lses
 	for i := 0; i < nb; i++ {
 		x := logits.value[i*c : (i+1)*c]
-		lse := logSumExp(x)
-		lses[i] = T(lse)
-		out.value[i] = T(lse - float64(x[lab[i]]))
+		m, sum := maxSumExp(x)
+		lses[i] = T(m + math.Log(sum))
+		out.value[i] = T((m - float64(x[lab[i]])) + math.Log(sum))
 	}
 	t.record(out, func() {
 		ga := logits.gradBuf()
