@@ -266,7 +266,7 @@ func TestGaussianNLLForward(t *testing.T) {
 	mu, y := tp.Const([]float64{0, 1}, 2), tp.Const([]float64{1, 3}, 2)
 	got := tp.GaussianNLL(mu, y, tp.Scalar(4)).Item()
 	// ½(τ d² − log τ + log 2π), d = 1, 2, τ = 4.
-	want := 0.5 * ((4*1-math.Log(4)+math.Log(2*math.Pi))+(4*4-math.Log(4)+math.Log(2*math.Pi))) / 2
+	want := 0.5 * ((4*1 - math.Log(4) + math.Log(2*math.Pi)) + (4*4 - math.Log(4) + math.Log(2*math.Pi))) / 2
 	assertClose(t, "GaussianNLL", []float64{got}, []float64{want}, 1e-14)
 	mustOK(t, tp)
 }
@@ -605,14 +605,16 @@ func TestErrorsDoNotPanic(t *testing.T) {
 		t.Fatalf("Backward error %v, want the first error %v", tp.Backward(out), first)
 	}
 	for name, f := range map[string]func(tp *Tape[float64]){
-		"nil input":       func(tp *Tape[float64]) { tp.Exp(nil) },
-		"Gather range":    func(tp *Tape[float64]) { tp.Gather(tp.Scalar(1), []int{1}, 1) },
-		"Scatter range":   func(tp *Tape[float64]) { tp.Scatter(tp.Scalar(1), []int{-1}, 1) },
-		"Slice range":     func(tp *Tape[float64]) { tp.Slice(tp.Full(1, 2, 2), 1, 1, 3) },
-		"axis":            func(tp *Tape[float64]) { tp.SumAxis(tp.Full(1, 2, 2), 2, false) },
-		"Permute":         func(tp *Tape[float64]) { tp.Permute(tp.Full(1, 2, 2), 0, 0) },
-		"Concat":          func(tp *Tape[float64]) { tp.Concat(0, tp.Full(1, 2, 2), tp.Full(1, 2, 3)) },
-		"Conv2D":          func(tp *Tape[float64]) { tp.Conv2D(tp.Full(1, 1, 2, 3, 3), tp.Full(1, 1, 3, 2, 2), nil, Conv2DOptions{}) },
+		"nil input":     func(tp *Tape[float64]) { tp.Exp(nil) },
+		"Gather range":  func(tp *Tape[float64]) { tp.Gather(tp.Scalar(1), []int{1}, 1) },
+		"Scatter range": func(tp *Tape[float64]) { tp.Scatter(tp.Scalar(1), []int{-1}, 1) },
+		"Slice range":   func(tp *Tape[float64]) { tp.Slice(tp.Full(1, 2, 2), 1, 1, 3) },
+		"axis":          func(tp *Tape[float64]) { tp.SumAxis(tp.Full(1, 2, 2), 2, false) },
+		"Permute":       func(tp *Tape[float64]) { tp.Permute(tp.Full(1, 2, 2), 0, 0) },
+		"Concat":        func(tp *Tape[float64]) { tp.Concat(0, tp.Full(1, 2, 2), tp.Full(1, 2, 3)) },
+		"Conv2D": func(tp *Tape[float64]) {
+			tp.Conv2D(tp.Full(1, 1, 2, 3, 3), tp.Full(1, 1, 3, 2, 2), nil, Conv2DOptions{})
+		},
 		"Const shape":     func(tp *Tape[float64]) { tp.Const([]float64{1}, 2) },
 		"SolveTriangular": func(tp *Tape[float64]) { tp.SolveTriangular(tp.Full(0, 2, 2), tp.Full(1, 2, 1), true, true, false) },
 		"other tape":      func(tp *Tape[float64]) { tp.Exp(NewTape[float64]().Scalar(1)) },
