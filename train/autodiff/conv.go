@@ -1,6 +1,11 @@
 package autodiff
 
-import "math"
+import (
+	"fmt"
+	"math"
+
+	"github.com/edgebnn/edgebnn/kernels"
+)
 
 // Conv2DOptions configures Conv2D. Zero strides and dilations mean 1.
 type Conv2DOptions struct {
@@ -36,18 +41,21 @@ func (t *Tape[T]) Conv2D(x, w, b *Var[T], opt Conv2DOptions) *Var[T] {
 	if b != nil && (len(b.shape) != 1 || b.shape[0] != cout) {
 		return t.failf("Conv2D: bias shape %v, want (%d)", b.shape, cout)
 	}
-	g := convGeom{
+	if opt.StrideH < 0 || opt.StrideW < 0 || opt.DilH < 0 || opt.DilW < 0 {
+		return t.failf("Conv2D: negative stride or dilation in %+v", opt)
+	}
+	g := kernels.ConvGeom{
 		InC: x.shape[1], InH: x.shape[2], InW: x.shape[3], KH: w.shape[2], KW: w.shape[3],
 		StrideH: orOne(opt.StrideH), StrideW: orOne(opt.StrideW), PadH: opt.PadH, PadW: opt.PadW,
 		DilH: orOne(opt.DilH), DilW: orOne(opt.DilW),
 	}
-	if g.StrideH < 0 || g.StrideW < 0 || g.DilH < 0 || g.DilW < 0 || g.PadH < 0 || g.PadW < 0 || g.KH == 0 || g.KW == 0 {
-		return t.failf("Conv2D: invalid options %+v for weight %v", opt, w.shape)
+	if err := g.Validate(); err != nil {
+		return t.fail(fmt.Errorf("autodiff: Conv2D: input %v, weight %v, options %+v: %w", x.shape, w.shape, opt, err))
+	}
+	if x.shape[0] == 0 || w.shape[0] == 0 {
+		return t.failf("Conv2D: empty batch or no output channels (input %v, weight %v)", x.shape, w.shape)
 	}
 	oh, ow := g.OutH(), g.OutW()
-	if oh <= 0 || ow <= 0 {
-		return t.failf("Conv2D: empty output for input %v, weight %v, options %+v", x.shape, w.shape, opt)
-	}
 	n := x.shape[0]
 	k := g.InC * g.KH * g.KW
 	p := oh * ow

@@ -1,9 +1,6 @@
 package autodiff
 
-import (
-	"fmt"
-	"math"
-)
+import "github.com/edgebnn/edgebnn/kernels"
 
 // This file holds the dense linear-algebra helpers used by the ops. They are simple generic
 // loops; for float32 the heavy ones dispatch to the kernels package (see kernels_dispatch.go).
@@ -77,119 +74,8 @@ func gemmGeneric[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda 
 	}
 }
 
-// choleskyGeneric factors the symmetric positive-definite n×n matrix a (only its lower triangle
-// is read) in place into L with A = L·Lᵀ; the strict upper triangle is zeroed.
-func choleskyGeneric[T Float](a []T, n int) error {
-	for j := 0; j < n; j++ {
-		d := float64(a[j*n+j])
-		for p := 0; p < j; p++ {
-			d -= float64(a[j*n+p]) * float64(a[j*n+p])
-		}
-		if !(d > 0) || math.IsInf(d, 0) {
-			return fmt.Errorf("matrix is not positive definite (pivot %d is %g)", j, d)
-		}
-		ljj := math.Sqrt(d)
-		a[j*n+j] = T(ljj)
-		for i := j + 1; i < n; i++ {
-			s := float64(a[i*n+j])
-			for p := 0; p < j; p++ {
-				s -= float64(a[i*n+p]) * float64(a[j*n+p])
-			}
-			a[i*n+j] = T(s / ljj)
-		}
-		for i := 0; i < j; i++ {
-			a[i*n+j] = 0
-		}
-	}
-	return nil
-}
-
-// trsmGeneric solves op(A)·X = B (left) or X·op(A) = B (right) in place in b (m×n, leading
-// dimension ldb). A is triangular (lower or upper) of order m (left) or n (right); only that
-// triangle is read.
-func trsmGeneric[T Float](left, lower, trans bool, m, n int, a []T, lda int, b []T, ldb int) {
-	// M = op(A); at(i, j) = M[i][j].
-	at := func(i, j int) T {
-		if trans {
-			return a[j*lda+i]
-		}
-		return a[i*lda+j]
-	}
-	mLower := lower != trans
-	if left {
-		if mLower {
-			for i := 0; i < m; i++ {
-				bi := b[i*ldb : i*ldb+n]
-				for j := 0; j < i; j++ {
-					s := at(i, j)
-					if s == 0 {
-						continue
-					}
-					bj := b[j*ldb : j*ldb+n]
-					for c := range bi {
-						bi[c] -= s * bj[c]
-					}
-				}
-				d := at(i, i)
-				for c := range bi {
-					bi[c] /= d
-				}
-			}
-		} else {
-			for i := m - 1; i >= 0; i-- {
-				bi := b[i*ldb : i*ldb+n]
-				for j := i + 1; j < m; j++ {
-					s := at(i, j)
-					if s == 0 {
-						continue
-					}
-					bj := b[j*ldb : j*ldb+n]
-					for c := range bi {
-						bi[c] -= s * bj[c]
-					}
-				}
-				d := at(i, i)
-				for c := range bi {
-					bi[c] /= d
-				}
-			}
-		}
-		return
-	}
-	// Right: each row x of X solves x·M = b, i.e. x_j = (b_j − Σ_{i≠j} x_i M[i][j]) / M[j][j].
-	for r := 0; r < m; r++ {
-		x := b[r*ldb : r*ldb+n]
-		if mLower {
-			// M lower: M[i][j] ≠ 0 only for i ≥ j, so solve from the last column down.
-			for j := n - 1; j >= 0; j-- {
-				s := x[j]
-				for i := j + 1; i < n; i++ {
-					s -= x[i] * at(i, j)
-				}
-				x[j] = s / at(j, j)
-			}
-		} else {
-			for j := 0; j < n; j++ {
-				s := x[j]
-				for i := 0; i < j; i++ {
-					s -= x[i] * at(i, j)
-				}
-				x[j] = s / at(j, j)
-			}
-		}
-	}
-}
-
-// convGeom describes one image's 2-D convolution lowering (same fields as kernels.ConvGeom).
-type convGeom struct {
-	InC, InH, InW, KH, KW, StrideH, StrideW, PadH, PadW, DilH, DilW int
-}
-
-func (g convGeom) OutH() int { return (g.InH+2*g.PadH-g.DilH*(g.KH-1)-1)/g.StrideH + 1 }
-func (g convGeom) OutW() int { return (g.InW+2*g.PadW-g.DilW*(g.KW-1)-1)/g.StrideW + 1 }
-
 // im2colGeneric writes the (InC·KH·KW) × (OutH·OutW) patch matrix of img (InC×InH×InW) to col.
-func im2colGeneric[T Float](g convGeom, img, col []T) {
+func im2colGeneric[T Float](g kernels.ConvGeom, img, col []T) {
 	oh, ow := g.OutH(), g.OutW()
 	row := 0
 	for c := 0; c < g.InC; c++ {
@@ -220,7 +106,7 @@ func im2colGeneric[T Float](g convGeom, img, col []T) {
 }
 
 // col2imGeneric adds the patch matrix col back into img (the adjoint of im2colGeneric).
-func col2imGeneric[T Float](g convGeom, col, img []T) {
+func col2imGeneric[T Float](g kernels.ConvGeom, col, img []T) {
 	oh, ow := g.OutH(), g.OutW()
 	row := 0
 	for c := 0; c < g.InC; c++ {

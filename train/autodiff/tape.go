@@ -3,13 +3,13 @@ package autodiff
 import (
 	"errors"
 	"fmt"
+
+	"github.com/edgebnn/edgebnn/kernels"
 )
 
-// Float is the element-type constraint of the tape: float32 for training, float64 for
-// gradient checks.
-type Float interface {
-	~float32 | ~float64
-}
+// Float is the element-type constraint of the tape (kernels.Float): float32 for training,
+// float64 for gradient checks.
+type Float = kernels.Float
 
 // Param is a trainable tensor that persists across training steps. Its Value is updated by an
 // optimizer; its Grad accumulates gradients from every Backward call until it is zeroed (as a
