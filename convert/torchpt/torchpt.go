@@ -1,0 +1,388 @@
+// Package torchpt reads PyTorch state_dicts saved with torch.save in the
+// zip-based format (PyTorch ≥ 1.6, the default since then).
+//
+// A torch.save zip holds <prefix>/data.pkl, a pickle of the saved object,
+// and one entry <prefix>/data/<key> per tensor storage, raw little-endian
+// elements. Tensors in the pickle are calls to
+// torch._utils._rebuild_tensor_v2(storage, offset, size, stride, ...), the
+// storage being a persistent reference ("storage", torch.<T>Storage, key,
+// location, numel). This package unpickles data.pkl with
+// github.com/nlpodyssey/gopickle/pickle, accepting only the classes a
+// state_dict needs (collections.OrderedDict, the tensor and parameter
+// rebuild functions and the storage classes), and materialises every
+// tensor as a contiguous row-major copy honouring storage offset and
+// strides, so views (for example a transposed weight) come out as their
+// logical values.
+//
+// The result is a list of safetensors.Tensor values (name, dtype, shape,
+// raw little-endian bytes) in the state_dict's key order, so a .pt file
+// and the equivalent .safetensors file give identical tensors.
+//
+// Refused, with an error naming the file (and the key where there is one):
+// legacy non-zip torch files, TorchScript archives, pickles of anything
+// other than a dict of tensors (e.g. a whole nn.Module), unknown storage
+// types, storages too short for their views, truncated or corrupt zips.
+package torchpt
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/edgebnn/edgebnn/convert/safetensors"
+	"github.com/nlpodyssey/gopickle/types"
+)
+
+// MaxPickleSize bounds the size of data.pkl (64 MiB); a state_dict's pickle
+// holds only keys and tensor metadata and is far smaller.
+const MaxPickleSize = 64 << 20
+
+// ErrLegacyFormat reports a torch.save file in the pre-1.6 non-zip format.
+var ErrLegacyFormat = errors.New("legacy (non-zip) torch.save format is not supported; re-save with torch.save(sd, path) from PyTorch ≥ 1.6 (zip format) or convert to safetensors")
+
+// ErrNotStateDict reports a pickle that does not hold a state_dict.
+var ErrNotStateDict = errors.New("file does not hold a state_dict (a dict of tensors)")
+
+// ReadFile reads the state_dict saved at path.
+func ReadFile(path string) ([]safetensors.Tensor, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("torchpt: %w", err)
+	}
+	ts, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ts, nil
+}
+
+// IsZip reports whether data starts like a zip archive (the torch.save
+// format this package reads).
+func IsZip(data []byte) bool {
+	return len(data) >= 4 && string(data[:4]) == "PK\x03\x04"
+}
+
+// isLegacy reports whether data looks like a legacy torch.save file: a
+// pickle (protocol 2) starting with torch's magic number, or a tar archive.
+func isLegacy(data []byte) bool {
+	if len(data) >= 2 && data[0] == 0x80 && data[1] <= 5 {
+		return true
+	}
+	return len(data) > 262 && string(data[257:262]) == "ustar"
+}
+
+// Parse reads a torch.save zip archive held in memory and returns its
+// state_dict's tensors in key order.
+func Parse(data []byte) ([]safetensors.Tensor, error) {
+	if !IsZip(data) {
+		if isLegacy(data) {
+			return nil, fmt.Errorf("torchpt: %w", ErrLegacyFormat)
+		}
+		return nil, fmt.Errorf("torchpt: not a torch.save zip archive (no zip signature)")
+	}
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, fmt.Errorf("torchpt: corrupt or truncated zip: %w", err)
+	}
+	arch, err := indexArchive(zr)
+	if err != nil {
+		return nil, err
+	}
+	pkl, err := arch.read(arch.prefix+"data.pkl", MaxPickleSize)
+	if err != nil {
+		return nil, err
+	}
+	obj, refs, err := unpickle(pkl)
+	if err != nil {
+		return nil, fmt.Errorf("torchpt: %sdata.pkl: %w", arch.prefix, err)
+	}
+	entries, err := dictEntries(obj)
+	if err != nil {
+		return nil, fmt.Errorf("torchpt: %w", err)
+	}
+	out := make([]safetensors.Tensor, 0, len(entries))
+	seen := map[string]bool{}
+	for _, e := range entries {
+		name, ok := e.key.(string)
+		if !ok {
+			return nil, fmt.Errorf("torchpt: %w: key %v (%T) is not a string", ErrNotStateDict, e.key, e.key)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("torchpt: duplicate key %q", name)
+		}
+		seen[name] = true
+		rt, ok := e.value.(*rawTensor)
+		if !ok {
+			return nil, fmt.Errorf("torchpt: key %q: %w: value is %s, not a tensor", name, ErrNotStateDict, describe(e.value))
+		}
+		t, err := rt.materialise(arch, refs)
+		if err != nil {
+			return nil, fmt.Errorf("torchpt: key %q: %w", name, err)
+		}
+		t.Name = name
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// archive indexes the entries of a torch.save zip.
+type archive struct {
+	prefix string // "<name>/" of data.pkl
+	files  map[string]*zip.File
+	cache  map[string][]byte
+}
+
+func indexArchive(zr *zip.Reader) (*archive, error) {
+	a := &archive{files: map[string]*zip.File{}, cache: map[string][]byte{}}
+	found := false
+	for _, f := range zr.File {
+		a.files[f.Name] = f
+		base := f.Name[strings.LastIndexByte(f.Name, '/')+1:]
+		dir := f.Name[:len(f.Name)-len(base)]
+		switch base {
+		case "constants.pkl":
+			return nil, fmt.Errorf("torchpt: %s: TorchScript archives (torch.jit.save) are not supported; save the state_dict with torch.save", f.Name)
+		case "data.pkl":
+			if strings.Count(dir, "/") > 1 {
+				continue
+			}
+			if found {
+				return nil, fmt.Errorf("torchpt: zip holds several data.pkl (%sdata.pkl and %s)", a.prefix, f.Name)
+			}
+			found = true
+			a.prefix = dir
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("torchpt: zip has no data.pkl: not a torch.save archive")
+	}
+	if f, ok := a.files[a.prefix+"byteorder"]; ok {
+		b, err := a.read(f.Name, 16)
+		if err != nil {
+			return nil, err
+		}
+		if string(b) != "little" {
+			return nil, fmt.Errorf("torchpt: %s is %q: only little-endian archives are supported", f.Name, b)
+		}
+	}
+	return a, nil
+}
+
+// read returns the whole content of the named entry, refusing entries
+// larger than limit bytes.
+func (a *archive) read(name string, limit uint64) ([]byte, error) {
+	if b, ok := a.cache[name]; ok {
+		return b, nil
+	}
+	f, ok := a.files[name]
+	if !ok {
+		return nil, fmt.Errorf("torchpt: zip entry %s is missing", name)
+	}
+	if f.UncompressedSize64 > limit {
+		return nil, fmt.Errorf("torchpt: zip entry %s has %d bytes, more than the %d expected", name, f.UncompressedSize64, limit)
+	}
+	if limit > math.MaxInt64-1 {
+		limit = math.MaxInt64 - 1
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, fmt.Errorf("torchpt: zip entry %s: %w", name, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("torchpt: zip entry %s: %w", name, err)
+	}
+	if uint64(len(b)) > limit {
+		return nil, fmt.Errorf("torchpt: zip entry %s is longer than the %d bytes expected", name, limit)
+	}
+	a.cache[name] = b
+	return b, nil
+}
+
+type dictEntry struct{ key, value interface{} }
+
+// dictEntries returns the entries of a pickled dict or OrderedDict in
+// order, or ErrNotStateDict.
+func dictEntries(obj interface{}) ([]dictEntry, error) {
+	switch d := obj.(type) {
+	case *types.OrderedDict:
+		out := make([]dictEntry, 0, d.Len())
+		for el := d.List.Front(); el != nil; el = el.Next() {
+			e := el.Value.(*types.OrderedDictEntry)
+			out = append(out, dictEntry{e.Key, e.Value})
+		}
+		return out, nil
+	case *types.Dict:
+		out := make([]dictEntry, 0, len(*d))
+		for _, e := range *d {
+			out = append(out, dictEntry{e.Key, e.Value})
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%w: the pickle holds %s", ErrNotStateDict, describe(obj))
+}
+
+// describe names the Python type of an unpickled value for error messages.
+func describe(v interface{}) string {
+	switch x := v.(type) {
+	case nil:
+		return "None"
+	case *rawTensor:
+		return "a tensor"
+	case *types.GenericObject:
+		return "an object of class " + x.Class.Module + "." + x.Class.Name
+	case *types.List:
+		return "a list"
+	case *types.Tuple:
+		return "a tuple"
+	case *types.Dict, *types.OrderedDict:
+		return "a dict"
+	case string:
+		return "a string"
+	case int, int64, bool, float64:
+		return fmt.Sprintf("the value %v", x)
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+// storageClass is a torch.<T>Storage class found in the pickle.
+type storageClass struct {
+	name  string // e.g. "torch.FloatStorage"
+	dtype safetensors.DType
+}
+
+var storageDTypes = map[string]safetensors.DType{
+	"FloatStorage":    safetensors.F32,
+	"DoubleStorage":   safetensors.F64,
+	"HalfStorage":     safetensors.F16,
+	"BFloat16Storage": safetensors.BF16,
+	"LongStorage":     safetensors.I64,
+	"IntStorage":      safetensors.I32,
+	"ShortStorage":    safetensors.I16,
+	"CharStorage":     safetensors.I8,
+	"ByteStorage":     safetensors.U8,
+	"BoolStorage":     safetensors.BOOL,
+}
+
+// storageRef is a persistent reference to one storage of the archive. Its
+// data are read lazily so that errors can name the state_dict key.
+type storageRef struct {
+	class *storageClass
+	key   string
+	numel int64
+}
+
+// rawTensor is the result of _rebuild_tensor_v2 before materialisation.
+type rawTensor struct {
+	storage *storageRef
+	offset  int64
+	size    []int64
+	stride  []int64
+}
+
+// materialise gathers the tensor's elements into a contiguous copy.
+func (rt *rawTensor) materialise(a *archive, refs map[string]*storageRef) (safetensors.Tensor, error) {
+	st := rt.storage
+	if st.class.dtype == "" {
+		return safetensors.Tensor{}, fmt.Errorf("unsupported storage type %s", st.class.name)
+	}
+	es := int64(st.class.dtype.Size())
+	if st.numel < 0 || st.numel > math.MaxInt64/es {
+		return safetensors.Tensor{}, fmt.Errorf("storage %s: invalid element count %d", st.key, st.numel)
+	}
+	nbytes := uint64(st.numel * es)
+	if len(rt.size) != len(rt.stride) {
+		return safetensors.Tensor{}, fmt.Errorf("size %v and stride %v differ in rank", rt.size, rt.stride)
+	}
+	shape := make([]int, len(rt.size))
+	count := int64(1)
+	maxIndex := rt.offset // largest storage index touched
+	for i, d := range rt.size {
+		if d < 0 || d > math.MaxInt32 || rt.stride[i] < 0 {
+			return safetensors.Tensor{}, fmt.Errorf("invalid size %v / stride %v", rt.size, rt.stride)
+		}
+		shape[i] = int(d)
+		if count != 0 && d > math.MaxInt64/count {
+			return safetensors.Tensor{}, fmt.Errorf("size %v overflows", rt.size)
+		}
+		count *= d
+	}
+	if rt.offset < 0 {
+		return safetensors.Tensor{}, fmt.Errorf("negative storage offset %d", rt.offset)
+	}
+	if count > 0 {
+		for i, d := range rt.size {
+			span := d - 1
+			if rt.stride[i] != 0 && span > (math.MaxInt64-maxIndex)/rt.stride[i] {
+				return safetensors.Tensor{}, fmt.Errorf("size %v with stride %v overflows", rt.size, rt.stride)
+			}
+			maxIndex += span * rt.stride[i]
+		}
+		if maxIndex >= st.numel {
+			return safetensors.Tensor{}, fmt.Errorf("view (offset %d, size %v, stride %v) reaches element %d of storage %s, which has %d", rt.offset, rt.size, rt.stride, maxIndex, st.key, st.numel)
+		}
+	}
+	if count > math.MaxInt32 || count*es > math.MaxInt32 {
+		return safetensors.Tensor{}, fmt.Errorf("tensor of %d elements is too large", count)
+	}
+	raw, err := a.read(a.prefix+"data/"+st.key, nbytes)
+	if err != nil {
+		return safetensors.Tensor{}, err
+	}
+	if uint64(len(raw)) != nbytes {
+		return safetensors.Tensor{}, fmt.Errorf("storage %s has %d bytes, %s of %d elements needs %d", st.key, len(raw), st.class.name, st.numel, nbytes)
+	}
+	out := make([]byte, int(count*es))
+	if count > 0 {
+		gather(out, raw, int(es), rt.offset, rt.size, rt.stride)
+	}
+	return safetensors.Tensor{DType: st.class.dtype, Shape: shape, Data: out}, nil
+}
+
+// gather copies the strided view (offset, size, stride in elements of es
+// bytes) of src into dst in row-major order. Bounds were checked by the
+// caller.
+func gather(dst, src []byte, es int, offset int64, size, stride []int64) {
+	n := len(size)
+	if n == 0 {
+		copy(dst, src[int(offset)*es:int(offset)*es+es])
+		return
+	}
+	idx := make([]int64, n)
+	pos := offset
+	inner, innerStride := size[n-1], stride[n-1]
+	for o := 0; o < len(dst); {
+		if innerStride == 1 {
+			k := int(inner) * es
+			copy(dst[o:o+k], src[int(pos)*es:])
+			o += k
+		} else {
+			p := pos
+			for j := int64(0); j < inner; j++ {
+				copy(dst[o:o+es], src[int(p)*es:])
+				o += es
+				p += innerStride
+			}
+		}
+		// Advance the outer indices (odometer over dimensions 0..n-2).
+		d := n - 2
+		for ; d >= 0; d-- {
+			idx[d]++
+			pos += stride[d]
+			if idx[d] < size[d] {
+				break
+			}
+			pos -= idx[d] * stride[d]
+			idx[d] = 0
+		}
+		if d < 0 {
+			break
+		}
+	}
+}
