@@ -45,6 +45,9 @@ func DefaultAllocLimit(size int64) int64 {
 // unsafe.Sizeof(section{}) plus map overhead; see TestDecodeAllocAccounting).
 const sectionCost = 512
 
+// fileCost is the budget charged for the File itself and the empty index.
+const fileCost = 1024
+
 // File is an opened container. Its methods are safe for concurrent use.
 // Slices returned by Float32s and Blob may alias the file's memory: they are
 // read-only and must not be used after Close.
@@ -166,75 +169,78 @@ func parse(data []byte, name string, opt ReadOptions) (*File, error) {
 	for i := uint64(0); i < count; i++ {
 		names += uint64(le.Uint16(data[headerSize+i*es+eNameLen:]))
 	}
-	if err := f.charge(count*sectionCost+names, "", "section table"); err != nil {
+	if err := f.charge(fileCost+count*sectionCost+names, -1, "section table"); err != nil {
 		return nil, err
 	}
 	f.sections = make([]section, count)
 	f.index = make(map[string]int, count)
 
 	prevEnd := tableEnd
-	prevLabel := "section table"
+	prev := -1 // previous section index, -1 for the table
+	prevLabel := func() string {
+		if prev < 0 {
+			return "section table"
+		}
+		return sectionLabel(f.sections[prev].kind, f.sections[prev].name, prev)
+	}
 	for i := range f.sections {
 		b := data[headerSize+uint64(i)*es : headerSize+uint64(i+1)*es]
 		s := &f.sections[i]
 		if err := f.parseEntry(s, b, i, newer); err != nil {
 			return nil, err
 		}
-		label := sectionLabel(s.kind, s.name, i)
 		if s.offset%alignment != 0 {
-			return nil, newErr(name, label, ErrMalformed, nil, "offset = %d is not a multiple of %d", s.offset, alignment)
+			return nil, f.entryErr(s, i, ErrMalformed, "offset = %d is not a multiple of %d", s.offset, alignment)
 		}
 		if s.offset > size || s.stored > size-s.offset {
-			return nil, newErr(name, label, ErrMalformed, nil, "offset %d + stored_size %d exceeds the %d-byte file", s.offset, s.stored, size)
+			return nil, f.entryErr(s, i, ErrMalformed, "offset %d + stored_size %d exceeds the %d-byte file", s.offset, s.stored, size)
 		}
 		if s.offset < prevEnd {
-			return nil, newErr(name, label, ErrMalformed, nil, "offset = %d overlaps %s, which ends at %d", s.offset, prevLabel, prevEnd)
+			return nil, f.entryErr(s, i, ErrMalformed, "offset = %d overlaps %s, which ends at %d", s.offset, prevLabel(), prevEnd)
 		}
 		if want, _ := align64(prevEnd); s.offset != want {
-			return nil, newErr(name, label, ErrMalformed, nil, "offset = %d, want %d (sections must be packed at 64-byte alignment)", s.offset, want)
+			return nil, f.entryErr(s, i, ErrMalformed, "offset = %d, want %d (sections must be packed at 64-byte alignment)", s.offset, want)
 		}
 		prevEnd = s.offset + s.stored
-		prevLabel = label
+		prev = i
 	}
 	if want, _ := align64(prevEnd); size != want {
-		return nil, hdrErr(ErrMalformed, "file is %d bytes, want %d (end of %s aligned to %d)", size, want, prevLabel, alignment)
+		return nil, hdrErr(ErrMalformed, "file is %d bytes, want %d (end of %s aligned to %d)", size, want, prevLabel(), alignment)
 	}
 	return f, nil
 }
 
-// parseEntry decodes and validates table entry i (b) into s.
+// entryErr builds an error about table entry i.
+func (f *File) entryErr(s *section, i int, kind error, format string, args ...any) error {
+	return newErr(f.name, sectionLabel(s.kind, s.name, i), kind, nil, format, args...)
+}
+
+// parseEntry decodes and validates table entry i (b) into s. It allocates
+// nothing but the name on success.
 func (f *File) parseEntry(s *section, b []byte, i int, newer bool) error {
 	le := binary.LittleEndian
 	s.encoding = Encoding(b[eEncoding])
 	s.compression = Compression(b[eCompression])
 	s.kind = kindOf(s.encoding)
-	label := sectionLabel(s.kind, "", i)
-	bad := func(kind error, format string, args ...any) error {
-		return newErr(f.name, label, kind, nil, format, args...)
-	}
 
 	// Name first, so that later errors can name the section.
 	nl := int(le.Uint16(b[eNameLen:]))
 	if nl < 1 || nl > MaxNameLen {
-		return bad(ErrMalformed, "name_len = %d out of range [1, %d]", nl, MaxNameLen)
+		return f.entryErr(s, i, ErrMalformed, "name_len = %d out of range [1, %d]", nl, MaxNameLen)
 	}
 	nb := b[eName : eName+nl]
 	if !utf8.Valid(nb) {
-		return bad(ErrMalformed, "name %q is not valid UTF-8", nb)
+		return f.entryErr(s, i, ErrMalformed, "name %q is not valid UTF-8", nb)
 	}
 	if slices.Contains(nb, 0) {
-		return bad(ErrMalformed, "name %q contains NUL", nb)
+		return f.entryErr(s, i, ErrMalformed, "name %q contains NUL", nb)
 	}
 	if !allZero(b[eName+nl : eName+MaxNameLen]) {
-		return bad(ErrMalformed, "name %q: bytes after name_len are not zero", nb)
+		return f.entryErr(s, i, ErrMalformed, "name %q: bytes after name_len are not zero", nb)
 	}
 	s.name = string(nb)
-	label = sectionLabel(s.kind, s.name, i)
-	bad = func(kind error, format string, args ...any) error {
-		return newErr(f.name, label, kind, nil, format, args...)
-	}
 	if j, dup := f.index[s.name]; dup {
-		return bad(ErrMalformed, "duplicate name (also section #%d)", j)
+		return f.entryErr(s, i, ErrMalformed, "duplicate name (also section #%d)", j)
 	}
 	f.index[s.name] = i
 
@@ -250,69 +256,79 @@ func (f *File) parseEntry(s *section, b []byte, i int, newer bool) error {
 
 	if !newer {
 		if !s.encoding.known() {
-			return bad(ErrMalformed, "encoding = %d unknown", uint8(s.encoding))
+			return f.entryErr(s, i, ErrMalformed, "encoding = %d unknown", uint8(s.encoding))
 		}
 		if s.compression > Zstd {
-			return bad(ErrMalformed, "compression = %d unknown", uint8(s.compression))
+			return f.entryErr(s, i, ErrMalformed, "compression = %d unknown", uint8(s.compression))
 		}
 		if b[eReserved3] != 0 || le.Uint16(b[eReserved6:]) != 0 || le.Uint32(b[eReserved44:]) != 0 || !allZero(b[eReserved240:entrySize]) {
-			return bad(ErrMalformed, "reserved entry bytes are not zero")
+			return f.entryErr(s, i, ErrMalformed, "reserved entry bytes are not zero")
 		}
 	}
 	if s.stored > MaxSectionBytes {
-		return bad(ErrLimit, "stored_size = %d exceeds limit %d", s.stored, MaxSectionBytes)
+		return f.entryErr(s, i, ErrLimit, "stored_size = %d exceeds limit %d", s.stored, MaxSectionBytes)
 	}
 	if s.raw > MaxSectionBytes {
-		return bad(ErrLimit, "raw_size = %d exceeds limit %d", s.raw, MaxSectionBytes)
+		return f.entryErr(s, i, ErrLimit, "raw_size = %d exceeds limit %d", s.raw, MaxSectionBytes)
 	}
 	known := s.encoding.known() && s.compression <= Zstd
 	if !known {
 		return nil // newer minor: checked for layout and CRC only
 	}
 	if s.compression == None && s.stored != s.raw {
-		return bad(ErrMalformed, "stored_size = %d differs from raw_size = %d in an uncompressed section", s.stored, s.raw)
+		return f.entryErr(s, i, ErrMalformed, "stored_size = %d differs from raw_size = %d in an uncompressed section", s.stored, s.raw)
 	}
 	if s.compression == Zstd && s.raw == 0 {
-		return bad(ErrMalformed, "raw_size = 0 in a compressed section")
+		return f.entryErr(s, i, ErrMalformed, "raw_size = 0 in a compressed section")
 	}
 	if s.rank > MaxRank {
-		return bad(ErrLimit, "rank = %d exceeds limit %d", s.rank, MaxRank)
+		return f.entryErr(s, i, ErrLimit, "rank = %d exceeds limit %d", s.rank, MaxRank)
 	}
 	for d := int(s.rank); d < MaxRank; d++ {
 		if s.dims[d] != 0 {
-			return bad(ErrMalformed, "dim %d = %d beyond rank %d is not zero", d, s.dims[d], s.rank)
+			return f.entryErr(s, i, ErrMalformed, "dim %d = %d beyond rank %d is not zero", d, s.dims[d], s.rank)
 		}
 	}
 	if s.kind == KindBlob {
 		if s.rank != 0 || s.nnz != 0 {
-			return bad(ErrMalformed, "blob has rank = %d, nnz = %d, want 0", s.rank, s.nnz)
+			return f.entryErr(s, i, ErrMalformed, "blob has rank = %d, nnz = %d, want 0", s.rank, s.nnz)
 		}
 		return nil
 	}
 	g, serr := checkShape(s.dims[:s.rank])
 	if serr != nil {
-		return bad(ErrLimit, "%s", serr.msg)
+		return f.entryErr(s, i, ErrLimit, "%s", serr.msg)
 	}
 	s.geom = g
 	if s.encoding.IsSparse() {
 		if s.nnz > g.n {
-			return bad(ErrMalformed, "nnz = %d exceeds element count %d", s.nnz, g.n)
+			return f.entryErr(s, i, ErrMalformed, "nnz = %d exceeds element count %d", s.nnz, g.n)
 		}
 	} else if s.nnz != 0 {
-		return bad(ErrMalformed, "nnz = %d in a dense tensor, want 0", s.nnz)
+		return f.entryErr(s, i, ErrMalformed, "nnz = %d in a dense tensor, want 0", s.nnz)
 	}
 	if want := rawSize(s.encoding, g, s.nnz); s.raw != want {
-		return bad(ErrMalformed, "raw_size = %d, want %d for %v shape %v nnz %d", s.raw, want, s.encoding, g.dims, s.nnz)
+		return f.entryErr(s, i, ErrMalformed, "raw_size = %d, want %d for %v shape %v nnz %d", s.raw, want, s.encoding, g.dims, s.nnz)
 	}
 	return nil
 }
 
-// charge reserves n bytes of the allocation budget. The caller holds f.mu or
-// has exclusive access.
-func (f *File) charge(n uint64, label, what string) error {
+// secErr builds an error about section i.
+func (f *File) secErr(i int, kind, cause error, format string, args ...any) error {
+	s := &f.sections[i]
+	return newErr(f.name, sectionLabel(s.kind, s.name, i), kind, cause, format, args...)
+}
+
+// charge reserves n bytes of the allocation budget for section i (-1: the
+// file itself). The caller holds f.mu or has exclusive access.
+func (f *File) charge(n uint64, i int, what string) error {
 	left := uint64(f.limit - f.used)
 	if n > left {
-		return newErr(f.name, label, ErrBudget, nil, "%s needs %d bytes, allocation budget has %d of %d left", what, n, left, f.limit)
+		const msg = "%s needs %d bytes, allocation budget has %d of %d left"
+		if i < 0 {
+			return newErr(f.name, "", ErrBudget, nil, msg, what, n, left, f.limit)
+		}
+		return f.secErr(i, ErrBudget, nil, msg, what, n, left, f.limit)
 	}
 	f.used += int64(n)
 	return nil
@@ -395,7 +411,7 @@ func (f *File) storedLocked(i int) ([]byte, error) {
 	b := f.data[s.offset : s.offset+s.stored]
 	if !s.crcChecked {
 		if got := crc32c(b); got != s.crc {
-			return nil, newErr(f.name, sectionLabel(s.kind, s.name, i), ErrChecksum, nil, "crc = %#08x, computed %#08x over %d stored bytes", s.crc, got, s.stored)
+			return nil, f.secErr(i, ErrChecksum, nil, "crc = %#08x, computed %#08x over %d stored bytes", s.crc, got, s.stored)
 		}
 		s.crcChecked = true
 	}
@@ -410,13 +426,12 @@ func (f *File) rawLocked(i int) ([]byte, error) {
 	if err != nil || s.compression == None {
 		return b, err
 	}
-	label := sectionLabel(s.kind, s.name, i)
-	if err := f.charge(s.raw+zstdCharge(s.raw), label, "decompression"); err != nil {
+	if err := f.charge(s.raw+zstdCharge(s.raw), i, "decompression"); err != nil {
 		return nil, err
 	}
 	out := make([]byte, s.raw)
 	if err := decompress(b, out); err != nil {
-		return nil, newErr(f.name, label, ErrMalformed, err, "zstd payload (raw_size %d)", s.raw)
+		return nil, f.secErr(i, ErrMalformed, err, "zstd payload (raw_size %d)", s.raw)
 	}
 	return out, nil
 }
@@ -486,9 +501,8 @@ func (t *Tensor) Float32s() ([]float32, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := &f.sections[t.i]
-	label := sectionLabel(s.kind, s.name, t.i)
 	if f.closed {
-		return nil, newErr(f.name, label, ErrClosed, nil, "read after Close")
+		return nil, f.secErr(t.i, ErrClosed, nil, "read after Close")
 	}
 	if s.decoded != nil || s.err != nil {
 		return s.decoded, s.err
@@ -504,7 +518,6 @@ func (t *Tensor) Float32s() ([]float32, error) {
 
 func (f *File) decodeLocked(i int) ([]float32, error) {
 	s := &f.sections[i]
-	label := sectionLabel(s.kind, s.name, i)
 	n := s.geom.n
 	if s.encoding == F32 && s.compression == None {
 		b, err := f.storedLocked(i)
@@ -517,12 +530,12 @@ func (f *File) decodeLocked(i int) ([]float32, error) {
 		if f.zeroCopy && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
 			return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), int(n)), nil
 		}
-		if err := f.charge(4*n, label, "decoding"); err != nil {
+		if err := f.charge(4*n, i, "decoding"); err != nil {
 			return nil, err
 		}
 		out := make([]float32, n)
 		if err := decodePayload(s.encoding, s.geom, s.nnz, b, out); err != nil {
-			return nil, newErr(f.name, label, ErrMalformed, nil, "%v", err)
+			return nil, f.secErr(i, ErrMalformed, nil, "%v", err)
 		}
 		return out, nil
 	}
@@ -532,12 +545,12 @@ func (f *File) decodeLocked(i int) ([]float32, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := f.charge(s.raw+zstdCharge(s.raw), label, "decompression"); err != nil {
+		if err := f.charge(s.raw+zstdCharge(s.raw), i, "decompression"); err != nil {
 			return nil, err
 		}
 		out := make([]float32, n)
 		if err := decompress(b, unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), 4*int(n))); err != nil {
-			return nil, newErr(f.name, label, ErrMalformed, err, "zstd payload (raw_size %d)", s.raw)
+			return nil, f.secErr(i, ErrMalformed, err, "zstd payload (raw_size %d)", s.raw)
 		}
 		return out, nil
 	}
@@ -545,12 +558,12 @@ func (f *File) decodeLocked(i int) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := f.charge(4*n, label, "decoding"); err != nil {
+	if err := f.charge(4*n, i, "decoding"); err != nil {
 		return nil, err
 	}
 	out := make([]float32, n)
 	if err := decodePayload(s.encoding, s.geom, s.nnz, raw, out); err != nil {
-		return nil, newErr(f.name, label, ErrMalformed, nil, "%v", err)
+		return nil, f.secErr(i, ErrMalformed, nil, "%v", err)
 	}
 	return out, nil
 }
@@ -572,21 +585,27 @@ func (f *File) Verify() error {
 	if want := le.Uint32(f.data[hCRC:]); crc != want {
 		return newErr(f.name, "", ErrChecksum, nil, "header_crc = %#08x, computed %#08x over header and section table", want, crc)
 	}
-	prevEnd, prevLabel := tableEnd, "section table"
+	prevEnd := tableEnd
+	padErr := func(prev int, end uint64) error {
+		what := "section table"
+		if prev >= 0 {
+			what = sectionLabel(f.sections[prev].kind, f.sections[prev].name, prev)
+		}
+		return newErr(f.name, "", ErrChecksum, nil, "padding after %s at [%d, %d) is not zero", what, prevEnd, end)
+	}
 	for i := range f.sections {
 		s := &f.sections[i]
-		label := sectionLabel(s.kind, s.name, i)
 		if !allZero(f.data[prevEnd:s.offset]) {
-			return newErr(f.name, "", ErrChecksum, nil, "padding after %s at [%d, %d) is not zero", prevLabel, prevEnd, s.offset)
+			return padErr(i-1, s.offset)
 		}
 		s.crcChecked = false
 		if _, err := f.storedLocked(i); err != nil {
 			return err
 		}
-		prevEnd, prevLabel = s.offset+s.stored, label
+		prevEnd = s.offset + s.stored
 	}
 	if !allZero(f.data[prevEnd:]) {
-		return newErr(f.name, "", ErrChecksum, nil, "padding after %s at [%d, %d) is not zero", prevLabel, prevEnd, len(f.data))
+		return padErr(len(f.sections)-1, uint64(len(f.data)))
 	}
 	return nil
 }
