@@ -172,7 +172,12 @@ func TestHostileHeaders(t *testing.T) {
 		{name: "offset overflow", edit: func(b []byte) []byte { le.PutUint64(ent(b, "half")[8:], ^uint64(63)); return b }, fix: true, kind: ErrMalformed, msg: "exceeds the"},
 		{name: "stored huge", edit: func(b []byte) []byte { le.PutUint64(ent(b, "half")[16:], 1<<62); return b }, fix: true, kind: ErrLimit, msg: "stored_size"},
 		{name: "raw huge", edit: func(b []byte) []byte { le.PutUint64(ent(b, "zeros")[24:], 1<<31); return b }, fix: true, kind: ErrLimit, msg: "raw_size"},
-		{name: "raw mismatch", edit: func(b []byte) []byte { e := ent(b, "half"); le.PutUint64(e[24:], 16); le.PutUint64(e[16:], 16); return b }, fix: true, kind: ErrMalformed},
+		{name: "raw mismatch", edit: func(b []byte) []byte {
+			e := ent(b, "half")
+			le.PutUint64(e[24:], 16)
+			le.PutUint64(e[16:], 16)
+			return b
+		}, fix: true, kind: ErrMalformed},
 		{name: "stored != raw uncompressed", edit: func(b []byte) []byte { le.PutUint64(ent(b, "half")[24:], 12); return b }, fix: true, kind: ErrMalformed, msg: "differs"},
 		{name: "nnz > n", edit: func(b []byte) []byte { le.PutUint64(ent(b, "bitmap")[32:], 65); return b }, fix: true, kind: ErrMalformed, msg: "nnz = 65"},
 		{name: "nnz in dense", edit: func(b []byte) []byte { le.PutUint64(ent(b, "dense")[32:], 1); return b }, fix: true, kind: ErrMalformed, msg: "dense"},
@@ -181,7 +186,11 @@ func TestHostileHeaders(t *testing.T) {
 		{name: "name utf8", edit: func(b []byte) []byte { ent(b, "dense")[113] = 0xff; return b }, fix: true, kind: ErrMalformed, msg: "UTF-8"},
 		{name: "name NUL", edit: func(b []byte) []byte { ent(b, "dense")[113] = 0; return b }, fix: true, kind: ErrMalformed, msg: "NUL"},
 		{name: "name tail", edit: func(b []byte) []byte { ent(b, "dense")[200] = 'x'; return b }, fix: true, kind: ErrMalformed, msg: "after name_len"},
-		{name: "duplicate name", edit: func(b []byte) []byte { copy(ent(b, "half")[112:116], "csr\x00"); le.PutUint16(ent(b, "half")[4:], 3); return b }, fix: true, kind: ErrMalformed, msg: "duplicate"},
+		{name: "duplicate name", edit: func(b []byte) []byte {
+			copy(ent(b, "half")[112:116], "csr\x00")
+			le.PutUint16(ent(b, "half")[4:], 3)
+			return b
+		}, fix: true, kind: ErrMalformed, msg: "duplicate"},
 		{name: "reserved entry", edit: func(b []byte) []byte { ent(b, "dense")[250] = 1; return b }, fix: true, kind: ErrMalformed, msg: "reserved entry"},
 		{name: "blob with rank", edit: func(b []byte) []byte { e := ent(b, "meta"); e[2] = 1; le.PutUint64(e[48:], 3); return b }, fix: true, kind: ErrMalformed, msg: "blob has rank"},
 		{name: "compressed empty", edit: func(b []byte) []byte { e := ent(b, "empty"); e[1] = 1; return b }, fix: true, kind: ErrMalformed, msg: "raw_size = 0"},
