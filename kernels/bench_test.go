@@ -28,20 +28,27 @@ func BenchmarkGemm(b *testing.B) {
 			x, y, z := randSlice(r, n*n), randSlice(r, n*n), make([]float32, n*n)
 			flops := 2 * float64(n) * float64(n) * float64(n)
 			// Time the naive loop over at least 100 ms (a single run for large n).
-			reps, start := 0, time.Now()
+			reps, start, cpu0 := 0, time.Now(), processCPUSeconds()
 			for reps == 0 || time.Since(start) < 100*time.Millisecond {
 				naiveGemm(n, x, y, z)
 				reps++
 			}
 			naive := time.Since(start).Seconds() / float64(reps)
+			naiveCPU := (processCPUSeconds() - cpu0) / float64(reps)
 			b.ResetTimer()
+			cpu1 := processCPUSeconds()
 			for i := 0; i < b.N; i++ {
 				Gemm(false, false, n, n, n, 1, x, n, y, n, 0, z, n)
 			}
+			perCPU := (processCPUSeconds() - cpu1) / float64(b.N)
 			per := b.Elapsed().Seconds() / float64(b.N)
 			b.ReportMetric(flops/per/1e9, "GFLOP/s")
 			b.ReportMetric(flops/naive/1e9, "naive-GFLOP/s")
 			b.ReportMetric(naive/per, "x-vs-naive")
+			if perCPU > 0 && naiveCPU > 0 {
+				b.ReportMetric(flops/perCPU/1e9, "GFLOP/cpu-s")
+				b.ReportMetric(naiveCPU/perCPU, "x-vs-naive-cpu")
+			}
 		})
 	}
 }
@@ -79,10 +86,15 @@ func BenchmarkGemv(b *testing.B) {
 				r := newRand(uint64(n))
 				a, x, y := randSlice(r, n*n), randSlice(r, n), make([]float32, n)
 				b.ResetTimer()
+				cpu0 := processCPUSeconds()
 				for i := 0; i < b.N; i++ {
 					Gemv(trans, n, n, 1, a, n, x, 0, y)
 				}
-				b.ReportMetric(2*float64(n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				flops := 2 * float64(n*n) * float64(b.N)
+				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				if cpu := processCPUSeconds() - cpu0; cpu > 0 {
+					b.ReportMetric(flops/cpu/1e9, "GFLOP/cpu-s")
+				}
 			})
 		}
 	}
@@ -93,17 +105,25 @@ func BenchmarkNormal(b *testing.B) {
 	s := NewStream(1, 2, 3)
 	x := make([]float32, 4096)
 	b.Run("float32", func(b *testing.B) {
+		cpu0 := processCPUSeconds()
 		for i := 0; i < b.N; i++ {
 			s.Normal(x)
 		}
 		b.ReportMetric(float64(len(x))*float64(b.N)/b.Elapsed().Seconds(), "normals/s")
+		if cpu := processCPUSeconds() - cpu0; cpu > 0 {
+			b.ReportMetric(float64(len(x))*float64(b.N)/cpu, "normals/cpu-s")
+		}
 	})
 	y := make([]float64, 4096)
 	b.Run("float64", func(b *testing.B) {
+		cpu0 := processCPUSeconds()
 		for i := 0; i < b.N; i++ {
 			s.Normal64(y)
 		}
 		b.ReportMetric(float64(len(y))*float64(b.N)/b.Elapsed().Seconds(), "normals/s")
+		if cpu := processCPUSeconds() - cpu0; cpu > 0 {
+			b.ReportMetric(float64(len(y))*float64(b.N)/cpu, "normals/cpu-s")
+		}
 	})
 }
 

@@ -17,7 +17,7 @@ func opAt(m []float32, ld int, trans bool, i, j int) float64 {
 func TestGemm(t *testing.T) {
 	shapes := [][3]int{
 		{1, 1, 1}, {1, 7, 3}, {5, 1, 9}, {3, 5, 1}, {4, 8, 16}, {7, 9, 11}, {16, 16, 16},
-		{17, 13, 29}, {33, 65, 31}, {31, 70, 129}, {40, 90, 200},
+		{17, 13, 29}, {20, 20, 20}, {21, 21, 21}, {1, 300, 200}, {33, 65, 31}, {31, 70, 129}, {40, 90, 200},
 		{70, 150, 300}, // larger than every block size (MC=64, NC=128, KC=256)
 	}
 	if !testing.Short() {
@@ -113,9 +113,15 @@ func TestGemmPanicsOnBadSizes(t *testing.T) {
 		name string
 		f    func()
 	}{
-		{"short a", func() { Gemm(false, false, 2, 2, 2, 1, make([]float32, 3), 2, make([]float32, 4), 2, 0, make([]float32, 4), 2) }},
-		{"small lda", func() { Gemm(false, false, 2, 2, 2, 1, make([]float32, 4), 1, make([]float32, 4), 2, 0, make([]float32, 4), 2) }},
-		{"short c", func() { Gemm(false, false, 2, 2, 2, 1, make([]float32, 4), 2, make([]float32, 4), 2, 0, make([]float32, 3), 2) }},
+		{"short a", func() {
+			Gemm(false, false, 2, 2, 2, 1, make([]float32, 3), 2, make([]float32, 4), 2, 0, make([]float32, 4), 2)
+		}},
+		{"small lda", func() {
+			Gemm(false, false, 2, 2, 2, 1, make([]float32, 4), 1, make([]float32, 4), 2, 0, make([]float32, 4), 2)
+		}},
+		{"short c", func() {
+			Gemm(false, false, 2, 2, 2, 1, make([]float32, 4), 2, make([]float32, 4), 2, 0, make([]float32, 3), 2)
+		}},
 		{"negative", func() { Gemm(false, false, -1, 2, 2, 1, nil, 2, nil, 2, 0, nil, 2) }},
 		{"gemv short x", func() { Gemv(false, 2, 3, 1, make([]float32, 6), 3, make([]float32, 2), 0, make([]float32, 2)) }},
 		{"dot", func() { Dot(make([]float32, 2), make([]float32, 3)) }},

@@ -22,7 +22,7 @@ const (
 	gemmNCSmall = 64
 
 	// Products with at most this many multiply-adds skip packing entirely.
-	gemmTinyFlops = 4096
+	gemmTinyFlops = 8192
 )
 
 // Gemm computes C = alpha*op(A)*op(B) + beta*C for row-major float32 matrices, where op(A) is m×k
@@ -56,11 +56,20 @@ func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	if k == 0 || alpha == 0 {
 		return
 	}
+	if m == 1 && !transA {
+		// A single row of C is a matrix-vector product with op(B)ᵀ; a[:k] is the row of A.
+		if transB {
+			Gemv(false, n, k, alpha, b, ldb, a[:k], 1, c[:n])
+		} else {
+			Gemv(true, k, n, alpha, b, ldb, a[:k], 1, c[:n])
+		}
+		return
+	}
 	p := gemmParams{transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc}
 	switch {
 	case m*n <= gemmTinyFlops/k:
 		gemmTiny(&p)
-	case m <= gemmMCSmall || n <= gemmNCSmall:
+	case m <= gemmMCSmall || n <= gemmNCSmall || k <= gemmKCSmall:
 		gemmMedium(&p)
 	default:
 		gemmLarge(&p)
@@ -83,25 +92,32 @@ type gemmParams struct {
 // gemmTiny accumulates C += alpha*op(A)*op(B) with plain loops, for products too small to repay
 // packing.
 func gemmTiny(p *gemmParams) {
-	a, b, c := p.a, p.b, p.c
+	// op(A)[i, l] = a[i*sai + l*sal], op(B)[l, j] = b[l*sbl + j*sbj].
+	sai, sal := p.lda, 1
+	if p.transA {
+		sai, sal = 1, p.lda
+	}
+	sbl, sbj := p.ldb, 1
+	if p.transB {
+		sbl, sbj = 1, p.ldb
+	}
+	a, b, c, k := p.a, p.b, p.c, p.k
 	for i := 0; i < p.m; i++ {
-		for j := 0; j < p.n; j++ {
-			var s float32
-			for l := 0; l < p.k; l++ {
-				var av, bv float32
-				if p.transA {
-					av = a[l*p.lda+i]
-				} else {
-					av = a[i*p.lda+l]
-				}
-				if p.transB {
-					bv = b[j*p.ldb+l]
-				} else {
-					bv = b[l*p.ldb+j]
-				}
-				s += av * bv
+		crow := c[i*p.ldc : i*p.ldc+p.n]
+		for j := range crow {
+			var s0, s1 float32
+			ia, ib := i*sai, j*sbj
+			l := 0
+			for ; l+2 <= k; l += 2 {
+				s0 += a[ia] * b[ib]
+				s1 += a[ia+sal] * b[ib+sbl]
+				ia += 2 * sal
+				ib += 2 * sbl
 			}
-			c[i*p.ldc+j] += p.alpha * s
+			if l < k {
+				s0 += a[ia] * b[ib]
+			}
+			crow[j] += p.alpha * (s0 + s1)
 		}
 	}
 }
