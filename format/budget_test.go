@@ -214,7 +214,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	const slack = 256 << 10 // error strings, Tensor handles, runtime noise
 	f.Fuzz(func(t *testing.T, data []byte) {
-		limit := int64(4*len(data) + 4<<20)
+		limit := int64(4*len(data) + 1<<20)
 		var a, b runtime.MemStats
 		runtime.ReadMemStats(&a)
 		file, err := DecodeWith(data, ReadOptions{AllocLimit: limit})

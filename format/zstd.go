@@ -9,10 +9,10 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// zstdOverhead is charged to the allocation budget for the state of one zstd
-// decoder (block decoder, entropy tables, ring slack), on top of its window.
-// It is a measured upper bound with a safety margin; see TestZstdOverhead.
-const zstdOverhead = 1 << 20
+// zstdOverhead is charged to the allocation budget for the fixed state of one
+// zstd decoder (block decoder, entropy tables), on top of its ring buffer.
+// Measured at about 25 KiB; the margin is generous (TestZstdAllocAccounting).
+const zstdOverhead = 256 << 10
 
 // zstdWindowLimit is the largest window a frame may declare for a section of
 // raw size raw (docs/FORMAT.md §6).
@@ -28,10 +28,11 @@ func zstdWindowLimit(raw uint64) uint64 {
 }
 
 // zstdCharge is the budget charged for decompressing a section of raw size
-// raw, excluding the output buffer: the ring buffer (window plus two blocks)
-// and the decoder state.
+// raw, excluding the output buffer: the decoder's ring buffer (the window plus
+// room for two blocks of at most 128 KiB) and its fixed state.
 func zstdCharge(raw uint64) uint64 {
-	return zstdWindowLimit(raw) + zstdOverhead
+	w := zstdWindowLimit(raw)
+	return w + 2*(min(w, 128<<10)+16) + zstdOverhead
 }
 
 // plainReader hides bytes.Reader's Len/Bytes methods so the zstd decoder
