@@ -140,7 +140,6 @@ func (t *Tape[T]) Reset() {
 	t.nodes = t.nodes[:0]
 	t.used = 0
 	t.err = nil
-	t.noGrad = 0
 }
 
 // NoGrad runs fn with gradient recording disabled: Vars created inside fn do not require
