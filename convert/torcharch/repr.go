@@ -1,0 +1,290 @@
+package torcharch
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ParseReprFile parses the print(net) text stored at path.
+func ParseReprFile(path string) ([]Module, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("torcharch: %w", err)
+	}
+	defer f.Close()
+	mods, err := ParseRepr(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return mods, nil
+}
+
+// maxReprLine bounds one line of repr text.
+const maxReprLine = 1 << 20
+
+// ParseRepr parses the printed repr of a torch.nn.Sequential (the text of
+// print(net)) and returns its leaf modules in order. Nested Sequential
+// containers are flattened, their names joined with dots. Errors name the
+// line number and its text.
+func ParseRepr(r io.Reader) ([]Module, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxReprLine)
+	var (
+		mods    []Module
+		stack   []string // name prefixes of open containers
+		lineNo  int
+		done    bool
+		started bool
+		seen    = map[string]bool{}
+	)
+	fail := func(text string, format string, args ...interface{}) error {
+		return fmt.Errorf("torcharch: line %d %q: %s", lineNo, text, fmt.Sprintf(format, args...))
+	}
+	for sc.Scan() {
+		lineNo++
+		raw := strings.TrimRight(sc.Text(), " \t\r")
+		if strings.TrimSpace(raw) == "" {
+			continue
+		}
+		if done {
+			return nil, fail(raw, "text after the end of the top-level Sequential")
+		}
+		indent := len(raw) - len(strings.TrimLeft(raw, " "))
+		text := raw[indent:]
+		if !started {
+			// First non-blank line: the root container.
+			started = true
+			if indent != 0 {
+				return nil, fail(raw, "unexpected indentation")
+			}
+			switch text {
+			case "Sequential(":
+				stack = append(stack, "")
+			case "Sequential()":
+				done = true
+			default:
+				return nil, fail(raw, "the architecture must be a printed nn.Sequential")
+			}
+			continue
+		}
+		if text == ")" {
+			if indent != 2*(len(stack)-1) {
+				return nil, fail(raw, "closing parenthesis at indentation %d, want %d", indent, 2*(len(stack)-1))
+			}
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				done = true
+			}
+			continue
+		}
+		if indent != 2*len(stack) {
+			return nil, fail(raw, "indentation %d, want %d", indent, 2*len(stack))
+		}
+		if !strings.HasPrefix(text, "(") {
+			return nil, fail(raw, "expected \"(name): Module(...)\"")
+		}
+		end := strings.Index(text, "): ")
+		if end < 0 {
+			return nil, fail(raw, "expected \"(name): Module(...)\"")
+		}
+		local := text[1:end]
+		if local == "" || strings.ContainsAny(local, " .()") {
+			return nil, fail(raw, "invalid module name %q", local)
+		}
+		name := stack[len(stack)-1] + local
+		if seen[name] {
+			return nil, fail(raw, "duplicate module name %q", name)
+		}
+		seen[name] = true
+		body := text[end+3:]
+		switch body {
+		case "Sequential(":
+			stack = append(stack, name+".")
+			continue
+		case "Sequential()":
+			continue
+		}
+		m, err := parseModuleCall(name, body)
+		if err != nil {
+			return nil, fail(raw, "%v", err)
+		}
+		mods = append(mods, m)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("torcharch: line %d: %w", lineNo+1, err)
+	}
+	if !done {
+		if !started {
+			return nil, fmt.Errorf("torcharch: empty architecture text")
+		}
+		return nil, fmt.Errorf("torcharch: line %d: unexpected end of text: %d unclosed Sequential", lineNo, len(stack))
+	}
+	if mods == nil {
+		mods = []Module{}
+	}
+	return mods, nil
+}
+
+// parseModuleCall parses "Type(args)".
+func parseModuleCall(name, s string) (Module, error) {
+	open := strings.IndexByte(s, '(')
+	if open <= 0 || !strings.HasSuffix(s, ")") {
+		return Module{}, fmt.Errorf("expected Type(arguments)")
+	}
+	typ := s[:open]
+	if _, ok := specs[typ]; !ok {
+		return Module{}, fmt.Errorf("unknown module type %q", typ)
+	}
+	args, err := splitArgs(s[open+1 : len(s)-1])
+	if err != nil {
+		return Module{}, err
+	}
+	var pos []value
+	var kw []kwArg
+	for _, a := range args {
+		key, val, isKW := cutKeyword(a)
+		v, err := parseValue(val)
+		if err != nil {
+			return Module{}, fmt.Errorf("argument %q: %w", a, err)
+		}
+		if isKW {
+			kw = append(kw, kwArg{key, v})
+		} else {
+			if len(kw) > 0 {
+				return Module{}, fmt.Errorf("positional argument %q after keyword arguments", a)
+			}
+			pos = append(pos, v)
+		}
+	}
+	return build(name, typ, pos, kw, false)
+}
+
+// splitArgs splits at commas outside parentheses and quotes.
+func splitArgs(s string) ([]string, error) {
+	var out []string
+	depth, start := 0, 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+			if depth < 0 {
+				return nil, fmt.Errorf("unbalanced parentheses")
+			}
+		case c == ',' && depth == 0:
+			out = append(out, strings.TrimSpace(s[start:i]))
+			start = i + 1
+		}
+	}
+	if depth != 0 || quote != 0 {
+		return nil, fmt.Errorf("unbalanced parentheses or quotes")
+	}
+	if last := strings.TrimSpace(s[start:]); last != "" || len(out) > 0 {
+		out = append(out, last)
+	}
+	for _, a := range out {
+		if a == "" {
+			return nil, fmt.Errorf("empty argument")
+		}
+	}
+	return out, nil
+}
+
+// cutKeyword splits "key=value" where the '=' is outside parentheses and
+// quotes. Keys may contain spaces ("prior mean").
+func cutKeyword(a string) (key, val string, ok bool) {
+	for i := 0; i < len(a); i++ {
+		switch a[i] {
+		case '(', '\'', '"':
+			return "", a, false
+		case '=':
+			return strings.TrimSpace(a[:i]), strings.TrimSpace(a[i+1:]), true
+		}
+	}
+	return "", a, false
+}
+
+// parseValue parses a Python literal as printed by PyTorch reprs: ints,
+// floats, True/False/None, quoted strings, bare words and tuples.
+func parseValue(s string) (value, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return value{}, fmt.Errorf("empty value")
+	}
+	switch s {
+	case "True":
+		return boolV(true), nil
+	case "False":
+		return boolV(false), nil
+	case "None":
+		return noneV, nil
+	}
+	if s[0] == '(' {
+		if s[len(s)-1] != ')' {
+			return value{}, fmt.Errorf("malformed tuple %q", s)
+		}
+		inner := strings.TrimSpace(s[1 : len(s)-1])
+		v := value{kind: vTuple, tup: []value{}}
+		if inner == "" {
+			return v, nil
+		}
+		trailing := strings.HasSuffix(inner, ",")
+		parts, err := splitArgs(strings.TrimSuffix(inner, ","))
+		if err != nil {
+			return value{}, err
+		}
+		if len(parts) == 1 && !trailing {
+			return parseValue(parts[0]) // parenthesised expression
+		}
+		for _, p := range parts {
+			e, err := parseValue(p)
+			if err != nil {
+				return value{}, err
+			}
+			v.tup = append(v.tup, e)
+		}
+		return v, nil
+	}
+	if s[0] == '\'' || s[0] == '"' {
+		if len(s) < 2 || s[len(s)-1] != s[0] {
+			return value{}, fmt.Errorf("malformed string %q", s)
+		}
+		return strV(s[1 : len(s)-1]), nil
+	}
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return intV(i), nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return floatV(f), nil
+	}
+	if isWord(s) {
+		return strV(s), nil
+	}
+	return value{}, fmt.Errorf("cannot parse value %q", s)
+}
+
+func isWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
