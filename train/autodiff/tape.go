@@ -385,7 +385,9 @@ func (t *Tape[T]) Backward(out *Var[T]) error {
 }
 
 // BackwardFrom runs reverse-mode differentiation seeded with d(loss)/d(out) = seed, which must
-// have out's length (a vector-Jacobian product).
+// have out's length (a vector-Jacobian product). Gradients accumulate: running Backward twice
+// without Reset (or without zeroing parameter gradients) adds both contributions. If out does
+// not depend on anything that requires a gradient, nothing happens.
 func (t *Tape[T]) BackwardFrom(out *Var[T], seed []T) error {
 	if t.err != nil {
 		return t.err
