@@ -13,20 +13,30 @@ const (
 	philoxW1 = 0xBB67AE85 // sqrt(3) - 1
 )
 
-// philox4x32 returns the Philox4x32-10 block for counter ctr under key.
+// philox4x32 returns the Philox4x32-10 block for counter ctr under key: ten rounds, the key
+// bumped by the Weyl constants before every round but the first.
 func philox4x32(ctr [4]uint32, key [2]uint32) [4]uint32 {
 	c0, c1, c2, c3 := ctr[0], ctr[1], ctr[2], ctr[3]
 	k0, k1 := key[0], key[1]
-	for r := 0; r < 10; r++ {
-		if r > 0 {
-			k0 += philoxW0
-			k1 += philoxW1
-		}
-		hi0, lo0 := bits.Mul32(philoxM0, c0)
-		hi1, lo1 := bits.Mul32(philoxM1, c2)
-		c0, c1, c2, c3 = hi1^c1^k0, lo1, hi0^c3^k1, lo0
-	}
+	w0, w1 := uint32(philoxW0), uint32(philoxW1) // variables: the multiples wrap mod 2³²
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0, k1)
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0+1*w0, k1+1*w1)
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0+2*w0, k1+2*w1)
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0+3*w0, k1+3*w1)
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0+4*w0, k1+4*w1)
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0+5*w0, k1+5*w1)
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0+6*w0, k1+6*w1)
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0+7*w0, k1+7*w1)
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0+8*w0, k1+8*w1)
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0+9*w0, k1+9*w1)
 	return [4]uint32{c0, c1, c2, c3}
+}
+
+// philoxRound is one Philox4x32 S-P round with round key (k0, k1).
+func philoxRound(c0, c1, c2, c3, k0, k1 uint32) (uint32, uint32, uint32, uint32) {
+	hi0, lo0 := bits.Mul32(philoxM0, c0)
+	hi1, lo1 := bits.Mul32(philoxM1, c2)
+	return hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
 }
 
 // Stream is a reproducible stream of random numbers from the counter-based generator
@@ -36,9 +46,10 @@ func philox4x32(ctr [4]uint32, key [2]uint32) [4]uint32 {
 // on other streams or on scheduling. A Stream is a small value with no pointers: copying it forks
 // an identical sequence, and it must not be used from two goroutines at once.
 //
-// Each Philox block yields four 32-bit words, buffered across calls. Uniform uses one word per
-// value, Uint64 two, Normal two per pair of values and Normal64 four per pair (Box–Muller); a
-// Normal or Normal64 call of odd length drops the unused second value of its last pair.
+// Each Philox block yields four 32-bit words, buffered across calls, so splitting a request into
+// several calls does not change the numbers. Uniform uses one word per value, Uint64 two, Normal
+// (ziggurat) usually one per value, and Normal64 (Box–Muller) four per pair of values; a Normal64
+// call of odd length drops the unused second value of its last pair.
 type Stream struct {
 	key   [2]uint32
 	a, b  uint32
@@ -53,18 +64,17 @@ func NewStream(seed uint64, a, b uint32) Stream {
 	return Stream{key: [2]uint32{uint32(seed), uint32(seed >> 32)}, a: a, b: b, used: 4}
 }
 
-// nextBlock generates the next Philox block.
-func (s *Stream) nextBlock() [4]uint32 {
-	out := philox4x32([4]uint32{uint32(s.block), uint32(s.block >> 32), s.a, s.b}, s.key)
+// refill generates the next Philox block into the buffer.
+func (s *Stream) refill() {
+	s.buf = philox4x32([4]uint32{uint32(s.block), uint32(s.block >> 32), s.a, s.b}, s.key)
 	s.block++
-	return out
+	s.used = 0
 }
 
 // word returns the next 32-bit word of the stream.
 func (s *Stream) word() uint32 {
 	if s.used >= 4 {
-		s.buf = s.nextBlock()
-		s.used = 0
+		s.refill()
 	}
 	w := s.buf[s.used&3]
 	s.used++
@@ -85,40 +95,27 @@ func (s *Stream) Uniform(dst []float32) {
 	}
 }
 
-// boxMuller32 maps two words to two independent N(0,1) values. u1 = (w1+½)·2⁻³² lies in (0, 1),
-// so the radius is finite (at most about 6.7).
-func boxMuller32(w1, w2 uint32) (float64, float64) {
-	u1 := (float64(w1) + 0.5) * (1.0 / (1 << 32))
-	r := math.Sqrt(-2 * math.Log(u1))
-	sn, cs := math.Sincos(float64(w2) * (2 * math.Pi / (1 << 32)))
-	return r * cs, r * sn
-}
-
-// Normal fills dst with independent standard normal values.
+// Normal fills dst with independent standard normal values (ziggurat method, one word per value
+// in about 98.8% of draws; 24-bit resolution within a layer, exact tails).
 func (s *Stream) Normal(dst []float32) {
-	i := 0
-	// Drain words left in the current block, then work on whole blocks.
-	for i < len(dst) && s.used < 4 {
-		z0, z1 := boxMuller32(s.word(), s.word())
-		dst[i] = float32(z0)
-		if i+1 < len(dst) {
-			dst[i+1] = float32(z1)
+	for i := range dst {
+		// The ziggurat's fast path, inlined: one word, one table lookup, one multiply.
+		if s.used >= 4 {
+			s.refill()
 		}
-		i += 2
-	}
-	for ; i+4 <= len(dst); i += 4 {
-		w := s.nextBlock()
-		z0, z1 := boxMuller32(w[0], w[1])
-		z2, z3 := boxMuller32(w[2], w[3])
-		d := dst[i : i+4 : i+4]
-		d[0], d[1], d[2], d[3] = float32(z0), float32(z1), float32(z2), float32(z3)
-	}
-	for ; i < len(dst); i += 2 {
-		z0, z1 := boxMuller32(s.word(), s.word())
-		dst[i] = float32(z0)
-		if i+1 < len(dst) {
-			dst[i+1] = float32(z1)
+		w := s.buf[s.used&3]
+		s.used++
+		l := w & (zigLayers - 1)
+		u := w >> 8
+		if u >= zig.k[l] {
+			dst[i] = float32(s.zigSlow(w))
+			continue
 		}
+		x := float32(float64(u) * zig.w[l])
+		if w&0x80 != 0 {
+			x = -x
+		}
+		dst[i] = x
 	}
 }
 

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -57,11 +58,11 @@ func TestStreamDeterminism(t *testing.T) {
 			t.Fatalf("(seed, a, b) = %v gave the same sequence as (42, 3, 5)", other)
 		}
 	}
-	// Chunking: the sequence depends on the calls only through the words they consume, so even
-	// chunks of Normal and any chunks of Uniform reproduce a single call.
+	// Chunking: words are buffered across calls, so any chunks of Normal or Uniform reproduce a
+	// single call.
 	s := NewStream(42, 3, 5)
 	chunked := make([]float32, 0, n)
-	for _, c := range []int{2, 6, 4, 100, 888} {
+	for _, c := range []int{1, 6, 3, 100, 890} {
 		x := make([]float32, c)
 		s.Normal(x)
 		chunked = append(chunked, x...)
@@ -89,6 +90,85 @@ func TestStreamDeterminism(t *testing.T) {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 			t.Fatalf("Normal after Uniform: %v", z)
 		}
+	}
+}
+
+// checkTails compares the two-sided tail masses P(|z| > c) with their binomial standard errors;
+// c = 3.5 and 4 lie beyond the ziggurat's base layer (r ≈ 3.44) and exercise its tail sampler.
+func checkTails(t *testing.T, name string, x []float64) {
+	t.Helper()
+	n := float64(len(x))
+	for _, c := range []float64{0.5, 1, 2, 3, 3.5, 4} {
+		var cnt float64
+		for _, v := range x {
+			if math.Abs(v) > c {
+				cnt++
+			}
+		}
+		p := math.Erfc(c / math.Sqrt2)
+		if se := math.Sqrt(p * (1 - p) / n); math.Abs(cnt/n-p) > 5*se {
+			t.Errorf("%s: P(|z|>%g) = %g, want %g ± %g", name, c, cnt/n, p, 5*se)
+		}
+	}
+}
+
+// checkKS runs a Kolmogorov–Smirnov test against Φ: √N·D exceeds 2.3 with probability < 1e-4.
+func checkKS(t *testing.T, name string, x []float64) {
+	t.Helper()
+	y := append([]float64(nil), x...)
+	slices.Sort(y)
+	n := float64(len(y))
+	var d float64
+	for i, v := range y {
+		f := 0.5 * math.Erfc(-v/math.Sqrt2)
+		d = max(d, math.Abs(f-float64(i)/n), math.Abs(f-float64(i+1)/n))
+	}
+	if d*math.Sqrt(n) > 2.3 {
+		t.Errorf("%s: Kolmogorov–Smirnov √N·D = %g > 2.3", name, d*math.Sqrt(n))
+	}
+}
+
+// TestZigguratTables checks the layer construction independently: every layer i ≥ 1 has area
+// x_i·(f(x_{i-1}) − f(x_i)) = v, the base layer r·f(r) + ∫_r^∞ f = v, and the top edge reaches 0.
+func TestZigguratTables(t *testing.T) {
+	f := func(x float64) float64 { return math.Exp(-x * x / 2) }
+	xs := make([]float64, zigLayers)
+	for i := 1; i < zigLayers; i++ {
+		xs[i] = zig.w[i] * zigScale
+		if !closeTo(zig.f[i], f(xs[i]), 1e-15) {
+			t.Fatalf("f[%d] = %g, want f(x) = %g", i, zig.f[i], f(xs[i]))
+		}
+	}
+	if xs[zigLayers-1] != zigR {
+		t.Fatalf("x_127 = %g, want r = %g", xs[zigLayers-1], zigR)
+	}
+	for i := 1; i < zigLayers; i++ {
+		prev := 1.0
+		if i > 1 {
+			prev = f(xs[i-1])
+		}
+		if area := xs[i] * (prev - f(xs[i])); !closeTo(area, zigV, 1e-9) {
+			t.Fatalf("layer %d area %g, want %g", i, area, zigV)
+		}
+		if i > 1 && xs[i] <= xs[i-1] {
+			t.Fatalf("boundaries not increasing at %d", i)
+		}
+		var want uint32
+		if i > 1 {
+			want = uint32(xs[i-1] / xs[i] * zigScale)
+		}
+		if d := int64(zig.k[i]) - int64(want); d < -1 || d > 1 {
+			t.Fatalf("k[%d] = %d, want %d", i, zig.k[i], want)
+		}
+	}
+	tail := math.Sqrt(math.Pi/2) * math.Erfc(zigR/math.Sqrt2)
+	if base := zigR*f(zigR) + tail; !closeTo(base, zigV, 1e-9) {
+		t.Fatalf("base layer area %g, want %g", base, zigV)
+	}
+	// The top layer reaches the mode: x_1 is small and v/x_1 + f(x_1) = f(0) = 1 within
+	// the precision of the published constants.
+	if got := zigV/xs[1] + f(xs[1]); !closeTo(got, 1, 1e-6) {
+		t.Fatalf("top layer does not close at the mode: %g", got)
 	}
 }
 
@@ -142,21 +222,14 @@ func TestNormalMoments(t *testing.T) {
 		x[i] = float64(v)
 	}
 	checkMoments(t, "Normal", x)
-	// Tail mass: P(|z| > 2) = 0.0455; binomial SE.
-	var tail float64
-	for _, v := range x {
-		if math.Abs(v) > 2 {
-			tail++
-		}
-	}
-	p := math.Erfc(2 / math.Sqrt2)
-	if se := math.Sqrt(p * (1 - p) / float64(n)); math.Abs(tail/float64(n)-p) > 5*se {
-		t.Errorf("P(|z|>2) = %g, want %g ± %g", tail/float64(n), p, 5*se)
-	}
+	checkTails(t, "Normal", x)
+	checkKS(t, "Normal", x)
 	s64 := NewStream(2024, 1, 3)
 	y := make([]float64, n+1) // odd length
 	s64.Normal64(y)
 	checkMoments(t, "Normal64", y)
+	checkTails(t, "Normal64", y)
+	checkKS(t, "Normal64", y)
 
 	u := make([]float32, n)
 	us := NewStream(5, 0, 0)

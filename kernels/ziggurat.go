@@ -1,0 +1,88 @@
+package kernels
+
+import "math"
+
+// Ziggurat tables for the standard normal (Marsaglia & Tsang 2000, 128 layers), laid out for
+// one 32-bit word per draw: bits 0-6 pick the layer, bit 7 the sign and bits 8-31 the
+// 24-bit position within the layer, so the layer index and the magnitude use disjoint bits.
+const (
+	zigLayers = 128
+	zigR      = 3.442619855899              // right edge of the base layer's rectangle part
+	zigV      = 9.91256303526217e-3         // area of every layer (unnormalised density exp(−x²/2))
+	zigScale  = 1 << 24                     // range of the 24-bit position
+	zigInvR   = 1 / 3.442619855899          // 1/zigR for the tail sampler
+	_         = zigLayers & (zigLayers - 1) // power of two (bit-mask layer index)
+)
+
+// zigTables holds, per layer i, the acceptance threshold k (accept position u if u < k[i]),
+// the scale w (x = u·w[i]) and the density f at the layer's right edge. They are computed once
+// and never written afterwards.
+type zigTables struct {
+	k [zigLayers]uint32
+	w [zigLayers]float64
+	f [zigLayers]float64
+}
+
+var zig = newZigTables()
+
+// newZigTables computes the layer boundaries x_127 = r > x_126 > … > x_1 > x_0 = 0 from
+// x_i = f⁻¹(v/x_{i+1} + f(x_{i+1})), with f(x) = exp(−x²/2).
+func newZigTables() *zigTables {
+	t := new(zigTables)
+	x := zigR
+	fx := math.Exp(-0.5 * x * x)
+	q := zigV / fx // width of the base layer's rectangle (it also covers the tail)
+	t.k[0] = uint32(x / q * zigScale)
+	t.w[0] = q / zigScale
+	t.f[0] = 1
+	t.w[zigLayers-1] = x / zigScale
+	t.f[zigLayers-1] = fx
+	for i := zigLayers - 2; i >= 1; i-- {
+		xn := math.Sqrt(-2 * math.Log(zigV/x+math.Exp(-0.5*x*x)))
+		t.k[i+1] = uint32(xn / x * zigScale)
+		x = xn
+		t.f[i] = math.Exp(-0.5 * x * x)
+		t.w[i] = x / zigScale
+	}
+	t.k[1] = 0
+	return t
+}
+
+// uniformOpen maps a word to (0, 1).
+func uniformOpen(w uint32) float64 { return (float64(w) + 0.5) * (1.0 / (1 << 32)) }
+
+// zigSlow completes a ziggurat draw (whose fast path is inlined in Stream.Normal) whose first word w fell outside its layer's inner rectangle:
+// the wedge test, the tail of the base layer, or a retry.
+func (s *Stream) zigSlow(w uint32) float64 {
+	for {
+		i := w & (zigLayers - 1)
+		u := w >> 8
+		x := float64(u) * zig.w[i]
+		switch {
+		case u < zig.k[i]:
+			// Inside the inner rectangle (only reached on retries).
+		case i == 0:
+			// Tail beyond r (Marsaglia 1964): x = r + e1/r with e1, e2 exponential, accepted if
+			// 2·e2 ≥ (e1/r)².
+			for {
+				e1 := -math.Log(uniformOpen(s.word())) * zigInvR
+				e2 := -math.Log(uniformOpen(s.word()))
+				if e2+e2 >= e1*e1 {
+					x = zigR + e1
+					break
+				}
+			}
+		default:
+			// Wedge: accept if a uniform height in [f(x_i), f(x_{i-1})] lies under the density.
+			y := zig.f[i] + uniformOpen(s.word())*(zig.f[i-1]-zig.f[i])
+			if y >= math.Exp(-0.5*x*x) {
+				w = s.word()
+				continue
+			}
+		}
+		if w&0x80 != 0 {
+			return -x
+		}
+		return x
+	}
+}
