@@ -109,6 +109,9 @@ func ParseRepr(r io.Reader) ([]Module, error) {
 		case "Sequential()":
 			continue
 		}
+		if strings.HasSuffix(body, "(") {
+			return nil, fail(raw, "unsupported container %q (only nested Sequential is supported)", strings.TrimSuffix(body, "("))
+		}
 		m, err := parseModuleCall(name, body)
 		if err != nil {
 			return nil, fail(raw, "%v", err)
