@@ -102,16 +102,17 @@ func Gemv(trans bool, m, n int, alpha float32, a []float32, lda int, x []float32
 		return
 	}
 	if !trans {
+		x := x[:n]
 		i := 0
 		// Four rows at a time: x is loaded once for four dot products.
 		for ; i+4 <= m; i += 4 {
-			r0 := a[i*lda : i*lda+n]
-			r1 := a[(i+1)*lda : (i+1)*lda+n]
-			r2 := a[(i+2)*lda : (i+2)*lda+n]
-			r3 := a[(i+3)*lda : (i+3)*lda+n]
+			r0 := a[i*lda:][:n]
+			r1 := a[(i+1)*lda:][:n]
+			r2 := a[(i+2)*lda:][:n]
+			r3 := a[(i+3)*lda:][:n]
 			var s0, s1, s2, s3, t0, t1, t2, t3 float32
 			j := 0
-			for ; j+2 <= n; j += 2 {
+			for ; j+1 < len(x); j += 2 {
 				x0, x1 := x[j], x[j+1]
 				s0 += r0[j] * x0
 				s1 += r1[j] * x0
@@ -154,15 +155,16 @@ func Gemv(trans bool, m, n int, alpha float32, a []float32, lda int, x []float32
 	}
 	// y = alpha*Aᵀx + beta*y: a sequence of row axpys, four rows per pass over y.
 	scaleOrZero(beta, y)
+	y = y[:n]
 	i := 0
 	for ; i+4 <= m; i += 4 {
-		r0 := a[i*lda : i*lda+n]
-		r1 := a[(i+1)*lda : (i+1)*lda+n]
-		r2 := a[(i+2)*lda : (i+2)*lda+n]
-		r3 := a[(i+3)*lda : (i+3)*lda+n]
+		r0 := a[i*lda:][:len(y)]
+		r1 := a[(i+1)*lda:][:len(y)]
+		r2 := a[(i+2)*lda:][:len(y)]
+		r3 := a[(i+3)*lda:][:len(y)]
 		c0, c1, c2, c3 := alpha*x[i], alpha*x[i+1], alpha*x[i+2], alpha*x[i+3]
-		for j := range y {
-			y[j] += c0*r0[j] + c1*r1[j] + c2*r2[j] + c3*r3[j]
+		for j, yj := range y {
+			y[j] = yj + c0*r0[j] + c1*r1[j] + c2*r2[j] + c3*r3[j]
 		}
 	}
 	for ; i < m; i++ {

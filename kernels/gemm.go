@@ -28,8 +28,10 @@ const (
 // Gemm computes C = alpha*op(A)*op(B) + beta*C for row-major float32 matrices, where op(A) is m×k
 // (A is m×k, or k×m if transA), op(B) is k×n (B is k×n, or n×k if transB) and C is m×n; lda, ldb
 // and ldc are the leading dimensions. When beta == 0, C is overwritten (NaNs in C are ignored), as
-// in BLAS. Gemm does not allocate. It panics on negative sizes, leading dimensions smaller than a
-// row, or slices too short for the given shapes.
+// in BLAS; when alpha == 0 or k == 0, A and B are not read. Gemm is single-threaded and does not
+// allocate: large products pack their panels into about 200 KB of goroutine stack (so the first
+// such call on a goroutine grows its stack once). It panics on negative sizes, leading dimensions
+// smaller than a row, or slices too short for the given shapes.
 func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m < 0 || n < 0 || k < 0 {
 		panic(fmt.Sprintf("kernels.Gemm: negative size m=%d n=%d k=%d", m, n, k))
