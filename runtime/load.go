@@ -1,0 +1,67 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/edgebnn/edgebnn/format"
+)
+
+// MetaBlob is the name of the model file's blob section holding the Spec as JSON.
+const MetaBlob = "meta"
+
+// Load opens a model file written by the converter (docs/FORMAT.md), validates it and builds the
+// Model. Dense float32 tensors stay in the memory-mapped file; Close the Model to release it.
+func Load(path string) (*Model, error) {
+	f, err := format.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := FromFile(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m.closer = f
+	return m, nil
+}
+
+// FromFile builds a Model from an open model file. The file must stay open while the Model is
+// used.
+func FromFile(f *format.File) (*Model, error) {
+	meta, err := f.Blob(MetaBlob)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: reading the model description: %w", err)
+	}
+	spec, err := ParseSpec(meta)
+	if err != nil {
+		return nil, err
+	}
+	return New(spec, fileSource{f})
+}
+
+// fileSource reads tensors from a model file.
+type fileSource struct{ f *format.File }
+
+func (s fileSource) Tensor(name string) ([]float32, []int, error) {
+	t, err := s.f.Tensor(name)
+	if err != nil {
+		if !s.has(name) {
+			return nil, nil, fmt.Errorf("%q: %w", name, ErrNoTensor)
+		}
+		return nil, nil, err
+	}
+	data, err := t.Float32s()
+	if err != nil {
+		return nil, nil, err
+	}
+	return data, t.Shape(), nil
+}
+
+func (s fileSource) has(name string) bool {
+	for _, n := range s.f.Tensors() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
