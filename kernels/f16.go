@@ -6,8 +6,8 @@ import (
 )
 
 // F16ToF32 converts IEEE 754 binary16 bit patterns to float32, exactly (zeros, subnormals,
-// infinities and NaN payloads are preserved). It converts min(len(dst), len(src)) values and
-// panics if len(dst) < len(src).
+// infinities and NaN payloads are preserved). It converts len(src) values into dst[:len(src)]
+// and panics if dst is shorter than src.
 func F16ToF32(dst []float32, src []uint16) {
 	if len(dst) < len(src) {
 		panic(fmt.Sprintf("kernels.F16ToF32: len(dst)=%d < len(src)=%d", len(dst), len(src)))

@@ -44,7 +44,8 @@ func philoxRound(c0, c1, c2, c3, k0, k1 uint32) (uint32, uint32, uint32, uint32)
 // and the two stream identifiers (a, b). Streams with different (seed, a, b) are independent, and
 // the output of a stream depends only on (seed, a, b) and the sequence of calls made on it, never
 // on other streams or on scheduling. A Stream is a small value with no pointers: copying it forks
-// an identical sequence, and it must not be used from two goroutines at once.
+// an identical sequence, and it must not be used from two goroutines at once. The zero Stream is
+// the same as NewStream(0, 0, 0).
 //
 // Each Philox block yields four 32-bit words, buffered across calls, so splitting a request into
 // several calls does not change the numbers. Uniform uses one word per value, Uint64 two, Normal
@@ -55,29 +56,29 @@ type Stream struct {
 	a, b  uint32
 	block uint64    // index of the next block to generate
 	buf   [4]uint32 // current block
-	used  uint32    // number of words of buf already consumed (4 = empty)
+	avail uint32    // number of words of buf not yet consumed (0 = generate a new block)
 }
 
 // NewStream returns the stream identified by (seed, a, b). The runtime uses a = sample index and
 // b = layer index.
 func NewStream(seed uint64, a, b uint32) Stream {
-	return Stream{key: [2]uint32{uint32(seed), uint32(seed >> 32)}, a: a, b: b, used: 4}
+	return Stream{key: [2]uint32{uint32(seed), uint32(seed >> 32)}, a: a, b: b}
 }
 
 // refill generates the next Philox block into the buffer.
 func (s *Stream) refill() {
 	s.buf = philox4x32([4]uint32{uint32(s.block), uint32(s.block >> 32), s.a, s.b}, s.key)
 	s.block++
-	s.used = 0
+	s.avail = 4
 }
 
 // word returns the next 32-bit word of the stream.
 func (s *Stream) word() uint32 {
-	if s.used >= 4 {
+	if s.avail == 0 {
 		s.refill()
 	}
-	w := s.buf[s.used&3]
-	s.used++
+	w := s.buf[(4-s.avail)&3]
+	s.avail--
 	return w
 }
 
@@ -100,11 +101,11 @@ func (s *Stream) Uniform(dst []float32) {
 func (s *Stream) Normal(dst []float32) {
 	for i := range dst {
 		// The ziggurat's fast path, inlined: one word, one table lookup, one multiply.
-		if s.used >= 4 {
+		if s.avail == 0 {
 			s.refill()
 		}
-		w := s.buf[s.used&3]
-		s.used++
+		w := s.buf[(4-s.avail)&3]
+		s.avail--
 		l := w & (zigLayers - 1)
 		u := w >> 8
 		if u >= zig.k[l] {

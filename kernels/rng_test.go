@@ -70,6 +70,11 @@ func TestStreamDeterminism(t *testing.T) {
 	if !equal32(ref[:1000], chunked) {
 		t.Fatal("Normal in even chunks differs from a single call")
 	}
+	var zero Stream
+	z0, z1 := NewStream(0, 0, 0), zero
+	if z0.Uint64() != z1.Uint64() || z0.Uint64() != z1.Uint64() || z0.Uint64() != z1.Uint64() {
+		t.Fatal("the zero Stream differs from NewStream(0, 0, 0)")
+	}
 	u1 := NewStream(1, 2, 3)
 	u2 := u1 // copying a Stream forks an identical sequence
 	all := make([]float32, 20)
