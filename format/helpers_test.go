@@ -17,11 +17,11 @@ var tcast = crc32.MakeTable(crc32.Castagnoli)
 
 // fixHeaderCRC recomputes header_crc of a (possibly edited) file.
 func fixHeaderCRC(b []byte) {
-	count := binary.LittleEndian.Uint32(b[12:])
-	es := binary.LittleEndian.Uint32(b[16:])
-	end := 64 + int(count)*int(es)
-	if end > len(b) {
-		end = len(b)
+	count := uint64(binary.LittleEndian.Uint32(b[12:]))
+	es := uint64(binary.LittleEndian.Uint32(b[16:]))
+	end := 64 + count*es // u64: no overflow on 32-bit hosts
+	if end > uint64(len(b)) {
+		end = uint64(len(b))
 	}
 	c := crc32.Update(crc32.Checksum(b[:60], tcast), tcast, b[64:end])
 	binary.LittleEndian.PutUint32(b[60:], c)

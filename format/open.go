@@ -9,7 +9,9 @@ import (
 
 // Open opens and validates the container at path. On unix the file is
 // memory-mapped read-only; elsewhere, or if mapping fails, it is read into
-// memory. Call Close when done.
+// memory. Call Close when done. A mapped file must not be truncated or
+// rewritten in place while open (Writer.WriteFile replaces files by rename,
+// which is safe).
 func Open(path string) (*File, error) { return OpenWith(path, ReadOptions{}) }
 
 // OpenWith is Open with options.
