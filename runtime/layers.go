@@ -110,6 +110,10 @@ func (p *pool) forward(_ *fwdCtx, in, out []float32, n int) {
 	for img := 0; img < n*p.in.c; img++ {
 		src := in[img*ih*iw : (img+1)*ih*iw]
 		dst := out[img*oh*ow : (img+1)*oh*ow]
+		if p.max && p.simple2x2() && 2*oh <= ih && 2*ow <= iw {
+			maxPool2x2(src, dst, iw, oh, ow)
+			continue
+		}
 		for oy := 0; oy < oh; oy++ {
 			y0 := oy*p.sh - p.ph
 			for ox := 0; ox < ow; ox++ {
@@ -151,6 +155,37 @@ func (p *pool) forward(_ *fwdCtx, in, out []float32, n int) {
 				}
 				dst[oy*ow+ox] = sum / float32(cnt)
 			}
+		}
+	}
+}
+
+// simple2x2 reports the common 2×2, stride-2, unpadded, undilated window.
+func (p *pool) simple2x2() bool {
+	return p.kh == 2 && p.kw == 2 && p.sh == 2 && p.sw == 2 && p.ph == 0 && p.pw == 0 && p.dh == 1 && p.dw == 1
+}
+
+// maxPool2x2 is the 2×2 stride-2 max pool of one image plane (NaN propagates, as in PyTorch).
+func maxPool2x2(src, dst []float32, iw, oh, ow int) {
+	for oy := 0; oy < oh; oy++ {
+		r0 := src[2*oy*iw : 2*oy*iw+2*ow]
+		r1 := src[(2*oy+1)*iw : (2*oy+1)*iw+2*ow]
+		d := dst[oy*ow : oy*ow+ow]
+		for ox := range d {
+			a, b, c, e := r0[2*ox], r0[2*ox+1], r1[2*ox], r1[2*ox+1]
+			m := a
+			if b > m || b != b {
+				m = b
+			}
+			if c > m || c != c {
+				m = c
+			}
+			if e > m || e != e {
+				m = e
+			}
+			if a != a {
+				m = a
+			}
+			d[ox] = m
 		}
 	}
 }
