@@ -42,14 +42,6 @@ Prints the layers, posteriors and tensors stored in a model file and verifies
 their checksums.`,
 	"the model file format")
 
-var predictCmd = pendingCommand("predict",
-	"predict with uncertainty (entropy, mutual information)",
-	`Usage: edgebnn predict [flags] MODEL.ebnn INPUT...
-
-Runs the Bayesian predictor on the inputs and prints each prediction with
-how far to trust it.`,
-	"the runtime")
-
 var evalCmd = pendingCommand("eval",
 	"evaluate accuracy, NLL and calibration on a data set",
 	`Usage: edgebnn eval [flags] MODEL.ebnn
@@ -73,13 +65,6 @@ var planCmd = pendingCommand("plan",
 Estimates the memory and time a model needs on a board and chooses the
 number of posterior samples that fits its budget.`,
 	"the runtime")
-
-var benchCmd = pendingCommand("bench",
-	"benchmark kernels and predictors on this machine",
-	`Usage: edgebnn bench [flags]
-
-Times the kernels and predictors on the machine it runs on.`,
-	"the kernels")
 
 // pendingCommand returns a command that prints its planned usage for -h
 // and otherwise fails with "not available yet" (exit status 1), whatever

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	goruntime "runtime"
+	"slices"
+	"time"
+
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+const benchUsage = `Usage: edgebnn bench --model FILE [flags]
+
+Benchmarks a model's predictor on this machine, in the spirit of TFLite's
+benchmark_model: loads the model once, warms up, then times predictions on
+synthetic inputs of the model's shape (uniform in [0, 1)) for at least
+--min-time, and prints the per-input latency (median and 90th percentile),
+inputs per second, heap allocations per prediction and the predictor's
+scratch memory.
+
+With --json, one object with keys per_input_seconds_median,
+per_input_seconds_p90, inputs_per_second, allocs_per_prediction,
+predictor_bytes, samples, batch, strategy.`
+
+var benchCmd = command{
+	name:    "bench",
+	summary: "benchmark a model's predictor on this machine",
+	usage:   benchUsage,
+	run:     runBench,
+}
+
+type benchResult struct {
+	Median      float64 `json:"per_input_seconds_median"`
+	P90         float64 `json:"per_input_seconds_p90"`
+	PerSecond   float64 `json:"inputs_per_second"`
+	Allocs      float64 `json:"allocs_per_prediction"`
+	Bytes       int64   `json:"predictor_bytes"`
+	Samples     int     `json:"samples"`
+	Batch       int     `json:"batch"`
+	Strategy    string  `json:"strategy"`
+	Predictions int     `json:"predictions"`
+}
+
+func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	fs := newFlagSet("bench")
+	pf := addPredictFlags(fs, 1)
+	minTime := fs.Duration("min-time", time.Second, "time predictions for at least `D`")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := parseFlags(fs, benchUsage, args, stdout); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	m, p, err := pf.open()
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	b := *pf.batch
+	rng := rand.New(rand.NewPCG(*pf.seed, 1))
+	xs := make([]float32, b*m.InputSize())
+	for i := range xs {
+		xs[i] = rng.Float32()
+	}
+	preds := make([]runtime.Prediction, b)
+	for i := 0; i < 3; i++ { // warm-up
+		if err := p.PredictBatch(xs, preds); err != nil {
+			return err
+		}
+	}
+	var (
+		lat     []float64
+		ms0     goruntime.MemStats
+		ms1     goruntime.MemStats
+		start   = time.Now()
+		mallocs uint64
+	)
+	for time.Since(start) < *minTime || len(lat) < 5 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		goruntime.ReadMemStats(&ms0)
+		t0 := time.Now()
+		if err := p.PredictBatch(xs, preds); err != nil {
+			return err
+		}
+		d := time.Since(t0)
+		goruntime.ReadMemStats(&ms1)
+		mallocs += ms1.Mallocs - ms0.Mallocs
+		lat = append(lat, d.Seconds()/float64(b))
+	}
+	total := time.Since(start).Seconds()
+	slices.Sort(lat)
+	res := benchResult{
+		Median:      lat[len(lat)/2],
+		P90:         lat[min(len(lat)-1, int(math.Ceil(0.9*float64(len(lat))))-1)],
+		PerSecond:   float64(len(lat)*b) / total,
+		Allocs:      float64(mallocs) / float64(len(lat)),
+		Bytes:       p.ScratchBytes(),
+		Samples:     p.Options().Samples,
+		Batch:       b,
+		Strategy:    p.Options().Strategy.String(),
+		Predictions: len(lat),
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return fmt.Errorf("writing JSON: %w", err)
+		}
+		return nil
+	}
+	fmt.Fprintf(stdout, "model             %s\n", *pf.model)
+	fmt.Fprintf(stdout, "samples           %d (strategy %s, batch %d)\n", res.Samples, res.Strategy, b)
+	fmt.Fprintf(stdout, "latency per input %s median, %s p90 (%d timed calls)\n",
+		time.Duration(res.Median*1e9), time.Duration(res.P90*1e9), res.Predictions)
+	fmt.Fprintf(stdout, "throughput        %.1f inputs/s\n", res.PerSecond)
+	fmt.Fprintf(stdout, "allocations       %.1f per prediction call\n", res.Allocs)
+	fmt.Fprintf(stdout, "predictor memory  %s\n", formatBytes(res.Bytes))
+	return nil
+}
