@@ -136,11 +136,12 @@ func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 		d.apply(fc, d.w, d.ldw, d.bias, in, out, n, fc.scratch)
 		return
 	}
-	rng := kernels.NewStream(fc.seed, uint32(fc.sample), d.id)
+	fc.rng = kernels.NewStream(fc.seed, uint32(fc.sample), d.id)
+	rng := &fc.rng
 	if d.useLocal(fc.strategy, n) {
 		prep := fc.scratch[:d.post.prepSize(n)]
 		d.post.prepare(in, n, prep)
-		d.post.apply(fc, &rng, prep, out, n, fc.scratch[len(prep):])
+		d.post.apply(fc, rng, prep, out, n, fc.scratch[len(prep):])
 		return
 	}
 	w := fc.scratch[:d.dOut*d.dIn]
@@ -149,7 +150,7 @@ func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 	if fc.mean {
 		d.post.meanWeight(w, rest)
 	} else {
-		d.post.sampleWeight(fc, &rng, w, rest)
+		d.post.sampleWeight(fc, rng, w, rest)
 	}
 	if !d.hasBias {
 		bias = nil

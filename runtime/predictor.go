@@ -115,6 +115,8 @@ type fwdCtx struct {
 	mean     bool
 	scratch  []float32
 	faH      []float32
+	// rng is the current layer's random stream (kept here so that it does not escape to the heap).
+	rng kernels.Stream
 }
 
 // NewPredictor makes a Predictor. It sizes every buffer up front and runs one warm-up pass, so
@@ -344,15 +346,15 @@ func (p *Predictor) predictChunk(xs []float32, out []Prediction, n int) {
 			if p.fc.mean {
 				clear(p.fc.faH)
 			} else {
-				rng := kernels.NewStream(p.fc.seed, uint32(k), faStream)
-				rng.Normal(p.fc.faH)
+				p.fc.rng = kernels.NewStream(p.fc.seed, uint32(k), faStream)
+				p.fc.rng.Normal(p.fc.faH)
 			}
 		}
 		var res int
 		if cached {
 			o := p.acquire()
-			rng := kernels.NewStream(p.fc.seed, uint32(k), local.id)
-			local.post.apply(&p.fc, &rng, p.prep, p.bufs[o], n, p.fc.scratch)
+			p.fc.rng = kernels.NewStream(p.fc.seed, uint32(k), local.id)
+			local.post.apply(&p.fc, &p.fc.rng, p.prep, p.bufs[o], n, p.fc.scratch)
 			res = p.runSeq(rest[1:], o, n)
 			if res != o {
 				p.release(o)
