@@ -39,3 +39,19 @@ func ExampleStream() {
 	fmt.Println(z[0] == z2[0] && z[3] == z2[3], z[0] == z3[0])
 	// Output: true false
 }
+
+func ExampleCholeskySolve() {
+	// Solve A x = b for the symmetric positive definite A = [[4, 2], [2, 3]].
+	a := []float64{
+		4, 2,
+		2, 3,
+	}
+	if err := kernels.Cholesky(a, 2); err != nil {
+		fmt.Println(err)
+		return
+	}
+	b := []float64{2, 5} // one right-hand side: B is 2×1
+	kernels.CholeskySolve(a, 2, b, 1)
+	fmt.Printf("L = %v, x = [%.4f %.4f]\n", a, b[0], b[1])
+	// Output: L = [2 0 1 1.4142135623730951], x = [-0.5000 2.0000]
+}
