@@ -1,0 +1,205 @@
+package bnn
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/edgebnn/edgebnn/convert/bnnconfig"
+	"github.com/edgebnn/edgebnn/convert/torcharch"
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+// MLPModules returns the modules of an nn.Sequential MLP with the given layer widths (input
+// first) and activation ("relu", "tanh", "sigmoid", "gelu") between the Linear layers, named as
+// PyTorch numbers them, starting with a Flatten: 0 Flatten, 1 Linear, 2 ReLU, 3 Linear, ...
+func MLPModules(widths []int, act string) ([]torcharch.Module, error) {
+	if len(widths) < 2 {
+		return nil, fmt.Errorf("bnn: an MLP needs at least input and output widths, got %v", widths)
+	}
+	actType := map[string]string{"relu": "ReLU", "tanh": "Tanh", "sigmoid": "Sigmoid", "gelu": "GELU"}[act]
+	if actType == "" {
+		return nil, fmt.Errorf("bnn: activation %q is not relu, tanh, sigmoid or gelu", act)
+	}
+	mods := []torcharch.Module{{Name: "0", Type: "Flatten", StartDim: 1, EndDim: -1}}
+	for i := 1; i < len(widths); i++ {
+		if widths[i-1] < 1 || widths[i] < 1 {
+			return nil, fmt.Errorf("bnn: MLP widths %v must be positive", widths)
+		}
+		mods = append(mods, torcharch.Module{Name: strconv.Itoa(len(mods)), Type: "Linear",
+			InFeatures: widths[i-1], OutFeatures: widths[i], Bias: true})
+		if i < len(widths)-1 {
+			mods = append(mods, torcharch.Module{Name: strconv.Itoa(len(mods)), Type: actType, Approximate: "none"})
+		}
+	}
+	return mods, nil
+}
+
+// ParseArch reads an architecture: "mlp:784-256-256-10" or "mlp:1-50-1:tanh" (see MLPModules),
+// a JSON architecture file (.json) or a file holding print(net) of an nn.Sequential (the forms of
+// convert's --arch).
+func ParseArch(s string) ([]torcharch.Module, error) {
+	if rest, ok := strings.CutPrefix(s, "mlp:"); ok {
+		spec, act, _ := strings.Cut(rest, ":")
+		if act == "" {
+			act = "relu"
+		}
+		var widths []int
+		for _, f := range strings.Split(spec, "-") {
+			v, err := strconv.Atoi(f)
+			if err != nil {
+				return nil, fmt.Errorf("bnn: arch %q: width %q is not an integer", s, f)
+			}
+			widths = append(widths, v)
+		}
+		return MLPModules(widths, act)
+	}
+	if strings.HasSuffix(s, ".json") {
+		return torcharch.ParseJSONFile(s)
+	}
+	return torcharch.ParseReprFile(s)
+}
+
+// SpecFromModules turns an architecture and a bayesianize inference config (nil: every layer
+// deterministic) into a runtime.Spec and the layers' training settings. inputShape is one
+// input's shape ([features] or [C, H, W]); noiseVar is the regression noise variance.
+func SpecFromModules(mods []torcharch.Module, cfg *bnnconfig.Config, inputShape []int, task runtime.Task, noiseVar float64) (*runtime.Spec, map[string]Init, error) {
+	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: task, InputShape: append([]int(nil), inputShape...)}
+	if task == runtime.Regression {
+		spec.NoiseVar = noiseVar
+	}
+	inits := map[string]Init{}
+	for i := range mods {
+		m := &mods[i]
+		ls, err := layerSpec(m)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ls.Op == runtime.OpLinear || ls.Op == runtime.OpConv2d {
+			p, in, err := posterior(m, &ls, cfg)
+			if err != nil {
+				return nil, nil, err
+			}
+			ls.Posterior = p
+			inits[ls.Name] = in
+		}
+		spec.Layers = append(spec.Layers, ls)
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, nil, err
+	}
+	return spec, inits, nil
+}
+
+func layerSpec(m *torcharch.Module) (runtime.LayerSpec, error) {
+	ls := runtime.LayerSpec{Name: m.Name}
+	errf := func(format string, args ...any) (runtime.LayerSpec, error) {
+		return ls, fmt.Errorf("bnn: module %q (%s): %s", m.Name, m.Type, fmt.Sprintf(format, args...))
+	}
+	switch m.BaseType() {
+	case "Linear":
+		ls.Op, ls.In, ls.Out, ls.Bias = runtime.OpLinear, m.InFeatures, m.OutFeatures, m.Bias
+	case "Conv2d":
+		if m.Groups > 1 {
+			return errf("groups=%d is not supported", m.Groups)
+		}
+		if m.PaddingMode != "" && m.PaddingMode != "zeros" {
+			return errf("padding_mode %q is not supported", m.PaddingMode)
+		}
+		ls.Op, ls.In, ls.Out, ls.Bias = runtime.OpConv2d, m.InChannels, m.OutChannels, m.Bias
+		ls.Kernel, ls.Stride, ls.Padding, ls.Dilation = m.KernelSize, m.Stride, m.Padding, m.Dilation
+		switch m.PaddingString {
+		case "", "valid":
+		case "same":
+			for a := 0; a < 2; a++ {
+				d := max(m.Dilation[a], 1) * (m.KernelSize[a] - 1)
+				if d%2 != 0 || max(m.Stride[a], 1) != 1 {
+					return errf("padding='same' with an even kernel or a stride is not supported")
+				}
+				ls.Padding[a] = d / 2
+			}
+		}
+	case "ReLU":
+		ls.Op = runtime.OpReLU
+	case "Tanh":
+		ls.Op = runtime.OpTanh
+	case "Sigmoid":
+		ls.Op = runtime.OpSigmoid
+	case "GELU":
+		if m.Approximate != "" && m.Approximate != "none" {
+			return errf("approximate=%q is not supported", m.Approximate)
+		}
+		ls.Op = runtime.OpGELU
+	case "Identity":
+		ls.Op = runtime.OpIdentity
+	case "Dropout":
+		ls.Op = runtime.OpDropout
+	case "Flatten":
+		if m.StartDim != 1 || (m.EndDim != -1 && m.EndDim != 3) {
+			return errf("only Flatten(start_dim=1, end_dim=-1) is supported")
+		}
+		ls.Op = runtime.OpFlatten
+	case "MaxPool2d", "AvgPool2d":
+		ls.Op = runtime.OpMaxPool2d
+		if m.Type == "AvgPool2d" {
+			ls.Op = runtime.OpAvgPool2d
+			if m.DivisorOverride != 0 {
+				return errf("divisor_override is not supported")
+			}
+			ls.CountIncludePad = m.CountIncludePad
+		} else {
+			ls.Dilation = m.Dilation
+		}
+		ls.Kernel, ls.Stride, ls.Padding, ls.CeilMode = m.KernelSize, m.Stride, m.Padding, m.CeilMode
+	default:
+		return errf("module type is not supported by the trainer")
+	}
+	return ls, nil
+}
+
+// posterior resolves a Linear/Conv2d module's inference settings.
+func posterior(m *torcharch.Module, ls *runtime.LayerSpec, cfg *bnnconfig.Config) (*runtime.PosteriorSpec, Init, error) {
+	dOut := ls.Out
+	dIn := ls.In
+	if ls.Op == runtime.OpConv2d {
+		dIn *= ls.Kernel[0] * ls.Kernel[1]
+	}
+	if ls.Bias {
+		dIn++
+	}
+	var l bnnconfig.Layer
+	if cfg != nil {
+		var err error
+		if l, err = cfg.ResolveModule(m.Name, m.BaseType()); err != nil {
+			return nil, Init{}, err
+		}
+	}
+	if want := m.Inference(); want != "" && string(l.Kind) != want {
+		return nil, Init{}, fmt.Errorf("bnn: module %q is a %s but the inference config gives it %q", m.Name, m.Type, l.Kind)
+	}
+	switch l.Kind {
+	case bnnconfig.None, "":
+		return nil, Init{}, nil
+	case bnnconfig.Inducing:
+		s := l.Inducing
+		rows, cols := s.Rows(dOut), s.Cols(dIn)
+		if s.InducingRows == nil && m.InducingRows > 0 {
+			rows = m.InducingRows
+		}
+		if s.InducingCols == nil && m.InducingCols > 0 {
+			cols = m.InducingCols
+		}
+		p := &runtime.PosteriorSpec{Kind: runtime.KindInducing, InducingRows: rows, InducingCols: cols,
+			PriorSD: s.EffectivePriorSD(dIn), MaxLamda: s.MaxLamda, MaxSDU: s.MaxSDU, QInducing: s.QInducing,
+			WhitenedU: s.WhitenedU}
+		if s.QInducing == runtime.QEnsemble {
+			p.EnsembleSize = s.EnsembleSize
+		}
+		return p, Init{InitLamda: s.InitLamda, LearnLamda: s.LearnLamda}, nil
+	case bnnconfig.FFG:
+		s := l.FFG
+		p := &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: s.EffectivePriorWeightSD(dIn), MaxSD: s.MaxSD}
+		return p, Init{InitSD: s.InitSD, PriorMean: s.PriorMean, PriorBiasSD: s.EffectivePriorBiasSD(dIn)}, nil
+	}
+	return nil, Init{}, fmt.Errorf("bnn: module %q: inference %q is not supported by the trainer (deterministic, ffg, inducing)", m.Name, l.Kind)
+}

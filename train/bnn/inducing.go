@@ -1,0 +1,278 @@
+package bnn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/autodiff"
+)
+
+// jitter is bayesianize's relative Cholesky jitter (EPS in inducing.py).
+const jitter = 1e-4
+
+// inducing is bayesianize's InducingMixin (MATH.md §1) as an autodiff graph.
+type inducing[T Float] struct {
+	affine
+	mo, mi   int
+	sigma    float64
+	maxLamda float64 // +Inf when unclamped
+	maxSDU   float64 // +Inf when unclamped
+	q        string
+	whitened bool
+	ensemble int
+	zRow     Param[T]
+	zCol     Param[T]
+	dRow     Param[T]
+	dCol     Param[T]
+	lamda    Param[T]
+	mean     Param[T]
+	sd       Param[T] // diagonal
+	tril     Param[T] // full
+	rowTril  Param[T] // matrix
+	colTril  Param[T] // matrix
+}
+
+func newInducing[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand.Rand) (layer[T], error) {
+	mo, mi := p.InducingRows, p.InducingCols
+	errf := func(format string, args ...any) error {
+		return fmt.Errorf("bnn: layer %q (inducing): %s", a.name, fmt.Sprintf(format, args...))
+	}
+	if mo < 1 || mi < 1 || mo > 4096 || mi > 4096 {
+		return nil, errf("inducing_rows %d / inducing_cols %d out of range", mo, mi)
+	}
+	if !(p.PriorSD > 0) || math.IsInf(p.PriorSD, 0) {
+		return nil, errf("prior_sd %g must be positive and finite", p.PriorSD)
+	}
+	if !(in.InitLamda > 0) {
+		return nil, errf("init_lamda %g must be positive", in.InitLamda)
+	}
+	l := &inducing[T]{affine: a, mo: mo, mi: mi, sigma: p.PriorSD, q: p.QInducing, whitened: p.WhitenedU,
+		maxLamda: math.Inf(1), maxSDU: math.Inf(1)}
+	if p.MaxLamda != nil {
+		l.maxLamda = *p.MaxLamda
+	}
+	if p.MaxSDU != nil {
+		l.maxSDU = *p.MaxSDU
+	}
+	n := a.name
+	// Same order of random draws as bayesianize's constructor: z_row, z_col, then q(U).
+	l.zRow = newParam[T](n, "z_row", true, randn(rng, mo*a.dOut, 1/math.Sqrt(float64(mo))), mo, a.dOut)
+	l.zCol = newParam[T](n, "z_col", true, randn(rng, mi*a.dIn, 1/math.Sqrt(float64(mi))), mi, a.dIn)
+	d := mo * mi
+	small := softplusInv(1e-3)
+	switch l.q {
+	case runtime.QFull:
+		if d > 4096 {
+			return nil, errf("q_inducing full needs a %d×%d covariance factor; use fewer inducing rows/cols", d, d)
+		}
+		l.mean = newParam[T](n, "inducing_mean", true, randn(rng, d, 1), d)
+		l.tril = newParam[T](n, "_inducing_scale_tril", true, append(full(d, small), make([]float64, d*(d-1)/2)...), d*(d+1)/2)
+	case runtime.QMatrix:
+		l.mean = newParam[T](n, "inducing_mean", true, randn(rng, d, 1), mo, mi)
+		l.rowTril = newParam[T](n, "_inducing_row_scale_tril", true, append(full(mo, small), make([]float64, mo*(mo-1)/2)...), mo*(mo+1)/2)
+		l.colTril = newParam[T](n, "_inducing_col_scale_tril", true, append(full(mi, small), make([]float64, mi*(mi-1)/2)...), mi*(mi+1)/2)
+	case runtime.QDiagonal:
+		l.mean = newParam[T](n, "inducing_mean", true, randn(rng, d, 1), mo, mi)
+		l.sd = newParam[T](n, "_inducing_sd", true, full(d, small), mo, mi)
+	case runtime.QEnsemble:
+		k := p.EnsembleSize
+		if k < 1 || k > 1024 {
+			return nil, errf("ensemble_size %d out of range", k)
+		}
+		l.ensemble = k
+		base := randn(rng, d, 1)
+		m := randn(rng, k*d, 0.1)
+		for i := range m {
+			m[i] += base[i%d]
+		}
+		l.mean = newParam[T](n, "inducing_mean", true, m, k, mo, mi)
+	default:
+		return nil, errf("q_inducing %q is not diagonal, full, matrix or ensemble", l.q)
+	}
+	l.lamda = newParam[T](n, "_lamda", in.LearnLamda, []float64{softplusInv(in.InitLamda)})
+	l.dRow = newParam[T](n, "_d_row", true, full(mo, small), mo)
+	l.dCol = newParam[T](n, "_d_col", true, full(mi, small), mi)
+	return l, nil
+}
+
+func (l *inducing[T]) name() string { return l.affine.name }
+
+func (l *inducing[T]) params() []Param[T] {
+	ps := []Param[T]{l.zRow, l.zCol, l.mean}
+	for _, p := range []Param[T]{l.sd, l.tril, l.rowTril, l.colTril} {
+		if p.Param != nil {
+			ps = append(ps, p)
+		}
+	}
+	return append(ps, l.lamda, l.dRow, l.dCol)
+}
+
+// factors returns the jittered Cholesky factors of Ψ_r = Z_r Z_rᵀ + D_r² and Ψ_c, and the
+// diagonals of D_r and D_c.
+func (l *inducing[T]) factors(tp *autodiff.Tape[T]) (lr, lc, dr, dc *autodiff.Var[T]) {
+	zr, zc := tp.Param(l.zRow.Param), tp.Param(l.zCol.Param)
+	dr, dc = tp.Softplus(tp.Param(l.dRow.Param)), tp.Softplus(tp.Param(l.dCol.Param))
+	lr = tp.JitteredCholesky(tp.Add(tp.MatMulTrans(zr, zr, false, true), tp.DiagEmbed(tp.Square(dr))), jitter)
+	lc = tp.JitteredCholesky(tp.Add(tp.MatMulTrans(zc, zc, false, true), tp.DiagEmbed(tp.Square(dc))), jitter)
+	return lr, lc, dr, dc
+}
+
+// lam returns λ = clamp(softplus(_lamda), 0, max_lamda) as a scalar.
+func (l *inducing[T]) lam(tp *autodiff.Tape[T]) *autodiff.Var[T] {
+	var raw *autodiff.Var[T]
+	if l.lamda.Trainable {
+		raw = tp.Param(l.lamda.Param)
+	} else {
+		raw = tp.Const(l.lamda.Value)
+	}
+	lam := tp.Softplus(tp.Reshape(raw))
+	if !math.IsInf(l.maxLamda, 1) {
+		lam = tp.Clamp(lam, 0, T(l.maxLamda))
+	}
+	return lam
+}
+
+// sdU returns clamp(softplus(_inducing_sd), 0, max_sd_u).
+func (l *inducing[T]) sdU(tp *autodiff.Tape[T]) *autodiff.Var[T] {
+	s := tp.Softplus(tp.Param(l.sd.Param))
+	if !math.IsInf(l.maxSDU, 1) {
+		s = tp.Clamp(s, 0, T(l.maxSDU))
+	}
+	return s
+}
+
+// sampleU draws u ~ q(U) as an mo × mi matrix (member for ensembles), before whitening.
+func (l *inducing[T]) sampleU(tp *autodiff.Tape[T], c *Context[T]) *autodiff.Var[T] {
+	mo, mi, d := l.mo, l.mi, l.mo*l.mi
+	mean := tp.Param(l.mean.Param)
+	switch l.q {
+	case runtime.QEnsemble:
+		return tp.Reshape(tp.Slice(mean, 0, c.Member, c.Member+1), mo, mi)
+	case runtime.QDiagonal:
+		eps := tp.Const(c.net.normal(d), mo, mi)
+		return tp.Add(mean, tp.Mul(l.sdU(tp), eps))
+	case runtime.QFull:
+		L := tp.VecToChol(tp.Param(l.tril.Param))
+		eps := tp.Const(c.net.normal(d), d, 1)
+		return tp.Reshape(tp.Add(tp.Reshape(mean, d, 1), tp.MatMul(L, eps)), mo, mi)
+	default: // matrix: mean + L_row ε L_colᵀ
+		lrow := tp.VecToChol(tp.Param(l.rowTril.Param))
+		lcol := tp.VecToChol(tp.Param(l.colTril.Param))
+		eps := tp.Const(c.net.normal(d), mo, mi)
+		return tp.Add(mean, tp.MatMulTrans(tp.MatMul(lrow, eps), lcol, false, true))
+	}
+}
+
+// weight samples W (dOut × dIn) with the extended Matheron rule in its cheap form (MATH.md §1):
+// W = σ (λ E1 + Z_rᵀ Ψ_r⁻¹ (u − λŪ) Ψ_c⁻¹ Z_c),
+// Ū = Z_r E1 Z_cᵀ + L̂_r E2 D_c + D_r E3 L̂_cᵀ + D_r E4 D_c.
+func (l *inducing[T]) weight(tp *autodiff.Tape[T], c *Context[T]) *autodiff.Var[T] {
+	mo, mi, d := l.mo, l.mi, l.mo*l.mi
+	zr, zc := tp.Param(l.zRow.Param), tp.Param(l.zCol.Param)
+	lr, lc, dr, dc := l.factors(tp)
+	lam := l.lam(tp)
+	u := l.sampleU(tp, c)
+	if l.whitened {
+		u = tp.MatMulTrans(tp.MatMul(lr, u), lc, false, true)
+	}
+	e1 := tp.Const(c.net.normal(l.dOut*l.dIn), l.dOut, l.dIn)
+	e2 := tp.Const(c.net.normal(d), mo, mi)
+	e3 := tp.Const(c.net.normal(d), mo, mi)
+	e4 := tp.Const(c.net.normal(d), mo, mi)
+	lhr := tp.JitteredCholesky(tp.MatMulTrans(zr, zr, false, true), jitter)
+	lhc := tp.JitteredCholesky(tp.MatMulTrans(zc, zc, false, true), jitter)
+	drCol := tp.Reshape(dr, mo, 1)
+	ubar := tp.MatMulTrans(tp.MatMul(zr, e1), zc, false, true)
+	ubar = tp.Add(ubar, tp.Mul(tp.MatMul(lhr, e2), dc))
+	ubar = tp.Add(ubar, tp.Mul(tp.MatMulTrans(e3, lhc, false, true), drCol))
+	ubar = tp.Add(ubar, tp.Mul(tp.Mul(e4, dc), drCol))
+	core := tp.Sub(u, tp.Mul(lam, ubar))
+	core = tp.CholeskySolve(lr, core)                             // Ψ_r⁻¹ (·)
+	core = tp.Transpose(tp.CholeskySolve(lc, tp.Transpose(core))) // (·) Ψ_c⁻¹
+	w := tp.MatMul(tp.MatMulTrans(zr, core, true, false), zc)
+	return tp.Scale(tp.Add(tp.Mul(lam, e1), w), T(l.sigma))
+}
+
+func (l *inducing[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], c *Context[T]) *autodiff.Var[T] {
+	return applyMatrix(tp, &l.affine, x, l.weight(tp, c))
+}
+
+// kl is KL[q(U) ‖ p(U)] + d_in·d_out·(λ²/2 − log λ − ½) (bayesianize's kl_divergence). The prior
+// is N(0, I) for whitened U, else the matrix normal MN(0, Ψ_r, Ψ_c) with jittered factors.
+// Ensemble-U has no U term.
+func (l *inducing[T]) kl(tp *autodiff.Tape[T]) *autodiff.Var[T] {
+	lam := l.lam(tp)
+	cond := tp.Scale(tp.Sub(tp.AddScalar(tp.Scale(tp.Square(lam), 0.5), -0.5), tp.Log(lam)), T(l.dIn*l.dOut))
+	if l.q == runtime.QEnsemble {
+		return cond
+	}
+	mo, mi, d := l.mo, l.mi, l.mo*l.mi
+	mean := tp.Reshape(tp.Param(l.mean.Param), mo, mi)
+	var (
+		tr, maha, logDetQ *autodiff.Var[T]
+		logDetP           = tp.Scalar(0)
+	)
+	var lr, lc *autodiff.Var[T]
+	if !l.whitened {
+		lr, lc, _, _ = l.factors(tp)
+		logDetP = tp.Add(tp.Scale(tp.LogDetChol(lr), T(mi)), tp.Scale(tp.LogDetChol(lc), T(mo)))
+	}
+	// whiten maps an (mo, n·mi)-shaped stack X to L_r⁻¹ X (L_c⁻¹)ᵀ blockwise: with n = 1 it is
+	// the prior's whitening of one mo × mi matrix.
+	whiten := func(x *autodiff.Var[T]) *autodiff.Var[T] {
+		x = tp.SolveTriangular(lr, x, true, true, false)
+		return tp.SolveTriangular(lc, x, false, true, true)
+	}
+	sumSq := func(v *autodiff.Var[T]) *autodiff.Var[T] { return tp.Sum(tp.Square(v)) }
+	if l.whitened {
+		maha = sumSq(mean)
+	} else {
+		maha = sumSq(whiten(mean))
+	}
+	switch l.q {
+	case runtime.QDiagonal:
+		s := l.sdU(tp)
+		logDetQ = tp.Scale(tp.Sum(tp.Log(s)), 2)
+		if l.whitened {
+			tr = sumSq(s)
+		} else {
+			// tr(Σ_p⁻¹ diag(s²)) = Σ_ij s_ij² (Ψ_r⁻¹)_ii (Ψ_c⁻¹)_jj, diag(Ψ⁻¹) = column sums of (L⁻¹)².
+			ar := tp.SumAxis(tp.Square(tp.SolveTriangular(lr, eye(tp, mo), true, true, false)), 0, false)
+			ac := tp.SumAxis(tp.Square(tp.SolveTriangular(lc, eye(tp, mi), true, true, false)), 0, false)
+			tr = tp.Sum(tp.Mul(tp.Mul(tp.Square(s), tp.Reshape(ar, mo, 1)), ac))
+		}
+	case runtime.QFull:
+		L := tp.VecToChol(tp.Param(l.tril.Param)) // rows indexed by (i, j) of u, row-major
+		logDetQ = tp.LogDetChol(L)
+		if l.whitened {
+			tr = sumSq(L)
+		} else {
+			// Each column of L is an mo × mi matrix M; tr(Σ_p⁻¹ L Lᵀ) = Σ_cols ‖L_r⁻¹ M L_c⁻ᵀ‖².
+			x := tp.SolveTriangular(lr, tp.Reshape(L, mo, mi*d), true, true, false) // (mo, mi·d)
+			x = tp.Reshape(tp.Permute(tp.Reshape(x, mo, mi, d), 1, 0, 2), mi, mo*d)
+			tr = sumSq(tp.SolveTriangular(lc, x, true, true, false))
+		}
+	default: // matrix
+		lrow := tp.VecToChol(tp.Param(l.rowTril.Param))
+		lcol := tp.VecToChol(tp.Param(l.colTril.Param))
+		logDetQ = tp.Add(tp.Scale(tp.LogDetChol(lrow), T(mi)), tp.Scale(tp.LogDetChol(lcol), T(mo)))
+		if l.whitened {
+			tr = tp.Mul(sumSq(lrow), sumSq(lcol))
+		} else {
+			tr = tp.Mul(sumSq(tp.SolveTriangular(lr, lrow, true, true, false)),
+				sumSq(tp.SolveTriangular(lc, lcol, true, true, false)))
+		}
+	}
+	klU := tp.Scale(tp.Sub(tp.Add(tp.AddScalar(tp.Add(tr, maha), -T(d)), logDetP), logDetQ), 0.5)
+	return tp.Add(klU, cond)
+}
+
+func eye[T Float](tp *autodiff.Tape[T], n int) *autodiff.Var[T] {
+	v := make([]T, n*n)
+	for i := 0; i < n; i++ {
+		v[i*n+i] = 1
+	}
+	return tp.Const(v, n, n)
+}

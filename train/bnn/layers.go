@@ -1,0 +1,227 @@
+package bnn
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/autodiff"
+)
+
+// affine is what Linear and Conv2d layers share: the geometry of W (dOut × dIn, the bias as the
+// last column when present) and how to apply a weight and bias to an input batch.
+type affine struct {
+	name         string
+	dOut, k, dIn int
+	bias, conv   bool
+	wshape       []int
+	opt          autodiff.Conv2DOptions
+}
+
+// apply computes the layer's output for x with weight w (wshape) and bias b (dOut, or nil).
+func applyAffine[T Float](tp *autodiff.Tape[T], a *affine, x, w, b *autodiff.Var[T]) *autodiff.Var[T] {
+	if a.conv {
+		return tp.Conv2D(x, w, b, a.opt)
+	}
+	return tp.Linear(x, w, b)
+}
+
+// applyMatrix applies a sampled dOut × dIn matrix W (bias as the last column).
+func applyMatrix[T Float](tp *autodiff.Tape[T], a *affine, x, W *autodiff.Var[T]) *autodiff.Var[T] {
+	w := W
+	var b *autodiff.Var[T]
+	if a.bias {
+		w = tp.Slice(W, 1, 0, a.k)
+		b = tp.Reshape(tp.Slice(W, 1, a.k, a.k+1), a.dOut)
+	}
+	if a.conv {
+		w = tp.Reshape(w, a.wshape...)
+	}
+	return applyAffine(tp, a, x, w, b)
+}
+
+// torchInit returns PyTorch's default Linear/Conv2d initialisation (kaiming_uniform with a = √5,
+// i.e. U(−1/√fan_in, 1/√fan_in) for the weight, and the same bound for the bias).
+func torchInit(rng *rand.Rand, n, fanIn int) []float64 {
+	bound := 1 / math.Sqrt(float64(fanIn))
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = (2*rng.Float64() - 1) * bound
+	}
+	return out
+}
+
+// deterministic is a plain Linear or Conv2d layer: <name>.weight and <name>.bias.
+type deterministic[T Float] struct {
+	affine
+	w, b Param[T]
+}
+
+func newDeterministic[T Float](a affine, rng *rand.Rand) (layer[T], error) {
+	l := &deterministic[T]{affine: a}
+	l.w = newParam[T](a.name, "weight", true, torchInit(rng, a.dOut*a.k, a.k), a.wshape...)
+	if a.bias {
+		l.b = newParam[T](a.name, "bias", true, torchInit(rng, a.dOut, a.k), a.dOut)
+	}
+	return l, nil
+}
+
+func (l *deterministic[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], _ *Context[T]) *autodiff.Var[T] {
+	var b *autodiff.Var[T]
+	if l.bias {
+		b = tp.Param(l.b.Param)
+	}
+	return applyAffine(tp, &l.affine, x, tp.Param(l.w.Param), b)
+}
+
+func (l *deterministic[T]) params() []Param[T] {
+	if l.bias {
+		return []Param[T]{l.w, l.b}
+	}
+	return []Param[T]{l.w}
+}
+
+func (l *deterministic[T]) kl(*autodiff.Tape[T]) *autodiff.Var[T] { return nil }
+func (l *deterministic[T]) name() string                          { return l.affine.name }
+
+// ffg is bayesianize's FFGMixin: W ~ N(weight_mean, softplus(_weight_sd)²) elementwise (sd
+// clamped at max_sd), likewise the bias, with prior buffers prior_{weight,bias}_{mean,sd}. In
+// training it samples outputs with the local reparameterisation (mean x·M, variance x²·S² +
+// 1e-6), otherwise whole weights.
+type ffg[T Float] struct {
+	affine
+	maxSD              float64
+	wm, ws, bm, bs     Param[T]
+	pwm, pws, pbm, pbs Param[T]
+	hasMax             bool
+}
+
+func newFFG[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand.Rand) (layer[T], error) {
+	l := &ffg[T]{affine: a}
+	if p.MaxSD != nil {
+		l.maxSD, l.hasMax = *p.MaxSD, true
+	}
+	nw := a.dOut * a.k
+	rho := softplusInv(in.InitSD)
+	l.wm = newParam[T](a.name, "weight_mean", true, torchInit(rng, nw, a.k), a.wshape...)
+	l.ws = newParam[T](a.name, "_weight_sd", true, full(nw, rho), a.wshape...)
+	l.pwm = newParam[T](a.name, "prior_weight_mean", false, full(nw, in.PriorMean), a.wshape...)
+	l.pws = newParam[T](a.name, "prior_weight_sd", false, full(nw, p.PriorSD), a.wshape...)
+	if a.bias {
+		l.bm = newParam[T](a.name, "bias_mean", true, torchInit(rng, a.dOut, a.k), a.dOut)
+		l.bs = newParam[T](a.name, "_bias_sd", true, full(a.dOut, rho), a.dOut)
+		l.pbm = newParam[T](a.name, "prior_bias_mean", false, full(a.dOut, in.PriorMean), a.dOut)
+		l.pbs = newParam[T](a.name, "prior_bias_sd", false, full(a.dOut, in.PriorBiasSD), a.dOut)
+	}
+	return l, nil
+}
+
+func (l *ffg[T]) params() []Param[T] {
+	if l.bias {
+		return []Param[T]{l.wm, l.ws, l.bm, l.bs, l.pwm, l.pws, l.pbm, l.pbs}
+	}
+	return []Param[T]{l.wm, l.ws, l.pwm, l.pws}
+}
+
+func (l *ffg[T]) name() string { return l.affine.name }
+
+// sd returns clamp(softplus(raw), 0, max_sd).
+func (l *ffg[T]) sd(tp *autodiff.Tape[T], raw Param[T]) *autodiff.Var[T] {
+	s := tp.Softplus(tp.Param(raw.Param))
+	if l.hasMax {
+		s = tp.Clamp(s, 0, T(l.maxSD))
+	}
+	return s
+}
+
+func (l *ffg[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], c *Context[T]) *autodiff.Var[T] {
+	wm, ws := tp.Param(l.wm.Param), l.sd(tp, l.ws)
+	var bm, bs *autodiff.Var[T]
+	if l.bias {
+		bm, bs = tp.Param(l.bm.Param), l.sd(tp, l.bs)
+	}
+	if c.Train {
+		mean := applyAffine(tp, &l.affine, x, wm, bm)
+		var b2 *autodiff.Var[T]
+		if l.bias {
+			b2 = tp.Square(bs)
+		}
+		v := tp.AddScalar(applyAffine(tp, &l.affine, tp.Square(x), tp.Square(ws), b2), 1e-6)
+		eps := tp.Const(c.net.normal(mean.Len()), mean.Shape()...)
+		return tp.Add(mean, tp.Mul(tp.Sqrt(v), eps))
+	}
+	w := tp.Add(wm, tp.Mul(ws, tp.Const(c.net.normal(len(l.wm.Value)), l.wshape...)))
+	var b *autodiff.Var[T]
+	if l.bias {
+		b = tp.Add(bm, tp.Mul(bs, tp.Const(c.net.normal(l.dOut), l.dOut)))
+	}
+	return applyAffine(tp, &l.affine, x, w, b)
+}
+
+// kl is Σ log(σ_p/σ) + (σ² + (μ−μ_p)²)/(2σ_p²) − ½ over weights and biases.
+func (l *ffg[T]) kl(tp *autodiff.Tape[T]) *autodiff.Var[T] {
+	term := func(m, raw, pm, ps Param[T]) *autodiff.Var[T] {
+		s := l.sd(tp, raw)
+		psv := tp.Param(ps.Param)
+		d := tp.Sub(tp.Param(m.Param), tp.Param(pm.Param))
+		q := tp.Div(tp.Add(tp.Square(s), tp.Square(d)), tp.Scale(tp.Square(psv), 2))
+		return tp.Sum(tp.AddScalar(tp.Add(tp.Sub(tp.Log(psv), tp.Log(s)), q), -0.5))
+	}
+	k := term(l.wm, l.ws, l.pwm, l.pws)
+	if l.bias {
+		k = tp.Add(k, term(l.bm, l.bs, l.pbm, l.pbs))
+	}
+	return k
+}
+
+// activation is an elementwise nonlinearity.
+type activation[T Float] struct {
+	n  string
+	op runtime.Op
+}
+
+func (a *activation[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], _ *Context[T]) *autodiff.Var[T] {
+	switch a.op {
+	case runtime.OpReLU:
+		return tp.ReLU(x)
+	case runtime.OpTanh:
+		return tp.Tanh(x)
+	case runtime.OpSigmoid:
+		return tp.Sigmoid(x)
+	default:
+		return tp.GELU(x)
+	}
+}
+func (a *activation[T]) params() []Param[T]                    { return nil }
+func (a *activation[T]) kl(*autodiff.Tape[T]) *autodiff.Var[T] { return nil }
+func (a *activation[T]) name() string                          { return a.n }
+
+// flatten reshapes (N, ...) to (N, size).
+type flatten[T Float] struct {
+	n    string
+	size int
+}
+
+func (f *flatten[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], _ *Context[T]) *autodiff.Var[T] {
+	return tp.Reshape(x, x.Shape()[0], f.size)
+}
+func (f *flatten[T]) params() []Param[T]                    { return nil }
+func (f *flatten[T]) kl(*autodiff.Tape[T]) *autodiff.Var[T] { return nil }
+func (f *flatten[T]) name() string                          { return f.n }
+
+// pool is MaxPool2d or AvgPool2d.
+type pool[T Float] struct {
+	n   string
+	max bool
+	opt autodiff.Pool2DOptions
+}
+
+func (p *pool[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], _ *Context[T]) *autodiff.Var[T] {
+	if p.max {
+		return tp.MaxPool2D(x, p.opt)
+	}
+	return tp.AvgPool2D(x, p.opt)
+}
+func (p *pool[T]) params() []Param[T]                    { return nil }
+func (p *pool[T]) kl(*autodiff.Tape[T]) *autodiff.Var[T] { return nil }
+func (p *pool[T]) name() string                          { return p.n }
