@@ -1,0 +1,151 @@
+package runtime_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+// bayesianize's mean-field Gaussian ("ffg"): W = M + S ⊙ ε, S = min(softplus(_weight_sd), max_sd).
+
+const (
+	ffgK, ffgOut = 4, 3
+	ffgMaxSD     = 0.3
+	ffgPriorSD   = 0.8
+)
+
+func ffgModel(t testing.TB, withPrior bool) (*runtime.Model, runtime.Tensors) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(11, 11))
+	sd := randn(r, ffgOut*ffgK, 0.5)
+	bsd := randn(r, ffgOut, 0.5)
+	for i := range sd {
+		sd[i] -= 1.5
+	}
+	for i := range bsd {
+		bsd[i] -= 1.5
+	}
+	sd[0], bsd[1] = 2, 3 // softplus far above max_sd: clamped
+	ts := runtime.Tensors{
+		"fc.weight_mean": tensor(randn(r, ffgOut*ffgK, 1), ffgOut, ffgK),
+		"fc._weight_sd":  tensor(sd, ffgOut, ffgK),
+		"fc.bias_mean":   tensor(randn(r, ffgOut, 1), ffgOut),
+		"fc._bias_sd":    tensor(bsd, ffgOut),
+	}
+	if withPrior {
+		ts["fc.prior_weight_mean"] = tensor(randn(r, ffgOut*ffgK, 0.1), ffgOut, ffgK)
+		ts["fc.prior_weight_sd"] = tensor(randn(r, ffgOut*ffgK, 0.1), ffgOut, ffgK)
+		ts["fc.prior_bias_mean"] = tensor(randn(r, ffgOut, 0.1), ffgOut)
+		ts["fc.prior_bias_sd"] = tensor(randn(r, ffgOut, 0.1), ffgOut)
+		for _, n := range []string{"fc.prior_weight_sd", "fc.prior_bias_sd"} {
+			for i, v := range ts[n].Data {
+				ts[n].Data[i] = float32(math.Abs(float64(v)) + 0.5)
+			}
+		}
+	}
+	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{ffgK},
+		Layers: []runtime.LayerSpec{{Name: "fc", Op: runtime.OpLinear, In: ffgK, Out: ffgOut, Bias: true,
+			Posterior: &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: ffgPriorSD, MaxSD: ptr(ffgMaxSD)}}}}
+	m, err := runtime.New(spec, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, ts
+}
+
+// ffgRef returns the weight matrix's mean and standard deviation (row-major d_out × d_in, bias
+// last) from the raw tensors.
+func ffgRef(ts runtime.Tensors) (mean, sd []float64) {
+	dIn := ffgK + 1
+	mean, sd = make([]float64, ffgOut*dIn), make([]float64, ffgOut*dIn)
+	s := func(raw float32) float64 { return math.Min(softplus64(float64(raw)), ffgMaxSD) }
+	for o := 0; o < ffgOut; o++ {
+		for j := 0; j < ffgK; j++ {
+			mean[o*dIn+j] = float64(ts["fc.weight_mean"].Data[o*ffgK+j])
+			sd[o*dIn+j] = s(ts["fc._weight_sd"].Data[o*ffgK+j])
+		}
+		mean[o*dIn+ffgK] = float64(ts["fc.bias_mean"].Data[o])
+		sd[o*dIn+ffgK] = s(ts["fc._bias_sd"].Data[o])
+	}
+	return mean, sd
+}
+
+func TestFFGMoments(t *testing.T) {
+	m, ts := ffgModel(t, false)
+	mean, sd := ffgRef(ts)
+	dIn := ffgK + 1
+	n := sampleCount(100_008)
+	t.Run("weight", func(t *testing.T) {
+		p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: 1, Strategy: runtime.Weight, MaxBatch: dIn, KeepSamples: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]runtime.Prediction, dIn)
+		if err := p.PredictBatch(unitInputs(ffgK), out); err != nil {
+			t.Fatal(err)
+		}
+		cov := newMat(len(sd), len(sd))
+		for i, s := range sd {
+			cov.set(i, i, s*s)
+		}
+		checkMoments(t, "vec(W)", sampleMoments(weightSamples(out, ffgOut, ffgK), ffgOut*dIn), mean, cov)
+	})
+	t.Run("local", func(t *testing.T) {
+		r := rand.New(rand.NewPCG(2, 2))
+		xs := append(append(make([]float32, ffgK), 0, 0, 1, 0), randn(r, 2*ffgK, 1)...)
+		nIn := len(xs) / ffgK
+		p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: 2, Strategy: runtime.Local, MaxBatch: nIn, KeepSamples: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]runtime.Prediction, nIn)
+		if err := p.PredictBatch(xs, out); err != nil {
+			t.Fatal(err)
+		}
+		for i := range out {
+			x := append(to64s(xs[i*ffgK:(i+1)*ffgK]), 1)
+			mu := make([]float64, ffgOut)
+			cov := newMat(ffgOut, ffgOut)
+			for o := 0; o < ffgOut; o++ {
+				for j, v := range x {
+					mu[o] += mean[o*dIn+j] * v
+					cov.add(o, o, sd[o*dIn+j]*sd[o*dIn+j]*v*v)
+				}
+			}
+			checkMoments(t, fmt.Sprintf("f(x_%d)", i), sampleMoments(to64s(out[i].Outputs), ffgOut), mu, cov)
+		}
+	})
+}
+
+// TestFFGKL: the layer's KL is Σ log(s_p/s) + (s² + (m − m_p)²)/(2 s_p²) − 1/2 over the weights
+// and biases, with the prior from the state_dict buffers or N(0, prior_sd²) without them.
+func TestFFGKL(t *testing.T) {
+	for _, withPrior := range []bool{false, true} {
+		m, ts := ffgModel(t, withPrior)
+		mean, sd := ffgRef(ts)
+		dIn := ffgK + 1
+		want := 0.0
+		for o := 0; o < ffgOut; o++ {
+			for j := 0; j < dIn; j++ {
+				pm, ps := 0.0, ffgPriorSD
+				if withPrior && j < ffgK {
+					pm, ps = float64(ts["fc.prior_weight_mean"].Data[o*ffgK+j]), float64(ts["fc.prior_weight_sd"].Data[o*ffgK+j])
+				} else if withPrior {
+					pm, ps = float64(ts["fc.prior_bias_mean"].Data[o]), float64(ts["fc.prior_bias_sd"].Data[o])
+				}
+				mu, s := mean[o*dIn+j], sd[o*dIn+j]
+				want += math.Log(ps/s) + (s*s+(mu-pm)*(mu-pm))/(2*ps*ps) - 0.5
+			}
+		}
+		ls := m.Layers()
+		if len(ls) != 1 || ls[0].Kind != runtime.KindFFG || ls[0].Rows != ffgOut || ls[0].Cols != dIn {
+			t.Fatalf("Layers() = %+v", ls)
+		}
+		if math.Abs(ls[0].KL-want) > 1e-6*math.Abs(want) {
+			t.Errorf("prior buffers %v: KL = %.9g, want %.9g", withPrior, ls[0].KL, want)
+		}
+	}
+}
