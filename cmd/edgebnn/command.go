@@ -130,7 +130,11 @@ func printUsage(w io.Writer, fs *flag.FlagSet, usage string) {
 				b.WriteString(" (default true)")
 			}
 		} else if f.DefValue != "" && f.DefValue != "0" {
-			fmt.Fprintf(&b, " (default %q)", f.DefValue)
+			if fmt.Sprintf("%T", f.Value) == "*flag.stringValue" {
+				fmt.Fprintf(&b, " (default %q)", f.DefValue)
+			} else {
+				fmt.Fprintf(&b, " (default %s)", f.DefValue)
+			}
 		}
 		b.WriteString("\n")
 	})

@@ -13,8 +13,16 @@ import (
 	"testing"
 )
 
-// pendingNames are the subcommands that must answer "not available yet".
-var pendingNames = []string{"demo", "train", "convert", "inspect", "predict", "eval", "posterior", "plan", "bench"}
+// pendingNames returns the subcommands that must answer "not available yet".
+func pendingNames() []string {
+	var names []string
+	for _, c := range commandTable() {
+		if c.pending {
+			names = append(names, c.name)
+		}
+	}
+	return names
+}
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
@@ -60,7 +68,7 @@ func TestRun(t *testing.T) {
 		{name: "build bad flag", args: []string{"build", "--bogus"}, wantCode: 2, wantStderr: []string{"edgebnn build: flag provided but not defined: -bogus"}},
 		{name: "build extra arg", args: []string{"build", "--board", "rpi4", "-o", "x", "extra"}, wantCode: 2, wantStderr: []string{`unexpected argument "extra"`}},
 	}
-	for _, name := range pendingNames {
+	for _, name := range pendingNames() {
 		tests = append(tests,
 			cliCase{name: name + " pending", args: []string{name, "--some-flag", "arg"}, wantCode: 1, wantStderr: []string{"edgebnn " + name + ": not available yet"}},
 			cliCase{name: name + " -h", args: []string{name, "-h"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn " + name, "Not available yet"}, quietErr: true},
@@ -99,7 +107,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestCommandTable(t *testing.T) {
-	want := []string{"demo", "train", "convert", "inspect", "predict", "eval", "posterior", "plan", "boards", "build", "version"}
+	want := []string{"demo", "train", "convert", "inspect", "predict", "eval", "posterior", "plan", "bench", "boards", "build", "version"}
 	seen := map[string]bool{}
 	for _, c := range commandTable() {
 		if seen[c.name] {
@@ -125,12 +133,6 @@ func TestCommandTable(t *testing.T) {
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("command %q missing from the table", name)
-		}
-	}
-	for _, name := range pendingNames {
-		if c, ok := lookupCommand(name); ok && !c.pending {
-			// Implemented since: make sure it no longer claims to be pending.
-			t.Logf("command %q is implemented", name)
 		}
 	}
 }
