@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# scripts/test.sh: edgebnn's complete test run.
+#
+# Targets, in order:
+#   host         gofmt check, go vet ./..., go test (-race for runtime/, kernels/, format/)
+#   host-purego  the same vet and tests with -tags purego
+#   <emulated>   one per distinct (GOARCH, GOARM, QEMU, CPU) among the board
+#                profiles marked test_target (edgebnn boards --test-targets):
+#                go vet and go test -short of every package under qemu-user
+# Each target's full output goes to a log file; the script prints one
+# "PASS name 93s" / "FAIL name 93s" line per target, the tail of failing logs,
+# and ends with "N passed, N failed". Exit status: 0 if every target passed,
+# 1 if any failed, 2 on a bad EDGEBNN_* setting.
+#
+# Environment knobs (all optional):
+#   EDGEBNN_TARGETS       comma-separated subset, e.g. host,arm64-a53 (default: all)
+#   EDGEBNN_JOBS          targets run concurrently (default: number of CPUs / 2, at least 1)
+#   EDGEBNN_OUT           directory for logs and the helper binary (default: a new temp dir)
+#   EDGEBNN_HOST_TIMEOUT  go test -timeout on the host (default 20m)
+#   EDGEBNN_EMU_TIMEOUT   go test -timeout per package under QEMU (default 30m)
+#   EDGEBNN_TAIL          lines of a failing log to print (default 60)
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+out=${EDGEBNN_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/edgebnn-test.XXXXXX")}
+mkdir -p "$out/bin"
+out=$(cd "$out" && pwd)
+host_timeout=${EDGEBNN_HOST_TIMEOUT:-20m}
+emu_timeout=${EDGEBNN_EMU_TIMEOUT:-30m}
+tail_lines=${EDGEBNN_TAIL:-60}
+ncpu=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+jobs=${EDGEBNN_JOBS:-$((ncpu / 2))}
+if ! [[ $jobs =~ ^[0-9]+$ ]]; then
+	echo "test.sh: EDGEBNN_JOBS=$jobs is not a number" >&2
+	exit 2
+fi
+((jobs >= 1)) || jobs=1
+
+start=$SECONDS
+echo "edgebnn tests: $(go version), $ncpu CPUs, $jobs target(s) at a time, logs in $out"
+
+# --- the target list comes from the board profiles ---------------------------
+if ! go build -o "$out/bin/edgebnn" ./cmd/edgebnn >"$out/setup.log" 2>&1 ||
+	! "$out/bin/edgebnn" boards --test-targets >"$out/targets.txt" 2>>"$out/setup.log"; then
+	echo "FAIL setup: cannot build cmd/edgebnn or read the board profiles:"
+	tail -n "$tail_lines" "$out/setup.log"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+declare -A emu_line=()
+all=(host host-purego)
+while read -r name goarch goarm qemu cpu; do
+	[[ -n $name ]] || continue
+	all+=("$name")
+	emu_line[$name]="$goarch $goarm $qemu $cpu"
+done <"$out/targets.txt"
+
+selected=()
+if [[ -n ${EDGEBNN_TARGETS:-} ]]; then
+	IFS=',' read -r -a wanted <<<"$EDGEBNN_TARGETS"
+	for w in "${wanted[@]}"; do
+		w=${w//[[:space:]]/}
+		[[ -n $w ]] || continue
+		found=0
+		for t in "${all[@]}"; do [[ $t == "$w" ]] && found=1; done
+		if ((!found)); then
+			echo "test.sh: unknown target \"$w\" in EDGEBNN_TARGETS; known: ${all[*]}" >&2
+			exit 2
+		fi
+	done
+	for t in "${all[@]}"; do
+		for w in "${wanted[@]}"; do
+			if [[ ${w//[[:space:]]/} == "$t" ]]; then
+				selected+=("$t")
+				break
+			fi
+		done
+	done
+else
+	selected=("${all[@]}")
+fi
+echo "targets: ${selected[*]}"
+
+# --- package sets: device packages get the race detector ----------------------
+go list -e ./... >"$out/packages.txt" 2>>"$out/setup.log" || true
+go list -e ./runtime/... ./kernels/... ./format/... 2>/dev/null | grep -v '^$' | sort -u >"$out/race-packages.txt" || true
+sort -u "$out/packages.txt" | comm -23 - "$out/race-packages.txt" >"$out/plain-packages.txt" || true
+mapfile -t race_pkgs <"$out/race-packages.txt"
+mapfile -t plain_pkgs <"$out/plain-packages.txt"
+
+# step LOG COMMAND...: runs the command with its output appended to LOG.
+step() {
+	local log=$1 t0=$SECONDS rc=0
+	shift
+	printf '\n+ %s\n' "$*" >>"$log"
+	"$@" >>"$log" 2>&1 || rc=$?
+	if ((rc == 0)); then
+		printf '# ok (%ds)\n' $((SECONDS - t0)) >>"$log"
+	else
+		printf '# FAILED with status %d (%ds)\n' "$rc" $((SECONDS - t0)) >>"$log"
+	fi
+	return "$rc"
+}
+
+# check_gofmt lists unformatted Go files and fails if there are any.
+check_gofmt() {
+	local files
+	files=$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*' -print0 | xargs -0 -r gofmt -l)
+	if [[ -n $files ]]; then
+		echo "gofmt: these files are not formatted (run gofmt -w):"
+		echo "$files"
+		return 1
+	fi
+	echo "gofmt: all files formatted"
+}
+
+# host_tests LOG [BUILD FLAGS...]: vet and test on the host.
+host_tests() {
+	local log=$1 ok=0
+	shift
+	step "$log" go vet "$@" ./... || ok=1
+	if ((${#race_pkgs[@]})); then
+		step "$log" go test "$@" -race -vet=off -timeout "$host_timeout" "${race_pkgs[@]}" || ok=1
+	fi
+	if ((${#plain_pkgs[@]})); then
+		step "$log" go test "$@" -vet=off -timeout "$host_timeout" "${plain_pkgs[@]}" || ok=1
+	fi
+	return "$ok"
+}
+
+# emu_tests LOG GOARCH GOARM QEMU CPU: cross vet and emulated tests.
+emu_tests() {
+	local log=$1 goarch=$2 goarm=$3 qemu=$4 cpu=$5 ok=0
+	[[ $goarm == - ]] && goarm=
+	if ! command -v "$qemu" >/dev/null; then
+		echo "$qemu is not installed (apt-get install qemu-user-static)" >>"$log"
+		return 1
+	fi
+	local env=(env CGO_ENABLED=0 GOOS=linux GOARCH="$goarch" GOARM="$goarm")
+	step "$log" "${env[@]}" go vet ./... || ok=1
+	step "$log" "${env[@]}" go test -short -vet=off -timeout "$emu_timeout" -exec "$qemu -cpu $cpu" ./... || ok=1
+	return "$ok"
+}
+
+# run_target NAME: runs one target, records "PASS|FAIL SECONDS" in $out/NAME.status.
+run_target() {
+	local name=$1 log="$out/$1.log" t0=$SECONDS ok=0
+	: >"$log"
+	case $name in
+	host)
+		step "$log" check_gofmt || ok=1
+		host_tests "$log" || ok=1
+		;;
+	host-purego)
+		host_tests "$log" -tags purego || ok=1
+		;;
+	*)
+		# shellcheck disable=SC2086 # the record is space separated on purpose
+		emu_tests "$log" ${emu_line[$name]} || ok=1
+		;;
+	esac
+	local took=$((SECONDS - t0)) result=PASS
+	((ok == 0)) || result=FAIL
+	echo "$result $took" >"$out/$name.status"
+	echo "$result $name ${took}s   (log: $log)"
+	if [[ $result == FAIL ]]; then
+		echo "----- last $tail_lines lines of $log -----"
+		tail -n "$tail_lines" "$log"
+		echo "----- end of $name -----"
+	fi
+}
+
+trap 'pids=$(jobs -pr); [[ -z $pids ]] || kill $pids 2>/dev/null || true' EXIT
+
+running=0
+for t in "${selected[@]}"; do
+	if ((running >= jobs)); then
+		wait -n || true
+		running=$((running - 1))
+	fi
+	echo "== $t: started at +$((SECONDS - start))s"
+	run_target "$t" &
+	running=$((running + 1))
+done
+wait || true
+
+passed=0
+failed=0
+echo
+echo "== summary (logs in $out)"
+for t in "${selected[@]}"; do
+	if [[ -f $out/$t.status ]]; then
+		read -r result took <"$out/$t.status"
+	else
+		result=FAIL took=?
+	fi
+	if [[ $result == PASS ]]; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+	fi
+	echo "$result $t ${took}s"
+done
+echo "total $((SECONDS - start))s"
+echo "$passed passed, $failed failed"
+((failed == 0))
