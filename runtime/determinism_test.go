@@ -1,0 +1,151 @@
+package runtime_test
+
+import (
+	goruntime "runtime"
+	"sync"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+var strategies = []runtime.Strategy{runtime.Weight, runtime.Local, runtime.Auto}
+
+// TestDeterminism: the same seed gives bit-identical predictions under GOMAXPROCS 1, 2 and 8, on
+// repeated calls of one Predictor and with fresh Predictors; a different seed gives different
+// predictions.
+func TestDeterminism(t *testing.T) {
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(0))
+	for _, tm := range testModels {
+		for _, st := range strategies {
+			t.Run(tm.name+"/"+st.String(), func(t *testing.T) {
+				m := buildModel(t, tm.spec(), 1)
+				xs := randomInputs(m, 3, 2)
+				opts := runtime.Options{Samples: 6, Seed: 42, Strategy: st, MaxBatch: 3, KeepSamples: true}
+				goruntime.GOMAXPROCS(1)
+				want := predictAll(t, m, opts, xs)
+				for _, procs := range []int{1, 2, 8} {
+					goruntime.GOMAXPROCS(procs)
+					p, err := m.NewPredictor(opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := make([]runtime.Prediction, len(want))
+					for rep := 0; rep < 3; rep++ {
+						if err := p.PredictBatch(xs, got); err != nil {
+							t.Fatal(err)
+						}
+						for i := range want {
+							if err := samePrediction(&want[i], &got[i]); err != nil {
+								t.Fatalf("GOMAXPROCS %d, call %d, input %d: %v", procs, rep, i, err)
+							}
+						}
+					}
+				}
+				opts.Seed = 43
+				other := predictAll(t, m, opts, xs)
+				for i := range want {
+					if samePrediction(&want[i], &other[i]) == nil {
+						t.Errorf("input %d: seeds 42 and 43 give identical predictions", i)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestBatchMatchesSingle: with the Weight and Local strategies a batch gives bit-identical results
+// to predicting its inputs one at a time, and to splitting it into chunks (MaxBatch smaller than
+// the batch).
+func TestBatchMatchesSingle(t *testing.T) {
+	for _, tm := range testModels {
+		for _, st := range []runtime.Strategy{runtime.Weight, runtime.Local} {
+			t.Run(tm.name+"/"+st.String(), func(t *testing.T) {
+				m := buildModel(t, tm.spec(), 3)
+				const n = 5
+				xs := randomInputs(m, n, 4)
+				opts := runtime.Options{Samples: 4, Seed: 7, Strategy: st, MaxBatch: n, KeepSamples: true}
+				batch := predictAll(t, m, opts, xs)
+				opts.MaxBatch = 2
+				chunked := predictAll(t, m, opts, xs)
+				opts.MaxBatch = 1
+				p, err := m.NewPredictor(opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				in := m.InputSize()
+				for i := 0; i < n; i++ {
+					var one runtime.Prediction
+					if err := p.Predict(xs[i*in:(i+1)*in], &one); err != nil {
+						t.Fatal(err)
+					}
+					for _, c := range []struct {
+						what string
+						p    *runtime.Prediction
+					}{{"single", &one}, {"chunks of 2", &chunked[i]}} {
+						// First the semantics (same samples, same weights), then the bits.
+						if err := closePrediction(&batch[i], c.p, 1e-5); err != nil {
+							t.Errorf("input %d: batch of %d vs %s differ beyond rounding: %v", i, n, c.what, err)
+						} else if err := samePrediction(&batch[i], c.p); err != nil {
+							t.Errorf("input %d: batch of %d vs %s are not bit-identical: %v", i, n, c.what, err)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestConcurrentPredictors: one shared Model, 16 goroutines each with its own Predictor, give the
+// same predictions as a sequential run (run with -race to check for data races).
+func TestConcurrentPredictors(t *testing.T) {
+	for _, tm := range testModels {
+		t.Run(tm.name, func(t *testing.T) {
+			m := buildModel(t, tm.spec(), 5)
+			const workers = 16
+			rounds := 4
+			if testing.Short() {
+				rounds = 2
+			}
+			xs := randomInputs(m, 2, 6)
+			opts := func(w int) runtime.Options {
+				return runtime.Options{Samples: 3, Seed: uint64(w % 4), Strategy: strategies[w%3], MaxBatch: 2, KeepSamples: w%2 == 0}
+			}
+			want := make([][]runtime.Prediction, workers)
+			for w := range want {
+				want[w] = predictAll(t, m, opts(w), xs)
+			}
+			errs := make([]error, workers)
+			var wg sync.WaitGroup
+			for w := 0; w < workers; w++ {
+				wg.Add(1)
+				go func(w int) {
+					defer wg.Done()
+					p, err := m.NewPredictor(opts(w))
+					if err != nil {
+						errs[w] = err
+						return
+					}
+					got := make([]runtime.Prediction, len(want[w]))
+					for r := 0; r < rounds; r++ {
+						if err := p.PredictBatch(xs, got); err != nil {
+							errs[w] = err
+							return
+						}
+						for i := range got {
+							if err := samePrediction(&want[w][i], &got[i]); err != nil {
+								errs[w] = err
+								return
+							}
+						}
+					}
+				}(w)
+			}
+			wg.Wait()
+			for w, err := range errs {
+				if err != nil {
+					t.Errorf("goroutine %d: %v", w, err)
+				}
+			}
+		})
+	}
+}
