@@ -1,0 +1,279 @@
+package runtime_test
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+// TestInputErrors: a wrong input length, NaN or infinite values are errors naming the input and
+// the value, for Predict and PredictBatch.
+func TestInputErrors(t *testing.T) {
+	m := buildModel(t, mlpSpec(), 1)
+	p, err := m.NewPredictor(runtime.Options{Samples: 2, MaxBatch: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := m.InputSize()
+	bad := func(i int, v float32) []float32 {
+		x := make([]float32, 3*in)
+		x[i] = v
+		return x
+	}
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for _, c := range []struct {
+		name string
+		x    []float32
+		n    int
+		want []string
+	}{
+		{"short", make([]float32, in-1), 1, []string{strconv.Itoa(in - 1), strconv.Itoa(in)}},
+		{"long", make([]float32, in+1), 1, []string{strconv.Itoa(in + 1), strconv.Itoa(in)}},
+		{"empty", nil, 1, []string{"0", strconv.Itoa(in)}},
+		{"batch short", make([]float32, 3*in-2), 3, []string{strconv.Itoa(3*in - 2), strconv.Itoa(3 * in)}},
+		{"NaN", bad(3, nan), 3, []string{"input 0", "value 3", "NaN"}},
+		{"NaN in third input", bad(2*in+5, nan), 3, []string{"input 2", "value 5", "NaN"}},
+		{"+Inf", bad(in, inf), 3, []string{"input 1", "value 0", "infinite"}},
+		{"-Inf", bad(in+7, -inf), 3, []string{"input 1", "value 7", "infinite"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := make([]runtime.Prediction, c.n)
+			var err error
+			if c.n == 1 {
+				err = p.Predict(c.x, &out[0])
+			} else {
+				err = p.PredictBatch(c.x, out)
+			}
+			wantErr(t, err, c.want...)
+		})
+	}
+	// The predictor still works afterwards.
+	var pr runtime.Prediction
+	if err := p.Predict(make([]float32, in), &pr); err != nil || len(pr.Probs) != m.OutputSize() {
+		t.Fatalf("after errors: %v, %d probabilities", err, len(pr.Probs))
+	}
+}
+
+func wantErr(t *testing.T, err error, subs ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want one mentioning %q", subs)
+	}
+	for _, s := range subs {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not mention %q", err, s)
+		}
+	}
+}
+
+// TestOptionErrors: out-of-range options are errors.
+func TestOptionErrors(t *testing.T) {
+	m := buildModel(t, mlpSpec(), 1)
+	for _, c := range []struct {
+		name string
+		o    runtime.Options
+		want string
+	}{
+		{"negative samples", runtime.Options{Samples: -1}, "samples"},
+		{"too many samples", runtime.Options{Samples: 1<<20 + 1}, "samples"},
+		{"negative batch", runtime.Options{MaxBatch: -3}, "batch"},
+		{"huge batch", runtime.Options{MaxBatch: 1<<16 + 1}, "batch"},
+		{"unknown strategy", runtime.Options{Strategy: 7}, "strategy"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := m.NewPredictor(c.o)
+			wantErr(t, err, c.want)
+		})
+	}
+	if _, _, _, err := m.MeanWeight("nope"); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("MeanWeight of a missing layer: %v", err)
+	}
+	if _, err := runtime.ParseStrategy("fast"); err == nil {
+		t.Error("ParseStrategy accepted \"fast\"")
+	}
+	for _, s := range []runtime.Strategy{runtime.Auto, runtime.Weight, runtime.Local} {
+		if got, err := runtime.ParseStrategy(s.String()); err != nil || got != s {
+			t.Errorf("ParseStrategy(%q) = %v, %v", s.String(), got, err)
+		}
+	}
+}
+
+// TestModelErrors: malformed specs and tensors are errors naming the layer and the tensor at
+// fault, never panics.
+func TestModelErrors(t *testing.T) {
+	type edit func(s *runtime.Spec, ts runtime.Tensors)
+	reshape := func(name string, shape ...int) edit {
+		return func(_ *runtime.Spec, ts runtime.Tensors) {
+			n := 1
+			for _, d := range shape {
+				n *= d
+			}
+			ts[name] = tensor(make([]float32, n), shape...)
+		}
+	}
+	drop := func(name string) edit { return func(_ *runtime.Spec, ts runtime.Tensors) { delete(ts, name) } }
+	layer := func(i int, f func(l *runtime.LayerSpec)) edit {
+		return func(s *runtime.Spec, _ runtime.Tensors) { f(&s.Layers[i]) }
+	}
+	// Element counts that overflow int (2^IntSize wraps to 0) must not pass the shape check.
+	hugeOut := 1 << (strconv.IntSize - 24)
+	cases := []struct {
+		name  string
+		model func() *runtime.Spec
+		edit  edit
+		want  []string
+	}{
+		{"missing z_row", mlpSpec, drop("0.z_row"), []string{`"0"`, "0.z_row"}},
+		{"z_col shape", mlpSpec, reshape("0.z_col", 5, 8), []string{`"0"`, "0.z_col", "shape"}},
+		{"z_row values", mlpSpec, func(_ *runtime.Spec, ts runtime.Tensors) {
+			ts["0.z_row"] = runtime.Tensor{Shape: []int{4, 16}, Data: make([]float32, 63)}
+		}, []string{`"0"`, "0.z_row"}},
+		{"z_row pruned", mlpSpec, reshape("0.z_row", 4, 16), []string{`"0"`, "z_row"}},
+		{"inducing_mean shape", mlpSpec, reshape("0.inducing_mean", 5, 4), []string{`"0"`, "0.inducing_mean"}},
+		{"inducing_sd missing", mlpSpec, drop("0._inducing_sd"), []string{`"0"`, "0._inducing_sd"}},
+		{"lamda shape", mlpSpec, reshape("0._lamda", 2), []string{`"0"`, "0._lamda"}},
+		{"full tril shape", mlpSpec, reshape("4._inducing_scale_tril", 20), []string{`"4"`, "4._inducing_scale_tril"}},
+		{"ffg sd shape", mlpSpec, reshape("2._weight_sd", 16, 12), []string{`"2"`, "2._weight_sd"}},
+		{"ffg bias missing", mlpSpec, drop("2.bias_mean"), []string{`"2"`, "2.bias_mean"}},
+		{"ffg prior shape", mlpSpec, reshape("2.prior_weight_sd", 3), []string{`"2"`, "2.prior_weight_sd"}},
+		{"deterministic weight shape", faSpec, reshape("2.weight", 8, 7), []string{`"2"`, "2.weight"}},
+		{"deterministic bias missing", faSpec, drop("2.bias"), []string{`"2"`, "2.bias"}},
+		{"fa psi negative", faSpec, func(_ *runtime.Spec, ts runtime.Tensors) { ts["fa.psi"].Data[4] = -1 }, []string{"fa.psi", "4"}},
+		{"fa psi NaN", faSpec, func(_ *runtime.Spec, ts runtime.Tensors) { ts["fa.psi"].Data[0] = float32(math.NaN()) }, []string{"fa.psi"}},
+		{"fa factors shape", faSpec, func(s *runtime.Spec, ts runtime.Tensors) { ts["fa.factors"] = tensor(make([]float32, s.FA.Dim*2), s.FA.Dim, 2) }, []string{"fa.factors"}},
+		{"fa dim too small", faSpec, func(s *runtime.Spec, ts runtime.Tensors) {
+			s.FA.Dim -= 3
+			for _, n := range []string{"fa.mean", "fa.psi"} {
+				ts[n] = tensor(ts[n].Data[:s.FA.Dim], s.FA.Dim)
+			}
+			ts["fa.factors"] = tensor(ts["fa.factors"].Data[:s.FA.Dim*s.FA.Rank], s.FA.Dim, s.FA.Rank)
+		}, []string{`"4"`, "fa"}},
+		{"fa dim too large", faSpec, func(s *runtime.Spec, ts runtime.Tensors) {
+			s.FA.Dim++
+			ts["fa.mean"] = tensor(append(ts["fa.mean"].Data, 0), s.FA.Dim)
+			ts["fa.psi"] = tensor(append(ts["fa.psi"].Data, 0), s.FA.Dim)
+			ts["fa.factors"] = tensor(append(ts["fa.factors"].Data, 0, 0, 0), s.FA.Dim, s.FA.Rank)
+		}, []string{"fa", "dim"}},
+		{"fa without section", faSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.FA = nil }, []string{`"0"`, "fa"}},
+		{"linear in_features", mlpSpec, layer(2, func(l *runtime.LayerSpec) { l.In = 15 }), []string{`"2"`, "15"}},
+		{"linear out_features", mlpSpec, layer(2, func(l *runtime.LayerSpec) { l.Out = 0 }), []string{`"2"`}},
+		{"unknown op", mlpSpec, layer(1, func(l *runtime.LayerSpec) { l.Op = "softsign" }), []string{`"1"`, "op"}},
+		{"unknown kind", mlpSpec, layer(0, func(l *runtime.LayerSpec) { l.Posterior.Kind = "laplace" }), []string{`"0"`, "laplace"}},
+		{"unknown q", mlpSpec, layer(0, func(l *runtime.LayerSpec) { l.Posterior.QInducing = "banded" }), []string{`"0"`, "banded"}},
+		{"inducing rows", mlpSpec, layer(0, func(l *runtime.LayerSpec) { l.Posterior.InducingRows = 0 }), []string{`"0"`, "inducing_rows"}},
+		{"prior sd NaN", mlpSpec, layer(0, func(l *runtime.LayerSpec) { l.Posterior.PriorSD = math.NaN() }), []string{`"0"`, "prior_sd"}},
+		{"prior sd zero", mlpSpec, layer(0, func(l *runtime.LayerSpec) { l.Posterior.PriorSD = 0 }), []string{`"0"`, "prior_sd"}},
+		{"ensemble size", cnnSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.Layers[3].Body[0].Posterior.EnsembleSize = 0 }, []string{`"r1a"`, "ensemble_size"}},
+		{"ensemble mean shape", cnnSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.Layers[3].Body[0].Posterior.EnsembleSize = 2 }, []string{`"r1a"`, "r1a.inducing_mean"}},
+		{"posterior on relu", mlpSpec, layer(1, func(l *runtime.LayerSpec) { l.Posterior = ffgPost() }), []string{`"1"`, "posterior"}},
+		{"conv on flat input", mlpSpec, layer(0, func(l *runtime.LayerSpec) { l.Op = runtime.OpConv2d }), []string{`"0"`, "conv2d"}},
+		{"linear on image", cnnSpec, layer(0, func(l *runtime.LayerSpec) { l.Op = runtime.OpLinear }), []string{`"c1"`, "flatten"}},
+		{"conv in_channels", cnnSpec, layer(0, func(l *runtime.LayerSpec) { l.In = 3 }), []string{`"c1"`, "3"}},
+		{"conv kernel too big", cnnSpec, layer(0, func(l *runtime.LayerSpec) { l.Kernel = [2]int{20, 3}; l.Padding = [2]int{0, 0} }), []string{`"c1"`}},
+		{"conv negative padding", cnnSpec, layer(0, func(l *runtime.LayerSpec) { l.Padding = [2]int{-1, 1} }), []string{`"c1"`}},
+		{"conv zero stride", cnnSpec, layer(0, func(l *runtime.LayerSpec) { l.Stride = [2]int{0, 1} }), []string{`"c1"`}},
+		{"conv weight shape", cnnSpec, reshape("r1b.weight", 4, 4, 3, 2), []string{`"r1b"`, "r1b.weight"}},
+		{"batchnorm features", cnnSpec, layer(1, func(l *runtime.LayerSpec) { l.In = 5 }), []string{`"bn1"`, "5"}},
+		{"batchnorm var negative", cnnSpec, func(_ *runtime.Spec, ts runtime.Tensors) { ts["bn1.running_var"].Data[2] = -0.5 }, []string{`"bn1"`, "running_var"}},
+		{"batchnorm weight missing", cnnSpec, drop("bn1.weight"), []string{`"bn1"`, "bn1.weight"}},
+		{"pool padding", cnnSpec, layer(4, func(l *runtime.LayerSpec) { l.Padding = [2]int{2, 0} }), []string{`"pool1"`, "padding"}},
+		{"pool kernel", cnnSpec, layer(4, func(l *runtime.LayerSpec) { l.Kernel = [2]int{0, 2} }), []string{`"pool1"`}},
+		{"pool too big", cnnSpec, layer(4, func(l *runtime.LayerSpec) { l.Kernel = [2]int{12, 12} }), []string{`"pool1"`}},
+		{"avgpool dilation", cnnSpec, layer(6, func(l *runtime.LayerSpec) { l.Dilation = [2]int{2, 2} }), []string{`"pool2"`, "dilation"}},
+		{"adaptive too big", cnnSpec, layer(7, func(l *runtime.LayerSpec) { l.OutputSize = [2]int{4, 4} }), []string{`"gap"`}},
+		{"adaptive zero", cnnSpec, layer(7, func(l *runtime.LayerSpec) { l.OutputSize = [2]int{0, 1} }), []string{`"gap"`}},
+		{"pool on flat", mlpSpec, layer(1, func(l *runtime.LayerSpec) { l.Op = runtime.OpMaxPool2d; l.Kernel = [2]int{1, 1} }), []string{`"1"`}},
+		{"residual shapes", cnnSpec, func(s *runtime.Spec, ts runtime.Tensors) {
+			s.Layers[5].Shortcut = nil
+		}, []string{`"res2"`}},
+		{"residual empty body", cnnSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.Layers[3].Body = nil }, []string{`"res1"`, "body"}},
+		{"no flatten", cnnSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.Layers = s.Layers[:4] }, []string{"flatten"}},
+		{"nested too deep", mlpSpec, func(s *runtime.Spec, _ runtime.Tensors) {
+			l := runtime.LayerSpec{Name: "id", Op: runtime.OpIdentity}
+			for i := 0; i < 20; i++ {
+				l = runtime.LayerSpec{Name: "r" + strconv.Itoa(i), Op: runtime.OpResidual, Body: []runtime.LayerSpec{l}}
+			}
+			s.Layers = append(s.Layers, l)
+		}, []string{"nested"}},
+		{"version", mlpSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.Version = 9 }, []string{"version"}},
+		{"task", mlpSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.Task = "ranking" }, []string{"ranking"}},
+		{"noise var", faSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.NoiseVar = 0 }, []string{"noise_var"}},
+		{"noise var inf", faSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.NoiseVar = math.Inf(1) }, []string{"noise_var"}},
+		{"input shape rank", mlpSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.InputShape = []int{2, 4} }, []string{"input_shape"}},
+		{"input shape zero", mlpSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.InputShape = []int{0} }, []string{"input_shape"}},
+		{"input shape huge", cnnSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.InputShape = []int{1 << 20, 1 << 20, 1 << 20} }, []string{"input_shape"}},
+		{"no layers", mlpSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.Layers = nil }, []string{"layers"}},
+		{"overflowing weight shape", mlpSpec, func(s *runtime.Spec, ts runtime.Tensors) {
+			// in_features 2^24, out_features 2^(IntSize−24): the element count wraps to 0, so an
+			// empty tensor would pass a plain len(data) == product check.
+			s.InputShape = []int{1 << 24}
+			s.Layers = []runtime.LayerSpec{{Name: "big", Op: runtime.OpLinear, In: 1 << 24, Out: hugeOut}}
+			ts["big.weight"] = runtime.Tensor{Shape: []int{hugeOut, 1 << 24}}
+		}, []string{`"big"`, "big.weight"}},
+		{"overflowing fa layer", faSpec, func(s *runtime.Spec, _ runtime.Tensors) {
+			s.InputShape = []int{1 << 24}
+			s.Layers = []runtime.LayerSpec{{Name: "big", Op: runtime.OpLinear, In: 1 << 24, Out: hugeOut,
+				Posterior: faPosterior()}}
+		}, []string{`"big"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			spec := c.model()
+			ts := randomTensors(spec, 2)
+			if _, err := runtime.New(spec, ts); err != nil {
+				t.Fatalf("unedited model: %v", err)
+			}
+			c.edit(spec, ts)
+			var err error
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("New panicked: %v", r)
+					}
+				}()
+				_, err = runtime.New(spec, ts)
+			}()
+			wantErr(t, err, c.want...)
+			if errors.Is(err, runtime.ErrNoTensor) != strings.Contains(c.name, "missing") {
+				t.Errorf("errors.Is(err, ErrNoTensor) = %v for %q", errors.Is(err, runtime.ErrNoTensor), err)
+			}
+		})
+	}
+}
+
+// TestParseSpec: ParseSpec round-trips a Spec through JSON and rejects unknown fields and bad JSON.
+func TestParseSpec(t *testing.T) {
+	for _, tm := range testModels {
+		spec := tm.spec()
+		randomTensors(spec, 1) // fills the fa dimension
+		data, err := json.Marshal(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := runtime.ParseSpec(data)
+		if err != nil {
+			t.Fatalf("%s: %v", tm.name, err)
+		}
+		again, _ := json.Marshal(got)
+		if string(again) != string(data) {
+			t.Errorf("%s: round trip changed the spec:\n%s\n%s", tm.name, data, again)
+		}
+	}
+	for _, bad := range []string{
+		`{"version":1,"task":"classification","input_shape":[3],"layers":[{"name":"a","op":"relu"}],"colour":1}`,
+		`{"version":1,"task":"classification","input_shape":[3],"layers":[{"name":"a","op":"relu","kernal":[1,1]}]}`,
+		`{"version":1,"task":"classification","input_shape":[3],"layers":[]}`,
+		`{"version":1,`,
+		`[]`,
+		``,
+	} {
+		if _, err := runtime.ParseSpec([]byte(bad)); err == nil {
+			t.Errorf("ParseSpec(%s) succeeded", bad)
+		}
+	}
+}
