@@ -145,7 +145,9 @@ func TestModelErrors(t *testing.T) {
 		{"deterministic bias missing", faSpec, drop("2.bias"), []string{`"2"`, "2.bias"}},
 		{"fa psi negative", faSpec, func(_ *runtime.Spec, ts runtime.Tensors) { ts["fa.psi"].Data[4] = -1 }, []string{"fa.psi", "4"}},
 		{"fa psi NaN", faSpec, func(_ *runtime.Spec, ts runtime.Tensors) { ts["fa.psi"].Data[0] = float32(math.NaN()) }, []string{"fa.psi"}},
-		{"fa factors shape", faSpec, func(s *runtime.Spec, ts runtime.Tensors) { ts["fa.factors"] = tensor(make([]float32, s.FA.Dim*2), s.FA.Dim, 2) }, []string{"fa.factors"}},
+		{"fa factors shape", faSpec, func(s *runtime.Spec, ts runtime.Tensors) {
+			ts["fa.factors"] = tensor(make([]float32, s.FA.Dim*2), s.FA.Dim, 2)
+		}, []string{"fa.factors"}},
 		{"fa dim too small", faSpec, func(s *runtime.Spec, ts runtime.Tensors) {
 			s.FA.Dim -= 3
 			for _, n := range []string{"fa.mean", "fa.psi"} {
