@@ -22,16 +22,19 @@ type inducing[T Float] struct {
 	q        string
 	whitened bool
 	ensemble int
-	zRow     Param[T]
-	zCol     Param[T]
-	dRow     Param[T]
-	dCol     Param[T]
-	lamda    Param[T]
-	mean     Param[T]
-	sd       Param[T] // diagonal
-	tril     Param[T] // full
-	rowTril  Param[T] // matrix
-	colTril  Param[T] // matrix
+	// jit is the relative Cholesky jitter (bayesianize's EPS); tests set it to zero so that
+	// finite differences see the same function as the (detached-jitter) gradient.
+	jit     float64
+	zRow    Param[T]
+	zCol    Param[T]
+	dRow    Param[T]
+	dCol    Param[T]
+	lamda   Param[T]
+	mean    Param[T]
+	sd      Param[T] // diagonal
+	tril    Param[T] // full
+	rowTril Param[T] // matrix
+	colTril Param[T] // matrix
 }
 
 func newInducing[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand.Rand) (layer[T], error) {
@@ -49,7 +52,7 @@ func newInducing[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand
 		return nil, errf("init_lamda %g must be positive", in.InitLamda)
 	}
 	l := &inducing[T]{affine: a, mo: mo, mi: mi, sigma: p.PriorSD, q: p.QInducing, whitened: p.WhitenedU,
-		maxLamda: math.Inf(1), maxSDU: math.Inf(1)}
+		maxLamda: math.Inf(1), maxSDU: math.Inf(1), jit: jitter}
 	if p.MaxLamda != nil {
 		l.maxLamda = *p.MaxLamda
 	}
@@ -114,8 +117,8 @@ func (l *inducing[T]) params() []Param[T] {
 func (l *inducing[T]) factors(tp *autodiff.Tape[T]) (lr, lc, dr, dc *autodiff.Var[T]) {
 	zr, zc := tp.Param(l.zRow.Param), tp.Param(l.zCol.Param)
 	dr, dc = tp.Softplus(tp.Param(l.dRow.Param)), tp.Softplus(tp.Param(l.dCol.Param))
-	lr = tp.JitteredCholesky(tp.Add(tp.MatMulTrans(zr, zr, false, true), tp.DiagEmbed(tp.Square(dr))), jitter)
-	lc = tp.JitteredCholesky(tp.Add(tp.MatMulTrans(zc, zc, false, true), tp.DiagEmbed(tp.Square(dc))), jitter)
+	lr = tp.JitteredCholesky(tp.Add(tp.MatMulTrans(zr, zr, false, true), tp.DiagEmbed(tp.Square(dr))), T(l.jit))
+	lc = tp.JitteredCholesky(tp.Add(tp.MatMulTrans(zc, zc, false, true), tp.DiagEmbed(tp.Square(dc))), T(l.jit))
 	return lr, lc, dr, dc
 }
 
@@ -181,8 +184,8 @@ func (l *inducing[T]) weight(tp *autodiff.Tape[T], c *Context[T]) *autodiff.Var[
 	e2 := tp.Const(c.net.normal(d), mo, mi)
 	e3 := tp.Const(c.net.normal(d), mo, mi)
 	e4 := tp.Const(c.net.normal(d), mo, mi)
-	lhr := tp.JitteredCholesky(tp.MatMulTrans(zr, zr, false, true), jitter)
-	lhc := tp.JitteredCholesky(tp.MatMulTrans(zc, zc, false, true), jitter)
+	lhr := tp.JitteredCholesky(tp.MatMulTrans(zr, zr, false, true), T(l.jit))
+	lhc := tp.JitteredCholesky(tp.MatMulTrans(zc, zc, false, true), T(l.jit))
 	drCol := tp.Reshape(dr, mo, 1)
 	ubar := tp.MatMulTrans(tp.MatMul(zr, e1), zc, false, true)
 	ubar = tp.Add(ubar, tp.Mul(tp.MatMul(lhr, e2), dc))

@@ -84,6 +84,7 @@ type Net[T Float] struct {
 	stream  kernels.Stream
 	arena   arena[T]
 	passes  int
+	prefix  string
 }
 
 // New builds a Net for spec (which must validate and whose posteriors must be deterministic,
@@ -242,6 +243,16 @@ func (n *Net[T]) parametric(ls *runtime.LayerSpec, dOut, k int, wshape []int, in
 	return nil, fmt.Errorf("bnn: layer %q: posterior kind %q is not supported by the trainer", ls.Name, p.Kind)
 }
 
+// SetPrefix prepends prefix to the names of the net's parameters (so that the members of an
+// ensemble of nets have distinct names in an optimizer and a checkpoint). Tensors and Load
+// keep using the state_dict names without it.
+func (n *Net[T]) SetPrefix(prefix string) {
+	for _, p := range n.params {
+		p.Name = prefix + p.Name[len(n.prefix):]
+	}
+	n.prefix = prefix
+}
+
 // Spec returns a copy of the network's description (for runtime.New).
 func (n *Net[T]) Spec() runtime.Spec { return n.spec }
 
@@ -348,7 +359,7 @@ func (n *Net[T]) Tensors() runtime.Tensors {
 		for i, v := range p.Value {
 			d[i] = float32(v)
 		}
-		out[p.Name] = runtime.Tensor{Shape: append([]int{}, p.Shape...), Data: d}
+		out[p.Name[len(n.prefix):]] = runtime.Tensor{Shape: append([]int{}, p.Shape...), Data: d}
 	}
 	return out
 }
@@ -364,9 +375,10 @@ func (n *Net[T]) Model() (*runtime.Model, error) {
 // a non-finite value is an error.
 func (n *Net[T]) Load(src runtime.TensorSource) error {
 	for _, p := range n.params {
-		data, shape, err := src.Tensor(p.Name)
+		name := p.Name[len(n.prefix):]
+		data, shape, err := src.Tensor(name)
 		if err != nil {
-			if !p.Trainable && errors.Is(err, runtime.ErrNoTensor) && optionalBuffer(p.Name) {
+			if !p.Trainable && errors.Is(err, runtime.ErrNoTensor) && optionalBuffer(name) {
 				continue
 			}
 			return fmt.Errorf("bnn: load %q: %w", p.Name, err)

@@ -1,0 +1,217 @@
+package bnn
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/autodiff"
+)
+
+func fptr(v float64) *float64 { return &v }
+
+// tinySpec is a two-layer network small enough for finite differences: a conv layer (when conv)
+// or a linear layer, then a linear output layer, both with posterior p.
+func tinySpec(p *runtime.PosteriorSpec, conv bool) *runtime.Spec {
+	var ls []runtime.LayerSpec
+	in := []int{5}
+	if conv {
+		in = []int{2, 4, 4}
+		ls = append(ls,
+			runtime.LayerSpec{Name: "0", Op: runtime.OpConv2d, In: 2, Out: 3, Bias: true, Kernel: [2]int{3, 3}, Padding: [2]int{1, 1}, Posterior: p},
+			runtime.LayerSpec{Name: "1", Op: runtime.OpTanh},
+			runtime.LayerSpec{Name: "2", Op: runtime.OpMaxPool2d, Kernel: [2]int{2, 2}},
+			runtime.LayerSpec{Name: "3", Op: runtime.OpFlatten},
+			runtime.LayerSpec{Name: "4", Op: runtime.OpLinear, In: 12, Out: 3, Bias: true, Posterior: p})
+	} else {
+		ls = append(ls,
+			runtime.LayerSpec{Name: "0", Op: runtime.OpLinear, In: 5, Out: 4, Bias: true, Posterior: p},
+			runtime.LayerSpec{Name: "1", Op: runtime.OpTanh},
+			runtime.LayerSpec{Name: "2", Op: runtime.OpLinear, In: 4, Out: 3, Bias: false, Posterior: p})
+	}
+	return &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: in, Layers: ls}
+}
+
+func inducingPost(q string, whitened bool) *runtime.PosteriorSpec {
+	p := &runtime.PosteriorSpec{Kind: runtime.KindInducing, InducingRows: 2, InducingCols: 3, PriorSD: 0.7,
+		QInducing: q, WhitenedU: whitened}
+	if q == runtime.QEnsemble {
+		p.EnsembleSize = 3
+	}
+	return p
+}
+
+type postCase struct {
+	name string
+	post *runtime.PosteriorSpec
+}
+
+func posteriorCases() []postCase {
+	cs := []postCase{
+		{"deterministic", nil},
+		{"ffg", &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: 0.5}},
+	}
+	for _, q := range []string{runtime.QDiagonal, runtime.QFull, runtime.QMatrix, runtime.QEnsemble} {
+		cs = append(cs, postCase{"inducing_" + q + "_whitened", inducingPost(q, true)},
+			postCase{"inducing_" + q + "_prior", inducingPost(q, false)})
+	}
+	return cs
+}
+
+// perturb moves every parameter away from bayesianize's initial values (where many entries are
+// equal), so that tests see generic values; λ and the scales stay moderate.
+func perturb[T Float](n *Net[T], rng *rand.Rand) {
+	for _, p := range n.Trainable() {
+		for i := range p.Value {
+			p.Value[i] += T(0.3 * rng.NormFloat64())
+		}
+	}
+	for _, p := range n.Params() {
+		switch {
+		case hasSuffix(p.Name, "._lamda"):
+			p.Value[0] = T(softplusInv(0.4))
+		case hasSuffix(p.Name, "._inducing_sd"), hasSuffix(p.Name, "._d_row"), hasSuffix(p.Name, "._d_col"):
+			for i := range p.Value {
+				p.Value[i] = T(softplusInv(0.2 + 0.3*rng.Float64()))
+			}
+		case hasSuffix(p.Name, "._weight_sd"), hasSuffix(p.Name, "._bias_sd"):
+			for i := range p.Value {
+				p.Value[i] = T(softplusInv(0.05 + 0.2*rng.Float64()))
+			}
+		}
+	}
+}
+
+func hasSuffix(s, suf string) bool { return len(s) >= len(suf) && s[len(s)-len(suf):] == suf }
+
+// objective evaluates Σ c·f(x) + KL with the noise fixed by (seed, step 0) and ensemble member 1.
+func objective(n *Net[float64], tp *autodiff.Tape[float64], x []float64, shape []int, c []float64, train bool) *autodiff.Var[float64] {
+	n.Begin()
+	n.Seed(42, 0)
+	n.passes = 1
+	out := n.Forward(tp, tp.Const(x, shape...), train)
+	f := tp.Sum(tp.Mul(out, tp.Const(c, out.Shape()...)))
+	return tp.Add(f, tp.Scale(n.KL(tp), 0.01))
+}
+
+// TestGradients checks the gradient of sampled outputs and KL with respect to every parameter
+// against central finite differences in float64.
+func TestGradients(t *testing.T) {
+	for _, pc := range posteriorCases() {
+		for _, conv := range []bool{false, true} {
+			for _, train := range []bool{true, false} {
+				if pc.post != nil && pc.post.Kind == runtime.KindInducing && !train {
+					continue // inducing layers sample the same way in both modes
+				}
+				name := pc.name
+				if conv {
+					name += "/conv"
+				}
+				if !train {
+					name += "/eval"
+				}
+				t.Run(name, func(t *testing.T) {
+					rng := rand.New(rand.NewPCG(7, 8))
+					spec := tinySpec(pc.post, conv)
+					n, err := New[float64](spec, nil, rng)
+					if err != nil {
+						t.Fatal(err)
+					}
+					perturb(n, rng)
+					for _, l := range n.layers {
+						if il, ok := l.(*inducing[float64]); ok {
+							il.jit = 0
+						}
+					}
+					batch := 2
+					shape := append([]int{batch}, spec.InputShape...)
+					x := randn(rng, batch*prod(spec.InputShape), 1)
+					c := randn(rng, batch*3, 1)
+					tp := autodiff.NewTape[float64]()
+					for _, p := range n.Params() {
+						p.ZeroGrad()
+					}
+					if err := tp.Backward(objective(n, tp, x, shape, c, train)); err != nil {
+						t.Fatal(err)
+					}
+					const h = 1e-6
+					checked := 0
+					for _, p := range n.Trainable() {
+						stride := max(1, len(p.Value)/6)
+						for i := 0; i < len(p.Value); i += stride {
+							old := p.Value[i]
+							p.Value[i] = old + h
+							tp.Reset()
+							fp := objective(n, tp, x, shape, c, train).Item()
+							p.Value[i] = old - h
+							tp.Reset()
+							fm := objective(n, tp, x, shape, c, train).Item()
+							p.Value[i] = old
+							num := (fp - fm) / (2 * h)
+							got := p.Grad[i]
+							if err := math.Abs(got-num) / math.Max(1, math.Abs(num)); !(err < 1e-4) {
+								t.Errorf("%s[%d]: gradient %.8g, finite difference %.8g", p.Name, i, got, num)
+							}
+							checked++
+						}
+					}
+					if checked == 0 && pc.post != nil {
+						t.Fatal("no parameters checked")
+					}
+				})
+			}
+		}
+	}
+}
+
+func prod(s []int) int {
+	n := 1
+	for _, d := range s {
+		n *= d
+	}
+	return n
+}
+
+// TestKLMatchesRuntime compares the trainer's KL for every q(U) family, whitened or not, and
+// FFG with the runtime's independent float64 implementation.
+func TestKLMatchesRuntime(t *testing.T) {
+	for _, pc := range posteriorCases() {
+		if pc.post == nil {
+			continue
+		}
+		t.Run(pc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, 4))
+			spec := tinySpec(pc.post, true)
+			n, err := New[float64](spec, nil, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			perturb(n, rng)
+			kls, err := n.LayerKLs()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := n.Model()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rt []runtime.LayerInfo
+			for _, li := range m.Layers() {
+				rt = append(rt, li)
+			}
+			if len(rt) != len(kls) {
+				t.Fatalf("%d trainer KLs, %d runtime layers", len(kls), len(rt))
+			}
+			for i := range kls {
+				want := rt[i].KL
+				if pc.post.QInducing == runtime.QEnsemble {
+					want = rt[i].KL // conditional term only
+				}
+				if rel := math.Abs(kls[i].KL-want) / math.Max(1e-12, math.Abs(want)); !(rel < 1e-4) {
+					t.Errorf("layer %s: trainer KL %.8g, runtime %.8g", kls[i].Name, kls[i].KL, want)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,179 @@
+package train
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/optim"
+)
+
+// TrainBlob is the name of the checkpoint blob holding the training state (State as JSON).
+const TrainBlob = "train"
+
+// OptimPrefix prefixes the names of optimizer-state tensors in a checkpoint.
+const OptimPrefix = "optim/"
+
+// State is what a checkpoint records besides the tensors: everything --resume needs.
+type State struct {
+	Config       Config         `json:"config"`
+	Epoch        int            `json:"epoch"`
+	Step         int64          `json:"step"`
+	OptimSteps   int64          `json:"optim_steps"`
+	TrainSeconds float64        `json:"train_seconds"`
+	History      []EpochMetrics `json:"history,omitempty"`
+	// Members is the number of networks (ensemble_w); member k > 0 is stored under
+	// "member<k>/<name>", member 0 under the plain names.
+	Members int `json:"members"`
+}
+
+// EpochCheckpointPath is where the per-epoch checkpoint goes: beside Config.Out, named
+// <stem>.last<ext> (overwritten atomically every epoch).
+func (t *Trainer) EpochCheckpointPath() string {
+	out := t.Config.Out
+	ext := filepath.Ext(out)
+	return strings.TrimSuffix(out, ext) + ".last" + ext
+}
+
+// SaveCheckpoint writes the current state atomically to path: the "meta" blob (runtime.Spec
+// JSON, so runtime.Load reads the file as a model), every tensor as f32 under its state_dict
+// name, the optimizer state under "optim/...", and the "train" blob.
+func (t *Trainer) SaveCheckpoint(path string) error {
+	w := format.NewWriter()
+	spec := t.Spec()
+	meta, err := json.Marshal(&spec)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: spec: %w", path, err)
+	}
+	if err := w.AddBlob(runtime.MetaBlob, meta, false); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	for _, n := range t.Nets {
+		for _, p := range n.Params() {
+			if _, err := w.AddTensor(p.Name, p.Shape, p.Value, format.AddOptions{}); err != nil {
+				return fmt.Errorf("checkpoint %s: tensor %q: %w", path, p.Name, err)
+			}
+		}
+	}
+	st := t.opt.State()
+	for name, buf := range st.Buffers {
+		if _, err := w.AddTensor(OptimPrefix+name, []int{len(buf)}, buf, format.AddOptions{}); err != nil {
+			return fmt.Errorf("checkpoint %s: optimizer tensor %q: %w", path, name, err)
+		}
+	}
+	s := State{Config: t.Config, Epoch: t.Epoch, Step: t.Step, OptimSteps: st.Step, TrainSeconds: t.TrainSeconds,
+		History: t.History, Members: len(t.Nets)}
+	blob, err := json.Marshal(&s)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: state: %w", path, err)
+	}
+	if err := w.AddBlob(TrainBlob, blob, true); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("checkpoint %s: %w", path, err)
+		}
+	}
+	if err := w.WriteFile(path, format.WriteOptions{}); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// ReadState reads a checkpoint's training state.
+func ReadState(path string) (*State, error) {
+	f, err := format.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readState(f, path)
+}
+
+func readState(f *format.File, path string) (*State, error) {
+	b, err := f.Blob(TrainBlob)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: no training state (is it a converted model?): %w", path, err)
+	}
+	s := State{Config: DefaultConfig()}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: training state: %w", path, err)
+	}
+	return &s, nil
+}
+
+// Resume rebuilds a run from a checkpoint: the configuration it recorded (after edit, which may
+// change e.g. the number of epochs or the output path; nil keeps it), the data, the parameters
+// and the optimizer state.
+func Resume(path string, edit func(*Config) error) (*Trainer, error) {
+	f, err := format.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s, err := readState(f, path)
+	if err != nil {
+		return nil, err
+	}
+	cfg := s.Config
+	if edit != nil {
+		if err := edit(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	t, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if s.Members != len(t.Nets) {
+		return nil, fmt.Errorf("checkpoint %s: %d networks, the configuration builds %d", path, s.Members, len(t.Nets))
+	}
+	src := fileTensors{f}
+	for _, n := range t.Nets {
+		for _, p := range n.Params() {
+			data, shape, err := src.Tensor(p.Name)
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+			}
+			if len(data) != len(p.Value) {
+				return nil, fmt.Errorf("checkpoint %s: tensor %q has shape %v, want %v", path, p.Name, shape, p.Shape)
+			}
+			copy(p.Value, data)
+		}
+	}
+	st := optim.State[float32]{Step: s.OptimSteps, Buffers: map[string][]float32{}}
+	for _, name := range f.Tensors() {
+		if rest, ok := strings.CutPrefix(name, OptimPrefix); ok {
+			data, _, err := src.Tensor(name)
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+			}
+			st.Buffers[rest] = data
+		}
+	}
+	if err := t.opt.LoadState(st); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: optimizer state: %w", path, err)
+	}
+	t.Epoch, t.Step, t.TrainSeconds, t.History = s.Epoch, s.Step, s.TrainSeconds, s.History
+	return t, nil
+}
+
+// fileTensors reads f32 tensors from a model file (copies, so the file may be closed).
+type fileTensors struct{ f *format.File }
+
+func (s fileTensors) Tensor(name string) ([]float32, []int, error) {
+	tn, err := s.f.Tensor(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tensor %q: %w", name, err)
+	}
+	v, err := tn.Float32s()
+	if err != nil {
+		return nil, nil, fmt.Errorf("tensor %q: %w", name, err)
+	}
+	return append([]float32(nil), v...), tn.Shape(), nil
+}

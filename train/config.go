@@ -1,0 +1,318 @@
+package train
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Config is a training run's complete configuration. Every field has a JSON key (the config
+// file's) and can be set from a string with Set (the command line's --key-with-dashes).
+type Config struct {
+	// Arch is the architecture: "mlp:784-256-256-10[:act]", a JSON architecture file or a printed
+	// nn.Sequential (convert's --arch forms).
+	Arch string `json:"arch" help:"architecture: mlp:784-256-10[:relu|tanh], a .json architecture or a print(net) file"`
+	// Data is "fmnist", "csv:PATH" or "toy1d".
+	Data string `json:"data" help:"data set: fmnist, csv:PATH or toy1d"`
+	// DataDir is where the Fashion-MNIST IDX files are.
+	DataDir string `json:"data_dir" help:"directory of the Fashion-MNIST IDX files"`
+	// Classes restricts classification data to these classes ("0-4"), renumbered from 0; the
+	// other classes of the test set become the out-of-distribution set.
+	Classes string `json:"classes" help:"train on these classes only, e.g. 0-4 (the rest of the test set is OOD data)"`
+	// CSVTarget is the target column of CSV data (name or index; default the last).
+	CSVTarget string `json:"csv_target" help:"target column of CSV data (name or 0-based index; default last)"`
+	// TestFraction of CSV data held out for testing.
+	TestFraction float64 `json:"test_fraction" help:"fraction of CSV or toy data held out as the test set"`
+	// TrainLimit and TestLimit keep only the first examples (0: all).
+	TrainLimit int `json:"train_limit" help:"use only the first N training examples (0: all)"`
+	TestLimit  int `json:"test_limit" help:"use only the first N test examples (0: all)"`
+	// Task is "classification" or "regression".
+	Task string `json:"task" help:"classification or regression"`
+	// NoisePrecision is the Gaussian likelihood's precision τ = 1/σ_y² (regression).
+	NoisePrecision float64 `json:"noise_precision" help:"precision of the Gaussian likelihood (regression)"`
+	// Posterior is deterministic, ffg_w, inducing or ensemble_w; it picks the default inference
+	// config when Inference is empty.
+	Posterior string `json:"posterior" help:"deterministic, ffg_w, inducing or ensemble_w"`
+	// Inference is a bayesianize inference config (inline JSON or a path).
+	Inference Inference `json:"inference" help:"bayesianize inference config: inline JSON or a file"`
+	// EnsembleSize is the number of networks of ensemble_w.
+	EnsembleSize int `json:"ensemble_size" help:"number of members of ensemble_w"`
+	// Epochs, BatchSize and the optimizer.
+	Epochs      int     `json:"epochs" help:"number of epochs"`
+	BatchSize   int     `json:"batch_size" help:"minibatch size"`
+	LR          float64 `json:"lr" help:"learning rate"`
+	Optimizer   string  `json:"optimizer" help:"adam or sgd"`
+	Momentum    float64 `json:"momentum" help:"SGD momentum"`
+	WeightDecay float64 `json:"weight_decay" help:"L2 weight decay"`
+	// Milestones are the epochs at which the learning rate is multiplied by Gamma.
+	Milestones []int   `json:"milestones" help:"comma-separated epochs at which the learning rate is multiplied by gamma"`
+	Gamma      float64 `json:"gamma" help:"learning-rate decay factor at each milestone"`
+	// Clip is the gradient-norm clipping threshold (0: none).
+	Clip float64 `json:"clip" help:"clip the global gradient norm at this value (0: off)"`
+	// MLEpochs run with KL weight 0; the weight then grows linearly over AnnealingEpochs.
+	MLEpochs        int `json:"ml_epochs" help:"epochs with KL weight 0 (maximum likelihood)"`
+	AnnealingEpochs int `json:"annealing_epochs" help:"epochs over which the KL weight grows linearly to 1"`
+	// TrainSamples are the Monte Carlo samples per step, TestSamples those per evaluation.
+	TrainSamples int `json:"train_samples" help:"Monte Carlo samples per training step"`
+	TestSamples  int `json:"test_samples" help:"Monte Carlo samples per test prediction"`
+	// EvalEvery evaluates on the test set every this many epochs (and after the last).
+	EvalEvery int `json:"eval_every" help:"evaluate every N epochs (always after the last)"`
+	// CheckpointEvery writes the per-epoch checkpoint every this many epochs (and after the last).
+	CheckpointEvery int `json:"checkpoint_every" help:"write a checkpoint every N epochs (always after the last)"`
+	// Seed seeds initialisation, shuffling and noise.
+	Seed uint64 `json:"seed" help:"random seed"`
+	// Out is the path of the final checkpoint; per-epoch ones sit beside it.
+	Out string `json:"out" help:"path of the final checkpoint (model file)"`
+}
+
+// Inference is a bayesianize inference config given inline (a JSON object) or as a file path.
+type Inference struct {
+	// JSON is the config text (read from Path when that is set).
+	JSON string
+	// Path is the file it came from, if any.
+	Path string
+}
+
+// UnmarshalJSON accepts an object (inline config), a string (a path, or inline JSON) or null.
+func (in *Inference) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case bytes.Equal(b, []byte("null")):
+		*in = Inference{}
+		return nil
+	case len(b) > 0 && b[0] == '{':
+		*in = Inference{JSON: string(b)}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("inference: want an object or a string: %w", err)
+	}
+	return in.Set(s)
+}
+
+// MarshalJSON writes the config inline (so a checkpoint does not depend on the file).
+func (in Inference) MarshalJSON() ([]byte, error) {
+	if strings.TrimSpace(in.JSON) == "" {
+		return []byte("null"), nil
+	}
+	var v any
+	if err := json.Unmarshal([]byte(in.JSON), &v); err != nil {
+		return nil, fmt.Errorf("inference config: %w", err)
+	}
+	return json.Marshal(v)
+}
+
+// Set takes inline JSON (starting with '{') or reads the file at s.
+func (in *Inference) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		*in = Inference{}
+		return nil
+	}
+	if strings.HasPrefix(s, "{") {
+		*in = Inference{JSON: s}
+		return nil
+	}
+	b, err := os.ReadFile(s)
+	if err != nil {
+		return fmt.Errorf("inference config: %w", err)
+	}
+	*in = Inference{JSON: string(b), Path: s}
+	return nil
+}
+
+// String returns the path, or the inline JSON.
+func (in Inference) String() string {
+	if in.Path != "" {
+		return in.Path
+	}
+	return in.JSON
+}
+
+// DefaultConfig returns the defaults: Fashion-MNIST, Adam 1e-3, batch 100, 10 epochs, one
+// training sample and 8 test samples (bayesianize's script defaults where it has them).
+func DefaultConfig() Config {
+	return Config{Arch: "mlp:784-256-256-10", Data: "fmnist", Task: "classification", Posterior: "inducing",
+		NoisePrecision: 1, EnsembleSize: 8, Epochs: 10, BatchSize: 100, LR: 1e-3, Optimizer: "adam", Momentum: 0.9,
+		Gamma: 0.1, TrainSamples: 1, TestSamples: 8, EvalEvery: 1, CheckpointEvery: 1, Seed: 42, Out: "model.ebnn",
+		TestFraction: 0.2}
+}
+
+// ReadConfigFile reads a JSON config file over c (keys it lacks keep their values). Unknown
+// keys are errors.
+func (c *Config) ReadConfigFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(c); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	return nil
+}
+
+// Key describes one config key.
+type Key struct {
+	Name string // JSON key, e.g. noise_precision
+	Flag string // flag name, e.g. noise-precision
+	Help string
+}
+
+// Keys lists every config key in field order.
+func Keys() []Key {
+	var out []Key
+	t := reflect.TypeOf(Config{})
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name := strings.Split(f.Tag.Get("json"), ",")[0]
+		out = append(out, Key{Name: name, Flag: strings.ReplaceAll(name, "_", "-"), Help: f.Tag.Get("help")})
+	}
+	return out
+}
+
+// Get returns key's current value as Set would accept it.
+func (c *Config) Get(key string) string {
+	v, ok := c.field(key)
+	if !ok {
+		return ""
+	}
+	switch x := v.Interface().(type) {
+	case []int:
+		s := make([]string, len(x))
+		for i, m := range x {
+			s[i] = strconv.Itoa(m)
+		}
+		return strings.Join(s, ",")
+	case Inference:
+		return x.String()
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+func (c *Config) field(key string) (reflect.Value, bool) {
+	key = strings.ReplaceAll(key, "-", "_")
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		if strings.Split(t.Field(i).Tag.Get("json"), ",")[0] == key {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+// Set sets one key (JSON or flag spelling) from its string form.
+func (c *Config) Set(key, value string) error {
+	f, ok := c.field(key)
+	if !ok {
+		return fmt.Errorf("config: unknown key %q", key)
+	}
+	bad := func(err error) error { return fmt.Errorf("config: %s=%q: %w", key, value, err) }
+	switch p := f.Addr().Interface().(type) {
+	case *string:
+		*p = value
+	case *int:
+		v, err := strconv.Atoi(value)
+		if err != nil {
+			return bad(err)
+		}
+		*p = v
+	case *uint64:
+		v, err := strconv.ParseUint(value, 10, 64)
+		if err != nil {
+			return bad(err)
+		}
+		*p = v
+	case *float64:
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return bad(err)
+		}
+		*p = v
+	case *[]int:
+		*p = nil
+		if strings.TrimSpace(value) == "" {
+			return nil
+		}
+		for _, s := range strings.Split(value, ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil {
+				return bad(err)
+			}
+			*p = append(*p, v)
+		}
+	case *Inference:
+		if err := p.Set(value); err != nil {
+			return bad(err)
+		}
+	default:
+		return fmt.Errorf("config: key %q has an unsupported type", key)
+	}
+	return nil
+}
+
+// Validate checks the values' ranges and enumerations.
+func (c *Config) Validate() error {
+	errf := func(format string, args ...any) error { return fmt.Errorf("config: "+format, args...) }
+	switch {
+	case c.Arch == "":
+		return errf("arch is empty")
+	case c.Task != "classification" && c.Task != "regression":
+		return errf("task %q is not classification or regression", c.Task)
+	case c.Task == "regression" && !(c.NoisePrecision > 0):
+		return errf("noise_precision %g must be positive", c.NoisePrecision)
+	case c.Epochs < 0 || c.BatchSize < 1:
+		return errf("epochs %d / batch_size %d out of range", c.Epochs, c.BatchSize)
+	case !(c.LR > 0):
+		return errf("lr %g must be positive", c.LR)
+	case c.Optimizer != "adam" && c.Optimizer != "sgd":
+		return errf("optimizer %q is not adam or sgd", c.Optimizer)
+	case c.MLEpochs < 0 || c.AnnealingEpochs < 0:
+		return errf("ml_epochs and annealing_epochs must be ≥ 0")
+	case c.TrainSamples < 1 || c.TestSamples < 1:
+		return errf("train_samples and test_samples must be ≥ 1")
+	case c.Clip < 0 || c.WeightDecay < 0 || c.Momentum < 0 || !(c.Gamma > 0):
+		return errf("clip, weight_decay, momentum must be ≥ 0 and gamma > 0")
+	case !(c.TestFraction >= 0 && c.TestFraction < 1):
+		return errf("test_fraction %g outside [0, 1)", c.TestFraction)
+	case c.Out == "":
+		return errf("out is empty")
+	}
+	switch c.Posterior {
+	case "deterministic", "ffg_w", "inducing":
+	case "ensemble_w":
+		if c.EnsembleSize < 1 || c.EnsembleSize > 256 {
+			return errf("ensemble_size %d outside [1, 256]", c.EnsembleSize)
+		}
+	default:
+		return errf("posterior %q is not deterministic, ffg_w, inducing or ensemble_w", c.Posterior)
+	}
+	if !sort.IntsAreSorted(c.Milestones) {
+		return errf("milestones %v are not increasing", c.Milestones)
+	}
+	return nil
+}
+
+// KLWeight returns the KL weight of (0-based) epoch e exactly as bayesianize's training script
+// computes it: 1 when neither ml_epochs nor annealing_epochs is set, otherwise
+// min(1, max(0, e − ml_epochs)/annealing_epochs) (the script adds 1/annealing_epochs — or 1 when
+// annealing_epochs is 0 — after every epoch from ml_epochs on). So the weight is 0 for the
+// first ml_epochs+1 epochs and reaches 1 at epoch ml_epochs + annealing_epochs.
+func (c *Config) KLWeight(epoch int) float64 {
+	if c.MLEpochs == 0 && c.AnnealingEpochs == 0 {
+		return 1
+	}
+	rate := 1.0
+	if c.AnnealingEpochs > 0 {
+		rate = 1 / float64(c.AnnealingEpochs)
+	}
+	return min(1, float64(max(0, epoch-c.MLEpochs))*rate)
+}

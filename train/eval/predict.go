@@ -1,0 +1,128 @@
+package eval
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	rt "github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/data"
+)
+
+// Predictions are a model's predictive summaries for every input of a data set.
+type Predictions struct {
+	N int
+	// Classification: Probs (N × Classes), and per input the predicted class, its probability,
+	// total entropy, expected entropy and mutual information (MATH.md §3).
+	Classes                              int
+	Probs                                []float32
+	Class                                []int
+	Confidence                           []float64
+	Entropy, ExpectedEntropy, MutualInfo []float64
+	// Regression: predictive mean, total and epistemic variance (N × Outputs).
+	Outputs                 int
+	Mean, Var, EpistemicVar []float32
+}
+
+// Predict runs m over every input of d with the given predictor options, splitting the data
+// over workers goroutines (≤ 0: GOMAXPROCS), each with its own Predictor.
+func Predict(m *rt.Model, d *data.Dataset, opt rt.Options, workers int) (*Predictions, error) {
+	if m.InputSize() != d.Dim {
+		return nil, fmt.Errorf("eval: model takes %d inputs, data set %s has %d", m.InputSize(), d.Name, d.Dim)
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if opt.MaxBatch <= 0 {
+		opt.MaxBatch = 64
+	}
+	out := m.OutputSize()
+	p := &Predictions{N: d.N}
+	if m.Task() == rt.Classification {
+		p.Classes = out
+		p.Probs = make([]float32, d.N*out)
+		p.Class = make([]int, d.N)
+		p.Confidence = make([]float64, d.N)
+		p.Entropy = make([]float64, d.N)
+		p.ExpectedEntropy = make([]float64, d.N)
+		p.MutualInfo = make([]float64, d.N)
+	} else {
+		p.Outputs = out
+		p.Mean = make([]float32, d.N*out)
+		p.Var = make([]float32, d.N*out)
+		p.EpistemicVar = make([]float32, d.N*out)
+	}
+	chunk := (d.N + workers - 1) / workers
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := w*chunk, min((w+1)*chunk, d.N)
+		if lo >= hi {
+			continue
+		}
+		wg.Add(1)
+		go func(w, lo, hi int) {
+			defer wg.Done()
+			pr, err := m.NewPredictor(opt)
+			if err != nil {
+				errs[w] = err
+				return
+			}
+			preds := make([]rt.Prediction, opt.MaxBatch)
+			for s := lo; s < hi; s += opt.MaxBatch {
+				e := min(s+opt.MaxBatch, hi)
+				if err := pr.PredictBatch(d.X[s*d.Dim:e*d.Dim], preds[:e-s]); err != nil {
+					errs[w] = fmt.Errorf("eval: inputs %d–%d of %s: %w", s, e-1, d.Name, err)
+					return
+				}
+				for i := s; i < e; i++ {
+					q := &preds[i-s]
+					if p.Classes > 0 {
+						copy(p.Probs[i*out:(i+1)*out], q.Probs)
+						p.Class[i], p.Confidence[i] = q.Class, float64(q.Confidence)
+						p.Entropy[i], p.ExpectedEntropy[i], p.MutualInfo[i] = q.Entropy, q.ExpectedEntropy, q.MutualInfo
+					} else {
+						copy(p.Mean[i*out:(i+1)*out], q.Mean)
+						copy(p.Var[i*out:(i+1)*out], q.Var)
+						copy(p.EpistemicVar[i*out:(i+1)*out], q.EpistemicVar)
+					}
+				}
+			}
+		}(w, lo, hi)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// Correct reports, per input, whether the predicted class equals the label.
+func (p *Predictions) Correct(labels []int) []bool {
+	out := make([]bool, len(labels))
+	for i, y := range labels {
+		out[i] = i < len(p.Class) && p.Class[i] == y
+	}
+	return out
+}
+
+// Uncertainty returns a per-input uncertainty score by name: "maxprob" (1 − max probability),
+// "entropy" (total predictive entropy) or "mi" (mutual information).
+func (p *Predictions) Uncertainty(score string) ([]float64, error) {
+	out := make([]float64, p.N)
+	switch score {
+	case "maxprob":
+		for i, c := range p.Confidence {
+			out[i] = 1 - c
+		}
+	case "entropy":
+		copy(out, p.Entropy)
+	case "mi":
+		copy(out, p.MutualInfo)
+	default:
+		return nil, fmt.Errorf("eval: uncertainty score %q is not maxprob, entropy or mi", score)
+	}
+	return out, nil
+}

@@ -1,0 +1,474 @@
+// Package train is edgebnn's host-side trainer: it builds a Bayesian network from a Config
+// (architecture, bayesianize inference config, data), optimises bayesianize's objective —
+// mean NLL + (KL weight)·Σ_l KL_l / N with train_samples Monte Carlo samples per step, KL weight
+// 0 for ml_epochs then annealed linearly — with Adam or SGD, learning-rate milestones and
+// gradient clipping, evaluates through the runtime package after each epoch (training and
+// deployment share one inference path), and writes checkpoints in the native model format that
+// runtime.Load reads and --resume continues from.
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/edgebnn/edgebnn/convert/bnnconfig"
+	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/autodiff"
+	"github.com/edgebnn/edgebnn/train/bnn"
+	"github.com/edgebnn/edgebnn/train/data"
+	"github.com/edgebnn/edgebnn/train/eval"
+	"github.com/edgebnn/edgebnn/train/optim"
+)
+
+// Trainer runs one training job.
+type Trainer struct {
+	// Config is the run's configuration.
+	Config Config
+	// Nets holds the network (one, or the members of ensemble_w).
+	Nets []*bnn.Net[float32]
+	// Train, Test and OOD are the data sets (OOD is nil without held-out classes).
+	Train, Test, OOD *data.Dataset
+	// Epoch is the number of completed epochs and Step the number of optimizer steps taken.
+	Epoch int
+	Step  int64
+	// History holds the metrics of every completed epoch.
+	History []EpochMetrics
+	// TrainSeconds is the wall-clock time spent in training steps (not evaluation).
+	TrainSeconds float64
+
+	opt     optim.Optimizer[float32]
+	params  []*autodiff.Param[float32]
+	tape    *autodiff.Tape[float32]
+	xb      []float32
+	yb      []int
+	tb      []float32
+	spec    *runtime.Spec
+	classes []int
+}
+
+// StepInfo reports one optimizer step.
+type StepInfo struct {
+	Epoch, Batch, Batches int
+	Step                  int64
+	// Loss is the objective, NLL its data term (mean over the batch and samples) and KL Σ_l KL_l.
+	Loss, NLL, KL, KLWeight float64
+}
+
+// EpochMetrics summarise one epoch.
+type EpochMetrics struct {
+	Epoch    int     `json:"epoch"`
+	Step     int64   `json:"step"`
+	LR       float64 `json:"lr"`
+	KLWeight float64 `json:"kl_weight"`
+	// Loss, NLL and KL are averages over the epoch's steps.
+	Loss float64 `json:"loss"`
+	NLL  float64 `json:"nll"`
+	KL   float64 `json:"kl"`
+	// TrainSeconds is the cumulative training time; StepsPerSecond this epoch's rate.
+	TrainSeconds   float64 `json:"train_seconds"`
+	StepsPerSecond float64 `json:"steps_per_second"`
+	// Test is the evaluation on the test set (nil when not evaluated this epoch).
+	Test *eval.Report `json:"test,omitempty"`
+}
+
+// Hooks observe training. Any may be nil.
+type Hooks struct {
+	Step  func(StepInfo)
+	Epoch func(EpochMetrics)
+	// Checkpoint is called with the path of each checkpoint written.
+	Checkpoint func(path string)
+}
+
+// New prepares a run: it loads the data, builds the network with freshly initialised parameters
+// and the optimizer.
+func New(cfg Config) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	t := &Trainer{Config: cfg, tape: autodiff.NewTape[float32]()}
+	if err := t.loadData(); err != nil {
+		return nil, err
+	}
+	if err := t.buildNets(); err != nil {
+		return nil, err
+	}
+	if err := t.buildOptimizer(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *Trainer) loadData() error {
+	c := &t.Config
+	var train, test *data.Dataset
+	var err error
+	switch {
+	case c.Data == "fmnist":
+		dir := c.DataDir
+		if dir == "" {
+			dir = data.DefaultFashionMNISTDir
+		}
+		if train, err = data.FashionMNIST(dir, "train"); err != nil {
+			return err
+		}
+		if test, err = data.FashionMNIST(dir, "test"); err != nil {
+			return err
+		}
+	case c.Data == "toy1d":
+		train = data.Toy1D(100, c.Seed)
+		test = data.Toy1DGrid(201, -2, 2)
+	case strings.HasPrefix(c.Data, "csv:"):
+		all, err := data.ReadCSVFile(strings.TrimPrefix(c.Data, "csv:"),
+			data.CSVOptions{Target: c.CSVTarget, Regression: c.Task == "regression"})
+		if err != nil {
+			return err
+		}
+		m := int(math.Round(c.TestFraction * float64(all.N)))
+		if train, test, err = all.Split(m, c.Seed); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("config: data %q is not fmnist, csv:PATH or toy1d", c.Data)
+	}
+	if (c.Task == "regression") != train.Regression() {
+		return fmt.Errorf("config: task %s does not fit data %s", c.Task, train.Name)
+	}
+	if c.Classes != "" {
+		if train.Regression() {
+			return fmt.Errorf("config: classes needs classification data")
+		}
+		cs, err := data.ParseClasses(c.Classes)
+		if err != nil {
+			return err
+		}
+		t.classes = cs
+		all := test
+		if train, err = train.SelectClasses(cs, true); err != nil {
+			return err
+		}
+		if test, err = all.SelectClasses(cs, true); err != nil {
+			return err
+		}
+		if rest := data.Complement(cs, all.Classes); len(rest) > 0 {
+			if t.OOD, err = all.SelectClasses(rest, false); err != nil {
+				return err
+			}
+			t.OOD = t.OOD.Head(c.TestLimit)
+		}
+	}
+	t.Train, t.Test = train.Head(c.TrainLimit), test.Head(c.TestLimit)
+	if t.Train.N == 0 {
+		return fmt.Errorf("config: no training data")
+	}
+	return nil
+}
+
+// inferenceConfig returns the bayesianize config: the given one, or the posterior's default.
+func (t *Trainer) inferenceConfig() (*bnnconfig.Config, error) {
+	c := &t.Config
+	if strings.TrimSpace(c.Inference.JSON) != "" {
+		if c.Posterior == "deterministic" || c.Posterior == "ensemble_w" {
+			return nil, fmt.Errorf("config: posterior %s takes no inference config", c.Posterior)
+		}
+		cfg, err := bnnconfig.Parse([]byte(c.Inference.JSON))
+		if err != nil {
+			return nil, fmt.Errorf("inference config %s: %w", c.Inference.Path, err)
+		}
+		return cfg, nil
+	}
+	switch c.Posterior {
+	case "ffg_w":
+		return bnnconfig.Parse([]byte(`{"inference": "ffg"}`))
+	case "inducing":
+		return bnnconfig.Parse([]byte(`{"inference": "inducing"}`))
+	}
+	return nil, nil
+}
+
+func (t *Trainer) buildNets() error {
+	c := &t.Config
+	mods, err := bnn.ParseArch(c.Arch)
+	if err != nil {
+		return err
+	}
+	cfg, err := t.inferenceConfig()
+	if err != nil {
+		return err
+	}
+	task := runtime.Classification
+	if c.Task == "regression" {
+		task = runtime.Regression
+	}
+	spec, inits, err := bnn.SpecFromModules(mods, cfg, t.Train.Shape, task, 1/c.NoisePrecision)
+	if err != nil {
+		return err
+	}
+	t.spec = spec
+	k := 1
+	if c.Posterior == "ensemble_w" {
+		k = c.EnsembleSize
+	}
+	rng := rand.New(rand.NewPCG(c.Seed, 0x1417))
+	for i := 0; i < k; i++ {
+		n, err := bnn.New[float32](spec, inits, rng)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			n.SetPrefix(fmt.Sprintf("member%d/", i))
+		}
+		t.Nets = append(t.Nets, n)
+	}
+	m, err := t.Nets[0].Model()
+	if err != nil {
+		return fmt.Errorf("train: the network does not build in the runtime: %w", err)
+	}
+	if task == runtime.Classification && m.OutputSize() < t.Train.Classes {
+		return fmt.Errorf("train: the network has %d outputs but the data has %d classes", m.OutputSize(), t.Train.Classes)
+	}
+	if task == runtime.Regression && m.OutputSize() != t.Train.Outputs {
+		return fmt.Errorf("train: the network has %d outputs but the data has %d targets", m.OutputSize(), t.Train.Outputs)
+	}
+	return nil
+}
+
+func (t *Trainer) buildOptimizer() error {
+	c := &t.Config
+	t.params = nil
+	for _, n := range t.Nets {
+		t.params = append(t.params, n.Trainable()...)
+	}
+	groups := []optim.Group[float32]{{Params: t.params, LR: c.LR, WeightDecay: c.WeightDecay}}
+	var err error
+	if c.Optimizer == "adam" {
+		t.opt, err = optim.NewAdam(groups, optim.DefaultAdamConfig())
+	} else {
+		t.opt, err = optim.NewSGD(groups, optim.SGDConfig{Momentum: c.Momentum})
+	}
+	return err
+}
+
+// Spec returns the runtime description of the network (of each member for ensemble_w).
+func (t *Trainer) Spec() runtime.Spec { return *t.spec }
+
+// Batches returns the number of minibatches per epoch.
+func (t *Trainer) Batches() int { return (t.Train.N + t.Config.BatchSize - 1) / t.Config.BatchSize }
+
+// Run trains until Config.Epochs epochs are complete, evaluating and checkpointing as
+// configured. When ctx is cancelled it writes a checkpoint of the current state (the
+// interrupted epoch is repeated on resume) and returns ctx's error.
+func (t *Trainer) Run(ctx context.Context, h Hooks) error {
+	c := &t.Config
+	for t.Epoch < c.Epochs {
+		em, err := t.runEpoch(ctx, h)
+		if err != nil {
+			if ctx.Err() != nil {
+				path := t.EpochCheckpointPath()
+				if werr := t.SaveCheckpoint(path); werr != nil {
+					return errors.Join(err, werr)
+				}
+				if h.Checkpoint != nil {
+					h.Checkpoint(path)
+				}
+			}
+			return err
+		}
+		last := t.Epoch == c.Epochs
+		if last || (c.EvalEvery > 0 && t.Epoch%c.EvalEvery == 0) {
+			if em.Test, err = t.Evaluate(); err != nil {
+				return err
+			}
+		}
+		t.History = append(t.History, em)
+		if h.Epoch != nil {
+			h.Epoch(em)
+		}
+		if last || (c.CheckpointEvery > 0 && t.Epoch%c.CheckpointEvery == 0) {
+			path := t.EpochCheckpointPath()
+			if last {
+				path = c.Out
+			}
+			if err := t.SaveCheckpoint(path); err != nil {
+				return err
+			}
+			if h.Checkpoint != nil {
+				h.Checkpoint(path)
+			}
+		}
+	}
+	return nil
+}
+
+// runEpoch trains one epoch (epoch index t.Epoch) and advances t.Epoch.
+func (t *Trainer) runEpoch(ctx context.Context, h Hooks) (EpochMetrics, error) {
+	c := &t.Config
+	e := t.Epoch
+	lrf := optim.MultiStepLR{Milestones: c.Milestones, Gamma: c.Gamma}.Factor(e)
+	t.opt.SetLRFactor(lrf)
+	klw := c.KLWeight(e)
+	em := EpochMetrics{Epoch: e + 1, LR: c.LR * lrf, KLWeight: klw}
+	perm := rand.New(rand.NewPCG(c.Seed, uint64(e)+1)).Perm(t.Train.N)
+	nb := t.Batches()
+	start := time.Now()
+	steps := 0
+	for b := 0; b < nb; b++ {
+		if err := ctx.Err(); err != nil {
+			t.TrainSeconds += time.Since(start).Seconds()
+			return em, err
+		}
+		idx := perm[b*c.BatchSize : min((b+1)*c.BatchSize, t.Train.N)]
+		loss, nll, kl, err := t.step(idx, klw)
+		if err != nil {
+			return em, fmt.Errorf("train: epoch %d step %d: %w", e+1, t.Step, err)
+		}
+		steps++
+		em.Loss += loss
+		em.NLL += nll
+		em.KL += kl
+		if h.Step != nil {
+			h.Step(StepInfo{Epoch: e + 1, Batch: b + 1, Batches: nb, Step: t.Step, Loss: loss, NLL: nll, KL: kl, KLWeight: klw})
+		}
+	}
+	d := time.Since(start).Seconds()
+	t.TrainSeconds += d
+	t.Epoch++
+	em.Loss /= float64(steps)
+	em.NLL /= float64(steps)
+	em.KL /= float64(steps)
+	em.Step = t.Step
+	em.TrainSeconds = t.TrainSeconds
+	if d > 0 {
+		em.StepsPerSecond = float64(steps) / d
+	}
+	return em, nil
+}
+
+// step runs one optimizer step on the examples idx and returns the objective, its NLL and KL.
+func (t *Trainer) step(idx []int, klw float64) (loss, nll, kl float64, err error) {
+	c := &t.Config
+	d := t.Train
+	nb := len(idx)
+	t.xb = t.xb[:0]
+	t.yb = t.yb[:0]
+	t.tb = t.tb[:0]
+	for _, i := range idx {
+		t.xb = append(t.xb, d.Row(i)...)
+		if d.Labels != nil {
+			t.yb = append(t.yb, d.Labels[i])
+		} else {
+			t.tb = append(t.tb, d.Targets[i*d.Outputs:(i+1)*d.Outputs]...)
+		}
+	}
+	shape := append([]int{nb}, d.Shape...)
+	tp := t.tape
+	tp.Reset()
+	t.opt.ZeroGrad()
+	var total *autodiff.Var[float32]
+	S := c.TrainSamples
+	for k, n := range t.Nets {
+		n.Begin()
+		n.Seed(c.Seed, t.Step*int64(len(t.Nets))+int64(k))
+		x := tp.Const(t.xb, shape...)
+		var nllV *autodiff.Var[float32]
+		for s := 0; s < S; s++ {
+			out := n.Forward(tp, x, true)
+			var l *autodiff.Var[float32]
+			if d.Labels != nil {
+				l = tp.CrossEntropy(out, t.yb)
+			} else {
+				l = tp.GaussianNLL(out, tp.Const(t.tb, nb, d.Outputs), tp.Scalar(float32(c.NoisePrecision)))
+			}
+			if nllV == nil {
+				nllV = l
+			} else {
+				nllV = tp.Add(nllV, l)
+			}
+		}
+		nllV = tp.Scale(nllV, 1/float32(S))
+		klV := n.KL(tp)
+		obj := tp.Add(nllV, tp.Scale(klV, float32(klw/float64(d.N))))
+		if total == nil {
+			total = obj
+		} else {
+			total = tp.Add(total, obj)
+		}
+		nll += float64(nllV.Item())
+		kl += float64(klV.Item())
+	}
+	if err := tp.Backward(total); err != nil {
+		return 0, 0, 0, err
+	}
+	loss = float64(total.Item())
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return 0, 0, 0, fmt.Errorf("the loss is %v (lower the learning rate?)", loss)
+	}
+	if c.Clip > 0 {
+		if _, err := optim.ClipGradNorm(t.params, c.Clip); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	t.opt.Step()
+	t.Step++
+	k := float64(len(t.Nets))
+	return loss / k, nll / k, kl / k, nil
+}
+
+// PredictOptions are the runtime options evaluation uses.
+func (t *Trainer) PredictOptions() runtime.Options {
+	return runtime.Options{Samples: t.Config.TestSamples, Seed: t.Config.Seed, MaxBatch: 100}
+}
+
+// Evaluate predicts the test (and OOD) set through the runtime with the current parameters.
+func (t *Trainer) Evaluate() (*eval.Report, error) {
+	if len(t.Nets) == 1 {
+		m, err := t.Nets[0].Model()
+		if err != nil {
+			return nil, err
+		}
+		return eval.Evaluate(m, t.Test, t.OOD, t.PredictOptions())
+	}
+	return t.evaluateEnsemble()
+}
+
+// evaluateEnsemble predicts with each member's runtime model and combines them.
+func (t *Trainer) evaluateEnsemble() (*eval.Report, error) {
+	var tests, oods []*eval.Predictions
+	opt := t.PredictOptions()
+	for _, n := range t.Nets {
+		m, err := n.Model()
+		if err != nil {
+			return nil, err
+		}
+		p, err := eval.Predict(m, t.Test, opt, 0)
+		if err != nil {
+			return nil, err
+		}
+		tests = append(tests, p)
+		if t.OOD != nil {
+			q, err := eval.Predict(m, t.OOD, opt, 0)
+			if err != nil {
+				return nil, err
+			}
+			oods = append(oods, q)
+		}
+	}
+	if t.Test.Regression() {
+		return nil, fmt.Errorf("train: ensemble_w evaluation supports classification only")
+	}
+	p, err := eval.Combine(tests)
+	if err != nil {
+		return nil, err
+	}
+	var po *eval.Predictions
+	if oods != nil {
+		if po, err = eval.Combine(oods); err != nil {
+			return nil, err
+		}
+	}
+	return eval.FromPredictions(p, t.Test, po)
+}

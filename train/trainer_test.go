@@ -1,0 +1,210 @@
+package train
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+// toyConfig is a fast regression run on the toy 1-D data (no data files needed).
+func toyConfig(t *testing.T, posterior, inference string) Config {
+	c := DefaultConfig()
+	c.Arch = "mlp:1-16-1:tanh"
+	c.Data = "toy1d"
+	c.Task = "regression"
+	c.NoisePrecision = 100
+	c.Posterior = posterior
+	if inference != "" {
+		if err := c.Inference.Set(inference); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.BatchSize = 25
+	c.Epochs = 30
+	if testing.Short() {
+		c.Epochs = 12
+	}
+	c.LR = 1e-2
+	c.TestSamples = 8
+	c.EvalEvery = 1000
+	c.Out = filepath.Join(t.TempDir(), "toy.ebnn")
+	return c
+}
+
+// writeCSV writes a small, linearly separable 3-class problem.
+func writeCSV(t *testing.T) string {
+	var b strings.Builder
+	b.WriteString("a,b,label\n")
+	for i := 0; i < 90; i++ {
+		c := i % 3
+		x := float64(c)*2 + 0.3*math.Sin(float64(i))
+		y := float64(2-c) + 0.3*math.Cos(float64(i*7))
+		b.WriteString(strings.Join([]string{ftoa(x), ftoa(y), []string{"cat", "dog", "eel"}[c]}, ",") + "\n")
+	}
+	p := filepath.Join(t.TempDir(), "d.csv")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func ftoa(v float64) string { return strings.TrimRight(strings.TrimRight(fmtF(v), "0"), ".") }
+
+// TestTrainingReducesLoss trains every posterior briefly and checks that the objective falls.
+func TestTrainingReducesLoss(t *testing.T) {
+	cases := []struct{ name, posterior, inference string }{
+		{"deterministic", "deterministic", ""},
+		{"ffg_w", "ffg_w", `{"inference": "ffg", "init_sd": 1e-3}`},
+		{"inducing_diag", "inducing", `{"inference": "inducing", "inducing_rows": 4, "inducing_cols": 4, "init_lamda": 0.01}`},
+		{"inducing_full", "inducing", `{"inference": "inducing", "inducing_rows": 2, "inducing_cols": 3, "q_inducing": "full"}`},
+		{"ensemble_u", "inducing", `{"inference": "inducing", "inducing_rows": 3, "inducing_cols": 3, "q_inducing": "ensemble", "ensemble_size": 3}`},
+		{"ensemble_w", "ensemble_w", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := toyConfig(t, tc.posterior, tc.inference)
+			c.EnsembleSize = 3
+			tr, err := New(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.posterior == "ensemble_w" {
+				// Ensemble-W evaluation supports classification; train a classifier instead.
+				c.Data, c.Task, c.Arch = "csv:"+writeCSV(t), "classification", "mlp:2-8-3"
+				if tr, err = New(c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var first, last float64
+			err = tr.Run(context.Background(), Hooks{Epoch: func(m EpochMetrics) {
+				if m.Epoch == 1 {
+					first = m.NLL
+				}
+				last = m.NLL
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !(last < first) {
+				t.Errorf("NLL went from %.4g to %.4g", first, last)
+			}
+			h := tr.History[len(tr.History)-1]
+			if h.Test == nil {
+				t.Fatal("no evaluation after the last epoch")
+			}
+			if _, err := os.Stat(c.Out); err != nil {
+				t.Fatalf("final checkpoint: %v", err)
+			}
+			// The checkpoint is a model file the runtime loads.
+			m, err := runtime.Load(c.Out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Close()
+		})
+	}
+}
+
+// TestResume checks that a checkpoint restores parameters, optimizer state and counters, and
+// that training resumed after k epochs ends where an uninterrupted run ends.
+func TestResume(t *testing.T) {
+	c := toyConfig(t, "inducing", `{"inference": "inducing", "inducing_rows": 3, "inducing_cols": 3}`)
+	c.Epochs = 4
+	full, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := full.Run(context.Background(), Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	c2 := c
+	c2.Out = filepath.Join(t.TempDir(), "half.ebnn")
+	c2.Epochs = 2
+	half, err := New(c2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := half.Run(context.Background(), Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Resume(c2.Out, func(cfg *Config) error { cfg.Epochs = 4; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Epoch != 2 || res.Step != half.Step {
+		t.Fatalf("resumed at epoch %d step %d, want 2 and %d", res.Epoch, res.Step, half.Step)
+	}
+	for i, p := range half.Nets[0].Params() {
+		q := res.Nets[0].Params()[i]
+		for j := range p.Value {
+			if p.Value[j] != q.Value[j] {
+				t.Fatalf("%s[%d]: checkpoint %v, restored %v", p.Name, j, p.Value[j], q.Value[j])
+			}
+		}
+	}
+	if err := res.Run(context.Background(), Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range full.Nets[0].Params() {
+		q := res.Nets[0].Params()[i]
+		for j := range p.Value {
+			if d := math.Abs(float64(p.Value[j] - q.Value[j])); d > 1e-5*(1+math.Abs(float64(p.Value[j]))) {
+				t.Fatalf("%s[%d]: uninterrupted %v, resumed %v", p.Name, j, p.Value[j], q.Value[j])
+			}
+		}
+	}
+}
+
+// TestInterrupt checks that a cancelled run writes a checkpoint and returns the context error.
+func TestInterrupt(t *testing.T) {
+	c := toyConfig(t, "deterministic", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	tr, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrote string
+	err = tr.Run(ctx, Hooks{Step: func(s StepInfo) {
+		if s.Step == 3 {
+			cancel()
+		}
+	}, Checkpoint: func(p string) { wrote = p }})
+	if err == nil || ctx.Err() == nil {
+		t.Fatalf("Run returned %v after cancel", err)
+	}
+	if wrote != tr.EpochCheckpointPath() {
+		t.Fatalf("checkpoint written to %q, want %q", wrote, tr.EpochCheckpointPath())
+	}
+	s, err := ReadState(wrote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Step != 3 || s.Epoch != 0 {
+		t.Fatalf("state step %d epoch %d, want 3 and 0", s.Step, s.Epoch)
+	}
+}
+
+func TestKLWeight(t *testing.T) {
+	cases := []struct {
+		ml, ann int
+		want    []float64
+	}{
+		{0, 0, []float64{1, 1, 1}},
+		{1, 0, []float64{0, 0, 1, 1}},
+		{1, 2, []float64{0, 0, 0.5, 1, 1}},
+		{0, 4, []float64{0, 0.25, 0.5, 0.75, 1}},
+	}
+	for _, tc := range cases {
+		c := Config{MLEpochs: tc.ml, AnnealingEpochs: tc.ann}
+		for e, w := range tc.want {
+			if got := c.KLWeight(e); math.Abs(got-w) > 1e-12 {
+				t.Errorf("ml %d ann %d epoch %d: weight %v, want %v", tc.ml, tc.ann, e, got, w)
+			}
+		}
+	}
+}

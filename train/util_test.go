@@ -1,0 +1,5 @@
+package train
+
+import "strconv"
+
+func fmtF(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
