@@ -1,0 +1,762 @@
+// Package convert turns trained Bayesian networks into edgebnn model files.
+//
+// Convert reads a checkpoint — a bayesianize state_dict (.pt written by torch.save, or
+// .safetensors) together with bayesianize's inference config and the architecture, or an
+// edgebnn model file, which carries its own architecture — checks that every tensor the
+// architecture needs is present with the right shape and that every tensor of the checkpoint is
+// used, optionally prunes the inducing projections Z (package prune) and stores tensors as fp16
+// (package quant), and writes the model file (package format) atomically, with the model
+// description (runtime.Spec) and a provenance and conversion report in its "meta" blob.
+//
+// The output depends only on the tensors' names, shapes and values and on the options: the .pt
+// and .safetensors exports of one state_dict give byte-identical files.
+//
+// Inspect describes a model file (parameter counts as bayesianize counts them, per-layer KL,
+// sections) and Plan sizes a model for a board before it is trained.
+package convert
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/edgebnn/edgebnn/convert/bnnconfig"
+	"github.com/edgebnn/edgebnn/convert/resnet"
+	"github.com/edgebnn/edgebnn/convert/statedict"
+	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/prune"
+	"github.com/edgebnn/edgebnn/quant"
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+// Version identifies the converter in the provenance it records.
+const Version = "edgebnn-convert/1"
+
+// Options configure Convert. Checkpoint and Out are required.
+type Options struct {
+	// Checkpoint is a bayesianize state_dict (.pt, .pth, .safetensors) or an edgebnn model file.
+	Checkpoint string
+	// Config is bayesianize's inference-config JSON; needed for a state_dict with Bayesian layers.
+	Config string
+	// Arch is the architecture of a state_dict: a built-in name (resnet18, resnet34, resnet50:
+	// bayesianize's make_network(name, kernel_size=3, remove_maxpool=True)), a JSON
+	// architecture file (convert/torcharch) or a printed nn.Sequential (model.txt).
+	Arch string
+	// Out is the model file to write. It must not be the checkpoint.
+	Out string
+	// DType is "f32" (default) or "f16" (see quant.KeepF32 for the tensors that stay f32).
+	DType string
+	// Prune is the fraction of Z entries to remove (0 = none); PrunePerLayer applies it to each
+	// layer instead of globally.
+	Prune         float64
+	PrunePerLayer bool
+	// Compress is "none" (default) or "zstd".
+	Compress string
+	// Classes is the number of outputs of a built-in ResNet (0: read it from the checkpoint).
+	Classes int
+	// InputShape overrides the input shape ([features] or [C, H, W]); by default it is inferred
+	// (ResNets: [C, 32, 32] with C from conv1).
+	InputShape []int
+	// AllowClamp clamps values beyond the fp16 range to ±65504 instead of failing.
+	AllowClamp bool
+	// Validate is a safetensors file with "inputs" (N × features) and "labels" (N); when set,
+	// the unpruned f32 model and the written file are evaluated on it.
+	Validate string
+	// ValidateSamples is the number of Monte Carlo samples for validation (default 64).
+	ValidateSamples int
+	// Seed is the random seed of validation predictions.
+	Seed uint64
+}
+
+// LayerReport describes one parametric layer of the converted model.
+type LayerReport struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// Parameters counts the layer's parameters as bayesianize does, after pruning (non-zero Z
+	// entries only); Deterministic the plain layer's weights and biases.
+	Parameters    int64 `json:"parameters"`
+	Deterministic int64 `json:"deterministic_parameters"`
+	// Bytes are the stored bytes of the layer's tensors in the file (without padding).
+	Bytes int64 `json:"bytes"`
+	// PrunedFraction is the share of the layer's Z entries set to zero.
+	PrunedFraction float64 `json:"pruned_fraction"`
+	// F16MaxAbsErr and F16MaxRelErr are the largest fp16 rounding errors over the layer's fp16
+	// tensors (zero when nothing was converted).
+	F16MaxAbsErr float64 `json:"f16_max_abs_err"`
+	F16MaxRelErr float64 `json:"f16_max_rel_err"`
+}
+
+// Report is the outcome of Convert.
+type Report struct {
+	Out    string        `json:"out"`
+	Layers []LayerReport `json:"layers"`
+	// Parameters and DeterministicParameters total the layers.
+	Parameters              int64 `json:"parameters"`
+	DeterministicParameters int64 `json:"deterministic_parameters"`
+	// FileBytes is the model file's size; DeterministicFP32Bytes = 4 × DeterministicParameters;
+	// Ratio = FileBytes / DeterministicFP32Bytes.
+	FileBytes              int64   `json:"file_bytes"`
+	DeterministicFP32Bytes int64   `json:"deterministic_fp32_bytes"`
+	Ratio                  float64 `json:"ratio"`
+	// SourceSHA256 is the provenance hash of the source tensors (see Info).
+	SourceSHA256 string         `json:"source_sha256"`
+	Prune        *prune.Report  `json:"prune,omitempty"`
+	Quant        []quant.Report `json:"quant,omitempty"`
+	// Validation is set when Options.Validate was given.
+	Validation *Validation `json:"validation,omitempty"`
+	// Spec is the model description written into the file.
+	Spec *runtime.Spec `json:"-"`
+}
+
+// Info is the JSON stored in runtime.Spec.Info by the converter (docs/FORMAT.md, "Model
+// metadata").
+type Info struct {
+	Converter string     `json:"converter"`
+	Source    SourceInfo `json:"source"`
+	DType     string     `json:"dtype"`
+	Compress  string     `json:"compress"`
+	// Parameters and DeterministicParameters are the totals of the written model.
+	Parameters              int64         `json:"parameters"`
+	DeterministicParameters int64         `json:"deterministic_parameters"`
+	Prune                   *prune.Report `json:"prune,omitempty"`
+	Quant                   *QuantInfo    `json:"quant,omitempty"`
+}
+
+// SourceInfo is the provenance of the converted tensors.
+type SourceInfo struct {
+	// Kind is "state_dict" (bayesianize .pt or .safetensors) or "model" (an edgebnn model file).
+	Kind string `json:"kind"`
+	// SHA256 hashes the source tensors' names, shapes and values (see SourceHash).
+	SHA256  string `json:"sha256"`
+	Tensors int    `json:"tensors"`
+	// Arch is the built-in architecture name, when one was used.
+	Arch string `json:"arch,omitempty"`
+}
+
+// QuantInfo records the fp16 conversion.
+type QuantInfo struct {
+	Policy     string         `json:"policy"`
+	AllowClamp bool           `json:"allow_clamp"`
+	F16        []quant.Report `json:"f16"`
+	// F32 lists the tensors kept in float32, with the reason.
+	F32 []KeptF32 `json:"f32"`
+}
+
+// KeptF32 is a tensor the fp16 policy kept in float32.
+type KeptF32 struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// model is a checked model in memory: its description and float32 tensors.
+type model struct {
+	spec    *runtime.Spec
+	expect  []tensorSpec
+	tensors map[string][]float32
+	hash    string
+	source  SourceInfo
+}
+
+// source tensors as read from a checkpoint, before checking.
+type source struct {
+	kind    string
+	tensors []statedict.Tensor
+	spec    *runtime.Spec // set for edgebnn model files
+}
+
+// Convert converts a checkpoint into a model file as opts describe and reports on the result.
+func Convert(opts Options) (*Report, error) {
+	if opts.Checkpoint == "" || opts.Out == "" {
+		return nil, errors.New("convert: a checkpoint and an output path are required")
+	}
+	enc, err := encodingOptions(opts.DType, opts.Compress, opts.Prune, opts.PrunePerLayer, opts.AllowClamp)
+	if err != nil {
+		return nil, err
+	}
+	if same(opts.Checkpoint, opts.Out) || same(opts.Config, opts.Out) || same(opts.Arch, opts.Out) {
+		return nil, fmt.Errorf("convert: refusing to write %s over an input", opts.Out)
+	}
+	src, err := readCheckpoint(opts.Checkpoint)
+	if err != nil {
+		return nil, err
+	}
+	m, err := buildModel(src, opts)
+	if err != nil {
+		return nil, err
+	}
+	w, rep, err := m.encode(enc)
+	if err != nil {
+		return nil, err
+	}
+	sources := []string{opts.Checkpoint}
+	for _, p := range []string{opts.Config, opts.Arch, opts.Validate} {
+		if p != "" {
+			sources = append(sources, p)
+		}
+	}
+	if err := w.WriteFile(opts.Out, format.WriteOptions{Sources: sources}); err != nil {
+		return nil, fmt.Errorf("convert: writing %s: %w", opts.Out, err)
+	}
+	rep.Out = opts.Out
+	if st, err := os.Stat(opts.Out); err == nil && st.Size() != rep.FileBytes {
+		return nil, fmt.Errorf("convert: %s has %d bytes, expected %d", opts.Out, st.Size(), rep.FileBytes)
+	}
+	if opts.Validate != "" {
+		v, err := validate(m, opts)
+		if err != nil {
+			return rep, err
+		}
+		rep.Validation = v
+	}
+	return rep, nil
+}
+
+// same reports whether two paths name the same existing file (or the same path).
+func same(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// readCheckpoint reads a state_dict or an edgebnn model file.
+func readCheckpoint(path string) (*source, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("convert: checkpoint: %w", err)
+	}
+	head := make([]byte, len(format.Magic))
+	n, _ := f.Read(head)
+	f.Close()
+	if n == len(head) && string(head) == format.Magic {
+		return readModelFile(path)
+	}
+	sd, err := statedict.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("convert: checkpoint: %w", err)
+	}
+	return &source{kind: "state_dict", tensors: sd.Tensors}, nil
+}
+
+func readModelFile(path string) (*source, error) {
+	f, err := format.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("convert: checkpoint: %w", err)
+	}
+	defer f.Close()
+	meta, err := f.Blob(runtime.MetaBlob)
+	if err != nil {
+		return nil, fmt.Errorf("convert: checkpoint %s: %w", path, err)
+	}
+	spec, err := runtime.ParseSpec(meta)
+	if err != nil {
+		return nil, fmt.Errorf("convert: checkpoint %s: %w", path, err)
+	}
+	src := &source{kind: "model", spec: spec}
+	for _, name := range f.Tensors() {
+		t, err := f.Tensor(name)
+		if err != nil {
+			return nil, fmt.Errorf("convert: checkpoint %s: %w", path, err)
+		}
+		v, err := t.Float32s()
+		if err != nil {
+			return nil, fmt.Errorf("convert: checkpoint %s: %w", path, err)
+		}
+		shape := t.Shape()
+		if len(shape) == 0 {
+			shape = []int{1}
+		}
+		src.tensors = append(src.tensors, statedict.Tensor{Name: name, DType: "F32", Shape: shape,
+			F32: append([]float32(nil), v...)})
+	}
+	return src, nil
+}
+
+// SourceHash is the provenance hash of a set of tensors: SHA-256 over the tensors sorted by
+// name, each contributing its name length (u32) and name, its rank (u32) and dimensions (u64
+// each; a 0-d scalar counts as shape [1]), a value type byte (1 float32, 2 float64, 3 int64),
+// and its values little-endian. It does not depend on the file format the tensors came from.
+func SourceHash(ts []statedict.Tensor) string {
+	idx := make([]int, len(ts))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return ts[idx[a]].Name < ts[idx[b]].Name })
+	h := sha256.New()
+	var b [8]byte
+	le := binary.LittleEndian
+	u32 := func(v uint32) { le.PutUint32(b[:4], v); h.Write(b[:4]) }
+	u64 := func(v uint64) { le.PutUint64(b[:], v); h.Write(b[:]) }
+	for _, i := range idx {
+		t := &ts[i]
+		u32(uint32(len(t.Name)))
+		h.Write([]byte(t.Name))
+		u32(uint32(len(t.Shape)))
+		for _, d := range t.Shape {
+			u64(uint64(d))
+		}
+		buf := make([]byte, 0, 8*t.Len()+1)
+		switch {
+		case t.F32 != nil:
+			buf = append(buf, 1)
+			for _, v := range t.F32 {
+				buf = le.AppendUint32(buf, math.Float32bits(v))
+			}
+		case t.F64 != nil:
+			buf = append(buf, 2)
+			for _, v := range t.F64 {
+				buf = le.AppendUint64(buf, math.Float64bits(v))
+			}
+		default:
+			buf = append(buf, 3)
+			for _, v := range t.I64 {
+				buf = le.AppendUint64(buf, uint64(v))
+			}
+		}
+		h.Write(buf)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// buildModel derives the Spec (from the model file, or from arch + config) and checks the
+// checkpoint's tensors against it.
+func buildModel(src *source, opts Options) (*model, error) {
+	byName := map[string]*statedict.Tensor{}
+	for i := range src.tensors {
+		byName[src.tensors[i].Name] = &src.tensors[i]
+	}
+	var cfg *bnnconfig.Config
+	if opts.Config != "" {
+		var err error
+		if cfg, err = bnnconfig.ParseFile(opts.Config); err != nil {
+			return nil, fmt.Errorf("convert: config: %w", err)
+		}
+	}
+	info := SourceInfo{Kind: src.kind, SHA256: SourceHash(src.tensors), Tensors: len(src.tensors)}
+	var spec *runtime.Spec
+	if src.spec != nil && opts.Arch == "" {
+		s := *src.spec
+		s.Info = nil
+		if len(opts.InputShape) > 0 {
+			s.InputShape = opts.InputShape
+		}
+		spec = &s
+	} else {
+		if opts.Arch == "" {
+			return nil, errors.New("convert: a state_dict needs an architecture (--arch: resnet18/34/50, a JSON architecture or a printed nn.Sequential)")
+		}
+		var err error
+		spec, err = specFor(opts.Arch, cfg, opts.Classes, opts.InputShape, byName)
+		if err != nil {
+			return nil, err
+		}
+		if resnet.Known(opts.Arch) {
+			info.Arch = opts.Arch
+		}
+	}
+	m := &model{spec: spec, expect: expectedTensors(spec), tensors: map[string][]float32{}, hash: info.SHA256, source: info}
+	if err := m.fill(byName, cfg); err != nil {
+		return nil, err
+	}
+	if _, err := m.runtimeModel(); err != nil {
+		return nil, fmt.Errorf("convert: the checkpoint does not make a valid model: %w", err)
+	}
+	return m, nil
+}
+
+// specFor builds the Spec of a state_dict from the architecture and config.
+func specFor(arch string, cfg *bnnconfig.Config, classes int, inputShape []int, byName map[string]*statedict.Tensor) (*runtime.Spec, error) {
+	inC := 3
+	if len(inputShape) == 3 {
+		inC = inputShape[0]
+	}
+	if resnet.Known(arch) {
+		if classes == 0 {
+			classes = classesFromCheckpoint(byName)
+			if classes == 0 {
+				return nil, fmt.Errorf("convert: give the number of classes of %s (--classes N)", arch)
+			}
+		}
+		if len(inputShape) == 0 {
+			// conv1's input channels from the checkpoint, if it says.
+			for _, n := range []string{"conv1.weight", "conv1.weight_mean"} {
+				if t, ok := byName[n]; ok && len(t.Shape) == 4 {
+					inC = t.Shape[1]
+				}
+			}
+		}
+	}
+	nodes, builtin, err := loadArch(arch, classes, inC)
+	if err != nil {
+		return nil, err
+	}
+	b := &specBuilder{cfg: cfg}
+	layers, err := b.nodes(nodes)
+	if err != nil {
+		return nil, err
+	}
+	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, Layers: layers}
+	switch {
+	case len(inputShape) > 0:
+		spec.InputShape = append([]int(nil), inputShape...)
+	case builtin:
+		spec.InputShape = []int{inC, resnet.DefaultInputShape[1], resnet.DefaultInputShape[2]}
+	default:
+		if spec.InputShape, err = inferInputShape(layers); err != nil {
+			return nil, err
+		}
+	}
+	if !builtin && classes > 0 {
+		if out := lastOut(layers); out != 0 && out != classes {
+			return nil, fmt.Errorf("convert: --classes %d but the architecture's last layer has %d outputs", classes, out)
+		}
+	}
+	// FFG prior defaults need the config (kept for fill).
+	return spec, spec.Validate()
+}
+
+func lastOut(ls []runtime.LayerSpec) int {
+	for i := len(ls) - 1; i >= 0; i-- {
+		if ls[i].Op == runtime.OpLinear || ls[i].Op == runtime.OpConv2d {
+			return ls[i].Out
+		}
+	}
+	return 0
+}
+
+// classesFromCheckpoint reads a ResNet's class count from its fc tensors.
+func classesFromCheckpoint(byName map[string]*statedict.Tensor) int {
+	for _, c := range []struct {
+		name string
+		dim  int
+	}{{"fc.weight", 0}, {"fc.weight_mean", 0}, {"fc.z_row", 1}, {"fc.bias", 0}} {
+		if t, ok := byName[c.name]; ok && len(t.Shape) > c.dim {
+			return t.Shape[c.dim]
+		}
+	}
+	return 0
+}
+
+// fill checks the checkpoint against the expected tensors and converts values to float32.
+func (m *model) fill(byName map[string]*statedict.Tensor, cfg *bnnconfig.Config) error {
+	used := map[string]bool{}
+	var keep []tensorSpec
+	for _, e := range m.expect {
+		t, ok := byName[e.Name]
+		if !ok {
+			switch e.Role {
+			case roleDropped:
+				continue
+			case roleOptBuf:
+				v, err := m.defaultPrior(e, cfg)
+				if err != nil {
+					return err
+				}
+				m.tensors[e.Name] = v
+				keep = append(keep, e)
+				continue
+			}
+			return fmt.Errorf("convert: tensor %q (shape %v) is missing from the checkpoint", e.Name, e.Shape)
+		}
+		used[e.Name] = true
+		if e.Role == roleDropped {
+			continue
+		}
+		if !sameShape(t.Shape, e.Shape) {
+			return fmt.Errorf("convert: tensor %q has shape %v in the checkpoint but the architecture needs %v", e.Name, t.Shape, e.Shape)
+		}
+		v, err := toF32(t)
+		if err != nil {
+			return err
+		}
+		m.tensors[e.Name] = v
+		keep = append(keep, e)
+	}
+	var extra []string
+	for name := range byName {
+		if !used[name] {
+			extra = append(extra, name)
+		}
+	}
+	if len(extra) > 0 {
+		sort.Strings(extra)
+		t := byName[extra[0]]
+		more := ""
+		if len(extra) > 1 {
+			more = fmt.Sprintf(" (and %d more: %v)", len(extra)-1, extra[1:min(len(extra), 6)])
+		}
+		return fmt.Errorf("convert: tensor %q (shape %v) in the checkpoint is not used by the architecture%s", extra[0], t.Shape, more)
+	}
+	m.expect = keep
+	return nil
+}
+
+// defaultPrior builds an FFG prior buffer bayesianize would have stored, from the config.
+func (m *model) defaultPrior(e tensorSpec, cfg *bnnconfig.Config) ([]float32, error) {
+	if cfg == nil {
+		return nil, fmt.Errorf("convert: tensor %q is missing and there is no config to rebuild it from", e.Name)
+	}
+	l := findLayer(m.spec.Layers, e.Layer)
+	if l == nil {
+		return nil, fmt.Errorf("convert: tensor %q: no layer %q", e.Name, e.Layer)
+	}
+	k := l.In
+	class := "Linear"
+	if l.Op == runtime.OpConv2d {
+		k *= l.Kernel[0] * l.Kernel[1]
+		class = "Conv2d"
+	}
+	if l.Bias {
+		k++
+	}
+	mean, wsd, bsd, err := ffgPriors(cfg, l.Name, class, k)
+	if err != nil {
+		return nil, err
+	}
+	v := mean
+	switch e.Name[len(e.Layer)+1:] {
+	case "prior_weight_sd":
+		v = wsd
+	case "prior_bias_sd":
+		v = bsd
+	}
+	out := make([]float32, e.size())
+	for i := range out {
+		out[i] = float32(v)
+	}
+	return out, nil
+}
+
+func findLayer(ls []runtime.LayerSpec, name string) *runtime.LayerSpec {
+	for i := range ls {
+		if ls[i].Name == name && ls[i].Op != runtime.OpResidual {
+			return &ls[i]
+		}
+		if l := findLayer(ls[i].Body, name); l != nil {
+			return l
+		}
+		if l := findLayer(ls[i].Shortcut, name); l != nil {
+			return l
+		}
+	}
+	return nil
+}
+
+// toF32 converts a floating-point tensor to float32, rejecting integers and values out of range.
+func toF32(t *statedict.Tensor) ([]float32, error) {
+	switch {
+	case t.F32 != nil || (t.F64 == nil && t.I64 == nil):
+		return t.F32, nil
+	case t.F64 != nil:
+		out := make([]float32, len(t.F64))
+		for i, v := range t.F64 {
+			if math.Abs(v) > math.MaxFloat32 && !math.IsInf(v, 0) {
+				return nil, fmt.Errorf("convert: tensor %q: value %d = %g does not fit in float32", t.Name, i, v)
+			}
+			out[i] = float32(v)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("convert: tensor %q has integer type %s; parameters must be floating point", t.Name, t.DType)
+}
+
+// runtimeModel builds the runtime model from the in-memory tensors and checks it reads exactly
+// the tensors expected.
+func (m *model) runtimeModel() (*runtime.Model, error) {
+	ts := runtime.Tensors{}
+	for _, e := range m.expect {
+		ts[e.Name] = runtime.Tensor{Shape: e.Shape, Data: m.tensors[e.Name]}
+	}
+	rm, err := runtime.New(m.spec, ts)
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	for _, n := range rm.TensorsUsed() {
+		used[n] = true
+	}
+	for _, e := range m.expect {
+		if !used[e.Name] {
+			return nil, fmt.Errorf("the runtime does not read tensor %q", e.Name)
+		}
+	}
+	return rm, nil
+}
+
+// encOptions are the storage choices.
+type encOptions struct {
+	f16, zstd  bool
+	allowClamp bool
+	prune      prune.Options
+	dtype      string
+	compress   string
+}
+
+func encodingOptions(dtype, compress string, fraction float64, perLayer, allowClamp bool) (encOptions, error) {
+	e := encOptions{allowClamp: allowClamp, prune: prune.Options{Fraction: fraction, PerLayer: perLayer}}
+	switch dtype {
+	case "", "f32":
+		e.dtype = "f32"
+	case "f16":
+		e.dtype, e.f16 = "f16", true
+	default:
+		return e, fmt.Errorf("convert: dtype %q is not f32 or f16", dtype)
+	}
+	switch compress {
+	case "", "none":
+		e.compress = "none"
+	case "zstd":
+		e.compress, e.zstd = "zstd", true
+	default:
+		return e, fmt.Errorf("convert: compression %q is not zstd or none", compress)
+	}
+	if !(fraction >= 0 && fraction <= 1) {
+		return e, fmt.Errorf("convert: prune fraction %v is not in [0, 1]", fraction)
+	}
+	return e, nil
+}
+
+// encode prunes and quantises a copy of the tensors and builds the model file in memory.
+func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
+	data := make(map[string][]float32, len(m.tensors))
+	for k, v := range m.tensors {
+		data[k] = v
+	}
+	rep := &Report{SourceSHA256: m.hash}
+	info := Info{Converter: Version, Source: m.source, DType: o.dtype, Compress: o.compress}
+	if o.prune.Fraction > 0 {
+		var layers []prune.Layer
+		for _, e := range m.expect {
+			if e.Z && e.Name == e.Layer+".z_row" {
+				zr := append([]float32(nil), data[e.Layer+".z_row"]...)
+				zc := append([]float32(nil), data[e.Layer+".z_col"]...)
+				data[e.Layer+".z_row"], data[e.Layer+".z_col"] = zr, zc
+				layers = append(layers, prune.Layer{Name: e.Layer, ZRow: zr, ZCol: zc})
+			}
+		}
+		pr, err := prune.Prune(layers, o.prune)
+		if err != nil {
+			return nil, nil, fmt.Errorf("convert: %w", err)
+		}
+		rep.Prune, info.Prune = pr, pr
+	}
+	infos := layerInfos(m.spec)
+	err := countParameters(m.spec, infos, func(t tensorSpec) (int64, int64, error) {
+		z := int64(0)
+		for _, v := range data[t.Name] {
+			if v == 0 {
+				z++
+			}
+		}
+		return int64(len(data[t.Name])), z, nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	qr := map[string]quant.Report{}
+	if o.f16 {
+		info.Quant = &QuantInfo{Policy: "quant.KeepF32", AllowClamp: o.allowClamp}
+	}
+	w := format.NewWriter()
+	stored := map[string]int64{}
+	// The meta blob is added last, once the reports are complete; tensors go in canonical order.
+	var f16 []bool
+	for _, e := range m.expect {
+		v := data[e.Name]
+		useF16 := false
+		if o.f16 {
+			if keep, why := quant.KeepF32(e.Name, len(v)); keep {
+				info.Quant.F32 = append(info.Quant.F32, KeptF32{Name: e.Name, Reason: why})
+			} else {
+				out, r, err := quant.Quantize(e.Name, v, o.allowClamp)
+				if err != nil {
+					return nil, nil, fmt.Errorf("convert: %w", err)
+				}
+				v, useF16 = out, true
+				qr[e.Name] = r
+				info.Quant.F16 = append(info.Quant.F16, r)
+				rep.Quant = append(rep.Quant, r)
+			}
+		}
+		f16 = append(f16, useF16)
+		tr, err := w.AddTensor(e.Name, e.Shape, v, format.AddOptions{F16: useF16, Sparse: true, Compress: o.zstd})
+		if err != nil {
+			return nil, nil, fmt.Errorf("convert: tensor %q: %w", e.Name, err)
+		}
+		if tr.F16Overflows > 0 {
+			return nil, nil, fmt.Errorf("convert: tensor %q: %d values overflow fp16", e.Name, tr.F16Overflows)
+		}
+		stored[e.Layer] += tr.StoredBytes
+	}
+	var prunedFrac map[string]float64
+	if rep.Prune != nil {
+		prunedFrac = map[string]float64{}
+		for _, l := range rep.Prune.Layers {
+			prunedFrac[l.Layer] = l.Fraction
+		}
+	}
+	for _, li := range infos {
+		lr := LayerReport{Name: li.Name, Kind: li.Kind, Parameters: li.Parameters, Deterministic: li.Deterministic,
+			Bytes: stored[li.Name], PrunedFraction: prunedFrac[li.Name]}
+		for _, e := range m.expect {
+			if r, ok := qr[e.Name]; ok && e.Layer == li.Name {
+				lr.F16MaxAbsErr = math.Max(lr.F16MaxAbsErr, r.MaxAbsErr)
+				lr.F16MaxRelErr = math.Max(lr.F16MaxRelErr, r.MaxRelErr)
+			}
+		}
+		rep.Layers = append(rep.Layers, lr)
+		rep.Parameters += li.Parameters
+		rep.DeterministicParameters += li.Deterministic
+	}
+	info.Parameters, info.DeterministicParameters = rep.Parameters, rep.DeterministicParameters
+	spec := *m.spec
+	raw, err := json.Marshal(info)
+	if err != nil {
+		return nil, nil, fmt.Errorf("convert: encoding the metadata: %w", err)
+	}
+	spec.Info = raw
+	meta, err := json.Marshal(&spec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("convert: encoding the model description: %w", err)
+	}
+	if err := w.AddBlob(runtime.MetaBlob, meta, o.zstd); err != nil {
+		return nil, nil, fmt.Errorf("convert: meta blob: %w", err)
+	}
+	var cw countingWriter
+	if _, err := w.WriteTo(&cw); err != nil {
+		return nil, nil, err
+	}
+	rep.FileBytes = cw.n
+	rep.DeterministicFP32Bytes = 4 * rep.DeterministicParameters
+	if rep.DeterministicFP32Bytes > 0 {
+		rep.Ratio = float64(rep.FileBytes) / float64(rep.DeterministicFP32Bytes)
+	}
+	rep.Spec = &spec
+	return w, rep, nil
+}
+
+type countingWriter struct{ n int64 }
+
+func (c *countingWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+// encodeBytes returns the model file's bytes (for Plan and tests).
+func encodeBytes(w *format.Writer) ([]byte, error) {
+	var b bytes.Buffer
+	if _, err := w.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

@@ -1,0 +1,255 @@
+package convert
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+// Tensor roles in a model.
+const (
+	roleParam   = iota // a trainable parameter (counted as in bayesianize)
+	roleBuffer         // a buffer the runtime needs (BatchNorm running statistics)
+	roleOptBuf         // an optional buffer: kept when present (FFG priors)
+	roleDropped        // accepted in a checkpoint and dropped (num_batches_tracked)
+)
+
+// tensorSpec is one tensor a model needs (or may have).
+type tensorSpec struct {
+	Name  string
+	Layer string // the layer (module) name; "fa" for the factor-analysis tensors
+	Shape []int
+	Role  int
+	// Z marks z_row and z_col, which pruning may sparsify.
+	Z bool
+}
+
+func (t tensorSpec) size() int {
+	n := 1
+	for _, d := range t.Shape {
+		n *= d
+	}
+	return n
+}
+
+// expectedTensors lists every tensor of a Spec in a canonical order (layer order, then a fixed
+// order within each layer): the order of the tensor sections in the model file.
+func expectedTensors(spec *runtime.Spec) []tensorSpec {
+	var out []tensorSpec
+	add := func(layer, suffix string, role int, shape ...int) {
+		name := suffix
+		if layer != "" {
+			name = layer + "." + suffix
+		}
+		out = append(out, tensorSpec{Name: name, Layer: layer, Shape: shape, Role: role,
+			Z: suffix == "z_row" || suffix == "z_col"})
+	}
+	if spec.FA != nil {
+		out = append(out,
+			tensorSpec{Name: "fa.mean", Layer: "fa", Shape: []int{spec.FA.Dim}, Role: roleParam},
+			tensorSpec{Name: "fa.factors", Layer: "fa", Shape: []int{spec.FA.Dim, spec.FA.Rank}, Role: roleParam},
+			tensorSpec{Name: "fa.psi", Layer: "fa", Shape: []int{spec.FA.Dim}, Role: roleParam})
+	}
+	var walk func([]runtime.LayerSpec)
+	walk = func(ls []runtime.LayerSpec) {
+		for i := range ls {
+			l := &ls[i]
+			switch l.Op {
+			case runtime.OpResidual:
+				walk(l.Body)
+				walk(l.Shortcut)
+			case runtime.OpBatchNorm:
+				if l.Affine {
+					add(l.Name, "weight", roleParam, l.In)
+					add(l.Name, "bias", roleParam, l.In)
+				}
+				add(l.Name, "running_mean", roleBuffer, l.In)
+				add(l.Name, "running_var", roleBuffer, l.In)
+				add(l.Name, "num_batches_tracked", roleDropped)
+			case runtime.OpLinear, runtime.OpConv2d:
+				wshape := []int{l.Out, l.In}
+				k := l.In
+				if l.Op == runtime.OpConv2d {
+					wshape = []int{l.Out, l.In, l.Kernel[0], l.Kernel[1]}
+					k = l.In * l.Kernel[0] * l.Kernel[1]
+				}
+				dIn := k
+				if l.Bias {
+					dIn++
+				}
+				p := l.Posterior
+				switch {
+				case p == nil || p.Kind == runtime.KindDeterministic:
+					add(l.Name, "weight", roleParam, wshape...)
+					if l.Bias {
+						add(l.Name, "bias", roleParam, l.Out)
+					}
+				case p.Kind == runtime.KindInducing:
+					r, c := p.InducingRows, p.InducingCols
+					add(l.Name, "z_row", roleParam, r, l.Out)
+					add(l.Name, "z_col", roleParam, c, dIn)
+					add(l.Name, "_d_row", roleParam, r)
+					add(l.Name, "_d_col", roleParam, c)
+					add(l.Name, "_lamda", roleParam)
+					d := r * c
+					switch p.QInducing {
+					case runtime.QFull:
+						add(l.Name, "inducing_mean", roleParam, d)
+						add(l.Name, "_inducing_scale_tril", roleParam, d*(d+1)/2)
+					case runtime.QMatrix:
+						add(l.Name, "inducing_mean", roleParam, r, c)
+						add(l.Name, "_inducing_row_scale_tril", roleParam, r*(r+1)/2)
+						add(l.Name, "_inducing_col_scale_tril", roleParam, c*(c+1)/2)
+					case runtime.QEnsemble:
+						add(l.Name, "inducing_mean", roleParam, p.EnsembleSize, r, c)
+					default:
+						add(l.Name, "inducing_mean", roleParam, r, c)
+						add(l.Name, "_inducing_sd", roleParam, r, c)
+					}
+				case p.Kind == runtime.KindFFG:
+					add(l.Name, "weight_mean", roleParam, wshape...)
+					add(l.Name, "_weight_sd", roleParam, wshape...)
+					if l.Bias {
+						add(l.Name, "bias_mean", roleParam, l.Out)
+						add(l.Name, "_bias_sd", roleParam, l.Out)
+					}
+					add(l.Name, "prior_weight_mean", roleOptBuf, wshape...)
+					add(l.Name, "prior_weight_sd", roleOptBuf, wshape...)
+					if l.Bias {
+						add(l.Name, "prior_bias_mean", roleOptBuf, l.Out)
+						add(l.Name, "prior_bias_sd", roleOptBuf, l.Out)
+					}
+				}
+			}
+		}
+	}
+	walk(spec.Layers)
+	return out
+}
+
+// sameShape compares shapes, treating a scalar () and a one-element vector (1) alike (PyTorch
+// 0-d tensors are often exported to safetensors as shape [1]).
+func sameShape(got, want []int) bool {
+	if len(got) <= 1 && len(want) <= 1 {
+		g, w := 1, 1
+		if len(got) == 1 {
+			g = got[0]
+		}
+		if len(want) == 1 {
+			w = want[0]
+		}
+		return g == w
+	}
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// layerInfo is the parameter accounting of one layer (bayesianize's counting).
+type layerInfo struct {
+	Name string
+	Kind string // deterministic, inducing, ffg, fa, batchnorm
+	// Parameters counts the layer's state_dict parameters (not buffers); entries of pruned Z
+	// tensors count only when non-zero.
+	Parameters int64
+	// Deterministic is the parameter count of the same layer with plain weights and biases
+	// (BatchNorm: its affine weight and bias).
+	Deterministic int64
+	// Z and ZPruned count Z_r and Z_c entries and how many are zero.
+	Z, ZZero int64
+}
+
+// layerInfos lists the parametric layers of spec (Linear, Conv2d, BatchNorm) in order, with
+// deterministic counts filled in.
+func layerInfos(spec *runtime.Spec) []layerInfo {
+	var out []layerInfo
+	var walk func([]runtime.LayerSpec)
+	walk = func(ls []runtime.LayerSpec) {
+		for i := range ls {
+			l := &ls[i]
+			switch l.Op {
+			case runtime.OpResidual:
+				walk(l.Body)
+				walk(l.Shortcut)
+			case runtime.OpBatchNorm:
+				li := layerInfo{Name: l.Name, Kind: "batchnorm"}
+				if l.Affine {
+					li.Deterministic = 2 * int64(l.In)
+				}
+				out = append(out, li)
+			case runtime.OpLinear, runtime.OpConv2d:
+				k := int64(l.In)
+				if l.Op == runtime.OpConv2d {
+					k *= int64(l.Kernel[0]) * int64(l.Kernel[1])
+				}
+				det := int64(l.Out) * k
+				if l.Bias {
+					det += int64(l.Out)
+				}
+				kind := runtime.KindDeterministic
+				if l.Posterior != nil {
+					kind = l.Posterior.Kind
+				}
+				out = append(out, layerInfo{Name: l.Name, Kind: kind, Deterministic: det})
+			}
+		}
+	}
+	walk(spec.Layers)
+	if spec.FA != nil {
+		out = append(out, layerInfo{Name: "fa", Kind: runtime.KindFA})
+	}
+	return out
+}
+
+// countFunc returns, for a tensor, its element count and number of zero entries.
+type countFunc func(t tensorSpec) (n, zeros int64, err error)
+
+// countParameters fills Parameters, Z and ZZero of infos from the tensors.
+func countParameters(spec *runtime.Spec, infos []layerInfo, count countFunc) error {
+	idx := map[string]int{}
+	for i := range infos {
+		idx[infos[i].Name] = i
+	}
+	for _, t := range expectedTensors(spec) {
+		if t.Role != roleParam {
+			continue
+		}
+		i, ok := idx[t.Layer]
+		if !ok {
+			return fmt.Errorf("convert: tensor %q belongs to no parametric layer", t.Name)
+		}
+		n, zeros, err := count(t)
+		if err != nil {
+			return err
+		}
+		li := &infos[i]
+		if t.Z {
+			li.Z += n
+			li.ZZero += zeros
+			li.Parameters += n - zeros
+		} else {
+			li.Parameters += n
+		}
+	}
+	return nil
+}
+
+// layerOf returns the layer a tensor name belongs to, given the known layer names.
+func layerOf(name string, layers map[string]bool) string {
+	for i := len(name) - 1; i > 0; i-- {
+		if name[i] == '.' && layers[name[:i]] {
+			return name[:i]
+		}
+	}
+	if strings.HasPrefix(name, "fa.") {
+		return "fa"
+	}
+	return ""
+}
