@@ -1,0 +1,41 @@
+package tests
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+// writeFixtureModel writes a fixture as a model file (f32, the hand-built Spec) into dir, without
+// going through convert/, and returns its path.
+func writeFixtureModel(t testing.TB, fixture, dir string) string {
+	t.Helper()
+	meta, err := json.Marshal(fixtureSpec(fixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := format.NewWriter()
+	if err := w.AddBlob(runtime.MetaBlob, meta, false); err != nil {
+		t.Fatal(err)
+	}
+	sd := stateDict(t, fixture)
+	names := make([]string, 0, len(sd))
+	for n := range sd {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if _, err := w.AddTensor(n, sd[n].Shape, sd[n].Data, format.AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, fixture+".ebnn")
+	if err := w.WriteFile(path, format.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
