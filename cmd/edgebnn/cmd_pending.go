@@ -18,14 +18,6 @@ Runs the whole pipeline on data shipped with edgebnn: converts a bayesianize
 checkpoint, loads it, and prints predictions with their uncertainty.`,
 	"the converter")
 
-var trainCmd = pendingCommand("train",
-	"train a Bayesian network on the host (VI, baselines)",
-	`Usage: edgebnn train [flags]
-
-Trains an inducing-weight, factor-analysis or mean-field network on the host
-and writes a checkpoint that 'edgebnn convert' turns into a model file.`,
-	"the host trainer")
-
 var convertCmd = pendingCommand("convert",
 	"turn a bayesianize checkpoint + JSON config into a model file",
 	`Usage: edgebnn convert [flags] CHECKPOINT CONFIG.json -o MODEL.ebnn
@@ -41,14 +33,6 @@ var inspectCmd = pendingCommand("inspect",
 Prints the layers, posteriors and tensors stored in a model file and verifies
 their checksums.`,
 	"the model file format")
-
-var evalCmd = pendingCommand("eval",
-	"evaluate accuracy, NLL and calibration on a data set",
-	`Usage: edgebnn eval [flags] MODEL.ebnn
-
-Evaluates a model on a labelled data set (e.g. Fashion-MNIST) and reports
-accuracy, negative log-likelihood, calibration error and uncertainty scores.`,
-	"the runtime")
 
 var posteriorCmd = pendingCommand("posterior",
 	"draw and summarise posterior weight samples of a model",

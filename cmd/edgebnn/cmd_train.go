@@ -1,0 +1,308 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/edgebnn/edgebnn/train"
+	"github.com/edgebnn/edgebnn/train/data"
+	"github.com/edgebnn/edgebnn/train/eval"
+	"github.com/edgebnn/edgebnn/train/plot"
+)
+
+const trainUsage = `Usage: edgebnn train [--config FILE | --resume CHECKPOINT] [--KEY VALUE ...]
+
+Trains a Bayesian network on the host with bayesianize's objective (mean NLL
++ KL weight · Σ KL / N) and writes checkpoints in the native model format:
+the final one at --out, a per-epoch one beside it (<out stem>.last.ebnn,
+rewritten atomically), a JSON-lines metrics log (<out stem>.metrics.jsonl)
+and PNG plots (<out stem>.*.png). Ctrl-C writes a checkpoint and exits;
+--resume continues from one (flags given with it override its settings, e.g.
+--epochs to train longer). Every config-file key is also a flag, with dashes
+(noise_precision → --noise-precision). Evaluation after each epoch goes
+through the runtime, exactly as on a board.
+
+Examples:
+  edgebnn train --arch mlp:784-256-256-10 --posterior inducing \
+      --inference '{"inference": {"Linear": {"inference": "inducing", "inducing_rows": 32, "inducing_cols": 32}}}' \
+      --epochs 10 --out ffgu.ebnn
+  edgebnn train --config toy.json --posterior ensemble_w
+  edgebnn train --resume ffgu.last.ebnn --epochs 20`
+
+var trainCmd = command{
+	name:    "train",
+	summary: "train a Bayesian network on the host (VI, baselines)",
+	usage:   trainUsage,
+	run:     runTrain,
+}
+
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("train")
+	configPath := fs.String("config", "", "JSON config `file` (keys as below)")
+	resume := fs.String("resume", "", "continue training from this `checkpoint`")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	noPlots := fs.Bool("no-plots", false, "do not write PNG plots")
+	set := map[string]string{}
+	var order []string
+	for _, k := range train.Keys() {
+		def := train.DefaultConfig()
+		fs.Func(k.Flag, k.Help+fmt.Sprintf(" (default %s)", orNone(def.Get(k.Name))), func(v string) error {
+			if _, dup := set[k.Name]; !dup {
+				order = append(order, k.Name)
+			}
+			set[k.Name] = v
+			return nil
+		})
+	}
+	if err := parseFlags(fs, trainUsage, args, stdout); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	apply := func(c *train.Config) error {
+		for _, k := range order {
+			if err := c.Set(k, set[k]); err != nil {
+				return &usageError{msg: err.Error()}
+			}
+		}
+		return nil
+	}
+	var (
+		t   *train.Trainer
+		err error
+	)
+	if *resume != "" {
+		if *configPath != "" {
+			return usagef("--config and --resume exclude each other")
+		}
+		t, err = train.Resume(*resume, apply)
+	} else {
+		cfg := train.DefaultConfig()
+		if *configPath != "" {
+			if err := cfg.ReadConfigFile(*configPath); err != nil {
+				return err
+			}
+		}
+		if err := apply(&cfg); err != nil {
+			return err
+		}
+		t, err = train.New(cfg)
+	}
+	if err != nil {
+		return err
+	}
+	return trainLoop(ctx, t, *quiet, !*noPlots, stdout, stderr)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}
+
+// sidePath returns out with its extension replaced by suffix (".metrics.jsonl").
+func sidePath(out, suffix string) string {
+	return strings.TrimSuffix(out, filepath.Ext(out)) + suffix
+}
+
+func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout, stderr io.Writer) error {
+	c := &t.Config
+	fmt.Fprintf(stdout, "training %s (%s) on %s: %d train, %d test examples", c.Arch, c.Posterior, t.Train.Name, t.Train.N, t.Test.N)
+	if t.OOD != nil {
+		fmt.Fprintf(stdout, ", %d out-of-distribution", t.OOD.N)
+	}
+	fmt.Fprintf(stdout, "; %d parameters, %d steps per epoch\n", numParams(t), t.Batches())
+	if err := os.MkdirAll(filepath.Dir(c.Out), 0o755); err != nil {
+		return err
+	}
+	logPath := sidePath(c.Out, ".metrics.jsonl")
+	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	if t.Epoch == 0 {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	}
+	logf, err := os.OpenFile(logPath, flags, 0o644)
+	if err != nil {
+		return fmt.Errorf("metrics log: %w", err)
+	}
+	defer logf.Close()
+	enc := json.NewEncoder(logf)
+
+	var bar *progressbar.ProgressBar
+	remaining := int64(c.Epochs-t.Epoch) * int64(t.Batches())
+	if !quiet && remaining > 0 {
+		bar = progressbar.NewOptions64(remaining, progressbar.OptionSetWriter(stderr),
+			progressbar.OptionSetPredictTime(true), progressbar.OptionShowCount(), progressbar.OptionSetWidth(20),
+			progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish(),
+			progressbar.OptionShowDescriptionAtLineEnd())
+	}
+	lastAcc := ""
+	hooks := train.Hooks{
+		Step: func(s train.StepInfo) {
+			if bar == nil {
+				return
+			}
+			bar.Describe(fmt.Sprintf("epoch %d/%d step %d/%d loss %.4f KL %.4g%s", s.Epoch, c.Epochs, s.Batch, s.Batches, s.Loss, s.KL, lastAcc))
+			_ = bar.Add(1)
+		},
+		Epoch: func(m train.EpochMetrics) {
+			if err := enc.Encode(&m); err != nil {
+				fmt.Fprintf(stderr, "edgebnn: metrics log: %v\n", err)
+			}
+			line := fmt.Sprintf("epoch %d/%d  loss %.4f  nll %.4f  KL %.4g (weight %.3g)  lr %.3g  %.1f steps/s",
+				m.Epoch, c.Epochs, m.Loss, m.NLL, m.KL, m.KLWeight, m.LR, m.StepsPerSecond)
+			if r := m.Test; r != nil {
+				line += "  |  test " + reportLine(r)
+				if r.Classification != nil {
+					lastAcc = fmt.Sprintf(" acc %.2f%%", 100*r.Classification.Accuracy)
+				}
+			}
+			if bar != nil {
+				_ = bar.Clear()
+			}
+			fmt.Fprintln(stdout, line)
+		},
+		Checkpoint: func(string) {},
+	}
+	runErr := t.Run(ctx, hooks)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if runErr != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stdout, "interrupted: checkpoint written to %s (resume with --resume)\n", t.EpochCheckpointPath())
+		}
+		return runErr
+	}
+	fmt.Fprintf(stdout, "wrote %s (%.1f s of training, %d steps)\n", c.Out, t.TrainSeconds, t.Step)
+	if c.Task == "regression" && t.Train.Dim == 1 && len(t.Nets) == 1 {
+		m, err := t.Nets[0].Model()
+		if err != nil {
+			return err
+		}
+		s, err := train.Toy1D(m, t.Train, t.PredictOptions())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "epistemic sd at x=0: %.4f; mean over training inputs: %.4f; ratio %.2f\n",
+			s.EpistemicSDAt0, s.EpistemicSDTrainMean, s.Ratio)
+		b, _ := json.Marshal(s)
+		fmt.Fprintf(logf, "{\"toy1d\": %s}\n", b)
+	}
+	if plots {
+		if err := trainPlots(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func numParams(t *train.Trainer) int {
+	n := 0
+	for _, net := range t.Nets {
+		n += net.NumParams()
+	}
+	return n
+}
+
+func reportLine(r *eval.Report) string {
+	if c := r.Classification; c != nil {
+		s := fmt.Sprintf("acc %.2f%%  nll %.4f  ece %.4f  brier %.4f", 100*c.Accuracy, c.NLL, c.ECE, c.Brier)
+		if o, ok := r.OOD["mi"]; ok {
+			s += fmt.Sprintf("  OOD AUROC mi %.3f entropy %.3f maxprob %.3f", o.AUROC, r.OOD["entropy"].AUROC, r.OOD["maxprob"].AUROC)
+		}
+		return s
+	}
+	if g := r.Regression; g != nil {
+		return fmt.Sprintf("rmse %.4f  nll %.4f", g.RMSE, g.NLL)
+	}
+	return ""
+}
+
+// trainPlots writes the training curves, and for the last evaluation the reliability diagram
+// and selective-prediction curve (classification) or the 1-D fit (regression).
+func trainPlots(t *train.Trainer) error {
+	out := t.Config.Out
+	var ep, loss, nll, acc []float64
+	for _, h := range t.History {
+		ep = append(ep, float64(h.Epoch))
+		loss = append(loss, h.Loss)
+		nll = append(nll, h.NLL)
+		if h.Test != nil && h.Test.Classification != nil {
+			acc = append(acc, h.Test.Classification.Accuracy)
+		} else if h.Test != nil && h.Test.Regression != nil {
+			acc = append(acc, h.Test.Regression.RMSE)
+		} else {
+			acc = append(acc, math.NaN())
+		}
+	}
+	if err := plot.Lines(sidePath(out, ".curves.png"), "training", "epoch", "objective",
+		[]plot.Series{{Name: "loss", X: ep, Y: loss}, {Name: "NLL", X: ep, Y: nll}}, 6, 4); err != nil {
+		return err
+	}
+	ylab := "test accuracy"
+	if t.Test.Regression() {
+		ylab = "test RMSE"
+	}
+	if err := plot.Lines(sidePath(out, ".test.png"), ylab, "epoch", ylab, []plot.Series{{X: ep, Y: acc}}, 6, 4); err != nil {
+		return err
+	}
+	last := t.History[len(t.History)-1].Test
+	if last == nil {
+		return nil
+	}
+	if last.Classification != nil {
+		bins := make([]plot.Bin, len(last.Reliability))
+		for i, b := range last.Reliability {
+			bins[i] = plot.Bin{Lo: b.Lo, Hi: b.Hi, Count: b.Count, Confidence: b.Confidence, Accuracy: b.Accuracy}
+		}
+		if err := plot.Reliability(sidePath(out, ".reliability.png"),
+			fmt.Sprintf("reliability (ECE %.4f)", last.Classification.ECE), bins); err != nil {
+			return err
+		}
+		var ss []plot.Series
+		for _, s := range eval.Scores {
+			ss = append(ss, plot.Series{Name: "by " + s, X: eval.SelectiveFractions, Y: last.Selective[s]})
+		}
+		return plot.Lines(sidePath(out, ".selective.png"), "selective prediction", "fraction retained", "accuracy", ss, 6, 4)
+	}
+	if t.Train.Dim == 1 && len(t.Nets) == 1 {
+		return plotToy(t, sidePath(out, ".fit.png"))
+	}
+	return nil
+}
+
+func plotToy(t *train.Trainer, path string) error {
+	m, err := t.Nets[0].Model()
+	if err != nil {
+		return err
+	}
+	grid := data.Toy1DGrid(401, -2, 2)
+	p, err := eval.Predict(m, grid, t.PredictOptions(), 0)
+	if err != nil {
+		return err
+	}
+	var b plot.Band1D
+	for i := 0; i < grid.N; i++ {
+		b.X = append(b.X, float64(grid.X[i]))
+		b.Mean = append(b.Mean, float64(p.Mean[i]))
+		b.SD = append(b.SD, math.Sqrt(float64(p.Var[i])))
+		b.TrueX = append(b.TrueX, float64(grid.X[i]))
+		b.TrueY = append(b.TrueY, float64(grid.Targets[i]))
+	}
+	for i := 0; i < t.Train.N; i++ {
+		b.TrainX = append(b.TrainX, float64(t.Train.X[i]))
+		b.TrainY = append(b.TrainY, float64(t.Train.Targets[i]))
+	}
+	return plot.Regression1D(path, t.Config.Posterior+" "+t.Config.Inference.Path, b)
+}

@@ -1,0 +1,212 @@
+// Package plot draws the trainer's figures as PNG files with gonum/plot: training curves,
+// reliability diagrams, selective-prediction curves and, for 1-D regression, the predictive mean
+// with ±1, 2 and 3 standard deviations over the training data (paper 003, Fig. 2).
+package plot
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Series is one named curve.
+type Series struct {
+	Name string
+	X, Y []float64
+}
+
+var palette = []color.Color{
+	color.RGBA{R: 31, G: 119, B: 180, A: 255},
+	color.RGBA{R: 255, G: 127, B: 14, A: 255},
+	color.RGBA{R: 44, G: 160, B: 44, A: 255},
+	color.RGBA{R: 214, G: 39, B: 40, A: 255},
+	color.RGBA{R: 148, G: 103, B: 189, A: 255},
+	color.RGBA{R: 140, G: 86, B: 75, A: 255},
+}
+
+func xys(x, y []float64) (plotter.XYs, error) {
+	if len(x) != len(y) {
+		return nil, fmt.Errorf("plot: %d x values and %d y values", len(x), len(y))
+	}
+	pts := make(plotter.XYs, 0, len(x))
+	for i := range x {
+		if math.IsNaN(y[i]) || math.IsInf(y[i], 0) {
+			continue
+		}
+		pts = append(pts, plotter.XY{X: x[i], Y: y[i]})
+	}
+	return pts, nil
+}
+
+// Lines draws curves on one set of axes and saves a PNG of w×h inches.
+func Lines(path, title, xlabel, ylabel string, series []Series, w, h float64) error {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, xlabel, ylabel
+	p.Add(plotter.NewGrid())
+	for i, s := range series {
+		pts, err := xys(s.X, s.Y)
+		if err != nil {
+			return err
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", path, err)
+		}
+		l.Color = palette[i%len(palette)]
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		if s.Name != "" {
+			p.Legend.Add(s.Name, l)
+		}
+	}
+	p.Legend.Top = true
+	return save(p, path, w, h)
+}
+
+func save(p *plot.Plot, path string, w, h float64) error {
+	if err := p.Save(vg.Length(w)*vg.Inch, vg.Length(h)*vg.Inch, path); err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return nil
+}
+
+// Bin is one bin of a reliability diagram.
+type Bin struct {
+	Lo, Hi               float64
+	Count                int
+	Confidence, Accuracy float64
+}
+
+// Reliability draws a reliability diagram: per confidence bin, the accuracy (bars) against the
+// diagonal of perfect calibration, with the bins' mean confidence marked.
+func Reliability(path, title string, bins []Bin) error {
+	if len(bins) == 0 {
+		return errors.New("plot: no bins")
+	}
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, "confidence", "accuracy"
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
+	p.Add(plotter.NewGrid())
+	for _, b := range bins {
+		if b.Count == 0 {
+			continue
+		}
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: b.Lo, Y: 0}, {X: b.Hi, Y: 0}, {X: b.Hi, Y: b.Accuracy}, {X: b.Lo, Y: b.Accuracy}})
+		if err != nil {
+			return err
+		}
+		poly.Color = color.RGBA{R: 31, G: 119, B: 180, A: 160}
+		poly.LineStyle.Color = color.Black
+		poly.LineStyle.Width = vg.Points(0.5)
+		p.Add(poly)
+	}
+	diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
+	if err != nil {
+		return err
+	}
+	diag.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(diag)
+	var conf plotter.XYs
+	for _, b := range bins {
+		if b.Count > 0 {
+			conf = append(conf, plotter.XY{X: b.Confidence, Y: b.Accuracy})
+		}
+	}
+	sc, err := plotter.NewScatter(conf)
+	if err != nil {
+		return err
+	}
+	sc.Shape = draw.CircleGlyph{}
+	sc.Color = palette[1]
+	p.Add(sc)
+	p.Legend.Add("accuracy per bin", sc)
+	p.Legend.Add("perfect calibration", diag)
+	p.Legend.Top, p.Legend.Left = true, true
+	return save(p, path, 5, 5)
+}
+
+// Band1D describes a 1-D regression fit for Regression1D.
+type Band1D struct {
+	// X are the grid inputs (increasing), Mean the predictive mean and SD the predictive
+	// standard deviation at each.
+	X, Mean, SD []float64
+	// TrainX, TrainY are the training points; TrueX, TrueY an optional true function.
+	TrainX, TrainY []float64
+	TrueX, TrueY   []float64
+}
+
+// Regression1D draws the predictive mean with shaded ±1, 2 and 3 standard deviation bands and
+// the training data.
+func Regression1D(path, title string, b Band1D) error {
+	if len(b.X) != len(b.Mean) || len(b.X) != len(b.SD) || len(b.X) < 2 {
+		return fmt.Errorf("plot %s: %d inputs, %d means, %d sds", path, len(b.X), len(b.Mean), len(b.SD))
+	}
+	if !sort.Float64sAreSorted(b.X) {
+		return fmt.Errorf("plot %s: inputs are not increasing", path)
+	}
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, "x", "y"
+	for k := 3; k >= 1; k-- {
+		var poly plotter.XYs
+		for i := range b.X {
+			poly = append(poly, plotter.XY{X: b.X[i], Y: b.Mean[i] + float64(k)*b.SD[i]})
+		}
+		for i := len(b.X) - 1; i >= 0; i-- {
+			poly = append(poly, plotter.XY{X: b.X[i], Y: b.Mean[i] - float64(k)*b.SD[i]})
+		}
+		pg, err := plotter.NewPolygon(poly)
+		if err != nil {
+			return err
+		}
+		pg.Color = color.RGBA{R: 31, G: 119, B: 180, A: uint8(50 + 30*(3-k))}
+		pg.LineStyle.Width = 0
+		p.Add(pg)
+	}
+	mean, _ := xys(b.X, b.Mean)
+	ml, err := plotter.NewLine(mean)
+	if err != nil {
+		return err
+	}
+	ml.Color, ml.Width = palette[0], vg.Points(2)
+	p.Add(ml)
+	p.Legend.Add("predictive mean ±1,2,3 sd", ml)
+	if len(b.TrueX) > 0 {
+		tr, err := xys(b.TrueX, b.TrueY)
+		if err != nil {
+			return err
+		}
+		tl, err := plotter.NewLine(tr)
+		if err != nil {
+			return err
+		}
+		tl.Color, tl.Dashes = color.Black, []vg.Length{vg.Points(3), vg.Points(3)}
+		p.Add(tl)
+		p.Legend.Add("true function", tl)
+	}
+	if len(b.TrainX) > 0 {
+		pts, err := xys(b.TrainX, b.TrainY)
+		if err != nil {
+			return err
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return err
+		}
+		sc.Shape, sc.Color, sc.Radius = draw.CircleGlyph{}, palette[3], vg.Points(2)
+		p.Add(sc)
+		p.Legend.Add("training data", sc)
+	}
+	p.Y.Min, p.Y.Max = -4, 4
+	p.Legend.Top = true
+	return save(p, path, 6, 4)
+}
