@@ -162,6 +162,27 @@ func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 	d.apply(fc, w, d.dIn, bias, in, out, n, rest)
 }
 
+// foldBatchNorm folds an inference-mode BatchNorm that follows this deterministic layer into its
+// weights and bias (W' = diag(scale) W, b' = scale ⊙ b + shift). The folded weights are a copy,
+// so the model file's tensors are left untouched.
+func (d *dense) foldBatchNorm(bn *batchNorm) {
+	w := make([]float32, d.dOut*d.k)
+	bias := make([]float32, d.dOut)
+	for o := 0; o < d.dOut; o++ {
+		s := bn.scale[o]
+		row := d.w[o*d.ldw : o*d.ldw+d.k]
+		for j, v := range row {
+			w[o*d.k+j] = v * s
+		}
+		b := float32(0)
+		if d.bias != nil {
+			b = d.bias[o]
+		}
+		bias[o] = b*s + bn.shift[o]
+	}
+	d.w, d.ldw, d.bias = w, d.k, bias
+}
+
 // apply computes out = W x + b for n inputs with W (dOut × k, leading dimension ldw).
 func (d *dense) apply(_ *fwdCtx, w []float32, ldw int, bias, in, out []float32, n int, scratch []float32) {
 	if !d.conv {

@@ -177,7 +177,7 @@ func sampleCount(full int) int {
 	n := full
 	switch {
 	case testing.Short():
-		n = full / 25
+		n = full / 10
 	case raceEnabled:
 		n = full / 5
 	}

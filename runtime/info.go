@@ -42,7 +42,8 @@ func (m *Model) Layers() []LayerInfo {
 
 // MeanWeight returns the named layer's weight at the posterior mean — for inducing layers the
 // conditional mean σ R u C at U's mean (MATH.md §1; bayesianize's weight at its mean) — as a
-// rows × cols row-major matrix with the bias as the last column.
+// rows × cols row-major matrix with the bias as the last column. A deterministic layer followed by
+// a BatchNorm returns its weights with the BatchNorm folded in (see LayerSpec).
 func (m *Model) MeanWeight(layer string) ([]float32, int, int, error) {
 	var found *dense
 	walkNodes(m.nodes, func(nd node) {
@@ -61,7 +62,7 @@ func (m *Model) MeanWeight(layer string) ([]float32, int, int, error) {
 	}
 	for o := 0; o < d.dOut; o++ {
 		copy(w[o*d.dIn:o*d.dIn+d.k], d.w[o*d.ldw:o*d.ldw+d.k])
-		if d.bias != nil {
+		if d.hasBias {
 			w[o*d.dIn+d.k] = d.bias[o]
 		}
 	}

@@ -210,6 +210,12 @@ func (b *builder) build(specs []LayerSpec, in shape) ([]node, shape, error) {
 		if err != nil {
 			return nil, shape{}, err
 		}
+		if bn, ok := n.(*batchNorm); ok && len(nodes) > 0 {
+			if d, ok := nodes[len(nodes)-1].(*dense); ok && d.post == nil {
+				d.foldBatchNorm(bn)
+				n = nil
+			}
+		}
 		if n != nil {
 			nodes = append(nodes, n)
 		}
