@@ -98,13 +98,16 @@ func matVec(a mat, x []float64) []float64 {
 
 // chol64 is a textbook Cholesky–Banachiewicz factorisation after adding bayesianize's jitter
 // 1e-4·mean(diag) to the diagonal (MATH.md §1).
-func chol64(a mat) mat {
+func chol64(a mat) mat { return cholRel(a, 1e-4) }
+
+// cholRel factors a + rel·mean(diag(a))·I.
+func cholRel(a mat, rel float64) mat {
 	n := a.r
 	j := 0.0
 	for i := 0; i < n; i++ {
 		j += a.at(i, i)
 	}
-	j = 1e-4 * j / float64(n)
+	j = rel * j / float64(n)
 	l := newMat(n, n)
 	for i := 0; i < n; i++ {
 		for k := 0; k <= i; k++ {

@@ -123,6 +123,11 @@ type indRef struct {
 	// vec), whitened.
 	comps [][]float64
 	uCov  mat
+	// rawMean and rawCov are q(U) before whitening (rawMean is nil for ensembles); psiR and
+	// psiC are the jittered Ψ_r = L_r L_rᵀ and Ψ_c = L_c L_cᵀ.
+	rawMean    []float64
+	rawCov     mat
+	psiR, psiC mat
 }
 
 func newIndRef(c indCase, ts runtime.Tensors) indRef {
@@ -181,6 +186,11 @@ func newIndRef(c indCase, ts runtime.Tensors) indRef {
 			}
 		}
 	}
+	if c.q != runtime.QEnsemble {
+		ref.rawMean = append([]float64(nil), ref.comps[0]...)
+	}
+	ref.rawCov = cov
+	ref.psiR, ref.psiC = mul(lr, lr.T()), mul(lc, lc.T())
 	if c.whitened {
 		// u_w = L_r u L_cᵀ: u_w[i,j] = Σ_ab L_r[i,a] u[a,b] L_c[j,b].
 		tw := newMat(d, d)
@@ -446,4 +456,56 @@ func TestInducingMeanWeight(t *testing.T) {
 func matMulRC(ref indRef, u []float64) []float64 {
 	um := mat{r: indMo, c: indMi, v: u}
 	return matScale(ref.sigma, mul(mul(ref.r, um), ref.c)).v
+}
+
+// TestInducingKL: Layers() reports bayesianize's KL (MATH.md §1): KL[q(U) ‖ p(U)] for the Gaussian
+// q(U) against p(U) = N(0, I) (whitened) or the matrix normal MN(0, Ψ_r, Ψ_c), plus
+// d_in·d_out·(λ²/2 − log λ − 1/2); ensembles have no U term. The reference uses the dense
+// (M_out·M_in)² covariances and plain Cholesky log-determinants.
+func TestInducingKL(t *testing.T) {
+	for ci, c := range indCases {
+		t.Run(c.name, func(t *testing.T) {
+			spec, ts := indLayer(t, c, uint64(ci+1))
+			m, err := runtime.New(spec, ts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := newIndRef(c, ts)
+			lam := ref.lamda
+			want := float64(indOut*indDIn) * (lam*lam/2 - math.Log(lam) - 0.5)
+			if ref.rawMean != nil {
+				d := indMo * indMi
+				sp := eye(d)
+				if !c.whitened {
+					for a := 0; a < indMo; a++ {
+						for b := 0; b < indMi; b++ {
+							for cc := 0; cc < indMo; cc++ {
+								for dd := 0; dd < indMi; dd++ {
+									sp.set(a*indMi+b, cc*indMi+dd, ref.psiR.at(a, cc)*ref.psiC.at(b, dd))
+								}
+							}
+						}
+					}
+				}
+				lp, lq := cholRel(sp, 0), cholRel(ref.rawCov, 0)
+				spInv := cholInv(lp)
+				tr, maha, logdet := 0.0, 0.0, 0.0
+				for i := 0; i < d; i++ {
+					for j := 0; j < d; j++ {
+						tr += spInv.at(i, j) * ref.rawCov.at(j, i)
+						maha += ref.rawMean[i] * spInv.at(i, j) * ref.rawMean[j]
+					}
+					logdet += 2 * (math.Log(lp.at(i, i)) - math.Log(lq.at(i, i)))
+				}
+				want += 0.5 * (tr + maha - float64(d) + logdet)
+			}
+			ls := m.Layers()
+			if len(ls) != 1 || ls[0].Kind != runtime.KindInducing || ls[0].Rows != indOut || ls[0].Cols != indDIn {
+				t.Fatalf("Layers() = %+v", ls)
+			}
+			if math.Abs(ls[0].KL-want) > 1e-6*math.Max(1, math.Abs(want)) {
+				t.Errorf("KL = %.9g, want %.9g", ls[0].KL, want)
+			}
+		})
+	}
 }
