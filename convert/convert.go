@@ -54,6 +54,9 @@ type Options struct {
 	Out string
 	// DType is "f32" (default) or "f16" (see quant.KeepF32 for the tensors that stay f32).
 	DType string
+	// F16Policy selects which tensors stay float32 with DType f16: "default" (quant.KeepF32)
+	// or "compact" (quant.KeepF32Compact, which also stores the q(U) statistics as fp16).
+	F16Policy string
 	// Prune is the fraction of Z entries to remove (0 = none); PrunePerLayer applies it to each
 	// layer instead of globally.
 	Prune         float64
@@ -180,6 +183,13 @@ func Convert(opts Options) (*Report, error) {
 	enc, err := encodingOptions(opts.DType, opts.Compress, opts.Prune, opts.PrunePerLayer, opts.AllowClamp)
 	if err != nil {
 		return nil, err
+	}
+	if enc.policy, err = quant.PolicyByName(opts.F16Policy); err != nil {
+		return nil, fmt.Errorf("convert: %w", err)
+	}
+	enc.policyName = "quant.KeepF32"
+	if opts.F16Policy == "compact" {
+		enc.policyName = "quant.KeepF32Compact"
 	}
 	if same(opts.Checkpoint, opts.Out) || same(opts.Config, opts.Out) || same(opts.Arch, opts.Out) {
 		return nil, fmt.Errorf("convert: refusing to write %s over an input", opts.Out)
@@ -603,10 +613,13 @@ type encOptions struct {
 	prune      prune.Options
 	dtype      string
 	compress   string
+	policy     quant.Policy
+	policyName string
 }
 
 func encodingOptions(dtype, compress string, fraction float64, perLayer, allowClamp bool) (encOptions, error) {
-	e := encOptions{allowClamp: allowClamp, prune: prune.Options{Fraction: fraction, PerLayer: perLayer}}
+	e := encOptions{allowClamp: allowClamp, prune: prune.Options{Fraction: fraction, PerLayer: perLayer},
+		policy: quant.KeepF32, policyName: "quant.KeepF32"}
 	switch dtype {
 	case "", "f32":
 		e.dtype = "f32"
@@ -668,17 +681,16 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 	}
 	qr := map[string]quant.Report{}
 	if o.f16 {
-		info.Quant = &QuantInfo{Policy: "quant.KeepF32", AllowClamp: o.allowClamp}
+		info.Quant = &QuantInfo{Policy: o.policyName, AllowClamp: o.allowClamp}
 	}
 	w := format.NewWriter()
 	stored := map[string]int64{}
 	// The meta blob is added last, once the reports are complete; tensors go in canonical order.
-	var f16 []bool
 	for _, e := range m.expect {
 		v := data[e.Name]
 		useF16 := false
 		if o.f16 {
-			if keep, why := quant.KeepF32(e.Name, len(v)); keep {
+			if keep, why := o.policy(e.Name, len(v)); keep {
 				info.Quant.F32 = append(info.Quant.F32, KeptF32{Name: e.Name, Reason: why})
 			} else {
 				out, r, err := quant.Quantize(e.Name, v, o.allowClamp)
@@ -691,7 +703,6 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 				rep.Quant = append(rep.Quant, r)
 			}
 		}
-		f16 = append(f16, useF16)
 		tr, err := w.AddTensor(e.Name, e.Shape, v, format.AddOptions{F16: useF16, Sparse: true, Compress: o.zstd})
 		if err != nil {
 			return nil, nil, fmt.Errorf("convert: tensor %q: %w", e.Name, err)

@@ -143,11 +143,15 @@ func validate(m *model, opts Options) (*Validation, error) {
 	if err != nil {
 		return nil, err
 	}
-	file, err := runtime.Load(opts.Out)
+	ff, err := openModel(opts.Out)
+	if err != nil {
+		return nil, fmt.Errorf("convert: opening the written file: %w", err)
+	}
+	defer ff.Close()
+	file, err := runtime.FromFile(ff)
 	if err != nil {
 		return nil, fmt.Errorf("convert: loading the written file: %w", err)
 	}
-	defer file.Close()
 	x, labels, err := loadData(opts.Validate, ref.InputSize())
 	if err != nil {
 		return nil, err

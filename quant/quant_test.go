@@ -139,3 +139,28 @@ func TestKeepF32Policy(t *testing.T) {
 		}
 	}
 }
+
+func TestKeepF32Compact(t *testing.T) {
+	tests := []struct {
+		name string
+		n    int
+		keep bool
+	}{
+		{"l.inducing_mean", 4096, false},
+		{"l._inducing_sd", 4096, false},
+		{"l._inducing_scale_tril", 300, false},
+		{"l.inducing_mean", 40, true},
+		{"l._d_row", 4096, true},
+		{"l._lamda", 1, true},
+		{"bn.running_var", 512, true},
+		{"l.z_row", 4096, false},
+	}
+	for _, tc := range tests {
+		if got, _ := KeepF32Compact(tc.name, tc.n); got != tc.keep {
+			t.Errorf("KeepF32Compact(%q, %d) = %v, want %v", tc.name, tc.n, got, tc.keep)
+		}
+	}
+	if _, err := PolicyByName("bogus"); err == nil {
+		t.Error("unknown policy accepted")
+	}
+}

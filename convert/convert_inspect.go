@@ -1,0 +1,192 @@
+package convert
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+// Section describes one section of a model file.
+type Section struct {
+	Name        string `json:"name"`
+	Kind        string `json:"kind"`
+	Encoding    string `json:"encoding"`
+	Compression string `json:"compression"`
+	Shape       []int  `json:"shape,omitempty"`
+	NNZ         int64  `json:"nnz,omitempty"`
+	Offset      int64  `json:"offset"`
+	StoredBytes int64  `json:"stored_bytes"`
+	RawBytes    int64  `json:"raw_bytes"`
+	CRC         string `json:"crc"`
+}
+
+// InspectLayer is one parametric layer of an inspected model.
+type InspectLayer struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// Parameters counts the layer's parameters as bayesianize does (non-zero Z entries only);
+	// Deterministic the plain layer's weights and biases (BatchNorm: affine weight and bias).
+	Parameters    int64 `json:"parameters"`
+	Deterministic int64 `json:"deterministic_parameters"`
+	// Bytes are the stored bytes of the layer's tensors.
+	Bytes int64 `json:"bytes"`
+	// ZPruned is the share of the layer's Z entries that are zero.
+	ZPruned float64 `json:"z_pruned,omitempty"`
+	// KL is the layer's KL divergence from its prior (runtime.Model.Layers).
+	KL float64 `json:"kl"`
+}
+
+// Inspection describes a model file.
+type Inspection struct {
+	Path      string `json:"path"`
+	Version   string `json:"version"`
+	FileBytes int64  `json:"file_bytes"`
+	// Verified is true when every checksum was checked (and matched).
+	Verified                bool            `json:"verified"`
+	Task                    runtime.Task    `json:"task,omitempty"`
+	InputShape              []int           `json:"input_shape,omitempty"`
+	Parameters              int64           `json:"parameters"`
+	DeterministicParameters int64           `json:"deterministic_parameters"`
+	DeterministicFP32Bytes  int64           `json:"deterministic_fp32_bytes"`
+	Ratio                   float64         `json:"ratio"`
+	KL                      float64         `json:"kl"`
+	Layers                  []InspectLayer  `json:"layers"`
+	Sections                []Section       `json:"sections"`
+	Info                    json.RawMessage `json:"info,omitempty"`
+}
+
+// Inspect opens a model file and describes it. With verify it first checks every checksum
+// (format.File.Verify) and fails on corruption. When the file opens but is not a valid model,
+// the returned Inspection holds what could be read (header and sections) and the error says
+// what is wrong.
+func Inspect(path string, verify bool) (*Inspection, error) {
+	f, err := openModel(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	major, minor := f.Version()
+	in := &Inspection{Path: path, Version: fmt.Sprintf("%d.%d", major, minor), FileBytes: f.Size()}
+	for _, s := range f.Sections() {
+		in.Sections = append(in.Sections, Section{Name: s.Name, Kind: s.Kind.String(), Encoding: s.Encoding.String(),
+			Compression: s.Compression.String(), Shape: s.Shape, NNZ: s.NNZ, Offset: s.Offset,
+			StoredBytes: s.StoredSize, RawBytes: s.RawSize, CRC: fmt.Sprintf("%08x", s.CRC)})
+	}
+	if verify {
+		if err := f.Verify(); err != nil {
+			return in, err
+		}
+		in.Verified = true
+	}
+	meta, err := f.Blob(runtime.MetaBlob)
+	if err != nil {
+		return in, fmt.Errorf("reading the model description: %w", err)
+	}
+	spec, err := runtime.ParseSpec(meta)
+	if err != nil {
+		return in, fmt.Errorf("%s: %w", path, err)
+	}
+	in.Task, in.InputShape, in.Info = spec.Task, spec.InputShape, spec.Info
+	infos := layerInfos(spec)
+	sections := map[string]format.SectionInfo{}
+	for _, s := range f.Sections() {
+		sections[s.Name] = s
+	}
+	err = countParameters(spec, infos, func(t tensorSpec) (int64, int64, error) {
+		s, ok := sections[t.Name]
+		if !ok || s.Kind != format.KindTensor {
+			return 0, 0, fmt.Errorf("%s: tensor %q is missing", path, t.Name)
+		}
+		n := int64(1)
+		for _, d := range s.Shape {
+			n *= int64(d)
+		}
+		if !t.Z {
+			return n, 0, nil
+		}
+		tn, err := f.Tensor(t.Name)
+		if err != nil {
+			return 0, 0, err
+		}
+		v, err := tn.Float32s()
+		if err != nil {
+			return 0, 0, err
+		}
+		z := int64(0)
+		for _, x := range v {
+			if x == 0 {
+				z++
+			}
+		}
+		return n, z, nil
+	})
+	if err != nil {
+		return in, err
+	}
+	names := map[string]bool{}
+	for _, li := range infos {
+		names[li.Name] = true
+	}
+	bytesOf := map[string]int64{}
+	for _, s := range f.Sections() {
+		if s.Kind == format.KindTensor {
+			bytesOf[layerOf(s.Name, names)] += s.StoredSize
+		}
+	}
+	for _, li := range infos {
+		l := InspectLayer{Name: li.Name, Kind: li.Kind, Parameters: li.Parameters, Deterministic: li.Deterministic,
+			Bytes: bytesOf[li.Name]}
+		if li.Z > 0 {
+			l.ZPruned = float64(li.ZZero) / float64(li.Z)
+		}
+		in.Layers = append(in.Layers, l)
+		in.Parameters += li.Parameters
+		in.DeterministicParameters += li.Deterministic
+	}
+	in.DeterministicFP32Bytes = 4 * in.DeterministicParameters
+	if in.DeterministicFP32Bytes > 0 {
+		in.Ratio = float64(in.FileBytes) / float64(in.DeterministicFP32Bytes)
+	}
+	m, err := runtime.FromFile(f)
+	if err != nil {
+		return in, fmt.Errorf("%s: %w", path, err)
+	}
+	kl := map[string]float64{}
+	for _, li := range m.Layers() {
+		kl[li.Name] = li.KL
+		in.KL += li.KL
+	}
+	for i := range in.Layers {
+		in.Layers[i].KL = kl[in.Layers[i].Name]
+	}
+	return in, nil
+}
+
+// ErrCorrupt reports whether err is a checksum failure of a model file.
+func ErrCorrupt(err error) bool { return errors.Is(err, format.ErrChecksum) }
+
+// openModel opens a model file with an allocation budget that also covers decompressing every
+// zstd section once: format's default budget (4 × size + 64 MiB) counts each section's
+// decompression state cumulatively, which a ResNet with hundreds of compressed sections exceeds.
+// The extra allowance is min(raw size, 8 MiB) + 1 MiB per compressed section, at most 4 GiB in
+// all, so a hostile file still cannot make the reader allocate without bound.
+func openModel(path string) (*format.File, error) {
+	f, err := format.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	limit := format.DefaultAllocLimit(f.Size())
+	for _, s := range f.Sections() {
+		if s.Compression != format.None {
+			limit += min(s.RawSize, 8<<20) + 1<<20
+		}
+	}
+	limit = min(limit, 4<<30)
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	return format.OpenWith(path, format.ReadOptions{AllocLimit: limit})
+}

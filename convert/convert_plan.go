@@ -1,0 +1,179 @@
+package convert
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	goruntime "runtime"
+	"strings"
+
+	"github.com/edgebnn/edgebnn/convert/bnnconfig"
+	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+// PlanOptions describe a model to size before it exists.
+type PlanOptions struct {
+	// Arch, Config, Classes and InputShape are as in Options.
+	Arch       string
+	Config     string
+	Classes    int
+	InputShape []int
+	// DType, Prune, PrunePerLayer and Compress are as in Options.
+	DType         string
+	Prune         float64
+	PrunePerLayer bool
+	Compress      string
+	// Samples and MaxBatch configure the predictor whose memory is counted (defaults 32 and 1).
+	Samples  int
+	MaxBatch int
+	// BudgetBytes is the board's memory budget (0: no board; Fits is then true).
+	BudgetBytes int64
+}
+
+// PlanReport sizes a model.
+type PlanReport struct {
+	Parameters              int64 `json:"parameters"`
+	DeterministicParameters int64 `json:"deterministic_parameters"`
+	// FileBytes is the size of the model file the converter would write. It is exact for
+	// compress "none" (sizes do not depend on the values, apart from pruning, which Plan
+	// applies); with zstd it is the size for random stand-in values, and trained values usually
+	// compress better.
+	FileBytes              int64   `json:"file_bytes"`
+	DeterministicFP32Bytes int64   `json:"deterministic_fp32_bytes"`
+	Ratio                  float64 `json:"ratio"`
+	// ModelBytes is the heap memory the loaded Model holds beyond the (memory-mapped) file,
+	// measured while loading it; ScratchBytes is Predictor.ScratchBytes.
+	ModelBytes   int64 `json:"model_bytes"`
+	ScratchBytes int64 `json:"scratch_bytes"`
+	// RuntimeBytes = FileBytes + ModelBytes + ScratchBytes: what a predicting process needs
+	// for the model.
+	RuntimeBytes int64         `json:"runtime_bytes"`
+	BudgetBytes  int64         `json:"budget_bytes,omitempty"`
+	Fits         bool          `json:"fits"`
+	Samples      int           `json:"samples"`
+	MaxBatch     int           `json:"max_batch"`
+	Layers       []LayerReport `json:"layers"`
+}
+
+// Plan builds the architecture with random stand-in values of the right shapes, runs the real
+// pruning, quantisation and writer in memory, loads the result and sizes a predictor for it.
+func Plan(opts PlanOptions) (*PlanReport, error) {
+	if opts.Arch == "" {
+		return nil, errors.New("convert: plan needs an architecture")
+	}
+	enc, err := encodingOptions(opts.DType, opts.Compress, opts.Prune, opts.PrunePerLayer, false)
+	if err != nil {
+		return nil, err
+	}
+	var cfg *bnnconfig.Config
+	if opts.Config != "" {
+		if cfg, err = bnnconfig.ParseFile(opts.Config); err != nil {
+			return nil, fmt.Errorf("convert: config: %w", err)
+		}
+	}
+	spec, err := specFor(opts.Arch, cfg, opts.Classes, opts.InputShape, nil)
+	if err != nil {
+		return nil, err
+	}
+	m := &model{spec: spec, expect: nil, tensors: map[string][]float32{}, source: SourceInfo{Kind: "random"}}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, e := range expectedTensors(spec) {
+		if e.Role == roleDropped {
+			continue
+		}
+		m.expect = append(m.expect, e)
+		m.tensors[e.Name] = standIn(e, rng)
+	}
+	w, rep, err := m.encode(enc)
+	if err != nil {
+		return nil, err
+	}
+	data, err := encodeBytes(w)
+	if err != nil {
+		return nil, err
+	}
+	pr := &PlanReport{Parameters: rep.Parameters, DeterministicParameters: rep.DeterministicParameters,
+		FileBytes: int64(len(data)), DeterministicFP32Bytes: rep.DeterministicFP32Bytes, Ratio: rep.Ratio,
+		Layers: rep.Layers, BudgetBytes: opts.BudgetBytes}
+	w, m = nil, nil
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	f, err := format.DecodeWith(data, format.ReadOptions{AllocLimit: 1 << 62})
+	if err != nil {
+		return nil, err
+	}
+	rm, err := runtime.FromFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("convert: the planned model does not load: %w", err)
+	}
+	goruntime.GC()
+	goruntime.ReadMemStats(&after)
+	pr.ModelBytes = max(int64(after.HeapAlloc)-int64(before.HeapAlloc), 0)
+	p, err := rm.NewPredictor(runtime.Options{Samples: opts.Samples, MaxBatch: opts.MaxBatch})
+	if err != nil {
+		return nil, err
+	}
+	o := p.Options()
+	pr.Samples, pr.MaxBatch = o.Samples, o.MaxBatch
+	pr.ScratchBytes = p.ScratchBytes()
+	goruntime.KeepAlive(f)
+	pr.RuntimeBytes = pr.FileBytes + pr.ModelBytes + pr.ScratchBytes
+	pr.Fits = opts.BudgetBytes == 0 || pr.RuntimeBytes <= opts.BudgetBytes
+	return pr, nil
+}
+
+// standIn makes plausible random values for a tensor: bayesianize's initialisations (Z ~
+// N(0, 1/rows), D and λ at softplus⁻¹(1e-3), q(U) means N(0, 1)), He-scaled weights and
+// BatchNorm statistics near their initial values, each with a little noise so that nothing is
+// exactly zero.
+func standIn(e tensorSpec, rng *rand.Rand) []float32 {
+	n := e.size()
+	out := make([]float32, n)
+	suffix := e.Name[strings.LastIndexByte(e.Name, '.')+1:]
+	isp := math.Log(math.Expm1(1e-3))
+	noise := func(c, s float64) {
+		for i := range out {
+			out[i] = float32(c + s*rng.NormFloat64())
+		}
+	}
+	switch suffix {
+	case "z_row", "z_col":
+		noise(0, 1/math.Sqrt(float64(e.Shape[0])))
+	case "_d_row", "_d_col", "_lamda", "_inducing_sd", "_weight_sd", "_bias_sd":
+		noise(isp, 0.1)
+	case "_inducing_scale_tril", "_inducing_row_scale_tril", "_inducing_col_scale_tril":
+		// vec_to_chol: the first d entries are the diagonal (softplus), the rest off-diagonal.
+		d := int((math.Sqrt(8*float64(n)+1) - 1) / 2)
+		for i := range out {
+			if i < d {
+				out[i] = float32(isp + 0.1*rng.NormFloat64())
+			} else {
+				out[i] = float32(1e-3 * rng.NormFloat64())
+			}
+		}
+	case "inducing_mean", "mean":
+		noise(0, 1)
+	case "running_var", "psi":
+		for i := range out {
+			out[i] = float32(1 + 0.1*math.Abs(rng.NormFloat64()))
+		}
+	case "running_mean", "bias", "bias_mean", "prior_weight_mean", "prior_bias_mean":
+		noise(0, 0.01)
+	case "prior_weight_sd", "prior_bias_sd":
+		noise(0.1, 0)
+	default: // weight, weight_mean, factors
+		fan := 1
+		for _, d := range e.Shape[1:] {
+			fan *= d
+		}
+		if e.Layer != "" && len(e.Shape) == 1 { // BatchNorm weight
+			noise(1, 0.01)
+		} else {
+			noise(0, 1/math.Sqrt(float64(max(fan, 1))))
+		}
+	}
+	return out
+}
