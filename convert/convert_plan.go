@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
+	"github.com/edgebnn/edgebnn/convert/resnet"
+	"github.com/edgebnn/edgebnn/convert/statedict"
 	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
 )
@@ -36,10 +38,11 @@ type PlanOptions struct {
 type PlanReport struct {
 	Parameters              int64 `json:"parameters"`
 	DeterministicParameters int64 `json:"deterministic_parameters"`
-	// FileBytes is the size of the model file the converter would write. It is exact for
-	// compress "none" (sizes do not depend on the values, apart from pruning, which Plan
-	// applies); with zstd it is the size for random stand-in values, and trained values usually
-	// compress better.
+	// FileBytes is the size of the model file the converter would write. Tensor sections do
+	// not depend on the values without compression (pruning is applied), so it is exact for
+	// f32 without compression; with f16 the error figures in the metadata blob vary in length
+	// by a few bytes (usually absorbed by the 64-byte alignment). With zstd it is the size for
+	// random stand-in values; trained values usually compress better.
 	FileBytes              int64   `json:"file_bytes"`
 	DeterministicFP32Bytes int64   `json:"deterministic_fp32_bytes"`
 	Ratio                  float64 `json:"ratio"`
@@ -77,14 +80,24 @@ func Plan(opts PlanOptions) (*PlanReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &model{spec: spec, expect: nil, tensors: map[string][]float32{}, source: SourceInfo{Kind: "random"}}
+	m := &model{spec: spec, expect: nil, tensors: map[string][]float32{}}
 	rng := rand.New(rand.NewPCG(1, 2))
+	var src []statedict.Tensor
 	for _, e := range expectedTensors(spec) {
 		if e.Role == roleDropped {
+			src = append(src, statedict.Tensor{Name: e.Name, DType: "I64", Shape: []int{1}, I64: []int64{0}})
 			continue
 		}
 		m.expect = append(m.expect, e)
 		m.tensors[e.Name] = standIn(e, rng)
+		src = append(src, statedict.Tensor{Name: e.Name, DType: "F32", Shape: e.Shape, F32: m.tensors[e.Name]})
+	}
+	// Provenance as for a state_dict with these tensors, so that the metadata has the length a
+	// real conversion's has.
+	m.hash = SourceHash(src)
+	m.source = SourceInfo{Kind: "state_dict", SHA256: m.hash, Tensors: len(src)}
+	if resnet.Known(opts.Arch) {
+		m.source.Arch = opts.Arch
 	}
 	w, rep, err := m.encode(enc)
 	if err != nil {

@@ -18,36 +18,12 @@ Runs the whole pipeline on data shipped with edgebnn: converts a bayesianize
 checkpoint, loads it, and prints predictions with their uncertainty.`,
 	"the converter")
 
-var convertCmd = pendingCommand("convert",
-	"turn a bayesianize checkpoint + JSON config into a model file",
-	`Usage: edgebnn convert [flags] CHECKPOINT CONFIG.json -o MODEL.ebnn
-
-Reads a bayesianize state dict and its inference config, checks them against
-the architecture, and writes an edgebnn model file.`,
-	"the converter")
-
-var inspectCmd = pendingCommand("inspect",
-	"list a model file's sections, tensors and checksums",
-	`Usage: edgebnn inspect [flags] MODEL.ebnn
-
-Prints the layers, posteriors and tensors stored in a model file and verifies
-their checksums.`,
-	"the model file format")
-
 var posteriorCmd = pendingCommand("posterior",
 	"draw and summarise posterior weight samples of a model",
 	`Usage: edgebnn posterior [flags] MODEL.ebnn
 
 Samples weights from the model's posterior (inducing weights, FFG or FA) and
 prints per-layer summaries.`,
-	"the runtime")
-
-var planCmd = pendingCommand("plan",
-	"fit a model and its predictor into a board's memory budget",
-	`Usage: edgebnn plan [flags] --board NAME MODEL.ebnn
-
-Estimates the memory and time a model needs on a board and chooses the
-number of posterior samples that fits its budget.`,
 	"the runtime")
 
 // pendingCommand returns a command that prints its planned usage for -h

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/edgebnn/edgebnn/convert"
+)
+
+const convertUsage = `Usage: edgebnn convert --checkpoint PATH [--config CFG.json] [--arch ARCH] --out OUT
+                       [--dtype f16|f32] [--prune F] [--compress zstd|none] [--classes N]
+                       [--input-shape C,H,W] [--validate DATA] [--allow-clamp]
+
+Converts a trained Bayesian network into an edgebnn model file. The checkpoint
+is a bayesianize state_dict (.pt from torch.save, or .safetensors), which needs
+the inference config and the architecture, or an edgebnn model file, which
+carries both. ARCH is resnet18, resnet34 or resnet50 (bayesianize's
+make_network with kernel_size=3, remove_maxpool=True and --classes outputs), a
+JSON architecture file, or the printed nn.Sequential (model.txt).
+
+Every tensor of the checkpoint must be used and every tensor the architecture
+needs must be present with the right shape. --prune removes that fraction of
+the smallest inducing projection (Z) entries; --dtype f16 stores large tensors
+as half precision (D, λ, q(U) statistics and BatchNorm statistics stay f32).
+The output is written atomically and never over an input. With --validate
+DATA (a safetensors with "inputs" and "labels") the unpruned f32 model and the
+written file are scored (accuracy, NLL, ECE with 15 bins).`
+
+var convertCmd = command{
+	name:    "convert",
+	summary: "turn a bayesianize checkpoint + JSON config into a model file",
+	usage:   convertUsage,
+	run:     runConvert,
+}
+
+// parseShape parses "C,H,W" or "F".
+func parseShape(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) != 1 && len(parts) != 3 {
+		return nil, fmt.Errorf("input shape %q must be F or C,H,W", s)
+	}
+	out := make([]int, len(parts))
+	for i, p := range parts {
+		v, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || v < 1 || v > 1<<24 {
+			return nil, fmt.Errorf("input shape %q: %q is not a positive integer", s, p)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// parseInterspersed parses flags that may come before or after positional arguments and
+// returns the positional arguments.
+func parseInterspersed(fs *flag.FlagSet, usage string, args []string, stdout io.Writer) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, usage, args, stdout); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func runConvert(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := newFlagSet("convert")
+	var o convert.Options
+	fs.StringVar(&o.Checkpoint, "checkpoint", "", "the checkpoint `PATH`: .pt, .safetensors or an edgebnn model file (required)")
+	fs.StringVar(&o.Config, "config", "", "bayesianize inference config `CFG.json`")
+	fs.StringVar(&o.Arch, "arch", "", "architecture: resnet18|resnet34|resnet50, a JSON architecture or a printed nn.Sequential `ARCH`")
+	fs.StringVar(&o.Out, "out", "", "write the model file to `OUT` (required)")
+	fs.StringVar(&o.Out, "o", "", "")
+	fs.StringVar(&o.DType, "dtype", "f32", "storage type `f16|f32`")
+	fs.StringVar(&o.F16Policy, "f16-policy", "default", "with --dtype f16, which tensors stay f32: `default` (D, λ, q(U) and BatchNorm statistics, small tensors) or compact (q(U) statistics fp16 too)")
+	fs.Float64Var(&o.Prune, "prune", 0, "prune this `fraction` of the Z entries (smallest magnitudes, whole network)")
+	fs.BoolVar(&o.PrunePerLayer, "prune-per-layer", false, "apply --prune to each layer separately")
+	fs.StringVar(&o.Compress, "compress", "none", "section compression `zstd|none`")
+	fs.IntVar(&o.Classes, "classes", 0, "number of classes `N` of a built-in ResNet (default: from the checkpoint)")
+	shape := fs.String("input-shape", "", "input shape `C,H,W` (or F); default: inferred")
+	fs.StringVar(&o.Validate, "validate", "", "score the models on `DATA` (safetensors with inputs and labels)")
+	fs.IntVar(&o.ValidateSamples, "samples", 64, "Monte Carlo `K` for --validate")
+	fs.BoolVar(&o.AllowClamp, "allow-clamp", false, "clamp values beyond the fp16 range to ±65504 instead of failing")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if err := parseFlags(fs, convertUsage, args, stdout); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if o.Checkpoint == "" {
+		return usagef("missing --checkpoint PATH")
+	}
+	if o.Out == "" {
+		return usagef("missing --out OUT")
+	}
+	var err error
+	if o.InputShape, err = parseShape(*shape); err != nil {
+		return usagef("%v", err)
+	}
+	rep, err := convert.Convert(o)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, rep)
+	}
+	return writeConvertReport(stdout, rep)
+}
+
+func writeConvertReport(w io.Writer, r *convert.Report) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "LAYER\tKIND\tPARAMS\tDETERMINISTIC\tBYTES\tPRUNED\tF16 MAX ABS ERR\t")
+	for _, l := range r.Layers {
+		pr := "-"
+		if l.Kind == "inducing" {
+			pr = fmt.Sprintf("%.1f%%", 100*l.PrunedFraction)
+		}
+		fe := "-"
+		if l.F16MaxAbsErr > 0 {
+			fe = fmt.Sprintf("%.2e", l.F16MaxAbsErr)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t\n", l.Name, l.Kind, l.Parameters, l.Deterministic, l.Bytes, pr, fe)
+	}
+	fmt.Fprintf(tw, "total\t\t%d\t%d\t\t\t\t\n", r.Parameters, r.DeterministicParameters)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nwrote %s: %d bytes (%s), %.2f%% of the deterministic network in fp32 (%d bytes)\n",
+		r.Out, r.FileBytes, formatBytes(r.FileBytes), 100*r.Ratio, r.DeterministicFP32Bytes)
+	if r.Prune != nil {
+		fmt.Fprintf(w, "pruned %d of %d Z entries (%s)\n", r.Prune.Pruned, r.Prune.Entries, r.Prune.Mode)
+	}
+	fmt.Fprintf(w, "source sha256 %s\n", r.SourceSHA256)
+	if v := r.Validation; v != nil {
+		fmt.Fprintf(w, "\nvalidation on %s (%d inputs, %d samples):\n", v.Data, v.N, v.Samples)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "MODEL\tACCURACY\tNLL\tECE")
+		fmt.Fprintf(tw, "unpruned f32\t%.4f\t%.4f\t%.4f\n", v.F32.Accuracy, v.F32.NLL, v.F32.ECE)
+		fmt.Fprintf(tw, "written file\t%.4f\t%.4f\t%.4f\n", v.File.Accuracy, v.File.NLL, v.File.ECE)
+		fmt.Fprintf(tw, "difference\t%+.4f\t%+.4f\t%+.4f\n", v.File.Accuracy-v.F32.Accuracy, v.File.NLL-v.F32.NLL, v.File.ECE-v.F32.ECE)
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "max |Δp| %.4g\n", v.MaxProbDiff)
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var fixtureRoot = filepath.Join("..", "..", "testdata", "bayesianize")
+
+// convertFixture converts a fixture with extra flags and returns the output path.
+func convertFixture(t *testing.T, fx string, extra ...string) string {
+	t.Helper()
+	d := filepath.Join(fixtureRoot, fx)
+	out := filepath.Join(t.TempDir(), fx+".ebnn")
+	args := append([]string{"convert", "--checkpoint", filepath.Join(d, "state_dict.pt"),
+		"--config", filepath.Join(d, "inference_config.json"), "--arch", filepath.Join(d, "model.txt"), "--out", out}, extra...)
+	code, stdout, stderr := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("convert: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	return out
+}
+
+func TestConvertCommand(t *testing.T) {
+	d := filepath.Join(fixtureRoot, "mlp_ffgu")
+	out := filepath.Join(t.TempDir(), "m.ebnn")
+	code, stdout, stderr := runCLI("convert", "--checkpoint", filepath.Join(d, "state_dict.safetensors"),
+		"--config", filepath.Join(d, "inference_config.json"), "--arch", filepath.Join(d, "model.txt"),
+		"--out", out, "--dtype", "f16", "--prune", "0.5", "--compress", "zstd",
+		"--validate", filepath.Join(d, "reference.safetensors"), "--samples", "4")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"LAYER", "inducing", "total", "wrote " + out, "deterministic network in fp32",
+		"pruned 12072 of 24144 Z entries", "unpruned f32", "written file", "difference", "ECE"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	tests := []cliCase{
+		{name: "no checkpoint", args: []string{"convert", "--out", "x"}, wantCode: 2, wantStderr: []string{"missing --checkpoint"}},
+		{name: "no out", args: []string{"convert", "--checkpoint", "x"}, wantCode: 2, wantStderr: []string{"missing --out"}},
+		{name: "bad shape", args: []string{"convert", "--checkpoint", "x", "--out", "y", "--input-shape", "1,2"}, wantCode: 2, wantStderr: []string{"input shape"}},
+		{name: "bad dtype", args: []string{"convert", "--checkpoint", "x", "--out", "y", "--dtype", "f8"}, wantCode: 1, wantStderr: []string{`dtype "f8"`}},
+		{name: "over input", args: []string{"convert", "--checkpoint", out, "--out", out}, wantCode: 1, wantStderr: []string{"refusing to write"}},
+		{name: "missing arch", args: []string{"convert", "--checkpoint", filepath.Join(d, "state_dict.pt"), "--out", filepath.Join(t.TempDir(), "o")},
+			wantCode: 1, wantStderr: []string{"needs an architecture"}},
+		{name: "help", args: []string{"convert", "-h"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn convert", "--checkpoint", "--allow-clamp"}},
+	}
+	runCases(t, tests)
+	// Re-converting our own model file needs no config or architecture.
+	out2 := filepath.Join(t.TempDir(), "m2.ebnn")
+	if code, _, stderr := runCLI("convert", "--checkpoint", out, "--out", out2, "--json"); code != 0 {
+		t.Fatalf("re-convert: exit %d: %s", code, stderr)
+	}
+}
+
+func runCases(t *testing.T, tests []cliCase) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(tc.args...)
+			if code != tc.wantCode {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.wantCode, stdout, stderr)
+			}
+			for _, w := range tc.wantStdout {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout)
+				}
+			}
+			for _, w := range tc.wantStderr {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestConvertHostileCheckpoints: truncated and corrupted checkpoints and architectures give
+// errors, never panics.
+func TestConvertHostileCheckpoints(t *testing.T) {
+	d := filepath.Join(fixtureRoot, "mlp_ffgu")
+	dir := t.TempDir()
+	for _, src := range []string{"state_dict.pt", "state_dict.safetensors", "model.txt", "inference_config.json"} {
+		data, err := os.ReadFile(filepath.Join(d, src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		step := max(len(data)/40, 1)
+		for cut := 0; cut < len(data); cut += step {
+			p := filepath.Join(dir, "cut-"+src)
+			if err := os.WriteFile(p, data[:cut], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			files := map[string]string{"state_dict.pt": filepath.Join(d, "state_dict.pt"), "model.txt": filepath.Join(d, "model.txt"),
+				"inference_config.json": filepath.Join(d, "inference_config.json")}
+			key := src
+			if src == "state_dict.safetensors" {
+				key = "state_dict.pt"
+			}
+			files[key] = p
+			code, _, stderr := runCLI("convert", "--checkpoint", files["state_dict.pt"], "--config", files["inference_config.json"],
+				"--arch", files["model.txt"], "--out", filepath.Join(dir, "out.ebnn"))
+			if code != 1 && !(code == 0 && src == "model.txt") {
+				t.Errorf("%s cut at %d: exit %d: %s", src, cut, code, stderr)
+			}
+		}
+	}
+}
+
+func TestConvertJSON(t *testing.T) {
+	d := filepath.Join(fixtureRoot, "cnn_ensembleu")
+	out := filepath.Join(t.TempDir(), "c.ebnn")
+	code, stdout, stderr := runCLI("convert", "--checkpoint", filepath.Join(d, "state_dict.pt"), "--config",
+		filepath.Join(d, "inference_config.json"), "--arch", filepath.Join(d, "model.txt"), "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"parameters", "deterministic_parameters", "file_bytes", "deterministic_fp32_bytes", "layers"} {
+		if _, ok := rep[k]; !ok {
+			t.Errorf("JSON report lacks %q", k)
+		}
+	}
+}

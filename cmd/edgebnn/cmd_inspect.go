@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/edgebnn/edgebnn/convert"
+)
+
+const inspectUsage = `Usage: edgebnn inspect FILE [--json] [--verify]
+
+Describes a model file: its header and sections, and per layer the posterior
+kind, the parameter count as bayesianize counts it (pruned Z entries excluded),
+the deterministic network's count and the layer's KL divergence. --verify first
+checks every checksum and fails (exit status 1) on corruption.`
+
+var inspectCmd = command{
+	name:    "inspect",
+	summary: "list a model file's sections, tensors and checksums",
+	usage:   inspectUsage,
+	run:     runInspect,
+}
+
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding JSON: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func runInspect(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := newFlagSet("inspect")
+	asJSON := fs.Bool("json", false, "print JSON")
+	verify := fs.Bool("verify", false, "check every checksum first; exit status 1 on corruption")
+	pos, err := parseInterspersed(fs, inspectUsage, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("expected one model FILE, got %d arguments", len(pos))
+	}
+	in, ierr := convert.Inspect(pos[0], *verify)
+	if in == nil {
+		return ierr
+	}
+	if *asJSON {
+		if ierr != nil {
+			return ierr
+		}
+		return writeJSON(stdout, in)
+	}
+	if err := writeInspection(stdout, in); err != nil {
+		return err
+	}
+	if ierr != nil {
+		if convert.ErrCorrupt(ierr) {
+			return fmt.Errorf("corrupt: %w", ierr)
+		}
+		return ierr
+	}
+	return nil
+}
+
+func writeInspection(w io.Writer, in *convert.Inspection) error {
+	fmt.Fprintf(w, "%s: edgebnn model file version %s, %d bytes (%s), %d sections", in.Path, in.Version, in.FileBytes,
+		formatBytes(in.FileBytes), len(in.Sections))
+	if in.Verified {
+		fmt.Fprint(w, ", all checksums verified")
+	}
+	fmt.Fprintln(w)
+	if in.Task != "" {
+		fmt.Fprintf(w, "task %s, input shape %v\n", in.Task, in.InputShape)
+	}
+	fmt.Fprintln(w, "\nSections:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tKIND\tENCODING\tCOMPRESSION\tSHAPE\tSTORED\tRAW\tCRC")
+	for _, s := range in.Sections {
+		shape := "-"
+		if s.Shape != nil {
+			shape = fmt.Sprint(s.Shape)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, s.Kind, s.Encoding, s.Compression, shape, s.StoredBytes, s.RawBytes, s.CRC)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(in.Layers) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nLayers:")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "LAYER\tKIND\tPARAMS\tDETERMINISTIC\tBYTES\tZ PRUNED\tKL\t")
+	for _, l := range in.Layers {
+		pr := "-"
+		if l.Kind == "inducing" {
+			pr = fmt.Sprintf("%.1f%%", 100*l.ZPruned)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%.4g\t\n", l.Name, l.Kind, l.Parameters, l.Deterministic, l.Bytes, pr, l.KL)
+	}
+	fmt.Fprintf(tw, "total\t\t%d\t%d\t\t\t%.6g\t\n", in.Parameters, in.DeterministicParameters, in.KL)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nfile is %.2f%% of the deterministic network in fp32 (%d bytes)\n", 100*in.Ratio, in.DeterministicFP32Bytes)
+	if len(in.Info) > 0 {
+		fmt.Fprintf(w, "info: %s\n", summariseInfo(in.Info))
+	}
+	return nil
+}
+
+// summariseInfo prints the converter's provenance fields of the meta info, or the raw JSON.
+func summariseInfo(raw json.RawMessage) string {
+	var info convert.Info
+	if err := json.Unmarshal(raw, &info); err != nil || info.Converter == "" {
+		if len(raw) > 200 {
+			return string(raw[:200]) + "…"
+		}
+		return string(raw)
+	}
+	s := fmt.Sprintf("converted by %s from a %s (sha256 %s), dtype %s, compress %s", info.Converter, info.Source.Kind,
+		info.Source.SHA256, info.DType, info.Compress)
+	if info.Prune != nil {
+		s += fmt.Sprintf(", %s pruning of %.3g of Z", info.Prune.Mode, info.Prune.Fraction)
+	}
+	return s
+}

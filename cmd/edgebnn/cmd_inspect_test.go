@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/format"
+)
+
+func TestInspectCommand(t *testing.T) {
+	out := convertFixture(t, "cnn_noisy_ffgu")
+	code, stdout, stderr := runCLI("inspect", out, "--verify")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"all checksums verified", "Sections:", "meta", "7.z_col", "Layers:", "inducing", "KL", "converted by edgebnn-convert"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, stdout, stderr = runCLI("inspect", "--json", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var in struct {
+		Parameters              int64 `json:"parameters"`
+		DeterministicParameters int64 `json:"deterministic_parameters"`
+		FileBytes               int64 `json:"file_bytes"`
+		DeterministicFP32Bytes  int64 `json:"deterministic_fp32_bytes"`
+		Layers                  []struct {
+			Name       string  `json:"name"`
+			Kind       string  `json:"kind"`
+			Parameters int64   `json:"parameters"`
+			KL         float64 `json:"kl"`
+		} `json:"layers"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &in); err != nil {
+		t.Fatal(err)
+	}
+	// Independent counts from the architecture: inducing layer (rows r, cols c, d_out, d_in):
+	// r·d_out + c·d_in + r + c + 1 + 2rc; deterministic: d_out·d_in (bias column included).
+	ind := func(r, c, dOut, dIn int64) int64 { return r*dOut + c*dIn + r + c + 1 + 2*r*c }
+	wantP := ind(8, 12, 8, 10) + ind(8, 12, 16, 73) + ind(10, 32, 10, 577)
+	wantD := int64(8*10 + 16*73 + 10*577)
+	if in.Parameters != wantP || in.DeterministicParameters != wantD || in.DeterministicFP32Bytes != 4*wantD {
+		t.Errorf("parameters %d / %d, want %d / %d", in.Parameters, in.DeterministicParameters, wantP, wantD)
+	}
+	st, _ := os.Stat(out)
+	if in.FileBytes != st.Size() {
+		t.Errorf("file_bytes %d, file has %d", in.FileBytes, st.Size())
+	}
+	if len(in.Layers) != 3 || in.Layers[2].Name != "7" || in.Layers[2].Kind != "inducing" || !(in.Layers[2].KL > 0) {
+		t.Errorf("layers = %+v", in.Layers)
+	}
+	runCases(t, []cliCase{
+		{name: "no file", args: []string{"inspect"}, wantCode: 2, wantStderr: []string{"expected one model FILE"}},
+		{name: "missing", args: []string{"inspect", filepath.Join(t.TempDir(), "nope")}, wantCode: 1},
+		{name: "help", args: []string{"inspect", "-h"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn inspect"}},
+	})
+}
+
+// TestInspectVerifyByteFlips: flipping any single byte of a converted file makes
+// inspect --verify fail with exit status 1 (and never panic).
+func TestInspectVerifyByteFlips(t *testing.T) {
+	out := convertFixture(t, "mlp_ffgu", "--dtype", "f16", "--prune", "0.3", "--compress", "zstd")
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "flipped.ebnn")
+	rng := rand.New(rand.NewPCG(1, 1))
+	n := 400
+	if testing.Short() {
+		n = 60
+	}
+	positions := []int{0, 8, 16, 60, 63, 64, len(data) - 1}
+	for len(positions) < n {
+		positions = append(positions, rng.IntN(len(data)))
+	}
+	for _, pos := range positions {
+		b := append([]byte(nil), data...)
+		b[pos] ^= byte(1 << rng.IntN(8))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := runCLI("inspect", "--verify", p)
+		if code != 1 {
+			t.Errorf("byte %d flipped: exit %d, want 1 (%s)", pos, code, stderr)
+		}
+		// Without --verify inspect may or may not notice, but must not panic.
+		runCLI("inspect", p)
+		runCLI("inspect", "--json", p)
+	}
+}
+
+// TestInspectTruncatedAndHostile: truncated files and well-formed files with hostile metadata
+// are errors, never panics.
+func TestInspectTruncatedAndHostile(t *testing.T) {
+	out := convertFixture(t, "cnn_ensembleu", "--compress", "zstd")
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "t.ebnn")
+	step := max(len(data)/100, 1)
+	for cut := 0; cut < len(data); cut += step {
+		if err := os.WriteFile(p, data[:cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"inspect", p}, {"inspect", "--verify", p}, {"convert", "--checkpoint", p, "--out", filepath.Join(dir, "o.ebnn")}} {
+			if code, _, _ := runCLI(args...); code != 1 {
+				t.Errorf("%v on a file cut at %d: exit %d, want 1", args, cut, code)
+			}
+		}
+	}
+	metas := []string{
+		`not json`,
+		`{"version":1,"task":"classification","input_shape":[784],"layers":[{"name":"1","op":"linear","in":784,"out":1000000000}]}`,
+		`{"version":1,"task":"classification","input_shape":[4],"layers":[{"name":"x","op":"linear","in":4,"out":2,"posterior":{"kind":"inducing","inducing_rows":2,"inducing_cols":5,"prior_sd":1}}]}`,
+		`{"version":1,"task":"classification","input_shape":[4],"layers":[{"name":"x","op":"batchnorm","in":4}]}`,
+	}
+	for i, meta := range metas {
+		w := format.NewWriter()
+		if _, err := w.AddTensor("x.z_row", []int{2, 2}, []float32{1, 0, 0, float32(math.NaN())}, format.AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.AddBlob("meta", []byte(meta), false); err != nil {
+			t.Fatal(err)
+		}
+		hp := filepath.Join(dir, "hostile.ebnn")
+		if err := w.WriteFile(hp, format.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"inspect", "--verify", hp}, {"inspect", "--json", hp}, {"convert", "--checkpoint", hp, "--out", filepath.Join(dir, "o.ebnn")}} {
+			if code, _, stderr := runCLI(args...); code != 1 {
+				t.Errorf("meta %d, %v: exit %d, want 1 (%s)", i, args, code, stderr)
+			}
+		}
+	}
+}

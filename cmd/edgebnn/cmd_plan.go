@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/edgebnn/edgebnn/boards"
+	"github.com/edgebnn/edgebnn/convert"
+)
+
+const planUsage = `Usage: edgebnn plan --arch ARCH [--config CFG] [--classes N] [--prune F] [--dtype f16|f32]
+                    [--compress zstd|none] [--board NAME] [--samples K] [--batch N] [--json]
+
+Sizes a model before it is trained: its parameters, the exact size of the model
+file the converter would write (built in memory from random values of the
+right shapes; with zstd the size depends on the trained values), and the
+memory a predictor needs at run time (the file, what the loaded model holds,
+and the predictor's scratch). With --board it says whether that fits the
+board's memory budget (see 'edgebnn boards').`
+
+var planCmd = command{
+	name:    "plan",
+	summary: "fit a model and its predictor into a board's memory budget",
+	usage:   planUsage,
+	run:     runPlan,
+}
+
+func runPlan(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := newFlagSet("plan")
+	var o convert.PlanOptions
+	fs.StringVar(&o.Arch, "arch", "", "architecture: resnet18|resnet34|resnet50, a JSON architecture or a printed nn.Sequential `ARCH` (required)")
+	fs.StringVar(&o.Config, "config", "", "bayesianize inference config `CFG.json`")
+	fs.IntVar(&o.Classes, "classes", 10, "number of classes `N` of a built-in ResNet")
+	shape := fs.String("input-shape", "", "input shape `C,H,W` (or F); default: inferred")
+	fs.Float64Var(&o.Prune, "prune", 0, "prune this `fraction` of the Z entries")
+	fs.StringVar(&o.DType, "dtype", "f32", "storage type `f16|f32`")
+	fs.StringVar(&o.Compress, "compress", "none", "section compression `zstd|none`")
+	fs.IntVar(&o.Samples, "samples", 32, "Monte Carlo samples `K` per prediction")
+	fs.IntVar(&o.MaxBatch, "batch", 1, "inputs `N` per predictor call")
+	board := fs.String("board", "", "check the memory budget of board `NAME`")
+	dir := fs.String("dir", "", "also load user board profiles (*.json) from `DIR`")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parseFlags(fs, planUsage, args, stdout); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if o.Arch == "" {
+		return usagef("missing --arch ARCH")
+	}
+	var err error
+	if o.InputShape, err = parseShape(*shape); err != nil {
+		return usagef("%v", err)
+	}
+	var p boards.Profile
+	if *board != "" {
+		profiles, err := loadProfiles(*dir)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if p, ok = boards.Lookup(profiles, *board); !ok {
+			return usagef("unknown board %q (known: %s)", *board, strings.Join(boards.Names(profiles), ", "))
+		}
+		o.BudgetBytes = p.BudgetBytes
+	}
+	rep, err := convert.Plan(o)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, rep)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "parameters\t%d (deterministic network: %d)\n", rep.Parameters, rep.DeterministicParameters)
+	fmt.Fprintf(tw, "file\t%d bytes (%s), %.2f%% of the deterministic network in fp32\n", rep.FileBytes, formatBytes(rep.FileBytes), 100*rep.Ratio)
+	fmt.Fprintf(tw, "loaded model\t%d bytes (%s) beyond the mapped file\n", rep.ModelBytes, formatBytes(rep.ModelBytes))
+	fmt.Fprintf(tw, "predictor scratch\t%d bytes (%s) for %d samples, batch %d\n", rep.ScratchBytes, formatBytes(rep.ScratchBytes), rep.Samples, rep.MaxBatch)
+	fmt.Fprintf(tw, "runtime total\t%d bytes (%s)\n", rep.RuntimeBytes, formatBytes(rep.RuntimeBytes))
+	if *board != "" {
+		verdict := "fits"
+		if !rep.Fits {
+			verdict = "does NOT fit"
+		}
+		fmt.Fprintf(tw, "board %s\t%s its budget of %s\n", p.Name, verdict, formatBytes(p.BudgetBytes))
+	}
+	return tw.Flush()
+}
