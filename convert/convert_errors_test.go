@@ -1,0 +1,145 @@
+package convert
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/convert/safetensors"
+)
+
+// TestCheckpointMismatch: missing, extra and mis-shaped tensors are errors naming the tensor
+// (and both shapes); num_batches_tracked-style integer buffers of BatchNorm are dropped.
+func TestCheckpointMismatch(t *testing.T) {
+	d := filepath.Join(fixtureDir, "mlp_ffgu")
+	f, err := safetensors.ReadFile(filepath.Join(d, "state_dict.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(ts []safetensors.Tensor) string {
+		p := filepath.Join(dir, "sd.safetensors")
+		w, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := safetensors.Write(w, ts, nil); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		return p
+	}
+	extra, _ := safetensors.NewF32("1.surprise", []int{2}, []float32{1, 2})
+	badShape, _ := safetensors.NewF32("3._d_col", []int{23}, make([]float32, 23))
+	intParam, _ := safetensors.NewI64("3._d_col", []int{24}, make([]int64, 24))
+	tests := []struct {
+		name string
+		edit func([]safetensors.Tensor) []safetensors.Tensor
+		want []string
+	}{
+		{"missing", func(ts []safetensors.Tensor) []safetensors.Tensor {
+			var out []safetensors.Tensor
+			for _, t := range ts {
+				if t.Name != "1.z_col" {
+					out = append(out, t)
+				}
+			}
+			return out
+		}, []string{`"1.z_col"`, "missing", "[24 785]"}},
+		{"extra", func(ts []safetensors.Tensor) []safetensors.Tensor { return append(ts, extra) },
+			[]string{`"1.surprise"`, "not used"}},
+		{"shape", func(ts []safetensors.Tensor) []safetensors.Tensor { return replace(ts, badShape) },
+			[]string{`"3._d_col"`, "[23]", "[24]"}},
+		{"integer", func(ts []safetensors.Tensor) []safetensors.Tensor { return replace(ts, intParam) },
+			[]string{`"3._d_col"`, "integer"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := append([]safetensors.Tensor(nil), f.Tensors...)
+			p := write(tc.edit(ts))
+			o := fixtureOpts("mlp_ffgu", ".pt", filepath.Join(dir, "out.ebnn"))
+			o.Checkpoint = p
+			_, err := Convert(o)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func replace(ts []safetensors.Tensor, r safetensors.Tensor) []safetensors.Tensor {
+	for i := range ts {
+		if ts[i].Name == r.Name {
+			ts[i] = r
+		}
+	}
+	return ts
+}
+
+// TestSourceHashFormatIndependent: the provenance hash of the .pt and the .safetensors export
+// is the same, and changes with any value.
+func TestSourceHashFormatIndependent(t *testing.T) {
+	for _, fx := range fixtures {
+		a, err := readCheckpoint(filepath.Join(fixtureDir, fx, "state_dict.pt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := readCheckpoint(filepath.Join(fixtureDir, fx, "state_dict.safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ha, hb := SourceHash(a.tensors), SourceHash(b.tensors)
+		if ha != hb {
+			t.Errorf("%s: hashes differ: %s vs %s", fx, ha, hb)
+		}
+		b.tensors[0].F32[0] += 1
+		if SourceHash(b.tensors) == ha {
+			t.Errorf("%s: hash ignores a value change", fx)
+		}
+	}
+}
+
+// TestInferInputShape: [in_features] for the MLP, [1, 28, 28] (the smallest square input giving
+// the Linear its 576 in_features) for the CNNs.
+func TestInferInputShape(t *testing.T) {
+	cfgSpec := func(fx string) []int {
+		src, err := readCheckpoint(filepath.Join(fixtureDir, fx, "state_dict.pt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := fixtureOpts(fx, ".pt", "")
+		m, err := buildModel(src, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.spec.InputShape
+	}
+	if s := cfgSpec("mlp_ffgu"); len(s) != 1 || s[0] != 784 {
+		t.Errorf("mlp input shape %v, want [784]", s)
+	}
+	if s := cfgSpec("cnn_ensembleu"); len(s) != 3 || s[0] != 1 || s[1] != 28 || s[2] != 28 {
+		t.Errorf("cnn input shape %v, want [1 28 28]", s)
+	}
+}
+
+// TestPlanDeterministicResNet18: a plain ResNet-18 (no config: BatchNorm, residual blocks,
+// deterministic weights) plans, with torchvision's parameter count.
+func TestPlanDeterministicResNet18(t *testing.T) {
+	if testing.Short() {
+		t.Skip("11 M random parameters; too slow under emulation")
+	}
+	rep, err := Plan(PlanOptions{Arch: "resnet18", Classes: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Parameters != 11173962 || rep.DeterministicParameters != 11173962 {
+		t.Errorf("parameters %d / %d, want 11,173,962", rep.Parameters, rep.DeterministicParameters)
+	}
+	t.Logf("resnet18: file %d bytes, model %d, scratch %d, runtime %d", rep.FileBytes, rep.ModelBytes, rep.ScratchBytes, rep.RuntimeBytes)
+}
