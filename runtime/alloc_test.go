@@ -9,13 +9,26 @@ import (
 
 // TestZeroAllocs: after warm-up (NewPredictor and one call that sizes the Predictions' slices),
 // Predict and PredictBatch allocate nothing, for every strategy, with and without KeepSamples,
-// on the MLPs and on the CNN with BatchNorm, pooling and residual blocks.
+// on the MLPs, on the CNN with BatchNorm, pooling and residual blocks and (not under -short) on
+// the mlp_ffgu fixture.
 func TestZeroAllocs(t *testing.T) {
+	type named struct {
+		name string
+		m    *runtime.Model
+	}
+	var models []named
 	for _, tm := range testModels {
-		m := buildModel(t, tm.spec(), 8)
+		models = append(models, named{tm.name, buildModel(t, tm.spec(), 8)})
+	}
+	if !testing.Short() {
+		// The fixture's larger layers take other Gemm paths.
+		models = append(models, named{"mlp_ffgu", fixtureMLP(t)})
+	}
+	for _, nm := range models {
+		m := nm.m
 		for _, st := range strategies {
 			for _, keep := range []bool{false, true} {
-				t.Run(fmt.Sprintf("%s/%v/keep=%v", tm.name, st, keep), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/%v/keep=%v", nm.name, st, keep), func(t *testing.T) {
 					const batch = 5
 					p, err := m.NewPredictor(runtime.Options{Samples: 3, Seed: 1, Strategy: st, MaxBatch: 3, KeepSamples: keep})
 					if err != nil {
