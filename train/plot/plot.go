@@ -168,8 +168,10 @@ func Regression1D(path, title string, b Band1D) error {
 		if err != nil {
 			return err
 		}
-		pg.Color = color.RGBA{R: 31, G: 119, B: 180, A: uint8(50 + 30*(3-k))}
-		pg.LineStyle.Width = 0
+		shade := []color.RGBA{{R: 110, G: 160, B: 215, A: 255}, {R: 160, G: 195, B: 235, A: 255}, {R: 210, G: 228, B: 246, A: 255}}
+		pg.Color = shade[k-1]
+		pg.LineStyle.Color = shade[k-1]
+		pg.LineStyle.Width = vg.Points(0.1)
 		p.Add(pg)
 	}
 	mean, _ := xys(b.X, b.Mean)
