@@ -167,6 +167,9 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 					lastAcc = fmt.Sprintf(" acc %.2f%%", 100*r.Classification.Accuracy)
 				}
 			}
+			if m.Test == nil && m.Epoch%max(1, c.Epochs/50) != 0 {
+				return // long runs of tiny epochs: print about 50 lines
+			}
 			if bar != nil {
 				_ = bar.Clear()
 			}
