@@ -1,0 +1,104 @@
+package faexp
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/edgebnn/edgebnn/train/fa"
+)
+
+// OnlineConfig is one online-FA experiment of thesis 001 §5.1.
+type OnlineConfig struct {
+	D, K        int
+	Lo, Hi      float64 // spectrum range of s²
+	Checkpoints []int   // sample sizes T at which the estimates are compared (increasing)
+	Warmup      int     // 100
+	SGALR       float64 // 0.001
+	// SkipBatch leaves out the batch ML fit (Batch stays NaN-free zeros).
+	SkipBatch bool
+}
+
+// DefaultCheckpoints are the sample sizes T of the thesis's Figure 5.1.
+var DefaultCheckpoints = []int{100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000}
+
+// OnlineResult holds, per checkpoint, the relative covariance distance of each estimate from the
+// true FA model.
+type OnlineResult struct {
+	T          []int
+	EM, SGA    []float64
+	Batch      []float64
+	BatchIters []int
+	Elapsed    time.Duration
+}
+
+// OnlineFA generates an FA model (Algorithm 4) from seed, streams T_max observations from it into
+// online EM, online SGA and a moment accumulator, and at each checkpoint records
+// ‖Σ_est − Σ‖_F / ‖Σ‖_F for the two online estimates and for the batch ML fit (EM to convergence).
+func OnlineFA(cfg OnlineConfig, seed uint64) (*OnlineResult, error) {
+	start := time.Now()
+	rng := rand.New(rand.NewPCG(seed, 0xfa0))
+	truth, err := fa.Generate(rng, cfg.D, cfg.K, cfg.Lo, cfg.Hi)
+	if err != nil {
+		return nil, err
+	}
+	ocfg := fa.OnlineConfig{Rank: cfg.K, Warmup: cfg.Warmup, LR: cfg.SGALR, Seed: seed}
+	em, err := fa.NewOnlineEM(cfg.D, ocfg)
+	if err != nil {
+		return nil, err
+	}
+	sga, err := fa.NewOnlineSGA(cfg.D, ocfg)
+	if err != nil {
+		return nil, err
+	}
+	var mom *fa.Moments
+	if !cfg.SkipBatch {
+		if mom, err = fa.NewMoments(cfg.D); err != nil {
+			return nil, err
+		}
+	}
+	res := &OnlineResult{}
+	theta := make([]float64, cfg.D)
+	t := 0
+	for _, cp := range cfg.Checkpoints {
+		for ; t < cp; t++ {
+			truth.Sample(rng, theta)
+			if err := em.Observe(theta); err != nil {
+				return nil, err
+			}
+			if err := sga.Observe(theta); err != nil {
+				return nil, err
+			}
+			if mom != nil {
+				if err := mom.Add(theta); err != nil {
+					return nil, err
+				}
+			}
+		}
+		res.T = append(res.T, cp)
+		dEM, err := fa.RelCovDistance(em.Model(), truth)
+		if err != nil {
+			return nil, err
+		}
+		dSGA, err := fa.RelCovDistance(sga.Model(), truth)
+		if err != nil {
+			return nil, err
+		}
+		res.EM = append(res.EM, dEM)
+		res.SGA = append(res.SGA, dSGA)
+		if mom != nil {
+			fit, info, err := fa.FitML(mom.Mean(), mom.Covariance(), cfg.D, cfg.K, fa.MLConfig{})
+			if err != nil {
+				return nil, fmt.Errorf("faexp: batch fit at T=%d: %w", cp, err)
+			}
+			dB, err := fa.RelCovDistance(fit, truth)
+			if err != nil {
+				return nil, err
+			}
+			res.Batch = append(res.Batch, dB)
+			res.BatchIters = append(res.BatchIters, info.Iterations)
+		}
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}

@@ -1,0 +1,250 @@
+package fa
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// OnlineConfig configures online FA from a stream of parameter vectors (thesis 001, Algorithms 1
+// and 2).
+type OnlineConfig struct {
+	// Rank is the latent dimension K (1 ≤ K ≤ D).
+	Rank int
+	// Warmup is the number of initial observations during which only the running averages are
+	// updated and F, ψ stay at their initial values (the thesis uses 100).
+	Warmup int
+	// LR is online SGA's learning rate (the thesis uses 0.001); ignored by online EM.
+	LR float64
+	// Seed seeds the orthonormal initial F (QR of a Gaussian matrix, §4.4).
+	Seed uint64
+}
+
+// Online fits an FA model to a stream of observations θ_1, θ_2, …: c is their running mean and F,
+// ψ follow online EM (Algorithm 2) or online SGA (Algorithm 1). Memory is O(DK); no D×D matrix
+// is formed. It is not safe for concurrent use.
+type Online struct {
+	em         bool
+	cfg        OnlineConfig
+	d, k       int
+	t          int
+	mean       []float64 // running mean θ̄_t
+	f, psi     []float64
+	gamma      []float64 // SGA: log ψ
+	abar       []float64 // EM: Ā (D×K)
+	bbar       []float64 // EM: B̄ (K×K)
+	d2bar      []float64 // EM: mean of d² (D)
+	dt, m, cf  []float64
+	ct         []float64 // Cᵀ = ψ⁻¹ ⊙ F (D×K)
+	sigma, tmp []float64
+}
+
+// NewOnlineEM returns online EM for FA (Algorithm 2) over R^d.
+func NewOnlineEM(d int, cfg OnlineConfig) (*Online, error) { return newOnline(true, d, cfg) }
+
+// NewOnlineSGA returns online stochastic gradient ascent for FA (Algorithm 1) over R^d.
+func NewOnlineSGA(d int, cfg OnlineConfig) (*Online, error) {
+	if !(cfg.LR > 0) || math.IsInf(cfg.LR, 0) {
+		return nil, fmt.Errorf("fa: online sga: learning rate %g must be positive and finite", cfg.LR)
+	}
+	return newOnline(false, d, cfg)
+}
+
+func newOnline(em bool, d int, cfg OnlineConfig) (*Online, error) {
+	if d < 1 || cfg.Rank < 1 || cfg.Rank > d {
+		return nil, fmt.Errorf("fa: online: dimension %d and rank %d must satisfy 1 ≤ rank ≤ dimension", d, cfg.Rank)
+	}
+	if cfg.Warmup < 0 {
+		return nil, fmt.Errorf("fa: online: warm-up %d must be non-negative", cfg.Warmup)
+	}
+	k := cfg.Rank
+	o := &Online{em: em, cfg: cfg, d: d, k: k,
+		mean: make([]float64, d), psi: make([]float64, d),
+		dt: make([]float64, d), m: make([]float64, k), cf: make([]float64, k*k),
+		ct: make([]float64, d*k), sigma: make([]float64, k*k), tmp: make([]float64, d*k)}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6f6e6c696e650000^cfg.Seed))
+	o.f = orthonormalColumns(rng, d, k)
+	for i := range o.psi {
+		o.psi[i] = 1
+	}
+	if em {
+		o.abar, o.bbar, o.d2bar = make([]float64, d*k), make([]float64, k*k), make([]float64, d)
+	} else {
+		o.gamma = make([]float64, d)
+	}
+	return o, nil
+}
+
+// Count returns the number of observations seen.
+func (o *Online) Count() int { return o.t }
+
+// Model returns a copy of the current estimate (c = running mean).
+func (o *Online) Model() *Model {
+	return &Model{D: o.d, K: o.k, Mean: append([]float64(nil), o.mean...),
+		F: append([]float64(nil), o.f...), Psi: append([]float64(nil), o.psi...)}
+}
+
+// posteriorH computes Cᵀ = ψ⁻¹ ⊙ F, Σ = (I + C F)⁻¹ and m = Σ C d_t (eq. 4.23).
+func (o *Online) posteriorH() error {
+	d, k := o.d, o.k
+	for i := 0; i < d; i++ {
+		inv := 1 / o.psi[i]
+		for j := 0; j < k; j++ {
+			o.ct[i*k+j] = o.f[i*k+j] * inv
+		}
+	}
+	clear(o.cf)
+	for i := 0; i < d; i++ {
+		ci, fi := o.ct[i*k:(i+1)*k], o.f[i*k:(i+1)*k]
+		for a := 0; a < k; a++ {
+			ca := ci[a]
+			row := o.cf[a*k : (a+1)*k]
+			for b := range row {
+				row[b] += ca * fi[b]
+			}
+		}
+	}
+	for j := 0; j < k; j++ {
+		o.cf[j*k+j]++
+	}
+	inv, err := spdInverse(o.cf, k)
+	if err != nil {
+		return fmt.Errorf("fa: online: I + FᵀΨ⁻¹F after %d observations: %w", o.t, err)
+	}
+	copy(o.sigma, inv)
+	cd := o.tmp[:k]
+	clear(cd)
+	for i := 0; i < d; i++ {
+		di := o.dt[i]
+		for j := 0; j < k; j++ {
+			cd[j] += o.ct[i*k+j] * di
+		}
+	}
+	for a := 0; a < k; a++ {
+		s := 0.0
+		for b := 0; b < k; b++ {
+			s += o.sigma[a*k+b] * cd[b]
+		}
+		o.m[a] = s
+	}
+	return nil
+}
+
+// Observe consumes one observation θ_t (length D). On error the estimate is left unchanged
+// except for the running averages of observations already accepted.
+func (o *Online) Observe(theta []float64) error {
+	if len(theta) != o.d {
+		return fmt.Errorf("fa: online: observation has %d values, want %d", len(theta), o.d)
+	}
+	for i, v := range theta {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("fa: online: observation %d: entry %d is %g", o.t+1, i, v)
+		}
+	}
+	o.t++
+	inv := 1 / float64(o.t)
+	for i, v := range theta {
+		o.mean[i] += inv * (v - o.mean[i])
+		o.dt[i] = v - o.mean[i]
+	}
+	if err := o.posteriorH(); err != nil {
+		return err
+	}
+	update := o.t > o.cfg.Warmup
+	if o.em {
+		return o.emStep(inv, update)
+	}
+	if update {
+		o.sgaStep()
+	}
+	return nil
+}
+
+// emStep is lines 10–15 of Algorithm 2.
+func (o *Online) emStep(inv float64, update bool) error {
+	d, k := o.d, o.k
+	for a := 0; a < k; a++ {
+		for b := 0; b < k; b++ {
+			o.bbar[a*k+b] += inv * (o.m[a]*o.m[b] - o.bbar[a*k+b])
+		}
+	}
+	for i := 0; i < d; i++ {
+		di := o.dt[i]
+		for j := 0; j < k; j++ {
+			o.abar[i*k+j] += inv * (di*o.m[j] - o.abar[i*k+j])
+		}
+		o.d2bar[i] += inv * (di*di - o.d2bar[i])
+	}
+	if !update {
+		return nil
+	}
+	h := make([]float64, k*k)
+	for i := range h {
+		h[i] = o.sigma[i] + o.bbar[i]
+	}
+	hinv, err := spdInverse(h, k)
+	if err != nil {
+		return fmt.Errorf("fa: online em: H̄ after %d observations: %w", o.t, err)
+	}
+	// F = Ā H̄⁻¹; ψ = d̄² + rowsum((F H̄) ⊙ F − 2 F ⊙ Ā).
+	for i := 0; i < d; i++ {
+		ar := o.abar[i*k : (i+1)*k]
+		fr := o.f[i*k : (i+1)*k]
+		for b := 0; b < k; b++ {
+			s := 0.0
+			for a := 0; a < k; a++ {
+				s += ar[a] * hinv[a*k+b]
+			}
+			fr[b] = s
+		}
+		p := o.d2bar[i]
+		for b := 0; b < k; b++ {
+			fh := 0.0
+			for a := 0; a < k; a++ {
+				fh += fr[a] * h[a*k+b]
+			}
+			p += fh*fr[b] - 2*fr[b]*ar[b]
+		}
+		// Guard against a non-positive variance from rounding or too few observations.
+		o.psi[i] = math.Max(p, 1e-8*math.Max(o.d2bar[i], 1e-300))
+	}
+	return nil
+}
+
+// sgaStep is lines 10–14 of Algorithm 1 (eqs. 4.24–4.26).
+func (o *Online) sgaStep() {
+	d, k := o.d, o.k
+	hm := make([]float64, k*k) // Σ + m mᵀ
+	for a := 0; a < k; a++ {
+		for b := 0; b < k; b++ {
+			hm[a*k+b] = o.sigma[a*k+b] + o.m[a]*o.m[b]
+		}
+	}
+	lr := o.cfg.LR
+	for i := 0; i < d; i++ {
+		fr := o.f[i*k : (i+1)*k]
+		di := o.dt[i]
+		inv := 1 / o.psi[i]
+		fm := 0.0
+		for a := 0; a < k; a++ {
+			fm += fr[a] * o.m[a]
+		}
+		// sum((F(Σ + mmᵀ)) ⊙ F) for row i, and the F gradient.
+		quad := 0.0
+		gf := o.tmp[:k]
+		for b := 0; b < k; b++ {
+			s := 0.0
+			for a := 0; a < k; a++ {
+				s += fr[a] * hm[a*k+b]
+			}
+			quad += s * fr[b]
+			gf[b] = inv * (di*o.m[b] - s)
+		}
+		gpsi := 0.5*inv*inv*(di*di-2*di*fm+quad) - 0.5*inv
+		for b := 0; b < k; b++ {
+			fr[b] += lr * gf[b]
+		}
+		o.gamma[i] += lr * gpsi * o.psi[i]
+		o.psi[i] = math.Exp(o.gamma[i])
+	}
+}
