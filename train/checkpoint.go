@@ -42,7 +42,20 @@ func (t *Trainer) EpochCheckpointPath() string {
 // SaveCheckpoint writes the current state atomically to path: the "meta" blob (runtime.Spec
 // JSON, so runtime.Load reads the file as a model), every tensor as f32 under its state_dict
 // name, the optimizer state under "optim/...", and the "train" blob.
-func (t *Trainer) SaveCheckpoint(path string) error {
+func (t *Trainer) SaveCheckpoint(path string) error { return t.save(path, true) }
+
+// ModelPath is where the deployable model goes: <stem>.model<ext> beside Config.Out.
+func (t *Trainer) ModelPath() string {
+	out := t.Config.Out
+	ext := filepath.Ext(out)
+	return strings.TrimSuffix(out, ext) + ".model" + ext
+}
+
+// SaveModel writes the deployable model atomically to path: the checkpoint without optimizer
+// state (what the converter and the boards take). Ensemble-W runs write member 0 only.
+func (t *Trainer) SaveModel(path string) error { return t.save(path, false) }
+
+func (t *Trainer) save(path string, optimizer bool) error {
 	w := format.NewWriter()
 	spec := t.Spec()
 	meta, err := json.Marshal(&spec)
@@ -52,7 +65,11 @@ func (t *Trainer) SaveCheckpoint(path string) error {
 	if err := w.AddBlob(runtime.MetaBlob, meta, false); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	for _, n := range t.Nets {
+	nets := t.Nets
+	if !optimizer {
+		nets = nets[:1]
+	}
+	for _, n := range nets {
 		for _, p := range n.Params() {
 			if _, err := w.AddTensor(p.Name, p.Shape, p.Value, format.AddOptions{}); err != nil {
 				return fmt.Errorf("checkpoint %s: tensor %q: %w", path, p.Name, err)
@@ -60,13 +77,16 @@ func (t *Trainer) SaveCheckpoint(path string) error {
 		}
 	}
 	st := t.opt.State()
+	if !optimizer {
+		st.Buffers = nil
+	}
 	for name, buf := range st.Buffers {
 		if _, err := w.AddTensor(OptimPrefix+name, []int{len(buf)}, buf, format.AddOptions{}); err != nil {
 			return fmt.Errorf("checkpoint %s: optimizer tensor %q: %w", path, name, err)
 		}
 	}
 	s := State{Config: t.Config, Epoch: t.Epoch, Step: t.Step, OptimSteps: st.Step, TrainSeconds: t.TrainSeconds,
-		History: t.History, Members: len(t.Nets)}
+		History: t.History, Members: len(nets)}
 	blob, err := json.Marshal(&s)
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: state: %w", path, err)

@@ -299,6 +299,14 @@ func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 			if h.Checkpoint != nil {
 				h.Checkpoint(path)
 			}
+			if last {
+				if err := t.SaveModel(t.ModelPath()); err != nil {
+					return err
+				}
+				if h.Checkpoint != nil {
+					h.Checkpoint(t.ModelPath())
+				}
+			}
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -27,10 +28,10 @@ func toyConfig(t *testing.T, posterior, inference string) Config {
 	c.BatchSize = 25
 	c.Epochs = 30
 	if testing.Short() {
-		c.Epochs = 12
+		c.Arch, c.Epochs = "mlp:1-8-1:tanh", 10
 	}
 	c.LR = 1e-2
-	c.TestSamples = 8
+	c.TestSamples = 4
 	c.EvalEvery = 1000
 	c.Out = filepath.Join(t.TempDir(), "toy.ebnn")
 	return c
@@ -106,6 +107,22 @@ func TestTrainingReducesLoss(t *testing.T) {
 				t.Fatal(err)
 			}
 			m.Close()
+			// The deployable model has the parameters but no optimizer state.
+			f, err := format.Open(tr.ModelPath())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			for _, name := range f.Tensors() {
+				if strings.HasPrefix(name, OptimPrefix) {
+					t.Errorf("model file holds optimizer tensor %q", name)
+				}
+			}
+			if m, err := runtime.FromFile(f); err != nil {
+				t.Fatal(err)
+			} else if tc.posterior != "ensemble_w" && m.Stochastic() == (tc.posterior == "deterministic") {
+				t.Errorf("model stochastic = %v for posterior %s", m.Stochastic(), tc.posterior)
+			}
 		})
 	}
 }
