@@ -205,9 +205,6 @@ func TestKLMatchesRuntime(t *testing.T) {
 			}
 			for i := range kls {
 				want := rt[i].KL
-				if pc.post.QInducing == runtime.QEnsemble {
-					want = rt[i].KL // conditional term only
-				}
 				if rel := math.Abs(kls[i].KL-want) / math.Max(1e-12, math.Abs(want)); !(rel < 1e-4) {
 					t.Errorf("layer %s: trainer KL %.8g, runtime %.8g", kls[i].Name, kls[i].KL, want)
 				}

@@ -16,7 +16,7 @@ var fixtureDir = filepath.Join("..", "..", "testdata", "bayesianize")
 
 // fixtureNet builds a trainer Net from a fixture's model.txt and inference_config.json and loads
 // its state_dict.
-func fixtureNet(t *testing.T, fixture string) (*Net[float64], *safetensors.File) {
+func fixtureNet[T Float](t *testing.T, fixture string) (*Net[T], *safetensors.File) {
 	t.Helper()
 	dir := filepath.Join(fixtureDir, fixture)
 	mods, err := torcharch.ParseReprFile(filepath.Join(dir, "model.txt"))
@@ -35,7 +35,7 @@ func fixtureNet(t *testing.T, fixture string) (*Net[float64], *safetensors.File)
 	if err != nil {
 		t.Fatal(err)
 	}
-	net, err := New[float64](spec, inits, rand.New(rand.NewPCG(1, 2)))
+	net, err := New[T](spec, inits, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,10 +76,21 @@ func fixtureNet(t *testing.T, fixture string) (*Net[float64], *safetensors.File)
 func TestKLParity(t *testing.T) {
 	for _, fx := range []string{"mlp_ffgu", "cnn_ensembleu", "cnn_noisy_ffgu"} {
 		t.Run(fx, func(t *testing.T) {
-			net, ref := fixtureNet(t, fx)
+			net, ref := fixtureNet[float64](t, fx)
 			kls, err := net.LayerKLs()
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The float32 training tape must agree too.
+			net32, _ := fixtureNet[float32](t, fx)
+			kls32, err := net32.LayerKLs()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range kls32 {
+				if rel := math.Abs(kls32[i].KL-kls[i].KL) / math.Abs(kls[i].KL); !(rel < 1e-4) {
+					t.Errorf("layer %s: float32 KL %.8g, float64 %.8g", kls[i].Name, kls32[i].KL, kls[i].KL)
+				}
 			}
 			if len(kls) == 0 {
 				t.Fatal("no stochastic layers")
