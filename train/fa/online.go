@@ -16,6 +16,11 @@ type OnlineConfig struct {
 	Warmup int
 	// LR is online SGA's learning rate (the thesis uses 0.001); ignored by online EM.
 	LR float64
+	// Weighting (online EM only) weights observation t by t^Weighting in the running averages
+	// Ā, B̄ and d̄² of Algorithm 2, so that statistics gathered early under poor F, ψ fade
+	// faster. 0 (the default) is Algorithm 2 exactly (equal weights, step 1/t); 1 gives weights ∝ t
+	// (effective sample size 3T/4).
+	Weighting float64
 	// Seed seeds the orthonormal initial F (QR of a Gaussian matrix, §4.4).
 	Seed uint64
 }
@@ -28,6 +33,7 @@ type Online struct {
 	cfg        OnlineConfig
 	d, k       int
 	t          int
+	wsum       float64   // Σ t^Weighting
 	mean       []float64 // running mean θ̄_t
 	f, psi     []float64
 	gamma      []float64 // SGA: log ψ
@@ -53,6 +59,9 @@ func NewOnlineSGA(d int, cfg OnlineConfig) (*Online, error) {
 func newOnline(em bool, d int, cfg OnlineConfig) (*Online, error) {
 	if d < 1 || cfg.Rank < 1 || cfg.Rank > d {
 		return nil, fmt.Errorf("fa: online: dimension %d and rank %d must satisfy 1 ≤ rank ≤ dimension", d, cfg.Rank)
+	}
+	if cfg.Weighting < 0 || cfg.Weighting > 4 || math.IsNaN(cfg.Weighting) {
+		return nil, fmt.Errorf("fa: online: weighting exponent %g out of range [0, 4]", cfg.Weighting)
 	}
 	if cfg.Warmup < 0 {
 		return nil, fmt.Errorf("fa: online: warm-up %d must be non-negative", cfg.Warmup)
@@ -152,7 +161,13 @@ func (o *Online) Observe(theta []float64) error {
 	}
 	update := o.t > o.cfg.Warmup
 	if o.em {
-		return o.emStep(inv, update)
+		step := inv
+		if o.cfg.Weighting != 0 {
+			w := math.Pow(float64(o.t), o.cfg.Weighting)
+			o.wsum += w
+			step = w / o.wsum
+		}
+		return o.emStep(step, update)
 	}
 	if update {
 		o.sgaStep()
@@ -160,7 +175,7 @@ func (o *Online) Observe(theta []float64) error {
 	return nil
 }
 
-// emStep is lines 10–15 of Algorithm 2.
+// emStep is lines 10–15 of Algorithm 2 with averaging step inv (1/t in Algorithm 2).
 func (o *Online) emStep(inv float64, update bool) error {
 	d, k := o.d, o.k
 	for a := 0; a < k; a++ {

@@ -34,20 +34,20 @@ func Compare(mq, sq, m, s []float64, d int) Distances {
 
 // RegressionConfig is the synthetic-data VIFA set-up of paper 000 §4.1.
 type RegressionConfig struct {
-	N              int     // inputs (1000 for linear, 3000 for logistic regression)
-	Alpha, Beta    float64 // prior precision 0.01, noise precision 0.1
-	Epochs         int     // 5000
-	Batch          int     // M = 100
-	MCSamples      int     // L = 10
-	LRMean, LRF    float64 // 0.01, 0.0001
-	LRLogVar       float64 // 0.01
-	Clip           float64 // 10
-	Optimizer      string  // "adam" or "sgd"
-	FinalDecay     float64 // fraction of the updates at the end over which learning rates decay linearly to 0 (0: none)
-	Rank           int     // 1
+	N           int     // inputs (1000 for linear, 3000 for logistic regression)
+	Alpha, Beta float64 // prior precision 0.01, noise precision 0.1
+	Epochs      int     // 5000
+	Batch       int     // M = 100
+	MCSamples   int     // L = 10
+	LRMean, LRF float64 // 0.01, 0.0001
+	LRLogVar    float64 // 0.01
+	Clip        float64 // 10
+	Optimizer   string  // "adam" or "sgd"
+	FinalDecay  float64 // fraction of the updates at the end over which learning rates decay linearly to 0 (0: none)
+	Rank        int     // 1
 	// TailAverage averages c, F and γ over this final fraction of the updates (Polyak–Ruppert
 	// averaging of the iterates; 0: the last iterate).
-	TailAverage float64
+	TailAverage    float64
 	GridPoints     int     // logistic: grid points per axis (default 401)
 	GridHalfWidths float64 // logistic: grid half-width in Laplace standard deviations (default 8)
 }

@@ -25,8 +25,10 @@ var DefaultCheckpoints = []int{100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50
 // OnlineResult holds, per checkpoint, the relative covariance distance of each estimate from the
 // true FA model.
 type OnlineResult struct {
-	T          []int
-	EM, SGA    []float64
+	T       []int
+	EM, SGA []float64
+	// EMWeighted is online EM with observation weights ∝ t (OnlineConfig.Weighting = 1).
+	EMWeighted []float64
 	Batch      []float64
 	BatchIters []int
 	Elapsed    time.Duration
@@ -51,6 +53,12 @@ func OnlineFA(cfg OnlineConfig, seed uint64) (*OnlineResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	wcfg := ocfg
+	wcfg.Weighting = 1
+	emw, err := fa.NewOnlineEM(cfg.D, wcfg)
+	if err != nil {
+		return nil, err
+	}
 	var mom *fa.Moments
 	if !cfg.SkipBatch {
 		if mom, err = fa.NewMoments(cfg.D); err != nil {
@@ -69,6 +77,9 @@ func OnlineFA(cfg OnlineConfig, seed uint64) (*OnlineResult, error) {
 			if err := sga.Observe(theta); err != nil {
 				return nil, err
 			}
+			if err := emw.Observe(theta); err != nil {
+				return nil, err
+			}
 			if mom != nil {
 				if err := mom.Add(theta); err != nil {
 					return nil, err
@@ -84,6 +95,11 @@ func OnlineFA(cfg OnlineConfig, seed uint64) (*OnlineResult, error) {
 		if err != nil {
 			return nil, err
 		}
+		dEMW, err := fa.RelCovDistance(emw.Model(), truth)
+		if err != nil {
+			return nil, err
+		}
+		res.EMWeighted = append(res.EMWeighted, dEMW)
 		res.EM = append(res.EM, dEM)
 		res.SGA = append(res.SGA, dSGA)
 		if mom != nil {

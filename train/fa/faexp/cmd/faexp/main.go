@@ -234,4 +234,3 @@ func report(dir, png string) error {
 	}
 	return savePNG(img, png)
 }
-
