@@ -18,14 +18,6 @@ Runs the whole pipeline on data shipped with edgebnn: converts a bayesianize
 checkpoint, loads it, and prints predictions with their uncertainty.`,
 	"the converter")
 
-var posteriorCmd = pendingCommand("posterior",
-	"draw and summarise posterior weight samples of a model",
-	`Usage: edgebnn posterior [flags] MODEL.ebnn
-
-Samples weights from the model's posterior (inducing weights, FFG or FA) and
-prints per-layer summaries.`,
-	"the runtime")
-
 // pendingCommand returns a command that prints its planned usage for -h
 // and otherwise fails with "not available yet" (exit status 1), whatever
 // other arguments it is given.
