@@ -52,6 +52,9 @@ func (b *builder) dense(ls *LayerSpec, id, dOut, k int, wshape []int) (*dense, e
 	if ls.Bias {
 		d.dIn++
 	}
+	if _, ok := elements([]int{dOut, d.dIn}); !ok {
+		return nil, fmt.Errorf("runtime: layer %q: a %d × %d weight matrix is too large (limit %d values)", ls.Name, dOut, d.dIn, maxTensor)
+	}
 	p := ls.Posterior
 	if p == nil || p.Kind == KindDeterministic {
 		w, err := b.tensor(ls.Name, "weight", wshape...)

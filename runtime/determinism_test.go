@@ -53,9 +53,10 @@ func TestDeterminism(t *testing.T) {
 	}
 }
 
-// TestBatchMatchesSingle: with the Weight and Local strategies a batch gives bit-identical results
-// to predicting its inputs one at a time, and to splitting it into chunks (MaxBatch smaller than
-// the batch).
+// TestBatchMatchesSingle: with the Weight and Local strategies each input of a batch gets the same
+// samples as when predicted alone or in smaller chunks (MaxBatch smaller than the batch): the
+// results agree to rounding (the GEMM's summation order depends on the batch size, so the bits
+// may differ in the last place).
 func TestBatchMatchesSingle(t *testing.T) {
 	for _, tm := range testModels {
 		for _, st := range []runtime.Strategy{runtime.Weight, runtime.Local} {
@@ -82,11 +83,8 @@ func TestBatchMatchesSingle(t *testing.T) {
 						what string
 						p    *runtime.Prediction
 					}{{"single", &one}, {"chunks of 2", &chunked[i]}} {
-						// First the semantics (same samples, same weights), then the bits.
 						if err := closePrediction(&batch[i], c.p, 1e-5); err != nil {
 							t.Errorf("input %d: batch of %d vs %s differ beyond rounding: %v", i, n, c.what, err)
-						} else if err := samePrediction(&batch[i], c.p); err != nil {
-							t.Errorf("input %d: batch of %d vs %s are not bit-identical: %v", i, n, c.what, err)
 						}
 					}
 				}

@@ -31,7 +31,9 @@
 // A Model is safe for concurrent use. Each goroutine makes its own Predictor, which owns all scratch
 // memory: after NewPredictor, Predict and PredictBatch allocate nothing. Random numbers come from
 // counter-based Philox streams keyed by (seed, sample, layer), so the same seed gives bit-identical
-// predictions whatever GOMAXPROCS, call order or batch composition (for Weight and Local).
+// predictions whatever GOMAXPROCS or the order of calls. With Weight and Local, an input gets the
+// same samples whatever batch it is in; the results then agree to rounding (the GEMM's summation
+// order depends on the batch size).
 //
 // A Prediction holds the predictive probabilities p̄ = (1/K) Σ softmax(logits_k), the total
 // entropy H[p̄], the expected entropy (1/K) Σ H[p_k] and their difference, the mutual information

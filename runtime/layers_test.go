@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 
@@ -272,7 +273,16 @@ func conv(name string, in, out int, k, s, p, d [2]int, bias bool) runtime.LayerS
 
 func regression(in []int, layers ...runtime.LayerSpec) func() *runtime.Spec {
 	return func() *runtime.Spec {
-		return &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: in, Layers: layers}
+		// A deep copy: tests edit the layers (posteriors) of the Spec they get.
+		data, err := json.Marshal(layers)
+		if err != nil {
+			panic(err)
+		}
+		var own []runtime.LayerSpec
+		if err := json.Unmarshal(data, &own); err != nil {
+			panic(err)
+		}
+		return &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: in, Layers: own}
 	}
 }
 

@@ -159,12 +159,12 @@ func (b *builder) tensor(layer, name string, want ...int) ([]float32, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runtime: layer %q: tensor %q: %w", layer, full, err)
 	}
+	n, ok := elements(want)
+	if !ok {
+		return nil, fmt.Errorf("runtime: layer %q: tensor %q: shape %v is too large (limit %d values)", layer, full, want, maxTensor)
+	}
 	if !sameShape(shp, want) {
 		return nil, fmt.Errorf("runtime: layer %q: tensor %q has shape %v, want %v", layer, full, shp, want)
-	}
-	n := 1
-	for _, d := range want {
-		n *= d
 	}
 	if len(data) != n {
 		return nil, fmt.Errorf("runtime: layer %q: tensor %q has %d values, want %d", layer, full, len(data), n)
@@ -180,6 +180,23 @@ func (b *builder) optTensor(layer, name string, want ...int) ([]float32, error) 
 		return nil, nil
 	}
 	return b.tensor(layer, name, want...)
+}
+
+// maxTensor caps the values of one tensor, weight matrix or activation (1 GiB of float32), so
+// that sizes never overflow int, even on 32-bit ARM.
+const maxTensor = 1 << 28
+
+// elements returns the product of dims, or false when a dim is negative or the product exceeds
+// maxTensor.
+func elements(dims []int) (int, bool) {
+	n := 1
+	for _, d := range dims {
+		if d < 0 || (d > 0 && n > maxTensor/d) {
+			return 0, false
+		}
+		n *= d
+	}
+	return n, true
 }
 
 // sameShape treats a scalar () and a one-element vector (1) alike.
@@ -225,10 +242,28 @@ func (b *builder) build(specs []LayerSpec, in shape) ([]node, shape, error) {
 }
 
 func (b *builder) node(ls *LayerSpec, in shape) (node, shape, error) {
+	n, out, err := b.node1(ls, in)
+	if err == nil {
+		if _, ok := elements([]int{out.c, out.h, out.w}); !ok {
+			err = fmt.Errorf("runtime: layer %q (%s): output shape %v is too large", ls.Name, ls.Op, out)
+		}
+	}
+	return n, out, err
+}
+
+func (b *builder) node1(ls *LayerSpec, in shape) (node, shape, error) {
 	id := b.nextID
 	b.nextID++
 	errf := func(format string, args ...any) error {
 		return fmt.Errorf("runtime: layer %q (%s): %s", ls.Name, ls.Op, fmt.Sprintf(format, args...))
+	}
+	if ls.In < 0 || ls.Out < 0 || ls.In > maxDim || ls.Out > maxDim {
+		return nil, shape{}, errf("in %d / out %d out of range", ls.In, ls.Out)
+	}
+	for _, v := range [][2]int{ls.Kernel, ls.Stride, ls.Padding, ls.Dilation, ls.OutputSize} {
+		if v[0] < 0 || v[1] < 0 || v[0] > 1<<16 || v[1] > 1<<16 {
+			return nil, shape{}, errf("kernel, stride, padding, dilation and output size must be in [0, 65536]")
+		}
 	}
 	switch ls.Op {
 	case OpLinear:
@@ -255,7 +290,10 @@ func (b *builder) node(ls *LayerSpec, in shape) (node, shape, error) {
 		if err := g.Validate(); err != nil {
 			return nil, shape{}, errf("%v", err)
 		}
-		k := ls.In * ls.Kernel[0] * ls.Kernel[1]
+		k, ok := elements([]int{ls.In, ls.Kernel[0], ls.Kernel[1]})
+		if !ok {
+			return nil, shape{}, errf("in_channels × kernel is too large")
+		}
 		d, err := b.dense(ls, id, ls.Out, k, []int{ls.Out, ls.In, ls.Kernel[0], ls.Kernel[1]})
 		if err != nil {
 			return nil, shape{}, err

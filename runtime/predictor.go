@@ -12,8 +12,8 @@ type Strategy int
 
 const (
 	// Auto picks, per dense layer and batch size, whichever of Weight and Local costs fewer
-	// multiply-adds. Results then depend on the batch size; choose Weight or Local for outputs
-	// that are bit-identical whatever the batch.
+	// multiply-adds. The samples an input gets then depend on the batch size; choose Weight or
+	// Local for samples that do not.
 	Auto Strategy = iota
 	// Weight draws whole weight matrices per sample, shared by every input of a batch. It works for
 	// every layer kind.
