@@ -10,14 +10,6 @@ import (
 // variable here and define it (same name) in cmd_<name>.go; the line in
 // commandTable stays as it is.
 
-var demoCmd = pendingCommand("demo",
-	"convert a bundled fixture, predict, and show the uncertainty",
-	`Usage: edgebnn demo [flags]
-
-Runs the whole pipeline on data shipped with edgebnn: converts a bayesianize
-checkpoint, loads it, and prints predictions with their uncertainty.`,
-	"the converter")
-
 // pendingCommand returns a command that prints its planned usage for -h
 // and otherwise fails with "not available yet" (exit status 1), whatever
 // other arguments it is given.

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"text/tabwriter"
+
+	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+// The demo's model is bayesianize's mlp_ffgu fixture (FFG-U, 784-128-10) converted to fp16:
+//
+//	edgebnn convert --checkpoint testdata/bayesianize/mlp_ffgu/state_dict.safetensors \
+//	  --config testdata/bayesianize/mlp_ffgu/inference_config.json \
+//	  --arch testdata/bayesianize/mlp_ffgu/model.txt --dtype f16 --out cmd/edgebnn/demo/model.ebnn
+//
+// TestDemoModelIsFresh checks that the file equals that conversion byte for byte.
+//
+//go:embed demo/model.ebnn
+var demoModel []byte
+
+// demoImages holds Fashion-MNIST test images as 784 bytes each (pixel·255); demoImageIndex and
+// demoImageLabel say which test images they are.
+//
+//go:embed demo/images.bin
+var demoImages []byte
+
+var (
+	demoImageIndex = []int{0, 1, 2, 4, 8, 9}
+	demoImageLabel = []int{9, 2, 1, 6, 5, 7}
+)
+
+// fashionClasses are Fashion-MNIST's class names.
+var fashionClasses = []string{"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"}
+
+const demoUsage = `Usage: edgebnn demo [--samples K] [--seed S] [--min-confidence P] [--max-mi M]
+
+Runs a small Bayesian network that is built into the binary — bayesianize's
+FFG-U MLP (784-128-10, inducing weights) trained on Fashion-MNIST, converted
+to a 60 KiB fp16 model file — on a handful of inputs, also built in: six
+Fashion-MNIST test images and four inputs that are plainly not clothing
+(uniform noise, an inverted image, a blank and a white image). For each it
+prints the predicted class, its probability, the predictive entropy and the
+mutual information (epistemic uncertainty), and whether a device should act
+on the prediction or abstain (defer to a person, a bigger model, a retry):
+it abstains when the confidence is below --min-confidence or the mutual
+information is above --max-mi.
+
+Needs no files and no network.`
+
+var demoCmd = command{
+	name:    "demo",
+	summary: "predict with uncertainty using a built-in Bayesian network",
+	usage:   demoUsage,
+	run:     runDemo,
+}
+
+type demoInput struct {
+	what  string
+	label int // -1: out of distribution
+	x     []float32
+}
+
+func demoInputs() ([]demoInput, error) {
+	if len(demoImages) != 784*len(demoImageIndex) {
+		return nil, fmt.Errorf("built-in images have %d bytes, want %d", len(demoImages), 784*len(demoImageIndex))
+	}
+	var in []demoInput
+	for i, idx := range demoImageIndex {
+		x := make([]float32, 784)
+		for j := range x {
+			x[j] = float32(demoImages[i*784+j]) / 255
+		}
+		in = append(in, demoInput{fmt.Sprintf("test image %d (%s)", idx, fashionClasses[demoImageLabel[i]]), demoImageLabel[i], x})
+	}
+	rng := rand.New(rand.NewPCG(2026, 11))
+	noise := make([]float32, 784)
+	for j := range noise {
+		noise[j] = rng.Float32()
+	}
+	inverted := make([]float32, 784)
+	for j, v := range in[0].x {
+		inverted[j] = 1 - v
+	}
+	white := make([]float32, 784)
+	for j := range white {
+		white[j] = 1
+	}
+	return append(in,
+		demoInput{"uniform noise", -1, noise},
+		demoInput{"test image 0, inverted", -1, inverted},
+		demoInput{"blank (all black)", -1, make([]float32, 784)},
+		demoInput{"all white", -1, white},
+	), nil
+}
+
+func runDemo(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := newFlagSet("demo")
+	samples := fs.Int("samples", 256, "Monte Carlo samples `K` per prediction")
+	seed := fs.Uint64("seed", 0, "random `seed`")
+	minConf := fs.Float64("min-confidence", 0.5, "abstain below this predicted-class probability `P`")
+	maxMI := fs.Float64("max-mi", 0.0008, "abstain above this mutual information `M` (nats); the default is\nabove the 95th percentile of this model on Fashion-MNIST test images")
+	if err := parseFlags(fs, demoUsage, args, stdout); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if *samples < 1 {
+		return usagef("--samples must be at least 1")
+	}
+	f, err := format.Decode(demoModel)
+	if err != nil {
+		return fmt.Errorf("built-in model: %w", err)
+	}
+	m, err := runtime.FromFile(f)
+	if err != nil {
+		return fmt.Errorf("built-in model: %w", err)
+	}
+	p, err := m.NewPredictor(runtime.Options{Samples: *samples, Seed: *seed})
+	if err != nil {
+		return err
+	}
+	inputs, err := demoInputs()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "A Bayesian MLP (bayesianize FFG-U inducing weights, 784-128-10, %d-byte fp16 model file)\n", len(demoModel))
+	fmt.Fprintf(stdout, "predicts %d inputs with %d posterior samples each. It abstains when confidence < %.2f\n", len(inputs), *samples, *minConf)
+	fmt.Fprintf(stdout, "or mutual information > %.4g nats.\n\n", *maxMI)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "INPUT\tPREDICTED\tCONFIDENCE\tENTROPY\tMUTUAL INFO\tDECISION")
+	var pred runtime.Prediction
+	correct, acted, ood, oodAbstained := 0, 0, 0, 0
+	for _, in := range inputs {
+		if err := p.Predict(in.x, &pred); err != nil {
+			return err
+		}
+		decision := "act"
+		switch {
+		case float64(pred.Confidence) < *minConf && pred.MutualInfo > *maxMI:
+			decision = "abstain (low confidence, high MI)"
+		case float64(pred.Confidence) < *minConf:
+			decision = "abstain (low confidence)"
+		case pred.MutualInfo > *maxMI:
+			decision = "abstain (high MI)"
+		}
+		if in.label < 0 {
+			ood++
+			if decision != "act" {
+				oodAbstained++
+			}
+		} else if decision == "act" {
+			acted++
+			if pred.Class == in.label {
+				correct++
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.5f\t%s\n", in.what, fashionClasses[pred.Class], pred.Confidence, pred.Entropy, pred.MutualInfo, decision)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
+	fmt.Fprintf(stdout, "\nActed on %d of %d test images (%d correct); abstained on %d of %d inputs that are not clothing.\n",
+		acted, len(inputs)-ood, correct, oodAbstained, ood)
+	return nil
+}
