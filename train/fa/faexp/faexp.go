@@ -233,6 +233,20 @@ func logSigmoid(a float64) float64 {
 // standard deviations) and summarised by its mean and covariance, and VIFA with binary
 // cross-entropy.
 func LogisticRegression(cfg RegressionConfig, seed uint64) (*RegressionResult, error) {
+	rs, err := LogisticRegressionVariants([]RegressionConfig{cfg}, seed)
+	if err != nil {
+		return nil, err
+	}
+	return rs[0], nil
+}
+
+// LogisticRegressionVariants is LogisticRegression for several VIFA configurations on the same
+// data and grid posterior (the data, prior and grid settings come from cfgs[0]).
+func LogisticRegressionVariants(cfgs []RegressionConfig, seed uint64) ([]*RegressionResult, error) {
+	if len(cfgs) == 0 {
+		return nil, fmt.Errorf("faexp: logistic regression: no configurations")
+	}
+	cfg := cfgs[0]
 	rng := rand.New(rand.NewPCG(seed, 0x1091c))
 	x, theta := inputs(rng, cfg.N, cfg.Alpha)
 	y := make([]float64, cfg.N)
@@ -339,6 +353,21 @@ func LogisticRegression(cfg RegressionConfig, seed uint64) (*RegressionResult, e
 	}
 	s[2] = s[1]
 
+	var out []*RegressionResult
+	for _, vc := range cfgs {
+		vc.N = cfg.N
+		r, err := logisticVIFA(vc, seed, x, y)
+		if err != nil {
+			return nil, err
+		}
+		r.Theta, r.TrueMean, r.TrueCov, r.GridPoints = theta, m, s, g
+		r.Distances = Compare(r.VIFA.Mean, r.VIFA.Covariance(), m, s, 2)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func logisticVIFA(cfg RegressionConfig, seed uint64, x, y []float64) (*RegressionResult, error) {
 	q, nll, err := runVIFA(cfg, seed, func(idx []int, th, grad []float64) float64 {
 		total := 0.0
 		inv := 1 / float64(len(idx))
@@ -358,8 +387,7 @@ func LogisticRegression(cfg RegressionConfig, seed uint64) (*RegressionResult, e
 	if err != nil {
 		return nil, fmt.Errorf("faexp: logistic regression seed %d: %w", seed, err)
 	}
-	return &RegressionResult{Theta: theta, TrueMean: m, TrueCov: s, VIFA: q, FinalNLL: nll, GridPoints: g,
-		Distances: Compare(q.Mean, q.Covariance(), m, s, 2)}, nil
+	return &RegressionResult{VIFA: q, FinalNLL: nll}, nil
 }
 
 // Summary is a mean and its standard error over seeds.

@@ -59,29 +59,44 @@ func regression(kind string, first, seeds int) error {
 		cfg  faexp.RegressionConfig
 	}
 	vs := []variant{{"literal (SGD, last iterate)", faexp.LiteralRegression()}, {"decay + tail average", faexp.PaperRegression()}}
-	for _, v := range vs {
-		var a, b, c []float64
-		for s := first; s < first+seeds; s++ {
-			var (
-				r   *faexp.RegressionResult
-				err error
-			)
-			if kind == "linear" {
-				r, err = faexp.LinearRegression(v.cfg, uint64(s))
-			} else {
-				cfg := v.cfg
-				cfg.N = 3000
-				r, err = faexp.LogisticRegression(cfg, uint64(s))
+	if kind == "logistic" {
+		fast := faexp.PaperRegression()
+		fast.LRF = 0.01
+		vs = append(vs, variant{"decay + tail average, η_F = 0.01", fast})
+		for i := range vs {
+			vs[i].cfg.N = 3000
+		}
+	}
+	res := make([][3][]float64, len(vs))
+	for s := first; s < first+seeds; s++ {
+		var rs []*faexp.RegressionResult
+		if kind == "linear" {
+			for _, v := range vs {
+				r, err := faexp.LinearRegression(v.cfg, uint64(s))
+				if err != nil {
+					return err
+				}
+				rs = append(rs, r)
 			}
-			if err != nil {
+		} else {
+			cfgs := make([]faexp.RegressionConfig, len(vs))
+			for i, v := range vs {
+				cfgs[i] = v.cfg
+			}
+			var err error
+			if rs, err = faexp.LogisticRegressionVariants(cfgs, uint64(s)); err != nil {
 				return err
 			}
-			a = append(a, r.Distances.RelMean)
-			b = append(b, r.Distances.RelCov)
-			c = append(c, r.Distances.W2PerDim)
 		}
+		for i, r := range rs {
+			res[i][0] = append(res[i][0], r.Distances.RelMean)
+			res[i][1] = append(res[i][1], r.Distances.RelCov)
+			res[i][2] = append(res[i][2], r.Distances.W2PerDim)
+		}
+	}
+	for i, v := range vs {
 		fmt.Printf("%s regression, %s, seeds %d..%d: rel. mean %v | rel. cov %v | W2/dim %v\n",
-			kind, v.name, first, first+seeds-1, faexp.Summarize(a), faexp.Summarize(b), faexp.Summarize(c))
+			kind, v.name, first, first+seeds-1, faexp.Summarize(res[i][0]), faexp.Summarize(res[i][1]), faexp.Summarize(res[i][2]))
 	}
 	return nil
 }
