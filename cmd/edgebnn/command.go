@@ -15,8 +15,7 @@ import (
 //
 //	var nameCmd = command{name: "NAME", summary: "...", usage: nameUsage, run: runName}
 //
-// and add nameCmd to commandTable below (if it was pending, delete its entry
-// from cmd_pending.go instead: the table line stays). runName should parse
+// and add nameCmd to commandTable below. runName should parse
 // its arguments with newFlagSet and parseFlags, so that -h prints the usage
 // text and bad flags become usage errors (exit status 2).
 type command struct {
@@ -27,8 +26,6 @@ type command struct {
 	// usage is the full help text: a "Usage:" line, a description, and
 	// (printed automatically after it) the flag list.
 	usage string
-	// pending marks commands that are not implemented yet.
-	pending bool
 	// run executes the command with the arguments that follow its name.
 	run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
@@ -78,9 +75,6 @@ func usagef(format string, args ...any) error {
 // errHelpShown is returned by parseFlags after printing the usage text for
 // -h/-help; the dispatcher maps it to exit status 0.
 var errHelpShown = fmt.Errorf("help shown: %w", flag.ErrHelp)
-
-// errNotAvailable is the error of pending commands (exit status 1).
-var errNotAvailable = errors.New("not available yet")
 
 // newFlagSet returns a flag set that reports errors instead of printing or
 // exiting; use it with parseFlags.

@@ -106,11 +106,7 @@ Commands:
 `)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, c := range commandTable() {
-		note := ""
-		if c.pending {
-			note = " (not available yet)"
-		}
-		fmt.Fprintf(tw, "  %s\t%s%s\n", c.name, c.summary, note)
+		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
 	}
 	tw.Flush()
 	fmt.Fprint(w, `
