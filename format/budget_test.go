@@ -57,32 +57,92 @@ func TestDecodeAllocAccounting(t *testing.T) {
 	}
 }
 
-// TestZstdAllocAccounting: decompression allocates at most its charge.
+// TestZstdAllocAccounting: creating a File's zstd decoder (which allocates
+// its ring buffer at once) allocates at most zstdDecoderCharge, and each
+// later decompression with it, of any size up to its window, at most
+// zstdCallCost: the ring is never reallocated.
 func TestZstdAllocAccounting(t *testing.T) {
 	sizes := []int{1, 100, 5000, 1 << 20, 9 << 20}
 	if testing.Short() {
 		sizes = sizes[:4]
 	}
 	var c compressor
-	for _, n := range sizes {
+	payload := func(n int) []byte {
 		src := make([]byte, n)
 		for i := range src {
 			src[i] = byte(i * i >> 7)
 		}
-		z, err := c.compress(src)
+		return src
+	}
+	for _, n := range sizes {
+		window, _ := zstdFrameWindow(zstdWindowLimit(uint64(n)))
+		// The largest section first, then smaller ones.
+		var srcs, zs [][]byte
+		for _, m := range []int{n, n / 2, n / 3, 1, n} {
+			if m < 1 {
+				continue
+			}
+			src := payload(m)
+			z, err := c.compress(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srcs, zs = append(srcs, src), append(zs, z)
+		}
+		dsts := make([][]byte, len(srcs))
+		for i := range srcs {
+			dsts[i] = make([]byte, len(srcs[i]))
+		}
+		var z *inflater
+		var err error
+		got := allocDelta(func() {
+			if z, err = newInflater(window); err == nil {
+				err = z.inflate(zs[0], dsts[0])
+			}
+		})
+		if err != nil || !bytes.Equal(dsts[0], srcs[0]) {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		first := got
+		got = allocDelta(func() {
+			for i := 1; i < len(zs) && err == nil; i++ {
+				err = z.inflate(zs[i], dsts[i])
+			}
+		})
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("n=%d: %v", n, err)
 		}
-		dst := make([]byte, n)
-		var derr error
-		got := allocDelta(func() { derr = decompress(z, dst) })
-		if derr != nil || !bytes.Equal(dst, src) {
-			t.Fatalf("n=%d: %v", n, derr)
+		for i := range srcs {
+			if !bytes.Equal(dsts[i], srcs[i]) {
+				t.Fatalf("n=%d: section %d (%d bytes) differs", n, i, len(srcs[i]))
+			}
 		}
-		if charge := zstdCharge(uint64(n)); got > charge {
-			t.Errorf("n=%d: decompress allocated %d > charge %d", n, got, charge)
-		} else {
-			t.Logf("n=%d: decompress allocated %d, charge %d", n, got, charge)
+		charge := zstdDecoderCharge(window) + uint64(len(zs))*zstdCallCost
+		if first+got > charge {
+			t.Errorf("n=%d: decoder and %d decompressions allocated %d + %d > charge %d", n, len(zs), first, got, charge)
+		}
+		// The ring is allocated once: later decompressions allocate
+		// less than the fixed-state allowance.
+		if got > zstdOverhead {
+			t.Errorf("n=%d: %d further decompressions allocated %d (ring reallocated?)", n, len(zs)-1, got)
+		}
+		t.Logf("n=%d: window %d: decoder + first decompression allocated %d, %d more %d; charge %d", n, window, first, len(zs)-1, got, charge)
+		z.close()
+	}
+}
+
+// TestZstdFrameWindow: the rounded window is the smallest value of the form
+// 2^(10+e)·(1+m/8) that is at least w, and the descriptor encodes it.
+func TestZstdFrameWindow(t *testing.T) {
+	tests := []struct{ w, want uint64 }{
+		{1024, 1024}, {1025, 1152}, {2048, 2048}, {2049, 2304},
+		{3 << 20, 3 << 20}, {5<<20 + 1, 5<<20 + 1<<19}, {8 << 20, 8 << 20},
+	}
+	for _, tc := range tests {
+		got, desc := zstdFrameWindow(tc.w)
+		base := uint64(1) << (10 + desc>>3)
+		if got != tc.want || base+base/8*uint64(desc&7) != got {
+			t.Errorf("zstdFrameWindow(%d) = %d, %#x; want %d", tc.w, got, desc, tc.want)
 		}
 	}
 }
@@ -219,7 +279,8 @@ func FuzzDecode(f *testing.F) {
 	}
 	const slack = 256 << 10 // error strings, Tensor handles, runtime noise
 	f.Fuzz(func(t *testing.T, data []byte) {
-		limit := int64(4*len(data) + 1<<20)
+		// 4 MiB: room for one zstd decoder (zstdDecoderCharge).
+		limit := int64(4*len(data) + 4<<20)
 		var a, b runtime.MemStats
 		runtime.ReadMemStats(&a)
 		file, err := DecodeWith(data, ReadOptions{AllocLimit: limit})

@@ -66,6 +66,15 @@ type File struct {
 	closed bool
 	limit  int64
 	used   int64
+
+	// zstd state shared by all sections, see inflateLocked and
+	// scratchLocked (docs/FORMAT.md §8, allocation budget).
+	zWindow        uint64    // window the decoder is sized for; 0: none needed
+	zdec           *inflater // created on first decompression
+	zPending       int       // compressed sections not yet decompressed
+	scratch        []byte    // raw payload buffer for compressed tensors
+	scratchMax     uint64    // largest raw_size that goes through scratch
+	scratchPending int       // such tensors not yet decoded
 }
 
 // section is one parsed, validated table entry plus its lazily filled state.
@@ -207,7 +216,38 @@ func parse(data []byte, name string, opt ReadOptions) (*File, error) {
 	if want, _ := align64(prevEnd); size != want {
 		return nil, hdrErr(ErrMalformed, "file is %d bytes, want %d (end of %s aligned to %d)", size, want, prevLabel(), alignment)
 	}
+	f.planZstd()
 	return f, nil
+}
+
+// planZstd sizes the shared zstd state: the decoder's window is the largest
+// any compressed section may declare, and the scratch buffer's cap the
+// largest raw payload decoded through it. Sections whose raw size exceeds the
+// whole budget are left out: their output alone can never be charged.
+func (f *File) planZstd() {
+	var window uint64
+	for i := range f.sections {
+		s := &f.sections[i]
+		if s.kind == KindUnknown || s.compression != Zstd || s.raw > uint64(f.limit) {
+			continue
+		}
+		window = max(window, zstdWindowLimit(s.raw))
+		f.zPending++
+		if f.usesScratch(s) {
+			f.scratchMax = max(f.scratchMax, s.raw)
+			f.scratchPending++
+		}
+	}
+	if window > 0 {
+		f.zWindow, _ = zstdFrameWindow(window)
+	}
+}
+
+// usesScratch reports whether compressed section s is decompressed into the
+// scratch buffer and then decoded into a separate []float32 (everything but
+// blobs and, on little-endian hosts, F32 tensors).
+func (f *File) usesScratch(s *section) bool {
+	return s.kind == KindTensor && (s.encoding != F32 || !f.zeroCopy)
 }
 
 // entryErr builds an error about table entry i.
@@ -418,22 +458,51 @@ func (f *File) storedLocked(i int) ([]byte, error) {
 	return b, nil
 }
 
-// rawLocked returns section i's raw payload, decompressing (and charging the
-// budget) if needed. Caller holds f.mu.
-func (f *File) rawLocked(i int) ([]byte, error) {
+// inflateLocked decompresses section i's stored bytes src into dst (raw_size
+// bytes, already charged by the caller). The File's single zstd decoder is
+// created on first use and charged once; each call charges only
+// zstdCallCost. Caller holds f.mu.
+func (f *File) inflateLocked(i int, src, dst []byte) error {
 	s := &f.sections[i]
-	b, err := f.storedLocked(i)
-	if err != nil || s.compression == None {
-		return b, err
+	if w := zstdWindowLimit(s.raw); w > f.zWindow {
+		// Only sections larger than the whole budget are left out of
+		// zWindow, and charging their output fails first.
+		return f.secErr(i, ErrBudget, nil, "zstd window %d exceeds the decoder's %d", w, f.zWindow)
 	}
-	if err := f.charge(s.raw+zstdCharge(s.raw), i, "decompression"); err != nil {
-		return nil, err
+	if f.zdec == nil {
+		// Created at most once: it is freed only when no section needs it.
+		if err := f.charge(zstdDecoderCharge(f.zWindow), i, "zstd decoder"); err != nil {
+			return err
+		}
+		z, err := newInflater(f.zWindow)
+		if err != nil {
+			return f.secErr(i, ErrIO, err, "zstd decoder")
+		}
+		f.zdec = z
 	}
-	out := make([]byte, s.raw)
-	if err := decompress(b, out); err != nil {
-		return nil, f.secErr(i, ErrMalformed, err, "zstd payload (raw_size %d)", s.raw)
+	if err := f.charge(zstdCallCost, i, "decompression"); err != nil {
+		return err
 	}
-	return out, nil
+	if err := f.zdec.inflate(src, dst); err != nil {
+		return f.secErr(i, ErrMalformed, err, "zstd payload (raw_size %d)", s.raw)
+	}
+	return nil
+}
+
+// scratchLocked returns the scratch buffer resized to n bytes, growing it
+// (at least doubling, up to scratchMax) if needed. A new buffer is charged
+// in full and the old one's charge is kept, so the charges add up to every
+// buffer ever allocated: at most 3 × scratchMax. Caller holds f.mu.
+func (f *File) scratchLocked(i int, n uint64) ([]byte, error) {
+	if c := uint64(cap(f.scratch)); c < n {
+		size := max(n, min(2*c, f.scratchMax))
+		if err := f.charge(size, i, "decompression buffer"); err != nil {
+			return nil, err
+		}
+		f.scratch = nil
+		f.scratch = make([]byte, size)
+	}
+	return f.scratch[:n], nil
 }
 
 // Blob returns the bytes of the blob section called name. For uncompressed
@@ -452,7 +521,10 @@ func (f *File) Blob(name string) ([]byte, error) {
 	if s.blob != nil || s.err != nil {
 		return s.blob, s.err
 	}
-	b, err := f.rawLocked(i)
+	if f.zstdPlanned(s) {
+		defer f.zstdDone(s)
+	}
+	b, err := f.blobLocked(i)
 	if err != nil {
 		s.err = err
 		return nil, err
@@ -461,6 +533,24 @@ func (f *File) Blob(name string) ([]byte, error) {
 		s.blob = b
 	}
 	return b, nil
+}
+
+// blobLocked returns blob i's bytes, decompressing them (charged: the blob
+// keeps them) if needed. Caller holds f.mu.
+func (f *File) blobLocked(i int) ([]byte, error) {
+	s := &f.sections[i]
+	b, err := f.storedLocked(i)
+	if err != nil || s.compression == None {
+		return b, err
+	}
+	if err := f.charge(s.raw, i, "decompression"); err != nil {
+		return nil, err
+	}
+	out := make([]byte, s.raw)
+	if err := f.inflateLocked(i, b, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Tensor is a handle to one tensor section of a File.
@@ -539,33 +629,66 @@ func (f *File) decodeLocked(i int) ([]float32, error) {
 		}
 		return out, nil
 	}
-	if s.encoding == F32 && f.zeroCopy {
-		// Decompress straight into the result: no intermediate buffer.
-		b, err := f.storedLocked(i)
-		if err != nil {
-			return nil, err
-		}
-		if err := f.charge(s.raw+zstdCharge(s.raw), i, "decompression"); err != nil {
+	if f.zstdPlanned(s) {
+		defer f.zstdDone(s)
+	}
+	b, err := f.storedLocked(i)
+	if err != nil {
+		return nil, err
+	}
+	if s.compression == Zstd && !f.usesScratch(s) {
+		// F32 on a little-endian host: decompress straight into the
+		// result, no intermediate buffer.
+		if err := f.charge(4*n, i, "decompression"); err != nil {
 			return nil, err
 		}
 		out := make([]float32, n)
-		if err := decompress(b, unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), 4*int(n))); err != nil {
-			return nil, f.secErr(i, ErrMalformed, err, "zstd payload (raw_size %d)", s.raw)
+		if err := f.inflateLocked(i, b, unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), 4*int(n))); err != nil {
+			return nil, err
 		}
 		return out, nil
-	}
-	raw, err := f.rawLocked(i)
-	if err != nil {
-		return nil, err
 	}
 	if err := f.charge(4*n, i, "decoding"); err != nil {
 		return nil, err
 	}
+	if s.compression == Zstd {
+		raw, err := f.scratchLocked(i, s.raw)
+		if err != nil {
+			return nil, err
+		}
+		if err := f.inflateLocked(i, b, raw); err != nil {
+			return nil, err
+		}
+		b = raw
+	}
 	out := make([]float32, n)
-	if err := decodePayload(s.encoding, s.geom, s.nnz, raw, out); err != nil {
+	if err := decodePayload(s.encoding, s.geom, s.nnz, b, out); err != nil {
 		return nil, f.secErr(i, ErrMalformed, nil, "%v", err)
 	}
 	return out, nil
+}
+
+// zstdPlanned reports whether planZstd counted section s.
+func (f *File) zstdPlanned(s *section) bool {
+	return s.kind != KindUnknown && s.compression == Zstd && s.raw <= uint64(f.limit)
+}
+
+// zstdDone records that compressed section s (counted by planZstd) has been
+// decompressed, or has failed for good (errors are sticky), and frees the
+// scratch buffer and the decoder once no section needs them any more. Their
+// charges stay. Caller holds f.mu.
+func (f *File) zstdDone(s *section) {
+	if f.usesScratch(s) {
+		f.scratchPending--
+		if f.scratchPending <= 0 {
+			f.scratch = nil
+		}
+	}
+	f.zPending--
+	if f.zPending <= 0 && f.zdec != nil {
+		f.zdec.close()
+		f.zdec = nil
+	}
 }
 
 // Verify checks the integrity of the whole file: the header checksum, every
@@ -622,6 +745,11 @@ func (f *File) Close() error {
 	for i := range f.sections {
 		f.sections[i].decoded, f.sections[i].blob = nil, nil
 	}
+	if f.zdec != nil {
+		f.zdec.close()
+		f.zdec = nil
+	}
+	f.scratch = nil
 	f.data = nil
 	if f.unmap != nil {
 		if err := f.unmap(); err != nil {
