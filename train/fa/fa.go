@@ -143,3 +143,16 @@ func Wasserstein2(m1, s1, m2, s2 []float64, n int) float64 {
 	}
 	return math.Sqrt(math.Max(w, 0))
 }
+
+// Float32 returns c, F (D×K row-major) and ψ as float32, the layout of the model file's fa.mean,
+// fa.factors and fa.psi tensors (runtime.FASpec).
+func (m *Model) Float32() (mean, factors, psi []float32) {
+	conv := func(x []float64) []float32 {
+		y := make([]float32, len(x))
+		for i, v := range x {
+			y[i] = float32(v)
+		}
+		return y
+	}
+	return conv(m.Mean), conv(m.F), conv(m.Psi)
+}
