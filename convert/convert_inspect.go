@@ -63,7 +63,7 @@ type Inspection struct {
 // the returned Inspection holds what could be read (header and sections) and the error says
 // what is wrong.
 func Inspect(path string, verify bool) (*Inspection, error) {
-	f, err := openModel(path)
+	f, err := format.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -167,26 +167,3 @@ func Inspect(path string, verify bool) (*Inspection, error) {
 
 // ErrCorrupt reports whether err is a checksum failure of a model file.
 func ErrCorrupt(err error) bool { return errors.Is(err, format.ErrChecksum) }
-
-// openModel opens a model file with an allocation budget that also covers decompressing every
-// zstd section once: format's default budget (4 × size + 64 MiB) counts each section's
-// decompression state cumulatively, which a ResNet with hundreds of compressed sections exceeds.
-// The extra allowance is min(raw size, 8 MiB) + 1 MiB per compressed section, at most 4 GiB in
-// all, so a hostile file still cannot make the reader allocate without bound.
-func openModel(path string) (*format.File, error) {
-	f, err := format.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	limit := format.DefaultAllocLimit(f.Size())
-	for _, s := range f.Sections() {
-		if s.Compression != format.None {
-			limit += min(s.RawSize, 8<<20) + 1<<20
-		}
-	}
-	limit = min(limit, 4<<30)
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	return format.OpenWith(path, format.ReadOptions{AllocLimit: limit})
-}

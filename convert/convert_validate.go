@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/edgebnn/edgebnn/convert/safetensors"
+	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -143,7 +144,7 @@ func validate(m *model, opts Options) (*Validation, error) {
 	if err != nil {
 		return nil, err
 	}
-	ff, err := openModel(opts.Out)
+	ff, err := format.Open(opts.Out)
 	if err != nil {
 		return nil, fmt.Errorf("convert: opening the written file: %w", err)
 	}
