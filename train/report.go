@@ -15,9 +15,10 @@ import (
 type Toy1DSummary struct {
 	EpistemicSDAt0       float64 `json:"epistemic_sd_at_0"`
 	EpistemicSDTrainMean float64 `json:"epistemic_sd_train_mean"`
-	Ratio                float64 `json:"ratio"`
-	TestRMSE             float64 `json:"grid_rmse"`
-	TotalSDAt0           float64 `json:"total_sd_at_0"`
+	// Ratio is EpistemicSDAt0 / EpistemicSDTrainMean (0 when the latter is 0).
+	Ratio      float64 `json:"ratio"`
+	TestRMSE   float64 `json:"grid_rmse"`
+	TotalSDAt0 float64 `json:"total_sd_at_0"`
 }
 
 // Toy1D computes Toy1DSummary for a model with one input and one output.
@@ -39,7 +40,9 @@ func Toy1D(m *runtime.Model, train *data.Dataset, opt runtime.Options) (*Toy1DSu
 		s.EpistemicSDTrainMean += math.Sqrt(float64(v))
 	}
 	s.EpistemicSDTrainMean /= float64(len(pt.EpistemicVar))
-	s.Ratio = s.EpistemicSDAt0 / s.EpistemicSDTrainMean
+	if s.EpistemicSDTrainMean > 0 {
+		s.Ratio = s.EpistemicSDAt0 / s.EpistemicSDTrainMean // 0 for a deterministic model
+	}
 	grid := data.Toy1DGrid(201, -2, 2)
 	pg, err := eval.Predict(m, grid, opt, 0)
 	if err != nil {

@@ -199,8 +199,9 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 		}
 		fmt.Fprintf(stdout, "epistemic sd at x=0: %.4f; mean over training inputs: %.4f; ratio %.2f\n",
 			s.EpistemicSDAt0, s.EpistemicSDTrainMean, s.Ratio)
-		b, _ := json.Marshal(s)
-		fmt.Fprintf(logf, "{\"toy1d\": %s}\n", b)
+		if err := enc.Encode(map[string]any{"toy1d": s}); err != nil {
+			return fmt.Errorf("metrics log: %w", err)
+		}
 	}
 	if plots {
 		if err := trainPlots(t); err != nil {
