@@ -3,6 +3,8 @@ package runtime
 import (
 	"fmt"
 	"math"
+	goruntime "runtime"
+	"sync"
 
 	"github.com/edgebnn/edgebnn/kernels"
 )
@@ -66,6 +68,10 @@ type Options struct {
 	// Mean predicts once at the posterior mean weights (conditional mean for inducing layers, U at
 	// its mean, ensemble member 0), without noise.
 	Mean bool
+	// Threads is the number of goroutines that draw the samples of one prediction in parallel
+	// (default 1). Results are bit-identical whatever the number of threads. With more than one,
+	// the Predictor keeps K × MaxBatch outputs and its worker goroutines run until Close.
+	Threads int
 }
 
 // Prediction is the predictive distribution for one input. Its slices are reused by later calls
@@ -91,23 +97,26 @@ type Prediction struct {
 // Predictor computes predictions with one Model. It owns scratch memory and is not safe for
 // concurrent use; make one per goroutine (the Model is shared).
 type Predictor struct {
-	m     *Model
-	opts  Options
-	fc    fwdCtx
-	bufs  [][]float32
-	free  []int
-	bufSz int
+	m    *Model
+	opts Options
 	// first is the index of the first stochastic top-level node (len(nodes) if none).
 	first int
-	prep  []float32
+	// workers[0] runs on the caller's goroutine, the others on their own.
+	workers []*worker
+	job     *job
+	stop    *stopper
+	// prep holds the first stochastic layer's input projections when it samples locally.
+	prep []float32
 	// Accumulators, MaxBatch × outputs.
 	sum, sum2 []float64
 	sumH      []float64
 	probs     []float32
 	one       [1]Prediction
+	// out is the chunk being predicted (for KeepSamples).
+	out []Prediction
 }
 
-// fwdCtx is the per-call state passed to the layers.
+// fwdCtx is the per-sample state passed to the layers.
 type fwdCtx struct {
 	seed     uint64
 	sample   int
@@ -119,6 +128,46 @@ type fwdCtx struct {
 	rng kernels.Stream
 }
 
+// worker owns the scratch memory of one thread: the forward context and the activation buffers.
+type worker struct {
+	id    int
+	fc    fwdCtx
+	bufs  [][]float32
+	free  []int
+	bufSz int
+	wake  chan struct{} // nil for worker 0
+}
+
+// job is one chunk's work, shared by the workers (written before they are woken, read-only while
+// they run, except for each worker's own part of outs).
+type job struct {
+	wg       sync.WaitGroup
+	nodes    []node // the nodes from the first stochastic one on
+	pre      []float32
+	cached   *dense // the first stochastic layer, when prep holds its projections
+	prep     []float32
+	n        int
+	samples  int
+	threads  int
+	outSz    int
+	outs     []float32 // threads > 1: samples × n × outSz
+	strategy Strategy
+}
+
+// stopper ends the worker goroutines once, from Close or when the Predictor is collected.
+type stopper struct {
+	once sync.Once
+	wake []chan struct{}
+}
+
+func (s *stopper) close() {
+	s.once.Do(func() {
+		for _, c := range s.wake {
+			close(c)
+		}
+	})
+}
+
 // NewPredictor makes a Predictor. It sizes every buffer up front and runs one warm-up pass, so
 // that Predict and PredictBatch allocate nothing afterwards.
 func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
@@ -128,11 +177,17 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	if opts.MaxBatch == 0 {
 		opts.MaxBatch = 1
 	}
+	if opts.Threads == 0 {
+		opts.Threads = 1
+	}
 	if opts.Samples < 0 || opts.Samples > 1<<20 {
 		return nil, fmt.Errorf("runtime: %d samples is out of range (1 to %d)", opts.Samples, 1<<20)
 	}
 	if opts.MaxBatch < 0 || opts.MaxBatch > 1<<16 {
 		return nil, fmt.Errorf("runtime: max batch %d is out of range (1 to %d)", opts.MaxBatch, 1<<16)
+	}
+	if opts.Threads < 0 || opts.Threads > 1024 {
+		return nil, fmt.Errorf("runtime: %d threads is out of range (1 to 1024)", opts.Threads)
 	}
 	if opts.Strategy < Auto || opts.Strategy > Local {
 		return nil, fmt.Errorf("runtime: unknown strategy %d", opts.Strategy)
@@ -140,9 +195,13 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	if !m.stochastic || opts.Mean {
 		opts.Samples = 1
 	}
-	p := &Predictor{m: m, opts: opts}
-	p.fc = fwdCtx{seed: opts.Seed, strategy: opts.Strategy, mean: opts.Mean}
+	opts.Threads = min(opts.Threads, opts.Samples)
 	n := opts.MaxBatch
+	out := m.outShape.size()
+	if _, ok := elements([]int{opts.Samples, n, out}); opts.Threads > 1 && !ok {
+		return nil, fmt.Errorf("runtime: %d samples × batch %d × %d outputs is too large to keep for %d threads", opts.Samples, n, out, opts.Threads)
+	}
+	p := &Predictor{m: m, opts: opts, job: &job{}}
 	maxAct := m.inShape.size()
 	scratch := 0
 	walkNodes(m.nodes, func(nd node) {
@@ -152,11 +211,6 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 			scratch = max(scratch, nd.scratchSize(n, Weight), nd.scratchSize(n, Local))
 		}
 	})
-	p.bufSz = maxAct * n
-	p.fc.scratch = make([]float32, scratch)
-	if m.fa != nil {
-		p.fc.faH = make([]float32, m.fa.rank)
-	}
 	p.first = len(m.nodes)
 	for i, nd := range m.nodes {
 		if nd.stochastic() {
@@ -167,25 +221,51 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	if d, ok := p.firstLocal(); ok {
 		p.prep = make([]float32, d.post.prepSize(n))
 	}
-	out := m.outShape.size()
 	p.sum, p.sum2 = make([]float64, n*out), make([]float64, n*out)
 	p.sumH = make([]float64, n)
 	p.probs = make([]float32, out)
-	// Warm up: one single-sample pass over a zero batch per strategy in use creates every
-	// activation buffer.
+	if opts.Threads > 1 {
+		p.job.outs = make([]float32, opts.Samples*n*out)
+		p.stop = &stopper{}
+	}
+	for t := 0; t < opts.Threads; t++ {
+		w := &worker{id: t, bufSz: maxAct * n,
+			fc: fwdCtx{seed: opts.Seed, strategy: opts.Strategy, mean: opts.Mean, scratch: make([]float32, scratch)}}
+		if m.fa != nil {
+			w.fc.faH = make([]float32, m.fa.rank)
+		}
+		if t > 0 {
+			w.wake = make(chan struct{})
+			p.stop.wake = append(p.stop.wake, w.wake)
+			go w.loop(p.job)
+		}
+		p.workers = append(p.workers, w)
+	}
+	if p.stop != nil {
+		goruntime.AddCleanup(p, func(s *stopper) { s.close() }, p.stop)
+	}
+	// Warm up: one pass over a zero batch per strategy in use, with one sample per thread,
+	// creates every activation buffer.
 	saved := p.opts.Samples
-	p.opts.Samples = 1
+	p.opts.Samples = opts.Threads
 	warm := make([]Prediction, n)
 	zeros := make([]float32, n*m.inShape.size())
 	for _, st := range []Strategy{Weight, Local} {
 		if opts.Strategy == Auto || opts.Strategy == st {
-			p.fc.strategy = st
-			p.predictChunk(zeros, warm, n)
+			p.predictChunk(zeros, warm, n, st)
 		}
 	}
-	p.fc.strategy = opts.Strategy
 	p.opts.Samples = saved
 	return p, nil
+}
+
+// Close stops the Predictor's worker goroutines (Options.Threads > 1); it must not be used
+// afterwards. Without Close they stop when the Predictor is garbage collected.
+func (p *Predictor) Close() error {
+	if p.stop != nil {
+		p.stop.close()
+	}
+	return nil
 }
 
 func walkNodes(nodes []node, fn func(node)) {
@@ -214,12 +294,15 @@ func (p *Predictor) firstLocal() (*dense, bool) {
 // Options returns the predictor's options with defaults filled in.
 func (p *Predictor) Options() Options { return p.opts }
 
-// ScratchBytes is the memory the Predictor holds for activations, sampled weights and
-// accumulators.
+// ScratchBytes is the memory the Predictor holds for activations, sampled weights, kept outputs
+// and accumulators, over all its threads.
 func (p *Predictor) ScratchBytes() int64 {
-	b := int64(len(p.fc.scratch)+len(p.prep)+len(p.fc.faH)+len(p.probs)) * 4
-	for _, buf := range p.bufs {
-		b += int64(len(buf)) * 4
+	b := int64(len(p.prep)+len(p.probs)+len(p.job.outs)) * 4
+	for _, w := range p.workers {
+		b += int64(len(w.fc.scratch)+len(w.fc.faH)) * 4
+		for _, buf := range w.bufs {
+			b += int64(len(buf)) * 4
+		}
 	}
 	return b + int64(len(p.sum)+len(p.sum2)+len(p.sumH))*8
 }
@@ -254,120 +337,171 @@ func (p *Predictor) PredictBatch(xs []float32, out []Prediction) error {
 	}
 	for start := 0; start < len(out); start += p.opts.MaxBatch {
 		n := min(p.opts.MaxBatch, len(out)-start)
-		p.predictChunk(xs[start*in:(start+n)*in], out[start:start+n], n)
+		p.predictChunk(xs[start*in:(start+n)*in], out[start:start+n], n, p.opts.Strategy)
 	}
 	return nil
 }
 
-func (p *Predictor) acquire() int {
-	if k := len(p.free); k > 0 {
-		i := p.free[k-1]
-		p.free = p.free[:k-1]
+func (w *worker) acquire() int {
+	if k := len(w.free); k > 0 {
+		i := w.free[k-1]
+		w.free = w.free[:k-1]
 		return i
 	}
-	p.bufs = append(p.bufs, make([]float32, p.bufSz))
-	return len(p.bufs) - 1
+	w.bufs = append(w.bufs, make([]float32, w.bufSz))
+	return len(w.bufs) - 1
 }
 
-func (p *Predictor) release(i int) { p.free = append(p.free, i) }
+func (w *worker) release(i int) { w.free = append(w.free, i) }
+
+// reset marks every activation buffer free.
+func (w *worker) reset() {
+	w.free = w.free[:0]
+	for i := len(w.bufs) - 1; i >= 0; i-- {
+		w.free = append(w.free, i)
+	}
+}
 
 // runSeq runs nodes on buffer in (never modified) and returns the buffer holding the result, which
 // the caller owns (it is in itself when nodes is empty).
-func (p *Predictor) runSeq(nodes []node, in, n int) int {
+func (w *worker) runSeq(nodes []node, in, n int) int {
 	cur := in
 	for _, nd := range nodes {
 		if r, ok := nd.(*residual); ok {
-			sc := p.runSeq(r.shortcut, cur, n)
-			body := p.runSeq(r.body, cur, n)
-			kernels.Axpy(1, p.bufs[sc][:n*r.s.size()], p.bufs[body][:n*r.s.size()])
+			sc := w.runSeq(r.shortcut, cur, n)
+			body := w.runSeq(r.body, cur, n)
+			kernels.Axpy(1, w.bufs[sc][:n*r.s.size()], w.bufs[body][:n*r.s.size()])
 			if sc != cur {
-				p.release(sc)
+				w.release(sc)
 			}
 			if cur != in {
-				p.release(cur)
+				w.release(cur)
 			}
 			cur = body
 			continue
 		}
 		if nd.inPlace() && cur != in {
-			nd.forward(&p.fc, p.bufs[cur], p.bufs[cur], n)
+			nd.forward(&w.fc, w.bufs[cur], w.bufs[cur], n)
 			continue
 		}
-		o := p.acquire()
+		o := w.acquire()
 		if nd.inPlace() {
-			copy(p.bufs[o][:n*nd.outSize()], p.bufs[cur][:n*nd.outSize()])
-			nd.forward(&p.fc, p.bufs[o], p.bufs[o], n)
+			copy(w.bufs[o][:n*nd.outSize()], w.bufs[cur][:n*nd.outSize()])
+			nd.forward(&w.fc, w.bufs[o], w.bufs[o], n)
 		} else {
-			nd.forward(&p.fc, p.bufs[cur], p.bufs[o], n)
+			nd.forward(&w.fc, w.bufs[cur], w.bufs[o], n)
 		}
 		if cur != in {
-			p.release(cur)
+			w.release(cur)
 		}
 		cur = o
 	}
 	return cur
 }
 
-func (p *Predictor) predictChunk(xs []float32, out []Prediction, n int) {
-	m := p.m
-	nodes := m.nodes
-	p.free = p.free[:0]
-	for i := len(p.bufs) - 1; i >= 0; i-- {
-		p.free = append(p.free, i)
+// loop serves jobs until the wake channel is closed.
+func (w *worker) loop(j *job) {
+	for range w.wake {
+		w.reset()
+		pre := w.acquire()
+		copy(w.bufs[pre][:len(j.pre)], j.pre)
+		w.run(j, nil, pre)
+		j.wg.Done()
 	}
-	x := p.acquire()
-	copy(p.bufs[x], xs)
-	// The deterministic prefix runs once.
-	pre := p.runSeq(nodes[:p.first], x, n)
-	rest := nodes[p.first:]
-	local, cached := p.firstLocal()
-	if cached {
-		cached = p.fc.strategy == Local || (p.fc.strategy == Auto && local.autoLocal(n))
-	}
-	if cached {
-		local.post.prepare(p.bufs[pre], n, p.prep[:local.post.prepSize(n)])
-	}
-	outSz := m.outShape.size()
-	K := p.opts.Samples
-	clear(p.sum[:n*outSz])
-	clear(p.sum2[:n*outSz])
-	clear(p.sumH[:n])
-	for i := range out {
-		o := &out[i]
-		if p.opts.KeepSamples {
-			o.Outputs = grow(o.Outputs, K*outSz)
-		} else {
-			o.Outputs = o.Outputs[:0]
-		}
-	}
-	for k := 0; k < K; k++ {
-		p.fc.sample = k
-		if p.fc.faH != nil {
-			if p.fc.mean {
-				clear(p.fc.faH)
+}
+
+// run draws this worker's samples (k ≡ id mod threads) of job j from the prefix output in its
+// buffer pre (never modified). With p set (the single-thread case) each sample's outputs are
+// accumulated at once; otherwise they are stored in j.outs.
+func (w *worker) run(j *job, p *Predictor, pre int) {
+	w.fc.strategy = j.strategy
+	n := j.n
+	for k := w.id; k < j.samples; k += j.threads {
+		w.fc.sample = k
+		if w.fc.faH != nil {
+			if w.fc.mean {
+				clear(w.fc.faH)
 			} else {
-				p.fc.rng = kernels.NewStream(p.fc.seed, uint32(k), faStream)
-				p.fc.rng.Normal(p.fc.faH)
+				w.fc.rng = kernels.NewStream(w.fc.seed, uint32(k), faStream)
+				w.fc.rng.Normal(w.fc.faH)
 			}
 		}
 		var res int
-		if cached {
-			o := p.acquire()
-			p.fc.rng = kernels.NewStream(p.fc.seed, uint32(k), local.id)
-			local.post.apply(&p.fc, &p.fc.rng, p.prep, p.bufs[o], n, p.fc.scratch)
-			res = p.runSeq(rest[1:], o, n)
+		if j.cached != nil {
+			o := w.acquire()
+			w.fc.rng = kernels.NewStream(w.fc.seed, uint32(k), j.cached.id)
+			j.cached.post.apply(&w.fc, &w.fc.rng, j.prep, w.bufs[o], n, w.fc.scratch)
+			res = w.runSeq(j.nodes[1:], o, n)
 			if res != o {
-				p.release(o)
+				w.release(o)
 			}
 		} else {
-			res = p.runSeq(rest, pre, n)
+			res = w.runSeq(j.nodes, pre, n)
 		}
-		p.accumulate(p.bufs[res][:n*outSz], out, k, n)
+		y := w.bufs[res][:n*j.outSz]
+		if p != nil {
+			p.accumulate(y, k, n)
+		} else {
+			copy(j.outs[k*n*j.outSz:(k+1)*n*j.outSz], y)
+		}
 		if res != pre {
-			p.release(res)
+			w.release(res)
 		}
 	}
+}
+
+func (p *Predictor) predictChunk(xs []float32, out []Prediction, n int, st Strategy) {
+	m := p.m
+	w0 := p.workers[0]
+	w0.reset()
+	w0.fc.strategy = st
+	x := w0.acquire()
+	copy(w0.bufs[x], xs)
+	// The deterministic prefix runs once.
+	pre := w0.runSeq(m.nodes[:p.first], x, n)
+	j := p.job
+	j.nodes, j.n, j.samples, j.threads, j.strategy = m.nodes[p.first:], n, p.opts.Samples, p.opts.Threads, st
+	j.pre = w0.bufs[pre][:n*p.inSizeAt(p.first)]
+	j.outSz = m.outShape.size()
+	j.cached, j.prep = nil, nil
+	if d, ok := p.firstLocal(); ok && (st == Local || (st == Auto && d.autoLocal(n))) {
+		j.cached, j.prep = d, p.prep[:d.post.prepSize(n)]
+		d.post.prepare(j.pre, n, j.prep)
+	}
+	clear(p.sum[:n*j.outSz])
+	clear(p.sum2[:n*j.outSz])
+	clear(p.sumH[:n])
+	p.out = out
+	for i := range out {
+		if p.opts.KeepSamples {
+			out[i].Outputs = grow(out[i].Outputs, j.samples*j.outSz)
+		} else {
+			out[i].Outputs = out[i].Outputs[:0]
+		}
+	}
+	if j.threads == 1 {
+		w0.run(j, p, pre)
+	} else {
+		j.wg.Add(j.threads - 1)
+		for _, w := range p.workers[1:] {
+			w.wake <- struct{}{}
+		}
+		w0.run(j, nil, pre)
+		j.wg.Wait()
+		for k := 0; k < j.samples; k++ {
+			p.accumulate(j.outs[k*n*j.outSz:(k+1)*n*j.outSz], k, n)
+		}
+	}
+	p.out = nil
 	p.finish(out, n)
+}
+
+// inSizeAt is the size of one input to top-level node i.
+func (p *Predictor) inSizeAt(i int) int {
+	if i == 0 {
+		return p.m.inShape.size()
+	}
+	return p.m.nodes[i-1].outSize()
 }
 
 func grow(s []float32, n int) []float32 {
@@ -378,12 +512,12 @@ func grow(s []float32, n int) []float32 {
 }
 
 // accumulate adds sample k's outputs y (n × outputs) to the running sums.
-func (p *Predictor) accumulate(y []float32, out []Prediction, k, n int) {
+func (p *Predictor) accumulate(y []float32, k, n int) {
 	c := p.m.outShape.size()
 	for i := 0; i < n; i++ {
 		yi := y[i*c : (i+1)*c]
 		if p.opts.KeepSamples {
-			copy(out[i].Outputs[k*c:(k+1)*c], yi)
+			copy(p.out[i].Outputs[k*c:(k+1)*c], yi)
 		}
 		s, s2 := p.sum[i*c:(i+1)*c], p.sum2[i*c:(i+1)*c]
 		if p.m.spec.Task == Regression {

@@ -25,7 +25,7 @@ scratch memory.
 
 With --json, one object with keys per_input_seconds_median,
 per_input_seconds_p90, inputs_per_second, allocs_per_prediction,
-predictor_bytes, samples, batch, strategy.`
+predictor_bytes, samples, batch, strategy, threads.`
 
 var benchCmd = command{
 	name:    "bench",
@@ -43,6 +43,7 @@ type benchResult struct {
 	Samples     int     `json:"samples"`
 	Batch       int     `json:"batch"`
 	Strategy    string  `json:"strategy"`
+	Threads     int     `json:"threads"`
 	Predictions int     `json:"predictions"`
 }
 
@@ -62,6 +63,7 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	defer m.Close()
+	defer p.Close()
 	b := *pf.batch
 	rng := rand.New(rand.NewPCG(*pf.seed, 1))
 	xs := make([]float32, b*m.InputSize())
@@ -106,6 +108,7 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		Samples:     p.Options().Samples,
 		Batch:       b,
 		Strategy:    p.Options().Strategy.String(),
+		Threads:     p.Options().Threads,
 		Predictions: len(lat),
 	}
 	if *asJSON {
@@ -117,7 +120,7 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		return nil
 	}
 	fmt.Fprintf(stdout, "model             %s\n", *pf.model)
-	fmt.Fprintf(stdout, "samples           %d (strategy %s, batch %d)\n", res.Samples, res.Strategy, b)
+	fmt.Fprintf(stdout, "samples           %d (strategy %s, batch %d, %d threads)\n", res.Samples, res.Strategy, b, res.Threads)
 	fmt.Fprintf(stdout, "latency per input %s median, %s p90 (%d timed calls)\n",
 		time.Duration(res.Median*1e9), time.Duration(res.P90*1e9), res.Predictions)
 	fmt.Fprintf(stdout, "throughput        %.1f inputs/s\n", res.PerSecond)

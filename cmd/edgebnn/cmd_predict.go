@@ -41,6 +41,7 @@ type predictFlags struct {
 	seed     *uint64
 	strategy *string
 	batch    *int
+	threads  *int
 }
 
 func addPredictFlags(fs interface {
@@ -54,6 +55,7 @@ func addPredictFlags(fs interface {
 		seed:     fs.Uint64("seed", 0, "random `seed`; the same seed gives identical outputs"),
 		strategy: fs.String("strategy", "auto", "sampling `strategy`: weight, local or auto"),
 		batch:    fs.Int("batch", batchDefault, "inputs processed together (`B`)"),
+		threads:  fs.Int("threads", 1, "goroutines drawing the samples of a prediction in parallel (`T`); results do not depend on it"),
 	}
 }
 
@@ -71,11 +73,14 @@ func (f predictFlags) open() (*runtime.Model, *runtime.Predictor, error) {
 	if *f.batch < 1 {
 		return nil, nil, usagef("--batch must be at least 1")
 	}
+	if *f.threads < 1 {
+		return nil, nil, usagef("--threads must be at least 1")
+	}
 	m, err := runtime.Load(*f.model)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := m.NewPredictor(runtime.Options{Samples: *f.samples, Seed: *f.seed, Strategy: st, MaxBatch: *f.batch})
+	p, err := m.NewPredictor(runtime.Options{Samples: *f.samples, Seed: *f.seed, Strategy: st, MaxBatch: *f.batch, Threads: *f.threads})
 	if err != nil {
 		m.Close()
 		return nil, nil, err
@@ -121,6 +126,7 @@ func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	defer m.Close()
+	defer p.Close()
 	xs, n, err := readInputs(*input, *key, m.InputSize())
 	if err != nil {
 		return err
