@@ -15,8 +15,11 @@ type OnlineConfig struct {
 	Checkpoints []int   // sample sizes T at which the estimates are compared (increasing)
 	Warmup      int     // 100
 	SGALR       float64 // 0.001
-	// SkipBatch leaves out the batch ML fit (Batch stays NaN-free zeros).
+	// SkipBatch leaves out the batch ML fit.
 	SkipBatch bool
+	// BatchMaxIter bounds the EM iterations of each batch fit (0: fa.FitML's default). Fits at
+	// T ≥ 2D start from the previous checkpoint's fit, the others from probabilistic PCA.
+	BatchMaxIter int
 }
 
 // DefaultCheckpoints are the sample sizes T of the thesis's Figure 5.1.
@@ -31,7 +34,9 @@ type OnlineResult struct {
 	EMWeighted []float64
 	Batch      []float64
 	BatchIters []int
-	Elapsed    time.Duration
+	// BatchConverged reports, per checkpoint, whether the batch fit met its tolerance.
+	BatchConverged []bool
+	Elapsed        time.Duration
 }
 
 // OnlineFA generates an FA model (Algorithm 4) from seed, streams T_max observations from it into
@@ -66,6 +71,7 @@ func OnlineFA(cfg OnlineConfig, seed uint64) (*OnlineResult, error) {
 		}
 	}
 	res := &OnlineResult{}
+	var prev *fa.Model
 	theta := make([]float64, cfg.D)
 	t := 0
 	for _, cp := range cfg.Checkpoints {
@@ -103,7 +109,11 @@ func OnlineFA(cfg OnlineConfig, seed uint64) (*OnlineResult, error) {
 		res.EM = append(res.EM, dEM)
 		res.SGA = append(res.SGA, dSGA)
 		if mom != nil {
-			fit, info, err := fa.FitML(mom.Mean(), mom.Covariance(), cfg.D, cfg.K, fa.MLConfig{})
+			mcfg := fa.MLConfig{MaxIter: cfg.BatchMaxIter}
+			if cp >= 2*cfg.D {
+				mcfg.Init = prev
+			}
+			fit, info, err := fa.FitML(mom.Mean(), mom.Covariance(), cfg.D, cfg.K, mcfg)
 			if err != nil {
 				return nil, fmt.Errorf("faexp: batch fit at T=%d: %w", cp, err)
 			}
@@ -113,6 +123,8 @@ func OnlineFA(cfg OnlineConfig, seed uint64) (*OnlineResult, error) {
 			}
 			res.Batch = append(res.Batch, dB)
 			res.BatchIters = append(res.BatchIters, info.Iterations)
+			res.BatchConverged = append(res.BatchConverged, info.Converged)
+			prev = fit
 		}
 	}
 	res.Elapsed = time.Since(start)

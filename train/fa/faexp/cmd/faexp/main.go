@@ -41,12 +41,13 @@ func run() error {
 	hi := flag.Float64("hi", 10, "online: spectrum upper bound")
 	out := flag.String("out", "faexp-out", "online/report: directory of per-seed JSON results")
 	png := flag.String("png", "", "report: write the plot to this PNG file")
+	batchIter := flag.Int("batch-max-iter", 0, "online: EM iteration cap of the batch fits (0: 5000)")
 	flag.Parse()
 	switch *exp {
 	case "linear", "logistic":
 		return regression(*exp, *first, *seeds)
 	case "online":
-		return online(*out, *d, *k, *lo, *hi, *first, *seeds)
+		return online(*out, *d, *k, *lo, *hi, *first, *seeds, *batchIter)
 	case "report":
 		return report(*out, *png)
 	}
@@ -108,13 +109,13 @@ type onlineRecord struct {
 	faexp.OnlineResult
 }
 
-func online(dir string, d, k int, lo, hi float64, first, seeds int) error {
+func online(dir string, d, k int, lo, hi float64, first, seeds, batchIter int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	for s := first; s < first+seeds; s++ {
 		r, err := faexp.OnlineFA(faexp.OnlineConfig{D: d, K: k, Lo: lo, Hi: hi,
-			Checkpoints: faexp.DefaultCheckpoints, Warmup: 100, SGALR: 0.001}, uint64(s))
+			Checkpoints: faexp.DefaultCheckpoints, Warmup: 100, SGALR: 0.001, BatchMaxIter: batchIter}, uint64(s))
 		if err != nil {
 			return err
 		}
@@ -174,23 +175,27 @@ func report(dir, png string) error {
 		g := groups[key]
 		ts := g.recs[0].T
 		fmt.Printf("\n%s, %d seeds: relative covariance distance (mean ± s.e.)\n\n", key, len(g.recs))
-		fmt.Println("| T | batch ML (EM) | online EM | online SGA | EM / batch |")
-		fmt.Println("|---|---|---|---|---|")
-		series := [3][]faexp.Summary{}
+		fmt.Println("| T | batch ML (EM) | online EM (Alg. 2) | online EM, weights ∝ t | online SGA | Alg. 2 / batch | weighted / batch |")
+		fmt.Println("|---|---|---|---|---|---|---|")
+		series := [4][]faexp.Summary{}
 		for i, t := range ts {
-			var b, e, s []float64
+			var b, e, w, s []float64
 			for _, r := range g.recs {
 				if i < len(r.Batch) {
 					b = append(b, r.Batch[i])
 				}
 				e = append(e, r.EM[i])
+				if i < len(r.EMWeighted) {
+					w = append(w, r.EMWeighted[i])
+				}
 				s = append(s, r.SGA[i])
 			}
-			sb, se, ss := faexp.Summarize(b), faexp.Summarize(e), faexp.Summarize(s)
+			sb, se, sw, ss := faexp.Summarize(b), faexp.Summarize(e), faexp.Summarize(w), faexp.Summarize(s)
 			series[0] = append(series[0], sb)
 			series[1] = append(series[1], se)
-			series[2] = append(series[2], ss)
-			fmt.Printf("| %d | %v | %v | %v | %.2f |\n", t, sb, se, ss, se.Mean/sb.Mean)
+			series[2] = append(series[2], sw)
+			series[3] = append(series[3], ss)
+			fmt.Printf("| %d | %v | %v | %v | %v | %.2f | %.2f |\n", t, sb, se, sw, ss, se.Mean/sb.Mean, sw.Mean/sb.Mean)
 		}
 		p := plot.New()
 		p.Title.Text = key
@@ -198,9 +203,12 @@ func report(dir, png string) error {
 		p.Y.Label.Text = "relative covariance distance"
 		p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 		p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{}, plot.LogTicks{}
-		names := []string{"batch ML (EM)", "online EM", "online SGA"}
-		colors := []color.Color{color.RGBA{31, 119, 180, 255}, color.RGBA{255, 127, 14, 255}, color.RGBA{44, 160, 44, 255}}
+		names := []string{"batch ML (EM)", "online EM (Alg. 2)", "online EM, weight w_t = t", "online SGA"}
+		colors := []color.Color{color.RGBA{31, 119, 180, 255}, color.RGBA{255, 127, 14, 255}, color.RGBA{214, 39, 40, 255}, color.RGBA{44, 160, 44, 255}}
 		for si, ser := range series {
+			if len(ser) == 0 || (si == 2 && len(g.recs[0].EMWeighted) == 0) {
+				continue
+			}
 			pts := make(plotter.XYs, len(ts))
 			errs := make(plotter.YErrors, len(ts))
 			for i, t := range ts {
