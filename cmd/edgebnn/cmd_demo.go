@@ -48,7 +48,9 @@ prints the predicted class, its probability, the predictive entropy and the
 mutual information (epistemic uncertainty), and whether a device should act
 on the prediction or abstain (defer to a person, a bigger model, a retry):
 it abstains when the confidence is below --min-confidence or the mutual
-information is above --max-mi.
+information is above --max-mi. With the defaults, the built-in model acts on
+165 of the first 256 Fashion-MNIST test images and is right on 92% of them
+(80% if it had to answer every one).
 
 Needs no files and no network.`
 
@@ -103,7 +105,7 @@ func runDemo(_ context.Context, args []string, stdout, _ io.Writer) error {
 	samples := fs.Int("samples", 256, "Monte Carlo samples `K` per prediction")
 	seed := fs.Uint64("seed", 0, "random `seed`")
 	minConf := fs.Float64("min-confidence", 0.5, "abstain below this predicted-class probability `P`")
-	maxMI := fs.Float64("max-mi", 0.0008, "abstain above this mutual information `M` (nats); the default is\nabove the 95th percentile of this model on Fashion-MNIST test images")
+	maxMI := fs.Float64("max-mi", 0.0008, "abstain above this mutual information `M` (nats); 20% of Fashion-MNIST\ntest images exceed the default with this model")
 	if err := parseFlags(fs, demoUsage, args, stdout); err != nil {
 		return err
 	}

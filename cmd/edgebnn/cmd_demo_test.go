@@ -73,11 +73,7 @@ func TestDemoModelIsFresh(t *testing.T) {
 // TestDemo: the demo runs and abstains on the plainly out-of-distribution inputs.
 func TestDemo(t *testing.T) {
 	var out, errb bytes.Buffer
-	samples := "256"
-	if testing.Short() {
-		samples = "64"
-	}
-	if code := run([]string{"demo", "--samples", samples}, &out, &errb); code != 0 {
+	if code := run([]string{"demo"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	s := out.String()
