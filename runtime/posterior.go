@@ -166,8 +166,8 @@ func (m *Model) Posterior(maxDim int) (*Posterior, error) {
 		period := 1
 		for _, e := range ens {
 			period = lcm(period, len(e.means))
-			if period > 1<<16 {
-				return nil, fmt.Errorf("runtime: posterior: ensemble sizes have a common period above %d", 1<<16)
+			if period > 1024 {
+				return nil, fmt.Errorf("runtime: posterior: the ensemble sizes' common period exceeds 1024 members")
 			}
 		}
 		// mean of the mixture
