@@ -3,7 +3,8 @@
 #
 # Targets, in order:
 #   host         gofmt check, go vet ./..., go test (-race for runtime/, kernels/, format/)
-#   host-purego  the same vet and tests with -tags purego
+#   host-purego  the same vet and tests with -tags purego (-short unless
+#                EDGEBNN_PUREGO_SHORT=0)
 #   <emulated>   one per distinct (GOARCH, GOARM, QEMU, CPU) among the board
 #                profiles marked test_target (edgebnn boards --test-targets):
 #                go vet and go test -short of every package under qemu-user
@@ -19,6 +20,7 @@
 #   EDGEBNN_HOST_TIMEOUT  go test -timeout on the host (default 20m)
 #   EDGEBNN_EMU_TIMEOUT   go test -timeout per package under QEMU (default 30m)
 #   EDGEBNN_TAIL          lines of a failing log to print (default 60)
+#   EDGEBNN_PUREGO_SHORT  0 runs the purego pass without -short (default 1)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -154,7 +156,13 @@ run_target() {
 		host_tests "$log" || ok=1
 		;;
 	host-purego)
-		host_tests "$log" -tags purego || ok=1
+		# -short by default: the full-size loops already ran in "host", and
+		# purego changes only the kernels underneath them.
+		if [[ ${EDGEBNN_PUREGO_SHORT:-1} == 0 ]]; then
+			host_tests "$log" -tags purego || ok=1
+		else
+			host_tests "$log" -tags purego -short || ok=1
+		fi
 		;;
 	*)
 		# shellcheck disable=SC2086 # the record is space separated on purpose
@@ -166,13 +174,34 @@ run_target() {
 	echo "$result $took" >"$out/$name.status"
 	echo "$result $name ${took}s   (log: $log)"
 	if [[ $result == FAIL ]]; then
-		echo "----- last $tail_lines lines of $log -----"
+		echo "----- $name: failures in $log -----"
+		grep -E -e '--- FAIL|^FAIL|^panic:|^# FAILED|[.]go:[0-9]+:' "$log" | head -n "$tail_lines" || true
+		echo "----- $name: last $tail_lines lines of $log -----"
 		tail -n "$tail_lines" "$log"
 		echo "----- end of $name -----"
 	fi
 }
 
-trap 'pids=$(jobs -pr); [[ -z $pids ]] || kill $pids 2>/dev/null || true' EXIT
+# kill_tree PID: stops PID, kills its descendants, then PID itself.
+kill_tree() {
+	local pid=$1 child
+	kill -STOP "$pid" 2>/dev/null || return 0
+	for child in $(ps -o pid= --ppid "$pid" 2>/dev/null); do
+		kill_tree "$child"
+	done
+	kill -TERM "$pid" 2>/dev/null || true
+	kill -CONT "$pid" 2>/dev/null || true
+}
+# On exit or interruption, stop the targets still running (go test, QEMU, test binaries).
+cleanup() {
+	local pid
+	for pid in $(jobs -pr); do
+		kill_tree "$pid"
+	done
+}
+trap cleanup EXIT
+trap 'echo "test.sh: interrupted" >&2; exit 130' INT
+trap 'echo "test.sh: terminated" >&2; exit 143' TERM
 
 running=0
 for t in "${selected[@]}"; do
