@@ -86,11 +86,10 @@ func TestLogisticRegressionVIFA(t *testing.T) {
 	}
 	sa, sb, sc := Summarize(a), Summarize(b), Summarize(c)
 	t.Logf("N=%d, %d epochs, grid %d², seeds %v: rel. mean %v, rel. cov %v, W2/dim %v", cfg.N, cfg.Epochs, cfg.GridPoints, seeds, sa, sb, sc)
-	// No paper numbers; a Gaussian cannot match a skewed posterior exactly. The long run averages
-	// over seeds whose data are nearly separable (heavy-tailed posteriors).
+	// No paper numbers; a Gaussian cannot match a skewed posterior exactly.
 	lim := [3]float64{0.01, 0.15, 0.05}
-	if long() {
-		lim = [3]float64{0.1, 0.5, 1}
+	if long() { // measured: 0.0020 ± 0.0002, 0.0342 ± 0.0071, 0.0153 ± 0.0025
+		lim = [3]float64{0.005, 0.06, 0.03}
 	}
 	if sa.Mean > lim[0] || sb.Mean > lim[1] || sc.Mean > lim[2] {
 		t.Errorf("distances (%v, %v, %v) above %v", sa, sb, sc, lim)
