@@ -17,9 +17,11 @@ type OnlineConfig struct {
 	SGALR       float64 // 0.001
 	// SkipBatch leaves out the batch ML fit.
 	SkipBatch bool
-	// BatchMaxIter bounds the EM iterations of each batch fit (0: fa.FitML's default). Fits at
-	// T ≥ 2D start from the previous checkpoint's fit, the others from probabilistic PCA.
+	// BatchMaxIter bounds the EM iterations of each batch fit (0: fa.FitML's default).
 	BatchMaxIter int
+	// BatchCold starts every batch fit from probabilistic PCA; otherwise fits at T ≥ 2D start
+	// from the previous checkpoint's fit.
+	BatchCold bool
 }
 
 // DefaultCheckpoints are the sample sizes T of the thesis's Figure 5.1.
@@ -110,7 +112,7 @@ func OnlineFA(cfg OnlineConfig, seed uint64) (*OnlineResult, error) {
 		res.SGA = append(res.SGA, dSGA)
 		if mom != nil {
 			mcfg := fa.MLConfig{MaxIter: cfg.BatchMaxIter}
-			if cp >= 2*cfg.D {
+			if cp >= 2*cfg.D && !cfg.BatchCold {
 				mcfg.Init = prev
 			}
 			fit, info, err := fa.FitML(mom.Mean(), mom.Covariance(), cfg.D, cfg.K, mcfg)

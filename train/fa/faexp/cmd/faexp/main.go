@@ -42,12 +42,13 @@ func run() error {
 	out := flag.String("out", "faexp-out", "online/report: directory of per-seed JSON results")
 	png := flag.String("png", "", "report: write the plot to this PNG file")
 	batchIter := flag.Int("batch-max-iter", 0, "online: EM iteration cap of the batch fits (0: 5000)")
+	batchCold := flag.Bool("batch-cold", false, "online: start every batch fit from PPCA (no warm start)")
 	flag.Parse()
 	switch *exp {
 	case "linear", "logistic":
 		return regression(*exp, *first, *seeds)
 	case "online":
-		return online(*out, *d, *k, *lo, *hi, *first, *seeds, *batchIter)
+		return online(*out, *d, *k, *lo, *hi, *first, *seeds, *batchIter, *batchCold)
 	case "report":
 		return report(*out, *png)
 	}
@@ -109,13 +110,13 @@ type onlineRecord struct {
 	faexp.OnlineResult
 }
 
-func online(dir string, d, k int, lo, hi float64, first, seeds, batchIter int) error {
+func online(dir string, d, k int, lo, hi float64, first, seeds, batchIter int, batchCold bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	for s := first; s < first+seeds; s++ {
 		r, err := faexp.OnlineFA(faexp.OnlineConfig{D: d, K: k, Lo: lo, Hi: hi,
-			Checkpoints: faexp.DefaultCheckpoints, Warmup: 100, SGALR: 0.001, BatchMaxIter: batchIter}, uint64(s))
+			Checkpoints: faexp.DefaultCheckpoints, Warmup: 100, SGALR: 0.001, BatchMaxIter: batchIter, BatchCold: batchCold}, uint64(s))
 		if err != nil {
 			return err
 		}
