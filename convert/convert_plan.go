@@ -114,7 +114,7 @@ func Plan(opts PlanOptions) (*PlanReport, error) {
 	var before, after goruntime.MemStats
 	goruntime.GC()
 	goruntime.ReadMemStats(&before)
-	f, err := format.DecodeWith(data, format.ReadOptions{AllocLimit: 1 << 62})
+	f, err := format.Decode(data) // the default budget, as runtime.Load uses
 	if err != nil {
 		return nil, err
 	}
