@@ -118,16 +118,19 @@ check_gofmt() {
 	echo "gofmt: all files formatted"
 }
 
-# host_tests LOG [BUILD FLAGS...]: vet and test on the host.
+# host_tests LOG SHORT [BUILD FLAGS...]: vet and test on the host; SHORT is
+# -short or empty.
 host_tests() {
-	local log=$1 ok=0
-	shift
+	local log=$1 short=$2 ok=0
+	shift 2
+	local test_flags=(-vet=off -timeout "$host_timeout")
+	[[ -z $short ]] || test_flags+=("$short")
 	step "$log" go vet "$@" ./... || ok=1
 	if ((${#race_pkgs[@]})); then
-		step "$log" go test "$@" -race -vet=off -timeout "$host_timeout" "${race_pkgs[@]}" || ok=1
+		step "$log" go test "$@" "${test_flags[@]}" -race "${race_pkgs[@]}" || ok=1
 	fi
 	if ((${#plain_pkgs[@]})); then
-		step "$log" go test "$@" -vet=off -timeout "$host_timeout" "${plain_pkgs[@]}" || ok=1
+		step "$log" go test "$@" "${test_flags[@]}" "${plain_pkgs[@]}" || ok=1
 	fi
 	return "$ok"
 }
@@ -153,15 +156,15 @@ run_target() {
 	case $name in
 	host)
 		step "$log" check_gofmt || ok=1
-		host_tests "$log" || ok=1
+		host_tests "$log" "" || ok=1
 		;;
 	host-purego)
 		# -short by default: the full-size loops already ran in "host", and
 		# purego changes only the kernels underneath them.
 		if [[ ${EDGEBNN_PUREGO_SHORT:-1} == 0 ]]; then
-			host_tests "$log" -tags purego || ok=1
+			host_tests "$log" "" -tags purego || ok=1
 		else
-			host_tests "$log" -tags purego -short || ok=1
+			host_tests "$log" -short -tags purego || ok=1
 		fi
 		;;
 	*)
