@@ -393,3 +393,41 @@ func TestVIFAErrors(t *testing.T) {
 		t.Error("negative ψ accepted")
 	}
 }
+
+func TestVIFAClipPerParameter(t *testing.T) {
+	q := randomQuad(rand.New(rand.NewPCG(1, 3)), 3)
+	for i := range q.mu {
+		q.mu[i] *= 100
+	}
+	v, err := NewVIFA(3, VIFAConfig{Rank: 1, N: 1000, PriorPrecision: 1, LRMean: 0.1, LRFactors: 0.1, LRLogVar: 0.1,
+		Optimizer: "sgd", Clip: 1, ClipPerParameter: true, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := v.Posterior()
+	st, err := v.Step(q.grad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := v.Posterior()
+	// Each of c, F, γ moves by at most lr·clip = 0.1, and each is clipped (all gradients are large).
+	dist := func(a, b []float64) float64 {
+		s := 0.0
+		for i := range a {
+			s += (a[i] - b[i]) * (a[i] - b[i])
+		}
+		return math.Sqrt(s)
+	}
+	gb, ga := make([]float64, 3), make([]float64, 3)
+	for i := range gb {
+		gb[i], ga[i] = math.Log(before.Psi[i]), math.Log(after.Psi[i])
+	}
+	for name, d := range map[string]float64{"c": dist(after.Mean, before.Mean), "F": dist(after.F, before.F), "γ": dist(ga, gb)} {
+		if d > 0.1+1e-12 || d < 0.1-1e-9 {
+			t.Errorf("%s moved %v, want exactly lr·clip = 0.1", name, d)
+		}
+	}
+	if !st.Clipped {
+		t.Error("not reported as clipped")
+	}
+}
