@@ -2,6 +2,7 @@ package convert
 
 import (
 	"fmt"
+	"github.com/edgebnn/edgebnn/runtime"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -216,6 +217,43 @@ func testResNet50Files(t *testing.T) {
 		}
 		if in.Ratio > tc.maxRatio {
 			t.Errorf("file is %.4f of the deterministic fp32 bytes, want ≤ %v", in.Ratio, tc.maxRatio)
+		}
+		checkResNetPredicts(t, out)
+	}
+}
+
+// checkResNetPredicts loads a converted ResNet with runtime.Load and predicts one CIFAR-shaped
+// input with two samples per strategy: the probabilities must be finite and sum to one.
+func checkResNetPredicts(t *testing.T, path string) {
+	t.Helper()
+	m, err := runtime.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	x := make([]float32, m.InputSize())
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range x {
+		x[i] = rng.Float32()
+	}
+	for _, st := range []runtime.Strategy{runtime.Weight, runtime.Local} {
+		p, err := m.NewPredictor(runtime.Options{Samples: 2, Strategy: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out runtime.Prediction
+		if err := p.Predict(x, &out); err != nil {
+			t.Fatal(err)
+		}
+		sum := 0.0
+		for _, v := range out.Probs {
+			if math.IsNaN(float64(v)) || v < 0 {
+				t.Fatalf("%s: %v: probability %v", path, st, v)
+			}
+			sum += float64(v)
+		}
+		if math.Abs(sum-1) > 1e-4 || len(out.Probs) != 10 {
+			t.Errorf("%s: %v: %d probabilities summing to %v", path, st, len(out.Probs), sum)
 		}
 	}
 }
