@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/convert"
+	"github.com/edgebnn/edgebnn/convert/safetensors"
+)
+
+// TestPredictParity: a fixture converted to f32 and predicted through `edgebnn predict --json`
+// meets the runtime's bayesianize parity bounds: with 4096 samples the probabilities are within
+// 0.015 of bayesianize's probs_mean (max abs) and 0.001 on average, entropy and mutual
+// information within 0.02 (bounds widened by √(4096/K) with fewer samples under -short).
+func TestPredictParity(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "mlp.ebnn")
+	if _, err := convert.Convert(convert.Options{
+		Checkpoint: filepath.Join(demoFixture, "state_dict.pt"),
+		Config:     filepath.Join(demoFixture, "inference_config.json"),
+		Arch:       filepath.Join(demoFixture, "model.txt"),
+		Out:        model,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	refPath := filepath.Join(demoFixture, "reference.safetensors")
+	K := 4096
+	if testing.Short() {
+		K = 512
+	}
+	var out, errb bytes.Buffer
+	args := []string{"predict", "--model", model, "--input", refPath, "--samples", strconv.Itoa(K),
+		"--strategy", "local", "--batch", "64", "--seed", "3", "--json"}
+	if code := run(args, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	ref, err := safetensors.ReadFile(refPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(name string) []float64 {
+		tn, ok := ref.Tensor(name)
+		if !ok {
+			t.Fatalf("reference has no %q", name)
+		}
+		v, err := tn.Float64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	probs, totalH, mi := get("probs_mean"), get("total_entropy"), get("mutual_info")
+	var worst, sum, worstH, worstMI float64
+	n := 0
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var p classJSON
+		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+			t.Fatalf("line %d: %v: %s", n+1, err, sc.Text())
+		}
+		if p.Index != n || len(p.Probs) != 10 {
+			t.Fatalf("line %d: index %d with %d probabilities", n+1, p.Index, len(p.Probs))
+		}
+		for j, v := range p.Probs {
+			d := math.Abs(float64(v) - probs[n*10+j])
+			worst = math.Max(worst, d)
+			sum += d
+		}
+		worstH = math.Max(worstH, math.Abs(p.Entropy-totalH[n]))
+		worstMI = math.Max(worstMI, math.Abs(p.MutualInfo-mi[n]))
+		n++
+	}
+	if n != 256 {
+		t.Fatalf("%d predictions, want 256", n)
+	}
+	scale := math.Sqrt(4096 / float64(K))
+	t.Logf("K=%d: max |Δp| %.4f, mean |Δp| %.5f, max |ΔH| %.4f, max |ΔMI| %.4f", K, worst, sum/2560, worstH, worstMI)
+	if worst > 0.015*scale || sum/2560 > 0.001*scale || worstH > 0.02*scale || worstMI > 0.02*scale {
+		t.Errorf("edgebnn predict differs from bayesianize beyond the parity bounds (scale %.2f)", scale)
+	}
+}
+
+// TestPredictInputs: CSV input with a header row, and clear errors for bad inputs.
+func TestPredictInputs(t *testing.T) {
+	dir := t.TempDir()
+	row := strings.TrimSuffix(strings.Repeat("0.5,", 784), ",")
+	good := filepath.Join(dir, "good.csv")
+	header := make([]string, 784)
+	for i := range header {
+		header[i] = "p" + strconv.Itoa(i)
+	}
+	if err := os.WriteFile(good, []byte(strings.Join(header, ",")+"\n"+row+"\n"+row+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	short := filepath.Join(dir, "short.csv")
+	if err := os.WriteFile(short, []byte("1,2,3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(bad, []byte(row+"\n"+strings.Replace(row, "0.5", "x", 1)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join("demo", "model.ebnn")
+	for _, c := range []struct {
+		name, input string
+		code        int
+		want        string
+	}{
+		{"csv with header", good, 0, "INPUT"},
+		{"wrong width", short, 1, "row 1 has 3 values; the model takes 784"},
+		{"not a number", bad, 1, `row 2, column 1: "x" is not a number`},
+		{"missing file", filepath.Join(dir, "none.csv"), 1, "none.csv"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run([]string{"predict", "--model", model, "--input", c.input, "--samples", "4"}, &out, &errb)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d: %s", code, c.code, errb.String())
+			}
+			if !strings.Contains(out.String()+errb.String(), c.want) {
+				t.Errorf("output lacks %q:\n%s%s", c.want, out.String(), errb.String())
+			}
+		})
+	}
+}
