@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
 	"github.com/edgebnn/edgebnn/convert/resnet"
@@ -261,6 +262,10 @@ func readCheckpoint(path string) (*source, error) {
 	return &source{kind: "state_dict", tensors: sd.Tensors}, nil
 }
 
+// TrainingStatePrefix starts the names of the tensors a training checkpoint (edgebnn train) keeps
+// for --resume, such as the optimizer's moments; Convert leaves them out of the model.
+const TrainingStatePrefix = "optim/"
+
 func readModelFile(path string) (*source, error) {
 	f, err := format.Open(path)
 	if err != nil {
@@ -277,6 +282,9 @@ func readModelFile(path string) (*source, error) {
 	}
 	src := &source{kind: "model", spec: spec}
 	for _, name := range f.Tensors() {
+		if strings.HasPrefix(name, TrainingStatePrefix) {
+			continue // optimizer state of a training checkpoint, not part of the model
+		}
 		t, err := f.Tensor(name)
 		if err != nil {
 			return nil, fmt.Errorf("convert: checkpoint %s: %w", path, err)

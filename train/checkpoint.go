@@ -3,6 +3,7 @@ package train
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/edgebnn/edgebnn/convert"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,7 @@ import (
 const TrainBlob = "train"
 
 // OptimPrefix prefixes the names of optimizer-state tensors in a checkpoint.
-const OptimPrefix = "optim/"
+const OptimPrefix = convert.TrainingStatePrefix
 
 // State is what a checkpoint records besides the tensors: everything --resume needs.
 type State struct {
