@@ -77,6 +77,23 @@ func pair1(p [2]int) [2]int {
 }
 
 func (b *specBuilder) module(m *torcharch.Module) (runtime.LayerSpec, error) {
+	ls, err := LayerSpec(m)
+	if err != nil {
+		return ls, err
+	}
+	switch ls.Op {
+	case runtime.OpLinear:
+		return ls, b.posterior(m, &ls, m.OutFeatures, m.InFeatures)
+	case runtime.OpConv2d:
+		return ls, b.posterior(m, &ls, m.OutChannels, m.InChannels*m.KernelSize[0]*m.KernelSize[1])
+	}
+	return ls, nil
+}
+
+// LayerSpec maps one PyTorch module (its plain torch.nn class; bayesianize's Inducing*/FFG*
+// forms map like their base class) to the runtime's layer description, without a posterior.
+// Modules or arguments the runtime cannot execute are errors that say which.
+func LayerSpec(m *torcharch.Module) (runtime.LayerSpec, error) {
 	ls := runtime.LayerSpec{Name: m.Name}
 	switch m.BaseType() {
 	case "Linear":
@@ -84,7 +101,6 @@ func (b *specBuilder) module(m *torcharch.Module) (runtime.LayerSpec, error) {
 		if m.InFeatures < 1 || m.OutFeatures < 1 {
 			return ls, fmt.Errorf("in_features %d / out_features %d must be positive", m.InFeatures, m.OutFeatures)
 		}
-		return ls, b.posterior(m, &ls, m.OutFeatures, m.InFeatures)
 	case "Conv2d":
 		if m.Groups != 1 {
 			return ls, fmt.Errorf("groups=%d is not supported (only 1)", m.Groups)
@@ -107,8 +123,6 @@ func (b *specBuilder) module(m *torcharch.Module) (runtime.LayerSpec, error) {
 				ls.Padding[i] = tot / 2
 			}
 		}
-		k := m.InChannels * m.KernelSize[0] * m.KernelSize[1]
-		return ls, b.posterior(m, &ls, m.OutChannels, k)
 	case "ReLU":
 		ls.Op = runtime.OpReLU
 	case "Tanh":

@@ -2,6 +2,7 @@ package bnn
 
 import (
 	"fmt"
+	"github.com/edgebnn/edgebnn/convert"
 	"strconv"
 	"strings"
 
@@ -91,68 +92,16 @@ func SpecFromModules(mods []torcharch.Module, cfg *bnnconfig.Config, inputShape 
 	return spec, inits, nil
 }
 
+// layerSpec maps a module to its runtime layer (the converter's mapping) and rejects the layers
+// the trainer cannot train.
 func layerSpec(m *torcharch.Module) (runtime.LayerSpec, error) {
-	ls := runtime.LayerSpec{Name: m.Name}
-	errf := func(format string, args ...any) (runtime.LayerSpec, error) {
-		return ls, fmt.Errorf("bnn: module %q (%s): %s", m.Name, m.Type, fmt.Sprintf(format, args...))
+	ls, err := convert.LayerSpec(m)
+	if err != nil {
+		return ls, fmt.Errorf("bnn: module %q (%s): %w", m.Name, m.Type, err)
 	}
-	switch m.BaseType() {
-	case "Linear":
-		ls.Op, ls.In, ls.Out, ls.Bias = runtime.OpLinear, m.InFeatures, m.OutFeatures, m.Bias
-	case "Conv2d":
-		if m.Groups > 1 {
-			return errf("groups=%d is not supported", m.Groups)
-		}
-		if m.PaddingMode != "" && m.PaddingMode != "zeros" {
-			return errf("padding_mode %q is not supported", m.PaddingMode)
-		}
-		ls.Op, ls.In, ls.Out, ls.Bias = runtime.OpConv2d, m.InChannels, m.OutChannels, m.Bias
-		ls.Kernel, ls.Stride, ls.Padding, ls.Dilation = m.KernelSize, m.Stride, m.Padding, m.Dilation
-		switch m.PaddingString {
-		case "", "valid":
-		case "same":
-			for a := 0; a < 2; a++ {
-				d := max(m.Dilation[a], 1) * (m.KernelSize[a] - 1)
-				if d%2 != 0 || max(m.Stride[a], 1) != 1 {
-					return errf("padding='same' with an even kernel or a stride is not supported")
-				}
-				ls.Padding[a] = d / 2
-			}
-		}
-	case "ReLU":
-		ls.Op = runtime.OpReLU
-	case "Tanh":
-		ls.Op = runtime.OpTanh
-	case "Sigmoid":
-		ls.Op = runtime.OpSigmoid
-	case "GELU":
-		if m.Approximate != "" && m.Approximate != "none" {
-			return errf("approximate=%q is not supported", m.Approximate)
-		}
-		ls.Op = runtime.OpGELU
-	case "Identity":
-		ls.Op = runtime.OpIdentity
-	case "Dropout":
-		ls.Op = runtime.OpDropout
-	case "Flatten":
-		if m.StartDim != 1 || (m.EndDim != -1 && m.EndDim != 3) {
-			return errf("only Flatten(start_dim=1, end_dim=-1) is supported")
-		}
-		ls.Op = runtime.OpFlatten
-	case "MaxPool2d", "AvgPool2d":
-		ls.Op = runtime.OpMaxPool2d
-		if m.Type == "AvgPool2d" {
-			ls.Op = runtime.OpAvgPool2d
-			if m.DivisorOverride != 0 {
-				return errf("divisor_override is not supported")
-			}
-			ls.CountIncludePad = m.CountIncludePad
-		} else {
-			ls.Dilation = m.Dilation
-		}
-		ls.Kernel, ls.Stride, ls.Padding, ls.CeilMode = m.KernelSize, m.Stride, m.Padding, m.CeilMode
-	default:
-		return errf("module type is not supported by the trainer")
+	switch ls.Op {
+	case runtime.OpBatchNorm, runtime.OpAdaptiveAvgPool2d, runtime.OpResidual:
+		return ls, fmt.Errorf("bnn: module %q (%s): the trainer cannot train %s layers yet", m.Name, m.Type, ls.Op)
 	}
 	return ls, nil
 }
