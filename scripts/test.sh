@@ -3,8 +3,8 @@
 #
 # Targets, in order:
 #   host         gofmt check, go vet ./..., go test (-race for runtime/, kernels/, format/)
-#   host-purego  the same vet and tests with -tags purego (-short unless
-#                EDGEBNN_PUREGO_SHORT=0)
+#   host-purego  the same vet and tests with -tags purego (-short with
+#                EDGEBNN_PUREGO_SHORT=1)
 #   <emulated>   one per distinct (GOARCH, GOARM, QEMU, CPU) among the board
 #                profiles marked test_target (edgebnn boards --test-targets):
 #                go vet and go test -short of every package under qemu-user
@@ -20,7 +20,7 @@
 #   EDGEBNN_HOST_TIMEOUT  go test -timeout on the host (default 20m)
 #   EDGEBNN_EMU_TIMEOUT   go test -timeout per package under QEMU (default 30m)
 #   EDGEBNN_TAIL          lines of a failing log to print (default 60)
-#   EDGEBNN_PUREGO_SHORT  0 runs the purego pass without -short (default 1)
+#   EDGEBNN_PUREGO_SHORT  1 runs the purego pass with -short (default 0: the full tests)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -161,7 +161,7 @@ run_target() {
 	host-purego)
 		# -short by default: the full-size loops already ran in "host", and
 		# purego changes only the kernels underneath them.
-		if [[ ${EDGEBNN_PUREGO_SHORT:-1} == 0 ]]; then
+		if [[ ${EDGEBNN_PUREGO_SHORT:-0} == 0 ]]; then
 			host_tests "$log" "" -tags purego || ok=1
 		else
 			host_tests "$log" -short -tags purego || ok=1
