@@ -159,8 +159,8 @@ run_target() {
 		host_tests "$log" "" || ok=1
 		;;
 	host-purego)
-		# -short by default: the full-size loops already ran in "host", and
-		# purego changes only the kernels underneath them.
+		# The full tests by default: purego swaps the kernels underneath every
+		# package. EDGEBNN_PUREGO_SHORT=1 runs them with -short.
 		if [[ ${EDGEBNN_PUREGO_SHORT:-0} == 0 ]]; then
 			host_tests "$log" "" -tags purego || ok=1
 		else
