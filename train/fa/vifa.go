@@ -70,6 +70,7 @@ type VIFA struct {
 	psi              []float64
 	gc, gf, gg       []float64 // gradient buffers
 	theta, g, h, z   []float64
+	src              *rand.PCG
 	rng              *rand.Rand
 	optC, optF, optG adamState
 	steps            int
@@ -141,11 +142,11 @@ func NewVIFA(d int, cfg VIFAConfig) (*VIFA, error) {
 	if l == 0 {
 		l = 1
 	}
-	v := &VIFA{cfg: cfg, d: d, k: k, l: l, lrFactor: 1,
+	src := rand.NewPCG(cfg.Seed, 0x7669666100000000^cfg.Seed)
+	v := &VIFA{cfg: cfg, d: d, k: k, l: l, lrFactor: 1, src: src, rng: rand.New(src),
 		c: make([]float64, d), gamma: make([]float64, d), psi: make([]float64, d),
 		gc: make([]float64, d), gf: make([]float64, d*k), gg: make([]float64, d),
 		theta: make([]float64, d), g: make([]float64, d), h: make([]float64, k), z: make([]float64, d),
-		rng: rand.New(rand.NewPCG(cfg.Seed, 0x7669666100000000^cfg.Seed)),
 	}
 	if cfg.InitMean != nil {
 		copy(v.c, cfg.InitMean)
