@@ -1,12 +1,15 @@
 package bnn
 
 import (
+	"bytes"
 	"fmt"
-	"github.com/edgebnn/edgebnn/convert"
+	"os"
 	"strconv"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
+	"github.com/edgebnn/edgebnn/convert/resnet"
 	"github.com/edgebnn/edgebnn/convert/torcharch"
 	"github.com/edgebnn/edgebnn/runtime"
 )
@@ -37,8 +40,10 @@ func MLPModules(widths []int, act string) ([]torcharch.Module, error) {
 }
 
 // ParseArch reads an architecture: "mlp:784-256-256-10" or "mlp:1-50-1:tanh" (see MLPModules),
-// a JSON architecture file (.json) or a file holding print(net) of an nn.Sequential (the forms of
-// convert's --arch).
+// a JSON architecture file (.json; convert/torcharch's format, extended with residual blocks as
+// described at ParseArchJSON), inline JSON of that format (starting with '{') or a file holding
+// print(net) of an nn.Sequential (the forms of convert's --arch). Residual blocks come back
+// delimited by marker modules (see ResidualBegin).
 func ParseArch(s string) ([]torcharch.Module, error) {
 	if rest, ok := strings.CutPrefix(s, "mlp:"); ok {
 		spec, act, _ := strings.Cut(rest, ":")
@@ -55,36 +60,44 @@ func ParseArch(s string) ([]torcharch.Module, error) {
 		}
 		return MLPModules(widths, act)
 	}
+	if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") {
+		mods, err := ParseArchJSON(strings.NewReader(t))
+		if err != nil {
+			return nil, fmt.Errorf("bnn: inline architecture: %w", err)
+		}
+		return mods, nil
+	}
 	if strings.HasSuffix(s, ".json") {
-		return torcharch.ParseJSONFile(s)
+		b, err := os.ReadFile(s)
+		if err != nil {
+			return nil, fmt.Errorf("bnn: architecture: %w", err)
+		}
+		mods, err := ParseArchJSON(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("bnn: architecture %s: %w", s, err)
+		}
+		return mods, nil
 	}
 	return torcharch.ParseReprFile(s)
 }
 
 // SpecFromModules turns an architecture and a bayesianize inference config (nil: every layer
-// deterministic) into a runtime.Spec and the layers' training settings. inputShape is one
-// input's shape ([features] or [C, H, W]); noiseVar is the regression noise variance.
+// deterministic) into a runtime.Spec and the layers' training settings. mods are leaf modules in
+// execution order, with residual blocks delimited by marker modules (ResidualBegin,
+// ResidualShortcut, ResidualEnd; see ParseArch and ModulesFromNodes). inputShape is one input's
+// shape ([features] or [C, H, W]); noiseVar is the regression noise variance.
 func SpecFromModules(mods []torcharch.Module, cfg *bnnconfig.Config, inputShape []int, task runtime.Task, noiseVar float64) (*runtime.Spec, map[string]Init, error) {
 	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: task, InputShape: append([]int(nil), inputShape...)}
 	if task == runtime.Regression {
 		spec.NoiseVar = noiseVar
 	}
+	nodes, err := NodesFromModules(mods)
+	if err != nil {
+		return nil, nil, err
+	}
 	inits := map[string]Init{}
-	for i := range mods {
-		m := &mods[i]
-		ls, err := layerSpec(m)
-		if err != nil {
-			return nil, nil, err
-		}
-		if ls.Op == runtime.OpLinear || ls.Op == runtime.OpConv2d {
-			p, in, err := posterior(m, &ls, cfg)
-			if err != nil {
-				return nil, nil, err
-			}
-			ls.Posterior = p
-			inits[ls.Name] = in
-		}
-		spec.Layers = append(spec.Layers, ls)
+	if spec.Layers, err = layerSpecs(nodes, cfg, inits); err != nil {
+		return nil, nil, err
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, nil, err
@@ -92,16 +105,56 @@ func SpecFromModules(mods []torcharch.Module, cfg *bnnconfig.Config, inputShape 
 	return spec, inits, nil
 }
 
-// layerSpec maps a module to its runtime layer (the converter's mapping) and rejects the layers
-// the trainer cannot train.
+// layerSpecs maps a tree of modules to runtime layers, filling inits for the parametric and
+// BatchNorm layers.
+func layerSpecs(nodes []resnet.Node, cfg *bnnconfig.Config, inits map[string]Init) ([]runtime.LayerSpec, error) {
+	var out []runtime.LayerSpec
+	for _, nd := range nodes {
+		if nd.Module == nil {
+			body, err := layerSpecs(nd.Body, cfg, inits)
+			if err != nil {
+				return nil, err
+			}
+			sc, err := layerSpecs(nd.Shortcut, cfg, inits)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, runtime.LayerSpec{Name: nd.Name, Op: runtime.OpResidual, Body: body, Shortcut: sc})
+			continue
+		}
+		m := nd.Module
+		ls, err := layerSpec(m)
+		if err != nil {
+			return nil, err
+		}
+		switch ls.Op {
+		case runtime.OpLinear, runtime.OpConv2d:
+			p, in, err := posterior(m, &ls, cfg)
+			if err != nil {
+				return nil, err
+			}
+			ls.Posterior = p
+			inits[ls.Name] = in
+		case runtime.OpBatchNorm:
+			in := inits[ls.Name]
+			if m.Momentum == nil {
+				in.CumulativeStats = true
+			} else {
+				v := *m.Momentum
+				in.Momentum = &v
+			}
+			inits[ls.Name] = in
+		}
+		out = append(out, ls)
+	}
+	return out, nil
+}
+
+// layerSpec maps a module to its runtime layer (the converter's mapping).
 func layerSpec(m *torcharch.Module) (runtime.LayerSpec, error) {
 	ls, err := convert.LayerSpec(m)
 	if err != nil {
 		return ls, fmt.Errorf("bnn: module %q (%s): %w", m.Name, m.Type, err)
-	}
-	switch ls.Op {
-	case runtime.OpBatchNorm, runtime.OpAdaptiveAvgPool2d, runtime.OpResidual:
-		return ls, fmt.Errorf("bnn: module %q (%s): the trainer cannot train %s layers yet", m.Name, m.Type, ls.Op)
 	}
 	return ls, nil
 }

@@ -154,16 +154,16 @@ func (l *inducing[T]) sampleU(tp *autodiff.Tape[T], c *Context[T]) *autodiff.Var
 	case runtime.QEnsemble:
 		return tp.Reshape(tp.Slice(mean, 0, c.Member, c.Member+1), mo, mi)
 	case runtime.QDiagonal:
-		eps := tp.Const(c.net.normal(d), mo, mi)
+		eps := tp.Const(c.normal(d), mo, mi)
 		return tp.Add(mean, tp.Mul(l.sdU(tp), eps))
 	case runtime.QFull:
 		L := tp.VecToChol(tp.Param(l.tril.Param))
-		eps := tp.Const(c.net.normal(d), d, 1)
+		eps := tp.Const(c.normal(d), d, 1)
 		return tp.Reshape(tp.Add(tp.Reshape(mean, d, 1), tp.MatMul(L, eps)), mo, mi)
 	default: // matrix: mean + L_row ε L_colᵀ
 		lrow := tp.VecToChol(tp.Param(l.rowTril.Param))
 		lcol := tp.VecToChol(tp.Param(l.colTril.Param))
-		eps := tp.Const(c.net.normal(d), mo, mi)
+		eps := tp.Const(c.normal(d), mo, mi)
 		return tp.Add(mean, tp.MatMulTrans(tp.MatMul(lrow, eps), lcol, false, true))
 	}
 }
@@ -180,10 +180,10 @@ func (l *inducing[T]) weight(tp *autodiff.Tape[T], c *Context[T]) *autodiff.Var[
 	if l.whitened {
 		u = tp.MatMulTrans(tp.MatMul(lr, u), lc, false, true)
 	}
-	e1 := tp.Const(c.net.normal(l.dOut*l.dIn), l.dOut, l.dIn)
-	e2 := tp.Const(c.net.normal(d), mo, mi)
-	e3 := tp.Const(c.net.normal(d), mo, mi)
-	e4 := tp.Const(c.net.normal(d), mo, mi)
+	e1 := tp.Const(c.normal(l.dOut*l.dIn), l.dOut, l.dIn)
+	e2 := tp.Const(c.normal(d), mo, mi)
+	e3 := tp.Const(c.normal(d), mo, mi)
+	e4 := tp.Const(c.normal(d), mo, mi)
 	lhr := tp.JitteredCholesky(tp.MatMulTrans(zr, zr, false, true), T(l.jit))
 	lhc := tp.JitteredCholesky(tp.MatMulTrans(zc, zc, false, true), T(l.jit))
 	drCol := tp.Reshape(dr, mo, 1)

@@ -140,20 +140,20 @@ func (l *ffg[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], c *Context[T]
 	if l.bias {
 		bm, bs = tp.Param(l.bm.Param), l.sd(tp, l.bs)
 	}
-	if c.Train {
+	if c.Train && !c.Mean {
 		mean := applyAffine(tp, &l.affine, x, wm, bm)
 		var b2 *autodiff.Var[T]
 		if l.bias {
 			b2 = tp.Square(bs)
 		}
 		v := tp.AddScalar(applyAffine(tp, &l.affine, tp.Square(x), tp.Square(ws), b2), 1e-6)
-		eps := tp.Const(c.net.normal(mean.Len()), mean.Shape()...)
+		eps := tp.Const(c.normal(mean.Len()), mean.Shape()...)
 		return tp.Add(mean, tp.Mul(tp.Sqrt(v), eps))
 	}
-	w := tp.Add(wm, tp.Mul(ws, tp.Const(c.net.normal(len(l.wm.Value)), l.wshape...)))
+	w := tp.Add(wm, tp.Mul(ws, tp.Const(c.normal(len(l.wm.Value)), l.wshape...)))
 	var b *autodiff.Var[T]
 	if l.bias {
-		b = tp.Add(bm, tp.Mul(bs, tp.Const(c.net.normal(l.dOut), l.dOut)))
+		b = tp.Add(bm, tp.Mul(bs, tp.Const(c.normal(l.dOut), l.dOut)))
 	}
 	return applyAffine(tp, &l.affine, x, w, b)
 }

@@ -39,6 +39,12 @@ type Init struct {
 	// PriorBiasSD is the FFG bias prior sd after width scaling (the weight prior sd is
 	// PosteriorSpec.PriorSD).
 	PriorBiasSD float64
+	// Momentum is a BatchNorm layer's running-statistics momentum; nil means PyTorch's default
+	// 0.1.
+	Momentum *float64
+	// CumulativeStats makes a BatchNorm layer keep a cumulative moving average of the batch
+	// statistics (PyTorch's momentum=None): momentum 1/num_batches_tracked.
+	CumulativeStats bool
 }
 
 // DefaultInit returns bayesianize's defaults for a layer with the given posterior spec.
@@ -59,8 +65,12 @@ type Param[T Float] struct {
 
 // Context carries the per-forward-pass state.
 type Context[T Float] struct {
-	// Train selects training behaviour (FFG layers use local reparameterisation).
+	// Train selects training behaviour: FFG layers use local reparameterisation and BatchNorm
+	// layers normalise with the batch statistics and update their running statistics.
 	Train bool
+	// Mean replaces every noise draw by zero: the posterior mean weights (the conditional mean
+	// for inducing layers, U at its mean, ensemble member 0), as runtime.Options.Mean.
+	Mean bool
 	// Member is the ensemble member used by every Ensemble-U layer in this pass.
 	Member int
 	net    *Net[T]
@@ -163,6 +173,19 @@ func (n *Net[T]) build(ls *runtime.LayerSpec, in []int, inits map[string]Init, r
 			s *= d
 		}
 		return &flatten[T]{n: ls.Name, size: s}, []int{s}, nil
+	case runtime.OpBatchNorm:
+		return n.batchNorm(ls, in, inits)
+	case runtime.OpAdaptiveAvgPool2d:
+		if len(in) != 3 {
+			return nil, nil, errf("input has shape %v; pooling needs [channels, height, width]", in)
+		}
+		oh, ow := ls.OutputSize[0], ls.OutputSize[1]
+		if oh < 1 || ow < 1 || oh > in[1] || ow > in[2] {
+			return nil, nil, errf("output size %v does not fit the input %v", ls.OutputSize, in)
+		}
+		return &adaptivePool[T]{n: ls.Name, oh: oh, ow: ow}, []int{in[0], oh, ow}, nil
+	case runtime.OpResidual:
+		return n.residual(ls, in, inits, rng)
 	case runtime.OpMaxPool2d, runtime.OpAvgPool2d:
 		if len(in) != 3 {
 			return nil, nil, errf("input has shape %v; pooling needs [channels, height, width]", in)
@@ -292,8 +315,21 @@ func (n *Net[T]) Seed(seed uint64, step int64) {
 // after resetting the tape (the tape's constants alias these buffers).
 func (n *Net[T]) Begin() { n.arena.reset() }
 
+// ForwardMean runs the network in evaluation mode (BatchNorm with its running statistics) at the
+// posterior mean weights, without noise: the function runtime.Options{Mean: true} predicts with.
+// It records gradients like Forward and does not change the ensemble member cycle.
+func (n *Net[T]) ForwardMean(tp *autodiff.Tape[T], x *autodiff.Var[T]) *autodiff.Var[T] {
+	c := &Context[T]{Mean: true, net: n}
+	for _, l := range n.layers {
+		x = l.forward(tp, x, c)
+	}
+	return x
+}
+
 // Forward runs the network on the batch x (shape (N, input shape...)) and returns the outputs
-// (N, outputs). Every call samples fresh weights (one sample shared by the batch for inducing
+// (N, outputs). In training mode BatchNorm layers use the batch statistics and update their
+// running statistics (PyTorch's train()); otherwise they use the running statistics (eval()).
+// Every call samples fresh weights (one sample shared by the batch for inducing
 // layers, as bayesianize; per-input noise for FFG layers in training mode). Ensemble-U layers use
 // member (number of earlier Forward calls) mod K, as bayesianize cycles its members.
 func (n *Net[T]) Forward(tp *autodiff.Tape[T], x *autodiff.Var[T], train bool) *autodiff.Var[T] {
@@ -338,7 +374,7 @@ func (n *Net[T]) LayerKLs() ([]LayerKL, error) {
 	var out []LayerKL
 	var err error
 	tp.NoGrad(func() {
-		for _, l := range n.layers {
+		for _, l := range leaves(n.layers) {
 			if k := l.kl(tp); k != nil {
 				out = append(out, LayerKL{Name: l.name(), KL: float64(k.Item())})
 			}
@@ -397,7 +433,7 @@ func (n *Net[T]) Load(src runtime.TensorSource) error {
 }
 
 func optionalBuffer(name string) bool {
-	for _, s := range []string{".prior_weight_mean", ".prior_weight_sd", ".prior_bias_mean", ".prior_bias_sd"} {
+	for _, s := range []string{".prior_weight_mean", ".prior_weight_sd", ".prior_bias_mean", ".prior_bias_sd", ".num_batches_tracked"} {
 		if len(name) > len(s) && name[len(name)-len(s):] == s {
 			return true
 		}
@@ -423,6 +459,17 @@ func sameNumel(a, b []int) bool {
 		nb *= d
 	}
 	return na == 1 && nb == 1 && len(a) <= 1 && len(b) <= 1
+}
+
+// normal returns a buffer of count standard normal draws (zeros in Mean mode) that stays valid
+// until Begin.
+func (c *Context[T]) normal(count int) []T {
+	if c.Mean {
+		b := c.net.arena.get(count)
+		clear(b)
+		return b
+	}
+	return c.net.normal(count)
 }
 
 // normal returns a buffer of count standard normal draws that stays valid until Begin.
