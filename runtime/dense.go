@@ -40,11 +40,18 @@ type dense struct {
 	// dOut rows; k weight columns without the bias; dIn = k (+1 with a bias).
 	dOut, k, dIn int
 	hasBias      bool
-	// Deterministic weights: w is dOut × k with leading dimension ldw; bias may be nil.
+	// det holds the deterministic weights (post == nil): one set, or one per member of an
+	// ensemble model; sample s uses det[s mod len(det)].
+	det  []detWeights
+	post posterior
+}
+
+// detWeights are one network's weights of a deterministic layer: w is dOut × k with leading
+// dimension ldw; bias may be nil.
+type detWeights struct {
 	w    []float32
 	ldw  int
 	bias []float32
-	post posterior
 }
 
 func (b *builder) dense(ls *LayerSpec, id, dOut, k int, wshape []int) (*dense, error) {
@@ -57,15 +64,23 @@ func (b *builder) dense(ls *LayerSpec, id, dOut, k int, wshape []int) (*dense, e
 	}
 	p := ls.Posterior
 	if p == nil || p.Kind == KindDeterministic {
-		w, err := b.tensor(ls.Name, "weight", wshape...)
-		if err != nil {
-			return nil, err
-		}
-		d.w, d.ldw = w, k
-		if ls.Bias {
-			if d.bias, err = b.tensor(ls.Name, "bias", dOut); err != nil {
+		// One set of weights per ensemble member (one for a single network).
+		defer func() { b.member = 0 }()
+		for b.member = 0; b.member < b.m.members; b.member++ {
+			dw := detWeights{ldw: k}
+			var err error
+			if dw.w, err = b.tensor(ls.Name, "weight", wshape...); err != nil {
 				return nil, err
 			}
+			if ls.Bias {
+				if dw.bias, err = b.tensor(ls.Name, "bias", dOut); err != nil {
+					return nil, err
+				}
+			}
+			d.det = append(d.det, dw)
+		}
+		if len(d.det) > 1 {
+			b.m.stochastic = true
 		}
 		return d, nil
 	}
@@ -89,7 +104,7 @@ func (b *builder) dense(ls *LayerSpec, id, dOut, k int, wshape []int) (*dense, e
 
 func (d *dense) inPlace() bool    { return false }
 func (d *dense) outSize() int     { return d.out.size() }
-func (d *dense) stochastic() bool { return d.post != nil }
+func (d *dense) stochastic() bool { return d.post != nil || len(d.det) > 1 }
 
 // useLocal reports whether this layer samples per input under strategy st for a batch of n.
 func (d *dense) useLocal(st Strategy, n int) bool {
@@ -136,7 +151,8 @@ func (d *dense) scratchSize(n int, st Strategy) int {
 
 func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 	if d.post == nil {
-		d.apply(fc, d.w, d.ldw, d.bias, in, out, n, fc.scratch)
+		dw := &d.det[fc.sample%len(d.det)]
+		d.apply(fc, dw.w, dw.ldw, dw.bias, in, out, n, fc.scratch)
 		return
 	}
 	fc.rng = kernels.NewStream(fc.seed, uint32(fc.sample), d.id)
@@ -166,24 +182,39 @@ func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 }
 
 // foldBatchNorm folds an inference-mode BatchNorm that follows this deterministic layer into its
-// weights and bias (W' = diag(scale) W, b' = scale ⊙ b + shift). The folded weights are a copy,
-// so the model file's tensors are left untouched.
+// weights and bias (W' = diag(scale) W, b' = scale ⊙ b + shift), member by member in an
+// ensemble (bn has as many members as d). The folded weights are a copy, so the model file's
+// tensors are left untouched.
 func (d *dense) foldBatchNorm(bn *batchNorm) {
-	w := make([]float32, d.dOut*d.k)
-	bias := make([]float32, d.dOut)
-	for o := 0; o < d.dOut; o++ {
-		s := bn.scale[o]
-		row := d.w[o*d.ldw : o*d.ldw+d.k]
-		for j, v := range row {
-			w[o*d.k+j] = v * s
+	for e := range d.det {
+		dw, bm := &d.det[e], &bn.members[e]
+		w := make([]float32, d.dOut*d.k)
+		bias := make([]float32, d.dOut)
+		for o := 0; o < d.dOut; o++ {
+			s := bm.scale[o]
+			row := dw.w[o*dw.ldw : o*dw.ldw+d.k]
+			for j, v := range row {
+				w[o*d.k+j] = v * s
+			}
+			b := float32(0)
+			if dw.bias != nil {
+				b = dw.bias[o]
+			}
+			bias[o] = b*s + bm.shift[o]
 		}
-		b := float32(0)
-		if d.bias != nil {
-			b = d.bias[o]
-		}
-		bias[o] = b*s + bn.shift[o]
+		*dw = detWeights{w: w, ldw: d.k, bias: bias}
 	}
-	d.w, d.ldw, d.bias = w, d.k, bias
+}
+
+// weightMatrix writes member e's weights into w (dOut × dIn, bias as the last column).
+func (d *dense) weightMatrix(e int, w []float32) {
+	dw := &d.det[e]
+	for o := 0; o < d.dOut; o++ {
+		copy(w[o*d.dIn:o*d.dIn+d.k], dw.w[o*dw.ldw:o*dw.ldw+d.k])
+		if d.hasBias {
+			w[o*d.dIn+d.k] = dw.bias[o]
+		}
+	}
 }
 
 // apply computes out = W x + b for n inputs with W (dOut × k, leading dimension ldw).

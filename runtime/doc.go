@@ -15,6 +15,14 @@
 //   - a slice of a factor-analysis posterior N(c, FFᵀ + diag ψ) over the whole parameter vector
 //     (MATH.md §2), whose latent h is shared by all layers of one sample.
 //
+// # Ensembles of networks
+//
+// A Spec with Members = K > 1 is Ensemble-W, a deep ensemble: K deterministic networks of the same
+// architecture in one model, member k's tensors named MemberPrefix(k) + name. Sample s of a
+// prediction runs member s mod K in every layer (BatchNorm included, folded into the preceding
+// layer per member), so K samples — the default — give each member once and the predictive is
+// the average of the members' softmax outputs. Options.Mean also runs each member once.
+//
 // Everything that does not change between samples — Cholesky factors of Ψ = ZZᵀ + D², the row and
 // column transforms R = Z_rᵀΨ_r⁻¹ and C = Ψ_c⁻¹Z_c, whitened ensemble members, KL divergences — is
 // computed once, in float64, when the Model is built.

@@ -41,30 +41,62 @@ func (m *Model) Layers() []LayerInfo {
 }
 
 // MeanWeight returns the named layer's weight at the posterior mean — for inducing layers the
-// conditional mean σ R u C at U's mean (MATH.md §1; bayesianize's weight at its mean) — as a
+// conditional mean σ R u C at U's mean (MATH.md §1; bayesianize's weight at its mean); in an
+// ensemble model (Members > 1) the average of the members' weights, the mean of Posterior — as a
 // rows × cols row-major matrix with the bias as the last column. A deterministic layer followed by
-// a BatchNorm returns its weights with the BatchNorm folded in (see LayerSpec).
+// a BatchNorm returns its weights with the BatchNorm folded in (see LayerSpec). MemberWeight gives
+// one member's weights.
 func (m *Model) MeanWeight(layer string) ([]float32, int, int, error) {
+	d := m.findDense(layer)
+	if d == nil {
+		return nil, 0, 0, fmt.Errorf("runtime: no linear or conv2d layer named %q", layer)
+	}
+	w := make([]float32, d.dOut*d.dIn)
+	if d.post != nil {
+		d.post.meanWeight(w, make([]float32, d.post.weightScratch()))
+		return w, d.dOut, d.dIn, nil
+	}
+	if len(d.det) == 1 {
+		d.weightMatrix(0, w)
+		return w, d.dOut, d.dIn, nil
+	}
+	sum := make([]float64, len(w))
+	for e := range d.det {
+		d.weightMatrix(e, w)
+		for i, v := range w {
+			sum[i] += float64(v)
+		}
+	}
+	for i, v := range sum {
+		w[i] = float32(v / float64(len(d.det)))
+	}
+	return w, d.dOut, d.dIn, nil
+}
+
+// MemberWeight returns member k's weights of the named deterministic layer of an ensemble model
+// (k = 0 for a single network), in MeanWeight's layout, BatchNorm folded in.
+func (m *Model) MemberWeight(layer string, k int) ([]float32, int, int, error) {
+	d := m.findDense(layer)
+	if d == nil {
+		return nil, 0, 0, fmt.Errorf("runtime: no linear or conv2d layer named %q", layer)
+	}
+	if d.post != nil {
+		return nil, 0, 0, fmt.Errorf("runtime: layer %q is not deterministic", layer)
+	}
+	if k < 0 || k >= len(d.det) {
+		return nil, 0, 0, fmt.Errorf("runtime: layer %q: member %d out of range (the model has %d)", layer, k, len(d.det))
+	}
+	w := make([]float32, d.dOut*d.dIn)
+	d.weightMatrix(k, w)
+	return w, d.dOut, d.dIn, nil
+}
+
+func (m *Model) findDense(layer string) *dense {
 	var found *dense
 	walkNodes(m.nodes, func(nd node) {
 		if d, ok := nd.(*dense); ok && d.name == layer {
 			found = d
 		}
 	})
-	if found == nil {
-		return nil, 0, 0, fmt.Errorf("runtime: no linear or conv2d layer named %q", layer)
-	}
-	d := found
-	w := make([]float32, d.dOut*d.dIn)
-	if d.post != nil {
-		d.post.meanWeight(w, make([]float32, d.post.weightScratch()))
-		return w, d.dOut, d.dIn, nil
-	}
-	for o := 0; o < d.dOut; o++ {
-		copy(w[o*d.dIn:o*d.dIn+d.k], d.w[o*d.ldw:o*d.ldw+d.k])
-		if d.hasBias {
-			w[o*d.dIn+d.k] = d.bias[o]
-		}
-	}
-	return w, d.dOut, d.dIn, nil
+	return found
 }

@@ -215,60 +215,71 @@ func (p *adaptivePool) forward(_ *fwdCtx, in, out []float32, n int) {
 }
 
 // batchNorm is BatchNorm1d/2d in inference mode: y = x·scale + shift per channel, with scale and
-// shift folded from the running statistics and the affine parameters at load time.
+// shift folded from the running statistics and the affine parameters at load time — one pair per
+// member of an ensemble model (sample s uses member s mod K).
 type batchNorm struct {
-	s            shape
-	scale, shift []float32
+	s       shape
+	members []bnMember
 }
+
+// bnMember is one network's folded BatchNorm: y = x·scale + shift per channel.
+type bnMember struct{ scale, shift []float32 }
 
 func (b *builder) batchNorm(ls *LayerSpec, in shape) (node, shape, error) {
 	c := in.c
 	if ls.In != 0 && ls.In != c {
 		return nil, shape{}, fmt.Errorf("runtime: layer %q (batchnorm): num_features %d does not match the input %v", ls.Name, ls.In, in)
 	}
-	mean, err := b.tensor(ls.Name, "running_mean", c)
-	if err != nil {
-		return nil, shape{}, err
-	}
-	variance, err := b.tensor(ls.Name, "running_var", c)
-	if err != nil {
-		return nil, shape{}, err
-	}
-	var gamma, beta []float32
-	if ls.Affine {
-		if gamma, err = b.tensor(ls.Name, "weight", c); err != nil {
-			return nil, shape{}, err
-		}
-		if beta, err = b.tensor(ls.Name, "bias", c); err != nil {
-			return nil, shape{}, err
-		}
-	}
 	eps := ls.Eps
 	if eps == 0 {
 		eps = 1e-5
 	}
-	bn := &batchNorm{s: in, scale: make([]float32, c), shift: make([]float32, c)}
-	for i := 0; i < c; i++ {
-		if variance[i] < 0 {
-			return nil, shape{}, fmt.Errorf("runtime: layer %q (batchnorm): running_var[%d] = %g is negative", ls.Name, i, variance[i])
+	bn := &batchNorm{s: in}
+	defer func() { b.member = 0 }()
+	for b.member = 0; b.member < b.m.members; b.member++ {
+		mean, err := b.tensor(ls.Name, "running_mean", c)
+		if err != nil {
+			return nil, shape{}, err
 		}
-		s := 1 / math.Sqrt(float64(variance[i])+eps)
-		g, be := 1.0, 0.0
-		if gamma != nil {
-			g, be = float64(gamma[i]), float64(beta[i])
+		variance, err := b.tensor(ls.Name, "running_var", c)
+		if err != nil {
+			return nil, shape{}, err
 		}
-		bn.scale[i] = float32(s * g)
-		bn.shift[i] = float32(be - float64(mean[i])*s*g)
+		var gamma, beta []float32
+		if ls.Affine {
+			if gamma, err = b.tensor(ls.Name, "weight", c); err != nil {
+				return nil, shape{}, err
+			}
+			if beta, err = b.tensor(ls.Name, "bias", c); err != nil {
+				return nil, shape{}, err
+			}
+		}
+		bm := bnMember{scale: make([]float32, c), shift: make([]float32, c)}
+		for i := 0; i < c; i++ {
+			if variance[i] < 0 {
+				return nil, shape{}, fmt.Errorf("runtime: layer %q (batchnorm): tensor %q: running_var[%d] = %g is negative",
+					ls.Name, b.fullName(ls.Name, "running_var"), i, variance[i])
+			}
+			s := 1 / math.Sqrt(float64(variance[i])+eps)
+			g, be := 1.0, 0.0
+			if gamma != nil {
+				g, be = float64(gamma[i]), float64(beta[i])
+			}
+			bm.scale[i] = float32(s * g)
+			bm.shift[i] = float32(be - float64(mean[i])*s*g)
+		}
+		bn.members = append(bn.members, bm)
 	}
 	return bn, in, nil
 }
 
-func (bn *batchNorm) forward(_ *fwdCtx, _, x []float32, n int) {
+func (bn *batchNorm) forward(fc *fwdCtx, _, x []float32, n int) {
 	hw := bn.s.h * bn.s.w
+	bm := &bn.members[fc.sample%len(bn.members)]
 	for i := 0; i < n; i++ {
 		for c := 0; c < bn.s.c; c++ {
 			v := x[(i*bn.s.c+c)*hw : (i*bn.s.c+c+1)*hw]
-			s, t := bn.scale[c], bn.shift[c]
+			s, t := bm.scale[c], bm.shift[c]
 			for j := range v {
 				v[j] = v[j]*s + t
 			}
@@ -278,7 +289,7 @@ func (bn *batchNorm) forward(_ *fwdCtx, _, x []float32, n int) {
 func (bn *batchNorm) inPlace() bool                 { return true }
 func (bn *batchNorm) outSize() int                  { return bn.s.size() }
 func (bn *batchNorm) scratchSize(int, Strategy) int { return 0 }
-func (bn *batchNorm) stochastic() bool              { return false }
+func (bn *batchNorm) stochastic() bool              { return len(bn.members) > 1 }
 
 // residual is body(x) + shortcut(x); the executor runs it (it needs extra activation buffers).
 type residual struct {

@@ -45,8 +45,11 @@ type Model struct {
 	nodes    []node
 	inShape  shape
 	outShape shape
-	// stochastic reports whether any layer samples weights.
+	// stochastic reports whether any layer samples weights, or the model is an ensemble whose
+	// layers depend on the sample's member.
 	stochastic bool
+	// members is the number of networks of an ensemble (Spec.Members), 1 for a single network.
+	members int
 	// fa is the network-wide factor-analysis posterior, if any.
 	fa *faPosterior
 	// layerCount is the number of layers including those inside residual blocks; layer ids used
@@ -79,7 +82,7 @@ func New(spec *Spec, src TensorSource) (*Model, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Model{spec: *spec}
+	m := &Model{spec: *spec, members: max(spec.Members, 1)}
 	b := &builder{m: m, src: src}
 	if spec.FA != nil {
 		fa, err := loadFA(spec.FA, b)
@@ -124,7 +127,12 @@ func (m *Model) OutputSize() int { return m.outShape.size() }
 func (m *Model) Task() Task { return m.spec.Task }
 
 // Stochastic reports whether the model samples any weights (false for a deterministic network).
+// An ensemble of deterministic networks (Members > 1) is stochastic: each sample of a prediction
+// runs one member.
 func (m *Model) Stochastic() bool { return m.stochastic }
+
+// Members is the number of networks of an ensemble model (Spec.Members), 1 for a single network.
+func (m *Model) Members() int { return m.members }
 
 // TensorsUsed lists, sorted, the names of the tensors the model read from its source.
 func (m *Model) TensorsUsed() []string { return append([]string(nil), m.used...) }
@@ -147,14 +155,22 @@ type builder struct {
 	used     []string
 	nextID   int
 	faOffset int
+	// member selects the ensemble member whose tensors tensor reads (MemberPrefix).
+	member int
 }
 
-// tensor fetches a tensor and checks its shape.
-func (b *builder) tensor(layer, name string, want ...int) ([]float32, error) {
+// fullName is the name of tensor name of layer for the current member.
+func (b *builder) fullName(layer, name string) string {
 	full := name
 	if layer != "" {
 		full = layer + "." + name
 	}
+	return MemberPrefix(b.member) + full
+}
+
+// tensor fetches a tensor of the current member and checks its shape.
+func (b *builder) tensor(layer, name string, want ...int) ([]float32, error) {
+	full := b.fullName(layer, name)
 	data, shp, err := b.src.Tensor(full)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: layer %q: tensor %q: %w", layer, full, err)
@@ -175,7 +191,7 @@ func (b *builder) tensor(layer, name string, want ...int) ([]float32, error) {
 
 // optTensor is tensor for an optional tensor: absent gives nil, nil.
 func (b *builder) optTensor(layer, name string, want ...int) ([]float32, error) {
-	_, _, err := b.src.Tensor(layer + "." + name)
+	_, _, err := b.src.Tensor(b.fullName(layer, name))
 	if errors.Is(err, ErrNoTensor) {
 		return nil, nil
 	}
@@ -228,7 +244,7 @@ func (b *builder) build(specs []LayerSpec, in shape) ([]node, shape, error) {
 			return nil, shape{}, err
 		}
 		if bn, ok := n.(*batchNorm); ok && len(nodes) > 0 {
-			if d, ok := nodes[len(nodes)-1].(*dense); ok && d.post == nil {
+			if d, ok := nodes[len(nodes)-1].(*dense); ok && d.post == nil && len(d.det) == len(bn.members) {
 				d.foldBatchNorm(bn)
 				n = nil
 			}

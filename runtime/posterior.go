@@ -37,7 +37,8 @@ const maxPosteriorDim = 16384
 
 // Posterior returns the exact mean and covariance of the flattened parameter vector for models
 // with at most maxDim parameters (it refuses larger ones): deterministic layers have zero
-// covariance; FFG layers a diagonal one; FA layers c and F Fᵀ + diag ψ (cross-layer blocks
+// covariance (in an ensemble model, Members > 1, the mixture over the members: their average
+// weights and the between-member covariance, cross-layer blocks included); FFG layers a diagonal one; FA layers c and F Fᵀ + diag ψ (cross-layer blocks
 // included); inducing layers the moments of the extended Matheron rule the sampler uses — mean
 // σ R E[u] C and covariance σ²λ²(I − P ⊗ Q − Pᵀ ⊗ Qᵀ + Σᵢ R Aᵢ Rᵀ ⊗ Cᵀ Bᵢ C) (the Kronecker form
 // of MATH.md §1's σ²λ²(I − P_c ⊗ P_r) with the sampler's jittered factors) plus the q(U) term
@@ -107,13 +108,19 @@ func (m *Model) Posterior(maxDim int) (*Posterior, error) {
 		n := d.dOut * d.dIn
 		switch post := d.post.(type) {
 		case nil:
-			for o := 0; o < d.dOut; o++ {
-				for j := 0; j < d.k; j++ {
-					p.Mean[idx[o*d.dIn+j]] = float64(d.w[o*d.ldw+j])
-				}
-				if d.hasBias {
-					p.Mean[idx[o*d.dIn+d.k]] = float64(d.bias[o])
-				}
+			// One network, or the members of an ensemble model (a mixture over the member index,
+			// which all layers share, as for Ensemble-U below).
+			w := make([]float32, n)
+			var members [][]float64
+			for e := range d.det {
+				d.weightMatrix(e, w)
+				members = append(members, to64(w))
+			}
+			for a := 0; a < n; a++ {
+				p.Mean[idx[a]] = members[0][a]
+			}
+			if len(members) > 1 {
+				ens = append(ens, ensLayer{idx: idx, means: members})
 			}
 		case *ffg:
 			for i := 0; i < n; i++ {

@@ -54,7 +54,10 @@ func ParseStrategy(s string) (Strategy, error) {
 // Options configure a Predictor.
 type Options struct {
 	// Samples is the number K of Monte Carlo samples per prediction (default 32). A
-	// deterministic model always uses one.
+	// deterministic model always uses one. For an ensemble model (Model.Members() = M > 1)
+	// sample s runs member s mod M, so the default is M: each member once, the deep-ensemble
+	// predictive. A Samples that is not a multiple of M weights the first Samples mod M members
+	// once more than the others.
 	Samples int
 	// Seed selects the random streams; the same seed gives bit-identical predictions.
 	Seed uint64
@@ -66,7 +69,10 @@ type Options struct {
 	// KeepSamples makes every Prediction carry the per-sample outputs (logits or regression means).
 	KeepSamples bool
 	// Mean predicts once at the posterior mean weights (conditional mean for inducing layers, U at
-	// its mean, ensemble member 0), without noise.
+	// its mean, Ensemble-U member 0), without noise. For an ensemble of networks (Model.Members()
+	// = M > 1), whose average weights are no network anyone trained, Mean instead runs each member
+	// once (Samples = M, whatever Samples says): the deep-ensemble predictive, which involves no
+	// randomness either.
 	Mean bool
 	// Threads is the number of goroutines that draw the samples of one prediction in parallel
 	// (default 1). Results are bit-identical whatever the number of threads. With more than one,
@@ -173,6 +179,9 @@ func (s *stopper) close() {
 func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	if opts.Samples == 0 {
 		opts.Samples = 32
+		if m.members > 1 {
+			opts.Samples = m.members
+		}
 	}
 	if opts.MaxBatch == 0 {
 		opts.MaxBatch = 1
@@ -192,7 +201,10 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	if opts.Strategy < Auto || opts.Strategy > Local {
 		return nil, fmt.Errorf("runtime: unknown strategy %d", opts.Strategy)
 	}
-	if !m.stochastic || opts.Mean {
+	switch {
+	case opts.Mean && m.members > 1:
+		opts.Samples = m.members
+	case !m.stochastic || opts.Mean:
 		opts.Samples = 1
 	}
 	opts.Threads = min(opts.Threads, opts.Samples)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // SpecVersion is the version of the model description schema this package reads and writes.
@@ -78,6 +79,12 @@ type Spec struct {
 	Layers   []LayerSpec `json:"layers"`
 	// FA describes the network-wide factor-analysis posterior, when layers have kind "fa".
 	FA *FASpec `json:"fa,omitempty"`
+	// Members is the number K of networks of an ensemble of deterministic networks (Ensemble-W,
+	// a deep ensemble); 0 or 1 is a single network. With K > 1 every Linear, Conv2d and
+	// BatchNorm layer has K sets of tensors: member 0's under the plain names, member k's under
+	// MemberPrefix(k) + name ("member2/fc.weight"). Every layer must be deterministic. Sample s of
+	// a prediction runs member s mod K in every layer.
+	Members int `json:"members,omitempty"`
 	// Info is carried along untouched (provenance, conversion reports).
 	Info json.RawMessage `json:"info,omitempty"`
 }
@@ -144,7 +151,18 @@ const (
 	maxLayers  = 4096
 	maxDim     = 1 << 26
 	maxNesting = 16
+	// MaxMembers is the largest Spec.Members the runtime accepts.
+	MaxMembers = 1024
 )
+
+// MemberPrefix is the prefix of member k's tensor names in an ensemble model (Spec.Members):
+// "" for member 0, whose tensors have the plain names, and "member<k>/" for k ≥ 1.
+func MemberPrefix(k int) string {
+	if k == 0 {
+		return ""
+	}
+	return "member" + strconv.Itoa(k) + "/"
+}
 
 // Validate checks the Spec's own consistency (shapes are checked again against the tensors by New).
 func (s *Spec) Validate() error {
@@ -173,6 +191,12 @@ func (s *Spec) Validate() error {
 	if len(s.Layers) == 0 {
 		return fmt.Errorf("spec: no layers")
 	}
+	if s.Members < 0 || s.Members > MaxMembers {
+		return fmt.Errorf("spec: members %d out of range (0 to %d)", s.Members, MaxMembers)
+	}
+	if s.Members > 1 && s.FA != nil {
+		return fmt.Errorf("spec: an ensemble of %d networks (members) cannot have an fa posterior", s.Members)
+	}
 	count := 0
 	var walk func(ls []LayerSpec, depth int) error
 	walk = func(ls []LayerSpec, depth int) error {
@@ -195,6 +219,10 @@ func (s *Spec) Validate() error {
 			}
 			if l.Posterior != nil && l.Op != OpLinear && l.Op != OpConv2d {
 				return fmt.Errorf("spec: layer %q: op %s cannot have a posterior", l.Name, l.Op)
+			}
+			if p := l.Posterior; p != nil && p.Kind != KindDeterministic && s.Members > 1 {
+				return fmt.Errorf("spec: layer %q: an ensemble of %d networks (members) takes deterministic layers only, not %q",
+					l.Name, s.Members, p.Kind)
 			}
 			if p := l.Posterior; p != nil && p.Kind == KindFA && s.FA == nil {
 				return fmt.Errorf("spec: layer %q has an fa posterior but the spec has no fa section", l.Name)
