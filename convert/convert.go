@@ -102,9 +102,13 @@ type LayerReport struct {
 type Report struct {
 	Out    string        `json:"out"`
 	Layers []LayerReport `json:"layers"`
-	// Parameters and DeterministicParameters total the layers.
+	// Parameters and DeterministicParameters total the layers. For an ensemble (Members > 1)
+	// Parameters counts every member and DeterministicParameters one network.
 	Parameters              int64 `json:"parameters"`
 	DeterministicParameters int64 `json:"deterministic_parameters"`
+	// Members is the number of networks of an Ensemble-W model (runtime.Spec.Members); 0 for a
+	// single network.
+	Members int `json:"members,omitempty"`
 	// FileBytes is the model file's size; DeterministicFP32Bytes = 4 × DeterministicParameters;
 	// Ratio = FileBytes / DeterministicFP32Bytes.
 	FileBytes              int64   `json:"file_bytes"`
@@ -656,7 +660,7 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 	for k, v := range m.tensors {
 		data[k] = v
 	}
-	rep := &Report{SourceSHA256: m.hash}
+	rep := &Report{SourceSHA256: m.hash, Members: m.spec.Members}
 	info := Info{Converter: Version, Source: m.source, DType: o.dtype, Compress: o.compress}
 	if o.prune.Fraction > 0 {
 		var layers []prune.Layer

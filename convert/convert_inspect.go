@@ -27,8 +27,9 @@ type Section struct {
 type InspectLayer struct {
 	Name string `json:"name"`
 	Kind string `json:"kind"`
-	// Parameters counts the layer's parameters as bayesianize does (non-zero Z entries only);
-	// Deterministic the plain layer's weights and biases (BatchNorm: affine weight and bias).
+	// Parameters counts the layer's parameters as bayesianize does (non-zero Z entries only; all
+	// members of an ensemble); Deterministic the plain layer's weights and biases (BatchNorm:
+	// affine weight and bias) of one network. Bytes include every member's tensors.
 	Parameters    int64 `json:"parameters"`
 	Deterministic int64 `json:"deterministic_parameters"`
 	// Bytes are the stored bytes of the layer's tensors.
@@ -45,17 +46,22 @@ type Inspection struct {
 	Version   string `json:"version"`
 	FileBytes int64  `json:"file_bytes"`
 	// Verified is true when every checksum was checked (and matched).
-	Verified                bool            `json:"verified"`
-	Task                    runtime.Task    `json:"task,omitempty"`
-	InputShape              []int           `json:"input_shape,omitempty"`
-	Parameters              int64           `json:"parameters"`
-	DeterministicParameters int64           `json:"deterministic_parameters"`
-	DeterministicFP32Bytes  int64           `json:"deterministic_fp32_bytes"`
-	Ratio                   float64         `json:"ratio"`
-	KL                      float64         `json:"kl"`
-	Layers                  []InspectLayer  `json:"layers"`
-	Sections                []Section       `json:"sections"`
-	Info                    json.RawMessage `json:"info,omitempty"`
+	Verified                bool         `json:"verified"`
+	Task                    runtime.Task `json:"task,omitempty"`
+	InputShape              []int        `json:"input_shape,omitempty"`
+	Parameters              int64        `json:"parameters"`
+	DeterministicParameters int64        `json:"deterministic_parameters"`
+	// Members is the number K of networks of an Ensemble-W model (runtime.Spec.Members; 0 for a
+	// single network); Parameters then counts all of them and MemberParameters = Parameters / K
+	// one member.
+	Members                int             `json:"members,omitempty"`
+	MemberParameters       int64           `json:"member_parameters,omitempty"`
+	DeterministicFP32Bytes int64           `json:"deterministic_fp32_bytes"`
+	Ratio                  float64         `json:"ratio"`
+	KL                     float64         `json:"kl"`
+	Layers                 []InspectLayer  `json:"layers"`
+	Sections               []Section       `json:"sections"`
+	Info                   json.RawMessage `json:"info,omitempty"`
 }
 
 // Inspect opens a model file and describes it. With verify it first checks every checksum
@@ -145,6 +151,10 @@ func Inspect(path string, verify bool) (*Inspection, error) {
 		in.Layers = append(in.Layers, l)
 		in.Parameters += li.Parameters
 		in.DeterministicParameters += li.Deterministic
+	}
+	if spec.Members > 1 {
+		in.Members = spec.Members
+		in.MemberParameters = in.Parameters / int64(spec.Members)
 	}
 	in.DeterministicFP32Bytes = 4 * in.DeterministicParameters
 	if in.DeterministicFP32Bytes > 0 {

@@ -27,17 +27,24 @@ type PlanOptions struct {
 	Prune         float64
 	PrunePerLayer bool
 	Compress      string
-	// Samples and MaxBatch configure the predictor whose memory is counted (defaults 32 and 1).
+	// Samples and MaxBatch configure the predictor whose memory is counted (defaults 32 and 1;
+	// Samples defaults to Members for an ensemble, as in runtime.Options).
 	Samples  int
 	MaxBatch int
 	// BudgetBytes is the board's memory budget (0: no board; Fits is then true).
 	BudgetBytes int64
+	// Members plans an Ensemble-W model of this many deterministic networks (0 or 1: one
+	// network; the architecture must then have no Bayesian layers, i.e. no Config).
+	Members int
 }
 
 // PlanReport sizes a model.
 type PlanReport struct {
 	Parameters              int64 `json:"parameters"`
 	DeterministicParameters int64 `json:"deterministic_parameters"`
+	// Members is the number of networks of a planned ensemble (0 for one network); Parameters
+	// counts all of them, DeterministicParameters one.
+	Members int `json:"members,omitempty"`
 	// FileBytes is the size of the model file the converter would write. Tensor sections do
 	// not depend on the values without compression (pruning is applied), so it is exact for
 	// f32 without compression; with f16 the error figures in the metadata blob vary in length
@@ -80,6 +87,14 @@ func Plan(opts PlanOptions) (*PlanReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Members > 1 {
+		spec.Members = opts.Members
+		if err := spec.Validate(); err != nil {
+			return nil, fmt.Errorf("convert: plan: %w", err)
+		}
+	} else if opts.Members < 0 {
+		return nil, fmt.Errorf("convert: plan: members %d must be positive", opts.Members)
+	}
 	m := &model{spec: spec, expect: nil, tensors: map[string][]float32{}}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var src []statedict.Tensor
@@ -109,7 +124,7 @@ func Plan(opts PlanOptions) (*PlanReport, error) {
 	}
 	pr := &PlanReport{Parameters: rep.Parameters, DeterministicParameters: rep.DeterministicParameters,
 		FileBytes: int64(len(data)), DeterministicFP32Bytes: rep.DeterministicFP32Bytes, Ratio: rep.Ratio,
-		Layers: rep.Layers, BudgetBytes: opts.BudgetBytes}
+		Layers: rep.Layers, BudgetBytes: opts.BudgetBytes, Members: rep.Members}
 	w, m = nil, nil
 	var before, after goruntime.MemStats
 	goruntime.GC()

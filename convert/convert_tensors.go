@@ -2,6 +2,7 @@ package convert
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/edgebnn/edgebnn/runtime"
@@ -34,8 +35,23 @@ func (t tensorSpec) size() int {
 }
 
 // expectedTensors lists every tensor of a Spec in a canonical order (layer order, then a fixed
-// order within each layer): the order of the tensor sections in the model file.
+// order within each layer): the order of the tensor sections in the model file. An ensemble
+// (Spec.Members = K > 1) lists member 0's tensors, then member 1's (named runtime.MemberPrefix(1)
+// + name), and so on; each keeps its layer's name in Layer.
 func expectedTensors(spec *runtime.Spec) []tensorSpec {
+	out := memberTensors(spec)
+	n := len(out)
+	for k := 1; k < spec.Members; k++ {
+		for _, t := range out[:n] {
+			t.Name = runtime.MemberPrefix(k) + t.Name
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// memberTensors lists the tensors of one network of spec (expectedTensors without members).
+func memberTensors(spec *runtime.Spec) []tensorSpec {
 	var out []tensorSpec
 	add := func(layer, suffix string, role int, shape ...int) {
 		name := suffix
@@ -241,8 +257,28 @@ func countParameters(spec *runtime.Spec, infos []layerInfo, count countFunc) err
 	return nil
 }
 
-// layerOf returns the layer a tensor name belongs to, given the known layer names.
+// memberOf splits an ensemble member's tensor name ("member2/fc.weight") into the member index
+// and the plain name; other names are member 0's.
+func memberOf(name string) (int, string) {
+	rest, ok := strings.CutPrefix(name, "member")
+	if !ok {
+		return 0, name
+	}
+	i := strings.IndexByte(rest, '/')
+	if i < 1 {
+		return 0, name
+	}
+	k, err := strconv.Atoi(rest[:i])
+	if err != nil || k < 1 || runtime.MemberPrefix(k) != name[:len("member")+i+1] {
+		return 0, name
+	}
+	return k, rest[i+1:]
+}
+
+// layerOf returns the layer a tensor name belongs to, given the known layer names (ensemble
+// members' tensors belong to their layer).
 func layerOf(name string, layers map[string]bool) string {
+	_, name = memberOf(name)
 	for i := len(name) - 1; i > 0; i-- {
 		if name[i] == '.' && layers[name[:i]] {
 			return name[:i]
