@@ -28,7 +28,8 @@ type State struct {
 	TrainSeconds float64        `json:"train_seconds"`
 	History      []EpochMetrics `json:"history,omitempty"`
 	// Members is the number of networks (ensemble_w); member k > 0 is stored under
-	// "member<k>/<name>", member 0 under the plain names.
+	// runtime.MemberPrefix(k) = "member<k>/", member 0 under the plain names, and the meta
+	// blob's runtime.Spec has Members = K, so runtime.Load predicts with the whole ensemble.
 	Members int `json:"members"`
 }
 
@@ -53,12 +54,15 @@ func (t *Trainer) ModelPath() string {
 }
 
 // SaveModel writes the deployable model atomically to path: the checkpoint without optimizer
-// state (what the converter and the boards take). Ensemble-W runs write member 0 only.
+// state (what the converter and the boards take). Ensemble-W runs write every member.
 func (t *Trainer) SaveModel(path string) error { return t.save(path, false) }
 
 func (t *Trainer) save(path string, optimizer bool) error {
 	w := format.NewWriter()
 	spec := t.Spec()
+	if len(t.Nets) > 1 {
+		spec.Members = len(t.Nets) // ensemble_w: every member is part of the model
+	}
 	meta, err := json.Marshal(&spec)
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: spec: %w", path, err)
@@ -67,8 +71,14 @@ func (t *Trainer) save(path string, optimizer bool) error {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	nets := t.Nets
-	if !optimizer {
+	if t.fa != nil {
 		nets = nets[:1]
+	}
+	if t.fa != nil {
+		if err := t.writeFA(w, path, optimizer); err != nil {
+			return err
+		}
+		nets = nil // the network's parameters are under optim/fa_net/ (fa_em, fa_sga) or scratch (vifa)
 	}
 	for _, n := range nets {
 		for _, p := range n.Params() {
@@ -78,8 +88,8 @@ func (t *Trainer) save(path string, optimizer bool) error {
 		}
 	}
 	st := t.opt.State()
-	if !optimizer {
-		st.Buffers = nil
+	if !optimizer || (t.fa != nil && t.fa.vifa != nil) {
+		st.Buffers = nil // vifa's optimizer state is in the FA learner's
 	}
 	for name, buf := range st.Buffers {
 		if _, err := w.AddTensor(OptimPrefix+name, []int{len(buf)}, buf, format.AddOptions{}); err != nil {
@@ -87,7 +97,7 @@ func (t *Trainer) save(path string, optimizer bool) error {
 		}
 	}
 	s := State{Config: t.Config, Epoch: t.Epoch, Step: t.Step, OptimSteps: st.Step, TrainSeconds: t.TrainSeconds,
-		History: t.History, Members: len(nets)}
+		History: t.History, Members: max(1, len(nets))}
 	blob, err := json.Marshal(&s)
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: state: %w", path, err)
@@ -155,7 +165,15 @@ func Resume(path string, edit func(*Config) error) (*Trainer, error) {
 		return nil, fmt.Errorf("checkpoint %s: %d networks, the configuration builds %d", path, s.Members, len(t.Nets))
 	}
 	src := fileTensors{f}
+	if t.fa != nil {
+		if err := t.resumeFA(f, path); err != nil {
+			return nil, err
+		}
+	}
 	for _, n := range t.Nets {
+		if t.fa != nil {
+			break
+		}
 		for _, p := range n.Params() {
 			data, shape, err := src.Tensor(p.Name)
 			if err != nil {
@@ -169,6 +187,9 @@ func Resume(path string, edit func(*Config) error) (*Trainer, error) {
 	}
 	st := optim.State[float32]{Step: s.OptimSteps, Buffers: map[string][]float32{}}
 	for _, name := range f.Tensors() {
+		if strings.HasPrefix(name, faNetPrefix) {
+			continue
+		}
 		if rest, ok := strings.CutPrefix(name, OptimPrefix); ok {
 			data, _, err := src.Tensor(name)
 			if err != nil {
@@ -176,6 +197,9 @@ func Resume(path string, edit func(*Config) error) (*Trainer, error) {
 			}
 			st.Buffers[rest] = data
 		}
+	}
+	if t.fa != nil && t.fa.vifa != nil {
+		st = t.opt.State() // vifa does not use the network's optimizer
 	}
 	if err := t.opt.LoadState(st); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: optimizer state: %w", path, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"sort"
@@ -35,13 +36,47 @@ type Config struct {
 	Task string `json:"task" help:"classification or regression"`
 	// NoisePrecision is the Gaussian likelihood's precision τ = 1/σ_y² (regression).
 	NoisePrecision float64 `json:"noise_precision" help:"precision of the Gaussian likelihood (regression)"`
-	// Posterior is deterministic, ffg_w, inducing or ensemble_w; it picks the default inference
-	// config when Inference is empty.
-	Posterior string `json:"posterior" help:"deterministic, ffg_w, inducing or ensemble_w"`
+	// Posterior is deterministic, ffg_w, inducing, ensemble_w, or a factor-analysis posterior over
+	// all parameters: vifa (variational), fa_em or fa_sga (online FA of the optimizer's iterates).
+	// It picks the default inference config when Inference is empty.
+	Posterior string `json:"posterior" help:"deterministic, ffg_w, inducing, ensemble_w, vifa, fa_em or fa_sga"`
 	// Inference is a bayesianize inference config (inline JSON or a path).
 	Inference Inference `json:"inference" help:"bayesianize inference config: inline JSON or a file"`
 	// EnsembleSize is the number of networks of ensemble_w.
 	EnsembleSize int `json:"ensemble_size" help:"number of members of ensemble_w"`
+	// LatentDim is the rank K of the factor-analysis posteriors (vifa, fa_em, fa_sga).
+	LatentDim int `json:"latent_dim" help:"vifa, fa_em, fa_sga: latent dimension K of q(θ) = N(c, FFᵀ + diag ψ)"`
+	// PriorPrecision is α of vifa's prior N(0, α⁻¹ I) over the flattened parameters.
+	PriorPrecision float64 `json:"prior_precision" help:"vifa: precision α of the prior N(0, α⁻¹I) over all parameters"`
+	// MCSamples is vifa's L: parameter samples per update, each on its own minibatch (paper 000,
+	// Algorithm 1), so an epoch has ⌊batches/L⌋ updates (at least one).
+	MCSamples int `json:"mc_samples" help:"vifa: θ samples per update, each on its own minibatch (an epoch has batches/mc_samples updates)"`
+	// LRFactors and LRLogVar are vifa's learning rates of F and log ψ (0: lr).
+	LRFactors float64 `json:"lr_factors" help:"vifa: learning rate of F (0: lr)"`
+	LRLogVar  float64 `json:"lr_log_var" help:"vifa: learning rate of log ψ (0: lr)"`
+	// FAInitLogVar is vifa's initial log ψ; FAInitFactorScale the norm of F's initial orthonormal
+	// columns (0: 0.01).
+	FAInitLogVar      float64 `json:"fa_init_log_var" help:"vifa: initial log ψ of every parameter (0: ψ = 1, Algorithm 1)"`
+	FAInitFactorScale float64 `json:"fa_init_factor_scale" help:"vifa: norm of each initial orthonormal column of F (0: 0.01)"`
+	// FAMeanOnlyEpochs and FARampEpochs are vifa's two-stage schedule (paper 000 §4.3.1): c alone
+	// is trained for the first FAMeanOnlyEpochs, then the learning rates of F and log ψ grow
+	// linearly from 0 over FARampEpochs.
+	FAMeanOnlyEpochs int `json:"fa_mean_only_epochs" help:"vifa two-stage schedule: train only c (F, ψ fixed) for this many epochs"`
+	FARampEpochs     int `json:"fa_ramp_epochs" help:"vifa two-stage schedule: then ramp the learning rates of F and log ψ up from 0 over this many epochs"`
+	// FADecayEpochs: vifa's learning rates decay linearly to 0 over the last FADecayEpochs epochs.
+	FADecayEpochs int `json:"fa_decay_epochs" help:"vifa: decay every learning rate linearly to 0 over the last N epochs (0: off)"`
+	// FAAverageEpochs: vifa's c, F, log ψ are averaged over the updates of the last
+	// FAAverageEpochs epochs (Polyak–Ruppert); 0 keeps the last iterate.
+	FAAverageEpochs int `json:"fa_average_epochs" help:"vifa: average c, F, log ψ over the updates of the last N epochs (0: last iterate)"`
+	// FAStartEpoch and FAEvery: fa_em / fa_sga feed the parameter vector to the online FA fit
+	// after every FAEvery-th optimizer step once FAStartEpoch epochs are complete.
+	FAStartEpoch int `json:"fa_start_epoch" help:"fa_em, fa_sga: collect parameter iterates once this many epochs are complete"`
+	FAEvery      int `json:"fa_every" help:"fa_em, fa_sga: collect the parameter vector every N optimizer steps"`
+	// FAWarmup is the online fit's warm-up (iterates that only update the running averages).
+	FAWarmup int `json:"fa_warmup" help:"fa_em, fa_sga: warm-up iterates (running averages only; the posterior is the running mean until it ends)"`
+	// FALR is online SGA's learning rate; FAWeighting online EM's observation-weight exponent.
+	FALR        float64 `json:"fa_lr" help:"fa_sga: learning rate of online SGA"`
+	FAWeighting float64 `json:"fa_weighting" help:"fa_em: weight iterate t by t^w in the running averages (0: Algorithm 2 exactly)"`
 	// Epochs, BatchSize and the optimizer.
 	Epochs      int     `json:"epochs" help:"number of epochs"`
 	BatchSize   int     `json:"batch_size" help:"minibatch size"`
@@ -139,7 +174,8 @@ func (in Inference) String() string {
 // training sample and 8 test samples (bayesianize's script defaults where it has them).
 func DefaultConfig() Config {
 	return Config{Arch: "mlp:784-256-256-10", Data: "fmnist", Task: "classification", Posterior: "inducing",
-		NoisePrecision: 1, EnsembleSize: 8, Epochs: 10, BatchSize: 100, LR: 1e-3, Optimizer: "adam", Momentum: 0.9,
+		NoisePrecision: 1, EnsembleSize: 8, LatentDim: 1, PriorPrecision: 1, MCSamples: 1, FAEvery: 1, FAWarmup: 100,
+		FALR: 0.001, Epochs: 10, BatchSize: 100, LR: 1e-3, Optimizer: "adam", Momentum: 0.9,
 		Gamma: 0.1, TrainSamples: 1, TestSamples: 8, EvalEvery: 1, CheckpointEvery: 1, Seed: 42, Out: "model.ebnn",
 		TestFraction: 0.2}
 }
@@ -292,11 +328,64 @@ func (c *Config) Validate() error {
 		if c.EnsembleSize < 1 || c.EnsembleSize > 256 {
 			return errf("ensemble_size %d outside [1, 256]", c.EnsembleSize)
 		}
+	case "vifa", "fa_em", "fa_sga":
+		if err := c.validateFA(); err != nil {
+			return err
+		}
 	default:
-		return errf("posterior %q is not deterministic, ffg_w, inducing or ensemble_w", c.Posterior)
+		return errf("posterior %q is not deterministic, ffg_w, inducing, ensemble_w, vifa, fa_em or fa_sga", c.Posterior)
 	}
 	if !sort.IntsAreSorted(c.Milestones) {
 		return errf("milestones %v are not increasing", c.Milestones)
+	}
+	return nil
+}
+
+// validateFA checks the keys of the factor-analysis posteriors.
+func (c *Config) validateFA() error {
+	errf := func(format string, args ...any) error {
+		return fmt.Errorf("config: posterior %s: "+format, append([]any{c.Posterior}, args...)...)
+	}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	switch {
+	case c.LatentDim < 1:
+		return errf("latent_dim %d must be ≥ 1", c.LatentDim)
+	case strings.TrimSpace(c.Inference.JSON) != "":
+		return errf("takes no inference config (the posterior covers every parameter)")
+	case c.Posterior != "vifa":
+		if c.FAEvery < 1 || c.FAStartEpoch < 0 || c.FAWarmup < 0 {
+			return errf("fa_every %d must be ≥ 1, fa_start_epoch %d and fa_warmup %d ≥ 0", c.FAEvery, c.FAStartEpoch, c.FAWarmup)
+		}
+		if c.FAStartEpoch >= c.Epochs && c.Epochs > 0 {
+			return errf("fa_start_epoch %d leaves none of the %d epochs to collect iterates", c.FAStartEpoch, c.Epochs)
+		}
+		if c.Posterior == "fa_sga" && !(c.FALR > 0 && finite(c.FALR)) {
+			return errf("fa_lr %g must be positive", c.FALR)
+		}
+		if c.FAWeighting < 0 || c.FAWeighting > 4 || !finite(c.FAWeighting) {
+			return errf("fa_weighting %g outside [0, 4]", c.FAWeighting)
+		}
+		return nil
+	}
+	switch {
+	case !(c.PriorPrecision > 0) || !finite(c.PriorPrecision):
+		return errf("prior_precision %g must be positive and finite", c.PriorPrecision)
+	case c.MCSamples < 1:
+		return errf("mc_samples %d must be ≥ 1", c.MCSamples)
+	case c.LRFactors < 0 || c.LRLogVar < 0 || !finite(c.LRFactors) || !finite(c.LRLogVar):
+		return errf("lr_factors %g and lr_log_var %g must be ≥ 0", c.LRFactors, c.LRLogVar)
+	case !finite(c.FAInitLogVar) || c.FAInitFactorScale < 0 || !finite(c.FAInitFactorScale):
+		return errf("fa_init_log_var %g must be finite and fa_init_factor_scale %g ≥ 0", c.FAInitLogVar, c.FAInitFactorScale)
+	case c.FAMeanOnlyEpochs < 0 || c.FARampEpochs < 0 || c.FADecayEpochs < 0 || c.FAAverageEpochs < 0:
+		return errf("fa_mean_only_epochs, fa_ramp_epochs, fa_decay_epochs and fa_average_epochs must be ≥ 0")
+	case c.FADecayEpochs > c.Epochs || c.FAAverageEpochs > c.Epochs:
+		return errf("fa_decay_epochs %d and fa_average_epochs %d cannot exceed epochs %d", c.FADecayEpochs, c.FAAverageEpochs, c.Epochs)
+	case c.WeightDecay != 0:
+		return errf("weight_decay must be 0 (the prior N(0, α⁻¹I) regularises; set prior_precision)")
+	case c.TrainSamples != 1:
+		return errf("train_samples must be 1 (mc_samples sets the samples per update)")
+	case c.MLEpochs != 0 || c.AnnealingEpochs != 0:
+		return errf("ml_epochs and annealing_epochs must be 0 (the ELBO is exact; fa_mean_only_epochs and fa_ramp_epochs schedule F and ψ)")
 	}
 	return nil
 }

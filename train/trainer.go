@@ -49,6 +49,7 @@ type Trainer struct {
 	tb      []float32
 	spec    *runtime.Spec
 	classes []int
+	fa      *faRun // the factor-analysis posterior (vifa, fa_em, fa_sga), else nil
 }
 
 // StepInfo reports one optimizer step.
@@ -99,6 +100,12 @@ func New(cfg Config) (*Trainer, error) {
 	}
 	if err := t.buildOptimizer(); err != nil {
 		return nil, err
+	}
+	if IsFA(cfg.Posterior) {
+		var err error
+		if t.fa, err = newFARun(t); err != nil {
+			return nil, err
+		}
 	}
 	return t, nil
 }
@@ -220,7 +227,7 @@ func (t *Trainer) buildNets() error {
 			return err
 		}
 		if i > 0 {
-			n.SetPrefix(fmt.Sprintf("member%d/", i))
+			n.SetPrefix(runtime.MemberPrefix(i))
 		}
 		t.Nets = append(t.Nets, n)
 	}
@@ -253,8 +260,24 @@ func (t *Trainer) buildOptimizer() error {
 	return err
 }
 
-// Spec returns the runtime description of the network (of each member for ensemble_w).
-func (t *Trainer) Spec() runtime.Spec { return *t.spec }
+// Spec returns the runtime description of the deployed model: the network's (each member's for
+// ensemble_w), or for the factor-analysis posteriors the network with every Linear and Conv2d
+// layer of kind "fa" and the Spec.FA section.
+func (t *Trainer) Spec() runtime.Spec {
+	if t.fa != nil {
+		return t.fa.spec
+	}
+	return *t.spec
+}
+
+// Model builds the deployed runtime model from the current parameters (member 0 for
+// ensemble_w; the FA posterior for vifa, fa_em and fa_sga).
+func (t *Trainer) Model() (*runtime.Model, error) {
+	if t.fa != nil {
+		return t.fa.runtimeModel()
+	}
+	return t.Nets[0].Model()
+}
 
 // Batches returns the number of minibatches per epoch.
 func (t *Trainer) Batches() int { return (t.Train.N + t.Config.BatchSize - 1) / t.Config.BatchSize }
@@ -279,7 +302,7 @@ func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 			return err
 		}
 		last := t.Epoch == c.Epochs
-		if last || (c.EvalEvery > 0 && t.Epoch%c.EvalEvery == 0) {
+		if t.Test.N > 0 && (last || (c.EvalEvery > 0 && t.Epoch%c.EvalEvery == 0)) {
 			if em.Test, err = t.Evaluate(); err != nil {
 				return err
 			}
@@ -314,6 +337,9 @@ func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 
 // runEpoch trains one epoch (epoch index t.Epoch) and advances t.Epoch.
 func (t *Trainer) runEpoch(ctx context.Context, h Hooks) (EpochMetrics, error) {
+	if t.fa != nil && t.fa.vifa != nil {
+		return t.runVIFAEpoch(ctx, h)
+	}
 	c := &t.Config
 	e := t.Epoch
 	lrf := optim.MultiStepLR{Milestones: c.Milestones, Gamma: c.Gamma}.Factor(e)
@@ -335,6 +361,11 @@ func (t *Trainer) runEpoch(ctx context.Context, h Hooks) (EpochMetrics, error) {
 			return em, fmt.Errorf("train: epoch %d step %d: %w", e+1, t.Step, err)
 		}
 		steps++
+		if t.fa != nil && e >= c.FAStartEpoch && t.Step%int64(c.FAEvery) == 0 {
+			if err := t.fa.observe(); err != nil {
+				return em, fmt.Errorf("train: epoch %d step %d: %w", e+1, t.Step, err)
+			}
+		}
 		em.Loss += loss
 		em.NLL += nll
 		em.KL += kl
@@ -426,15 +457,20 @@ func (t *Trainer) step(idx []int, klw float64) (loss, nll, kl float64, err error
 	return loss / k, nll / k, kl / k, nil
 }
 
-// PredictOptions are the runtime options evaluation uses.
+// PredictOptions are the runtime options evaluation uses. An ensemble_w run predicts with one
+// sample per member (the deep-ensemble predictive), whatever TestSamples says.
 func (t *Trainer) PredictOptions() runtime.Options {
-	return runtime.Options{Samples: t.Config.TestSamples, Seed: t.Config.Seed, MaxBatch: 100}
+	o := runtime.Options{Samples: t.Config.TestSamples, Seed: t.Config.Seed, MaxBatch: 100}
+	if len(t.Nets) > 1 {
+		o.Samples = len(t.Nets)
+	}
+	return o
 }
 
 // Evaluate predicts the test (and OOD) set through the runtime with the current parameters.
 func (t *Trainer) Evaluate() (*eval.Report, error) {
 	if len(t.Nets) == 1 {
-		m, err := t.Nets[0].Model()
+		m, err := t.Model()
 		if err != nil {
 			return nil, err
 		}
@@ -443,40 +479,33 @@ func (t *Trainer) Evaluate() (*eval.Report, error) {
 	return t.evaluateEnsemble()
 }
 
-// evaluateEnsemble predicts with each member's runtime model and combines them.
+// evaluateEnsemble predicts with the ensemble's runtime model (EnsembleModel), as a converted
+// Ensemble-W model file predicts on the device.
 func (t *Trainer) evaluateEnsemble() (*eval.Report, error) {
-	var tests, oods []*eval.Predictions
-	opt := t.PredictOptions()
-	for _, n := range t.Nets {
-		m, err := n.Model()
-		if err != nil {
-			return nil, err
-		}
-		p, err := eval.Predict(m, t.Test, opt, 0)
-		if err != nil {
-			return nil, err
-		}
-		tests = append(tests, p)
-		if t.OOD != nil {
-			q, err := eval.Predict(m, t.OOD, opt, 0)
-			if err != nil {
-				return nil, err
-			}
-			oods = append(oods, q)
-		}
-	}
-	if t.Test.Regression() {
-		return nil, fmt.Errorf("train: ensemble_w evaluation supports classification only")
-	}
-	p, err := eval.Combine(tests)
+	m, err := t.EnsembleModel()
 	if err != nil {
 		return nil, err
 	}
-	var po *eval.Predictions
-	if oods != nil {
-		if po, err = eval.Combine(oods); err != nil {
-			return nil, err
+	return eval.Evaluate(m, t.Test, t.OOD, t.PredictOptions())
+}
+
+// EnsembleModel builds the runtime model of all the networks from the current parameters: for
+// ensemble_w a model with runtime.Spec.Members = K, member k's tensors under
+// runtime.MemberPrefix(k) (the form checkpoints store); for one network its model.
+func (t *Trainer) EnsembleModel() (*runtime.Model, error) {
+	spec := *t.spec
+	if len(t.Nets) > 1 {
+		spec.Members = len(t.Nets)
+	}
+	ts := runtime.Tensors{}
+	for k, n := range t.Nets {
+		for name, v := range n.Tensors() {
+			ts[runtime.MemberPrefix(k)+name] = v
 		}
 	}
-	return eval.FromPredictions(p, t.Test, po)
+	m, err := runtime.New(&spec, ts)
+	if err != nil {
+		return nil, fmt.Errorf("train: the ensemble does not build in the runtime: %w", err)
+	}
+	return m, nil
 }

@@ -122,7 +122,7 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 	if t.OOD != nil {
 		fmt.Fprintf(stdout, ", %d out-of-distribution", t.OOD.N)
 	}
-	fmt.Fprintf(stdout, "; %d parameters, %d steps per epoch\n", numParams(t), t.Batches())
+	fmt.Fprintf(stdout, "; %d parameters, %d steps per epoch\n", numParams(t), t.StepsPerEpoch())
 	if err := os.MkdirAll(filepath.Dir(c.Out), 0o755); err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 	enc := json.NewEncoder(logf)
 
 	var bar *progressbar.ProgressBar
-	remaining := int64(c.Epochs-t.Epoch) * int64(t.Batches())
+	remaining := int64(c.Epochs-t.Epoch) * int64(t.StepsPerEpoch())
 	if !quiet && remaining > 0 {
 		bar = progressbar.NewOptions64(remaining, progressbar.OptionSetWriter(stderr),
 			progressbar.OptionSetPredictTime(true), progressbar.OptionShowCount(), progressbar.OptionSetWidth(20),
@@ -189,7 +189,7 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 	}
 	fmt.Fprintf(stdout, "wrote %s (%.1f s of training, %d steps)\n", c.Out, t.TrainSeconds, t.Step)
 	if c.Task == "regression" && t.Train.Dim == 1 && len(t.Nets) == 1 {
-		m, err := t.Nets[0].Model()
+		m, err := t.Model()
 		if err != nil {
 			return err
 		}
@@ -287,7 +287,7 @@ func trainPlots(t *train.Trainer) error {
 }
 
 func plotToy(t *train.Trainer, path string) error {
-	m, err := t.Nets[0].Model()
+	m, err := t.Model()
 	if err != nil {
 		return err
 	}
