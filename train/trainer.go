@@ -270,11 +270,14 @@ func (t *Trainer) Spec() runtime.Spec {
 	return *t.spec
 }
 
-// Model builds the deployed runtime model from the current parameters (member 0 for
-// ensemble_w; the FA posterior for vifa, fa_em and fa_sga).
+// Model builds the deployed runtime model from the current parameters (every member for
+// ensemble_w, runtime.Spec.Members; the FA posterior for vifa, fa_em and fa_sga).
 func (t *Trainer) Model() (*runtime.Model, error) {
 	if t.fa != nil {
 		return t.fa.runtimeModel()
+	}
+	if len(t.Nets) > 1 {
+		return t.ensembleModel()
 	}
 	return t.Nets[0].Model()
 }
@@ -467,32 +470,20 @@ func (t *Trainer) PredictOptions() runtime.Options {
 	return o
 }
 
-// Evaluate predicts the test (and OOD) set through the runtime with the current parameters.
+// Evaluate predicts the test (and OOD) set through the runtime with the current parameters (an
+// ensemble_w run through its ensemble model, as its model file predicts on the device).
 func (t *Trainer) Evaluate() (*eval.Report, error) {
-	if len(t.Nets) == 1 {
-		m, err := t.Model()
-		if err != nil {
-			return nil, err
-		}
-		return eval.Evaluate(m, t.Test, t.OOD, t.PredictOptions())
-	}
-	return t.evaluateEnsemble()
-}
-
-// evaluateEnsemble predicts with the ensemble's runtime model (EnsembleModel), as a converted
-// Ensemble-W model file predicts on the device.
-func (t *Trainer) evaluateEnsemble() (*eval.Report, error) {
-	m, err := t.EnsembleModel()
+	m, err := t.Model()
 	if err != nil {
 		return nil, err
 	}
 	return eval.Evaluate(m, t.Test, t.OOD, t.PredictOptions())
 }
 
-// EnsembleModel builds the runtime model of all the networks from the current parameters: for
+// ensembleModel builds the runtime model of all the networks from the current parameters: for
 // ensemble_w a model with runtime.Spec.Members = K, member k's tensors under
-// runtime.MemberPrefix(k) (the form checkpoints store); for one network its model.
-func (t *Trainer) EnsembleModel() (*runtime.Model, error) {
+// runtime.MemberPrefix(k) (the form checkpoints store).
+func (t *Trainer) ensembleModel() (*runtime.Model, error) {
 	spec := *t.spec
 	if len(t.Nets) > 1 {
 		spec.Members = len(t.Nets)
