@@ -226,7 +226,7 @@ func TestRunningStatistics(t *testing.T) {
 				n.Forward(tp, tp.Const(x, append([]int{batch}, spec.InputShape...)...), true)
 				tp.Reset()
 				n.Forward(tp, tp.Const(x, append([]int{batch}, spec.InputShape...)...), false) // no update
-				n.ForwardMean(tp, tp.Const(x, append([]int{batch}, spec.InputShape...)...))   // no update
+				n.ForwardMean(tp, tp.Const(x, append([]int{batch}, spec.InputShape...)...))    // no update
 				if err := tp.Err(); err != nil {
 					t.Fatal(err)
 				}
