@@ -31,12 +31,39 @@ and PNG plots (<out stem>.*.png). Ctrl-C writes a checkpoint and exits;
 (noise_precision → --noise-precision). Evaluation after each epoch goes
 through the runtime, exactly as on a board.
 
+Factor-analysis posteriors q(θ) = N(c, FFᵀ + diag ψ) over all parameters θ
+(every Linear/Conv2d weight and bias, in network order; K = --latent-dim):
+  --posterior vifa    variational inference (paper 000, Algorithm 1): the
+      exact ELBO with the training-set size N, prior N(0, α⁻¹I) (α =
+      --prior-precision), --mc-samples θ samples per update, each on its own
+      minibatch (so an epoch has batches/mc_samples updates); learning rates
+      --lr (c), --lr-factors (F), --lr-log-var (log ψ); --optimizer adam or
+      sgd; --clip on the joint gradient norm. Two-stage schedule (§4.3.1):
+      --fa-mean-only-epochs (train c only), then --fa-ramp-epochs (F and ψ
+      learning rates grow linearly from 0). --fa-decay-epochs decays every
+      learning rate linearly to 0 at the end; --fa-average-epochs averages
+      c, F, log ψ over the last epochs' updates. c starts at the network's
+      initialisation, ψ at exp(--fa-init-log-var).
+  --posterior fa_em | fa_sga   SWAG-style: the network is trained with the
+      optimizer; from epoch --fa-start-epoch, every --fa-every steps, its
+      parameter vector goes to online EM / online SGA (thesis 001; F starts
+      orthonormal, --fa-warmup iterates only update the running averages,
+      --fa-lr is SGA's learning rate); c is the running mean.
+The checkpoint is an FA model (tensors fa.mean, fa.factors, fa.psi) that
+runtime, convert (also --dtype f16) and posterior read; --resume continues
+from the learner's saved state.
+
 Examples:
   edgebnn train --arch mlp:784-256-256-10 --posterior inducing \
       --inference '{"inference": {"Linear": {"inference": "inducing", "inducing_rows": 32, "inducing_cols": 32}}}' \
       --epochs 10 --out ffgu.ebnn
   edgebnn train --config toy.json --posterior ensemble_w
-  edgebnn train --resume ffgu.last.ebnn --epochs 20`
+  edgebnn train --resume ffgu.last.ebnn --epochs 20
+  edgebnn train --data csv:linreg.csv --task regression --arch model.txt \
+      --posterior vifa --latent-dim 1 --prior-precision 0.01 --noise-precision 0.1 \
+      --mc-samples 10 --optimizer sgd --lr 0.01 --lr-factors 1e-4 --lr-log-var 0.01 \
+      --clip 10 --epochs 5000 --fa-average-epochs 2500 --test-fraction 0 --out lr.ebnn
+  edgebnn train --config bench/configs/fmnist_faem.json`
 
 var trainCmd = command{
 	name:    "train",
@@ -139,7 +166,7 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 	enc := json.NewEncoder(logf)
 
 	var bar *progressbar.ProgressBar
-	remaining := int64(c.Epochs-t.Epoch) * int64(t.StepsPerEpoch())
+	remaining := int64(c.TotalEpochs()-t.Epoch) * int64(t.StepsPerEpoch())
 	if !quiet && remaining > 0 {
 		bar = progressbar.NewOptions64(remaining, progressbar.OptionSetWriter(stderr),
 			progressbar.OptionSetPredictTime(true), progressbar.OptionShowCount(), progressbar.OptionSetWidth(20),
@@ -152,7 +179,7 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 			if bar == nil {
 				return
 			}
-			bar.Describe(fmt.Sprintf("epoch %d/%d step %d/%d loss %.4f KL %.4g%s", s.Epoch, c.Epochs, s.Batch, s.Batches, s.Loss, s.KL, lastAcc))
+			bar.Describe(fmt.Sprintf("epoch %d/%d step %d/%d loss %.4f KL %.4g%s", s.Epoch, c.TotalEpochs(), s.Batch, s.Batches, s.Loss, s.KL, lastAcc))
 			_ = bar.Add(1)
 		},
 		Epoch: func(m train.EpochMetrics) {
@@ -160,14 +187,14 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 				fmt.Fprintf(stderr, "edgebnn: metrics log: %v\n", err)
 			}
 			line := fmt.Sprintf("epoch %d/%d  loss %.4f  nll %.4f  KL %.4g (weight %.3g)  lr %.3g  %.1f steps/s",
-				m.Epoch, c.Epochs, m.Loss, m.NLL, m.KL, m.KLWeight, m.LR, m.StepsPerSecond)
+				m.Epoch, c.TotalEpochs(), m.Loss, m.NLL, m.KL, m.KLWeight, m.LR, m.StepsPerSecond)
 			if r := m.Test; r != nil {
 				line += "  |  test " + reportLine(r)
 				if r.Classification != nil {
 					lastAcc = fmt.Sprintf(" acc %.2f%%", 100*r.Classification.Accuracy)
 				}
 			}
-			if m.Test == nil && m.Epoch%max(1, c.Epochs/50) != 0 {
+			if m.Test == nil && m.Epoch%max(1, c.TotalEpochs()/50) != 0 {
 				return // long runs of tiny epochs: print about 50 lines
 			}
 			if bar != nil {
