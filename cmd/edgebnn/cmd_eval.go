@@ -21,7 +21,9 @@ score, selective prediction (accuracy on the 90…50 % most certain inputs) and,
 with held-out classes, out-of-distribution detection (AUROC, AUPR) by max
 probability, entropy and mutual information; RMSE and NLL for regression.
 For a training checkpoint the data settings default to the ones it was
-trained with.`
+trained with. An Ensemble-W model (an ensemble_w checkpoint or its converted
+file) predicts with one sample per member unless --samples says otherwise:
+sample s runs member s mod K.`
 
 var evalCmd = command{
 	name:    "eval",
@@ -36,7 +38,7 @@ func runEval(_ context.Context, args []string, stdout, _ io.Writer) error {
 	dataDir := fs.String("data-dir", "", "directory of the Fashion-MNIST IDX files")
 	classes := fs.String("classes", "", "the classes the model was trained on, e.g. 0-4 (the others are OOD data)")
 	testLimit := fs.Int("test-limit", -1, "evaluate only the first N test examples (0: all)")
-	samples := fs.Int("samples", 0, "Monte Carlo samples per prediction (default: the checkpoint's test_samples, else 32)")
+	samples := fs.Int("samples", 0, "Monte Carlo samples per prediction (default: one per member of an ensemble, else the checkpoint's test_samples, else 32)")
 	seed := fs.Uint64("seed", 42, "random seed")
 	strategy := fs.String("strategy", "auto", "sampling strategy: auto, weight or local")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
@@ -75,37 +77,30 @@ func runEval(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return &usageError{msg: err.Error()}
 	}
-	var report *eval.Report
-	if stErr == nil && st.Members > 1 {
-		// An Ensemble-W checkpoint: the members are combined by the trainer.
-		t, err := train.Resume(path, func(c *train.Config) error { *c = cfg; c.Epochs = st.Epoch; return nil })
-		if err != nil {
-			return err
+	m, err := runtime.Load(path)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if stErr != nil {
+		// A converted model: describe the data from the model itself.
+		if m.Task() == runtime.Regression {
+			cfg.Task = "regression"
 		}
-		if report, err = t.Evaluate(); err != nil {
-			return err
-		}
-	} else {
-		m, err := runtime.Load(path)
-		if err != nil {
-			return err
-		}
-		defer m.Close()
-		if stErr != nil {
-			// A converted model: describe the data from the model itself.
-			if m.Task() == runtime.Regression {
-				cfg.Task = "regression"
-			}
-		}
-		cfg.Arch = "mlp:1-1"
-		test, ood, err := train.LoadEvalData(cfg)
-		if err != nil {
-			return err
-		}
-		opt := runtime.Options{Samples: cfg.TestSamples, Seed: cfg.Seed, Strategy: strat, MaxBatch: 100}
-		if report, err = eval.Evaluate(m, test, ood, opt); err != nil {
-			return err
-		}
+	}
+	if m.Members() > 1 && *samples <= 0 {
+		// Ensemble-W: one sample per member, the deep-ensemble predictive.
+		cfg.TestSamples = m.Members()
+	}
+	cfg.Arch = "mlp:1-1"
+	test, ood, err := train.LoadEvalData(cfg)
+	if err != nil {
+		return err
+	}
+	opt := runtime.Options{Samples: cfg.TestSamples, Seed: cfg.Seed, Strategy: strat, MaxBatch: 100}
+	report, err := eval.Evaluate(m, test, ood, opt)
+	if err != nil {
+		return err
 	}
 	if *plotPrefix != "" && report.Classification != nil {
 		bins := make([]plot.Bin, len(report.Reliability))

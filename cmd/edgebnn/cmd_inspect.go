@@ -14,8 +14,10 @@ const inspectUsage = `Usage: edgebnn inspect FILE [--json] [--verify]
 
 Describes a model file: its header and sections, and per layer the posterior
 kind, the parameter count as bayesianize counts it (pruned Z entries excluded),
-the deterministic network's count and the layer's KL divergence. --verify first
-checks every checksum and fails (exit status 1) on corruption.`
+the deterministic network's count and the layer's KL divergence. For an
+ensemble of networks (Ensemble-W) it shows the number of members K and the
+parameters per member; the per-layer counts and bytes then cover all members.
+--verify first checks every checksum and fails (exit status 1) on corruption.`
 
 var inspectCmd = command{
 	name:    "inspect",
@@ -75,6 +77,10 @@ func writeInspection(w io.Writer, in *convert.Inspection) error {
 	fmt.Fprintln(w)
 	if in.Task != "" {
 		fmt.Fprintf(w, "task %s, input shape %v\n", in.Task, in.InputShape)
+	}
+	if in.Members > 1 {
+		fmt.Fprintf(w, "ensemble of %d networks (Ensemble-W): %d parameters per member, %d in all\n", in.Members,
+			in.MemberParameters, in.Parameters)
 	}
 	fmt.Fprintln(w, "\nSections:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -12,14 +13,16 @@ import (
 )
 
 const planUsage = `Usage: edgebnn plan --arch ARCH [--config CFG] [--classes N] [--prune F] [--dtype f16|f32]
-                    [--compress zstd|none] [--board NAME] [--samples K] [--batch N] [--json]
+                    [--compress zstd|none] [--board NAME] [--samples K] [--batch N]
+                    [--members K] [--json]
 
 Sizes a model before it is trained: its parameters, the exact size of the model
 file the converter would write (built in memory from random values of the
 right shapes; with zstd the size depends on the trained values), and the
 memory a predictor needs at run time (the file, what the loaded model holds,
 and the predictor's scratch). With --board it says whether that fits the
-board's memory budget (see 'edgebnn boards').`
+board's memory budget (see 'edgebnn boards'). --members K plans an ensemble
+of K deterministic networks (Ensemble-W): the file holds every member.`
 
 var planCmd = command{
 	name:    "plan",
@@ -40,6 +43,7 @@ func runPlan(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs.StringVar(&o.Compress, "compress", "none", "section compression `zstd|none`")
 	fs.IntVar(&o.Samples, "samples", 32, "Monte Carlo samples `K` per prediction")
 	fs.IntVar(&o.MaxBatch, "batch", 1, "inputs `N` per predictor call")
+	fs.IntVar(&o.Members, "members", 0, "plan an ensemble of `K` deterministic networks (Ensemble-W; no --config)")
 	board := fs.String("board", "", "check the memory budget of board `NAME`")
 	dir := fs.String("dir", "", "also load user board profiles (*.json) from `DIR`")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -51,6 +55,9 @@ func runPlan(_ context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	if o.Arch == "" {
 		return usagef("missing --arch ARCH")
+	}
+	if o.Members > 1 && !flagSet(fs, "samples") {
+		o.Samples = 0 // the runtime's default for an ensemble: one sample per member
 	}
 	var err error
 	if o.InputShape, err = parseShape(*shape); err != nil {
@@ -77,6 +84,9 @@ func runPlan(_ context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "parameters\t%d (deterministic network: %d)\n", rep.Parameters, rep.DeterministicParameters)
+	if rep.Members > 1 {
+		fmt.Fprintf(tw, "ensemble\t%d networks (Ensemble-W), %d parameters each\n", rep.Members, rep.DeterministicParameters)
+	}
 	fmt.Fprintf(tw, "file\t%d bytes (%s), %.2f%% of the deterministic network in fp32\n", rep.FileBytes, formatBytes(rep.FileBytes), 100*rep.Ratio)
 	fmt.Fprintf(tw, "loaded model\t%d bytes (%s) beyond the mapped file\n", rep.ModelBytes, formatBytes(rep.ModelBytes))
 	fmt.Fprintf(tw, "predictor scratch\t%d bytes (%s) for %d samples, batch %d\n", rep.ScratchBytes, formatBytes(rep.ScratchBytes), rep.Samples, rep.MaxBatch)
@@ -89,4 +99,11 @@ func runPlan(_ context.Context, args []string, stdout, _ io.Writer) error {
 		fmt.Fprintf(tw, "board %s\t%s its budget of %s\n", p.Name, verdict, formatBytes(p.BudgetBytes))
 	}
 	return tw.Flush()
+}
+
+// flagSet reports whether the named flag was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

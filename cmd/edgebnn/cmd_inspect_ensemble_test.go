@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/train"
+)
+
+// trainEnsembleCheckpoint trains a tiny Ensemble-W classifier (3 members, 2 → 6 → 3 with a
+// BatchNorm) on a small CSV and returns the checkpoint and the CSV.
+func trainEnsembleCheckpoint(t *testing.T) (ckpt, csv string) {
+	t.Helper()
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("a,b,label\n")
+	for i := 0; i < 60; i++ {
+		c := i % 3
+		fmt.Fprintf(&b, "%.4f,%.4f,%d\n", float64(c)+0.4*math.Sin(float64(i)), float64(2-c)+0.4*math.Cos(float64(3*i)), c)
+	}
+	csv = filepath.Join(dir, "d.csv")
+	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := train.DefaultConfig()
+	c.Posterior, c.EnsembleSize = "ensemble_w", 3
+	c.Data, c.Task = "csv:"+csv, "classification"
+	c.Arch = `{"layers": [{"name": "fc1", "type": "Linear", "in_features": 2, "out_features": 6},
+		{"name": "bn1", "type": "BatchNorm1d", "num_features": 6}, {"name": "relu", "type": "ReLU"},
+		{"name": "fc2", "type": "Linear", "in_features": 6, "out_features": 3}]}`
+	c.Epochs, c.BatchSize, c.EvalEvery = 1, 20, 0
+	c.Out = filepath.Join(dir, "ens.ebnn")
+	tr, err := train.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(context.Background(), train.Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	return c.Out, csv
+}
+
+// TestEnsembleCommands: an Ensemble-W checkpoint converts with its members (f16), inspect shows
+// K and the per-member parameter count (fc1 12+6, bn1 6+6, fc2 18+3 = 51), eval predicts the
+// checkpoint and the converted file with one sample per member, and plan --members counts them.
+func TestEnsembleCommands(t *testing.T) {
+	ckpt, csv := trainEnsembleCheckpoint(t)
+	out := filepath.Join(t.TempDir(), "ens16.ebnn")
+	code, stdout, stderr := runCLI("convert", "--checkpoint", ckpt, "--dtype", "f16", "--out", out)
+	if code != 0 {
+		t.Fatalf("convert: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI("inspect", out)
+	if code != 0 {
+		t.Fatalf("inspect: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"ensemble of 3 networks (Ensemble-W): 51 parameters per member, 153 in all", "member2/fc2.weight", "member1/bn1.running_var"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("inspect output lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, stdout, stderr = runCLI("inspect", "--json", out)
+	if code != 0 {
+		t.Fatalf("inspect --json: exit %d: %s", code, stderr)
+	}
+	var in struct {
+		Members          int   `json:"members"`
+		MemberParameters int64 `json:"member_parameters"`
+		Parameters       int64 `json:"parameters"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &in); err != nil {
+		t.Fatal(err)
+	}
+	if in.Members != 3 || in.MemberParameters != 51 || in.Parameters != 153 {
+		t.Errorf("inspect --json: %+v", in)
+	}
+	runCases(t, []cliCase{
+		{name: "eval checkpoint", args: []string{"eval", ckpt}, wantStdout: []string{"(3 samples)", "acc "}},
+		{name: "eval converted", args: []string{"eval", "--data", "csv:" + csv, out}, wantStdout: []string{"(3 samples)"}},
+		{name: "eval samples flag", args: []string{"eval", "--samples", "6", ckpt}, wantStdout: []string{"(6 samples)"}},
+	})
+	arch := filepath.Join(t.TempDir(), "model.txt")
+	if err := os.WriteFile(arch, []byte("Sequential(\n  (0): Linear(in_features=2, out_features=6, bias=True)\n  (1): ReLU()\n  (2): Linear(in_features=6, out_features=3, bias=True)\n)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runCases(t, []cliCase{
+		{name: "plan members", args: []string{"plan", "--arch", arch, "--classes", "3", "--members", "4"},
+			wantStdout: []string{"156 (deterministic network: 39)", "4 networks (Ensemble-W), 39 parameters each", "for 4 samples"}},
+	})
+}
