@@ -3,6 +3,7 @@ package bnn_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
 	"github.com/edgebnn/edgebnn/runtime"
@@ -45,4 +46,48 @@ func Example() {
 	// 1.z_col [3 5]
 	// 1.inducing_mean [2 3]
 	// runtime layers: 2
+}
+
+// A residual block with BatchNorm in the JSON architecture format: the block becomes one runtime
+// layer with a body and a shortcut, and its BatchNorm buffers are tensors of the net.
+func ExampleParseArchJSON() {
+	arch := `{"layers": [
+  {"name": "conv1", "type": "Conv2d", "in_channels": 1, "out_channels": 4, "kernel_size": 3, "padding": 1, "bias": false},
+  {"name": "block", "type": "Residual",
+   "body": [{"name": "block.conv", "type": "Conv2d", "in_channels": 4, "out_channels": 8, "kernel_size": 3, "stride": 2, "padding": 1, "bias": false},
+            {"name": "block.bn", "type": "BatchNorm2d", "num_features": 8}],
+   "shortcut": [{"name": "block.down", "type": "Conv2d", "in_channels": 4, "out_channels": 8, "kernel_size": 1, "stride": 2, "bias": false}]},
+  {"name": "relu", "type": "ReLU"},
+  {"name": "pool", "type": "AdaptiveAvgPool2d", "output_size": 1},
+  {"name": "flatten", "type": "Flatten"},
+  {"name": "fc", "type": "Linear", "in_features": 8, "out_features": 3}]}`
+	mods, err := bnn.ParseArchJSON(strings.NewReader(arch))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	spec, inits, err := bnn.SpecFromModules(mods, nil, []int{1, 8, 8}, runtime.Classification, 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	b := spec.Layers[1]
+	fmt.Println(b.Name, b.Op, len(b.Body), "body layers,", len(b.Shortcut), "shortcut layer")
+	net, err := bnn.New[float32](spec, inits, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, p := range net.Params() {
+		if strings.HasPrefix(p.Name, "block.bn") {
+			fmt.Println(p.Name, p.Shape, "trainable:", p.Trainable)
+		}
+	}
+	// Output:
+	// block residual 2 body layers, 1 shortcut layer
+	// block.bn.weight [8] trainable: true
+	// block.bn.bias [8] trainable: true
+	// block.bn.running_mean [8] trainable: false
+	// block.bn.running_var [8] trainable: false
+	// block.bn.num_batches_tracked [] trainable: false
 }

@@ -4,7 +4,11 @@
 // parameterisation and initial values as bayesianize (MATH.md §1), and their KL divergences.
 //
 // A Net is built from a runtime.Spec whose Linear and Conv2d layers carry their posterior, plus
-// the training-only settings of each layer (Init). Its parameters are named exactly as in a
+// the training-only settings of each layer (Init). Besides Linear/Conv2d it trains activations,
+// pooling (max, average, adaptive average), BatchNorm1d/2d (batch statistics and PyTorch's
+// running-statistics update in training, running statistics in eval and in ForwardMean) and
+// residual blocks (runtime.OpResidual: body(x) + shortcut(x), as convert/resnet builds
+// torchvision's BasicBlock and Bottleneck). Its parameters are named exactly as in a
 // bayesianize state_dict ("1.z_row", "3._inducing_sd"), so Net.Tensors and runtime.New give the
 // deployed model, and Net.Load reads a bayesianize state_dict back.
 //
