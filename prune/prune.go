@@ -7,7 +7,10 @@
 // and the runtime recomputes Ψ and its factors when it loads the model.
 //
 // Entries are ranked by |z|; ties are broken by position (layers in the order given, z_row
-// before z_col, row-major within a tensor), so the result is deterministic.
+// before z_col, row-major within a tensor), so the result is deterministic. The largest entry of
+// each non-empty z_row and z_col is never pruned: a Z of zeros would leave Z Zᵀ = 0, whose
+// (jittered) Cholesky factor the Matheron sampler needs (bayesianize fails on it too). So a
+// fraction close to 1 may prune slightly fewer entries than asked; the report says how many.
 package prune
 
 import (
@@ -152,13 +155,25 @@ func pruneSet(layers []Layer, reps []LayerReport, k int) {
 	pos := uint64(0)
 	for _, l := range layers {
 		for _, z := range [][]float32{l.ZRow, l.ZCol} {
-			for _, v := range z {
-				keys = append(keys, uint64(math.Float32bits(v)&0x7fffffff)<<32|pos)
-				pos++
+			// Each tensor keeps its largest entry (the last in the order of keys): an all-zero
+			// Z would make Z Zᵀ zero, and its Cholesky factor — which sampling needs — undefined.
+			keep, best := -1, uint64(0)
+			for i, v := range z {
+				key := uint64(math.Float32bits(v)&0x7fffffff)<<32 | (pos + uint64(i))
+				if keep < 0 || key > best {
+					keep, best = i, key
+				}
 			}
+			for i, v := range z {
+				if i != keep {
+					keys = append(keys, uint64(math.Float32bits(v)&0x7fffffff)<<32|(pos+uint64(i)))
+				}
+			}
+			pos += uint64(len(z))
 		}
 	}
 	slices.Sort(keys)
+	k = min(k, len(keys))
 	// Map positions back to (layer, tensor, index).
 	type span struct {
 		start uint64

@@ -27,7 +27,18 @@ func refPrune(layers []Layer, k int) {
 		}
 	}
 	sort.SliceStable(es, func(a, b int) bool { return es[a].mag < es[b].mag })
-	for _, e := range es[:k] {
+	// Each tensor's last entry in this order (its largest) is kept.
+	last := map[[2]int]int{}
+	for j, e := range es {
+		last[[2]int{e.layer, e.t}] = j
+	}
+	var cand []entry
+	for j, e := range es {
+		if last[[2]int{e.layer, e.t}] != j {
+			cand = append(cand, e)
+		}
+	}
+	for _, e := range cand[:min(k, len(cand))] {
 		if e.t == 0 {
 			layers[e.layer].ZRow[e.i] = 0
 		} else {
@@ -75,6 +86,15 @@ func TestGlobalMatchesReference(t *testing.T) {
 			}
 			k := int(math.Floor(f*float64(total) + 0.5))
 			refPrune(want, k)
+			kept := 0 // the largest entry of each non-empty tensor stays
+			for _, l := range ls {
+				for _, z := range [][]float32{l.ZRow, l.ZCol} {
+					if len(z) > 0 {
+						kept++
+					}
+				}
+			}
+			k = min(k, total-kept)
 			rep, err := Prune(ls, Options{Fraction: f})
 			if err != nil {
 				t.Fatal(err)
@@ -214,5 +234,38 @@ func TestErrors(t *testing.T) {
 	// Nothing is modified when an error is reported.
 	if nan[0].ZRow[0] != 1 || nan[0].ZRow[1] != 2 {
 		t.Error("entries modified despite the error")
+	}
+}
+
+// TestNeverEmptiesATensor prunes everything it may: each non-empty z_row and z_col keeps exactly
+// its largest-magnitude entry, so Z Zᵀ is never the zero matrix.
+func TestNeverEmptiesATensor(t *testing.T) {
+	for _, perLayer := range []bool{false, true} {
+		ls := []Layer{
+			{Name: "a", ZRow: []float32{0.1, -0.4, 0.2}, ZCol: []float32{0.01, 0.02}},
+			{Name: "b", ZRow: []float32{-3}, ZCol: nil},
+			{Name: "c", ZRow: []float32{0.5, -0.5}, ZCol: []float32{7, 8, 9}},
+		}
+		rep, err := Prune(ls, Options{Fraction: 1, PerLayer: perLayer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := [][2][]float32{
+			{{0, -0.4, 0}, {0, 0.02}},
+			{{-3}, nil},
+			{{0, -0.5}, {0, 0, 9}}, // tie: the later entry counts as larger
+		}
+		for i, l := range ls {
+			for j, z := range [][]float32{l.ZRow, l.ZCol} {
+				for e := range z {
+					if z[e] != want[i][j][e] {
+						t.Fatalf("perLayer=%v: layer %s tensor %d = %v, want %v", perLayer, l.Name, j, z, want[i][j])
+					}
+				}
+			}
+		}
+		if rep.Pruned != 6 || rep.Entries != 11 {
+			t.Fatalf("perLayer=%v: pruned %d of %d, want 6 of 11", perLayer, rep.Pruned, rep.Entries)
+		}
 	}
 }

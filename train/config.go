@@ -92,6 +92,14 @@ type Config struct {
 	// MLEpochs run with KL weight 0; the weight then grows linearly over AnnealingEpochs.
 	MLEpochs        int `json:"ml_epochs" help:"epochs with KL weight 0 (maximum likelihood)"`
 	AnnealingEpochs int `json:"annealing_epochs" help:"epochs over which the KL weight grows linearly to 1"`
+	// PruneZ, when positive, prunes that fraction of the inducing layers' Z entries (smallest
+	// magnitude; globally, or per layer with PrunePerLayer) after Epochs epochs and fine-tunes the
+	// rest for FinetuneEpochs more epochs with a fresh optimizer at FinetuneLR (default
+	// DefaultFinetuneLR), the pruned entries pinned at zero (paper 003, appendix K).
+	PruneZ         float64 `json:"prune_z" help:"after training, prune this fraction of the Z entries and fine-tune (0: off)"`
+	PrunePerLayer  bool    `json:"prune_per_layer" help:"prune_z: prune each layer to the fraction instead of globally"`
+	FinetuneEpochs int     `json:"finetune_epochs" help:"epochs of fine-tuning after prune_z, pruned entries pinned at zero"`
+	FinetuneLR     float64 `json:"finetune_lr" help:"learning rate of the fine-tuning epochs (default 1e-4)"`
 	// TrainSamples are the Monte Carlo samples per step, TestSamples those per evaluation.
 	TrainSamples int `json:"train_samples" help:"Monte Carlo samples per training step"`
 	TestSamples  int `json:"test_samples" help:"Monte Carlo samples per test prediction"`
@@ -311,6 +319,10 @@ func (c *Config) Validate() error {
 		return errf("lr %g must be positive", c.LR)
 	case c.Optimizer != "adam" && c.Optimizer != "sgd":
 		return errf("optimizer %q is not adam or sgd", c.Optimizer)
+	case !(c.PruneZ >= 0 && c.PruneZ < 1) || c.FinetuneEpochs < 0 || !(c.FinetuneLR >= 0) || math.IsInf(c.FinetuneLR, 0):
+		return errf("prune_z %g (want [0, 1)) / finetune_epochs %d / finetune_lr %g out of range", c.PruneZ, c.FinetuneEpochs, c.FinetuneLR)
+	case c.PruneZ > 0 && c.FinetuneEpochs == 0:
+		return errf("prune_z %g needs finetune_epochs > 0 (pruning without fine-tuning is `edgebnn convert --prune`)", c.PruneZ)
 	case c.MLEpochs < 0 || c.AnnealingEpochs < 0:
 		return errf("ml_epochs and annealing_epochs must be ≥ 0")
 	case c.TrainSamples < 1 || c.TestSamples < 1:

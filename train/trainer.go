@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
+	"github.com/edgebnn/edgebnn/prune"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 	"github.com/edgebnn/edgebnn/train/bnn"
@@ -50,6 +51,12 @@ type Trainer struct {
 	spec    *runtime.Spec
 	classes []int
 	fa      *faRun // the factor-analysis posterior (vifa, fa_em, fa_sga), else nil
+
+	// PruneReport is the outcome of prune_z once the fine-tuning phase has begun (nil before, and
+	// after a resume inside that phase).
+	PruneReport *prune.Report
+	mask        *zMask // the pruned Z entries pinned at zero while fine-tuning
+	finetuning  bool   // the fine-tuning phase has begun
 }
 
 // StepInfo reports one optimizer step.
@@ -100,6 +107,11 @@ func New(cfg Config) (*Trainer, error) {
 	}
 	if err := t.buildOptimizer(); err != nil {
 		return nil, err
+	}
+	if cfg.PruneZ > 0 {
+		if layers, _ := t.zParams(); len(layers) == 0 {
+			return nil, fmt.Errorf("train: prune_z %g: the network has no inducing layers (no Z matrices to prune)", cfg.PruneZ)
+		}
 	}
 	if IsFA(cfg.Posterior) {
 		var err error
@@ -285,12 +297,19 @@ func (t *Trainer) Model() (*runtime.Model, error) {
 // Batches returns the number of minibatches per epoch.
 func (t *Trainer) Batches() int { return (t.Train.N + t.Config.BatchSize - 1) / t.Config.BatchSize }
 
-// Run trains until Config.Epochs epochs are complete, evaluating and checkpointing as
-// configured. When ctx is cancelled it writes a checkpoint of the current state (the
+// Run trains until Config.TotalEpochs epochs are complete (Epochs, then the fine-tuning epochs
+// after prune_z), evaluating and checkpointing as configured. When ctx is cancelled it writes a
+// checkpoint of the current state (the
 // interrupted epoch is repeated on resume) and returns ctx's error.
 func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 	c := &t.Config
-	for t.Epoch < c.Epochs {
+	for t.Epoch < c.TotalEpochs() {
+		if c.finetuning(t.Epoch) && !t.finetuning {
+			if err := t.startFinetune(t.Epoch > c.Epochs); err != nil {
+				return err
+			}
+			t.finetuning = true
+		}
 		em, err := t.runEpoch(ctx, h)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -304,7 +323,7 @@ func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 			}
 			return err
 		}
-		last := t.Epoch == c.Epochs
+		last := t.Epoch == c.TotalEpochs()
 		if t.Test.N > 0 && (last || (c.EvalEvery > 0 && t.Epoch%c.EvalEvery == 0)) {
 			if em.Test, err = t.Evaluate(); err != nil {
 				return err
@@ -346,6 +365,9 @@ func (t *Trainer) runEpoch(ctx context.Context, h Hooks) (EpochMetrics, error) {
 	c := &t.Config
 	e := t.Epoch
 	lrf := optim.MultiStepLR{Milestones: c.Milestones, Gamma: c.Gamma}.Factor(e)
+	if c.finetuning(e) {
+		lrf = c.finetuneLR() / c.LR
+	}
 	t.opt.SetLRFactor(lrf)
 	klw := c.KLWeight(e)
 	em := EpochMetrics{Epoch: e + 1, LR: c.LR * lrf, KLWeight: klw}
@@ -454,7 +476,13 @@ func (t *Trainer) step(idx []int, klw float64) (loss, nll, kl float64, err error
 			return 0, 0, 0, err
 		}
 	}
+	if t.mask != nil {
+		t.mask.zeroGrads()
+	}
 	t.opt.Step()
+	if t.mask != nil {
+		t.mask.zeroValues()
+	}
 	t.Step++
 	k := float64(len(t.Nets))
 	return loss / k, nll / k, kl / k, nil

@@ -1,0 +1,175 @@
+package train
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/edgebnn/edgebnn/prune"
+	"github.com/edgebnn/edgebnn/train/autodiff"
+)
+
+// DefaultFinetuneLR is the learning rate of the fine-tuning phase after pruning when
+// finetune_lr is not set: Adam with 1e-4, as paper 003 (appendix K) fine-tunes its pruned models.
+const DefaultFinetuneLR = 1e-4
+
+// zMask pins pruned Z entries at zero during fine-tuning: for each parameter, the indices of
+// its pruned entries.
+type zMask struct {
+	params []*autodiff.Param[float32]
+	zeros  [][]int
+}
+
+// zeroGrads clears the pinned entries' gradients (so the optimizer's moments stay zero there).
+func (m *zMask) zeroGrads() {
+	for i, p := range m.params {
+		for _, j := range m.zeros[i] {
+			p.Grad[j] = 0
+		}
+	}
+}
+
+// zeroValues puts the pinned entries back to zero after an optimizer step (weight decay or
+// momentum could move them).
+func (m *zMask) zeroValues() {
+	for i, p := range m.params {
+		for _, j := range m.zeros[i] {
+			p.Value[j] = 0
+		}
+	}
+}
+
+// pruned reports the number of pinned entries.
+func (m *zMask) pruned() int {
+	n := 0
+	for _, z := range m.zeros {
+		n += len(z)
+	}
+	return n
+}
+
+// finetuning reports whether epoch e (0-based) belongs to the fine-tuning phase that follows the
+// pruning of Z (epochs Epochs … Epochs+FinetuneEpochs−1).
+func (c *Config) finetuning(e int) bool {
+	return (c.PruneZ > 0 || c.FinetuneEpochs > 0) && e >= c.Epochs
+}
+
+// TotalEpochs is the number of epochs a run trains: Epochs, plus FinetuneEpochs when Z is
+// pruned or fine-tuning is requested.
+func (c *Config) TotalEpochs() int {
+	if c.PruneZ > 0 || c.FinetuneEpochs > 0 {
+		return c.Epochs + c.FinetuneEpochs
+	}
+	return c.Epochs
+}
+
+// zParams groups the inducing layers' z_row and z_col parameters of every network by layer, in
+// network order (the order prune ranks ties in).
+func (t *Trainer) zParams() (layers []prune.Layer, params [][2]*autodiff.Param[float32]) {
+	for _, n := range t.Nets {
+		var cur *prune.Layer
+		var pair [2]*autodiff.Param[float32]
+		for _, p := range n.Params() {
+			layer, field, ok := cutLast(p.Name)
+			if !ok || (field != "z_row" && field != "z_col") {
+				continue
+			}
+			if cur == nil || cur.Name != layer {
+				if cur != nil {
+					layers, params = append(layers, *cur), append(params, pair)
+				}
+				cur, pair = &prune.Layer{Name: layer}, [2]*autodiff.Param[float32]{}
+			}
+			if field == "z_row" {
+				cur.ZRow, pair[0] = p.Value, p.Param
+			} else {
+				cur.ZCol, pair[1] = p.Value, p.Param
+			}
+		}
+		if cur != nil {
+			layers, params = append(layers, *cur), append(params, pair)
+		}
+	}
+	return layers, params
+}
+
+// cutLast splits "layer.name.field" at its last dot.
+func cutLast(s string) (before, after string, ok bool) {
+	i := strings.LastIndexByte(s, '.')
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+1:], true
+}
+
+// PruneZ sets the smallest-magnitude fraction of the inducing layers' Z entries to zero (globally
+// or per layer, exactly as `edgebnn convert --prune` ranks them) and pins them at zero for the
+// rest of training. It returns the pruning report.
+func (t *Trainer) PruneZ(fraction float64, perLayer bool) (*prune.Report, error) {
+	layers, params := t.zParams()
+	if len(layers) == 0 {
+		return nil, fmt.Errorf("train: prune_z %g: the network has no inducing layers (no Z matrices to prune)", fraction)
+	}
+	rep, err := prune.Prune(layers, prune.Options{Fraction: fraction, PerLayer: perLayer})
+	if err != nil {
+		return nil, fmt.Errorf("train: prune_z: %w", err)
+	}
+	t.mask = maskZeros(params)
+	return rep, nil
+}
+
+// maskZeros pins every Z entry that is exactly zero (after PruneZ, or in a checkpoint written
+// during fine-tuning).
+func maskZeros(params [][2]*autodiff.Param[float32]) *zMask {
+	m := &zMask{}
+	for _, pair := range params {
+		for _, p := range pair {
+			if p == nil {
+				continue
+			}
+			var z []int
+			for j, v := range p.Value {
+				if v == 0 {
+					z = append(z, j)
+				}
+			}
+			m.params = append(m.params, p)
+			m.zeros = append(m.zeros, z)
+		}
+	}
+	return m
+}
+
+// finetuneLR is the fine-tuning phase's learning rate.
+func (c *Config) finetuneLR() float64 {
+	if c.FinetuneLR > 0 {
+		return c.FinetuneLR
+	}
+	return DefaultFinetuneLR
+}
+
+// startFinetune begins the fine-tuning phase. Entering it after the last training epoch, it
+// prunes Z (prune_z) and replaces the optimizer by a fresh one (runEpoch sets the fine-tuning
+// learning rate); resuming inside it (resumed), it recovers the mask from the zero Z entries and
+// keeps the optimizer state the checkpoint restored.
+func (t *Trainer) startFinetune(resumed bool) error {
+	c := &t.Config
+	if c.PruneZ > 0 {
+		if resumed {
+			_, params := t.zParams()
+			t.mask = maskZeros(params)
+		} else {
+			rep, err := t.PruneZ(c.PruneZ, c.PrunePerLayer)
+			if err != nil {
+				return err
+			}
+			t.PruneReport = rep
+		}
+	}
+	if resumed {
+		return nil
+	}
+	if err := t.buildOptimizer(); err != nil {
+		return fmt.Errorf("train: fine-tuning optimizer: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+package train
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/prune"
+)
+
+const pruneInference = `{"inference": "inducing", "inducing_rows": 4, "inducing_cols": 4, "init_lamda": 0.01}`
+
+// zEntry is one Z entry with its position (layer order, z_row before z_col, row-major).
+type zEntry struct {
+	param string
+	idx   int
+	abs   float64
+}
+
+// zSnapshot copies every z_row / z_col parameter.
+func zSnapshot(tr *Trainer) map[string][]float32 {
+	out := map[string][]float32{}
+	for _, p := range tr.Nets[0].Params() {
+		if _, f, _ := cutLast(p.Name); f == "z_row" || f == "z_col" {
+			out[p.Name] = append([]float32(nil), p.Value...)
+		}
+	}
+	return out
+}
+
+// smallest returns the positions of the k smallest |z| of a snapshot, each tensor's largest
+// entry excluded (prune never empties a tensor; no ties in random data).
+func smallest(z map[string][]float32, k int) map[string]map[int]bool {
+	var all []zEntry
+	for name, v := range z {
+		big := 0
+		for i, x := range v {
+			if math.Abs(float64(x)) > math.Abs(float64(v[big])) {
+				big = i
+			}
+		}
+		for i, x := range v {
+			if i != big {
+				all = append(all, zEntry{name, i, math.Abs(float64(x))})
+			}
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].abs < all[j].abs })
+	out := map[string]map[int]bool{}
+	for _, e := range all[:k] {
+		if out[e.param] == nil {
+			out[e.param] = map[int]bool{}
+		}
+		out[e.param][e.idx] = true
+	}
+	return out
+}
+
+// TestPruneFinetune trains, prunes half of Z globally and fine-tunes: the pruned entries are the
+// smallest at the end of training, stay exactly zero, the others keep training at the fine-tuning
+// learning rate, and converting with the same fraction prunes nothing more.
+func TestPruneFinetune(t *testing.T) {
+	c := toyConfig(t, "inducing", pruneInference)
+	c.Epochs, c.FinetuneEpochs, c.PruneZ = 3, 2, 0.5
+	c.EvalEvery = 1
+	tr, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before map[string][]float32
+	var lrs []float64
+	err = tr.Run(context.Background(), Hooks{Epoch: func(m EpochMetrics) {
+		lrs = append(lrs, m.LR)
+		if m.Epoch == c.Epochs {
+			before = zSnapshot(tr)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lrs) != 5 || lrs[2] != c.LR || lrs[3] != DefaultFinetuneLR || lrs[4] != DefaultFinetuneLR {
+		t.Fatalf("learning rates per epoch %v: want %g for 3 epochs then %g", lrs, c.LR, DefaultFinetuneLR)
+	}
+	total := 0
+	for _, v := range before {
+		total += len(v)
+	}
+	k := int(math.Round(0.5 * float64(total)))
+	want := smallest(before, k)
+	after := zSnapshot(tr)
+	zeros, moved := 0, 0
+	for name, v := range after {
+		for i, x := range v {
+			switch {
+			case want[name][i] && x != 0:
+				t.Fatalf("%s[%d] = %g: pruned entries must stay zero", name, i, x)
+			case !want[name][i] && x == 0:
+				t.Fatalf("%s[%d] is zero but was not among the %d smallest", name, i, k)
+			case x == 0:
+				zeros++
+			case x != before[name][i]:
+				moved++
+			}
+		}
+	}
+	if zeros != k || tr.PruneReport == nil || tr.PruneReport.Pruned != k {
+		t.Fatalf("%d zeros, report %+v; want %d", zeros, tr.PruneReport, k)
+	}
+	if moved < (total-k)/2 {
+		t.Fatalf("only %d of %d kept Z entries changed during fine-tuning", moved, total-k)
+	}
+	if tr.History[len(tr.History)-1].Test == nil {
+		t.Fatal("the fine-tuned model was not evaluated")
+	}
+
+	// Pruning the fine-tuned model again at the same fraction removes exactly the zeros.
+	layers, _ := tr.zParams()
+	rep, err := prune.Prune(layers, prune.Options{Fraction: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range rep.Layers {
+		if l.Threshold != 0 {
+			t.Fatalf("layer %s: re-pruning removed |z| up to %g, want only the zeros", l.Layer, l.Threshold)
+		}
+	}
+}
+
+// TestPruneFinetuneResume interrupts the fine-tuning phase and resumes: the mask is recovered
+// from the checkpoint and the result matches the uninterrupted run.
+func TestPruneFinetuneResume(t *testing.T) {
+	c := toyConfig(t, "inducing", pruneInference)
+	c.Epochs, c.FinetuneEpochs, c.PruneZ, c.PrunePerLayer = 2, 2, 0.25, true
+	full, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := full.Run(context.Background(), Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	c2 := c
+	c2.Out = filepath.Join(t.TempDir(), "part.ebnn")
+	c2.FinetuneEpochs = 1
+	part, err := New(c2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := part.Run(context.Background(), Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Resume(c2.Out, func(cfg *Config) error { cfg.FinetuneEpochs = 2; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Run(context.Background(), Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	if res.mask == nil || res.mask.pruned() == 0 {
+		t.Fatal("resumed fine-tuning has no mask")
+	}
+	for i, p := range full.Nets[0].Params() {
+		q := res.Nets[0].Params()[i]
+		for j := range p.Value {
+			if d := math.Abs(float64(p.Value[j] - q.Value[j])); d > 1e-5*(1+math.Abs(float64(p.Value[j]))) {
+				t.Fatalf("%s[%d]: uninterrupted %v, resumed %v", p.Name, j, p.Value[j], q.Value[j])
+			}
+		}
+	}
+}
+
+func TestPruneConfigErrors(t *testing.T) {
+	cases := []struct {
+		name      string
+		posterior string
+		edit      func(*Config)
+		want      string
+	}{
+		{"fraction one", "inducing", func(c *Config) { c.PruneZ, c.FinetuneEpochs = 1, 1 }, "prune_z"},
+		{"negative", "inducing", func(c *Config) { c.PruneZ, c.FinetuneEpochs = -0.1, 1 }, "prune_z"},
+		{"NaN", "inducing", func(c *Config) { c.PruneZ, c.FinetuneEpochs = math.NaN(), 1 }, "prune_z"},
+		{"no fine-tuning", "inducing", func(c *Config) { c.PruneZ = 0.5 }, "finetune_epochs"},
+		{"bad lr", "inducing", func(c *Config) { c.PruneZ, c.FinetuneEpochs, c.FinetuneLR = 0.5, 1, math.Inf(1) }, "finetune_lr"},
+		{"no inducing layers", "deterministic", func(c *Config) { c.PruneZ, c.FinetuneEpochs = 0.5, 1 }, "no inducing layers"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			inf := ""
+			if tc.posterior == "inducing" {
+				inf = pruneInference
+			}
+			c := toyConfig(t, tc.posterior, inf)
+			tc.edit(&c)
+			_, err := New(c)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q does not mention %q", err, tc.want)
+			}
+		})
+	}
+}
