@@ -299,8 +299,8 @@ func (t *Trainer) Batches() int { return (t.Train.N + t.Config.BatchSize - 1) / 
 
 // Run trains until Config.TotalEpochs epochs are complete (Epochs, then the fine-tuning epochs
 // after prune_z), evaluating and checkpointing as configured. When ctx is cancelled it writes a
-// checkpoint of the current state (the
-// interrupted epoch is repeated on resume) and returns ctx's error.
+// checkpoint of the current state (the interrupted epoch is repeated on resume) and returns ctx's
+// error.
 func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 	c := &t.Config
 	for t.Epoch < c.TotalEpochs() {
