@@ -1,0 +1,102 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/convert"
+	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/data"
+)
+
+// resnetArch is a tiny ResNet for 1×28×28 inputs in the JSON architecture format with
+// residual blocks (train/bnn.ParseArchJSON): a stride-2 stem, an identity BasicBlock and a
+// downsampling BasicBlock with a conv+BN shortcut, adaptive average pooling and a linear layer.
+const resnetArch = `{"layers": [
+  {"name": "conv1", "type": "Conv2d", "in_channels": 1, "out_channels": 4, "kernel_size": 3, "stride": 2, "padding": 1, "bias": false},
+  {"name": "bn1", "type": "BatchNorm2d", "num_features": 4},
+  {"name": "relu", "type": "ReLU"},
+  {"name": "layer1.0", "type": "Residual", "body": [
+    {"name": "layer1.0.conv1", "type": "Conv2d", "in_channels": 4, "out_channels": 4, "kernel_size": 3, "padding": 1, "bias": false},
+    {"name": "layer1.0.bn1", "type": "BatchNorm2d", "num_features": 4},
+    {"name": "layer1.0.relu", "type": "ReLU"},
+    {"name": "layer1.0.conv2", "type": "Conv2d", "in_channels": 4, "out_channels": 4, "kernel_size": 3, "padding": 1, "bias": false},
+    {"name": "layer1.0.bn2", "type": "BatchNorm2d", "num_features": 4}]},
+  {"name": "layer1.0.relu", "type": "ReLU"},
+  {"name": "layer2.0", "type": "Residual", "body": [
+    {"name": "layer2.0.conv1", "type": "Conv2d", "in_channels": 4, "out_channels": 8, "kernel_size": 3, "stride": 2, "padding": 1, "bias": false},
+    {"name": "layer2.0.bn1", "type": "BatchNorm2d", "num_features": 8},
+    {"name": "layer2.0.relu", "type": "ReLU"},
+    {"name": "layer2.0.conv2", "type": "Conv2d", "in_channels": 8, "out_channels": 8, "kernel_size": 3, "padding": 1, "bias": false},
+    {"name": "layer2.0.bn2", "type": "BatchNorm2d", "num_features": 8}],
+   "shortcut": [
+    {"name": "layer2.0.downsample.0", "type": "Conv2d", "in_channels": 4, "out_channels": 8, "kernel_size": 1, "stride": 2, "bias": false},
+    {"name": "layer2.0.downsample.1", "type": "BatchNorm2d", "num_features": 8}]},
+  {"name": "layer2.0.relu", "type": "ReLU"},
+  {"name": "avgpool", "type": "AdaptiveAvgPool2d", "output_size": 1},
+  {"name": "flatten", "type": "Flatten"},
+  {"name": "fc", "type": "Linear", "in_features": 8, "out_features": 10}
+]}`
+
+// TestTrainResNetFashionMNIST trains the tiny ResNet (inducing conv and linear layers, BatchNorm)
+// through the trainer on the first Fashion-MNIST images: the NLL falls, and the checkpoint
+// (with the BatchNorm running statistics) loads in the runtime and converts to an f16 model.
+func TestTrainResNetFashionMNIST(t *testing.T) {
+	if _, err := os.Stat(data.DefaultFashionMNISTDir); errors.Is(err, os.ErrNotExist) {
+		t.Skipf("Fashion-MNIST is not installed in %s", data.DefaultFashionMNISTDir)
+	}
+	dir := t.TempDir()
+	arch := filepath.Join(dir, "resnet.json")
+	if err := os.WriteFile(arch, []byte(resnetArch), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := DefaultConfig()
+	c.Arch, c.DataDir, c.Posterior = arch, data.DefaultFashionMNISTDir, "inducing"
+	if err := c.Inference.Set(`{"inference": "inducing", "inducing_rows": 4, "inducing_cols": 4, "init_lamda": 0.001}`); err != nil {
+		t.Fatal(err)
+	}
+	c.TrainLimit, c.TestLimit, c.BatchSize, c.Epochs, c.LR = 256, 100, 32, 5, 0.01
+	if testing.Short() {
+		c.TrainLimit, c.Epochs = 128, 4
+	}
+	c.MLEpochs, c.TestSamples, c.EvalEvery = c.Epochs, 2, 1000
+	c.Out = filepath.Join(dir, "resnet.ebnn")
+	tr, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(context.Background(), Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	first, last := tr.History[0].NLL, tr.History[len(tr.History)-1].NLL
+	t.Logf("NLL per epoch: first %.4f, last %.4f", first, last)
+	if !(last < first-0.05) {
+		t.Fatalf("the NLL did not fall: %.4f → %.4f", first, last)
+	}
+	m, err := runtime.Load(c.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var nbt float32
+	for _, p := range tr.Nets[0].Params() {
+		if p.Name == "layer2.0.downsample.1.num_batches_tracked" {
+			nbt = p.Value[0]
+		}
+	}
+	if want := float32(c.Epochs * ((c.TrainLimit + c.BatchSize - 1) / c.BatchSize)); nbt != want {
+		t.Errorf("num_batches_tracked %g, want %g (one per training step)", nbt, want)
+	}
+	conv := filepath.Join(dir, "resnet.f16.ebnn")
+	if _, err := convert.Convert(convert.Options{Checkpoint: c.Out, Out: conv, DType: "f16"}); err != nil {
+		t.Fatalf("converting the checkpoint: %v", err)
+	}
+	cm, err := runtime.Load(conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Close()
+}
