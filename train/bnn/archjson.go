@@ -3,6 +3,7 @@ package bnn
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -103,6 +104,10 @@ func (p *jsonArch) layer(raw json.RawMessage, path string, depth int) error {
 		doc := append(append([]byte(`{"layers": [`), raw...), "]}"...)
 		mods, err := torcharch.ParseJSON(bytes.NewReader(doc))
 		if err != nil {
+			// Drop torcharch's "json: layers[0]:" prefix: path says where the layer is.
+			if inner := errors.Unwrap(err); inner != nil {
+				err = inner
+			}
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		m := mods[0]

@@ -42,14 +42,14 @@ func (n *Net[T]) batchNorm(ls *runtime.LayerSpec, in []int, inits map[string]Ini
 		return nil, nil, errf("eps %g must be positive", eps)
 	}
 	mom := 0.1
-	init := inits[ls.Name]
-	if init.Momentum != nil {
-		mom = *init.Momentum
+	set := inits[ls.Name]
+	if set.Momentum != nil {
+		mom = *set.Momentum
 	}
 	if !(mom >= 0 && mom <= 1) {
 		return nil, nil, errf("momentum %g is not in [0, 1]", mom)
 	}
-	l := &batchNorm[T]{n: ls.Name, affine: ls.Affine, cumulative: init.CumulativeStats}
+	l := &batchNorm[T]{n: ls.Name, affine: ls.Affine, cumulative: set.CumulativeStats}
 	if l.affine {
 		l.w = newParam[T](ls.Name, "weight", true, full(c, 1), c)
 		l.b = newParam[T](ls.Name, "bias", true, full(c, 0), c)
