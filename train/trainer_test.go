@@ -75,13 +75,6 @@ func TestTrainingReducesLoss(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.posterior == "ensemble_w" {
-				// Ensemble-W evaluation supports classification; train a classifier instead.
-				c.Data, c.Task, c.Arch = "csv:"+writeCSV(t), "classification", "mlp:2-8-3"
-				if tr, err = New(c); err != nil {
-					t.Fatal(err)
-				}
-			}
 			var first, last float64
 			err = tr.Run(context.Background(), Hooks{Epoch: func(m EpochMetrics) {
 				if m.Epoch == 1 {
@@ -108,19 +101,19 @@ func TestTrainingReducesLoss(t *testing.T) {
 				t.Fatal(err)
 			}
 			m.Close()
-			// The converter takes the training checkpoint as it is (optimizer state left out).
-			// Ensemble-W has no model-file form yet (the runtime runs one network per Spec): the
-			// converter refuses its member tensors.
-			if tc.posterior != "ensemble_w" {
-				conv := filepath.Join(t.TempDir(), "converted.ebnn")
-				if _, err := convert.Convert(convert.Options{Checkpoint: c.Out, Out: conv, DType: "f16"}); err != nil {
-					t.Fatalf("converting the checkpoint: %v", err)
+			// The converter takes the training checkpoint as it is (optimizer state left out;
+			// Ensemble-W with every member).
+			conv := filepath.Join(t.TempDir(), "converted.ebnn")
+			if _, err := convert.Convert(convert.Options{Checkpoint: c.Out, Out: conv, DType: "f16"}); err != nil {
+				t.Fatalf("converting the checkpoint: %v", err)
+			}
+			if m, err := runtime.Load(conv); err != nil {
+				t.Fatal(err)
+			} else {
+				if m.Members() != len(tr.Nets) {
+					t.Errorf("converted model has %d members, the run %d networks", m.Members(), len(tr.Nets))
 				}
-				if m, err := runtime.Load(conv); err != nil {
-					t.Fatal(err)
-				} else {
-					m.Close()
-				}
+				m.Close()
 			}
 			// The deployable model has the parameters but no optimizer state.
 			f, err := format.Open(tr.ModelPath())
@@ -135,7 +128,7 @@ func TestTrainingReducesLoss(t *testing.T) {
 			}
 			if m, err := runtime.FromFile(f); err != nil {
 				t.Fatal(err)
-			} else if tc.posterior != "ensemble_w" && m.Stochastic() == (tc.posterior == "deterministic") {
+			} else if m.Stochastic() == (tc.posterior == "deterministic") {
 				t.Errorf("model stochastic = %v for posterior %s", m.Stochastic(), tc.posterior)
 			}
 		})
