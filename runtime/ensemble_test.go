@@ -622,3 +622,30 @@ func TestEnsembleSpecJSON(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEnsemble: one input through a 784-256-256-10 MLP ensemble, one sample per member, for
+// K = 1 (a single network) and K = 5 (the cost grows linearly with K).
+func BenchmarkEnsemble(b *testing.B) {
+	for _, k := range []int{1, 5} {
+		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
+			spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{784},
+				Members: k, Layers: []runtime.LayerSpec{
+					{Name: "0", Op: runtime.OpLinear, In: 784, Out: 256, Bias: true}, {Name: "1", Op: runtime.OpReLU},
+					{Name: "2", Op: runtime.OpLinear, In: 256, Out: 256, Bias: true}, {Name: "3", Op: runtime.OpReLU},
+					{Name: "4", Op: runtime.OpLinear, In: 256, Out: 10, Bias: true}}}
+			m, _, _ := buildEnsemble(b, spec, 1)
+			p, err := m.NewPredictor(runtime.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			x := randomInputs(m, 1, 2)
+			var out runtime.Prediction
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := p.Predict(x, &out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
