@@ -84,6 +84,9 @@ func TestEnsembleCommands(t *testing.T) {
 		{name: "eval checkpoint", args: []string{"eval", ckpt}, wantStdout: []string{"(3 samples)", "acc "}},
 		{name: "eval converted", args: []string{"eval", "--data", "csv:" + csv, out}, wantStdout: []string{"(3 samples)"}},
 		{name: "eval samples flag", args: []string{"eval", "--samples", "6", ckpt}, wantStdout: []string{"(6 samples)"}},
+		// predict and bench default to one sample per member, like eval.
+		{name: "bench default samples", args: []string{"bench", "--model", out, "--min-time", "1ms"}, wantStdout: []string{"samples           3 "}},
+		{name: "bench samples flag", args: []string{"bench", "--model", out, "--min-time", "1ms", "--samples", "5"}, wantStdout: []string{"samples           5 "}},
 	})
 	arch := filepath.Join(t.TempDir(), "model.txt")
 	if err := os.WriteFile(arch, []byte("Sequential(\n  (0): Linear(in_features=2, out_features=6, bias=True)\n  (1): ReLU()\n  (2): Linear(in_features=6, out_features=3, bias=True)\n)\n"), 0o644); err != nil {

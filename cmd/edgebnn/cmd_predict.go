@@ -51,7 +51,7 @@ func addPredictFlags(fs interface {
 }, batchDefault int) predictFlags {
 	return predictFlags{
 		model:    fs.String("model", "", "the model `FILE` (from edgebnn convert)"),
-		samples:  fs.Int("samples", 32, "Monte Carlo samples `K` per prediction"),
+		samples:  fs.Int("samples", 0, "Monte Carlo samples `K` per prediction (default 32; an ensemble of M networks: M, one per member)"),
 		seed:     fs.Uint64("seed", 0, "random `seed`; the same seed gives identical outputs"),
 		strategy: fs.String("strategy", "auto", "sampling `strategy`: weight, local or auto"),
 		batch:    fs.Int("batch", batchDefault, "inputs processed together (`B`)"),
@@ -67,8 +67,8 @@ func (f predictFlags) open() (*runtime.Model, *runtime.Predictor, error) {
 	if err != nil {
 		return nil, nil, usagef("%v", err)
 	}
-	if *f.samples < 1 {
-		return nil, nil, usagef("--samples must be at least 1")
+	if *f.samples < 0 {
+		return nil, nil, usagef("--samples must be positive (0: the model's default)")
 	}
 	if *f.batch < 1 {
 		return nil, nil, usagef("--batch must be at least 1")
