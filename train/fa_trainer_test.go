@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/data"
 )
 
 // faConfig is a fast run of a factor-analysis posterior on the toy 1-D regression data.
@@ -120,73 +122,95 @@ func TestFAPosteriorsTrain(t *testing.T) {
 // TestFAParameterOrder checks the flattened parameter vector against the runtime: before any
 // iterate is collected the fa_em model is the network itself (c = θ, F = 0, ψ = 0), so the
 // runtime must predict exactly what the deterministic network predicts, and its posterior mean
-// must be the layers' weights (row-major) each followed by its bias.
+// must be the layers' weights (PyTorch layout, row-major) each followed by its bias.
 func TestFAParameterOrder(t *testing.T) {
-	c := faConfig(t, "fa_em")
-	c.Data, c.Task, c.Arch, c.BatchSize = "csv:"+writeCSV(t), "classification", "mlp:2-5-4-3", 10
-	tr, err := New(c)
-	if err != nil {
+	cnn := filepath.Join(t.TempDir(), "cnn.txt")
+	if err := os.WriteFile(cnn, []byte("Sequential(\n  (0): Conv2d(1, 3, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))\n"+
+		"  (1): ReLU()\n  (2): Conv2d(3, 2, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), bias=False)\n"+
+		"  (3): Flatten(start_dim=1, end_dim=-1)\n  (4): Linear(in_features=98, out_features=10, bias=True)\n)\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fam, err := tr.Model()
-	if err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name, data, arch string
+		tensors          []string
+	}{
+		{"mlp", "csv:" + writeCSV(t), "mlp:2-5-4-3", []string{"1.weight", "1.bias", "3.weight", "3.bias", "5.weight", "5.bias"}},
+		{"cnn", "fmnist", cnn, []string{"0.weight", "0.bias", "2.weight", "4.weight", "4.bias"}},
 	}
-	det, err := tr.Nets[0].Model()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want []float64
-	byName := map[string][]float32{}
-	for _, p := range tr.Nets[0].Params() {
-		byName[p.Name] = p.Value
-	}
-	for _, l := range []string{"1", "3", "5"} {
-		for _, n := range []string{l + ".weight", l + ".bias"} {
-			v, ok := byName[n]
-			if !ok {
-				t.Fatalf("no tensor %q", n)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.data == "fmnist" {
+				if _, err := os.Stat(filepath.Join(data.DefaultFashionMNISTDir, "t10k-images-idx3-ubyte")); err != nil {
+					if _, err2 := os.Stat(filepath.Join(data.DefaultFashionMNISTDir, "t10k-images-idx3-ubyte.gz")); err2 != nil {
+						t.Skipf("no Fashion-MNIST in %s", data.DefaultFashionMNISTDir)
+					}
+				}
 			}
-			for _, x := range v {
-				want = append(want, float64(x))
+			c := faConfig(t, "fa_em")
+			c.Data, c.Task, c.Arch, c.BatchSize, c.TrainLimit, c.TestLimit = tc.data, "classification", tc.arch, 10, 50, 20
+			tr, err := New(c)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	}
-	post, err := fam.Posterior(1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if post.Dim != len(want) {
-		t.Fatalf("posterior dim %d, want %d", post.Dim, len(want))
-	}
-	for i, w := range want {
-		if post.Mean[i] != w {
-			t.Fatalf("mean[%d] = %v, want %v", i, post.Mean[i], w)
-		}
-	}
-	x := tr.Test.X[:tr.Test.Dim*tr.Test.N]
-	opt := runtime.Options{Samples: 2, Seed: 1, MaxBatch: tr.Test.N}
-	pa, err := fam.NewPredictor(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pb, err := det.NewPredictor(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ra, rb := make([]runtime.Prediction, tr.Test.N), make([]runtime.Prediction, tr.Test.N)
-	if err := pa.PredictBatch(x, ra); err != nil {
-		t.Fatal(err)
-	}
-	if err := pb.PredictBatch(x, rb); err != nil {
-		t.Fatal(err)
-	}
-	for n := range rb {
-		for i := range rb[n].Probs {
-			if math.Abs(float64(ra[n].Probs[i]-rb[n].Probs[i])) > 1e-6 {
-				t.Fatalf("example %d prob[%d]: fa model %v, network %v", n, i, ra[n].Probs[i], rb[n].Probs[i])
+			fam, err := tr.Model()
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			det, err := tr.Nets[0].Model()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []float64
+			byName := map[string][]float32{}
+			for _, p := range tr.Nets[0].Params() {
+				byName[p.Name] = p.Value
+			}
+			for _, n := range tc.tensors {
+				v, ok := byName[n]
+				if !ok {
+					t.Fatalf("no tensor %q", n)
+				}
+				for _, x := range v {
+					want = append(want, float64(x))
+				}
+			}
+			post, err := fam.Posterior(2000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if post.Dim != len(want) {
+				t.Fatalf("posterior dim %d, want %d", post.Dim, len(want))
+			}
+			for i, w := range want {
+				if post.Mean[i] != w {
+					t.Fatalf("mean[%d] = %v, want %v", i, post.Mean[i], w)
+				}
+			}
+			x := tr.Test.X[:tr.Test.Dim*tr.Test.N]
+			opt := runtime.Options{Samples: 2, Seed: 1, MaxBatch: tr.Test.N}
+			pa, err := fam.NewPredictor(opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pb, err := det.NewPredictor(opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ra, rb := make([]runtime.Prediction, tr.Test.N), make([]runtime.Prediction, tr.Test.N)
+			if err := pa.PredictBatch(x, ra); err != nil {
+				t.Fatal(err)
+			}
+			if err := pb.PredictBatch(x, rb); err != nil {
+				t.Fatal(err)
+			}
+			for n := range rb {
+				for i := range rb[n].Probs {
+					if math.Abs(float64(ra[n].Probs[i]-rb[n].Probs[i])) > 1e-6 {
+						t.Fatalf("example %d prob[%d]: fa model %v, network %v", n, i, ra[n].Probs[i], rb[n].Probs[i])
+					}
+				}
+			}
+		})
 	}
 }
 
