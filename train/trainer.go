@@ -4,7 +4,8 @@
 // 0 for ml_epochs then annealed linearly — with Adam or SGD, learning-rate milestones and
 // gradient clipping, evaluates through the runtime package after each epoch (training and
 // deployment share one inference path), and writes checkpoints in the native model format that
-// runtime.Load reads and --resume continues from.
+// runtime.Load reads and --resume continues from. The factor-analysis posteriors vifa, fa_em and
+// fa_sga (fa_trainer.go) cover the whole parameter vector with train/fa's learners instead.
 package train
 
 import (
