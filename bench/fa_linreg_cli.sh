@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 bin="$out/edgebnn"
 (cd "$root" && go build -o "$bin" ./cmd/edgebnn)
-printf 'Sequential(\n  (0): Linear(in_features=2, out_features=1, bias=False)\n)\n' > "$out/model.txt"
+printf 'Linear(in_features=2, out_features=1, bias=False)\n' > "$out/model.txt"
 
 # gen SEED CSV: 1000 inputs in R² (unit variances, covariance 0.5), θ ~ N(0, α⁻¹I) with
 # α = 0.01, y = θᵀx + ε with noise precision β = 0.1.

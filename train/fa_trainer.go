@@ -77,9 +77,13 @@ func newFARun(t *Trainer) (*faRun, error) {
 				return nil, err
 			}
 			if l.Op == runtime.OpLinear || l.Op == runtime.OpConv2d {
-				names := []string{l.Name + ".weight"}
+				prefix := ""
+				if l.Name != "" {
+					prefix = l.Name + "." // a bare module's tensors have no prefix
+				}
+				names := []string{prefix + "weight"}
 				if l.Bias {
-					names = append(names, l.Name+".bias")
+					names = append(names, prefix+"bias")
 				}
 				for _, n := range names {
 					p, ok := byName[n]

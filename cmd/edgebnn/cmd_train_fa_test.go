@@ -66,7 +66,7 @@ func TestFALinearRegressionCLI(t *testing.T) {
 	csv, x, y := linregCSV(t, 0, 1000)
 	dir := t.TempDir()
 	arch := filepath.Join(dir, "model.txt")
-	if err := os.WriteFile(arch, []byte("Sequential(\n  (0): Linear(in_features=2, out_features=1, bias=False)\n)\n"), 0o644); err != nil {
+	if err := os.WriteFile(arch, []byte("Linear(in_features=2, out_features=1, bias=False)\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "linreg.ebnn")

@@ -29,8 +29,10 @@ const maxReprLine = 1 << 20
 
 // ParseRepr parses the printed repr of a torch.nn.Sequential (the text of
 // print(net)) and returns its leaf modules in order. Nested Sequential
-// containers are flattened, their names joined with dots. Errors name the
-// line number and its text.
+// containers are flattened, their names joined with dots. The print of a
+// single leaf module (e.g. "Linear(in_features=2, out_features=1, bias=False)")
+// is a network of that one module, named "" (its state_dict keys, "weight" and
+// "bias", have no prefix). Errors name the line number and its text.
 func ParseRepr(r io.Reader) ([]Module, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxReprLine)
@@ -68,7 +70,17 @@ func ParseRepr(r io.Reader) ([]Module, error) {
 			case "Sequential()":
 				done = true
 			default:
-				return nil, fail(raw, "the architecture must be a printed nn.Sequential")
+				// print() of a single leaf module, e.g. "Linear(in_features=2, out_features=1,
+				// bias=False)": its state_dict names have no prefix, so the module's name is "".
+				if strings.HasSuffix(text, "(") || !strings.Contains(text, "(") {
+					return nil, fail(raw, "the architecture must be a printed nn.Sequential or a single leaf module")
+				}
+				m, err := parseModuleCall("", text)
+				if err != nil {
+					return nil, fail(raw, "%v", err)
+				}
+				mods = append(mods, m)
+				done = true
 			}
 			continue
 		}

@@ -202,7 +202,10 @@ func TestReprErrors(t *testing.T) {
 		line       string
 	}{
 		{"empty", "", "empty", ""},
-		{"not sequential", "Linear(in_features=1, out_features=1, bias=True)\n", "nn.Sequential", "line 1"},
+		{"not sequential", "BasicBlock(\n  (conv1): Conv2d(1, 1, kernel_size=(3, 3))\n)\n", "nn.Sequential", "line 1"},
+		{"not a module", "hello\n", "nn.Sequential", "line 1"},
+		{"after a single module", "ReLU()\nReLU()\n", "after the end", "line 2"},
+		{"single module bad args", "Linear(in_features=2)\n", `missing argument "out_features"`, "line 1"},
 		{"unknown type", "Sequential(\n  (0): LSTM(4, 4)\n)\n", `unknown module type "LSTM"`, "line 2"},
 		{"unknown arg", "Sequential(\n  (0): ReLU(foo=1)\n)\n", `unknown argument "foo"`, "line 2"},
 		{"missing arg", "Sequential(\n  (0): Linear(in_features=3, bias=True)\n)\n", `missing argument "out_features"`, "line 2"},
@@ -310,4 +313,17 @@ func FuzzParseRepr(f *testing.F) {
 			t.Fatalf("round trip differs")
 		}
 	})
+}
+
+// TestReprSingleModule: print() of one leaf module is a one-layer network whose module name is ""
+// (a bare module's state_dict keys have no prefix).
+func TestReprSingleModule(t *testing.T) {
+	got, err := ParseRepr(strings.NewReader("Linear(in_features=2, out_features=1, bias=False)\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Module{{Name: "", Type: "Linear", InFeatures: 2, OutFeatures: 1, Bias: false}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
 }
