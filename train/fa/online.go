@@ -21,28 +21,57 @@ type OnlineConfig struct {
 	// faster. 0 (the default) is Algorithm 2 exactly (equal weights, step 1/t); 1 gives weights ∝ t
 	// (effective sample size 3T/4).
 	Weighting float64
+	// StepExponent α ∈ (1/2, 1] (online EM only) replaces Algorithm 2's running averages by
+	// stochastic approximation on the sufficient statistics (Cappé & Moulines 2009): with
+	// ρ_t = t^(−α), Ā ← Ā + ρ_t (d_t m_tᵀ − Ā), B̄ ← B̄ + ρ_t (Σ_t + m_t m_tᵀ − B̄) (the
+	// posterior covariance Σ_t of each E-step enters the average, so H̄ = B̄) and likewise d̄².
+	// α < 1 forgets the statistics gathered under early, poor F and ψ polynomially fast; pair it
+	// with AverageAfter and StepDelay (docs/RESULTS.md uses α = 0.6, StepDelay = D,
+	// AverageAfter = 5000). 0 (the default) keeps Algorithm 2. It excludes Weighting.
+	StepExponent float64
+	// StepDelay t₀ ≥ 1 keeps Algorithm 2's step 1/t for the first t₀ observations and continues
+	// with ρ_t = (1/t₀)(t₀/t)^α, so that each M-step uses statistics of at least about t₀
+	// observations (0 means 1: ρ_t = t^(−α) from the start). Needs StepExponent.
+	StepDelay int
+	// AverageAfter > 0 (with StepExponent) turns on Polyak–Ruppert averaging: the statistics of
+	// every observation after the first AverageAfter are averaged with equal weights, and Model
+	// returns the M-step of that average instead of the current iterate (until then, the current
+	// iterate). The E-steps always use the current iterate.
+	AverageAfter int
 	// Seed seeds the orthonormal initial F (QR of a Gaussian matrix, §4.4).
 	Seed uint64
 }
 
 // Online fits an FA model to a stream of observations θ_1, θ_2, …: c is their running mean and F,
-// ψ follow online EM (Algorithm 2) or online SGA (Algorithm 1). Memory is O(DK); no D×D matrix
-// is formed. It is not safe for concurrent use.
+// ψ follow online EM (Algorithm 2, or with OnlineConfig.StepExponent its stochastic-approximation
+// form with Polyak–Ruppert averaging) or online SGA (Algorithm 1). Memory is O(DK); no D×D
+// matrix is formed. It is not safe for concurrent use.
+//
+// Algorithm 2 averages the E-step statistics with step 1/t. Its error then decays like
+// T^−(1−λ) in the directions where the EM map's rate of missing information λ exceeds ½ (≈ 0.9
+// on the thesis's test models), i.e. slower than the batch fit's T^−½, and with λ < ½ it keeps a
+// variance above the batch fit's by (1−λ)²/(1−2λ). StepExponent α ∈ (½, 1) with AverageAfter is
+// the asymptotically efficient alternative (Cappé & Moulines 2009); StepDelay ≈ D keeps the first
+// M-steps on enough observations for D in the thousands (without it the iterate can diverge).
 type Online struct {
-	em         bool
-	cfg        OnlineConfig
-	d, k       int
-	t          int
-	wsum       float64   // Σ t^Weighting
-	mean       []float64 // running mean θ̄_t
-	f, psi     []float64
-	gamma      []float64 // SGA: log ψ
-	abar       []float64 // EM: Ā (D×K)
-	bbar       []float64 // EM: B̄ (K×K)
-	d2bar      []float64 // EM: mean of d² (D)
-	dt, m, cf  []float64
-	ct         []float64 // Cᵀ = ψ⁻¹ ⊙ F (D×K)
-	sigma, tmp []float64
+	em     bool
+	cfg    OnlineConfig
+	d, k   int
+	t      int
+	wsum   float64   // Σ t^Weighting
+	mean   []float64 // running mean θ̄_t
+	f, psi []float64
+	gamma  []float64 // SGA: log ψ
+	abar   []float64 // EM: Ā (D×K)
+	bbar   []float64 // EM: B̄ (K×K)
+	d2bar  []float64 // EM: mean of d² (D)
+	// Polyak–Ruppert averages of Ā, B̄, d̄² (StepExponent with AverageAfter > 0) and their
+	// weight sum.
+	aavg, bavg, d2avg []float64
+	avgW              float64
+	dt, m, cf         []float64
+	ct                []float64 // Cᵀ = ψ⁻¹ ⊙ F (D×K)
+	sigma, tmp        []float64
 }
 
 // NewOnlineEM returns online EM for FA (Algorithm 2) over R^d.
@@ -63,6 +92,23 @@ func newOnline(em bool, d int, cfg OnlineConfig) (*Online, error) {
 	if cfg.Weighting < 0 || cfg.Weighting > 4 || math.IsNaN(cfg.Weighting) {
 		return nil, fmt.Errorf("fa: online: weighting exponent %g out of range [0, 4]", cfg.Weighting)
 	}
+	if cfg.StepExponent != 0 {
+		if !(cfg.StepExponent > 0.5 && cfg.StepExponent <= 1) {
+			return nil, fmt.Errorf("fa: online em: step exponent %g out of range (0.5, 1]", cfg.StepExponent)
+		}
+		if cfg.Weighting != 0 {
+			return nil, fmt.Errorf("fa: online em: step exponent %g and weighting %g are exclusive", cfg.StepExponent, cfg.Weighting)
+		}
+	}
+	if cfg.StepDelay < 0 || (cfg.StepDelay > 0 && cfg.StepExponent == 0) {
+		return nil, fmt.Errorf("fa: online em: step delay %d must be non-negative and needs a step exponent", cfg.StepDelay)
+	}
+	if cfg.AverageAfter < 0 {
+		return nil, fmt.Errorf("fa: online em: average-after %d must be non-negative", cfg.AverageAfter)
+	}
+	if cfg.AverageAfter > 0 && cfg.StepExponent == 0 {
+		return nil, fmt.Errorf("fa: online em: averaging (after %d observations) needs a step exponent", cfg.AverageAfter)
+	}
 	if cfg.Warmup < 0 {
 		return nil, fmt.Errorf("fa: online: warm-up %d must be non-negative", cfg.Warmup)
 	}
@@ -78,6 +124,9 @@ func newOnline(em bool, d int, cfg OnlineConfig) (*Online, error) {
 	}
 	if em {
 		o.abar, o.bbar, o.d2bar = make([]float64, d*k), make([]float64, k*k), make([]float64, d)
+		if cfg.AverageAfter > 0 {
+			o.aavg, o.bavg, o.d2avg = make([]float64, d*k), make([]float64, k*k), make([]float64, d)
+		}
 	} else {
 		o.gamma = make([]float64, d)
 	}
@@ -87,10 +136,19 @@ func newOnline(em bool, d int, cfg OnlineConfig) (*Online, error) {
 // Count returns the number of observations seen.
 func (o *Online) Count() int { return o.t }
 
-// Model returns a copy of the current estimate (c = running mean).
+// Model returns a copy of the current estimate (c = running mean). With Polyak–Ruppert
+// averaging (OnlineConfig.AverageAfter) past the burn-in, F and ψ are the M-step of the averaged
+// statistics; if that M-step fails numerically, the current iterate is returned.
 func (o *Online) Model() *Model {
-	return &Model{D: o.d, K: o.k, Mean: append([]float64(nil), o.mean...),
+	m := &Model{D: o.d, K: o.k, Mean: append([]float64(nil), o.mean...),
 		F: append([]float64(nil), o.f...), Psi: append([]float64(nil), o.psi...)}
+	if o.avgW > 0 {
+		f, psi := make([]float64, o.d*o.k), make([]float64, o.d)
+		if err := mStep(o.aavg, o.bavg, o.d2avg, o.d, o.k, f, psi); err == nil {
+			m.F, m.Psi = f, psi
+		}
+	}
+	return m
 }
 
 // posteriorH computes Cᵀ = ψ⁻¹ ⊙ F, Σ = (I + C F)⁻¹ and m = Σ C d_t (eq. 4.23).
@@ -160,6 +218,9 @@ func (o *Online) Observe(theta []float64) error {
 		return err
 	}
 	update := o.t > o.cfg.Warmup
+	if o.em && o.cfg.StepExponent != 0 {
+		return o.saStep(update)
+	}
 	if o.em {
 		step := inv
 		if o.cfg.Weighting != 0 {

@@ -15,6 +15,15 @@ type OnlineConfig struct {
 	Checkpoints []int   // sample sizes T at which the estimates are compared (increasing)
 	Warmup      int     // 100
 	SGALR       float64 // 0.001
+	// EMStepExponent > 0 adds online EM as stochastic approximation with step t^(−α) and
+	// Polyak–Ruppert averaging of the statistics after EMAverageAfter observations
+	// (fa.OnlineConfig.StepExponent, AverageAfter); 0 leaves it out.
+	// EMStepDelay is fa.OnlineConfig.StepDelay (step 1/t for the first EMStepDelay observations).
+	EMStepExponent float64
+	EMStepDelay    int
+	EMAverageAfter int
+	// Weighted adds online EM with observation weights ∝ t (fa.OnlineConfig.Weighting = 1).
+	Weighted bool
 	// SkipBatch leaves out the batch ML fit.
 	SkipBatch bool
 	// BatchMaxIter bounds the EM iterations of each batch fit (0: fa.FitML's default).
@@ -32,12 +41,14 @@ var DefaultCheckpoints = []int{100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50
 type OnlineResult struct {
 	T       []int
 	EM, SGA []float64
-	// EMWeighted is online EM with observation weights ∝ t (OnlineConfig.Weighting = 1).
-	EMWeighted []float64
-	Batch      []float64
-	BatchIters []int
+	// EMAveraged is online EM with step t^(−α) and averaged statistics (OnlineConfig.EMStepExponent).
+	EMAveraged []float64 `json:",omitempty"`
+	// EMWeighted is online EM with observation weights ∝ t (OnlineConfig.Weighted).
+	EMWeighted []float64 `json:",omitempty"`
+	Batch      []float64 `json:",omitempty"`
+	BatchIters []int     `json:",omitempty"`
 	// BatchConverged reports, per checkpoint, whether the batch fit met its tolerance.
-	BatchConverged []bool
+	BatchConverged []bool `json:",omitempty"`
 	Elapsed        time.Duration
 }
 
@@ -60,11 +71,23 @@ func OnlineFA(cfg OnlineConfig, seed uint64) (*OnlineResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	wcfg := ocfg
-	wcfg.Weighting = 1
-	emw, err := fa.NewOnlineEM(cfg.D, wcfg)
-	if err != nil {
-		return nil, err
+	ests := []*fa.Online{em, sga}
+	var emw, ema *fa.Online
+	if cfg.Weighted {
+		wcfg := ocfg
+		wcfg.Weighting = 1
+		if emw, err = fa.NewOnlineEM(cfg.D, wcfg); err != nil {
+			return nil, err
+		}
+		ests = append(ests, emw)
+	}
+	if cfg.EMStepExponent != 0 {
+		acfg := ocfg
+		acfg.StepExponent, acfg.StepDelay, acfg.AverageAfter = cfg.EMStepExponent, cfg.EMStepDelay, cfg.EMAverageAfter
+		if ema, err = fa.NewOnlineEM(cfg.D, acfg); err != nil {
+			return nil, err
+		}
+		ests = append(ests, ema)
 	}
 	var mom *fa.Moments
 	if !cfg.SkipBatch {
@@ -79,14 +102,10 @@ func OnlineFA(cfg OnlineConfig, seed uint64) (*OnlineResult, error) {
 	for _, cp := range cfg.Checkpoints {
 		for ; t < cp; t++ {
 			truth.Sample(rng, theta)
-			if err := em.Observe(theta); err != nil {
-				return nil, err
-			}
-			if err := sga.Observe(theta); err != nil {
-				return nil, err
-			}
-			if err := emw.Observe(theta); err != nil {
-				return nil, err
+			for _, e := range ests {
+				if err := e.Observe(theta); err != nil {
+					return nil, err
+				}
 			}
 			if mom != nil {
 				if err := mom.Add(theta); err != nil {
@@ -103,11 +122,20 @@ func OnlineFA(cfg OnlineConfig, seed uint64) (*OnlineResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		dEMW, err := fa.RelCovDistance(emw.Model(), truth)
-		if err != nil {
-			return nil, err
+		if emw != nil {
+			dEMW, err := fa.RelCovDistance(emw.Model(), truth)
+			if err != nil {
+				return nil, err
+			}
+			res.EMWeighted = append(res.EMWeighted, dEMW)
 		}
-		res.EMWeighted = append(res.EMWeighted, dEMW)
+		if ema != nil {
+			dEMA, err := fa.RelCovDistance(ema.Model(), truth)
+			if err != nil {
+				return nil, err
+			}
+			res.EMAveraged = append(res.EMAveraged, dEMA)
+		}
 		res.EM = append(res.EM, dEM)
 		res.SGA = append(res.SGA, dSGA)
 		if mom != nil {

@@ -4,7 +4,13 @@
 //	faexp -exp linear   -seeds 10            # VIFA vs closed-form posterior (paper 000 §4.1)
 //	faexp -exp logistic -seeds 10            # VIFA vs grid posterior (appendix B.2)
 //	faexp -exp online -d 100 -lo 1 -hi 10 -seeds 10 -out DIR   # one JSON file per seed
-//	faexp -exp report -out DIR -png docs/fa_online.png         # tables and plot from DIR
+//	faexp -exp online -d 1000 ... -batch-from OLD              # reuse OLD's batch fits (same seeds)
+//	faexp -exp report -out DIR -png docs/results/fa_online.png # tables and plots from DIR
+//
+// The online experiment streams the same observations into online EM (Algorithm 2 as printed),
+// online EM with step t^(−α) and Polyak–Ruppert averaging of the statistics (-alpha,
+// -average-after; -alpha 0 leaves it out), online SGA and a moment accumulator for the batch ML
+// fit.
 package main
 
 import (
@@ -12,9 +18,11 @@ import (
 	"flag"
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -43,12 +51,23 @@ func run() error {
 	png := flag.String("png", "", "report: write the plot to this PNG file")
 	batchIter := flag.Int("batch-max-iter", 0, "online: EM iteration cap of the batch fits (0: 5000)")
 	batchCold := flag.Bool("batch-cold", false, "online: start every batch fit from PPCA (no warm start)")
+	batchFrom := flag.String("batch-from", "", "online: take the batch fits from the JSON results of the same seeds and setting in this directory (the data stream depends only on the seed)")
+	alpha := flag.Float64("alpha", 0.6, "online: step exponent α of averaged online EM (0: leave it out)")
+	delay := flag.Int("step-delay", 0, "online: averaged online EM keeps the step 1/t for this many observations (0: D)")
+	after := flag.Int("average-after", 5000, "online: averaged online EM averages the statistics after this many observations")
+	weighted := flag.Bool("weighted", false, "online: also run online EM with weights ∝ t")
 	flag.Parse()
 	switch *exp {
 	case "linear", "logistic":
 		return regression(*exp, *first, *seeds)
 	case "online":
-		return online(*out, *d, *k, *lo, *hi, *first, *seeds, *batchIter, *batchCold)
+		if *delay == 0 {
+			*delay = *d
+		}
+		cfg := faexp.OnlineConfig{D: *d, K: *k, Lo: *lo, Hi: *hi, Checkpoints: faexp.DefaultCheckpoints,
+			Warmup: 100, SGALR: 0.001, BatchMaxIter: *batchIter, BatchCold: *batchCold,
+			EMStepExponent: *alpha, EMStepDelay: *delay, EMAverageAfter: *after, Weighted: *weighted}
+		return online(*out, cfg, *first, *seeds, *batchFrom)
 	case "report":
 		return report(*out, *png)
 	}
@@ -107,27 +126,61 @@ type onlineRecord struct {
 	D, K   int
 	Lo, Hi float64
 	Seed   int
+	// Alpha and AverageAfter configure the averaged online EM (EMAveraged).
+	Alpha        float64 `json:",omitempty"`
+	StepDelay    int     `json:",omitempty"`
+	AverageAfter int     `json:",omitempty"`
+	// BatchFrom names the file the batch fits were taken from (empty: fitted in this run).
+	BatchFrom string `json:",omitempty"`
 	faexp.OnlineResult
 }
 
-func online(dir string, d, k int, lo, hi float64, first, seeds, batchIter int, batchCold bool) error {
+func recordName(dir string, d, k int, lo, hi float64, seed int) string {
+	return filepath.Join(dir, fmt.Sprintf("online_D%d_K%d_%g-%g_seed%d.json", d, k, lo, hi, seed))
+}
+
+func online(dir string, cfg faexp.OnlineConfig, first, seeds int, batchFrom string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	for s := first; s < first+seeds; s++ {
-		r, err := faexp.OnlineFA(faexp.OnlineConfig{D: d, K: k, Lo: lo, Hi: hi,
-			Checkpoints: faexp.DefaultCheckpoints, Warmup: 100, SGALR: 0.001, BatchMaxIter: batchIter, BatchCold: batchCold}, uint64(s))
+		c := cfg
+		var old *onlineRecord
+		if batchFrom != "" {
+			name := recordName(batchFrom, cfg.D, cfg.K, cfg.Lo, cfg.Hi, s)
+			data, err := os.ReadFile(name)
+			if err != nil {
+				return fmt.Errorf("batch fits: %w", err)
+			}
+			old = &onlineRecord{}
+			if err := json.Unmarshal(data, old); err != nil {
+				return fmt.Errorf("batch fits: %s: %w", name, err)
+			}
+			if old.D != cfg.D || old.K != cfg.K || old.Lo != cfg.Lo || old.Hi != cfg.Hi || old.Seed != s ||
+				fmt.Sprint(old.T) != fmt.Sprint(cfg.Checkpoints) || len(old.Batch) != len(cfg.Checkpoints) {
+				return fmt.Errorf("batch fits: %s is for another setting or has no batch fits", name)
+			}
+			c.SkipBatch = true
+		}
+		r, err := faexp.OnlineFA(c, uint64(s))
 		if err != nil {
 			return err
 		}
-		rec := onlineRecord{D: d, K: k, Lo: lo, Hi: hi, Seed: s, OnlineResult: *r}
+		rec := onlineRecord{D: cfg.D, K: cfg.K, Lo: cfg.Lo, Hi: cfg.Hi, Seed: s, OnlineResult: *r}
+		if cfg.EMStepExponent != 0 {
+			rec.Alpha, rec.StepDelay, rec.AverageAfter = cfg.EMStepExponent, cfg.EMStepDelay, cfg.EMAverageAfter
+		}
+		if old != nil {
+			rec.Batch, rec.BatchIters, rec.BatchConverged = old.Batch, old.BatchIters, old.BatchConverged
+			rec.BatchFrom = recordName(batchFrom, cfg.D, cfg.K, cfg.Lo, cfg.Hi, s)
+		}
 		data, err := json.MarshalIndent(rec, "", " ")
 		if err != nil {
 			return err
 		}
-		name := filepath.Join(dir, fmt.Sprintf("online_D%d_K%d_%g-%g_seed%d.json", d, k, lo, hi, s))
+		name := recordName(dir, cfg.D, cfg.K, cfg.Lo, cfg.Hi, s)
 		if err := os.WriteFile(name, data, 0o644); err != nil {
-			return err
+			return fmt.Errorf("write %s: %w", name, err)
 		}
 		fmt.Printf("%s (%v)\n", name, r.Elapsed.Round(1e9))
 	}
@@ -137,6 +190,17 @@ func online(dir string, d, k int, lo, hi float64, first, seeds, batchIter int, b
 type group struct {
 	key  string
 	recs []onlineRecord
+}
+
+// series names, in plot and table order.
+var seriesNames = []string{"batch ML (EM)", "online EM (Alg. 2)", "online EM, SA + averaging", "online SGA", "online EM, weights w_t = t"}
+
+var seriesColors = []color.Color{color.RGBA{31, 119, 180, 255}, color.RGBA{255, 127, 14, 255},
+	color.RGBA{148, 103, 189, 255}, color.RGBA{44, 160, 44, 255}, color.RGBA{214, 39, 40, 255}}
+
+// values returns one series of a record (nil when it was not run).
+func (r *onlineRecord) values(series int) []float64 {
+	return [][]float64{r.Batch, r.EM, r.EMAveraged, r.SGA, r.EMWeighted}[series]
 }
 
 func report(dir, png string) error {
@@ -171,74 +235,161 @@ func report(dir, png string) error {
 		}
 		return a.Hi < b.Hi
 	})
-	var plots []*plot.Plot
+	var plots, ratioPlots []*plot.Plot
 	for _, key := range keys {
 		g := groups[key]
+		sort.Slice(g.recs, func(i, j int) bool { return g.recs[i].Seed < g.recs[j].Seed })
 		ts := g.recs[0].T
-		fmt.Printf("\n%s, %d seeds: relative covariance distance (mean ± s.e.)\n\n", key, len(g.recs))
-		fmt.Println("| T | batch ML (EM) | online EM (Alg. 2) | online EM, weights ∝ t | online SGA | Alg. 2 / batch | weighted / batch |")
-		fmt.Println("|---|---|---|---|---|---|---|")
-		series := [4][]faexp.Summary{}
-		for i, t := range ts {
-			var b, e, w, s []float64
+		present := make([]bool, len(seriesNames))
+		for si := range seriesNames {
+			present[si] = true
 			for _, r := range g.recs {
-				if i < len(r.Batch) {
-					b = append(b, r.Batch[i])
+				if len(r.values(si)) != len(ts) {
+					present[si] = false
 				}
-				e = append(e, r.EM[i])
-				if i < len(r.EMWeighted) {
-					w = append(w, r.EMWeighted[i])
-				}
-				s = append(s, r.SGA[i])
 			}
-			sb, se, sw, ss := faexp.Summarize(b), faexp.Summarize(e), faexp.Summarize(w), faexp.Summarize(s)
-			series[0] = append(series[0], sb)
-			series[1] = append(series[1], se)
-			series[2] = append(series[2], sw)
-			series[3] = append(series[3], ss)
-			fmt.Printf("| %d | %v | %v | %v | %v | %.2f | %.2f |\n", t, sb, se, sw, ss, se.Mean/sb.Mean, sw.Mean/sb.Mean)
 		}
-		p := plot.New()
-		p.Title.Text = key
-		p.X.Label.Text = "T (observations)"
-		p.Y.Label.Text = "relative covariance distance"
-		p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-		p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{}, plot.LogTicks{}
-		names := []string{"batch ML (EM)", "online EM (Alg. 2)", "online EM, weight w_t = t", "online SGA"}
-		colors := []color.Color{color.RGBA{31, 119, 180, 255}, color.RGBA{255, 127, 14, 255}, color.RGBA{214, 39, 40, 255}, color.RGBA{44, 160, 44, 255}}
-		for si, ser := range series {
-			if len(ser) == 0 || (si == 2 && len(g.recs[0].EMWeighted) == 0) {
+		if !present[0] {
+			return fmt.Errorf("%s: some records have no batch fits", key)
+		}
+		seedList := make([]int, len(g.recs))
+		for i, r := range g.recs {
+			seedList[i] = r.Seed
+		}
+		fmt.Printf("\n**%s, %d seeds %v** (relative covariance distance, mean ± s.e.; ratio = mean / batch mean)\n\n", key, len(g.recs), seedList)
+		hdr, sep := "| T |", "|---|"
+		for si, n := range seriesNames {
+			if present[si] {
+				hdr += " " + n + " |"
+				sep += "---|"
+			}
+		}
+		for si := 1; si < len(seriesNames); si++ {
+			if present[si] && si != 3 {
+				hdr += " " + seriesNames[si] + " / batch |"
+				sep += "---|"
+			}
+		}
+		fmt.Println(hdr)
+		fmt.Println(sep)
+		series := make([][]faexp.Summary, len(seriesNames))
+		ratios := make([][]faexp.Summary, len(seriesNames))
+		for i, t := range ts {
+			line := fmt.Sprintf("| %d |", t)
+			for si := range seriesNames {
+				if !present[si] {
+					continue
+				}
+				var v, q []float64
+				for _, r := range g.recs {
+					v = append(v, r.values(si)[i])
+					q = append(q, r.values(si)[i]/r.Batch[i])
+				}
+				series[si] = append(series[si], faexp.Summarize(v))
+				ratios[si] = append(ratios[si], faexp.Summarize(q))
+				line += fmt.Sprintf(" %v |", series[si][i])
+			}
+			for si := 1; si < len(seriesNames); si++ {
+				if present[si] && si != 3 {
+					line += fmt.Sprintf(" %.2f |", series[si][i].Mean/series[0][i].Mean)
+				}
+			}
+			fmt.Println(line)
+		}
+		last := len(ts) - 1
+		for si := 1; si < len(seriesNames); si++ {
+			if !present[si] {
 				continue
 			}
-			pts := make(plotter.XYs, len(ts))
-			errs := make(plotter.YErrors, len(ts))
-			for i, t := range ts {
-				pts[i].X, pts[i].Y = float64(t), ser[i].Mean
-				errs[i].Low, errs[i].High = ser[i].SE, ser[i].SE
+			within := 0
+			worst := 0.0
+			for _, r := range g.recs {
+				q := r.values(si)[last] / r.Batch[last]
+				worst = math.Max(worst, q)
+				if q <= 1.2 {
+					within++
+				}
 			}
-			l, err := plotter.NewLine(pts)
-			if err != nil {
-				return err
-			}
-			l.Color = colors[si]
-			l.Width = vg.Points(1.5)
-			eb, err := plotter.NewYErrorBars(struct {
-				plotter.XYer
-				plotter.YErrorer
-			}{pts, errs})
-			if err != nil {
-				return err
-			}
-			eb.Color = colors[si]
-			p.Add(l, eb)
-			p.Legend.Add(names[si], l)
+			fmt.Printf("\nT = %d, %s: ratio of means %.3f; per-seed ratio %v (worst %.2f), %d of %d seeds within 1.2×",
+				ts[last], seriesNames[si], series[si][last].Mean/series[0][last].Mean, ratios[si][last], worst, within, len(g.recs))
 		}
-		p.Legend.Top = true
+		fmt.Println()
+		p, err := curvePlot(key, "relative covariance distance", ts, series, present, true)
+		if err != nil {
+			return err
+		}
 		plots = append(plots, p)
+		rp := make([]bool, len(present))
+		copy(rp, present)
+		rp[0] = false
+		q, err := curvePlot(key, "ratio to the batch fit (per-seed mean ± s.e.)", ts, ratios, rp, false)
+		if err != nil {
+			return err
+		}
+		ratioPlots = append(ratioPlots, q)
 	}
 	if png == "" || len(plots) == 0 {
 		return nil
 	}
+	if err := savePlots(plots, png); err != nil {
+		return err
+	}
+	return savePlots(ratioPlots, strings.TrimSuffix(png, ".png")+"_ratio.png")
+}
+
+// curvePlot draws mean ± s.e. curves against T (log scale) for the present series.
+func curvePlot(title, ylabel string, ts []int, series [][]faexp.Summary, present []bool, logY bool) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "T (observations)"
+	p.Y.Label.Text = ylabel
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{}
+	if logY {
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{}
+	} else {
+		p.Y.Min = 0
+		ref, err := plotter.NewLine(plotter.XYs{{X: float64(ts[0]), Y: 1.2}, {X: float64(ts[len(ts)-1]), Y: 1.2}})
+		if err != nil {
+			return nil, err
+		}
+		ref.Color = color.Gray{Y: 128}
+		ref.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(ref)
+		p.Legend.Add("1.2 × batch", ref)
+	}
+	for si, ser := range series {
+		if !present[si] || len(ser) == 0 {
+			continue
+		}
+		pts := make(plotter.XYs, len(ts))
+		errs := make(plotter.YErrors, len(ts))
+		for i, t := range ts {
+			pts[i].X, pts[i].Y = float64(t), ser[i].Mean
+			errs[i].Low, errs[i].High = ser[i].SE, ser[i].SE
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = seriesColors[si]
+		l.Width = vg.Points(1.5)
+		eb, err := plotter.NewYErrorBars(struct {
+			plotter.XYer
+			plotter.YErrorer
+		}{pts, errs})
+		if err != nil {
+			return nil, err
+		}
+		eb.Color = seriesColors[si]
+		p.Add(l, eb)
+		p.Legend.Add(seriesNames[si], l)
+	}
+	p.Legend.Top = true
+	return p, nil
+}
+
+// savePlots tiles the plots two per row into one PNG.
+func savePlots(plots []*plot.Plot, png string) error {
 	cols := 2
 	rows := (len(plots) + cols - 1) / cols
 	img := vgimgCanvas(vg.Length(cols)*5*vg.Inch, vg.Length(rows)*4*vg.Inch)
@@ -256,5 +407,9 @@ func report(dir, png string) error {
 	for i, p := range plots {
 		p.Draw(canvases[i/cols][i%cols])
 	}
-	return savePNG(img, png)
+	if err := savePNG(img, png); err != nil {
+		return err
+	}
+	fmt.Println("wrote", png)
+	return nil
 }
