@@ -13,8 +13,10 @@ import (
 )
 
 // loadArch reads an architecture: a built-in name (resnet18, resnet34, resnet50), a JSON
-// architecture file (convert/torcharch's format) or a printed nn.Sequential repr. A Sequential
-// becomes a list of leaf nodes. builtin reports whether it was a built-in ResNet.
+// architecture file (convert/torcharch's format, extended with "Residual" blocks as
+// resnet.ParseJSON reads it) or a printed nn.Sequential repr. A Sequential, and a JSON file
+// without residual blocks, becomes a list of leaf nodes. builtin reports whether it was a
+// built-in ResNet.
 func loadArch(arch string, classes, inChannels int) (nodes []resnet.Node, builtin bool, err error) {
 	if resnet.Known(arch) {
 		nodes, err := resnet.New(arch, classes, inChannels)
@@ -25,12 +27,13 @@ func loadArch(arch string, classes, inChannels int) (nodes []resnet.Node, builti
 		return nil, false, fmt.Errorf("convert: architecture %q is neither a built-in name (%s) nor a readable file: %w",
 			arch, strings.Join(resnet.Names(), ", "), err)
 	}
-	var mods []torcharch.Module
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
-		mods, err = torcharch.ParseJSON(bytes.NewReader(data))
-	} else {
-		mods, err = torcharch.ParseRepr(bytes.NewReader(data))
+		if nodes, err = resnet.ParseJSON(bytes.NewReader(data)); err != nil {
+			return nil, false, fmt.Errorf("convert: architecture %s: %w", arch, err)
+		}
+		return nodes, false, nil
 	}
+	mods, err := torcharch.ParseRepr(bytes.NewReader(data))
 	if err != nil {
 		return nil, false, fmt.Errorf("convert: architecture %s: %w", arch, err)
 	}
@@ -233,43 +236,100 @@ func ffgPriors(cfg *bnnconfig.Config, name, class string, dIn int) (mean, wsd, b
 	return l.FFG.PriorMean, l.FFG.EffectivePriorWeightSD(dIn), l.FFG.EffectivePriorBiasSD(dIn), nil
 }
 
-// inferInputShape finds the input shape of a Sequential network: [in_features] when the first
-// parametric layer is a Linear; for a network starting with Conv2d, [C, H, H] with C its
-// in_channels and H the smallest size for which the layers before the first Linear produce
-// exactly that Linear's in_features.
+// inferInputShape finds the input shape of a network given without one. The first parametric
+// layer in execution order (residual blocks included) decides: a Linear gives [in_features]; a
+// Conv2d gives [C, H, H] with C its in_channels and H the smallest size for which the layers
+// before the first top-level Linear (convolutions, pooling and residual blocks, whose body and
+// shortcut must agree) produce exactly that Linear's in_features. When an AdaptiveAvgPool2d
+// comes before that Linear, the in_features do not depend on H and W, so the shape cannot be
+// inferred: the error says so and which channel count to give. The other cases that cannot be
+// inferred (a BatchNorm first, no Linear, no size that fits) are errors asking for the shape too.
 func inferInputShape(layers []runtime.LayerSpec) ([]int, error) {
-	for i, l := range layers {
-		switch l.Op {
-		case runtime.OpLinear:
-			return []int{l.In}, nil
-		case runtime.OpConv2d:
-			c := l.In
-			for j := i; j < len(layers); j++ {
-				if layers[j].Op == runtime.OpLinear {
-					want := layers[j].In
-					for h := 1; h <= 4096; h++ {
-						if n, ok := flatSize(layers[:j], c, h); ok && n == want {
-							return []int{c, h, h}, nil
-						}
-					}
-					return nil, fmt.Errorf("convert: no square input of %d channels gives layer %q its %d in_features; give the input shape",
-						c, layers[j].Name, want)
-				}
-			}
-			return nil, fmt.Errorf("convert: cannot infer the input size of a network without a Linear layer; give the input shape")
-		case runtime.OpBatchNorm, runtime.OpResidual:
-			return nil, fmt.Errorf("convert: cannot infer the input shape from layer %q; give the input shape", l.Name)
-		}
+	first := firstParametric(layers)
+	if first == nil {
+		return nil, fmt.Errorf("convert: cannot infer the input shape (no Linear or Conv2d layer); give the input shape")
 	}
-	return nil, fmt.Errorf("convert: cannot infer the input shape (no Linear or Conv2d layer); give the input shape")
+	switch first.Op {
+	case runtime.OpLinear:
+		return []int{first.In}, nil
+	case runtime.OpBatchNorm:
+		return nil, fmt.Errorf("convert: cannot infer the input shape from layer %q (BatchNorm first); give the input shape", first.Name)
+	}
+	c := first.In
+	for j := range layers {
+		if layers[j].Op != runtime.OpLinear {
+			continue
+		}
+		if pool := findOp(layers[:j], runtime.OpAdaptiveAvgPool2d); pool != nil {
+			return nil, fmt.Errorf("convert: the input has %d channels (in_channels of layer %q) but its height and width cannot be inferred: "+
+				"AdaptiveAvgPool2d %q gives layer %q the same in_features for every input size; give the input shape (--input-shape %d,H,W)",
+				c, first.Name, pool.Name, layers[j].Name, c)
+		}
+		want := layers[j].In
+		for h := 1; h <= 4096; h++ {
+			if n, ok := flatSize(layers[:j], c, h); ok && n == want {
+				return []int{c, h, h}, nil
+			}
+		}
+		return nil, fmt.Errorf("convert: no square input of %d channels gives layer %q its %d in_features; give the input shape",
+			c, layers[j].Name, want)
+	}
+	return nil, fmt.Errorf("convert: the input has %d channels (in_channels of layer %q) but its size cannot be inferred "+
+		"in a network without a top-level Linear layer; give the input shape (--input-shape %d,H,W)", c, first.Name, c)
 }
 
-// flatSize simulates the spatial shape through conv and pooling layers.
+// firstParametric returns the first Linear, Conv2d or BatchNorm layer in execution order
+// (a residual block's body before its shortcut), or nil.
+func firstParametric(layers []runtime.LayerSpec) *runtime.LayerSpec {
+	for i := range layers {
+		switch l := &layers[i]; l.Op {
+		case runtime.OpLinear, runtime.OpConv2d, runtime.OpBatchNorm:
+			return l
+		case runtime.OpResidual:
+			if f := firstParametric(l.Body); f != nil {
+				return f
+			}
+			if f := firstParametric(l.Shortcut); f != nil {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+// findOp returns the first layer with op op, looking inside residual blocks, or nil.
+func findOp(layers []runtime.LayerSpec, op runtime.Op) *runtime.LayerSpec {
+	for i := range layers {
+		if layers[i].Op == op {
+			return &layers[i]
+		}
+		if layers[i].Op == runtime.OpResidual {
+			if f := findOp(layers[i].Body, op); f != nil {
+				return f
+			}
+			if f := findOp(layers[i].Shortcut, op); f != nil {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+// flatSize simulates the shape of a c×h×h input through conv, pooling, Flatten and residual
+// layers and returns the number of features at the end; ok is false when a size drops below 1
+// or a residual block's body and shortcut disagree.
 func flatSize(layers []runtime.LayerSpec, c, h int) (int, bool) {
-	w := h
-	out := func(in, k, s, p, d int, ceil bool) int {
-		if s == 0 {
-			s = 1
+	s, ok := shapeThrough(layers, featShape{c, h, h}, 0)
+	return s.c * s.h * s.w, ok
+}
+
+// featShape is a feature map's channels, height and width (1, 1 after Flatten).
+type featShape struct{ c, h, w int }
+
+func shapeThrough(layers []runtime.LayerSpec, s featShape, depth int) (featShape, bool) {
+	out := func(in, k, st, p, d int, ceil bool) int {
+		if st == 0 {
+			st = 1
 		}
 		if d == 0 {
 			d = 1
@@ -279,33 +339,48 @@ func flatSize(layers []runtime.LayerSpec, c, h int) (int, bool) {
 			return 0
 		}
 		if ceil {
-			o := (num+s-1)/s + 1
-			if (o-1)*s >= in+p {
+			o := (num+st-1)/st + 1
+			if (o-1)*st >= in+p {
 				o--
 			}
 			return o
 		}
-		return num/s + 1
+		return num/st + 1
+	}
+	if depth > resnet.MaxNesting {
+		return s, false
 	}
 	for _, l := range layers {
 		switch l.Op {
 		case runtime.OpConv2d, runtime.OpMaxPool2d, runtime.OpAvgPool2d:
-			h = out(h, l.Kernel[0], l.Stride[0], l.Padding[0], l.Dilation[0], l.CeilMode)
-			w = out(w, l.Kernel[1], l.Stride[1], l.Padding[1], l.Dilation[1], l.CeilMode)
+			s.h = out(s.h, l.Kernel[0], l.Stride[0], l.Padding[0], l.Dilation[0], l.CeilMode)
+			s.w = out(s.w, l.Kernel[1], l.Stride[1], l.Padding[1], l.Dilation[1], l.CeilMode)
 			if l.Op == runtime.OpConv2d {
-				c = l.Out
+				s.c = l.Out
 			}
 		case runtime.OpAdaptiveAvgPool2d:
-			if h < l.OutputSize[0] || w < l.OutputSize[1] {
-				return 0, false
+			if s.h < l.OutputSize[0] || s.w < l.OutputSize[1] {
+				return s, false
 			}
-			h, w = l.OutputSize[0], l.OutputSize[1]
+			s.h, s.w = l.OutputSize[0], l.OutputSize[1]
 		case runtime.OpFlatten:
-			return c * h * w, h > 0 && w > 0
+			s = featShape{s.c * s.h * s.w, 1, 1}
+		case runtime.OpLinear:
+			s = featShape{l.Out, 1, 1}
+		case runtime.OpResidual:
+			body, ok := shapeThrough(l.Body, s, depth+1)
+			if !ok {
+				return s, false
+			}
+			sc, ok := shapeThrough(l.Shortcut, s, depth+1)
+			if !ok || sc != body {
+				return s, false
+			}
+			s = body
 		}
-		if h < 1 || w < 1 {
-			return 0, false
+		if s.h < 1 || s.w < 1 {
+			return s, false
 		}
 	}
-	return c * h * w, true
+	return s, true
 }
