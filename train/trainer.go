@@ -212,7 +212,7 @@ func (t *Trainer) inferenceConfig() (*bnnconfig.Config, error) {
 
 func (t *Trainer) buildNets() error {
 	c := &t.Config
-	mods, err := bnn.ParseArch(c.Arch)
+	mods, err := archModules(c.Arch, c.Task, t.Train)
 	if err != nil {
 		return err
 	}
