@@ -15,9 +15,13 @@ import (
 // Config is a training run's complete configuration. Every field has a JSON key (the config
 // file's) and can be set from a string with Set (the command line's --key-with-dashes).
 type Config struct {
-	// Arch is the architecture: "mlp:784-256-256-10[:act]", a JSON architecture file or a printed
-	// nn.Sequential (convert's --arch forms).
-	Arch string `json:"arch" help:"architecture: mlp:784-256-10[:relu|tanh], a .json architecture or a print(net) file"`
+	// Arch is the architecture: "mlp:784-256-256-10[:act]"; a built-in ResNet name (resnet18,
+	// resnet34, resnet50, as convert's --arch takes them: bayesianize's make_network with a 3×3
+	// stem and no max-pool, built with the data's classes and input channels); a .json
+	// architecture file, or inline JSON starting with '{', in convert/torcharch's format extended
+	// with "Residual" blocks (convert/resnet.ParseJSON; convert --arch reads the same files); or
+	// a printed nn.Sequential.
+	Arch string `json:"arch" help:"architecture: mlp:784-256-10[:relu|tanh], resnet18|resnet34|resnet50, a .json architecture (Residual blocks allowed) or inline JSON {...}, or a print(net) file"`
 	// Data is "fmnist", "csv:PATH" or "toy1d".
 	Data string `json:"data" help:"data set: fmnist, csv:PATH or toy1d"`
 	// DataDir is where the Fashion-MNIST IDX files are.
