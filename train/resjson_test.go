@@ -44,7 +44,7 @@ func resnet18Params(c, k int) int64 {
 
 // TestTrainArchResNet18 builds bayesianize's ResNet-18 (convert's built-in name) from
 // Fashion-MNIST's classes and channels and compares the deterministic net's parameter count with
-// a hand count (and, without -short, with convert.Plan's). Without -short it then trains the
+// a hand count and with convert.Plan's for the same arch. Without -short it then trains the
 // inducing ResNet-18 for one step of 4 images and checks that runtime.Load reads the checkpoint.
 func TestTrainArchResNet18(t *testing.T) {
 	needFashionMNIST(t)
@@ -70,15 +70,15 @@ func TestTrainArchResNet18(t *testing.T) {
 	if n != want {
 		t.Fatalf("resnet18 for 1×28×28, 10 classes: %d trainable parameters, hand count %d", n, want)
 	}
-	if testing.Short() {
-		return
-	}
 	rep, err := convert.Plan(convert.PlanOptions{Arch: "resnet18", Classes: 10, InputShape: []int{1, 28, 28}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.DeterministicParameters != want {
 		t.Fatalf("convert.Plan counts %d deterministic parameters, hand count %d", rep.DeterministicParameters, want)
+	}
+	if testing.Short() {
+		return
 	}
 	c.Posterior = "inducing"
 	if tr, err = New(c); err != nil {
