@@ -49,7 +49,9 @@ type Options struct {
 	Config string
 	// Arch is the architecture of a state_dict: a built-in name (resnet18, resnet34, resnet50:
 	// bayesianize's make_network(name, kernel_size=3, remove_maxpool=True)), a JSON
-	// architecture file (convert/torcharch) or a printed nn.Sequential (model.txt).
+	// architecture file (convert/torcharch's format with "Residual" blocks, as
+	// convert/resnet.ParseJSON reads it and edgebnn train --arch takes it) or a printed
+	// nn.Sequential (model.txt).
 	Arch string
 	// Out is the model file to write. It must not be the checkpoint.
 	Out string
@@ -67,7 +69,9 @@ type Options struct {
 	// Classes is the number of outputs of a built-in ResNet (0: read it from the checkpoint).
 	Classes int
 	// InputShape overrides the input shape ([features] or [C, H, W]); by default it is inferred
-	// (ResNets: [C, 32, 32] with C from conv1).
+	// (built-in ResNets: [C, 32, 32] with C from conv1; other networks from the first layer with
+	// weights and the first Linear's in_features — not possible after an AdaptiveAvgPool2d, which
+	// is then an error asking for it).
 	InputShape []int
 	// AllowClamp clamps values beyond the fp16 range to ±65504 instead of failing.
 	AllowClamp bool
