@@ -43,7 +43,9 @@ func MLPModules(widths []int, act string) ([]torcharch.Module, error) {
 // a JSON architecture file (.json; convert/torcharch's format, extended with residual blocks as
 // described at ParseArchJSON), inline JSON of that format (starting with '{') or a file holding
 // print(net) of an nn.Sequential (the forms of convert's --arch). Residual blocks come back
-// delimited by marker modules (see ResidualBegin).
+// delimited by marker modules (see ResidualBegin). convert's built-in ResNet names need the
+// number of classes and input channels: build them with resnet.New and ModulesFromNodes (as
+// the trainer does).
 func ParseArch(s string) ([]torcharch.Module, error) {
 	if rest, ok := strings.CutPrefix(s, "mlp:"); ok {
 		spec, act, _ := strings.Cut(rest, ":")
