@@ -197,3 +197,34 @@ func TestConvertResidualJSONCheckpoint(t *testing.T) {
 		})
 	}
 }
+
+// TestArchModulesResNetErrors: a built-in ResNet needs classification images.
+func TestArchModulesResNetErrors(t *testing.T) {
+	cases := []struct {
+		name, task string
+		d          *data.Dataset
+		want       string
+	}{
+		{"flatData", "classification", &data.Dataset{Shape: []int{784}, Classes: 10}, "needs image data [C, H, W]"},
+		{"regression", "regression", &data.Dataset{Shape: []int{1, 28, 28}, Outputs: 1}, "is a classifier"},
+		{"noClasses", "classification", &data.Dataset{Shape: []int{1, 28, 28}}, "0 classes"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := archModules("resnet34", tc.task, tc.d)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "resnet34") {
+				t.Fatalf("error %v, want one naming resnet34 and containing %q", err, tc.want)
+			}
+		})
+	}
+	mods, err := archModules("resnet50", "classification", &data.Dataset{Shape: []int{3, 32, 32}, Classes: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc := mods[len(mods)-1]; fc.Name != "fc" || fc.InFeatures != 2048 || fc.OutFeatures != 7 {
+		t.Fatalf("last module %+v, want fc 2048 → 7", fc)
+	}
+	if c1 := mods[0]; c1.Name != "conv1" || c1.InChannels != 3 {
+		t.Fatalf("first module %+v, want conv1 with 3 input channels", c1)
+	}
+}
