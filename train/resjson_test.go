@@ -115,6 +115,9 @@ func TestConvertResidualJSONCheckpoint(t *testing.T) {
 			c := DefaultConfig()
 			c.Arch, c.DataDir, c.Posterior = exampleResNetArch, data.DefaultFashionMNISTDir, tc.posterior
 			c.TrainLimit, c.TestLimit, c.BatchSize, c.Epochs = 8, 8, 4, 1
+			if testing.Short() {
+				c.TrainLimit, c.TestLimit = 4, 4
+			}
 			c.TestSamples, c.Out = 1, filepath.Join(dir, "ckpt.ebnn")
 			tr, err := New(c)
 			if err != nil {
