@@ -296,6 +296,20 @@ func report(dir, png string) error {
 			}
 			fmt.Println(line)
 		}
+		fits, unconverged, reused := 0, 0, 0
+		for _, r := range g.recs {
+			for _, c := range r.BatchConverged {
+				fits++
+				if !c {
+					unconverged++
+				}
+			}
+			if r.BatchFrom != "" {
+				reused++
+			}
+		}
+		fmt.Printf("\nBatch fits: %d of %d stopped at the iteration cap; %d of %d seeds' fits taken from an earlier run (-batch-from).\n",
+			unconverged, fits, reused, len(g.recs))
 		last := len(ts) - 1
 		for si := 1; si < len(seriesNames); si++ {
 			if !present[si] {
