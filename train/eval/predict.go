@@ -63,6 +63,9 @@ func Predict(m *rt.Model, d *data.Dataset, opt rt.Options, workers int) (*Predic
 		wg.Add(1)
 		go func(w, lo, hi int) {
 			defer wg.Done()
+			opt := opt
+			// NewPredictor warms up on a full batch: no larger than this worker's share.
+			opt.MaxBatch = min(opt.MaxBatch, hi-lo)
 			pr, err := m.NewPredictor(opt)
 			if err != nil {
 				errs[w] = err
