@@ -34,15 +34,6 @@ var (
 	demoImageLabel = []int{9, 2, 1, 6, 5, 7}
 )
 
-// The demo's defaults. TestDemoThresholds (EDGEBNN_DEMO_THRESHOLDS=1) derives demoMaxMI, the
-// 80th percentile of the mutual information over the Fashion-MNIST test set, and checks the
-// numbers the usage text quotes.
-const (
-	demoSamples       = 256
-	demoMinConfidence = 0.5
-	demoMaxMI         = 0.0008
-)
-
 // fashionClasses are Fashion-MNIST's class names.
 var fashionClasses = []string{"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"}
 
@@ -109,26 +100,12 @@ func demoInputs() ([]demoInput, error) {
 	), nil
 }
 
-// demoDecision says whether to act on a prediction or abstain, and why.
-func demoDecision(pred *runtime.Prediction, minConf, maxMI float64) string {
-	lowConf, highMI := float64(pred.Confidence) < minConf, pred.MutualInfo > maxMI
-	switch {
-	case lowConf && highMI:
-		return "abstain (low confidence, high MI)"
-	case lowConf:
-		return "abstain (low confidence)"
-	case highMI:
-		return "abstain (high MI)"
-	}
-	return "act"
-}
-
 func runDemo(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("demo")
-	samples := fs.Int("samples", demoSamples, "Monte Carlo samples `K` per prediction")
+	samples := fs.Int("samples", 256, "Monte Carlo samples `K` per prediction")
 	seed := fs.Uint64("seed", 0, "random `seed`")
-	minConf := fs.Float64("min-confidence", demoMinConfidence, "abstain below this predicted-class probability `P`")
-	maxMI := fs.Float64("max-mi", demoMaxMI, "abstain above this mutual information `M` (nats); 20% of Fashion-MNIST\ntest images exceed the default with this model")
+	minConf := fs.Float64("min-confidence", 0.5, "abstain below this predicted-class probability `P`")
+	maxMI := fs.Float64("max-mi", 0.0008, "abstain above this mutual information `M` (nats); 20% of Fashion-MNIST\ntest images exceed the default with this model")
 	if err := parseFlags(fs, demoUsage, args, stdout); err != nil {
 		return err
 	}
@@ -165,7 +142,15 @@ func runDemo(_ context.Context, args []string, stdout, _ io.Writer) error {
 		if err := p.Predict(in.x, &pred); err != nil {
 			return err
 		}
-		decision := demoDecision(&pred, *minConf, *maxMI)
+		decision := "act"
+		switch {
+		case float64(pred.Confidence) < *minConf && pred.MutualInfo > *maxMI:
+			decision = "abstain (low confidence, high MI)"
+		case float64(pred.Confidence) < *minConf:
+			decision = "abstain (low confidence)"
+		case pred.MutualInfo > *maxMI:
+			decision = "abstain (high MI)"
+		}
 		if in.label < 0 {
 			ood++
 			if decision != "act" {
