@@ -304,17 +304,7 @@ func (t *Trainer) runVIFAEpoch(ctx context.Context, h Hooks) (EpochMetrics, erro
 			h.Step(StepInfo{Epoch: e + 1, Batch: u + 1, Batches: upe, Step: t.Step, Loss: loss, NLL: st.NLL, KL: kl, KLWeight: 1})
 		}
 	}
-	d := time.Since(start).Seconds()
-	t.TrainSeconds += d
-	t.Epoch++
-	em.Loss /= float64(upe)
-	em.NLL /= float64(upe)
-	em.KL /= float64(upe)
-	em.Step = t.Step
-	em.TrainSeconds = t.TrainSeconds
-	if d > 0 {
-		em.StepsPerSecond = float64(upe) / d
-	}
+	t.finishEpoch(&em, upe, start)
 	return em, nil
 }
 

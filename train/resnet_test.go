@@ -12,34 +12,10 @@ import (
 	"github.com/edgebnn/edgebnn/train/data"
 )
 
-// resnetArch is a tiny ResNet for 1×28×28 inputs in the JSON architecture format with
+// resnetArch is train/bnn's tiny ResNet for 1×28×28 inputs in the JSON architecture format with
 // residual blocks (train/bnn.ParseArchJSON): a stride-2 stem, an identity BasicBlock and a
 // downsampling BasicBlock with a conv+BN shortcut, adaptive average pooling and a linear layer.
-const resnetArch = `{"layers": [
-  {"name": "conv1", "type": "Conv2d", "in_channels": 1, "out_channels": 4, "kernel_size": 3, "stride": 2, "padding": 1, "bias": false},
-  {"name": "bn1", "type": "BatchNorm2d", "num_features": 4},
-  {"name": "relu", "type": "ReLU"},
-  {"name": "layer1.0", "type": "Residual", "body": [
-    {"name": "layer1.0.conv1", "type": "Conv2d", "in_channels": 4, "out_channels": 4, "kernel_size": 3, "padding": 1, "bias": false},
-    {"name": "layer1.0.bn1", "type": "BatchNorm2d", "num_features": 4},
-    {"name": "layer1.0.relu", "type": "ReLU"},
-    {"name": "layer1.0.conv2", "type": "Conv2d", "in_channels": 4, "out_channels": 4, "kernel_size": 3, "padding": 1, "bias": false},
-    {"name": "layer1.0.bn2", "type": "BatchNorm2d", "num_features": 4}]},
-  {"name": "layer1.0.relu", "type": "ReLU"},
-  {"name": "layer2.0", "type": "Residual", "body": [
-    {"name": "layer2.0.conv1", "type": "Conv2d", "in_channels": 4, "out_channels": 8, "kernel_size": 3, "stride": 2, "padding": 1, "bias": false},
-    {"name": "layer2.0.bn1", "type": "BatchNorm2d", "num_features": 8},
-    {"name": "layer2.0.relu", "type": "ReLU"},
-    {"name": "layer2.0.conv2", "type": "Conv2d", "in_channels": 8, "out_channels": 8, "kernel_size": 3, "padding": 1, "bias": false},
-    {"name": "layer2.0.bn2", "type": "BatchNorm2d", "num_features": 8}],
-   "shortcut": [
-    {"name": "layer2.0.downsample.0", "type": "Conv2d", "in_channels": 4, "out_channels": 8, "kernel_size": 1, "stride": 2, "bias": false},
-    {"name": "layer2.0.downsample.1", "type": "BatchNorm2d", "num_features": 8}]},
-  {"name": "layer2.0.relu", "type": "ReLU"},
-  {"name": "avgpool", "type": "AdaptiveAvgPool2d", "output_size": 1},
-  {"name": "flatten", "type": "Flatten"},
-  {"name": "fc", "type": "Linear", "in_features": 8, "out_features": 10}
-]}`
+const resnetArch = "bnn/testdata/tiny_resnet.json"
 
 // TestTrainResNetFashionMNIST trains the tiny ResNet (inducing conv and linear layers, BatchNorm)
 // through the trainer on the first Fashion-MNIST images: the NLL falls, and the checkpoint
@@ -49,12 +25,8 @@ func TestTrainResNetFashionMNIST(t *testing.T) {
 		t.Skipf("Fashion-MNIST is not installed in %s", data.DefaultFashionMNISTDir)
 	}
 	dir := t.TempDir()
-	arch := filepath.Join(dir, "resnet.json")
-	if err := os.WriteFile(arch, []byte(resnetArch), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	c := DefaultConfig()
-	c.Arch, c.DataDir, c.Posterior = arch, data.DefaultFashionMNISTDir, "inducing"
+	c.Arch, c.DataDir, c.Posterior = resnetArch, data.DefaultFashionMNISTDir, "inducing"
 	if err := c.Inference.Set(`{"inference": "inducing", "inducing_rows": 4, "inducing_cols": 4, "init_lamda": 0.001}`); err != nil {
 		t.Fatal(err)
 	}

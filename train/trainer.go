@@ -399,6 +399,13 @@ func (t *Trainer) runEpoch(ctx context.Context, h Hooks) (EpochMetrics, error) {
 			h.Step(StepInfo{Epoch: e + 1, Batch: b + 1, Batches: nb, Step: t.Step, Loss: loss, NLL: nll, KL: kl, KLWeight: klw})
 		}
 	}
+	t.finishEpoch(&em, steps, start)
+	return em, nil
+}
+
+// finishEpoch closes an epoch of steps updates begun at start: it advances Epoch and the training
+// time and turns em's sums into averages.
+func (t *Trainer) finishEpoch(em *EpochMetrics, steps int, start time.Time) {
 	d := time.Since(start).Seconds()
 	t.TrainSeconds += d
 	t.Epoch++
@@ -410,7 +417,6 @@ func (t *Trainer) runEpoch(ctx context.Context, h Hooks) (EpochMetrics, error) {
 	if d > 0 {
 		em.StepsPerSecond = float64(steps) / d
 	}
-	return em, nil
 }
 
 // step runs one optimizer step on the examples idx and returns the objective, its NLL and KL.

@@ -15,31 +15,7 @@ import (
 
 // tinyResNetJSON is a ResNet-style net for 1×28×28 inputs: a stride-2 stem, an identity
 // BasicBlock, a downsampling BasicBlock, global average pooling and a linear layer.
-const tinyResNetJSON = `{"layers": [
-  {"name": "conv1", "type": "Conv2d", "in_channels": 1, "out_channels": 4, "kernel_size": 3, "stride": 2, "padding": 1, "bias": false},
-  {"name": "bn1", "type": "BatchNorm2d", "num_features": 4},
-  {"name": "relu", "type": "ReLU"},
-  {"name": "layer1.0", "type": "Residual", "body": [
-    {"name": "layer1.0.conv1", "type": "Conv2d", "in_channels": 4, "out_channels": 4, "kernel_size": 3, "padding": 1, "bias": false},
-    {"name": "layer1.0.bn1", "type": "BatchNorm2d", "num_features": 4},
-    {"name": "layer1.0.relu", "type": "ReLU"},
-    {"name": "layer1.0.conv2", "type": "Conv2d", "in_channels": 4, "out_channels": 4, "kernel_size": 3, "padding": 1, "bias": false},
-    {"name": "layer1.0.bn2", "type": "BatchNorm2d", "num_features": 4}]},
-  {"name": "layer1.0.relu", "type": "ReLU"},
-  {"name": "layer2.0", "type": "Residual", "body": [
-    {"name": "layer2.0.conv1", "type": "Conv2d", "in_channels": 4, "out_channels": 8, "kernel_size": 3, "stride": 2, "padding": 1, "bias": false},
-    {"name": "layer2.0.bn1", "type": "BatchNorm2d", "num_features": 8},
-    {"name": "layer2.0.relu", "type": "ReLU"},
-    {"name": "layer2.0.conv2", "type": "Conv2d", "in_channels": 8, "out_channels": 8, "kernel_size": 3, "padding": 1, "bias": false},
-    {"name": "layer2.0.bn2", "type": "BatchNorm2d", "num_features": 8}],
-   "shortcut": [
-    {"name": "layer2.0.downsample.0", "type": "Conv2d", "in_channels": 4, "out_channels": 8, "kernel_size": 1, "stride": 2, "bias": false},
-    {"name": "layer2.0.downsample.1", "type": "BatchNorm2d", "num_features": 8}]},
-  {"name": "layer2.0.relu", "type": "ReLU"},
-  {"name": "avgpool", "type": "AdaptiveAvgPool2d", "output_size": 1},
-  {"name": "flatten", "type": "Flatten"},
-  {"name": "fc", "type": "Linear", "in_features": 8, "out_features": 10}
-]}`
+const tinyResNetJSON = "testdata/tiny_resnet.json"
 
 // TestFashionMNISTResNet trains the tiny ResNet with inducing conv and linear layers on the first
 // Fashion-MNIST test images for a few epochs and checks that the mean training loss per epoch
