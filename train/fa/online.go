@@ -38,6 +38,17 @@ type OnlineConfig struct {
 	// returns the M-step of that average instead of the current iterate (until then, the current
 	// iterate). The E-steps always use the current iterate.
 	AverageAfter int
+	// Recenter (with AverageAfter) re-centres the averaged statistics on the final estimate before
+	// Model's M-step. Ā averages d_t d_tᵀ β_tᵀ over E-step maps β_t = Fᵀ(FFᵀ+Ψ)⁻¹ that drift and
+	// fluctuate during the stream, so it estimates S β̄ᵀ for the average map β̄, not S β̂ᵀ for the
+	// map of the estimate; and B̄ averages β_t d_t d_tᵀ β_tᵀ, which the fluctuations of β_t bias
+	// upwards. Model therefore iterates, from the M-step of the averages:
+	// A = Ā + Σ̂(β̂ − β̄)ᵀ with Σ̂ = FFᵀ + Ψ (the unknown S(β̂ − β̄)ᵀ replaced by the model's
+	// covariance, which the ML fixed point satisfies in these directions: (S − Σ̂)β̂ᵀ = 0),
+	// B = (I + FᵀΨ⁻¹F)⁻¹ + β̂ A, then the M-step, while the relative change of ψ shrinks (at
+	// most 1000 times). It keeps two more D×K buffers and costs O(DK²) more per observation.
+	// docs/RESULTS.md ("Online FA from a stream") measures it.
+	Recenter bool
 	// Seed seeds the orthonormal initial F (QR of a Gaussian matrix, §4.4).
 	Seed uint64
 }
@@ -69,9 +80,12 @@ type Online struct {
 	// weight sum.
 	aavg, bavg, d2avg []float64
 	avgW              float64
-	dt, m, cf         []float64
-	ct                []float64 // Cᵀ = ψ⁻¹ ⊙ F (D×K)
-	sigma, tmp        []float64
+	// Recenter: the E-step map βᵀ = Ψ⁻¹F(I + FᵀΨ⁻¹F)⁻¹ (D×K) of each observation, filtered with
+	// the same steps as Ā (betabar) and then Polyak–Ruppert averaged like Ā (betaavg).
+	betabar, betaavg []float64
+	dt, m, cf        []float64
+	ct               []float64 // Cᵀ = ψ⁻¹ ⊙ F (D×K)
+	sigma, tmp       []float64
 }
 
 // NewOnlineEM returns online EM for FA (Algorithm 2) over R^d.
@@ -109,6 +123,9 @@ func newOnline(em bool, d int, cfg OnlineConfig) (*Online, error) {
 	if cfg.AverageAfter > 0 && cfg.StepExponent == 0 {
 		return nil, fmt.Errorf("fa: online em: averaging (after %d observations) needs a step exponent", cfg.AverageAfter)
 	}
+	if cfg.Recenter && cfg.AverageAfter == 0 {
+		return nil, fmt.Errorf("fa: online em: re-centring needs averaging (AverageAfter > 0)")
+	}
 	if cfg.Warmup < 0 {
 		return nil, fmt.Errorf("fa: online: warm-up %d must be non-negative", cfg.Warmup)
 	}
@@ -126,6 +143,9 @@ func newOnline(em bool, d int, cfg OnlineConfig) (*Online, error) {
 		o.abar, o.bbar, o.d2bar = make([]float64, d*k), make([]float64, k*k), make([]float64, d)
 		if cfg.AverageAfter > 0 {
 			o.aavg, o.bavg, o.d2avg = make([]float64, d*k), make([]float64, k*k), make([]float64, d)
+			if cfg.Recenter {
+				o.betabar, o.betaavg = make([]float64, d*k), make([]float64, d*k)
+			}
 		}
 	} else {
 		o.gamma = make([]float64, d)
@@ -138,13 +158,17 @@ func (o *Online) Count() int { return o.t }
 
 // Model returns a copy of the current estimate (c = running mean). With Polyak–Ruppert
 // averaging (OnlineConfig.AverageAfter) past the burn-in, F and ψ are the M-step of the averaged
-// statistics; if that M-step fails numerically, the current iterate is returned.
+// statistics (re-centred with OnlineConfig.Recenter); if that M-step fails numerically, the
+// current iterate is returned.
 func (o *Online) Model() *Model {
 	m := &Model{D: o.d, K: o.k, Mean: append([]float64(nil), o.mean...),
 		F: append([]float64(nil), o.f...), Psi: append([]float64(nil), o.psi...)}
 	if o.avgW > 0 {
 		f, psi := make([]float64, o.d*o.k), make([]float64, o.d)
 		if err := mStep(o.aavg, o.bavg, o.d2avg, o.d, o.k, f, psi); err == nil {
+			if o.betaavg != nil {
+				recenter(o.aavg, o.betaavg, o.d2avg, o.d, o.k, f, psi)
+			}
 			m.F, m.Psi = f, psi
 		}
 	}

@@ -29,6 +29,20 @@ func (o *Online) saStep(update bool) error {
 		}
 		o.d2bar[i] += rho * (di*di - o.d2bar[i])
 	}
+	if o.betabar != nil {
+		// β_tᵀ = Cᵀ Σ_t, row by row (Cᵀ = o.ct and Σ_t = o.sigma of this E-step).
+		for i := 0; i < d; i++ {
+			ci := o.ct[i*k : (i+1)*k]
+			row := o.betabar[i*k : (i+1)*k]
+			for b := range row {
+				s := 0.0
+				for a, c := range ci {
+					s += c * o.sigma[a*k+b]
+				}
+				row[b] += rho * (s - row[b])
+			}
+		}
+	}
 	if o.aavg != nil && o.t > o.cfg.AverageAfter {
 		o.avgW++
 		g := 1 / o.avgW
@@ -40,6 +54,9 @@ func (o *Online) saStep(update bool) error {
 		}
 		for p, v := range o.d2bar {
 			o.d2avg[p] += g * (v - o.d2avg[p])
+		}
+		for p, v := range o.betabar {
+			o.betaavg[p] += g * (v - o.betaavg[p])
 		}
 	}
 	if !update {
@@ -73,4 +90,72 @@ func mStep(a, h, d2 []float64, d, k int, f, psi []float64) error {
 		psi[i] = math.Max(p, 1e-8*math.Max(d2[i], 1e-300))
 	}
 	return nil
+}
+
+// recenter moves the averaged statistics a (≈ S β̄ᵀ for the averaged E-step map betaT = β̄ᵀ) to
+// the E-step map of the estimate (f, psi) and repeats the M-step, in place (OnlineConfig.Recenter):
+// with βᵀ = Ψ⁻¹F Σ_h, Σ_h = (I + FᵀΨ⁻¹F)⁻¹, it forms A = a + (FFᵀ + Ψ)(βᵀ − β̄ᵀ) and
+// B = Σ_h + sym(β A), and takes F, ψ from mStep(A, B, d2). It stops when the largest relative
+// change of ψ no longer shrinks (the noise in a then dominates the correction) or falls below
+// 10⁻¹⁰, after at most 1000 rounds, keeping the last estimate that shrank it; a failed M-step
+// keeps the estimate before it.
+func recenter(a, betaT, d2 []float64, d, k int, f, psi []float64) {
+	const maxRounds = 1000
+	ct := make([]float64, d*k)
+	nf, npsi := make([]float64, d*k), make([]float64, d)
+	ra, delta := make([]float64, d*k), make([]float64, d*k)
+	prev := math.Inf(1)
+	for round := 0; round < maxRounds; round++ {
+		for i := 0; i < d; i++ {
+			for j := 0; j < k; j++ {
+				ct[i*k+j] = f[i*k+j] / psi[i]
+			}
+		}
+		h := matMul(true, false, k, k, d, f, ct) // FᵀΨ⁻¹F
+		for j := 0; j < k; j++ {
+			h[j*k+j]++
+		}
+		sigmaH, err := spdInverse(h, k)
+		if err != nil {
+			return
+		}
+		bt := matMul(false, false, d, k, k, ct, sigmaH) // βᵀ
+		for p := range delta {
+			delta[p] = bt[p] - betaT[p]
+		}
+		g := matMul(true, false, k, k, d, f, delta) // Fᵀ(βᵀ − β̄ᵀ)
+		fg := matMul(false, false, d, k, k, f, g)
+		for i := 0; i < d; i++ {
+			for j := 0; j < k; j++ {
+				p := i*k + j
+				ra[p] = a[p] + psi[i]*delta[p] + fg[p]
+			}
+		}
+		b := matMul(true, false, k, k, d, bt, ra) // β A
+		for x := 0; x < k; x++ {
+			for y := 0; y < x; y++ {
+				s := 0.5 * (b[x*k+y] + b[y*k+x])
+				b[x*k+y], b[y*k+x] = s, s
+			}
+		}
+		for p := range b {
+			b[p] += sigmaH[p]
+		}
+		if err := mStep(ra, b, d2, d, k, nf, npsi); err != nil {
+			return
+		}
+		change := 0.0
+		for i, p := range npsi {
+			change = math.Max(change, math.Abs(p-psi[i])/psi[i])
+		}
+		if !(change < prev) {
+			return
+		}
+		copy(f, nf)
+		copy(psi, npsi)
+		if change < 1e-10 {
+			return
+		}
+		prev = change
+	}
 }

@@ -7,8 +7,9 @@ import (
 	"github.com/edgebnn/edgebnn/train/fa"
 )
 
-// Online EM as stochastic approximation with Polyak–Ruppert averaging, next to the batch ML fit
-// on the same stream: both are about as far from the true covariance.
+// Online EM as stochastic approximation with Polyak–Ruppert averaging and re-centring, next to the
+// batch ML fit on the same stream: both are about as far from the true covariance (without
+// Recenter the online estimate is 0.018 away).
 func ExampleNewOnlineEM_averaged() {
 	const d, k, n = 10, 2, 40000
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -18,7 +19,7 @@ func ExampleNewOnlineEM_averaged() {
 		return
 	}
 	em, err := fa.NewOnlineEM(d, fa.OnlineConfig{Rank: k, Warmup: 100, Seed: 3,
-		StepExponent: 0.6, StepDelay: d, AverageAfter: 5000})
+		StepExponent: 0.6, StepDelay: d, AverageAfter: 5000, Recenter: true})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -48,5 +49,5 @@ func ExampleNewOnlineEM_averaged() {
 	dOnline, _ := fa.RelCovDistance(em.Model(), truth)
 	dBatch, _ := fa.RelCovDistance(fit, truth)
 	fmt.Printf("relative covariance distance: online %.3f, batch %.3f\n", dOnline, dBatch)
-	// Output: relative covariance distance: online 0.018, batch 0.014
+	// Output: relative covariance distance: online 0.015, batch 0.014
 }

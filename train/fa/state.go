@@ -120,7 +120,8 @@ func (v *VIFA) LoadState(s State) error {
 }
 
 // State returns a copy of the learner's complete state: the observation count, the running mean,
-// F, ψ and the running statistics of online EM (Ā, B̄, d̄²) or the log-variances of online SGA.
+// F, ψ and the running statistics of online EM (Ā, B̄, d̄², and with averaging their averages,
+// weight and the re-centring buffers) or the log-variances of online SGA.
 func (o *Online) State() (State, error) {
 	s := newState()
 	s.Ints["t"] = int64(o.t)
@@ -132,7 +133,26 @@ func (o *Online) State() (State, error) {
 	} else {
 		s.Floats["gamma"] = clone(o.gamma)
 	}
+	for name, buf := range o.averages() {
+		s.Floats[name] = clone(buf)
+	}
+	if o.aavg != nil {
+		s.Floats["avg_weight"] = []float64{o.avgW}
+	}
 	return s, nil
+}
+
+// averages names the optional buffers of Polyak–Ruppert averaging and re-centring that the
+// learner's configuration allocated.
+func (o *Online) averages() map[string][]float64 {
+	m := map[string][]float64{}
+	if o.aavg != nil {
+		m["aavg"], m["bavg"], m["d2avg"] = o.aavg, o.bavg, o.d2avg
+	}
+	if o.betabar != nil {
+		m["betabar"], m["betaavg"] = o.betabar, o.betaavg
+	}
+	return m
 }
 
 // LoadState restores a state written by State for a learner of the same kind, dimension and
@@ -154,6 +174,13 @@ func (o *Online) LoadState(s State) error {
 	} else {
 		bufs["gamma"] = make([]float64, o.d)
 	}
+	avgs := o.averages()
+	for name, buf := range avgs {
+		bufs[name] = make([]float64, len(buf))
+	}
+	if o.aavg != nil {
+		bufs["avg_weight"] = []float64{0}
+	}
 	for name, dst := range bufs {
 		if err := s.load(name, dst); err != nil {
 			return fmt.Errorf("%w (is the state from online %s?)", err, map[bool]string{true: "SGA", false: "EM"}[o.em])
@@ -174,6 +201,12 @@ func (o *Online) LoadState(s State) error {
 		copy(o.d2bar, bufs["d2bar"])
 	} else {
 		copy(o.gamma, bufs["gamma"])
+	}
+	for name, buf := range avgs {
+		copy(buf, bufs[name])
+	}
+	if o.aavg != nil {
+		o.avgW = bufs["avg_weight"][0]
 	}
 	return nil
 }

@@ -54,9 +54,22 @@ func TestStateResume(t *testing.T) {
 		t.Fatalf("steps %d vs %d", a.Steps(), b.Steps())
 	}
 
-	for _, em := range []bool{true, false} {
+	for _, kind := range []struct {
+		name string
+		em   bool
+		cfg  OnlineConfig
+	}{
+		{"em", true, OnlineConfig{Rank: k, Warmup: 3}},
+		// Averaging starts before the checkpoint, so the averages and the re-centring buffers
+		// must travel with the state.
+		{"em averaged re-centred", true, OnlineConfig{Rank: k, Warmup: 3, StepExponent: 0.7, StepDelay: 4,
+			AverageAfter: 6, Recenter: true}},
+		{"sga", false, OnlineConfig{Rank: k, Warmup: 3, LR: 0.01}},
+	} {
+		em := kind.em
 		mk := func(seed uint64) *Online {
-			c := OnlineConfig{Rank: k, Warmup: 3, LR: 0.01, Seed: seed}
+			c := kind.cfg
+			c.Seed = seed
 			var o *Online
 			if em {
 				o, err = NewOnlineEM(d, c)
@@ -99,19 +112,19 @@ func TestStateResume(t *testing.T) {
 		mx, my := x.Model(), y.Model()
 		for i := range mx.F {
 			if mx.F[i] != my.F[i] {
-				t.Fatalf("em=%v F[%d]: uninterrupted %v, resumed %v", em, i, mx.F[i], my.F[i])
+				t.Fatalf("%s F[%d]: uninterrupted %v, resumed %v", kind.name, i, mx.F[i], my.F[i])
 			}
 		}
 		for i := range mx.Psi {
 			if mx.Psi[i] != my.Psi[i] || mx.Mean[i] != my.Mean[i] {
-				t.Fatalf("em=%v ψ/c[%d] differ", em, i)
+				t.Fatalf("%s ψ/c[%d] differ", kind.name, i)
 			}
 		}
 		// A state of the other kind is refused.
 		other := mk(3)
 		other.em = !em
 		if err := other.LoadState(s); err == nil {
-			t.Fatalf("em=%v: state of the other kind accepted", em)
+			t.Fatalf("%s: state of the other kind accepted", kind.name)
 		}
 	}
 }

@@ -22,6 +22,9 @@ type OnlineConfig struct {
 	EMStepExponent float64
 	EMStepDelay    int
 	EMAverageAfter int
+	// EMRecenter adds a second averaged online EM with re-centred statistics
+	// (fa.OnlineConfig.Recenter; needs EMStepExponent).
+	EMRecenter bool
 	// Weighted adds online EM with observation weights ∝ t (fa.OnlineConfig.Weighting = 1).
 	Weighted bool
 	// SkipBatch leaves out the batch ML fit.
@@ -43,6 +46,8 @@ type OnlineResult struct {
 	EM, SGA []float64
 	// EMAveraged is online EM with step t^(−α) and averaged statistics (OnlineConfig.EMStepExponent).
 	EMAveraged []float64 `json:",omitempty"`
+	// EMRecentred is EMAveraged with re-centred statistics (OnlineConfig.EMRecenter).
+	EMRecentred []float64 `json:",omitempty"`
 	// EMWeighted is online EM with observation weights ∝ t (OnlineConfig.Weighted).
 	EMWeighted []float64 `json:",omitempty"`
 	Batch      []float64 `json:",omitempty"`
@@ -72,7 +77,7 @@ func OnlineFA(cfg OnlineConfig, seed uint64) (*OnlineResult, error) {
 		return nil, err
 	}
 	ests := []*fa.Online{em, sga}
-	var emw, ema *fa.Online
+	var emw, ema, emr *fa.Online
 	if cfg.Weighted {
 		wcfg := ocfg
 		wcfg.Weighting = 1
@@ -88,6 +93,15 @@ func OnlineFA(cfg OnlineConfig, seed uint64) (*OnlineResult, error) {
 			return nil, err
 		}
 		ests = append(ests, ema)
+		if cfg.EMRecenter {
+			acfg.Recenter = true
+			if emr, err = fa.NewOnlineEM(cfg.D, acfg); err != nil {
+				return nil, err
+			}
+			ests = append(ests, emr)
+		}
+	} else if cfg.EMRecenter {
+		return nil, fmt.Errorf("faexp: re-centring needs the averaged online EM (EMStepExponent)")
 	}
 	var mom *fa.Moments
 	if !cfg.SkipBatch {
@@ -135,6 +149,13 @@ func OnlineFA(cfg OnlineConfig, seed uint64) (*OnlineResult, error) {
 				return nil, err
 			}
 			res.EMAveraged = append(res.EMAveraged, dEMA)
+		}
+		if emr != nil {
+			dEMR, err := fa.RelCovDistance(emr.Model(), truth)
+			if err != nil {
+				return nil, err
+			}
+			res.EMRecentred = append(res.EMRecentred, dEMR)
 		}
 		res.EM = append(res.EM, dEM)
 		res.SGA = append(res.SGA, dSGA)

@@ -56,6 +56,7 @@ func run() error {
 	delay := flag.Int("step-delay", 0, "online: averaged online EM keeps the step 1/t for this many observations (0: D)")
 	after := flag.Int("average-after", 5000, "online: averaged online EM averages the statistics after this many observations")
 	weighted := flag.Bool("weighted", false, "online: also run online EM with weights ∝ t")
+	recenter := flag.Bool("recenter", true, "online: also run averaged online EM with re-centred statistics (needs -alpha)")
 	flag.Parse()
 	switch *exp {
 	case "linear", "logistic":
@@ -66,7 +67,8 @@ func run() error {
 		}
 		cfg := faexp.OnlineConfig{D: *d, K: *k, Lo: *lo, Hi: *hi, Checkpoints: faexp.DefaultCheckpoints,
 			Warmup: 100, SGALR: 0.001, BatchMaxIter: *batchIter, BatchCold: *batchCold,
-			EMStepExponent: *alpha, EMStepDelay: *delay, EMAverageAfter: *after, Weighted: *weighted}
+			EMStepExponent: *alpha, EMStepDelay: *delay, EMAverageAfter: *after, Weighted: *weighted,
+			EMRecenter: *recenter && *alpha != 0}
 		return online(*out, cfg, *first, *seeds, *batchFrom)
 	case "report":
 		return report(*out, *png)
@@ -193,14 +195,16 @@ type group struct {
 }
 
 // series names, in plot and table order.
-var seriesNames = []string{"batch ML (EM)", "online EM (Alg. 2)", "online EM, SA + averaging", "online SGA", "online EM, weights w_t = t"}
+var seriesNames = []string{"batch ML (EM)", "online EM (Alg. 2)", "online EM, SA + averaging", "online SGA", "online EM, weights w_t = t",
+	"online EM, SA + averaging, re-centred"}
 
 var seriesColors = []color.Color{color.RGBA{31, 119, 180, 255}, color.RGBA{255, 127, 14, 255},
-	color.RGBA{148, 103, 189, 255}, color.RGBA{44, 160, 44, 255}, color.RGBA{214, 39, 40, 255}}
+	color.RGBA{148, 103, 189, 255}, color.RGBA{44, 160, 44, 255}, color.RGBA{214, 39, 40, 255},
+	color.RGBA{0, 0, 0, 255}}
 
 // values returns one series of a record (nil when it was not run).
 func (r *onlineRecord) values(series int) []float64 {
-	return [][]float64{r.Batch, r.EM, r.EMAveraged, r.SGA, r.EMWeighted}[series]
+	return [][]float64{r.Batch, r.EM, r.EMAveraged, r.SGA, r.EMWeighted, r.EMRecentred}[series]
 }
 
 func report(dir, png string) error {
