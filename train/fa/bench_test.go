@@ -1,0 +1,117 @@
+package fa
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// benchStream returns n observations of a D = d, K = k model of Algorithm 4.
+func benchStream(b *testing.B, d, k, n int) [][]float64 {
+	rng := rand.New(rand.NewPCG(1, 2))
+	truth, err := Generate(rng, d, k, 1, 10)
+	if err != nil {
+		b.Fatal(err)
+	}
+	xs := make([][]float64, n)
+	for i := range xs {
+		xs[i] = make([]float64, d)
+		truth.Sample(rng, xs[i])
+	}
+	return xs
+}
+
+// nsPerObserve times o.Observe over xs (cycled) for about dur.
+func nsPerObserve(o *Online, xs [][]float64, dur time.Duration) float64 {
+	n := 0
+	start := time.Now()
+	for time.Since(start) < dur {
+		_ = o.Observe(xs[n%len(xs)])
+		n++
+	}
+	return float64(time.Since(start).Nanoseconds()) / float64(n)
+}
+
+// BenchmarkOnlineEMObserve: one observation of online EM at D = 1000, K = 10 — Algorithm 2, the
+// averaged stochastic approximation, and the same with re-centring — each past its averaging
+// start. x_vs_alg2 is the ratio to Algorithm 2, re-timed right after each sub-benchmark so that
+// both see the same machine load.
+func BenchmarkOnlineEMObserve(b *testing.B) {
+	const d, k = 1000, 10
+	xs := benchStream(b, d, k, 512)
+	mk := func(cfg OnlineConfig) *Online {
+		cfg.Rank, cfg.Warmup, cfg.Seed = k, 100, 1
+		o, err := NewOnlineEM(d, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, x := range xs {
+			if err := o.Observe(x); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return o
+	}
+	sa := OnlineConfig{StepExponent: 0.6, StepDelay: d, AverageAfter: 200}
+	rec := sa
+	rec.Recenter = true
+	for _, v := range []struct {
+		name string
+		cfg  OnlineConfig
+	}{{"alg2", OnlineConfig{}}, {"averaged", sa}, {"recentred", rec}} {
+		b.Run(v.name, func(b *testing.B) {
+			o := mk(v.cfg)
+			n := 0
+			b.ResetTimer()
+			for b.Loop() {
+				if err := o.Observe(xs[n%len(xs)]); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			b.StopTimer()
+			b.ReportMetric(ns/nsPerObserve(mk(OnlineConfig{}), xs, 100*time.Millisecond), "x_vs_alg2")
+		})
+	}
+}
+
+// BenchmarkOnlineEMModel: Model at D = 1000, K = 10 after 5000 observations, with averaging and
+// with averaging plus re-centring (at most 1000 rounds of O(DK²)); x_vs_averaged is the ratio of the
+// two, the plain one re-timed right after.
+func BenchmarkOnlineEMModel(b *testing.B) {
+	const d, k = 1000, 10
+	xs := benchStream(b, d, k, 5000)
+	mk := func(recenter bool) *Online {
+		o, err := NewOnlineEM(d, OnlineConfig{Rank: k, Warmup: 100, Seed: 1, StepExponent: 0.6, StepDelay: d,
+			AverageAfter: 2500, Recenter: recenter})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, x := range xs {
+			if err := o.Observe(x); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return o
+	}
+	plain := mk(false)
+	for _, recenter := range []bool{false, true} {
+		b.Run(fmt.Sprintf("recenter=%v", recenter), func(b *testing.B) {
+			o := mk(recenter)
+			b.ResetTimer()
+			for b.Loop() {
+				_ = o.Model()
+			}
+			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			b.StopTimer()
+			start, n := time.Now(), 0
+			for time.Since(start) < 100*time.Millisecond {
+				_ = plain.Model()
+				n++
+			}
+			b.ReportMetric(ns/(float64(time.Since(start).Nanoseconds())/float64(n)), "x_vs_averaged")
+		})
+	}
+}
