@@ -174,17 +174,26 @@ func (o *Online) LoadState(s State) error {
 	} else {
 		bufs["gamma"] = make([]float64, o.d)
 	}
-	avgs := o.averages()
-	for name, buf := range avgs {
-		bufs[name] = make([]float64, len(buf))
-	}
-	if o.aavg != nil {
-		bufs["avg_weight"] = []float64{0}
-	}
 	for name, dst := range bufs {
 		if err := s.load(name, dst); err != nil {
 			return fmt.Errorf("%w (is the state from online %s?)", err, map[bool]string{true: "SGA", false: "EM"}[o.em])
 		}
+	}
+	avgs := o.averages()
+	avgBufs := map[string][]float64{}
+	for name, buf := range avgs {
+		avgBufs[name] = make([]float64, len(buf))
+	}
+	if o.aavg != nil {
+		avgBufs["avg_weight"] = []float64{0}
+	}
+	for name, dst := range avgBufs {
+		if err := s.load(name, dst); err != nil {
+			return fmt.Errorf("%w (was the state written without the averaging or re-centring this learner is configured for?)", err)
+		}
+	}
+	if w := avgBufs["avg_weight"]; w != nil && !(w[0] >= 0 && w[0] <= float64(t)) {
+		return fmt.Errorf("fa: online: state: averaging weight %g outside [0, %d observations]", w[0], t)
 	}
 	for i, p := range bufs["psi"] {
 		if !(p > 0) {
@@ -203,10 +212,10 @@ func (o *Online) LoadState(s State) error {
 		copy(o.gamma, bufs["gamma"])
 	}
 	for name, buf := range avgs {
-		copy(buf, bufs[name])
+		copy(buf, avgBufs[name])
 	}
 	if o.aavg != nil {
-		o.avgW = bufs["avg_weight"][0]
+		o.avgW = avgBufs["avg_weight"][0]
 	}
 	return nil
 }

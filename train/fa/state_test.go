@@ -2,6 +2,7 @@ package fa
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -126,6 +127,48 @@ func TestStateResume(t *testing.T) {
 		if err := other.LoadState(s); err == nil {
 			t.Fatalf("%s: state of the other kind accepted", kind.name)
 		}
+	}
+}
+
+// TestOnlineStateAveragingErrors: a state without the averaging buffers the learner needs, or with
+// an impossible averaging weight, is refused with a message saying so.
+func TestOnlineStateAveragingErrors(t *testing.T) {
+	plain, err := NewOnlineEM(4, OnlineConfig{Rank: 1, StepExponent: 0.7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := NewOnlineEM(4, OnlineConfig{Rank: 1, StepExponent: 0.7, AverageAfter: 2, Recenter: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := [][]float64{{1, 2, 3, 4}, {0, 1, 0, 1}, {2, 0, 1, 3}, {1, 1, 2, 0}}
+	for _, o := range obs {
+		if err := plain.Observe(o); err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Observe(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := plain.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.LoadState(s); err == nil || !strings.Contains(err.Error(), "without the averaging or re-centring") {
+		t.Errorf("state without averages: %v", err)
+	}
+	good, err := rec.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []float64{-1, 5} {
+		good.Floats["avg_weight"] = []float64{w}
+		if err := rec.LoadState(good); err == nil || !strings.Contains(err.Error(), "averaging weight") {
+			t.Errorf("averaging weight %g: %v", w, err)
+		}
+	}
+	if rec.Count() != len(obs) {
+		t.Errorf("a refused state changed the learner (count %d)", rec.Count())
 	}
 }
 
