@@ -3,7 +3,6 @@ package train
 import (
 	"context"
 	"math"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -134,41 +133,15 @@ func TestPruneFinetune(t *testing.T) {
 func TestPruneFinetuneResume(t *testing.T) {
 	c := toyConfig(t, "inducing", pruneInference)
 	c.Epochs, c.FinetuneEpochs, c.PruneZ, c.PrunePerLayer = 2, 2, 0.25, true
-	full, err := New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := full.Run(context.Background(), Hooks{}); err != nil {
-		t.Fatal(err)
-	}
-	c2 := c
-	c2.Out = filepath.Join(t.TempDir(), "part.ebnn")
-	c2.FinetuneEpochs = 1
-	part, err := New(c2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := part.Run(context.Background(), Hooks{}); err != nil {
-		t.Fatal(err)
-	}
-	res, err := Resume(c2.Out, func(cfg *Config) error { cfg.FinetuneEpochs = 2; return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
+	full, _, res := runAndResume(t, c, func(c *Config) { c.FinetuneEpochs = 1 },
+		func(cfg *Config) error { cfg.FinetuneEpochs = 2; return nil })
 	if err := res.Run(context.Background(), Hooks{}); err != nil {
 		t.Fatal(err)
 	}
 	if res.mask == nil || res.mask.pruned() == 0 {
 		t.Fatal("resumed fine-tuning has no mask")
 	}
-	for i, p := range full.Nets[0].Params() {
-		q := res.Nets[0].Params()[i]
-		for j := range p.Value {
-			if d := math.Abs(float64(p.Value[j] - q.Value[j])); d > 1e-5*(1+math.Abs(float64(p.Value[j]))) {
-				t.Fatalf("%s[%d]: uninterrupted %v, resumed %v", p.Name, j, p.Value[j], q.Value[j])
-			}
-		}
-	}
+	requireSameParams(t, "uninterrupted", full, "resumed", res, 1e-5)
 }
 
 func TestPruneConfigErrors(t *testing.T) {

@@ -140,6 +140,21 @@ func TestTrainingReducesLoss(t *testing.T) {
 func TestResume(t *testing.T) {
 	c := toyConfig(t, "inducing", `{"inference": "inducing", "inducing_rows": 3, "inducing_cols": 3}`)
 	c.Epochs = 4
+	full, half, res := runAndResume(t, c, func(c *Config) { c.Epochs = 2 }, func(cfg *Config) error { cfg.Epochs = 4; return nil })
+	if res.Epoch != 2 || res.Step != half.Step {
+		t.Fatalf("resumed at epoch %d step %d, want 2 and %d", res.Epoch, res.Step, half.Step)
+	}
+	requireSameParams(t, "checkpoint", half, "restored", res, 0)
+	if err := res.Run(context.Background(), Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	requireSameParams(t, "uninterrupted", full, "resumed", res, 1e-5)
+}
+
+// runAndResume trains c to the end (full), trains a copy edited by cut into its own output file
+// (part), and resumes part's checkpoint with the edit resume (res, not yet run).
+func runAndResume(t *testing.T, c Config, cut func(*Config), resume func(*Config) error) (full, part, res *Trainer) {
+	t.Helper()
 	full, err := New(c)
 	if err != nil {
 		t.Fatal(err)
@@ -148,38 +163,29 @@ func TestResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	c2 := c
-	c2.Out = filepath.Join(t.TempDir(), "half.ebnn")
-	c2.Epochs = 2
-	half, err := New(c2)
-	if err != nil {
+	c2.Out = filepath.Join(t.TempDir(), "part.ebnn")
+	cut(&c2)
+	if part, err = New(c2); err != nil {
 		t.Fatal(err)
 	}
-	if err := half.Run(context.Background(), Hooks{}); err != nil {
+	if err := part.Run(context.Background(), Hooks{}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Resume(c2.Out, func(cfg *Config) error { cfg.Epochs = 4; return nil })
-	if err != nil {
+	if res, err = Resume(c2.Out, resume); err != nil {
 		t.Fatal(err)
 	}
-	if res.Epoch != 2 || res.Step != half.Step {
-		t.Fatalf("resumed at epoch %d step %d, want 2 and %d", res.Epoch, res.Step, half.Step)
-	}
-	for i, p := range half.Nets[0].Params() {
-		q := res.Nets[0].Params()[i]
+	return full, part, res
+}
+
+// requireSameParams fails unless the first network's parameters of a and b agree to within the
+// relative tolerance rel (0: exactly).
+func requireSameParams(t *testing.T, nameA string, a *Trainer, nameB string, b *Trainer, rel float64) {
+	t.Helper()
+	for i, p := range a.Nets[0].Params() {
+		q := b.Nets[0].Params()[i]
 		for j := range p.Value {
-			if p.Value[j] != q.Value[j] {
-				t.Fatalf("%s[%d]: checkpoint %v, restored %v", p.Name, j, p.Value[j], q.Value[j])
-			}
-		}
-	}
-	if err := res.Run(context.Background(), Hooks{}); err != nil {
-		t.Fatal(err)
-	}
-	for i, p := range full.Nets[0].Params() {
-		q := res.Nets[0].Params()[i]
-		for j := range p.Value {
-			if d := math.Abs(float64(p.Value[j] - q.Value[j])); d > 1e-5*(1+math.Abs(float64(p.Value[j]))) {
-				t.Fatalf("%s[%d]: uninterrupted %v, resumed %v", p.Name, j, p.Value[j], q.Value[j])
+			if d := math.Abs(float64(p.Value[j] - q.Value[j])); d > rel*(1+math.Abs(float64(p.Value[j]))) {
+				t.Fatalf("%s[%d]: %s %v, %s %v", p.Name, j, nameA, p.Value[j], nameB, q.Value[j])
 			}
 		}
 	}
