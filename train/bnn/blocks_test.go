@@ -106,30 +106,14 @@ func TestResidualGradients(t *testing.T) {
 			if err := tp.Backward(objective(n, tp, x, shape, c, true)); err != nil {
 				t.Fatal(err)
 			}
-			const h = 1e-6
-			checked := 0
-			for _, p := range n.Trainable() {
-				stride := 1
-				if testing.Short() {
-					stride = max(1, len(p.Value)/4)
-				}
-				for i := 0; i < len(p.Value); i += stride {
-					old := p.Value[i]
-					p.Value[i] = old + h
-					tp.Reset()
-					fp := objective(n, tp, x, shape, c, true).Item()
-					p.Value[i] = old - h
-					tp.Reset()
-					fm := objective(n, tp, x, shape, c, true).Item()
-					p.Value[i] = old
-					num := (fp - fm) / (2 * h)
-					got := p.Grad[i]
-					if err := math.Abs(got-num) / math.Max(1, math.Abs(num)); !(err < 1e-4) {
-						t.Errorf("%s[%d]: gradient %.8g, finite difference %.8g", p.Name, i, got, num)
-					}
-					checked++
-				}
+			stride := func(int) int { return 1 }
+			if testing.Short() {
+				stride = func(n int) int { return max(1, n/4) }
 			}
+			checked := checkGradients(t, n.Trainable(), func() float64 {
+				tp.Reset()
+				return objective(n, tp, x, shape, c, true).Item()
+			}, stride)
 			// Every BatchNorm weight and bias (7 layers) must be trainable and checked.
 			bnLayers := map[string]bool{}
 			for _, p := range n.Params() {

@@ -135,27 +135,10 @@ func TestGradients(t *testing.T) {
 					if err := tp.Backward(objective(n, tp, x, shape, c, train)); err != nil {
 						t.Fatal(err)
 					}
-					const h = 1e-6
-					checked := 0
-					for _, p := range n.Trainable() {
-						stride := max(1, len(p.Value)/6)
-						for i := 0; i < len(p.Value); i += stride {
-							old := p.Value[i]
-							p.Value[i] = old + h
-							tp.Reset()
-							fp := objective(n, tp, x, shape, c, train).Item()
-							p.Value[i] = old - h
-							tp.Reset()
-							fm := objective(n, tp, x, shape, c, train).Item()
-							p.Value[i] = old
-							num := (fp - fm) / (2 * h)
-							got := p.Grad[i]
-							if err := math.Abs(got-num) / math.Max(1, math.Abs(num)); !(err < 1e-4) {
-								t.Errorf("%s[%d]: gradient %.8g, finite difference %.8g", p.Name, i, got, num)
-							}
-							checked++
-						}
-					}
+					checked := checkGradients(t, n.Trainable(), func() float64 {
+						tp.Reset()
+						return objective(n, tp, x, shape, c, train).Item()
+					}, func(n int) int { return max(1, n/6) })
 					if checked == 0 && pc.post != nil {
 						t.Fatal("no parameters checked")
 					}
@@ -211,4 +194,30 @@ func TestKLMatchesRuntime(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkGradients compares every stride(len)-th entry of each parameter's accumulated gradient with
+// a central finite difference (h = 10⁻⁶) of eval, which must recompute the objective from the
+// current parameter values; the relative error must stay below 10⁻⁴. It returns the number of
+// entries checked.
+func checkGradients(t *testing.T, params []*autodiff.Param[float64], eval func() float64, stride func(n int) int) int {
+	t.Helper()
+	const h = 1e-6
+	checked := 0
+	for _, p := range params {
+		for i := 0; i < len(p.Value); i += stride(len(p.Value)) {
+			old := p.Value[i]
+			p.Value[i] = old + h
+			fp := eval()
+			p.Value[i] = old - h
+			fm := eval()
+			p.Value[i] = old
+			num := (fp - fm) / (2 * h)
+			if err := math.Abs(p.Grad[i]-num) / math.Max(1, math.Abs(num)); !(err < 1e-4) {
+				t.Errorf("%s[%d]: gradient %.8g, finite difference %.8g", p.Name, i, p.Grad[i], num)
+			}
+			checked++
+		}
+	}
+	return checked
 }
