@@ -175,30 +175,36 @@ func (o *Online) Model() *Model {
 	return m
 }
 
-// posteriorH computes Cᵀ = ψ⁻¹ ⊙ F, Σ = (I + C F)⁻¹ and m = Σ C d_t (eq. 4.23).
-func (o *Online) posteriorH() error {
-	d, k := o.d, o.k
+// latentPosterior writes Cᵀ = Ψ⁻¹F (D×K) into ct and I + FᵀΨ⁻¹F (K×K) into h, and returns
+// Σ_h = (I + FᵀΨ⁻¹F)⁻¹, the posterior covariance of the latent factors (eq. 4.23).
+func latentPosterior(f, psi []float64, d, k int, ct, h []float64) ([]float64, error) {
 	for i := 0; i < d; i++ {
-		inv := 1 / o.psi[i]
+		inv := 1 / psi[i]
 		for j := 0; j < k; j++ {
-			o.ct[i*k+j] = o.f[i*k+j] * inv
+			ct[i*k+j] = f[i*k+j] * inv
 		}
 	}
-	clear(o.cf)
+	clear(h)
 	for i := 0; i < d; i++ {
-		ci, fi := o.ct[i*k:(i+1)*k], o.f[i*k:(i+1)*k]
+		ci, fi := ct[i*k:(i+1)*k], f[i*k:(i+1)*k]
 		for a := 0; a < k; a++ {
 			ca := ci[a]
-			row := o.cf[a*k : (a+1)*k]
+			row := h[a*k : (a+1)*k]
 			for b := range row {
 				row[b] += ca * fi[b]
 			}
 		}
 	}
 	for j := 0; j < k; j++ {
-		o.cf[j*k+j]++
+		h[j*k+j]++
 	}
-	inv, err := spdInverse(o.cf, k)
+	return spdInverse(h, k)
+}
+
+// posteriorH computes Cᵀ = ψ⁻¹ ⊙ F, Σ = (I + C F)⁻¹ and m = Σ C d_t (eq. 4.23).
+func (o *Online) posteriorH() error {
+	d, k := o.d, o.k
+	inv, err := latentPosterior(o.f, o.psi, d, k, o.ct, o.cf)
 	if err != nil {
 		return fmt.Errorf("fa: online: I + FᵀΨ⁻¹F after %d observations: %w", o.t, err)
 	}

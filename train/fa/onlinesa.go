@@ -95,27 +95,18 @@ func mStep(a, h, d2 []float64, d, k int, f, psi []float64) error {
 // recenter moves the averaged statistics a (≈ S β̄ᵀ for the averaged E-step map betaT = β̄ᵀ) to
 // the E-step map of the estimate (f, psi) and repeats the M-step, in place (OnlineConfig.Recenter):
 // with βᵀ = Ψ⁻¹F Σ_h, Σ_h = (I + FᵀΨ⁻¹F)⁻¹, it forms A = a + (FFᵀ + Ψ)(βᵀ − β̄ᵀ) and
-// B = Σ_h + sym(β A), and takes F, ψ from mStep(A, B, d2). It stops when the largest relative
-// change of ψ no longer shrinks (the noise in a then dominates the correction) or falls below
-// 10⁻¹⁰, after at most 1000 rounds, keeping the last estimate that shrank it; a failed M-step
-// keeps the estimate before it.
+// B = Σ_h + β A, and takes F, ψ from mStep(A, B, d2), which symmetrises B. It stops when the
+// largest relative change of ψ no longer shrinks (the noise in a then dominates the correction) or
+// falls below 10⁻¹⁰, after at most 1000 rounds, keeping the last estimate that shrank it; a failed
+// M-step keeps the estimate before it.
 func recenter(a, betaT, d2 []float64, d, k int, f, psi []float64) {
 	const maxRounds = 1000
-	ct := make([]float64, d*k)
+	ct, h := make([]float64, d*k), make([]float64, k*k)
 	nf, npsi := make([]float64, d*k), make([]float64, d)
 	ra, delta := make([]float64, d*k), make([]float64, d*k)
 	prev := math.Inf(1)
 	for round := 0; round < maxRounds; round++ {
-		for i := 0; i < d; i++ {
-			for j := 0; j < k; j++ {
-				ct[i*k+j] = f[i*k+j] / psi[i]
-			}
-		}
-		h := matMul(true, false, k, k, d, f, ct) // FᵀΨ⁻¹F
-		for j := 0; j < k; j++ {
-			h[j*k+j]++
-		}
-		sigmaH, err := spdInverse(h, k)
+		sigmaH, err := latentPosterior(f, psi, d, k, ct, h)
 		if err != nil {
 			return
 		}
@@ -131,13 +122,7 @@ func recenter(a, betaT, d2 []float64, d, k int, f, psi []float64) {
 				ra[p] = a[p] + psi[i]*delta[p] + fg[p]
 			}
 		}
-		b := matMul(true, false, k, k, d, bt, ra) // β A
-		for x := 0; x < k; x++ {
-			for y := 0; y < x; y++ {
-				s := 0.5 * (b[x*k+y] + b[y*k+x])
-				b[x*k+y], b[y*k+x] = s, s
-			}
-		}
+		b := matMul(true, false, k, k, d, bt, ra) // β A (mStep symmetrises B)
 		for p := range b {
 			b[p] += sigmaH[p]
 		}
