@@ -11,8 +11,8 @@ func Dot(x, y []float32) float32 {
 	return dot(x, y)
 }
 
-// dot is Dot without the length check; y must be at least as long as x.
-func dot(x, y []float32) float32 {
+// dotGeneric is the portable dot (Dot without the length check); y must be at least as long as x.
+func dotGeneric(x, y []float32) float32 {
 	n := len(x)
 	y = y[:n]
 	var s0, s1, s2, s3, s4, s5, s6, s7 float32
@@ -43,8 +43,9 @@ func Axpy(alpha float32, x, y []float32) {
 	axpy(alpha, x, y)
 }
 
-// axpy is Axpy without the length check; y must be at least as long as x.
-func axpy(alpha float32, x, y []float32) {
+// axpyGeneric is the portable axpy (Axpy without the length check); y must be at least as long
+// as x.
+func axpyGeneric(alpha float32, x, y []float32) {
 	n := len(x)
 	y = y[:n]
 	i := 0

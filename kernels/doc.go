@@ -12,7 +12,9 @@
 // naming the routine and the argument at fault, exactly as an out-of-range slice index would.
 // Routines that can fail on valid-looking data (Cholesky) return wrapped errors instead.
 //
-// The Gemm micro-kernel is isolated in its own function so that NEON/AVX2 assembly can replace
-// it: the pure-Go kernel lives in gemm_generic.go and is the one selected by the purego build tag
-// (and, for now, on every architecture).
+// The hot kernels (the Gemm micro-kernel, dot, axpy, binary16 widening and Philox block
+// generation) are chosen per architecture: dispatch_amd64.go and dispatch_arm64.go select
+// assembly (kernels_amd64.s, kernels_arm64.s) where the CPU has it, and dispatch_purego.go — the
+// purego build tag and every other architecture — uses their generic twins (*Generic), which the
+// tests in twins_test.go compare them with.
 package kernels

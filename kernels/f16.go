@@ -12,6 +12,11 @@ func F16ToF32(dst []float32, src []uint16) {
 	if len(dst) < len(src) {
 		panic(fmt.Sprintf("kernels.F16ToF32: len(dst)=%d < len(src)=%d", len(dst), len(src)))
 	}
+	f16ToF32s(dst[:len(src)], src)
+}
+
+// f16ToF32sGeneric is the portable f16ToF32s: dst[i] = f16ToF32(src[i]) for len(src) values.
+func f16ToF32sGeneric(dst []float32, src []uint16) {
 	dst = dst[:len(src)]
 	for i, h := range src {
 		dst[i] = f16ToF32(h)

@@ -2,24 +2,26 @@ package kernels
 
 import "fmt"
 
-// Register-tile shape of the micro-kernel: it computes an gemmMR×gemmNR block of C from a packed
-// gemmMR-row panel of op(A) and a packed gemmNR-column panel of op(B).
-const (
-	gemmMR = 4
-	gemmNR = 8
+// The register tile of the micro-kernel, gemmMR×gemmNR, is per architecture (gemm_<arch>.go,
+// gemm_purego.go): the kernel computes a gemmMR×gemmNR block of C from a packed gemmMR-row panel
+// of op(A) and a packed gemmNR-column panel of op(B). gemmMR is even and gemmNR a multiple of 4,
+// so that gemmKernelGeneric serves every tile shape.
+var (
+	_ [-(gemmMR % 2)]struct{} // compile-time check: gemmMR is even
+	_ [-(gemmNR % 4)]struct{} // compile-time check: gemmNR is a multiple of 4
 )
 
 // Cache-block sizes of the large and the medium driver. The packed panels live in fixed-size
 // arrays on the goroutine stack (no heap allocation); the medium tier keeps the cost of zeroing
 // those arrays small for small products.
 const (
-	gemmMC = 64  // rows of op(A) per packed block (multiple of gemmMR)
-	gemmKC = 256 // depth per packed block
-	gemmNC = 128 // columns of op(B) per packed block (multiple of gemmNR)
+	gemmMC = 64 / gemmMR * gemmMR  // rows of op(A) per packed block (multiple of gemmMR)
+	gemmKC = 256                   // depth per packed block
+	gemmNC = 128 / gemmNR * gemmNR // columns of op(B) per packed block (multiple of gemmNR)
 
-	gemmMCSmall = 32
+	gemmMCSmall = 32 / gemmMR * gemmMR
 	gemmKCSmall = 128
-	gemmNCSmall = 64
+	gemmNCSmall = 64 / gemmNR * gemmNR
 
 	// Products with at most this many multiply-adds skip packing entirely.
 	gemmTinyFlops = 8192
@@ -188,17 +190,8 @@ func packA(p *gemmParams, pa []float32, ic, mb, pc, kb int) {
 			for l := 0; l < kb; l++ {
 				src := a[(pc+l)*lda+ic+ir:]
 				d := dst[l*gemmMR : l*gemmMR+gemmMR : l*gemmMR+gemmMR]
-				if mr == gemmMR {
-					d[0], d[1], d[2], d[3] = src[0], src[1], src[2], src[3]
-					continue
-				}
-				for r := 0; r < gemmMR; r++ {
-					if r < mr {
-						d[r] = src[r]
-					} else {
-						d[r] = 0
-					}
-				}
+				copy(d[:mr], src[:mr])
+				clear(d[mr:])
 			}
 			continue
 		}
@@ -228,19 +221,8 @@ func packB(p *gemmParams, pb []float32, pc, kb, jc, nb int) {
 			for l := 0; l < kb; l++ {
 				src := b[(pc+l)*ldb+jc+jr:]
 				d := dst[l*gemmNR : l*gemmNR+gemmNR : l*gemmNR+gemmNR]
-				if nr == gemmNR {
-					s := src[:gemmNR:gemmNR]
-					d[0], d[1], d[2], d[3] = s[0], s[1], s[2], s[3]
-					d[4], d[5], d[6], d[7] = s[4], s[5], s[6], s[7]
-					continue
-				}
-				for j := 0; j < gemmNR; j++ {
-					if j < nr {
-						d[j] = src[j]
-					} else {
-						d[j] = 0
-					}
-				}
+				copy(d[:nr], src[:nr])
+				clear(d[nr:])
 			}
 			continue
 		}

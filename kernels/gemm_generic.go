@@ -4,7 +4,8 @@ package kernels
 // per depth step) and b a packed kc×gemmNR panel (gemmNR values per depth step), it computes
 // C[0:gemmMR, 0:gemmNR] += alpha * a*b, where C starts at c[0] with leading dimension ldc.
 //
-// The 4×8 tile is computed as four 2×4 sub-tiles, each a single pass over the depth with 8
+// The tile is computed as 2×4 sub-tiles (gemmMR must be even and gemmNR a multiple of 4, whatever
+// the architecture's tile shape), each a single pass over the depth with 8
 // independent accumulators, unrolled twice. 8 accumulators plus 6 operands nearly fit the 15-16
 // scalar floating-point registers that Go has on amd64 and 32-bit arm (a 4×4 sub-tile spills
 // heavily), the packed panels being in L1 makes the extra passes cheap, and the unrolling lets
@@ -13,7 +14,7 @@ package kernels
 func gemmKernelGeneric(kc int, alpha float32, a, b, c []float32, ldc int) {
 	a = a[:kc*gemmMR]
 	b = b[:kc*gemmNR]
-	_ = c[3*ldc+gemmNR-1]
+	_ = c[(gemmMR-1)*ldc+gemmNR-1]
 	for rp := 0; rp < gemmMR; rp += 2 {
 		for q := 0; q < gemmNR; q += 4 {
 			var c00, c01, c02, c03, c10, c11, c12, c13 float32

@@ -32,6 +32,17 @@ func philox4x32(ctr [4]uint32, key [2]uint32) [4]uint32 {
 	return [4]uint32{c0, c1, c2, c3}
 }
 
+// philoxBlocksGeneric fills dst (len(dst)/4 blocks; len(dst) must be a multiple of 4) with the
+// Philox4x32-10 blocks block, block+1, … of stream (a, b) under key.
+func philoxBlocksGeneric(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
+	for i := 0; i+4 <= len(dst); i += 4 {
+		r := philox4x32([4]uint32{uint32(block), uint32(block >> 32), a, b}, key)
+		d := dst[i : i+4 : i+4]
+		d[0], d[1], d[2], d[3] = r[0], r[1], r[2], r[3]
+		block++
+	}
+}
+
 // philoxRound is one Philox4x32 S-P round with round key (k0, k1).
 func philoxRound(c0, c1, c2, c3, k0, k1 uint32) (uint32, uint32, uint32, uint32) {
 	hi0, lo0 := bits.Mul32(philoxM0, c0)
@@ -47,17 +58,22 @@ func philoxRound(c0, c1, c2, c3, k0, k1 uint32) (uint32, uint32, uint32, uint32)
 // an identical sequence, and it must not be used from two goroutines at once. The zero Stream is
 // the same as NewStream(0, 0, 0).
 //
-// Each Philox block yields four 32-bit words, buffered across calls, so splitting a request into
+// Each Philox block yields four 32-bit words, buffered across calls (up to streamBlocks blocks
+// are generated at once, in SIMD where the architecture has it), so splitting a request into
 // several calls does not change the numbers. Uniform uses one word per value, Uint64 two, Normal
 // (ziggurat) usually one per value, and Normal64 (Box–Muller) four per pair of values; a Normal64
 // call of odd length drops the unused second value of its last pair.
 type Stream struct {
 	key   [2]uint32
 	a, b  uint32
-	block uint64    // index of the next block to generate
-	buf   [4]uint32 // current block
-	avail uint32    // number of words of buf not yet consumed (0 = generate a new block)
+	block uint64                   // index of the next block to generate
+	buf   [4 * streamBlocks]uint32 // generated words; the unconsumed ones are buf[n-avail:n]
+	n     uint32                   // number of words generated into buf by the last refill
+	avail uint32                   // number of words of buf not yet consumed (0 = generate more)
 }
+
+// streamBlocks is the most Philox blocks a Stream generates at once.
+const streamBlocks = 8
 
 // NewStream returns the stream identified by (seed, a, b). The runtime uses a = sample index and
 // b = layer index.
@@ -65,19 +81,22 @@ func NewStream(seed uint64, a, b uint32) Stream {
 	return Stream{key: [2]uint32{uint32(seed), uint32(seed >> 32)}, a: a, b: b}
 }
 
-// refill generates the next Philox block into the buffer.
-func (s *Stream) refill() {
-	s.buf = philox4x32([4]uint32{uint32(s.block), uint32(s.block >> 32), s.a, s.b}, s.key)
-	s.block++
-	s.avail = 4
+// refill generates the next Philox blocks into the buffer, enough for want words (at least one
+// block, at most streamBlocks), once every buffered word has been consumed.
+func (s *Stream) refill(want int) {
+	nb := min(max((want+3)/4, 1), streamBlocks)
+	philoxBlocks(s.buf[:4*nb], s.key, s.block, s.a, s.b)
+	s.block += uint64(nb)
+	s.n = uint32(4 * nb)
+	s.avail = s.n
 }
 
 // word returns the next 32-bit word of the stream.
 func (s *Stream) word() uint32 {
 	if s.avail == 0 {
-		s.refill()
+		s.refill(1)
 	}
-	w := s.buf[(4-s.avail)&3]
+	w := s.buf[(s.n-s.avail)%uint32(len(s.buf))]
 	s.avail--
 	return w
 }
@@ -102,9 +121,9 @@ func (s *Stream) Normal(dst []float32) {
 	for i := range dst {
 		// The ziggurat's fast path, inlined: one word, one table lookup, one multiply.
 		if s.avail == 0 {
-			s.refill()
+			s.refill(len(dst) - i)
 		}
-		w := s.buf[(4-s.avail)&3]
+		w := s.buf[(s.n-s.avail)%uint32(len(s.buf))]
 		s.avail--
 		l := w & (zigLayers - 1)
 		u := w >> 8

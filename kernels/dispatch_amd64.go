@@ -1,0 +1,32 @@
+//go:build !purego
+
+package kernels
+
+// The amd64 build's kernels. Each forwards to its generic twin until an assembly kernel
+// (kernels_amd64.s) replaces it; dispatch_purego.go is the portable counterpart.
+
+// Register tile of the Gemm micro-kernel (see gemmKernelGeneric).
+const (
+	gemmMR = 4
+	gemmNR = 8
+)
+
+// gemmKernel is the Gemm micro-kernel; see gemmKernelGeneric.
+func gemmKernel(kc int, alpha float32, a, b, c []float32, ldc int) {
+	gemmKernelGeneric(kc, alpha, a, b, c, ldc)
+}
+
+// dot returns the inner product of x and y[:len(x)]; see dotGeneric.
+func dot(x, y []float32) float32 { return dotGeneric(x, y) }
+
+// axpy computes y[:len(x)] += alpha*x; see axpyGeneric.
+func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
+
+// f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src); see f16ToF32sGeneric.
+func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
+
+// philoxBlocks fills dst (a multiple of 4 words) with consecutive Philox4x32-10 blocks; see
+// philoxBlocksGeneric.
+func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
+	philoxBlocksGeneric(dst, key, block, a, b)
+}

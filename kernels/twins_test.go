@@ -1,0 +1,121 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// The tests in this file check each dispatched kernel (assembly where the build has it) against
+// its generic twin. Under the purego tag both sides are the same code and the tests pass
+// trivially; the per-architecture test files force the generic path on CPUs with SIMD.
+
+// twinSizes are lengths around every unroll and vector width the kernels use.
+var twinSizes = []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 255, 256, 257, 1000}
+
+func TestDotAxpyMatchGeneric(t *testing.T) {
+	r := newRand(11)
+	for _, n := range twinSizes {
+		for _, off := range []int{0, 1, 3} { // unaligned starts
+			x := randSlice(r, n+off)[off:]
+			y := randSlice(r, n+off+2)[off:] // y may be longer than x
+			got, want := dot(x, y), dotGeneric(x, y)
+			var mag float64
+			for i := range x {
+				mag += math.Abs(float64(x[i]) * float64(y[i]))
+			}
+			if !closeTo(float64(got), float64(want), 1e-5*mag+1e-30) {
+				t.Errorf("dot n=%d off=%d: %g, generic %g", n, off, got, want)
+			}
+			y1 := append([]float32(nil), y...)
+			y2 := append([]float32(nil), y...)
+			axpy(0.75, x, y1)
+			axpyGeneric(0.75, x, y2)
+			for i := range y1 {
+				tol := 0.0 // beyond len(x), y is untouched
+				if i < n {
+					// y + a·x rounds once with FMA and twice without: a few ulps at most.
+					tol = 2 * eps32 * (math.Abs(float64(y[i])) + 0.75*math.Abs(float64(x[i])))
+				}
+				if !closeTo(float64(y1[i]), float64(y2[i]), tol) {
+					t.Fatalf("axpy n=%d off=%d: y[%d] = %g, generic %g", n, off, i, y1[i], y2[i])
+				}
+			}
+		}
+	}
+}
+
+func TestGemmKernelMatchesGeneric(t *testing.T) {
+	r := newRand(12)
+	for _, kc := range []int{1, 2, 3, 7, 8, 16, 31, 64, 128, 255, 256} {
+		for _, ldc := range []int{gemmNR, gemmNR + 3, 3 * gemmNR} {
+			a := randSlice(r, kc*gemmMR)
+			b := randSlice(r, kc*gemmNR)
+			c0 := randSlice(r, (gemmMR-1)*ldc+gemmNR)
+			c1 := append([]float32(nil), c0...)
+			c2 := append([]float32(nil), c0...)
+			gemmKernel(kc, 1.5, a, b, c1, ldc)
+			gemmKernelGeneric(kc, 1.5, a, b, c2, ldc)
+			for i := 0; i < gemmMR; i++ {
+				for j := 0; j < ldc && i*ldc+j < len(c1); j++ {
+					k := i*ldc + j
+					if j >= gemmNR {
+						if c1[k] != c0[k] {
+							t.Fatalf("kc=%d ldc=%d: c[%d,%d] outside the tile changed", kc, ldc, i, j)
+						}
+						continue
+					}
+					mag := math.Abs(float64(c0[k]))
+					for l := 0; l < kc; l++ {
+						mag += 1.5 * math.Abs(float64(a[l*gemmMR+i])*float64(b[l*gemmNR+j]))
+					}
+					if !closeTo(float64(c1[k]), float64(c2[k]), 1e-5*mag) {
+						t.Fatalf("kc=%d ldc=%d: c[%d,%d] = %g, generic %g", kc, ldc, i, j, c1[k], c2[k])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestF16ToF32sMatchesGeneric(t *testing.T) {
+	src := make([]uint16, 1<<16)
+	for i := range src {
+		src[i] = uint16(i)
+	}
+	for _, n := range append(twinSizes, len(src)) {
+		for _, off := range []int{0, 1, 5} {
+			if off+n > len(src) {
+				continue
+			}
+			s := src[off : off+n]
+			got, want := make([]float32, n), make([]float32, n)
+			f16ToF32s(got, s)
+			f16ToF32sGeneric(want, s)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n=%d off=%d: %#04x → %#08x, generic %#08x", n, off, s[i], math.Float32bits(got[i]), math.Float32bits(want[i]))
+				}
+			}
+		}
+	}
+}
+
+func TestPhiloxBlocksMatchGeneric(t *testing.T) {
+	keys := [][2]uint32{{0, 0}, {0xffffffff, 0xffffffff}, {0x243f6a88, 0x85a308d3}}
+	for _, key := range keys {
+		for _, start := range []uint64{0, 1, 0xfffffffe, 1<<40 + 3} {
+			for _, nb := range []int{1, 2, 3, 4, 5, 7, 8, 9, 17} {
+				name := fmt.Sprintf("key=%x/start=%d/blocks=%d", key, start, nb)
+				got, want := make([]uint32, 4*nb), make([]uint32, 4*nb)
+				philoxBlocks(got, key, start, 7, 0xdeadbeef)
+				philoxBlocksGeneric(want, key, start, 7, 0xdeadbeef)
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("%s: word %d = %#x, generic %#x", name, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
