@@ -17,13 +17,15 @@ type posterior interface {
 	// has at least weightScratch() values.
 	meanWeight(w, scratch []float32)
 	// Per-input ("local") sampling of a linear layer's outputs: prepare computes, for n inputs,
-	// everything that depends only on the inputs (prepSize(n) values); apply then draws one
-	// sample of the n outputs. prepare's result stays valid while the inputs do not change, so
-	// the predictor computes it once for the first stochastic layer.
+	// everything that depends only on the inputs (prepSize(n) values); apply then draws samples
+	// fc.sample … fc.sample+B−1 of n outputs each (B × n rows, sample-major), sample s from the
+	// stream (seed, s, id), from prep computed for B·n rows, or for n rows shared by every sample
+	// (shared). prepare's result stays valid while the inputs do not change, so the predictor
+	// computes it once for the first stochastic layer.
 	prepSize(n int) int
 	prepare(in []float32, n int, prep []float32)
-	applyScratch(n int) int
-	apply(fc *fwdCtx, rng *kernels.Stream, prep, out []float32, n int, scratch []float32)
+	applyScratch(n, B int) int
+	apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out []float32, n, B int, scratch []float32)
 	// localFlops and weightFlops estimate the multiply-adds per sample of each strategy for a
 	// batch of n (used by Strategy Auto).
 	localFlops(n int) int
@@ -139,37 +141,60 @@ func (d *dense) pointwise() bool {
 	return g.KH == 1 && g.KW == 1 && g.StrideH == 1 && g.StrideW == 1 && g.PadH == 0 && g.PadW == 0
 }
 
-func (d *dense) scratchSize(n int, st Strategy) int {
+// scratchSize is the scratch forward needs for blocks of B samples of n inputs each.
+func (d *dense) scratchSize(n, B int, st Strategy) int {
 	if d.post == nil {
 		return d.colSize()
 	}
 	if d.useLocal(st, n) {
-		return d.post.prepSize(n) + d.post.applyScratch(n)
+		return d.post.prepSize(B*n) + d.post.applyScratch(n, B)
 	}
 	return d.dOut*d.dIn + d.dOut + max(d.post.weightScratch(), d.colSize())
 }
 
+// forward runs the layer for fc.block samples of n inputs each (in and out are sample-major).
 func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
-	if d.post == nil {
-		dw := &d.det[fc.sample%len(d.det)]
-		d.apply(fc, dw.w, dw.ldw, dw.bias, in, out, n, fc.scratch)
+	B := fc.block
+	if d.post == nil && len(d.det) == 1 {
+		dw := &d.det[0]
+		d.apply(fc, dw.w, dw.ldw, dw.bias, in, out, B*n, fc.scratch)
 		return
 	}
-	fc.rng = kernels.NewStream(fc.seed, uint32(fc.sample), d.id)
-	rng := &fc.rng
-	if d.useLocal(fc.strategy, n) {
-		prep := fc.scratch[:d.post.prepSize(n)]
-		d.post.prepare(in, n, prep)
-		d.post.apply(fc, rng, prep, out, n, fc.scratch[len(prep):])
+	if d.post != nil && d.useLocal(fc.strategy, n) {
+		prep := fc.scratch[:d.post.prepSize(B*n)]
+		d.post.prepare(in, B*n, prep)
+		d.post.apply(fc, d.id, prep, false, out, n, B, fc.scratch[len(prep):])
 		return
 	}
+	// One weight sample (or ensemble member) per sample of the block.
+	s0, inSz, outSz := fc.sample, d.in.size(), d.out.size()
+	defer func() { fc.sample, fc.faH = s0, nil }()
+	for b := 0; b < B; b++ {
+		fc.sample = s0 + b
+		xb, yb := in[b*n*inSz:(b+1)*n*inSz], out[b*n*outSz:(b+1)*n*outSz]
+		if d.post == nil {
+			dw := &d.det[fc.sample%len(d.det)]
+			d.apply(fc, dw.w, dw.ldw, dw.bias, xb, yb, n, fc.scratch)
+			continue
+		}
+		if fc.faHs != nil {
+			fc.faH = fc.faHs[b*len(fc.faHs)/B : (b+1)*len(fc.faHs)/B]
+		}
+		d.forwardWeight(fc, xb, yb, n)
+	}
+}
+
+// forwardWeight samples the weights of sample fc.sample (or takes the mean weights) and applies
+// them to n inputs.
+func (d *dense) forwardWeight(fc *fwdCtx, in, out []float32, n int) {
 	w := fc.scratch[:d.dOut*d.dIn]
 	bias := fc.scratch[len(w) : len(w)+d.dOut]
 	rest := fc.scratch[len(w)+len(bias):]
 	if fc.mean {
 		d.post.meanWeight(w, rest)
 	} else {
-		d.post.sampleWeight(fc, rng, w, rest)
+		fc.rng = kernels.NewStream(fc.seed, uint32(fc.sample), d.id)
+		d.post.sampleWeight(fc, &fc.rng, w, rest)
 	}
 	if !d.hasBias {
 		bias = nil
@@ -254,12 +279,12 @@ func (d *dense) apply(_ *fwdCtx, w []float32, ldw int, bias, in, out []float32, 
 }
 
 // augmentedProject computes P = X̃ Aᵀ for n inputs, where X̃ appends a 1 to each input when the
-// layer has a bias and A (rows × dIn) is row-major: P is n × rows.
-func augmentedProject(a []float32, rows, k, dIn int, hasBias bool, in []float32, n int, p []float32) {
-	kernels.Gemm(false, true, n, rows, k, 1, in, k, a, dIn, 0, p, rows)
+// layer has a bias and A (rows × dIn) is row-major: P is n × rows with leading dimension ldp.
+func augmentedProject(a []float32, rows, k, dIn int, hasBias bool, in []float32, n int, p []float32, ldp int) {
+	kernels.Gemm(false, true, n, rows, k, 1, in, k, a, dIn, 0, p, ldp)
 	if hasBias {
 		for i := 0; i < n; i++ {
-			pi := p[i*rows : (i+1)*rows]
+			pi := p[i*ldp : i*ldp+rows]
 			for r := range pi {
 				pi[r] += a[r*dIn+k]
 			}

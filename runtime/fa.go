@@ -101,38 +101,52 @@ func (l *faLayer) prepare(in []float32, n int, prep []float32) {
 	proj := prep[:n*rows]
 	sd := prep[n*rows : n*rows+n*l.dOut]
 	sq := prep[n*rows+n*l.dOut : n*rows+n*l.dOut+n*l.k]
-	augmentedProject(l.stacked, rows, l.k, l.dIn, l.hasBias, in, n, proj)
+	augmentedProject(l.stacked, rows, l.k, l.dIn, l.hasBias, in, n, proj, rows)
 	for i, v := range in[:n*l.k] {
 		sq[i] = v * v
 	}
-	augmentedProject(l.psi, l.dOut, l.k, l.dIn, l.hasBias, sq, n, sd)
+	augmentedProject(l.psi, l.dOut, l.k, l.dIn, l.hasBias, sq, n, sd, l.dOut)
 	for i, v := range sd {
 		sd[i] = float32(math.Sqrt(math.Max(float64(v), 0)))
 	}
 }
 
-func (l *faLayer) applyScratch(int) int { return l.dOut }
+func (l *faLayer) applyScratch(_, B int) int { return l.dOut }
 
-func (l *faLayer) apply(fc *fwdCtx, rng *kernels.Stream, prep, out []float32, n int, scratch []float32) {
-	rows := (l.rank + 1) * l.dOut
-	sd := prep[n*rows : n*rows+n*l.dOut]
-	e := scratch[:l.dOut]
-	if !fc.mean {
-		rng.Normal(e)
+// apply draws samples fc.sample … fc.sample+B−1 for n inputs each (out is B × n × dOut), sample b
+// with its shared h in fc.faHs[b·rank:]; prep holds n rows shared by the samples, or B·n rows.
+func (l *faLayer) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out []float32, n, B int, scratch []float32) {
+	pn := B * n
+	if shared {
+		pn = n
 	}
-	for i := 0; i < n; i++ {
-		o := out[i*l.dOut : (i+1)*l.dOut]
-		p := prep[i*rows : (i+1)*rows]
-		copy(o, p[:l.dOut])
-		if fc.mean {
-			continue
+	rows := (l.rank + 1) * l.dOut
+	sd := prep[pn*rows : pn*rows+pn*l.dOut]
+	e := scratch[:l.dOut]
+	for b := 0; b < B; b++ {
+		if !fc.mean {
+			fc.rng = kernels.NewStream(fc.seed, uint32(fc.sample+b), id)
+			fc.rng.Normal(e)
 		}
-		for r, h := range fc.faH {
-			kernels.Axpy(h, p[(r+1)*l.dOut:(r+2)*l.dOut], o)
-		}
-		s := sd[i*l.dOut : (i+1)*l.dOut]
-		for j := range o {
-			o[j] += s[j] * e[j]
+		h := fc.faHs[b*l.rank : (b+1)*l.rank]
+		for i := 0; i < n; i++ {
+			r, q := b*n+i, b*n+i
+			if shared {
+				q = i
+			}
+			o := out[r*l.dOut : (r+1)*l.dOut]
+			p := prep[q*rows : (q+1)*rows]
+			copy(o, p[:l.dOut])
+			if fc.mean {
+				continue
+			}
+			for k, hk := range h {
+				kernels.Axpy(hk, p[(k+1)*l.dOut:(k+2)*l.dOut], o)
+			}
+			s := sd[q*l.dOut : (q+1)*l.dOut]
+			for j := range o {
+				o[j] += s[j] * e[j]
+			}
 		}
 	}
 }

@@ -127,30 +127,46 @@ func (f *ffg) prepSize(n int) int { return n * (2*f.dOut + f.k) }
 func (f *ffg) prepare(in []float32, n int, prep []float32) {
 	mean, sd := prep[:n*f.dOut], prep[n*f.dOut:2*n*f.dOut]
 	sq := prep[2*n*f.dOut : 2*n*f.dOut+n*f.k]
-	augmentedProject(f.m, f.dOut, f.k, f.dIn, f.hasBias, in, n, mean)
+	augmentedProject(f.m, f.dOut, f.k, f.dIn, f.hasBias, in, n, mean, f.dOut)
 	for i, v := range in[:n*f.k] {
 		sq[i] = v * v
 	}
-	augmentedProject(f.s2, f.dOut, f.k, f.dIn, f.hasBias, sq, n, sd)
+	augmentedProject(f.s2, f.dOut, f.k, f.dIn, f.hasBias, sq, n, sd, f.dOut)
 	for i, v := range sd {
 		sd[i] = float32(math.Sqrt(math.Max(float64(v), 0)))
 	}
 }
 
-func (f *ffg) applyScratch(int) int { return f.dOut }
+func (f *ffg) applyScratch(_, B int) int { return f.dOut }
 
-func (f *ffg) apply(fc *fwdCtx, rng *kernels.Stream, prep, out []float32, n int, scratch []float32) {
-	mean, sd := prep[:n*f.dOut], prep[n*f.dOut:2*n*f.dOut]
-	copy(out, mean)
-	if fc.mean {
-		return
+// apply draws samples fc.sample … fc.sample+B−1 for n inputs each (out is B × n × dOut); prep
+// holds n rows shared by the samples, or B·n rows.
+func (f *ffg) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out []float32, n, B int, scratch []float32) {
+	pn := B * n
+	if shared {
+		pn = n
 	}
+	mean, sd := prep[:pn*f.dOut], prep[pn*f.dOut:2*pn*f.dOut]
 	e := scratch[:f.dOut]
-	rng.Normal(e)
-	for i := 0; i < n; i++ {
-		o, s := out[i*f.dOut:(i+1)*f.dOut], sd[i*f.dOut:(i+1)*f.dOut]
-		for j := range o {
-			o[j] += s[j] * e[j]
+	for b := 0; b < B; b++ {
+		if !fc.mean {
+			fc.rng = kernels.NewStream(fc.seed, uint32(fc.sample+b), id)
+			fc.rng.Normal(e)
+		}
+		for i := 0; i < n; i++ {
+			r, q := b*n+i, b*n+i
+			if shared {
+				q = i
+			}
+			o := out[r*f.dOut : (r+1)*f.dOut]
+			copy(o, mean[q*f.dOut:(q+1)*f.dOut])
+			if fc.mean {
+				continue
+			}
+			s := sd[q*f.dOut : (q+1)*f.dOut]
+			for j := range o {
+				o[j] += s[j] * e[j]
+			}
 		}
 	}
 }

@@ -30,6 +30,7 @@ type inducing struct {
 	members          [][]float32 // ensemble: each member's u, already whitened
 	meanU            []float32   // u at the posterior mean (member 0 for ensembles), whitened
 	kl               float64
+	loc              localParams
 }
 
 func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
@@ -122,16 +123,18 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 	l.lhatR, l.lhatC = to32(lhr), to32(lhc)
 	l.lr, l.lc = to32(lr), to32(lc)
 
-	klU, err := l.loadQ(b, ls, lr, lc)
+	klU, raw, err := l.loadQ(b, ls, lr, lc)
 	if err != nil {
 		return nil, err
 	}
+	l.loadLocal(zr, zc, dr, lr, lc, raw)
 	l.kl = klU + float64(dIn)*float64(dOut)*(lamda*lamda/2-math.Log(lamda)-0.5)
 	return l, nil
 }
 
-// loadQ reads q(U) and returns KL[q(U) ‖ p(U)] (MATH.md §1; bayesianize's definition).
-func (l *inducing) loadQ(b *builder, ls *LayerSpec, lr, lc []float64) (float64, error) {
+// loadQ reads q(U) and returns KL[q(U) ‖ p(U)] (MATH.md §1; bayesianize's definition) and the
+// means of q(U) as stored (one per ensemble member; not whitened).
+func (l *inducing) loadQ(b *builder, ls *LayerSpec, lr, lc []float64) (float64, [][]float32, error) {
 	mo, mi, name := l.mo, l.mi, ls.Name
 	d := mo * mi
 	var (
@@ -146,14 +149,14 @@ func (l *inducing) loadQ(b *builder, ls *LayerSpec, lr, lc []float64) (float64, 
 	case QEnsemble:
 		k := ls.Posterior.EnsembleSize
 		if k < 1 || k > 1024 {
-			return 0, fmt.Errorf("runtime: layer %q (inducing): ensemble_size %d out of range", name, k)
+			return 0, nil, fmt.Errorf("runtime: layer %q (inducing): ensemble_size %d out of range", name, k)
 		}
 		mean, err = b.tensor(name, "inducing_mean", k, mo, mi)
 	default:
-		return 0, fmt.Errorf("runtime: layer %q (inducing): q_inducing %q is not diagonal, full, matrix or ensemble", name, l.q)
+		return 0, nil, fmt.Errorf("runtime: layer %q (inducing): q_inducing %q is not diagonal, full, matrix or ensemble", name, l.q)
 	}
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	mu := to64(mean)
 	// Prior precision factors: whitened p(U) = N(0, I); else U ~ MN(0, Ψ_r, Ψ_c) (jittered).
@@ -192,7 +195,7 @@ func (l *inducing) loadQ(b *builder, ls *LayerSpec, lr, lc []float64) (float64, 
 	case QDiagonal:
 		sdRaw, err := b.tensor(name, "_inducing_sd", mo, mi)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		sd := make([]float64, d)
 		tr, logDetQ := 0.0, 0.0
@@ -209,7 +212,7 @@ func (l *inducing) loadQ(b *builder, ls *LayerSpec, lr, lc []float64) (float64, 
 	case QFull:
 		raw, err := b.tensor(name, "_inducing_scale_tril", d*(d+1)/2)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		lq := vecToChol(raw, d)
 		// tr(Σ_p⁻¹ L Lᵀ) = Σ_c l_cᵀ Σ_p⁻¹ l_c over the columns l_c of L.
@@ -235,11 +238,11 @@ func (l *inducing) loadQ(b *builder, ls *LayerSpec, lr, lc []float64) (float64, 
 	case QMatrix:
 		rr, err := b.tensor(name, "_inducing_row_scale_tril", mo*(mo+1)/2)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		cr, err := b.tensor(name, "_inducing_col_scale_tril", mi*(mi+1)/2)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		lRow, lCol := vecToChol(rr, mo), vecToChol(cr, mi)
 		aq := mul64(false, true, mo, mo, mo, lRow, lRow)
@@ -274,14 +277,18 @@ func (l *inducing) loadQ(b *builder, ls *LayerSpec, lr, lc []float64) (float64, 
 			l.members[e] = u
 		}
 		l.meanU = l.members[0]
-		return 0, nil
+		raw := make([][]float32, k)
+		for e := range raw {
+			raw[e] = mean[e*d : (e+1)*d]
+		}
+		return 0, raw, nil
 	}
 	l.mean = mean
 	l.meanU = append([]float32(nil), mean...)
 	if l.whitened {
 		l.whiten(l.meanU, make([]float32, d))
 	}
-	return kl, nil
+	return kl, [][]float32{mean}, nil
 }
 
 func (l *inducing) maxSDU(ls *LayerSpec) *float64 { return ls.Posterior.MaxSDU }
@@ -378,69 +385,277 @@ func (l *inducing) meanWeight(w, scratch []float32) {
 	kernels.Gemm(false, false, l.dOut, l.dIn, l.mo, l.sigma, l.r, l.mo, big, l.dIn, 0, w, l.dIn)
 }
 
-// Local sampling (MATH.md §1, per input): prep holds, per input, Z_c x̃ and C x̃ (2mi values)
-// followed by √a and c = √a − √(a − b) for all inputs.
-func (l *inducing) prepSize(n int) int { return n * (2*l.mi + 2) }
+// Local sampling (MATH.md §1, per input), with every factor that does not change between
+// samples folded in at load time (loadLocal). With L_r, L_c the jittered Cholesky factors of Ψ_r,
+// Ψ_c, Ĉ = L_c⁻¹ Z_c and Ẑ_r = L_r⁻¹ Z_r, one sample of f = W x̃ is
+//
+//	f = σ R⋆ (t − λ c ĝ) + σλ √a e,   ĝ = G_z e + G_d e′,
+//
+// with t = u v, v = V x̃, b = |Ĉ x̃|², a = |x̃|², c = √a − √(a − b), e ~ N(0, I_dOut),
+// e′ ~ N(0, I_Mr), and (R⋆, V, G_z, G_d) = (Ẑ_rᵀ, Ĉ, Ẑ_r, L_r⁻¹ D_r) when u is whitened (then
+// R u_w C = Ẑ_rᵀ u Ĉ) or (R, C, Z_r, D_r) when it is not. The product t = u v needs no
+// M_r·M_c normals for the diagonal and matrix families: given v it is Gaussian with independent
+// coordinates, t = μ v + √((s⊙s)(v⊙v)) ⊙ ε (diagonal) or μ v + |L_colᵀ v| L_row ε (matrix),
+// ε ~ N(0, I_Mr), exact for every input. The inputs of one sample share its e, e′ and ε (and u
+// for the full and ensemble families), as they share one weight sample, so an input's samples do
+// not depend on the rest of its batch.
+//
+// Each sample s draws from its own stream (seed, s, layer): ε (M_r values; M_r·M_c for the full
+// family, none for ensembles), then e (d_out), then e′ (M_r).
 
+// localParams are the load-time factors of the local sampler.
+type localParams struct {
+	proj  []float32 // pr × dIn: Ĉ, then C below it when u is not whitened
+	pr    int       // rows of proj: mi, or 2mi
+	rstar []float32 // dOut × mo
+	gz    []float32 // mo × dOut
+	gd    []float32 // mo × mo (lower triangular, or diagonal)
+	s2    []float32 // diagonal family: sd², mo × mi
+	muT   []float32 // the mean of u (unwhitened), mo × mi; ensemble: member 0
+	raw   [][]float32
+}
+
+// loadLocal computes the local sampler's factors from float64 Z_r, Z_c, D_r and the jittered
+// Cholesky factors lr, lc, and the posterior-family parameters already loaded.
+func (l *inducing) loadLocal(zr, zc, dr, lr, lc []float64, meanRaw [][]float32) {
+	mo, mi, dOut, dIn := l.mo, l.mi, l.dOut, l.dIn
+	lp := &l.loc
+	chat := append([]float64(nil), zc...)
+	kernels.SolveTriangular(kernels.Left, kernels.Lower, false, mi, dIn, lc, mi, chat, dIn)
+	lp.pr = mi
+	if !l.whitened {
+		lp.pr = 2 * mi
+	}
+	lp.proj = make([]float32, lp.pr*dIn)
+	copy(lp.proj, to32(chat))
+	if !l.whitened {
+		// C = Ψ_c⁻¹ Z_c = L_c⁻ᵀ Ĉ.
+		c := append([]float64(nil), chat...)
+		kernels.SolveTriangular(kernels.Left, kernels.Lower, true, mi, dIn, lc, mi, c, dIn)
+		copy(lp.proj[mi*dIn:], to32(c))
+	}
+	zhat := append([]float64(nil), zr...)
+	kernels.SolveTriangular(kernels.Left, kernels.Lower, false, mo, dOut, lr, mo, zhat, dOut)
+	gd := make([]float64, mo*mo)
+	if l.whitened {
+		// R⋆ = Ẑ_rᵀ, G_z = Ẑ_r, G_d = L_r⁻¹ D_r.
+		rs := make([]float64, dOut*mo)
+		for i := 0; i < mo; i++ {
+			for j := 0; j < dOut; j++ {
+				rs[j*mo+i] = zhat[i*dOut+j]
+			}
+		}
+		lp.rstar, lp.gz = to32(rs), to32(zhat)
+		for i := 0; i < mo; i++ {
+			gd[i*mo+i] = 1
+		}
+		kernels.SolveTriangular(kernels.Left, kernels.Lower, false, mo, mo, lr, mo, gd, mo)
+		for i := 0; i < mo; i++ {
+			for j := 0; j < mo; j++ {
+				gd[i*mo+j] *= dr[j]
+			}
+		}
+	} else {
+		lp.rstar, lp.gz = l.r, l.zr
+		for i := 0; i < mo; i++ {
+			gd[i*mo+i] = dr[i]
+		}
+	}
+	lp.gd = to32(gd)
+	if l.sd != nil {
+		lp.s2 = make([]float32, len(l.sd))
+		for i, v := range l.sd {
+			lp.s2[i] = v * v
+		}
+	}
+	lp.raw = meanRaw
+	lp.muT = meanRaw[0]
+}
+
+// prepStride is the number of prep values per input: proj (pr), √a, c, then for the diagonal and
+// matrix families μ v (mo) and the scale of ε (mo, or one value).
+func (l *inducing) prepStride() int {
+	s := l.loc.pr + 2
+	switch l.q {
+	case QDiagonal:
+		s += 2 * l.mo
+	case QMatrix:
+		s += l.mo + 1
+	}
+	return s
+}
+
+func (l *inducing) prepSize(n int) int { return n * l.prepStride() }
+
+// prepare computes, for n inputs, everything of the local sample that depends on the input only:
+// the projections V x̃ (with Ĉ x̃), √a, c and the mean and scale of t for the diagonal and matrix
+// families. The rows are stored with stride prepStride() in prep.
 func (l *inducing) prepare(in []float32, n int, prep []float32) {
-	mi := l.mi
-	p := prep[:n*2*mi]
-	augmentedProject(l.zcC, 2*mi, l.k, l.dIn, l.hasBias, in, n, p)
-	sa, cc := prep[n*2*mi:n*(2*mi+1)], prep[n*(2*mi+1):n*(2*mi+2)]
+	mi, mo, st := l.mi, l.mo, l.prepStride()
+	lp := &l.loc
+	augmentedProject(lp.proj, lp.pr, l.k, l.dIn, l.hasBias, in, n, prep, st)
+	vOff := 0
+	if !l.whitened {
+		vOff = mi
+	}
 	for i := 0; i < n; i++ {
+		row := prep[i*st : (i+1)*st]
 		x := in[i*l.k : (i+1)*l.k]
 		a := float64(kernels.Dot(x, x))
 		if l.hasBias {
 			a++
 		}
-		pi := p[i*2*mi : (i+1)*2*mi]
-		b := float64(kernels.Dot(pi[:mi], pi[mi:]))
-		rest := a - b
-		if rest < 0 {
-			rest = 0
+		b := float64(kernels.Dot(row[:mi], row[:mi]))
+		rest := max(a-b, 0)
+		row[lp.pr] = float32(math.Sqrt(a))
+		row[lp.pr+1] = float32(math.Sqrt(a) - math.Sqrt(rest))
+		v := row[vOff : vOff+mi]
+		t := row[lp.pr+2:]
+		switch l.q {
+		case QDiagonal:
+			// μ v and √((s⊙s)(v⊙v)), the second through a scratch of v⊙v in the mean's slot.
+			sd := t[mo : 2*mo]
+			for o := 0; o < mo; o++ {
+				s2 := lp.s2[o*mi : (o+1)*mi]
+				acc := float32(0)
+				for j, vj := range v {
+					acc += s2[j] * vj * vj
+				}
+				sd[o] = float32(math.Sqrt(float64(acc)))
+			}
+			kernels.Gemv(false, mo, mi, 1, lp.muT, mi, v, 0, t[:mo])
+		case QMatrix:
+			// μ v and |L_colᵀ v|.
+			kernels.Gemv(false, mo, mi, 1, lp.muT, mi, v, 0, t[:mo])
+			nrm := 0.0
+			for c := 0; c < mi; c++ {
+				acc := float32(0)
+				for r := c; r < mi; r++ {
+					acc += l.colTril[r*mi+c] * v[r]
+				}
+				nrm += float64(acc) * float64(acc)
+			}
+			t[mo] = float32(math.Sqrt(nrm))
 		}
-		sa[i] = float32(math.Sqrt(a))
-		cc[i] = float32(math.Sqrt(a) - math.Sqrt(rest))
 	}
 }
 
-func (l *inducing) applyScratch(n int) int {
-	return 3*l.mo*l.mi + n*l.mo + 2*l.dOut + 2*l.mo
+// applyScratch is the scratch apply needs for B samples of n inputs each.
+func (l *inducing) applyScratch(n, B int) int {
+	d := l.mo * l.mi
+	return B*(l.dOut+3*l.mo) + B*n*l.mo + 2*d
 }
 
-func (l *inducing) apply(fc *fwdCtx, rng *kernels.Stream, prep, out []float32, n int, scratch []float32) {
-	mo, mi, dOut := l.mo, l.mi, l.dOut
+// apply draws samples fc.sample … fc.sample+B−1 of the layer's outputs for n inputs each into out
+// (B × n × dOut, sample-major). prep holds n rows shared by every sample (shared) or B·n rows,
+// one per output row.
+func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out []float32, n, B int, scratch []float32) {
+	mo, mi, dOut, st := l.mo, l.mi, l.dOut, l.prepStride()
+	lp := &l.loc
+	rows := B * n
 	d := mo * mi
-	u, tmp := scratch[:d], scratch[d:3*d]
-	s := scratch[3*d : 3*d+n*mo]
-	rest := scratch[3*d+n*mo:]
-	e, v := rest[:dOut], rest[dOut:2*dOut]
-	e2, g := rest[2*dOut:2*dOut+mo], rest[2*dOut+mo:2*dOut+2*mo]
-	l.sampleU(fc, rng, u, tmp)
-	// mean = σ R u (C x̃): S = (C x̃) uᵀ is n × mo; out = σ S Rᵀ.
-	kernels.Gemm(false, true, n, mo, mi, 1, prep[mi:], 2*mi, u, mi, 0, s, mo)
-	kernels.Gemm(false, true, n, dOut, mo, l.sigma, s, mo, l.r, mo, 0, out, dOut)
+	e, rest := scratch[:B*dOut], scratch[B*dOut:]
+	e2, rest := rest[:B*mo], rest[B*mo:]
+	eps, rest := rest[:B*mo], rest[B*mo:]
+	g, rest := rest[:B*mo], rest[B*mo:]
+	t, rest := rest[:rows*mo], rest[rows*mo:]
+	u := rest[:d]
+	ucov := rest[d : 2*d]
+	prow := func(r int) []float32 {
+		if shared {
+			r %= n
+		}
+		return prep[r*st : (r+1)*st]
+	}
+	vOff := 0
+	if !l.whitened {
+		vOff = mi
+	}
+	// Draws, sample by sample from its own stream, and t = u v.
+	for b := 0; b < B; b++ {
+		s := fc.sample + b
+		tb := t[b*n*mo : (b+1)*n*mo]
+		rng := &fc.rng
+		if !fc.mean {
+			*rng = kernels.NewStream(fc.seed, uint32(s), id)
+		}
+		switch l.q {
+		case QDiagonal, QMatrix:
+			ep := eps[b*mo : (b+1)*mo]
+			if !fc.mean {
+				rng.Normal(ep)
+			}
+			if l.q == QMatrix && !fc.mean {
+				// L_row ε, once per sample.
+				kernels.Gemv(false, mo, mo, 1, l.rowTril, mo, ep, 0, g[b*mo:(b+1)*mo])
+				copy(ep, g[b*mo:(b+1)*mo])
+			}
+			for i := 0; i < n; i++ {
+				pr := prow(b*n + i)
+				mv := pr[lp.pr+2 : lp.pr+2+mo]
+				ti := tb[i*mo : (i+1)*mo]
+				if fc.mean {
+					copy(ti, mv)
+					continue
+				}
+				if l.q == QDiagonal {
+					sd := pr[lp.pr+2+mo : lp.pr+2+2*mo]
+					for o := range ti {
+						ti[o] = mv[o] + sd[o]*ep[o]
+					}
+				} else {
+					sc := pr[lp.pr+2+mo]
+					for o := range ti {
+						ti[o] = mv[o] + sc*ep[o]
+					}
+				}
+			}
+		case QFull, QEnsemble:
+			um := lp.muT
+			switch {
+			case l.q == QEnsemble && !fc.mean:
+				um = lp.raw[s%len(lp.raw)]
+			case l.q == QFull && !fc.mean:
+				ev := ucov[:d]
+				rng.Normal(ev)
+				copy(u, lp.muT)
+				kernels.Gemv(false, d, d, 1, l.tril, d, ev, 1, u)
+				um = u
+			}
+			for i := 0; i < n; i++ {
+				pr := prow(b*n + i)
+				kernels.Gemv(false, mo, mi, 1, um, mi, pr[vOff:vOff+mi], 0, tb[i*mo:(i+1)*mo])
+			}
+		}
+		if !fc.mean {
+			rng.Normal(e[b*dOut : (b+1)*dOut])
+			rng.Normal(e2[b*mo : (b+1)*mo])
+		}
+	}
+	if !fc.mean {
+		// ĝ = E G_zᵀ + E′ G_dᵀ for the B samples at once; t ← t − λ c ĝ.
+		kernels.Gemm(false, true, B, mo, dOut, 1, e, dOut, lp.gz, dOut, 0, g, mo)
+		kernels.Gemm(false, true, B, mo, mo, 1, e2, mo, lp.gd, mo, 1, g, mo)
+		for r := 0; r < rows; r++ {
+			c := l.lamda * prow(r)[lp.pr+1]
+			kernels.Axpy(-c, g[(r/n)*mo:(r/n+1)*mo], t[r*mo:(r+1)*mo])
+		}
+	}
+	// out = σ t R⋆ᵀ (+ σλ √a e).
+	kernels.Gemm(false, true, rows, dOut, mo, l.sigma, t, mo, lp.rstar, mo, 0, out, dOut)
 	if fc.mean {
 		return
 	}
-	// noise = σλ(√a e − c R (Z_r e + D_r e′)), e and e′ shared by the batch's inputs.
-	rng.Normal(e)
-	rng.Normal(e2)
-	kernels.Gemv(false, mo, dOut, 1, l.zr, dOut, e, 0, g)
-	for i := range g {
-		g[i] += l.dr[i] * e2[i]
-	}
-	kernels.Gemv(false, dOut, mo, 1, l.r, mo, g, 0, v)
 	sl := l.sigma * l.lamda
-	sa, cc := prep[n*2*mi:n*(2*mi+1)], prep[n*(2*mi+1):n*(2*mi+2)]
-	for i := 0; i < n; i++ {
-		kernels.Axpy(sl*sa[i], e, out[i*dOut:(i+1)*dOut])
-		kernels.Axpy(-sl*cc[i], v, out[i*dOut:(i+1)*dOut])
+	for r := 0; r < rows; r++ {
+		kernels.Axpy(sl*prow(r)[lp.pr], e[(r/n)*dOut:(r/n+1)*dOut], out[r*dOut:(r+1)*dOut])
 	}
 }
 
+// localFlops is the multiply-adds of one local sample for n inputs whose projections are not
+// shared with other samples.
 func (l *inducing) localFlops(n int) int {
-	return n*(2*l.mi*l.dIn+l.mo*l.mi+l.dOut*l.mo+2*l.dOut) + 2*l.mo*l.dOut
+	return n*(l.loc.pr*l.dIn+2*l.mo*l.mi+l.dOut*l.mo+l.dOut+l.mo) + l.mo*l.dOut + l.mo*l.mo
 }
 
 func (l *inducing) weightFlops() int {

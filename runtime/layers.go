@@ -7,15 +7,18 @@ import (
 	"github.com/edgebnn/edgebnn/kernels"
 )
 
-// node is one executable layer. forward computes out = f(in) for n inputs laid out one after the
-// other (n × inSize values in, n × outSize values out); for inPlace nodes the executor passes the
-// same slice as in and out.
+// node is one executable layer. forward computes out = f(in) for fc.block samples of n inputs
+// each, laid out one after the other, sample-major (fc.block·n × inSize values in, as many rows
+// out): row b·n+i is input i under sample fc.sample+b. Nodes that do not depend on the sample
+// treat the fc.block·n rows alike. For inPlace nodes the executor passes the same slice as in and
+// out.
 type node interface {
 	forward(fc *fwdCtx, in, out []float32, n int)
 	inPlace() bool
 	outSize() int
-	// scratchSize is the shared scratch (float32 values) forward needs for a batch of n.
-	scratchSize(n int, st Strategy) int
+	// scratchSize is the shared scratch (float32 values) forward needs for blocks of B samples
+	// of n inputs each.
+	scratchSize(n, B int, st Strategy) int
 	stochastic() bool
 }
 
@@ -25,8 +28,8 @@ type activation struct {
 	s  shape
 }
 
-func (a *activation) forward(_ *fwdCtx, in, out []float32, n int) {
-	x := out[:n*a.s.size()]
+func (a *activation) forward(fc *fwdCtx, in, out []float32, n int) {
+	x := out[:fc.block*n*a.s.size()]
 	switch a.op {
 	case OpReLU:
 		kernels.ReLU(x)
@@ -38,18 +41,18 @@ func (a *activation) forward(_ *fwdCtx, in, out []float32, n int) {
 		kernels.GELU(x)
 	}
 }
-func (a *activation) inPlace() bool                   { return true }
-func (a *activation) outSize() int                    { return a.s.size() }
-func (a *activation) scratchSize(int, Strategy) int   { return 0 }
-func (a *activation) stochastic() bool                { return false }
-func (p *pool) inPlace() bool                         { return false }
-func (p *pool) outSize() int                          { return p.out.size() }
-func (p *pool) scratchSize(int, Strategy) int         { return 0 }
-func (p *pool) stochastic() bool                      { return false }
-func (p *adaptivePool) inPlace() bool                 { return false }
-func (p *adaptivePool) outSize() int                  { return p.out.size() }
-func (p *adaptivePool) scratchSize(int, Strategy) int { return 0 }
-func (p *adaptivePool) stochastic() bool              { return false }
+func (a *activation) inPlace() bool                        { return true }
+func (a *activation) outSize() int                         { return a.s.size() }
+func (a *activation) scratchSize(int, int, Strategy) int   { return 0 }
+func (a *activation) stochastic() bool                     { return false }
+func (p *pool) inPlace() bool                              { return false }
+func (p *pool) outSize() int                               { return p.out.size() }
+func (p *pool) scratchSize(int, int, Strategy) int         { return 0 }
+func (p *pool) stochastic() bool                           { return false }
+func (p *adaptivePool) inPlace() bool                      { return false }
+func (p *adaptivePool) outSize() int                       { return p.out.size() }
+func (p *adaptivePool) scratchSize(int, int, Strategy) int { return 0 }
+func (p *adaptivePool) stochastic() bool                   { return false }
 
 // pool is MaxPool2d or AvgPool2d with PyTorch's semantics (padding, dilation for max pooling,
 // ceil_mode, count_include_pad).
@@ -105,9 +108,9 @@ func newPool(ls *LayerSpec, in shape) (*pool, error) {
 	return p, nil
 }
 
-func (p *pool) forward(_ *fwdCtx, in, out []float32, n int) {
+func (p *pool) forward(fc *fwdCtx, in, out []float32, n int) {
 	ih, iw, oh, ow := p.in.h, p.in.w, p.out.h, p.out.w
-	for img := 0; img < n*p.in.c; img++ {
+	for img := 0; img < fc.block*n*p.in.c; img++ {
 		src := in[img*ih*iw : (img+1)*ih*iw]
 		dst := out[img*oh*ow : (img+1)*oh*ow]
 		if p.max && p.simple2x2() && 2*oh <= ih && 2*ow <= iw {
@@ -193,9 +196,9 @@ func maxPool2x2(src, dst []float32, iw, oh, ow int) {
 // adaptivePool is AdaptiveAvgPool2d (PyTorch's start/end index rule).
 type adaptivePool struct{ in, out shape }
 
-func (p *adaptivePool) forward(_ *fwdCtx, in, out []float32, n int) {
+func (p *adaptivePool) forward(fc *fwdCtx, in, out []float32, n int) {
 	ih, iw, oh, ow := p.in.h, p.in.w, p.out.h, p.out.w
-	for img := 0; img < n*p.in.c; img++ {
+	for img := 0; img < fc.block*n*p.in.c; img++ {
 		src := in[img*ih*iw : (img+1)*ih*iw]
 		dst := out[img*oh*ow : (img+1)*oh*ow]
 		for oy := 0; oy < oh; oy++ {
@@ -275,8 +278,8 @@ func (b *builder) batchNorm(ls *LayerSpec, in shape) (node, shape, error) {
 
 func (bn *batchNorm) forward(fc *fwdCtx, _, x []float32, n int) {
 	hw := bn.s.h * bn.s.w
-	bm := &bn.members[fc.sample%len(bn.members)]
-	for i := 0; i < n; i++ {
+	for i := 0; i < fc.block*n; i++ {
+		bm := &bn.members[(fc.sample+i/n)%len(bn.members)]
 		for c := 0; c < bn.s.c; c++ {
 			v := x[(i*bn.s.c+c)*hw : (i*bn.s.c+c+1)*hw]
 			s, t := bm.scale[c], bm.shift[c]
@@ -286,10 +289,10 @@ func (bn *batchNorm) forward(fc *fwdCtx, _, x []float32, n int) {
 		}
 	}
 }
-func (bn *batchNorm) inPlace() bool                 { return true }
-func (bn *batchNorm) outSize() int                  { return bn.s.size() }
-func (bn *batchNorm) scratchSize(int, Strategy) int { return 0 }
-func (bn *batchNorm) stochastic() bool              { return len(bn.members) > 1 }
+func (bn *batchNorm) inPlace() bool                      { return true }
+func (bn *batchNorm) outSize() int                       { return bn.s.size() }
+func (bn *batchNorm) scratchSize(int, int, Strategy) int { return 0 }
+func (bn *batchNorm) stochastic() bool                   { return len(bn.members) > 1 }
 
 // residual is body(x) + shortcut(x); the executor runs it (it needs extra activation buffers).
 type residual struct {
@@ -302,13 +305,13 @@ func (r *residual) forward(*fwdCtx, []float32, []float32, int) {
 }
 func (r *residual) inPlace() bool { return false }
 func (r *residual) outSize() int  { return r.s.size() }
-func (r *residual) scratchSize(n int, st Strategy) int {
+func (r *residual) scratchSize(n, B int, st Strategy) int {
 	s := 0
 	for _, c := range r.body {
-		s = max(s, c.scratchSize(n, st))
+		s = max(s, c.scratchSize(n, B, st))
 	}
 	for _, c := range r.shortcut {
-		s = max(s, c.scratchSize(n, st))
+		s = max(s, c.scratchSize(n, B, st))
 	}
 	return s
 }

@@ -113,6 +113,8 @@ type Predictor struct {
 	stop    *stopper
 	// prep holds the first stochastic layer's input projections when it samples locally.
 	prep []float32
+	// block is the number of samples drawn together in one pass through the network.
+	block int
 	// Accumulators, MaxBatch × outputs.
 	sum, sum2 []float64
 	sumH      []float64
@@ -122,14 +124,18 @@ type Predictor struct {
 	out []Prediction
 }
 
-// fwdCtx is the per-sample state passed to the layers.
+// fwdCtx is the state passed to the layers: the block of samples being drawn (block samples
+// from sample on), the strategy, and the worker's scratch.
 type fwdCtx struct {
 	seed     uint64
 	sample   int
+	block    int
 	strategy Strategy
 	mean     bool
 	scratch  []float32
-	faH      []float32
+	// faHs holds the FA latent h of each sample of the block (block × rank); faH is the current
+	// sample's while a layer draws whole weight matrices.
+	faHs, faH []float32
 	// rng is the current layer's random stream (kept here so that it does not escape to the heap).
 	rng kernels.Stream
 }
@@ -158,6 +164,7 @@ type job struct {
 	outSz    int
 	outs     []float32 // threads > 1: samples × n × outSz
 	strategy Strategy
+	block    int
 }
 
 // stopper ends the worker goroutines once, from Close or when the Predictor is collected.
@@ -215,12 +222,13 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	}
 	p := &Predictor{m: m, opts: opts, job: &job{}}
 	maxAct := m.inShape.size()
+	walkNodes(m.nodes, func(nd node) { maxAct = max(maxAct, nd.outSize()) })
+	p.block = blockSize(opts.Samples, n, maxAct)
 	scratch := 0
 	walkNodes(m.nodes, func(nd node) {
-		maxAct = max(maxAct, nd.outSize())
-		scratch = max(scratch, nd.scratchSize(n, opts.Strategy))
+		scratch = max(scratch, nd.scratchSize(n, p.block, opts.Strategy))
 		if opts.Strategy == Auto {
-			scratch = max(scratch, nd.scratchSize(n, Weight), nd.scratchSize(n, Local))
+			scratch = max(scratch, nd.scratchSize(n, p.block, Weight), nd.scratchSize(n, p.block, Local))
 		}
 	})
 	p.first = len(m.nodes)
@@ -241,10 +249,10 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 		p.stop = &stopper{}
 	}
 	for t := 0; t < opts.Threads; t++ {
-		w := &worker{id: t, bufSz: maxAct * n,
+		w := &worker{id: t, bufSz: maxAct * n * p.block,
 			fc: fwdCtx{seed: opts.Seed, strategy: opts.Strategy, mean: opts.Mean, scratch: make([]float32, scratch)}}
 		if m.fa != nil {
-			w.fc.faH = make([]float32, m.fa.rank)
+			w.fc.faHs = make([]float32, p.block*m.fa.rank)
 		}
 		if t > 0 {
 			w.wake = make(chan struct{})
@@ -256,10 +264,10 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	if p.stop != nil {
 		goruntime.AddCleanup(p, func(s *stopper) { s.close() }, p.stop)
 	}
-	// Warm up: one pass over a zero batch per strategy in use, with one sample per thread,
+	// Warm up: one pass over a zero batch per strategy in use, with one block per thread,
 	// creates every activation buffer.
 	saved := p.opts.Samples
-	p.opts.Samples = opts.Threads
+	p.opts.Samples = min(saved, opts.Threads*p.block)
 	warm := make([]Prediction, n)
 	zeros := make([]float32, n*m.inShape.size())
 	for _, st := range []Strategy{Weight, Local} {
@@ -278,6 +286,24 @@ func (p *Predictor) Close() error {
 		p.stop.close()
 	}
 	return nil
+}
+
+// maxBlockSamples is the most samples drawn together in one pass, and maxBlockValues bounds the
+// activations of one pass (values per buffer), so that large networks go one sample at a time.
+const (
+	maxBlockSamples = 8
+	maxBlockValues  = 1 << 18
+)
+
+// blockSize is the number of samples drawn together for batches of n inputs whose largest
+// activation has maxAct values. It depends on neither Threads nor GOMAXPROCS, so the samples'
+// arithmetic, and the predictions, do not either.
+func blockSize(samples, n, maxAct int) int {
+	b := min(samples, maxBlockSamples)
+	if per := n * maxAct; per > 0 {
+		b = min(b, maxBlockValues/per)
+	}
+	return max(b, 1)
 }
 
 func walkNodes(nodes []node, fn func(node)) {
@@ -311,7 +337,7 @@ func (p *Predictor) Options() Options { return p.opts }
 func (p *Predictor) ScratchBytes() int64 {
 	b := int64(len(p.prep)+len(p.probs)+len(p.job.outs)) * 4
 	for _, w := range p.workers {
-		b += int64(len(w.fc.scratch)+len(w.fc.faH)) * 4
+		b += int64(len(w.fc.scratch)+len(w.fc.faHs)) * 4
 		for _, buf := range w.bufs {
 			b += int64(len(buf)) * 4
 		}
@@ -374,15 +400,17 @@ func (w *worker) reset() {
 	}
 }
 
-// runSeq runs nodes on buffer in (never modified) and returns the buffer holding the result, which
-// the caller owns (it is in itself when nodes is empty).
+// runSeq runs nodes on buffer in (never modified), w.fc.block samples of n inputs each, and
+// returns the buffer holding the result, which the caller owns (it is in itself when nodes is
+// empty).
 func (w *worker) runSeq(nodes []node, in, n int) int {
 	cur := in
 	for _, nd := range nodes {
 		if r, ok := nd.(*residual); ok {
 			sc := w.runSeq(r.shortcut, cur, n)
 			body := w.runSeq(r.body, cur, n)
-			kernels.Axpy(1, w.bufs[sc][:n*r.s.size()], w.bufs[body][:n*r.s.size()])
+			rows := w.fc.block * n
+			kernels.Axpy(1, w.bufs[sc][:rows*r.s.size()], w.bufs[body][:rows*r.s.size()])
 			if sc != cur {
 				w.release(sc)
 			}
@@ -398,7 +426,7 @@ func (w *worker) runSeq(nodes []node, in, n int) int {
 		}
 		o := w.acquire()
 		if nd.inPlace() {
-			copy(w.bufs[o][:n*nd.outSize()], w.bufs[cur][:n*nd.outSize()])
+			copy(w.bufs[o][:w.fc.block*n*nd.outSize()], w.bufs[cur][:w.fc.block*n*nd.outSize()])
 			nd.forward(&w.fc, w.bufs[o], w.bufs[o], n)
 		} else {
 			nd.forward(&w.fc, w.bufs[cur], w.bufs[o], n)
@@ -422,44 +450,67 @@ func (w *worker) loop(j *job) {
 	}
 }
 
-// run draws this worker's samples (k ≡ id mod threads) of job j from the prefix output in its
-// buffer pre (never modified). With p set (the single-thread case) each sample's outputs are
-// accumulated at once; otherwise they are stored in j.outs.
+// run draws this worker's blocks of samples (block b ≡ id mod threads holds samples b·block …)
+// of job j from the prefix output in its buffer pre (n rows, never modified). With p set (the
+// single-thread case) each sample's outputs are accumulated at once; otherwise they are stored in
+// j.outs.
 func (w *worker) run(j *job, p *Predictor, pre int) {
 	w.fc.strategy = j.strategy
 	n := j.n
-	for k := w.id; k < j.samples; k += j.threads {
-		w.fc.sample = k
-		if w.fc.faH != nil {
-			if w.fc.mean {
-				clear(w.fc.faH)
-			} else {
-				w.fc.rng = kernels.NewStream(w.fc.seed, uint32(k), faStream)
-				w.fc.rng.Normal(w.fc.faH)
+	fa := w.fc.faHs
+	for s0 := w.id * j.block; s0 < j.samples; s0 += j.threads * j.block {
+		B := min(j.block, j.samples-s0)
+		w.fc.sample, w.fc.block = s0, B
+		if fa != nil {
+			rank := len(fa) / j.block
+			w.fc.faHs = fa[:B*rank]
+			for b := 0; b < B; b++ {
+				h := fa[b*rank : (b+1)*rank]
+				if w.fc.mean {
+					clear(h)
+				} else {
+					w.fc.rng = kernels.NewStream(w.fc.seed, uint32(s0+b), faStream)
+					w.fc.rng.Normal(h)
+				}
 			}
 		}
 		var res int
 		if j.cached != nil {
 			o := w.acquire()
-			w.fc.rng = kernels.NewStream(w.fc.seed, uint32(k), j.cached.id)
-			j.cached.post.apply(&w.fc, &w.fc.rng, j.prep, w.bufs[o], n, w.fc.scratch)
+			j.cached.post.apply(&w.fc, j.cached.id, j.prep, true, w.bufs[o], n, B, w.fc.scratch)
 			res = w.runSeq(j.nodes[1:], o, n)
 			if res != o {
 				w.release(o)
 			}
 		} else {
-			res = w.runSeq(j.nodes, pre, n)
+			// Every sample of the block starts from the prefix output.
+			in := w.bufs[pre][:len(j.pre)]
+			src := pre
+			if B > 1 {
+				src = w.acquire()
+				for b := 0; b < B; b++ {
+					copy(w.bufs[src][b*len(in):(b+1)*len(in)], in)
+				}
+			}
+			res = w.runSeq(j.nodes, src, n)
+			if src != pre && res != src {
+				w.release(src)
+			}
 		}
-		y := w.bufs[res][:n*j.outSz]
-		if p != nil {
-			p.accumulate(y, k, n)
-		} else {
-			copy(j.outs[k*n*j.outSz:(k+1)*n*j.outSz], y)
+		y := w.bufs[res][:B*n*j.outSz]
+		for b := 0; b < B; b++ {
+			yb := y[b*n*j.outSz : (b+1)*n*j.outSz]
+			if p != nil {
+				p.accumulate(yb, s0+b, n)
+			} else {
+				copy(j.outs[(s0+b)*n*j.outSz:(s0+b+1)*n*j.outSz], yb)
+			}
 		}
 		if res != pre {
 			w.release(res)
 		}
 	}
+	w.fc.faHs = fa
 }
 
 func (p *Predictor) predictChunk(xs []float32, out []Prediction, n int, st Strategy) {
@@ -467,12 +518,14 @@ func (p *Predictor) predictChunk(xs []float32, out []Prediction, n int, st Strat
 	w0 := p.workers[0]
 	w0.reset()
 	w0.fc.strategy = st
+	w0.fc.sample, w0.fc.block = 0, 1
 	x := w0.acquire()
 	copy(w0.bufs[x], xs)
 	// The deterministic prefix runs once.
 	pre := w0.runSeq(m.nodes[:p.first], x, n)
 	j := p.job
 	j.nodes, j.n, j.samples, j.threads, j.strategy = m.nodes[p.first:], n, p.opts.Samples, p.opts.Threads, st
+	j.block = p.block
 	j.pre = w0.bufs[pre][:n*p.inSizeAt(p.first)]
 	j.outSz = m.outShape.size()
 	j.cached, j.prep = nil, nil
