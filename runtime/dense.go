@@ -26,10 +26,13 @@ type posterior interface {
 	prepare(in []float32, n int, prep []float32)
 	applyScratch(n, B int) int
 	apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out []float32, n, B int, scratch []float32)
-	// localFlops and weightFlops estimate the multiply-adds per sample of each strategy for a
-	// batch of n (used by Strategy Auto).
-	localFlops(n int) int
-	weightFlops() int
+	// localCost and weightCost estimate the cost per sample of each strategy for a batch of n
+	// (used by Strategy Auto), in multiply-adds with each normal draw counted as normalCost.
+	localCost(n int) int
+	weightCost() int
+	// prepCost is the part of localCost(n) spent in prepare, paid once per batch instead of once
+	// per sample when the inputs are the same for every sample (the first stochastic layer).
+	prepCost(n int) int
 }
 
 // dense is a Linear or Conv2d layer.
@@ -122,10 +125,22 @@ func (d *dense) useLocal(st Strategy, n int) bool {
 	return false
 }
 
-// autoLocal reports whether local sampling costs fewer multiply-adds than sampling W and applying
-// it to n inputs.
+// normalCost is the cost model's price of one standard normal draw in multiply-adds: a Philox
+// word and the ziggurat's table lookup against a vectorised GEMM's multiply-add
+// (BenchmarkAutoStrategy checks the choice it leads to).
+const normalCost = 16
+
+// autoLocal reports whether local sampling costs less than sampling W and applying it to n
+// inputs.
 func (d *dense) autoLocal(n int) bool {
-	return d.post.localFlops(n) <= d.post.weightFlops()+n*d.dOut*d.dIn
+	return d.post.localCost(n) <= d.post.weightCost()+n*d.dOut*d.dIn
+}
+
+// autoLocalShared is autoLocal for the first stochastic layer, whose inputs are the same for all
+// K samples, so that local sampling prepares them once.
+func (d *dense) autoLocalShared(n, K int) bool {
+	c := d.post.localCost(n) - d.post.prepCost(n) + d.post.prepCost(n)/max(K, 1)
+	return c <= d.post.weightCost()+n*d.dOut*d.dIn
 }
 
 func (d *dense) colSize() int {

@@ -151,5 +151,8 @@ func (l *faLayer) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out 
 	}
 }
 
-func (l *faLayer) localFlops(n int) int { return n * (l.rank + 2) * l.dOut * l.dIn }
-func (l *faLayer) weightFlops() int     { return (l.rank + 2) * l.dOut * l.dIn }
+func (l *faLayer) localCost(n int) int {
+	return n*(l.rank+2)*l.dOut*l.dIn + (n*(l.rank+1)+normalCost)*l.dOut
+}
+func (l *faLayer) weightCost() int    { return (l.rank + 1 + normalCost) * l.dOut * l.dIn }
+func (l *faLayer) prepCost(n int) int { return n * (l.rank + 2) * l.dOut * l.dIn }

@@ -171,5 +171,6 @@ func (f *ffg) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out []fl
 	}
 }
 
-func (f *ffg) localFlops(n int) int { return n*2*f.dOut*f.dIn + n*f.dOut }
-func (f *ffg) weightFlops() int     { return 2 * f.dOut * f.dIn }
+func (f *ffg) localCost(n int) int { return n*2*f.dOut*f.dIn + (n+normalCost)*f.dOut }
+func (f *ffg) weightCost() int     { return (1 + normalCost) * f.dOut * f.dIn }
+func (f *ffg) prepCost(n int) int  { return n * 2 * f.dOut * f.dIn }

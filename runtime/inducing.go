@@ -652,12 +652,29 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 	}
 }
 
-// localFlops is the multiply-adds of one local sample for n inputs whose projections are not
-// shared with other samples.
-func (l *inducing) localFlops(n int) int {
-	return n*(l.loc.pr*l.dIn+2*l.mo*l.mi+l.dOut*l.mo+l.dOut+l.mo) + l.mo*l.dOut + l.mo*l.mo
+// localCost is the cost (multiply-adds, normals weighted by normalCost) of one local sample for n
+// inputs whose projections are not shared with other samples.
+func (l *inducing) localCost(n int) int {
+	c := l.prepCost(n) + n*(l.dOut*l.mo+l.dOut+l.mo) + l.mo*l.dOut + l.mo*l.mo +
+		normalCost*(l.dOut+2*l.mo)
+	if l.q == QFull {
+		d := l.mo * l.mi
+		c += d*d/2 + normalCost*d
+	}
+	return c
 }
 
-func (l *inducing) weightFlops() int {
-	return 2*l.mo*l.dOut*l.dIn + l.mo*l.mi*l.dIn + 2*l.dOut*l.dIn
+// prepCost is the cost of prepare for n inputs.
+func (l *inducing) prepCost(n int) int {
+	c := n * (l.loc.pr*l.dIn + l.mo*l.mi)
+	if l.q == QDiagonal {
+		c += n * l.mo * l.mi
+	}
+	return c
+}
+
+// weightCost is the cost of drawing one weight matrix.
+func (l *inducing) weightCost() int {
+	d := l.mo * l.mi
+	return 2*l.mo*l.dOut*l.dIn + l.mo*l.mi*l.dIn + 2*l.dOut*l.dIn + normalCost*(l.dOut*l.dIn+4*d)
 }

@@ -529,7 +529,7 @@ func (p *Predictor) predictChunk(xs []float32, out []Prediction, n int, st Strat
 	j.pre = w0.bufs[pre][:n*p.inSizeAt(p.first)]
 	j.outSz = m.outShape.size()
 	j.cached, j.prep = nil, nil
-	if d, ok := p.firstLocal(); ok && (st == Local || (st == Auto && d.autoLocal(n))) {
+	if d, ok := p.firstLocal(); ok && (st == Local || (st == Auto && d.autoLocalShared(n, p.opts.Samples))) {
 		j.cached, j.prep = d, p.prep[:d.post.prepSize(n)]
 		d.post.prepare(j.pre, n, j.prep)
 	}

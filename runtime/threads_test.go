@@ -7,7 +7,7 @@ import (
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
-// TestThreadsBitIdentical: drawing the samples on 2, 3 or 8 goroutines gives bit-identical
+// TestThreadsBitIdentical: drawing the blocks of samples on 2, 3 or 8 goroutines gives bit-identical
 // predictions (per-sample outputs included) to one goroutine, for every strategy.
 func TestThreadsBitIdentical(t *testing.T) {
 	for _, tm := range testModels {
@@ -16,7 +16,7 @@ func TestThreadsBitIdentical(t *testing.T) {
 				m := buildModel(t, tm.spec(), 5)
 				const n = 3
 				xs := randomInputs(m, n, 6)
-				opts := runtime.Options{Samples: 7, Seed: 11, Strategy: st, MaxBatch: 2, KeepSamples: true}
+				opts := runtime.Options{Samples: 19, Seed: 11, Strategy: st, MaxBatch: 2, KeepSamples: true} // blocks of 8, 8 and 3 samples
 				want := predictAll(t, m, opts, xs)
 				for _, threads := range []int{2, 3, 8} {
 					opts.Threads = threads
