@@ -592,18 +592,39 @@ func (p *Predictor) accumulate(y []float32, k, n int) {
 			}
 			continue
 		}
-		kernels.Softmax(p.probs, yi)
-		h := 0.0
+		p.sumH[i] += softmaxEntropy(p.probs, yi)
 		for j, q := range p.probs {
 			qv := float64(q)
 			s[j] += qv
 			s2[j] += qv * qv
-			if qv > 0 {
-				h -= qv * math.Log(qv)
-			}
 		}
-		p.sumH[i] += h
 	}
+}
+
+// softmaxEntropy writes softmax(z) into probs and returns its entropy, computed as
+// log Σ exp(d) − Σ p d with d = z − max z: one logarithm per sample instead of one per class. As
+// in kernels.Softmax, a non-finite maximum gives NaNs.
+func softmaxEntropy(probs, z []float32) float64 {
+	mx := float64(z[0])
+	for _, v := range z[1:] {
+		if f := float64(v); f > mx || f != f {
+			mx = f
+		}
+	}
+	sum := 0.0
+	for j, v := range z {
+		e := math.Exp(float64(v) - mx)
+		probs[j] = float32(e)
+		sum += e
+	}
+	inv := 1 / sum
+	pd := 0.0
+	for j, v := range z {
+		q := float64(probs[j]) * inv
+		probs[j] = float32(q)
+		pd += q * (float64(v) - mx)
+	}
+	return max(math.Log(sum)-pd, 0)
 }
 
 // finish turns the sums into the predictive summaries (MATH.md §3).
