@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"math"
 	goruntime "runtime"
 	"sync"
 	"testing"
@@ -145,5 +146,34 @@ func TestConcurrentPredictors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSampleBlocksAgree: samples are drawn in blocks whose size depends on K (up to 8), but sample
+// k always draws from the same streams, so the first samples of a K = 3 prediction (one block of
+// 3) and of a K = 19 prediction (blocks of 8, 8 and 3) agree to rounding, with either strategy
+// (Auto's choice may depend on K).
+func TestSampleBlocksAgree(t *testing.T) {
+	for _, tm := range testModels {
+		for _, st := range []runtime.Strategy{runtime.Weight, runtime.Local} {
+			t.Run(tm.name+"/"+st.String(), func(t *testing.T) {
+				m := buildModel(t, tm.spec(), 9)
+				const n = 2
+				xs := randomInputs(m, n, 10)
+				opts := runtime.Options{Samples: 3, Seed: 5, Strategy: st, MaxBatch: n, KeepSamples: true}
+				few := predictAll(t, m, opts, xs)
+				opts.Samples = 19
+				many := predictAll(t, m, opts, xs)
+				k := len(few[0].Outputs)
+				for i := range few {
+					for j, v := range few[i].Outputs {
+						w := many[i].Outputs[j]
+						if math.Abs(float64(v-w)) > 1e-5*math.Max(1, math.Abs(float64(v))) {
+							t.Fatalf("input %d, output %d of the first %d: K=3 gives %v, K=19 gives %v", i, j, k, v, w)
+						}
+					}
+				}
+			})
+		}
 	}
 }

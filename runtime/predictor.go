@@ -13,9 +13,9 @@ import (
 type Strategy int
 
 const (
-	// Auto picks, per dense layer and batch size, whichever of Weight and Local costs fewer
-	// multiply-adds. The samples an input gets then depend on the batch size; choose Weight or
-	// Local for samples that do not.
+	// Auto picks, per dense layer, batch size and number of samples, whichever of Weight and
+	// Local costs less (multiply-adds and normal draws). The samples an input gets then depend
+	// on the batch size and K; choose Weight or Local for samples that do not.
 	Auto Strategy = iota
 	// Weight draws whole weight matrices per sample, shared by every input of a batch. It works for
 	// every layer kind.
