@@ -2,25 +2,62 @@
 
 package kernels
 
-// The amd64 build's kernels. Each forwards to its generic twin until an assembly kernel
-// (kernels_amd64.s) replaces it; dispatch_purego.go is the portable counterpart.
+import "golang.org/x/sys/cpu"
 
-// Register tile of the Gemm micro-kernel (see gemmKernelGeneric).
+// The amd64 build's kernels: AVX2 + FMA assembly (gemm_amd64.s, blas_amd64.s) when the CPU has
+// both, their generic twins otherwise; dispatch_purego.go is the portable counterpart.
+
+// Register tile of the Gemm micro-kernel: 6×16, twelve YMM accumulators (see gemmKernelAVX2).
+// gemmKernelGeneric serves the same tile on CPUs without AVX2.
 const (
-	gemmMR = 4
-	gemmNR = 8
+	gemmMR = 6
+	gemmNR = 16
 )
 
-// gemmKernel is the Gemm micro-kernel; see gemmKernelGeneric.
+// useAVX2 reports AVX2 and FMA, read once at start-up. Tests clear it to force the generic
+// twins on a CPU that has them; nothing else writes it.
+var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+//go:noescape
+func gemmKernelAVX2(kc int, alpha float32, a, b, c *float32, ldc int)
+
+//go:noescape
+func dotAVX2(x, y *float32, n int) float32
+
+//go:noescape
+func axpyAVX2(alpha float32, x, y *float32, n int)
+
+// gemmKernel is the Gemm micro-kernel; see gemmKernelGeneric for the contract.
 func gemmKernel(kc int, alpha float32, a, b, c []float32, ldc int) {
-	gemmKernelGeneric(kc, alpha, a, b, c, ldc)
+	if !useAVX2 || kc < 1 {
+		gemmKernelGeneric(kc, alpha, a, b, c, ldc)
+		return
+	}
+	// The bounds the assembly relies on.
+	_ = a[kc*gemmMR-1]
+	_ = b[kc*gemmNR-1]
+	_ = c[(gemmMR-1)*ldc+gemmNR-1]
+	gemmKernelAVX2(kc, alpha, &a[0], &b[0], &c[0], ldc)
 }
 
 // dot returns the inner product of x and y[:len(x)]; see dotGeneric.
-func dot(x, y []float32) float32 { return dotGeneric(x, y) }
+func dot(x, y []float32) float32 {
+	if !useAVX2 || len(x) == 0 {
+		return dotGeneric(x, y)
+	}
+	_ = y[len(x)-1]
+	return dotAVX2(&x[0], &y[0], len(x))
+}
 
 // axpy computes y[:len(x)] += alpha*x; see axpyGeneric.
-func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
+func axpy(alpha float32, x, y []float32) {
+	if !useAVX2 || len(x) == 0 {
+		axpyGeneric(alpha, x, y)
+		return
+	}
+	_ = y[len(x)-1]
+	axpyAVX2(alpha, &x[0], &y[0], len(x))
+}
 
 // f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src); see f16ToF32sGeneric.
 func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }

@@ -1,0 +1,132 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func dotAVX2(x, y *float32, n int) float32
+//
+// Σ x[i]·y[i] for i < n: 32 values per iteration into four YMM accumulators, then 8 at a time,
+// then one at a time; the accumulators are summed pairwise at the end.
+TEXT ·dotAVX2(SB), NOSPLIT, $0-28
+	MOVQ   x+0(FP), SI
+	MOVQ   y+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	CMPQ   CX, $32
+	JLT    tail8
+
+loop32:
+	VMOVUPS     (SI), Y4
+	VMOVUPS     32(SI), Y5
+	VMOVUPS     64(SI), Y6
+	VMOVUPS     96(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	SUBQ        $32, CX
+	CMPQ        CX, $32
+	JGE         loop32
+
+tail8:
+	CMPQ CX, $8
+	JLT  reduce
+
+loop8:
+	VMOVUPS     (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	CMPQ        CX, $8
+	JGE         loop8
+
+reduce:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	TESTQ        CX, CX
+	JE           done
+
+loop1:
+	VMOVSS      (SI), X4
+	VFMADD231SS (DI), X4, X0
+	ADDQ        $4, SI
+	ADDQ        $4, DI
+	DECQ        CX
+	JNZ         loop1
+
+done:
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func axpyAVX2(alpha float32, x, y *float32, n int)
+//
+// y[i] += alpha·x[i] for i < n (one fused multiply-add per element), 32 values per iteration,
+// then 8, then one at a time.
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
+	MOVQ         x+8(FP), SI
+	MOVQ         y+16(FP), DI
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS alpha+0(FP), Y0
+	CMPQ         CX, $32
+	JLT          tail8
+
+loop32:
+	VMOVUPS     (DI), Y4
+	VMOVUPS     32(DI), Y5
+	VMOVUPS     64(DI), Y6
+	VMOVUPS     96(DI), Y7
+	VFMADD231PS (SI), Y0, Y4
+	VFMADD231PS 32(SI), Y0, Y5
+	VFMADD231PS 64(SI), Y0, Y6
+	VFMADD231PS 96(SI), Y0, Y7
+	VMOVUPS     Y4, (DI)
+	VMOVUPS     Y5, 32(DI)
+	VMOVUPS     Y6, 64(DI)
+	VMOVUPS     Y7, 96(DI)
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	SUBQ        $32, CX
+	CMPQ        CX, $32
+	JGE         loop32
+
+tail8:
+	CMPQ CX, $8
+	JLT  tail1
+
+loop8:
+	VMOVUPS     (DI), Y4
+	VFMADD231PS (SI), Y0, Y4
+	VMOVUPS     Y4, (DI)
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	CMPQ        CX, $8
+	JGE         loop8
+
+tail1:
+	TESTQ CX, CX
+	JE    done
+
+loop1:
+	VMOVSS      (DI), X4
+	VFMADD231SS (SI), X0, X4
+	VMOVSS      X4, (DI)
+	ADDQ        $4, SI
+	ADDQ        $4, DI
+	DECQ        CX
+	JNZ         loop1
+
+done:
+	VZEROUPPER
+	RET
