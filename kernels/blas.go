@@ -105,6 +105,18 @@ func Gemv(trans bool, m, n int, alpha float32, a []float32, lda int, x []float32
 	if !trans {
 		x := x[:n]
 		i := 0
+		if vectorDot() {
+			// One vectorised dot product per row.
+			for ; i < m; i++ {
+				s := dot(a[i*lda:i*lda+n], x)
+				if beta == 0 {
+					y[i] = alpha * s
+				} else {
+					y[i] = alpha*s + beta*y[i]
+				}
+			}
+			return
+		}
 		// Four rows at a time: x is loaded once for four dot products.
 		for ; i+4 <= m; i += 4 {
 			r0 := a[i*lda:][:n]
@@ -154,10 +166,16 @@ func Gemv(trans bool, m, n int, alpha float32, a []float32, lda int, x []float32
 		}
 		return
 	}
-	// y = alpha*Aᵀx + beta*y: a sequence of row axpys, four rows per pass over y.
+	// y = alpha*Aᵀx + beta*y: a sequence of row axpys (vectorised, or four rows per pass over y).
 	scaleOrZero(beta, y)
 	y = y[:n]
 	i := 0
+	if vectorDot() {
+		for ; i < m; i++ {
+			axpy(alpha*x[i], a[i*lda:i*lda+n], y)
+		}
+		return
+	}
 	for ; i+4 <= m; i += 4 {
 		r0 := a[i*lda:][:len(y)]
 		r1 := a[(i+1)*lda:][:len(y)]

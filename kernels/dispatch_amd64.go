@@ -67,3 +67,7 @@ func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
 func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
 	philoxBlocksGeneric(dst, key, block, a, b)
 }
+
+// vectorDot reports that dot and axpy are vectorised, so that Gemv uses them row by row instead
+// of its scalar four-row loops.
+func vectorDot() bool { return useAVX2 }

@@ -106,6 +106,27 @@ func gemmTiny(p *gemmParams) {
 		sbl, sbj = 1, p.ldb
 	}
 	a, b, c, k := p.a, p.b, p.c, p.k
+	if vectorDot() && !p.transB && p.n >= 8 {
+		// Row i of C accumulates alpha·op(A)[i, l] times row l of B: vectorised along n.
+		for i := 0; i < p.m; i++ {
+			crow := c[i*p.ldc : i*p.ldc+p.n]
+			for l := 0; l < k; l++ {
+				axpy(p.alpha*a[i*sai+l*sal], b[l*p.ldb:l*p.ldb+p.n], crow)
+			}
+		}
+		return
+	}
+	if vectorDot() && p.transB && !p.transA && k >= 16 {
+		// C[i, j] = alpha·(row i of A)·(row j of B), both contiguous along k.
+		for i := 0; i < p.m; i++ {
+			arow := a[i*p.lda : i*p.lda+k]
+			crow := c[i*p.ldc : i*p.ldc+p.n]
+			for j := range crow {
+				crow[j] += p.alpha * dot(arow, b[j*p.ldb:j*p.ldb+k])
+			}
+		}
+		return
+	}
 	for i := 0; i < p.m; i++ {
 		crow := c[i*p.ldc : i*p.ldc+p.n]
 		for j := range crow {
