@@ -2,25 +2,56 @@
 
 package kernels
 
-// The arm64 build's kernels. Each forwards to its generic twin until an assembly kernel
-// (kernels_arm64.s) replaces it; dispatch_purego.go is the portable counterpart.
+// The arm64 build's kernels: NEON assembly (gemm_arm64.s, blas_arm64.s; Advanced SIMD is part
+// of every ARMv8-A core) where it exists, the generic twins otherwise; dispatch_purego.go is the
+// portable counterpart.
 
-// Register tile of the Gemm micro-kernel (see gemmKernelGeneric).
+// Register tile of the Gemm micro-kernel: 8×8, sixteen accumulator registers (see
+// gemmKernelNEON).
 const (
-	gemmMR = 4
+	gemmMR = 8
 	gemmNR = 8
 )
 
-// gemmKernel is the Gemm micro-kernel; see gemmKernelGeneric.
+//go:noescape
+func gemmKernelNEON(kc int, alpha float32, a, b, c *float32, ldc int)
+
+//go:noescape
+func dotNEON(x, y *float32, n int) float32
+
+//go:noescape
+func axpyNEON(alpha float32, x, y *float32, n int)
+
+// gemmKernel is the Gemm micro-kernel; see gemmKernelGeneric for the contract.
 func gemmKernel(kc int, alpha float32, a, b, c []float32, ldc int) {
-	gemmKernelGeneric(kc, alpha, a, b, c, ldc)
+	if kc < 1 {
+		gemmKernelGeneric(kc, alpha, a, b, c, ldc)
+		return
+	}
+	// The bounds the assembly relies on.
+	_ = a[kc*gemmMR-1]
+	_ = b[kc*gemmNR-1]
+	_ = c[(gemmMR-1)*ldc+gemmNR-1]
+	gemmKernelNEON(kc, alpha, &a[0], &b[0], &c[0], ldc)
 }
 
 // dot returns the inner product of x and y[:len(x)]; see dotGeneric.
-func dot(x, y []float32) float32 { return dotGeneric(x, y) }
+func dot(x, y []float32) float32 {
+	if len(x) == 0 {
+		return 0
+	}
+	_ = y[len(x)-1]
+	return dotNEON(&x[0], &y[0], len(x))
+}
 
 // axpy computes y[:len(x)] += alpha*x; see axpyGeneric.
-func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
+func axpy(alpha float32, x, y []float32) {
+	if len(x) == 0 {
+		return
+	}
+	_ = y[len(x)-1]
+	axpyNEON(alpha, &x[0], &y[0], len(x))
+}
 
 // f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src); see f16ToF32sGeneric.
 func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
@@ -33,4 +64,4 @@ func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
 
 // vectorDot reports that dot and axpy are vectorised, so that Gemv uses them row by row instead
 // of its scalar four-row loops.
-func vectorDot() bool { return false }
+func vectorDot() bool { return true }

@@ -1,0 +1,113 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// NEON arithmetic that Go's assembler does not spell is encoded as WORDs with the mnemonic
+// beside them.
+
+// func dotNEON(x, y *float32, n int) float32
+//
+// Σ x[i]·y[i] for i < n: 16 values per iteration into four accumulators, then 4 at a time, then
+// one at a time; the accumulators are summed pairwise at the end.
+TEXT ·dotNEON(SB), NOSPLIT, $0-28
+	MOVD x+0(FP), R0
+	MOVD y+8(FP), R1
+	MOVD n+16(FP), R2
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	CMP  $16, R2
+	BLT  tail4
+
+loop16:
+	VLD1.P 64(R0), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R1), [V16.S4, V17.S4, V18.S4, V19.S4]
+	WORD $0x4e30cc80 // fmla v0.4s, v4.4s, v16.4s
+	WORD $0x4e31cca1 // fmla v1.4s, v5.4s, v17.4s
+	WORD $0x4e32ccc2 // fmla v2.4s, v6.4s, v18.4s
+	WORD $0x4e33cce3 // fmla v3.4s, v7.4s, v19.4s
+	SUB  $16, R2, R2
+	CMP  $16, R2
+	BGE  loop16
+
+tail4:
+	CMP $4, R2
+	BLT reduce
+
+loop4:
+	VLD1.P 16(R0), [V4.S4]
+	VLD1.P 16(R1), [V16.S4]
+	WORD $0x4e30cc80 // fmla v0.4s, v4.4s, v16.4s
+	SUB $4, R2, R2
+	CMP $4, R2
+	BGE loop4
+
+reduce:
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	CBZ R2, done
+
+loop1:
+	FMOVS.P 4(R0), F4
+	FMOVS.P 4(R1), F5
+	WORD $0x1f050080 // fmadd s0, s4, s5, s0
+	SUBS $1, R2, R2
+	BNE  loop1
+
+done:
+	FMOVS F0, ret+24(FP)
+	RET
+
+// func axpyNEON(alpha float32, x, y *float32, n int)
+//
+// y[i] += alpha·x[i] for i < n, 16 values per iteration, then 4, then one at a time.
+TEXT ·axpyNEON(SB), NOSPLIT, $0-32
+	FMOVS alpha+0(FP), F0
+	MOVD  x+8(FP), R0
+	MOVD  y+16(FP), R1
+	MOVD  n+24(FP), R2
+	CMP   $16, R2
+	BLT   tail4
+
+loop16:
+	VLD1.P 64(R0), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1   (R1), [V16.S4, V17.S4, V18.S4, V19.S4]
+	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
+	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
+	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
+	WORD $0x4f8010f3 // fmla v19.4s, v7.4s, v0.s[0]
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R1)
+	SUB    $16, R2, R2
+	CMP    $16, R2
+	BGE    loop16
+
+tail4:
+	CMP $4, R2
+	BLT tail1
+
+loop4:
+	VLD1.P 16(R0), [V4.S4]
+	VLD1   (R1), [V16.S4]
+	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
+	VST1.P [V16.S4], 16(R1)
+	SUB    $4, R2, R2
+	CMP    $4, R2
+	BGE    loop4
+
+tail1:
+	CBZ R2, done
+
+loop1:
+	FMOVS.P 4(R0), F4
+	FMOVS   (R1), F5
+	WORD $0x1f001485 // fmadd s5, s4, s0, s5
+	FMOVS.P F5, 4(R1)
+	SUBS    $1, R2, R2
+	BNE     loop1
+
+done:
+	RET
