@@ -83,7 +83,7 @@ type Stream struct {
 }
 
 // streamBlocks is the most Philox blocks a Stream generates at once.
-const streamBlocks = 8
+const streamBlocks = 16
 
 // NewStream returns the stream identified by (seed, a, b). The runtime uses a = sample index and
 // b = layer index.
