@@ -21,11 +21,22 @@ benchmark_model: loads the model once, warms up, then times predictions on
 synthetic inputs of the model's shape (uniform in [0, 1)) for at least
 --min-time, and prints the per-input latency (median and 90th percentile),
 inputs per second, heap allocations per prediction and the predictor's
-scratch memory.
+scratch memory. In the same run it times the deterministic forward at the
+posterior mean (the --mean prediction) for a quarter of --min-time and
+prints the ratio: how many deterministic forwards one K-sample prediction
+costs.
+
+--mean benchmarks the deterministic forward itself. --count N runs exactly N
+predictions after the warm-up and nothing else (no timing loop, no
+deterministic comparison), for instruction counts: the difference between
+runs with --count R and --count 11R, divided by 10R, is one prediction
+(bench/armcount.sh does this under QEMU).
 
 With --json, one object with keys per_input_seconds_median,
 per_input_seconds_p90, inputs_per_second, allocs_per_prediction,
-predictor_bytes, samples, batch, strategy, threads.`
+predictor_bytes, samples, batch, strategy, threads, predictions,
+deterministic_seconds_per_input and ratio_to_deterministic (the last two
+absent with --mean or --count).`
 
 var benchCmd = command{
 	name:    "bench",
@@ -45,18 +56,33 @@ type benchResult struct {
 	Strategy    string  `json:"strategy"`
 	Threads     int     `json:"threads"`
 	Predictions int     `json:"predictions"`
+	// Deterministic is the per-input time of the forward at the posterior mean, measured in the
+	// same run, and Ratio the median latency over it.
+	Deterministic float64 `json:"deterministic_seconds_per_input,omitempty"`
+	Ratio         float64 `json:"ratio_to_deterministic,omitempty"`
 }
+
+// maxBenchCount bounds --count.
+const maxBenchCount = 1 << 30
 
 func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("bench")
 	pf := addPredictFlags(fs, 1)
 	minTime := fs.Duration("min-time", time.Second, "time predictions for at least `D`")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	pf.mean = fs.Bool("mean", false, "benchmark the deterministic forward at the posterior mean")
+	count := fs.Int("count", 0, "run exactly `N` predictions after the warm-up and stop (for instruction counts)")
 	if err := parseFlags(fs, benchUsage, args, stdout); err != nil {
 		return err
 	}
 	if err := noArgs(fs); err != nil {
 		return err
+	}
+	if *count < 0 || *count > maxBenchCount {
+		return usagef("--count %d is out of range (1 to %d; 0: time for --min-time)", *count, maxBenchCount)
+	}
+	if *minTime <= 0 {
+		return usagef("--min-time must be positive")
 	}
 	m, p, err := pf.open()
 	if err != nil {
@@ -75,6 +101,15 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		if err := p.PredictBatch(xs, preds); err != nil {
 			return err
 		}
+	}
+	if *count > 0 {
+		for i := 0; i < *count; i++ {
+			if err := p.PredictBatch(xs, preds); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(stdout, "predictions       %d (batch %d, %d samples, strategy %s)\n", *count, b, p.Options().Samples, p.Options().Strategy)
+		return nil
 	}
 	var (
 		lat     []float64
@@ -111,6 +146,13 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		Threads:     p.Options().Threads,
 		Predictions: len(lat),
 	}
+	if !*pf.mean {
+		det, err := timeMeanForward(ctx, m, b, xs, *minTime/4)
+		if err != nil {
+			return err
+		}
+		res.Deterministic, res.Ratio = det, res.Median/det
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -126,5 +168,33 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fmt.Fprintf(stdout, "throughput        %.1f inputs/s\n", res.PerSecond)
 	fmt.Fprintf(stdout, "allocations       %.1f per prediction call\n", res.Allocs)
 	fmt.Fprintf(stdout, "predictor memory  %s\n", formatBytes(res.Bytes))
+	if res.Ratio > 0 {
+		fmt.Fprintf(stdout, "vs deterministic  %.2f× the forward at the posterior mean (%s per input, same run)\n",
+			res.Ratio, time.Duration(res.Deterministic*1e9))
+	}
 	return nil
+}
+
+// timeMeanForward times the deterministic forward at the posterior mean (Options.Mean) on the
+// same inputs for at least d and returns the median seconds per input.
+func timeMeanForward(ctx context.Context, m *runtime.Model, batch int, xs []float32, d time.Duration) (float64, error) {
+	p, err := m.NewPredictor(runtime.Options{Mean: true, MaxBatch: batch})
+	if err != nil {
+		return 0, fmt.Errorf("deterministic baseline: %w", err)
+	}
+	defer p.Close()
+	preds := make([]runtime.Prediction, batch)
+	var lat []float64
+	for start := time.Now(); time.Since(start) < d || len(lat) < 5; {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		t0 := time.Now()
+		if err := p.PredictBatch(xs, preds); err != nil {
+			return 0, fmt.Errorf("deterministic baseline: %w", err)
+		}
+		lat = append(lat, time.Since(t0).Seconds()/float64(batch))
+	}
+	slices.Sort(lat)
+	return lat[len(lat)/2], nil
 }

@@ -42,6 +42,8 @@ type predictFlags struct {
 	strategy *string
 	batch    *int
 	threads  *int
+	// mean, when set by a command that offers --mean, predicts at the posterior mean.
+	mean *bool
 }
 
 func addPredictFlags(fs interface {
@@ -80,7 +82,8 @@ func (f predictFlags) open() (*runtime.Model, *runtime.Predictor, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := m.NewPredictor(runtime.Options{Samples: *f.samples, Seed: *f.seed, Strategy: st, MaxBatch: *f.batch, Threads: *f.threads})
+	p, err := m.NewPredictor(runtime.Options{Samples: *f.samples, Seed: *f.seed, Strategy: st, MaxBatch: *f.batch,
+		Threads: *f.threads, Mean: f.mean != nil && *f.mean})
 	if err != nil {
 		m.Close()
 		return nil, nil, err
