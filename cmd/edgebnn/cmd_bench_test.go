@@ -1,0 +1,38 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestBenchFlags: --count runs exactly N predictions, --mean benchmarks the deterministic
+// forward, the timed mode reports the ratio to the deterministic forward, and bad values are
+// usage errors.
+func TestBenchFlags(t *testing.T) {
+	out := convertFixture(t, "mlp_ffgu", "--dtype", "f16")
+	runCases(t, []cliCase{
+		{name: "count", args: []string{"bench", "--model", out, "--count", "3", "--samples", "4"},
+			wantStdout: []string{"predictions       3 (batch 1, 4 samples"}},
+		{name: "count mean", args: []string{"bench", "--model", out, "--count", "2", "--mean"},
+			wantStdout: []string{"predictions       2 (batch 1, 1 samples"}},
+		{name: "ratio", args: []string{"bench", "--model", out, "--min-time", "5ms", "--samples", "4"},
+			wantStdout: []string{"vs deterministic ", "the forward at the posterior mean"}},
+		{name: "negative count", args: []string{"bench", "--model", out, "--count", "-1"}, wantCode: 2,
+			wantStderr: []string{"--count -1 is out of range"}},
+		{name: "huge count", args: []string{"bench", "--model", out, "--count", "99999999999"}, wantCode: 2,
+			wantStderr: []string{"out of range"}},
+		{name: "zero min-time", args: []string{"bench", "--model", out, "--min-time", "0s"}, wantCode: 2,
+			wantStderr: []string{"--min-time must be positive"}},
+	})
+	code, stdout, stderr := runCLI("bench", "--model", out, "--min-time", "5ms", "--samples", "4", "--json")
+	if code != 0 {
+		t.Fatalf("bench --json: exit %d: %s", code, stderr)
+	}
+	var res benchResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if !(res.Deterministic > 0) || !(res.Ratio > 0) || res.Samples != 4 {
+		t.Errorf("bench --json: %+v", res)
+	}
+}
