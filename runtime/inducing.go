@@ -127,7 +127,9 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.loadLocal(zr, zc, dr, lr, lc, raw)
+	if ls.Op != OpConv2d { // convolutions share W across positions: they never sample locally
+		l.loadLocal(zr, zc, dr, lr, lc, raw)
+	}
 	l.kl = klU + float64(dIn)*float64(dOut)*(lamda*lamda/2-math.Log(lamda)-0.5)
 	return l, nil
 }
