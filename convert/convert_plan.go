@@ -36,6 +36,9 @@ type PlanOptions struct {
 	// Members plans an Ensemble-W model of this many deterministic networks (0 or 1: one
 	// network; the architecture must then have no Bayesian layers, i.e. no Config).
 	Members int
+	// Out, if set, is where the planned model (random stand-in values of the right shapes) is
+	// also written, atomically: a model of the real size for benchmarks, not a trained one.
+	Out string
 }
 
 // PlanReport sizes a model.
@@ -121,6 +124,11 @@ func Plan(opts PlanOptions) (*PlanReport, error) {
 	data, err := encodeBytes(w)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Out != "" {
+		if err := w.WriteFile(opts.Out, format.WriteOptions{}); err != nil {
+			return nil, fmt.Errorf("convert: plan: writing %s: %w", opts.Out, err)
+		}
 	}
 	pr := &PlanReport{Parameters: rep.Parameters, DeterministicParameters: rep.DeterministicParameters,
 		FileBytes: int64(len(data)), DeterministicFP32Bytes: rep.DeterministicFP32Bytes, Ratio: rep.Ratio,

@@ -14,7 +14,7 @@ import (
 
 const planUsage = `Usage: edgebnn plan --arch ARCH [--config CFG] [--classes N] [--prune F] [--dtype f16|f32]
                     [--compress zstd|none] [--board NAME] [--samples K] [--batch N]
-                    [--members K] [--json]
+                    [--members K] [--out FILE] [--json]
 
 Sizes a model before it is trained: its parameters, the exact size of the model
 file the converter would write (built in memory from random values of the
@@ -22,7 +22,9 @@ right shapes; with zstd the size depends on the trained values), and the
 memory a predictor needs at run time (the file, what the loaded model holds,
 and the predictor's scratch). With --board it says whether that fits the
 board's memory budget (see 'edgebnn boards'). --members K plans an ensemble
-of K deterministic networks (Ensemble-W): the file holds every member.`
+of K deterministic networks (Ensemble-W): the file holds every member.
+--out FILE also writes that model, random stand-in values and all, to FILE:
+a model of the real shape and size for 'edgebnn bench', not a trained one.`
 
 var planCmd = command{
 	name:    "plan",
@@ -47,6 +49,7 @@ func runPlan(_ context.Context, args []string, stdout, _ io.Writer) error {
 	board := fs.String("board", "", "check the memory budget of board `NAME`")
 	dir := fs.String("dir", "", "also load user board profiles (*.json) from `DIR`")
 	asJSON := fs.Bool("json", false, "print JSON")
+	fs.StringVar(&o.Out, "out", "", "also write the planned model, with random stand-in values, to `FILE` (for benchmarks)")
 	if err := parseFlags(fs, planUsage, args, stdout); err != nil {
 		return err
 	}

@@ -52,3 +52,34 @@ func TestPlanCommand(t *testing.T) {
 		{name: "help", args: []string{"plan", "-h"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn plan"}},
 	})
 }
+
+// TestPlanOut: plan --out writes the planned model, which loads and predicts, has the planned
+// size, and is written atomically (an unwritable directory leaves nothing behind).
+func TestPlanOut(t *testing.T) {
+	d := filepath.Join(fixtureRoot, "mlp_ffgu")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "planned.ebnn")
+	args := []string{"plan", "--arch", filepath.Join(d, "model.txt"), "--config", filepath.Join(d, "inference_config.json"), "--dtype", "f16"}
+	code, stdout, stderr := runCLI(append(args, "--json", "--out", out)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		FileBytes int64 `json:"file_bytes"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() != rep.FileBytes {
+		t.Errorf("wrote %d bytes, planned %d", st.Size(), rep.FileBytes)
+	}
+	runCases(t, []cliCase{
+		{name: "bench planned", args: []string{"bench", "--model", out, "--count", "2"}, wantStdout: []string{"predictions       2"}},
+		{name: "missing dir", args: append(args, "--out", filepath.Join(dir, "no", "such", "m.ebnn")), wantCode: 1,
+			wantStderr: []string{"m.ebnn"}},
+	})
+}
