@@ -33,22 +33,12 @@ func philox4x32(ctr [4]uint32, key [2]uint32) [4]uint32 {
 }
 
 // philoxBlocksGeneric fills dst (len(dst)/4 blocks; len(dst) must be a multiple of 4) with the
-// Philox4x32-10 blocks block, block+1, … of stream (a, b) under key. The ten rounds are written
-// out with the state in locals so that it stays in registers (one 32×32→64 multiply per product).
+// Philox4x32-10 blocks block, block+1, … of stream (a, b) under key.
 func philoxBlocksGeneric(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
-	k0, k1 := key[0], key[1]
 	for i := 0; i+4 <= len(dst); i += 4 {
-		c0, c1, c2, c3 := uint32(block), uint32(block>>32), a, b
-		r0, r1 := k0, k1
-		for range 10 {
-			p0 := uint64(philoxM0) * uint64(c0)
-			p1 := uint64(philoxM1) * uint64(c2)
-			c0, c1, c2, c3 = uint32(p1>>32)^c1^r0, uint32(p1), uint32(p0>>32)^c3^r1, uint32(p0)
-			r0 += philoxW0
-			r1 += philoxW1
-		}
+		r := philox4x32([4]uint32{uint32(block), uint32(block >> 32), a, b}, key)
 		d := dst[i : i+4 : i+4]
-		d[0], d[1], d[2], d[3] = c0, c1, c2, c3
+		d[0], d[1], d[2], d[3] = r[0], r[1], r[2], r[3]
 		block++
 	}
 }
