@@ -105,55 +105,17 @@ func Gemv(trans bool, m, n int, alpha float32, a []float32, lda int, x []float32
 	if !trans {
 		x := x[:n]
 		i := 0
-		if vectorDot() {
-			// One vectorised dot product per row.
-			for ; i < m; i++ {
-				s := dot(a[i*lda:i*lda+n], x)
-				if beta == 0 {
-					y[i] = alpha * s
-				} else {
-					y[i] = alpha*s + beta*y[i]
-				}
-			}
-			return
-		}
+		var d [4]float32
 		// Four rows at a time: x is loaded once for four dot products.
 		for ; i+4 <= m; i += 4 {
-			r0 := a[i*lda:][:n]
-			r1 := a[(i+1)*lda:][:n]
-			r2 := a[(i+2)*lda:][:n]
-			r3 := a[(i+3)*lda:][:n]
-			var s0, s1, s2, s3, t0, t1, t2, t3 float32
-			j := 0
-			for ; j+1 < len(x); j += 2 {
-				x0, x1 := x[j], x[j+1]
-				s0 += r0[j] * x0
-				s1 += r1[j] * x0
-				s2 += r2[j] * x0
-				s3 += r3[j] * x0
-				t0 += r0[j+1] * x1
-				t1 += r1[j+1] * x1
-				t2 += r2[j+1] * x1
-				t3 += r3[j+1] * x1
-			}
-			if j < n {
-				x0 := x[j]
-				s0 += r0[j] * x0
-				s1 += r1[j] * x0
-				s2 += r2[j] * x0
-				s3 += r3[j] * x0
-			}
+			dot4(a[i*lda:(i+3)*lda+n], lda, x, &d)
 			yy := y[i : i+4 : i+4]
-			if beta == 0 {
-				yy[0] = alpha * (s0 + t0)
-				yy[1] = alpha * (s1 + t1)
-				yy[2] = alpha * (s2 + t2)
-				yy[3] = alpha * (s3 + t3)
-			} else {
-				yy[0] = alpha*(s0+t0) + beta*yy[0]
-				yy[1] = alpha*(s1+t1) + beta*yy[1]
-				yy[2] = alpha*(s2+t2) + beta*yy[2]
-				yy[3] = alpha*(s3+t3) + beta*yy[3]
+			for r, s := range d {
+				if beta == 0 {
+					yy[r] = alpha * s
+				} else {
+					yy[r] = alpha*s + beta*yy[r]
+				}
 			}
 		}
 		for ; i < m; i++ {
@@ -189,6 +151,37 @@ func Gemv(trans bool, m, n int, alpha float32, a []float32, lda int, x []float32
 	for ; i < m; i++ {
 		axpy(alpha*x[i], a[i*lda:i*lda+n], y)
 	}
+}
+
+// dot4Generic is the portable dot4: out[r] = (row r of a)·x for the four rows of a (leading
+// dimension lda, len(x) values each), two accumulators per row.
+func dot4Generic(a []float32, lda int, x []float32, out *[4]float32) {
+	n := len(x)
+	r0 := a[:n]
+	r1 := a[lda:][:n]
+	r2 := a[2*lda:][:n]
+	r3 := a[3*lda:][:n]
+	var s0, s1, s2, s3, t0, t1, t2, t3 float32
+	j := 0
+	for ; j+1 < n; j += 2 {
+		x0, x1 := x[j], x[j+1]
+		s0 += r0[j] * x0
+		s1 += r1[j] * x0
+		s2 += r2[j] * x0
+		s3 += r3[j] * x0
+		t0 += r0[j+1] * x1
+		t1 += r1[j+1] * x1
+		t2 += r2[j+1] * x1
+		t3 += r3[j+1] * x1
+	}
+	if j < n {
+		x0 := x[j]
+		s0 += r0[j] * x0
+		s1 += r1[j] * x0
+		s2 += r2[j] * x0
+		s3 += r3[j] * x0
+	}
+	*out = [4]float32{s0 + t0, s1 + t1, s2 + t2, s3 + t3}
 }
 
 // checkMatrix panics unless a holds an r×c row-major matrix with leading dimension ld.

@@ -71,3 +71,15 @@ func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
 // vectorDot reports that dot and axpy are vectorised, so that Gemv uses them row by row instead
 // of its scalar four-row loops.
 func vectorDot() bool { return useAVX2 }
+
+// dot4 computes out[r] = (row r of a)·x for four rows of a with leading dimension lda.
+func dot4(a []float32, lda int, x []float32, out *[4]float32) {
+	if !useAVX2 {
+		dot4Generic(a, lda, x, out)
+		return
+	}
+	n := len(x)
+	for r := range out {
+		out[r] = dot(a[r*lda:r*lda+n], x)
+	}
+}

@@ -78,3 +78,18 @@ func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
 // vectorDot reports that dot and axpy are vectorised, so that Gemv uses them row by row instead
 // of its scalar four-row loops.
 func vectorDot() bool { return true }
+
+//go:noescape
+func dot4NEON(a *float32, lda int, x *float32, n int, out *[4]float32)
+
+// dot4 computes out[r] = (row r of a)·x for four rows of a with leading dimension lda, loading
+// x once for the four rows.
+func dot4(a []float32, lda int, x []float32, out *[4]float32) {
+	n := len(x)
+	if n == 0 {
+		*out = [4]float32{}
+		return
+	}
+	_ = a[3*lda+n-1]
+	dot4NEON(&a[0], lda, &x[0], n, out)
+}

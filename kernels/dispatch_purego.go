@@ -35,3 +35,7 @@ func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
 // vectorDot reports that dot and axpy are vectorised, so that Gemv uses them row by row instead
 // of its scalar four-row loops.
 func vectorDot() bool { return false }
+
+// dot4 computes out[r] = (row r of a)·x for four rows of a with leading dimension lda; see
+// dot4Generic.
+func dot4(a []float32, lda int, x []float32, out *[4]float32) { dot4Generic(a, lda, x, out) }

@@ -119,3 +119,28 @@ func TestPhiloxBlocksMatchGeneric(t *testing.T) {
 		}
 	}
 }
+
+func TestDot4MatchesGeneric(t *testing.T) {
+	r := newRand(13)
+	for _, n := range twinSizes {
+		for _, lda := range []int{n, n + 1, n + 7} {
+			if lda == 0 {
+				continue
+			}
+			a := randSlice(r, 3*lda+n)
+			x := randSlice(r, n)
+			var got, want [4]float32
+			dot4(a, lda, x, &got)
+			dot4Generic(a, lda, x, &want)
+			for row := range got {
+				mag := 0.0
+				for i := 0; i < n; i++ {
+					mag += math.Abs(float64(a[row*lda+i]) * float64(x[i]))
+				}
+				if !closeTo(float64(got[row]), float64(want[row]), 1e-5*mag+1e-30) {
+					t.Fatalf("n=%d lda=%d row %d: %g, generic %g", n, lda, row, got[row], want[row])
+				}
+			}
+		}
+	}
+}

@@ -115,6 +115,8 @@ type Predictor struct {
 	prep []float32
 	// block is the number of samples drawn together in one pass through the network.
 	block int
+	// zeros (MaxBatch inputs' worth) checks inputs for NaN and infinities (Σ 0·x).
+	zeros []float32
 	// Accumulators, MaxBatch × outputs.
 	sum, sum2 []float64
 	sumH      []float64
@@ -241,6 +243,7 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	if d, ok := p.firstLocal(); ok {
 		p.prep = make([]float32, d.post.prepSize(n))
 	}
+	p.zeros = make([]float32, max(n*m.inShape.size(), 1))
 	p.sum, p.sum2 = make([]float64, n*out), make([]float64, n*out)
 	p.sumH = make([]float64, n)
 	p.probs = make([]float32, out)
@@ -335,7 +338,7 @@ func (p *Predictor) Options() Options { return p.opts }
 // ScratchBytes is the memory the Predictor holds for activations, sampled weights, kept outputs
 // and accumulators, over all its threads.
 func (p *Predictor) ScratchBytes() int64 {
-	b := int64(len(p.prep)+len(p.probs)+len(p.job.outs)) * 4
+	b := int64(len(p.prep)+len(p.probs)+len(p.job.outs)+len(p.zeros)) * 4
 	for _, w := range p.workers {
 		b += int64(len(w.fc.scratch)+len(w.fc.faHs)) * 4
 		for _, buf := range w.bufs {
@@ -364,13 +367,22 @@ func (p *Predictor) PredictBatch(xs []float32, out []Prediction) error {
 		}
 		return fmt.Errorf("runtime: batch of %d inputs needs %d values, got %d (the model takes %d per input)", len(out), len(out)*in, len(xs), in)
 	}
-	for i, v := range xs {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			what := "NaN"
-			if !math.IsNaN(float64(v)) {
-				what = "infinite"
+	// Σ 0·x is NaN exactly when some x is NaN or infinite: one vectorised pass per chunk, and the
+	// value is located only then.
+	for start := 0; start < len(xs); start += len(p.zeros) {
+		chunk := xs[start:min(start+len(p.zeros), len(xs))]
+		if s := kernels.Dot(chunk, p.zeros[:len(chunk)]); s == s {
+			continue
+		}
+		for i, v := range chunk {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				what := "NaN"
+				if !math.IsNaN(float64(v)) {
+					what = "infinite"
+				}
+				i += start
+				return fmt.Errorf("runtime: input %d, value %d is %s", i/in, i%in, what)
 			}
-			return fmt.Errorf("runtime: input %d, value %d is %s", i/in, i%in, what)
 		}
 	}
 	for start := 0; start < len(out); start += p.opts.MaxBatch {
