@@ -480,7 +480,7 @@ func (l *inducing) prepStride() int {
 	s := l.loc.pr + 2
 	switch l.q {
 	case QDiagonal:
-		s += 2 * l.mo
+		s += 2*l.mo + l.mi // and v⊙v
 	case QMatrix:
 		s += l.mo + 1
 	}
@@ -515,20 +515,12 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 		t := row[lp.pr+2:]
 		switch l.q {
 		case QDiagonal:
-			// μ v and √((s⊙s)(v⊙v)), the second through a scratch of v⊙v in the mean's slot.
-			sd := t[mo : 2*mo]
-			for o := 0; o < mo; o++ {
-				s2 := lp.s2[o*mi : (o+1)*mi]
-				acc := float32(0)
-				for j, vj := range v {
-					acc += s2[j] * vj * vj
-				}
-				sd[o] = float32(math.Sqrt(float64(acc)))
+			v2 := t[2*mo : 2*mo+mi]
+			for j, vj := range v {
+				v2[j] = vj * vj
 			}
-			kernels.Gemv(false, mo, mi, 1, lp.muT, mi, v, 0, t[:mo])
 		case QMatrix:
-			// μ v and |L_colᵀ v|.
-			kernels.Gemv(false, mo, mi, 1, lp.muT, mi, v, 0, t[:mo])
+			// |L_colᵀ v|.
 			nrm := 0.0
 			for c := 0; c < mi; c++ {
 				acc := float32(0)
@@ -538,6 +530,21 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 				nrm += float64(acc) * float64(acc)
 			}
 			t[mo] = float32(math.Sqrt(nrm))
+		}
+	}
+	if l.q != QDiagonal && l.q != QMatrix {
+		return
+	}
+	// μ v for all rows; for the diagonal family also √((s⊙s)(v⊙v)).
+	t0 := lp.pr + 2
+	kernels.Gemm(false, true, n, mo, mi, 1, prep[vOff:], st, lp.muT, mi, 0, prep[t0:], st)
+	if l.q == QDiagonal {
+		kernels.Gemm(false, true, n, mo, mi, 1, prep[t0+2*mo:], st, lp.s2, mi, 0, prep[t0+mo:], st)
+		for i := 0; i < n; i++ {
+			sd := prep[i*st+t0+mo : i*st+t0+2*mo]
+			for o, v := range sd {
+				sd[o] = float32(math.Sqrt(float64(max(v, 0))))
+			}
 		}
 	}
 }
