@@ -1,0 +1,118 @@
+package kernels
+
+import "fmt"
+
+// PackedB is a matrix op(B) (k×n) packed once into the Gemm micro-kernel's panel layout, for
+// products whose right operand does not change between calls (a layer's weights, a sampler's
+// load-time factors): GemmPacked then packs only A. The layout depends on the architecture's
+// register tile; it is an in-memory form, not a file format. A PackedB is read-only after
+// NewPackedB and safe for concurrent use; it keeps a reference to the original matrix (used for
+// products too flat to fill the tile), which must not change either.
+type PackedB struct {
+	k, n   int
+	np     int // n rounded up to a multiple of gemmNR
+	data   []float32
+	transB bool
+	b      []float32
+	ldb    int
+}
+
+// NewPackedB packs op(B), which is k×n (B is k×n row-major with leading dimension ldb, or n×k if
+// transB). It panics on negative sizes or a slice too short for the shape, like Gemm.
+func NewPackedB(transB bool, k, n int, b []float32, ldb int) *PackedB {
+	if k < 0 || n < 0 {
+		panic(fmt.Sprintf("kernels.NewPackedB: negative size k=%d n=%d", k, n))
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	checkMatrix("kernels.NewPackedB", "b", br, bc, b, ldb)
+	np := (n + gemmNR - 1) / gemmNR * gemmNR
+	pb := &PackedB{k: k, n: n, np: np, data: make([]float32, k*np), transB: transB, b: b, ldb: ldb}
+	p := gemmParams{transB: transB, k: k, n: n, b: b, ldb: ldb}
+	off := 0
+	for pc := 0; pc < k; pc += gemmKC {
+		kb := min(gemmKC, k-pc)
+		if n > 0 {
+			packB(&p, pb.data[off:off+kb*np], pc, kb, 0, n)
+		}
+		off += kb * np
+	}
+	return pb
+}
+
+// Rows returns the number of rows k of op(B).
+func (pb *PackedB) Rows() int { return pb.k }
+
+// Cols returns the number of columns n of op(B).
+func (pb *PackedB) Cols() int { return pb.n }
+
+// GemmPackedWork is the length of the work slice GemmPacked needs.
+const GemmPackedWork = gemmMR * gemmKC
+
+// GemmPacked computes C = alpha*op(A)*B + beta*C with B packed by NewPackedB: op(A) is m×k (A is
+// m×k, or k×m if transA), C is m×n. work (at least GemmPackedWork values) holds one packed panel
+// of A, so that nothing is allocated or zeroed per call. Products of fewer than gemmMR/2 rows,
+// which would leave most of the tile empty, go to Gemm with the original B. The results agree
+// with Gemm's to float32 rounding. It panics on inconsistent sizes, like Gemm.
+func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int, work []float32) {
+	k, n := pb.k, pb.n
+	if m < 0 {
+		panic(fmt.Sprintf("kernels.GemmPacked: negative size m=%d", m))
+	}
+	if 2*m < gemmMR {
+		Gemm(transA, pb.transB, m, n, k, alpha, a, lda, pb.b, pb.ldb, beta, c, ldc)
+		return
+	}
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	checkMatrix("kernels.GemmPacked", "a", ar, ac, a, lda)
+	checkMatrix("kernels.GemmPacked", "c", m, n, c, ldc)
+	if len(work) < GemmPackedWork {
+		panic(fmt.Sprintf("kernels.GemmPacked: work has %d values, need %d", len(work), GemmPackedWork))
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if beta != 1 {
+		for i := 0; i < m; i++ {
+			scaleOrZero(beta, c[i*ldc:i*ldc+n])
+		}
+	}
+	if k == 0 || alpha == 0 {
+		return
+	}
+	p := gemmParams{transA: transA, m: m, k: k, a: a, lda: lda}
+	var tile [gemmMR * gemmNR]float32
+	off := 0
+	for pc := 0; pc < k; pc += gemmKC {
+		kb := min(gemmKC, k-pc)
+		blk := pb.data[off : off+kb*pb.np]
+		off += kb * pb.np
+		pa := work[:kb*gemmMR]
+		for ir := 0; ir < m; ir += gemmMR {
+			mr := min(gemmMR, m-ir)
+			packA(&p, pa, ir, mr, pc, kb)
+			for jr := 0; jr < n; jr += gemmNR {
+				nr := min(gemmNR, n-jr)
+				bp := blk[jr*kb : jr*kb+kb*gemmNR]
+				ci := ir*ldc + jr
+				if mr == gemmMR && nr == gemmNR {
+					gemmKernel(kb, alpha, pa, bp, c[ci:], ldc)
+					continue
+				}
+				tile = [gemmMR * gemmNR]float32{}
+				gemmKernel(kb, alpha, pa, bp, tile[:], gemmNR)
+				for r := 0; r < mr; r++ {
+					row := c[ci+r*ldc : ci+r*ldc+nr]
+					for j := range row {
+						row[j] += tile[r*gemmNR+j]
+					}
+				}
+			}
+		}
+	}
+}
