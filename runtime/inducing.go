@@ -415,6 +415,9 @@ type localParams struct {
 	s2    []float32 // diagonal family: sd², mo × mi
 	muT   []float32 // the mean of u (unwhitened), mo × mi; ensemble: member 0
 	raw   [][]float32
+	// The same factors packed for kernels.GemmPacked (right operands of the per-sample products):
+	// projᵀ (without the bias column), R⋆ᵀ, G_zᵀ, G_dᵀ, μᵀ and (s⊙s)ᵀ.
+	projP, rstarP, gzP, gdP, muP, s2P *kernels.PackedB
 }
 
 // loadLocal computes the local sampler's factors from float64 Z_r, Z_c, D_r and the jittered
@@ -472,6 +475,14 @@ func (l *inducing) loadLocal(zr, zc, dr, lr, lc []float64, meanRaw [][]float32) 
 	}
 	lp.raw = meanRaw
 	lp.muT = meanRaw[0]
+	lp.projP = kernels.NewPackedB(true, l.k, lp.pr, lp.proj, dIn)
+	lp.rstarP = kernels.NewPackedB(true, mo, dOut, lp.rstar, mo)
+	lp.gzP = kernels.NewPackedB(true, dOut, mo, lp.gz, dOut)
+	lp.gdP = kernels.NewPackedB(true, mo, mo, lp.gd, mo)
+	lp.muP = kernels.NewPackedB(true, mi, mo, lp.muT, mi)
+	if lp.s2 != nil {
+		lp.s2P = kernels.NewPackedB(true, mi, mo, lp.s2, mi)
+	}
 }
 
 // prepStride is the number of prep values per input: proj (pr), √a, c, then for the diagonal and
@@ -487,7 +498,8 @@ func (l *inducing) prepStride() int {
 	return s
 }
 
-func (l *inducing) prepSize(n int) int { return n * l.prepStride() }
+// prepSize is n rows of prepStride values and the packed products' work slice.
+func (l *inducing) prepSize(n int) int { return n*l.prepStride() + kernels.GemmPackedWork }
 
 // prepare computes, for n inputs, everything of the local sample that depends on the input only:
 // the projections V x̃ (with Ĉ x̃), √a, c and the mean and scale of t for the diagonal and matrix
@@ -495,7 +507,16 @@ func (l *inducing) prepSize(n int) int { return n * l.prepStride() }
 func (l *inducing) prepare(in []float32, n int, prep []float32) {
 	mi, mo, st := l.mi, l.mo, l.prepStride()
 	lp := &l.loc
-	augmentedProject(lp.proj, lp.pr, l.k, l.dIn, l.hasBias, in, n, prep, st)
+	work := prep[n*st : n*st+kernels.GemmPackedWork]
+	kernels.GemmPacked(false, n, 1, in, l.k, lp.projP, 0, prep, st, work)
+	if l.hasBias {
+		for i := 0; i < n; i++ {
+			row := prep[i*st : i*st+lp.pr]
+			for r := range row {
+				row[r] += lp.proj[r*l.dIn+l.k]
+			}
+		}
+	}
 	vOff := 0
 	if !l.whitened {
 		vOff = mi
@@ -537,9 +558,9 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 	}
 	// μ v for all rows; for the diagonal family also √((s⊙s)(v⊙v)).
 	t0 := lp.pr + 2
-	kernels.Gemm(false, true, n, mo, mi, 1, prep[vOff:], st, lp.muT, mi, 0, prep[t0:], st)
+	kernels.GemmPacked(false, n, 1, prep[vOff:], st, lp.muP, 0, prep[t0:], st, work)
 	if l.q == QDiagonal {
-		kernels.Gemm(false, true, n, mo, mi, 1, prep[t0+2*mo:], st, lp.s2, mi, 0, prep[t0+mo:], st)
+		kernels.GemmPacked(false, n, 1, prep[t0+2*mo:], st, lp.s2P, 0, prep[t0+mo:], st, work)
 		for i := 0; i < n; i++ {
 			sd := prep[i*st+t0+mo : i*st+t0+2*mo]
 			for o, v := range sd {
@@ -552,7 +573,7 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 // applyScratch is the scratch apply needs for B samples of n inputs each.
 func (l *inducing) applyScratch(n, B int) int {
 	d := l.mo * l.mi
-	return B*(l.dOut+3*l.mo) + B*n*l.mo + 2*d
+	return B*(l.dOut+3*l.mo) + B*n*l.mo + 2*d + kernels.GemmPackedWork
 }
 
 // apply draws samples fc.sample … fc.sample+B−1 of the layer's outputs for n inputs each into out
@@ -570,6 +591,7 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 	t, rest := rest[:rows*mo], rest[rows*mo:]
 	u := rest[:d]
 	ucov := rest[d : 2*d]
+	work := rest[2*d : 2*d+kernels.GemmPackedWork]
 	prow := func(r int) []float32 {
 		if shared {
 			r %= n
@@ -643,15 +665,15 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 	}
 	if !fc.mean {
 		// ĝ = E G_zᵀ + E′ G_dᵀ for the B samples at once; t ← t − λ c ĝ.
-		kernels.Gemm(false, true, B, mo, dOut, 1, e, dOut, lp.gz, dOut, 0, g, mo)
-		kernels.Gemm(false, true, B, mo, mo, 1, e2, mo, lp.gd, mo, 1, g, mo)
+		kernels.GemmPacked(false, B, 1, e, dOut, lp.gzP, 0, g, mo, work)
+		kernels.GemmPacked(false, B, 1, e2, mo, lp.gdP, 1, g, mo, work)
 		for r := 0; r < rows; r++ {
 			c := l.lamda * prow(r)[lp.pr+1]
 			kernels.Axpy(-c, g[(r/n)*mo:(r/n+1)*mo], t[r*mo:(r+1)*mo])
 		}
 	}
 	// out = σ t R⋆ᵀ (+ σλ √a e).
-	kernels.Gemm(false, true, rows, dOut, mo, l.sigma, t, mo, lp.rstar, mo, 0, out, dOut)
+	kernels.GemmPacked(false, rows, l.sigma, t, mo, lp.rstarP, 0, out, dOut, work)
 	if fc.mean {
 		return
 	}
