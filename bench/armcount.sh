@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# bench/armcount.sh: ARM instructions per prediction, counted exactly under QEMU.
+#
+# Cross-builds edgebnn for arm64, armv7 and armv6, prepares three models — the mlp_ffgu and
+# cnn_noisy_ffgu bayesianize fixtures converted with --dtype f16, and a CIFAR-shape ResNet-18 with
+# inducing 64×64 (edgebnn plan --out: random stand-in values, the real shape) — and for every
+# (target, model, prediction) runs `edgebnn bench --count R` and `--count R2` under
+# ../shared/tools/armcount with GOMAXPROCS=1. (count(R2) − count(R)) / (R2 − R) is one
+# prediction: loading, start-up and warm-up cancel. Prints a Markdown table of instructions per
+# prediction, with each K-sample prediction's ratio to the deterministic forward (--mean) of the
+# same build.
+#
+# Usage (from anywhere): bench/armcount.sh [TARGET...]
+#   TARGET is arm64-a53, arm64-a72, armv7 or armv6 (default: all four).
+# Environment: ARMCOUNT (path of armcount), SHARED (default ../shared beside the repository),
+#   OUT (work directory, default a new temporary one), MODELS (subset of "mlp cnn resnet18").
+# Not run by CI: the ResNet-18 rows take several minutes per target under QEMU.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+shared=${SHARED:-../shared}
+armcount=${ARMCOUNT:-$shared/tools/armcount/armcount}
+out=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/armcount.XXXXXX")}
+models=${MODELS:-mlp cnn resnet18}
+fixtures=$shared/fixtures/bayesianize
+
+die() {
+	echo "armcount.sh: $*" >&2
+	exit 1
+}
+[[ -x $armcount ]] || die "armcount not found at $armcount (set ARMCOUNT or SHARED)"
+[[ -d $fixtures/mlp_ffgu ]] || die "bayesianize fixtures not found under $fixtures (set SHARED)"
+command -v go >/dev/null || die "the Go toolchain (go) is not on PATH"
+
+targets=("$@")
+((${#targets[@]})) || targets=(arm64-a53 arm64-a72 armv7 armv6)
+
+# target NAME → "GOARCH GOARM ARMCOUNT-ARCH CPU"
+target_info() {
+	case $1 in
+	arm64-a53) echo "arm64 - arm64 cortex-a53" ;;
+	arm64-a72) echo "arm64 - arm64 cortex-a72" ;;
+	armv7) echo "arm 7 arm cortex-a7" ;;
+	armv6) echo "arm 6 arm arm1176" ;;
+	*) die "unknown target $1 (arm64-a53, arm64-a72, armv7, armv6)" ;;
+	esac
+}
+
+mkdir -p "$out"
+go build -o "$out/edgebnn-host" ./cmd/edgebnn
+host=$out/edgebnn-host
+for m in $models; do
+	case $m in
+	mlp | cnn)
+		fx=$fixtures/mlp_ffgu
+		[[ $m == cnn ]] && fx=$fixtures/cnn_noisy_ffgu
+		"$host" convert --checkpoint "$fx/state_dict.safetensors" --config "$fx/inference_config.json" \
+			--arch "$fx/model.txt" --dtype f16 --out "$out/$m.ebnn" >/dev/null
+		;;
+	resnet18)
+		cat >"$out/ind64.json" <<'EOF'
+{"inference": {"Conv2d": {"inference": "inducing", "inducing_rows": 64, "inducing_cols": 64, "whitened_u": true,
+  "q_inducing": "diagonal", "prior_sd": 1.0, "sqrt_width_scaling": true, "max_lamda": 0.3, "max_sd_u": 0.1},
+ "Linear": {"inference": "inducing", "inducing_rows": 64, "inducing_cols": 64, "whitened_u": true,
+  "q_inducing": "diagonal", "prior_sd": 1.0, "sqrt_width_scaling": true, "max_lamda": 0.3, "max_sd_u": 0.1}}}
+EOF
+		"$host" plan --arch resnet18 --config "$out/ind64.json" --input-shape 3,32,32 --dtype f16 \
+			--samples 8 --out "$out/$m.ebnn" >/dev/null
+		;;
+	*) die "unknown model $m (mlp, cnn, resnet18)" ;;
+	esac
+done
+
+# cases: model|label|R|R2|bench flags. The first case of each model is its deterministic forward.
+cases=(
+	"mlp|deterministic (--mean)|10|110|--mean"
+	"mlp|K=32 local|2|22|--samples 32 --strategy local"
+	"mlp|K=32 weight|1|3|--samples 32 --strategy weight"
+	"cnn|deterministic (--mean)|4|44|--mean"
+	"cnn|K=8 weight|1|5|--samples 8 --strategy weight"
+	"resnet18|deterministic (--mean)|1|2|--mean"
+	"resnet18|K=8 weight|1|2|--samples 8 --strategy weight"
+)
+
+# count BIN ARCH CPU N FLAGS...: guest instructions of N predictions plus start-up.
+count() {
+	local bin=$1 arch=$2 cpu=$3 n=$4 model=$5
+	shift 5
+	local log
+	log=$(GOMAXPROCS=1 "$armcount" -arch "$arch" -cpu "$cpu" -- "$bin" bench --model "$model" --count "$n" "$@" 2>&1) ||
+		die "bench failed under armcount ($arch $cpu, $model $*): $log"
+	sed -n 's/^icount: //p' <<<"$log" | tail -n 1
+}
+
+declare -A result det
+for t in "${targets[@]}"; do
+	read -r goarch goarm acarch cpu <<<"$(target_info "$t")"
+	bin=$out/edgebnn-$goarch${goarm/-/}
+	if [[ ! -x $bin ]]; then
+		env CGO_ENABLED=0 GOOS=linux GOARCH="$goarch" GOARM="${goarm/-/}" go build -o "$bin" ./cmd/edgebnn
+	fi
+	for c in "${cases[@]}"; do
+		IFS='|' read -r m label r r2 flags <<<"$c"
+		[[ " $models " == *" $m "* ]] || continue
+		# shellcheck disable=SC2086 # flags is a list of words
+		a=$(count "$bin" "$acarch" "$cpu" "$r" "$out/$m.ebnn" $flags)
+		# shellcheck disable=SC2086
+		b=$(count "$bin" "$acarch" "$cpu" "$r2" "$out/$m.ebnn" $flags)
+		per=$(((b - a) / (r2 - r)))
+		result[$t|$m|$label]=$per
+		[[ $flags == --mean ]] && det[$t|$m]=$per
+		echo "$t $m $label: $per instructions per prediction" >&2
+	done
+done
+
+printf '\n| model | prediction |'
+for t in "${targets[@]}"; do printf ' %s |' "$t"; done
+printf '\n|---|---|'
+for _ in "${targets[@]}"; do printf -- '---|'; done
+printf '\n'
+for c in "${cases[@]}"; do
+	IFS='|' read -r m label _ _ flags <<<"$c"
+	[[ " $models " == *" $m "* ]] || continue
+	printf '| %s | %s |' "$m" "$label"
+	for t in "${targets[@]}"; do
+		v=${result[$t|$m|$label]}
+		if [[ $flags == --mean ]]; then
+			printf ' %s |' "$v"
+		else
+			printf ' %s (%s×) |' "$v" "$(awk -v a="$v" -v b="${det[$t|$m]}" 'BEGIN { printf "%.1f", a / b }')"
+		fi
+	done
+	printf '\n'
+done
