@@ -83,3 +83,6 @@ func dot4(a []float32, lda int, x []float32, out *[4]float32) {
 		out[r] = dot(a[r*lda:r*lda+n], x)
 	}
 }
+
+// zigFast is the ziggurat's fast path over words; see zigFastGeneric.
+func zigFast(words []uint32, out []float32) int { return zigFastGeneric(words, out) }

@@ -93,3 +93,17 @@ func dot4(a []float32, lda int, x []float32, out *[4]float32) {
 	_ = a[3*lda+n-1]
 	dot4NEON(&a[0], lda, &x[0], n, out)
 }
+
+//go:noescape
+func zigNEON(words *uint32, groups int, out *float32, k *uint32, w *float32) int
+
+// zigFast is the ziggurat's fast path over words, four at a time in NEON until a group holds a
+// word for the slow path, then generic; see zigFastGeneric.
+func zigFast(words []uint32, out []float32) int {
+	out = out[:len(words)]
+	done := 0
+	if g := len(words) / 4; g > 0 {
+		done = zigNEON(&words[0], g, &out[0], &zig.k[0], &zig.w32[0])
+	}
+	return done + zigFastGeneric(words[done:], out[done:])
+}

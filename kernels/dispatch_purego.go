@@ -39,3 +39,6 @@ func vectorDot() bool { return false }
 // dot4 computes out[r] = (row r of a)·x for four rows of a with leading dimension lda; see
 // dot4Generic.
 func dot4(a []float32, lda int, x []float32, out *[4]float32) { dot4Generic(a, lda, x, out) }
+
+// zigFast is the ziggurat's fast path over words; see zigFastGeneric.
+func zigFast(words []uint32, out []float32) int { return zigFastGeneric(words, out) }

@@ -54,9 +54,9 @@ func philoxRound(c0, c1, c2, c3, k0, k1 uint32) (uint32, uint32, uint32, uint32)
 // Philox4x32-10: the key is the 64-bit seed and the 128-bit counter holds a 64-bit block index
 // and the two stream identifiers (a, b). Streams with different (seed, a, b) are independent, and
 // the output of a stream depends only on (seed, a, b) and the sequence of calls made on it, never
-// on other streams or on scheduling. A Stream is a small value with no pointers: copying it forks
-// an identical sequence, and it must not be used from two goroutines at once. The zero Stream is
-// the same as NewStream(0, 0, 0).
+// on other streams or on scheduling. A Stream is a value with no pointers (about 550 bytes, most
+// of them buffered words): copying it forks an identical sequence, and it must not be used from
+// two goroutines at once. The zero Stream is the same as NewStream(0, 0, 0).
 //
 // Each Philox block yields four 32-bit words, buffered across calls (up to streamBlocks blocks
 // are generated at once, in SIMD where the architecture has it), so splitting a request into
@@ -73,7 +73,7 @@ type Stream struct {
 }
 
 // streamBlocks is the most Philox blocks a Stream generates at once.
-const streamBlocks = 16
+const streamBlocks = 32
 
 // NewStream returns the stream identified by (seed, a, b). The runtime uses a = sample index and
 // b = layer index.
@@ -118,7 +118,6 @@ func (s *Stream) Uniform(dst []float32) {
 // Normal fills dst with independent standard normal values (ziggurat method, one word per value
 // in about 98.8% of draws; 24-bit resolution within a layer, exact tails).
 func (s *Stream) Normal(dst []float32) {
-	zk, zw := &zig.k, &zig.w
 	for i := 0; i < len(dst); {
 		if s.avail == 0 {
 			s.refill(len(dst) - i)
@@ -127,20 +126,8 @@ func (s *Stream) Normal(dst []float32) {
 		m := min(int(s.avail), len(dst)-i)
 		words := s.buf[start : int(start)+m]
 		out := dst[i : i+m]
-		slow := -1
-		// The ziggurat's fast path over the buffered words: one table lookup, one multiply and
-		// the sign bit or-ed in (no branch on the random sign).
-		for j, w := range words {
-			l := w & (zigLayers - 1)
-			u := w >> 8
-			if u >= zk[l] {
-				slow = j
-				break
-			}
-			x := float32(float64(u) * zw[l])
-			out[j] = math.Float32frombits(math.Float32bits(x) | (w&0x80)<<24)
-		}
-		if slow < 0 {
+		slow := zigFast(words, out)
+		if slow == m {
 			s.avail -= uint32(m)
 			i += m
 			continue
@@ -150,6 +137,25 @@ func (s *Stream) Normal(dst []float32) {
 		out[slow] = float32(s.zigSlow(words[slow]))
 		i += slow + 1
 	}
+}
+
+// zigFastGeneric is the portable zigFast: the ziggurat's fast path over words, writing out[j]
+// for each word until the first one outside its layer's rectangle, whose index it returns
+// (len(words) if there is none). One table lookup, one float32 multiply and the sign bit or-ed
+// in (no branch on the random sign).
+func zigFastGeneric(words []uint32, out []float32) int {
+	zk, zw := &zig.k, &zig.w32
+	out = out[:len(words)]
+	for j, w := range words {
+		l := w & (zigLayers - 1)
+		u := w >> 8
+		if u >= zk[l] {
+			return j
+		}
+		x := float32(u) * zw[l]
+		out[j] = math.Float32frombits(math.Float32bits(x) | (w&0x80)<<24)
+	}
+	return len(words)
 }
 
 // Normal64 fills dst with independent standard normal values in float64 precision (53-bit

@@ -144,3 +144,29 @@ func TestDot4MatchesGeneric(t *testing.T) {
 		}
 	}
 }
+
+func TestZigFastMatchesGeneric(t *testing.T) {
+	s := NewStream(9, 8, 7)
+	words := make([]uint32, 4096)
+	for i := range words {
+		words[i] = s.word()
+	}
+	for _, n := range append(twinSizes, len(words)) {
+		for _, off := range []int{0, 1, 3} {
+			if off+n > len(words) {
+				continue
+			}
+			w := words[off : off+n]
+			got, want := make([]float32, n), make([]float32, n)
+			j, k := zigFast(w, got), zigFastGeneric(w, want)
+			if j != k {
+				t.Fatalf("n=%d off=%d: stops at %d, generic at %d", n, off, j, k)
+			}
+			for i := 0; i < j; i++ {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n=%d off=%d: out[%d] = %v, generic %v", n, off, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

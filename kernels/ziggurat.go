@@ -20,7 +20,10 @@ const (
 type zigTables struct {
 	k [zigLayers]uint32
 	w [zigLayers]float64
-	f [zigLayers]float64
+	// w32 is w rounded to float32: the fast path computes x = float32(u)·w32[i] in float32
+	// (u < 2²⁴ is exact), the same product in Go and in SIMD.
+	w32 [zigLayers]float32
+	f   [zigLayers]float64
 }
 
 var zig = newZigTables()
@@ -45,6 +48,9 @@ func newZigTables() *zigTables {
 		t.w[i] = x / zigScale
 	}
 	t.k[1] = 0
+	for i, w := range t.w {
+		t.w32[i] = float32(w)
+	}
 	return t
 }
 
