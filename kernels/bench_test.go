@@ -58,7 +58,9 @@ func BenchmarkGemmShapes(b *testing.B) {
 	for _, s := range []struct {
 		m, n, k        int
 		transA, transB bool
-	}{{1, 512, 512, false, false}, {16, 256, 784, false, true}, {128, 128, 128, true, false}, {10, 10, 10, false, false}} {
+	}{{1, 512, 512, false, false}, {16, 256, 784, false, true}, {128, 128, 128, true, false}, {10, 10, 10, false, false},
+		// The inducing weight sampler of a 784→128 layer with 16×24 inducing: Z_r E1, R·(core C).
+		{16, 785, 128, false, false}, {128, 785, 16, false, false}} {
 		b.Run(fmt.Sprintf("m%d_n%d_k%d_tA%v_tB%v", s.m, s.n, s.k, s.transA, s.transB), func(b *testing.B) {
 			r := newRand(1)
 			x, y, z := randSlice(r, s.m*s.k), randSlice(r, s.k*s.n), make([]float32, s.m*s.n)

@@ -211,6 +211,11 @@ func packA(p *gemmParams, pa []float32, ic, mb, pc, kb int) {
 			for l := 0; l < kb; l++ {
 				src := a[(pc+l)*lda+ic+ir:]
 				d := dst[l*gemmMR : l*gemmMR+gemmMR : l*gemmMR+gemmMR]
+				if mr == gemmMR {
+					// A fixed-size array copy: a few wide loads and stores, no call.
+					*(*[gemmMR]float32)(d) = *(*[gemmMR]float32)(src)
+					continue
+				}
 				copy(d[:mr], src[:mr])
 				clear(d[mr:])
 			}
@@ -239,6 +244,14 @@ func packB(p *gemmParams, pb []float32, pc, kb, jc, nb int) {
 		nr := min(gemmNR, nb-jr)
 		dst := pb[jr*kb : jr*kb+kb*gemmNR]
 		if !p.transB {
+			if nr == gemmNR {
+				// Full panels: a fixed-size array copy per depth step, a few wide loads and stores.
+				for l := 0; l < kb; l++ {
+					src := b[(pc+l)*ldb+jc+jr:]
+					*(*[gemmNR]float32)(dst[l*gemmNR:]) = *(*[gemmNR]float32)(src)
+				}
+				continue
+			}
 			for l := 0; l < kb; l++ {
 				src := b[(pc+l)*ldb+jc+jr:]
 				d := dst[l*gemmNR : l*gemmNR+gemmNR : l*gemmNR+gemmNR]
