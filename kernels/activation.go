@@ -4,9 +4,17 @@ import "math"
 
 // ReLU computes x = max(x, 0) in place (NaN stays NaN).
 func ReLU(x []float32) {
+	if !branchFreeMax {
+		for i, v := range x {
+			if v < 0 {
+				x[i] = 0
+			}
+		}
+		return
+	}
 	for i, v := range x {
-		// Branch-free: the signs of activations are close to random, and a mispredicted
-		// branch per element costs more than the select.
+		// Branch-free where max is an instruction: the signs of activations are close to
+		// random, and a mispredicted branch per element costs more than the select.
 		x[i] = max(v, 0)
 	}
 }

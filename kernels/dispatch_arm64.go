@@ -107,3 +107,7 @@ func zigFast(words []uint32, out []float32) int {
 	}
 	return done + zigFastGeneric(words[done:], out[done:])
 }
+
+// branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather
+// than a runtime call (so ReLU can use it without a branch).
+const branchFreeMax = true
