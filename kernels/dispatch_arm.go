@@ -1,0 +1,65 @@
+//go:build !purego
+
+package kernels
+
+// The 32-bit ARM build: the generic twins, except the Gemm micro-kernel, which is ARMv7 NEON
+// assembly (gemm_arm.s) on CPUs that have NEON (most ARMv7 cores; not the ARMv6 ARM1176 of the
+// Raspberry Pi Zero and 1). dispatch_purego.go is the portable counterpart.
+
+import "golang.org/x/sys/cpu"
+
+// Register tile of the Gemm micro-kernel (see gemmKernelGeneric).
+const (
+	gemmMR = 4
+	gemmNR = 8
+)
+
+// useNEON reports NEON (Advanced SIMD), read once at start-up. Tests clear it to force the
+// generic kernel; nothing else writes it.
+var useNEON = cpu.ARM.HasNEON
+
+//go:noescape
+func gemmKernelNEON(kc int, alpha float32, a, b, c *float32, ldc int)
+
+// gemmKernel is the Gemm micro-kernel; see gemmKernelGeneric for the contract.
+func gemmKernel(kc int, alpha float32, a, b, c []float32, ldc int) {
+	if !useNEON || kc < 1 {
+		gemmKernelGeneric(kc, alpha, a, b, c, ldc)
+		return
+	}
+	// The bounds the assembly relies on.
+	_ = a[kc*gemmMR-1]
+	_ = b[kc*gemmNR-1]
+	_ = c[(gemmMR-1)*ldc+gemmNR-1]
+	gemmKernelNEON(kc, alpha, &a[0], &b[0], &c[0], ldc)
+}
+
+// dot returns the inner product of x and y[:len(x)]; see dotGeneric.
+func dot(x, y []float32) float32 { return dotGeneric(x, y) }
+
+// axpy computes y[:len(x)] += alpha*x; see axpyGeneric.
+func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
+
+// f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src); see f16ToF32sGeneric.
+func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
+
+// philoxBlocks fills dst (a multiple of 4 words) with consecutive Philox4x32-10 blocks; see
+// philoxBlocksGeneric.
+func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
+	philoxBlocksGeneric(dst, key, block, a, b)
+}
+
+// vectorDot reports that dot and axpy are vectorised, so that Gemv uses them row by row instead
+// of its scalar four-row loops.
+func vectorDot() bool { return false }
+
+// dot4 computes out[r] = (row r of a)·x for four rows of a with leading dimension lda; see
+// dot4Generic.
+func dot4(a []float32, lda int, x []float32, out *[4]float32) { dot4Generic(a, lda, x, out) }
+
+// zigFast is the ziggurat's fast path over words; see zigFastGeneric.
+func zigFast(words []uint32, out []float32) int { return zigFastGeneric(words, out) }
+
+// branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather
+// than a runtime call (so ReLU can use it without a branch).
+const branchFreeMax = false
