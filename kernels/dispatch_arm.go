@@ -2,8 +2,8 @@
 
 package kernels
 
-// The 32-bit ARM build: the generic twins, except the Gemm micro-kernel, which is ARMv7 NEON
-// assembly (gemm_arm.s) on CPUs that have NEON (most ARMv7 cores; not the ARMv6 ARM1176 of the
+// The 32-bit ARM build: the generic twins, except the Gemm micro-kernel and Philox block
+// generation, which are ARMv7 NEON assembly (gemm_arm.s, philox_arm.s) on CPUs that have NEON (most ARMv7 cores; not the ARMv6 ARM1176 of the
 // Raspberry Pi Zero and 1). dispatch_purego.go is the portable counterpart.
 
 import "golang.org/x/sys/cpu"
@@ -43,10 +43,25 @@ func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
 // f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src); see f16ToF32sGeneric.
 func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
 
-// philoxBlocks fills dst (a multiple of 4 words) with consecutive Philox4x32-10 blocks; see
-// philoxBlocksGeneric.
+//go:noescape
+func philoxNEON(dst *uint32, groups int, key *[2]uint32, ctr *[4]uint32, hi, a, b uint32)
+
+// philoxBlocks fills dst (a multiple of 4 words) with consecutive Philox4x32-10 blocks, four
+// blocks at a time in NEON where the CPU has it and the low counter word does not wrap, the rest
+// generic; see philoxBlocksGeneric.
 func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
-	philoxBlocksGeneric(dst, key, block, a, b)
+	nb := len(dst) / 4
+	groups := uint64(0)
+	lo := uint32(block)
+	if useNEON {
+		groups = min(uint64(nb/4), (1<<32-uint64(lo))/4)
+	}
+	if groups > 0 {
+		ctr := [4]uint32{lo, lo + 1, lo + 2, lo + 3}
+		philoxNEON(&dst[0], int(groups), &key, &ctr, uint32(block>>32), a, b)
+	}
+	done := int(16 * groups)
+	philoxBlocksGeneric(dst[done:4*nb], key, block+4*groups, a, b)
 }
 
 // vectorDot reports that dot and axpy are vectorised, so that Gemv uses them row by row instead
