@@ -12,9 +12,12 @@
 // naming the routine and the argument at fault, exactly as an out-of-range slice index would.
 // Routines that can fail on valid-looking data (Cholesky) return wrapped errors instead.
 //
-// The hot kernels (the Gemm micro-kernel, dot, axpy, binary16 widening and Philox block
-// generation) are chosen per architecture: dispatch_amd64.go and dispatch_arm64.go select
-// assembly (kernels_amd64.s, kernels_arm64.s) where the CPU has it, and dispatch_purego.go — the
-// purego build tag and every other architecture — uses their generic twins (*Generic), which the
-// tests in twins_test.go compare them with.
+// The hot kernels (the Gemm micro-kernel and its register tile, dot, dot4, axpy, binary16
+// widening, Philox block generation and the ziggurat's fast path) are chosen per architecture,
+// one dispatch file each: dispatch_amd64.go (AVX2+FMA, detected at start-up), dispatch_arm64.go
+// (NEON, part of every ARMv8-A core), dispatch_arm.go (ARMv7 NEON where cpu.ARM.HasNEON says so;
+// the ARMv6 ARM1176 runs the generic code) and dispatch_purego.go (the purego build tag and every
+// other architecture), which uses the generic twins (*Generic) throughout. twins_test.go checks
+// every kernel against its twin; the per-architecture tests force the generic path on a CPU that
+// has the SIMD one. PackedB / GemmPacked pack a constant right operand once for repeated products.
 package kernels
