@@ -62,10 +62,28 @@ func axpy(alpha float32, x, y []float32) {
 // f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src); see f16ToF32sGeneric.
 func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
 
-// philoxBlocks fills dst (a multiple of 4 words) with consecutive Philox4x32-10 blocks; see
+//go:noescape
+func philoxAVX2(dst *uint32, groups int, key *[2]uint32, ctr *[8]uint32, hi, a, b uint32)
+
+// philoxBlocks fills dst (a multiple of 4 words) with consecutive Philox4x32-10 blocks, eight
+// blocks at a time in AVX2 while the low counter word does not wrap, the rest generic; see
 // philoxBlocksGeneric.
 func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
-	philoxBlocksGeneric(dst, key, block, a, b)
+	nb := len(dst) / 4
+	groups := uint64(0)
+	lo := uint32(block)
+	if useAVX2 {
+		groups = min(uint64(nb/8), (1<<32-uint64(lo))/8)
+	}
+	if groups > 0 {
+		var ctr [8]uint32
+		for i := range ctr {
+			ctr[i] = lo + uint32(i)
+		}
+		philoxAVX2(&dst[0], int(groups), &key, &ctr, uint32(block>>32), a, b)
+	}
+	done := int(32 * groups)
+	philoxBlocksGeneric(dst[done:4*nb], key, block+8*groups, a, b)
 }
 
 // vectorDot reports that dot and axpy are vectorised, so that Gemv uses them row by row instead
