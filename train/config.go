@@ -111,6 +111,14 @@ type Config struct {
 	EvalEvery int `json:"eval_every" help:"evaluate every N epochs (always after the last)"`
 	// CheckpointEvery writes the per-epoch checkpoint every this many epochs (and after the last).
 	CheckpointEvery int `json:"checkpoint_every" help:"write a checkpoint every N epochs (always after the last)"`
+	// EvalMinSteps and CheckpointMinSteps space evaluations and checkpoints by training steps as
+	// well as by epochs: an epoch that EvalEvery (CheckpointEvery) selects is skipped unless at
+	// least this many optimizer steps have run since the previous evaluation (checkpoint) of this
+	// run. Runs of tiny epochs (the toy's one-step epochs) then spend their time in steps rather
+	// than in evaluations and fsyncs; epochs of ≥ DefaultMinSteps steps are unaffected. 0 turns
+	// the gate off. The last epoch is always evaluated and checkpointed.
+	EvalMinSteps       int `json:"eval_min_steps" help:"evaluate only once this many steps have run since the last evaluation (0: every selected epoch)"`
+	CheckpointMinSteps int `json:"checkpoint_min_steps" help:"checkpoint only once this many steps have run since the last checkpoint (0: every selected epoch)"`
 	// Seed seeds initialisation, shuffling and noise.
 	Seed uint64 `json:"seed" help:"random seed"`
 	// Out is the path of the final checkpoint; per-epoch ones sit beside it.
@@ -182,13 +190,19 @@ func (in Inference) String() string {
 	return in.JSON
 }
 
+// DefaultMinSteps is the default EvalMinSteps and CheckpointMinSteps: a Fashion-MNIST epoch at
+// batch 100 has 600 steps and is evaluated and checkpointed every epoch; the toy regression's
+// one-step epochs every 200 epochs (an evaluation and a checkpoint cost about 20 of its steps).
+const DefaultMinSteps = 200
+
 // DefaultConfig returns the defaults: Fashion-MNIST, Adam 1e-3, batch 100, 10 epochs, one
 // training sample and 8 test samples (bayesianize's script defaults where it has them).
 func DefaultConfig() Config {
 	return Config{Arch: "mlp:784-256-256-10", Data: "fmnist", Task: "classification", Posterior: "inducing",
 		NoisePrecision: 1, EnsembleSize: 8, LatentDim: 1, PriorPrecision: 1, MCSamples: 1, FAEvery: 1, FAWarmup: 100,
 		FALR: 0.001, Epochs: 10, BatchSize: 100, LR: 1e-3, Optimizer: "adam", Momentum: 0.9,
-		Gamma: 0.1, TrainSamples: 1, TestSamples: 8, EvalEvery: 1, CheckpointEvery: 1, Seed: 42, Out: "model.ebnn",
+		Gamma: 0.1, TrainSamples: 1, TestSamples: 8, EvalEvery: 1, CheckpointEvery: 1,
+		EvalMinSteps: DefaultMinSteps, CheckpointMinSteps: DefaultMinSteps, Seed: 42, Out: "model.ebnn",
 		TestFraction: 0.2}
 }
 
@@ -327,6 +341,9 @@ func (c *Config) Validate() error {
 		return errf("prune_z %g (want [0, 1)) / finetune_epochs %d / finetune_lr %g out of range", c.PruneZ, c.FinetuneEpochs, c.FinetuneLR)
 	case c.PruneZ > 0 && c.FinetuneEpochs == 0:
 		return errf("prune_z %g needs finetune_epochs > 0 (pruning without fine-tuning is `edgebnn convert --prune`)", c.PruneZ)
+	case c.EvalEvery < 0 || c.CheckpointEvery < 0 || c.EvalMinSteps < 0 || c.CheckpointMinSteps < 0:
+		return errf("eval_every %d, checkpoint_every %d, eval_min_steps %d and checkpoint_min_steps %d must be ≥ 0",
+			c.EvalEvery, c.CheckpointEvery, c.EvalMinSteps, c.CheckpointMinSteps)
 	case c.MLEpochs < 0 || c.AnnealingEpochs < 0:
 		return errf("ml_epochs and annealing_epochs must be ≥ 0")
 	case c.TrainSamples < 1 || c.TestSamples < 1:

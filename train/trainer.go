@@ -304,6 +304,9 @@ func (t *Trainer) Batches() int { return (t.Train.N + t.Config.BatchSize - 1) / 
 // error.
 func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 	c := &t.Config
+	// Steps of the last evaluation and checkpoint of this run (the gates of EvalMinSteps and
+	// CheckpointMinSteps); a resumed run starts counting at its checkpoint.
+	evalStep, ckptStep := t.Step, t.Step
 	for t.Epoch < c.TotalEpochs() {
 		if c.finetuning(t.Epoch) && !t.finetuning {
 			if err := t.startFinetune(t.Epoch > c.Epochs); err != nil {
@@ -325,16 +328,18 @@ func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 			return err
 		}
 		last := t.Epoch == c.TotalEpochs()
-		if t.Test.N > 0 && (last || (c.EvalEvery > 0 && t.Epoch%c.EvalEvery == 0)) {
+		if t.Test.N > 0 && (last || due(t.Epoch, c.EvalEvery, t.Step-evalStep, c.EvalMinSteps)) {
 			if em.Test, err = t.Evaluate(); err != nil {
 				return err
 			}
+			evalStep = t.Step
 		}
 		t.History = append(t.History, em)
 		if h.Epoch != nil {
 			h.Epoch(em)
 		}
-		if last || (c.CheckpointEvery > 0 && t.Epoch%c.CheckpointEvery == 0) {
+		if last || due(t.Epoch, c.CheckpointEvery, t.Step-ckptStep, c.CheckpointMinSteps) {
+			ckptStep = t.Step
 			path := t.EpochCheckpointPath()
 			if last {
 				path = c.Out
@@ -356,6 +361,12 @@ func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 		}
 	}
 	return nil
+}
+
+// due reports whether the end of epoch (1-based count of completed epochs) is selected by
+// "every" epochs (0: never) and at least minSteps steps have run since the last such event.
+func due(epoch, every int, steps int64, minSteps int) bool {
+	return every > 0 && epoch%every == 0 && steps >= int64(minSteps)
 }
 
 // runEpoch trains one epoch (epoch index t.Epoch) and advances t.Epoch.

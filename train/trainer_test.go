@@ -239,3 +239,80 @@ func TestKLWeight(t *testing.T) {
 		}
 	}
 }
+
+// TestMinStepsGates checks which epochs are evaluated and checkpointed when epochs are tiny:
+// toy data of 100 points at batch 50 gives 2 steps per epoch.
+func TestMinStepsGates(t *testing.T) {
+	cases := []struct {
+		name                string
+		evalEvery, evalMin  int
+		ckptEvery, ckptMin  int
+		wantEval, wantCkpts []int // epochs (1-based) evaluated / checkpointed
+	}{
+		{"defaults off", 1, 0, 1, 0, []int{1, 2, 3, 4, 5, 6, 7}, []int{1, 2, 3, 4, 5, 6, 7}},
+		{"min steps 5", 1, 5, 1, 5, []int{3, 6, 7}, []int{3, 6, 7}},
+		{"min steps and every", 2, 3, 3, 1, []int{2, 4, 6, 7}, []int{3, 6, 7}},
+		{"min steps 4", 1, 4, 0, 0, []int{2, 4, 6, 7}, []int{7}},
+		{"never but last", 0, 0, 0, 200, []int{7}, []int{7}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := toyConfig(t, "deterministic", "")
+			c.Arch, c.Epochs, c.BatchSize, c.TestSamples = "mlp:1-4-1:tanh", 7, 50, 1
+			c.EvalEvery, c.EvalMinSteps = tc.evalEvery, tc.evalMin
+			c.CheckpointEvery, c.CheckpointMinSteps = tc.ckptEvery, tc.ckptMin
+			tr, err := New(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if spe := tr.StepsPerEpoch(); spe != 2 {
+				t.Skipf("toy data gives %d steps per epoch; the table assumes 2", spe)
+			}
+			var evals, ckpts []int
+			err = tr.Run(context.Background(), Hooks{
+				Epoch: func(m EpochMetrics) {
+					if m.Test != nil {
+						evals = append(evals, m.Epoch)
+					}
+				},
+				Checkpoint: func(p string) {
+					if p != tr.ModelPath() {
+						ckpts = append(ckpts, tr.Epoch)
+					}
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equalInts(evals, tc.wantEval) || !equalInts(ckpts, tc.wantCkpts) {
+				t.Errorf("evaluated %v, checkpointed %v; want %v, %v", evals, ckpts, tc.wantEval, tc.wantCkpts)
+			}
+		})
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestMinStepsValidate checks that negative gates are refused with the key's name.
+func TestMinStepsValidate(t *testing.T) {
+	for _, key := range []string{"eval_min_steps", "checkpoint_min_steps", "eval_every", "checkpoint_every"} {
+		c := toyConfig(t, "deterministic", "")
+		if err := c.Set(key, "-1"); err != nil {
+			t.Fatal(err)
+		}
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s = -1: Validate() = %v, want an error naming it", key, err)
+		}
+	}
+}
