@@ -86,6 +86,15 @@ func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
 	philoxBlocksGeneric(dst[done:4*nb], key, block+8*groups, a, b)
 }
 
+// philoxGroup is the number of Philox blocks philoxBlocks generates together (8 in AVX2):
+// Stream refills round up to it so that no block goes through the scalar code.
+func philoxGroup() int {
+	if useAVX2 {
+		return 8
+	}
+	return 1
+}
+
 // vectorDot reports that dot and axpy are vectorised, so that Gemv uses them row by row instead
 // of its scalar four-row loops.
 func vectorDot() bool { return useAVX2 }

@@ -75,6 +75,10 @@ func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
 	philoxBlocksGeneric(dst[done:4*nb], key, block+4*groups, a, b)
 }
 
+// philoxGroup is the number of Philox blocks philoxBlocks generates together (4 in NEON):
+// Stream refills round up to it so that no block goes through the scalar code.
+func philoxGroup() int { return 4 }
+
 // vectorDot reports that dot and axpy are vectorised, so that Gemv uses them row by row instead
 // of its scalar four-row loops.
 func vectorDot() bool { return true }

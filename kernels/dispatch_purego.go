@@ -32,6 +32,9 @@ func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
 	philoxBlocksGeneric(dst, key, block, a, b)
 }
 
+// philoxGroup is the number of Philox blocks philoxBlocks generates together.
+func philoxGroup() int { return 1 }
+
 // vectorDot reports that dot and axpy are vectorised, so that Gemv uses them row by row instead
 // of its scalar four-row loops.
 func vectorDot() bool { return false }

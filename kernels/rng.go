@@ -82,9 +82,12 @@ func NewStream(seed uint64, a, b uint32) Stream {
 }
 
 // refill generates the next Philox blocks into the buffer, enough for want words (at least one
-// block, at most streamBlocks), once every buffered word has been consumed.
+// block, rounded up to the blocks the architecture generates together, at most streamBlocks),
+// once every buffered word has been consumed. How many blocks are generated ahead never changes
+// the stream's values, only when they are computed.
 func (s *Stream) refill(want int) {
-	nb := min(max((want+3)/4, 1), streamBlocks)
+	g := philoxGroup()
+	nb := min((max((want+3)/4, 1)+g-1)/g*g, streamBlocks)
 	philoxBlocks(s.buf[:4*nb], s.key, s.block, s.a, s.b)
 	s.block += uint64(nb)
 	s.n = uint32(4 * nb)
