@@ -221,7 +221,17 @@ func packA(p *gemmParams, pa []float32, ic, mb, pc, kb int) {
 			}
 			continue
 		}
-		for r := 0; r < gemmMR; r++ {
+		r := 0
+		for ; r+4 <= mr; r += 4 {
+			// Four rows at a time: four loads and one four-value store per depth step.
+			o := (ic+ir+r)*lda + pc
+			s0 := a[o : o+kb]
+			s1 := a[o+lda : o+lda+kb]
+			s2 := a[o+2*lda : o+2*lda+kb]
+			s3 := a[o+3*lda : o+3*lda+kb]
+			packRows4(dst[r:], s0, s1, s2, s3)
+		}
+		for ; r < gemmMR; r++ {
 			if r >= mr {
 				for l := 0; l < kb; l++ {
 					dst[l*gemmMR+r] = 0
@@ -233,6 +243,21 @@ func packA(p *gemmParams, pa []float32, ic, mb, pc, kb int) {
 				dst[l*gemmMR+r] = v
 			}
 		}
+	}
+}
+
+// packRows4 writes s0[l], s1[l], s2[l], s3[l] to dst[l*gemmMR : l*gemmMR+4] for every depth step
+// l (the four rows have the same length; dst starts at the rows' first column of the panel).
+func packRows4(dst, s0, s1, s2, s3 []float32) {
+	n := len(s0)
+	if n == 0 {
+		return
+	}
+	s1, s2, s3 = s1[:n], s2[:n], s3[:n]
+	_ = dst[(n-1)*gemmMR+3]
+	for l := range n {
+		d := (*[4]float32)(dst[l*gemmMR:])
+		*d = [4]float32{s0[l], s1[l], s2[l], s3[l]}
 	}
 }
 
