@@ -1,0 +1,224 @@
+//go:build unix
+
+package outfile
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// entries lists dir's names.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.json")
+	if err := os.WriteFile(in, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.bin")
+	if err := os.WriteFile(other, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(in, link); err != nil {
+		t.Fatal(err)
+	}
+	hard := filepath.Join(dir, "hard")
+	if err := os.Link(in, hard); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dirLink := filepath.Join(dir, "dirlink")
+	if err := os.Symlink(dir, dirLink); err != nil {
+		t.Fatal(err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		out    string
+		inputs []string
+		unsafe bool // want ErrUnsafe
+		ok     bool
+	}{
+		{"new file", filepath.Join(dir, "new.ebnn"), []string{in}, false, true},
+		{"regular file, not an input", other, []string{in}, false, true},
+		{"same path", in, []string{in}, true, false},
+		{"same path, relative", rel, []string{in}, true, false},
+		{"same path, unclean", filepath.Join(dir, "sub", "..", "in.json"), []string{in}, true, false},
+		{"symlink to the input", link, []string{in}, true, false},
+		{"input given as a symlink", in, []string{link}, true, false},
+		{"through a symlinked directory", filepath.Join(dirLink, "in.json"), []string{in}, true, false},
+		{"hard link", hard, []string{in}, true, false},
+		{"later input", in, []string{"", other, in}, true, false},
+		{"fifo", fifo, nil, true, false},
+		{"device", os.DevNull, nil, true, false},
+		{"directory", sub, nil, true, false},
+		{"symlink to an unrelated file", link, nil, true, false},
+		{"empty", "", nil, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() { done <- Check("--out", tc.out, tc.inputs...) }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(2 * time.Second):
+				t.Fatal("Check blocked")
+			}
+			if tc.ok != (err == nil) {
+				t.Fatalf("Check(%q, %q) = %v, want ok=%v", tc.out, tc.inputs, err, tc.ok)
+			}
+			if tc.unsafe != errors.Is(err, ErrUnsafe) {
+				t.Fatalf("Check(%q) = %v, want ErrUnsafe=%v", tc.out, err, tc.unsafe)
+			}
+			if err != nil && !strings.Contains(err.Error(), "--out") {
+				t.Errorf("error %q does not name the flag", err)
+			}
+		})
+	}
+}
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.txt")
+	if err := os.WriteFile(out, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	tests := []struct {
+		name string
+		ctx  func() context.Context
+		fn   func(io.Writer) error
+		want string // content afterwards
+		err  bool
+	}{
+		{"writer fails", context.Background, func(w io.Writer) error {
+			io.WriteString(w, "half")
+			return boom
+		}, "old", true},
+		{"context cancelled", func() context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx
+		}, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }, "old", true},
+		{"abandoned tracker", func() context.Context {
+			tr := &Tracker{}
+			if err := tr.Abandon(); err != nil {
+				t.Fatal(err)
+			}
+			return WithTracker(context.Background(), tr)
+		}, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }, "old", true},
+		{"success", context.Background, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }, "new", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Write(tc.ctx(), out, tc.fn)
+			if (err != nil) != tc.err {
+				t.Fatalf("Write: %v, want error %v", err, tc.err)
+			}
+			b, rerr := os.ReadFile(out)
+			if rerr != nil || string(b) != tc.want {
+				t.Fatalf("content %q (%v), want %q", b, rerr, tc.want)
+			}
+			if names := entries(t, dir); len(names) != 1 {
+				t.Fatalf("directory holds %v, want only out.txt", names)
+			}
+		})
+	}
+}
+
+func TestWriteMissingDirectory(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "missing", "out.txt")
+	err := Write(context.Background(), out, func(io.Writer) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), out) {
+		t.Fatalf("Write into a missing directory: %v, want an error naming %s", err, out)
+	}
+}
+
+func TestAbandonRemovesStaging(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "model.ebnn")
+	tr := &Tracker{}
+	ctx := WithTracker(context.Background(), tr)
+	s, err := Stage(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.Path(), []byte("partial"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Abandon(); err != nil {
+		t.Fatal(err)
+	}
+	if names := entries(t, dir); len(names) != 0 {
+		t.Fatalf("after Abandon the directory holds %v", names)
+	}
+	if err := s.Commit(ctx); err == nil {
+		t.Fatal("Commit after Abandon succeeded")
+	}
+	if _, err := os.Lstat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("output exists after an abandoned commit: %v", err)
+	}
+	if _, err := Stage(ctx, out); !errors.Is(err, ErrAbandoned) {
+		t.Fatalf("Stage after Abandon: %v, want ErrAbandoned", err)
+	}
+}
+
+func TestCommitRefusesReplacedOutput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	s, err := Stage(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.Path(), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(out, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if err := s.Commit(context.Background()); !errors.Is(err, ErrUnsafe) {
+		t.Fatalf("Commit over a FIFO: %v, want ErrUnsafe", err)
+	}
+	st, err := os.Lstat(out)
+	if err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("the FIFO was replaced: %v %v", st, err)
+	}
+	if names := entries(t, dir); len(names) != 1 {
+		t.Fatalf("directory holds %v, want only the FIFO", names)
+	}
+}
