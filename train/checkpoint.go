@@ -1,14 +1,17 @@
 package train
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/edgebnn/edgebnn/convert"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/optim"
 )
@@ -110,7 +113,12 @@ func (t *Trainer) save(path string, optimizer bool) error {
 			return fmt.Errorf("checkpoint %s: %w", path, err)
 		}
 	}
-	if err := w.WriteFile(path, format.WriteOptions{}); err != nil {
+	// Staged beside path, fsynced and renamed over it (then the directory fsynced): an
+	// interrupted or failed save leaves the previous checkpoint as it was.
+	if err := outfile.Write(context.Background(), path, func(out io.Writer) error {
+		_, err := w.WriteTo(out)
+		return err
+	}); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil

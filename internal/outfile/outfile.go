@@ -38,8 +38,8 @@ var ErrUnsafe = errors.New("unsafe output path")
 var ErrAbandoned = errors.New("output abandoned (command interrupted)")
 
 // Check reports whether path may be written as an output of a command that
-// reads inputs. path must be non-empty; if something exists there it must be a
-// regular file (not a symbolic link, FIFO, device, socket or directory); and it
+// reads inputs. path must be non-empty; its directory must exist; if something
+// exists there it must be a regular file (not a symbolic link, FIFO, device, socket or directory); and it
 // must not be any of inputs, compared by cleaned absolute path and, for files
 // that exist, with os.SameFile (which also catches symbolic and hard links).
 // Empty inputs are ignored. Check never opens path, so a FIFO cannot block it.
@@ -60,6 +60,18 @@ func Check(what, path string, inputs ...string) error {
 	default:
 		return fmt.Errorf("%s %s: %w", what, path, err)
 	}
+	if st == nil {
+		dir := filepath.Dir(path)
+		dst, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("%s %s: directory %s does not exist", what, path, dir)
+		case err != nil:
+			return fmt.Errorf("%s %s: %w", what, path, err)
+		case !dst.IsDir():
+			return fmt.Errorf("%s %s: %s is not a directory", what, path, dir)
+		}
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", what, path, err)
@@ -69,13 +81,13 @@ func Check(what, path string, inputs ...string) error {
 			continue
 		}
 		if inAbs, err := filepath.Abs(in); err == nil && inAbs == abs {
-			return fmt.Errorf("%s %s: %w: it is also an input (%s); refusing to overwrite an input", what, path, ErrUnsafe, in)
+			return fmt.Errorf("%s %s: %w: it is also an input (%s); refusing to write over an input", what, path, ErrUnsafe, in)
 		}
 		if st == nil {
 			continue
 		}
 		if ist, err := os.Stat(in); err == nil && os.SameFile(st, ist) {
-			return fmt.Errorf("%s %s: %w: it is the same file as the input %s; refusing to overwrite an input", what, path, ErrUnsafe, in)
+			return fmt.Errorf("%s %s: %w: it is the same file as the input %s; refusing to write over an input", what, path, ErrUnsafe, in)
 		}
 	}
 	return nil
@@ -106,6 +118,7 @@ func describe(m fs.FileMode) string {
 type Tracker struct {
 	mu        sync.Mutex
 	dirs      map[string]bool
+	watched   map[string]bool
 	abandoned bool
 }
 
@@ -140,7 +153,33 @@ func (t *Tracker) Abandon() error {
 		}
 		delete(t.dirs, d)
 	}
+	for d := range t.watched {
+		// Staging directories of this process made without the tracker in their context.
+		ms, _ := filepath.Glob(filepath.Join(d, ".*.tmp-"+strconv.Itoa(os.Getpid())+"-*"))
+		for _, m := range ms {
+			if err := removeAll(m); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// Watch makes the context's Tracker (if any) also remove, when abandoned, the
+// staging directories this process creates in dir through Stage or Write
+// called without the Tracker in their context (for instance by library code
+// that takes no context).
+func Watch(ctx context.Context, dir string) {
+	t := trackerFrom(ctx)
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.watched == nil {
+		t.watched = map[string]bool{}
+	}
+	t.watched[filepath.Clean(dir)] = true
 }
 
 // removeAll removes a staging directory, retrying when a writer still running

@@ -88,6 +88,8 @@ func TestCheck(t *testing.T) {
 		{"directory", sub, nil, true, false},
 		{"symlink to an unrelated file", link, nil, true, false},
 		{"empty", "", nil, false, false},
+		{"missing directory", filepath.Join(dir, "missing", "out"), nil, false, false},
+		{"directory is a file", filepath.Join(other, "out"), nil, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -220,5 +222,29 @@ func TestCommitRefusesReplacedOutput(t *testing.T) {
 	}
 	if names := entries(t, dir); len(names) != 1 {
 		t.Fatalf("directory holds %v, want only the FIFO", names)
+	}
+}
+
+func TestAbandonRemovesWatchedStaging(t *testing.T) {
+	dir := t.TempDir()
+	tr := &Tracker{}
+	ctx := WithTracker(context.Background(), tr)
+	Watch(ctx, dir)
+	s, err := Stage(context.Background(), filepath.Join(dir, "ckpt.ebnn")) // no tracker
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.Path(), []byte("partial"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	keep := filepath.Join(dir, ".other.tmp-1-x") // another process's staging: not ours
+	if err := os.Mkdir(keep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Abandon(); err != nil {
+		t.Fatal(err)
+	}
+	if names := entries(t, dir); len(names) != 1 || names[0] != filepath.Base(keep) {
+		t.Fatalf("after Abandon the directory holds %v, want only %s", names, filepath.Base(keep))
 	}
 }

@@ -4,11 +4,17 @@
 package plot
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
+	"path/filepath"
 	"sort"
+	"strings"
+
+	"github.com/edgebnn/edgebnn/internal/outfile"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -73,8 +79,17 @@ func Lines(path, title, xlabel, ylabel string, series []Series, w, h float64) er
 	return save(p, path, w, h)
 }
 
+// save renders p in the format of path's extension and writes it atomically (staged beside
+// path, fsynced, renamed): an interrupted or failed save leaves path as it was.
 func save(p *plot.Plot, path string, w, h float64) error {
-	if err := p.Save(vg.Length(w)*vg.Inch, vg.Length(h)*vg.Inch, path); err != nil {
+	wt, err := p.WriterTo(vg.Length(w)*vg.Inch, vg.Length(h)*vg.Inch, strings.ToLower(strings.TrimPrefix(filepath.Ext(path), ".")))
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	if err := outfile.Write(context.Background(), path, func(out io.Writer) error {
+		_, err := wt.WriteTo(out)
+		return err
+	}); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
 	return nil
