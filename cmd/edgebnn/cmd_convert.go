@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/edgebnn/edgebnn/convert"
+	"github.com/edgebnn/edgebnn/internal/outfile"
 )
 
 const convertUsage = `Usage: edgebnn convert --checkpoint PATH [--config CFG.json] [--arch ARCH] --out OUT
@@ -78,7 +80,7 @@ func parseInterspersed(fs *flag.FlagSet, usage string, args []string, stdout io.
 	}
 }
 
-func runConvert(_ context.Context, args []string, stdout, _ io.Writer) error {
+func runConvert(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("convert")
 	var o convert.Options
 	fs.StringVar(&o.Checkpoint, "checkpoint", "", "the checkpoint `PATH`: .pt, .safetensors or an edgebnn model file (required)")
@@ -113,7 +115,10 @@ func runConvert(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if o.InputShape, err = parseShape(*shape); err != nil {
 		return usagef("%v", err)
 	}
-	rep, err := convert.Convert(o)
+	if err := outfile.Check("--out", o.Out, o.Checkpoint, o.Config, fileArg(o.Arch), o.Validate); err != nil {
+		return err
+	}
+	rep, err := convertStaged(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -121,6 +126,54 @@ func runConvert(_ context.Context, args []string, stdout, _ io.Writer) error {
 		return writeJSON(stdout, rep)
 	}
 	return writeConvertReport(stdout, rep)
+}
+
+// convertStaged converts into a staging file beside o.Out and moves it to
+// o.Out only when everything succeeded, --validate included: a failed or
+// interrupted conversion leaves o.Out as it was and no temporary file.
+func convertStaged(ctx context.Context, o convert.Options) (*convert.Report, error) {
+	st, err := outfile.Stage(ctx, o.Out)
+	if err != nil {
+		return nil, err
+	}
+	out := o.Out
+	o.Out = st.Path()
+	rep, err := convert.Convert(o)
+	if err != nil {
+		st.Discard()
+		return nil, &renamedPathError{err: err, from: o.Out, to: out}
+	}
+	if err := st.Commit(ctx); err != nil {
+		return nil, err
+	}
+	rep.Out = out
+	return rep, nil
+}
+
+// renamedPathError shows err with the staging path replaced by the output's.
+type renamedPathError struct {
+	err      error
+	from, to string
+}
+
+// Error returns the message with the staging path replaced.
+func (e *renamedPathError) Error() string {
+	return strings.ReplaceAll(e.err.Error(), e.from, e.to)
+}
+
+// Unwrap returns the underlying error.
+func (e *renamedPathError) Unwrap() error { return e.err }
+
+// fileArg returns s if it names an existing file (a flag such as --arch that
+// takes either a built-in name or a path), else "".
+func fileArg(s string) string {
+	if s == "" {
+		return ""
+	}
+	if _, err := os.Stat(s); err != nil {
+		return ""
+	}
+	return s
 }
 
 func writeConvertReport(w io.Writer, r *convert.Report) error {

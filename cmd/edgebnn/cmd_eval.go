@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train"
 	"github.com/edgebnn/edgebnn/train/eval"
@@ -32,7 +34,7 @@ var evalCmd = command{
 	run:     runEval,
 }
 
-func runEval(_ context.Context, args []string, stdout, _ io.Writer) error {
+func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("eval")
 	dataFlag := fs.String("data", "", "data set: fmnist, csv:PATH or toy1d (default: the checkpoint's, else fmnist)")
 	dataDir := fs.String("data-dir", "", "directory of the Fashion-MNIST IDX files")
@@ -73,6 +75,20 @@ func runEval(_ context.Context, args []string, stdout, _ io.Writer) error {
 		cfg.TestSamples = 32
 	}
 	cfg.Seed = *seed
+	var plotPaths []string
+	if *plotPrefix != "" {
+		plotPaths = []string{*plotPrefix + ".reliability.png", *plotPrefix + ".selective.png"}
+		inputs := []string{path}
+		if p, ok := strings.CutPrefix(cfg.Data, "csv:"); ok {
+			inputs = append(inputs, p)
+		}
+		for _, p := range plotPaths {
+			if err := outfile.Check("--plots", p, inputs...); err != nil {
+				return err
+			}
+			outfile.Watch(ctx, filepath.Dir(p))
+		}
+	}
 	strat, err := runtime.ParseStrategy(*strategy)
 	if err != nil {
 		return &usageError{msg: err.Error()}
@@ -107,14 +123,14 @@ func runEval(_ context.Context, args []string, stdout, _ io.Writer) error {
 		for i, b := range report.Reliability {
 			bins[i] = plot.Bin{Lo: b.Lo, Hi: b.Hi, Count: b.Count, Confidence: b.Confidence, Accuracy: b.Accuracy}
 		}
-		if err := plot.Reliability(*plotPrefix+".reliability.png", fmt.Sprintf("reliability (ECE %.4f)", report.Classification.ECE), bins); err != nil {
+		if err := plot.Reliability(plotPaths[0], fmt.Sprintf("reliability (ECE %.4f)", report.Classification.ECE), bins); err != nil {
 			return err
 		}
 		var ss []plot.Series
 		for _, s := range eval.Scores {
 			ss = append(ss, plot.Series{Name: "by " + s, X: eval.SelectiveFractions, Y: report.Selective[s]})
 		}
-		if err := plot.Lines(*plotPrefix+".selective.png", "selective prediction", "fraction retained", "accuracy", ss, 6, 4); err != nil {
+		if err := plot.Lines(plotPaths[1], "selective prediction", "fraction retained", "accuracy", ss, 6, 4); err != nil {
 			return err
 		}
 	}

@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/edgebnn/edgebnn/boards"
 	"github.com/edgebnn/edgebnn/convert"
+	"github.com/edgebnn/edgebnn/internal/outfile"
 )
 
 const planUsage = `Usage: edgebnn plan --arch ARCH [--config CFG] [--classes N] [--prune F] [--dtype f16|f32]
@@ -33,7 +35,7 @@ var planCmd = command{
 	run:     runPlan,
 }
 
-func runPlan(_ context.Context, args []string, stdout, _ io.Writer) error {
+func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("plan")
 	var o convert.PlanOptions
 	fs.StringVar(&o.Arch, "arch", "", "architecture: resnet18|resnet34|resnet50, a JSON architecture or a printed nn.Sequential `ARCH` (required)")
@@ -78,9 +80,34 @@ func runPlan(_ context.Context, args []string, stdout, _ io.Writer) error {
 		}
 		o.BudgetBytes = p.BudgetBytes
 	}
+	var st *outfile.Staged
+	finalOut := o.Out
+	if o.Out != "" {
+		inputs := []string{fileArg(o.Arch), o.Config}
+		if *dir != "" {
+			profiles, _ := filepath.Glob(filepath.Join(*dir, "*.json"))
+			inputs = append(inputs, profiles...)
+		}
+		if err := outfile.Check("--out", o.Out, inputs...); err != nil {
+			return err
+		}
+		if st, err = outfile.Stage(ctx, o.Out); err != nil {
+			return err
+		}
+		defer st.Discard()
+		o.Out = st.Path()
+	}
 	rep, err := convert.Plan(o)
 	if err != nil {
+		if st != nil {
+			return &renamedPathError{err: err, from: st.Path(), to: finalOut}
+		}
 		return err
+	}
+	if st != nil {
+		if err := st.Commit(ctx); err != nil {
+			return err
+		}
 	}
 	if *asJSON {
 		return writeJSON(stdout, rep)

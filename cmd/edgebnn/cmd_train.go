@@ -3,16 +3,20 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/train"
 	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/eval"
@@ -112,6 +116,17 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *configPath != "" {
 			return usagef("--config and --resume exclude each other")
 		}
+		st, err := train.ReadState(*resume)
+		if err != nil {
+			return err
+		}
+		cfg := st.Config
+		if err := apply(&cfg); err != nil {
+			return err
+		}
+		if err := checkTrainOutputs(cfg, *configPath, *resume); err != nil {
+			return err
+		}
 		t, err = train.Resume(*resume, apply)
 	} else {
 		cfg := train.DefaultConfig()
@@ -121,6 +136,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}
 		if err := apply(&cfg); err != nil {
+			return err
+		}
+		if err := checkTrainOutputs(cfg, *configPath, ""); err != nil {
 			return err
 		}
 		t, err = train.New(cfg)
@@ -138,10 +156,65 @@ func orNone(s string) string {
 	return s
 }
 
+// trainPlotSuffixes returns the suffixes of the PNG plots trainPlots may write beside --out.
+func trainPlotSuffixes() []string {
+	return []string{".curves.png", ".test.png", ".reliability.png", ".selective.png", ".fit.png"}
+}
+
+// checkTrainOutputs refuses a run whose outputs (the checkpoint at --out, the per-epoch
+// checkpoint, the deployable model, the metrics log and the plots) are not new or regular files,
+// or would overwrite one of its inputs: the config file, the checkpoint resumed from, the data
+// (CSV file or Fashion-MNIST IDX files), an architecture or inference-config file. Only the
+// per-epoch checkpoint may be the one resumed from: it is the run's own, replaced atomically.
+// Outputs in a directory that does not exist yet are new (the directory is created later).
+func checkTrainOutputs(cfg train.Config, configPath, resume string) error {
+	inputs := []string{configPath, resume, fileArg(cfg.Arch), cfg.Inference.Path}
+	if p, ok := strings.CutPrefix(cfg.Data, "csv:"); ok {
+		inputs = append(inputs, p)
+	}
+	if cfg.Data == "fmnist" {
+		dir := cfg.DataDir
+		if dir == "" {
+			dir = data.DefaultFashionMNISTDir
+		}
+		for _, split := range []string{"train", "t10k"} {
+			for _, kind := range []string{"-images-idx3-ubyte", "-labels-idx1-ubyte"} {
+				inputs = append(inputs, filepath.Join(dir, split+kind), filepath.Join(dir, split+kind+".gz"))
+			}
+		}
+	}
+	t := train.Trainer{Config: cfg}
+	outs := []struct{ what, path string }{
+		{"--out", cfg.Out},
+		{"--out (per-epoch checkpoint)", t.EpochCheckpointPath()},
+		{"--out (model)", t.ModelPath()},
+		{"--out (metrics log)", sidePath(cfg.Out, ".metrics.jsonl")},
+	}
+	for _, suf := range trainPlotSuffixes() {
+		outs = append(outs, struct{ what, path string }{"--out (plot)", sidePath(cfg.Out, suf)})
+	}
+	for i, o := range outs {
+		if _, err := os.Stat(filepath.Dir(o.path)); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		in := inputs
+		if i == 1 {
+			in = slices.DeleteFunc(slices.Clone(inputs), func(p string) bool { return p == resume })
+		}
+		if err := outfile.Check(o.what, o.path, in...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // sidePath returns out with its extension replaced by suffix (".metrics.jsonl").
 func sidePath(out, suffix string) string {
 	return strings.TrimSuffix(out, filepath.Ext(out)) + suffix
 }
+
+// metricsLogEvery is the least time between two rewrites of the metrics log during training.
+const metricsLogEvery = 2 * time.Second
 
 func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout, stderr io.Writer) error {
 	c := &t.Config
@@ -151,19 +224,35 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 	}
 	fmt.Fprintf(stdout, "; %d parameters, %d steps per epoch\n", numParams(t), t.StepsPerEpoch())
 	if err := os.MkdirAll(filepath.Dir(c.Out), 0o755); err != nil {
-		return err
+		return fmt.Errorf("--out %s: %w", c.Out, err)
 	}
+	outfile.Watch(ctx, filepath.Dir(c.Out))
+	// The metrics log is rewritten whole and atomically from t.History (which checkpoints carry,
+	// so a resumed run's log continues the earlier one): at most every metricsLogEvery while
+	// training, and once more when the run ends, however it ends.
 	logPath := sidePath(c.Out, ".metrics.jsonl")
-	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
-	if t.Epoch == 0 {
-		flags = os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	var extra []any // lines after the epochs' (the toy1d summary)
+	writeLog := func() error {
+		err := outfile.Write(context.WithoutCancel(ctx), logPath, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			for i := range t.History {
+				if err := enc.Encode(&t.History[i]); err != nil {
+					return err
+				}
+			}
+			for _, x := range extra {
+				if err := enc.Encode(x); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("metrics log: %w", err)
+		}
+		return nil
 	}
-	logf, err := os.OpenFile(logPath, flags, 0o644)
-	if err != nil {
-		return fmt.Errorf("metrics log: %w", err)
-	}
-	defer logf.Close()
-	enc := json.NewEncoder(logf)
+	lastLog := time.Now()
 
 	var bar *progressbar.ProgressBar
 	remaining := int64(c.TotalEpochs()-t.Epoch) * int64(t.StepsPerEpoch())
@@ -183,8 +272,11 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 			_ = bar.Add(1)
 		},
 		Epoch: func(m train.EpochMetrics) {
-			if err := enc.Encode(&m); err != nil {
-				fmt.Fprintf(stderr, "edgebnn: metrics log: %v\n", err)
+			if time.Since(lastLog) >= metricsLogEvery {
+				if err := writeLog(); err != nil {
+					fmt.Fprintf(stderr, "edgebnn: %v\n", err)
+				}
+				lastLog = time.Now()
 			}
 			line := fmt.Sprintf("epoch %d/%d  loss %.4f  nll %.4f  KL %.4g (weight %.3g)  lr %.3g  %.1f steps/s",
 				m.Epoch, c.TotalEpochs(), m.Loss, m.NLL, m.KL, m.KLWeight, m.LR, m.StepsPerSecond)
@@ -208,6 +300,12 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 	if bar != nil {
 		_ = bar.Finish()
 	}
+	if err := writeLog(); err != nil {
+		if runErr != nil {
+			return errors.Join(runErr, err)
+		}
+		return err
+	}
 	if runErr != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stdout, "interrupted: checkpoint written to %s (resume with --resume)\n", t.EpochCheckpointPath())
@@ -226,8 +324,9 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 		}
 		fmt.Fprintf(stdout, "epistemic sd at x=0: %.4f; mean over training inputs: %.4f; ratio %.2f\n",
 			s.EpistemicSDAt0, s.EpistemicSDTrainMean, s.Ratio)
-		if err := enc.Encode(map[string]any{"toy1d": s}); err != nil {
-			return fmt.Errorf("metrics log: %w", err)
+		extra = append(extra, map[string]any{"toy1d": s})
+		if err := writeLog(); err != nil {
+			return err
 		}
 	}
 	if plots {

@@ -1,0 +1,374 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// copyFile copies src to dst.
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runCLITimeout runs the CLI in process and fails the test if it does not return within d
+// (an output that is a FIFO must be refused, not opened).
+func runCLITimeout(t *testing.T, d time.Duration, args ...string) (int, string, string) {
+	t.Helper()
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, stdout, stderr := runCLI(args...)
+		done <- result{code, stdout, stderr}
+	}()
+	select {
+	case r := <-done:
+		return r.code, r.stdout, r.stderr
+	case <-time.After(d):
+		t.Fatalf("edgebnn %s did not return within %v", strings.Join(args, " "), d)
+		return 0, "", ""
+	}
+}
+
+// outputCommand is an output-writing command line for the hostile-output tests.
+type outputCommand struct {
+	name string
+	// args returns the command line writing its output to out; in the working directory dir it
+	// has copies of its inputs, named in inputs.
+	args   func(dir, out string) []string
+	inputs []string
+	// outFile maps the --out value to the file written (eval --plots takes a prefix).
+	outFile func(out string) string
+	// missingDirOK: the command creates a missing output directory (train).
+	missingDirOK bool
+}
+
+// fixtureInputs copies the mlp_ffgu fixture's files into dir.
+func fixtureInputs(t *testing.T, dir string) {
+	t.Helper()
+	d, err := filepath.Abs(filepath.Join(fixtureRoot, "mlp_ffgu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"state_dict.pt", "inference_config.json", "model.txt", "reference.safetensors"} {
+		copyFile(t, filepath.Join(d, f), filepath.Join(dir, f))
+	}
+}
+
+// trainInputs writes a tiny regression CSV and a train config into dir.
+func trainInputs(t *testing.T, dir string) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("x,y\n")
+	for i := range 20 {
+		x := float64(i)/10 - 1
+		fmt.Fprintf(&b, "%g,%g\n", x, 2*x+0.1)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "data.csv"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := `{"data": "csv:data.csv", "task": "regression", "arch": "mlp:1-4-1", "posterior": "deterministic",
+  "epochs": 1, "batch_size": 10, "test_fraction": 0}`
+	if err := os.WriteFile(filepath.Join(dir, "cfg.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// outputCommands lists every command that writes files.
+func outputCommands() []outputCommand {
+	same := func(out string) string { return out }
+	return []outputCommand{
+		{
+			name: "convert",
+			args: func(dir, out string) []string {
+				return []string{"convert", "--checkpoint", "state_dict.pt", "--config", "inference_config.json",
+					"--arch", "model.txt", "--validate", "reference.safetensors", "--samples", "2", "--out", out}
+			},
+			inputs:  []string{"state_dict.pt", "inference_config.json", "model.txt", "reference.safetensors"},
+			outFile: same,
+		},
+		{
+			name: "plan",
+			args: func(dir, out string) []string {
+				return []string{"plan", "--arch", "model.txt", "--config", "inference_config.json", "--out", out}
+			},
+			inputs:  []string{"model.txt", "inference_config.json"},
+			outFile: same,
+		},
+		{
+			name: "train",
+			args: func(dir, out string) []string {
+				return []string{"train", "--config", "cfg.json", "--quiet", "--no-plots", "--out", out}
+			},
+			inputs:       []string{"cfg.json", "data.csv"},
+			outFile:      same,
+			missingDirOK: true,
+		},
+		{
+			name: "eval",
+			args: func(dir, out string) []string {
+				return []string{"eval", "--data", "csv:data.csv", "--plots", out, "model.txt"}
+			},
+			inputs:  []string{"model.txt", "data.csv"},
+			outFile: func(out string) string { return out + ".reliability.png" },
+		},
+	}
+}
+
+// TestHostileOutputs: for every output-writing command, an output that is a FIFO, a symbolic
+// link, a device, one of the command's inputs (by the same path, another relative spelling, a
+// symbolic or a hard link) or in a missing directory is refused quickly with a message naming
+// it, and the existing file (and the inputs) are left untouched.
+func TestHostileOutputs(t *testing.T) {
+	for _, oc := range outputCommands() {
+		t.Run(oc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			fixtureInputs(t, dir)
+			trainInputs(t, dir)
+			t.Chdir(dir)
+			snapshot := map[string]string{}
+			for _, in := range oc.inputs {
+				b, err := os.ReadFile(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				snapshot[in] = string(b)
+			}
+			type hostile struct {
+				name string
+				// out returns the --out value; the file it names (oc.outFile) is prepared.
+				out  func(t *testing.T) string
+				want string // in stderr
+			}
+			cases := []hostile{
+				{"fifo", func(t *testing.T) string {
+					if err := syscall.Mkfifo(oc.outFile("fifo"), 0o644); err != nil {
+						t.Skipf("mkfifo: %v", err)
+					}
+					return "fifo"
+				}, "named pipe"},
+				{"symlink", func(t *testing.T) string {
+					if err := os.WriteFile("target", []byte("keep"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Symlink("target", oc.outFile("link")); err != nil {
+						t.Fatal(err)
+					}
+					return "link"
+				}, "symbolic link"},
+				{"directory", func(t *testing.T) string {
+					if err := os.Mkdir(oc.outFile("adir"), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					return "adir"
+				}, "directory"},
+			}
+			if oc.name != "eval" { // eval's outputs are <prefix>.*.png
+				cases = append(cases, hostile{"device", func(*testing.T) string { return os.DevNull }, "device"})
+			}
+			for _, in := range oc.inputs {
+				if oc.outFile("x") != "x" {
+					// A prefix: make an input that is also a plot path.
+					continue
+				}
+				cases = append(cases,
+					hostile{"input " + in, func(*testing.T) string { return in }, "input"},
+					hostile{"input ./" + in, func(*testing.T) string { return "./" + in }, "input"},
+					hostile{"input absolute " + in, func(*testing.T) string { return filepath.Join(dir, in) }, "input"},
+					hostile{"input via ../ " + in, func(*testing.T) string {
+						return filepath.Join("..", filepath.Base(dir), in)
+					}, "input"},
+					hostile{"symlink to input " + in, func(t *testing.T) string {
+						l := "l-" + in
+						if err := os.Symlink(in, l); err != nil {
+							t.Fatal(err)
+						}
+						return l
+					}, "symbolic link"},
+					hostile{"hard link to input " + in, func(t *testing.T) string {
+						l := "h-" + in
+						if err := os.Link(in, l); err != nil {
+							t.Fatal(err)
+						}
+						return l
+					}, "input"},
+				)
+			}
+			if oc.name == "eval" {
+				cases = append(cases, hostile{"input as a plot", func(t *testing.T) string {
+					copyFile(t, "model.txt", "m.reliability.png")
+					if err := os.Rename("model.txt", "model.txt.bak"); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Symlink("m.reliability.png", "model.txt"); err != nil {
+						t.Fatal(err)
+					}
+					return "m"
+				}, "input"})
+			}
+			if !oc.missingDirOK {
+				cases = append(cases, hostile{"missing directory", func(*testing.T) string {
+					return filepath.Join("missing", "out")
+				}, "does not exist"})
+			}
+			for _, hc := range cases {
+				t.Run(hc.name, func(t *testing.T) {
+					out := hc.out(t)
+					file := oc.outFile(out)
+					before, lerr := os.Lstat(file)
+					code, stdout, stderr := runCLITimeout(t, 20*time.Second, oc.args(dir, out)...)
+					if code != 1 {
+						t.Fatalf("exit %d, want 1\nstdout: %s\nstderr: %s", code, stdout, stderr)
+					}
+					if !strings.Contains(stderr, hc.want) || !strings.Contains(stderr, out) {
+						t.Errorf("stderr %q does not name %s and %q", stderr, out, hc.want)
+					}
+					if lerr == nil {
+						after, err := os.Lstat(file)
+						if err != nil || after.Mode() != before.Mode() || (before.Mode().IsRegular() && !os.SameFile(before, after)) {
+							t.Errorf("%s was replaced: before %v, after %v (%v)", file, before.Mode(), after, err)
+						}
+					} else if _, err := os.Lstat(file); err == nil {
+						t.Errorf("%s was created", file)
+					}
+					for in, want := range snapshot {
+						if b, err := os.ReadFile(in); err != nil || string(b) != want {
+							t.Errorf("input %s changed (%v)", in, err)
+						}
+					}
+					if b, err := os.ReadFile("target"); err == nil && string(b) != "keep" {
+						t.Errorf("symlink target overwritten: %q", b)
+					}
+					ents, _ := os.ReadDir(".")
+					for _, e := range ents {
+						if strings.Contains(e.Name(), ".tmp") {
+							t.Errorf("temporary %s left behind", e.Name())
+						}
+					}
+				})
+				if oc.name == "eval" {
+					// restore the model for the next case
+					if _, err := os.Lstat("model.txt.bak"); err == nil {
+						os.Remove("model.txt")
+						os.Rename("model.txt.bak", "model.txt")
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestConvertFailedValidateWritesNothing: a conversion whose --validate fails leaves the output
+// as it was (absent, or the previous file) and no temporary file beside it.
+func TestConvertFailedValidateWritesNothing(t *testing.T) {
+	d := filepath.Join(fixtureRoot, "mlp_ffgu")
+	tests := []struct {
+		name     string
+		validate string
+		previous string // content of an existing output; "" for none
+	}{
+		{"missing data, new output", filepath.Join(t.TempDir(), "missing.safetensors"), ""},
+		{"not safetensors, new output", filepath.Join(d, "model.txt"), ""},
+		{"no inputs tensor, existing output", filepath.Join(d, "state_dict.safetensors"), "previous model"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "m.ebnn")
+			if tc.previous != "" {
+				if err := os.WriteFile(out, []byte(tc.previous), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, stdout, stderr := runCLI("convert", "--checkpoint", filepath.Join(d, "state_dict.pt"),
+				"--config", filepath.Join(d, "inference_config.json"), "--arch", filepath.Join(d, "model.txt"),
+				"--validate", tc.validate, "--samples", "2", "--out", out)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1\nstdout: %s\nstderr: %s", code, stdout, stderr)
+			}
+			if strings.Contains(stderr, ".tmp-") {
+				t.Errorf("stderr names the staging path: %s", stderr)
+			}
+			b, err := os.ReadFile(out)
+			switch {
+			case tc.previous == "" && err == nil:
+				t.Errorf("%s was written despite the failed validation", out)
+			case tc.previous != "" && string(b) != tc.previous:
+				t.Errorf("%s changed despite the failed validation (%v)", out, err)
+			}
+			ents, _ := os.ReadDir(dir)
+			if want := map[bool]int{true: 0, false: 1}[tc.previous == ""]; len(ents) != want {
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				t.Errorf("directory holds %v, want %d file(s)", names, want)
+			}
+		})
+	}
+}
+
+// TestTrainOutputs: train creates a missing output directory, writes its checkpoint, model,
+// metrics log and plots there with no temporary file left, and refuses --out given in the
+// config file as the config file itself.
+func TestTrainOutputs(t *testing.T) {
+	dir := t.TempDir()
+	trainInputs(t, dir)
+	t.Chdir(dir)
+	code, stdout, stderr := runCLI("train", "--config", "cfg.json", "--quiet", "--out", filepath.Join("runs", "a", "m.ebnn"))
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	ents, err := os.ReadDir(filepath.Join("runs", "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("temporary %s left behind", e.Name())
+		}
+	}
+	for _, want := range []string{"m.ebnn", "m.model.ebnn", "m.metrics.jsonl", "m.curves.png"} {
+		if !strings.Contains(strings.Join(names, " "), want) {
+			t.Errorf("no %s among %v", want, names)
+		}
+	}
+	log, err := os.ReadFile(filepath.Join("runs", "a", "m.metrics.jsonl"))
+	if err != nil || !strings.Contains(string(log), `"epoch":1`) {
+		t.Errorf("metrics log %q (%v) lacks epoch 1", log, err)
+	}
+	// The config names itself as the output.
+	cfg, err := os.ReadFile("cfg.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := strings.Replace(string(cfg), "{", `{"out": "cfg.json", `, 1)
+	if err := os.WriteFile("cfg.json", []byte(self), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI("train", "--config", "cfg.json", "--quiet")
+	if code != 1 || !strings.Contains(stderr, "input") {
+		t.Fatalf("exit %d, stderr %q; want a refusal", code, stderr)
+	}
+	if b, _ := os.ReadFile("cfg.json"); string(b) != self {
+		t.Errorf("cfg.json was overwritten")
+	}
+}
