@@ -8,7 +8,8 @@
 //
 // Run "edgebnn help" for the list of commands and "edgebnn help <command>"
 // (or "edgebnn <command> -h") for one command's flags. Exit status: 0 on
-// success, 1 when the command fails, 2 on a usage error.
+// success, 1 when the command fails, 2 on a usage error, 130 when SIGINT or
+// SIGTERM stopped it (within a second, leaving no partial output).
 package main
 
 import (
@@ -18,11 +19,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
+	"syscall"
 	"text/tabwriter"
+	"time"
+
+	"github.com/edgebnn/edgebnn/internal/outfile"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -33,7 +39,14 @@ const (
 	exitOK    = 0
 	exitError = 1
 	exitUsage = 2
+	// exitInterrupted is the status after SIGINT or SIGTERM (128 + SIGINT, as shells report it).
+	exitInterrupted = 130
 )
+
+// interruptGrace is how long a command may take, once its context is
+// cancelled, to stop by itself (and, for train, write its checkpoint) before
+// the dispatcher gives up on it, removes its outputs in flight and returns.
+const interruptGrace = 400 * time.Millisecond
 
 // run dispatches the command line args (without the program name) and
 // returns the process exit status.
@@ -59,7 +72,84 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "edgebnn: unknown command %q; run 'edgebnn help' for the list of commands.\n", name)
 		return exitUsage
 	}
-	return report(c.name, c.run(ctx, rest, stdout, stderr), stderr)
+	return runCommand(ctx, c, rest, stdout, stderr)
+}
+
+// runCommand runs c in its own goroutine so that a cancelled ctx (SIGINT,
+// SIGTERM) stops it within interruptGrace even when it is busy in code that
+// does not look at ctx: then the outputs it is still writing are removed
+// (outfile.Tracker.Abandon), its further output to stdout and stderr is
+// dropped, and the status is exitInterrupted. A panic becomes an error.
+func runCommand(ctx context.Context, c command, args []string, stdout, stderr io.Writer) int {
+	tr := &outfile.Tracker{}
+	cctx := outfile.WithTracker(ctx, tr)
+	out, errOut := &gateWriter{w: stdout}, &gateWriter{w: stderr}
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("internal error: %v", r)
+			}
+		}()
+		done <- c.run(cctx, args, out, errOut)
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		timer := time.NewTimer(interruptGrace)
+		defer timer.Stop()
+		select {
+		case err = <-done:
+		case <-timer.C:
+			out.close()
+			errOut.close()
+			aerr := tr.Abandon()
+			fmt.Fprintf(stderr, "edgebnn %s: interrupted (%v); stopped, no partial output left\n", c.name, context.Cause(ctx))
+			if aerr != nil {
+				fmt.Fprintf(stderr, "edgebnn %s: %v\n", c.name, aerr)
+			}
+			return exitInterrupted
+		}
+	}
+	if ctx.Err() != nil {
+		_ = tr.Abandon()
+		if err == nil || errors.Is(err, context.Canceled) {
+			fmt.Fprintf(stderr, "edgebnn %s: interrupted (%v)\n", c.name, context.Cause(ctx))
+		} else {
+			fmt.Fprintf(stderr, "edgebnn %s: interrupted (%v): %v\n", c.name, context.Cause(ctx), err)
+		}
+		return exitInterrupted
+	}
+	return report(c.name, err, stderr)
+}
+
+// gateWriter passes writes through until close; afterwards it drops them, so
+// an abandoned command cannot write after the dispatcher has returned.
+type gateWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	closed bool
+}
+
+// errGateClosed is what writes return after close.
+var errGateClosed = errors.New("output closed: command interrupted")
+
+// Write writes p unless the gate is closed.
+func (g *gateWriter) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return 0, errGateClosed
+	}
+	return g.w.Write(p)
+}
+
+// close drops every later write.
+func (g *gateWriter) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
 }
 
 // runHelp implements "edgebnn help [command]".
@@ -111,6 +201,6 @@ Commands:
 	tw.Flush()
 	fmt.Fprint(w, `
 Run 'edgebnn help <command>' or 'edgebnn <command> -h' for a command's flags.
-Exit status: 0 success, 1 error, 2 usage error.
+Exit status: 0 success, 1 error, 2 usage error, 130 interrupted (SIGINT, SIGTERM).
 `)
 }

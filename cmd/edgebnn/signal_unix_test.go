@@ -1,0 +1,124 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestSignalStopsCommands starts the built binary on long runs of predict, convert (its
+// --validate step), bench and train, sends SIGINT or SIGTERM, and checks that it exits within a
+// second with status 130, leaving no partial output and no temporary file (train: the
+// checkpoint it writes on interrupt is complete).
+func TestSignalStopsCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "edgebnn")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	d, err := filepath.Abs(filepath.Join(fixtureRoot, "mlp_ffgu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := convertFixture(t, "mlp_ffgu")
+	fixture := []string{"--checkpoint", filepath.Join(d, "state_dict.pt"), "--config", filepath.Join(d, "inference_config.json"),
+		"--arch", filepath.Join(d, "model.txt")}
+	tests := []struct {
+		name string
+		sig  syscall.Signal
+		// args returns the command line writing into dir.
+		args func(dir string) []string
+		// absent must not exist afterwards; present must (complete, non-empty).
+		absent, present []string
+	}{
+		{name: "predict SIGINT", sig: syscall.SIGINT, args: func(string) []string {
+			return []string{"predict", "--model", model, "--input", filepath.Join(d, "reference.safetensors"), "--samples", "100000"}
+		}},
+		{name: "convert --validate SIGINT", sig: syscall.SIGINT, args: func(dir string) []string {
+			return append([]string{"convert", "--out", filepath.Join(dir, "m.ebnn"), "--validate",
+				filepath.Join(d, "reference.safetensors"), "--samples", "100000"}, fixture...)
+		}, absent: []string{"m.ebnn"}},
+		{name: "convert --validate SIGTERM", sig: syscall.SIGTERM, args: func(dir string) []string {
+			return append([]string{"convert", "--out", filepath.Join(dir, "m.ebnn"), "--validate",
+				filepath.Join(d, "reference.safetensors"), "--samples", "100000"}, fixture...)
+		}, absent: []string{"m.ebnn"}},
+		{name: "bench SIGINT", sig: syscall.SIGINT, args: func(string) []string {
+			return []string{"bench", "--model", model, "--samples", "4096", "--min-time", "1h"}
+		}},
+		{name: "train SIGINT", sig: syscall.SIGINT, args: func(dir string) []string {
+			trainInputs(t, dir)
+			return []string{"train", "--config", filepath.Join(dir, "cfg.json"), "--data", "csv:" + filepath.Join(dir, "data.csv"),
+				"--epochs", "1000000", "--quiet", "--out", filepath.Join(dir, "m.ebnn")}
+		}, absent: []string{"m.ebnn", "m.model.ebnn"}, present: []string{"m.last.ebnn", "m.metrics.jsonl"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := exec.Command(bin, tc.args(dir)...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			select {
+			case err := <-exited:
+				t.Fatalf("exited before the signal: %v\nstdout: %.500s\nstderr: %s", err, stdout.String(), stderr.String())
+			case <-time.After(1500 * time.Millisecond):
+			}
+			if err := cmd.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			sent := time.Now()
+			var werr error
+			select {
+			case werr = <-exited:
+			case <-time.After(5 * time.Second):
+				_ = cmd.Process.Kill()
+				<-exited
+				t.Fatalf("still running 5 s after %v", tc.sig)
+			}
+			if el := time.Since(sent); el > time.Second {
+				t.Errorf("exited %v after %v, want within 1 s", el, tc.sig)
+			}
+			var ee *exec.ExitError
+			if !errors.As(werr, &ee) || ee.ExitCode() != exitInterrupted {
+				t.Errorf("exit %v, want status %d\nstderr: %s", werr, exitInterrupted, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "interrupted") {
+				t.Errorf("stderr does not say interrupted: %s", stderr.String())
+			}
+			ents, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range ents {
+				if strings.Contains(e.Name(), ".tmp") {
+					t.Errorf("temporary %s left behind", e.Name())
+				}
+			}
+			for _, f := range tc.absent {
+				if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
+					t.Errorf("%s was written by an interrupted run", f)
+				}
+			}
+			for _, f := range tc.present {
+				if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+					t.Errorf("%s: %v (size %v)", f, err, st)
+				}
+			}
+		})
+	}
+}
