@@ -10,9 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/edgebnn/edgebnn/boards"
+	"github.com/edgebnn/edgebnn/internal/outfile"
 )
 
 // modulePath is the import path of the edgebnn module; build only runs
@@ -40,6 +42,8 @@ type buildOptions struct {
 	tags    []string
 	strip   bool
 	verbose bool
+	// inputs are files the build reads besides the module (board profiles from --dir).
+	inputs []string
 }
 
 func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -72,6 +76,9 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("unknown board %q (known: %s)", *board, strings.Join(boards.Names(profiles), ", "))
 	}
 	opts := buildOptions{board: p, out: *out, tags: splitTags(*tags), strip: *strip, verbose: *verbose}
+	if *dir != "" {
+		opts.inputs, _ = filepath.Glob(filepath.Join(*dir, "*.json"))
+	}
 	if *purego {
 		opts.tags = append(opts.tags, "purego")
 	}
@@ -93,10 +100,20 @@ func buildBinary(ctx context.Context, o buildOptions, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	out, err := filepath.Abs(o.out)
+	final, err := filepath.Abs(o.out)
 	if err != nil {
 		return fmt.Errorf("resolving output path %q: %w", o.out, err)
 	}
+	if err := checkBuildOutput(final, root, o.inputs); err != nil {
+		return err
+	}
+	st, err := outfile.Stage(ctx, final)
+	if err != nil {
+		return err
+	}
+	defer st.Discard()
+	st.SetPerm(0o755)
+	out := st.Path()
 	args := []string{"build", "-trimpath"}
 	if len(o.tags) > 0 {
 		args = append(args, "-tags", strings.Join(o.tags, ","))
@@ -128,7 +145,24 @@ func buildBinary(ctx context.Context, o buildOptions, stdout, stderr io.Writer) 
 	if err != nil {
 		return fmt.Errorf("checking the built binary: %w", err)
 	}
+	if err := st.Commit(ctx); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "built %s for %s (%s, %s)\n", o.out, o.board.Name, o.board.Platform(), formatBytes(info.Size()))
+	return nil
+}
+
+// checkBuildOutput refuses -o paths that are not new or regular files, or that are an input
+// of the build: a board profile read from --dir, go.mod, go.sum or a Go source file of the
+// module.
+func checkBuildOutput(out, root string, inputs []string) error {
+	inputs = append(slices.Clone(inputs), filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"))
+	if err := outfile.Check("-o", out, inputs...); err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(root, out); err == nil && filepath.IsLocal(rel) && filepath.Ext(out) == ".go" {
+		return fmt.Errorf("-o %s: %w: it is a Go source file of the module being built", out, outfile.ErrUnsafe)
+	}
 	return nil
 }
 

@@ -377,3 +377,50 @@ func TestTrainOutputs(t *testing.T) {
 		t.Errorf("cfg.json was overwritten")
 	}
 }
+
+// TestCheckBuildOutput: build -o refuses the module's go.mod, go.sum and Go sources, board
+// profiles it reads, and non-regular files; a new binary path or one outside the module is fine.
+func TestCheckBuildOutput(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"go.mod", "go.sum", "main.go", "profile.json"} {
+		if err := os.WriteFile(filepath.Join(root, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fifo := filepath.Join(root, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	other := t.TempDir()
+	tests := []struct {
+		name string
+		out  string
+		ok   bool
+	}{
+		{"new binary in the module", filepath.Join(root, "edgebnn-rpi4"), true},
+		{"Go file outside the module", filepath.Join(other, "x.go"), true},
+		{"go.mod", filepath.Join(root, "go.mod"), false},
+		{"go.sum", filepath.Join(root, "go.sum"), false},
+		{"Go source", filepath.Join(root, "main.go"), false},
+		{"new Go source in the module", filepath.Join(root, "new.go"), false},
+		{"board profile", filepath.Join(root, "profile.json"), false},
+		{"fifo", fifo, false},
+		{"missing directory", filepath.Join(root, "missing", "bin"), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkBuildOutput(tc.out, root, []string{filepath.Join(root, "profile.json")})
+			if (err == nil) != tc.ok {
+				t.Fatalf("checkBuildOutput(%s) = %v, want ok=%v", tc.out, err, tc.ok)
+			}
+			if err != nil && !strings.Contains(err.Error(), "-o "+tc.out) {
+				t.Errorf("error %q does not name -o %s", err, tc.out)
+			}
+		})
+	}
+	// Through the command: a FIFO is refused before anything is built.
+	code, _, stderr := runCLITimeout(t, 20*time.Second, "build", "--board", "rpi4", "-o", fifo)
+	if code != 1 || !strings.Contains(stderr, "named pipe") {
+		t.Errorf("build -o FIFO: exit %d, stderr %q", code, stderr)
+	}
+}

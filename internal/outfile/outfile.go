@@ -258,6 +258,10 @@ func Stage(ctx context.Context, path string) (*Staged, error) {
 	return &Staged{out: path, dir: sd, tmp: filepath.Join(sd, base), perm: 0o644, tr: tr}, nil
 }
 
+// SetPerm sets the permission bits Commit gives the file (default 0644), e.g.
+// 0755 for an executable.
+func (s *Staged) SetPerm(perm fs.FileMode) { s.perm = perm.Perm() }
+
 // Path is where the content must be written before Commit: a file in the
 // staging directory with the output's base name.
 func (s *Staged) Path() string { return s.tmp }
