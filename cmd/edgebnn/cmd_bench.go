@@ -98,12 +98,18 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	preds := make([]runtime.Prediction, b)
 	for i := 0; i < 3; i++ { // warm-up
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := p.PredictBatch(xs, preds); err != nil {
 			return err
 		}
 	}
 	if *count > 0 {
 		for i := 0; i < *count; i++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			if err := p.PredictBatch(xs, preds); err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -422,5 +423,57 @@ func TestCheckBuildOutput(t *testing.T) {
 	code, _, stderr := runCLITimeout(t, 20*time.Second, "build", "--board", "rpi4", "-o", fifo)
 	if code != 1 || !strings.Contains(stderr, "named pipe") {
 		t.Errorf("build -o FIFO: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestTrainResumeOutputs: --resume may continue into the run's own per-epoch checkpoint (it is
+// replaced atomically), but its final --out must not be the checkpoint resumed from; the
+// metrics log of a resumed run holds every epoch.
+func TestTrainResumeOutputs(t *testing.T) {
+	dir := t.TempDir()
+	trainInputs(t, dir)
+	t.Chdir(dir)
+	if code, stdout, stderr := runCLI("train", "--config", "cfg.json", "--quiet", "--no-plots", "--epochs", "2", "--out", "m.ebnn"); code != 0 {
+		t.Fatalf("train: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	final, err := os.ReadFile("m.ebnn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		ok   bool
+	}{
+		{"over the resumed checkpoint", []string{"--resume", "m.ebnn", "--epochs", "3"}, false},
+		{"over the resumed checkpoint, explicit --out", []string{"--resume", "m.ebnn", "--epochs", "3", "--out", "./m.ebnn"}, false},
+		{"over the resumed checkpoint by a link", []string{"--resume", "m.ebnn", "--epochs", "3", "--out", "hard.ebnn"}, false},
+		{"new output", []string{"--resume", "m.ebnn", "--epochs", "3", "--out", "m3.ebnn"}, true},
+		{"from the per-epoch checkpoint", []string{"--resume", "m.last.ebnn", "--epochs", "4", "--out", "m4.ebnn"}, true},
+		{"into the per-epoch checkpoint it resumes from", []string{"--resume", "m4.last.ebnn", "--epochs", "5", "--out", "m4.ebnn"}, true},
+	}
+	if err := os.Link("m.ebnn", "hard.ebnn"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(append([]string{"train", "--quiet", "--no-plots"}, tc.args...)...)
+			if (code == 0) != tc.ok {
+				t.Fatalf("exit %d, want ok=%v\nstdout: %s\nstderr: %s", code, tc.ok, stdout, stderr)
+			}
+			if !tc.ok && (code != 1 || !strings.Contains(stderr, "input")) {
+				t.Errorf("exit %d, stderr %q: want a refusal naming the input", code, stderr)
+			}
+			if b, err := os.ReadFile("m.ebnn"); err != nil || !bytes.Equal(b, final) {
+				t.Errorf("m.ebnn changed (%v)", err)
+			}
+		})
+	}
+	log, err := os.ReadFile("m4.metrics.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(log), `"epoch":`); n != 5 {
+		t.Errorf("m4.metrics.jsonl has %d epochs, want 5:\n%s", n, log)
 	}
 }

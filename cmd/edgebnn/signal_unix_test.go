@@ -56,6 +56,9 @@ func TestSignalStopsCommands(t *testing.T) {
 		{name: "bench SIGINT", sig: syscall.SIGINT, args: func(string) []string {
 			return []string{"bench", "--model", model, "--samples", "4096", "--min-time", "1h"}
 		}},
+		{name: "bench --count SIGTERM", sig: syscall.SIGTERM, args: func(string) []string {
+			return []string{"bench", "--model", model, "--samples", "4096", "--count", "1000000000"}
+		}},
 		{name: "train SIGINT", sig: syscall.SIGINT, args: func(dir string) []string {
 			trainInputs(t, dir)
 			return []string{"train", "--config", filepath.Join(dir, "cfg.json"), "--data", "csv:" + filepath.Join(dir, "data.csv"),
