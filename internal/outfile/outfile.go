@@ -25,7 +25,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -306,6 +305,19 @@ func (s *Staged) Commit(ctx context.Context) (err error) {
 	if err := Check("output", s.out); err != nil {
 		return err
 	}
+	if err := s.rename(); err != nil {
+		return err
+	}
+	if err := syncDir(filepath.Dir(s.out)); err != nil {
+		// The file is in place; only the durability of the rename is in doubt.
+		return fmt.Errorf("output %s: fsync directory: %w", s.out, err)
+	}
+	return nil
+}
+
+// rename moves the staged file to the output unless the Tracker was abandoned; the Tracker's
+// lock makes the two exclusive.
+func (s *Staged) rename() error {
 	if s.tr != nil {
 		s.tr.mu.Lock()
 		defer s.tr.mu.Unlock()
@@ -315,10 +327,6 @@ func (s *Staged) Commit(ctx context.Context) (err error) {
 	}
 	if err := os.Rename(s.tmp, s.out); err != nil {
 		return fmt.Errorf("output %s: rename: %w", s.out, err)
-	}
-	if err := syncDir(filepath.Dir(s.out)); err != nil {
-		// The file is in place; only the durability of the rename is in doubt.
-		return fmt.Errorf("output %s: fsync directory: %w", s.out, err)
 	}
 	return nil
 }
@@ -350,10 +358,4 @@ func Write(ctx context.Context, path string, fn func(io.Writer) error) error {
 		return fmt.Errorf("writing %s: %w", path, werr)
 	}
 	return s.Commit(ctx)
-}
-
-// IsStagingName reports whether name (a base name) is one of the staging
-// directories Stage creates, for tests and clean-up tools.
-func IsStagingName(name string) bool {
-	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
 }
