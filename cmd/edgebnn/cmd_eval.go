@@ -118,6 +118,9 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return err // interrupted: write no plots
+	}
 	if *plotPrefix != "" && report.Classification != nil {
 		bins := make([]plot.Bin, len(report.Reliability))
 		for i, b := range report.Reliability {
