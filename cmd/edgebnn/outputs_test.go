@@ -115,9 +115,11 @@ func outputCommands() []outputCommand {
 		{
 			name: "train",
 			args: func(dir, out string) []string {
-				return []string{"train", "--config", "cfg.json", "--quiet", "--no-plots", "--out", out}
+				// Every case is refused before the architecture or inference config is used.
+				return []string{"train", "--config", "cfg.json", "--arch", "model.txt", "--inference", "inference_config.json",
+					"--quiet", "--no-plots", "--out", out}
 			},
-			inputs:       []string{"cfg.json", "data.csv"},
+			inputs:       []string{"cfg.json", "data.csv", "model.txt", "inference_config.json"},
 			outFile:      same,
 			missingDirOK: true,
 		},
@@ -475,5 +477,62 @@ func TestTrainResumeOutputs(t *testing.T) {
 	}
 	if n := strings.Count(string(log), `"epoch":`); n != 5 {
 		t.Errorf("m4.metrics.jsonl has %d epochs, want 5:\n%s", n, log)
+	}
+}
+
+// TestTrainSideOutputs: the files train writes beside --out (per-epoch checkpoint, model,
+// metrics log, plots) are vetted like --out itself, before any training.
+func TestTrainSideOutputs(t *testing.T) {
+	tests := []struct {
+		name    string
+		prepare func(t *testing.T) // in the working directory, with cfg.json and data.csv
+		want    string
+	}{
+		{"fifo metrics log", func(t *testing.T) {
+			if err := syscall.Mkfifo("m.metrics.jsonl", 0o644); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+		}, "named pipe"},
+		{"symlink per-epoch checkpoint", func(t *testing.T) {
+			if err := os.Symlink("data.csv", "m.last.ebnn"); err != nil {
+				t.Fatal(err)
+			}
+		}, "symbolic link"},
+		{"directory model", func(t *testing.T) {
+			if err := os.Mkdir("m.model.ebnn", 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, "directory"},
+		{"plot is the data", func(t *testing.T) {
+			if err := os.Link("data.csv", "m.curves.png"); err != nil {
+				t.Fatal(err)
+			}
+		}, "input"},
+		{"metrics log is the config", func(t *testing.T) {
+			if err := os.Rename("cfg.json", "m.metrics.jsonl"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("m.metrics.jsonl", "cfg.json"); err != nil {
+				t.Fatal(err)
+			}
+		}, "input"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			trainInputs(t, dir)
+			t.Chdir(dir)
+			tc.prepare(t)
+			code, stdout, stderr := runCLITimeout(t, 20*time.Second, "train", "--config", "cfg.json", "--quiet", "--out", "m.ebnn")
+			if code != 1 || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %q; want 1 and %q\nstdout: %s", code, stderr, tc.want, stdout)
+			}
+			if strings.Contains(stdout, "epoch") {
+				t.Errorf("trained before refusing: %s", stdout)
+			}
+			if _, err := os.Lstat("m.ebnn"); err == nil {
+				t.Error("m.ebnn was written")
+			}
+		})
 	}
 }
