@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgebnn/edgebnn/internal/outfile"
+)
+
+// TestRunCommand: the dispatcher maps a command's outcome to the exit status, turns a panic
+// into an error, and gives up on a command that ignores cancellation within interruptGrace,
+// removing the output it was writing.
+func TestRunCommand(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.ebnn")
+	// stuck stages an output, writes part of it, then works on without looking at ctx.
+	stuck := func(ctx context.Context, _ []string, stdout, _ io.Writer) error {
+		st, err := outfile.Stage(ctx, out)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(st.Path(), []byte("partial"), 0o644); err != nil {
+			return err
+		}
+		time.Sleep(3 * time.Second)
+		io.WriteString(stdout, "late output\n")
+		return st.Commit(context.Background())
+	}
+	tests := []struct {
+		name     string
+		run      func(context.Context, []string, io.Writer, io.Writer) error
+		cancel   bool
+		wantCode int
+		wantErr  string
+		maxTime  time.Duration
+	}{
+		{"ok", func(context.Context, []string, io.Writer, io.Writer) error { return nil }, false, exitOK, "", time.Second},
+		{"error", func(context.Context, []string, io.Writer, io.Writer) error { return errors.New("boom") }, false, exitError, "boom", time.Second},
+		{"usage", func(context.Context, []string, io.Writer, io.Writer) error { return usagef("bad") }, false, exitUsage, "bad", time.Second},
+		{"panic", func(context.Context, []string, io.Writer, io.Writer) error { panic("kaput") }, false, exitError, "internal error: kaput", time.Second},
+		{"stops on cancel", func(ctx context.Context, _ []string, _, _ io.Writer) error {
+			<-ctx.Done()
+			return ctx.Err()
+		}, true, exitInterrupted, "interrupted", time.Second},
+		{"ignores cancel", stuck, true, exitInterrupted, "interrupted", time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.cancel {
+				time.AfterFunc(100*time.Millisecond, cancel)
+			}
+			var stdout, stderr bytes.Buffer
+			start := time.Now()
+			code := runCommand(ctx, command{name: "x", run: tc.run}, nil, &stdout, &stderr)
+			if el := time.Since(start); el > tc.maxTime {
+				t.Errorf("took %v, want at most %v", el, tc.maxTime)
+			}
+			if code != tc.wantCode || !strings.Contains(stderr.String(), tc.wantErr) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr.String(), tc.wantCode, tc.wantErr)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Errorf("left behind: %v", ents)
+			}
+		})
+	}
+	// The abandoned command wakes up later: its output is dropped and it cannot commit.
+	time.Sleep(3500 * time.Millisecond)
+	if _, err := os.Lstat(out); err == nil {
+		t.Errorf("%s was written by an abandoned command", out)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
