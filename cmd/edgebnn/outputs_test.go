@@ -536,3 +536,32 @@ func TestTrainSideOutputs(t *testing.T) {
 		})
 	}
 }
+
+// TestFailedPlanWritesNothing: a plan that fails after its output was vetted leaves no output
+// and no staging directory.
+func TestFailedPlanWritesNothing(t *testing.T) {
+	d := filepath.Join(fixtureRoot, "mlp_ffgu")
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"missing config", []string{"--arch", filepath.Join(d, "model.txt"), "--config", filepath.Join(t.TempDir(), "missing.json")}},
+		{"bad prune", []string{"--arch", filepath.Join(d, "model.txt"), "--config", filepath.Join(d, "inference_config.json"), "--prune", "2"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "p.ebnn")
+			code, _, stderr := runCLI(append(append([]string{"plan"}, tc.args...), "--out", out)...)
+			if code == 0 {
+				t.Fatal("plan succeeded")
+			}
+			if strings.Contains(stderr, ".tmp-") {
+				t.Errorf("stderr names the staging path: %s", stderr)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Errorf("left behind: %v", ents)
+			}
+		})
+	}
+}
