@@ -435,7 +435,7 @@ func TestTrainResumeOutputs(t *testing.T) {
 	dir := t.TempDir()
 	trainInputs(t, dir)
 	t.Chdir(dir)
-	if code, stdout, stderr := runCLI("train", "--config", "cfg.json", "--quiet", "--no-plots", "--epochs", "2", "--out", "m.ebnn"); code != 0 {
+	if code, stdout, stderr := runCLI("train", "--config", "cfg.json", "--quiet", "--no-plots", "--epochs", "2", "--checkpoint-min-steps", "0", "--out", "m.ebnn"); code != 0 {
 		t.Fatalf("train: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	final, err := os.ReadFile("m.ebnn")
@@ -451,7 +451,7 @@ func TestTrainResumeOutputs(t *testing.T) {
 		{"over the resumed checkpoint, explicit --out", []string{"--resume", "m.ebnn", "--epochs", "3", "--out", "./m.ebnn"}, false},
 		{"over the resumed checkpoint by a link", []string{"--resume", "m.ebnn", "--epochs", "3", "--out", "hard.ebnn"}, false},
 		{"new output", []string{"--resume", "m.ebnn", "--epochs", "3", "--out", "m3.ebnn"}, true},
-		{"from the per-epoch checkpoint", []string{"--resume", "m.last.ebnn", "--epochs", "4", "--out", "m4.ebnn"}, true},
+		{"from the per-epoch checkpoint", []string{"--resume", "m.last.ebnn", "--epochs", "4", "--checkpoint-min-steps", "0", "--out", "m4.ebnn"}, true},
 		{"into the per-epoch checkpoint it resumes from", []string{"--resume", "m4.last.ebnn", "--epochs", "5", "--out", "m4.ebnn"}, true},
 	}
 	if err := os.Link("m.ebnn", "hard.ebnn"); err != nil {
