@@ -1,0 +1,5 @@
+//go:build !unix
+
+package readlimit
+
+const openFlags = 0

@@ -1,0 +1,89 @@
+//go:build unix
+
+package readlimit
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestOpen(t *testing.T) {
+	dir := t.TempDir()
+	regular := filepath.Join(dir, "ok.txt")
+	if err := os.WriteFile(regular, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(dir, "zero")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no mkfifo:", err)
+	}
+	link := filepath.Join(dir, "link.txt")
+	if err := os.Symlink(regular, link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path string
+		max        int64
+		want       error // nil: reads "hello"
+	}{
+		{"regular", regular, 100, nil},
+		{"regular at the limit", regular, 5, nil},
+		{"symlink to regular", link, 0, nil},
+		{"too large", regular, 4, ErrTooLarge},
+		{"symlink to /dev/zero", zero, 100, ErrNotRegular},
+		{"fifo", fifo, 100, ErrNotRegular},
+		{"directory", dir, 100, ErrNotRegular},
+		{"missing", filepath.Join(dir, "nope"), 100, os.ErrNotExist},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			done := make(chan struct{})
+			var b []byte
+			var err error
+			go func() { b, err = ReadFile(tt.path, tt.max); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("ReadFile hangs")
+			}
+			if tt.want == nil {
+				if err != nil || string(b) != "hello" {
+					t.Fatalf("got %q, %v", b, err)
+				}
+				return
+			}
+			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.path) {
+				t.Fatalf("error %v, want %v naming %s", err, tt.want, tt.path)
+			}
+		})
+	}
+}
+
+func TestReader(t *testing.T) {
+	for _, tt := range []struct {
+		in      string
+		max     int64
+		wantErr bool
+	}{{"abc", 3, false}, {"abc", 0, false}, {"abcd", 3, true}, {"", 1, false}} {
+		b, err := io.ReadAll(Reader(strings.NewReader(tt.in), "x", tt.max))
+		if tt.wantErr {
+			if !errors.Is(err, ErrTooLarge) {
+				t.Errorf("%q max %d: error %v, want ErrTooLarge", tt.in, tt.max, err)
+			}
+			continue
+		}
+		if err != nil || string(b) != tt.in {
+			t.Errorf("%q max %d: %q, %v", tt.in, tt.max, b, err)
+		}
+	}
+}
