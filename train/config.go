@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
 
 // Config is a training run's complete configuration. Every field has a JSON key (the config
@@ -174,7 +176,7 @@ func (in *Inference) Set(s string) error {
 		*in = Inference{JSON: s}
 		return nil
 	}
-	b, err := os.ReadFile(s)
+	b, err := readlimit.ReadFile(s, MaxConfigBytes)
 	if err != nil {
 		return fmt.Errorf("inference config: %w", err)
 	}
@@ -206,17 +208,31 @@ func DefaultConfig() Config {
 		TestFraction: 0.2}
 }
 
+// MaxConfigBytes bounds the size of a config file and of an inference config file: only
+// regular files of at most this size are read.
+const MaxConfigBytes = 1 << 20
+
 // ReadConfigFile reads a JSON config file over c (keys it lacks keep their values). Unknown
-// keys are errors.
+// keys are errors. The file must be a regular file of at most MaxConfigBytes bytes.
 func (c *Config) ReadConfigFile(path string) error {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.ReadFile(path, MaxConfigBytes)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
+	return c.ParseConfig(b, path)
+}
+
+// ParseConfig decodes a JSON config (one object) over c; name is the file for error messages.
+// Unknown keys and text after the object are errors. It does not validate the values (Validate
+// does).
+func (c *Config) ParseConfig(data []byte, name string) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(c); err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
+		return fmt.Errorf("config %s: %w", name, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("config %s: text after the JSON object", name)
 	}
 	return nil
 }
@@ -321,9 +337,122 @@ func (c *Config) Set(key, value string) error {
 	return nil
 }
 
-// Validate checks the values' ranges and enumerations.
+// Upper bounds of the numeric config keys, checked by Validate. They are far above any
+// sensible run and keep a typo (1e12 epochs, a batch of a billion) from allocating without
+// limit or running for ever.
+const (
+	// MaxEpochs bounds epochs, finetune_epochs and every other count of epochs.
+	MaxEpochs = 1_000_000
+	// MaxBatchSize bounds batch_size.
+	MaxBatchSize = 1 << 16
+	// MaxSamples bounds train_samples, test_samples and mc_samples.
+	MaxSamples = 4096
+	// MaxExamples bounds train_limit and test_limit.
+	MaxExamples = 1 << 30
+	// MaxLatentDim bounds latent_dim.
+	MaxLatentDim = 4096
+	// MaxEnsembleSize bounds ensemble_size.
+	MaxEnsembleSize = 256
+	// MaxSteps bounds fa_every and fa_warmup (counts of optimizer steps).
+	MaxSteps = 1 << 30
+	// MaxMilestones bounds the number of milestones.
+	MaxMilestones = 1000
+	// MaxRate bounds the learning rates, weight decay, gamma and the precisions.
+	MaxRate = 1e6
+	// MaxClip bounds clip.
+	MaxClip = 1e12
+)
+
+// configBounds is the closed range [min, max] of every numeric key (a float must also be
+// finite). Validate walks it before the checks that depend on several keys.
+var configBounds = []struct {
+	key      string
+	min, max float64
+}{
+	{"test_fraction", 0, 1},
+	{"train_limit", 0, MaxExamples},
+	{"test_limit", 0, MaxExamples},
+	{"noise_precision", 0, MaxRate},
+	{"ensemble_size", 0, MaxEnsembleSize},
+	{"latent_dim", 0, MaxLatentDim},
+	{"prior_precision", 0, MaxRate},
+	{"mc_samples", 0, MaxSamples},
+	{"lr_factors", 0, MaxRate},
+	{"lr_log_var", 0, MaxRate},
+	{"fa_init_log_var", -100, 100},
+	{"fa_init_factor_scale", 0, MaxRate},
+	{"fa_mean_only_epochs", 0, MaxEpochs},
+	{"fa_ramp_epochs", 0, MaxEpochs},
+	{"fa_decay_epochs", 0, MaxEpochs},
+	{"fa_average_epochs", 0, MaxEpochs},
+	{"fa_start_epoch", 0, MaxEpochs},
+	{"fa_every", 0, MaxSteps},
+	{"fa_warmup", 0, MaxSteps},
+	{"fa_lr", 0, MaxRate},
+	{"fa_weighting", 0, 4},
+	{"epochs", 0, MaxEpochs},
+	{"batch_size", 1, MaxBatchSize},
+	{"lr", 0, MaxRate},
+	{"momentum", 0, 1},
+	{"weight_decay", 0, MaxRate},
+	{"gamma", 0, MaxRate},
+	{"clip", 0, MaxClip},
+	{"ml_epochs", 0, MaxEpochs},
+	{"annealing_epochs", 0, MaxEpochs},
+	{"prune_z", 0, 1},
+	{"finetune_epochs", 0, MaxEpochs},
+	{"finetune_lr", 0, MaxRate},
+	{"train_samples", 1, MaxSamples},
+	{"test_samples", 1, MaxSamples},
+	{"eval_every", 0, MaxEpochs},
+	{"checkpoint_every", 0, MaxEpochs},
+}
+
+// validateBounds checks every key of configBounds and the milestones.
+func (c *Config) validateBounds() error {
+	for _, b := range configBounds {
+		f, ok := c.field(b.key)
+		if !ok {
+			return fmt.Errorf("config: internal error: no key %q", b.key)
+		}
+		var v float64
+		switch f.Kind() {
+		case reflect.Int:
+			i := f.Int()
+			if float64(i) < b.min || float64(i) > b.max {
+				return fmt.Errorf("config: %s %d outside [%g, %g]", b.key, i, b.min, b.max)
+			}
+			continue
+		case reflect.Float64:
+			v = f.Float()
+		default:
+			return fmt.Errorf("config: internal error: key %q is not numeric", b.key)
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("config: %s %g is not a finite number", b.key, v)
+		}
+		if v < b.min || v > b.max {
+			return fmt.Errorf("config: %s %g outside [%g, %g]", b.key, v, b.min, b.max)
+		}
+	}
+	if len(c.Milestones) > MaxMilestones {
+		return fmt.Errorf("config: %d milestones (at most %d)", len(c.Milestones), MaxMilestones)
+	}
+	for i, m := range c.Milestones {
+		if m < 0 || m > MaxEpochs {
+			return fmt.Errorf("config: milestones[%d] %d outside [0, %d]", i, m, MaxEpochs)
+		}
+	}
+	return nil
+}
+
+// Validate checks the values' ranges (configBounds and the Max* constants) and enumerations.
+// Errors name the key.
 func (c *Config) Validate() error {
 	errf := func(format string, args ...any) error { return fmt.Errorf("config: "+format, args...) }
+	if err := c.validateBounds(); err != nil {
+		return err
+	}
 	switch {
 	case c.Arch == "":
 		return errf("arch is empty")
@@ -331,8 +460,6 @@ func (c *Config) Validate() error {
 		return errf("task %q is not classification or regression", c.Task)
 	case c.Task == "regression" && !(c.NoisePrecision > 0):
 		return errf("noise_precision %g must be positive", c.NoisePrecision)
-	case c.Epochs < 0 || c.BatchSize < 1:
-		return errf("epochs %d / batch_size %d out of range", c.Epochs, c.BatchSize)
 	case !(c.LR > 0):
 		return errf("lr %g must be positive", c.LR)
 	case c.Optimizer != "adam" && c.Optimizer != "sgd":
@@ -358,8 +485,8 @@ func (c *Config) Validate() error {
 	switch c.Posterior {
 	case "deterministic", "ffg_w", "inducing":
 	case "ensemble_w":
-		if c.EnsembleSize < 1 || c.EnsembleSize > 256 {
-			return errf("ensemble_size %d outside [1, 256]", c.EnsembleSize)
+		if c.EnsembleSize < 1 {
+			return errf("ensemble_size %d outside [1, %d]", c.EnsembleSize, MaxEnsembleSize)
 		}
 	case "vifa", "fa_em", "fa_sga":
 		if err := c.validateFA(); err != nil {

@@ -1,0 +1,125 @@
+package train
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestConfigBounds sets every bounded key just past its limits, as a flag would (Set), and
+// expects Validate to refuse it naming the key.
+func TestConfigBounds(t *testing.T) {
+	base := DefaultConfig()
+	if err := base.Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	cases := []struct{ key, value string }{
+		{"train_samples", "1000000000000"},
+		{"epochs", "1000000000000"},
+		{"batch_size", "1000000000000"},
+		{"test_samples", "1000000"},
+		{"mc_samples", "99999999"},
+		{"train_limit", "-1"},
+		{"test_limit", "99999999999"},
+		{"ensemble_size", "100000"},
+		{"latent_dim", "1000000"},
+		{"fa_every", "-3"},
+		{"fa_warmup", "99999999999"},
+		{"ml_epochs", "99999999999"},
+		{"annealing_epochs", "-1"},
+		{"finetune_epochs", "99999999999"},
+		{"eval_every", "-1"},
+		{"checkpoint_every", "99999999999"},
+		{"fa_mean_only_epochs", "99999999999"},
+		{"fa_start_epoch", "-2"},
+		{"lr", "NaN"},
+		{"lr", "+Inf"},
+		{"lr", "1e300"},
+		{"noise_precision", "NaN"},
+		{"prior_precision", "Inf"},
+		{"fa_init_log_var", "NaN"},
+		{"fa_init_log_var", "1e9"},
+		{"fa_lr", "-Inf"},
+		{"lr_factors", "NaN"},
+		{"momentum", "NaN"},
+		{"momentum", "5"},
+		{"weight_decay", "Inf"},
+		{"gamma", "NaN"},
+		{"clip", "Inf"},
+		{"clip", "NaN"},
+		{"test_fraction", "NaN"},
+		{"finetune_lr", "NaN"},
+		{"fa_weighting", "NaN"},
+		{"milestones", "1,99999999999"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
+			c := base
+			if err := c.Set(tc.key, tc.value); err != nil {
+				t.Fatalf("Set: %v", err)
+			}
+			err := c.Validate()
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), tc.key) {
+				t.Fatalf("error %q does not name %s", err, tc.key)
+			}
+		})
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	cases := []struct {
+		name, json, want string // want "": no error
+	}{
+		{"ok", `{"epochs": 3, "batch_size": 10}`, ""},
+		{"unknown key", `{"epoch": 3}`, "unknown field"},
+		{"trailing text", `{"epochs": 3} {"epochs": 4}`, "after"},
+		{"not an object", `[1]`, "config x"},
+		{"empty", ``, "EOF"},
+		{"huge int", `{"train_samples": 1000000000000}`, ""}, // parses; Validate refuses
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			err := c.ParseConfig([]byte(tc.json), "x")
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	c := DefaultConfig()
+	if err := c.ParseConfig([]byte(`{"train_samples": 1000000000000}`), "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "train_samples") {
+		t.Fatalf("Validate: %v", err)
+	}
+}
+
+// FuzzParseConfig: any bytes decode to an error or a config; Validate never panics and a valid
+// config respects every bound.
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(`{"epochs": 3, "batch_size": 10, "lr": 0.01}`))
+	f.Add([]byte(`{"posterior": "vifa", "latent_dim": 2, "weight_decay": 0}`))
+	f.Add([]byte(`{"milestones": [1, 2, 3], "gamma": 0.5}`))
+	f.Add([]byte(`{"inference": {"inference": {"Linear": {"inference": "ffg"}}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c := DefaultConfig()
+		if err := c.ParseConfig(b, "fuzz"); err != nil {
+			return
+		}
+		if err := c.Validate(); err != nil {
+			return
+		}
+		if c.Epochs > MaxEpochs || c.BatchSize > MaxBatchSize || c.TrainSamples > MaxSamples || c.TestSamples > MaxSamples {
+			t.Fatalf("valid config out of bounds: %+v", c)
+		}
+	})
+}
