@@ -28,6 +28,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
 
 //go:embed profiles/*.json
@@ -212,7 +214,7 @@ func scanFields(data []byte) ([]string, error) {
 		return nil, errors.New("profile must be a JSON object")
 	}
 	var fields []string
-	if err := scanObject(dec, "", &fields); err != nil {
+	if err := scanObject(dec, "", &fields, 1); err != nil {
 		return nil, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -222,7 +224,10 @@ func scanFields(data []byte) ([]string, error) {
 }
 
 // scanObject consumes the members of an object whose '{' was already read.
-func scanObject(dec *json.Decoder, prefix string, fields *[]string) error {
+func scanObject(dec *json.Decoder, prefix string, fields *[]string, depth int) error {
+	if depth > maxDepth {
+		return fmt.Errorf("invalid profile at byte %d: nested deeper than %d levels", dec.InputOffset(), maxDepth)
+	}
 	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
@@ -239,7 +244,7 @@ func scanObject(dec *json.Decoder, prefix string, fields *[]string) error {
 		}
 		seen[key] = true
 		*fields = append(*fields, field)
-		if err := scanValue(dec, field+".", fields); err != nil {
+		if err := scanValue(dec, field+".", fields, depth); err != nil {
 			return err
 		}
 	}
@@ -249,8 +254,11 @@ func scanObject(dec *json.Decoder, prefix string, fields *[]string) error {
 	return nil
 }
 
+// maxDepth bounds the nesting of objects and arrays in a profile (a profile needs 2).
+const maxDepth = 16
+
 // scanValue consumes one value; nested objects contribute prefixed keys.
-func scanValue(dec *json.Decoder, prefix string, fields *[]string) error {
+func scanValue(dec *json.Decoder, prefix string, fields *[]string, depth int) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return fmt.Errorf("invalid JSON at byte %d: %w", dec.InputOffset(), err)
@@ -261,10 +269,13 @@ func scanValue(dec *json.Decoder, prefix string, fields *[]string) error {
 	}
 	switch d {
 	case '{':
-		return scanObject(dec, prefix, fields)
+		return scanObject(dec, prefix, fields, depth+1)
 	case '[':
+		if depth+1 > maxDepth {
+			return fmt.Errorf("invalid profile at byte %d: nested deeper than %d levels", dec.InputOffset(), maxDepth)
+		}
 		for dec.More() {
-			if err := scanValue(dec, prefix, fields); err != nil {
+			if err := scanValue(dec, prefix, fields, depth+1); err != nil {
 				return err
 			}
 		}
@@ -383,20 +394,74 @@ func Embedded() ([]Profile, error) {
 	return LoadFS(embedded, "profiles")
 }
 
+// Default limits of LoadDir.
+const (
+	// DefaultMaxFileBytes is the default Limits.MaxFileBytes: 64 KiB, some hundred times a
+	// profile's size.
+	DefaultMaxFileBytes = 64 << 10
+	// DefaultMaxProfiles is the default Limits.MaxProfiles.
+	DefaultMaxProfiles = 1024
+)
+
+// Limits bound what LoadDirLimits reads from a user directory. A zero field takes its default.
+type Limits struct {
+	// MaxFileBytes is the largest profile file read (default DefaultMaxFileBytes).
+	MaxFileBytes int64
+	// MaxProfiles is the most *.json files the directory may hold (default DefaultMaxProfiles).
+	MaxProfiles int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if l.MaxProfiles <= 0 {
+		l.MaxProfiles = DefaultMaxProfiles
+	}
+	return l
+}
+
 // LoadDir loads every *.json profile in dir (user profiles), sorted by
-// name. Errors name the file as dir/NAME.json.
+// name, with the default Limits. Errors name the file as dir/NAME.json.
 func LoadDir(dir string) ([]Profile, error) {
-	entries, err := os.ReadDir(dir)
+	return LoadDirLimits(dir, Limits{})
+}
+
+// LoadDirLimits is LoadDir with explicit limits. Only regular files are read
+// (a *.json entry that is a FIFO, a device, a directory or a symbolic link to
+// one of those is an error naming it, and opening it does not block), each
+// of at most lim.MaxFileBytes bytes; a directory with more than
+// lim.MaxProfiles *.json entries is an error.
+func LoadDirLimits(dir string, lim Limits) ([]Profile, error) {
+	lim = lim.withDefaults()
+	d, err := os.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("boards: reading profile directory: %w", err)
 	}
-	var files []namedData
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
-			continue
+	defer d.Close()
+	var names []string
+	for {
+		entries, err := d.ReadDir(256)
+		for _, e := range entries {
+			if !strings.HasSuffix(e.Name(), ".json") {
+				continue
+			}
+			if len(names) == lim.MaxProfiles {
+				return nil, fmt.Errorf("boards: %s: more than %d *.json profiles", dir, lim.MaxProfiles)
+			}
+			names = append(names, e.Name())
 		}
-		name := filepath.Join(dir, e.Name())
-		data, err := os.ReadFile(name)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("boards: reading profile directory: %w", err)
+		}
+	}
+	var files []namedData
+	for _, n := range names {
+		name := filepath.Join(dir, n)
+		data, err := readlimit.ReadFile(name, lim.MaxFileBytes)
 		if err != nil {
 			return nil, fmt.Errorf("boards: reading profile: %w", err)
 		}
