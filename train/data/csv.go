@@ -1,13 +1,13 @@
 package data
 
 import (
-	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
-	"math"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
 
 // CSVOptions select how a CSV table becomes a Dataset.
@@ -19,77 +19,79 @@ type CSVOptions struct {
 	// in [0, classes) or, if any label is not an integer, a name mapped to classes in order of
 	// first appearance).
 	Regression bool
-	// Header says the first row holds column names. When false, a first row with any
-	// non-numeric feature cell is treated as a header anyway.
+	// Header says the first row holds column names. When false, the first row is a header
+	// only if none of its fields is a number (IsHeaderRow); any other row is data, and a
+	// field that is not a finite number is an error naming its line.
 	Header bool
+	// Limits bound the file (zero fields: the defaults).
+	Limits CSVLimits
 }
 
 // ReadCSV reads a CSV table: every column except the target is a numeric feature.
 func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
-	cr := csv.NewReader(r)
-	cr.TrimLeadingSpace = true
-	cr.ReuseRecord = false
-	rows, err := cr.ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("csv %s: %w", name, err)
-	}
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("csv %s: empty", name)
-	}
-	cols := len(rows[0])
-	if cols < 2 {
-		return nil, fmt.Errorf("csv %s: need at least one feature and a target column, got %d columns", name, cols)
-	}
-	var header []string
-	if opt.Header || !numericRow(rows[0]) {
-		header, rows = rows[0], rows[1:]
-	}
-	tc := cols - 1
-	if opt.Target != "" {
-		tc = -1
-		for i, h := range header {
-			if strings.TrimSpace(h) == opt.Target {
-				tc = i
+	recs := NewCSVRecords(r, "csv "+name, opt.Limits)
+	var (
+		header  []string
+		cols    int
+		tc      int
+		d       = &Dataset{Name: name}
+		targets []string
+	)
+	for first := true; ; first = false {
+		rec, line, err := recs.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if first {
+			cols = len(rec)
+			if cols < 2 {
+				return nil, fmt.Errorf("csv %s: need at least one feature and a target column, got %d columns", name, cols)
 			}
-		}
-		if tc < 0 {
-			v, err := strconv.Atoi(opt.Target)
-			if err != nil || v < 0 || v >= cols {
-				return nil, fmt.Errorf("csv %s: target column %q not found (have %d columns)", name, opt.Target, cols)
+			if opt.Header || IsHeaderRow(rec) {
+				header = append([]string(nil), rec...)
 			}
-			tc = v
-		}
-	}
-	d := &Dataset{Name: name, N: len(rows), Dim: cols - 1, Shape: []int{cols - 1}}
-	d.X = make([]float32, 0, d.N*d.Dim)
-	targets := make([]string, d.N)
-	for r, row := range rows {
-		line := r + 1
-		if header != nil {
-			line++
-		}
-		for c, cell := range row {
-			if c == tc {
-				targets[r] = strings.TrimSpace(cell)
+			if tc, err = targetColumn(opt.Target, header, cols); err != nil {
+				return nil, fmt.Errorf("csv %s: %w", name, err)
+			}
+			if header != nil {
 				continue
 			}
-			v, err := strconv.ParseFloat(strings.TrimSpace(cell), 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("csv %s: line %d column %d: %q is not a finite number", name, line, c+1, cell)
+		}
+		if len(rec) != cols {
+			return nil, fmt.Errorf("csv %s: line %d has %d fields, the first row %d", name, line, len(rec), cols)
+		}
+		for c, cell := range rec {
+			if c == tc && opt.Regression {
+				v, err := ParseFinite(cell)
+				if err != nil {
+					return nil, fmt.Errorf("csv %s: line %d column %d (the target): %w", name, line, c+1, err)
+				}
+				d.Targets = append(d.Targets, float32(v))
+				continue
+			}
+			if c == tc {
+				targets = append(targets, strings.TrimSpace(cell))
+				continue
+			}
+			v, err := ParseFinite(cell)
+			if err != nil {
+				return nil, fmt.Errorf("csv %s: line %d column %d: %w", name, line, c+1, err)
 			}
 			d.X = append(d.X, float32(v))
 		}
 	}
+	if cols == 0 {
+		return nil, fmt.Errorf("csv %s: empty", name)
+	}
+	d.N, d.Dim, d.Shape = len(targets)+len(d.Targets), cols-1, []int{cols - 1}
+	if d.N == 0 {
+		return nil, fmt.Errorf("csv %s: no data rows", name)
+	}
 	if opt.Regression {
 		d.Outputs = 1
-		d.Targets = make([]float32, d.N)
-		for i, s := range targets {
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("csv %s: row %d: target %q is not a finite number", name, i+1, s)
-			}
-			d.Targets[i] = float32(v)
-		}
 		return d, d.Validate()
 	}
 	d.Labels = make([]int, d.N)
@@ -118,18 +120,27 @@ func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 	return d, d.Validate()
 }
 
-func numericRow(row []string) bool {
-	for _, c := range row {
-		if _, err := strconv.ParseFloat(strings.TrimSpace(c), 64); err != nil {
-			return false
+// targetColumn finds the target column: a header name, a 0-based index, or the last column.
+func targetColumn(target string, header []string, cols int) (int, error) {
+	if target == "" {
+		return cols - 1, nil
+	}
+	for i, h := range header {
+		if strings.TrimSpace(h) == target {
+			return i, nil
 		}
 	}
-	return true
+	v, err := strconv.Atoi(target)
+	if err != nil || v < 0 || v >= cols {
+		return 0, fmt.Errorf("target column %s not found (have %d columns)", quotePrefix(target), cols)
+	}
+	return v, nil
 }
 
-// ReadCSVFile reads the CSV file at path (see ReadCSV).
+// ReadCSVFile reads the CSV file at path (see ReadCSV): a regular file (not a FIFO, device or
+// directory) of at most opt.Limits.MaxBytes bytes.
 func ReadCSVFile(path string, opt CSVOptions) (*Dataset, error) {
-	f, err := os.Open(path)
+	f, err := readlimit.Open(path, opt.Limits.WithDefaults().MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("csv: %w", err)
 	}

@@ -10,19 +10,64 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
 
 // DefaultFashionMNISTDir is where Debian-style installs keep the Fashion-MNIST IDX files.
 const DefaultFashionMNISTDir = "/usr/share/datasets/fashion-mnist"
 
-// maxIDXElements bounds what ReadIDX allocates for one file (a hostile header must not make it
-// allocate without limit).
-const maxIDXElements = 1 << 30
+// Default IDX limits (IDXLimits fields left zero take these).
+const (
+	// DefaultIDXMaxElements bounds the product of an IDX file's dimensions: 256 Mi values
+	// (Fashion-MNIST's training images are 47 Mi).
+	DefaultIDXMaxElements = 1 << 28
+	// DefaultIDXMaxGzipRatio bounds how many times larger than its compressed file a gzipped
+	// IDX file may declare its data: real image and label files compress 2 to 10 times;
+	// deflate reaches about 1000, as a decompression bomb does.
+	DefaultIDXMaxGzipRatio = 64
+)
+
+// IDXLimits bound what the IDX readers accept, so that a hostile header or a decompression
+// bomb is an error after bounded memory and time. A zero field takes its default.
+type IDXLimits struct {
+	// MaxElements bounds the product of the dimensions (DefaultIDXMaxElements).
+	MaxElements int64
+	// MaxDataBytes, when positive, bounds the data the header may declare; the file readers
+	// derive it from the file's size (the size itself, or MaxGzipRatio times it for gzip).
+	MaxDataBytes int64
+	// MaxGzipRatio bounds a gzipped file's declared data size over its compressed size
+	// (DefaultIDXMaxGzipRatio).
+	MaxGzipRatio int64
+}
+
+// WithDefaults returns l with its zero fields set to the defaults.
+func (l IDXLimits) WithDefaults() IDXLimits {
+	if l.MaxElements <= 0 {
+		l.MaxElements = DefaultIDXMaxElements
+	}
+	if l.MaxGzipRatio <= 0 {
+		l.MaxGzipRatio = DefaultIDXMaxGzipRatio
+	}
+	return l
+}
+
+// idxChunk is how much ReadIDXLimits reads at a time when it cannot trust the declared size.
+const idxChunk = 1 << 20
 
 // ReadIDX decodes an IDX file (the MNIST format: a zero word, a type byte 0x08 for unsigned bytes,
-// the number of dimensions, big-endian u32 sizes, then the data). Only unsigned-byte data is
-// supported. It returns the sizes and the raw bytes.
+// the number of dimensions, big-endian u32 sizes, then the data) with the default IDXLimits.
+// Only unsigned-byte data is supported. It returns the sizes and the raw bytes.
 func ReadIDX(r io.Reader) ([]int, []byte, error) {
+	return ReadIDXLimits(r, IDXLimits{})
+}
+
+// ReadIDXLimits is ReadIDX within lim: a header declaring more than lim.MaxElements values
+// (or lim.MaxDataBytes bytes) is refused before anything is allocated, the data is read in
+// chunks (a header that lies costs no more memory than the data really there), no more than
+// the declared data is decompressed, and data beyond it is an error.
+func ReadIDXLimits(r io.Reader, lim IDXLimits) ([]int, []byte, error) {
+	lim = lim.WithDefaults()
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, nil, fmt.Errorf("idx header: %w", err)
@@ -38,34 +83,71 @@ func ReadIDX(r io.Reader) ([]int, []byte, error) {
 		return nil, nil, fmt.Errorf("idx header: %d dimensions (want 1 to 4)", nd)
 	}
 	dims := make([]int, nd)
-	total := 1
+	total := int64(1)
 	for i := range dims {
 		var b [4]byte
 		if _, err := io.ReadFull(r, b[:]); err != nil {
 			return nil, nil, fmt.Errorf("idx header: dimension %d: %w", i, err)
 		}
-		v := binary.BigEndian.Uint32(b[:])
-		if v > maxIDXElements || (v > 0 && uint64(total)*uint64(v) > maxIDXElements) {
-			return nil, nil, fmt.Errorf("idx header: dimensions too large")
-		}
+		v := int64(binary.BigEndian.Uint32(b[:]))
 		dims[i] = int(v)
-		total *= int(v)
+		if v == 0 {
+			return nil, nil, fmt.Errorf("idx header: dimension %d is 0", i)
+		}
+		if v > lim.MaxElements || total*v > lim.MaxElements {
+			return nil, nil, fmt.Errorf("idx header: dimensions %v exceed the limit of %d values", dims[:i+1], lim.MaxElements)
+		}
+		total *= v
 	}
-	buf := make([]byte, total)
-	if _, err := io.ReadFull(r, buf); err != nil {
-		return nil, nil, fmt.Errorf("idx data (%d bytes expected): %w", total, err)
+	if lim.MaxDataBytes > 0 && total > lim.MaxDataBytes {
+		return nil, nil, fmt.Errorf("idx header: dimensions %v declare %d bytes of data; the file can hold at most %d", dims, total, lim.MaxDataBytes)
+	}
+	buf := make([]byte, 0, min(total, idxChunk))
+	for int64(len(buf)) < total {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(total, 2*int64(cap(buf))))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := io.ReadFull(r, buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+				return nil, nil, fmt.Errorf("idx data: %d bytes, the header declares %d (dimensions %v): %w", len(buf), total, dims, io.ErrUnexpectedEOF)
+			}
+			return nil, nil, fmt.Errorf("idx data: %w", err)
+		}
+	}
+	var extra [1]byte
+	if n, err := io.ReadFull(r, extra[:]); n > 0 {
+		return nil, nil, fmt.Errorf("idx data: more than the %d bytes the header declares (dimensions %v)", total, dims)
+	} else if !errors.Is(err, io.EOF) {
+		return nil, nil, fmt.Errorf("idx data: %w", err)
 	}
 	return dims, buf, nil
 }
 
-// readIDXFile reads path, gunzipping it when it ends in .gz.
+// readIDXFile reads path, gunzipping it when it ends in .gz, within the default limits and
+// those derived from the file's size. Only regular files are read.
 func readIDXFile(path string) ([]int, []byte, error) {
-	f, err := os.Open(path)
+	return readIDXFileLimits(path, IDXLimits{})
+}
+
+func readIDXFileLimits(path string, lim IDXLimits) ([]int, []byte, error) {
+	lim = lim.WithDefaults()
+	// The largest file that can hold MaxElements values: a header, the data, and deflate's
+	// worst-case overhead for gzip.
+	maxFile := 64 + lim.MaxElements + lim.MaxElements/64 + 1<<20
+	f, err := readlimit.Open(path, maxFile)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	var r io.Reader = bufio.NewReaderSize(f, 1<<20)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	var r io.Reader = bufio.NewReaderSize(readlimit.Reader(f, path, maxFile), 1<<20)
 	if strings.HasSuffix(path, ".gz") {
 		zr, err := gzip.NewReader(r)
 		if err != nil {
@@ -73,8 +155,11 @@ func readIDXFile(path string) ([]int, []byte, error) {
 		}
 		defer zr.Close()
 		r = zr
+		lim.MaxDataBytes = fi.Size() * lim.MaxGzipRatio
+	} else {
+		lim.MaxDataBytes = fi.Size()
 	}
-	dims, b, err := ReadIDX(r)
+	dims, b, err := ReadIDXLimits(r, lim)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -120,7 +205,7 @@ func loadIDXPair(imagePath, labelPath, name string, classes int) (*Dataset, erro
 		return nil, err
 	}
 	if len(idims) != 3 || len(ldims) != 1 || idims[0] != ldims[0] {
-		return nil, fmt.Errorf("%s: image dims %v do not match label dims %v", name, idims, ldims)
+		return nil, fmt.Errorf("%s: image dims %v (%s) do not match label dims %v (%s)", name, idims, imagePath, ldims, labelPath)
 	}
 	n, h, w := idims[0], idims[1], idims[2]
 	d := &Dataset{Name: name, N: n, Dim: h * w, Shape: []int{1, h, w}, Classes: classes,
