@@ -69,7 +69,7 @@ func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 				if err != nil {
 					return nil, fmt.Errorf("csv %s: line %d column %d (the target): %w", name, line, c+1, err)
 				}
-				d.Targets = append(d.Targets, float32(v))
+				d.Targets = append(d.Targets, v)
 				continue
 			}
 			if c == tc {
@@ -80,7 +80,7 @@ func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 			if err != nil {
 				return nil, fmt.Errorf("csv %s: line %d column %d: %w", name, line, c+1, err)
 			}
-			d.X = append(d.X, float32(v))
+			d.X = append(d.X, v)
 		}
 	}
 	if cols == 0 {

@@ -115,17 +115,17 @@ func IsHeaderRow(rec []string) bool {
 	return true
 }
 
-// ParseFinite parses a CSV field as a finite float64. The error quotes at most a short prefix
-// of the field.
-func ParseFinite(s string) (float64, error) {
+// ParseFinite parses a CSV field as a finite number within the float32 range (where every value
+// ends up). The error quotes at most a short prefix of the field.
+func ParseFinite(s string) (float32, error) {
 	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil {
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0, fmt.Errorf("%s is not a number", quotePrefix(s))
 	}
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%s is not finite", quotePrefix(s))
+	if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > math.MaxFloat32 {
+		return 0, fmt.Errorf("%s is not a finite float32", quotePrefix(s))
 	}
-	return v, nil
+	return float32(v), nil
 }
 
 // quotePrefix quotes s, cut to its first 32 bytes.

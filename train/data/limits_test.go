@@ -160,6 +160,7 @@ func TestReadCSVHeaderAndRows(t *testing.T) {
 		{"ragged", "1,2,0\n3,4\n", CSVOptions{}, "line 2 has 2 fields", 0},
 		{"header only", "x,y,l\n", CSVOptions{}, "no data rows", 0},
 		{"empty", "", CSVOptions{}, "empty", 0},
+		{"float32 overflow", "1e39,2,0\n", CSVOptions{}, "line 1 column 1", 0},
 		{"regression target NaN", "1,2\n3,NaN\n", CSVOptions{Regression: true}, "line 2 column 2", 0},
 		{"long line", "1,2," + strings.Repeat("9", 200) + "\n", CSVOptions{Limits: CSVLimits{MaxLineBytes: 100}}, "line 1: longer than 100 bytes", 0},
 		{"long line later", "1,2,3\n1,2," + strings.Repeat("9", 200) + "\n", CSVOptions{Limits: CSVLimits{MaxLineBytes: 100}}, "line 2: longer than 100 bytes", 0},
