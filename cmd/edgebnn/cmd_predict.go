@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	goruntime "runtime"
+	"strconv"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/edgebnn/edgebnn/runtime"
 )
@@ -19,9 +22,11 @@ the total entropy of the predictive distribution, the expected entropy
 (aleatoric) and the mutual information (epistemic uncertainty). Regression
 models print the predictive mean, total and epistemic variance.
 
-Inputs: a CSV file with one input per row (floats, an optional header row), or
-a tensor of shape [N, ...] in a safetensors file (--input-key, default
-"inputs"). Images are channel-major (C×H×W), flattened.
+Inputs: a CSV file with one input per row (finite floats; the first row is a
+header if --header is given or none of its fields is a number), or a tensor
+of shape [N, ...] in a safetensors file (--input-key, default "inputs").
+Images are channel-major (C×H×W), flattened. Inputs are read and predicted
+--batch at a time, and results printed as they come.
 
 With --json, one JSON object per line and input: classification keys index,
 probs, pred, confidence, entropy, expected_entropy, mutual_info, std;
@@ -61,34 +66,69 @@ func addPredictFlags(fs interface {
 	}
 }
 
-func (f predictFlags) open() (*runtime.Model, *runtime.Predictor, error) {
+// Limits of predict's and bench's numeric flags: larger values are refused (they would only
+// allocate more, or run longer, without changing a result).
+const (
+	// maxSamplesFlag bounds --samples.
+	maxSamplesFlag = 1 << 16
+	// maxBatchFlag bounds --batch (the runtime's own limit).
+	maxBatchFlag = 1 << 16
+	// maxThreadsFlag bounds --threads.
+	maxThreadsFlag = 256
+	// maxKeptOutputs bounds the samples × batch × outputs values a multi-threaded predictor
+	// keeps; predict lowers the batch to stay within it (results do not depend on the batch).
+	maxKeptOutputs = 16 << 20
+)
+
+// validate checks the flags' values; errors name the flag.
+func (f predictFlags) validate() error {
 	if *f.model == "" {
-		return nil, nil, usagef("--model is required")
+		return usagef("--model is required")
 	}
-	st, err := runtime.ParseStrategy(*f.strategy)
-	if err != nil {
-		return nil, nil, usagef("%v", err)
+	if _, err := runtime.ParseStrategy(*f.strategy); err != nil {
+		return usagef("%v", err)
 	}
-	if *f.samples < 0 {
-		return nil, nil, usagef("--samples must be positive (0: the model's default)")
+	switch {
+	case *f.samples < 0:
+		return usagef("--samples must be positive (0: the model's default)")
+	case *f.samples > maxSamplesFlag:
+		return usagef("--samples %d is too large (at most %d)", *f.samples, maxSamplesFlag)
+	case *f.batch < 1:
+		return usagef("--batch must be at least 1")
+	case *f.batch > maxBatchFlag:
+		return usagef("--batch %d is too large (at most %d)", *f.batch, maxBatchFlag)
+	case *f.threads < 1:
+		return usagef("--threads must be at least 1")
+	case *f.threads > maxThreadsFlag:
+		return usagef("--threads %d is too large (at most %d)", *f.threads, maxThreadsFlag)
 	}
-	if *f.batch < 1 {
-		return nil, nil, usagef("--batch must be at least 1")
-	}
-	if *f.threads < 1 {
-		return nil, nil, usagef("--threads must be at least 1")
+	return nil
+}
+
+func (f predictFlags) open() (*runtime.Model, *runtime.Predictor, error) {
+	if err := f.validate(); err != nil {
+		return nil, nil, err
 	}
 	m, err := runtime.Load(*f.model)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := m.NewPredictor(runtime.Options{Samples: *f.samples, Seed: *f.seed, Strategy: st, MaxBatch: *f.batch,
-		Threads: *f.threads, Mean: f.mean != nil && *f.mean})
+	p, err := f.predictor(m, *f.batch, *f.threads)
 	if err != nil {
 		m.Close()
 		return nil, nil, err
 	}
 	return m, p, nil
+}
+
+// predictor makes m's predictor with the flags' options and the given batch and threads.
+func (f predictFlags) predictor(m *runtime.Model, batch, threads int) (*runtime.Predictor, error) {
+	st, err := runtime.ParseStrategy(*f.strategy)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return m.NewPredictor(runtime.Options{Samples: *f.samples, Seed: *f.seed, Strategy: st, MaxBatch: batch,
+		Threads: threads, Mean: f.mean != nil && *f.mean})
 }
 
 type classJSON struct {
@@ -114,6 +154,7 @@ func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
 	pf := addPredictFlags(fs, 32)
 	input := fs.String("input", "", "inputs: a CSV or safetensors `PATH`")
 	key := fs.String("input-key", "", "the tensor `NAME` in a safetensors input file")
+	header := fs.Bool("header", false, "the CSV input's first row is a header (default: only when none of its fields is a number)")
 	asJSON := fs.Bool("json", false, "print one JSON object per input")
 	if err := parseFlags(fs, predictUsage, args, stdout); err != nil {
 		return err
@@ -124,55 +165,167 @@ func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if *input == "" {
 		return usagef("--input is required")
 	}
-	m, p, err := pf.open()
+	if err := pf.validate(); err != nil {
+		return err
+	}
+	m, err := runtime.Load(*pf.model)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	defer p.Close()
-	xs, n, err := readInputs(*input, *key, m.InputSize())
+	src, err := openInputs(*input, *key, m.InputSize(), *header, inputLimits{})
 	if err != nil {
 		return err
 	}
-	preds := make([]runtime.Prediction, n)
-	if err := p.PredictBatch(xs, preds); err != nil {
+	defer src.Close()
+	// The first chunk tells how many inputs there are when they are fewer than --batch: the
+	// predictor's scratch follows the inputs, not the flag.
+	batch := *pf.batch
+	xs, err := src.next(batch)
+	if err != nil {
 		return err
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		for i := range preds {
-			var v any
-			if m.Task() == runtime.Regression {
-				v = regressionJSON{i, preds[i].Mean, preds[i].Var, preds[i].EpistemicVar}
-			} else {
-				pr := &preds[i]
-				v = classJSON{i, pr.Probs, pr.Class, pr.Confidence, pr.Entropy, pr.ExpectedEntropy, pr.MutualInfo, pr.Std}
+	batch = max(1, min(batch, len(xs)/m.InputSize()))
+	threads := min(*pf.threads, goruntime.GOMAXPROCS(0))
+	if threads > 1 {
+		k := *pf.samples
+		if k == 0 {
+			k = max(32, m.Members())
+		}
+		batch = max(1, min(batch, maxKeptOutputs/max(1, k*m.OutputSize())))
+	}
+	p, err := pf.predictor(m, batch, threads)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	out, err := newPredictionWriter(stdout, m, *asJSON, src)
+	if err != nil {
+		return err
+	}
+	preds := make([]runtime.Prediction, batch)
+	for len(xs) > 0 {
+		for len(xs) > 0 {
+			n := min(batch, len(xs)/m.InputSize())
+			if err := p.PredictBatch(xs[:n*m.InputSize()], preds[:n]); err != nil {
+				return err
 			}
-			if err := enc.Encode(v); err != nil {
+			if err := out.write(preds[:n]); err != nil {
+				return err
+			}
+			xs = xs[n*m.InputSize():]
+		}
+		if xs, err = src.next(*pf.batch); err != nil {
+			return err
+		}
+	}
+	return out.flush()
+}
+
+// predictionWriter prints predictions as they come, in predict's table or JSON format.
+type predictionWriter struct {
+	w     io.Writer
+	task  runtime.Task
+	json  *json.Encoder
+	table *alignedTable     // classification: columns of known width, streamed
+	tw    *tabwriter.Writer // regression: widths follow the values, so the rows are held
+	index int
+}
+
+// classHeader is the classification table's header; the widths of all columns but the first
+// two are fixed by their formats (probabilities and entropies in nats below 100 print in at
+// most 7 characters, within the headers' widths).
+var classHeader = []string{"INPUT", "CLASS", "CONFIDENCE", "ENTROPY", "EXPECTED ENTROPY", "MUTUAL INFO"}
+
+func newPredictionWriter(w io.Writer, m *runtime.Model, asJSON bool, src inputSource) (*predictionWriter, error) {
+	pw := &predictionWriter{w: w, task: m.Task()}
+	switch {
+	case asJSON:
+		pw.json = json.NewEncoder(w)
+	case m.Task() == runtime.Regression:
+		pw.tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(pw.tw, "INPUT\tMEAN\tSTD\tEPISTEMIC STD\t")
+	default:
+		n, err := src.count()
+		if err != nil {
+			return nil, err
+		}
+		widths := make([]int, len(classHeader))
+		for i, h := range classHeader {
+			widths[i] = len(h)
+		}
+		widths[0] = max(widths[0], len(strconv.Itoa(n-1)))
+		widths[1] = max(widths[1], len(strconv.Itoa(max(0, m.OutputSize()-1))))
+		pw.table = &alignedTable{w: w, widths: widths, padding: 2}
+		if err := pw.table.row(classHeader...); err != nil {
+			return nil, fmt.Errorf("writing table: %w", err)
+		}
+	}
+	return pw, nil
+}
+
+func (pw *predictionWriter) write(preds []runtime.Prediction) error {
+	for i := range preds {
+		pr := &preds[i]
+		idx := pw.index
+		pw.index++
+		switch {
+		case pw.json != nil:
+			var v any
+			if pw.task == runtime.Regression {
+				v = regressionJSON{idx, pr.Mean, pr.Var, pr.EpistemicVar}
+			} else {
+				v = classJSON{idx, pr.Probs, pr.Class, pr.Confidence, pr.Entropy, pr.ExpectedEntropy, pr.MutualInfo, pr.Std}
+			}
+			if err := pw.json.Encode(v); err != nil {
 				return fmt.Errorf("writing JSON: %w", err)
 			}
-		}
-		return nil
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	if m.Task() == runtime.Regression {
-		fmt.Fprintln(tw, "INPUT\tMEAN\tSTD\tEPISTEMIC STD\t")
-		for i := range preds {
-			for j := range preds[i].Mean {
-				fmt.Fprintf(tw, "%d\t%.5g\t%.4g\t%.4g\t\n", i, preds[i].Mean[j], sqrt32(preds[i].Var[j]), sqrt32(preds[i].EpistemicVar[j]))
+		case pw.tw != nil:
+			for j := range pr.Mean {
+				fmt.Fprintf(pw.tw, "%d\t%.5g\t%.4g\t%.4g\t\n", idx, pr.Mean[j], sqrt32(pr.Var[j]), sqrt32(pr.EpistemicVar[j]))
+			}
+		default:
+			err := pw.table.row(strconv.Itoa(idx), strconv.Itoa(pr.Class), fmt.Sprintf("%.4f", pr.Confidence),
+				fmt.Sprintf("%.4f", pr.Entropy), fmt.Sprintf("%.4f", pr.ExpectedEntropy), fmt.Sprintf("%.4f", pr.MutualInfo))
+			if err != nil {
+				return fmt.Errorf("writing table: %w", err)
 			}
 		}
-	} else {
-		fmt.Fprintln(tw, "INPUT\tCLASS\tCONFIDENCE\tENTROPY\tEXPECTED ENTROPY\tMUTUAL INFO\t")
-		for i := range preds {
-			pr := &preds[i]
-			fmt.Fprintf(tw, "%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t\n", i, pr.Class, pr.Confidence, pr.Entropy, pr.ExpectedEntropy, pr.MutualInfo)
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("writing table: %w", err)
 	}
 	return nil
+}
+
+func (pw *predictionWriter) flush() error {
+	if pw.tw != nil {
+		if err := pw.tw.Flush(); err != nil {
+			return fmt.Errorf("writing table: %w", err)
+		}
+	}
+	return nil
+}
+
+// alignedTable writes rows of right-aligned cells in columns of fixed widths, each cell
+// followed by padding spaces' worth of room: the layout text/tabwriter gives
+// (tabwriter.AlignRight, cells terminated by tabs) when no cell is wider than its column,
+// without holding the rows.
+type alignedTable struct {
+	w       io.Writer
+	widths  []int
+	padding int
+	line    []byte
+}
+
+func (t *alignedTable) row(cells ...string) error {
+	t.line = t.line[:0]
+	for i, c := range cells {
+		for k := utf8.RuneCountInString(c); k < t.widths[i]+t.padding; k++ {
+			t.line = append(t.line, ' ')
+		}
+		t.line = append(t.line, c...)
+	}
+	t.line = append(t.line, '\n')
+	_, err := t.w.Write(t.line)
+	return err
 }
 
 func sqrt32(v float32) float64 { return math.Sqrt(float64(v)) }

@@ -114,8 +114,8 @@ func TestPredictInputs(t *testing.T) {
 		want        string
 	}{
 		{"csv with header", good, 0, "INPUT"},
-		{"wrong width", short, 1, "row 1 has 3 values; the model takes 784"},
-		{"not a number", bad, 1, `row 2, column 1: "x" is not a number`},
+		{"wrong width", short, 1, "line 1 has 3 values; the model takes 784"},
+		{"not a number", bad, 1, `line 2, column 1: "x" is not a number`},
 		{"missing file", filepath.Join(dir, "none.csv"), 1, "none.csv"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
