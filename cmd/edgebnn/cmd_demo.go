@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"text/tabwriter"
 
@@ -100,6 +101,21 @@ func demoInputs() ([]demoInput, error) {
 	), nil
 }
 
+// validateDemoFlags checks demo's numeric flags: --samples in [1, maxSamplesFlag],
+// --min-confidence a probability and --max-mi a finite, non-negative number of nats (a NaN
+// threshold would compare false and silently disable abstaining). Errors name the flag.
+func validateDemoFlags(samples int, minConf, maxMI float64) error {
+	switch {
+	case samples < 1 || samples > maxSamplesFlag:
+		return usagef("--samples %d outside [1, %d]", samples, maxSamplesFlag)
+	case math.IsNaN(minConf) || minConf < 0 || minConf > 1:
+		return usagef("--min-confidence %g is not a probability in [0, 1]", minConf)
+	case math.IsNaN(maxMI) || math.IsInf(maxMI, 0) || maxMI < 0:
+		return usagef("--max-mi %g must be a finite number of nats ≥ 0", maxMI)
+	}
+	return nil
+}
+
 func runDemo(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("demo")
 	samples := fs.Int("samples", 256, "Monte Carlo samples `K` per prediction")
@@ -112,8 +128,8 @@ func runDemo(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	if *samples < 1 {
-		return usagef("--samples must be at least 1")
+	if err := validateDemoFlags(*samples, *minConf, *maxMI); err != nil {
+		return err
 	}
 	f, err := format.Decode(demoModel)
 	if err != nil {

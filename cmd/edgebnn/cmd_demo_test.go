@@ -91,3 +91,33 @@ func TestDemo(t *testing.T) {
 	}
 	t.Log("\n" + s)
 }
+
+// TestDemoFlagValidation: non-finite or out-of-range thresholds and sample counts are usage
+// errors naming the flag (a NaN threshold used to disable abstaining).
+func TestDemoFlagValidation(t *testing.T) {
+	for _, c := range []struct{ flag, value string }{
+		{"--min-confidence", "NaN"},
+		{"--min-confidence", "nan"},
+		{"--min-confidence", "-0.1"},
+		{"--min-confidence", "1.5"},
+		{"--min-confidence", "+Inf"},
+		{"--max-mi", "NaN"},
+		{"--max-mi", "Inf"},
+		{"--max-mi", "-1"},
+		{"--samples", "0"},
+		{"--samples", "1000000000"},
+	} {
+		t.Run(c.flag+"="+c.value, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if code := run([]string{"demo", c.flag, c.value}, &out, &errb); code != 2 {
+				t.Fatalf("exit %d, want 2: %s", code, errb.String())
+			}
+			if !strings.Contains(errb.String(), c.flag) {
+				t.Errorf("error does not name %s: %s", c.flag, errb.String())
+			}
+			if out.Len() != 0 {
+				t.Errorf("printed %q", out.String())
+			}
+		})
+	}
+}
