@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/edgebnn/edgebnn/convert/safetensors"
@@ -62,17 +61,23 @@ func openInputs(path, key string, width int, header bool, lim inputLimits) (inpu
 	if key != "" {
 		return nil, fmt.Errorf("%s: --input-key applies to safetensors files only", path)
 	}
-	f, err := readlimit.Open(path, lim.MaxBytes)
+	return newCSVInputs(func() (io.ReadCloser, error) { return readlimit.Open(path, lim.MaxBytes) }, path, width, header, lim.CSV)
+}
+
+// newCSVInputs streams the CSV text that open returns (called again by count).
+func newCSVInputs(open func() (io.ReadCloser, error), path string, width int, header bool, lim data.CSVLimits) (*csvInputs, error) {
+	f, err := open()
 	if err != nil {
 		return nil, err
 	}
-	return &csvInputs{f: f, path: path, width: width, header: header, lim: lim.CSV,
-		recs: data.NewCSVRecords(f, path, lim.CSV), first: true}, nil
+	return &csvInputs{open: open, f: f, path: path, width: width, header: header, lim: lim,
+		recs: data.NewCSVRecords(f, path, lim), first: true}, nil
 }
 
 // csvInputs streams a CSV file's rows.
 type csvInputs struct {
-	f      *os.File
+	open   func() (io.ReadCloser, error)
+	f      io.ReadCloser
 	path   string
 	width  int
 	header bool
@@ -120,7 +125,7 @@ func (c *csvInputs) next(max int) ([]float32, error) {
 // count reads the file once more, checking its structure (not its numbers), and returns its
 // number of data rows.
 func (c *csvInputs) count() (int, error) {
-	f, err := readlimit.Open(c.path, c.lim.MaxBytes)
+	f, err := c.open()
 	if err != nil {
 		return 0, err
 	}

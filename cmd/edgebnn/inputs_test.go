@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -218,11 +219,8 @@ func FuzzCSVInputs(f *testing.F) {
 	f.Add("\"1\",\" 2\",3\n", false)
 	f.Add("1,x,3\n4,5,6\n", false)
 	f.Fuzz(func(t *testing.T, content string, header bool) {
-		p := filepath.Join(t.TempDir(), "f.csv")
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		src, err := openInputs(p, "", 3, header, inputLimits{CSV: csvFuzzLimits})
+		open := func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(content)), nil }
+		src, err := newCSVInputs(open, "f.csv", 3, header, csvFuzzLimits)
 		if err != nil {
 			t.Fatal(err)
 		}
