@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/edgebnn/edgebnn/convert/safetensors"
@@ -149,44 +155,174 @@ func (c *csvInputs) count() (int, error) {
 
 func (c *csvInputs) Close() error { return c.f.Close() }
 
-// stInputs serves a safetensors tensor's rows, converting one chunk at a time.
+// stInputs streams a safetensors tensor's rows from the file, reading and converting one chunk
+// at a time.
 type stInputs struct {
+	f     *os.File
 	path  string
-	t     *safetensors.Tensor
+	t     stTensor
 	width int
-	n     int // inputs
-	pos   int // next input
-	rowB  int // bytes per input
+	n     int   // inputs
+	pos   int   // next input
+	rowB  int   // bytes per input
+	off   int64 // file offset of the tensor's data
+	raw   []byte
 	buf   []float32
 }
 
+// stTensor is one tensor of a safetensors header.
+type stTensor struct {
+	Name       string
+	DType      safetensors.DType
+	Shape      []int
+	begin, end int64
+}
+
+// readSafetensorsHeader reads and checks a safetensors header the way safetensors.Parse does
+// (known dtypes, sizes that match the shapes, data ranges that tile the data region exactly)
+// without reading the data: it returns the tensors sorted by name and the data's file offset.
+func readSafetensorsHeader(f io.Reader, size int64) ([]stTensor, int64, error) {
+	if size < 8 {
+		return nil, 0, fmt.Errorf("safetensors: file of %d bytes is shorter than the 8-byte header length", size)
+	}
+	var pre [8]byte
+	if _, err := io.ReadFull(f, pre[:]); err != nil {
+		return nil, 0, fmt.Errorf("safetensors: file of %d bytes is shorter than the 8-byte header length", size)
+	}
+	n := binary.LittleEndian.Uint64(pre[:])
+	if n > safetensors.MaxHeaderSize || n > uint64(size-8) {
+		return nil, 0, fmt.Errorf("safetensors: header length %d exceeds the %d bytes after it (or the limit %d)", n, size-8, safetensors.MaxHeaderSize)
+	}
+	hdr := make([]byte, n)
+	if _, err := io.ReadFull(f, hdr); err != nil {
+		return nil, 0, fmt.Errorf("safetensors: header: %w", err)
+	}
+	body := size - 8 - int64(n)
+	dec := json.NewDecoder(bytes.NewReader(hdr))
+	tok, err := dec.Token()
+	if d, ok := tok.(json.Delim); err != nil || !ok || d != '{' {
+		return nil, 0, errors.New("safetensors: header is not a JSON object")
+	}
+	var ts []stTensor
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		key, ok := tok.(string)
+		if err != nil || !ok {
+			return nil, 0, errors.New("safetensors: header: malformed key")
+		}
+		if seen[key] {
+			return nil, 0, fmt.Errorf("safetensors: header: duplicate key %q", key)
+		}
+		seen[key] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, 0, fmt.Errorf("safetensors: header entry %q: %w", key, err)
+		}
+		if key == safetensors.MetadataKey {
+			var m map[string]string
+			if err := json.Unmarshal(raw, &m); err != nil {
+				return nil, 0, fmt.Errorf("safetensors: header %s: must map strings to strings: %w", key, err)
+			}
+			continue
+		}
+		var e struct {
+			DType       *string   `json:"dtype"`
+			Shape       *[]uint64 `json:"shape"`
+			DataOffsets *[]uint64 `json:"data_offsets"`
+		}
+		ed := json.NewDecoder(bytes.NewReader(raw))
+		ed.DisallowUnknownFields()
+		if err := ed.Decode(&e); err != nil {
+			return nil, 0, fmt.Errorf("safetensors: header entry %q: %w", key, err)
+		}
+		if e.DType == nil || e.Shape == nil || e.DataOffsets == nil || len(*e.DataOffsets) != 2 {
+			return nil, 0, fmt.Errorf("safetensors: tensor %q: needs dtype, shape and two data_offsets", key)
+		}
+		t := stTensor{Name: key, DType: safetensors.DType(*e.DType)}
+		if !t.DType.Valid() {
+			return nil, 0, fmt.Errorf("safetensors: tensor %q: unknown dtype %q", key, *e.DType)
+		}
+		elems := uint64(1)
+		for _, d := range *e.Shape {
+			if d > math.MaxInt32 {
+				return nil, 0, fmt.Errorf("safetensors: tensor %q: dimension %d too large", key, d)
+			}
+			t.Shape = append(t.Shape, int(d))
+			if elems != 0 && d > math.MaxInt64/elems/8 {
+				return nil, 0, fmt.Errorf("safetensors: tensor %q: shape %v overflows", key, *e.Shape)
+			}
+			elems *= d
+		}
+		b, en := (*e.DataOffsets)[0], (*e.DataOffsets)[1]
+		if b > en || en > uint64(body) || elems*uint64(t.DType.Size()) != en-b {
+			return nil, 0, fmt.Errorf("safetensors: tensor %q: shape %v of %s does not match data_offsets [%d, %d] (data region of %d bytes)", key, t.Shape, t.DType, b, en, body)
+		}
+		t.begin, t.end = int64(b), int64(en)
+		ts = append(ts, t)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, 0, fmt.Errorf("safetensors: header: %w", err)
+	}
+	if len(bytes.TrimRight(hdr[dec.InputOffset():], " \t\r\n")) != 0 {
+		return nil, 0, errors.New("safetensors: header: trailing data after the JSON object")
+	}
+	spans := slices.Clone(ts)
+	slices.SortFunc(spans, func(a, b stTensor) int { return cmp.Or(cmp.Compare(a.begin, b.begin), cmp.Compare(a.end, b.end)) })
+	pos := int64(0)
+	for _, t := range spans {
+		if t.begin != pos {
+			return nil, 0, fmt.Errorf("safetensors: tensor %q: data_offsets [%d, %d] overlap or leave a gap after offset %d", t.Name, t.begin, t.end, pos)
+		}
+		pos = t.end
+	}
+	if pos != body {
+		return nil, 0, fmt.Errorf("safetensors: tensors cover %d bytes but the data region has %d", pos, body)
+	}
+	slices.SortFunc(ts, func(a, b stTensor) int { return strings.Compare(a.Name, b.Name) })
+	return ts, 8 + int64(n), nil
+}
+
 func openSafetensorsInputs(path, key string, width int, lim inputLimits) (inputSource, error) {
-	b, err := readlimit.ReadFile(path, lim.MaxBytes)
+	f, err := readlimit.Open(path, lim.MaxBytes)
 	if err != nil {
 		return nil, err
 	}
-	st, err := safetensors.Parse(b)
+	src, err := newSafetensorsInputs(f, path, key, width)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return src, nil
+}
+
+func newSafetensorsInputs(f *os.File, path, key string, width int) (*stInputs, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	ts, dataOff, err := readSafetensorsHeader(f, fi.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var t *safetensors.Tensor
+	var t *stTensor
+	names := make([]string, len(ts))
+	for i := range ts {
+		names[i] = ts[i].Name
+		if ts[i].Name == key || (key == "" && ts[i].Name == "inputs") {
+			t = &ts[i]
+		}
+	}
 	switch {
-	case key != "":
-		var ok bool
-		if t, ok = st.Tensor(key); !ok {
-			return nil, fmt.Errorf("%s: no tensor %q (it has %s)", path, key, strings.Join(st.Names(), ", "))
-		}
-	default:
-		if in, ok := st.Tensor("inputs"); ok {
-			t = in
-			break
-		}
-		for i := range st.Tensors {
-			if st.Tensors[i].DType.IsFloat() {
+	case key != "" && t == nil:
+		return nil, fmt.Errorf("%s: no tensor %q (it has %s)", path, key, strings.Join(names, ", "))
+	case t == nil:
+		for i := range ts {
+			if ts[i].DType.IsFloat() {
 				if t != nil {
 					return nil, fmt.Errorf("%s: several tensors; choose one with --input-key", path)
 				}
-				t = &st.Tensors[i]
+				t = &ts[i]
 			}
 		}
 		if t == nil {
@@ -215,10 +351,8 @@ func openSafetensorsInputs(path, key string, width int, lim inputLimits) (inputS
 		return nil, shapeErr("no inputs")
 	case per != width:
 		return nil, shapeErr("wrong number of values per input")
-	case t.DType.Size() == 0 || len(t.Data) != t.Shape[0]*width*t.DType.Size():
-		return nil, shapeErr(fmt.Sprintf("%d bytes of %s data", len(t.Data), t.DType))
 	}
-	return &stInputs{path: path, t: t, width: width, n: t.Shape[0], rowB: width * t.DType.Size()}, nil
+	return &stInputs{f: f, path: path, t: *t, width: width, n: t.Shape[0], rowB: width * t.DType.Size(), off: dataOff + t.begin}, nil
 }
 
 func (s *stInputs) next(max int) ([]float32, error) {
@@ -226,8 +360,14 @@ func (s *stInputs) next(max int) ([]float32, error) {
 	if n <= 0 {
 		return s.buf[:0], nil
 	}
-	chunk := safetensors.Tensor{Name: s.t.Name, DType: s.t.DType, Shape: []int{n, s.width},
-		Data: s.t.Data[s.pos*s.rowB : (s.pos+n)*s.rowB]}
+	if cap(s.raw) < n*s.rowB {
+		s.raw = make([]byte, n*s.rowB)
+	}
+	s.raw = s.raw[:n*s.rowB]
+	if _, err := s.f.ReadAt(s.raw, s.off+int64(s.pos)*int64(s.rowB)); err != nil {
+		return nil, fmt.Errorf("%s: tensor %q: reading inputs %d to %d: %w", s.path, s.t.Name, s.pos, s.pos+n-1, err)
+	}
+	chunk := safetensors.Tensor{Name: s.t.Name, DType: s.t.DType, Shape: []int{n, s.width}, Data: s.raw}
 	var err error
 	switch s.t.DType {
 	case safetensors.F64, safetensors.I32, safetensors.I64:
@@ -255,4 +395,4 @@ func (s *stInputs) next(max int) ([]float32, error) {
 
 func (s *stInputs) count() (int, error) { return s.n, nil }
 
-func (s *stInputs) Close() error { return nil }
+func (s *stInputs) Close() error { return s.f.Close() }

@@ -255,3 +255,42 @@ func FuzzCSVInputs(f *testing.F) {
 }
 
 var csvFuzzLimits = data.CSVLimits{MaxLineBytes: 512, MaxRows: 64, MaxColumns: 32}
+
+// FuzzSafetensorsHeader: predict's streaming header reader accepts exactly the files that
+// safetensors.Parse accepts, with the same tensors.
+func FuzzSafetensorsHeader(f *testing.F) {
+	for _, shape := range [][]int{{2, 3}, {0, 4}, {}, {1, 1, 2, 2}} {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		tn, err := safetensors.NewF32("inputs", shape, make([]float32, n))
+		if err != nil {
+			f.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := safetensors.Write(&b, []safetensors.Tensor{tn}, map[string]string{"k": "v"}); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, werr := safetensors.Parse(b)
+		got, _, gerr := readSafetensorsHeader(bytes.NewReader(b), int64(len(b)))
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("Parse: %v; readSafetensorsHeader: %v", werr, gerr)
+		}
+		if werr != nil {
+			return
+		}
+		if len(got) != len(want.Tensors) {
+			t.Fatalf("%d tensors, Parse %d", len(got), len(want.Tensors))
+		}
+		for _, g := range got {
+			w, ok := want.Tensor(g.Name)
+			if !ok || w.DType != g.DType || fmt.Sprint(w.Shape) != fmt.Sprint(g.Shape) || int64(len(w.Data)) != g.end-g.begin {
+				t.Fatalf("tensor %q: %v %v, Parse %v", g.Name, g.DType, g.Shape, w)
+			}
+		}
+	})
+}
