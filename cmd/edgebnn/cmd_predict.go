@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	goruntime "runtime"
 	"strconv"
-	"text/tabwriter"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/edgebnn/edgebnn/runtime"
@@ -203,6 +206,7 @@ func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer out.close()
 	preds := make([]runtime.Prediction, batch)
 	for len(xs) > 0 {
 		for len(xs) > 0 {
@@ -227,8 +231,8 @@ type predictionWriter struct {
 	w     io.Writer
 	task  runtime.Task
 	json  *json.Encoder
-	table *alignedTable     // classification: columns of known width, streamed
-	tw    *tabwriter.Writer // regression: widths follow the values, so the rows are held
+	table *alignedTable // classification: columns of known width, streamed
+	spill *spillTable   // regression: widths follow the values, so the rows wait in a file
 	index int
 }
 
@@ -243,8 +247,10 @@ func newPredictionWriter(w io.Writer, m *runtime.Model, asJSON bool, src inputSo
 	case asJSON:
 		pw.json = json.NewEncoder(w)
 	case m.Task() == runtime.Regression:
-		pw.tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(pw.tw, "INPUT\tMEAN\tSTD\tEPISTEMIC STD\t")
+		pw.spill = newSpillTable(w, 2)
+		if err := pw.spill.row("INPUT", "MEAN", "STD", "EPISTEMIC STD"); err != nil {
+			return nil, err
+		}
 	default:
 		n, err := src.count()
 		if err != nil {
@@ -280,9 +286,13 @@ func (pw *predictionWriter) write(preds []runtime.Prediction) error {
 			if err := pw.json.Encode(v); err != nil {
 				return fmt.Errorf("writing JSON: %w", err)
 			}
-		case pw.tw != nil:
+		case pw.spill != nil:
 			for j := range pr.Mean {
-				fmt.Fprintf(pw.tw, "%d\t%.5g\t%.4g\t%.4g\t\n", idx, pr.Mean[j], sqrt32(pr.Var[j]), sqrt32(pr.EpistemicVar[j]))
+				err := pw.spill.row(strconv.Itoa(idx), fmt.Sprintf("%.5g", pr.Mean[j]), fmt.Sprintf("%.4g", sqrt32(pr.Var[j])),
+					fmt.Sprintf("%.4g", sqrt32(pr.EpistemicVar[j])))
+				if err != nil {
+					return err
+				}
 			}
 		default:
 			err := pw.table.row(strconv.Itoa(idx), strconv.Itoa(pr.Class), fmt.Sprintf("%.4f", pr.Confidence),
@@ -296,12 +306,99 @@ func (pw *predictionWriter) write(preds []runtime.Prediction) error {
 }
 
 func (pw *predictionWriter) flush() error {
-	if pw.tw != nil {
-		if err := pw.tw.Flush(); err != nil {
+	if pw.spill != nil {
+		return pw.spill.flush()
+	}
+	return nil
+}
+
+// close releases the spill file of an unfinished table.
+func (pw *predictionWriter) close() {
+	if pw.spill != nil {
+		pw.spill.close()
+	}
+}
+
+// spillTable prints a table whose column widths depend on all its rows, as text/tabwriter
+// (AlignRight, cells terminated by tabs) would, without holding the rows in memory: they wait
+// in an unlinked temporary file until flush. Without a temporary directory it holds them in
+// memory.
+type spillTable struct {
+	w       io.Writer
+	padding int
+	f       *os.File
+	bw      *bufio.Writer
+	mem     bytes.Buffer
+	widths  []int
+	err     error
+}
+
+func newSpillTable(w io.Writer, padding int) *spillTable {
+	t := &spillTable{w: w, padding: padding}
+	if f, err := os.CreateTemp("", "edgebnn-predict-*.tsv"); err == nil {
+		t.f, t.bw = f, bufio.NewWriter(f)
+		_ = os.Remove(f.Name()) // gone once closed, whatever happens
+	}
+	return t
+}
+
+func (t *spillTable) row(cells ...string) error {
+	if t.err != nil {
+		return t.err
+	}
+	for len(t.widths) < len(cells) {
+		t.widths = append(t.widths, 0)
+	}
+	var out io.Writer = &t.mem
+	if t.bw != nil {
+		out = t.bw
+	}
+	for i, c := range cells {
+		t.widths[i] = max(t.widths[i], utf8.RuneCountInString(c))
+		if _, t.err = io.WriteString(out, c+"\t"); t.err != nil {
+			return fmt.Errorf("writing table: %w", t.err)
+		}
+	}
+	if _, t.err = io.WriteString(out, "\n"); t.err != nil {
+		return fmt.Errorf("writing table: %w", t.err)
+	}
+	return nil
+}
+
+func (t *spillTable) flush() error {
+	defer t.close()
+	if t.err != nil {
+		return t.err
+	}
+	var in io.Reader = &t.mem
+	if t.f != nil {
+		if err := t.bw.Flush(); err != nil {
+			return fmt.Errorf("writing table: %w", err)
+		}
+		if _, err := t.f.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("writing table: %w", err)
+		}
+		in = bufio.NewReader(t.f)
+	}
+	at := &alignedTable{w: t.w, widths: t.widths, padding: t.padding}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if err := at.row(strings.Split(strings.TrimSuffix(sc.Text(), "\t"), "\t")...); err != nil {
 			return fmt.Errorf("writing table: %w", err)
 		}
 	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
 	return nil
+}
+
+func (t *spillTable) close() {
+	if t.f != nil {
+		t.f.Close()
+		t.f = nil
+	}
 }
 
 // alignedTable writes rows of right-aligned cells in columns of fixed widths, each cell

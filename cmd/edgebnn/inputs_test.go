@@ -294,3 +294,28 @@ func FuzzSafetensorsHeader(f *testing.F) {
 		}
 	})
 }
+
+// TestSpillTableMatchesTabwriter: the regression table, held in a file until its widths are
+// known, prints byte for byte what text/tabwriter prints.
+func TestSpillTableMatchesTabwriter(t *testing.T) {
+	rows := [][]string{{"INPUT", "MEAN", "STD", "EPISTEMIC STD"}, {"0", "-3.4028e+38", "1", "0.1"}, {"1", "0.5", "1.235e-05", "0"}, {"10", "12", "3", "4"}}
+	var want bytes.Buffer
+	tw := tabwriter.NewWriter(&want, 0, 4, 2, ' ', tabwriter.AlignRight)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+	}
+	tw.Flush()
+	var got bytes.Buffer
+	st := newSpillTable(&got, 2)
+	for _, r := range rows {
+		if err := st.row(r...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Fatalf("got\n%s\nwant\n%s", got.String(), want.String())
+	}
+}
