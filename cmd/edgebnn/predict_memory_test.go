@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const predictMemEnv = "EDGEBNN_PREDICT_MEM_ARGS"
+
+// TestPredictMemoryBounded runs predict in a fresh process (this test binary, re-executed) and
+// checks its peak RSS (VmHWM): reading 20000 inputs (63 MB of float32) must not hold them all,
+// and --batch 65536 --threads 4 for one input must not allocate scratch for 65536 inputs.
+func TestPredictMemoryBounded(t *testing.T) {
+	if args := os.Getenv(predictMemEnv); args != "" {
+		var out lineCounter
+		var errb bytes.Buffer
+		code := run(strings.Split(args, "\x1f"), &out, &errb)
+		status, _ := os.ReadFile("/proc/self/status")
+		fmt.Printf("\nEXIT: %d %d lines %s\n%s", code, out, errb.String(), status)
+		os.Exit(0)
+	}
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc/self/status")
+	}
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	dir := t.TempDir()
+	row := strings.TrimSuffix(strings.Repeat("0.5,", 784), ",") + "\n"
+	many := filepath.Join(dir, "many.csv")
+	f, err := os.Create(many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := bufio.NewWriter(f)
+	for range 20000 {
+		bw.WriteString(row)
+	}
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	one := filepath.Join(dir, "one.csv")
+	if err := os.WriteFile(one, []byte(row), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join("demo", "model.ebnn")
+	const limit = 64 << 20
+	for _, c := range []struct {
+		name  string
+		args  []string
+		lines int
+	}{
+		{"20000 inputs", []string{"predict", "--model", model, "--input", many, "--samples", "2", "--strategy", "local"}, 20001},
+		{"20000 inputs, JSON", []string{"predict", "--model", model, "--input", many, "--samples", "2", "--strategy", "local", "--json"}, 20000},
+		{"huge batch and threads", []string{"predict", "--model", model, "--input", one, "--samples", "64", "--batch", "65536", "--threads", "4"}, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestPredictMemoryBounded$")
+			cmd.Env = append(os.Environ(), predictMemEnv+"="+strings.Join(c.args, "\x1f"))
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("child: %v\n%s", err, out)
+			}
+			var exit string
+			hwm := int64(-1)
+			for _, line := range strings.Split(string(out), "\n") {
+				if s, ok := strings.CutPrefix(line, "EXIT: "); ok {
+					exit = s
+				}
+				if s, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+					kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "kB")), 10, 64)
+					hwm = kb << 10
+				}
+			}
+			t.Logf("peak RSS %.1f MB; %s", float64(hwm)/1e6, exit)
+			if want := fmt.Sprintf("0 %d lines", c.lines); !strings.HasPrefix(exit, want) {
+				t.Errorf("exit/lines %q, want %q", exit, want)
+			}
+			if hwm < 0 || hwm > limit {
+				t.Errorf("peak RSS %d bytes (limit %d)", hwm, limit)
+			}
+		})
+	}
+}
+
+// lineCounter counts the lines written to it and keeps nothing.
+type lineCounter int
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	*c += lineCounter(bytes.Count(p, []byte{'\n'}))
+	return len(p), nil
+}
