@@ -434,6 +434,12 @@ func LoadDir(dir string) ([]Profile, error) {
 // lim.MaxProfiles *.json entries is an error.
 func LoadDirLimits(dir string, lim Limits) ([]Profile, error) {
 	lim = lim.withDefaults()
+	// Stat before opening: opening a FIFO would wait for a writer.
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("boards: reading profile directory: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("boards: reading profile directory: %s is not a directory", dir)
+	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("boards: reading profile directory: %w", err)

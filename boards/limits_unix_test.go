@@ -84,3 +84,28 @@ func TestLoadDirMaxProfiles(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// TestLoadDirNotADirectory: --dir naming a FIFO, /dev/zero or a file is an error at once.
+func TestLoadDirNotADirectory(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	file := filepath.Join(dir, "file.json")
+	if err := os.WriteFile(file, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, "/dev/zero", file} {
+		done := make(chan error, 1)
+		go func() { _, err := LoadDir(p); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), p) {
+				t.Errorf("%s: error %v", p, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: LoadDir hangs", p)
+		}
+	}
+}
