@@ -81,6 +81,10 @@ const (
 	// maxKeptOutputs bounds the samples × batch × outputs values a multi-threaded predictor
 	// keeps; predict lowers the batch to stay within it (results do not depend on the batch).
 	maxKeptOutputs = 16 << 20
+	// maxChunkValues bounds the input values predict reads and predicts at once (4 MiB of
+	// float32): a --batch beyond it is lowered, which changes no result but keeps the inputs
+	// and the predictor's activations, which grow with the batch, bounded.
+	maxChunkValues = 1 << 20
 )
 
 // validate checks the flags' values; errors name the flag.
@@ -183,7 +187,7 @@ func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
 	defer src.Close()
 	// The first chunk tells how many inputs there are when they are fewer than --batch: the
 	// predictor's scratch follows the inputs, not the flag.
-	batch := *pf.batch
+	batch := max(1, min(*pf.batch, maxChunkValues/m.InputSize()))
 	xs, err := src.next(batch)
 	if err != nil {
 		return err
@@ -219,7 +223,7 @@ func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
 			}
 			xs = xs[n*m.InputSize():]
 		}
-		if xs, err = src.next(*pf.batch); err != nil {
+		if xs, err = src.next(batch); err != nil {
 			return err
 		}
 	}
