@@ -109,13 +109,17 @@ func (c *csvInputs) next(max int) ([]float32, error) {
 		if first && (c.header || data.IsHeaderRow(rec)) {
 			continue
 		}
+		hint := ""
+		if first {
+			hint = " (if the first row is a header, give --header)"
+		}
 		if len(rec) != c.width {
-			return nil, fmt.Errorf("%s: line %d has %d values; the model takes %d", c.path, line, len(rec), c.width)
+			return nil, fmt.Errorf("%s: line %d has %d values; the model takes %d%s", c.path, line, len(rec), c.width, hint)
 		}
 		for i, s := range rec {
 			v, err := data.ParseFinite(s)
 			if err != nil {
-				return nil, fmt.Errorf("%s: line %d, column %d: %w", c.path, line, i+1, err)
+				return nil, fmt.Errorf("%s: line %d, column %d: %w%s", c.path, line, i+1, err, hint)
 			}
 			c.buf = append(c.buf, v)
 		}

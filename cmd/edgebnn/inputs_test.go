@@ -78,7 +78,7 @@ func TestPredictBadInputs(t *testing.T) {
 		{"f64 overflow", big, nil, []string{"big64.safetensors", `"x"`, "input 0, value 5"}},
 		{"not safetensors", file("junk.safetensors", "hello"), nil, []string{"junk.safetensors"}},
 		{"header flag on safetensors", st("h.safetensors", []int{1, 784}), []string{"--header"}, []string{"h.safetensors", "--header"}},
-		{"malformed first row", file("first.csv", strings.Replace(row, "0.5", "0.5x", 1)+"\n"+row+"\n"), nil, []string{"first.csv", "line 1, column 1", `"0.5x"`}},
+		{"malformed first row", file("first.csv", strings.Replace(row, "0.5", "0.5x", 1)+"\n"+row+"\n"), nil, []string{"first.csv", "line 1, column 1", `"0.5x"`, "--header"}},
 		{"NaN first row", file("nanfirst.csv", strings.Replace(row, "0.5", "NaN", 1)+"\n"+row+"\n"), nil, []string{"nanfirst.csv", "line 1, column 1", "finite"}},
 		{"Inf later row", file("inf.csv", row+"\n"+row+"\n"+strings.Replace(row, "0.5", "-Inf", 2)+"\n"), nil, []string{"inf.csv", "line 3, column 1"}},
 		{"float32 overflow", file("ovf.csv", strings.Replace(row, "0.5", "1e39", 1)+"\n"), nil, []string{"ovf.csv", "line 1, column 1"}},
