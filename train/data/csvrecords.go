@@ -55,7 +55,8 @@ func (l CSVLimits) WithDefaults() CSVLimits {
 }
 
 // CSVRecords streams the records of a CSV file within CSVLimits: blank lines are skipped,
-// fields are trimmed of leading space, and every error names the file and the line.
+// fields are trimmed of leading space, a UTF-8 byte order mark is dropped, and every error
+// names the file and the line.
 type CSVRecords struct {
 	name string
 	lim  CSVLimits
@@ -91,6 +92,9 @@ func (c *CSVRecords) Next() ([]string, int, error) {
 			return nil, 0, fmt.Errorf("%s: %w", c.name, err)
 		}
 		line, _ := c.cr.FieldPos(0)
+		if c.rows == 0 && line == 1 && len(rec) > 0 {
+			rec[0] = strings.TrimPrefix(rec[0], "\ufeff") // a byte order mark
+		}
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}

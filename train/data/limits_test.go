@@ -152,6 +152,7 @@ func TestReadCSVHeaderAndRows(t *testing.T) {
 	}{
 		{"header of names", "x,y,label\n1,2,0\n3,4,1\n", CSVOptions{}, "", 2},
 		{"no header", "1,2,0\n3,4,1\n", CSVOptions{}, "", 2},
+		{"byte order mark", "\ufeff1,2,0\n3,4,1\n", CSVOptions{}, "", 2},
 		{"malformed first row is an error", "1,abc,0\n3,4,1\n", CSVOptions{}, "line 1 column 2", 0},
 		{"NaN first row is an error", "NaN,2,0\n3,4,1\n", CSVOptions{}, "line 1 column 1", 0},
 		{"Inf in a later row", "x,y,l\n1,2,0\n+Inf,4,1\n", CSVOptions{}, "line 3 column 1", 0},
