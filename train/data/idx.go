@@ -52,6 +52,10 @@ func (l IDXLimits) WithDefaults() IDXLimits {
 	return l
 }
 
+// ErrIDXTooLarge is wrapped by the IDX readers' errors for headers that declare more data than
+// the limits allow.
+var ErrIDXTooLarge = errors.New("more data than the limit")
+
 // idxChunk is how much ReadIDXLimits reads at a time when it cannot trust the declared size.
 const idxChunk = 1 << 20
 
@@ -95,12 +99,12 @@ func ReadIDXLimits(r io.Reader, lim IDXLimits) ([]int, []byte, error) {
 			return nil, nil, fmt.Errorf("idx header: dimension %d is 0", i)
 		}
 		if v > lim.MaxElements || total*v > lim.MaxElements {
-			return nil, nil, fmt.Errorf("idx header: dimensions %v exceed the limit of %d values", dims[:i+1], lim.MaxElements)
+			return nil, nil, fmt.Errorf("idx header: dimensions %v exceed the limit of %d values: %w", dims[:i+1], lim.MaxElements, ErrIDXTooLarge)
 		}
 		total *= v
 	}
 	if lim.MaxDataBytes > 0 && total > lim.MaxDataBytes {
-		return nil, nil, fmt.Errorf("idx header: dimensions %v declare %d bytes of data; the file can hold at most %d", dims, total, lim.MaxDataBytes)
+		return nil, nil, fmt.Errorf("idx header: dimensions %v declare %d bytes of data; the file can hold at most %d: %w", dims, total, lim.MaxDataBytes, ErrIDXTooLarge)
 	}
 	buf := make([]byte, 0, min(total, idxChunk))
 	for int64(len(buf)) < total {
@@ -160,6 +164,9 @@ func readIDXFileLimits(path string, lim IDXLimits) ([]int, []byte, error) {
 		lim.MaxDataBytes = fi.Size()
 	}
 	dims, b, err := ReadIDXLimits(r, lim)
+	if err != nil && errors.Is(err, ErrIDXTooLarge) && strings.HasSuffix(path, ".gz") {
+		return nil, nil, fmt.Errorf("%s: %w (a gzipped IDX file may hold at most %d times its %d bytes)", path, err, lim.MaxGzipRatio, fi.Size())
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
