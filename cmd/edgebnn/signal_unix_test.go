@@ -43,7 +43,7 @@ func TestSignalStopsCommands(t *testing.T) {
 		absent, present []string
 	}{
 		{name: "predict SIGINT", sig: syscall.SIGINT, args: func(string) []string {
-			return []string{"predict", "--model", model, "--input", filepath.Join(d, "reference.safetensors"), "--samples", "100000"}
+			return []string{"predict", "--model", model, "--input", filepath.Join(d, "reference.safetensors"), "--samples", "65536", "--strategy", "weight"}
 		}},
 		{name: "convert --validate SIGINT", sig: syscall.SIGINT, args: func(dir string) []string {
 			return append([]string{"convert", "--out", filepath.Join(dir, "m.ebnn"), "--validate",
