@@ -3,7 +3,9 @@ package torchpt
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Pickle opcode argument kinds (see CPython's Lib/pickletools.py).
@@ -46,11 +48,150 @@ var pickleOps = map[byte]opArg{
 	'P': {argLine, 0}, 'Q': {},
 }
 
-// scanPickle walks the opcodes of a pickle without executing them and
-// checks that every length-prefixed argument fits in the remaining data
-// and that a STOP opcode is reached. It keeps the unpickler from
-// allocating buffers sized by hostile length fields.
-func scanPickle(p []byte) error {
+// ErrLimit is wrapped by the errors of inputs refused because they exceed
+// a Limits bound (rather than being malformed).
+var ErrLimit = errors.New("limit exceeded")
+
+// scanner is the state of scanPickle's abstract execution: it tracks, for
+// every value on the stack and in the memo, an identifier of the object
+// (so that DUP and GET share it), and the length of every object used as
+// a container, without building any value.
+type scanner struct {
+	lim     Limits
+	stack   []int32 // object identifiers
+	marks   []int   // stack lengths at each MARK
+	memo    map[uint64]int32
+	sizes   []int // container length per object identifier
+	objects int
+}
+
+func (s *scanner) newObject(at int) (int32, error) {
+	s.objects++
+	if s.objects > s.lim.MaxObjects {
+		return 0, fmt.Errorf("pickle: byte %d: more than %d objects: %w", at, s.lim.MaxObjects, ErrLimit)
+	}
+	s.sizes = append(s.sizes, 0)
+	return int32(len(s.sizes) - 1), nil
+}
+
+func (s *scanner) push(at int, id int32) error {
+	if len(s.stack) >= s.lim.MaxStack {
+		return fmt.Errorf("pickle: byte %d: stack deeper than %d: %w", at, s.lim.MaxStack, ErrLimit)
+	}
+	s.stack = append(s.stack, id)
+	return nil
+}
+
+func (s *scanner) pushNew(at int) error {
+	id, err := s.newObject(at)
+	if err != nil {
+		return err
+	}
+	return s.push(at, id)
+}
+
+func (s *scanner) base() int {
+	if len(s.marks) == 0 {
+		return 0
+	}
+	return s.marks[len(s.marks)-1]
+}
+
+// pop removes n values above the current mark.
+func (s *scanner) pop(at, n int) error {
+	if len(s.stack)-s.base() < n {
+		return fmt.Errorf("pickle: byte %d: stack underflow", at)
+	}
+	s.stack = s.stack[:len(s.stack)-n]
+	return nil
+}
+
+func (s *scanner) top(at int) (int32, error) {
+	if len(s.stack) <= s.base() {
+		return 0, fmt.Errorf("pickle: byte %d: stack underflow", at)
+	}
+	return s.stack[len(s.stack)-1], nil
+}
+
+// popMark removes the values above the topmost mark and the mark, and
+// returns how many values there were.
+func (s *scanner) popMark(at int) (int, error) {
+	if len(s.marks) == 0 {
+		return 0, fmt.Errorf("pickle: byte %d: no MARK on the stack", at)
+	}
+	b := s.marks[len(s.marks)-1]
+	s.marks = s.marks[:len(s.marks)-1]
+	n := len(s.stack) - b
+	s.stack = s.stack[:b]
+	return n, nil
+}
+
+// grow adds n items to the container on top of the stack.
+func (s *scanner) grow(at, n int) error {
+	id, err := s.top(at)
+	if err != nil {
+		return err
+	}
+	s.sizes[id] += n
+	if s.sizes[id] > s.lim.MaxContainerLen {
+		return fmt.Errorf("pickle: byte %d: container of more than %d items: %w", at, s.lim.MaxContainerLen, ErrLimit)
+	}
+	return nil
+}
+
+// collect pops the values above the topmost mark and pushes a new
+// container of n/div items.
+func (s *scanner) collect(at, div int) error {
+	n, err := s.popMark(at)
+	if err != nil {
+		return err
+	}
+	if n/div > s.lim.MaxContainerLen {
+		return fmt.Errorf("pickle: byte %d: container of more than %d items: %w", at, s.lim.MaxContainerLen, ErrLimit)
+	}
+	id, err := s.newObject(at)
+	if err != nil {
+		return err
+	}
+	s.sizes[id] = n / div
+	return s.push(at, id)
+}
+
+func (s *scanner) put(at int, idx uint64) error {
+	id, err := s.top(at)
+	if err != nil {
+		return err
+	}
+	if _, ok := s.memo[idx]; !ok && len(s.memo) >= s.lim.MaxMemo {
+		return fmt.Errorf("pickle: byte %d: more than %d memo entries: %w", at, s.lim.MaxMemo, ErrLimit)
+	}
+	s.memo[idx] = id
+	return nil
+}
+
+func (s *scanner) get(at int, idx uint64) error {
+	id, ok := s.memo[idx]
+	if !ok {
+		return fmt.Errorf("pickle: byte %d: memo entry %d is not set", at, idx)
+	}
+	return s.push(at, id)
+}
+
+// lineArg returns the text of a newline-terminated argument.
+func lineArg(p []byte, i int) string {
+	k := bytes.IndexByte(p[i:], '\n')
+	return string(bytes.TrimSuffix(p[i:i+k], []byte("\r")))
+}
+
+// scanPickle executes a pickle abstractly, without building any value,
+// and checks that it is well formed and within lim: every length-prefixed
+// argument fits in the remaining data, a STOP opcode is reached, the
+// stack, marks, memo, containers, object count and integer widths stay
+// within lim. It keeps the unpickler (third-party code that trusts its
+// input) from allocating buffers sized by hostile length fields or
+// amplifying a small pickle into a huge object graph.
+func scanPickle(p []byte, lim Limits) error {
+	s := &scanner{lim: lim.withDefaults(), memo: map[uint64]int32{}}
 	i := 0
 	for i < len(p) {
 		op := p[i]
@@ -60,14 +201,11 @@ func scanPickle(p []byte) error {
 		}
 		at := i
 		i++
+		argAt := i
 		rest := uint64(len(p) - i)
 		var n uint64
 		switch arg.kind {
 		case argNone:
-			if op == '.' {
-				return nil
-			}
-			continue
 		case argFixed:
 			n = uint64(arg.n)
 		case argLine, argLines:
@@ -82,7 +220,6 @@ func scanPickle(p []byte) error {
 				}
 				i += k + 1
 			}
-			continue
 		case argLen1:
 			if rest < 1 {
 				return fmt.Errorf("pickle: truncated at byte %d", at)
@@ -112,6 +249,151 @@ func scanPickle(p []byte) error {
 			}
 		}
 		i += int(n)
+		if op == '.' {
+			return nil
+		}
+		if err := s.step(p, op, at, argAt); err != nil {
+			return err
+		}
 	}
 	return fmt.Errorf("pickle: truncated (no STOP opcode)")
+}
+
+// step applies the stack effect of opcode op (at byte at, its argument
+// at byte a) to s.
+func (s *scanner) step(p []byte, op byte, at, a int) error {
+	lim := s.lim
+	switch op {
+	case 'I', 'L': // INT, LONG: decimal text
+		if l := len(lineArg(p, a)); l > 3*lim.MaxIntBytes {
+			return fmt.Errorf("pickle: byte %d: integer of %d digits (more than %d): %w", at, l, 3*lim.MaxIntBytes, ErrLimit)
+		}
+		return s.pushNew(at)
+	case 0x8a, 0x8b: // LONG1, LONG4
+		var l uint64
+		if op == 0x8a {
+			l = uint64(p[a])
+		} else {
+			l = uint64(binary.LittleEndian.Uint32(p[a:]))
+		}
+		if l > uint64(lim.MaxIntBytes) {
+			return fmt.Errorf("pickle: byte %d: integer of %d bytes (more than %d): %w", at, l, lim.MaxIntBytes, ErrLimit)
+		}
+		if l == 0 {
+			return fmt.Errorf("pickle: byte %d: integer of zero bytes", at)
+		}
+		return s.pushNew(at)
+	case 'J', 'K', 'M', 'S', 'T', 'U', 'B', 'C', 0x8e, 0x96, 0x97, 'N', 0x88, 0x89,
+		'V', 0x8c, 'X', 0x8d, 'F', 'G', ']', ')', '}', 0x8f, 'c', 'P', 0x82, 0x83, 0x84:
+		return s.pushNew(at)
+	case 0x98: // READONLY_BUFFER
+		_, err := s.top(at)
+		return err
+	case '(':
+		if len(s.marks) >= lim.MaxMarkDepth {
+			return fmt.Errorf("pickle: byte %d: MARKs nested deeper than %d: %w", at, lim.MaxMarkDepth, ErrLimit)
+		}
+		if _, err := s.newObject(at); err != nil { // the unpickler allocates a stack per MARK
+			return err
+		}
+		s.marks = append(s.marks, len(s.stack))
+	case '0': // POP: the unpickler pops a mark when the stack above it is empty
+		if len(s.stack) == s.base() {
+			_, err := s.popMark(at)
+			return err
+		}
+		return s.pop(at, 1)
+	case '1':
+		_, err := s.popMark(at)
+		return err
+	case '2':
+		id, err := s.top(at)
+		if err != nil {
+			return err
+		}
+		return s.push(at, id)
+	case 0x85, 0x86, 0x87: // TUPLE1-3
+		k := int(op - 0x84)
+		if err := s.pop(at, k); err != nil {
+			return err
+		}
+		id, err := s.newObject(at)
+		if err != nil {
+			return err
+		}
+		s.sizes[id] = k
+		return s.push(at, id)
+	case 't', 'l', 0x91: // TUPLE, LIST, FROZENSET
+		return s.collect(at, 1)
+	case 'd': // DICT
+		return s.collect(at, 2)
+	case 'o', 'i': // OBJ, INST
+		if _, err := s.popMark(at); err != nil {
+			return err
+		}
+		return s.pushNew(at)
+	case 'a': // APPEND
+		if err := s.pop(at, 1); err != nil {
+			return err
+		}
+		return s.grow(at, 1)
+	case 's': // SETITEM
+		if err := s.pop(at, 2); err != nil {
+			return err
+		}
+		return s.grow(at, 1)
+	case 'e', 0x90: // APPENDS, ADDITEMS
+		n, err := s.popMark(at)
+		if err != nil {
+			return err
+		}
+		return s.grow(at, n)
+	case 'u': // SETITEMS
+		n, err := s.popMark(at)
+		if err != nil {
+			return err
+		}
+		return s.grow(at, n/2)
+	case 'R', 0x81, 0x93: // REDUCE, NEWOBJ, STACK_GLOBAL
+		if err := s.pop(at, 2); err != nil {
+			return err
+		}
+		return s.pushNew(at)
+	case 0x92: // NEWOBJ_EX
+		if err := s.pop(at, 3); err != nil {
+			return err
+		}
+		return s.pushNew(at)
+	case 'Q': // BINPERSID
+		if err := s.pop(at, 1); err != nil {
+			return err
+		}
+		return s.pushNew(at)
+	case 'b': // BUILD
+		if err := s.pop(at, 1); err != nil {
+			return err
+		}
+		_, err := s.top(at)
+		return err
+	case 'g', 'p': // GET, PUT: decimal index
+		idx, err := strconv.ParseUint(lineArg(p, a), 10, 31)
+		if err != nil {
+			return fmt.Errorf("pickle: byte %d: bad memo index: %w", at, err)
+		}
+		if op == 'g' {
+			return s.get(at, idx)
+		}
+		return s.put(at, idx)
+	case 'h':
+		return s.get(at, uint64(p[a]))
+	case 'j':
+		return s.get(at, uint64(binary.LittleEndian.Uint32(p[a:])))
+	case 'q':
+		return s.put(at, uint64(p[a]))
+	case 'r':
+		return s.put(at, uint64(binary.LittleEndian.Uint32(p[a:])))
+	case 0x94: // MEMOIZE
+		return s.put(at, uint64(len(s.memo)))
+	}
+	return nil
 }

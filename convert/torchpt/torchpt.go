@@ -34,12 +34,14 @@ import (
 	"os"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"github.com/edgebnn/edgebnn/convert/safetensors"
 	"github.com/nlpodyssey/gopickle/types"
 )
 
-// MaxPickleSize bounds the size of data.pkl (64 MiB); a state_dict's pickle
-// holds only keys and tensor metadata and is far smaller.
+// MaxPickleSize is the default bound on the size of data.pkl (64 MiB,
+// DefaultLimits.MaxPickleBytes); a state_dict's pickle holds only keys and
+// tensor metadata and is far smaller.
 const MaxPickleSize = 64 << 20
 
 // ErrLegacyFormat reports a torch.save file in the pre-1.6 non-zip format.
@@ -48,13 +50,19 @@ var ErrLegacyFormat = errors.New("legacy (non-zip) torch.save format is not supp
 // ErrNotStateDict reports a pickle that does not hold a state_dict.
 var ErrNotStateDict = errors.New("file does not hold a state_dict (a dict of tensors)")
 
-// ReadFile reads the state_dict saved at path.
+// ReadFile reads the state_dict saved at path within DefaultLimits.
 func ReadFile(path string) ([]safetensors.Tensor, error) {
+	return ReadFileLimits(path, Limits{})
+}
+
+// ReadFileLimits reads the state_dict saved at path within lim (zero
+// fields take their defaults).
+func ReadFileLimits(path string, lim Limits) ([]safetensors.Tensor, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("torchpt: %w", err)
 	}
-	ts, err := Parse(data)
+	ts, err := ParseLimits(data, lim)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -77,8 +85,15 @@ func isLegacy(data []byte) bool {
 }
 
 // Parse reads a torch.save zip archive held in memory and returns its
-// state_dict's tensors in key order.
+// state_dict's tensors in key order, within DefaultLimits.
 func Parse(data []byte) ([]safetensors.Tensor, error) {
+	return ParseLimits(data, Limits{})
+}
+
+// ParseLimits is Parse within lim (zero fields take their defaults).
+// Errors for inputs beyond a limit wrap ErrLimit.
+func ParseLimits(data []byte, lim Limits) ([]safetensors.Tensor, error) {
+	lim = lim.withDefaults()
 	if !IsZip(data) {
 		if isLegacy(data) {
 			return nil, fmt.Errorf("torchpt: %w", ErrLegacyFormat)
@@ -89,17 +104,17 @@ func Parse(data []byte) ([]safetensors.Tensor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("torchpt: corrupt or truncated zip: %w", err)
 	}
-	arch, err := indexArchive(zr)
+	arch, err := indexArchive(zr, lim.budget(len(data)))
 	if err != nil {
 		return nil, err
 	}
-	pkl, err := arch.read(arch.prefix+"data.pkl", MaxPickleSize)
+	pkl, err := arch.read(arch.prefix+"data.pkl", uint64(lim.MaxPickleBytes))
 	if err != nil {
 		return nil, err
 	}
-	obj, refs, err := unpickle(pkl)
+	obj, _, err := unpickle(pkl, lim)
 	if err != nil {
-		return nil, fmt.Errorf("torchpt: %sdata.pkl: %w", arch.prefix, err)
+		return nil, fmt.Errorf("torchpt: %s: %w", clip.Q(arch.prefix+"data.pkl"), err)
 	}
 	entries, err := dictEntries(obj)
 	if err != nil {
@@ -107,22 +122,23 @@ func Parse(data []byte) ([]safetensors.Tensor, error) {
 	}
 	out := make([]safetensors.Tensor, 0, len(entries))
 	seen := map[string]bool{}
+	outBudget := lim.budget(len(data))
 	for _, e := range entries {
 		name, ok := e.key.(string)
 		if !ok {
-			return nil, fmt.Errorf("torchpt: %w: key %v (%T) is not a string", ErrNotStateDict, e.key, e.key)
+			return nil, fmt.Errorf("torchpt: %w: key %s (%T) is not a string", ErrNotStateDict, clip.V(e.key), e.key)
 		}
 		if seen[name] {
-			return nil, fmt.Errorf("torchpt: duplicate key %q", name)
+			return nil, fmt.Errorf("torchpt: duplicate key %s", clip.Q(name))
 		}
 		seen[name] = true
 		rt, ok := e.value.(*rawTensor)
 		if !ok {
-			return nil, fmt.Errorf("torchpt: key %q: %w: value is %s, not a tensor", name, ErrNotStateDict, describe(e.value))
+			return nil, fmt.Errorf("torchpt: key %s: %w: value is %s, not a tensor", clip.Q(name), ErrNotStateDict, describe(e.value))
 		}
-		t, err := rt.materialise(arch, refs)
+		t, err := rt.materialise(arch, lim, &outBudget)
 		if err != nil {
-			return nil, fmt.Errorf("torchpt: key %q: %w", name, err)
+			return nil, fmt.Errorf("torchpt: key %s: %w", clip.Q(name), err)
 		}
 		t.Name = name
 		out = append(out, t)
@@ -135,24 +151,28 @@ type archive struct {
 	prefix string // "<name>/" of data.pkl
 	files  map[string]*zip.File
 	cache  map[string][]byte
+	budget int64 // bytes that may still be decompressed
 }
 
-func indexArchive(zr *zip.Reader) (*archive, error) {
-	a := &archive{files: map[string]*zip.File{}, cache: map[string][]byte{}}
+func indexArchive(zr *zip.Reader, budget int64) (*archive, error) {
+	a := &archive{files: map[string]*zip.File{}, cache: map[string][]byte{}, budget: budget}
 	found := false
 	for _, f := range zr.File {
+		if _, dup := a.files[f.Name]; dup {
+			return nil, fmt.Errorf("torchpt: zip holds entry %s twice", clip.Q(f.Name))
+		}
 		a.files[f.Name] = f
 		base := f.Name[strings.LastIndexByte(f.Name, '/')+1:]
 		dir := f.Name[:len(f.Name)-len(base)]
 		switch base {
 		case "constants.pkl":
-			return nil, fmt.Errorf("torchpt: %s: TorchScript archives (torch.jit.save) are not supported; save the state_dict with torch.save", f.Name)
+			return nil, fmt.Errorf("torchpt: %s: TorchScript archives (torch.jit.save) are not supported; save the state_dict with torch.save", clip.Q(f.Name))
 		case "data.pkl":
 			if strings.Count(dir, "/") > 1 {
 				continue
 			}
 			if found {
-				return nil, fmt.Errorf("torchpt: zip holds several data.pkl (%sdata.pkl and %s)", a.prefix, f.Name)
+				return nil, fmt.Errorf("torchpt: zip holds several data.pkl (%s and %s)", clip.Q(a.prefix+"data.pkl"), clip.Q(f.Name))
 			}
 			found = true
 			a.prefix = dir
@@ -167,39 +187,48 @@ func indexArchive(zr *zip.Reader) (*archive, error) {
 			return nil, err
 		}
 		if string(b) != "little" {
-			return nil, fmt.Errorf("torchpt: %s is %q: only little-endian archives are supported", f.Name, b)
+			return nil, fmt.Errorf("torchpt: %s is %q: only little-endian archives are supported", clip.Q(f.Name), b)
 		}
 	}
 	return a, nil
 }
 
 // read returns the whole content of the named entry, refusing entries
-// larger than limit bytes.
+// larger than limit bytes or than what is left of the archive's
+// decompression budget. At most the declared uncompressed size is ever
+// decompressed: an entry holding more data than it declares is an error.
 func (a *archive) read(name string, limit uint64) ([]byte, error) {
 	if b, ok := a.cache[name]; ok {
 		return b, nil
 	}
 	f, ok := a.files[name]
 	if !ok {
-		return nil, fmt.Errorf("torchpt: zip entry %s is missing", name)
+		return nil, fmt.Errorf("torchpt: zip entry %s is missing", clip.Q(name))
 	}
-	if f.UncompressedSize64 > limit {
-		return nil, fmt.Errorf("torchpt: zip entry %s has %d bytes, more than the %d expected", name, f.UncompressedSize64, limit)
+	size := f.UncompressedSize64
+	if size > limit {
+		return nil, fmt.Errorf("torchpt: zip entry %s declares %d bytes, more than the %d expected", clip.Q(name), size, limit)
 	}
-	if limit > math.MaxInt64-1 {
-		limit = math.MaxInt64 - 1
+	if size > uint64(a.budget) {
+		return nil, fmt.Errorf("torchpt: zip entry %s declares %d bytes, more than the %d left of the file's decompression budget: %w", clip.Q(name), size, a.budget, ErrLimit)
 	}
+	a.budget -= int64(size)
 	rc, err := f.Open()
 	if err != nil {
-		return nil, fmt.Errorf("torchpt: zip entry %s: %w", name, err)
+		return nil, fmt.Errorf("torchpt: zip entry %s: %w", clip.Q(name), err)
 	}
 	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, int64(limit)+1))
-	if err != nil {
-		return nil, fmt.Errorf("torchpt: zip entry %s: %w", name, err)
+	b := make([]byte, size)
+	if _, err := io.ReadFull(rc, b); err != nil {
+		return nil, fmt.Errorf("torchpt: zip entry %s: shorter than its declared %d bytes: %w", clip.Q(name), size, err)
 	}
-	if uint64(len(b)) > limit {
-		return nil, fmt.Errorf("torchpt: zip entry %s is longer than the %d bytes expected", name, limit)
+	// Reading on reaches the end of the entry (and checks its CRC-32);
+	// any byte more is data the entry did not declare.
+	var one [1]byte
+	if _, err := io.ReadFull(rc, one[:]); err == nil || errors.Is(err, zip.ErrFormat) {
+		return nil, fmt.Errorf("torchpt: zip entry %s holds more than its declared %d bytes", clip.Q(name), size)
+	} else if err != io.EOF {
+		return nil, fmt.Errorf("torchpt: zip entry %s: %w", clip.Q(name), err)
 	}
 	a.cache[name] = b
 	return b, nil
@@ -236,7 +265,7 @@ func describe(v interface{}) string {
 	case *rawTensor:
 		return "a tensor"
 	case *types.GenericObject:
-		return "an object of class " + x.Class.Module + "." + x.Class.Name
+		return "an object of class " + clip.S(x.Class.Module+"."+x.Class.Name)
 	case *types.List:
 		return "a list"
 	case *types.Tuple:
@@ -246,7 +275,7 @@ func describe(v interface{}) string {
 	case string:
 		return "a string"
 	case int, int64, bool, float64:
-		return fmt.Sprintf("the value %v", x)
+		return "the value " + clip.V(x)
 	}
 	return fmt.Sprintf("a %T", v)
 }
@@ -286,30 +315,36 @@ type rawTensor struct {
 	stride  []int64
 }
 
-// materialise gathers the tensor's elements into a contiguous copy.
-func (rt *rawTensor) materialise(a *archive, refs map[string]*storageRef) (safetensors.Tensor, error) {
+// materialise gathers the tensor's elements into a contiguous copy. The
+// view must lie inside its storage and cannot have more elements than the
+// storage holds (a stride-0 or overlapping view that would expand the
+// storage is refused); its bytes are charged to *budget.
+func (rt *rawTensor) materialise(a *archive, lim Limits, budget *int64) (safetensors.Tensor, error) {
 	st := rt.storage
 	if st.class.dtype == "" {
-		return safetensors.Tensor{}, fmt.Errorf("unsupported storage type %s", st.class.name)
+		return safetensors.Tensor{}, fmt.Errorf("unsupported storage type %s", clip.Q(st.class.name))
 	}
 	es := int64(st.class.dtype.Size())
 	if st.numel < 0 || st.numel > math.MaxInt64/es {
-		return safetensors.Tensor{}, fmt.Errorf("storage %s: invalid element count %d", st.key, st.numel)
+		return safetensors.Tensor{}, fmt.Errorf("storage %s: invalid element count %d", clip.Q(st.key), st.numel)
 	}
 	nbytes := uint64(st.numel * es)
 	if len(rt.size) != len(rt.stride) {
-		return safetensors.Tensor{}, fmt.Errorf("size %v and stride %v differ in rank", rt.size, rt.stride)
+		return safetensors.Tensor{}, fmt.Errorf("size (rank %d) and stride (rank %d) differ in rank", len(rt.size), len(rt.stride))
+	}
+	if len(rt.size) > lim.MaxRank {
+		return safetensors.Tensor{}, fmt.Errorf("rank %d exceeds %d: %w", len(rt.size), lim.MaxRank, ErrLimit)
 	}
 	shape := make([]int, len(rt.size))
 	count := int64(1)
 	maxIndex := rt.offset // largest storage index touched
 	for i, d := range rt.size {
 		if d < 0 || d > math.MaxInt32 || rt.stride[i] < 0 {
-			return safetensors.Tensor{}, fmt.Errorf("invalid size %v / stride %v", rt.size, rt.stride)
+			return safetensors.Tensor{}, fmt.Errorf("invalid size %s / stride %s", clip.V(rt.size), clip.V(rt.stride))
 		}
 		shape[i] = int(d)
 		if count != 0 && d > math.MaxInt64/count {
-			return safetensors.Tensor{}, fmt.Errorf("size %v overflows", rt.size)
+			return safetensors.Tensor{}, fmt.Errorf("size %s overflows", clip.V(rt.size))
 		}
 		count *= d
 	}
@@ -320,23 +355,30 @@ func (rt *rawTensor) materialise(a *archive, refs map[string]*storageRef) (safet
 		for i, d := range rt.size {
 			span := d - 1
 			if rt.stride[i] != 0 && span > (math.MaxInt64-maxIndex)/rt.stride[i] {
-				return safetensors.Tensor{}, fmt.Errorf("size %v with stride %v overflows", rt.size, rt.stride)
+				return safetensors.Tensor{}, fmt.Errorf("size %s with stride %s overflows", clip.V(rt.size), clip.V(rt.stride))
 			}
 			maxIndex += span * rt.stride[i]
 		}
 		if maxIndex >= st.numel {
-			return safetensors.Tensor{}, fmt.Errorf("view (offset %d, size %v, stride %v) reaches element %d of storage %s, which has %d", rt.offset, rt.size, rt.stride, maxIndex, st.key, st.numel)
+			return safetensors.Tensor{}, fmt.Errorf("view (offset %d, size %s, stride %s) reaches element %d of storage %s, which has %d", rt.offset, clip.V(rt.size), clip.V(rt.stride), maxIndex, clip.Q(st.key), st.numel)
+		}
+		if count > st.numel {
+			return safetensors.Tensor{}, fmt.Errorf("view (size %s, stride %s) has %d elements but storage %s has only %d: overlapping (stride-0) views are not supported", clip.V(rt.size), clip.V(rt.stride), count, clip.Q(st.key), st.numel)
 		}
 	}
 	if count > math.MaxInt32 || count*es > math.MaxInt32 {
 		return safetensors.Tensor{}, fmt.Errorf("tensor of %d elements is too large", count)
 	}
+	if count*es > *budget {
+		return safetensors.Tensor{}, fmt.Errorf("tensor of %d bytes exceeds the %d bytes left of the file's budget (views sharing storages): %w", count*es, *budget, ErrLimit)
+	}
+	*budget -= count * es
 	raw, err := a.read(a.prefix+"data/"+st.key, nbytes)
 	if err != nil {
 		return safetensors.Tensor{}, err
 	}
 	if uint64(len(raw)) != nbytes {
-		return safetensors.Tensor{}, fmt.Errorf("storage %s has %d bytes, %s of %d elements needs %d", st.key, len(raw), st.class.name, st.numel, nbytes)
+		return safetensors.Tensor{}, fmt.Errorf("storage %s has %d bytes, %s of %d elements needs %d", clip.Q(st.key), len(raw), st.class.name, st.numel, nbytes)
 	}
 	out := make([]byte, int(count*es))
 	if count > 0 {

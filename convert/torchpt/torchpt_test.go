@@ -252,7 +252,7 @@ func TestErrors(t *testing.T) {
 		}), map[string][]byte{"0": make([]byte, 8)}, nil), []string{`"z"`, "torch.ComplexFloatStorage"}, nil},
 		{"short storage", archiveZip(t, dict(func(p *pk) {
 			p.str("s").tensor("FloatStorage", "0", 3, 0, []int{3}, []int{1})
-		}), map[string][]byte{"0": f32s(1, 2)}, nil), []string{`"s"`, "storage 0"}, nil},
+		}), map[string][]byte{"0": f32s(1, 2)}, nil), []string{`"s"`, `storage "0"`}, nil},
 		{"long storage", archiveZip(t, dict(func(p *pk) {
 			p.str("s").tensor("FloatStorage", "0", 1, 0, []int{1}, []int{1})
 		}), map[string][]byte{"0": f32s(1, 2)}, nil), []string{`"s"`, "archive/data/0"}, nil},

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"github.com/nlpodyssey/gopickle/pickle"
 	"github.com/nlpodyssey/gopickle/types"
 )
@@ -13,8 +14,8 @@ import (
 // unpickle decodes data.pkl. Only the globals a state_dict needs are
 // resolved; any other class (for example a torch.nn module of a pickled
 // network) is an error. Storages are returned as lazy references.
-func unpickle(pkl []byte) (obj interface{}, refs map[string]*storageRef, err error) {
-	if err := scanPickle(pkl); err != nil {
+func unpickle(pkl []byte, lim Limits) (obj interface{}, refs map[string]*storageRef, err error) {
+	if err := scanPickle(pkl, lim); err != nil {
 		return nil, nil, err
 	}
 	refs = map[string]*storageRef{}
@@ -27,12 +28,12 @@ func unpickle(pkl []byte) (obj interface{}, refs map[string]*storageRef, err err
 		// gopickle is third-party code; turn any panic on hostile input
 		// into an error.
 		if r := recover(); r != nil {
-			obj, refs, err = nil, nil, fmt.Errorf("malformed pickle: %v", r)
+			obj, refs, err = nil, nil, fmt.Errorf("malformed pickle: %s", clip.V(r))
 		}
 	}()
 	obj, err = u.Load()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, clip.Error(err)
 	}
 	return obj, refs, nil
 }
@@ -52,9 +53,9 @@ func findClass(module, name string) (interface{}, error) {
 		return &storageClass{name: full, dtype: storageDTypes[name]}, nil
 	}
 	if strings.HasPrefix(module, "torch.nn.modules") || module == "__main__" {
-		return nil, fmt.Errorf("%w: the pickle references class %s — it looks like a whole nn.Module was saved; save net.state_dict() instead", ErrNotStateDict, full)
+		return nil, fmt.Errorf("%w: the pickle references class %s — it looks like a whole nn.Module was saved; save net.state_dict() instead", ErrNotStateDict, clip.S(full))
 	}
-	return nil, fmt.Errorf("%w: the pickle references unsupported Python global %s", ErrNotStateDict, full)
+	return nil, fmt.Errorf("%w: the pickle references unsupported Python global %s", ErrNotStateDict, clip.S(full))
 }
 
 // callable adapts a Go function to gopickle's Callable.
@@ -75,7 +76,7 @@ func rebuildTensor(args ...interface{}) (interface{}, error) {
 	}
 	off, ok := toInt64(args[1])
 	if !ok {
-		return nil, fmt.Errorf("_rebuild_tensor_v2: storage offset %v is not an integer", args[1])
+		return nil, fmt.Errorf("_rebuild_tensor_v2: storage offset %s is not an integer", clip.V(args[1]))
 	}
 	size, err := intTuple(args[2], "size")
 	if err != nil {
@@ -105,29 +106,29 @@ func rebuildParameter(args ...interface{}) (interface{}, error) {
 func persistentLoad(id interface{}, refs map[string]*storageRef) (interface{}, error) {
 	tup, ok := id.(*types.Tuple)
 	if !ok || tup.Len() != 5 {
-		return nil, fmt.Errorf("persistent id %v is not a 5-tuple", id)
+		return nil, fmt.Errorf("persistent id %s is not a 5-tuple", clip.V(id))
 	}
 	if s, _ := tup.Get(0).(string); s != "storage" {
-		return nil, fmt.Errorf("persistent id of kind %v, want \"storage\"", tup.Get(0))
+		return nil, fmt.Errorf("persistent id of kind %s, want \"storage\"", clip.V(tup.Get(0)))
 	}
 	class, ok := tup.Get(1).(*storageClass)
 	if !ok {
-		return nil, fmt.Errorf("persistent id: storage type %v is not a torch storage class", tup.Get(1))
+		return nil, fmt.Errorf("persistent id: storage type %s is not a torch storage class", clip.V(tup.Get(1)))
 	}
 	key, ok := tup.Get(2).(string)
 	if !ok || key == "" || strings.ContainsAny(key, "/\\") {
-		return nil, fmt.Errorf("persistent id: invalid storage key %v", tup.Get(2))
+		return nil, fmt.Errorf("persistent id: invalid storage key %s", clip.V(tup.Get(2)))
 	}
 	if _, ok := tup.Get(3).(string); !ok {
-		return nil, fmt.Errorf("persistent id: storage %s: location %v is not a string", key, tup.Get(3))
+		return nil, fmt.Errorf("persistent id: storage %s: location %s is not a string", clip.Q(key), clip.V(tup.Get(3)))
 	}
 	numel, ok := toInt64(tup.Get(4))
 	if !ok || numel < 0 {
-		return nil, fmt.Errorf("persistent id: storage %s: invalid size %v", key, tup.Get(4))
+		return nil, fmt.Errorf("persistent id: storage %s: invalid size %s", clip.Q(key), clip.V(tup.Get(4)))
 	}
 	if r, ok := refs[key]; ok {
 		if r.class.name != class.name || r.numel != numel {
-			return nil, fmt.Errorf("storage %s referenced as both %s[%d] and %s[%d]", key, r.class.name, r.numel, class.name, numel)
+			return nil, fmt.Errorf("storage %s referenced as both %s[%d] and %s[%d]", clip.Q(key), clip.S(r.class.name), r.numel, clip.S(class.name), numel)
 		}
 		return r, nil
 	}
@@ -159,7 +160,7 @@ func intTuple(v interface{}, what string) ([]int64, error) {
 	for i := range out {
 		x, ok := toInt64(tup.Get(i))
 		if !ok {
-			return nil, fmt.Errorf("_rebuild_tensor_v2: %s[%d] = %v is not an integer", what, i, tup.Get(i))
+			return nil, fmt.Errorf("_rebuild_tensor_v2: %s[%d] = %s is not an integer", what, i, clip.V(tup.Get(i)))
 		}
 		out[i] = x
 	}

@@ -1,0 +1,303 @@
+package torchpt
+
+import (
+	"archive/zip"
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// zipMember is one member of a hand-made zip: either data stored as is,
+// or raw deflate bytes with the declared uncompressed size.
+type zipMember struct {
+	name     string
+	data     []byte // stored
+	raw      []byte // deflate stream (when non-nil)
+	declared uint64 // uncompressed size declared for raw
+}
+
+func buildZip(t testing.TB, ms ...zipMember) []byte {
+	var buf bytes.Buffer
+	w := zip.NewWriter(&buf)
+	for _, m := range ms {
+		if m.raw == nil {
+			f, err := w.CreateHeader(&zip.FileHeader{Name: m.name, Method: zip.Store})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Write(m.data)
+			continue
+		}
+		f, err := w.CreateRaw(&zip.FileHeader{Name: m.name, Method: zip.Deflate,
+			CompressedSize64: uint64(len(m.raw)), UncompressedSize64: m.declared})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write(m.raw)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// zeroBomb returns a deflate stream of about size bytes that inflates to
+// chunks MiB of zeros: one compressed MiB of zeros (a sequence of
+// non-final blocks ending byte-aligned) repeated, then a final block.
+func zeroBomb(t testing.TB, chunks int) []byte {
+	var one bytes.Buffer
+	fw, _ := flate.NewWriter(&one, flate.BestCompression)
+	fw.Write(make([]byte, 1<<20))
+	fw.Flush()
+	chunk := append([]byte(nil), one.Bytes()...)
+	var out bytes.Buffer
+	for i := 0; i < chunks; i++ {
+		out.Write(chunk)
+	}
+	out.Write([]byte{0x03, 0x00}) // final, fixed-Huffman, empty block
+	return out.Bytes()
+}
+
+// oneTensor is a pickle of {"a": FloatStorage view}.
+func oneTensor(numel, offset int, size, stride []int) []byte {
+	return dict(func(p *pk) { p.str("a").tensor("FloatStorage", "0", numel, offset, size, stride) })
+}
+
+// ampPickle returns PROTO 2, then body repeated to about n bytes, then
+// an empty dict and STOP.
+func ampPickle(prefix, body []byte, n int) []byte {
+	b := append([]byte{0x80, 2}, prefix...)
+	for len(b) < n {
+		b = append(b, body...)
+	}
+	return append(b, '}', '.')
+}
+
+// deflated wraps pkl as a deflated data.pkl of a torch.save zip.
+func deflated(t testing.TB, pkl []byte) []byte {
+	var c bytes.Buffer
+	fw, _ := flate.NewWriter(&c, flate.BestCompression)
+	fw.Write(pkl)
+	fw.Close()
+	return buildZip(t, zipMember{name: "archive/data.pkl", raw: c.Bytes(), declared: uint64(len(pkl))})
+}
+
+// stored wraps pkl as a stored (uncompressed) data.pkl.
+func stored(t testing.TB, pkl []byte) []byte {
+	return buildZip(t, zipMember{name: "archive/data.pkl", data: pkl})
+}
+
+// hostileCase is a hostile .pt file (at most about 1 MB) and the text its
+// error must contain.
+type hostileCase struct {
+	name  string
+	build func(t testing.TB) []byte
+	want  string
+}
+
+var hostileCases = []hostileCase{
+	{"zip bomb declared", func(t testing.TB) []byte {
+		// The storage member declares 2.7 GB (consistent with the
+		// pickle) and really inflates to it.
+		const numel = 2700 << 20 / 4
+		return buildZip(t,
+			zipMember{name: "archive/data.pkl", data: oneTensor(numel, 0, []int{2}, []int{1})},
+			zipMember{name: "archive/data/0", raw: zeroBomb(t, 900), declared: numel * 4})
+	}, "decompression budget"},
+	{"zip bomb undeclared", func(t testing.TB) []byte {
+		// The member declares 8 bytes but inflates to 900 MiB.
+		return buildZip(t,
+			zipMember{name: "archive/data.pkl", data: oneTensor(2, 0, []int{2}, []int{1})},
+			zipMember{name: "archive/data/0", raw: zeroBomb(t, 900), declared: 8})
+	}, "more than its declared 8 bytes"},
+	{"pickle bomb", func(t testing.TB) []byte {
+		// data.pkl itself declares 2 GB.
+		return buildZip(t, zipMember{name: "archive/data.pkl", raw: zeroBomb(t, 900), declared: 2 << 30})
+	}, "data.pkl"},
+	{"stride-0 view", func(t testing.TB) []byte {
+		// Two 1.5 GB views of a one-element storage.
+		pkl := dict(func(p *pk) {
+			p.str("a").tensor("FloatStorage", "0", 1, 0, []int{400_000_000}, []int{0})
+			p.str("b").tensor("FloatStorage", "0", 1, 0, []int{400_000_000}, []int{0})
+		})
+		return archiveZip(t, pkl, map[string][]byte{"0": f32s(1)}, nil)
+	}, "overlapping"},
+	{"stride-0 2-d view", func(t testing.TB) []byte {
+		pkl := oneTensor(4, 0, []int{20000, 20000}, []int{0, 0})
+		return archiveZip(t, pkl, map[string][]byte{"0": f32s(1, 2, 3, 4)}, nil)
+	}, "overlapping"},
+	{"huge offset", func(t testing.TB) []byte {
+		pkl := oneTensor(4, 1<<30, []int{2}, []int{1})
+		return archiveZip(t, pkl, map[string][]byte{"0": f32s(1, 2, 3, 4)}, nil)
+	}, "reaches element"},
+	{"shared storage", func(t testing.TB) []byte {
+		// 2000 full views of one 512 KiB storage: 1 GB of tensors.
+		const numel = 128 << 10
+		pkl := dict(func(p *pk) {
+			for i := 0; i < 2000; i++ {
+				p.str("t"+strconv.Itoa(i)).tensor("FloatStorage", "0", numel, 0, []int{numel}, []int{1})
+			}
+		})
+		return archiveZip(t, pkl, map[string][]byte{"0": make([]byte, numel*4)}, nil)
+	}, "budget"},
+	{"deflated pickle amplification", func(t testing.TB) []byte {
+		return deflated(t, ampPickle(nil, []byte{'}'}, 8<<20))
+	}, "decompression budget"},
+	{"MARK amplification", func(t testing.TB) []byte {
+		return stored(t, ampPickle(nil, []byte{'('}, 1<<20))
+	}, "MARK"},
+	{"EMPTY_DICT amplification", func(t testing.TB) []byte {
+		return stored(t, ampPickle(nil, []byte{'}'}, 1<<20))
+	}, "limit exceeded"},
+	{"DUP amplification", func(t testing.TB) []byte {
+		return stored(t, ampPickle([]byte{'}'}, []byte{'2'}, 1<<20))
+	}, "stack deeper"},
+	{"MARK DICT DUP amplification", func(t testing.TB) []byte {
+		return stored(t, ampPickle(nil, []byte{'(', '}', '2'}, 1<<20))
+	}, "limit exceeded"},
+	{"memo amplification", func(t testing.TB) []byte {
+		return stored(t, ampPickle([]byte{'}'}, []byte{0x94}, 1<<20))
+	}, "memo entries"},
+	{"container amplification", func(t testing.TB) []byte {
+		// APPEND of the list to itself, again and again.
+		return stored(t, ampPickle([]byte{']', '2'}, []byte{'2', 'a'}, 1<<20))
+	}, "container of more than"},
+	{"SETITEMS amplification", func(t testing.TB) []byte {
+		// A dict set from memo references to itself, in MARKed batches.
+		body := []byte{'('}
+		for len(body) < 4000 {
+			body = append(body, 'h', 0)
+		}
+		body = append(body, 'u')
+		return stored(t, ampPickle([]byte{'}', 'q', 0}, body, 1<<20))
+	}, "container of more than"},
+	{"huge LONG4", func(t testing.TB) []byte {
+		pkl := []byte{0x80, 2, 0x8b}
+		pkl = binary.LittleEndian.AppendUint32(pkl, 1<<20)
+		pkl = append(pkl, make([]byte, 1<<20)...)
+		pkl[len(pkl)-1] = 1
+		return deflated(t, append(pkl, '.'))
+	}, "integer of 1048576 bytes"},
+	{"huge LONG text", func(t testing.TB) []byte {
+		pkl := append([]byte{0x80, 2, 'L'}, bytes.Repeat([]byte{'7'}, 1<<20)...)
+		return deflated(t, append(pkl, 'L', '\n', '.'))
+	}, "digits"},
+	{"wide LONG1", func(t testing.TB) []byte {
+		pkl := append([]byte{0x80, 2, 0x8a, 255}, bytes.Repeat([]byte{0xff}, 255)...)
+		return deflated(t, append(pkl, '.'))
+	}, "integer of 255 bytes"},
+	{"deep marks", func(t testing.TB) []byte {
+		return archiveZip(t, ampPickle(nil, []byte{'('}, 1000), nil, nil)
+	}, "MARK"},
+	{"many tuples", func(t testing.TB) []byte {
+		return stored(t, ampPickle([]byte{'N'}, []byte{0x85}, 1<<20))
+	}, "objects"},
+}
+
+// TestHostile checks that every hostile case is refused with the
+// expected error, wrapping ErrLimit where a limit is what refuses it.
+func TestHostile(t *testing.T) {
+	for _, c := range hostileCases {
+		t.Run(c.name, func(t *testing.T) {
+			data := c.build(t)
+			if len(data) > 1<<20+1<<16 {
+				t.Fatalf("case is %d bytes, more than 1 MiB", len(data))
+			}
+			start := time.Now()
+			_, err := Parse(data)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q does not mention %q", err, c.want)
+			}
+			if len(err.Error()) > 1024 {
+				t.Fatalf("error of %d bytes", len(err.Error()))
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("took %v", d)
+			}
+		})
+	}
+}
+
+const hostileEnv = "EDGEBNN_TORCHPT_HOSTILE_CASE"
+
+// TestHostileResources runs each hostile case in a child process (this
+// test binary re-executed) and checks its peak resident memory (VmHWM)
+// and wall time.
+func TestHostileResources(t *testing.T) {
+	if name := os.Getenv(hostileEnv); name != "" {
+		hostileChild(name)
+		return
+	}
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc/self/status")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, c := range hostileCases {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(exe, "-test.run=^TestHostileResources$", "-test.count=1")
+			cmd.Env = append(os.Environ(), hostileEnv+"="+c.name, "GOMAXPROCS=2")
+			start := time.Now()
+			out, err := cmd.CombinedOutput()
+			wall := time.Since(start)
+			if err != nil {
+				t.Fatalf("child: %v\n%s", err, out)
+			}
+			var hwm int64
+			for _, line := range strings.Split(string(out), "\n") {
+				if v, ok := strings.CutPrefix(line, "VmHWM-kB "); ok {
+					hwm, _ = strconv.ParseInt(v, 10, 64)
+				}
+			}
+			if hwm == 0 {
+				t.Fatalf("child reported no VmHWM:\n%s", out)
+			}
+			t.Logf("peak RSS %d MB, %v", hwm>>10, wall.Round(time.Millisecond))
+			if hwm > 256<<10 {
+				t.Errorf("peak RSS %d MB > 256 MB", hwm>>10)
+			}
+			if wall > 10*time.Second {
+				t.Errorf("took %v > 10 s", wall)
+			}
+		})
+	}
+}
+
+// hostileChild parses the named case and prints its VmHWM in kB.
+func hostileChild(name string) {
+	for _, c := range hostileCases {
+		if c.name != name {
+			continue
+		}
+		data := c.build(&testing.T{})
+		if _, err := Parse(data); err == nil {
+			fmt.Println("accepted")
+			os.Exit(1)
+		}
+		status, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				fmt.Println("VmHWM-kB", strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			}
+		}
+		os.Exit(0)
+	}
+	fmt.Println("no case", name)
+	os.Exit(1)
+}

@@ -1,0 +1,46 @@
+package torchpt
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestLimitsAreFields checks that tighter limits refuse what the defaults
+// accept, with ErrLimit.
+func TestLimitsAreFields(t *testing.T) {
+	good := archiveZip(t, dict(func(p *pk) {
+		p.str("a").tensor("FloatStorage", "0", 4, 0, []int{2, 2}, []int{2, 1})
+	}), map[string][]byte{"0": f32s(1, 2, 3, 4)}, nil)
+	if _, err := Parse(good); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		lim  Limits
+	}{
+		{"rank", Limits{MaxRank: 1}},
+		{"stack", Limits{MaxStack: 3}},
+		{"marks", Limits{MaxMarkDepth: 1}},
+		{"objects", Limits{MaxObjects: 5}},
+		{"container", Limits{MaxContainerLen: 1}},
+		{"int", Limits{MaxIntBytes: 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseLimits(good, c.lim)
+			if c.name == "int" {
+				// No LONG in the file: an INT of 4 digits is within 3 bytes.
+				_, err = ParseLimits(deflated(t, []byte{0x80, 2, 'I', '1', '2', '3', '4', '\n', '.'}), c.lim)
+			}
+			if !errors.Is(err, ErrLimit) {
+				t.Fatalf("err = %v, want ErrLimit", err)
+			}
+		})
+	}
+	t.Run("pickle bytes", func(t *testing.T) {
+		if _, err := ParseLimits(good, Limits{MaxPickleBytes: 16}); err == nil || !strings.Contains(err.Error(), "data.pkl") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
