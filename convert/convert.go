@@ -491,6 +491,9 @@ func (m *model) fill(byName map[string]*statedict.Tensor, cfg *bnnconfig.Config)
 				if err != nil {
 					return err
 				}
+				if err := checkValues(e.Name, v); err != nil {
+					return err
+				}
 				m.tensors[e.Name] = v
 				keep = append(keep, e)
 				continue
@@ -506,6 +509,9 @@ func (m *model) fill(byName map[string]*statedict.Tensor, cfg *bnnconfig.Config)
 		}
 		v, err := toF32(t)
 		if err != nil {
+			return err
+		}
+		if err := checkValues(e.Name, v); err != nil {
 			return err
 		}
 		m.tensors[e.Name] = v
@@ -709,6 +715,11 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 			if keep, why := o.policy(e.Name, len(v)); keep {
 				info.Quant.F32 = append(info.Quant.F32, KeptF32{Name: e.Name, Reason: why})
 			} else {
+				if !o.allowClamp {
+					if err := checkF16Range(e.Name, v); err != nil {
+						return nil, nil, err
+					}
+				}
 				out, r, err := quant.Quantize(e.Name, v, o.allowClamp)
 				if err != nil {
 					return nil, nil, fmt.Errorf("convert: %w", err)

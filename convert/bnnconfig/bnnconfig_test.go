@@ -211,6 +211,22 @@ func TestParseErrors(t *testing.T) {
 		{"truncated", `{"inference": {"Linear": "ffg"`, "unexpected EOF"},
 		{"deep", `{"inference": "ffg", "x": ` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, "deep"},
 		{"empty inference", `{"inference": ""}`, "empty"},
+		// Numeric domains: scales finite, positive and at most
+		// MaxMagnitude; clamps positive; means bounded.
+		{"prior_sd huge", `{"inference": "inducing", "prior_sd": 1e308}`, `"prior_sd": 1e+308 is larger`},
+		{"prior_sd overflow", `{"inference": "inducing", "prior_sd": 1e999}`, `"prior_sd"`},
+		{"prior_sd zero", `{"inference": "inducing", "prior_sd": 0}`, `"prior_sd": 0 is not positive`},
+		{"prior_sd negative", `{"inference": {"Linear": {"inference": "inducing", "prior_sd": -2}}}`, `"prior_sd": -2 is not positive`},
+		{"init_lamda negative", `{"inference": "inducing", "init_lamda": -1e-3}`, `"init_lamda"`},
+		{"max_sd_u negative", `{"inference": "inducing", "max_sd_u": -0.1}`, `"max_sd_u": -0.1 is not positive`},
+		{"max_lamda negative", `{"inference": "inducing", "max_lamda": -1}`, `"max_lamda": -1 is not positive`},
+		{"max_lamda zero", `{"inference": "inducing", "max_lamda": 0}`, `"max_lamda"`},
+		{"max_sd negative", `{"inference": "ffg", "max_sd": -3}`, `"max_sd"`},
+		{"prior_mean huge", `{"inference": "ffg", "prior_mean": -3e38}`, `"prior_mean"`},
+		{"prior_weight_sd huge", `{"inference": "ffg", "prior_weight_sd": 1e300}`, `"prior_weight_sd"`},
+		{"prior_bias_sd zero", `{"inference": "ffg", "prior_bias_sd": 0.0}`, `"prior_bias_sd"`},
+		{"init_sd negative", `{"inference": "fcg", "init_sd": -1}`, `"init_sd"`},
+		{"nonlinearity_scale negative", `{"inference": "fcg", "nonlinearity_scale": -1}`, `"nonlinearity_scale"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

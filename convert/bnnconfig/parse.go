@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 )
@@ -160,7 +161,56 @@ func param(f kv) (Param, error) {
 	if err != nil {
 		return Param{}, fmt.Errorf("field %q: %w", f.key, err)
 	}
+	if err := spec.dom.check(v); err != nil {
+		return Param{}, fmt.Errorf("field %q: %w", f.key, err)
+	}
 	return Param{Key: f.key, Value: v}, nil
+}
+
+// MaxMagnitude bounds the config's scales and means (1e6): a prior or
+// initial standard deviation, or a prior mean, beyond it is not a
+// meaningful setting for a network's weights and makes the float32
+// weights and activations computed from it overflow.
+const MaxMagnitude = 1e6
+
+// domain is the set of values a numeric config key may take.
+type domain int
+
+const (
+	domAny   domain = iota // no constraint beyond the JSON type
+	domReal                // finite, |x| ≤ MaxMagnitude (a mean)
+	domScale               // finite, 0 < x ≤ MaxMagnitude (a standard deviation)
+	domCap                 // finite, x > 0 (an upper clamp; null for none)
+)
+
+// check validates a converted value against d; null and string values
+// were checked by convert.
+func (d domain) check(v Value) error {
+	if v.Null || v.IsString {
+		return nil
+	}
+	x := v.Num
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return fmt.Errorf("%g is not finite", x)
+	}
+	switch d {
+	case domReal:
+		if math.Abs(x) > MaxMagnitude {
+			return fmt.Errorf("%g is beyond ±%g", x, MaxMagnitude)
+		}
+	case domScale:
+		if !(x > 0) {
+			return fmt.Errorf("%g is not positive (it is a standard deviation or scale)", x)
+		}
+		if x > MaxMagnitude {
+			return fmt.Errorf("%g is larger than %g", x, MaxMagnitude)
+		}
+	case domCap:
+		if !(x > 0) {
+			return fmt.Errorf("%g is not positive (an upper clamp must be positive; use null for none)", x)
+		}
+	}
+	return nil
 }
 
 // Value types of config keys.

@@ -24,6 +24,7 @@ const (
 type keySpec struct {
 	typ   int
 	kinds []Kind // the kinds whose constructor accepts the key
+	dom   domain // the values a number may take
 }
 
 var (
@@ -37,26 +38,26 @@ var (
 // JSON type.
 var keySpecs = map[string]keySpec{
 	// _InducingBase.__init__
-	"inducing_rows":      {tIntOrNull, inducingKinds},
-	"inducing_cols":      {tIntOrNull, inducingKinds},
-	"prior_sd":           {tNum, inducingKinds},
-	"init_lamda":         {tNum, inducingKinds},
-	"learn_lamda":        {tBool, inducingKinds},
-	"max_lamda":          {tNumOrNull, inducingKinds},
-	"q_inducing":         {tString, inducingKinds},
-	"whitened_u":         {tBool, inducingKinds},
-	"max_sd_u":           {tNumOrNull, inducingKinds},
-	"cache_cholesky":     {tBool, inducingKinds},
-	"ensemble_size":      {tInt, inducingKinds},
-	"sqrt_width_scaling": {tBool, []Kind{Inducing, InducingDeterministic, FFG}},
+	"inducing_rows":      {tIntOrNull, inducingKinds, domAny},
+	"inducing_cols":      {tIntOrNull, inducingKinds, domAny},
+	"prior_sd":           {tNum, inducingKinds, domScale},
+	"init_lamda":         {tNum, inducingKinds, domScale},
+	"learn_lamda":        {tBool, inducingKinds, domAny},
+	"max_lamda":          {tNumOrNull, inducingKinds, domCap},
+	"q_inducing":         {tString, inducingKinds, domAny},
+	"whitened_u":         {tBool, inducingKinds, domAny},
+	"max_sd_u":           {tNumOrNull, inducingKinds, domCap},
+	"cache_cholesky":     {tBool, inducingKinds, domAny},
+	"ensemble_size":      {tInt, inducingKinds, domAny},
+	"sqrt_width_scaling": {tBool, []Kind{Inducing, InducingDeterministic, FFG}, domAny},
 	// FFGMixin.__init__ and FCGMixin.__init__
-	"prior_mean":               {tNum, ffgFcg},
-	"prior_weight_sd":          {tNumOrString, ffgFcg},
-	"prior_bias_sd":            {tNum, ffgFcg},
-	"init_sd":                  {tNum, ffgFcg},
-	"nonlinearity_scale":       {tNum, ffgFcg},
-	"max_sd":                   {tNumOrNull, ffgOnly},
-	"local_reparameterization": {tBool, ffgOnly},
+	"prior_mean":               {tNum, ffgFcg, domReal},
+	"prior_weight_sd":          {tNumOrString, ffgFcg, domScale},
+	"prior_bias_sd":            {tNum, ffgFcg, domScale},
+	"init_sd":                  {tNum, ffgFcg, domScale},
+	"nonlinearity_scale":       {tNum, ffgFcg, domScale},
+	"max_sd":                   {tNumOrNull, ffgOnly, domCap},
+	"local_reparameterization": {tBool, ffgOnly, domAny},
 }
 
 // Keys returns the config keys bayesianize's layers accept for kind,
