@@ -10,10 +10,49 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strconv"
+
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 )
 
-// MaxHeaderSize is the largest JSON header this package accepts (100 MiB).
+// MaxHeaderSize is the largest JSON header this package accepts by
+// default (100 MiB, DefaultLimits.MaxHeaderBytes) and writes.
 const MaxHeaderSize = 100 << 20
+
+// Limits bounds what Parse and Read accept, so that a hostile header
+// cannot make the reader allocate much more than the file's size. A zero
+// field takes its default (DefaultLimits).
+type Limits struct {
+	// MaxHeaderBytes bounds the JSON header. Default MaxHeaderSize.
+	MaxHeaderBytes uint64
+	// MaxRank bounds the dimensions of a tensor's shape. Default 64.
+	MaxRank int
+	// MaxTensors bounds the number of tensors. Default 1<<20.
+	MaxTensors int
+	// MaxFileBytes bounds the bytes Read takes from its stream (Parse
+	// and ReadFile work on data already in memory or on disk).
+	// Default 1<<40.
+	MaxFileBytes int64
+}
+
+// DefaultLimits are the limits of Parse, Read and ReadFile.
+var DefaultLimits = Limits{MaxHeaderBytes: MaxHeaderSize, MaxRank: 64, MaxTensors: 1 << 20, MaxFileBytes: 1 << 40}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxHeaderBytes == 0 {
+		l.MaxHeaderBytes = DefaultLimits.MaxHeaderBytes
+	}
+	if l.MaxRank <= 0 {
+		l.MaxRank = DefaultLimits.MaxRank
+	}
+	if l.MaxTensors <= 0 {
+		l.MaxTensors = DefaultLimits.MaxTensors
+	}
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = DefaultLimits.MaxFileBytes
+	}
+	return l
+}
 
 // MetadataKey is the reserved header key holding the string→string
 // metadata map.
@@ -49,11 +88,16 @@ func (f *File) Names() []string {
 
 // ReadFile reads and validates the safetensors file at path.
 func ReadFile(path string) (*File, error) {
+	return ReadFileLimits(path, Limits{})
+}
+
+// ReadFileLimits is ReadFile within lim.
+func ReadFileLimits(path string, lim Limits) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %w", err)
 	}
-	f, err := Parse(data)
+	f, err := ParseLimits(data, lim)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -63,23 +107,34 @@ func ReadFile(path string) (*File, error) {
 // Read reads a whole safetensors stream from r and validates it. The header
 // length is checked against MaxHeaderSize before anything else is read.
 func Read(r io.Reader) (*File, error) {
+	return ReadLimits(r, Limits{})
+}
+
+// ReadLimits is Read within lim: the header length is checked against
+// lim.MaxHeaderBytes before anything else is read, and at most
+// lim.MaxFileBytes are read.
+func ReadLimits(r io.Reader, lim Limits) (*File, error) {
+	lim = lim.withDefaults()
 	var pre [8]byte
 	if _, err := io.ReadFull(r, pre[:]); err != nil {
 		return nil, fmt.Errorf("safetensors: reading header length: %w", err)
 	}
 	n := binary.LittleEndian.Uint64(pre[:])
-	if n > MaxHeaderSize {
-		return nil, fmt.Errorf("safetensors: header length %d exceeds limit %d", n, MaxHeaderSize)
+	if n > lim.MaxHeaderBytes {
+		return nil, fmt.Errorf("safetensors: header length %d exceeds limit %d", n, lim.MaxHeaderBytes)
 	}
 	var buf bytes.Buffer
 	buf.Write(pre[:])
 	if _, err := io.CopyN(&buf, r, int64(n)); err != nil {
 		return nil, fmt.Errorf("safetensors: header of %d bytes: %w", n, noEOF(err))
 	}
-	if _, err := io.Copy(&buf, r); err != nil {
+	rest := lim.MaxFileBytes - int64(buf.Len())
+	if m, err := io.Copy(&buf, io.LimitReader(r, rest+1)); err != nil {
 		return nil, fmt.Errorf("safetensors: reading data: %w", err)
+	} else if m > rest {
+		return nil, fmt.Errorf("safetensors: stream longer than the %d-byte limit", lim.MaxFileBytes)
 	}
-	return Parse(buf.Bytes())
+	return ParseLimits(buf.Bytes(), lim)
 }
 
 func noEOF(err error) error {
@@ -89,10 +144,45 @@ func noEOF(err error) error {
 	return err
 }
 
+// entry is one tensor of the header. Shape and data_offsets are kept raw
+// and read by uints, which bounds their length before allocating.
 type entry struct {
-	DType       *string   `json:"dtype"`
-	Shape       *[]uint64 `json:"shape"`
-	DataOffsets *[]uint64 `json:"data_offsets"`
+	DType       *string         `json:"dtype"`
+	Shape       json.RawMessage `json:"shape"`
+	DataOffsets json.RawMessage `json:"data_offsets"`
+}
+
+// uints reads a JSON array of non-negative integers of at most max
+// elements.
+func uints(raw json.RawMessage, max int, what string) ([]uint64, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, fmt.Errorf("%s is not an array", what)
+	}
+	out := []uint64{}
+	for dec.More() {
+		if len(out) == max {
+			return nil, fmt.Errorf("%s has more than %d values", what, max)
+		}
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		num, ok := tok.(json.Number)
+		if !ok {
+			return nil, fmt.Errorf("%s holds %s, not an integer", what, clip.V(tok))
+		}
+		v, err := strconv.ParseUint(string(num), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s is not a non-negative integer", what, clip.S(string(num)))
+		}
+		out = append(out, v)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
 }
 
 // Parse validates a complete safetensors file held in data. The returned
@@ -102,14 +192,21 @@ type entry struct {
 // the header is a JSON object with no duplicate keys; every entry has a
 // known dtype, a shape and two data_offsets (and no other fields);
 // byte size == prod(shape)·dtype size; the offset ranges do not overlap
-// and cover the data region exactly.
+// and cover the data region exactly. DefaultLimits bound the header, the
+// rank of shapes and the number of tensors.
 func Parse(data []byte) (*File, error) {
+	return ParseLimits(data, Limits{})
+}
+
+// ParseLimits is Parse within lim.
+func ParseLimits(data []byte, lim Limits) (*File, error) {
+	lim = lim.withDefaults()
 	if len(data) < 8 {
 		return nil, fmt.Errorf("safetensors: file of %d bytes is shorter than the 8-byte header length", len(data))
 	}
 	n := binary.LittleEndian.Uint64(data)
-	if n > MaxHeaderSize {
-		return nil, fmt.Errorf("safetensors: header length %d exceeds limit %d", n, MaxHeaderSize)
+	if n > lim.MaxHeaderBytes {
+		return nil, fmt.Errorf("safetensors: header length %d exceeds limit %d", n, lim.MaxHeaderBytes)
 	}
 	if n > uint64(len(data)-8) {
 		return nil, fmt.Errorf("safetensors: header length %d exceeds the %d bytes after it", n, len(data)-8)
@@ -144,59 +241,70 @@ func Parse(data []byte) (*File, error) {
 			return nil, fmt.Errorf("safetensors: header: key is not a string")
 		}
 		if seen[key] {
-			return nil, fmt.Errorf("safetensors: header: duplicate key %q", key)
+			return nil, fmt.Errorf("safetensors: header: duplicate key %s", clip.Q(key))
 		}
 		seen[key] = true
 		if key == MetadataKey {
 			var m map[string]string
 			if err := dec.Decode(&m); err != nil {
-				return nil, fmt.Errorf("safetensors: header %s: must map strings to strings: %w", MetadataKey, err)
+				return nil, fmt.Errorf("safetensors: header %s: must map strings to strings: %w", MetadataKey, clip.Error(err))
 			}
 			for k, v := range m {
 				f.Metadata[k] = v
 			}
 			continue
 		}
+		if len(f.Tensors) >= lim.MaxTensors {
+			return nil, fmt.Errorf("safetensors: header: more than %d tensors", lim.MaxTensors)
+		}
 		var e entry
 		sub := json.RawMessage{}
 		if err := dec.Decode(&sub); err != nil {
-			return nil, fmt.Errorf("safetensors: header entry %q: %w", key, err)
+			return nil, fmt.Errorf("safetensors: header entry %s: %w", clip.Q(key), clip.Error(err))
 		}
 		ed := json.NewDecoder(bytes.NewReader(sub))
 		ed.DisallowUnknownFields()
 		if err := ed.Decode(&e); err != nil {
-			return nil, fmt.Errorf("safetensors: header entry %q: %w", key, err)
+			return nil, fmt.Errorf("safetensors: header entry %s: %w", clip.Q(key), clip.Error(err))
 		}
 		if e.DType == nil || e.Shape == nil || e.DataOffsets == nil {
-			return nil, fmt.Errorf("safetensors: tensor %q: needs dtype, shape and data_offsets", key)
+			return nil, fmt.Errorf("safetensors: tensor %s: needs dtype, shape and data_offsets", clip.Q(key))
 		}
 		dt := DType(*e.DType)
 		if !dt.Valid() {
-			return nil, fmt.Errorf("safetensors: tensor %q: unknown dtype %q", key, *e.DType)
+			return nil, fmt.Errorf("safetensors: tensor %s: unknown dtype %s", clip.Q(key), clip.Q(*e.DType))
 		}
-		if len(*e.DataOffsets) != 2 {
-			return nil, fmt.Errorf("safetensors: tensor %q: data_offsets has %d values, want 2", key, len(*e.DataOffsets))
+		offsets, err := uints(e.DataOffsets, 3, "data_offsets")
+		if err != nil {
+			return nil, fmt.Errorf("safetensors: tensor %s: %w", clip.Q(key), err)
 		}
-		begin, end := (*e.DataOffsets)[0], (*e.DataOffsets)[1]
+		if len(offsets) != 2 {
+			return nil, fmt.Errorf("safetensors: tensor %s: data_offsets has %d values, want 2", clip.Q(key), len(offsets))
+		}
+		dims, err := uints(e.Shape, lim.MaxRank, "shape")
+		if err != nil {
+			return nil, fmt.Errorf("safetensors: tensor %s: %w", clip.Q(key), err)
+		}
+		begin, end := offsets[0], offsets[1]
 		if begin > end || end > uint64(len(body)) {
-			return nil, fmt.Errorf("safetensors: tensor %q: data_offsets [%d, %d] outside the %d-byte data region", key, begin, end, len(body))
+			return nil, fmt.Errorf("safetensors: tensor %s: data_offsets [%d, %d] outside the %d-byte data region", clip.Q(key), begin, end, len(body))
 		}
 		elems := uint64(1)
-		shape := make([]int, len(*e.Shape))
-		for i, d := range *e.Shape {
+		shape := make([]int, len(dims))
+		for i, d := range dims {
 			if d > math.MaxInt32 {
-				return nil, fmt.Errorf("safetensors: tensor %q: dimension %d = %d too large", key, i, d)
+				return nil, fmt.Errorf("safetensors: tensor %s: dimension %d = %d too large", clip.Q(key), i, d)
 			}
 			shape[i] = int(d)
 			hi, lo := mulU64(elems, d)
 			if hi != 0 {
-				return nil, fmt.Errorf("safetensors: tensor %q: shape %v overflows", key, *e.Shape)
+				return nil, fmt.Errorf("safetensors: tensor %s: shape %v overflows", clip.Q(key), dims)
 			}
 			elems = lo
 		}
 		hi, size := mulU64(elems, uint64(dt.Size()))
 		if hi != 0 || size != end-begin {
-			return nil, fmt.Errorf("safetensors: tensor %q: shape %v of %s needs %d elements × %d bytes but data_offsets span %d bytes", key, *e.Shape, dt, elems, dt.Size(), end-begin)
+			return nil, fmt.Errorf("safetensors: tensor %s: shape %v of %s needs %d elements × %d bytes but data_offsets span %d bytes", clip.Q(key), dims, dt, elems, dt.Size(), end-begin)
 		}
 		spans = append(spans, span{begin, end, len(f.Tensors)})
 		f.Tensors = append(f.Tensors, Tensor{Name: key, DType: dt, Shape: shape, Data: body[begin:end:end]})
@@ -221,9 +329,9 @@ func Parse(data []byte) (*File, error) {
 		if s.begin != pos {
 			name := f.Tensors[s.i].Name
 			if s.begin < pos {
-				return nil, fmt.Errorf("safetensors: tensor %q: data_offsets [%d, %d] overlap the previous tensor (ends at %d)", name, s.begin, s.end, pos)
+				return nil, fmt.Errorf("safetensors: tensor %s: data_offsets [%d, %d] overlap the previous tensor (ends at %d)", clip.Q(name), s.begin, s.end, pos)
 			}
-			return nil, fmt.Errorf("safetensors: tensor %q: gap in data region before offset %d (previous tensor ends at %d)", name, s.begin, pos)
+			return nil, fmt.Errorf("safetensors: tensor %s: gap in data region before offset %d (previous tensor ends at %d)", clip.Q(name), s.begin, pos)
 		}
 		pos = s.end
 		ordered[k] = f.Tensors[s.i]

@@ -261,6 +261,12 @@ func TestParseHostile(t *testing.T) {
 		{"duplicate key", build(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, f32le(1)), "duplicate"},
 		{"metadata not strings", build(`{"__metadata__":{"a":1}}`, nil), "__metadata__"},
 		{"entry not object", build(`{"a":3}`, nil), `"a"`},
+		// A shape of 300,000 zero dimensions (a valid empty tensor) would
+		// make the reader allocate far more than the header's size.
+		{"huge rank", build(`{"a":{"dtype":"F32","shape":[`+strings.Repeat("0,", 300000)+`0],"data_offsets":[0,0]}}`, nil), "more than 64 values"},
+		{"long offsets", build(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[`+strings.Repeat("0,", 300000)+`4]}}`, f32le(1)), "data_offsets"},
+		{"long key", build(`{"`+strings.Repeat("k", 1<<20)+`":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}`, f32le(1)), "… (1048576 bytes)"},
+		{"long dtype", build(`{"a":{"dtype":"`+strings.Repeat("k", 1<<20)+`","shape":[1],"data_offsets":[0,4]}}`, f32le(1)), "… (1048576 bytes)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -269,7 +275,10 @@ func TestParseHostile(t *testing.T) {
 				t.Fatal("expected an error")
 			}
 			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %q does not mention %q", err, tc.want)
+				t.Errorf("error %.300q does not mention %q", err, tc.want)
+			}
+			if len(err.Error()) > 1024 {
+				t.Errorf("error of %d bytes", len(err.Error()))
 			}
 			if _, err := Read(bytes.NewReader(tc.file)); err == nil {
 				t.Error("Read accepted what Parse refused")
@@ -377,6 +386,37 @@ func TestFixtures(t *testing.T) {
 			for i, v := range px {
 				if v < 0 || v > 1 {
 					t.Fatalf("input %d = %v outside [0,1]", i, v)
+				}
+			}
+		})
+	}
+}
+
+// TestLimits: each Limits field refuses what the defaults accept.
+func TestLimits(t *testing.T) {
+	two := build(`{"a":{"dtype":"F32","shape":[1,1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, f32le(1, 2))
+	if _, err := Parse(two); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		lim  Limits
+		want string
+	}{
+		{"header", Limits{MaxHeaderBytes: 16}, "exceeds limit 16"},
+		{"rank", Limits{MaxRank: 1}, "more than 1 values"},
+		{"tensors", Limits{MaxTensors: 1}, "more than 1 tensors"},
+		{"file", Limits{MaxFileBytes: 20}, "20-byte limit"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadLimits(bytes.NewReader(two), tc.lim)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if tc.name != "file" {
+				if _, err := ParseLimits(two, tc.lim); err == nil {
+					t.Fatal("ParseLimits accepted")
 				}
 			}
 		})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"github.com/x448/float16"
 )
 
@@ -61,15 +62,15 @@ func mulU64(a, b uint64) (hi, lo uint64) {
 func (t *Tensor) check() (int, error) {
 	size := t.DType.Size()
 	if size == 0 {
-		return 0, fmt.Errorf("tensor %q: unknown dtype %q", t.Name, t.DType)
+		return 0, fmt.Errorf("tensor %s: unknown dtype %s", clip.Q(t.Name), clip.Q(string(t.DType)))
 	}
 	n := t.NumElements()
 	if n < 0 {
-		return 0, fmt.Errorf("tensor %q: shape %v overflows or is negative", t.Name, t.Shape)
+		return 0, fmt.Errorf("tensor %s: shape %s overflows or is negative", clip.Q(t.Name), clip.V(t.Shape))
 	}
 	hi, want := mulU64(uint64(n), uint64(size))
 	if hi != 0 || want != uint64(len(t.Data)) {
-		return 0, fmt.Errorf("tensor %q: %d bytes of data, shape %v of %s needs %d×%d", t.Name, len(t.Data), t.Shape, t.DType, n, size)
+		return 0, fmt.Errorf("tensor %s: %d bytes of data, shape %s of %s needs %d×%d", clip.Q(t.Name), len(t.Data), clip.V(t.Shape), clip.S(string(t.DType)), n, size)
 	}
 	return n, nil
 }
@@ -111,7 +112,7 @@ func (t *Tensor) Float32s() ([]float32, error) {
 			out[i] = float32(b[i])
 		}
 	default:
-		return nil, fmt.Errorf("tensor %q: cannot convert %s to float32 without loss", t.Name, t.DType)
+		return nil, fmt.Errorf("tensor %s: cannot convert %s to float32 without loss", clip.Q(t.Name), clip.S(string(t.DType)))
 	}
 	return out, nil
 }
@@ -137,7 +138,7 @@ func (t *Tensor) Float64s() ([]float64, error) {
 		for i := range out {
 			v := int64(binary.LittleEndian.Uint64(b[8*i:]))
 			if v > lim || v < -lim {
-				return nil, fmt.Errorf("tensor %q: element %d = %d is not exactly representable as float64", t.Name, i, v)
+				return nil, fmt.Errorf("tensor %s: element %d = %d is not exactly representable as float64", clip.Q(t.Name), i, v)
 			}
 			out[i] = float64(v)
 		}
@@ -188,7 +189,7 @@ func (t *Tensor) Int64s() ([]int64, error) {
 			out[i] = int64(b[i])
 		}
 	default:
-		return nil, fmt.Errorf("tensor %q: dtype %s is not an integer type", t.Name, t.DType)
+		return nil, fmt.Errorf("tensor %s: dtype %s is not an integer type", clip.Q(t.Name), clip.S(string(t.DType)))
 	}
 	return out, nil
 }

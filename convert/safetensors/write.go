@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 )
 
 // Write encodes tensors and metadata as a safetensors stream. The output is
@@ -33,7 +35,7 @@ func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 		h.WriteString(":{")
 		for i, k := range keys {
 			if !utf8.ValidString(k) || !utf8.ValidString(metadata[k]) {
-				return fmt.Errorf("safetensors: write: metadata key %q: not valid UTF-8", k)
+				return fmt.Errorf("safetensors: write: metadata key %s: not valid UTF-8", clip.Q(k))
 			}
 			if i > 0 {
 				h.WriteByte(',')
@@ -50,10 +52,10 @@ func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 	for i := range tensors {
 		t := &tensors[i]
 		if t.Name == "" || t.Name == MetadataKey || !utf8.ValidString(t.Name) {
-			return fmt.Errorf("safetensors: write: tensor %d has invalid name %q", i, t.Name)
+			return fmt.Errorf("safetensors: write: tensor %d has invalid name %s", i, clip.Q(t.Name))
 		}
 		if seen[t.Name] {
-			return fmt.Errorf("safetensors: write: duplicate tensor name %q", t.Name)
+			return fmt.Errorf("safetensors: write: duplicate tensor name %s", clip.Q(t.Name))
 		}
 		seen[t.Name] = true
 		if _, err := t.check(); err != nil {
