@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"math"
 	"os"
 	"path/filepath"
@@ -75,6 +76,9 @@ type Options struct {
 	InputShape []int
 	// AllowClamp clamps values beyond the fp16 range to ±65504 instead of failing.
 	AllowClamp bool
+	// Limits bounds the resources reading a state_dict may take (zero fields: the readers'
+	// defaults, torchpt.DefaultLimits and safetensors.DefaultLimits).
+	Limits statedict.Limits
 	// Validate is a safetensors file with "inputs" (N × features) and "labels" (N); when set,
 	// the unpruned f32 model and the written file are evaluated on it.
 	Validate string
@@ -203,7 +207,7 @@ func Convert(opts Options) (*Report, error) {
 	if same(opts.Checkpoint, opts.Out) || same(opts.Config, opts.Out) || same(opts.Arch, opts.Out) {
 		return nil, fmt.Errorf("convert: refusing to write %s over an input", opts.Out)
 	}
-	src, err := readCheckpoint(opts.Checkpoint)
+	src, err := readCheckpointLimits(opts.Checkpoint, opts.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -251,8 +255,13 @@ func same(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
-// readCheckpoint reads a state_dict or an edgebnn model file.
+// readCheckpoint reads a state_dict or an edgebnn model file within the default limits.
 func readCheckpoint(path string) (*source, error) {
+	return readCheckpointLimits(path, statedict.Limits{})
+}
+
+// readCheckpointLimits reads a state_dict (within lim) or an edgebnn model file.
+func readCheckpointLimits(path string, lim statedict.Limits) (*source, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("convert: checkpoint: %w", err)
@@ -263,7 +272,7 @@ func readCheckpoint(path string) (*source, error) {
 	if n == len(head) && string(head) == format.Magic {
 		return readModelFile(path)
 	}
-	sd, err := statedict.Load(path)
+	sd, err := statedict.LoadLimits(path, lim)
 	if err != nil {
 		return nil, fmt.Errorf("convert: checkpoint: %w", err)
 	}
@@ -498,14 +507,14 @@ func (m *model) fill(byName map[string]*statedict.Tensor, cfg *bnnconfig.Config)
 				keep = append(keep, e)
 				continue
 			}
-			return fmt.Errorf("convert: tensor %q (shape %v) is missing from the checkpoint", e.Name, e.Shape)
+			return fmt.Errorf("convert: tensor %s (shape %v) is missing from the checkpoint", clip.Q(e.Name), e.Shape)
 		}
 		used[e.Name] = true
 		if e.Role == roleDropped {
 			continue
 		}
 		if !sameShape(t.Shape, e.Shape) {
-			return fmt.Errorf("convert: tensor %q has shape %v in the checkpoint but the architecture needs %v", e.Name, t.Shape, e.Shape)
+			return fmt.Errorf("convert: tensor %s has shape %v in the checkpoint but the architecture needs %v", clip.Q(e.Name), t.Shape, e.Shape)
 		}
 		v, err := toF32(t)
 		if err != nil {
@@ -528,9 +537,13 @@ func (m *model) fill(byName map[string]*statedict.Tensor, cfg *bnnconfig.Config)
 		t := byName[extra[0]]
 		more := ""
 		if len(extra) > 1 {
-			more = fmt.Sprintf(" (and %d more: %v)", len(extra)-1, extra[1:min(len(extra), 6)])
+			var names []string
+			for _, n := range extra[1:min(len(extra), 6)] {
+				names = append(names, clip.Q(n))
+			}
+			more = fmt.Sprintf(" (and %d more: %s)", len(extra)-1, strings.Join(names, ", "))
 		}
-		return fmt.Errorf("convert: tensor %q (shape %v) in the checkpoint is not used by the architecture%s", extra[0], t.Shape, more)
+		return fmt.Errorf("convert: tensor %s (shape %v) in the checkpoint is not used by the architecture%s", clip.Q(extra[0]), t.Shape, more)
 	}
 	m.expect = keep
 	return nil
@@ -539,11 +552,11 @@ func (m *model) fill(byName map[string]*statedict.Tensor, cfg *bnnconfig.Config)
 // defaultPrior builds an FFG prior buffer bayesianize would have stored, from the config.
 func (m *model) defaultPrior(e tensorSpec, cfg *bnnconfig.Config) ([]float32, error) {
 	if cfg == nil {
-		return nil, fmt.Errorf("convert: tensor %q is missing and there is no config to rebuild it from", e.Name)
+		return nil, fmt.Errorf("convert: tensor %s is missing and there is no config to rebuild it from", clip.Q(e.Name))
 	}
 	l := findLayer(m.spec.Layers, e.Layer)
 	if l == nil {
-		return nil, fmt.Errorf("convert: tensor %q: no layer %q", e.Name, e.Layer)
+		return nil, fmt.Errorf("convert: tensor %s: no layer %s", clip.Q(e.Name), clip.Q(e.Layer))
 	}
 	k := l.In
 	class := "Linear"
@@ -596,13 +609,13 @@ func toF32(t *statedict.Tensor) ([]float32, error) {
 		out := make([]float32, len(t.F64))
 		for i, v := range t.F64 {
 			if math.Abs(v) > math.MaxFloat32 && !math.IsInf(v, 0) {
-				return nil, fmt.Errorf("convert: tensor %q: value %d = %g does not fit in float32", t.Name, i, v)
+				return nil, fmt.Errorf("convert: tensor %s: value %d = %g does not fit in float32", clip.Q(t.Name), i, v)
 			}
 			out[i] = float32(v)
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("convert: tensor %q has integer type %s; parameters must be floating point", t.Name, t.DType)
+	return nil, fmt.Errorf("convert: tensor %s has integer type %s; parameters must be floating point", clip.Q(t.Name), t.DType)
 }
 
 // runtimeModel builds the runtime model from the in-memory tensors and checks it reads exactly
@@ -622,7 +635,7 @@ func (m *model) runtimeModel() (*runtime.Model, error) {
 	}
 	for _, e := range m.expect {
 		if !used[e.Name] {
-			return nil, fmt.Errorf("the runtime does not read tensor %q", e.Name)
+			return nil, fmt.Errorf("the runtime does not read tensor %s", clip.Q(e.Name))
 		}
 	}
 	return rm, nil
@@ -648,7 +661,7 @@ func encodingOptions(dtype, compress string, fraction float64, perLayer, allowCl
 	case "f16":
 		e.dtype, e.f16 = "f16", true
 	default:
-		return e, fmt.Errorf("convert: dtype %q is not f32 or f16", dtype)
+		return e, fmt.Errorf("convert: dtype %s is not f32 or f16", clip.Q(dtype))
 	}
 	switch compress {
 	case "", "none":
@@ -656,7 +669,7 @@ func encodingOptions(dtype, compress string, fraction float64, perLayer, allowCl
 	case "zstd":
 		e.compress, e.zstd = "zstd", true
 	default:
-		return e, fmt.Errorf("convert: compression %q is not zstd or none", compress)
+		return e, fmt.Errorf("convert: compression %s is not zstd or none", clip.Q(compress))
 	}
 	if !(fraction >= 0 && fraction <= 1) {
 		return e, fmt.Errorf("convert: prune fraction %v is not in [0, 1]", fraction)
@@ -732,10 +745,10 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 		}
 		tr, err := w.AddTensor(e.Name, e.Shape, v, format.AddOptions{F16: useF16, Sparse: true, Compress: o.zstd})
 		if err != nil {
-			return nil, nil, fmt.Errorf("convert: tensor %q: %w", e.Name, err)
+			return nil, nil, fmt.Errorf("convert: tensor %s: %w", clip.Q(e.Name), err)
 		}
 		if tr.F16Overflows > 0 {
-			return nil, nil, fmt.Errorf("convert: tensor %q: %d values overflow fp16", e.Name, tr.F16Overflows)
+			return nil, nil, fmt.Errorf("convert: tensor %s: %d values overflow fp16", clip.Q(e.Name), tr.F16Overflows)
 		}
 		stored[e.Layer] += tr.StoredBytes
 	}

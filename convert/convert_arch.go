@@ -3,6 +3,7 @@ package convert
 import (
 	"bytes"
 	"fmt"
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"os"
 	"strings"
 
@@ -24,8 +25,7 @@ func loadArch(arch string, classes, inChannels int) (nodes []resnet.Node, builti
 	}
 	data, err := os.ReadFile(arch)
 	if err != nil {
-		return nil, false, fmt.Errorf("convert: architecture %q is neither a built-in name (%s) nor a readable file: %w",
-			arch, strings.Join(resnet.Names(), ", "), err)
+		return nil, false, fmt.Errorf("convert: architecture %s is neither a built-in name (%s) nor a readable file: %w", clip.Q(arch), strings.Join(resnet.Names(), ", "), err)
 	}
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
 		if nodes, err = resnet.ParseJSON(bytes.NewReader(data)); err != nil {
@@ -65,7 +65,7 @@ func (b *specBuilder) nodes(ns []resnet.Node) ([]runtime.LayerSpec, error) {
 		}
 		ls, err := b.module(n.Module)
 		if err != nil {
-			return nil, fmt.Errorf("convert: module %q (%s): %w", n.Module.Name, n.Module.Type, err)
+			return nil, fmt.Errorf("convert: module %s (%s): %w", clip.Q(n.Module.Name), clip.S(n.Module.Type), err)
 		}
 		out = append(out, ls)
 	}
@@ -109,7 +109,7 @@ func LayerSpec(m *torcharch.Module) (runtime.LayerSpec, error) {
 			return ls, fmt.Errorf("groups=%d is not supported (only 1)", m.Groups)
 		}
 		if m.PaddingMode != "" && m.PaddingMode != "zeros" {
-			return ls, fmt.Errorf("padding_mode=%s is not supported (only zeros)", m.PaddingMode)
+			return ls, fmt.Errorf("padding_mode=%s is not supported (only zeros)", clip.S(m.PaddingMode))
 		}
 		ls.Op, ls.In, ls.Out, ls.Bias = runtime.OpConv2d, m.InChannels, m.OutChannels, m.Bias
 		ls.Kernel, ls.Stride, ls.Padding, ls.Dilation = m.KernelSize, pair1(m.Stride), m.Padding, pair1(m.Dilation)
@@ -169,7 +169,7 @@ func LayerSpec(m *torcharch.Module) (runtime.LayerSpec, error) {
 		}
 		ls.Op, ls.In, ls.Eps, ls.Affine = runtime.OpBatchNorm, m.NumFeatures, m.Eps, m.Affine
 	default:
-		return ls, fmt.Errorf("module type %s is not supported by the runtime", m.Type)
+		return ls, fmt.Errorf("module type %s is not supported by the runtime", clip.S(m.Type))
 	}
 	return ls, nil
 }
@@ -195,7 +195,7 @@ func (b *specBuilder) posterior(m *torcharch.Module, ls *runtime.LayerSpec, dOut
 		return fmt.Errorf("the architecture has a bayesianize %s layer but no inference config was given (--config)", printed)
 	}
 	if printed != "" && string(kind) != printed {
-		return fmt.Errorf("the architecture says %s but the config resolves this module to %q", m.Type, kind)
+		return fmt.Errorf("the architecture says %s but the config resolves this module to %s", clip.S(m.Type), clip.Q(string(kind)))
 	}
 	switch kind {
 	case bnnconfig.None:
@@ -221,7 +221,7 @@ func (b *specBuilder) posterior(m *torcharch.Module, ls *runtime.LayerSpec, dOut
 		s := layer.FFG
 		ls.Posterior = &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: s.EffectivePriorWeightSD(dIn), MaxSD: s.MaxSD}
 	default:
-		return fmt.Errorf("inference %q is not supported by the runtime (inducing and ffg are)", kind)
+		return fmt.Errorf("inference %s is not supported by the runtime (inducing and ffg are)", clip.Q(string(kind)))
 	}
 	return nil
 }
@@ -231,7 +231,7 @@ func (b *specBuilder) posterior(m *torcharch.Module, ls *runtime.LayerSpec, dOut
 func ffgPriors(cfg *bnnconfig.Config, name, class string, dIn int) (mean, wsd, bsd float64, err error) {
 	l, err := cfg.ResolveModule(name, class)
 	if err != nil || l.FFG == nil {
-		return 0, 0, 0, fmt.Errorf("convert: layer %q: no ffg settings: %v", name, err)
+		return 0, 0, 0, fmt.Errorf("convert: layer %s: no ffg settings: %v", clip.Q(name), err)
 	}
 	return l.FFG.PriorMean, l.FFG.EffectivePriorWeightSD(dIn), l.FFG.EffectivePriorBiasSD(dIn), nil
 }
@@ -253,7 +253,7 @@ func inferInputShape(layers []runtime.LayerSpec) ([]int, error) {
 	case runtime.OpLinear:
 		return []int{first.In}, nil
 	case runtime.OpBatchNorm:
-		return nil, fmt.Errorf("convert: cannot infer the input shape from layer %q (BatchNorm first); give the input shape", first.Name)
+		return nil, fmt.Errorf("convert: cannot infer the input shape from layer %s (BatchNorm first); give the input shape", clip.Q(first.Name))
 	}
 	c := first.In
 	for j := range layers {
@@ -261,9 +261,9 @@ func inferInputShape(layers []runtime.LayerSpec) ([]int, error) {
 			continue
 		}
 		if pool := findOp(layers[:j], runtime.OpAdaptiveAvgPool2d); pool != nil {
-			return nil, fmt.Errorf("convert: the input has %d channels (in_channels of layer %q) but its height and width cannot be inferred: "+
-				"AdaptiveAvgPool2d %q gives layer %q the same in_features for every input size; give the input shape (--input-shape %d,H,W)",
-				c, first.Name, pool.Name, layers[j].Name, c)
+			return nil, fmt.Errorf("convert: the input has %d channels (in_channels of layer %s) but its height and width cannot be inferred: "+
+				"AdaptiveAvgPool2d %s gives layer %s the same in_features for every input size; give the input shape (--input-shape %d,H,W)",
+				c, clip.Q(first.Name), clip.Q(pool.Name), clip.Q(layers[j].Name), c)
 		}
 		want := layers[j].In
 		for h := 1; h <= 4096; h++ {
@@ -271,11 +271,11 @@ func inferInputShape(layers []runtime.LayerSpec) ([]int, error) {
 				return []int{c, h, h}, nil
 			}
 		}
-		return nil, fmt.Errorf("convert: no square input of %d channels gives layer %q its %d in_features; give the input shape",
-			c, layers[j].Name, want)
+		return nil, fmt.Errorf("convert: no square input of %d channels gives layer %s its %d in_features; give the input shape",
+			c, clip.Q(layers[j].Name), want)
 	}
-	return nil, fmt.Errorf("convert: the input has %d channels (in_channels of layer %q) but its size cannot be inferred "+
-		"in a network without a top-level Linear layer; give the input shape (--input-shape %d,H,W)", c, first.Name, c)
+	return nil, fmt.Errorf("convert: the input has %d channels (in_channels of layer %s) but its size cannot be inferred "+
+		"in a network without a top-level Linear layer; give the input shape (--input-shape %d,H,W)", c, clip.Q(first.Name), c)
 }
 
 // firstParametric returns the first Linear, Conv2d or BatchNorm layer in execution order

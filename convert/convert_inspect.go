@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 
 	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
@@ -104,7 +105,7 @@ func Inspect(path string, verify bool) (*Inspection, error) {
 	err = countParameters(spec, infos, func(t tensorSpec) (int64, int64, error) {
 		s, ok := sections[t.Name]
 		if !ok || s.Kind != format.KindTensor {
-			return 0, 0, fmt.Errorf("%s: tensor %q is missing", path, t.Name)
+			return 0, 0, fmt.Errorf("%s: tensor %s is missing", path, clip.Q(t.Name))
 		}
 		n := int64(1)
 		for _, d := range s.Shape {

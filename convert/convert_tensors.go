@@ -2,6 +2,7 @@ package convert
 
 import (
 	"fmt"
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"strconv"
 	"strings"
 
@@ -239,7 +240,7 @@ func countParameters(spec *runtime.Spec, infos []layerInfo, count countFunc) err
 		}
 		i, ok := idx[t.Layer]
 		if !ok {
-			return fmt.Errorf("convert: tensor %q belongs to no parametric layer", t.Name)
+			return fmt.Errorf("convert: tensor %s belongs to no parametric layer", clip.Q(t.Name))
 		}
 		n, zeros, err := count(t)
 		if err != nil {

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/convert/safetensors"
+	"github.com/edgebnn/edgebnn/convert/torchpt"
 )
 
 // TestPosteriorValues: a checkpoint whose posterior statistics are NaN,
@@ -159,5 +161,54 @@ func TestConfigValues(t *testing.T) {
 				t.Fatalf("err = %v, want mention of %q", err, tc.key)
 			}
 		})
+	}
+}
+
+// TestLongNamesClipped: tensors with megabyte names in a checkpoint give
+// an error quoting only short prefixes of them.
+func TestLongNamesClipped(t *testing.T) {
+	f, err := safetensors.ReadFile(filepath.Join(fixtureDir, "mlp_ffgu", "state_dict.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := append([]safetensors.Tensor(nil), f.Tensors...)
+	for _, c := range "abc" {
+		x, _ := safetensors.NewF32(strings.Repeat(string(c), 1<<20), []int{1}, []float32{1})
+		ts = append(ts, x)
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "sd.safetensors")
+	w, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := safetensors.Write(w, ts, nil); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	o := fixtureOpts("mlp_ffgu", ".pt", filepath.Join(dir, "out.ebnn"))
+	o.Checkpoint = p
+	_, err = Convert(o)
+	if err == nil {
+		t.Fatal("converted")
+	}
+	if len(err.Error()) > 1024 || !strings.Contains(err.Error(), "… (1048576 bytes)") || !strings.Contains(err.Error(), "2 more") {
+		t.Fatalf("error of %d bytes: %.300s", len(err.Error()), err)
+	}
+}
+
+// TestOptionsLimits: Options.Limits reaches the state_dict readers.
+func TestOptionsLimits(t *testing.T) {
+	for _, ext := range []string{".pt", ".safetensors"} {
+		o := fixtureOpts("mlp_ffgu", ext, filepath.Join(t.TempDir(), "out.ebnn"))
+		o.Limits.Torch.MaxRank = 1
+		o.Limits.Safetensors.MaxRank = 1
+		_, err := Convert(o)
+		if err == nil || !strings.Contains(err.Error(), "1") {
+			t.Fatalf("%s: err = %v", ext, err)
+		}
+		if ext == ".pt" && !errors.Is(err, torchpt.ErrLimit) {
+			t.Fatalf("%s: err = %v, want torchpt.ErrLimit", ext, err)
+		}
 	}
 }

@@ -277,7 +277,38 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_, _ = c.Resolve(mods("0", "Linear", "1", "Conv2d", "2", "ReLU"))
+		ls, err := c.Resolve(mods("0", "Linear", "1", "Conv2d", "2", "ReLU"))
+		if err != nil {
+			return
+		}
+		// Every accepted scale is finite and positive, every clamp positive.
+		scale := func(what string, x float64) {
+			if !(x > 0 && x <= MaxMagnitude) {
+				t.Fatalf("accepted %s = %g", what, x)
+			}
+		}
+		clamp := func(what string, x *float64) {
+			if x != nil && !(*x > 0 && !math.IsInf(*x, 0)) {
+				t.Fatalf("accepted %s = %g", what, *x)
+			}
+		}
+		for _, l := range ls {
+			if s := l.Inducing; s != nil {
+				scale("prior_sd", s.PriorSD)
+				scale("init_lamda", s.InitLamda)
+				clamp("max_lamda", s.MaxLamda)
+				clamp("max_sd_u", s.MaxSDU)
+			}
+			if s := l.FFG; s != nil {
+				scale("prior_weight_sd", s.PriorWeightSD)
+				scale("prior_bias_sd", s.PriorBiasSD)
+				scale("init_sd", s.InitSD)
+				clamp("max_sd", s.MaxSD)
+				if math.Abs(s.PriorMean) > MaxMagnitude {
+					t.Fatalf("accepted prior_mean = %g", s.PriorMean)
+				}
+			}
+		}
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"io"
 	"math"
 	"os"
@@ -103,7 +104,7 @@ func Parse(data []byte) (*Config, error) {
 				for _, e := range v {
 					entry, err := parseEntry(e)
 					if err != nil {
-						return nil, fmt.Errorf("bnnconfig: inference entry %q: %w", e.key, err)
+						return nil, fmt.Errorf("bnnconfig: inference entry %s: %w", clip.Q(e.key), err)
 					}
 					c.Entries = append(c.Entries, entry)
 				}
@@ -155,14 +156,14 @@ func parseEntry(e kv) (Entry, error) {
 func param(f kv) (Param, error) {
 	spec, ok := keySpecs[f.key]
 	if !ok {
-		return Param{}, fmt.Errorf("unknown key %q (not an argument of any bayesianize layer)", f.key)
+		return Param{}, fmt.Errorf("unknown key %s (not an argument of any bayesianize layer)", clip.Q(f.key))
 	}
 	v, err := convert(f.val, spec.typ)
 	if err != nil {
-		return Param{}, fmt.Errorf("field %q: %w", f.key, err)
+		return Param{}, fmt.Errorf("field %s: %w", clip.Q(f.key), err)
 	}
 	if err := spec.dom.check(v); err != nil {
-		return Param{}, fmt.Errorf("field %q: %w", f.key, err)
+		return Param{}, fmt.Errorf("field %s: %w", clip.Q(f.key), err)
 	}
 	return Param{Key: f.key, Value: v}, nil
 }
@@ -247,14 +248,14 @@ func convert(v interface{}, typ int) (Value, error) {
 		}
 		f, err := x.Float64()
 		if err != nil {
-			return Value{}, fmt.Errorf("bad number %s", x)
+			return Value{}, fmt.Errorf("bad number %s", clip.S(string(x)))
 		}
 		switch typ {
 		case tNum, tNumOrNull, tNumOrString:
 			return Value{Num: f, IsInt: isInt}, nil
 		case tInt, tIntOrNull:
 			if !isInt || f > 1<<31-1 || f < -(1<<31) {
-				return Value{}, fmt.Errorf("want an integer, got %s", x)
+				return Value{}, fmt.Errorf("want an integer, got %s", clip.S(string(x)))
 			}
 			return Value{Num: f, IsInt: true}, nil
 		}
@@ -320,7 +321,7 @@ func readMembers(dec *json.Decoder, where string, depth int) ([]kv, error) {
 			return nil, fmt.Errorf("%s: object key is not a string", where)
 		}
 		if seen[key] {
-			return nil, fmt.Errorf("%s: duplicate key %q", where, key)
+			return nil, fmt.Errorf("%s: duplicate key %s", where, clip.Q(key))
 		}
 		seen[key] = true
 		val, err := readValue(dec, strconv.Quote(key), depth)

@@ -2,6 +2,7 @@ package bnnconfig
 
 import (
 	"fmt"
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"math"
 	"sort"
 )
@@ -275,13 +276,13 @@ func (c *Config) resolveOne(m Module) (Layer, error) {
 		return l, nil
 	}
 	if !entry.HasInference {
-		return Layer{}, fmt.Errorf("bnnconfig: layer %q (%s): matching inference entry %q has no \"inference\" key", m.Name, m.Class, entry.Key)
+		return Layer{}, fmt.Errorf("bnnconfig: layer %s (%s): matching inference entry %s has no \"inference\" key", clip.Q(m.Name), m.Class, clip.Q(entry.Key))
 	}
 	kind := Kind(entry.Inference)
 	switch kind {
 	case FFG, FCG, Inducing, InducingDeterministic:
 	default:
-		l.Note = fmt.Sprintf("inference %q is not a bayesianize inference (ffg, fcg, inducing, inducingdeterministic); bayesianize_ leaves the layer deterministic", entry.Inference)
+		l.Note = fmt.Sprintf("inference %s is not a bayesianize inference (ffg, fcg, inducing, inducingdeterministic); bayesianize_ leaves the layer deterministic", clip.Q(entry.Inference))
 		return l, nil
 	}
 	l.Kind = kind
@@ -308,7 +309,7 @@ func (c *Config) resolveOne(m Module) (Layer, error) {
 			}
 		}
 		if !ok {
-			return Layer{}, fmt.Errorf("bnnconfig: layer %q (%s, %s): key %q is not an argument of bayesianize's %s layers", m.Name, m.Class, kind, p.Key, kind)
+			return Layer{}, fmt.Errorf("bnnconfig: layer %s (%s, %s): key %s is not an argument of bayesianize's %s layers", clip.Q(m.Name), m.Class, kind, clip.Q(p.Key), kind)
 		}
 	}
 	var err error
@@ -321,7 +322,7 @@ func (c *Config) resolveOne(m Module) (Layer, error) {
 		l.FCG, err = fcgSettings(params)
 	}
 	if err != nil {
-		return Layer{}, fmt.Errorf("bnnconfig: layer %q (%s): %w", m.Name, m.Class, err)
+		return Layer{}, fmt.Errorf("bnnconfig: layer %s (%s): %w", clip.Q(m.Name), m.Class, err)
 	}
 	return l, nil
 }
@@ -365,7 +366,7 @@ func inducingSettings(params []Param) (*InducingSettings, error) {
 			case "diagonal", "matrix", "full", "ensemble":
 				s.QInducing = v.Str
 			default:
-				return nil, fmt.Errorf("field \"q_inducing\": %q is not one of diagonal, matrix, full, ensemble", v.Str)
+				return nil, fmt.Errorf("field \"q_inducing\": %s is not one of diagonal, matrix, full, ensemble", clip.Q(v.Str))
 			}
 		case "whitened_u":
 			s.WhitenedU = v.Bool
@@ -400,7 +401,7 @@ func ffgSettings(params []Param) (*FFGSettings, error) {
 			s.PriorMean = v.Num
 		case "prior_weight_sd":
 			if v.IsString {
-				return nil, fmt.Errorf("field \"prior_weight_sd\": FFG layers need a number, got %q", v.Str)
+				return nil, fmt.Errorf("field \"prior_weight_sd\": FFG layers need a number, got %s", clip.Q(v.Str))
 			}
 			s.PriorWeightSD = v.Num
 		case "prior_bias_sd":
@@ -430,7 +431,7 @@ func fcgSettings(params []Param) (*FCGSettings, error) {
 		case "prior_weight_sd":
 			if v.IsString {
 				if v.Str != "neal" {
-					return nil, fmt.Errorf("field \"prior_weight_sd\": string %q is not \"neal\"", v.Str)
+					return nil, fmt.Errorf("field \"prior_weight_sd\": string %s is not \"neal\"", clip.Q(v.Str))
 				}
 				s.Neal = true
 				continue

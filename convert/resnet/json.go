@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"io"
 	"os"
 
@@ -129,7 +130,7 @@ func (p *jsonParser) layer(raw json.RawMessage, path string, depth int) (Node, e
 		}
 		m := mods[0]
 		if prev, ok := p.names[m.Name]; ok && (prev != m.Type || hasTensors(m.Type)) {
-			return Node{}, fmt.Errorf("%s: duplicate name %q (only parameter-free modules of one type may repeat)", path, m.Name)
+			return Node{}, fmt.Errorf("%s: duplicate name %s (only parameter-free modules of one type may repeat)", path, clip.Q(m.Name))
 		}
 		p.names[m.Name] = m.Type
 		return Node{Module: &m}, nil
@@ -146,17 +147,17 @@ func (p *jsonParser) layer(raw json.RawMessage, path string, depth int) (Node, e
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&blk); err != nil {
-		return Node{}, fmt.Errorf("%s: residual block %q: %w", path, head.Name, err)
+		return Node{}, fmt.Errorf("%s: residual block %s: %w", path, clip.Q(head.Name), err)
 	}
 	if blk.Name == "" {
 		return Node{}, fmt.Errorf("%s: residual block: field \"name\" must be a non-empty string", path)
 	}
 	if _, ok := p.names[blk.Name]; ok {
-		return Node{}, fmt.Errorf("%s: duplicate name %q", path, blk.Name)
+		return Node{}, fmt.Errorf("%s: duplicate name %s", path, clip.Q(blk.Name))
 	}
 	p.names[blk.Name] = ResidualType
 	if blk.Body == nil || len(*blk.Body) == 0 {
-		return Node{}, fmt.Errorf("%s: residual block %q: \"body\" must be a non-empty list of layers", path, blk.Name)
+		return Node{}, fmt.Errorf("%s: residual block %s: \"body\" must be a non-empty list of layers", path, clip.Q(blk.Name))
 	}
 	body, err := p.list(*blk.Body, path+".body", depth+1)
 	if err != nil {

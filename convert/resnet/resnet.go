@@ -11,6 +11,7 @@ package resnet
 
 import (
 	"fmt"
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"sort"
 
 	"github.com/edgebnn/edgebnn/convert/torcharch"
@@ -61,7 +62,7 @@ var DefaultInputShape = []int{3, 32, 32}
 func New(name string, classes, inChannels int) ([]Node, error) {
 	cfg, ok := configs[name]
 	if !ok {
-		return nil, fmt.Errorf("resnet: unknown architecture %q (known: %v)", name, Names())
+		return nil, fmt.Errorf("resnet: unknown architecture %s (known: %v)", clip.Q(name), Names())
 	}
 	if classes < 1 || classes > 1<<20 {
 		return nil, fmt.Errorf("resnet: %d classes is out of range (give the number of classes)", classes)

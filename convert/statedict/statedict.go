@@ -17,6 +17,7 @@ package statedict
 import (
 	"bytes"
 	"fmt"
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -116,11 +117,23 @@ func (s *StateDict) SortedNames() []string {
 // legacy non-zip .pt gets a clear error from convert/torchpt when its
 // extension is .pt/.pth/.bin).
 func Load(path string) (*StateDict, error) {
+	return LoadLimits(path, Limits{})
+}
+
+// Limits are the resource limits of the two readers; zero fields take
+// the readers' defaults (torchpt.DefaultLimits, safetensors.DefaultLimits).
+type Limits struct {
+	Torch       torchpt.Limits
+	Safetensors safetensors.Limits
+}
+
+// LoadLimits is Load within lim.
+func LoadLimits(path string, lim Limits) (*StateDict, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("statedict: %w", err)
 	}
-	sd, err := Parse(data, strings.ToLower(filepath.Ext(path)))
+	sd, err := ParseLimits(data, strings.ToLower(filepath.Ext(path)), lim)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -131,16 +144,21 @@ func Load(path string) (*StateDict, error) {
 // (".pt", ".safetensors", ...) used only when the content is neither a zip
 // nor plainly safetensors.
 func Parse(data []byte, ext string) (*StateDict, error) {
+	return ParseLimits(data, ext, Limits{})
+}
+
+// ParseLimits is Parse within lim.
+func ParseLimits(data []byte, ext string, lim Limits) (*StateDict, error) {
 	var ts []safetensors.Tensor
 	md := map[string]string{}
 	switch {
 	case torchpt.IsZip(data) || ext == ".pt" || ext == ".pth" || ext == ".bin" || ext == ".ckpt":
 		var err error
-		if ts, err = torchpt.Parse(data); err != nil {
+		if ts, err = torchpt.ParseLimits(data, lim.Torch); err != nil {
 			return nil, err
 		}
 	default:
-		f, err := safetensors.Parse(data)
+		f, err := safetensors.ParseLimits(data, lim.Safetensors)
 		if err != nil {
 			return nil, err
 		}
@@ -162,7 +180,7 @@ func FromTensors(ts []safetensors.Tensor, metadata map[string]string) (*StateDic
 			return nil, fmt.Errorf("statedict: %w", err)
 		}
 		if _, dup := sd.index[t.Name]; dup {
-			return nil, fmt.Errorf("statedict: duplicate key %q", t.Name)
+			return nil, fmt.Errorf("statedict: duplicate key %s", clip.Q(t.Name))
 		}
 		sd.index[t.Name] = len(sd.Tensors)
 		sd.Tensors = append(sd.Tensors, t)
@@ -200,13 +218,13 @@ func Equal(a, b *StateDict) error {
 	for i := range a.Tensors {
 		x, y := &a.Tensors[i], &b.Tensors[i]
 		if x.Name != y.Name {
-			return fmt.Errorf("tensor %d: name %q vs %q", i, x.Name, y.Name)
+			return fmt.Errorf("tensor %d: name %s vs %s", i, clip.Q(x.Name), clip.Q(y.Name))
 		}
 		if x.DType != y.DType || fmt.Sprint(x.Shape) != fmt.Sprint(y.Shape) {
-			return fmt.Errorf("tensor %q: %s%v vs %s%v", x.Name, x.DType, x.Shape, y.DType, y.Shape)
+			return fmt.Errorf("tensor %s: %s%v vs %s%v", clip.Q(x.Name), x.DType, x.Shape, y.DType, y.Shape)
 		}
 		if !bytes.Equal(bitsOf(x), bitsOf(y)) {
-			return fmt.Errorf("tensor %q: values differ", x.Name)
+			return fmt.Errorf("tensor %s: values differ", clip.Q(x.Name))
 		}
 	}
 	return nil

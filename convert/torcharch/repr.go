@@ -3,6 +3,7 @@ package torcharch
 import (
 	"bufio"
 	"fmt"
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"io"
 	"os"
 	"sort"
@@ -45,7 +46,7 @@ func ParseRepr(r io.Reader) ([]Module, error) {
 		seen    = map[string]bool{}
 	)
 	fail := func(text string, format string, args ...interface{}) error {
-		return fmt.Errorf("torcharch: line %d %q: %s", lineNo, text, fmt.Sprintf(format, args...))
+		return fmt.Errorf("torcharch: line %d %s: %s", lineNo, clip.Q(text), fmt.Sprintf(format, args...))
 	}
 	for sc.Scan() {
 		lineNo++
@@ -106,11 +107,11 @@ func ParseRepr(r io.Reader) ([]Module, error) {
 		}
 		local := text[1:end]
 		if local == "" || strings.ContainsAny(local, " .()") {
-			return nil, fail(raw, "invalid module name %q", local)
+			return nil, fail(raw, "invalid module name %s", clip.Q(local))
 		}
 		name := stack[len(stack)-1] + local
 		if seen[name] {
-			return nil, fail(raw, "duplicate module name %q", name)
+			return nil, fail(raw, "duplicate module name %s", clip.Q(name))
 		}
 		seen[name] = true
 		body := text[end+3:]
@@ -122,7 +123,7 @@ func ParseRepr(r io.Reader) ([]Module, error) {
 			continue
 		}
 		if strings.HasSuffix(body, "(") {
-			return nil, fail(raw, "unsupported container %q (only nested Sequential is supported)", strings.TrimSuffix(body, "("))
+			return nil, fail(raw, "unsupported container %s (only nested Sequential is supported)", clip.Q(strings.TrimSuffix(body, "(")))
 		}
 		m, err := parseModuleCall(name, body)
 		if err != nil {
@@ -153,7 +154,7 @@ func parseModuleCall(name, s string) (Module, error) {
 	}
 	typ := s[:open]
 	if _, ok := specs[typ]; !ok {
-		return Module{}, fmt.Errorf("unknown module type %q", typ)
+		return Module{}, fmt.Errorf("unknown module type %s", clip.Q(typ))
 	}
 	args, err := splitArgs(s[open+1 : len(s)-1])
 	if err != nil {
@@ -165,13 +166,13 @@ func parseModuleCall(name, s string) (Module, error) {
 		key, val, isKW := cutKeyword(a)
 		v, err := parseValue(val)
 		if err != nil {
-			return Module{}, fmt.Errorf("argument %q: %w", a, err)
+			return Module{}, fmt.Errorf("argument %s: %w", clip.Q(a), err)
 		}
 		if isKW {
 			kw = append(kw, kwArg{key, v})
 		} else {
 			if len(kw) > 0 {
-				return Module{}, fmt.Errorf("positional argument %q after keyword arguments", a)
+				return Module{}, fmt.Errorf("positional argument %s after keyword arguments", clip.Q(a))
 			}
 			pos = append(pos, v)
 		}
@@ -250,7 +251,7 @@ func parseValue(s string) (value, error) {
 	}
 	if s[0] == '(' {
 		if s[len(s)-1] != ')' {
-			return value{}, fmt.Errorf("malformed tuple %q", s)
+			return value{}, fmt.Errorf("malformed tuple %s", clip.Q(s))
 		}
 		inner := strings.TrimSpace(s[1 : len(s)-1])
 		v := value{kind: vTuple, tup: []value{}}
@@ -276,7 +277,7 @@ func parseValue(s string) (value, error) {
 	}
 	if s[0] == '\'' || s[0] == '"' {
 		if len(s) < 2 || s[len(s)-1] != s[0] {
-			return value{}, fmt.Errorf("malformed string %q", s)
+			return value{}, fmt.Errorf("malformed string %s", clip.Q(s))
 		}
 		return strV(s[1 : len(s)-1]), nil
 	}
@@ -289,7 +290,7 @@ func parseValue(s string) (value, error) {
 	if isWord(s) {
 		return strV(s), nil
 	}
-	return value{}, fmt.Errorf("cannot parse value %q", s)
+	return value{}, fmt.Errorf("cannot parse value %s", clip.Q(s))
 }
 
 func isWord(s string) bool {

@@ -2,6 +2,7 @@ package torcharch
 
 import (
 	"fmt"
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"math"
 	"strconv"
 )
@@ -90,7 +91,7 @@ var noneV = value{kind: vNone}
 
 func toInt(v value) (int, error) {
 	if v.kind != vInt {
-		return 0, fmt.Errorf("want an integer, got %s", v)
+		return 0, fmt.Errorf("want an integer, got %s", clip.V(v))
 	}
 	if v.i > math.MaxInt32 || v.i < math.MinInt32 {
 		return 0, fmt.Errorf("integer %d out of range", v.i)
@@ -104,23 +105,23 @@ func toFloat(v value) (float64, error) {
 		return float64(v.i), nil
 	case vFloat:
 		if math.IsNaN(v.f) || math.IsInf(v.f, 0) {
-			return 0, fmt.Errorf("non-finite number %s", v)
+			return 0, fmt.Errorf("non-finite number %s", clip.V(v))
 		}
 		return v.f, nil
 	}
-	return 0, fmt.Errorf("want a number, got %s", v)
+	return 0, fmt.Errorf("want a number, got %s", clip.V(v))
 }
 
 func toBool(v value) (bool, error) {
 	if v.kind != vBool {
-		return false, fmt.Errorf("want True/False, got %s", v)
+		return false, fmt.Errorf("want True/False, got %s", clip.V(v))
 	}
 	return v.b, nil
 }
 
 func toString(v value) (string, error) {
 	if v.kind != vStr {
-		return "", fmt.Errorf("want a string, got %s", v)
+		return "", fmt.Errorf("want a string, got %s", clip.V(v))
 	}
 	return v.s, nil
 }
@@ -144,7 +145,7 @@ func toPair(v value, noneOK bool) ([2]int, error) {
 	switch v.kind {
 	case vTuple:
 		if len(v.tup) != 2 {
-			return [2]int{}, fmt.Errorf("want 2 values, got %s", v)
+			return [2]int{}, fmt.Errorf("want 2 values, got %s", clip.V(v))
 		}
 		a, err := elem(v.tup[0])
 		if err != nil {
@@ -206,7 +207,7 @@ func pEnumSet(f func(m *Module) *string, allowed ...string) func(*Module, value)
 				return nil
 			}
 		}
-		return fmt.Errorf("%q is not one of %q", s, allowed)
+		return fmt.Errorf("%s is not one of %s", clip.Q(s), fmt.Sprintf("%q", allowed))
 	}
 }
 
@@ -240,7 +241,7 @@ var (
 		{"padding", "padding", pPadding, false, -1, pairV(0, 0), func(m *Module, v value) error {
 			if v.kind == vStr {
 				if v.s != "same" && v.s != "valid" {
-					return fmt.Errorf("padding %q is not same/valid", v.s)
+					return fmt.Errorf("padding %s is not same/valid", clip.Q(v.s))
 				}
 				m.PaddingString, m.Padding = v.s, [2]int{}
 				return nil
@@ -367,7 +368,7 @@ func SupportedTypes() []string {
 func build(name, typ string, positional []value, kw []kwArg, jsonKeys bool) (Module, error) {
 	ps, ok := specs[typ]
 	if !ok {
-		return Module{}, fmt.Errorf("unknown module type %q", typ)
+		return Module{}, fmt.Errorf("unknown module type %s", clip.Q(typ))
 	}
 	m := Module{Name: name, Type: typ}
 	given := make([]*value, len(ps))
@@ -396,7 +397,7 @@ func build(name, typ string, positional []value, kw []kwArg, jsonKeys bool) (Mod
 			}
 			if key == kw[i].key {
 				if given[j] != nil {
-					return Module{}, fmt.Errorf("%s: argument %q given twice", typ, key)
+					return Module{}, fmt.Errorf("%s: argument %s given twice", typ, clip.Q(key))
 				}
 				given[j] = &kw[i].val
 				found = true
@@ -404,7 +405,7 @@ func build(name, typ string, positional []value, kw []kwArg, jsonKeys bool) (Mod
 			}
 		}
 		if !found {
-			return Module{}, fmt.Errorf("%s: unknown argument %q", typ, kw[i].key)
+			return Module{}, fmt.Errorf("%s: unknown argument %s", typ, clip.Q(kw[i].key))
 		}
 	}
 	var strideGiven bool
@@ -416,7 +417,7 @@ func build(name, typ string, positional []value, kw []kwArg, jsonKeys bool) (Mod
 				if jsonKeys {
 					key = p.json
 				}
-				return Module{}, fmt.Errorf("%s: missing argument %q", typ, key)
+				return Module{}, fmt.Errorf("%s: missing argument %s", typ, clip.Q(key))
 			}
 			if p.kind == pStridePool {
 				continue // resolved below
@@ -433,7 +434,7 @@ func build(name, typ string, positional []value, kw []kwArg, jsonKeys bool) (Mod
 			if jsonKeys {
 				key = p.json
 			}
-			return Module{}, fmt.Errorf("%s: argument %q: %w", typ, key, err)
+			return Module{}, fmt.Errorf("%s: argument %s: %w", typ, clip.Q(key), err)
 		}
 	}
 	if (typ == "MaxPool2d" || typ == "AvgPool2d") && !strideGiven {
