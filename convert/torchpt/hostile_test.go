@@ -168,7 +168,7 @@ var hostileCases = []hostileCase{
 	{"container amplification", func(t testing.TB) []byte {
 		// APPEND of the list to itself, again and again.
 		return stored(t, ampPickle([]byte{']', '2'}, []byte{'2', 'a'}, 1<<20))
-	}, "container of more than"},
+	}, "limit exceeded"},
 	{"SETITEMS amplification", func(t testing.TB) []byte {
 		// A dict set from memo references to itself, in MARKed batches.
 		body := []byte{'('}
@@ -177,7 +177,31 @@ var hostileCases = []hostileCase{
 		}
 		body = append(body, 'u')
 		return stored(t, ampPickle([]byte{'}', 'q', 0}, body, 1<<20))
-	}, "container of more than"},
+	}, "limit exceeded"},
+	{"appends of None", func(t testing.TB) []byte {
+		// One list of a million items (a MARK per 4000 items).
+		body := append([]byte{'('}, bytes.Repeat([]byte{'N'}, 4000)...)
+		return stored(t, ampPickle([]byte{']'}, append(body, 'e'), 1<<20))
+	}, "limit exceeded"},
+	{"reused dict key", func(t testing.TB) []byte {
+		// A 512 KiB string memoised, then set as a key again and again:
+		// each SETITEM would hash it.
+		p := (&pk{}).op(0x80, 2, '}').str(strings.Repeat("k", 512<<10)).op('q', 0, '0')
+		for len(p.b) < 1<<20 {
+			p.op('h', 0, 'N', 's')
+		}
+		return stored(t, p.op('.').b)
+	}, "referenced again"},
+	{"reused storage key", func(t testing.TB) []byte {
+		// One persistent id with a 512 KiB storage key, loaded again and
+		// again.
+		p := (&pk{}).op(0x80, 2, '}', '(').str("storage").global("torch", "FloatStorage")
+		p.str(strings.Repeat("s", 512<<10)).str("cpu").int(2).op('t', 'q', 1, '0')
+		for len(p.b) < 1<<20 {
+			p.op('h', 1, 'Q', '0')
+		}
+		return stored(t, p.op('.').b)
+	}, "referenced again"},
 	{"huge LONG4", func(t testing.TB) []byte {
 		pkl := []byte{0x80, 2, 0x8b}
 		pkl = binary.LittleEndian.AppendUint32(pkl, 1<<20)
@@ -193,6 +217,18 @@ var hostileCases = []hostileCase{
 		pkl := append([]byte{0x80, 2, 0x8a, 255}, bytes.Repeat([]byte{0xff}, 255)...)
 		return deflated(t, append(pkl, '.'))
 	}, "integer of 255 bytes"},
+	{"long key", func(t testing.TB) []byte {
+		return archiveZip(t, dict(func(p *pk) { p.str(strings.Repeat("k", 1<<20)).op('N') }), nil, nil)
+	}, "… (1048576 bytes)"},
+	{"long global", func(t testing.TB) []byte {
+		return archiveZip(t, dict(func(p *pk) { p.str("a").global(strings.Repeat("m", 1<<20), "x") }), nil, nil)
+	}, "… (1048578 bytes)"},
+	{"long storage key", func(t testing.TB) []byte {
+		long := strings.Repeat("s", 1<<20)
+		return archiveZip(t, dict(func(p *pk) {
+			p.str("a").tensor("FloatStorage", long, 2, 0, []int{2}, []int{1})
+		}), nil, nil)
+	}, "… (1048589 bytes)"},
 	{"deep marks", func(t testing.TB) []byte {
 		return archiveZip(t, ampPickle(nil, []byte{'('}, 1000), nil, nil)
 	}, "MARK"},

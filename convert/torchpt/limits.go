@@ -35,6 +35,12 @@ type Limits struct {
 	// total. Default 1<<19: about 20,000 tensors (a tensor takes some
 	// 25), and at most about 100 MB of unpickled values.
 	MaxObjects int
+	// MaxRefBytes bounds the total weight (bytes of strings held) of the
+	// values a pickle references again with DUP or a memo GET: reusing a
+	// large string as a dict key or storage key over and over makes the
+	// unpickler and this reader hash it each time. Default: the pickle's
+	// size + 1 MiB (a state_dict reuses only short strings).
+	MaxRefBytes int64
 	// MaxIntBytes bounds the width of pickled integers: the payload of
 	// LONG1/LONG4 in bytes, and the text of INT/LONG to 3·MaxIntBytes
 	// characters. Default 16 (a state_dict needs 8).

@@ -25,10 +25,14 @@ func TestLimitsAreFields(t *testing.T) {
 		{"objects", Limits{MaxObjects: 5}},
 		{"container", Limits{MaxContainerLen: 1}},
 		{"int", Limits{MaxIntBytes: 1}},
+		{"refs", Limits{MaxRefBytes: 1}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ParseLimits(good, c.lim)
+			if c.name == "refs" {
+				_, err = ParseLimits(stored(t, []byte{0x80, 2, 'X', 1, 0, 0, 0, 'a', 'q', 0, 'h', 0, '.'}), c.lim)
+			}
 			if c.name == "int" {
 				// No LONG in the file: an INT of 4 digits is within 3 bytes.
 				_, err = ParseLimits(deflated(t, []byte{0x80, 2, 'I', '1', '2', '3', '4', '\n', '.'}), c.lim)

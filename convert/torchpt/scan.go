@@ -54,23 +54,37 @@ var ErrLimit = errors.New("limit exceeded")
 
 // scanner is the state of scanPickle's abstract execution: it tracks, for
 // every value on the stack and in the memo, an identifier of the object
-// (so that DUP and GET share it), and the length of every object used as
-// a container, without building any value.
+// (so that DUP and GET share it), and for every object its length as a
+// container and its weight (the bytes of the strings it holds, which is
+// what hashing or comparing it costs), without building any value.
 type scanner struct {
 	lim     Limits
 	stack   []int32 // object identifiers
 	marks   []int   // stack lengths at each MARK
 	memo    map[uint64]int32
-	sizes   []int // container length per object identifier
+	sizes   []int   // container length per object identifier
+	weights []int64 // weight per object identifier
 	objects int
+	refs    int64 // total weight referenced again by DUP and GET
+	maxRefs int64
 }
 
-func (s *scanner) newObject(at int) (int32, error) {
+const maxWeight = 1 << 62
+
+func addWeight(a, b int64) int64 {
+	if a > maxWeight-b {
+		return maxWeight
+	}
+	return a + b
+}
+
+func (s *scanner) newObject(at int, weight int64) (int32, error) {
 	s.objects++
 	if s.objects > s.lim.MaxObjects {
 		return 0, fmt.Errorf("pickle: byte %d: more than %d objects: %w", at, s.lim.MaxObjects, ErrLimit)
 	}
 	s.sizes = append(s.sizes, 0)
+	s.weights = append(s.weights, weight)
 	return int32(len(s.sizes) - 1), nil
 }
 
@@ -82,10 +96,19 @@ func (s *scanner) push(at int, id int32) error {
 	return nil
 }
 
-func (s *scanner) pushNew(at int) error {
-	id, err := s.newObject(at)
+func (s *scanner) pushNew(at int, weight int64) error {
+	id, err := s.newObject(at, weight)
 	if err != nil {
 		return err
+	}
+	return s.push(at, id)
+}
+
+// pushRef pushes object id again (DUP, GET), charging its weight.
+func (s *scanner) pushRef(at int, id int32) error {
+	s.refs = addWeight(s.refs, s.weights[id])
+	if s.refs > s.maxRefs {
+		return fmt.Errorf("pickle: byte %d: values of more than %d bytes referenced again (DUP, GET): %w", at, s.maxRefs, ErrLimit)
 	}
 	return s.push(at, id)
 }
@@ -97,13 +120,23 @@ func (s *scanner) base() int {
 	return s.marks[len(s.marks)-1]
 }
 
-// pop removes n values above the current mark.
-func (s *scanner) pop(at, n int) error {
-	if len(s.stack)-s.base() < n {
-		return fmt.Errorf("pickle: byte %d: stack underflow", at)
+// sum returns the total weight of the values stack[from:].
+func (s *scanner) sum(from int) int64 {
+	w := int64(0)
+	for _, id := range s.stack[from:] {
+		w = addWeight(w, s.weights[id])
 	}
+	return w
+}
+
+// pop removes n values above the current mark and returns their weight.
+func (s *scanner) pop(at, n int) (int64, error) {
+	if len(s.stack)-s.base() < n {
+		return 0, fmt.Errorf("pickle: byte %d: stack underflow", at)
+	}
+	w := s.sum(len(s.stack) - n)
 	s.stack = s.stack[:len(s.stack)-n]
-	return nil
+	return w, nil
 }
 
 func (s *scanner) top(at int) (int32, error) {
@@ -114,25 +147,26 @@ func (s *scanner) top(at int) (int32, error) {
 }
 
 // popMark removes the values above the topmost mark and the mark, and
-// returns how many values there were.
-func (s *scanner) popMark(at int) (int, error) {
+// returns how many values there were and their weight.
+func (s *scanner) popMark(at int) (int, int64, error) {
 	if len(s.marks) == 0 {
-		return 0, fmt.Errorf("pickle: byte %d: no MARK on the stack", at)
+		return 0, 0, fmt.Errorf("pickle: byte %d: no MARK on the stack", at)
 	}
 	b := s.marks[len(s.marks)-1]
 	s.marks = s.marks[:len(s.marks)-1]
-	n := len(s.stack) - b
+	n, w := len(s.stack)-b, s.sum(b)
 	s.stack = s.stack[:b]
-	return n, nil
+	return n, w, nil
 }
 
-// grow adds n items to the container on top of the stack.
-func (s *scanner) grow(at, n int) error {
+// grow adds n items of weight w to the container on top of the stack.
+func (s *scanner) grow(at, n int, w int64) error {
 	id, err := s.top(at)
 	if err != nil {
 		return err
 	}
 	s.sizes[id] += n
+	s.weights[id] = addWeight(s.weights[id], w)
 	if s.sizes[id] > s.lim.MaxContainerLen {
 		return fmt.Errorf("pickle: byte %d: container of more than %d items: %w", at, s.lim.MaxContainerLen, ErrLimit)
 	}
@@ -142,18 +176,32 @@ func (s *scanner) grow(at, n int) error {
 // collect pops the values above the topmost mark and pushes a new
 // container of n/div items.
 func (s *scanner) collect(at, div int) error {
-	n, err := s.popMark(at)
+	n, w, err := s.popMark(at)
 	if err != nil {
 		return err
 	}
 	if n/div > s.lim.MaxContainerLen {
 		return fmt.Errorf("pickle: byte %d: container of more than %d items: %w", at, s.lim.MaxContainerLen, ErrLimit)
 	}
-	id, err := s.newObject(at)
+	id, err := s.newObject(at, w)
 	if err != nil {
 		return err
 	}
 	s.sizes[id] = n / div
+	return s.push(at, id)
+}
+
+// replace pops n values and pushes one new object holding them.
+func (s *scanner) replace(at, n int) error {
+	w, err := s.pop(at, n)
+	if err != nil {
+		return err
+	}
+	id, err := s.newObject(at, w)
+	if err != nil {
+		return err
+	}
+	s.sizes[id] = n
 	return s.push(at, id)
 }
 
@@ -174,7 +222,7 @@ func (s *scanner) get(at int, idx uint64) error {
 	if !ok {
 		return fmt.Errorf("pickle: byte %d: memo entry %d is not set", at, idx)
 	}
-	return s.push(at, id)
+	return s.pushRef(at, id)
 }
 
 // lineArg returns the text of a newline-terminated argument.
@@ -191,7 +239,11 @@ func lineArg(p []byte, i int) string {
 // input) from allocating buffers sized by hostile length fields or
 // amplifying a small pickle into a huge object graph.
 func scanPickle(p []byte, lim Limits) error {
-	s := &scanner{lim: lim.withDefaults(), memo: map[uint64]int32{}}
+	lim = lim.withDefaults()
+	s := &scanner{lim: lim, memo: map[uint64]int32{}, maxRefs: lim.MaxRefBytes}
+	if s.maxRefs <= 0 {
+		s.maxRefs = int64(len(p)) + 1<<20
+	}
 	i := 0
 	for i < len(p) {
 		op := p[i]
@@ -252,7 +304,7 @@ func scanPickle(p []byte, lim Limits) error {
 		if op == '.' {
 			return nil
 		}
-		if err := s.step(p, op, at, argAt); err != nil {
+		if err := s.step(p, op, at, argAt, int64(i-argAt)); err != nil {
 			return err
 		}
 	}
@@ -260,15 +312,15 @@ func scanPickle(p []byte, lim Limits) error {
 }
 
 // step applies the stack effect of opcode op (at byte at, its argument
-// at byte a) to s.
-func (s *scanner) step(p []byte, op byte, at, a int) error {
+// of n bytes at byte a) to s.
+func (s *scanner) step(p []byte, op byte, at, a int, n int64) error {
 	lim := s.lim
 	switch op {
 	case 'I', 'L': // INT, LONG: decimal text
 		if l := len(lineArg(p, a)); l > 3*lim.MaxIntBytes {
 			return fmt.Errorf("pickle: byte %d: integer of %d digits (more than %d): %w", at, l, 3*lim.MaxIntBytes, ErrLimit)
 		}
-		return s.pushNew(at)
+		return s.pushNew(at, 1)
 	case 0x8a, 0x8b: // LONG1, LONG4
 		var l uint64
 		if op == 0x8a {
@@ -282,10 +334,13 @@ func (s *scanner) step(p []byte, op byte, at, a int) error {
 		if l == 0 {
 			return fmt.Errorf("pickle: byte %d: integer of zero bytes", at)
 		}
-		return s.pushNew(at)
-	case 'J', 'K', 'M', 'S', 'T', 'U', 'B', 'C', 0x8e, 0x96, 0x97, 'N', 0x88, 0x89,
-		'V', 0x8c, 'X', 0x8d, 'F', 'G', ']', ')', '}', 0x8f, 'c', 'P', 0x82, 0x83, 0x84:
-		return s.pushNew(at)
+		return s.pushNew(at, 1)
+	case 'S', 'T', 'U', 'B', 'C', 0x8e, 0x96, 'V', 0x8c, 'X', 0x8d, 'F', 'c', 'P':
+		// Strings, bytes, floats, globals, persistent ids: weighed by
+		// their text.
+		return s.pushNew(at, 1+n)
+	case 'J', 'K', 'M', 0x97, 'N', 0x88, 0x89, 'G', ']', ')', '}', 0x8f, 0x82, 0x83, 0x84:
+		return s.pushNew(at, 1)
 	case 0x98: // READONLY_BUFFER
 		_, err := s.top(at)
 		return err
@@ -293,88 +348,74 @@ func (s *scanner) step(p []byte, op byte, at, a int) error {
 		if len(s.marks) >= lim.MaxMarkDepth {
 			return fmt.Errorf("pickle: byte %d: MARKs nested deeper than %d: %w", at, lim.MaxMarkDepth, ErrLimit)
 		}
-		if _, err := s.newObject(at); err != nil { // the unpickler allocates a stack per MARK
+		if _, err := s.newObject(at, 0); err != nil { // the unpickler allocates a stack per MARK
 			return err
 		}
 		s.marks = append(s.marks, len(s.stack))
 	case '0': // POP: the unpickler pops a mark when the stack above it is empty
 		if len(s.stack) == s.base() {
-			_, err := s.popMark(at)
+			_, _, err := s.popMark(at)
 			return err
 		}
-		return s.pop(at, 1)
+		_, err := s.pop(at, 1)
+		return err
 	case '1':
-		_, err := s.popMark(at)
+		_, _, err := s.popMark(at)
 		return err
 	case '2':
 		id, err := s.top(at)
 		if err != nil {
 			return err
 		}
-		return s.push(at, id)
+		return s.pushRef(at, id)
 	case 0x85, 0x86, 0x87: // TUPLE1-3
-		k := int(op - 0x84)
-		if err := s.pop(at, k); err != nil {
-			return err
-		}
-		id, err := s.newObject(at)
-		if err != nil {
-			return err
-		}
-		s.sizes[id] = k
-		return s.push(at, id)
+		return s.replace(at, int(op-0x84))
 	case 't', 'l', 0x91: // TUPLE, LIST, FROZENSET
 		return s.collect(at, 1)
 	case 'd': // DICT
 		return s.collect(at, 2)
 	case 'o', 'i': // OBJ, INST
-		if _, err := s.popMark(at); err != nil {
+		_, w, err := s.popMark(at)
+		if err != nil {
 			return err
 		}
-		return s.pushNew(at)
+		return s.pushNew(at, addWeight(w, 1+n))
 	case 'a': // APPEND
-		if err := s.pop(at, 1); err != nil {
+		w, err := s.pop(at, 1)
+		if err != nil {
 			return err
 		}
-		return s.grow(at, 1)
+		return s.grow(at, 1, w)
 	case 's': // SETITEM
-		if err := s.pop(at, 2); err != nil {
+		w, err := s.pop(at, 2)
+		if err != nil {
 			return err
 		}
-		return s.grow(at, 1)
+		return s.grow(at, 1, w)
 	case 'e', 0x90: // APPENDS, ADDITEMS
-		n, err := s.popMark(at)
+		k, w, err := s.popMark(at)
 		if err != nil {
 			return err
 		}
-		return s.grow(at, n)
+		return s.grow(at, k, w)
 	case 'u': // SETITEMS
-		n, err := s.popMark(at)
+		k, w, err := s.popMark(at)
 		if err != nil {
 			return err
 		}
-		return s.grow(at, n/2)
+		return s.grow(at, k/2, w)
 	case 'R', 0x81, 0x93: // REDUCE, NEWOBJ, STACK_GLOBAL
-		if err := s.pop(at, 2); err != nil {
-			return err
-		}
-		return s.pushNew(at)
+		return s.replace(at, 2)
 	case 0x92: // NEWOBJ_EX
-		if err := s.pop(at, 3); err != nil {
-			return err
-		}
-		return s.pushNew(at)
+		return s.replace(at, 3)
 	case 'Q': // BINPERSID
-		if err := s.pop(at, 1); err != nil {
-			return err
-		}
-		return s.pushNew(at)
+		return s.replace(at, 1)
 	case 'b': // BUILD
-		if err := s.pop(at, 1); err != nil {
+		w, err := s.pop(at, 1)
+		if err != nil {
 			return err
 		}
-		_, err := s.top(at)
-		return err
+		return s.grow(at, 0, w)
 	case 'g', 'p': // GET, PUT: decimal index
 		idx, err := strconv.ParseUint(lineArg(p, a), 10, 31)
 		if err != nil {
