@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"io"
 	"os"
 	"strconv"
@@ -35,8 +36,13 @@ func ParseJSON(r io.Reader) ([]Module, error) {
 		if err != nil {
 			return nil, fmt.Errorf("torcharch: json: layers[%d]: %w", i, err)
 		}
+		if m.Name == "" && len(*doc.Layers) > 1 {
+			// Only a network of one bare module (as ParseRepr reads the
+			// print of a single leaf module) has the empty name.
+			return nil, fmt.Errorf("torcharch: json: layers[%d]: field \"name\" must be a non-empty string", i)
+		}
 		if seen[m.Name] {
-			return nil, fmt.Errorf("torcharch: json: layers[%d]: duplicate name %q", i, m.Name)
+			return nil, fmt.Errorf("torcharch: json: layers[%d]: duplicate name %s", i, clip.Q(m.Name))
 		}
 		seen[m.Name] = true
 		mods = append(mods, m)
@@ -68,15 +74,15 @@ func parseJSONLayer(raw json.RawMessage) (Module, error) {
 		return Module{}, fmt.Errorf("layer is not an object")
 	}
 	name, ok := obj["name"].(string)
-	if !ok || name == "" {
-		return Module{}, fmt.Errorf("field \"name\" must be a non-empty string")
+	if !ok {
+		return Module{}, fmt.Errorf("field \"name\" must be a string")
 	}
 	typ, ok := obj["type"].(string)
 	if !ok {
-		return Module{}, fmt.Errorf("layer %q: field \"type\" must be a string", name)
+		return Module{}, fmt.Errorf("layer %s: field \"type\" must be a string", clip.Q(name))
 	}
 	if _, known := specs[typ]; !known {
-		return Module{}, fmt.Errorf("layer %q: unknown module type %q", name, typ)
+		return Module{}, fmt.Errorf("layer %s: unknown module type %s", clip.Q(name), clip.Q(typ))
 	}
 	var kw []kwArg
 	for k, v := range obj {
@@ -85,7 +91,7 @@ func parseJSONLayer(raw json.RawMessage) (Module, error) {
 		}
 		val, err := jsonValue(v)
 		if err != nil {
-			return Module{}, fmt.Errorf("layer %q: field %q: %w", name, k, err)
+			return Module{}, fmt.Errorf("layer %s: field %s: %w", clip.Q(name), clip.Q(k), err)
 		}
 		kw = append(kw, kwArg{k, val})
 	}
@@ -93,7 +99,7 @@ func parseJSONLayer(raw json.RawMessage) (Module, error) {
 	sortKW(kw)
 	m, err := build(name, typ, nil, kw, true)
 	if err != nil {
-		return Module{}, fmt.Errorf("layer %q: %w", name, err)
+		return Module{}, fmt.Errorf("layer %s: %w", clip.Q(name), err)
 	}
 	return m, nil
 }
@@ -120,7 +126,7 @@ func jsonValue(v interface{}) (value, error) {
 		}
 		f, err := x.Float64()
 		if err != nil {
-			return value{}, fmt.Errorf("bad number %s", x)
+			return value{}, fmt.Errorf("bad number %s", clip.S(string(x)))
 		}
 		return floatV(f), nil
 	case []interface{}:
@@ -264,7 +270,7 @@ func WriteJSON(w io.Writer, mods []Module) error {
 		m := &mods[i]
 		ps, ok := specs[m.Type]
 		if !ok {
-			return fmt.Errorf("torcharch: write json: layer %q: unknown module type %q", m.Name, m.Type)
+			return fmt.Errorf("torcharch: write json: layer %s: unknown module type %s", clip.Q(m.Name), clip.Q(m.Type))
 		}
 		if i > 0 {
 			b.WriteByte(',')
