@@ -29,3 +29,17 @@ func TestLongValuesClipped(t *testing.T) {
 		})
 	}
 }
+
+// TestZeroCapsAccepted: a clamp of 0 (λ or the q(U) scale forced to 0) is
+// a legitimate, if degenerate, setting; only negative clamps are refused.
+func TestZeroCapsAccepted(t *testing.T) {
+	for _, cfg := range []string{
+		`{"inference": "inducing", "max_lamda": 0, "max_sd_u": 0.0}`,
+		`{"inference": "ffg", "max_sd": 0}`,
+		`{"inference": "inducing", "max_lamda": null, "max_sd_u": null}`,
+	} {
+		if _, err := Parse([]byte(cfg)); err != nil {
+			t.Errorf("%s: %v", cfg, err)
+		}
+	}
+}

@@ -181,7 +181,7 @@ const (
 	domAny   domain = iota // no constraint beyond the JSON type
 	domReal                // finite, |x| ≤ MaxMagnitude (a mean)
 	domScale               // finite, 0 < x ≤ MaxMagnitude (a standard deviation)
-	domCap                 // finite, x > 0 (an upper clamp; null for none)
+	domCap                 // finite, x ≥ 0 (an upper clamp; null for none)
 )
 
 // check validates a converted value against d; null and string values
@@ -207,8 +207,8 @@ func (d domain) check(v Value) error {
 			return fmt.Errorf("%g is larger than %g", x, MaxMagnitude)
 		}
 	case domCap:
-		if !(x > 0) {
-			return fmt.Errorf("%g is not positive (an upper clamp must be positive; use null for none)", x)
+		if x < 0 {
+			return fmt.Errorf("%g is negative (an upper clamp must be at least 0; use null for none)", x)
 		}
 	}
 	return nil
