@@ -6,8 +6,9 @@
 // relative to the start of the data region) plus an optional
 // "__metadata__" object of string→string pairs.
 //
-// Parsing is strict (see Parse): the header is capped at MaxHeaderSize,
-// dtypes must be known, sizes must equal prod(shape)·element size (checked
+// Parsing is strict (see Parse): the header, the rank of shapes and the
+// number of tensors are bounded by Limits (DefaultLimits: a 100 MiB
+// header, rank 64, 1<<20 tensors), dtypes must be known, sizes must equal prod(shape)·element size (checked
 // without overflow), and the tensors' byte ranges must tile the data region
 // exactly with no overlap or gap. Tensors are kept in file order (sorted by
 // offset); File.Names gives them sorted by name. Write produces

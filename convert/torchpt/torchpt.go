@@ -21,7 +21,15 @@
 // Refused, with an error naming the file (and the key where there is one):
 // legacy non-zip torch files, TorchScript archives, pickles of anything
 // other than a dict of tensors (e.g. a whole nn.Module), unknown storage
-// types, storages too short for their views, truncated or corrupt zips.
+// types, storages too short for their views, views with more elements
+// than their storage (stride 0), truncated or corrupt zips.
+//
+// Hostile files are refused within bounded memory and time (see Limits,
+// whose errors wrap ErrLimit): zip members are decompressed only up to
+// their declared size and a budget derived from the file's size, the
+// tensors materialised share that budget, and the pickle is executed
+// abstractly first (stack, marks, memo, containers, objects, integer
+// width and reused bytes counted) before gopickle builds any value.
 package torchpt
 
 import (

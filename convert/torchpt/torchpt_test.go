@@ -387,7 +387,21 @@ func FuzzParse(f *testing.F) {
 		p.str("a").tensor("FloatStorage", "0", 2, 0, []int{2}, []int{1})
 	}), map[string][]byte{"0": f32s(1, 2)}, nil))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = Parse(data)
+		ts, err := Parse(data)
+		if err != nil {
+			if len(err.Error()) > 4096 {
+				t.Fatalf("error of %d bytes", len(err.Error()))
+			}
+			return
+		}
+		// What is accepted stays within the file's budget.
+		total := int64(0)
+		for _, tn := range ts {
+			total += int64(len(tn.Data))
+		}
+		if b := DefaultLimits.budget(len(data)); total > b {
+			t.Fatalf("%d tensor bytes from a %d-byte file (budget %d)", total, len(data), b)
+		}
 	})
 }
 
