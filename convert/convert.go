@@ -189,7 +189,13 @@ type source struct {
 }
 
 // Convert converts a checkpoint into a model file as opts describe and reports on the result.
+// Its error messages are at most clip.MaxMessage bytes (plus a length note), whatever the input.
 func Convert(opts Options) (*Report, error) {
+	rep, err := convertFile(opts)
+	return rep, clip.Error(err)
+}
+
+func convertFile(opts Options) (*Report, error) {
 	if opts.Checkpoint == "" || opts.Out == "" {
 		return nil, errors.New("convert: a checkpoint and an output path are required")
 	}

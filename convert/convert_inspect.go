@@ -70,6 +70,11 @@ type Inspection struct {
 // the returned Inspection holds what could be read (header and sections) and the error says
 // what is wrong.
 func Inspect(path string, verify bool) (*Inspection, error) {
+	in, err := inspect(path, verify)
+	return in, clip.Error(err)
+}
+
+func inspect(path string, verify bool) (*Inspection, error) {
 	f, err := format.Open(path)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package convert
 import (
 	"errors"
 	"fmt"
+	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"math"
 	"math/rand/v2"
 	goruntime "runtime"
@@ -73,6 +74,11 @@ type PlanReport struct {
 // Plan builds the architecture with random stand-in values of the right shapes, runs the real
 // pruning, quantisation and writer in memory, loads the result and sizes a predictor for it.
 func Plan(opts PlanOptions) (*PlanReport, error) {
+	rep, err := plan(opts)
+	return rep, clip.Error(err)
+}
+
+func plan(opts PlanOptions) (*PlanReport, error) {
 	if opts.Arch == "" {
 		return nil, errors.New("convert: plan needs an architecture")
 	}

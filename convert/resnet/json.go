@@ -42,7 +42,7 @@ func ParseJSON(r io.Reader) ([]Node, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("resnet: json architecture: %w", err)
+		return nil, fmt.Errorf("resnet: json architecture: %w", clip.Error(err))
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("resnet: json architecture: trailing data after the top-level object")
@@ -64,7 +64,7 @@ func ParseJSON(r io.Reader) ([]Node, error) {
 	p := &jsonParser{names: map[string]string{}}
 	nodes, err := p.list(*doc.Layers, "layers", 0)
 	if err != nil {
-		return nil, fmt.Errorf("resnet: json architecture: %w", err)
+		return nil, fmt.Errorf("resnet: json architecture: %w", clip.Error(err))
 	}
 	return nodes, nil
 }
@@ -116,7 +116,7 @@ func (p *jsonParser) layer(raw json.RawMessage, path string, depth int) (Node, e
 		Type string `json:"type"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil {
-		return Node{}, fmt.Errorf("%s: %w", path, err)
+		return Node{}, fmt.Errorf("%s: %w", path, clip.Error(err))
 	}
 	if head.Type != ResidualType {
 		doc := append(append([]byte(`{"layers": [`), raw...), "]}"...)
@@ -147,7 +147,7 @@ func (p *jsonParser) layer(raw json.RawMessage, path string, depth int) (Node, e
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&blk); err != nil {
-		return Node{}, fmt.Errorf("%s: residual block %s: %w", path, clip.Q(head.Name), err)
+		return Node{}, fmt.Errorf("%s: residual block %s: %w", path, clip.Q(head.Name), clip.Error(err))
 	}
 	if blk.Name == "" {
 		return Node{}, fmt.Errorf("%s: residual block: field \"name\" must be a non-empty string", path)

@@ -21,7 +21,7 @@ func ParseJSON(r io.Reader) ([]Module, error) {
 		Layers *[]json.RawMessage `json:"layers"`
 	}
 	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("torcharch: json: %w", err)
+		return nil, fmt.Errorf("torcharch: json: %w", clip.Error(err))
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("torcharch: json: trailing data after the top-level object")
@@ -68,7 +68,7 @@ func parseJSONLayer(raw json.RawMessage) (Module, error) {
 	dec.UseNumber()
 	var obj map[string]interface{}
 	if err := dec.Decode(&obj); err != nil {
-		return Module{}, err
+		return Module{}, clip.Error(err)
 	}
 	if obj == nil {
 		return Module{}, fmt.Errorf("layer is not an object")

@@ -31,6 +31,7 @@ func TestLongValuesClipped(t *testing.T) {
 		`{"layers": [{"name": "a", "type": "` + long + `"}]}`,
 		`{"layers": [{"name": "a", "type": "Linear", "` + long + `": 1}]}`,
 		`{"layers": [{"name": "a", "type": "Linear", "in_features": 1` + strings.Repeat("0", 500000) + `}]}`,
+		`{"layers": [], "` + long + `": 1}`,
 	}
 	for i, j := range jsons {
 		_, err := ParseJSON(strings.NewReader(j))
