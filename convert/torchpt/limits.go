@@ -38,8 +38,9 @@ type Limits struct {
 	// MaxRefBytes bounds the total weight (bytes of strings held) of the
 	// values a pickle references again with DUP or a memo GET: reusing a
 	// large string as a dict key or storage key over and over makes the
-	// unpickler and this reader hash it each time. Default: the pickle's
-	// size + 1 MiB (a state_dict reuses only short strings).
+	// unpickler and this reader hash it each time. Default: 4 × the
+	// pickle's size + 1 MiB (a state_dict reuses only short strings such
+	// as "storage" and "cpu": about 0.3 × its pickle's size).
 	MaxRefBytes int64
 	// MaxIntBytes bounds the width of pickled integers: the payload of
 	// LONG1/LONG4 in bytes, and the text of INT/LONG to 3·MaxIntBytes

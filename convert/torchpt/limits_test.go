@@ -1,7 +1,12 @@
 package torchpt
 
 import (
+	"archive/zip"
+	"bytes"
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -47,4 +52,34 @@ func TestLimitsAreFields(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+}
+
+// TestRealPicklesWellWithinLimits: the fixtures' pickles (made by
+// PyTorch) reference again only a fraction of the default MaxRefBytes,
+// so real state_dicts many times larger still pass.
+func TestRealPicklesWellWithinLimits(t *testing.T) {
+	for _, fx := range []string{"mlp_ffgu", "cnn_noisy_ffgu", "cnn_ensembleu"} {
+		data, err := os.ReadFile(filepath.Join(fixtures, fx, "state_dict.pt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range zr.File {
+			if !strings.HasSuffix(f.Name, "/data.pkl") {
+				continue
+			}
+			rc, _ := f.Open()
+			pkl, _ := io.ReadAll(rc)
+			rc.Close()
+			// Half the pickle's size in reused bytes, a tenth of the
+			// default, and 25 objects per tensor suffice.
+			lim := Limits{MaxRefBytes: int64(len(pkl)) / 2, MaxObjects: 25 * 21}
+			if err := scanPickle(pkl, lim); err != nil {
+				t.Errorf("%s: %v", fx, err)
+			}
+		}
+	}
 }

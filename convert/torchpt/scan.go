@@ -242,7 +242,7 @@ func scanPickle(p []byte, lim Limits) error {
 	lim = lim.withDefaults()
 	s := &scanner{lim: lim, memo: map[uint64]int32{}, maxRefs: lim.MaxRefBytes}
 	if s.maxRefs <= 0 {
-		s.maxRefs = int64(len(p)) + 1<<20
+		s.maxRefs = 4*int64(len(p)) + 1<<20
 	}
 	i := 0
 	for i < len(p) {
@@ -335,11 +335,12 @@ func (s *scanner) step(p []byte, op byte, at, a int, n int64) error {
 			return fmt.Errorf("pickle: byte %d: integer of zero bytes", at)
 		}
 		return s.pushNew(at, 1)
-	case 'S', 'T', 'U', 'B', 'C', 0x8e, 0x96, 'V', 0x8c, 'X', 0x8d, 'F', 'c', 'P':
-		// Strings, bytes, floats, globals, persistent ids: weighed by
-		// their text.
+	case 'S', 'T', 'U', 'B', 'C', 0x8e, 0x96, 'V', 0x8c, 'X', 0x8d, 'F', 'P':
+		// Strings, bytes, floats, persistent ids: weighed by their text.
 		return s.pushNew(at, 1+n)
-	case 'J', 'K', 'M', 0x97, 'N', 0x88, 0x89, 'G', ']', ')', '}', 0x8f, 0x82, 0x83, 0x84:
+	case 'J', 'K', 'M', 0x97, 'N', 0x88, 0x89, 'G', ']', ')', '}', 0x8f, 0x82, 0x83, 0x84, 'c':
+		// A global is resolved once, when it is loaded; references to it
+		// cost nothing.
 		return s.pushNew(at, 1)
 	case 0x98: // READONLY_BUFFER
 		_, err := s.top(at)
@@ -404,8 +405,13 @@ func (s *scanner) step(p []byte, op byte, at, a int, n int64) error {
 			return err
 		}
 		return s.grow(at, k/2, w)
-	case 'R', 0x81, 0x93: // REDUCE, NEWOBJ, STACK_GLOBAL
+	case 'R', 0x81: // REDUCE, NEWOBJ
 		return s.replace(at, 2)
+	case 0x93: // STACK_GLOBAL: resolved once, like GLOBAL
+		if _, err := s.pop(at, 2); err != nil {
+			return err
+		}
+		return s.pushNew(at, 1)
 	case 0x92: // NEWOBJ_EX
 		return s.replace(at, 3)
 	case 'Q': // BINPERSID
