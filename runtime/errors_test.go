@@ -279,3 +279,68 @@ func TestParseSpec(t *testing.T) {
 		}
 	}
 }
+
+// TestNonFiniteOutputs: inputs that are finite but so large that the network overflows float32
+// give a NonFiniteError naming the first such input (errors.Is ErrNonFinite), never numbers; the
+// batch's other predictions stay valid.
+func TestNonFiniteOutputs(t *testing.T) {
+	cases := []struct {
+		name     string
+		spec     *runtime.Spec
+		strategy runtime.Strategy
+		value    float32
+	}{
+		// |x|² overflows in the local sampler's a = xᵀx.
+		{"inducing local 1e20", mlpSpec(), runtime.Local, 1e20},
+		{"deterministic ensemble 3e38", ensMLPSpec(runtime.Classification, 2), runtime.Auto, 3e38},
+		{"regression 3e38", ensMLPSpec(runtime.Regression, 2), runtime.Auto, 3e38},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var m *runtime.Model
+			if c.spec.Members > 0 {
+				m, _, _ = buildEnsemble(t, c.spec, 3)
+			} else {
+				m = buildModel(t, c.spec, 3)
+			}
+			p, err := m.NewPredictor(runtime.Options{Samples: 4, MaxBatch: 2, Strategy: c.strategy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := m.InputSize()
+			xs := make([]float32, 4*in)
+			for i := range in {
+				xs[in+i] = c.value // input 1
+				xs[3*in+i] = -c.value
+			}
+			out := make([]runtime.Prediction, 4)
+			err = p.PredictBatch(xs, out)
+			var nf *runtime.NonFiniteError
+			if !errors.Is(err, runtime.ErrNonFinite) || !errors.As(err, &nf) {
+				t.Fatalf("PredictBatch = %v, want a NonFiniteError", err)
+			}
+			if nf.Input != 1 || nf.Count != 2 || !strings.Contains(err.Error(), "input 1") {
+				t.Errorf("error %q: Input %d Count %d, want input 1 of 2", err, nf.Input, nf.Count)
+			}
+			for _, i := range []int{0, 2} {
+				vals := append(append([]float32(nil), out[i].Probs...), out[i].Mean...)
+				if len(vals) == 0 {
+					t.Fatalf("input %d: no prediction", i)
+				}
+				for _, v := range vals {
+					if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+						t.Fatalf("input %d (finite, small): non-finite prediction %v", i, vals)
+					}
+				}
+			}
+			// One input alone: Predict reports input 0.
+			var pr runtime.Prediction
+			if err := p.Predict(xs[in:2*in], &pr); !errors.Is(err, runtime.ErrNonFinite) {
+				t.Errorf("Predict = %v, want ErrNonFinite", err)
+			}
+			if err := p.Predict(xs[:in], &pr); err != nil {
+				t.Errorf("Predict on a zero input after the error: %v", err)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	goruntime "runtime"
@@ -98,6 +99,8 @@ type Prediction struct {
 	Mean, Var, EpistemicVar []float32
 	// Outputs holds the K per-sample outputs (K × outputs) when Options.KeepSamples is set.
 	Outputs []float32
+
+	nonFinite bool // some summary is NaN or infinite (PredictBatch then returns a NonFiniteError)
 }
 
 // Predictor computes predictions with one Model. It owns scratch memory and is not safe for
@@ -385,12 +388,48 @@ func (p *Predictor) PredictBatch(xs []float32, out []Prediction) error {
 			}
 		}
 	}
+	var bad *NonFiniteError
 	for start := 0; start < len(out); start += p.opts.MaxBatch {
 		n := min(p.opts.MaxBatch, len(out)-start)
 		p.predictChunk(xs[start*in:(start+n)*in], out[start:start+n], n, p.opts.Strategy)
+		for i := 0; i < n; i++ {
+			if out[start+i].nonFinite {
+				if bad == nil {
+					bad = &NonFiniteError{Input: start + i}
+				}
+				bad.Count++
+			}
+		}
+	}
+	if bad != nil {
+		return bad
 	}
 	return nil
 }
+
+// ErrNonFinite is matched (errors.Is) by the error of a prediction whose outputs are not finite.
+var ErrNonFinite = errors.New("outputs are not finite")
+
+// NonFiniteError reports inputs whose predictions are not finite numbers: the network's outputs
+// overflowed float32 (typically inputs far outside the range the model was trained on, such as
+// unnormalised values of magnitude 1e20) or a sample produced NaN. The predictions of those
+// inputs are invalid and must not be used; the other inputs' predictions in the same batch are
+// valid. errors.Is(err, ErrNonFinite) is true.
+type NonFiniteError struct {
+	// Input is the index (within the batch) of the first such input; Count how many there are.
+	Input, Count int
+}
+
+func (e *NonFiniteError) Error() string {
+	msg := fmt.Sprintf("runtime: input %d: %v (the network overflowed float32: is the input far outside the training range?)", e.Input, ErrNonFinite)
+	if e.Count > 1 {
+		msg += fmt.Sprintf("; %d inputs of the batch are affected", e.Count)
+	}
+	return msg
+}
+
+// Unwrap returns ErrNonFinite.
+func (e *NonFiniteError) Unwrap() error { return ErrNonFinite }
 
 func (w *worker) acquire() int {
 	if k := len(w.free); k > 0 {
@@ -663,6 +702,12 @@ func (p *Predictor) finish(out []Prediction, n int) {
 	for i := 0; i < n; i++ {
 		o := &out[i]
 		s, s2 := p.sum[i*c:(i+1)*c], p.sum2[i*c:(i+1)*c]
+		// x − x is 0 for finite x and NaN for NaN and ±Inf: one pass over the sums.
+		chk := p.sumH[i] - p.sumH[i]
+		for j := range s {
+			chk += (s[j] - s[j]) + (s2[j] - s2[j])
+		}
+		o.nonFinite = chk != 0
 		if p.m.spec.Task == Regression {
 			o.Mean, o.Var, o.EpistemicVar = grow(o.Mean, c), grow(o.Var, c), grow(o.EpistemicVar, c)
 			o.Probs, o.Std = o.Probs[:0], o.Std[:0]

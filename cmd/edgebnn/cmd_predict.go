@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -216,6 +217,12 @@ func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
 		for len(xs) > 0 {
 			n := min(batch, len(xs)/m.InputSize())
 			if err := p.PredictBatch(xs[:n*m.InputSize()], preds[:n]); err != nil {
+				var nf *runtime.NonFiniteError
+				if errors.As(err, &nf) {
+					// The runtime counts within the batch; the user counts inputs in the file.
+					return fmt.Errorf("%s: input %d (counting from 0): %w (the network overflowed float32: are the inputs scaled as in training?)",
+						*input, out.index+nf.Input, runtime.ErrNonFinite)
+				}
 				return err
 			}
 			if err := out.write(preds[:n]); err != nil {

@@ -90,6 +90,12 @@ func TestPredictBadInputs(t *testing.T) {
 		{"directory", dir, nil, []string{dir, "not a regular file"}},
 		{"symlink to /dev/zero", zero, nil, []string{"zero.csv", "not a regular file"}},
 		{"missing", filepath.Join(dir, "none.csv"), nil, []string{"none.csv"}},
+		// Finite inputs so large that the network overflows: an error naming the input, never
+		// class 0 with confidence −1 (issue 14, item 2), whatever the batch the input falls in.
+		{"overflowing inputs", file("huge.csv", row+"\n"+row+"\n"+strings.ReplaceAll(row, "0.5", "1e20")+"\n"), nil,
+			[]string{"huge.csv", "input 2", "not finite"}},
+		{"overflowing inputs, batch 1", file("huge1.csv", row+"\n"+row+"\n"+strings.ReplaceAll(row, "0.5", "-1e20")+"\n"+row+"\n"),
+			[]string{"--batch", "1"}, []string{"huge1.csv", "input 2", "not finite"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
