@@ -344,3 +344,55 @@ func TestNonFiniteOutputs(t *testing.T) {
 		})
 	}
 }
+
+// TestPredictorMemoryLimit: NewPredictor computes the memory it needs before allocating it. Its
+// bound is never below what the predictor really holds (ScratchBytes) and never far above it, and
+// above Options.MaxMemory — or above the machine's memory, for a tiny model whose input shape
+// asks for terabytes of activations — it refuses with ErrMemory, saying how much it would need.
+func TestPredictorMemoryLimit(t *testing.T) {
+	for _, tm := range testModels {
+		for _, opts := range []runtime.Options{
+			{Samples: 32, MaxBatch: 1},
+			{Samples: 8, MaxBatch: 5, Threads: 3},
+			{Samples: 4, MaxBatch: 2, Strategy: runtime.Local},
+		} {
+			m := buildModel(t, tm.spec(), 1)
+			opts.MaxMemory = -1
+			p, err := m.NewPredictor(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			held := p.ScratchBytes()
+			p.Close()
+			// Within 4× (+64 KiB for the warm-up's small slices) of what is held: it succeeds.
+			opts.MaxMemory = 4*held + 64<<10
+			if p, err := m.NewPredictor(opts); err != nil {
+				t.Errorf("%s %+v: limit 4×%d bytes refused: %v", tm.name, opts, held, err)
+			} else {
+				p.Close()
+			}
+			// Below what it holds: refused, naming the need.
+			opts.MaxMemory = held / 2
+			_, err = m.NewPredictor(opts)
+			if !errors.Is(err, runtime.ErrMemory) || !strings.Contains(err.Error(), "bytes") {
+				t.Errorf("%s %+v: limit %d (held %d): %v, want ErrMemory", tm.name, opts, opts.MaxMemory, held, err)
+			}
+		}
+	}
+	// A conv model of a dozen parameters over a 1×4096×4096 input: 4 channels of 16 Mi values,
+	// 256 MiB per input and buffer, asked for in batches of 4096 (a terabyte). The default
+	// limit (the machine's memory) refuses it before anything is allocated.
+	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{1, 4096, 4096},
+		Layers: []runtime.LayerSpec{
+			{Name: "c", Op: runtime.OpConv2d, In: 1, Out: 4, Bias: true, Kernel: [2]int{1, 1}},
+			{Name: "gap", Op: runtime.OpAdaptiveAvgPool2d, OutputSize: [2]int{1, 1}},
+			{Name: "flat", Op: runtime.OpFlatten},
+			{Name: "fc", Op: runtime.OpLinear, In: 4, Out: 2, Bias: true},
+		}}
+	m := buildModel(t, spec, 1)
+	_, err := m.NewPredictor(runtime.Options{MaxBatch: 4096})
+	if !errors.Is(err, runtime.ErrMemory) || !strings.Contains(err.Error(), "needs") {
+		t.Fatalf("huge input: %v, want ErrMemory", err)
+	}
+	t.Log(err)
+}

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	goruntime "runtime"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/edgebnn/edgebnn/kernels"
@@ -79,6 +82,117 @@ type Options struct {
 	// (default 1). Results are bit-identical whatever the number of threads. With more than one,
 	// the Predictor keeps K × MaxBatch outputs and its worker goroutines run until Close.
 	Threads int
+	// MaxMemory bounds the bytes the Predictor may allocate (activations, scratch, accumulators
+	// and its warm-up): NewPredictor computes what it needs before allocating anything and
+	// refuses above it with an error saying how much it would need (ErrMemory). 0 means the
+	// machine's physical memory (DefaultMaxMemory); negative means no limit.
+	MaxMemory int64
+}
+
+// ErrMemory is matched (errors.Is) by NewPredictor's error when the Predictor would need more
+// memory than Options.MaxMemory.
+var ErrMemory = errors.New("not enough memory")
+
+// DefaultMaxMemory is the memory limit a Predictor has by default: the machine's physical memory
+// (MemTotal of /proc/meminfo), or 1 TiB where that cannot be read; at most 3 GiB on 32-bit
+// platforms, whose address space is 4 GiB.
+func DefaultMaxMemory() int64 {
+	m := physicalMemory()
+	if strconv.IntSize == 32 {
+		m = min(m, 3<<30)
+	}
+	return m
+}
+
+func physicalMemory() int64 {
+	const fallback = 1 << 40
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return fallback
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil || kb <= 0 || kb > fallback>>10 {
+				return fallback
+			}
+			return kb << 10
+		}
+	}
+	return fallback
+}
+
+// sizeString prints a byte count with its binary-prefixed size.
+func sizeString(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%d bytes (%.1f GiB)", b, float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%d bytes (%.1f MiB)", b, float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", b)
+}
+
+// predictorBytes is an upper bound on what NewPredictor allocates for opts (after defaults)
+// with sample blocks of block, and whether the count overflowed int64.
+func (m *Model) predictorBytes(opts Options, block, maxAct, scratch int) (int64, bool) {
+	const huge = int64(1) << 62
+	n, out, in := int64(opts.MaxBatch), int64(m.outShape.size()), int64(m.inShape.size())
+	var total int64
+	ok := true
+	add := func(vals ...int64) {
+		p := int64(1)
+		for _, v := range vals {
+			if v < 0 || (v > 0 && p > huge/v) {
+				ok = false
+				return
+			}
+			p *= v
+		}
+		if total > huge-p {
+			ok = false
+			return
+		}
+		total += p
+	}
+	if d, has := (&Predictor{m: m}).firstLocal(); has {
+		add(4, int64(d.post.prepSize(opts.MaxBatch)))
+	}
+	add(4, n, in, 2)      // zeros, and the warm-up's zero batch
+	add(8, n, out, 2)     // sum, sum2
+	add(8, n)             // sumH
+	add(4, out)           // probs
+	add(4, n, out, 2)     // the warm-up's predictions (Probs and Std)
+	add(4, n, out, 2)     // the predictions NewPredictor warms up (reused afterwards)
+	if opts.Threads > 1 { // j.outs
+		add(4, int64(opts.Samples), n, out)
+	}
+	// Per worker: its scratch, FA draws, and the activation buffers runSeq holds at once.
+	bufs := int64(2 + liveBuffers(m.nodes))
+	for t := 0; t < opts.Threads; t++ {
+		add(4, int64(scratch))
+		if m.fa != nil {
+			add(4, int64(block), int64(m.fa.rank))
+		}
+		add(4, bufs, int64(maxAct), n, int64(block))
+	}
+	return total, ok
+}
+
+// liveBuffers bounds the activation buffers runSeq holds at once for nodes beyond its input: the
+// current and the next for a plain layer; a residual block holds its input, its shortcut's result
+// and its body's buffers.
+func liveBuffers(nodes []node) int {
+	most := 1
+	for _, nd := range nodes {
+		if r, ok := nd.(*residual); ok {
+			most = max(most, 2+liveBuffers(r.shortcut)+liveBuffers(r.body))
+			continue
+		}
+		most = max(most, 2)
+	}
+	return most
 }
 
 // Prediction is the predictive distribution for one input. Its slices are reused by later calls
@@ -236,6 +350,18 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 			scratch = max(scratch, nd.scratchSize(n, p.block, Weight), nd.scratchSize(n, p.block, Local))
 		}
 	})
+	limit := opts.MaxMemory
+	if limit == 0 {
+		limit = DefaultMaxMemory()
+	}
+	if need, ok := m.predictorBytes(opts, p.block, maxAct, scratch); limit > 0 && (!ok || need > limit) {
+		what := "more than 4 EiB"
+		if ok {
+			what = sizeString(need)
+		}
+		return nil, fmt.Errorf("runtime: a predictor for batch %d, %d samples and %d threads needs %s for activations (largest layer output %d values, input %v) and scratch (%d values); the limit is %s (Options.MaxMemory): %w",
+			n, opts.Samples, opts.Threads, what, maxAct, m.inShape, scratch, sizeString(limit), ErrMemory)
+	}
 	p.first = len(m.nodes)
 	for i, nd := range m.nodes {
 		if nd.stochastic() {
