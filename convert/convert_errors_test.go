@@ -1,12 +1,15 @@
 package convert
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/convert/safetensors"
+	"github.com/edgebnn/edgebnn/runtime"
 )
 
 // TestCheckpointMismatch: missing, extra and mis-shaped tensors are errors naming the tensor
@@ -142,4 +145,48 @@ func TestPlanDeterministicResNet18(t *testing.T) {
 		t.Errorf("parameters %d / %d, want 11,173,962", rep.Parameters, rep.DeterministicParameters)
 	}
 	t.Logf("resnet18: file %d bytes, model %d, scratch %d, runtime %d", rep.FileBytes, rep.ModelBytes, rep.ScratchBytes, rep.RuntimeBytes)
+}
+
+// TestPlanMemoryLimit: an architecture file of a few lines can declare any widths; Plan counts
+// the parameters before building stand-ins for them and refuses above its memory limit, saying
+// how many there are, in time and memory independent of the widths.
+func TestPlanMemoryLimit(t *testing.T) {
+	dir := t.TempDir()
+	arch := func(name string, in, out int) string {
+		p := filepath.Join(dir, name)
+		txt := fmt.Sprintf("Sequential(\n  (0): Linear(in_features=%d, out_features=%d, bias=True)\n)\n", in, out)
+		if err := os.WriteFile(p, []byte(txt), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := []struct {
+		name      string
+		arch      string
+		classes   int
+		maxMemory int64
+		want      []string
+	}{
+		// 10¹⁰ parameters: 37 GiB as float32, above any machine's default here.
+		{"huge widths, default limit", arch("huge.txt", 100000, 100000), 100000, 0, []string{"10000100000 parameters", "37.3 GiB"}},
+		// 1,000,010 parameters (4 MB) against a 16 MB limit: 6 × 4 MB is above it.
+		{"explicit limit", arch("mid.txt", 100000, 10), 10, 16 << 20, []string{"1000010 parameters"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Plan(PlanOptions{Arch: c.arch, Classes: c.classes, MaxMemory: c.maxMemory})
+			if !errors.Is(err, runtime.ErrMemory) {
+				t.Fatalf("Plan = %v, want runtime.ErrMemory", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+	// The same 1M-parameter model plans under a limit that allows it.
+	if _, err := Plan(PlanOptions{Arch: arch("ok.txt", 100000, 10), Classes: 10, MaxMemory: 64 << 20}); err != nil {
+		t.Errorf("1M parameters under 64 MiB: %v", err)
+	}
 }

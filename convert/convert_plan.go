@@ -37,6 +37,11 @@ type PlanOptions struct {
 	// Members plans an Ensemble-W model of this many deterministic networks (0 or 1: one
 	// network; the architecture must then have no Bayesian layers, i.e. no Config).
 	Members int
+	// MaxMemory bounds the memory planning may use (0: runtime.DefaultMaxMemory, the machine's
+	// memory; negative: no limit). Plan sizes a model by building it with stand-in values, which
+	// takes up to PlanMemoryFactor times its float32 parameter bytes, and refuses an architecture
+	// above the limit before allocating anything; the predictor it sizes has the same limit.
+	MaxMemory int64
 	// Out, if set, is where the planned model (random stand-in values of the right shapes) is
 	// also written, atomically: a model of the real size for benchmarks, not a trained one.
 	Out string
@@ -104,6 +109,18 @@ func plan(opts PlanOptions) (*PlanReport, error) {
 	} else if opts.Members < 0 {
 		return nil, fmt.Errorf("convert: plan: members %d must be positive", opts.Members)
 	}
+	limit := opts.MaxMemory
+	if limit == 0 {
+		limit = runtime.DefaultMaxMemory()
+	}
+	if params, ok := specParameters(spec); limit > 0 && (!ok || params > limit/(4*PlanMemoryFactor)) {
+		what := "more than 2⁶³ parameters"
+		if ok {
+			what = fmt.Sprintf("%d parameters (%.1f GiB as float32)", params, float64(params)*4/(1<<30))
+		}
+		return nil, fmt.Errorf("convert: plan: the architecture has %s; sizing it with stand-in values needs about %d× that, above the limit of %.1f GiB (the machine's memory unless PlanOptions.MaxMemory says otherwise): %w",
+			what, PlanMemoryFactor, float64(limit)/(1<<30), runtime.ErrMemory)
+	}
 	m := &model{spec: spec, expect: nil, tensors: map[string][]float32{}}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var src []statedict.Tensor
@@ -154,7 +171,7 @@ func plan(opts PlanOptions) (*PlanReport, error) {
 	goruntime.GC()
 	goruntime.ReadMemStats(&after)
 	pr.ModelBytes = max(int64(after.HeapAlloc)-int64(before.HeapAlloc), 0)
-	p, err := rm.NewPredictor(runtime.Options{Samples: opts.Samples, MaxBatch: opts.MaxBatch})
+	p, err := rm.NewPredictor(runtime.Options{Samples: opts.Samples, MaxBatch: opts.MaxBatch, MaxMemory: limit})
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +182,32 @@ func plan(opts PlanOptions) (*PlanReport, error) {
 	pr.RuntimeBytes = pr.FileBytes + pr.ModelBytes + pr.ScratchBytes
 	pr.Fits = opts.BudgetBytes == 0 || pr.RuntimeBytes <= opts.BudgetBytes
 	return pr, nil
+}
+
+// PlanMemoryFactor bounds how many times its float32 parameter bytes Plan's process grows to
+// while it sizes a model: the stand-in values, the encoded file, the loaded model and the
+// garbage collector's headroom (a 10M-parameter MLP: 40 MB of parameters, 210 MB peak RSS).
+const PlanMemoryFactor = 6
+
+// specParameters counts the values of every tensor the spec expects, and whether the count fits
+// in an int64 (an architecture file can declare any widths).
+func specParameters(spec *runtime.Spec) (int64, bool) {
+	const huge = int64(1) << 62
+	var total int64
+	for _, e := range expectedTensors(spec) {
+		n := int64(1)
+		for _, d := range e.Shape {
+			if d < 0 || (d > 0 && n > huge/int64(d)) {
+				return 0, false
+			}
+			n *= int64(d)
+		}
+		if total > huge-n {
+			return 0, false
+		}
+		total += n
+	}
+	return total, true
 }
 
 // standIn makes plausible random values for a tensor: bayesianize's initialisations (Z ~
