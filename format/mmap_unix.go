@@ -16,3 +16,8 @@ func mmapFile(fh *os.File, size int) ([]byte, func() error, error) {
 	}
 	return b, func() error { return unix.Munmap(b) }, nil
 }
+
+// openFlags are added to O_RDONLY when opening a model file: O_NONBLOCK, so that opening a FIFO
+// returns at once (it is then refused as not a regular file) instead of waiting for a writer. It
+// has no effect on regular files.
+const openFlags = unix.O_NONBLOCK

@@ -16,7 +16,7 @@ func Open(path string) (*File, error) { return OpenWith(path, ReadOptions{}) }
 
 // OpenWith is Open with options.
 func OpenWith(path string, opt ReadOptions) (*File, error) {
-	fh, err := os.Open(path)
+	fh, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return nil, newErr(path, "", ErrIO, err, "open")
 	}
@@ -24,6 +24,11 @@ func OpenWith(path string, opt ReadOptions) (*File, error) {
 	st, err := fh.Stat()
 	if err != nil {
 		return nil, newErr(path, "", ErrIO, err, "stat")
+	}
+	if !st.Mode().IsRegular() {
+		// A FIFO, a device such as /dev/zero (also through a symbolic link), a directory: a model
+		// file is a regular file of known size.
+		return nil, newErr(path, "", ErrIO, nil, "not a regular file (%s)", st.Mode().Type())
 	}
 	size := st.Size()
 	if size < 0 || uint64(size) > math.MaxInt {
