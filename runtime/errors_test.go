@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -395,4 +396,27 @@ func TestPredictorMemoryLimit(t *testing.T) {
 		t.Fatalf("huge input: %v, want ErrMemory", err)
 	}
 	t.Log(err)
+}
+
+// TestLoadBytesErrors: LoadBytes validates like Load — empty, random and truncated bytes are
+// errors, never a panic.
+func TestLoadBytesErrors(t *testing.T) {
+	good, err := os.ReadFile(demoModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	junk := make([]byte, 4096)
+	for i := range junk {
+		junk[i] = byte(i * 7)
+	}
+	for name, data := range map[string][]byte{
+		"nil": nil, "empty": {}, "junk": junk, "truncated": good[:len(good)/2], "header only": good[:64],
+	} {
+		if m, err := runtime.LoadBytes(data); err == nil {
+			t.Errorf("%s: LoadBytes succeeded (%d layers)", name, len(m.Layers()))
+		}
+	}
+	if _, err := runtime.LoadBytes(good); err != nil {
+		t.Fatalf("the demo model: %v", err)
+	}
 }

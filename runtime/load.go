@@ -25,6 +25,18 @@ func Load(path string) (*Model, error) {
 	return m, nil
 }
 
+// LoadBytes builds a Model from the bytes of a model file — one embedded in the program with
+// go:embed, received over a network or read by other means — validating them as Load does. Dense
+// float32 tensors are used in place, so data must stay unmodified while the Model is used (an
+// embedded file's bytes are read-only). Close releases nothing for such a Model but is allowed.
+func LoadBytes(data []byte) (*Model, error) {
+	f, err := format.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	return FromFile(f)
+}
+
 // FromFile builds a Model from an open model file. The file must stay open while the Model is
 // used.
 func FromFile(f *format.File) (*Model, error) {
