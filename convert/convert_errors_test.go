@@ -190,3 +190,31 @@ func TestPlanMemoryLimit(t *testing.T) {
 		t.Errorf("1M parameters under 64 MiB: %v", err)
 	}
 }
+
+// TestInspectCountsStoredParameters: inspect counts a layer's parameters as plan and bayesianize
+// do — every entry of a dense Z, whatever its value (it no longer reads the values), and only the
+// stored entries of a Z pruned to a sparse encoding.
+func TestInspectCountsStoredParameters(t *testing.T) {
+	d := filepath.Join(fixtureDir, "mlp_ffgu")
+	for _, prune := range []float64{0, 0.5} {
+		out := filepath.Join(t.TempDir(), "m.ebnn")
+		rep, err := Plan(PlanOptions{Arch: filepath.Join(d, "model.txt"), Config: filepath.Join(d, "inference_config.json"),
+			Classes: 10, Prune: prune, Out: out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := Inspect(out, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Parameters != rep.Parameters {
+			t.Errorf("prune %g: inspect counts %d parameters, plan %d", prune, in.Parameters, rep.Parameters)
+		}
+		// By hand (MATH.md §1 table), FFG-U 784-128-10 with 16×24 inducing weights: layer 1
+		// (128 × 785 with bias) z_row 16·128 + z_col 24·785 + d 16+24 + λ 1 + mean and sd 2·16·24
+		// = 21,697; layer 2 (10 × 129) 16·10 + 24·129 + 40 + 1 + 768 = 4,065.
+		if prune == 0 && in.Parameters != 21697+4065 {
+			t.Errorf("unpruned: %d parameters, want 25,762", in.Parameters)
+		}
+	}
+}

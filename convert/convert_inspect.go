@@ -28,14 +28,15 @@ type Section struct {
 type InspectLayer struct {
 	Name string `json:"name"`
 	Kind string `json:"kind"`
-	// Parameters counts the layer's parameters as bayesianize does (non-zero Z entries only; all
-	// members of an ensemble); Deterministic the plain layer's weights and biases (BatchNorm:
+	// Parameters counts the layer's parameters as bayesianize does (every stored entry: a Z
+	// pruned to a sparse encoding counts its stored values only, a dense Z all of its entries;
+	// all members of an ensemble); Deterministic the plain layer's weights and biases (BatchNorm:
 	// affine weight and bias) of one network. Bytes include every member's tensors.
 	Parameters    int64 `json:"parameters"`
 	Deterministic int64 `json:"deterministic_parameters"`
 	// Bytes are the stored bytes of the layer's tensors.
 	Bytes int64 `json:"bytes"`
-	// ZPruned is the share of the layer's Z entries that are zero.
+	// ZPruned is the share of the layer's Z entries removed by pruning (not stored).
 	ZPruned float64 `json:"z_pruned,omitempty"`
 	// KL is the layer's KL divergence from its prior (runtime.Model.Layers).
 	KL float64 `json:"kl"`
@@ -119,21 +120,13 @@ func inspect(path string, verify bool) (*Inspection, error) {
 		if !t.Z {
 			return n, 0, nil
 		}
-		tn, err := f.Tensor(t.Name)
-		if err != nil {
-			return 0, 0, err
+		// A Z stored sparsely (convert --prune) has its pruned entries removed: the parameters
+		// are the stored values. A dense Z counts every entry, as bayesianize and plan do, even
+		// if some happen to be exactly zero.
+		if s.Encoding.IsSparse() {
+			return n, n - s.NNZ, nil
 		}
-		v, err := tn.Float32s()
-		if err != nil {
-			return 0, 0, err
-		}
-		z := int64(0)
-		for _, x := range v {
-			if x == 0 {
-				z++
-			}
-		}
-		return n, z, nil
+		return n, 0, nil
 	})
 	if err != nil {
 		return in, err
