@@ -2,7 +2,8 @@
 # scripts/test.sh: edgebnn's complete test run.
 #
 # Targets, in order:
-#   host         gofmt check, go vet ./..., go test (-race for runtime/, kernels/, format/)
+#   host         gofmt check, the device build of cmd/edgebnn, go vet ./..., go test (-race for
+#                runtime/, kernels/, format/)
 #   host-purego  the same vet and tests with -tags purego (-short with
 #                EDGEBNN_PUREGO_SHORT=1)
 #   <emulated>   one per distinct (GOARCH, GOARM, QEMU, CPU) among the board
@@ -156,6 +157,8 @@ run_target() {
 	case $name in
 	host)
 		step "$log" check_gofmt || ok=1
+		# The board binary (edgebnn build: -tags device, without train/convert/eval) builds.
+		step "$log" go build -tags device -o /dev/null ./cmd/edgebnn || ok=1
 		host_tests "$log" "" || ok=1
 		;;
 	host-purego)

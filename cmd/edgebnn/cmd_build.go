@@ -21,12 +21,16 @@ import (
 // inside a source tree of this module.
 const modulePath = "github.com/edgebnn/edgebnn"
 
-const buildUsage = `Usage: edgebnn build --board NAME -o FILE [--tags TAGS] [--purego]
+const buildUsage = `Usage: edgebnn build --board NAME -o FILE [--tags TAGS] [--purego] [--host]
 
 Cross-compiles a static edgebnn binary for a board: CGO_ENABLED=0, -trimpath,
-and the board's GOOS/GOARCH/GOARM (see 'edgebnn boards'). It runs 'go build'
-in the edgebnn module root, found with 'go env GOMOD' from the current
-directory, so run it inside the edgebnn source tree with Go on PATH.`
+and the board's GOOS/GOARCH/GOARM (see 'edgebnn boards'). The binary carries
+what runs on a board — demo, predict, bench, inspect, plan, posterior, boards —
+built with the device tag, without train, convert and eval (the trainer, the
+plotting library and its fonts): about a third of the size. --host builds the
+full command set. It runs 'go build' in the edgebnn module root, found with
+'go env GOMOD' from the current directory, so run it inside the edgebnn source
+tree with Go on PATH.`
 
 var buildCmd = command{
 	name:    "build",
@@ -55,6 +59,7 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	strip := fs.Bool("strip", true, "strip symbol tables (-ldflags=-s -w) for a smaller binary")
 	dir := fs.String("dir", "", "also load user board profiles (*.json) from `DIR`")
 	verbose := fs.Bool("v", false, "print the go command before running it")
+	host := fs.Bool("host", false, "include the host commands (train, convert, eval) instead of the device build")
 	if err := parseFlags(fs, buildUsage, args, stdout); err != nil {
 		return err
 	}
@@ -81,6 +86,9 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *purego {
 		opts.tags = append(opts.tags, "purego")
+	}
+	if !*host {
+		opts.tags = append(opts.tags, "device")
 	}
 	return buildBinary(ctx, opts, stdout, stderr)
 }

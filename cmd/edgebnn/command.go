@@ -32,21 +32,33 @@ type command struct {
 
 // commandTable lists the subcommands in the order "edgebnn help" shows them.
 func commandTable() []command {
-	return []command{
+	h := hostCommands()
+	var cmds []command
+	for _, c := range []command{
 		demoCmd,
-		trainCmd,
-		convertCmd,
+		h.train,
+		h.convert,
 		inspectCmd,
 		predictCmd,
-		evalCmd,
+		h.eval,
 		posteriorCmd,
 		planCmd,
 		benchCmd,
 		boardsCmd,
 		buildCmd,
 		versionCmd,
+	} {
+		if c.name != "" { // absent from a device build
+			cmds = append(cmds, c)
+		}
 	}
+	return cmds
 }
+
+// hostSet holds the commands only the host build has: training, conversion and evaluation,
+// which link the trainer, the plotting library and its fonts, and the PyTorch readers. A build
+// with the device tag (edgebnn build does that for boards) leaves them out.
+type hostSet struct{ train, convert, eval command }
 
 // lookupCommand finds a subcommand by name.
 func lookupCommand(name string) (command, bool) {
