@@ -94,7 +94,8 @@ func TestBuildForBoards(t *testing.T) {
 			for _, s := range bi.Settings {
 				settings[s.Key] = s.Value
 			}
-			want := map[string]string{"GOOS": "linux", "GOARCH": tt.goarch, "GOARM": tt.goarm, "CGO_ENABLED": "0", "-trimpath": "true"}
+			// The board binary is the device build (no train, convert, eval).
+			want := map[string]string{"GOOS": "linux", "GOARCH": tt.goarch, "GOARM": tt.goarm, "CGO_ENABLED": "0", "-trimpath": "true", "-tags": "device"}
 			for k, v := range want {
 				if settings[k] != v {
 					t.Errorf("build setting %s = %q, want %q", k, settings[k], v)
@@ -112,6 +113,18 @@ func TestBuildForBoards(t *testing.T) {
 			}
 			if !strings.HasPrefix(string(got), "edgebnn ") || !strings.Contains(string(got), tt.wantLine) {
 				t.Errorf("version output under %s:\n%s\nwant it to start with \"edgebnn \" and contain %q", strings.Join(qemu, " "), got, tt.wantLine)
+			}
+			help, err := exec.CommandContext(ctx, qemu[0], append(qemu[1:], out, "help")...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("help under %s: %v\n%s", strings.Join(qemu, " "), err, help)
+			}
+			for _, cmd := range []string{"predict", "bench", "inspect", "plan"} {
+				if !strings.Contains(string(help), "\n  "+cmd+" ") {
+					t.Errorf("the board binary lacks %s:\n%s", cmd, help)
+				}
+			}
+			if strings.Contains(string(help), "\n  train ") {
+				t.Errorf("the board binary has the host command train:\n%s", help)
 			}
 		})
 	}
