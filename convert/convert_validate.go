@@ -7,10 +7,8 @@ import (
 	"github.com/edgebnn/edgebnn/convert/safetensors"
 	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/eval"
 )
-
-// ECEBins is the number of equal-width confidence bins of the expected calibration error.
-const ECEBins = 15
 
 // Metrics are a classifier's scores on a labelled data set.
 type Metrics struct {
@@ -18,8 +16,8 @@ type Metrics struct {
 	Accuracy float64 `json:"accuracy"`
 	// NLL is the mean negative log predictive probability of the label (nats).
 	NLL float64 `json:"nll"`
-	// ECE is the expected calibration error over ECEBins equal-width bins of the confidence
-	// (the largest predictive probability): Σ_b (n_b / N) |accuracy_b − confidence_b|.
+	// ECE is the expected calibration error over eval.ECEBins equal-width bins of the
+	// confidence (the largest predictive probability): Σ_b (n_b / N) |accuracy_b − confidence_b|.
 	ECE float64 `json:"ece"`
 }
 
@@ -34,50 +32,15 @@ type Validation struct {
 	MaxProbDiff float64 `json:"max_prob_diff"`
 }
 
-// Score computes Metrics from predictive probabilities (N × classes, row-major) and labels.
+// Score computes Metrics from predictive probabilities (N × classes, row-major) and labels with
+// the trainer's metrics (train/eval.Classify), so that convert --validate and eval print the same
+// numbers for the same predictions.
 func Score(probs []float32, classes int, labels []int) (Metrics, error) {
-	n := len(labels)
-	if classes < 1 || len(probs) != n*classes {
-		return Metrics{}, fmt.Errorf("convert: %d probabilities for %d inputs × %d classes", len(probs), n, classes)
+	c, err := eval.Classify(probs, classes, labels)
+	if err != nil {
+		return Metrics{}, fmt.Errorf("convert: %w", err)
 	}
-	if n == 0 {
-		return Metrics{}, fmt.Errorf("convert: no inputs to score")
-	}
-	var correct int
-	var nll float64
-	var binN [ECEBins]int
-	var binAcc, binConf [ECEBins]float64
-	for i, y := range labels {
-		if y < 0 || y >= classes {
-			return Metrics{}, fmt.Errorf("convert: label %d of input %d is not a class index (0 to %d)", y, i, classes-1)
-		}
-		p := probs[i*classes : (i+1)*classes]
-		best := 0
-		for c := range p {
-			if p[c] > p[best] {
-				best = c
-			}
-		}
-		hit := 0.0
-		if best == y {
-			correct++
-			hit = 1
-		}
-		nll -= math.Log(math.Max(float64(p[y]), 1e-12))
-		conf := float64(p[best])
-		b := min(int(conf*ECEBins), ECEBins-1)
-		b = max(b, 0)
-		binN[b]++
-		binAcc[b] += hit
-		binConf[b] += conf
-	}
-	m := Metrics{Accuracy: float64(correct) / float64(n), NLL: nll / float64(n)}
-	for b := 0; b < ECEBins; b++ {
-		if binN[b] > 0 {
-			m.ECE += math.Abs(binAcc[b]-binConf[b]) / float64(n)
-		}
-	}
-	return m, nil
+	return Metrics{Accuracy: c.Accuracy, NLL: c.NLL, ECE: c.ECE}, nil
 }
 
 // loadData reads a validation set: "inputs" (N × features, any float type) and "labels" (N).
