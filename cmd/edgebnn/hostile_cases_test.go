@@ -93,16 +93,29 @@ func ebnnFile(count, entrySize uint32, fileSize uint64, table, body []byte) []by
 	return append(append(h, table...), body...)
 }
 
-// sectionFile is a container of one section holding payload (stored bytes) at the canonical
-// offset, with every checksum right; entry gives the rest of the section's table entry.
+// sectionsFile is a container of the sections entries holding payloads (stored bytes) at
+// their canonical offsets, with every checksum right; each entry gives the rest of its table
+// entry.
+func sectionsFile(entries []ebnnEntry, payloads [][]byte) []byte {
+	var table, body []byte
+	off := uint64(64+256*len(entries)+63) &^ 63
+	base := off
+	for i, e := range entries {
+		e.offset = off
+		e.stored = uint64(len(payloads[i]))
+		e.crc = crc32.Checksum(payloads[i], crc32c)
+		table = append(table, e.bytes()...)
+		body = append(body, payloads[i]...)
+		off = (off + e.stored + 63) &^ 63
+		body = append(body, make([]byte, off-base-uint64(len(body)))...)
+	}
+	pad := make([]byte, base-64-uint64(len(table)))
+	return ebnnFile(uint32(len(entries)), 256, off, table, append(pad, body...))
+}
+
+// sectionFile is sectionsFile of one section.
 func sectionFile(entry ebnnEntry, payload []byte) []byte {
-	entry.offset = 64 + 256
-	entry.stored = uint64(len(payload))
-	entry.crc = crc32.Checksum(payload, crc32c)
-	size := (entry.offset + entry.stored + 63) &^ 63
-	body := make([]byte, size-entry.offset)
-	copy(body, payload)
-	return ebnnFile(1, 256, size, entry.bytes(), body)
+	return sectionsFile([]ebnnEntry{entry}, [][]byte{payload})
 }
 
 // zstdZeros returns a zstd frame (RFC 8878) that decompresses to n zero bytes, n a multiple
@@ -513,9 +526,14 @@ func hostileCases() []hostileCase {
 		modelCase("zstd meta of 1 KiB inflating to 2^30 bytes", "inspect", bytesModel(func(*testing.T, hostileEnv) []byte {
 			return sectionFile(ebnnEntry{encoding: 7, compression: 1, name: "meta", raw: 1 << 10}, zstdZeros(1<<30, 1<<10))
 		})),
-		modelCase("zstd tensor inflating to 2^30 bytes", "inspect", bytesModel(func(*testing.T, hostileEnv) []byte {
-			return sectionFile(ebnnEntry{encoding: 1, compression: 1, rank: 1, name: "1.z_row", raw: 1 << 20, dims: []uint64{1 << 18}},
-				zstdZeros(1<<30, 1<<20))
+		modelCase("zstd weight inflating to 2^30 bytes", "predict", bytesModel(func(*testing.T, hostileEnv) []byte {
+			// A deterministic 784 → 512 linear layer whose weight (declared 1.6 MB) inflates to 1 GiB.
+			meta := `{"version":1,"task":"regression","noise_var":1,"input_shape":[784],` +
+				`"layers":[{"name":"fc","op":"linear","in":784,"out":512}]}`
+			return sectionsFile([]ebnnEntry{
+				{encoding: 1, compression: 1, rank: 2, name: "fc.weight", raw: 4 * 784 * 512, dims: []uint64{512, 784}},
+				{encoding: 7, name: "meta", raw: uint64(len(meta))},
+			}, [][]byte{zstdZeros(1<<30, 4*784*512), []byte(meta)})
 		})),
 		modelCase("tensor of 2^28 x 2^28", "inspect", bytesModel(hugeSection(
 			ebnnEntry{encoding: 1, rank: 2, name: "w", stored: 1 << 30, raw: 1 << 30, dims: []uint64{1 << 28, 1 << 28}}, 0, mib))),
@@ -744,14 +762,49 @@ func hostileCases() []hostileCase {
 		}),
 	)
 
+	// Flags: huge values are refused, naming the flag (or the setting), before anything is
+	// allocated for them.
+	flagCase := func(name, blame string, args func(t *testing.T, e hostileEnv, in, out string) []string) hostileCase {
+		return hostileCase{name: "flags: " + name, setup: func(t *testing.T, e hostileEnv, in, out string) hostileRun {
+			return hostileRun{args: args(t, e, in, out), blame: []string{blame}}
+		}}
+	}
+	const huge = "2000000000"
+	cs = append(cs,
+		flagCase("predict --samples 2e9", "--samples", func(_ *testing.T, e hostileEnv, _, _ string) []string {
+			return []string{"predict", "--model", e.model, "--input", e.fx("reference.safetensors"), "--samples", huge}
+		}),
+		flagCase("predict --batch 2e9 --threads 100000", "--batch", func(_ *testing.T, e hostileEnv, _, _ string) []string {
+			return []string{"predict", "--model", e.model, "--input", e.fx("reference.safetensors"), "--batch", huge, "--threads", "100000"}
+		}),
+		flagCase("bench --samples 2e9", "--samples", func(_ *testing.T, e hostileEnv, _, _ string) []string {
+			return []string{"bench", "--model", e.model, "--samples", huge, "--count", "1"}
+		}),
+		flagCase("plan --samples 2e9 --batch 2e9", "samples", func(_ *testing.T, e hostileEnv, _, out string) []string {
+			return []string{"plan", "--arch", e.fx("model.txt"), "--config", e.fx("inference_config.json"), "--samples", huge, "--batch", huge,
+				"--out", filepath.Join(out, "m.ebnn")}
+		}),
+		flagCase("convert --input-shape 65536,65536,65536", "input_shape", func(_ *testing.T, e hostileEnv, _, out string) []string {
+			return []string{"convert", "--checkpoint", e.fx("state_dict.safetensors"), "--config", e.fx("inference_config.json"),
+				"--arch", e.fx("model.txt"), "--input-shape", "65536,65536,65536", "--out", filepath.Join(out, "m.ebnn")}
+		}),
+		flagCase("convert --validate with a 2^62 header", "v.safetensors", func(t *testing.T, e hostileEnv, in, out string) []string {
+			v := writeHostile(t, in, "v.safetensors", safetensorsFile(1<<62, "{}", nil))
+			return []string{"convert", "--checkpoint", e.fx("state_dict.safetensors"), "--config", e.fx("inference_config.json"),
+				"--arch", e.fx("model.txt"), "--validate", v, "--out", filepath.Join(out, "m.ebnn")}
+		}),
+	)
+
 	// Train configs.
 	cs = append(cs,
 		trainCase("epochs 1e12", `{`+trainBase+`, "epochs": 1000000000000}`, "epochs"),
 		trainCase("batch_size 1e12", `{`+trainBase+`, "batch_size": 1000000000000}`, "batch_size"),
 		trainCase("train_samples 1e12", `{`+trainBase+`, "train_samples": 1000000000000}`, "train_samples"),
 		trainCase("arch width 1e9", `{`+trainBase[:strings.Index(trainBase, `"arch"`)]+`"arch": "mlp:1-1000000000-1", "posterior": "deterministic"}`, "arch").
-			knownHang("train builds an mlp:1-1000000000-1 network without checking its size: still running after 10 s at 1074 MB peak RSS, "+
-				"no error; the check belongs in train (Config validation or model construction), not cmd/edgebnn"),
+			knownHang("train builds an mlp:1-1000000000-1 network without checking its size: still running after 10 s at 1074 MB "+
+				"peak RSS, no error; under a 4 GiB address-space limit it dies with \"fatal error: out of memory\" allocating an "+
+				"8002732032-byte block in train/bnn.torchInit (train.New → buildNets → bnn.New → newDeterministic); the check "+
+				"belongs in train (Config validation or network construction), not cmd/edgebnn"),
 		trainCase("deeply nested", string(nestText("[", "", "]", mib/2)), "train.json"),
 	)
 	return cs

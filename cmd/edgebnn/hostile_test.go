@@ -158,10 +158,19 @@ func TestHostileInputsCLI(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("resource use of the hostile cases (budget %d MB, %v):\n%s", hostileMaxRSS>>20, hostileMaxWall, table.String())
+	var self syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &self); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("resource use of the hostile cases (budget %d MB, %v; each peak RSS also covers the test process's RSS when it "+
+		"started the command, and the test process's peak is now %.1f MB):\n%s", hostileMaxRSS>>20, hostileMaxWall, float64(self.Maxrss)/(1<<10), table.String())
 }
 
-// runHostile runs bin with args, killing it at hostileMaxWall.
+// runHostile runs bin with args, killing it at hostileMaxWall. The peak RSS is the child's
+// ru_maxrss, an upper bound: Go starts children with clone(CLONE_VM|CLONE_VFORK), and Linux
+// folds the high-water RSS of the memory the child leaves at exec (the test process's) into
+// the child's ru_maxrss, so a reading equal to the test process's own peak means the command
+// used no more than that.
 func runHostile(t *testing.T, bin string, args []string) hostileResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hostileMaxWall)
