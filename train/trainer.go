@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
@@ -233,6 +234,9 @@ func (t *Trainer) buildNets() error {
 	if c.Posterior == "ensemble_w" {
 		k = c.EnsembleSize
 	}
+	if err := checkTrainingMemory(spec, c, k, runtime.DefaultMaxMemory()); err != nil {
+		return err
+	}
 	rng := rand.New(rand.NewPCG(c.Seed, 0x1417))
 	for i := 0; i < k; i++ {
 		n, err := bnn.New[float32](spec, inits, rng)
@@ -361,6 +365,78 @@ func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 		}
 	}
 	return nil
+}
+
+// trainingMemoryFactor bounds the float32 values training holds per weight of the dense
+// network: the parameters, their gradients, Adam's two moments, a sampled weight and its
+// gradient, and slack for activations.
+const trainingMemoryFactor = 8
+
+// checkTrainingMemory refuses, before anything is allocated, a network whose weights would not
+// fit in limit bytes while training (an architecture string can declare any widths:
+// mlp:1-1000000000-1 used to end in an out-of-memory crash). members networks are trained (Ensemble-W);
+// FA posteriors also hold latent_dim factors per weight.
+func checkTrainingMemory(spec *runtime.Spec, c *Config, members int, limit int64) error {
+	w, ok := denseWeights(spec.Layers)
+	per := int64(4 * trainingMemoryFactor * members)
+	if c.Posterior == "vifa" || c.Posterior == "fa_em" || c.Posterior == "fa_sga" {
+		per *= int64(1 + c.LatentDim)
+	}
+	if ok && w <= limit/per {
+		return nil
+	}
+	what := "more than 2⁶² weights"
+	if ok {
+		what = fmt.Sprintf("%d weights (%.1f GiB as float32)", w, float64(w)*4/(1<<30))
+	}
+	return fmt.Errorf("train: arch %s has %s; training it needs about %d× that (parameters, gradients, optimizer moments, sampled weights), above the machine's memory (%.1f GiB)",
+		clipArch(c.Arch), what, per/4, float64(limit)/(1<<30))
+}
+
+// clipArch quotes an architecture for an error message: a short one whole, a long one (a JSON
+// architecture given inline) by its first 64 bytes.
+func clipArch(a string) string {
+	if len(a) <= 64 {
+		return strconv.Quote(a)
+	}
+	return strconv.Quote(a[:64]) + fmt.Sprintf("… (%d bytes)", len(a))
+}
+
+// denseWeights counts the weights and biases of the Linear and Conv2d layers (residual blocks
+// included), and whether the count fits in an int64.
+func denseWeights(layers []runtime.LayerSpec) (int64, bool) {
+	const huge = int64(1) << 62
+	var total int64
+	mul := func(vals ...int) (int64, bool) {
+		p := int64(1)
+		for _, v := range vals {
+			if v < 0 || (v > 0 && p > huge/int64(v)) {
+				return 0, false
+			}
+			p *= int64(v)
+		}
+		return p, true
+	}
+	for i := range layers {
+		l := &layers[i]
+		var n int64
+		ok := true
+		switch l.Op {
+		case runtime.OpLinear:
+			n, ok = mul(l.Out, l.In+1)
+		case runtime.OpConv2d:
+			n, ok = mul(l.Out, l.In*max(l.Kernel[0], 1)*max(l.Kernel[1], 1)+1)
+		case runtime.OpResidual:
+			b, ok1 := denseWeights(l.Body)
+			s, ok2 := denseWeights(l.Shortcut)
+			n, ok = b+s, ok1 && ok2 && b <= huge-s
+		}
+		if !ok || total > huge-n {
+			return 0, false
+		}
+		total += n
+	}
+	return total, true
 }
 
 // due reports whether the end of epoch (1-based count of completed epochs) is selected by

@@ -316,3 +316,39 @@ func TestMinStepsValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainingMemoryCheck: New refuses, before allocating anything, a network whose weights
+// would not fit in memory while training, naming the arch and the weight count.
+func TestTrainingMemoryCheck(t *testing.T) {
+	c := toyConfig(t, "deterministic", "")
+	c.Arch = "mlp:1-1000000000-1"
+	_, err := New(c)
+	if err == nil || !strings.Contains(err.Error(), "mlp:1-1000000000-1") || !strings.Contains(err.Error(), "3000000001 weights") {
+		t.Fatalf("New = %v, want a refusal naming the arch and its 3,000,000,001 weights", err)
+	}
+	// The limit itself: 1-16-1 has 16·2 + 1·17 = 49 weights.
+	spec := &runtime.Spec{Layers: []runtime.LayerSpec{
+		{Op: runtime.OpLinear, In: 1, Out: 16}, {Op: runtime.OpTanh}, {Op: runtime.OpLinear, In: 16, Out: 1},
+		{Op: runtime.OpResidual, Body: []runtime.LayerSpec{{Op: runtime.OpConv2d, In: 2, Out: 3, Kernel: [2]int{3, 3}}}},
+	}}
+	w := int64(49 + 3*(2*9+1))
+	for _, tc := range []struct {
+		posterior string
+		latent    int
+		members   int
+		limit     int64
+		ok        bool
+	}{
+		{"deterministic", 0, 1, w * 32, true},
+		{"deterministic", 0, 1, w*32 - 1, false},
+		{"ensemble_w", 0, 4, w * 32 * 4, true},
+		{"ensemble_w", 0, 4, w*32*4 - 1, false},
+		{"vifa", 3, 1, w * 32 * 4, true},
+		{"vifa", 3, 1, w*32*4 - 1, false},
+	} {
+		cfg := Config{Arch: "x", Posterior: tc.posterior, LatentDim: tc.latent}
+		if err := checkTrainingMemory(spec, &cfg, tc.members, tc.limit); (err == nil) != tc.ok {
+			t.Errorf("%+v: %v", tc, err)
+		}
+	}
+}
