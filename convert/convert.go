@@ -192,6 +192,14 @@ type source struct {
 // Its error messages are at most clip.MaxMessage bytes (plus a length note), whatever the input.
 func Convert(opts Options) (*Report, error) {
 	rep, err := convertFile(opts)
+	if err != nil && opts.Checkpoint != "" && !strings.Contains(err.Error(), opts.Checkpoint) {
+		// Every error names the checkpoint being converted (and the architecture, if any).
+		what := clip.Path(opts.Checkpoint)
+		if opts.Arch != "" {
+			what += " with architecture " + clip.Path(opts.Arch)
+		}
+		err = fmt.Errorf("convert: %s: %w", what, err)
+	}
 	return rep, clip.Error(err)
 }
 

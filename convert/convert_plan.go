@@ -80,6 +80,11 @@ type PlanReport struct {
 // pruning, quantisation and writer in memory, loads the result and sizes a predictor for it.
 func Plan(opts PlanOptions) (*PlanReport, error) {
 	rep, err := plan(opts)
+	if err != nil && opts.Arch != "" && !strings.Contains(err.Error(), opts.Arch) {
+		// Errors of the model the architecture describes (too many layers, a layer too
+		// large for the runtime) name the architecture they came from.
+		err = fmt.Errorf("convert: plan of %s: %w", clip.Path(opts.Arch), err)
+	}
 	return rep, clip.Error(err)
 }
 

@@ -674,12 +674,6 @@ func hostileCases() []hostileCase {
 		if cmd == "convert" {
 			huge = huge.alsoBlames("checkpoint")
 			deepIndented = deepIndented.alsoBlames("checkpoint")
-		} else {
-			huge = huge.knownDefect("with an inducing config plan refuses (\"the planned model does not load: runtime: layer \\\"0\\\": " +
-				"a 100000 × 100001 weight matrix is too large\") without naming the architecture file; the message comes from convert.Plan")
-			deepIndented = deepIndented.knownDefect("plan refuses 600 nested Sequentials (tensor names of 1205 bytes, above the format's 128) " +
-				"without naming the architecture file, and the clipped message (\"convert: tensor \\\"0.0.…\\\"… (1205 bytes): format: " +
-				"tensor \\\"0.0.…… (1353 bytes)\") has lost the reason; the message comes from convert.Plan and format")
 		}
 		cs = append(cs, huge, deepIndented,
 			archCase("deep nesting", cmd, func() []byte {
@@ -696,8 +690,7 @@ func hostileCases() []hostileCase {
 				}
 				b.WriteString(")\n")
 				return []byte(b.String())
-			}, "--input-shape", "784").knownDefect("the error (\"spec: more than 4096 layers\") does not name the architecture file; "+
-				"the message comes from convert (Convert, Plan), which does not wrap it with the path"),
+			}, "--input-shape", "784"),
 		)
 	}
 

@@ -56,8 +56,21 @@ func S(s string) string {
 	return p + fmt.Sprintf("… (%d bytes)", len(s))
 }
 
-// Error returns err with its message shortened to MaxMessage bytes
-// (followed by "… (N bytes)"); errors.Is and errors.As still see err.
+// MaxPath is the longest path Path prints whole: PATH_MAX on Linux.
+const MaxPath = 4096
+
+// Path quotes a file path given on a command line or in an option: whole up to MaxPath bytes
+// (a path is only useful whole), else as Q does with a prefix of MaxPath bytes.
+func Path(p string) string {
+	if len(p) <= MaxPath {
+		return strconv.Quote(p)
+	}
+	return strconv.Quote(p[:MaxPath]) + fmt.Sprintf("… (%d bytes)", len(p))
+}
+
+// Error returns err with its message shortened to about MaxMessage bytes:
+// its beginning and its end (where a wrapped error's reason is), joined by
+// "… (N bytes) …"; errors.Is and errors.As still see err.
 func Error(err error) error {
 	if err == nil || len(err.Error()) <= MaxMessage {
 		return err
@@ -69,11 +82,15 @@ type clipped struct{ err error }
 
 func (c *clipped) Error() string {
 	m := c.err.Error()
-	n := MaxMessage
-	for n > 0 && !utf8.RuneStart(m[n]) {
-		n--
+	head := MaxMessage / 2
+	for head > 0 && !utf8.RuneStart(m[head]) {
+		head--
 	}
-	return m[:n] + fmt.Sprintf("… (%d bytes)", len(m))
+	tail := len(m) - MaxMessage/2
+	for tail < len(m) && !utf8.RuneStart(m[tail]) {
+		tail++
+	}
+	return m[:head] + fmt.Sprintf("… (%d bytes) …", len(m)) + m[tail:]
 }
 func (c *clipped) Unwrap() error { return c.err }
 

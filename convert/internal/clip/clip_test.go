@@ -20,7 +20,9 @@ func TestQV(t *testing.T) {
 		{"V bytes", V([]byte("ab")), `"ab"`},
 		{"V int", V(42), `42`},
 		{"S", S(long), strings.Repeat("a", Max) + "… (1048576 bytes)"},
-		{"Error", Error(errors.New(long)).Error(), strings.Repeat("a", MaxMessage) + "… (1048576 bytes)"},
+		{"Error", Error(errors.New(long)).Error(), strings.Repeat("a", MaxMessage/2) + "… (1048576 bytes) …" + strings.Repeat("a", MaxMessage/2)},
+		{"Error keeps the reason", Error(errors.New(long + ": the reason")).Error(),
+			strings.Repeat("a", MaxMessage/2) + "… (1048588 bytes) …" + strings.Repeat("a", MaxMessage/2-12) + ": the reason"},
 		{"V slice", V(make([]int, 100))[:12], `[0 0 0 0 0 0`},
 	}
 	for _, c := range cases {
