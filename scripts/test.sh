@@ -6,6 +6,10 @@
 #                runtime/, kernels/, format/)
 #   host-purego  the same vet and tests with -tags purego (-short with
 #                EDGEBNN_PUREGO_SHORT=1)
+#   fuzz         every fuzz target (func FuzzX(f *testing.F) in a _test.go file,
+#                found automatically) for EDGEBNN_FUZZTIME each, one after the
+#                other, through scripts/fuzz.sh; a failure prints the failing
+#                input, which go test writes under the package's testdata/fuzz/
 #   <emulated>   one per distinct (GOARCH, GOARM, QEMU, CPU) among the board
 #                profiles marked test_target (edgebnn boards --test-targets):
 #                go vet and go test -short of every package under qemu-user
@@ -22,6 +26,7 @@
 #   EDGEBNN_EMU_TIMEOUT   go test -timeout per package under QEMU (default 30m)
 #   EDGEBNN_TAIL          lines of a failing log to print (default 60)
 #   EDGEBNN_PUREGO_SHORT  1 runs the purego pass with -short (default 0: the full tests)
+#   EDGEBNN_FUZZTIME      fuzzing time per fuzz target (default 8s; a Go duration or a count like 500x)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -32,6 +37,7 @@ out=$(cd "$out" && pwd)
 host_timeout=${EDGEBNN_HOST_TIMEOUT:-20m}
 emu_timeout=${EDGEBNN_EMU_TIMEOUT:-30m}
 tail_lines=${EDGEBNN_TAIL:-60}
+fuzztime=${EDGEBNN_FUZZTIME:-8s}
 ncpu=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 jobs=${EDGEBNN_JOBS:-$((ncpu / 2))}
 if ! [[ $jobs =~ ^[0-9]+$ ]]; then
@@ -39,6 +45,10 @@ if ! [[ $jobs =~ ^[0-9]+$ ]]; then
 	exit 2
 fi
 ((jobs >= 1)) || jobs=1
+if ! [[ $fuzztime =~ ^([0-9]+(\.[0-9]+)?(h|m|s))+$|^[0-9]+x$ ]]; then
+	echo "test.sh: EDGEBNN_FUZZTIME=$fuzztime is not a duration (8s, 1m30s) or a count (500x)" >&2
+	exit 2
+fi
 
 start=$SECONDS
 echo "edgebnn tests: $(go version), $ncpu CPUs, $jobs target(s) at a time, logs in $out"
@@ -53,7 +63,7 @@ if ! go build -o "$out/bin/edgebnn" ./cmd/edgebnn >"$out/setup.log" 2>&1 ||
 fi
 
 declare -A emu_line=()
-all=(host host-purego)
+all=(host host-purego fuzz)
 while read -r name goarch goarm qemu cpu; do
 	[[ -n $name ]] || continue
 	all+=("$name")
@@ -170,6 +180,12 @@ run_target() {
 			host_tests "$log" -short -tags purego || ok=1
 		fi
 		;;
+	fuzz)
+		# One worker per target, so the step's cost is about the number of
+		# targets times EDGEBNN_FUZZTIME; per-target logs go to $out/fuzz/.
+		step "$log" env EDGEBNN_FUZZ_OUT="$out/fuzz" EDGEBNN_FUZZ_PARALLEL=1 \
+			bash scripts/fuzz.sh "$fuzztime" || ok=1
+		;;
 	*)
 		# shellcheck disable=SC2086 # the record is space separated on purpose
 		emu_tests "$log" ${emu_line[$name]} || ok=1
@@ -181,7 +197,7 @@ run_target() {
 	echo "$result $name ${took}s   (log: $log)"
 	if [[ $result == FAIL ]]; then
 		echo "----- $name: failures in $log -----"
-		grep -E -e '--- FAIL|^FAIL|^panic:|^# FAILED|[.]go:[0-9]+:' "$log" | head -n "$tail_lines" || true
+		grep -E -e '--- FAIL|^FAIL|^panic:|^# FAILED|[.]go:[0-9]+:|failing input:' "$log" | head -n "$tail_lines" || true
 		echo "----- $name: last $tail_lines lines of $log -----"
 		tail -n "$tail_lines" "$log"
 		echo "----- end of $name -----"
