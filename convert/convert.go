@@ -37,6 +37,8 @@ import (
 	"github.com/edgebnn/edgebnn/prune"
 	"github.com/edgebnn/edgebnn/quant"
 	"github.com/edgebnn/edgebnn/runtime"
+
+	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
 
 // Version identifies the converter in the provenance it records.
@@ -276,7 +278,7 @@ func readCheckpoint(path string) (*source, error) {
 
 // readCheckpointLimits reads a state_dict (within lim) or an edgebnn model file.
 func readCheckpointLimits(path string, lim statedict.Limits) (*source, error) {
-	f, err := os.Open(path)
+	f, err := readlimit.Open(path, 0)
 	if err != nil {
 		return nil, fmt.Errorf("convert: checkpoint: %w", err)
 	}

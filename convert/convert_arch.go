@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"github.com/edgebnn/edgebnn/convert/internal/clip"
-	"os"
 	"strings"
 
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
 	"github.com/edgebnn/edgebnn/convert/resnet"
 	"github.com/edgebnn/edgebnn/convert/torcharch"
 	"github.com/edgebnn/edgebnn/runtime"
+
+	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
 
 // loadArch reads an architecture: a built-in name (resnet18, resnet34, resnet50), a JSON
@@ -23,7 +24,7 @@ func loadArch(arch string, classes, inChannels int) (nodes []resnet.Node, builti
 		nodes, err := resnet.New(arch, classes, inChannels)
 		return nodes, true, err
 	}
-	data, err := os.ReadFile(arch)
+	data, err := readlimit.ReadFile(arch, 0)
 	if err != nil {
 		return nil, false, fmt.Errorf("convert: architecture %s is neither a built-in name (%s) nor a readable file: %w", clip.Q(arch), strings.Join(resnet.Names(), ", "), err)
 	}

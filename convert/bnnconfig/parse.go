@@ -7,8 +7,9 @@ import (
 	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"io"
 	"math"
-	"os"
 	"strconv"
+
+	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
 
 // Value is one validated config value: exactly one of the fields is
@@ -62,7 +63,7 @@ type Config struct {
 
 // ParseFile reads the config at path.
 func ParseFile(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.ReadFile(path, 0)
 	if err != nil {
 		return nil, fmt.Errorf("bnnconfig: %w", err)
 	}

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"io"
-	"os"
 
 	"github.com/edgebnn/edgebnn/convert/torcharch"
+
+	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
 
 // ResidualType is the "type" of a residual block in the JSON architecture format.
@@ -71,7 +72,7 @@ func ParseJSON(r io.Reader) ([]Node, error) {
 
 // ParseJSONFile reads the JSON architecture (see ParseJSON) at path; errors name the file.
 func ParseJSONFile(path string) ([]Node, error) {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.ReadFile(path, 0)
 	if err != nil {
 		return nil, fmt.Errorf("resnet: %w", err)
 	}

@@ -8,11 +8,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 
 	"github.com/edgebnn/edgebnn/convert/internal/clip"
+
+	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
 
 // MaxHeaderSize is the largest JSON header this package accepts by
@@ -93,7 +94,7 @@ func ReadFile(path string) (*File, error) {
 
 // ReadFileLimits is ReadFile within lim.
 func ReadFileLimits(path string, lim Limits) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, lim.withDefaults().MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %w", err)
 	}

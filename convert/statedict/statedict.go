@@ -18,13 +18,14 @@ import (
 	"bytes"
 	"fmt"
 	"github.com/edgebnn/edgebnn/convert/internal/clip"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/edgebnn/edgebnn/convert/safetensors"
 	"github.com/edgebnn/edgebnn/convert/torchpt"
+
+	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
 
 // Tensor is one decoded entry of a state_dict.
@@ -129,7 +130,7 @@ type Limits struct {
 
 // LoadLimits is Load within lim.
 func LoadLimits(path string, lim Limits) (*StateDict, error) {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, 0)
 	if err != nil {
 		return nil, fmt.Errorf("statedict: %w", err)
 	}

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"io"
-	"os"
 	"strconv"
+
+	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
 
 // ParseJSON reads the JSON architecture format (see the package
@@ -52,7 +53,7 @@ func ParseJSON(r io.Reader) ([]Module, error) {
 
 // ParseJSONFile reads the JSON architecture at path.
 func ParseJSONFile(path string) ([]Module, error) {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.ReadFile(path, 0)
 	if err != nil {
 		return nil, fmt.Errorf("torcharch: %w", err)
 	}

@@ -5,15 +5,16 @@ import (
 	"fmt"
 	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
 
 // ParseReprFile parses the print(net) text stored at path.
 func ParseReprFile(path string) ([]Module, error) {
-	f, err := os.Open(path)
+	f, err := readlimit.Open(path, 0)
 	if err != nil {
 		return nil, fmt.Errorf("torcharch: %w", err)
 	}

@@ -39,12 +39,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"github.com/edgebnn/edgebnn/convert/safetensors"
 	"github.com/nlpodyssey/gopickle/types"
+
+	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
 
 // MaxPickleSize is the default bound on the size of data.pkl (64 MiB,
@@ -66,7 +67,7 @@ func ReadFile(path string) ([]safetensors.Tensor, error) {
 // ReadFileLimits reads the state_dict saved at path within lim (zero
 // fields take their defaults).
 func ReadFileLimits(path string, lim Limits) ([]safetensors.Tensor, error) {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, 0)
 	if err != nil {
 		return nil, fmt.Errorf("torchpt: %w", err)
 	}
