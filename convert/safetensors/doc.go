@@ -14,6 +14,7 @@
 // offset); File.Names gives them sorted by name. Write produces
 // deterministic output.
 //
-// This package is host-side tooling but uses only the standard library and
-// github.com/x448/float16.
+// This package is host-side tooling but uses only the standard library,
+// github.com/x448/float16 and internal/readlimit (ReadFile opens only regular
+// files).
 package safetensors
