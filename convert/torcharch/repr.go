@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
@@ -52,6 +53,11 @@ func ParseRepr(r io.Reader) ([]Module, error) {
 	for sc.Scan() {
 		lineNo++
 		raw := strings.TrimRight(sc.Text(), " \t\r")
+		if !utf8.ValidString(raw) {
+			// print(net) writes Python str, always valid UTF-8; module names must match the
+			// state_dict's keys and survive WriteJSON, which would replace invalid bytes.
+			return nil, fail(raw, "not valid UTF-8 text")
+		}
 		if strings.TrimSpace(raw) == "" {
 			continue
 		}
