@@ -15,6 +15,9 @@
 # and a failing target also prints the failing input, which go test writes under
 # the package's testdata/fuzz/FuzzX/ (rerun it with go test -run 'FuzzX/NAME' ./pkg).
 # The run ends with a Markdown table of every target and "N passed, N failed".
+# A bare "context deadline exceeded" as the time runs out, with no failing input,
+# is Go's own race (go.dev/issue/75804, fixed in Go 1.27) and counts as a pass
+# (with a note).
 # Inputs that only widen coverage stay in go's cache ($GOCACHE/fuzz), never in the
 # work tree. Exit status: 0 if every target passed, 1 if any failed, 2 on bad usage.
 #
@@ -90,6 +93,16 @@ out=${EDGEBNN_FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/edgebnn-fuzz.XXXXXX")}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
+# spurious_deadline LOG: whether the only failure in LOG is the fuzzing engine's
+# "context deadline exceeded" with no failing input written and no panic.
+spurious_deadline() {
+	local log=$1
+	grep -q 'Failing input written' "$log" && return 1
+	grep -qE '^panic:|fatal error:|test timed out' "$log" && return 1
+	[[ $(grep -c -- '--- FAIL' "$log") == 1 ]] || return 1
+	grep -A1 -- '--- FAIL' "$log" | tail -n 1 | grep -qx '[[:space:]]*context deadline exceeded'
+}
+
 # --- discover the targets: "pkgdir FuzzName" per line --------------------------
 targets=()
 while IFS= read -r line; do
@@ -135,6 +148,14 @@ for entry in "${targets[@]}"; do
 		rc=1
 		echo "fuzz.sh: go test found no fuzz target $name in $dir" >>"$log"
 	fi
+	note=""
+	# Go before 1.27 may fail a target with a bare "context deadline exceeded" when -fuzztime
+	# runs out while a worker is busy (go.dev/issue/75804), without any failing input: that
+	# is the fuzzing engine's own race, not a finding, so it counts as a pass.
+	if ((rc != 0)) && spurious_deadline "$log"; then
+		rc=0
+		note="go.dev/issue/75804: \"context deadline exceeded\" as fuzztime ran out, no failing input"
+	fi
 	if ((rc == 0)); then
 		result=PASS
 		passed=$((passed + 1))
@@ -143,6 +164,7 @@ for entry in "${targets[@]}"; do
 		failed=$((failed + 1))
 	fi
 	echo "$result $dir $name  ${took}s  execs $execs  new $newi  (log: $log)"
+	[[ -z $note ]] || echo "  note: $note"
 	found=""
 	if [[ $result == FAIL ]]; then
 		# go test prints "Failing input written to testdata/fuzz/FuzzX/HASH" relative
@@ -158,7 +180,7 @@ for entry in "${targets[@]}"; do
 		tail -n "$tail_lines" "$log" | sed 's/^/  /'
 		echo "  -----"
 	fi
-	rows+=("| \`$dir\` | $name | ${took}s | $execs | $newi | $result${found:+ (\`$found\`)} |")
+	rows+=("| \`$dir\` | $name | ${took}s | $execs | $newi | $result${found:+ (\`$found\`)}${note:+ (deadline race, go.dev/issue/75804)} |")
 done
 
 echo
