@@ -3,7 +3,6 @@ package bnn
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -11,8 +10,13 @@ import (
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
 	"github.com/edgebnn/edgebnn/convert/resnet"
 	"github.com/edgebnn/edgebnn/convert/torcharch"
+	"github.com/edgebnn/edgebnn/internal/readlimit"
 	"github.com/edgebnn/edgebnn/runtime"
 )
+
+// MaxArchBytes bounds an architecture file (a JSON architecture of a ResNet-50 is about 30 KiB):
+// it must be a regular file of at most this size.
+const MaxArchBytes = 16 << 20
 
 // MLPModules returns the modules of an nn.Sequential MLP with the given layer widths (input
 // first) and activation ("relu", "tanh", "sigmoid", "gelu") between the Linear layers, named as
@@ -70,7 +74,7 @@ func ParseArch(s string) ([]torcharch.Module, error) {
 		return mods, nil
 	}
 	if strings.HasSuffix(s, ".json") {
-		b, err := os.ReadFile(s)
+		b, err := readlimit.ReadFile(s, MaxArchBytes)
 		if err != nil {
 			return nil, fmt.Errorf("bnn: architecture: %w", err)
 		}
