@@ -188,7 +188,7 @@ func runHostile(t *testing.T, bin string, args []string) hostileResult {
 	if cmd.ProcessState != nil {
 		res.code = cmd.ProcessState.ExitCode()
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			res.rss = ru.Maxrss << 10 // KiB on Linux
+			res.rss = int64(ru.Maxrss) << 10 // KiB on Linux
 		}
 	}
 	res.killed = ctx.Err() != nil
