@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -126,8 +127,18 @@ func FuzzSpec(f *testing.F) {
 			t.Fatalf("NewPredictor: %v", err)
 		}
 		out := make([]runtime.Prediction, 3)
-		if err := p.PredictBatch(randomInputs(m, 3, seed), out); err != nil {
+		// A damaged or random model may overflow float32: that must be the typed error naming the
+		// input, never a panic or a prediction computed from NaN.
+		if err := p.PredictBatch(randomInputs(m, 3, seed), out); err != nil && !errors.Is(err, runtime.ErrNonFinite) {
 			t.Fatalf("PredictBatch: %v", err)
+		} else if err == nil {
+			for i, o := range out {
+				for _, v := range append(append([]float32(nil), o.Probs...), o.Mean...) {
+					if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+						t.Fatalf("input %d: a non-finite prediction without an error: %v", i, v)
+					}
+				}
+			}
 		}
 	})
 }

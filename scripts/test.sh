@@ -6,13 +6,14 @@
 #                runtime/, kernels/, format/)
 #   host-purego  the same vet and tests with -tags purego (-short with
 #                EDGEBNN_PUREGO_SHORT=1)
+#   <emulated>   one per distinct (GOARCH, GOARM, QEMU, CPU) among the board
+#                profiles marked test_target (edgebnn boards --test-targets):
+#                go vet and go test -short of every package under qemu-user
 #   fuzz         every fuzz target (func FuzzX(f *testing.F) in a _test.go file,
 #                found automatically) for EDGEBNN_FUZZTIME each, one after the
 #                other, through scripts/fuzz.sh; a failure prints the failing
 #                input, which go test writes under the package's testdata/fuzz/
-#   <emulated>   one per distinct (GOARCH, GOARM, QEMU, CPU) among the board
-#                profiles marked test_target (edgebnn boards --test-targets):
-#                go vet and go test -short of every package under qemu-user
+#                (last, so that such a file does not become a seed of the others)
 # Each target's full output goes to a log file; the script prints one
 # "PASS name 93s" / "FAIL name 93s" line per target, the tail of failing logs,
 # and ends with "N passed, N failed". Exit status: 0 if every target passed,
@@ -63,12 +64,15 @@ if ! go build -o "$out/bin/edgebnn" ./cmd/edgebnn >"$out/setup.log" 2>&1 ||
 fi
 
 declare -A emu_line=()
-all=(host host-purego fuzz)
+all=(host host-purego)
 while read -r name goarch goarm qemu cpu; do
 	[[ -n $name ]] || continue
 	all+=("$name")
 	emu_line[$name]="$goarch $goarm $qemu $cpu"
 done <"$out/targets.txt"
+# Fuzzing goes last: a failing input is written into the package's testdata/fuzz/, where every
+# later go test of that package would replay it as a seed.
+all+=(fuzz)
 
 selected=()
 if [[ -n ${EDGEBNN_TARGETS:-} ]]; then
