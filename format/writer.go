@@ -300,3 +300,32 @@ func (w *Writer) WriteFile(path string, opts WriteOptions) (err error) {
 	}
 	return nil
 }
+
+// CopySection queues section name of f exactly as f stores it — encoding, compression, shape,
+// sparse count and checksum — without decoding it, so that a tool can rewrite a container
+// (add or replace a blob, say) and leave every other section byte for byte as it was. The
+// stored bytes are checked against their CRC first; a corrupt section is not copied.
+func (w *Writer) CopySection(f *File, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return newErr(f.name, sectionLabel(KindUnknown, name, 0), ErrClosed, nil, "copy after Close")
+	}
+	i, ok := f.index[name]
+	if !ok {
+		return newErr(f.name, sectionLabel(KindUnknown, name, 0), ErrNotFound, nil, "no such section")
+	}
+	s := &f.sections[i]
+	if err := w.checkName(s.kind, name); err != nil {
+		return err
+	}
+	stored, err := f.storedLocked(i)
+	if err != nil {
+		return err
+	}
+	e := s.entry
+	e.offset = 0
+	w.sections = append(w.sections, pending{entry: e, payload: append([]byte(nil), stored...)})
+	w.names[name] = true
+	return nil
+}

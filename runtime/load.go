@@ -48,7 +48,14 @@ func FromFile(f *format.File) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(spec, fileSource{f})
+	m, err := New(spec, fileSource{f})
+	if err != nil {
+		return nil, err
+	}
+	if err := m.loadDeploy(f); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // fileSource reads tensors from a model file.

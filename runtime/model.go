@@ -59,6 +59,9 @@ type Model struct {
 	used []string
 	// closer releases the backing file (memory mapping), if any.
 	closer io.Closer
+	// pre and policy are the model file's optional deployment sections (deploy.go).
+	pre    *preprocessor
+	policy *Policy
 }
 
 // shape is one input's activation shape: c×h×w, or a feature vector (h = w = 1, flat).

@@ -82,6 +82,20 @@ type Options struct {
 	// (default 1). Results are bit-identical whatever the number of threads. With more than one,
 	// the Predictor keeps K × MaxBatch outputs and its worker goroutines run until Close.
 	Threads int
+	// Policy is the decision rule applied to every prediction (Prediction.Decision); nil means
+	// the model's own (Model.Policy), if any.
+	Policy *Policy
+	// Adaptive draws the samples in rounds of AdaptiveRound and stops as soon as the policy's
+	// decision for an input cannot change with probability at least 1 − AdaptiveDelta had all
+	// Samples been drawn (a sequential test on the running estimates, docs/ADAPTIVE.md); then
+	// Prediction.Samples < Samples. It needs a policy with at least one threshold.
+	Adaptive bool
+	// AdaptiveRound is the number of samples per round (default 8; rounded up to the sample
+	// block, so the samples are the same as without Adaptive).
+	AdaptiveRound int
+	// AdaptiveDelta bounds the probability that an early decision differs from the full-K one
+	// (default 0.01).
+	AdaptiveDelta float64
 	// MaxMemory bounds the bytes the Predictor may allocate (activations, scratch, accumulators
 	// and its warm-up): NewPredictor computes what it needs before allocating anything and
 	// refuses above it with an error saying how much it would need (ErrMemory). 0 means the
@@ -165,6 +179,11 @@ func (m *Model) predictorBytes(opts Options, block, maxAct, scratch int) (int64,
 	add(4, out)           // probs
 	add(4, n, out, 2)     // the warm-up's predictions (Probs and Std)
 	add(4, n, out, 2)     // the predictions NewPredictor warms up (reused afterwards)
+	if opts.Adaptive {    // the kept per-sample values, entropies and flags
+		add(4, int64(opts.Samples), n, out)
+		add(8, int64(opts.Samples), n)
+		add(n)
+	}
 	if opts.Threads > 1 { // j.outs
 		add(4, int64(opts.Samples), n, out)
 	}
@@ -213,6 +232,12 @@ type Prediction struct {
 	Mean, Var, EpistemicVar []float32
 	// Outputs holds the K per-sample outputs (K × outputs) when Options.KeepSamples is set.
 	Outputs []float32
+	// Samples is the number of posterior samples the prediction used: Options.Samples, or
+	// fewer when Options.Adaptive stopped early.
+	Samples int
+	// Decision is the policy's verdict (Options.Policy, else the model's; Policy.Decide): act
+	// on the prediction or abstain, and why.
+	Decision Decision
 
 	nonFinite bool // some summary is NaN or infinite (PredictBatch then returns a NonFiniteError)
 }
@@ -241,6 +266,9 @@ type Predictor struct {
 	one       [1]Prediction
 	// out is the chunk being predicted (for KeepSamples).
 	out []Prediction
+	// policy decides each prediction; adapt is the adaptive sampler's state (nil without it).
+	policy *Policy
+	adapt  *adaptive
 }
 
 // fwdCtx is the state passed to the layers: the block of samples being drawn (block samples
@@ -278,6 +306,7 @@ type job struct {
 	cached   *dense // the first stochastic layer, when prep holds its projections
 	prep     []float32
 	n        int
+	from     int // the samples drawn are from … samples-1
 	samples  int
 	threads  int
 	outSz    int
@@ -327,6 +356,13 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	if opts.Strategy < Auto || opts.Strategy > Local {
 		return nil, fmt.Errorf("runtime: unknown strategy %d", opts.Strategy)
 	}
+	policy := m.policy
+	if opts.Policy != nil {
+		if err := opts.Policy.Validate(m.spec.Task); err != nil {
+			return nil, fmt.Errorf("runtime: Options.Policy: %w", err)
+		}
+		policy = opts.Policy.clone()
+	}
 	switch {
 	case opts.Mean && m.members > 1:
 		opts.Samples = m.members
@@ -339,10 +375,13 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	if _, ok := elements([]int{opts.Samples, n, out}); opts.Threads > 1 && !ok {
 		return nil, fmt.Errorf("runtime: %d samples × batch %d × %d outputs is too large to keep for %d threads", opts.Samples, n, out, opts.Threads)
 	}
-	p := &Predictor{m: m, opts: opts, job: &job{}}
+	p := &Predictor{m: m, opts: opts, job: &job{}, policy: policy}
 	maxAct := m.inShape.size()
 	walkNodes(m.nodes, func(nd node) { maxAct = max(maxAct, nd.outSize()) })
 	p.block = blockSize(opts.Samples, n, maxAct)
+	if err := p.setAdaptive(); err != nil {
+		return nil, err
+	}
 	scratch := 0
 	walkNodes(m.nodes, func(nd node) {
 		scratch = max(scratch, nd.scratchSize(n, p.block, opts.Strategy))
@@ -354,7 +393,7 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	if limit == 0 {
 		limit = DefaultMaxMemory()
 	}
-	if need, ok := m.predictorBytes(opts, p.block, maxAct, scratch); limit > 0 && (!ok || need > limit) {
+	if need, ok := m.predictorBytes(p.opts, p.block, maxAct, scratch); limit > 0 && (!ok || need > limit) {
 		what := "more than 4 EiB"
 		if ok {
 			what = sizeString(need)
@@ -373,6 +412,7 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 		p.prep = make([]float32, d.post.prepSize(n))
 	}
 	p.zeros = make([]float32, max(n*m.inShape.size(), 1))
+	p.allocAdaptive()
 	p.sum, p.sum2 = make([]float64, n*out), make([]float64, n*out)
 	p.sumH = make([]float64, n)
 	p.probs = make([]float32, out)
@@ -635,7 +675,7 @@ func (w *worker) run(j *job, p *Predictor, pre int) {
 	w.fc.strategy = j.strategy
 	n := j.n
 	fa := w.fc.faHs
-	for s0 := w.id * j.block; s0 < j.samples; s0 += j.threads * j.block {
+	for s0 := j.from + w.id*j.block; s0 < j.samples; s0 += j.threads * j.block {
 		B := min(j.block, j.samples-s0)
 		w.fc.sample, w.fc.block = s0, B
 		if fa != nil {
@@ -714,28 +754,61 @@ func (p *Predictor) predictChunk(xs []float32, out []Prediction, n int, st Strat
 	clear(p.sum2[:n*j.outSz])
 	clear(p.sumH[:n])
 	p.out = out
+	K := p.opts.Samples
 	for i := range out {
 		if p.opts.KeepSamples {
-			out[i].Outputs = grow(out[i].Outputs, j.samples*j.outSz)
+			out[i].Outputs = grow(out[i].Outputs, K*j.outSz)
 		} else {
 			out[i].Outputs = out[i].Outputs[:0]
 		}
 	}
-	if j.threads == 1 {
-		w0.run(j, p, pre)
-	} else {
-		j.wg.Add(j.threads - 1)
-		for _, w := range p.workers[1:] {
-			w.wake <- struct{}{}
+	if p.adapt == nil {
+		p.draw(j, pre, 0, K)
+		for i := range out[:n] {
+			p.finish(&out[i], i, K)
 		}
-		w0.run(j, nil, pre)
-		j.wg.Wait()
-		for k := 0; k < j.samples; k++ {
-			p.accumulate(j.outs[k*n*j.outSz:(k+1)*n*j.outSz], k, n)
+		p.out = nil
+		return
+	}
+	// Adaptive sampling: rounds of samples, after each of which the inputs whose decision is
+	// settled are finished with the samples drawn so far.
+	a := p.adapt
+	done := a.done[:n]
+	clear(done)
+	left := n
+	for from := 0; from < K && left > 0; {
+		to := min(from+a.round, K)
+		p.draw(j, pre, from, to)
+		from = to
+		for i := range out[:n] {
+			if done[i] || (from < K && !a.settled(p, i, from, K)) {
+				continue
+			}
+			done[i] = true
+			left--
+			p.finish(&out[i], i, from)
 		}
 	}
 	p.out = nil
-	p.finish(out, n)
+}
+
+// draw runs samples from … to-1 of job j from the prefix output pre and accumulates them.
+func (p *Predictor) draw(j *job, pre, from, to int) {
+	j.from, j.samples = from, to
+	n := j.n
+	if j.threads == 1 {
+		p.workers[0].run(j, p, pre)
+		return
+	}
+	j.wg.Add(j.threads - 1)
+	for _, w := range p.workers[1:] {
+		w.wake <- struct{}{}
+	}
+	p.workers[0].run(j, nil, pre)
+	j.wg.Wait()
+	for k := from; k < to; k++ {
+		p.accumulate(j.outs[k*n*j.outSz:(k+1)*n*j.outSz], k, n)
+	}
 }
 
 // inSizeAt is the size of one input to top-level node i.
@@ -753,10 +826,15 @@ func grow(s []float32, n int) []float32 {
 	return s[:n]
 }
 
-// accumulate adds sample k's outputs y (n × outputs) to the running sums.
+// accumulate adds sample k's outputs y (n × outputs) to the running sums (and, sampling
+// adaptively, keeps the sample's probabilities or regression means for the stopping test).
 func (p *Predictor) accumulate(y []float32, k, n int) {
 	c := p.m.outShape.size()
+	a := p.adapt
 	for i := 0; i < n; i++ {
+		if a != nil && a.done[i] {
+			continue
+		}
 		yi := y[i*c : (i+1)*c]
 		if p.opts.KeepSamples {
 			copy(p.out[i].Outputs[k*c:(k+1)*c], yi)
@@ -767,13 +845,21 @@ func (p *Predictor) accumulate(y []float32, k, n int) {
 				s[j] += float64(v)
 				s2[j] += float64(v) * float64(v)
 			}
+			if a != nil {
+				copy(a.vals[(i*a.k+k)*c:(i*a.k+k+1)*c], yi)
+			}
 			continue
 		}
-		p.sumH[i] += softmaxEntropy(p.probs, yi)
+		h := softmaxEntropy(p.probs, yi)
+		p.sumH[i] += h
 		for j, q := range p.probs {
 			qv := float64(q)
 			s[j] += qv
 			s2[j] += qv * qv
+		}
+		if a != nil {
+			copy(a.vals[(i*a.k+k)*c:(i*a.k+k+1)*c], p.probs)
+			a.h[i*a.k+k] = h
 		}
 	}
 }
@@ -821,47 +907,51 @@ func expNonPos(x float64) float64 {
 	return p * math.Float64frombits(uint64(int64(n)+1023)<<52)
 }
 
-// finish turns the sums into the predictive summaries (MATH.md §3).
-func (p *Predictor) finish(out []Prediction, n int) {
+// finish turns input i's sums over its first k samples into the predictive summaries
+// (MATH.md §3) and the policy's decision.
+func (p *Predictor) finish(o *Prediction, i, k int) {
 	c := p.m.outShape.size()
-	K := float64(p.opts.Samples)
-	for i := 0; i < n; i++ {
-		o := &out[i]
-		s, s2 := p.sum[i*c:(i+1)*c], p.sum2[i*c:(i+1)*c]
-		// x − x is 0 for finite x and NaN for NaN and ±Inf: one pass over the sums.
-		chk := p.sumH[i] - p.sumH[i]
-		for j := range s {
-			chk += (s[j] - s[j]) + (s2[j] - s2[j])
-		}
-		o.nonFinite = chk != 0
-		if p.m.spec.Task == Regression {
-			o.Mean, o.Var, o.EpistemicVar = grow(o.Mean, c), grow(o.Var, c), grow(o.EpistemicVar, c)
-			o.Probs, o.Std = o.Probs[:0], o.Std[:0]
-			for j := range s {
-				mu := s[j] / K
-				ev := math.Max(s2[j]/K-mu*mu, 0)
-				o.Mean[j], o.EpistemicVar[j] = float32(mu), float32(ev)
-				o.Var[j] = float32(ev + p.m.spec.NoiseVar)
-			}
-			continue
-		}
-		o.Probs, o.Std = grow(o.Probs, c), grow(o.Std, c)
-		o.Mean, o.Var, o.EpistemicVar = o.Mean[:0], o.Var[:0], o.EpistemicVar[:0]
-		h := 0.0
-		o.Class, o.Confidence = 0, -1
+	K := float64(k)
+	o.Samples = k
+	if p.opts.KeepSamples {
+		o.Outputs = o.Outputs[:k*c]
+	}
+	s, s2 := p.sum[i*c:(i+1)*c], p.sum2[i*c:(i+1)*c]
+	// x − x is 0 for finite x and NaN for NaN and ±Inf: one pass over the sums.
+	chk := p.sumH[i] - p.sumH[i]
+	for j := range s {
+		chk += (s[j] - s[j]) + (s2[j] - s2[j])
+	}
+	o.nonFinite = chk != 0
+	if p.m.spec.Task == Regression {
+		o.Mean, o.Var, o.EpistemicVar = grow(o.Mean, c), grow(o.Var, c), grow(o.EpistemicVar, c)
+		o.Probs, o.Std = o.Probs[:0], o.Std[:0]
 		for j := range s {
 			mu := s[j] / K
-			o.Probs[j] = float32(mu)
-			o.Std[j] = float32(math.Sqrt(math.Max(s2[j]/K-mu*mu, 0)))
-			if mu > 0 {
-				h -= mu * math.Log(mu)
-			}
-			if o.Probs[j] > o.Confidence {
-				o.Class, o.Confidence = j, o.Probs[j]
-			}
+			ev := math.Max(s2[j]/K-mu*mu, 0)
+			o.Mean[j], o.EpistemicVar[j] = float32(mu), float32(ev)
+			o.Var[j] = float32(ev + p.m.spec.NoiseVar)
 		}
-		o.Entropy = h
-		o.ExpectedEntropy = p.sumH[i] / K
-		o.MutualInfo = math.Max(h-o.ExpectedEntropy, 0)
+		o.Decision = p.policy.Decide(o)
+		return
 	}
+	o.Probs, o.Std = grow(o.Probs, c), grow(o.Std, c)
+	o.Mean, o.Var, o.EpistemicVar = o.Mean[:0], o.Var[:0], o.EpistemicVar[:0]
+	h := 0.0
+	o.Class, o.Confidence = 0, -1
+	for j := range s {
+		mu := s[j] / K
+		o.Probs[j] = float32(mu)
+		o.Std[j] = float32(math.Sqrt(math.Max(s2[j]/K-mu*mu, 0)))
+		if mu > 0 {
+			h -= mu * math.Log(mu)
+		}
+		if o.Probs[j] > o.Confidence {
+			o.Class, o.Confidence = j, o.Probs[j]
+		}
+	}
+	o.Entropy = h
+	o.ExpectedEntropy = p.sumH[i] / K
+	o.MutualInfo = math.Max(h-o.ExpectedEntropy, 0)
+	o.Decision = p.policy.Decide(o)
 }
