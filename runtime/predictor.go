@@ -173,13 +173,13 @@ func (m *Model) predictorBytes(opts Options, block, maxAct, scratch int) (int64,
 	if d, has := (&Predictor{m: m}).firstLocal(); has {
 		add(4, int64(d.post.prepSize(opts.MaxBatch)))
 	}
-	add(4, n, in, 2)      // zeros, and the warm-up's zero batch
-	add(8, n, out, 2)     // sum, sum2
-	add(8, n)             // sumH
-	add(4, out)           // probs
-	add(4, n, out, 2)     // the warm-up's predictions (Probs and Std)
-	add(4, n, out, 2)     // the predictions NewPredictor warms up (reused afterwards)
-	if opts.Adaptive {    // the kept per-sample values, entropies and flags
+	add(4, n, in, 2)   // zeros, and the warm-up's zero batch
+	add(8, n, out, 2)  // sum, sum2
+	add(8, n)          // sumH
+	add(4, out)        // probs
+	add(4, n, out, 2)  // the warm-up's predictions (Probs and Std)
+	add(4, n, out, 2)  // the predictions NewPredictor warms up (reused afterwards)
+	if opts.Adaptive { // the kept per-sample values, entropies and flags
 		add(4, int64(opts.Samples), n, out)
 		add(8, int64(opts.Samples), n)
 		add(n)
