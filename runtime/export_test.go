@@ -1,0 +1,4 @@
+package runtime
+
+// StudentQuantile exports studentQuantile to the tests.
+var StudentQuantile = studentQuantile
