@@ -88,6 +88,11 @@ type Options struct {
 	ValidateSamples int
 	// Seed is the random seed of validation predictions.
 	Seed uint64
+	// Preprocess is the input transformation to store in the model (runtime.PreprocessBlob). nil
+	// keeps the one an edgebnn checkpoint records (edgebnn train writes it), if any. It is
+	// validated against the model's input shape, task and outputs. A checkpoint's decision
+	// policy is not carried over: recalibrate the converted model (edgebnn calibrate).
+	Preprocess *runtime.Preprocess
 }
 
 // LayerReport describes one parametric layer of the converted model.
@@ -177,6 +182,7 @@ type KeptF32 struct {
 // model is a checked model in memory: its description and float32 tensors.
 type model struct {
 	spec    *runtime.Spec
+	pre     *runtime.Preprocess
 	expect  []tensorSpec
 	tensors map[string][]float32
 	hash    string
@@ -188,6 +194,7 @@ type source struct {
 	kind    string
 	tensors []statedict.Tensor
 	spec    *runtime.Spec // set for edgebnn model files
+	pre     []byte        // an edgebnn model file's preprocess section, if any
 }
 
 // Convert converts a checkpoint into a model file as opts describe and reports on the result.
@@ -314,6 +321,11 @@ func readModelFile(path string) (*source, error) {
 		return nil, fmt.Errorf("convert: checkpoint %s: %w", path, err)
 	}
 	src := &source{kind: "model", spec: spec}
+	if pre, err := f.Blob(runtime.PreprocessBlob); err == nil {
+		src.pre = append([]byte(nil), pre...)
+	} else if !errors.Is(err, format.ErrNotFound) {
+		return nil, fmt.Errorf("convert: checkpoint %s: %w", path, err)
+	}
 	for _, name := range f.Tensors() {
 		if strings.HasPrefix(name, TrainingStatePrefix) {
 			continue // optimizer state of a training checkpoint, not part of the model
@@ -422,8 +434,22 @@ func buildModel(src *source, opts Options) (*model, error) {
 	if err := m.fill(byName, cfg); err != nil {
 		return nil, err
 	}
-	if _, err := m.runtimeModel(); err != nil {
+	rm, err := m.runtimeModel()
+	if err != nil {
 		return nil, fmt.Errorf("convert: the checkpoint does not make a valid model: %w", err)
+	}
+	switch {
+	case opts.Preprocess != nil:
+		m.pre = opts.Preprocess
+	case src.pre != nil:
+		if m.pre, err = runtime.ParsePreprocess(src.pre, m.spec.InputShape, m.spec.Task, rm.OutputSize()); err != nil {
+			return nil, fmt.Errorf("convert: the checkpoint's section %q: %w", runtime.PreprocessBlob, err)
+		}
+	}
+	if m.pre != nil {
+		if err := m.pre.Validate(m.spec.InputShape, m.spec.Task, rm.OutputSize()); err != nil {
+			return nil, fmt.Errorf("convert: %w", err)
+		}
 	}
 	return m, nil
 }
@@ -801,6 +827,15 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 	}
 	if err := w.AddBlob(runtime.MetaBlob, meta, o.zstd); err != nil {
 		return nil, nil, fmt.Errorf("convert: meta blob: %w", err)
+	}
+	if m.pre != nil {
+		b, err := json.Marshal(m.pre)
+		if err != nil {
+			return nil, nil, fmt.Errorf("convert: encoding the preprocessing: %w", err)
+		}
+		if err := w.AddBlob(runtime.PreprocessBlob, b, false); err != nil {
+			return nil, nil, fmt.Errorf("convert: preprocess blob: %w", err)
+		}
 	}
 	var cw countingWriter
 	if _, err := w.WriteTo(&cw); err != nil {

@@ -49,6 +49,26 @@ func (t *Trainer) EpochCheckpointPath() string {
 // name, the optimizer state under "optim/...", and the "train" blob.
 func (t *Trainer) SaveCheckpoint(path string) error { return t.save(path, true) }
 
+// Preprocess is the input transformation of the training data — the scale its loader applied
+// to the stored values (1/255 for Fashion-MNIST pixels) and its class names — which checkpoints
+// and models record so that devices apply it to raw inputs; nil when there is none (the values
+// were used as stored) or no data is loaded.
+func (t *Trainer) Preprocess() *runtime.Preprocess {
+	d := t.Train
+	if d == nil || ((d.Scale == 0 || d.Scale == 1) && d.ClassNames == nil) {
+		return nil
+	}
+	p := &runtime.Preprocess{Version: runtime.DeployVersion, ClassNames: d.ClassNames,
+		Source: "edgebnn train: " + d.Name}
+	if d.Scale != 1 {
+		p.Scale = d.Scale
+	}
+	if len(d.ClassNames) != d.Classes {
+		p.ClassNames = nil
+	}
+	return p
+}
+
 // ModelPath is where the deployable model goes: <stem>.model<ext> beside Config.Out.
 func (t *Trainer) ModelPath() string {
 	out := t.Config.Out
@@ -72,6 +92,15 @@ func (t *Trainer) save(path string, optimizer bool) error {
 	}
 	if err := w.AddBlob(runtime.MetaBlob, meta, false); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	if pre := t.Preprocess(); pre != nil {
+		b, err := json.Marshal(pre)
+		if err != nil {
+			return fmt.Errorf("checkpoint %s: preprocess: %w", path, err)
+		}
+		if err := w.AddBlob(runtime.PreprocessBlob, b, false); err != nil {
+			return fmt.Errorf("checkpoint %s: %w", path, err)
+		}
 	}
 	nets := t.Nets
 	if t.fa != nil {

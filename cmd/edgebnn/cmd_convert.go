@@ -15,6 +15,8 @@ import (
 const convertUsage = `Usage: edgebnn convert --checkpoint PATH [--config CFG.json] [--arch ARCH] --out OUT
                        [--dtype f16|f32] [--prune F] [--compress zstd|none] [--classes N]
                        [--input-shape C,H,W] [--validate DATA] [--allow-clamp]
+                       [--preprocess FILE.json] [--input-scale S] [--input-mean M,…]
+                       [--input-std S,…] [--input-layout chw|hwc] [--class-names A,B,…]
 
 Converts a trained Bayesian network into an edgebnn model file. The checkpoint
 is a bayesianize state_dict (.pt from torch.save, or .safetensors), which needs
@@ -29,7 +31,17 @@ the smallest inducing projection (Z) entries; --dtype f16 stores large tensors
 as half precision (D, λ, q(U) statistics and BatchNorm statistics stay f32).
 The output is written atomically and never over an input. With --validate
 DATA (a safetensors with "inputs" and "labels") the unpruned f32 model and the
-written file are scored (accuracy, NLL, ECE with 15 bins).`
+written file are scored (accuracy, NLL, ECE with 15 bins).
+
+The model file records how raw inputs become the network's inputs,
+x = (raw · scale − mean) / std per channel (images) or feature, after
+reordering interleaved (hwc) images, and the class names: predict, eval and
+serve apply it to raw inputs. An edgebnn checkpoint carries what edgebnn train
+recorded (Fashion-MNIST: scale 1/255 and its class names); --preprocess (a
+JSON file with the fields version, layout, scale, mean, std, class_names) and
+the --input-* and --class-names flags replace it (flags override the file's
+fields). A checkpoint's decision policy is not carried over: calibrate the
+converted model.`
 
 var convertCmd = command{
 	name:    "convert",
@@ -57,6 +69,7 @@ func runConvert(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs.IntVar(&o.ValidateSamples, "samples", 64, "Monte Carlo `K` for --validate")
 	fs.BoolVar(&o.AllowClamp, "allow-clamp", false, "clamp values beyond the fp16 range to ±65504 instead of failing")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	pre := addPreprocessFlags(fs)
 	if err := parseFlags(fs, convertUsage, args, stdout); err != nil {
 		return err
 	}
@@ -73,7 +86,10 @@ func runConvert(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if o.InputShape, err = parseShape(*shape); err != nil {
 		return usagef("%v", err)
 	}
-	if err := outfile.Check("--out", o.Out, o.Checkpoint, o.Config, fileArg(o.Arch), o.Validate); err != nil {
+	if o.Preprocess, err = pre.build(); err != nil {
+		return err
+	}
+	if err := outfile.Check("--out", o.Out, o.Checkpoint, o.Config, fileArg(o.Arch), o.Validate, *pre.file); err != nil {
 		return err
 	}
 	rep, err := convertStaged(ctx, o)

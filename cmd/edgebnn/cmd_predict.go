@@ -32,9 +32,19 @@ of shape [N, ...] in a safetensors file (--input-key, default "inputs").
 Images are channel-major (C×H×W), flattened. Inputs are read and predicted
 --batch at a time, and results printed as they come.
 
+Inputs are raw values: the model's preprocessing (edgebnn inspect shows it;
+edgebnn train records it, e.g. scale 1/255 for Fashion-MNIST pixels 0–255)
+is applied first, unless --normalized says they are the network's inputs.
+
+DECISION is the model's policy (edgebnn calibrate) on the prediction: act, or
+abstain with the reason; without a policy every prediction is acted on. With
+--adaptive, samples are drawn in rounds and an input stops once the policy's
+decision would not change with all K (docs/ADAPTIVE.md).
+
 With --json, one JSON object per line and input: classification keys index,
-probs, pred, confidence, entropy, expected_entropy, mutual_info, std;
-regression keys index, mean, var, epistemic_var.`
+probs, pred, class_name (when the model names its classes), confidence,
+entropy, expected_entropy, mutual_info, std, decision, reason, samples;
+regression keys index, mean, var, epistemic_var, decision, reason, samples.`
 
 var predictCmd = command{
 	name:    "predict",
@@ -53,6 +63,9 @@ type predictFlags struct {
 	threads  *int
 	// mean, when set by a command that offers --mean, predicts at the posterior mean.
 	mean *bool
+	// adaptive, when set by a command that offers --adaptive, stops sampling early once the
+	// model's policy has decided (runtime.Options.Adaptive).
+	adaptive *bool
 }
 
 func addPredictFlags(fs interface {
@@ -135,19 +148,27 @@ func (f predictFlags) predictor(m *runtime.Model, batch, threads int) (*runtime.
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
+	adaptive := f.adaptive != nil && *f.adaptive
+	if adaptive && m.Policy() == nil {
+		return nil, usagef("--adaptive needs a model with a decision policy (edgebnn calibrate writes one); %s has none", *f.model)
+	}
 	return m.NewPredictor(runtime.Options{Samples: *f.samples, Seed: *f.seed, Strategy: st, MaxBatch: batch,
-		Threads: threads, Mean: f.mean != nil && *f.mean})
+		Threads: threads, Mean: f.mean != nil && *f.mean, Adaptive: adaptive})
 }
 
 type classJSON struct {
 	Index           int       `json:"index"`
 	Probs           []float32 `json:"probs"`
 	Pred            int       `json:"pred"`
+	ClassName       string    `json:"class_name,omitempty"`
 	Confidence      float32   `json:"confidence"`
 	Entropy         float64   `json:"entropy"`
 	ExpectedEntropy float64   `json:"expected_entropy"`
 	MutualInfo      float64   `json:"mutual_info"`
 	Std             []float32 `json:"std"`
+	Decision        string    `json:"decision"`
+	Reason          string    `json:"reason"`
+	Samples         int       `json:"samples"`
 }
 
 type regressionJSON struct {
@@ -155,6 +176,9 @@ type regressionJSON struct {
 	Mean         []float32 `json:"mean"`
 	Var          []float32 `json:"var"`
 	EpistemicVar []float32 `json:"epistemic_var"`
+	Decision     string    `json:"decision"`
+	Reason       string    `json:"reason"`
+	Samples      int       `json:"samples"`
 }
 
 func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
@@ -164,6 +188,8 @@ func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
 	key := fs.String("input-key", "", "the tensor `NAME` in a safetensors input file")
 	header := fs.Bool("header", false, "the CSV input's first row is a header (default: only when none of its fields is a number)")
 	asJSON := fs.Bool("json", false, "print one JSON object per input")
+	normalized := fs.Bool("normalized", false, "the inputs are already the network's inputs: do not apply the model's preprocessing")
+	pf.adaptive = fs.Bool("adaptive", false, "draw samples in rounds and stop once the model's policy has decided (docs/ADAPTIVE.md)")
 	if err := parseFlags(fs, predictUsage, args, stdout); err != nil {
 		return err
 	}
@@ -213,10 +239,18 @@ func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	defer out.close()
 	preds := make([]runtime.Prediction, batch)
+	norm := make([]float32, batch*m.InputSize())
 	for len(xs) > 0 {
 		for len(xs) > 0 {
 			n := min(batch, len(xs)/m.InputSize())
-			if err := p.PredictBatch(xs[:n*m.InputSize()], preds[:n]); err != nil {
+			x := xs[:n*m.InputSize()]
+			if !*normalized && m.Preprocessing() != nil {
+				if err := m.Normalize(norm[:len(x)], x); err != nil {
+					return err
+				}
+				x = norm[:len(x)]
+			}
+			if err := p.PredictBatch(x, preds[:n]); err != nil {
 				var nf *runtime.NonFiniteError
 				if errors.As(err, &nf) {
 					// The runtime counts within the batch; the user counts inputs in the file.
@@ -239,6 +273,7 @@ func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
 
 // predictionWriter prints predictions as they come, in predict's table or JSON format.
 type predictionWriter struct {
+	m     *runtime.Model
 	w     io.Writer
 	task  runtime.Task
 	json  *json.Encoder
@@ -250,16 +285,16 @@ type predictionWriter struct {
 // classHeader is the classification table's header; the widths of all columns but the first
 // two are fixed by their formats (probabilities and entropies in nats below 100 print in at
 // most 7 characters, within the headers' widths).
-var classHeader = []string{"INPUT", "CLASS", "CONFIDENCE", "ENTROPY", "EXPECTED ENTROPY", "MUTUAL INFO"}
+var classHeader = []string{"INPUT", "CLASS", "CONFIDENCE", "ENTROPY", "EXPECTED ENTROPY", "MUTUAL INFO", "DECISION"}
 
 func newPredictionWriter(w io.Writer, m *runtime.Model, asJSON bool, src inputSource) (*predictionWriter, error) {
-	pw := &predictionWriter{w: w, task: m.Task()}
+	pw := &predictionWriter{m: m, w: w, task: m.Task()}
 	switch {
 	case asJSON:
 		pw.json = json.NewEncoder(w)
 	case m.Task() == runtime.Regression:
 		pw.spill = newSpillTable(w, 2)
-		if err := pw.spill.row("INPUT", "MEAN", "STD", "EPISTEMIC STD"); err != nil {
+		if err := pw.spill.row("INPUT", "MEAN", "STD", "EPISTEMIC STD", "DECISION"); err != nil {
 			return nil, err
 		}
 	default:
@@ -290,9 +325,10 @@ func (pw *predictionWriter) write(preds []runtime.Prediction) error {
 		case pw.json != nil:
 			var v any
 			if pw.task == runtime.Regression {
-				v = regressionJSON{idx, pr.Mean, pr.Var, pr.EpistemicVar}
+				v = regressionJSON{idx, pr.Mean, pr.Var, pr.EpistemicVar, pr.Decision.String(), pr.Decision.Reason.String(), pr.Samples}
 			} else {
-				v = classJSON{idx, pr.Probs, pr.Class, pr.Confidence, pr.Entropy, pr.ExpectedEntropy, pr.MutualInfo, pr.Std}
+				v = classJSON{idx, pr.Probs, pr.Class, pw.m.ClassName(pr.Class), pr.Confidence, pr.Entropy, pr.ExpectedEntropy,
+					pr.MutualInfo, pr.Std, pr.Decision.String(), pr.Decision.Reason.String(), pr.Samples}
 			}
 			if err := pw.json.Encode(v); err != nil {
 				return fmt.Errorf("writing JSON: %w", err)
@@ -300,20 +336,29 @@ func (pw *predictionWriter) write(preds []runtime.Prediction) error {
 		case pw.spill != nil:
 			for j := range pr.Mean {
 				err := pw.spill.row(strconv.Itoa(idx), fmt.Sprintf("%.5g", pr.Mean[j]), fmt.Sprintf("%.4g", sqrt32(pr.Var[j])),
-					fmt.Sprintf("%.4g", sqrt32(pr.EpistemicVar[j])))
+					fmt.Sprintf("%.4g", sqrt32(pr.EpistemicVar[j])), decisionText(pr.Decision))
 				if err != nil {
 					return err
 				}
 			}
 		default:
 			err := pw.table.row(strconv.Itoa(idx), strconv.Itoa(pr.Class), fmt.Sprintf("%.4f", pr.Confidence),
-				fmt.Sprintf("%.4f", pr.Entropy), fmt.Sprintf("%.4f", pr.ExpectedEntropy), fmt.Sprintf("%.4f", pr.MutualInfo))
+				fmt.Sprintf("%.4f", pr.Entropy), fmt.Sprintf("%.4f", pr.ExpectedEntropy), fmt.Sprintf("%.4f", pr.MutualInfo),
+				decisionText(pr.Decision))
 			if err != nil {
 				return fmt.Errorf("writing table: %w", err)
 			}
 		}
 	}
 	return nil
+}
+
+// decisionText prints a decision for predict's table: "act", or "abstain (reason)".
+func decisionText(d runtime.Decision) string {
+	if d.Act {
+		return "act"
+	}
+	return "abstain (" + d.Reason.String() + ")"
 }
 
 func (pw *predictionWriter) flush() error {

@@ -29,6 +29,12 @@ type Dataset struct {
 	Targets []float32
 	// Outputs is the number of regression targets per example (0 for classification).
 	Outputs int
+	// Scale is what the loader multiplied the values stored in the file by to make X (1/255 for
+	// 8-bit image pixels); 0 means 1. A model trained on X records it as its input
+	// preprocessing, so that a device gives it raw values from the same kind of file.
+	Scale float64
+	// ClassNames names the classes when the data set defines them (nil otherwise).
+	ClassNames []string
 }
 
 // Regression reports whether the data set has regression targets rather than labels.
@@ -69,7 +75,7 @@ func (d *Dataset) Validate() error {
 // Subset returns the examples with the given indices (copied), in that order.
 func (d *Dataset) Subset(idx []int) (*Dataset, error) {
 	out := &Dataset{Name: d.Name, N: len(idx), Dim: d.Dim, Shape: append([]int(nil), d.Shape...),
-		Classes: d.Classes, Outputs: d.Outputs}
+		Classes: d.Classes, Outputs: d.Outputs, Scale: d.Scale, ClassNames: d.ClassNames}
 	out.X = make([]float32, 0, len(idx)*d.Dim)
 	if d.Labels != nil {
 		out.Labels = make([]int, 0, len(idx))
@@ -139,6 +145,12 @@ func (d *Dataset) SelectClasses(classes []int, remap bool) (*Dataset, error) {
 			out.Labels[i] = pos[y]
 		}
 		out.Classes = len(classes)
+		if d.ClassNames != nil {
+			out.ClassNames = make([]string, len(classes))
+			for i, c := range classes {
+				out.ClassNames[i] = d.ClassNames[c]
+			}
+		}
 	}
 	return out, nil
 }

@@ -199,7 +199,17 @@ func FashionMNIST(dir, split string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	return loadIDXPair(ip, lp, "fashion-mnist/"+split, 10)
+	d, err := loadIDXPair(ip, lp, "fashion-mnist/"+split, 10)
+	if err != nil {
+		return nil, err
+	}
+	d.ClassNames = FashionMNISTClasses()
+	return d, nil
+}
+
+// FashionMNISTClasses returns Fashion-MNIST's class names, by label.
+func FashionMNISTClasses() []string {
+	return []string{"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"}
 }
 
 func loadIDXPair(imagePath, labelPath, name string, classes int) (*Dataset, error) {
@@ -216,7 +226,7 @@ func loadIDXPair(imagePath, labelPath, name string, classes int) (*Dataset, erro
 	}
 	n, h, w := idims[0], idims[1], idims[2]
 	d := &Dataset{Name: name, N: n, Dim: h * w, Shape: []int{1, h, w}, Classes: classes,
-		X: make([]float32, n*h*w), Labels: make([]int, n)}
+		X: make([]float32, n*h*w), Labels: make([]int, n), Scale: 1.0 / 255}
 	for i, v := range img {
 		d.X[i] = float32(v) / 255
 	}
