@@ -98,6 +98,9 @@ func TestFlowDensityNormalised(t *testing.T) {
 		f := randomFlow(t, rng, m)
 		lo, hi := f.Support()
 		n := 20000
+		if testing.Short() {
+			n = 3000
+		}
 		h := (hi - lo) / float64(n)
 		s := 0.0
 		for i := 0; i < n; i++ { // midpoint rule; q vanishes at both ends
