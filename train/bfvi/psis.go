@@ -108,7 +108,7 @@ func gpdFit(x []float64) (k, sigma float64) {
 
 // LogImportanceRatios draws n samples θ_s ~ q (seeded) and returns log p(θ_s, y) − log q(θ_s),
 // the input of ParetoK.
-func LogImportanceRatios(m Model, q *MeanField, n int, seed uint64) ([]float64, error) {
+func LogImportanceRatios(m Model, q Sampler, n int, seed uint64) ([]float64, error) {
 	if m == nil || q == nil || m.Dim() != q.Dim() {
 		return nil, fmt.Errorf("bfvi: importance ratios need a model and a family of equal dimension")
 	}
