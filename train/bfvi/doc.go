@@ -41,7 +41,8 @@
 // Fit maximises the ELBO E_q[log p(y, θ) − log q(θ)] with S reparameterised samples per step and
 // RMSprop (TensorFlow/Keras defaults: ρ = 0.9, ε = 1e-7; the paper's learning rate is Keras'
 // default 0.001 — "Tensorflow's RMSprop in all experiments with default setting"). The same trainer
-// fits mean-field Gaussian VI (Gaussian marginals) as the baseline. ParetoK is the PSIS k̂
+// fits mean-field Gaussian VI (Gaussian marginals) as the baseline, and
+// FitFullRankGaussianVI fits a full-rank Gaussian N(μ, LLᵀ) with the same optimizer. ParetoK is the PSIS k̂
 // diagnostic (Vehtari et al., "Pareto smoothed importance sampling"; Yao et al. 2018, "Yes, but did
 // it work?"), and KLMonteCarlo / KLQuadrature measure KL(q‖p) for 1-D models with a known
 // posterior density.
