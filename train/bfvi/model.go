@@ -102,10 +102,10 @@ type CauchyLocation struct {
 	gamma float64
 }
 
-// PaperCauchyData are the six draws from the equal mixture of Cauchy(−2.5, 0.5) and
+// paperCauchyData are the six draws from the equal mixture of Cauchy(−2.5, 0.5) and
 // Cauchy(2.5, 0.5) published in paper 002 (appendix B-B2; drawn by the reference notebook with
 // TensorFlow seed 2). With them the log evidence is −21.43069 (paper, eq. S11).
-var PaperCauchyData = [6]float64{1.2083935, -2.7329216, 4.1769943, 1.9710574, -4.2004027, -2.384988}
+var paperCauchyData = [6]float64{1.2083935, -2.7329216, 4.1769943, 1.9710574, -4.2004027, -2.384988}
 
 // NewCauchyLocation returns the model for data y (finite) and scale gamma > 0.
 func NewCauchyLocation(y []float64, gamma float64) (*CauchyLocation, error) {
@@ -118,9 +118,10 @@ func NewCauchyLocation(y []float64, gamma float64) (*CauchyLocation, error) {
 	return &CauchyLocation{y: append([]float64(nil), y...), gamma: gamma}, nil
 }
 
-// PaperCauchy is paper 002's Cauchy experiment: PaperCauchyData, γ = 0.5.
+// PaperCauchy is paper 002's Cauchy experiment: γ = 0.5 and the six published draws
+// y = 1.2083935, −2.7329216, 4.1769943, 1.9710574, −4.2004027, −2.384988 (log evidence −21.43069).
 func PaperCauchy() *CauchyLocation {
-	m, _ := NewCauchyLocation(PaperCauchyData[:], 0.5)
+	m, _ := NewCauchyLocation(paperCauchyData[:], 0.5)
 	return m
 }
 
@@ -159,12 +160,12 @@ type LinReg struct {
 	x1, x2, y []float64
 }
 
-// PaperLinRegX and PaperLinRegY are the six points of paper 002, appendix B-C2 (R, set.seed(42)).
+// paperLinRegX and paperLinRegY are the six points of paper 002, appendix B-C2 (R, set.seed(42)).
 var (
-	PaperLinRegX = [6][2]float64{
+	paperLinRegX = [6][2]float64{
 		{1.3709584, 1.48475156}, {-0.5646982, -1.42449894}, {0.3631284, 0.10432308},
 		{0.6328626, 0.27923186}, {0.4042683, 0.09138635}, {-0.1061245, -0.53519391}}
-	PaperLinRegY = [6]float64{-1.46778013, -0.09421285, -0.41162052, -0.31177232, -0.52569912, -1.22375575}
+	paperLinRegY = [6]float64{-1.46778013, -0.09421285, -0.41162052, -0.31177232, -0.52569912, -1.22375575}
 )
 
 // NewLinReg returns the model for predictors x (n×2) and responses y (length n ≥ 1, finite).
@@ -184,9 +185,9 @@ func NewLinReg(x [][2]float64, y []float64) (*LinReg, error) {
 	return m, nil
 }
 
-// PaperLinReg is paper 002's toy regression.
+// PaperLinReg is paper 002's toy regression on its six published points (appendix B-C2).
 func PaperLinReg() *LinReg {
-	m, _ := NewLinReg(PaperLinRegX[:], PaperLinRegY[:])
+	m, _ := NewLinReg(paperLinRegX[:], paperLinRegY[:])
 	return m
 }
 
@@ -239,10 +240,11 @@ type EightSchools struct {
 	NonCentred bool
 }
 
-// EightSchoolsY and EightSchoolsSigma are the classic data (Rubin 1981).
+// eightSchoolsY and eightSchoolsSigma are the classic data (Rubin 1981); unexported so that no
+// caller can change a model.
 var (
-	EightSchoolsY     = [8]float64{28, 8, -3, 7, -1, 1, 18, 12}
-	EightSchoolsSigma = [8]float64{15, 10, 16, 11, 9, 11, 10, 18}
+	eightSchoolsY     = [8]float64{28, 8, -3, 7, -1, 1, 18, 12}
+	eightSchoolsSigma = [8]float64{15, 10, 16, 11, 9, 11, 10, 18}
 )
 
 // Dim returns 10.
@@ -281,22 +283,22 @@ func (m EightSchools) LogJoint(x, grad []float64) float64 {
 	gtau := -2 * tau / (25 + tau*tau)
 	var g [8]float64
 	for j := 0; j < 8; j++ {
-		s := EightSchoolsSigma[j]
+		s := eightSchoolsSigma[j]
 		if m.NonCentred {
 			eta := x[2+j]
 			th := mu + tau*eta
-			r := (EightSchoolsY[j] - th) / (s * s)
-			lp += logNormal01(eta) + logNormal(EightSchoolsY[j], th, s)
+			r := (eightSchoolsY[j] - th) / (s * s)
+			lp += logNormal01(eta) + logNormal(eightSchoolsY[j], th, s)
 			gmu += r
 			gtau += r * eta
 			g[j] = -eta + r*tau
 		} else {
 			th := x[2+j]
 			d := th - mu
-			lp += -0.5*d*d/(tau*tau) - ltau - halfLog2Pi + logNormal(EightSchoolsY[j], th, s)
+			lp += -0.5*d*d/(tau*tau) - ltau - halfLog2Pi + logNormal(eightSchoolsY[j], th, s)
 			gmu += d / (tau * tau)
 			gtau += -1/tau + d*d/(tau*tau*tau)
-			g[j] = -d/(tau*tau) + (EightSchoolsY[j]-th)/(s*s)
+			g[j] = -d/(tau*tau) + (eightSchoolsY[j]-th)/(s*s)
 		}
 	}
 	if grad != nil {
