@@ -1,0 +1,72 @@
+package bfvi
+
+import "math"
+
+const (
+	log2Pi     = 1.8378770664093453 // log(2π)
+	halfLog2Pi = 0.9189385332046727 // ½·log(2π)
+)
+
+// softplus returns log(1 + eˣ) without overflow.
+func softplus(x float64) float64 {
+	if x > 0 {
+		return x + math.Log1p(math.Exp(-x))
+	}
+	return math.Log1p(math.Exp(x))
+}
+
+// logSoftplus returns log(softplus(x)), accurate for very negative x where softplus underflows.
+func logSoftplus(x float64) float64 {
+	if x < -30 {
+		// softplus(x) = eˣ(1 − eˣ/2 + …); the correction is below 1e-13 relative.
+		return x - math.Exp(x)/2
+	}
+	return math.Log(softplus(x))
+}
+
+// sigmoid returns 1/(1 + e⁻ˣ) without overflow.
+func sigmoid(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
+// softplusInv returns y + log(−expm1(−y)), the inverse of softplus for y > 0.
+func softplusInv(y float64) float64 {
+	return y + math.Log(-math.Expm1(-y))
+}
+
+// logNormal01 is the standard normal log density.
+func logNormal01(z float64) float64 { return -0.5*z*z - halfLog2Pi }
+
+// logNormal is the N(mu, sd²) log density.
+func logNormal(x, mu, sd float64) float64 {
+	d := (x - mu) / sd
+	return -0.5*d*d - math.Log(sd) - halfLog2Pi
+}
+
+// logBinomials returns log C(n, i) for i = 0..n (nil for n < 0).
+func logBinomials(n int) []float64 {
+	if n < 0 {
+		return nil
+	}
+	out := make([]float64, n+1)
+	ln, _ := math.Lgamma(float64(n + 1))
+	for i := 0; i <= n; i++ {
+		a, _ := math.Lgamma(float64(i + 1))
+		b, _ := math.Lgamma(float64(n - i + 1))
+		out[i] = ln - a - b
+	}
+	return out
+}
+
+func allFinite(x []float64) bool {
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,94 @@
+package bfvi
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestModelGradientsFiniteDifference(t *testing.T) {
+	tests := []struct {
+		name  string
+		model Model
+	}{
+		{"bernoulli", PaperBernoulli()},
+		{"cauchy", PaperCauchy()},
+		{"linreg", PaperLinReg()},
+		{"8schools-cp", EightSchools{}},
+		{"8schools-ncp", EightSchools{NonCentred: true}},
+	}
+	for _, tc := range tests {
+		rng := rand.New(rand.NewPCG(5, 17))
+		d := tc.model.Dim()
+		x, g := make([]float64, d), make([]float64, d)
+		for trial := 0; trial < 5; trial++ {
+			for i := range x {
+				x[i] = 2 * rng.NormFloat64()
+			}
+			lp := tc.model.LogJoint(x, g)
+			if math.IsNaN(lp) || math.IsInf(lp, 0) {
+				t.Fatalf("%s: log joint %g at %v", tc.name, lp, x)
+			}
+			for i := range x {
+				h := 1e-6 * math.Max(1, math.Abs(x[i]))
+				xp := append([]float64(nil), x...)
+				xp[i] += h
+				xm := append([]float64(nil), x...)
+				xm[i] -= h
+				num := (tc.model.LogJoint(xp, nil) - tc.model.LogJoint(xm, nil)) / (2 * h)
+				if math.Abs(num-g[i]) > 1e-5*math.Max(1, math.Abs(num)) {
+					t.Errorf("%s: ∂/∂x[%d] = %.10g, finite difference %.10g", tc.name, i, g[i], num)
+				}
+			}
+		}
+		if c, ok := tc.model.(Constrained); ok {
+			if len(c.Names()) != d {
+				t.Errorf("%s: %d names for dimension %d", tc.name, len(c.Names()), d)
+			}
+		}
+		if !math.IsNaN(tc.model.LogJoint(make([]float64, d+1), nil)) {
+			t.Errorf("%s: wrong-length x not reported", tc.name)
+		}
+	}
+}
+
+// TestLogEvidence checks the models' normalising constants: the Bernoulli evidence is
+// B(3.1, 1.1)/B(1.1, 1.1) and the Cauchy one is the paper's −21.43069 (eq. S11).
+func TestLogEvidence(t *testing.T) {
+	b := PaperBernoulli()
+	g, err := NewGridPosterior(b, -40, 40, 40000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := logBeta(3.1, 1.1) - logBeta(1.1, 1.1)
+	if math.Abs(g.LogEvidence-want) > 1e-6 {
+		t.Errorf("Bernoulli log evidence %.8f, want %.8f", g.LogEvidence, want)
+	}
+	for _, x := range []float64{-3, 0, 1.5, 6} {
+		if d := math.Abs(g.LogDensity(x) - b.LogPosterior(x)); d > 1e-6 {
+			t.Errorf("Bernoulli posterior at %g differs by %g", x, d)
+		}
+	}
+	c, err := NewGridPosterior(PaperCauchy(), -15, 15, 30000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(c.LogEvidence-(-21.43069)) > 1e-4 {
+		t.Errorf("Cauchy log evidence %.6f, paper −21.43069", c.LogEvidence)
+	}
+}
+
+func TestModelBadInput(t *testing.T) {
+	if _, err := NewBernoulli([]int{1, 2}, 1, 1); err == nil {
+		t.Error("Bernoulli y=2 accepted")
+	}
+	if _, err := NewBernoulli([]int{1}, 0, 1); err == nil {
+		t.Error("Beta(0, 1) accepted")
+	}
+	if _, err := NewCauchyLocation([]float64{1}, -1); err == nil {
+		t.Error("negative Cauchy scale accepted")
+	}
+	if _, err := NewLinReg([][2]float64{{1, 2}}, nil); err == nil {
+		t.Error("mismatched regression data accepted")
+	}
+}
