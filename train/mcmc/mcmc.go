@@ -6,7 +6,7 @@
 // Gelman's tree doubling (Betancourt 2017, appendix A), in which each new subtree is accepted with
 // a biased progressive draw and points inside a subtree are drawn in proportion to exp(−H); the
 // generalized no-U-turn criterion on the summed momentum ρ, checked across every merged subtree
-// and across the two "extended" subtrees that straddle a merge (Stan ≥ 2.21); a leapfrog
+// and across the two "extended" subtrees that straddle a merge, as current Stan does; a leapfrog
 // integrator with a diagonal inverse metric; divergence when the energy error exceeds
 // Config.MaxEnergyError (a non-finite log density or gradient counts as a divergence); step-size
 // adaptation by Nesterov dual averaging (γ = 0.05, t₀ = 10, κ = 0.75, μ = log 10ε); and diagonal
