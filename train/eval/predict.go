@@ -22,10 +22,17 @@ type Predictions struct {
 	// Regression: predictive mean, total and epistemic variance (N × Outputs).
 	Outputs                 int
 	Mean, Var, EpistemicVar []float32
+	// Samples is the number of posterior samples each prediction used (fewer than
+	// Options.Samples with Options.Adaptive), Act whether the policy acts on it.
+	Samples []int
+	Act     []bool
 }
 
 // Predict runs m over every input of d with the given predictor options, splitting the data
-// over workers goroutines (≤ 0: GOMAXPROCS), each with its own Predictor.
+// over workers goroutines (≤ 0: GOMAXPROCS), each with its own Predictor. When the model records
+// an input transformation (Model.Preprocessing), d's values are taken back to the values stored
+// in its file (dividing by d.Scale, which its loader applied) and transformed as the model says,
+// so that a model whose preprocessing differs from the loader's still gets the inputs it expects.
 func Predict(m *rt.Model, d *data.Dataset, opt rt.Options, workers int) (*Predictions, error) {
 	if m.InputSize() != d.Dim {
 		return nil, fmt.Errorf("eval: model takes %d inputs, data set %s has %d", m.InputSize(), d.Name, d.Dim)
@@ -52,6 +59,22 @@ func Predict(m *rt.Model, d *data.Dataset, opt rt.Options, workers int) (*Predic
 		p.Var = make([]float32, d.N*out)
 		p.EpistemicVar = make([]float32, d.N*out)
 	}
+	p.Samples, p.Act = make([]int, d.N), make([]bool, d.N)
+	rawScale := float32(1)
+	if d.Scale != 0 {
+		rawScale = float32(1 / d.Scale)
+	}
+	pre := m.Preprocessing() != nil
+	norm := m // the model whose Normalize turns d's values back into network inputs
+	if pp := m.Preprocessing(); pp != nil && pp.Layout == rt.LayoutHWC {
+		// d holds channel-major inputs (as every loader makes them): keep the scale and
+		// statistics, drop the reordering.
+		pp.Layout = rt.LayoutCHW
+		var err error
+		if norm, err = m.WithDeployment(pp, nil); err != nil {
+			return nil, err
+		}
+	}
 	chunk := (d.N + workers - 1) / workers
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
@@ -72,14 +95,31 @@ func Predict(m *rt.Model, d *data.Dataset, opt rt.Options, workers int) (*Predic
 				return
 			}
 			preds := make([]rt.Prediction, opt.MaxBatch)
+			var buf []float32
+			if pre {
+				buf = make([]float32, opt.MaxBatch*d.Dim)
+			}
 			for s := lo; s < hi; s += opt.MaxBatch {
 				e := min(s+opt.MaxBatch, hi)
-				if err := pr.PredictBatch(d.X[s*d.Dim:e*d.Dim], preds[:e-s]); err != nil {
+				x := d.X[s*d.Dim : e*d.Dim]
+				if pre {
+					raw := buf[:len(x)]
+					for i, v := range x {
+						raw[i] = v * rawScale
+					}
+					if err := norm.Normalize(raw, raw); err != nil {
+						errs[w] = fmt.Errorf("eval: inputs %d–%d of %s: %w", s, e-1, d.Name, err)
+						return
+					}
+					x = raw
+				}
+				if err := pr.PredictBatch(x, preds[:e-s]); err != nil {
 					errs[w] = fmt.Errorf("eval: inputs %d–%d of %s: %w", s, e-1, d.Name, err)
 					return
 				}
 				for i := s; i < e; i++ {
 					q := &preds[i-s]
+					p.Samples[i], p.Act[i] = q.Samples, q.Decision.Act
 					if p.Classes > 0 {
 						copy(p.Probs[i*out:(i+1)*out], q.Probs)
 						p.Class[i], p.Confidence[i] = q.Class, float64(q.Confidence)
