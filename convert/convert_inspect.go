@@ -64,6 +64,8 @@ type Inspection struct {
 	Layers                 []InspectLayer  `json:"layers"`
 	Sections               []Section       `json:"sections"`
 	Info                   json.RawMessage `json:"info,omitempty"`
+	// Preprocess is the model's input transformation (runtime.PreprocessBlob), if it has one.
+	Preprocess *runtime.Preprocess `json:"preprocess,omitempty"`
 }
 
 // Inspect opens a model file and describes it. With verify it first checks every checksum
@@ -163,6 +165,7 @@ func inspect(path string, verify bool) (*Inspection, error) {
 	if err != nil {
 		return in, fmt.Errorf("%s: %w", path, err)
 	}
+	in.Preprocess = m.Preprocessing()
 	kl := map[string]float64{}
 	for _, li := range m.Layers() {
 		kl[li.Name] = li.KL

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/edgebnn/edgebnn/convert"
+	"github.com/edgebnn/edgebnn/runtime"
 )
 
 const inspectUsage = `Usage: edgebnn inspect FILE [--json] [--verify]
@@ -77,6 +78,9 @@ func writeInspection(w io.Writer, in *convert.Inspection) error {
 	fmt.Fprintln(w)
 	if in.Task != "" {
 		fmt.Fprintf(w, "task %s, input shape %v\n", in.Task, in.InputShape)
+		if p := in.Preprocess; p != nil {
+			fmt.Fprintf(w, "preprocess: %s\n", describePreprocess(p))
+		}
 	}
 	if in.Members > 1 {
 		fmt.Fprintf(w, "ensemble of %d networks (Ensemble-W): %d parameters per member, %d in all\n", in.Members,
@@ -134,4 +138,32 @@ func summariseInfo(raw json.RawMessage) string {
 		s += fmt.Sprintf(", %s pruning of %.3g of Z", info.Prune.Mode, info.Prune.Fraction)
 	}
 	return s
+}
+
+// describePreprocess summarises a model's input transformation in one line.
+func describePreprocess(p *runtime.Preprocess) string {
+	scale := p.Scale
+	if scale == 0 {
+		scale = 1
+	}
+	layout := p.Layout
+	if layout == "" {
+		layout = runtime.LayoutCHW
+	}
+	s := fmt.Sprintf("x = (raw · %.6g − mean) / std, mean %v, std %v, layout %s", scale, orDefault(p.Mean, 0), orDefault(p.Std, 1), layout)
+	if n := len(p.ClassNames); n > 0 {
+		names := p.ClassNames
+		if n > 6 {
+			names = append(append([]string(nil), names[:5]...), "…")
+		}
+		s += fmt.Sprintf("; %d classes %q", n, names)
+	}
+	return s
+}
+
+func orDefault(v []float64, d float64) []float64 {
+	if len(v) == 0 {
+		return []float64{d}
+	}
+	return v
 }

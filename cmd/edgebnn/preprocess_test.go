@@ -36,6 +36,13 @@ func TestConvertPreprocessAndPredictRaw(t *testing.T) {
 	if pre == nil || pre.Scale != 1.0/255 || pre.Mean[0] != 0.25 || pre.Std[0] != 0.5 || len(pre.ClassNames) != 10 {
 		t.Fatalf("stored preprocess %+v", pre)
 	}
+	// inspect shows it, in text and JSON.
+	if code, stdout, stderr := runCLI("inspect", model); code != 0 || !strings.Contains(stdout, "preprocess: x = (raw · 0.00392157 − mean) / std, mean [0.25], std [0.5], layout chw; 10 classes") {
+		t.Errorf("inspect: exit %d: %s%s", code, stdout, stderr)
+	}
+	if code, stdout, _ := runCLI("inspect", "--json", model); code != 0 || (!strings.Contains(stdout, `"preprocess": {`) || !strings.Contains(stdout, `"Ankle boot"`)) {
+		t.Errorf("inspect --json: exit %d: %s", code, stdout)
+	}
 	// Two raw inputs (integers 0–255) and the same inputs transformed by hand.
 	var raw, norm strings.Builder
 	for i := 0; i < 2; i++ {
