@@ -318,24 +318,6 @@ func writeWithPolicy(ctx context.Context, f *format.File, in, out string, pol *r
 	return st, nil
 }
 
-// withPolicyBlob returns a Writer holding every section of f but the policy, copied verbatim in
-// f's order, and then policy as the policy section (uncompressed).
-func withPolicyBlob(f *format.File, policy []byte) (*format.Writer, error) {
-	w := format.NewWriter()
-	for _, s := range f.Sections() {
-		if s.Name == runtime.PolicyBlob {
-			continue
-		}
-		if err := w.CopySection(f, s.Name); err != nil {
-			return nil, err
-		}
-	}
-	if err := w.AddBlob(runtime.PolicyBlob, policy, false); err != nil {
-		return nil, err
-	}
-	return w, nil
-}
-
 // plotCalibration draws the held-out risk–coverage curves with the fitted rule's fit and
 // held-out results marked.
 func plotCalibration(path string, c *calibration) error {
