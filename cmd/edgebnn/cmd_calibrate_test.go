@@ -102,6 +102,15 @@ func TestCalibrateCommand(t *testing.T) {
 	if a, b := fmt.Sprint(sectionsBut(t, model, runtime.PolicyBlob)), fmt.Sprint(sectionsBut(t, m2, runtime.PolicyBlob)); a != b {
 		t.Errorf("sections changed:\n%s\n%s", a, b)
 	}
+	// inspect shows the policy, in text and JSON.
+	if code, out, errs := runCLI("inspect", m2); code != 0 || !strings.Contains(out, "policy: act when confidence ≥") ||
+		!strings.Contains(out, "calibrated for risk ≤ 0.1 on both") || !strings.Contains(out, "held out n=128") {
+		t.Errorf("inspect: exit %d %s\n%s", code, errs, out)
+	}
+	if code, out, errs := runCLI("inspect", "--json", m2); code != 0 || !strings.Contains(out, `"max_mutual_info"`) ||
+		!strings.Contains(out, `"holdout"`) {
+		t.Errorf("inspect --json: exit %d %s\n%s", code, errs, out)
+	}
 	if st, err := os.Stat(png); err != nil || st.Size() == 0 {
 		t.Errorf("plot: %v", err)
 	}
