@@ -66,6 +66,8 @@ type Inspection struct {
 	Info                   json.RawMessage `json:"info,omitempty"`
 	// Preprocess is the model's input transformation (runtime.PreprocessBlob), if it has one.
 	Preprocess *runtime.Preprocess `json:"preprocess,omitempty"`
+	// Policy is the model's decision policy (its "policy" section), if it has one.
+	Policy *runtime.Policy `json:"policy,omitempty"`
 }
 
 // Inspect opens a model file and describes it. With verify it first checks every checksum
@@ -105,6 +107,13 @@ func inspect(path string, verify bool) (*Inspection, error) {
 		return in, fmt.Errorf("%s: %w", path, err)
 	}
 	in.Task, in.InputShape, in.Info = spec.Task, spec.InputShape, spec.Info
+	if b, err := f.Blob(runtime.PolicyBlob); err == nil {
+		if in.Policy, err = runtime.ParsePolicy(b, spec.Task); err != nil {
+			return in, fmt.Errorf("%s: section %q: %w", path, runtime.PolicyBlob, err)
+		}
+	} else if !errors.Is(err, format.ErrNotFound) {
+		return in, fmt.Errorf("reading the policy: %w", err)
+	}
 	infos := layerInfos(spec)
 	sections := map[string]format.SectionInfo{}
 	for _, s := range f.Sections() {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,12 +10,18 @@ import (
 
 	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/convert/safetensors"
+	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/data"
 )
 
 const demoFixture = "../../testdata/bayesianize/mlp_ffgu"
 
 // TestDemoModelIsFresh: the built-in model is exactly what the converter makes of the fixture
-// (set EDGEBNN_REGEN_DEMO=1 to rewrite demo/model.ebnn and demo/images.bin).
+// plus the built-in policy section, and (without -short, when the Fashion-MNIST files are
+// installed) that policy is exactly what edgebnn calibrate fits with the settings it records.
+// Set EDGEBNN_REGEN_DEMO=1 to rewrite demo/model.ebnn (convert and calibrate; needs the data)
+// and demo/images.bin.
 func TestDemoModelIsFresh(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "model.ebnn")
 	if _, err := convert.Convert(convert.Options{
@@ -53,20 +60,133 @@ func TestDemoModelIsFresh(t *testing.T) {
 			images = append(images, byte(v*255+0.5))
 		}
 	}
-	if os.Getenv("EDGEBNN_REGEN_DEMO") != "" {
-		if err := os.WriteFile("demo/model.ebnn", fresh, 0o644); err != nil {
+	regen := os.Getenv("EDGEBNN_REGEN_DEMO") != ""
+	if regen {
+		if err := os.WriteFile("demo/images.bin", images, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile("demo/images.bin", images, 0o644); err != nil {
+		calibrated := calibrateDemo(t, out, 0.05, "both", 256, 42)
+		if err := os.WriteFile("demo/model.ebnn", calibrated, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	if !bytes.Equal(fresh, demoModel) {
-		t.Errorf("demo/model.ebnn (%d bytes) differs from a fresh conversion (%d bytes); rerun with EDGEBNN_REGEN_DEMO=1", len(demoModel), len(fresh))
+	// The sections other than the policy: the fresh conversion with the built-in policy added
+	// must be the built-in file.
+	builtin, err := format.Decode(demoModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := builtin.Blob(runtime.PolicyBlob)
+	if err != nil {
+		t.Fatalf("the built-in model has no policy: %v", err)
+	}
+	ff, err := format.Decode(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := withPolicyBlob(ff, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rebuilt bytes.Buffer
+	if _, err := w.WriteTo(&rebuilt); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(rebuilt.Bytes(), demoModel) {
+		t.Errorf("demo/model.ebnn (%d bytes) differs from a fresh conversion with its policy (%d bytes); rerun with EDGEBNN_REGEN_DEMO=1", len(demoModel), rebuilt.Len())
+	}
+	// The policy: calibrate again with the recorded settings.
+	p, err := runtime.ParsePolicy(pol, runtime.Classification)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Calibration
+	if c == nil || c.Data != "fashion-mnist test set" {
+		t.Fatalf("the built-in policy's calibration record is %+v", c)
+	}
+	if testing.Short() {
+		t.Log("-short: not recalibrating the built-in model")
+	} else if _, err := os.Stat(filepath.Join(data.DefaultFashionMNISTDir, "t10k-labels-idx1-ubyte.gz")); err != nil {
+		t.Logf("not recalibrating the built-in model: no Fashion-MNIST files (%v)", err)
+	} else if got := calibrateDemo(t, out, c.Value, c.On, p.Samples, c.Seed); !bytes.Equal(got, demoModel) {
+		gf, err := format.Decode(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gb, _ := gf.Blob(runtime.PolicyBlob)
+		t.Errorf("calibrating a fresh conversion gives another policy; rerun with EDGEBNN_REGEN_DEMO=1\nbuilt in: %s\nfresh:    %s", pol, gb)
 	}
 	if !bytes.Equal(images, demoImages) {
 		t.Errorf("demo/images.bin differs from the fixture's test images; rerun with EDGEBNN_REGEN_DEMO=1")
+	}
+}
+
+// calibrateDemo runs edgebnn calibrate on the converted model at path with the demo's settings
+// and returns the calibrated file.
+func calibrateDemo(t *testing.T, path string, risk float64, on string, samples int, seed uint64) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "calibrated.ebnn")
+	code, stdout, stderr := runCLI("calibrate", "--model", path, "--data", "fmnist", "--target-risk", fmt.Sprint(risk),
+		"--on", on, "--samples", fmt.Sprint(samples), "--seed", fmt.Sprint(seed), "--out", out)
+	if code != 0 {
+		t.Fatalf("calibrate: exit %d: %s", code, stderr)
+	}
+	t.Log("\n" + stdout)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestDemoUsageNumbers: the usage text's figures for the first 256 Fashion-MNIST test images (the
+// fixture's reference inputs) are what the demo's defaults give.
+func TestDemoUsageNumbers(t *testing.T) {
+	ref, err := safetensors.ReadFile(filepath.Join(demoFixture, "reference.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, _ := ref.Tensor("inputs")
+	xs, err := inputs.Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelT, _ := ref.Tensor("labels")
+	labels, err := labelT.Int64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := runtime.LoadBytes(demoModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, _, _ := demoDefaults(m)
+	p, err := m.NewPredictor(runtime.Options{Samples: samples})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pred runtime.Prediction
+	acted, right, all := 0, 0, 0
+	for i, y := range labels {
+		if err := p.Predict(xs[i*784:(i+1)*784], &pred); err != nil {
+			t.Fatal(err)
+		}
+		ok := pred.Class == int(y)
+		if ok {
+			all++
+		}
+		if m.Decide(&pred).Act {
+			acted++
+			if ok {
+				right++
+			}
+		}
+	}
+	want := fmt.Sprintf("acts on %d and is right on\n%.0f%% of them (%.0f%% if it had to answer every one)", acted,
+		100*float64(right)/float64(acted), 100*float64(all)/float64(len(labels)))
+	if !strings.Contains(demoUsage, want) {
+		t.Errorf("the usage text does not say %q", want)
 	}
 }
 

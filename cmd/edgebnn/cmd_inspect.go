@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/edgebnn/edgebnn/convert"
@@ -120,7 +121,42 @@ func writeInspection(w io.Writer, in *convert.Inspection) error {
 	if len(in.Info) > 0 {
 		fmt.Fprintf(w, "info: %s\n", summariseInfo(in.Info))
 	}
+	if p := in.Policy; p != nil {
+		fmt.Fprintln(w, summarisePolicy(p))
+	}
 	return nil
+}
+
+// summarisePolicy describes a decision policy in a few lines: its thresholds and, if it was
+// calibrated, the target and the held-out result.
+func summarisePolicy(p *runtime.Policy) string {
+	var th []string
+	if p.MinConfidence != nil {
+		th = append(th, fmt.Sprintf("confidence ≥ %.6g", *p.MinConfidence))
+	}
+	if p.MaxMutualInfo != nil {
+		th = append(th, fmt.Sprintf("mutual information ≤ %.6g", *p.MaxMutualInfo))
+	}
+	if p.MaxEpistemicStd != nil {
+		th = append(th, fmt.Sprintf("epistemic std ≤ %.6g", *p.MaxEpistemicStd))
+	}
+	if len(th) == 0 {
+		th = append(th, "always")
+	}
+	s := "policy: act when " + strings.Join(th, " and ")
+	if p.Samples > 0 {
+		s += fmt.Sprintf(" (fitted with %d samples)", p.Samples)
+	}
+	if c := p.Calibration; c != nil {
+		rel := "≤"
+		if c.Target == "coverage" {
+			rel = "≥"
+		}
+		s += fmt.Sprintf("\ncalibrated for %s %s %g on %s (%s, seed %d): fit n=%d risk %.2f%% coverage %.2f%%; held out n=%d risk %.2f%% coverage %.2f%%",
+			c.Target, rel, c.Value, c.On, c.Data, c.Seed, c.Fit.N, 100*c.Fit.Risk, 100*c.Fit.Coverage,
+			c.Holdout.N, 100*c.Holdout.Risk, 100*c.Holdout.Coverage)
+	}
+	return s
 }
 
 // summariseInfo prints the converter's provenance fields of the meta info, or the raw JSON.

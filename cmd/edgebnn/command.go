@@ -41,6 +41,7 @@ func commandTable() []command {
 		inspectCmd,
 		predictCmd,
 		h.eval,
+		h.calibrate,
 		posteriorCmd,
 		planCmd,
 		benchCmd,
@@ -55,10 +56,10 @@ func commandTable() []command {
 	return cmds
 }
 
-// hostSet holds the commands only the host build has: training, conversion and evaluation,
-// which link the trainer, the plotting library and its fonts, and the PyTorch readers. A build
-// with the device tag (edgebnn build does that for boards) leaves them out.
-type hostSet struct{ train, convert, eval command }
+// hostSet holds the commands only the host build has: training, conversion, evaluation and
+// calibration, which link the trainer, the plotting library and its fonts, and the PyTorch
+// readers. A build with the device tag (edgebnn build does that for boards) leaves them out.
+type hostSet struct{ train, convert, eval, calibrate command }
 
 // lookupCommand finds a subcommand by name.
 func lookupCommand(name string) (command, bool) {

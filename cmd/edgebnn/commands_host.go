@@ -3,4 +3,6 @@
 package main
 
 // hostCommands returns the host-only commands (see hostSet).
-func hostCommands() hostSet { return hostSet{train: trainCmd, convert: convertCmd, eval: evalCmd} }
+func hostCommands() hostSet {
+	return hostSet{train: trainCmd, convert: convertCmd, eval: evalCmd, calibrate: calibrateCmd}
+}

@@ -227,3 +227,57 @@ func Regression1D(path, title string, b Band1D) error {
 	p.Legend.Top = true
 	return save(p, path, 6, 4)
 }
+
+// Mark is one labelled point drawn over the curves of LinesWithMarks.
+type Mark struct {
+	Name string
+	X, Y float64
+}
+
+// LinesWithMarks draws curves as Lines does and, over them, each mark as a labelled point, with
+// the legend at the top left (rising curves such as risk against coverage leave it free); it
+// saves a PNG of w×h inches.
+func LinesWithMarks(path, title, xlabel, ylabel string, series []Series, marks []Mark, w, h float64) error {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, xlabel, ylabel
+	p.Add(plotter.NewGrid())
+	for i, s := range series {
+		pts, err := xys(s.X, s.Y)
+		if err != nil {
+			return err
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", path, err)
+		}
+		l.Color = palette[i%len(palette)]
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		if s.Name != "" {
+			p.Legend.Add(s.Name, l)
+		}
+	}
+	shapes := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}}
+	for i, m := range marks {
+		if math.IsNaN(m.X) || math.IsNaN(m.Y) || math.IsInf(m.X, 0) || math.IsInf(m.Y, 0) {
+			continue
+		}
+		sc, err := plotter.NewScatter(plotter.XYs{{X: m.X, Y: m.Y}})
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", path, err)
+		}
+		sc.GlyphStyle.Shape = shapes[i%len(shapes)]
+		sc.GlyphStyle.Radius = vg.Points(4)
+		sc.GlyphStyle.Color = color.Black
+		p.Add(sc)
+		if m.Name != "" {
+			p.Legend.Add(m.Name, sc)
+		}
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs = vg.Points(8)
+	return save(p, path, w, h)
+}

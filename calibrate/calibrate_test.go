@@ -1,0 +1,269 @@
+package calibrate
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+// randomRecords draws n records whose scores take few distinct values (so that ties are common)
+// and whose correctness is likelier at high confidence and low mutual information.
+func randomRecords(rng *rand.Rand, n int) []Record {
+	recs := make([]Record, n)
+	for i := range recs {
+		c := float64(rng.IntN(8)+2) / 10
+		m := float64(rng.IntN(6)) / 100
+		recs[i] = Record{Confidence: c, MutualInfo: m, Correct: rng.Float64() < c-2*m}
+	}
+	return recs
+}
+
+// bruteForce tries every rule whose thresholds are score values of the records (plus the
+// single-score rules) and returns the optimal (accepted, errors) for the target, or ok = false.
+func bruteForce(recs []Record, on On, t Target) (best Result, ok bool) {
+	var cs, ms []float64
+	for _, r := range recs {
+		cs = append(cs, r.Confidence)
+		ms = append(ms, r.MutualInfo)
+	}
+	if on == OnMutualInfo {
+		cs = []float64{0}
+	}
+	if on == OnConfidence {
+		ms = []float64{math.Inf(1)}
+	}
+	for _, c := range cs {
+		for _, m := range ms {
+			r := Rule{On: on, MinConfidence: c, MaxMutualInfo: m}.Evaluate(recs)
+			var feas bool
+			if t.Kind == TargetRisk {
+				feas = r.Accepted > 0 && r.Risk <= t.Value
+			} else {
+				feas = r.Coverage >= t.Value
+			}
+			if !feas {
+				continue
+			}
+			if !ok {
+				best, ok = r, true
+				continue
+			}
+			if t.Kind == TargetRisk {
+				if r.Accepted > best.Accepted || (r.Accepted == best.Accepted && r.Errors < best.Errors) {
+					best = r
+				}
+			} else {
+				l, rr := r.Errors*best.Accepted, best.Errors*r.Accepted
+				if l < rr || (l == rr && r.Accepted > best.Accepted) {
+					best = r
+				}
+			}
+		}
+	}
+	return best, ok
+}
+
+// TestFitMatchesBruteForce: on small random data sets Fit finds the optimum of an exhaustive
+// search over all thresholds, for every score and both kinds of target, and reports the result
+// its rule really has; when no rule meets the target it says so.
+func TestFitMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	targets := []Target{
+		{TargetRisk, 0}, {TargetRisk, 0.05}, {TargetRisk, 0.2}, {TargetRisk, 0.4},
+		{TargetCoverage, 0.1}, {TargetCoverage, 0.5}, {TargetCoverage, 0.8}, {TargetCoverage, 1},
+	}
+	unmet := 0
+	for trial := range 300 {
+		recs := randomRecords(rng, 1+rng.IntN(40))
+		for _, on := range []On{OnConfidence, OnMutualInfo, OnBoth} {
+			for _, tg := range targets {
+				want, ok := bruteForce(recs, on, tg)
+				rule, got, err := Fit(recs, Options{Target: tg, On: on})
+				if !ok {
+					if !errors.Is(err, ErrTargetUnmet) {
+						t.Fatalf("trial %d %s %s: brute force finds no rule, Fit: %+v %v", trial, on, tg, got, err)
+					}
+					unmet++
+					continue
+				}
+				if err != nil {
+					t.Fatalf("trial %d %s %s: %v (brute force: %+v)", trial, on, tg, err, want)
+				}
+				if got.Accepted != want.Accepted || got.Errors != want.Errors {
+					t.Fatalf("trial %d %s %s: Fit %d accepted, %d wrong; brute force %d, %d", trial, on, tg, got.Accepted, got.Errors, want.Accepted, want.Errors)
+				}
+				if ev := rule.Evaluate(recs); ev != got {
+					t.Fatalf("trial %d %s %s: Fit reports %+v, its rule %+v gives %+v", trial, on, tg, got, rule, ev)
+				}
+				if rule.On != on {
+					t.Fatalf("rule on %s, want %s", rule.On, on)
+				}
+			}
+		}
+	}
+	if unmet == 0 {
+		t.Error("no trial had an unmet target: the test does not exercise that case")
+	}
+}
+
+// TestFitSmallGrid: with a coarse OnBoth grid a rule Fit returns meets the target and is no
+// better than the exhaustive optimum.
+func TestFitSmallGrid(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 100 {
+		recs := randomRecords(rng, 50+rng.IntN(100))
+		for _, tg := range []Target{{TargetRisk, 0.1}, {TargetCoverage, 0.7}} {
+			want, ok := bruteForce(recs, OnBoth, tg)
+			rule, got, err := Fit(recs, Options{Target: tg, On: OnBoth, Grid: 4})
+			if !ok || errors.Is(err, ErrTargetUnmet) {
+				// A coarse grid may miss every rule that meets the target.
+				continue
+			}
+			if err != nil {
+				t.Fatalf("trial %d %s: %v", trial, tg, err)
+			}
+			if tg.Kind == TargetRisk && (got.Risk > tg.Value || got.Accepted > want.Accepted) {
+				t.Fatalf("trial %d %s: %+v beats or misses the optimum %+v", trial, tg, got, want)
+			}
+			if tg.Kind == TargetCoverage && (got.Coverage < tg.Value || got.Risk < want.Risk) {
+				t.Fatalf("trial %d %s: %+v beats or misses the optimum %+v", trial, tg, got, want)
+			}
+			if rule.Evaluate(recs) != got {
+				t.Fatalf("trial %d: reported result is not the rule's", trial)
+			}
+		}
+	}
+}
+
+// TestFitCases: hand-made cases with known answers, ties and impossible targets.
+func TestFitCases(t *testing.T) {
+	r := func(c, m float64, ok bool) Record { return Record{Confidence: c, MutualInfo: m, Correct: ok} }
+	four := []Record{r(0.9, 0.01, true), r(0.8, 0.02, true), r(0.7, 0.00, false), r(0.6, 0.03, true)}
+	tied := []Record{r(0.9, 0, true), r(0.8, 0, true), r(0.8, 0, false), r(0.5, 0, true)}
+	for _, c := range []struct {
+		name     string
+		recs     []Record
+		opt      Options
+		wantRule Rule
+		wantA    int
+		wantE    int
+		unmet    string // substring of the error, if the target cannot be met
+	}{
+		{"risk 0 on confidence", four, Options{Target: Target{TargetRisk, 0}, On: OnConfidence},
+			Rule{On: OnConfidence, MinConfidence: 0.8}, 2, 0, ""},
+		{"risk 0.25 on confidence accepts all", four, Options{Target: Target{TargetRisk, 0.25}, On: OnConfidence},
+			Rule{On: OnConfidence, MinConfidence: 0.6}, 4, 1, ""},
+		{"risk 0 on mutual info", four, Options{Target: Target{TargetRisk, 0}, On: OnMutualInfo},
+			Rule{}, 0, 0, "lowest risk at non-zero coverage is 0.25 (coverage 1, 4 of 4 accepted, 1 wrong)"},
+		{"risk 0 on both", four, Options{Target: Target{TargetRisk, 0}, On: OnBoth},
+			Rule{}, 2, 0, ""},
+		{"coverage 0.5 on confidence", four, Options{Target: Target{TargetCoverage, 0.5}, On: OnConfidence},
+			Rule{On: OnConfidence, MinConfidence: 0.8}, 2, 0, ""},
+		{"coverage 1", four, Options{Target: Target{TargetCoverage, 1}, On: OnMutualInfo},
+			Rule{On: OnMutualInfo, MaxMutualInfo: 0.03}, 4, 1, ""},
+		// Ties: the two records at 0.8 go together, so risk 0 only keeps the first.
+		{"tie", tied, Options{Target: Target{TargetRisk, 0}, On: OnConfidence},
+			Rule{On: OnConfidence, MinConfidence: 0.9}, 1, 0, ""},
+		// Coverage ≥ 0.5: threshold 0.8 (3 accepted, risk 1/3) or 0.5 (4 accepted, risk 1/4);
+		// the lower risk wins although it covers more.
+		{"tie coverage 0.5", tied, Options{Target: Target{TargetCoverage, 0.5}, On: OnConfidence},
+			Rule{On: OnConfidence, MinConfidence: 0.5}, 4, 1, ""},
+		{"everything wrong", []Record{r(0.9, 0, false), r(0.4, 0, false)}, Options{Target: Target{TargetRisk, 0.5}, On: OnBoth},
+			Rule{}, 0, 0, "lowest risk at non-zero coverage is 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rule, res, err := Fit(c.recs, c.opt)
+			if c.unmet != "" {
+				if !errors.Is(err, ErrTargetUnmet) || !strings.Contains(err.Error(), c.unmet) {
+					t.Fatalf("err %v, want ErrTargetUnmet naming %q", err, c.unmet)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.opt.On == OnBoth {
+				// Only the rule's effect is specified here.
+				rule = Rule{}
+				c.wantRule = Rule{}
+			}
+			if rule != c.wantRule || res.Accepted != c.wantA || res.Errors != c.wantE {
+				t.Errorf("got %+v %+v, want %+v with %d accepted, %d wrong", rule, res, c.wantRule, c.wantA, c.wantE)
+			}
+		})
+	}
+}
+
+// TestFitBothBeatsEither: one wrong record has low confidence but low mutual information, the
+// other high confidence but high mutual information; only a rule on both scores excludes both
+// and keeps the three right ones.
+func TestFitBothBeatsEither(t *testing.T) {
+	recs := []Record{{0.95, 0.001, true}, {0.9, 0.002, true}, {0.85, 0.05, false}, {0.8, 0.003, true}, {0.6, 0.001, false}}
+	risk0 := Target{TargetRisk, 0}
+	for _, c := range []struct {
+		on    On
+		wantA int // -1: unmet
+	}{{OnConfidence, 2}, {OnMutualInfo, -1}, {OnBoth, 3}} {
+		rule, res, err := Fit(recs, Options{Target: risk0, On: c.on})
+		if c.wantA < 0 {
+			if !errors.Is(err, ErrTargetUnmet) {
+				t.Errorf("%s: %+v %v, want ErrTargetUnmet", c.on, res, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Accepted != c.wantA || res.Errors != 0 {
+			t.Errorf("%s: %+v (rule %+v), want %d accepted, 0 wrong", c.on, res, rule, c.wantA)
+		}
+	}
+}
+
+// TestFitErrors: bad options and records are errors.
+func TestFitErrors(t *testing.T) {
+	ok := []Record{{0.9, 0, true}}
+	for _, c := range []struct {
+		name string
+		recs []Record
+		opt  Options
+		want string
+	}{
+		{"no records", nil, Options{Target: Target{TargetRisk, 0.1}, On: OnBoth}, "no records"},
+		{"risk 1", ok, Options{Target: Target{TargetRisk, 1}, On: OnBoth}, "target risk"},
+		{"risk NaN", ok, Options{Target: Target{TargetRisk, math.NaN()}, On: OnBoth}, "target risk"},
+		{"coverage 0", ok, Options{Target: Target{TargetCoverage, 0}, On: OnBoth}, "target coverage"},
+		{"kind", ok, Options{Target: Target{"accuracy", 0.5}, On: OnBoth}, "target kind"},
+		{"on", ok, Options{Target: Target{TargetRisk, 0.1}, On: "entropy"}, "entropy"},
+		{"NaN score", []Record{{math.NaN(), 0, true}}, Options{Target: Target{TargetRisk, 0.1}, On: OnBoth}, "record 0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, _, err := Fit(c.recs, c.opt); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err %v, want one naming %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestClampKeepsDecisions: a slightly negative mutual information or a confidence above 1
+// (rounding) is clamped, and the fitted thresholds make the same decisions on the raw records.
+func TestClampKeepsDecisions(t *testing.T) {
+	recs := []Record{{1.0000001, -1e-9, true}, {0.7, 0.01, false}, {0.8, 0.001, true}}
+	rule, res, err := Fit(recs, Options{Target: Target{TargetRisk, 0}, On: OnBoth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rule.MinConfidence > 1 || rule.MaxMutualInfo < 0 {
+		t.Errorf("thresholds out of the policy's range: %+v", rule)
+	}
+	if rule.Evaluate(recs) != res || res.Accepted != 2 {
+		t.Errorf("rule %+v: %+v on the raw records, fit %+v", rule, rule.Evaluate(recs), res)
+	}
+	if err := rule.Policy(8).Validate(runtime.Classification); err != nil {
+		t.Error(err)
+	}
+}

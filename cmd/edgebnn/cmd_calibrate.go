@@ -1,0 +1,384 @@
+//go:build !device
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/edgebnn/edgebnn/calibrate"
+	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/outfile"
+	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/data"
+	"github.com/edgebnn/edgebnn/train/eval"
+	"github.com/edgebnn/edgebnn/train/plot"
+)
+
+const calibrateUsage = `Usage: edgebnn calibrate --model M.ebnn --out M2.ebnn (--target-risk R | --target-coverage C)
+                         [--on both] [--data fmnist|csv:PATH] [--split 0.5] [--seed S] [--samples K] [--plot P.png]
+
+Fits a classifier's decision policy — act on a prediction only when its
+confidence (the predicted class's probability) is at least a threshold and/or
+its mutual information (epistemic uncertainty) at most one — on labelled data,
+and writes M2: the model file M with a "policy" section holding the thresholds
+(every other section copied byte for byte; an existing policy is replaced).
+Devices read the policy (edgebnn predict, the runtime's Model.Decide).
+
+It predicts every input with K samples, splits the inputs at random (seeded)
+into a fit part and a held-out part, chooses the thresholds on the fit part —
+--target-risk R: error rate among accepted inputs ≤ R, accepting as many as
+possible; --target-coverage C: accept at least a fraction C, with the lowest
+error rate — and reports the result on both parts, with an exact (Clopper–
+Pearson) 95% upper bound on the held-out risk. docs/CALIBRATE.md has the
+details. Regression models are refused.`
+
+var calibrateCmd = command{
+	name:    "calibrate",
+	summary: "fit a model's act/abstain thresholds on labelled data and store them in the file",
+	usage:   calibrateUsage,
+	run:     runCalibrate,
+}
+
+// calibrateWorkers is the fixed number of goroutines calibrate predicts with: the batches (and so
+// the bits of every prediction) do not depend on the machine's cores.
+const calibrateWorkers = 4
+
+// calibrateCoverages are the coverages of the printed risk–coverage table.
+var calibrateCoverages = []float64{1, 0.95, 0.9, 0.8, 0.7, 0.6, 0.5}
+
+// calibrateFlags are calibrate's options after parsing.
+type calibrateFlags struct {
+	model, out, data, dataDir, csvTarget, plot string
+	target                                     calibrate.Target
+	on                                         calibrate.On
+	split                                      float64
+	seed                                       uint64
+	samples, limit, grid                       int
+}
+
+func parseCalibrateFlags(args []string, stdout io.Writer) (*calibrateFlags, error) {
+	fs := newFlagSet("calibrate")
+	o := &calibrateFlags{}
+	fs.StringVar(&o.model, "model", "", "the model file `M` to calibrate (a classifier)")
+	fs.StringVar(&o.out, "out", "", "write the calibrated model file `M2` (not M)")
+	fs.StringVar(&o.data, "data", "fmnist", "labelled data: fmnist (the Fashion-MNIST test set) or csv:PATH (every row)")
+	fs.StringVar(&o.dataDir, "data-dir", "", "directory of the Fashion-MNIST IDX files (default "+data.DefaultFashionMNISTDir+")")
+	fs.StringVar(&o.csvTarget, "csv-target", "", "CSV label column: a header name or 0-based index (default: the last)")
+	fs.IntVar(&o.limit, "limit", 0, "use only the first `N` inputs (0: all)")
+	risk := fs.Float64("target-risk", math.NaN(), "accept as many inputs as possible with an error rate ≤ `R` among them")
+	coverage := fs.Float64("target-coverage", math.NaN(), "accept at least a fraction `C` of the inputs, with the lowest error rate")
+	on := fs.String("on", "both", "threshold confidence, mutual_info or both")
+	fs.Float64Var(&o.split, "split", calibrate.DefaultSplit, "fraction of the inputs to fit on; the rest is held out")
+	fs.Uint64Var(&o.seed, "seed", 42, "random `seed` of the split and of the predictions")
+	fs.IntVar(&o.samples, "samples", 0, "Monte Carlo samples `K` per prediction (default: the model's policy's, else one per\nmember of an ensemble, else 32)")
+	fs.IntVar(&o.grid, "grid", calibrate.DefaultGrid, "candidate thresholds per score for --on both")
+	fs.StringVar(&o.plot, "plot", "", "write the risk–coverage curves to `P.png`")
+	if err := parseFlags(fs, calibrateUsage, args, stdout); err != nil {
+		return nil, err
+	}
+	if err := noArgs(fs); err != nil {
+		return nil, err
+	}
+	switch {
+	case o.model == "":
+		return nil, usagef("missing --model M")
+	case o.out == "":
+		return nil, usagef("missing --out M2")
+	case math.IsNaN(*risk) == math.IsNaN(*coverage):
+		return nil, usagef("give exactly one of --target-risk and --target-coverage")
+	case !math.IsNaN(*risk):
+		if !(*risk >= 0 && *risk < 1) {
+			return nil, usagef("--target-risk %g is not in [0, 1)", *risk)
+		}
+		o.target = calibrate.Target{Kind: calibrate.TargetRisk, Value: *risk}
+	default:
+		if !(*coverage > 0 && *coverage <= 1) {
+			return nil, usagef("--target-coverage %g is not in (0, 1]", *coverage)
+		}
+		o.target = calibrate.Target{Kind: calibrate.TargetCoverage, Value: *coverage}
+	}
+	var err error
+	if o.on, err = calibrate.ParseOn(*on); err != nil {
+		return nil, usagef("--on: %v", err)
+	}
+	switch {
+	case !(o.split > 0 && o.split < 1):
+		return nil, usagef("--split %g is not in (0, 1)", o.split)
+	case o.samples < 0 || o.samples > maxSamplesFlag:
+		return nil, usagef("--samples %d outside [1, %d]", o.samples, maxSamplesFlag)
+	case o.limit < 0:
+		return nil, usagef("--limit %d is negative", o.limit)
+	case o.grid < 2 || o.grid > 4096:
+		return nil, usagef("--grid %d outside [2, 4096]", o.grid)
+	}
+	if o.data != "fmnist" && !strings.HasPrefix(o.data, "csv:") {
+		return nil, usagef("--data %q is not fmnist or csv:PATH", o.data)
+	}
+	return o, nil
+}
+
+// csvPath is the CSV file of --data, or "".
+func (o *calibrateFlags) csvPath() string {
+	p, _ := strings.CutPrefix(o.data, "csv:")
+	if p == o.data {
+		return ""
+	}
+	return p
+}
+
+// loadData reads the labelled data and a description of it for the policy's record.
+func (o *calibrateFlags) loadData() (*data.Dataset, string, error) {
+	var d *data.Dataset
+	var what string
+	if p := o.csvPath(); p != "" {
+		var err error
+		if d, err = data.ReadCSVFile(p, data.CSVOptions{Target: o.csvTarget}); err != nil {
+			return nil, "", fmt.Errorf("--data %s: %w", o.data, err)
+		}
+		what = "csv:" + p
+	} else {
+		dir := o.dataDir
+		if dir == "" {
+			dir = data.DefaultFashionMNISTDir
+		}
+		var err error
+		if d, err = data.FashionMNIST(dir, "test"); err != nil {
+			return nil, "", fmt.Errorf("--data fmnist (--data-dir %s): %w", dir, err)
+		}
+		what = "fashion-mnist test set"
+	}
+	if o.limit > 0 && o.limit < d.N {
+		d = d.Head(o.limit)
+		what += fmt.Sprintf(", first %d", o.limit)
+	}
+	return d, what, nil
+}
+
+func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	o, err := parseCalibrateFlags(args, stdout)
+	if err != nil {
+		return err
+	}
+	inputs := []string{o.model, o.csvPath()}
+	if err := outfile.Check("--out", o.out, inputs...); err != nil {
+		return err
+	}
+	if o.plot != "" {
+		if err := outfile.Check("--plot", o.plot, append(inputs, o.out)...); err != nil {
+			return err
+		}
+		if filepath.Clean(o.plot) == filepath.Clean(o.out) {
+			return usagef("--plot and --out are the same file %s", o.out)
+		}
+		outfile.Watch(ctx, filepath.Dir(o.plot))
+	}
+	f, err := format.Open(o.model)
+	if err != nil {
+		return fmt.Errorf("--model %s: %w", o.model, err)
+	}
+	defer f.Close()
+	m, err := runtime.FromFile(f)
+	if err != nil {
+		return fmt.Errorf("--model %s: %w", o.model, err)
+	}
+	if m.Task() != runtime.Classification {
+		return fmt.Errorf("--model %s is a %s model: calibrate fits classifiers' policies only (a regression policy's max_epistemic_std is not fitted yet)", o.model, m.Task())
+	}
+	samples := o.samples
+	if samples == 0 {
+		switch {
+		case m.Policy() != nil && m.Policy().Samples > 0:
+			samples = m.Policy().Samples
+		case m.Members() > 1:
+			samples = m.Members()
+		default:
+			samples = 32
+		}
+	}
+	d, what, err := o.loadData()
+	if err != nil {
+		return err
+	}
+	if d.Regression() {
+		return fmt.Errorf("--data %s has real-valued targets; calibrate needs class labels", o.data)
+	}
+	for i, y := range d.Labels {
+		if y < 0 || y >= m.OutputSize() {
+			return fmt.Errorf("--data %s: input %d has label %d; the model has %d classes", o.data, i, y, m.OutputSize())
+		}
+	}
+	rep, err := calibrateModel(ctx, m, d, o, samples)
+	if err != nil {
+		return err
+	}
+	pol := rep.report.Policy(samples, what)
+	if err := pol.Validate(m.Task()); err != nil {
+		return fmt.Errorf("calibrate: the fitted policy is invalid: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err // interrupted: write nothing
+	}
+	st, err := writeWithPolicy(ctx, f, o.model, o.out, pol)
+	if err != nil {
+		return err
+	}
+	if o.plot != "" {
+		if err := plotCalibration(o.plot, rep); err != nil {
+			st.Discard()
+			return fmt.Errorf("--plot %s: %w", o.plot, err)
+		}
+	}
+	if err := st.Commit(ctx); err != nil {
+		return err
+	}
+	return printCalibration(stdout, o, what, samples, rep)
+}
+
+// calibration is calibrate's result: the report and the held-out risk–coverage curves.
+type calibration struct {
+	report            *calibrate.Report
+	byConf, byMI      []calibrate.Point
+	n, fitN, holdoutN int
+}
+
+// calibrateModel predicts every input of d and runs calibrate.Calibrate on the records.
+func calibrateModel(ctx context.Context, m *runtime.Model, d *data.Dataset, o *calibrateFlags, samples int) (*calibration, error) {
+	preds, err := eval.Predict(m, d, runtime.Options{Samples: samples, Seed: o.seed, MaxBatch: 100}, calibrateWorkers)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	records := make([]calibrate.Record, d.N)
+	for i := range records {
+		records[i] = calibrate.Record{Confidence: preds.Confidence[i], MutualInfo: preds.MutualInfo[i], Correct: preds.Class[i] == d.Labels[i]}
+	}
+	rep, err := calibrate.Calibrate(records, calibrate.Options{Target: o.target, On: o.on, Grid: o.grid, Split: o.split, Seed: o.seed})
+	if err != nil {
+		return nil, err
+	}
+	_, hi, err := calibrate.Split(len(records), o.split, o.seed)
+	if err != nil {
+		return nil, err
+	}
+	held := make([]calibrate.Record, len(hi))
+	for i, k := range hi {
+		held[i] = records[k]
+	}
+	c := &calibration{report: rep, n: len(records), fitN: rep.Fit.N, holdoutN: rep.Holdout.N}
+	if c.byConf, err = calibrate.Curve(held, calibrate.OnConfidence); err != nil {
+		return nil, err
+	}
+	if c.byMI, err = calibrate.Curve(held, calibrate.OnMutualInfo); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// writeWithPolicy stages out: every section of f (the file at path in) except the policy copied
+// verbatim, then the policy. It checks that the staged file loads with the policy and returns
+// it for the caller to commit or discard.
+func writeWithPolicy(ctx context.Context, f *format.File, in, out string, pol *runtime.Policy) (*outfile.Staged, error) {
+	b, err := json.Marshal(pol)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the policy: %w", err)
+	}
+	w, err := withPolicyBlob(f, b)
+	if err != nil {
+		return nil, fmt.Errorf("--model %s: %w", in, err)
+	}
+	st, err := outfile.Stage(ctx, out)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.WriteFile(st.Path(), format.WriteOptions{Sources: []string{in}}); err != nil {
+		st.Discard()
+		return nil, fmt.Errorf("--out %s: %w", out, err)
+	}
+	check, err := runtime.Load(st.Path())
+	if err == nil {
+		if check.Policy() == nil {
+			err = errors.New("the policy section is missing")
+		}
+		check.Close()
+	}
+	if err != nil {
+		st.Discard()
+		return nil, fmt.Errorf("--out %s: the written file does not load: %w", out, err)
+	}
+	return st, nil
+}
+
+// plotCalibration draws the held-out risk–coverage curves with the fitted rule's fit and
+// held-out results marked.
+func plotCalibration(path string, c *calibration) error {
+	series := func(name string, pts []calibrate.Point) plot.Series {
+		s := plot.Series{Name: name}
+		for _, p := range pts {
+			s.X = append(s.X, p.Coverage)
+			s.Y = append(s.Y, p.Risk)
+		}
+		return s
+	}
+	r := c.report
+	marks := []plot.Mark{
+		{Name: fmt.Sprintf("policy on fit part (%s)", r.Options.On), X: r.Fit.Coverage, Y: r.Fit.Risk},
+		{Name: "policy on held-out part", X: r.Holdout.Coverage, Y: r.Holdout.Risk},
+	}
+	title := fmt.Sprintf("risk–coverage, held-out part (n = %d); target %s", c.holdoutN, r.Options.Target)
+	return plot.LinesWithMarks(path, title, "coverage", "risk (error rate among accepted)",
+		[]plot.Series{series("by confidence", c.byConf), series("by mutual information", c.byMI)}, marks, 6, 4)
+}
+
+func printCalibration(w io.Writer, o *calibrateFlags, what string, samples int, c *calibration) error {
+	r := c.report
+	fmt.Fprintf(w, "%s on %s: %d inputs, %d samples each; split %g (seed %d): %d to fit, %d held out\n\n",
+		o.model, what, c.n, samples, o.split, o.seed, c.fitN, c.holdoutN)
+	fmt.Fprintf(w, "Risk–coverage on the held-out part (risk: error rate among accepted inputs):\n")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "COVERAGE\tMIN CONFIDENCE\tRISK\tMAX MUTUAL INFO\tRISK")
+	for _, cv := range calibrateCoverages {
+		pc, pm := calibrate.AtCoverage(c.byConf, cv), calibrate.AtCoverage(c.byMI, cv)
+		fmt.Fprintf(tw, "≥ %.0f%%\t%.4f\t%.2f%%\t%.4g\t%.2f%%\n", 100*cv, pc.Threshold, 100*pc.Risk, pm.Threshold, 100*pm.Risk)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nTarget %s on %s: ", r.Options.Target, r.Options.On)
+	var th []string
+	if r.Options.On != calibrate.OnMutualInfo {
+		th = append(th, fmt.Sprintf("min_confidence %.6g", r.Rule.MinConfidence))
+	}
+	if r.Options.On != calibrate.OnConfidence {
+		th = append(th, fmt.Sprintf("max_mutual_info %.6g", r.Rule.MaxMutualInfo))
+	}
+	fmt.Fprintln(w, strings.Join(th, ", "))
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PART\tN\tACCEPTED\tCOVERAGE\tERRORS\tRISK")
+	for _, p := range []struct {
+		name string
+		r    calibrate.Result
+	}{{"fit", r.Fit}, {"held out", r.Holdout}} {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f%%\t%d\t%.2f%%\n", p.name, p.r.N, p.r.Accepted, 100*p.r.Coverage, p.r.Errors, 100*p.r.Risk)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "held-out risk ≤ %.2f%% with 95%% confidence (Clopper–Pearson, %d errors in %d accepted)\n",
+		100*r.HoldoutRiskUpper, r.Holdout.Errors, r.Holdout.Accepted)
+	fmt.Fprintf(w, "\nwrote %s with the policy", o.out)
+	if o.plot != "" {
+		fmt.Fprintf(w, " and %s", o.plot)
+	}
+	fmt.Fprintln(w)
+	return nil
+}
