@@ -49,6 +49,7 @@ func TestServePredictMatchesPredictor(t *testing.T) {
 	}{
 		{"json", "application/json", instancesJSON(xs, 784)},
 		{"json without content type", "", instancesJSON(xs, 784)},
+		{"json as curl -d sends it", "application/x-www-form-urlencoded", instancesJSON(xs, 784)},
 		{"raw", "application/octet-stream", rawBody(xs)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

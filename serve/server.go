@@ -316,7 +316,7 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request, name string) (i
 	ct = strings.ToLower(strings.TrimSpace(ct))
 	raw := false
 	switch ct {
-	case "", "application/json":
+	case "", "application/json", "application/x-www-form-urlencoded": // the last: curl -d's default
 	case "application/octet-stream":
 		raw = true
 	default:
