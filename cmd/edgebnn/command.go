@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // command is one subcommand of edgebnn.
@@ -28,6 +29,9 @@ type command struct {
 	usage string
 	// run executes the command with the arguments that follow its name.
 	run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	// grace is how long the command may take to stop once its context is cancelled (0:
+	// interruptGrace). serve sets it above its longest drain.
+	grace time.Duration
 }
 
 // commandTable lists the subcommands in the order "edgebnn help" shows them.
@@ -40,6 +44,7 @@ func commandTable() []command {
 		h.convert,
 		inspectCmd,
 		predictCmd,
+		serveCmd,
 		h.eval,
 		h.calibrate,
 		posteriorCmd,

@@ -97,7 +97,11 @@ func runCommand(ctx context.Context, c command, args []string, stdout, stderr io
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		timer := time.NewTimer(interruptGrace)
+		grace := interruptGrace
+		if c.grace > 0 {
+			grace = c.grace
+		}
+		timer := time.NewTimer(grace)
 		defer timer.Stop()
 		select {
 		case err = <-done:

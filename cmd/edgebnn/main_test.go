@@ -90,7 +90,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestCommandTable(t *testing.T) {
-	want := []string{"demo", "train", "convert", "inspect", "predict", "eval", "calibrate", "posterior", "plan", "bench", "boards", "build", "version"}
+	want := []string{"demo", "train", "convert", "inspect", "predict", "serve", "eval", "calibrate", "posterior", "plan", "bench", "boards", "build", "version"}
 	seen := map[string]bool{}
 	for _, c := range commandTable() {
 		if seen[c.name] {
