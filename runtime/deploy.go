@@ -35,6 +35,9 @@ const (
 	MaxClassNameLen = 256
 	maxDeployBlob   = 16 << 20
 	maxStatistic    = 1e15
+	// maxCompiled bounds scale/std and |mean|/std, so that Normalize's float32 arithmetic
+	// cannot overflow on moderate inputs.
+	maxCompiled = 1e30
 )
 
 // Layout is how the values of one raw image input are ordered.
@@ -107,6 +110,25 @@ func (p *Preprocess) Validate(inputShape []int, task Task, outputs int) error {
 				}
 				return fmt.Errorf("preprocess: %s[%d] = %g must be %s", f.name, i, v, want)
 			}
+		}
+	}
+	// The compiled form x = raw·(scale/std) + (−mean/std) must stay within float32, or a finite
+	// raw value would become ±Inf or NaN.
+	scale := p.Scale
+	if scale == 0 {
+		scale = 1
+	}
+	for g := 0; g < max(len(p.Mean), len(p.Std)); g++ {
+		mean, std := 0.0, 1.0
+		if len(p.Mean) > 0 {
+			mean = p.Mean[min(g, len(p.Mean)-1)]
+		}
+		if len(p.Std) > 0 {
+			std = p.Std[min(g, len(p.Std)-1)]
+		}
+		if scale/std > maxCompiled || math.Abs(mean)/std > maxCompiled {
+			return fmt.Errorf("preprocess: std[%d] = %g is too small for scale %g and mean %g: (raw · scale − mean) / std would overflow float32",
+				min(g, max(len(p.Std)-1, 0)), std, scale, mean)
 		}
 	}
 	if len(p.ClassNames) > 0 {

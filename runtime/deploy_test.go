@@ -31,6 +31,7 @@ func TestPreprocessValidate(t *testing.T) {
 		{"scale negative", ok(runtime.Preprocess{Scale: -1}), img, runtime.Classification, "scale -1"},
 		{"mean length", ok(runtime.Preprocess{Mean: []float64{1, 2}}), img, runtime.Classification, "mean has 2 values; want 1 or one per channel (3)"},
 		{"std zero", ok(runtime.Preprocess{Std: []float64{1, 0, 1}}), img, runtime.Classification, "std[1] = 0"},
+		{"std overflows", ok(runtime.Preprocess{Mean: []float64{1e15}, Std: []float64{1e-300}}), img, runtime.Classification, "std[0] = 1e-300 is too small"},
 		{"mean inf", ok(runtime.Preprocess{Mean: []float64{math.Inf(1)}}), img, runtime.Classification, "mean[0] = +Inf"},
 		{"names count", ok(runtime.Preprocess{ClassNames: []string{"a", "b"}}), img, runtime.Classification, "2 class_names for a model with 5 outputs"},
 		{"names regression", ok(runtime.Preprocess{ClassNames: []string{"a", "b", "c", "d", "e"}}), flat, runtime.Regression, "class_names given for a regression"},
