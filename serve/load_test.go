@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"testing"
@@ -161,6 +162,64 @@ func BenchmarkServe(b *testing.B) {
 			inNs := float64(time.Since(t0).Nanoseconds()) / float64(b.N)
 			b.ReportMetric(inNs, "inprocess-ns/op")
 			b.ReportMetric(httpNs/inNs-1, "overhead")
+		})
+	}
+}
+
+// BenchmarkServeHandler measures the HTTP layer without the network: the server's handler
+// (routing, body parsing, pool, prediction, response encoding) called directly, against the
+// in-process prediction of the same input, the two alternated in one loop so that load changes
+// hit both alike. It reports the handler's cost beyond the prediction ("overhead", a ratio).
+func BenchmarkServeHandler(b *testing.B) {
+	for _, tc := range []struct{ name, ctype string }{{"json", "application/json"}, {"raw", "application/octet-stream"}} {
+		b.Run(tc.name, func(b *testing.B) {
+			opts := runtime.Options{Samples: 32, Seed: 1}
+			s, err := New(Config{Concurrency: 1}, ModelConfig{Name: "mnist", Path: demoModel, Options: opts})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			h := s.Handler()
+			x := demoInputs(1, 11)
+			body := instancesJSON(x, 784)
+			if tc.ctype != "application/json" {
+				body = rawBody(x)
+			}
+			m, err := runtime.Load(demoModel)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			p, err := m.NewPredictor(opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var pr runtime.Prediction
+			serve := func() {
+				req := httptest.NewRequest(http.MethodPost, "/v1/models/mnist:predict", bytes.NewReader(body))
+				req.Header.Set("Content-Type", tc.ctype)
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					b.Fatalf("status %d: %s", w.Code, w.Body.String())
+				}
+			}
+			serve()
+			var tH, tP time.Duration
+			b.ResetTimer()
+			for range b.N {
+				t0 := time.Now()
+				serve()
+				t1 := time.Now()
+				if err := p.Predict(x, &pr); err != nil {
+					b.Fatal(err)
+				}
+				tH += t1.Sub(t0)
+				tP += time.Since(t1)
+			}
+			b.ReportMetric(float64(tH.Nanoseconds())/float64(b.N), "handler-ns/op")
+			b.ReportMetric(float64(tP.Nanoseconds())/float64(b.N), "inprocess-ns/op")
+			b.ReportMetric(float64(tH)/float64(tP)-1, "overhead")
 		})
 	}
 }
