@@ -25,8 +25,8 @@ type Config struct {
 	// with "Residual" blocks (convert/resnet.ParseJSON; convert --arch reads the same files); or
 	// a printed nn.Sequential.
 	Arch string `json:"arch" help:"architecture: mlp:784-256-10[:relu|tanh], resnet18|resnet34|resnet50, a .json architecture (Residual blocks allowed) or inline JSON {...}, or a print(net) file"`
-	// Data is "fmnist", "csv:PATH" or "toy1d".
-	Data string `json:"data" help:"data set: fmnist, csv:PATH or toy1d"`
+	// Data is "fmnist", "csv:PATH", "toy1d" or "moons" (Two Moons, 200 training points).
+	Data string `json:"data" help:"data set: fmnist, csv:PATH, toy1d or moons"`
 	// DataDir is where the Fashion-MNIST IDX files are.
 	DataDir string `json:"data_dir" help:"directory of the Fashion-MNIST IDX files"`
 	// Classes restricts classification data to these classes ("0-4"), renumbered from 0; the

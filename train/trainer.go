@@ -96,6 +96,13 @@ type Hooks struct {
 	Checkpoint func(path string)
 }
 
+// MoonsTrain and MoonsTest are the sizes of data moons: Two Moons (data.TwoMoons, noise 0.1)
+// with the run's seed for training and seed+1 for testing.
+const (
+	MoonsTrain = 200
+	MoonsTest  = 1000
+)
+
 // New prepares a run: it loads the data, builds the network with freshly initialised parameters
 // and the optimizer.
 func New(cfg Config) (*Trainer, error) {
@@ -151,6 +158,9 @@ func (t *Trainer) loadData() error {
 	case c.Data == "toy1d":
 		train = data.Toy1D(100, c.Seed)
 		test = data.Toy1DGrid(201, -2, 2)
+	case c.Data == "moons":
+		train = data.TwoMoons(MoonsTrain, 0.1, c.Seed)
+		test = data.TwoMoons(MoonsTest, 0.1, c.Seed+1)
 	case strings.HasPrefix(c.Data, "csv:"):
 		all, err := data.ReadCSVFile(strings.TrimPrefix(c.Data, "csv:"),
 			data.CSVOptions{Target: c.CSVTarget, Regression: c.Task == "regression"})
@@ -162,7 +172,7 @@ func (t *Trainer) loadData() error {
 			return err
 		}
 	default:
-		return fmt.Errorf("config: data %q is not fmnist, csv:PATH or toy1d", c.Data)
+		return fmt.Errorf("config: data %q is not fmnist, csv:PATH, toy1d or moons", c.Data)
 	}
 	if (c.Task == "regression") != train.Regression() {
 		return fmt.Errorf("config: task %s does not fit data %s", c.Task, train.Name)
