@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/edgebnn/edgebnn/internal/readlimit"
+	"github.com/edgebnn/edgebnn/train/fsvi"
 )
 
 // Config is a training run's complete configuration. Every field has a JSON key (the config
@@ -24,8 +25,8 @@ type Config struct {
 	// with "Residual" blocks (convert/resnet.ParseJSON; convert --arch reads the same files); or
 	// a printed nn.Sequential.
 	Arch string `json:"arch" help:"architecture: mlp:784-256-10[:relu|tanh], resnet18|resnet34|resnet50, a .json architecture (Residual blocks allowed) or inline JSON {...}, or a print(net) file"`
-	// Data is "fmnist", "csv:PATH" or "toy1d".
-	Data string `json:"data" help:"data set: fmnist, csv:PATH or toy1d"`
+	// Data is "fmnist", "csv:PATH", "toy1d" or "moons" (Two Moons, 200 training points).
+	Data string `json:"data" help:"data set: fmnist, csv:PATH, toy1d or moons"`
 	// DataDir is where the Fashion-MNIST IDX files are.
 	DataDir string `json:"data_dir" help:"directory of the Fashion-MNIST IDX files"`
 	// Classes restricts classification data to these classes ("0-4"), renumbered from 0; the
@@ -48,6 +49,25 @@ type Config struct {
 	Posterior string `json:"posterior" help:"deterministic, ffg_w, inducing, ensemble_w, vifa, fa_em or fa_sga"`
 	// Inference is a bayesianize inference config (inline JSON or a path).
 	Inference Inference `json:"inference" help:"bayesianize inference config: inline JSON or a file"`
+	// Objective is what training maximises: "elbo" (bayesianize's ELBO with the parameter-space
+	// KL; for deterministic networks the likelihood alone) or "fsvi" (paper 004 eq. 11: the same
+	// likelihood term with the KL between the linearised network's output Gaussians at context
+	// points, train/fsvi; needs posterior ffg_w with every Linear/Conv2d layer ffg).
+	Objective string `json:"objective" help:"elbo (parameter-space KL) or fsvi (function-space KL at context points; posterior ffg_w)"`
+	// Context is fsvi's context distribution: random-monochrome, uniform, corrupted or data:PATH
+	// (a CSV file of inputs), see train/fsvi.
+	Context string `json:"context" help:"fsvi: context points: random-monochrome, uniform, corrupted or data:PATH (CSV of inputs)"`
+	// ContextSize is fsvi's number of context points drawn each step.
+	ContextSize int `json:"context_size" help:"fsvi: context points per step (the reference code's context_batch_size)"`
+	// ContextMargin widens the uniform context's per-feature ranges by this fraction on each side.
+	ContextMargin float64 `json:"context_margin" help:"fsvi: uniform context: widen each feature's range by this fraction on each side"`
+	// FSVIJitter is ε added to the diagonal of both output covariances.
+	FSVIJitter float64 `json:"fsvi_jitter" help:"fsvi: jitter added to the diagonal of the output covariances"`
+	// FSVICovariance is "joint" (one Gaussian over all |X_C|·Q outputs, eq. 11) or "per_output"
+	// (outputs independent: the reference code's one KL per class).
+	FSVICovariance string `json:"fsvi_covariance" help:"fsvi: joint (|X_C|·Q-dimensional Gaussians) or per_output (one |X_C|-dimensional KL per output)"`
+	// Temperature multiplies the KL term of every objective (1: the ELBO; < 1 a cold posterior).
+	Temperature float64 `json:"temperature" help:"multiply the KL term (parameter- or function-space) by this factor"`
 	// EnsembleSize is the number of networks of ensemble_w.
 	EnsembleSize int `json:"ensemble_size" help:"number of members of ensemble_w"`
 	// LatentDim is the rank K of the factor-analysis posteriors (vifa, fa_em, fa_sga).
@@ -201,12 +221,18 @@ const DefaultMinSteps = 200
 // training sample and 8 test samples (bayesianize's script defaults where it has them).
 func DefaultConfig() Config {
 	return Config{Arch: "mlp:784-256-256-10", Data: "fmnist", Task: "classification", Posterior: "inducing",
-		NoisePrecision: 1, EnsembleSize: 8, LatentDim: 1, PriorPrecision: 1, MCSamples: 1, FAEvery: 1, FAWarmup: 100,
+		NoisePrecision: 1, Objective: "elbo", Context: "random-monochrome", ContextSize: DefaultContextSize,
+		ContextMargin: 0.5, FSVIJitter: 1e-6, FSVICovariance: "joint", Temperature: 1, EnsembleSize: 8, LatentDim: 1, PriorPrecision: 1, MCSamples: 1, FAEvery: 1, FAWarmup: 100,
 		FALR: 0.001, Epochs: 10, BatchSize: 100, LR: 1e-3, Optimizer: "adam", Momentum: 0.9,
 		Gamma: 0.1, TrainSamples: 1, TestSamples: 8, EvalEvery: 1, CheckpointEvery: 1,
 		EvalMinSteps: DefaultMinSteps, CheckpointMinSteps: DefaultMinSteps, Seed: 42, Out: "model.ebnn",
 		TestFraction: 0.2}
 }
+
+// DefaultContextSize is fsvi's default context_size: 32 context points per step, the
+// reference implementation's setting for Fashion-MNIST (configs/fsvi-cnn-fmnist.json,
+// --context_batch_size 32; its argparse default is 128).
+const DefaultContextSize = 32
 
 // MaxConfigBytes bounds the size of a config file and of an inference config file: only
 // regular files of at most this size are read.
@@ -361,6 +387,11 @@ const (
 	MaxRate = 1e6
 	// MaxClip bounds clip.
 	MaxClip = 1e12
+	// MaxContextSize bounds context_size; New also bounds context_size × outputs (MaxFSVIDim).
+	MaxContextSize = 4096
+	// MaxFSVIDim bounds the dimension |X_C|·Q of fsvi's output Gaussians (their Cholesky factors
+	// cost D³/3 per step).
+	MaxFSVIDim = 4096
 )
 
 // configBounds is the closed range [min, max] of every numeric key (a float must also be
@@ -406,6 +437,10 @@ var configBounds = []struct {
 	{"test_samples", 1, MaxSamples},
 	{"eval_every", 0, MaxEpochs},
 	{"checkpoint_every", 0, MaxEpochs},
+	{"context_size", 1, MaxContextSize},
+	{"context_margin", 0, 100},
+	{"fsvi_jitter", 0, 1},
+	{"temperature", 0, MaxRate},
 }
 
 // validateBounds checks every key of configBounds and the milestones.
@@ -494,6 +529,23 @@ func (c *Config) Validate() error {
 		}
 	default:
 		return errf("posterior %q is not deterministic, ffg_w, inducing, ensemble_w, vifa, fa_em or fa_sga", c.Posterior)
+	}
+	switch c.Objective {
+	case "elbo":
+	case "fsvi":
+		switch {
+		case c.Posterior != "ffg_w":
+			return errf("objective fsvi needs posterior ffg_w (a mean-field Gaussian over the weights), not %q", c.Posterior)
+		case !(c.FSVIJitter > 0):
+			return errf("fsvi_jitter %g must be positive", c.FSVIJitter)
+		case c.FSVICovariance != "joint" && c.FSVICovariance != "per_output":
+			return errf("fsvi_covariance %q is not joint or per_output", c.FSVICovariance)
+		}
+		if err := fsvi.CheckContext(c.Context); err != nil {
+			return errf("%v", err)
+		}
+	default:
+		return errf("objective %q is not elbo or fsvi", c.Objective)
 	}
 	if !sort.IntsAreSorted(c.Milestones) {
 		return errf("milestones %v are not increasing", c.Milestones)

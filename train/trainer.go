@@ -25,6 +25,7 @@ import (
 	"github.com/edgebnn/edgebnn/train/bnn"
 	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/eval"
+	"github.com/edgebnn/edgebnn/train/fsvi"
 	"github.com/edgebnn/edgebnn/train/optim"
 )
 
@@ -52,7 +53,8 @@ type Trainer struct {
 	tb      []float32
 	spec    *runtime.Spec
 	classes []int
-	fa      *faRun // the factor-analysis posterior (vifa, fa_em, fa_sga), else nil
+	fa      *faRun   // the factor-analysis posterior (vifa, fa_em, fa_sga), else nil
+	fs      *fsviRun // the function-space objective (objective fsvi), else nil
 
 	// PruneReport is the outcome of prune_z once the fine-tuning phase has begun (nil before, and
 	// after a resume inside that phase).
@@ -94,6 +96,13 @@ type Hooks struct {
 	Checkpoint func(path string)
 }
 
+// MoonsTrain and MoonsTest are the sizes of data moons: Two Moons (data.TwoMoons, noise 0.1)
+// with the run's seed for training and seed+1 for testing.
+const (
+	MoonsTrain = 200
+	MoonsTest  = 1000
+)
+
 // New prepares a run: it loads the data, builds the network with freshly initialised parameters
 // and the optimizer.
 func New(cfg Config) (*Trainer, error) {
@@ -113,6 +122,12 @@ func New(cfg Config) (*Trainer, error) {
 	if cfg.PruneZ > 0 {
 		if layers, _ := t.zParams(); len(layers) == 0 {
 			return nil, fmt.Errorf("train: prune_z %g: the network has no inducing layers (no Z matrices to prune)", cfg.PruneZ)
+		}
+	}
+	if cfg.Objective == "fsvi" {
+		var err error
+		if t.fs, err = newFSVIRun(t); err != nil {
+			return nil, err
 		}
 	}
 	if IsFA(cfg.Posterior) {
@@ -143,6 +158,9 @@ func (t *Trainer) loadData() error {
 	case c.Data == "toy1d":
 		train = data.Toy1D(100, c.Seed)
 		test = data.Toy1DGrid(201, -2, 2)
+	case c.Data == "moons":
+		train = data.TwoMoons(MoonsTrain, 0.1, c.Seed)
+		test = data.TwoMoons(MoonsTest, 0.1, c.Seed+1)
 	case strings.HasPrefix(c.Data, "csv:"):
 		all, err := data.ReadCSVFile(strings.TrimPrefix(c.Data, "csv:"),
 			data.CSVOptions{Target: c.CSVTarget, Regression: c.Task == "regression"})
@@ -154,7 +172,7 @@ func (t *Trainer) loadData() error {
 			return err
 		}
 	default:
-		return fmt.Errorf("config: data %q is not fmnist, csv:PATH or toy1d", c.Data)
+		return fmt.Errorf("config: data %q is not fmnist, csv:PATH, toy1d or moons", c.Data)
 	}
 	if (c.Task == "regression") != train.Regression() {
 		return fmt.Errorf("config: task %s does not fit data %s", c.Task, train.Name)
@@ -524,6 +542,14 @@ func (t *Trainer) step(idx []int, klw float64) (loss, nll, kl float64, err error
 	}
 	shape := append([]int{nb}, d.Shape...)
 	tp := t.tape
+	var lin *fsvi.Linearization
+	if t.fs != nil {
+		// The linearisation's reverse passes use the tape and the parameters' gradients: before
+		// the step's own.
+		if lin, err = t.fs.linearize(t); err != nil {
+			return 0, 0, 0, err
+		}
+	}
 	tp.Reset()
 	t.opt.ZeroGrad()
 	var total *autodiff.Var[float32]
@@ -548,20 +574,30 @@ func (t *Trainer) step(idx []int, klw float64) (loss, nll, kl float64, err error
 			}
 		}
 		nllV = tp.Scale(nllV, 1/float32(S))
-		klV := n.KL(tp)
-		obj := tp.Add(nllV, tp.Scale(klV, float32(klw/float64(d.N))))
+		obj := nllV
+		if t.fs == nil {
+			klV := n.KL(tp)
+			obj = tp.Add(nllV, tp.Scale(klV, float32(klw*c.Temperature/float64(d.N))))
+			kl += float64(klV.Item())
+		}
 		if total == nil {
 			total = obj
 		} else {
 			total = tp.Add(total, obj)
 		}
 		nll += float64(nllV.Item())
-		kl += float64(klV.Item())
 	}
 	if err := tp.Backward(total); err != nil {
 		return 0, 0, 0, err
 	}
 	loss = float64(total.Item())
+	if t.fs != nil {
+		w := klw * c.Temperature / float64(d.N)
+		if kl, err = t.fs.addKLGrad(lin, w); err != nil {
+			return 0, 0, 0, err
+		}
+		loss += w * kl
+	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return 0, 0, 0, fmt.Errorf("the loss is %v (lower the learning rate?)", loss)
 	}

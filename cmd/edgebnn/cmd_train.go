@@ -59,6 +59,13 @@ The checkpoint is an FA model (tensors fa.mean, fa.factors, fa.psi) that
 runtime, convert (also --dtype f16) and posterior read; --resume continues
 from the learner's saved state.
 
+Function-space VI (paper 004, eq. 11; docs/FSVI.md): --posterior ffg_w
+--objective fsvi keeps the mean-field Gaussian q but replaces Σ KL by the KL
+between the linearised network's output Gaussians at --context-size points
+drawn each step from --context (random-monochrome, uniform [widened by
+--context-margin], corrupted, or data:PATH, a CSV of inputs); the model file
+is an ordinary ffg model. --temperature scales the KL of every objective.
+
 Examples:
   edgebnn train --arch mlp:784-256-256-10 --posterior inducing \
       --inference '{"inference": {"Linear": {"inference": "inducing", "inducing_rows": 32, "inducing_cols": 32}}}' \

@@ -665,3 +665,31 @@ func TestResetReusesBuffers(t *testing.T) {
 		t.Fatalf("a warm step made %.0f allocations of %.0f bytes, want ≤ 40 and ≤ 4096", allocs, perStep)
 	}
 }
+
+// TestZeroGradsRepeatedVJP checks that ZeroGrads lets one recorded graph give several
+// vector-Jacobian products: the rows of the Jacobian of y = (a·b, a + b) (hand-derived).
+func TestZeroGradsRepeatedVJP(t *testing.T) {
+	tp := NewTape[float64]()
+	p, err := NewParam("p", []float64{2, 3}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := tp.Param(p)
+	a, b := tp.Slice(v, 0, 0, 1), tp.Slice(v, 0, 1, 2)
+	y := tp.Concat(0, tp.Mul(a, b), tp.Add(a, b))
+	want := [][]float64{{3, 2}, {1, 1}} // ∂(ab)/∂(a,b) = (b, a); ∂(a+b)/∂(a,b) = (1, 1)
+	for q, row := range want {
+		tp.ZeroGrads()
+		seed := make([]float64, 2)
+		seed[q] = 1
+		if err := tp.BackwardFrom(y, seed); err != nil {
+			t.Fatal(err)
+		}
+		for i := range row {
+			if p.Grad[i] != row[i] {
+				t.Errorf("row %d: grad %v, want %v", q, p.Grad, row)
+				break
+			}
+		}
+	}
+}

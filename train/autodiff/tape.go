@@ -365,6 +365,16 @@ func (t *Tape[T]) Detach(a *Var[T]) *Var[T] {
 	return v
 }
 
+// ZeroGrads sets the gradient of every Var recorded since the last Reset to zero — parameters'
+// Grad buffers included, since their Vars alias them — so that BackwardFrom can run again on the
+// same graph with another seed: one vector-Jacobian product per call, the forward pass recorded
+// once.
+func (t *Tape[T]) ZeroGrads() {
+	for _, v := range t.nodes {
+		clear(v.grad)
+	}
+}
+
 // ErrNotScalar is returned by Backward for an output with more than one element.
 var ErrNotScalar = errors.New("autodiff: Backward needs a one-element output")
 

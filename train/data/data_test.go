@@ -155,3 +155,26 @@ func TestToy1D(t *testing.T) {
 		t.Error("same seed, different data")
 	}
 }
+
+func TestTwoMoons(t *testing.T) {
+	d := TwoMoons(400, 0, 1)
+	if err := d.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	n := [2]int{}
+	for i := 0; i < d.N; i++ {
+		x, y := float64(d.X[2*i]), float64(d.X[2*i+1])
+		c := d.Labels[i]
+		n[c]++
+		cx, cy := 0.0, 0.0 // noiseless points lie on the unit circle about (0, 0) or (1, ½)
+		if c == 1 {
+			cx, cy = 1, 0.5
+		}
+		if r := math.Hypot(x-cx, y-cy); math.Abs(r-1) > 1e-5 || (c == 0 && y < -1e-6) || (c == 1 && y > 0.5+1e-6) {
+			t.Fatalf("point %d (%g, %g) class %d off its moon", i, x, y, c)
+		}
+	}
+	if n[0] != 200 || n[1] != 200 {
+		t.Errorf("class counts %v", n)
+	}
+}

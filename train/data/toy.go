@@ -43,3 +43,29 @@ func Toy1DGrid(n int, lo, hi float64) *Dataset {
 	}
 	return d
 }
+
+// TwoMoons returns n points of scikit-learn's make_moons, shuffled: class 0 on the upper half
+// circle (cos t, sin t), class 1 on the lower one (1 − cos t, ½ − sin t), t uniform in [0, π],
+// each coordinate with N(0, noise²) added. The same seed gives the same data.
+func TwoMoons(n int, noise float64, seed uint64) *Dataset {
+	rng := rand.New(rand.NewPCG(seed, 0x2a00))
+	d := &Dataset{Name: "moons", N: n, Dim: 2, Shape: []int{2}, Classes: 2,
+		X: make([]float32, 2*n), Labels: make([]int, n), ClassNames: []string{"upper", "lower"}}
+	for i := 0; i < n; i++ {
+		c := i % 2
+		t := math.Pi * rng.Float64()
+		x, y := math.Cos(t), math.Sin(t)
+		if c == 1 {
+			x, y = 1-x, 0.5-y
+		}
+		d.X[2*i] = float32(x + noise*rng.NormFloat64())
+		d.X[2*i+1] = float32(y + noise*rng.NormFloat64())
+		d.Labels[i] = c
+	}
+	rng.Shuffle(n, func(i, j int) {
+		d.X[2*i], d.X[2*j] = d.X[2*j], d.X[2*i]
+		d.X[2*i+1], d.X[2*j+1] = d.X[2*j+1], d.X[2*i+1]
+		d.Labels[i], d.Labels[j] = d.Labels[j], d.Labels[i]
+	})
+	return d
+}

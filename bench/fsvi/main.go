@@ -1,0 +1,266 @@
+// Command fsvi runs paper 004's toy experiments with edgebnn's trainer: FSVI (objective fsvi),
+// MFVI (the ELBO with the parameter-space KL, the same q and initialisation) and MAP (the
+// deterministic network with the weight decay of the same N(0, 1) prior, 1/N) on the 1-D
+// regression data (data toy1d) and Two Moons (data moons). It prints a Markdown table and writes
+// one PNG per data set and method (≤ 150 KB) to -out. -quick trains for a few hundred steps
+// (seconds; for CI) instead of the full runs.
+//
+//	go run ./bench/fsvi -out docs/img/fsvi          # full (a few minutes on two cores)
+//	go run ./bench/fsvi -quick -out /tmp/fsvi       # seconds
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train"
+	"github.com/edgebnn/edgebnn/train/data"
+	"github.com/edgebnn/edgebnn/train/plot"
+)
+
+// ffgPrior is the inference config of FSVI and MFVI: q's initial σ 10⁻³, prior N(0, 1) on every
+// weight and bias (MAP's weight decay 1/N is the same prior).
+const ffgPrior = `{"inference": "ffg", "prior_weight_sd": 1, "prior_bias_sd": 1, "init_sd": 1e-3}`
+
+var methods = []string{"FSVI", "MFVI", "MAP"}
+
+func config(method, dataset string, steps int, seed uint64, dir string) (train.Config, error) {
+	c := train.DefaultConfig()
+	c.Data, c.Seed, c.LR = dataset, seed, 3e-3
+	c.EvalEvery, c.CheckpointEvery, c.TestSamples = train.MaxEpochs, train.MaxEpochs, 64
+	c.Out = filepath.Join(dir, fmt.Sprintf("%s-%s.ebnn", dataset, method))
+	n := 100
+	if dataset == "toy1d" {
+		c.Arch, c.Task, c.NoisePrecision, c.BatchSize = "mlp:1-50-1:tanh", "regression", 100, 100
+		c.Epochs = steps
+	} else {
+		n = train.MoonsTrain
+		c.Arch, c.Task, c.BatchSize = "mlp:2-32-32-2", "classification", 50
+		c.Epochs = max(1, steps/(n/c.BatchSize))
+	}
+	switch method {
+	case "MAP":
+		c.Posterior, c.WeightDecay, c.TestSamples = "deterministic", 1/float64(n), 1
+	default:
+		c.Posterior = "ffg_w"
+		if err := c.Inference.Set(ffgPrior); err != nil {
+			return c, err
+		}
+		if method == "FSVI" {
+			c.Objective, c.Context, c.ContextSize, c.ContextMargin = "fsvi", "uniform", train.DefaultContextSize, 0.5
+		}
+	}
+	return c, nil
+}
+
+type row struct {
+	dataset, method string
+	cols            []string
+	seconds         float64
+}
+
+func main() {
+	quick := flag.Bool("quick", false, "train briefly (CI)")
+	out := flag.String("out", "docs/img/fsvi", "directory of the PNGs")
+	seed := flag.Uint64("seed", 1, "random seed")
+	flag.Parse()
+	steps := 4000
+	if *quick {
+		steps = 200
+	}
+	if err := run(*out, steps, *seed); err != nil {
+		fmt.Fprintln(os.Stderr, "fsvi:", err)
+		os.Exit(1)
+	}
+}
+
+func run(out string, steps int, seed uint64) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "fsvi-bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	var rows []row
+	for _, ds := range []string{"toy1d", "moons"} {
+		for _, m := range methods {
+			c, err := config(m, ds, steps, seed, tmp)
+			if err != nil {
+				return err
+			}
+			tr, err := train.New(c)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", ds, m, err)
+			}
+			start := time.Now()
+			if err := tr.Run(context.Background(), train.Hooks{}); err != nil {
+				return fmt.Errorf("%s %s: %w", ds, m, err)
+			}
+			r := row{dataset: ds, method: m, seconds: time.Since(start).Seconds()}
+			model, err := tr.Model()
+			if err != nil {
+				return err
+			}
+			opt := runtime.Options{Samples: c.TestSamples, Seed: 7, MaxBatch: 100}
+			if ds == "toy1d" {
+				r.cols, err = toy(model, opt, tr.Train, filepath.Join(out, "toy1d-"+m+".png"), m)
+			} else {
+				r.cols, err = moons(model, opt, tr.Train, tr.Test, filepath.Join(out, "moons-"+m+".png"))
+			}
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", ds, m, err)
+			}
+			rows = append(rows, r)
+		}
+	}
+	fmt.Printf("toy1d (%d steps): RMSE of the mean against cos(4x+0.8) on the training intervals; mean epistemic sd in the data, in the gap (−0.7, 0.5) and outside (1.2 ≤ |x| ≤ 2)\n\n", steps)
+	fmt.Println("| method | RMSE | sd in data | sd in gap | sd outside | train s |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|")
+	for _, r := range rows[:3] {
+		fmt.Printf("| %s | %s | %s | %s | %s | %.1f |\n", r.method, r.cols[0], r.cols[1], r.cols[2], r.cols[3], r.seconds)
+	}
+	fmt.Printf("\nmoons (≈%d steps): test accuracy and NLL (1000 points); mean predictive entropy (nats) on the test set and on far inputs (grid points ≥ 1.5 from every training point)\n\n", steps)
+	fmt.Println("| method | accuracy | NLL | entropy test | entropy far | train s |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|")
+	for _, r := range rows[3:] {
+		fmt.Printf("| %s | %s | %s | %s | %s | %.1f |\n", r.method, r.cols[0], r.cols[1], r.cols[2], r.cols[3], r.seconds)
+	}
+	return nil
+}
+
+func toy(m *runtime.Model, opt runtime.Options, tr *data.Dataset, path, title string) ([]string, error) {
+	grid := data.Toy1DGrid(201, -2, 2)
+	p, err := m.NewPredictor(opt)
+	if err != nil {
+		return nil, err
+	}
+	preds := make([]runtime.Prediction, grid.N)
+	if err := p.PredictBatch(grid.X, preds); err != nil {
+		return nil, err
+	}
+	b := plot.Band1D{}
+	var se, nse float64
+	var sd [3]float64
+	var nsd [3]int
+	for i, pr := range preds {
+		x := float64(grid.X[i])
+		s := math.Sqrt(float64(pr.EpistemicVar[0]))
+		b.X, b.Mean, b.SD = append(b.X, x), append(b.Mean, float64(pr.Mean[0])), append(b.SD, s)
+		b.TrueX, b.TrueY = append(b.TrueX, x), append(b.TrueY, data.Toy1DMean(x))
+		k := -1
+		switch {
+		case (x >= -1 && x <= -0.7) || (x >= 0.5 && x <= 1):
+			k = 0
+			d := float64(pr.Mean[0]) - data.Toy1DMean(x)
+			se += d * d
+			nse++
+		case x > -0.7 && x < 0.5:
+			k = 1
+		case math.Abs(x) >= 1.2:
+			k = 2
+		}
+		if k >= 0 {
+			sd[k] += s
+			nsd[k]++
+		}
+	}
+	for i := 0; i < tr.N; i++ {
+		b.TrainX, b.TrainY = append(b.TrainX, float64(tr.X[i])), append(b.TrainY, float64(tr.Targets[i]))
+	}
+	if err := plot.Regression1D(path, "toy1d: "+title, b); err != nil {
+		return nil, err
+	}
+	return []string{f3(math.Sqrt(se / nse)), f3(sd[0] / float64(nsd[0])), f3(sd[1] / float64(nsd[1])), f3(sd[2] / float64(nsd[2]))}, nil
+}
+
+func f3(v float64) string { return fmt.Sprintf("%.3f", v) }
+
+// moons evaluates on the test set and draws the predictive entropy over [−2, 3]×[−1.75, 2.25]
+// (white 0, dark ln 2) with the training points (class 0 red, class 1 blue).
+func moons(m *runtime.Model, opt runtime.Options, tr, te *data.Dataset, path string) ([]string, error) {
+	p, err := m.NewPredictor(opt)
+	if err != nil {
+		return nil, err
+	}
+	preds := make([]runtime.Prediction, te.N)
+	if err := p.PredictBatch(te.X, preds); err != nil {
+		return nil, err
+	}
+	var acc, nll, ent float64
+	for i, pr := range preds {
+		if pr.Class == te.Labels[i] {
+			acc++
+		}
+		nll -= math.Log(max(float64(pr.Probs[te.Labels[i]]), 1e-12))
+		ent += pr.Entropy
+	}
+	n := float64(te.N)
+	const px = 150
+	x0, x1, y0, y1 := -2.0, 3.0, -1.75, 2.25
+	xs := make([]float32, 0, 2*px*px)
+	for j := 0; j < px; j++ {
+		for i := 0; i < px; i++ {
+			xs = append(xs, float32(x0+(x1-x0)*(float64(i)+0.5)/px), float32(y1-(y1-y0)*(float64(j)+0.5)/px))
+		}
+	}
+	gp := make([]runtime.Prediction, px*px)
+	if err := p.PredictBatch(xs, gp); err != nil {
+		return nil, err
+	}
+	img := image.NewRGBA(image.Rect(0, 0, px, px))
+	var far float64
+	var nfar int
+	for k, pr := range gp {
+		v := min(1, pr.Entropy/math.Ln2)
+		g := uint8(255 * (1 - 0.85*v))
+		img.Set(k%px, k/px, color.RGBA{R: g, G: g, B: uint8(min(255, float64(g)+30)), A: 255})
+		dmin := math.Inf(1)
+		for i := 0; i < tr.N; i++ {
+			dmin = min(dmin, math.Hypot(float64(xs[2*k]-tr.X[2*i]), float64(xs[2*k+1]-tr.X[2*i+1])))
+		}
+		if dmin >= 1.5 {
+			far += pr.Entropy
+			nfar++
+		}
+	}
+	for i := 0; i < tr.N; i++ {
+		cx := int((float64(tr.X[2*i]) - x0) / (x1 - x0) * px)
+		cy := int((y1 - float64(tr.X[2*i+1])) / (y1 - y0) * px)
+		col := color.RGBA{R: 200, G: 30, B: 30, A: 255}
+		if tr.Labels[i] == 1 {
+			col = color.RGBA{R: 20, G: 60, B: 200, A: 255}
+		}
+		for dy := -1; dy <= 1; dy++ {
+			for dx := -1; dx <= 1; dx++ {
+				img.Set(cx+dx, cy+dy, col)
+			}
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := png.Encode(f, img); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	farS := "–"
+	if nfar > 0 {
+		farS = f3(far / float64(nfar))
+	}
+	return []string{fmt.Sprintf("%.1f %%", 100*acc/n), f3(nll / n), f3(ent / n), farS}, nil
+}

@@ -1,0 +1,99 @@
+package fsvi
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/train/data"
+)
+
+func imageData() *data.Dataset {
+	d := &data.Dataset{Name: "img", N: 2, Dim: 2 * 3 * 3, Shape: []int{2, 3, 3}, Classes: 2, Labels: []int{0, 1}}
+	d.X = make([]float32, d.N*d.Dim)
+	for i := range d.X {
+		d.X[i] = float32(i%7) / 6 // values in [0, 1], both ends present
+	}
+	return d
+}
+
+func TestSamplerRandomMonochrome(t *testing.T) {
+	s, err := NewSampler(RandomMonochrome, imageData(), 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := s.Sample(rand.New(rand.NewPCG(1, 2)), 50, nil)
+	if len(x) != 50*18 {
+		t.Fatalf("%d values, want %d", len(x), 50*18)
+	}
+	distinct := map[float32]bool{}
+	for n := 0; n < 50; n++ {
+		img := x[n*18 : (n+1)*18]
+		for _, v := range img {
+			if v != img[0] {
+				t.Fatalf("image %d is not monochrome: %v", n, img)
+			}
+		}
+		if img[0] < 0 || img[0] > 1 { // the margin does not apply to random-monochrome
+			t.Fatalf("image %d grey level %g outside the data's [0, 1]", n, img[0])
+		}
+		distinct[img[0]] = true
+	}
+	if len(distinct) < 45 {
+		t.Errorf("only %d distinct grey levels in 50 images", len(distinct))
+	}
+}
+
+func TestSamplerUniformMargin(t *testing.T) {
+	d := data.Toy1D(100, 3) // inputs in [−1, −0.7] ∪ [0.5, 1]
+	s, err := NewSampler(Uniform, d, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := s.Sample(rand.New(rand.NewPCG(1, 2)), 2000, nil)
+	lo, hi := x[0], x[0]
+	for _, v := range x {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	// The data spans about [−1, 1]; widened by half the range on each side: about [−2, 2].
+	if lo < -2.01 || hi > 2.01 || lo > -1.9 || hi < 1.9 {
+		t.Errorf("uniform context spans [%g, %g], want about [−2, 2]", lo, hi)
+	}
+}
+
+func TestSamplerCorruptedAndFile(t *testing.T) {
+	d := imageData()
+	s, err := NewSampler(Corrupted, d, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := s.Sample(rand.New(rand.NewPCG(5, 6)), 20, nil)
+	if len(x) != 20*18 {
+		t.Fatalf("%d values", len(x))
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ctx.csv")
+	row := strings.Repeat("0.5,", 17) + "0.25\n"
+	if err := os.WriteFile(path, []byte(strings.Repeat("a,", 17)+"b\n"+row+row), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err = NewSampler(DataPrefix+path, d, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x = s.Sample(rand.New(rand.NewPCG(5, 6)), 3, nil)
+	if x[17] != 0.25 || x[0] != 0.5 || x[35] != 0.25 {
+		t.Errorf("file context %v", x[:18])
+	}
+	if err := os.WriteFile(path, []byte("1,2,3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewSampler(DataPrefix+path, d, 0); err == nil || !strings.Contains(err.Error(), "3 values") {
+		t.Errorf("wrong width: error %v", err)
+	}
+	if err := CheckContext("gaussian"); err == nil {
+		t.Error("CheckContext accepted gaussian")
+	}
+}

@@ -1,0 +1,227 @@
+// Package fsvi implements tractable function-space variational inference (FSVI; Rudner, Chen,
+// Teh & Gal, NeurIPS 2022, paper 004 eq. 11) for the trainer's mean-field Gaussian (ffg)
+// networks: q(θ) = N(μ, diag σ²) over every ffg tensor, and in place of the parameter-space KL
+// the KL between the Gaussians that q and the prior N(μ₀, diag σ₀²) induce on the outputs at
+// context points X_C when the network is linearised at μ:
+//
+//	q̃ = N(f(X_C; μ), J diag(σ²) Jᵀ + εI),  p̃ = N(f(X_C; μ) + J(μ₀ − μ), J diag(σ₀²) Jᵀ + εI),
+//
+// J = ∂f(X_C; θ)/∂θ at θ = μ, a D×P matrix with D = |X_C|·Q (Q outputs per input). The mean
+// f(X_C; μ) cancels, so
+//
+//	KL = ½ [tr(K_p⁻¹K_q) + δᵀK_p⁻¹δ − D + log|K_p| − log|K_q|],  δ = J(μ − μ₀).
+//
+// J is computed by reverse mode, one vector-Jacobian product per output (Jacobian), and held
+// fixed while the KL is differentiated (the linearisation point is μ without a gradient through
+// J: see docs/FSVI.md); the KL and its gradient with respect to μ and the raw σ are computed in
+// float64 whatever the network's element type (AddKLGrad). Context inputs are drawn by Sampler.
+package fsvi
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/edgebnn/edgebnn/train/autodiff"
+	"github.com/edgebnn/edgebnn/train/bnn"
+)
+
+// DefaultJitter is ε, added to the diagonal of both output covariances (the reference code's
+// cov_jitter).
+const DefaultJitter = 1e-6
+
+// Linearization is the Jacobian of the network's outputs at the context points with respect to
+// the means of its ffg tensors, at the current means.
+type Linearization struct {
+	// Points is |X_C| and Outputs is Q; D = Points·Outputs rows, row n·Q + q for output q of
+	// context point n.
+	Points, Outputs int
+	// Blocks holds one D×P_t row-major block per tensor (in the order of the tensors given to
+	// Jacobian), in float64.
+	Blocks [][]float64
+}
+
+// D returns the dimension of the output Gaussians, |X_C|·Q.
+func (l *Linearization) D() int { return l.Points * l.Outputs }
+
+// Jacobian linearises net at its posterior means (every noise draw zero, BatchNorm with its
+// running statistics: bnn.Net.ForwardMean) at the m context inputs x (m examples of the given
+// shape, row-major): for each point one forward pass, then one reverse pass per output, seeded
+// with that output's unit vector. It uses tp (Reset first and on return) and overwrites the
+// gradients of every parameter of net: call it before the training step's gradients are
+// computed.
+func Jacobian[T bnn.Float](tp *autodiff.Tape[T], net *bnn.Net[T], ts []bnn.FFGTensor[T], x []T, m int, shape []int) (*Linearization, error) {
+	dim := 1
+	for _, s := range shape {
+		dim *= s
+	}
+	if m < 1 || len(x) != m*dim {
+		return nil, fmt.Errorf("fsvi: %d context values for %d points of shape %v", len(x), m, shape)
+	}
+	if len(ts) == 0 {
+		return nil, errors.New("fsvi: the network has no mean-field Gaussian tensors")
+	}
+	defer func() {
+		tp.Reset()
+		for _, p := range net.Params() {
+			clear(p.Grad)
+		}
+	}()
+	lin := &Linearization{Points: m, Blocks: make([][]float64, len(ts))}
+	one := append([]int{1}, shape...)
+	for n := 0; n < m; n++ {
+		tp.Reset()
+		net.Begin()
+		out := net.ForwardMean(tp, tp.Const(x[n*dim:(n+1)*dim], one...))
+		if err := tp.Err(); err != nil {
+			return nil, fmt.Errorf("fsvi: linearisation forward pass: %w", err)
+		}
+		q := out.Len()
+		if n == 0 {
+			lin.Outputs = q
+			for i, t := range ts {
+				lin.Blocks[i] = make([]float64, m*q*len(t.Mean.Value))
+			}
+		}
+		seed := make([]T, q)
+		for j := 0; j < q; j++ {
+			tp.ZeroGrads()
+			clear(seed)
+			seed[j] = 1
+			if err := tp.BackwardFrom(out, seed); err != nil {
+				return nil, fmt.Errorf("fsvi: linearisation reverse pass: %w", err)
+			}
+			row := n*q + j
+			for i, t := range ts {
+				p := len(t.Mean.Value)
+				dst := lin.Blocks[i][row*p : (row+1)*p]
+				for k, g := range t.Mean.Grad {
+					dst[k] = float64(g)
+				}
+			}
+		}
+	}
+	return lin, nil
+}
+
+// Gaussian is q or the prior over one tensor as float64 tape values: the mean and σ (flat, P_t).
+type Gaussian struct {
+	Mean, SD *autodiff.Var[float64]
+}
+
+// KL records KL(q̃ ‖ p̃) on tp for the linearisation lin: q[t] and prior[t] give tensor t's
+// means and standard deviations (flat Vars of P_t values; gradients flow to whichever require
+// them), jitter is ε. When perOutput is set the output covariances keep only the blocks of equal
+// output index (outputs independent a priori and a posteriori, as the reference code computes
+// one |X_C|-dimensional KL per class), otherwise the Gaussians are joint over all D = |X_C|·Q
+// outputs (eq. 11 as written).
+func KL(tp *autodiff.Tape[float64], lin *Linearization, q, prior []Gaussian, jitter float64, perOutput bool) *autodiff.Var[float64] {
+	D := lin.D()
+	var kq, kp, delta *autodiff.Var[float64]
+	acc := func(s, x *autodiff.Var[float64]) *autodiff.Var[float64] {
+		if s == nil {
+			return x
+		}
+		return tp.Add(s, x)
+	}
+	for t, blk := range lin.Blocks {
+		p := len(blk) / D
+		j := tp.Const(blk, D, p)
+		a := tp.Mul(j, tp.Reshape(q[t].SD, p))
+		kq = acc(kq, tp.MatMulTrans(a, a, false, true))
+		a0 := tp.Mul(j, tp.Reshape(prior[t].SD, p))
+		kp = acc(kp, tp.MatMulTrans(a0, a0, false, true))
+		d := tp.Reshape(tp.Sub(q[t].Mean, prior[t].Mean), p, 1)
+		delta = acc(delta, tp.MatMul(j, d))
+	}
+	if perOutput && lin.Outputs > 1 {
+		mask := make([]float64, D*D)
+		for r := 0; r < D; r++ {
+			for c := 0; c < D; c++ {
+				if r%lin.Outputs == c%lin.Outputs {
+					mask[r*D+c] = 1
+				}
+			}
+		}
+		m := tp.Const(mask, D, D)
+		kq, kp = tp.Mul(kq, m), tp.Mul(kp, m)
+	}
+	eye := make([]float64, D*D)
+	for i := 0; i < D; i++ {
+		eye[i*D+i] = jitter
+	}
+	e := tp.Const(eye, D, D)
+	lq := tp.Cholesky(tp.Add(kq, e))
+	lp := tp.Cholesky(tp.Add(kp, e))
+	x := tp.SolveTriangular(lp, lq, true, true, false) // L_p⁻¹L_q: tr(K_p⁻¹K_q) = ‖x‖²_F
+	z := tp.SolveTriangular(lp, delta, true, true, false)
+	s := tp.Add(tp.Sum(tp.Square(x)), tp.Sum(tp.Square(z)))
+	s = tp.Add(s, tp.Sub(tp.LogDetChol(lp), tp.LogDetChol(lq)))
+	return tp.Scale(tp.AddScalar(s, -float64(D)), 0.5)
+}
+
+// Options configure AddKLGrad.
+type Options struct {
+	// Jitter is ε (0: DefaultJitter).
+	Jitter float64
+	// PerOutput makes the output Gaussians independent across outputs (see KL).
+	PerOutput bool
+}
+
+// AddKLGrad evaluates the function-space KL of the network's ffg tensors ts at lin and adds
+// scale·∂KL/∂μ to each tensor's Mean.Grad and scale·∂KL/∂ρ to its RawSD.Grad (σ = softplus(ρ),
+// clamped at MaxSD as the layers do), computing in float64 on tp (Reset first). J is a constant:
+// the gradient does not flow through the linearisation point. It returns the KL.
+func AddKLGrad[T bnn.Float](tp *autodiff.Tape[float64], ts []bnn.FFGTensor[T], lin *Linearization, scale float64, o Options) (float64, error) {
+	if len(ts) != len(lin.Blocks) {
+		return 0, fmt.Errorf("fsvi: %d tensors for a linearisation of %d", len(ts), len(lin.Blocks))
+	}
+	jitter := o.Jitter
+	if jitter == 0 {
+		jitter = DefaultJitter
+	}
+	tp.Reset()
+	q := make([]Gaussian, len(ts))
+	prior := make([]Gaussian, len(ts))
+	means := make([]*autodiff.Var[float64], len(ts))
+	raws := make([]*autodiff.Var[float64], len(ts))
+	for i, t := range ts {
+		p := len(t.Mean.Value)
+		if len(lin.Blocks[i]) != lin.D()*p || len(t.RawSD.Value) != p || len(t.PriorMean.Value) != p || len(t.PriorSD.Value) != p {
+			return 0, fmt.Errorf("fsvi: tensor %d (layer %q): sizes do not match the linearisation", i, t.Layer)
+		}
+		means[i] = tp.Leaf(to64(t.Mean.Value), p)
+		raws[i] = tp.Leaf(to64(t.RawSD.Value), p)
+		sd := tp.Softplus(raws[i])
+		if t.HasMax {
+			sd = tp.Clamp(sd, 0, t.MaxSD)
+		}
+		q[i] = Gaussian{Mean: means[i], SD: sd}
+		prior[i] = Gaussian{Mean: tp.Const(to64(t.PriorMean.Value), p), SD: tp.Const(to64(t.PriorSD.Value), p)}
+	}
+	kl := KL(tp, lin, q, prior, jitter, o.PerOutput)
+	if err := tp.Backward(kl); err != nil {
+		return 0, fmt.Errorf("fsvi: KL: %w", err)
+	}
+	v := kl.Item()
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("fsvi: the function-space KL is %v", v)
+	}
+	for i, t := range ts {
+		for k, g := range means[i].Grad() {
+			t.Mean.Grad[k] += T(scale * g)
+		}
+		for k, g := range raws[i].Grad() {
+			t.RawSD.Grad[k] += T(scale * g)
+		}
+	}
+	return v, nil
+}
+
+func to64[T bnn.Float](v []T) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}

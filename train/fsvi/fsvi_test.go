@@ -1,0 +1,339 @@
+package fsvi
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/autodiff"
+	"github.com/edgebnn/edgebnn/train/bnn"
+)
+
+// tinyNet builds a small ffg network in float64: an MLP 3-4-2 (tanh) or a conv net, or (linear)
+// a single Linear 3→2 layer, with σ and the prior set away from their defaults so that no term
+// of the KL vanishes.
+func tinyNet(t *testing.T, kind string) (*bnn.Net[float64], []int) {
+	t.Helper()
+	p := &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: 0.6}
+	var ls []runtime.LayerSpec
+	in := []int{3}
+	switch kind {
+	case "mlp":
+		ls = []runtime.LayerSpec{
+			{Name: "0", Op: runtime.OpLinear, In: 3, Out: 4, Bias: true, Posterior: p},
+			{Name: "1", Op: runtime.OpTanh},
+			{Name: "2", Op: runtime.OpLinear, In: 4, Out: 2, Bias: true, Posterior: p}}
+	case "conv":
+		in = []int{1, 4, 4}
+		ls = []runtime.LayerSpec{
+			{Name: "0", Op: runtime.OpConv2d, In: 1, Out: 2, Bias: true, Kernel: [2]int{3, 3}, Padding: [2]int{1, 1}, Posterior: p},
+			{Name: "1", Op: runtime.OpTanh},
+			{Name: "2", Op: runtime.OpAvgPool2d, Kernel: [2]int{2, 2}},
+			{Name: "3", Op: runtime.OpFlatten},
+			{Name: "4", Op: runtime.OpLinear, In: 8, Out: 2, Bias: true, Posterior: p}}
+	case "linear":
+		ls = []runtime.LayerSpec{{Name: "0", Op: runtime.OpLinear, In: 3, Out: 2, Bias: true, Posterior: p}}
+	}
+	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: in, Layers: ls}
+	inits := map[string]bnn.Init{}
+	for _, l := range ls {
+		inits[l.Name] = bnn.Init{InitSD: 0.3, PriorMean: 0.1, PriorBiasSD: 0.8}
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	n, err := bnn.New[float64](spec, inits, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := n.FFGTensors()
+	for _, tt := range ts {
+		for i := range tt.RawSD.Value {
+			tt.RawSD.Value[i] += 0.5 * rng.NormFloat64()
+			tt.Mean.Value[i] += 0.3 * rng.NormFloat64()
+		}
+	}
+	return n, in
+}
+
+func contextInputs(shape []int, m int, seed uint64) []float64 {
+	dim := 1
+	for _, s := range shape {
+		dim *= s
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	x := make([]float64, m*dim)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	return x
+}
+
+// fdJacobian differentiates the mean network's outputs by central differences (independent of
+// the reverse passes of Jacobian).
+func fdJacobian(t *testing.T, n *bnn.Net[float64], ts []bnn.FFGTensor[float64], x []float64, m int, shape []int) [][]float64 {
+	t.Helper()
+	tp := autodiff.NewTape[float64]()
+	f := func() []float64 {
+		tp.Reset()
+		n.Begin()
+		var out []float64
+		tp.NoGrad(func() {
+			out = append(out, n.ForwardMean(tp, tp.Const(x, append([]int{m}, shape...)...)).Value()...)
+		})
+		return out
+	}
+	D := len(f())
+	J := make([][]float64, len(ts))
+	const h = 1e-6
+	for i, tt := range ts {
+		p := len(tt.Mean.Value)
+		J[i] = make([]float64, D*p)
+		for k := 0; k < p; k++ {
+			v := tt.Mean.Value[k]
+			tt.Mean.Value[k] = v + h
+			fp := f()
+			tt.Mean.Value[k] = v - h
+			fm := f()
+			tt.Mean.Value[k] = v
+			for r := 0; r < D; r++ {
+				J[i][r*p+k] = (fp[r] - fm[r]) / (2 * h)
+			}
+		}
+	}
+	return J
+}
+
+func TestJacobianMatchesFiniteDifferences(t *testing.T) {
+	for _, kind := range []string{"mlp", "conv"} {
+		n, shape := tinyNet(t, kind)
+		ts, _ := n.FFGTensors()
+		x := contextInputs(shape, 3, 1)
+		lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, x, 3, shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lin.Points != 3 || lin.Outputs != 2 {
+			t.Fatalf("%s: %d points × %d outputs, want 3 × 2", kind, lin.Points, lin.Outputs)
+		}
+		want := fdJacobian(t, n, ts, x, 3, shape)
+		for i := range want {
+			for k := range want[i] {
+				if d := math.Abs(lin.Blocks[i][k] - want[i][k]); d > 1e-6*(1+math.Abs(want[i][k])) {
+					t.Fatalf("%s: tensor %d entry %d: %g, finite differences %g", kind, i, k, lin.Blocks[i][k], want[i][k])
+				}
+			}
+		}
+	}
+}
+
+// denseKL evaluates the KL of two D-dimensional Gaussians from their means' difference and
+// covariances with a textbook Cholesky (independent of the tape's linear algebra).
+func denseKL(delta []float64, kq, kp [][]float64) float64 {
+	D := len(delta)
+	chol := func(a [][]float64) [][]float64 {
+		l := make([][]float64, D)
+		for i := range l {
+			l[i] = make([]float64, D)
+			for j := 0; j <= i; j++ {
+				s := a[i][j]
+				for k := 0; k < j; k++ {
+					s -= l[i][k] * l[j][k]
+				}
+				if i == j {
+					l[i][i] = math.Sqrt(s)
+				} else {
+					l[i][j] = s / l[j][j]
+				}
+			}
+		}
+		return l
+	}
+	solve := func(l [][]float64, b []float64) []float64 { // L⁻¹b
+		x := make([]float64, D)
+		for i := range x {
+			s := b[i]
+			for k := 0; k < i; k++ {
+				s -= l[i][k] * x[k]
+			}
+			x[i] = s / l[i][i]
+		}
+		return x
+	}
+	lq, lp := chol(kq), chol(kp)
+	var tr, mah, ld float64
+	for c := 0; c < D; c++ { // tr(K_p⁻¹K_q) = Σ_c ‖L_p⁻¹ L_q e_c‖²
+		col := make([]float64, D)
+		for r := range col {
+			col[r] = lq[r][c]
+		}
+		for _, v := range solve(lp, col) {
+			tr += v * v
+		}
+	}
+	for _, v := range solve(lp, delta) {
+		mah += v * v
+	}
+	for i := 0; i < D; i++ {
+		ld += 2 * (math.Log(lp[i][i]) - math.Log(lq[i][i]))
+	}
+	return 0.5 * (tr + mah - float64(D) + ld)
+}
+
+func softplus(x float64) float64 { return math.Log1p(math.Exp(x)) }
+
+// referenceKL builds K_q, K_p and δ from a Jacobian given per tensor (D×P_t) and evaluates
+// denseKL.
+func referenceKL(ts []bnn.FFGTensor[float64], J [][]float64, D, Q int, jitter float64, perOutput bool) float64 {
+	kq, kp := make([][]float64, D), make([][]float64, D)
+	delta := make([]float64, D)
+	for r := 0; r < D; r++ {
+		kq[r], kp[r] = make([]float64, D), make([]float64, D)
+	}
+	for i, tt := range ts {
+		p := len(tt.Mean.Value)
+		for r := 0; r < D; r++ {
+			for k := 0; k < p; k++ {
+				delta[r] += J[i][r*p+k] * (tt.Mean.Value[k] - tt.PriorMean.Value[k])
+			}
+			for c := 0; c < D; c++ {
+				if perOutput && r%Q != c%Q {
+					continue
+				}
+				for k := 0; k < p; k++ {
+					s := softplus(tt.RawSD.Value[k])
+					s0 := tt.PriorSD.Value[k]
+					kq[r][c] += J[i][r*p+k] * s * s * J[i][c*p+k]
+					kp[r][c] += J[i][r*p+k] * s0 * s0 * J[i][c*p+k]
+				}
+			}
+		}
+	}
+	for r := 0; r < D; r++ {
+		kq[r][r] += jitter
+		kp[r][r] += jitter
+	}
+	return denseKL(delta, kq, kp)
+}
+
+func TestKLMatchesDenseReference(t *testing.T) {
+	for _, kind := range []string{"mlp", "conv"} {
+		for _, per := range []bool{false, true} {
+			n, shape := tinyNet(t, kind)
+			ts, _ := n.FFGTensors()
+			x := contextInputs(shape, 4, 2)
+			lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, x, 4, shape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := AddKLGrad(autodiff.NewTape[float64](), ts, lin, 0, Options{Jitter: 1e-3, PerOutput: per})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := referenceKL(ts, fdJacobian(t, n, ts, x, 4, shape), lin.D(), lin.Outputs, 1e-3, per)
+			if math.Abs(got-want) > 1e-6*(1+math.Abs(want)) {
+				t.Errorf("%s perOutput=%v: KL %.10g, dense reference %.10g", kind, per, got, want)
+			}
+			if !(want > 0) {
+				t.Errorf("%s: reference KL %g is not positive", kind, want)
+			}
+		}
+	}
+}
+
+// TestKLScalarClosedForm: one context point through f(x) = w·x + b with one input and output, so
+// J = (x, 1) and both Gaussians are one-dimensional.
+func TestKLScalarClosedForm(t *testing.T) {
+	p := &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: 0.5}
+	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{1},
+		Layers: []runtime.LayerSpec{{Name: "0", Op: runtime.OpLinear, In: 1, Out: 1, Bias: true, Posterior: p}}}
+	n, err := bnn.New[float64](spec, map[string]bnn.Init{"0": {InitSD: 0.1, PriorBiasSD: 2}}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := n.FFGTensors()
+	ts[0].Mean.Value[0], ts[1].Mean.Value[0] = 0.7, -0.2 // w, b; prior means 0
+	lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, []float64{2}, 1, []int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const eps = 1e-4
+	kl, err := AddKLGrad(autodiff.NewTape[float64](), ts, lin, 0, Options{Jitter: eps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vq := 4*0.01 + 0.01 + eps // x²σ_w² + σ_b² + ε
+	vp := 4*0.25 + 4 + eps    // x²σ0_w² + σ0_b² + ε
+	d := 2*0.7 - 0.2
+	want := 0.5 * (vq/vp + d*d/vp - 1 + math.Log(vp/vq))
+	if math.Abs(kl-want) > 1e-9 {
+		t.Errorf("KL %.12g, closed form %.12g", kl, want)
+	}
+}
+
+// klAt evaluates the KL at the current parameters with the linearisation lin held fixed.
+func klAt(t *testing.T, ts []bnn.FFGTensor[float64], lin *Linearization, o Options) float64 {
+	t.Helper()
+	v, err := AddKLGrad(autodiff.NewTape[float64](), ts, lin, 0, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestKLGradFiniteDifferences checks ∂KL/∂μ and ∂KL/∂ρ (J at the linearisation point held fixed)
+// against central differences.
+func TestKLGradFiniteDifferences(t *testing.T) {
+	for _, kind := range []string{"mlp", "conv"} {
+		n, shape := tinyNet(t, kind)
+		ts, _ := n.FFGTensors()
+		x := contextInputs(shape, 3, 3)
+		lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, x, 3, shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := Options{Jitter: 1e-4}
+		for _, tt := range ts {
+			clear(tt.Mean.Grad)
+			clear(tt.RawSD.Grad)
+		}
+		if _, err := AddKLGrad(autodiff.NewTape[float64](), ts, lin, 1, o); err != nil {
+			t.Fatal(err)
+		}
+		const h = 1e-5
+		for i, tt := range ts {
+			for _, pr := range []*autodiff.Param[float64]{tt.Mean, tt.RawSD} {
+				for k := range pr.Value {
+					v := pr.Value[k]
+					pr.Value[k] = v + h
+					fp := klAt(t, ts, lin, o)
+					pr.Value[k] = v - h
+					fm := klAt(t, ts, lin, o)
+					pr.Value[k] = v
+					fd := (fp - fm) / (2 * h)
+					if math.Abs(pr.Grad[k]-fd) > 1e-5*(1+math.Abs(fd)) {
+						t.Fatalf("%s tensor %d %s[%d]: gradient %g, finite differences %g", kind, i, pr.Name, k, pr.Grad[k], fd)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestKLZeroAtPrior: q equal to the prior gives KL 0 (up to rounding).
+func TestKLZeroAtPrior(t *testing.T) {
+	n, shape := tinyNet(t, "mlp")
+	ts, _ := n.FFGTensors()
+	lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, contextInputs(shape, 3, 4), 3, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range ts {
+		for k := range tt.Mean.Value {
+			tt.Mean.Value[k] = tt.PriorMean.Value[k]
+			tt.RawSD.Value[k] = math.Log(math.Expm1(tt.PriorSD.Value[k]))
+		}
+	}
+	if kl := klAt(t, ts, lin, Options{}); math.Abs(kl) > 1e-8 {
+		t.Errorf("KL(prior ‖ prior) = %g", kl)
+	}
+}

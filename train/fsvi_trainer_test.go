@@ -1,0 +1,175 @@
+package train
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+func fsviToyConfig(t *testing.T) Config {
+	c := toyConfig(t, "ffg_w", `{"inference": "ffg", "init_sd": 1e-3}`)
+	c.Objective = "fsvi"
+	c.Context = "uniform"
+	c.ContextSize = 8
+	c.Arch, c.Epochs = "mlp:1-8-1:tanh", 20
+	if testing.Short() {
+		c.Epochs = 8
+	}
+	return c
+}
+
+func TestFSVIConfigValidation(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"posterior", func(c *Config) { c.Posterior = "deterministic"; c.Inference.JSON = "" }, "objective fsvi needs posterior ffg_w"},
+		{"objective", func(c *Config) { c.Objective = "fsmap" }, "objective \"fsmap\""},
+		{"context", func(c *Config) { c.Context = "gaussian" }, "context \"gaussian\""},
+		{"context_size", func(c *Config) { c.ContextSize = 0 }, "context_size 0 outside"},
+		{"covariance", func(c *Config) { c.FSVICovariance = "diag" }, "fsvi_covariance"},
+		{"jitter", func(c *Config) { c.FSVIJitter = 0 }, "fsvi_jitter"},
+		{"temperature", func(c *Config) { c.Temperature = -1 }, "temperature -1 outside"},
+	}
+	for _, tc := range cases {
+		c := fsviToyConfig(t)
+		tc.edit(&c)
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+	c := fsviToyConfig(t)
+	c.ContextSize = MaxContextSize
+	c.Arch, c.Task, c.Data = "mlp:2-4-3", "classification", "csv:"+writeCSV(t)
+	if _, err := New(c); err == nil || !strings.Contains(err.Error(), "context_size 4096 × 3 outputs") {
+		t.Errorf("context_size 4096 × 3 outputs: error %v", err)
+	}
+}
+
+// TestFSVISameInitAsMFVI: objective fsvi and the ELBO (MFVI) start from the same q, and with
+// temperature 0 (no KL term) one step moves them identically; with the KL they differ.
+func TestFSVISameInitAsMFVI(t *testing.T) {
+	step := func(objective string, temp float64) []float32 {
+		c := fsviToyConfig(t)
+		c.Objective, c.Temperature = objective, temp
+		tr, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var init []float32
+		for _, p := range tr.params {
+			init = append(init, p.Value...)
+		}
+		if _, _, _, err := tr.step([]int{0, 1, 2, 3, 60, 61}, 1); err != nil {
+			t.Fatal(err)
+		}
+		var out []float32
+		for _, p := range tr.params {
+			out = append(out, p.Value...)
+		}
+		return append(init, out...)
+	}
+	a, b := step("elbo", 0), step("fsvi", 0)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("value %d: elbo %g, fsvi %g (temperature 0)", i, a[i], b[i])
+		}
+	}
+	a, b = step("elbo", 1), step("fsvi", 1)
+	n := len(a) / 2
+	same := true
+	for i := range a[:n] {
+		if a[i] != b[i] {
+			t.Fatalf("initial value %d differs: elbo %g, fsvi %g", i, a[i], b[i])
+		}
+	}
+	for i := n; i < len(a); i++ {
+		same = same && a[i] == b[i]
+	}
+	if same {
+		t.Error("the function-space and parameter-space KL gave the same step")
+	}
+}
+
+// TestFSVITrainCheckpointRuntime trains objective fsvi briefly, then checks that the model file
+// is an ordinary ffg model: runtime.Load reads it and its mean prediction equals the network
+// computed by hand from the file's weight_mean/bias_mean tensors.
+func TestFSVITrainCheckpointRuntime(t *testing.T) {
+	c := fsviToyConfig(t)
+	tr, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, last EpochMetrics
+	if err := tr.Run(context.Background(), Hooks{Epoch: func(m EpochMetrics) {
+		if m.Epoch == 1 {
+			first = m
+		}
+		last = m
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if !(last.Loss < first.Loss) || !(last.KL > 0) {
+		t.Errorf("loss %.4g → %.4g, KL %.4g", first.Loss, last.Loss, last.KL)
+	}
+	f, err := format.Open(tr.ModelPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := map[string][]float32{}
+	for _, name := range []string{"1.weight_mean", "1.bias_mean", "3.weight_mean", "3.bias_mean", "1._weight_sd", "3._bias_sd"} {
+		v, _, err := fileTensors{f}.Tensor(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts[name] = v
+	}
+	f.Close()
+	m, err := runtime.Load(tr.ModelPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	spec := m.Spec()
+	for _, l := range spec.Layers {
+		if l.Op == runtime.OpLinear && (l.Posterior == nil || l.Posterior.Kind != runtime.KindFFG) {
+			t.Errorf("layer %s is not ffg: %+v", l.Name, l.Posterior)
+		}
+	}
+	p, err := m.NewPredictor(runtime.Options{Samples: 1, Mean: true, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []float32{-1.5, -0.8, 0, 0.7, 1.8} {
+		var out runtime.Prediction
+		if err := p.Predict([]float32{x}, &out); err != nil {
+			t.Fatal(err)
+		}
+		want := float64(ts["3.bias_mean"][0])
+		for j := 0; j < 8; j++ {
+			h := math.Tanh(float64(ts["1.weight_mean"][j])*float64(x) + float64(ts["1.bias_mean"][j]))
+			want += float64(ts["3.weight_mean"][j]) * h
+		}
+		if math.Abs(float64(out.Mean[0])-want) > 1e-5 {
+			t.Errorf("x = %g: runtime mean %g, by hand %g", x, out.Mean[0], want)
+		}
+	}
+	// A sampled prediction varies: the file carries σ.
+	ps, err := m.NewPredictor(runtime.Options{Samples: 16, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out runtime.Prediction
+	if err := ps.Predict([]float32{3}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !(out.EpistemicVar[0] > 0) {
+		t.Errorf("epistemic variance %g at x = 3", out.EpistemicVar[0])
+	}
+}
