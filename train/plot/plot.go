@@ -53,20 +53,31 @@ func xys(x, y []float64) (plotter.XYs, error) {
 
 // Lines draws curves on one set of axes and saves a PNG of w×h inches.
 func Lines(path, title, xlabel, ylabel string, series []Series, w, h float64) error {
+	p, err := linesPlot(path, title, xlabel, ylabel, series)
+	if err != nil {
+		return err
+	}
+	p.Legend.Top = true
+	return save(p, path, w, h)
+}
+
+// linesPlot makes a plot with a grid and one line per series (NaN and infinite points left out),
+// named in the legend.
+func linesPlot(path, title, xlabel, ylabel string, series []Series) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, xlabel, ylabel
 	p.Add(plotter.NewGrid())
 	for i, s := range series {
 		pts, err := xys(s.X, s.Y)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if len(pts) == 0 {
 			continue
 		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {
-			return fmt.Errorf("plot %s: %w", path, err)
+			return nil, fmt.Errorf("plot %s: %w", path, err)
 		}
 		l.Color = palette[i%len(palette)]
 		l.Width = vg.Points(1.5)
@@ -75,8 +86,7 @@ func Lines(path, title, xlabel, ylabel string, series []Series, w, h float64) er
 			p.Legend.Add(s.Name, l)
 		}
 	}
-	p.Legend.Top = true
-	return save(p, path, w, h)
+	return p, nil
 }
 
 // save renders p in the format of path's extension and writes it atomically (staged beside
@@ -238,27 +248,9 @@ type Mark struct {
 // the legend at the top left (rising curves such as risk against coverage leave it free); it
 // saves a PNG of w×h inches.
 func LinesWithMarks(path, title, xlabel, ylabel string, series []Series, marks []Mark, w, h float64) error {
-	p := plot.New()
-	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, xlabel, ylabel
-	p.Add(plotter.NewGrid())
-	for i, s := range series {
-		pts, err := xys(s.X, s.Y)
-		if err != nil {
-			return err
-		}
-		if len(pts) == 0 {
-			continue
-		}
-		l, err := plotter.NewLine(pts)
-		if err != nil {
-			return fmt.Errorf("plot %s: %w", path, err)
-		}
-		l.Color = palette[i%len(palette)]
-		l.Width = vg.Points(1.5)
-		p.Add(l)
-		if s.Name != "" {
-			p.Legend.Add(s.Name, l)
-		}
+	p, err := linesPlot(path, title, xlabel, ylabel, series)
+	if err != nil {
+		return err
 	}
 	shapes := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}}
 	for i, m := range marks {
