@@ -1,11 +1,8 @@
 package serve
 
 import (
-	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -49,28 +46,13 @@ const (
 // maxNesting bounds the nesting of one instance's arrays ([C][H][W] needs 3).
 const maxNesting = 8
 
-// predictRequest is the JSON body of a predict request.
-type predictRequest struct {
-	Instances json.RawMessage `json:"instances"`
-}
-
-// parseJSON parses a predict request's body into dst (appending): the number of instances, each
-// of size values, or a request error naming the instance and value.
+// parseJSON parses a predict request's body — one JSON object whose only key is "instances" —
+// into dst (appending) in a single pass: the number of instances, each of size values, or a
+// request error naming the instance and value. It is strict JSON (RFC 8259): exact key, number
+// grammar, commas, no trailing data; whitespace anywhere JSON allows it.
 func parseJSON(model string, body []byte, size, maxInstances int, dst []float32) ([]float32, int, *reqError) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	var req predictRequest
-	if err := dec.Decode(&req); err != nil {
-		return dst, 0, badRequest(kindBadJSON, "model %q: malformed request: %v", model, shortErr(err))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return dst, 0, badRequest(kindBadJSON, "model %q: malformed request: data after the JSON object", model)
-	}
-	if len(req.Instances) == 0 || string(req.Instances) == "null" {
-		return dst, 0, badRequest(kindBadJSON, `model %q: the request has no "instances"`, model)
-	}
-	p := instParser{b: req.Instances, dst: dst, size: size, model: model}
-	n, rerr := p.instances(maxInstances)
+	p := instParser{b: body, dst: dst, size: size, model: model}
+	n, rerr := p.request(maxInstances)
 	return p.dst, n, rerr
 }
 
@@ -83,8 +65,7 @@ func shortErr(err error) string {
 	return s
 }
 
-// instParser reads the "instances" array (valid JSON: encoding/json checked it) into flat
-// float32 values.
+// instParser reads a predict request into flat float32 values.
 type instParser struct {
 	b     []byte
 	i     int
@@ -95,6 +76,9 @@ type instParser struct {
 	// of its numbers.
 	dims [maxNesting]int
 	leaf int
+	// shape is the first instance of the wrong size: reported once the whole body has been
+	// read, so that a malformed body is reported as such rather than by its first instance.
+	shape *reqError
 }
 
 func (p *instParser) ws() {
@@ -111,38 +95,121 @@ func (p *instParser) ws() {
 // what names the JSON value starting at p.i, for error messages.
 func (p *instParser) what() string {
 	if p.i >= len(p.b) {
-		return "nothing"
+		return "the end of the body"
 	}
-	switch p.b[p.i] {
-	case '"':
+	switch c := p.b[p.i]; {
+	case c == '"':
 		return "a string"
-	case '{':
+	case c == '{':
 		return "an object"
-	case '[':
+	case c == '[':
 		return "an array"
-	case 't', 'f':
+	case c == 't' || c == 'f':
 		return "a boolean"
-	case 'n':
+	case c == 'n':
 		return "null"
+	case c == '-' || '0' <= c && c <= '9':
+		return "a number"
 	}
-	return "a number"
+	return fmt.Sprintf("%q", p.b[p.i])
+}
+
+func (p *instParser) malformed(format string, args ...any) *reqError {
+	return badRequest(kindBadJSON, "model %q: malformed request at byte %d: %s", p.model, p.i, fmt.Sprintf(format, args...))
+}
+
+// request reads {"instances": […]}.
+func (p *instParser) request(maxInstances int) (int, *reqError) {
+	p.ws()
+	if p.i >= len(p.b) || p.b[p.i] != '{' {
+		return 0, p.malformed("want a JSON object {\"instances\": […]}, got %s", p.what())
+	}
+	p.i++
+	n, seen := 0, false
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == '}' {
+		p.i++
+	} else {
+		for {
+			p.ws()
+			key, err := p.key()
+			if err != nil {
+				return 0, err
+			}
+			p.ws()
+			if p.i >= len(p.b) || p.b[p.i] != ':' {
+				return 0, p.malformed("want ':' after a key, got %s", p.what())
+			}
+			p.i++
+			p.ws()
+			if key != "instances" {
+				return 0, badRequest(kindBadJSON, "model %q: malformed request: unknown field %.40q (the request has one field, \"instances\")", p.model, key)
+			}
+			if seen {
+				return 0, badRequest(kindBadJSON, `model %q: malformed request: "instances" given twice`, p.model)
+			}
+			seen = true
+			if n, err = p.instances(maxInstances); err != nil {
+				return 0, err
+			}
+			p.ws()
+			if p.i < len(p.b) && p.b[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if p.i < len(p.b) && p.b[p.i] == '}' {
+				p.i++
+				break
+			}
+			return 0, p.malformed("want ',' or '}', got %s", p.what())
+		}
+	}
+	p.ws()
+	if p.i != len(p.b) {
+		return 0, badRequest(kindBadJSON, "model %q: malformed request: data after the JSON object", p.model)
+	}
+	if !seen {
+		return 0, badRequest(kindBadJSON, `model %q: the request has no "instances"`, p.model)
+	}
+	if p.shape != nil {
+		return 0, p.shape
+	}
+	return n, nil
+}
+
+// key reads an object key: a JSON string without escapes (any escape is refused: the only valid
+// key is "instances").
+func (p *instParser) key() (string, *reqError) {
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return "", p.malformed("want a key (a string), got %s", p.what())
+	}
+	start := p.i + 1
+	for j := start; j < len(p.b); j++ {
+		switch c := p.b[j]; {
+		case c == '"':
+			p.i = j + 1
+			return string(p.b[start:j]), nil
+		case c == '\\' || c < 0x20:
+			p.i = j
+			return "", badRequest(kindBadJSON, "model %q: malformed request: unknown field (escaped or control characters in a key; the request has one field, \"instances\")", p.model)
+		}
+	}
+	p.i = len(p.b)
+	return "", p.malformed("unterminated string")
 }
 
 func (p *instParser) instances(maxInstances int) (int, *reqError) {
-	p.ws()
 	if p.i >= len(p.b) || p.b[p.i] != '[' {
 		return 0, badRequest(kindBadJSON, `model %q: "instances" must be an array of instances, not %s`, p.model, p.what())
 	}
 	p.i++
 	n := 0
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == ']' {
+		return 0, badRequest(kindBadShape, `model %q: "instances" is empty`, p.model)
+	}
 	for {
 		p.ws()
-		if p.i < len(p.b) && p.b[p.i] == ']' {
-			if n == 0 {
-				return 0, badRequest(kindBadShape, `model %q: "instances" is empty`, p.model)
-			}
-			return n, nil
-		}
 		if n == maxInstances {
 			return 0, &reqError{code: http.StatusBadRequest, kind: kindTooMany,
 				msg: fmt.Sprintf("model %q: more than %d instances in one request (the server's limit)", p.model, maxInstances)}
@@ -156,14 +223,20 @@ func (p *instParser) instances(maxInstances int) (int, *reqError) {
 		if err := p.array(n, 0, start); err != nil {
 			return 0, err
 		}
-		if got := len(p.dst) - start; got != p.size {
-			return 0, badRequest(kindBadShape, "model %q: instance %d has %d values; the model takes %d", p.model, n, got, p.size)
+		if got := len(p.dst) - start; got != p.size && p.shape == nil {
+			p.shape = badRequest(kindBadShape, "model %q: instance %d has %d values; the model takes %d", p.model, n, got, p.size)
 		}
 		n++
 		p.ws()
 		if p.i < len(p.b) && p.b[p.i] == ',' {
 			p.i++
+			continue
 		}
+		if p.i < len(p.b) && p.b[p.i] == ']' {
+			p.i++
+			return n, nil
+		}
+		return 0, p.malformed("want ',' or ']' after instance %d, got %s", n-1, p.what())
 	}
 }
 
@@ -174,22 +247,17 @@ func (p *instParser) array(k, d, start int) *reqError {
 		return badRequest(kindBadShape, "model %q: instance %d: arrays nested deeper than %d", p.model, k, maxNesting)
 	}
 	p.i++
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == ']' {
+		return badRequest(kindBadShape, "model %q: instance %d: empty array", p.model, k)
+	}
 	count, kind := 0, byte(0) // kind: 'n' numbers, 'a' arrays
 	for {
 		p.ws()
 		if p.i >= len(p.b) {
-			return badRequest(kindBadJSON, "model %q: instance %d: unexpected end", p.model, k)
+			return badRequest(kindBadJSON, "model %q: instance %d: unexpected end of the body", p.model, k)
 		}
-		c := p.b[p.i]
-		if c == ']' {
-			p.i++
-			break
-		}
-		if c == ',' {
-			p.i++
-			continue
-		}
-		switch {
+		switch c := p.b[p.i]; {
 		case c == '[':
 			if kind == 'n' {
 				return badRequest(kindBadShape, "model %q: instance %d: an array mixes numbers and arrays", p.model, k)
@@ -206,22 +274,23 @@ func (p *instParser) array(k, d, start int) *reqError {
 			if len(p.dst)-start >= p.size {
 				return badRequest(kindBadShape, "model %q: instance %d has more than %d values (the model's input size)", p.model, k, p.size)
 			}
-			s := p.i
-			for p.i < len(p.b) && isNumByte(p.b[p.i]) {
-				p.i++
+			if err := p.number(k, len(p.dst)-start); err != nil {
+				return err
 			}
-			v, err := strconv.ParseFloat(unsafe.String(&p.b[s], p.i-s), 32)
-			if err != nil {
-				return badRequest(kindBadShape, "model %q: instance %d, value %d: %.40s is outside float32's range", p.model, k, len(p.dst)-start, p.b[s:p.i])
-			}
-			p.dst = append(p.dst, float32(v))
 		default:
 			return badRequest(kindBadShape, "model %q: instance %d, value %d: want a number, got %s", p.model, k, len(p.dst)-start, p.what())
 		}
 		count++
-	}
-	if count == 0 {
-		return badRequest(kindBadShape, "model %q: instance %d: empty array", p.model, k)
+		p.ws()
+		if p.i < len(p.b) && p.b[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.i < len(p.b) && p.b[p.i] == ']' {
+			p.i++
+			break
+		}
+		return p.malformed("instance %d: want ',' or ']', got %s", k, p.what())
 	}
 	if p.dims[d] == 0 {
 		p.dims[d] = count
@@ -237,8 +306,57 @@ func (p *instParser) array(k, d, start int) *reqError {
 	return nil
 }
 
-func isNumByte(c byte) bool {
-	return '0' <= c && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+// number reads a JSON number (RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?) as value j
+// of instance k.
+func (p *instParser) number(k, j int) *reqError {
+	b, s := p.b, p.i
+	i := s
+	digits := func() bool {
+		from := i
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		return i > from
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case !digits():
+		return p.badNumber(k, j, s, i)
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if !digits() {
+			return p.badNumber(k, j, s, i)
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return p.badNumber(k, j, s, i)
+		}
+	}
+	if i < len(b) && isNumByte(b[i]) { // "01", "1.2.3", "1e5e5"
+		return p.badNumber(k, j, s, i)
+	}
+	v, err := strconv.ParseFloat(unsafe.String(&b[s], i-s), 32)
+	if err != nil {
+		return badRequest(kindBadShape, "model %q: instance %d, value %d: %.40s is outside float32's range", p.model, k, j, b[s:i])
+	}
+	p.i = i
+	p.dst = append(p.dst, float32(v))
+	return nil
+}
+
+func (p *instParser) badNumber(k, j, s, i int) *reqError {
+	end := min(i+1, len(p.b), s+40)
+	return badRequest(kindBadJSON, "model %q: malformed request: instance %d, value %d: %q is not a JSON number", p.model, k, j, p.b[s:end])
 }
 
 // parseRaw reads a raw body (little-endian float32, a whole number of instances) into dst.
@@ -273,4 +391,10 @@ func nonFiniteName(v float32) string {
 		return "NaN"
 	}
 	return "infinite"
+}
+
+// isNumByte reports whether c can continue a number: a byte after a complete JSON number that
+// is one of these makes the number malformed.
+func isNumByte(c byte) bool {
+	return '0' <= c && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
 }

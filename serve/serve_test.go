@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -63,7 +64,10 @@ func TestServePredictMatchesPredictor(t *testing.T) {
 			}
 			for i := range got {
 				checkSame(t, i, got[i], &want[i])
-				if got[i].Decision != "act" || got[i].Reason != "no_policy" || got[i].Samples != 32 || got[i].ClassName != "" {
+				// The demo model carries a policy (edgebnn calibrate): the server's decision is the
+				// in-process one.
+				if got[i].Decision != want[i].Decision.String() || got[i].Reason != want[i].Decision.Reason.String() ||
+					got[i].Samples != 32 || got[i].ClassName != "" {
 					t.Fatalf("instance %d: %+v", i, got[i])
 				}
 			}
@@ -168,6 +172,17 @@ func TestServeErrors(t *testing.T) {
 	}{
 		{"malformed JSON", "POST", pred, "application/json", []byte(`{"instances": [[1, 2]`), 400, "malformed request"},
 		{"not JSON", "POST", pred, "application/json", []byte(`hello`), 400, "malformed request"},
+		{"double comma", "POST", pred, "application/json", []byte(`{"instances": [[1,,2]]}`), 400, "want a number, got ','"},
+		{"missing comma", "POST", pred, "application/json", []byte(`{"instances": [[1 2]]}`), 400, "want ',' or ']'"},
+		{"leading zero", "POST", pred, "application/json", []byte(`{"instances": [[01]]}`), 400, `"01" is not a JSON number`},
+		{"plus sign", "POST", pred, "application/json", []byte(`{"instances": [[+1]]}`), 400, "want a number"},
+		{"bare dot", "POST", pred, "application/json", []byte(`{"instances": [[1.]]}`), 400, `"1.]" is not a JSON number`},
+		{"bare exponent", "POST", pred, "application/json", []byte(`{"instances": [[1e]]}`), 400, `"1e]" is not a JSON number`},
+		{"instances twice", "POST", pred, "application/json", []byte(`{"instances": [[1]], "instances": [[1]]}`), 400, `"instances" given twice`},
+		{"escaped key", "POST", pred, "application/json", []byte(`{"\u0069nstances": [[1]]}`), 400, "unknown field"},
+		{"missing colon", "POST", pred, "application/json", []byte(`{"instances" [[1]]}`), 400, "want ':' after a key"},
+		{"trailing comma", "POST", pred, "application/json", []byte(`{"instances": [[1],]}`), 400, "want an array of 784 numbers"},
+
 		{"unknown field", "POST", pred, "application/json", []byte(`{"instances": [[1]], "signature_name": "x"}`), 400, `unknown field "signature_name"`},
 		{"trailing data", "POST", pred, "application/json", append(append([]byte{}, one...), `{}`...), 400, "data after the JSON object"},
 		{"no instances", "POST", pred, "application/json", []byte(`{}`), 400, `no "instances"`},
@@ -289,8 +304,6 @@ func TestServeHealthReadyMetricsList(t *testing.T) {
 		`edgebnn_serve_requests_total{model="mnist",code="200"}`:                 3,
 		`edgebnn_serve_requests_total{model="",code="404"}`:                      1,
 		`edgebnn_serve_errors_total{model="",kind="unknown_model"}`:              1,
-		`edgebnn_serve_predictions_total{model="mnist",decision="act"}`:          6,
-		`edgebnn_serve_predictions_total{model="mnist",decision="abstain"}`:      0,
 		`edgebnn_serve_samples_total{model="mnist"}`:                             48,
 		`edgebnn_serve_request_duration_seconds_count{model="mnist"}`:            3,
 		`edgebnn_serve_request_duration_seconds_bucket{model="mnist",le="+Inf"}`: 3,
@@ -300,6 +313,10 @@ func TestServeHealthReadyMetricsList(t *testing.T) {
 		if got := metricValue(t, m, line); got != want {
 			t.Errorf("%s = %v, want %v", line, got, want)
 		}
+	}
+	if act, abstain := metricValue(t, m, `edgebnn_serve_predictions_total{model="mnist",decision="act"}`),
+		metricValue(t, m, `edgebnn_serve_predictions_total{model="mnist",decision="abstain"}`); act+abstain != 6 {
+		t.Errorf("predictions: %v act + %v abstain, want 6 in all", act, abstain)
 	}
 	for _, name := range []string{"edgebnn_serve_requests_total", "edgebnn_serve_request_duration_seconds", "edgebnn_serve_reloads_total",
 		"edgebnn_serve_errors_total", "edgebnn_serve_in_flight_requests", "edgebnn_serve_samples_total"} {
@@ -331,7 +348,7 @@ func TestServeConfigValidate(t *testing.T) {
 	for _, ms := range [][]ModelConfig{nil, {{Name: "a:b", Path: demoModel}}, {{Name: ".x", Path: demoModel}},
 		{{Name: "m", Path: demoModel}, {Name: "m", Path: demoModel}}, {{Name: "m"}},
 		{{Name: "m", Path: demoModel, Options: runtime.Options{KeepSamples: true}}},
-		{{Name: "m", Path: "/nonexistent.ebnn"}}, {{Name: "m", Path: demoModel, Options: runtime.Options{Adaptive: true}}}} {
+		{{Name: "m", Path: "/nonexistent.ebnn"}}, {{Name: "m", Path: withoutPolicy(t, demoModel), Options: runtime.Options{Adaptive: true}}}} {
 		if _, err := New(Config{}, ms...); err == nil {
 			t.Errorf("New accepted %+v", ms)
 		}
@@ -653,4 +670,29 @@ func TestServeShutdownUnderLoad(t *testing.T) {
 		}
 	}
 	t.Logf("%d requests answered; %d refused and %d reset in the backlog after the listener closed", h.ok.Load(), refused, reset)
+}
+
+// withoutPolicy writes a copy of the model file at path without its policy section and returns
+// the copy's path.
+func withoutPolicy(t *testing.T, path string) string {
+	t.Helper()
+	f, err := format.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := format.NewWriter()
+	for _, s := range f.Sections() {
+		if s.Name == runtime.PolicyBlob {
+			continue
+		}
+		if err := w.CopySection(f, s.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "nopolicy.ebnn")
+	if err := w.WriteFile(out, format.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
