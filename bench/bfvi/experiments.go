@@ -125,7 +125,7 @@ func refStrings(m map[int]float64) map[int]string {
 
 func runBernoulli(o options) (string, error) {
 	b := bfvi.PaperBernoulli()
-	cfg := bfvi.TrainConfig{Steps: 2000, Samples: 50, LR: 0.02, LREnd: 0.002, Rho: 0.9, Eps: 1e-7, Seed: 1}
+	cfg := bfvi.TrainConfig{Steps: 5000, Samples: 100, LR: 0.02, LREnd: 0.0005, Rho: 0.9, Eps: 1e-7, Seed: 1}
 	if o.quick {
 		cfg.Steps, cfg.Samples = 200, 10
 	}
@@ -187,10 +187,11 @@ func lbeta(a, b float64) float64 {
 	return la + lb - lab
 }
 
-// nuts runs the reference sampler on a model's log joint.
+// nuts runs the reference sampler on a model's log joint (target acceptance 0.95 to keep
+// divergences in the regression's small-σ region rare).
 func nuts(m bfvi.Model, quick bool, seed uint64) (*mcmc.Result, error) {
 	cfg := mcmc.DefaultConfig()
-	cfg.Seed = seed
+	cfg.Seed, cfg.TargetAccept = seed, 0.95
 	if quick {
 		cfg.Warmup, cfg.Draws, cfg.Chains = 150, 150, 2
 	}
@@ -394,7 +395,7 @@ func pairPanels(names []string, idx [][2]int, ref, q [][]float64, qName string) 
 func runLinReg(o options) (string, error) {
 	m := bfvi.PaperLinReg()
 	const degree = 10 // paper 002, appendix B-C4 (corrected in the issue tracker: M = 10 here)
-	cfg := bfvi.TrainConfig{Steps: 6000, Samples: 50, LR: 0.01, LREnd: 0.001, Rho: 0.9, Eps: 1e-7}
+	cfg := bfvi.TrainConfig{Steps: 15000, Samples: 100, LR: 0.005, LREnd: 0.0005, Rho: 0.9, Eps: 1e-7}
 	draws := 10000
 	if o.quick {
 		cfg.Steps, cfg.Samples, draws = 150, 5, 500
@@ -411,7 +412,7 @@ func runLinReg(o options) (string, error) {
 	}
 	names := []string{"μ₀", "β₁", "β₂", "σ"}
 	idx := [][2]int{{0, 1}, {0, 2}, {1, 2}, {0, 3}, {1, 3}, {2, 3}}
-	npts := 1500
+	npts := 1000
 	if o.quick {
 		npts = 200
 	}
@@ -421,7 +422,7 @@ func runLinReg(o options) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if err := savePanels(o.img(file), 3, 10, 6.5, pairPanels(names, idx, ref, d, fams[i].name)); err != nil {
+		if err := savePanels(o.img(file), 3, 9, 6, pairPanels(names, idx, ref, d, fams[i].name)); err != nil {
 			return "", err
 		}
 	}
@@ -468,7 +469,7 @@ func runEightSchools(o options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	npts := 1500
+	npts := 1000
 	if o.quick {
 		npts = 200
 	}
