@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+
+	"github.com/edgebnn/edgebnn/internal/outfile"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// curve is one named line of a figure; Dashed draws it dashed, Points adds markers.
+type curve struct {
+	Name   string
+	X, Y   []float64
+	Dashed bool
+	Points bool
+}
+
+var colours = []color.Color{
+	color.RGBA{R: 31, G: 119, B: 180, A: 255},
+	color.RGBA{R: 255, G: 127, B: 14, A: 255},
+	color.RGBA{R: 44, G: 160, B: 44, A: 255},
+	color.RGBA{R: 214, G: 39, B: 40, A: 255},
+	color.RGBA{R: 148, G: 103, B: 189, A: 255},
+	color.RGBA{R: 140, G: 86, B: 75, A: 255},
+}
+
+// figure describes one panel.
+type figure struct {
+	Title, XLabel, YLabel string
+	Curves                []curve
+	// Hist, if non-empty, is drawn first as a density-normalised histogram with HistBins bins.
+	Hist     []float64
+	HistBins int
+	HistName string
+	LogX     bool
+	LogY     bool
+	// XMin/XMax, if XMax > XMin, fix the x range.
+	XMin, XMax float64
+}
+
+func (f figure) plot() (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = f.Title, f.XLabel, f.YLabel
+	p.Add(plotter.NewGrid())
+	if len(f.Hist) > 0 {
+		h, err := plotter.NewHist(plotter.Values(f.Hist), max(f.HistBins, 1))
+		if err != nil {
+			return nil, err
+		}
+		h.Normalize(1)
+		h.FillColor = color.RGBA{R: 180, G: 180, B: 180, A: 255}
+		h.LineStyle.Width = 0
+		p.Add(h)
+		if f.HistName != "" {
+			p.Legend.Add(f.HistName, h)
+		}
+	}
+	for i, c := range f.Curves {
+		var pts plotter.XYs
+		for k := range c.X {
+			if math.IsNaN(c.Y[k]) || math.IsInf(c.Y[k], 0) || (f.LogY && !(c.Y[k] > 0)) {
+				continue
+			}
+			pts = append(pts, plotter.XY{X: c.X[k], Y: c.Y[k]})
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = colours[i%len(colours)]
+		l.Width = vg.Points(1.5)
+		if c.Dashed {
+			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			l.Color = color.Black
+		}
+		p.Add(l)
+		if c.Points {
+			s, err := plotter.NewScatter(pts)
+			if err != nil {
+				return nil, err
+			}
+			s.Color = l.Color
+			s.Shape = draw.CircleGlyph{}
+			p.Add(s)
+		}
+		if c.Name != "" {
+			p.Legend.Add(c.Name, l)
+		}
+	}
+	if f.LogY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	if f.LogX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	if f.XMax > f.XMin {
+		p.X.Min, p.X.Max = f.XMin, f.XMax
+	}
+	p.Legend.Top = true
+	return p, nil
+}
+
+// scatterPanel is one 2-D scatter panel with two point clouds.
+type scatterPanel struct {
+	XLabel, YLabel string
+	A, B           [][2]float64
+	AName, BName   string
+}
+
+func (s scatterPanel) plot() (*plot.Plot, error) {
+	p := plot.New()
+	p.X.Label.Text, p.Y.Label.Text = s.XLabel, s.YLabel
+	for i, pts := range [][][2]float64{s.A, s.B} {
+		xy := make(plotter.XYs, len(pts))
+		for k, v := range pts {
+			xy[k] = plotter.XY{X: v[0], Y: v[1]}
+		}
+		sc, err := plotter.NewScatter(xy)
+		if err != nil {
+			return nil, err
+		}
+		sc.Shape = draw.CircleGlyph{}
+		sc.Radius = vg.Points(1)
+		sc.Color = []color.Color{color.NRGBA{R: 31, G: 119, B: 180, A: 110}, color.NRGBA{R: 214, G: 39, B: 40, A: 110}}[i]
+		p.Add(sc)
+		p.Legend.Add([]string{s.AName, s.BName}[i], sc)
+	}
+	p.Legend.Top = true
+	return p, nil
+}
+
+type plotter2 interface{ plot() (*plot.Plot, error) }
+
+// savePanels draws panels on a cols-column grid and writes a PNG of w×h inches atomically.
+func savePanels(path string, cols int, w, h float64, panels []plotter2) error {
+	if len(panels) == 0 || cols < 1 {
+		return fmt.Errorf("figure %s: no panels", path)
+	}
+	rows := (len(panels) + cols - 1) / cols
+	grid := make([][]*plot.Plot, rows)
+	for r := range grid {
+		grid[r] = make([]*plot.Plot, cols)
+	}
+	for i, pn := range panels {
+		p, err := pn.plot()
+		if err != nil {
+			return fmt.Errorf("figure %s: %w", path, err)
+		}
+		grid[i/cols][i%cols] = p
+	}
+	for r := range grid {
+		for c := range grid[r] {
+			if grid[r][c] == nil { // plot.Align needs every tile
+				grid[r][c] = plot.New()
+				grid[r][c].HideAxes()
+			}
+		}
+	}
+	img := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch, vg.Length(h)*vg.Inch), vgimg.UseDPI(90))
+	dc := draw.New(img)
+	t := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 2, PadY: vg.Millimeter * 2,
+		PadTop: vg.Millimeter, PadBottom: vg.Millimeter, PadLeft: vg.Millimeter, PadRight: vg.Millimeter}
+	canvases := plot.Align(grid, t, dc)
+	for r := range grid {
+		for c, p := range grid[r] {
+			if p != nil {
+				p.Draw(canvases[r][c])
+			}
+		}
+	}
+	if err := outfile.Write(context.Background(), path, func(out io.Writer) error {
+		_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(out)
+		return err
+	}); err != nil {
+		return fmt.Errorf("figure %s: %w", path, err)
+	}
+	return nil
+}
