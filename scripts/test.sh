@@ -3,7 +3,7 @@
 #
 # Targets, in order:
 #   host         gofmt check, the device build of cmd/edgebnn, go vet ./..., go test (-race for
-#                runtime/, kernels/, format/)
+#                runtime/, kernels/, format/, serve/)
 #   host-purego  the same vet and tests with -tags purego (-short with
 #                EDGEBNN_PUREGO_SHORT=1)
 #   <emulated>   one per distinct (GOARCH, GOARM, QEMU, CPU) among the board
@@ -100,9 +100,9 @@ else
 fi
 echo "targets: ${selected[*]}"
 
-# --- package sets: device packages get the race detector ----------------------
+# --- package sets: device packages and the server get the race detector ------
 go list -e ./... >"$out/packages.txt" 2>>"$out/setup.log" || true
-go list -e ./runtime/... ./kernels/... ./format/... 2>/dev/null | grep -v '^$' | sort -u >"$out/race-packages.txt" || true
+go list -e ./runtime/... ./kernels/... ./format/... ./serve/... 2>/dev/null | grep -v '^$' | sort -u >"$out/race-packages.txt" || true
 sort -u "$out/packages.txt" | comm -23 - "$out/race-packages.txt" >"$out/plain-packages.txt" || true
 mapfile -t race_pkgs <"$out/race-packages.txt"
 mapfile -t plain_pkgs <"$out/plain-packages.txt"
