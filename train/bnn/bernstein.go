@@ -15,7 +15,7 @@ import (
 // θ = flow(z; λ), z ~ N(0, 1), with raw parameters λ (M + 5 values) in <name>.bf_weight
 // (weight shape × (M+5)) and <name>.bf_bias (out × (M+5)), the layout runtime.KindBernstein
 // reads. The prior is N(0, σ²) with σ = PosteriorSpec.PriorSD for weights and Init.PriorBiasSD
-// for biases.
+// (0: PriorSD) for biases.
 //
 // A sampling pass draws one z per weight (a whole weight matrix per pass, no local
 // reparameterisation: q is not Gaussian) and records θ on the tape as a custom op whose backward
@@ -43,6 +43,10 @@ type bernsteinLayer[T Float] struct {
 // choice for its multi-parameter models ("we did not tune the flexibility … M = 50").
 const DefaultBernsteinDegree = 50
 
+// DefaultBernsteinInitSD is the flows' initial standard deviation when Init.InitSD is 0 (as for
+// a layer whose Init came from a deterministic spec, posterior bernstein_last).
+const DefaultBernsteinInitSD = 0.05
+
 func newBernstein[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand.Rand) (layer[T], error) {
 	m := p.Degree
 	if m < 1 || m > bfvi.MaxDegree {
@@ -52,6 +56,12 @@ func newBernstein[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *ran
 	if g == 0 {
 		g = runtime.DefaultBernsteinTable
 	}
+	if in.PriorBiasSD == 0 {
+		in.PriorBiasSD = p.PriorSD
+	}
+	if in.InitSD == 0 {
+		in.InitSD = DefaultBernsteinInitSD
+	}
 	if !(p.PriorSD > 0) || !(in.PriorBiasSD > 0) {
 		return nil, fmt.Errorf("bnn: layer %q: bernstein prior sd %g / bias prior sd %g must be positive", a.name, p.PriorSD, in.PriorBiasSD)
 	}
@@ -60,7 +70,7 @@ func newBernstein[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *ran
 		rng: rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), raw: make([]float64, np)}
 	// Initial flows: θ = lo + (hi − lo)·σ(z) (bfvi.FlowParamsLinear), centred at PyTorch's
 	// initial weight with standard deviation ≈ 0.21·(hi − lo) = InitSD.
-	width := math.Max(in.InitSD, 1e-6) / 0.21
+	width := in.InitSD / 0.21
 	initFlows := func(centres []float64) ([]float64, error) {
 		out := make([]float64, 0, len(centres)*np)
 		for _, c := range centres {
