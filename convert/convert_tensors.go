@@ -137,6 +137,13 @@ func memberTensors(spec *runtime.Spec) []tensorSpec {
 						add(l.Name, "prior_bias_mean", roleOptBuf, l.Out)
 						add(l.Name, "prior_bias_sd", roleOptBuf, l.Out)
 					}
+				case p.Kind == runtime.KindBernstein:
+					// One Bernstein flow's raw parameters (M+5) per weight and bias.
+					np := p.Degree + 5
+					add(l.Name, "bf_weight", roleParam, append(append([]int(nil), wshape...), np)...)
+					if l.Bias {
+						add(l.Name, "bf_bias", roleParam, l.Out, np)
+					}
 				}
 			}
 		}
@@ -172,7 +179,7 @@ func sameShape(got, want []int) bool {
 // layerInfo is the parameter accounting of one layer (bayesianize's counting).
 type layerInfo struct {
 	Name string
-	Kind string // deterministic, inducing, ffg, fa, batchnorm
+	Kind string // deterministic, inducing, ffg, fa, bernstein, batchnorm
 	// Parameters counts the layer's state_dict parameters (not buffers); entries of pruned Z
 	// tensors count only when non-zero.
 	Parameters int64

@@ -98,6 +98,8 @@ func (b *builder) dense(ls *LayerSpec, id, dOut, k int, wshape []int) (*dense, e
 		d.post, err = loadFFG(b, ls, wshape, d.dOut, d.dIn)
 	case KindFA:
 		d.post, err = b.m.fa.layer(b, ls, d.dOut, d.k, d.dIn)
+	case KindBernstein:
+		d.post, err = loadBernstein(b, ls, wshape, d.dOut, d.dIn)
 	default:
 		err = fmt.Errorf("runtime: layer %q: unknown posterior kind %q", ls.Name, p.Kind)
 	}
@@ -113,7 +115,7 @@ func (d *dense) stochastic() bool { return d.post != nil || len(d.det) > 1 }
 
 // useLocal reports whether this layer samples per input under strategy st for a batch of n.
 func (d *dense) useLocal(st Strategy, n int) bool {
-	if d.post == nil || d.conv {
+	if d.post == nil || d.conv || !canLocal(d.post) {
 		return false
 	}
 	switch st {

@@ -6,12 +6,13 @@ import "fmt"
 type LayerInfo struct {
 	Name string
 	Op   Op
-	// Kind is the posterior kind: deterministic, inducing, ffg or fa.
+	// Kind is the posterior kind: deterministic, inducing, ffg, fa or bernstein.
 	Kind string
 	// Rows and Cols are the weight matrix's shape (Cols counts the bias column).
 	Rows, Cols int
 	// KL is the layer's KL divergence from its prior as bayesianize defines it (MATH.md §1);
-	// zero for deterministic layers and for FA slices (whose KL is network-wide).
+	// zero for deterministic layers, for FA slices (whose KL is network-wide) and for Bernstein
+	// layers (no closed form; the trainer estimates it by Monte Carlo).
 	KL float64
 }
 
@@ -34,6 +35,8 @@ func (m *Model) Layers() []LayerInfo {
 			li.Kind, li.KL = KindFFG, p.kl
 		case *faLayer:
 			li.Kind = KindFA
+		case *bernstein:
+			li.Kind = KindBernstein
 		}
 		out = append(out, li)
 	})

@@ -73,6 +73,8 @@ func (m *Model) Posterior(maxDim int) (*Posterior, error) {
 			kind = KindFA
 		case *inducing:
 			kind = KindInducing
+		case *bernstein:
+			kind = KindBernstein
 		}
 		p.Layers = append(p.Layers, PosteriorLayer{Name: d.name, Kind: kind, Offset: p.Dim, Size: size, Exact: true})
 		p.Dim += size
@@ -127,6 +129,13 @@ func (m *Model) Posterior(maxDim int) (*Posterior, error) {
 				p.Mean[idx[i]] = float64(post.m[i])
 				s := float64(post.s[i])
 				p.Cov[idx[i]*dim+idx[i]] = s * s
+			}
+		case *bernstein:
+			// The sampler's own moments (piecewise-linear quantile function), not the flow's.
+			for i := 0; i < n; i++ {
+				mu, v := post.moments(i)
+				p.Mean[idx[i]] = mu
+				p.Cov[idx[i]*dim+idx[i]] = v
 			}
 		case *faLayer:
 			for i := 0; i < n; i++ {

@@ -495,7 +495,7 @@ func (p *Predictor) firstLocal() (*dense, bool) {
 		return nil, false
 	}
 	d, ok := p.m.nodes[p.first].(*dense)
-	if !ok || d.conv || d.post == nil {
+	if !ok || d.conv || d.post == nil || !canLocal(d.post) {
 		return nil, false
 	}
 	return d, true

@@ -56,6 +56,13 @@ const (
 	KindFFG = "ffg"
 	// KindFA: a slice of the network-wide factor-analysis posterior (Spec.FA).
 	KindFA = "fa"
+	// KindBernstein: mean-field Bernstein-flow VI (train/bfvi, paper 002), one 1-D flow of
+	// degree M = PosteriorSpec.Degree per weight and bias: <name>.bf_weight with the weight's
+	// shape followed by M+5 (Linear [out, in, M+5], Conv2d [out, in, kh, kw, M+5]) and, with a
+	// bias, <name>.bf_bias [out, M+5]. The last axis holds the flow's raw parameters
+	// (a₁′, b₁, ϑ₀, δ₁, …, δ_M, a₂′, b₂) in train/bfvi's order and parameterisation. The runtime
+	// samples from a quantile table of PosteriorSpec.TableSize points per weight (bernstein.go).
+	KindBernstein = "bernstein"
 )
 
 // q(U) families of an inducing layer.
@@ -135,6 +142,12 @@ type PosteriorSpec struct {
 	EnsembleSize int      `json:"ensemble_size,omitempty"`
 	// FFG.
 	MaxSD *float64 `json:"max_sd,omitempty"`
+	// Bernstein: the flows' degree M (1 to MaxBernsteinDegree) and the runtime's quantile-table
+	// size G per weight (0: DefaultBernsteinTable; 2 to MaxBernsteinTable). The table holds
+	// out·in·G float32 values and bounds the Kolmogorov distance of the samples from the exact
+	// flow by 1/(G−1) (BernsteinKSBound).
+	Degree    int `json:"degree,omitempty"`
+	TableSize int `json:"table_size,omitempty"`
 }
 
 // FASpec describes a factor-analysis posterior q(θ) = N(c, F Fᵀ + diag ψ) over the flattened
@@ -223,6 +236,14 @@ func (s *Spec) Validate() error {
 			if p := l.Posterior; p != nil && p.Kind != KindDeterministic && s.Members > 1 {
 				return fmt.Errorf("spec: layer %q: an ensemble of %d networks (members) takes deterministic layers only, not %q",
 					l.Name, s.Members, p.Kind)
+			}
+			if p := l.Posterior; p != nil && p.Kind == KindBernstein {
+				if p.Degree < 1 || p.Degree > MaxBernsteinDegree {
+					return fmt.Errorf("spec: layer %q: bernstein degree %d out of range [1, %d]", l.Name, p.Degree, MaxBernsteinDegree)
+				}
+				if p.TableSize != 0 && (p.TableSize < 2 || p.TableSize > MaxBernsteinTable) {
+					return fmt.Errorf("spec: layer %q: bernstein table_size %d out of range [2, %d]", l.Name, p.TableSize, MaxBernsteinTable)
+				}
 			}
 			if p := l.Posterior; p != nil && p.Kind == KindFA && s.FA == nil {
 				return fmt.Errorf("spec: layer %q has an fa posterior but the spec has no fa section", l.Name)

@@ -46,7 +46,7 @@ type Config struct {
 	// Posterior is deterministic, ffg_w, inducing, ensemble_w, or a factor-analysis posterior over
 	// all parameters: vifa (variational), fa_em or fa_sga (online FA of the optimizer's iterates).
 	// It picks the default inference config when Inference is empty.
-	Posterior string `json:"posterior" help:"deterministic, ffg_w, inducing, ensemble_w, vifa, fa_em or fa_sga"`
+	Posterior string `json:"posterior" help:"deterministic, ffg_w, inducing, ensemble_w, vifa, fa_em, fa_sga or bernstein_last"`
 	// Inference is a bayesianize inference config (inline JSON or a path).
 	Inference Inference `json:"inference" help:"bayesianize inference config: inline JSON or a file"`
 	// Objective is what training maximises: "elbo" (bayesianize's ELBO with the parameter-space
@@ -70,6 +70,14 @@ type Config struct {
 	Temperature float64 `json:"temperature" help:"multiply the KL term (parameter- or function-space) by this factor"`
 	// EnsembleSize is the number of networks of ensemble_w.
 	EnsembleSize int `json:"ensemble_size" help:"number of members of ensemble_w"`
+	// BernsteinDegree, BernsteinTable and BernsteinPriorSD configure posterior bernstein_last
+	// (a deterministic body and a last Linear layer with a mean-field Bernstein-flow posterior,
+	// train/bfvi): the flows' degree M (0: bnn.DefaultBernsteinDegree = 50, the paper's choice
+	// for multi-parameter models), the runtime's quantile-table size G (0: the runtime's
+	// default, 257) and the prior N(0, σ²) of the layer's weights and biases (0: σ = 1).
+	BernsteinDegree  int     `json:"bernstein_degree" help:"bernstein_last: degree M of each weight's Bernstein flow (0: 50)"`
+	BernsteinTable   int     `json:"bernstein_table" help:"bernstein_last: runtime quantile-table points per weight (0: 257; KS error ≤ 1/(G−1))"`
+	BernsteinPriorSD float64 `json:"bernstein_prior_sd" help:"bernstein_last: prior standard deviation of the last layer's weights (0: 1)"`
 	// LatentDim is the rank K of the factor-analysis posteriors (vifa, fa_em, fa_sga).
 	LatentDim int `json:"latent_dim" help:"vifa, fa_em, fa_sga: latent dimension K of q(θ) = N(c, FFᵀ + diag ψ)"`
 	// PriorPrecision is α of vifa's prior N(0, α⁻¹ I) over the flattened parameters.
@@ -519,6 +527,16 @@ func (c *Config) Validate() error {
 	}
 	switch c.Posterior {
 	case "deterministic", "ffg_w", "inducing":
+	case "bernstein_last":
+		if c.BernsteinDegree < 0 || c.BernsteinDegree > 1000 {
+			return errf("bernstein_degree %d outside [0, 1000]", c.BernsteinDegree)
+		}
+		if c.BernsteinTable != 0 && (c.BernsteinTable < 2 || c.BernsteinTable > 1<<16) {
+			return errf("bernstein_table %d outside [2, 65536]", c.BernsteinTable)
+		}
+		if !(c.BernsteinPriorSD >= 0 && !math.IsInf(c.BernsteinPriorSD, 0)) {
+			return errf("bernstein_prior_sd %g must be finite and non-negative", c.BernsteinPriorSD)
+		}
 	case "ensemble_w":
 		if c.EnsembleSize < 1 {
 			return errf("ensemble_size %d outside [1, %d]", c.EnsembleSize, MaxEnsembleSize)
@@ -528,7 +546,7 @@ func (c *Config) Validate() error {
 			return err
 		}
 	default:
-		return errf("posterior %q is not deterministic, ffg_w, inducing, ensemble_w, vifa, fa_em or fa_sga", c.Posterior)
+		return errf("posterior %q is not deterministic, ffg_w, inducing, ensemble_w, vifa, fa_em, fa_sga or bernstein_last", c.Posterior)
 	}
 	switch c.Objective {
 	case "elbo":

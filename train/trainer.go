@@ -247,6 +247,11 @@ func (t *Trainer) buildNets() error {
 	if err != nil {
 		return err
 	}
+	if c.Posterior == "bernstein_last" {
+		if err := bernsteinLast(spec, c); err != nil {
+			return err
+		}
+	}
 	t.spec = spec
 	k := 1
 	if c.Posterior == "ensemble_w" {
@@ -277,6 +282,30 @@ func (t *Trainer) buildNets() error {
 		return fmt.Errorf("train: the network has %d outputs but the data has %d targets", m.OutputSize(), t.Train.Outputs)
 	}
 	return nil
+}
+
+// bernsteinLast gives the network's last top-level Linear layer a Bernstein-flow posterior
+// (posterior bernstein_last); the body stays deterministic.
+func bernsteinLast(spec *runtime.Spec, c *Config) error {
+	for i := len(spec.Layers) - 1; i >= 0; i-- {
+		l := &spec.Layers[i]
+		if l.Op == runtime.OpConv2d || l.Op == runtime.OpResidual {
+			break
+		}
+		if l.Op != runtime.OpLinear {
+			continue
+		}
+		m, sd := c.BernsteinDegree, c.BernsteinPriorSD
+		if m == 0 {
+			m = bnn.DefaultBernsteinDegree
+		}
+		if sd == 0 {
+			sd = 1
+		}
+		l.Posterior = &runtime.PosteriorSpec{Kind: runtime.KindBernstein, Degree: m, TableSize: c.BernsteinTable, PriorSD: sd}
+		return spec.Validate()
+	}
+	return fmt.Errorf("train: posterior bernstein_last: the network does not end with a Linear layer")
 }
 
 func (t *Trainer) buildOptimizer() error {

@@ -693,3 +693,26 @@ func TestZeroGradsRepeatedVJP(t *testing.T) {
 		}
 	}
 }
+
+// TestCustom: a Custom op computing y = x² with a hand-written backward matches Square.
+func TestCustom(t *testing.T) {
+	tp := NewTape[float64]()
+	x := tp.Leaf([]float64{1, -2, 3}, 3)
+	y := tp.Custom("sq", []int{3}, []float64{1, 4, 9}, func(g []float64, gs [][]float64) {
+		for i := range g {
+			gs[0][i] += 2 * x.Value()[i] * g[i]
+		}
+	}, x)
+	if err := tp.Backward(tp.Sum(tp.Scale(y, 0.5))); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range []float64{1, -2, 3} {
+		if x.Grad()[i] != v {
+			t.Errorf("grad %d = %g, want %g", i, x.Grad()[i], v)
+		}
+	}
+	tp.Reset()
+	if v := tp.Custom("bad", []int{2}, []float64{1}, nil); tp.Err() == nil || v.Len() != 1 {
+		t.Errorf("shape mismatch accepted")
+	}
+}

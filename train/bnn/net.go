@@ -254,6 +254,8 @@ func (n *Net[T]) parametric(ls *runtime.LayerSpec, dOut, k int, wshape []int, in
 	switch p.Kind {
 	case runtime.KindFFG:
 		return newFFG[T](base, p, in, rng)
+	case runtime.KindBernstein:
+		return newBernstein[T](base, p, in, rng)
 	case runtime.KindInducing:
 		l, err := newInducing[T](base, p, in, rng)
 		if err != nil {
@@ -317,7 +319,14 @@ func (n *Net[T]) Seed(seed uint64, step int64) {
 
 // Begin starts a training step: the noise buffers of the previous step are recycled. Call it
 // after resetting the tape (the tape's constants alias these buffers).
-func (n *Net[T]) Begin() { n.arena.reset() }
+func (n *Net[T]) Begin() {
+	n.arena.reset()
+	for _, l := range leaves(n.layers) {
+		if b, ok := l.(interface{ begin() }); ok {
+			b.begin()
+		}
+	}
+}
 
 // ForwardMean runs the network in evaluation mode (BatchNorm with its running statistics) at the
 // posterior mean weights, without noise: the function runtime.Options{Mean: true} predicts with.

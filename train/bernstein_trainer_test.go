@@ -1,0 +1,102 @@
+package train
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/convert"
+	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/autodiff"
+)
+
+// TestBernsteinLastEndToEnd trains a Two Moons MLP whose last layer is BF-VI (posterior
+// bernstein_last) for a few epochs, converts its checkpoint and checks that the runtime's
+// predictive probabilities (quantile-table sampling) agree with Monte-Carlo predictions from
+// the exact flows (train/bfvi through the Net) within Monte-Carlo error, and that fp16
+// conversion keeps the flow parameters in float32.
+func TestBernsteinLastEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	c := DefaultConfig()
+	c.Arch, c.Data, c.Posterior = "mlp:2-16-2", "moons", "bernstein_last"
+	c.BernsteinDegree, c.Epochs, c.BatchSize, c.LR, c.Optimizer = 10, 5, 50, 0.01, "adam"
+	c.TrainSamples, c.TestSamples = 1, 32
+	c.Out = filepath.Join(dir, "bf.ebnn")
+	tr, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(context.Background(), Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range tr.History {
+		t.Logf("epoch %d: loss %.4f nll %.4f kl %.1f", h.Epoch, h.Loss, h.NLL, h.KL)
+	}
+	rep, err := tr.Evaluate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("test: %+v", *rep.Classification)
+	conv := filepath.Join(dir, "bf_conv.ebnn")
+	if _, err := convert.Convert(convert.Options{Checkpoint: c.Out, Out: conv}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := runtime.Load(conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if li := m.Layers(); li[len(li)-1].Kind != runtime.KindBernstein || li[0].Kind != runtime.KindDeterministic {
+		t.Fatalf("layers %+v", li)
+	}
+	const K = 4000
+	p, err := m.NewPredictor(runtime.Options{Samples: K, Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	net := tr.Nets[0]
+	tp := autodiff.NewTape[float32]()
+	inputs := [][]float32{{0, 0.5}, {1, -0.5}, {-1, 1}, {2, 0}, {0.5, 0.25}}
+	for _, x := range inputs {
+		var pr runtime.Prediction
+		if err := p.Predict(x, &pr); err != nil {
+			t.Fatal(err)
+		}
+		// Exact flows: K sampled passes of the Net (bfvi.Flow.Eval per weight).
+		sum, sum2 := make([]float64, 2), make([]float64, 2)
+		tp.NoGrad(func() {
+			for s := 0; s < K; s++ {
+				tp.Reset()
+				net.Begin()
+				net.Seed(1234, int64(s))
+				out := net.Forward(tp, tp.Const(x, 1, 2), false).Value()
+				mx := math.Max(float64(out[0]), float64(out[1]))
+				e0, e1 := math.Exp(float64(out[0])-mx), math.Exp(float64(out[1])-mx)
+				for k, v := range []float64{e0 / (e0 + e1), e1 / (e0 + e1)} {
+					sum[k] += v
+					sum2[k] += v * v
+				}
+			}
+		})
+		for k := range sum {
+			mu := sum[k] / K
+			sd := math.Sqrt(math.Max(sum2[k]/K-mu*mu, 0))
+			se := math.Sqrt((sd*sd + float64(pr.Std[k])*float64(pr.Std[k])) / K)
+			t.Logf("x=%v class %d: runtime %.4f, exact flows %.4f (s.e. %.4f)", x, k, pr.Probs[k], mu, se)
+			if d := math.Abs(float64(pr.Probs[k]) - mu); d > 5*se+0.01 {
+				t.Errorf("x=%v class %d: runtime %.4f vs exact flows %.4f (5 s.e. %.4f + 0.01)", x, k, pr.Probs[k], mu, 5*se)
+			}
+		}
+	}
+	// fp16 conversion leaves the flow parameters in float32.
+	r16, err := convert.Convert(convert.Options{Checkpoint: c.Out, Out: filepath.Join(dir, "bf16.ebnn"), DType: "f16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range r16.Quant {
+		if filepath.Ext(q.Name) == ".bf_weight" || filepath.Ext(q.Name) == ".bf_bias" {
+			t.Errorf("fp16: %s was quantised", q.Name)
+		}
+	}
+}
