@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Paper 000 §4.1 (Table 4) through the command line, for seeds 0..SEEDS-1 (default 10):
-#   data CSV (x1,x2,y) → edgebnn train --posterior vifa → edgebnn convert --dtype f16
+#   data CSV (x1,x2,y) → edgebnn train --preset paper000-table4 → edgebnn convert --dtype f16
 #   → edgebnn posterior --json, compared with the closed-form posterior of Bayesian linear
 # regression. Prints per seed and mean ± standard error: relative mean distance, relative
 # Frobenius covariance distance and 2-Wasserstein distance / dimension.
@@ -13,7 +13,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 bin="$out/edgebnn"
 (cd "$root" && go build -o "$bin" ./cmd/edgebnn)
-printf 'Linear(in_features=2, out_features=1, bias=False)\n' > "$out/model.txt"
 
 # gen SEED CSV: 1000 inputs in R² (unit variances, covariance 0.5), θ ~ N(0, α⁻¹I) with
 # α = 0.01, y = θᵀx + ε with noise precision β = 0.1.
@@ -71,11 +70,13 @@ results="$out/results.txt"
 for ((s = 0; s < seeds; s++)); do
 	gen "$s" "$out/seed$s.csv"
 	# shellcheck disable=SC2086
-	"$bin" train --data "csv:$out/seed$s.csv" --task regression --arch "$out/model.txt" \
-		--posterior vifa --latent-dim 1 --prior-precision 0.01 --noise-precision 0.1 \
-		--mc-samples 10 --batch-size 100 --epochs 5000 --optimizer sgd --lr 0.01 --lr-factors 1e-4 \
-		--lr-log-var 0.01 --clip 10 --fa-average-epochs 2500 --test-fraction 0 --eval-every 0 \
-		--checkpoint-every 0 --seed "$s" --out "$out/seed$s.ebnn" --quiet --no-plots ${FA_LINREG_FLAGS:-} > "$out/seed$s.log"
+	# --preset paper000-table4 is the recipe: --arch model.txt --task regression --posterior vifa
+	# --latent-dim 1 --prior-precision 0.01 --noise-precision 0.1 --mc-samples 10 --batch-size 100
+	# --epochs 5000 --optimizer sgd --lr 0.01 --lr-factors 1e-4 --lr-log-var 0.01 --clip 10
+	# --fa-average-epochs 2500 --test-fraction 0 --eval-every 0 --checkpoint-every 0 (its arch is
+	# the same Linear(2, 1, bias=False), inline).
+	"$bin" train --preset paper000-table4 --data "csv:$out/seed$s.csv" \
+		--seed "$s" --out "$out/seed$s.ebnn" --quiet --no-plots ${FA_LINREG_FLAGS:-} > "$out/seed$s.log"
 	"$bin" convert --checkpoint "$out/seed$s.ebnn" --out "$out/seed$s.f16.ebnn" --dtype f16 > "$out/seed$s.convert.txt"
 	"$bin" posterior --model "$out/seed$s.f16.ebnn" --json > "$out/seed$s.posterior.json"
 	line=$(compare "$out/seed$s.csv" "$out/seed$s.posterior.json")

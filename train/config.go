@@ -18,6 +18,10 @@ import (
 // Config is a training run's complete configuration. Every field has a JSON key (the config
 // file's) and can be set from a string with Set (the command line's --key-with-dashes).
 type Config struct {
+	// Preset names the preset (Presets, train/presets/NAME.json) the run started from: setting it
+	// (Set, ApplyPreset, or a config file's "preset" key) loads the preset's keys over the
+	// config, beneath the keys given with it. A checkpoint keeps the name as a record.
+	Preset string `json:"preset" help:"start from this named recipe (edgebnn train --preset list); --config keys and flags override it"`
 	// Arch is the architecture: "mlp:784-256-256-10[:act]"; a built-in ResNet name (resnet18,
 	// resnet34, resnet50, as convert's --arch takes them: bayesianize's make_network with a 3×3
 	// stem and no max-pool, built with the data's classes and input channels); a .json
@@ -134,6 +138,11 @@ type Config struct {
 	PrunePerLayer  bool    `json:"prune_per_layer" help:"prune_z: prune each layer to the fraction instead of globally"`
 	FinetuneEpochs int     `json:"finetune_epochs" help:"epochs of fine-tuning after prune_z, pruned entries pinned at zero"`
 	FinetuneLR     float64 `json:"finetune_lr" help:"learning rate of the fine-tuning epochs (default 1e-4)"`
+	// InitSDU, when positive, is the initial standard deviation of every entry of the inducing
+	// layers' Gaussian q(U) (diagonal, full or matrix q_inducing) in place of bayesianize's
+	// hard-coded 1e-3 (bnn.Init.InitSDU). Paper 003 (appendix J.2) starts q(U) at variance 1e-3,
+	// i.e. init_sd_u √1e-3 ≈ 0.0316.
+	InitSDU float64 `json:"init_sd_u" help:"inducing: initial standard deviation of q(U)'s entries (0: bayesianize's 1e-3; paper 003 J.2's variance 1e-3 is 0.0316)"`
 	// TrainSamples are the Monte Carlo samples per step, TestSamples those per evaluation.
 	TrainSamples int `json:"train_samples" help:"Monte Carlo samples per training step"`
 	TestSamples  int `json:"test_samples" help:"Monte Carlo samples per test prediction"`
@@ -257,9 +266,23 @@ func (c *Config) ReadConfigFile(path string) error {
 }
 
 // ParseConfig decodes a JSON config (one object) over c; name is the file for error messages.
-// Unknown keys and text after the object are errors. It does not validate the values (Validate
-// does).
+// Unknown keys and text after the object are errors. A "preset" key applies that preset
+// (ApplyPreset) first, so the object's other keys override the preset's. It does not validate
+// the values (Validate does).
 func (c *Config) ParseConfig(data []byte, name string) error {
+	var probe struct {
+		Preset *string `json:"preset"`
+	}
+	if json.Unmarshal(data, &probe) == nil && probe.Preset != nil && *probe.Preset != "" {
+		if err := c.ApplyPreset(*probe.Preset); err != nil {
+			return fmt.Errorf("config %s: %w", name, err)
+		}
+	}
+	return c.decode(data, name)
+}
+
+// decode is ParseConfig without the preset: the object's keys over c.
+func (c *Config) decode(data []byte, name string) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(c); err != nil {
@@ -321,13 +344,21 @@ func (c *Config) field(key string) (reflect.Value, bool) {
 	return reflect.Value{}, false
 }
 
-// Set sets one key (JSON or flag spelling) from its string form.
+// Set sets one key (JSON or flag spelling) from its string form. Setting preset applies the
+// preset (ApplyPreset) over every key it names, so set it before the keys that override it.
 func (c *Config) Set(key, value string) error {
 	f, ok := c.field(key)
 	if !ok {
 		return fmt.Errorf("config: unknown key %q", key)
 	}
 	bad := func(err error) error { return fmt.Errorf("config: %s=%q: %w", key, value, err) }
+	if f.Addr().Interface() == &c.Preset {
+		if value == "" {
+			c.Preset = ""
+			return nil
+		}
+		return c.ApplyPreset(value)
+	}
 	switch p := f.Addr().Interface().(type) {
 	case *string:
 		*p = value
@@ -441,6 +472,7 @@ var configBounds = []struct {
 	{"prune_z", 0, 1},
 	{"finetune_epochs", 0, MaxEpochs},
 	{"finetune_lr", 0, MaxRate},
+	{"init_sd_u", 0, MaxRate},
 	{"train_samples", 1, MaxSamples},
 	{"test_samples", 1, MaxSamples},
 	{"eval_every", 0, MaxEpochs},
@@ -499,6 +531,12 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Arch == "":
 		return errf("arch is empty")
+	case c.Data == "" && c.Preset != "":
+		return errf("data is empty: preset %s does not choose the data set (give --data)", c.Preset)
+	case c.Data == "":
+		return errf("data is empty")
+	case c.InitSDU > 0 && c.Posterior != "inducing":
+		return errf("init_sd_u %g applies to posterior inducing, not %q", c.InitSDU, c.Posterior)
 	case c.Task != "classification" && c.Task != "regression":
 		return errf("task %q is not classification or regression", c.Task)
 	case c.Task == "regression" && !(c.NoisePrecision > 0):

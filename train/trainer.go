@@ -253,6 +253,12 @@ func (t *Trainer) buildNets() error {
 		}
 	}
 	t.spec = spec
+	if c.InitSDU > 0 {
+		for name, in := range inits {
+			in.InitSDU = c.InitSDU
+			inits[name] = in
+		}
+	}
 	k := 1
 	if c.Posterior == "ensemble_w" {
 		k = c.EnsembleSize

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -25,7 +26,8 @@ import (
 	"github.com/edgebnn/edgebnn/train/plot"
 )
 
-const trainUsage = `Usage: edgebnn train [--config FILE | --resume CHECKPOINT] [--KEY VALUE ...]
+const trainUsage = `Usage: edgebnn train [--preset NAME] [--config FILE | --resume CHECKPOINT] [--KEY VALUE ...]
+       edgebnn train --preset list
 
 Trains a Bayesian network on the host with bayesianize's objective (mean NLL
 + KL weight · Σ KL / N) and writes checkpoints in the native model format:
@@ -36,6 +38,12 @@ and PNG plots (<out stem>.*.png). Ctrl-C writes a checkpoint and exits;
 --epochs to train longer). Every config-file key is also a flag, with dashes
 (noise_precision → --noise-precision). Evaluation after each epoch goes
 through the runtime, exactly as on a board.
+
+Presets (--preset NAME, or the config key "preset") are the papers' recipes
+and our measured ones, built in as complete config files: the preset's keys
+come first, then a --config file's, then the flags, so anything given
+explicitly overrides the preset (--preset paper003-toy-ffgu --seed 2).
+--preset list prints them; docs/PRESETS.md gives each setting's source.
 
 Factor-analysis posteriors q(θ) = N(c, FFᵀ + diag ψ) over all parameters θ
 (every Linear/Conv2d weight and bias, in network order; K = --latent-dim):
@@ -67,6 +75,8 @@ drawn each step from --context (random-monochrome, uniform [widened by
 is an ordinary ffg model. --temperature scales the KL of every objective.
 
 Examples:
+  edgebnn train --preset paper003-toy-ensembleu --out toy_ensu.ebnn
+  edgebnn train --preset paper000-table4 --data csv:linreg.csv --out lr.ebnn
   edgebnn train --arch mlp:784-256-256-10 --posterior inducing \
       --inference '{"inference": {"Linear": {"inference": "inducing", "inducing_rows": 32, "inducing_cols": 32}}}' \
       --epochs 10 --out ffgu.ebnn
@@ -109,6 +119,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := noArgs(fs); err != nil {
 		return err
 	}
+	// The preset goes beneath everything else: it is applied first, not in flag order.
+	preset, hasPreset := set["preset"]
+	if hasPreset {
+		order = slices.DeleteFunc(order, func(k string) bool { return k == "preset" })
+		if preset == "list" || preset == "help" {
+			return listPresets(stdout)
+		}
+	}
 	apply := func(c *train.Config) error {
 		for _, k := range order {
 			if err := c.Set(k, set[k]); err != nil {
@@ -125,6 +143,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *configPath != "" {
 			return usagef("--config and --resume exclude each other")
 		}
+		if hasPreset {
+			return usagef("--preset and --resume exclude each other (the checkpoint holds its settings)")
+		}
 		st, err := train.ReadState(*resume)
 		if err != nil {
 			return err
@@ -139,9 +160,17 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		t, err = train.Resume(*resume, apply)
 	} else {
 		cfg := train.DefaultConfig()
+		if hasPreset && preset != "" {
+			if err := cfg.ApplyPreset(preset); err != nil {
+				return &usageError{msg: "--preset: " + err.Error()}
+			}
+		}
 		if *configPath != "" {
 			if err := cfg.ReadConfigFile(*configPath); err != nil {
 				return err
+			}
+			if hasPreset && cfg.Preset != preset {
+				return usagef("--preset %q and the preset %q of --config %s differ", preset, cfg.Preset, *configPath)
 			}
 		}
 		if err := apply(&cfg); err != nil {
@@ -156,6 +185,17 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	return trainLoop(ctx, t, *quiet, !*noPlots, stdout, stderr)
+}
+
+// listPresets prints every preset with its one-line summary.
+func listPresets(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PRESET\tRECIPE")
+	for _, p := range train.Presets() {
+		fmt.Fprintf(tw, "%s\t%s\n", p.Name, p.Summary)
+	}
+	fmt.Fprintln(tw, "\nedgebnn train --preset NAME [--KEY VALUE ...]; flags override the preset. Sources: docs/PRESETS.md")
+	return tw.Flush()
 }
 
 func orNone(s string) string {
@@ -227,6 +267,9 @@ const metricsLogEvery = 2 * time.Second
 
 func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout, stderr io.Writer) error {
 	c := &t.Config
+	if c.Preset != "" {
+		fmt.Fprintf(stdout, "preset %s (keys given explicitly override it)\n", c.Preset)
+	}
 	fmt.Fprintf(stdout, "training %s (%s) on %s: %d train, %d test examples", c.Arch, c.Posterior, t.Train.Name, t.Train.N, t.Test.N)
 	if t.OOD != nil {
 		fmt.Fprintf(stdout, ", %d out-of-distribution", t.OOD.N)

@@ -82,8 +82,17 @@ func TestFALinearRegressionCLI(t *testing.T) {
 	if !strings.Contains(stdout, "1000 train, 0 test examples") {
 		t.Fatalf("train did not use all 1000 points:\n%s", stdout)
 	}
-	conv := filepath.Join(dir, "linreg.f16.ebnn")
-	if code, stdout, stderr = runCLI("convert", "--checkpoint", out, "--out", conv, "--dtype", "f16"); code != 0 {
+	checkLinregPosterior(t, out, x, y)
+}
+
+// checkLinregPosterior converts the VIFA checkpoint out to f16, reads its posterior with
+// edgebnn posterior --json and requires all three distances to the closed-form posterior of the
+// data (x, y) below paper 000's Table 4 means (0.0031, 0.0983, 0.0194).
+func checkLinregPosterior(t *testing.T, out string, x, y []float64) {
+	t.Helper()
+	conv := strings.TrimSuffix(out, ".ebnn") + ".f16.ebnn"
+	code, stdout, stderr := runCLI("convert", "--checkpoint", out, "--out", conv, "--dtype", "f16")
+	if code != 0 {
 		t.Fatalf("convert: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = runCLI("posterior", "--model", conv, "--json")

@@ -65,20 +65,29 @@ func newInducing[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand
 	l.zCol = newParam[T](n, "z_col", true, randn(rng, mi*a.dIn, 1/math.Sqrt(float64(mi))), mi, a.dIn)
 	d := mo * mi
 	small := softplusInv(1e-3)
+	// q(U)'s initial scale: bayesianize's softplus⁻¹(1e-3) unless in.InitSDU is set (the
+	// matrix form's row and column factors multiply, so each gets the square root).
+	sdU, sdRowCol := small, small
+	if in.InitSDU > 0 {
+		if l.q == runtime.QEnsemble {
+			return nil, errf("init_sd_u %g: an ensemble q(U) has no variance", in.InitSDU)
+		}
+		sdU, sdRowCol = softplusInv(in.InitSDU), softplusInv(math.Sqrt(in.InitSDU))
+	}
 	switch l.q {
 	case runtime.QFull:
 		if d > 4096 {
 			return nil, errf("q_inducing full needs a %d×%d covariance factor; use fewer inducing rows/cols", d, d)
 		}
 		l.mean = newParam[T](n, "inducing_mean", true, randn(rng, d, 1), d)
-		l.tril = newParam[T](n, "_inducing_scale_tril", true, append(full(d, small), make([]float64, d*(d-1)/2)...), d*(d+1)/2)
+		l.tril = newParam[T](n, "_inducing_scale_tril", true, append(full(d, sdU), make([]float64, d*(d-1)/2)...), d*(d+1)/2)
 	case runtime.QMatrix:
 		l.mean = newParam[T](n, "inducing_mean", true, randn(rng, d, 1), mo, mi)
-		l.rowTril = newParam[T](n, "_inducing_row_scale_tril", true, append(full(mo, small), make([]float64, mo*(mo-1)/2)...), mo*(mo+1)/2)
-		l.colTril = newParam[T](n, "_inducing_col_scale_tril", true, append(full(mi, small), make([]float64, mi*(mi-1)/2)...), mi*(mi+1)/2)
+		l.rowTril = newParam[T](n, "_inducing_row_scale_tril", true, append(full(mo, sdRowCol), make([]float64, mo*(mo-1)/2)...), mo*(mo+1)/2)
+		l.colTril = newParam[T](n, "_inducing_col_scale_tril", true, append(full(mi, sdRowCol), make([]float64, mi*(mi-1)/2)...), mi*(mi+1)/2)
 	case runtime.QDiagonal:
 		l.mean = newParam[T](n, "inducing_mean", true, randn(rng, d, 1), mo, mi)
-		l.sd = newParam[T](n, "_inducing_sd", true, full(d, small), mo, mi)
+		l.sd = newParam[T](n, "_inducing_sd", true, full(d, sdU), mo, mi)
 	case runtime.QEnsemble:
 		k := p.EnsembleSize
 		if k < 1 || k > 1024 {

@@ -36,6 +36,12 @@ type Init struct {
 	InitLamda float64
 	// LearnLamda makes _lamda trainable (default true in bayesianize).
 	LearnLamda bool
+	// InitSDU, when positive, is the initial standard deviation of every entry of a Gaussian
+	// q(U) (diagonal, full or matrix q_inducing) instead of bayesianize's hard-coded 1e-3: the
+	// diagonal of the full Cholesky factor, or √InitSDU on the diagonals of the matrix form's row
+	// and column factors. Paper 003 (appendix J.2) states initial variances of 1e-3, i.e.
+	// InitSDU = √1e-3. It is an error for ensemble q(U), which has no variance.
+	InitSDU float64
 	// InitSD is the initial posterior standard deviation of FFG layers (default 1e-4).
 	InitSD float64
 	// PriorMean is the FFG prior mean (default 0).
