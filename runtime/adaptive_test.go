@@ -31,7 +31,10 @@ func policyAtMedians(preds []runtime.Prediction) *runtime.Policy {
 	}
 	sort.Float64s(conf)
 	sort.Float64s(mi)
-	c, m := conf[len(conf)/2], mi[len(mi)/2]
+	// Midway between the two middle values, so that no input sits on a threshold, where the
+	// batch size's rounding (GEMM summation order) could flip its decision.
+	h := len(conf) / 2
+	c, m := (conf[h-1]+conf[h])/2, (mi[h-1]+mi[h])/2
 	return &runtime.Policy{Version: runtime.DeployVersion, MinConfidence: &c, MaxMutualInfo: &m}
 }
 
