@@ -54,7 +54,8 @@ func newFSVIRun(t *Trainer) (*fsviRun, error) {
 			c.ContextSize, d, p, float64(d*p*16)/(1<<30), float64(limit)/(1<<30))
 	}
 	return &fsviRun{ts: ts, sampler: s, ktape: autodiff.NewTape[float64](),
-		opts: fsvi.Options{Jitter: c.FSVIJitter, PerOutput: c.FSVICovariance == "per_output"}}, nil
+		opts: fsvi.Options{Jitter: c.FSVIJitter, PerOutput: c.FSVICovariance == "per_output",
+			Workspace: &fsvi.Workspace{}}}, nil
 }
 
 // linearize draws the step's context points (from a generator keyed by the seed and the step, so

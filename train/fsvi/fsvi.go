@@ -166,12 +166,20 @@ type Options struct {
 	Jitter float64
 	// PerOutput makes the output Gaussians independent across outputs (see KL).
 	PerOutput bool
+	// Tape evaluates the KL with KL on the autodiff tape and differentiates it by reverse mode:
+	// the reference path (several times slower than the direct one, kept for tests and the
+	// step-cost benchmark).
+	Tape bool
+	// Workspace holds the direct path's buffers between calls (nil: allocated per call).
+	Workspace *Workspace
 }
 
 // AddKLGrad evaluates the function-space KL of the network's ffg tensors ts at lin and adds
 // scale·∂KL/∂μ to each tensor's Mean.Grad and scale·∂KL/∂ρ to its RawSD.Grad (σ = softplus(ρ),
-// clamped at MaxSD as the layers do), computing in float64 on tp (Reset first). J is a constant:
-// the gradient does not flow through the linearisation point. It returns the KL.
+// clamped at MaxSD as the layers do). J is a constant: the gradient does not flow through the
+// linearisation point. By default it computes the KL and the gradient directly in float64
+// (directKL: Gram products and closed-form gradients; tp is not used); with o.Tape it records KL
+// on tp (Reset first) in float64 and runs reverse mode. It returns the KL.
 func AddKLGrad[T bnn.Float](tp *autodiff.Tape[float64], ts []bnn.FFGTensor[T], lin *Linearization, scale float64, o Options) (float64, error) {
 	if len(ts) != len(lin.Blocks) {
 		return 0, fmt.Errorf("fsvi: %d tensors for a linearisation of %d", len(ts), len(lin.Blocks))
@@ -180,38 +188,64 @@ func AddKLGrad[T bnn.Float](tp *autodiff.Tape[float64], ts []bnn.FFGTensor[T], l
 	if jitter == 0 {
 		jitter = DefaultJitter
 	}
-	tp.Reset()
-	q := make([]Gaussian, len(ts))
-	prior := make([]Gaussian, len(ts))
-	means := make([]*autodiff.Var[float64], len(ts))
-	raws := make([]*autodiff.Var[float64], len(ts))
 	for i, t := range ts {
 		p := len(t.Mean.Value)
 		if len(lin.Blocks[i]) != lin.D()*p || len(t.RawSD.Value) != p || len(t.PriorMean.Value) != p || len(t.PriorSD.Value) != p {
 			return 0, fmt.Errorf("fsvi: tensor %d (layer %q): sizes do not match the linearisation", i, t.Layer)
 		}
-		means[i] = tp.Leaf(to64(t.Mean.Value), p)
-		raws[i] = tp.Leaf(to64(t.RawSD.Value), p)
-		sd := tp.Softplus(raws[i])
-		if t.HasMax {
-			sd = tp.Clamp(sd, 0, t.MaxSD)
+	}
+	var v float64
+	gmu := make([][]float64, len(ts))
+	grho := make([][]float64, len(ts))
+	if o.Tape {
+		tp.Reset()
+		q := make([]Gaussian, len(ts))
+		prior := make([]Gaussian, len(ts))
+		means := make([]*autodiff.Var[float64], len(ts))
+		raws := make([]*autodiff.Var[float64], len(ts))
+		for i, t := range ts {
+			p := len(t.Mean.Value)
+			means[i] = tp.Leaf(to64(t.Mean.Value), p)
+			raws[i] = tp.Leaf(to64(t.RawSD.Value), p)
+			sd := tp.Softplus(raws[i])
+			if t.HasMax {
+				sd = tp.Clamp(sd, 0, t.MaxSD)
+			}
+			q[i] = Gaussian{Mean: means[i], SD: sd}
+			prior[i] = Gaussian{Mean: tp.Const(to64(t.PriorMean.Value), p), SD: tp.Const(to64(t.PriorSD.Value), p)}
 		}
-		q[i] = Gaussian{Mean: means[i], SD: sd}
-		prior[i] = Gaussian{Mean: tp.Const(to64(t.PriorMean.Value), p), SD: tp.Const(to64(t.PriorSD.Value), p)}
+		kl := KL(tp, lin, q, prior, jitter, o.PerOutput)
+		if err := tp.Backward(kl); err != nil {
+			return 0, fmt.Errorf("fsvi: KL: %w", err)
+		}
+		v = kl.Item()
+		for i := range ts {
+			gmu[i], grho[i] = means[i].Grad(), raws[i].Grad()
+		}
+	} else {
+		ws := o.Workspace
+		if ws == nil {
+			ws = &Workspace{}
+		}
+		views := make([]tensorView, len(ts))
+		for i, t := range ts {
+			views[i] = tensorView{mean: to64(t.Mean.Value), rawSD: to64(t.RawSD.Value), priorMean: to64(t.PriorMean.Value),
+				priorSD: to64(t.PriorSD.Value), hasMax: t.HasMax, maxSD: t.MaxSD}
+			gmu[i], grho[i] = make([]float64, len(t.Mean.Value)), make([]float64, len(t.Mean.Value))
+		}
+		var err error
+		if v, err = directKL(ws, views, lin, jitter, o.PerOutput, gmu, grho); err != nil {
+			return 0, err
+		}
 	}
-	kl := KL(tp, lin, q, prior, jitter, o.PerOutput)
-	if err := tp.Backward(kl); err != nil {
-		return 0, fmt.Errorf("fsvi: KL: %w", err)
-	}
-	v := kl.Item()
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("fsvi: the function-space KL is %v", v)
 	}
 	for i, t := range ts {
-		for k, g := range means[i].Grad() {
+		for k, g := range gmu[i] {
 			t.Mean.Grad[k] += T(scale * g)
 		}
-		for k, g := range raws[i].Grad() {
+		for k, g := range grho[i] {
 			t.RawSD.Grad[k] += T(scale * g)
 		}
 	}
