@@ -66,6 +66,10 @@ type Config struct {
 	// FSVICovariance is "joint" (one Gaussian over all |X_C|·Q outputs, eq. 11) or "per_output"
 	// (outputs independent: the reference code's one KL per class).
 	FSVICovariance string `json:"fsvi_covariance" help:"fsvi: joint (|X_C|·Q-dimensional Gaussians) or per_output (one |X_C|-dimensional KL per output)"`
+	// FSVIJacobianGrad lets the KL's gradient flow through the linearisation point J(μ) as well
+	// (Hessian-vector products by finite differences of reverse passes: fsvi.JacobianVJP), the
+	// exact derivative of eq. 11's linearised KL; otherwise J is held fixed in the gradient.
+	FSVIJacobianGrad bool `json:"fsvi_jacobian_grad" help:"fsvi: differentiate the KL through the Jacobian too (about 3× the linearisation's cost)"`
 	// Temperature multiplies the KL term of every objective (1: the ELBO; < 1 a cold posterior).
 	Temperature float64 `json:"temperature" help:"multiply the KL term (parameter- or function-space) by this factor"`
 	// EnsembleSize is the number of networks of ensemble_w.

@@ -97,6 +97,47 @@ func TestFSVISameInitAsMFVI(t *testing.T) {
 	}
 }
 
+// TestFSVIJacobianGradStep: with fsvi_jacobian_grad a step from the same state has the same
+// gradient for the raw σ's as without (the gradient through J reaches only the means, up to the
+// float32 rounding of the order of operations) and a different one for the means.
+func TestFSVIJacobianGradStep(t *testing.T) {
+	step := func(through bool) (mean, raw []float64) {
+		c := fsviToyConfig(t)
+		c.FSVIJacobianGrad = through
+		tr, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := tr.step([]int{0, 1, 2, 3, 60, 61}, 1); err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range tr.fs.ts { // the step's gradients stay until the next ZeroGrad
+			for _, g := range x.Mean.Grad {
+				mean = append(mean, float64(g))
+			}
+			for _, g := range x.RawSD.Grad {
+				raw = append(raw, float64(g))
+			}
+		}
+		return mean, raw
+	}
+	m0, r0 := step(false)
+	m1, r1 := step(true)
+	var dr, rmax, dm, mmax float64
+	for i := range r0 {
+		dr, rmax = max(dr, math.Abs(r0[i]-r1[i])), max(rmax, math.Abs(r0[i]))
+	}
+	for i := range m0 {
+		dm, mmax = max(dm, math.Abs(m0[i]-m1[i])), max(mmax, math.Abs(m0[i]))
+	}
+	if dr > 1e-5*rmax {
+		t.Errorf("∂/∂ρ differs by %g (max %g) with the gradient through J", dr, rmax)
+	}
+	if dm < 1e-3*mmax {
+		t.Errorf("∂/∂μ differs by only %g (max %g) with the gradient through J", dm, mmax)
+	}
+}
+
 // TestFSVITrainCheckpointRuntime trains objective fsvi briefly, then checks that the model file
 // is an ordinary ffg model: runtime.Load reads it and its mean prediction equals the network
 // computed by hand from the file's weight_mean/bias_mean tensors.

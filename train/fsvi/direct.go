@@ -19,6 +19,9 @@ type Workspace struct {
 	sd, sd0  []float64 // σ, σ₀ over all tensors (P)
 	mean     []float64 // μ − μ₀ over all tensors (P)
 	gmu, gsd []float64 // ∂KL/∂μ, ∂KL/∂σ over all tensors (P)
+	kq0, m   []float64 // K_q before its factorisation; twice ∂KL/∂K_p (n×n), for ∂KL/∂J
+	t        []float64 // n×n scratch
+	g, g0    []float64 // H·J·diag(σ), M·J·diag(σ₀) (n×P), for ∂KL/∂J
 }
 
 // grow returns s resized to n zeros, reallocating only when its capacity is too small.
@@ -45,7 +48,15 @@ type tensorView struct {
 // products of |X_C| rows instead of one of D). Everything is float64: the O(D²P) part (the two
 // Gram products, lower triangles only, and diag(Jᵀ(K_p⁻¹ − K_q⁻¹)J), using its symmetry) in
 // register-tiled loops. gmu and grho receive ∂KL/∂μ and ∂KL/∂ρ per tensor.
-func directKL(ws *Workspace, views []tensorView, lin *Linearization, jitter float64, perOutput bool, gmu, grho [][]float64) (float64, error) {
+//
+// When dJ is not nil (one D×P_t block per tensor, like lin.Blocks) it also receives ∂KL/∂J,
+// the gradient with respect to the linearisation itself:
+//
+//	∂KL/∂J = (K_p⁻¹ − K_q⁻¹) J diag(σ²) + M J diag(σ₀²) + K_p⁻¹δ (μ − μ₀)ᵀ,
+//	M = K_p⁻¹ − K_p⁻¹(K_q + δδᵀ)K_p⁻¹,
+//
+// zero outside the blocks of equal output index with PerOutput.
+func directKL(ws *Workspace, views []tensorView, lin *Linearization, jitter float64, perOutput bool, gmu, grho, dJ [][]float64) (float64, error) {
 	D, Q := lin.D(), lin.Outputs
 	groups, n := 1, D
 	if perOutput && Q > 1 {
@@ -73,6 +84,9 @@ func directKL(ws *Workspace, views []tensorView, lin *Linearization, jitter floa
 	ws.kq, ws.kp, ws.iq, ws.ip, ws.x = grow(ws.kq, n*n), grow(ws.kp, n*n), grow(ws.iq, n*n), grow(ws.ip, n*n), grow(ws.x, n*n)
 	ws.delta, ws.v = grow(ws.delta, n), grow(ws.v, n)
 	ws.j, ws.a, ws.a0, ws.b = grow(ws.j, n*P), grow(ws.a, n*P), grow(ws.a0, n*P), grow(ws.b, P)
+	if dJ != nil {
+		ws.kq0, ws.m, ws.g, ws.g0 = grow(ws.kq0, n*n), grow(ws.m, n*n), grow(ws.g, n*P), grow(ws.g0, n*P)
+	}
 	var kl float64
 	for g := 0; g < groups; g++ {
 		// Gather the group's rows of J (row i of the group is row i·Q+g of J per output, else i),
@@ -104,6 +118,9 @@ func directKL(ws *Workspace, views []tensorView, lin *Linearization, jitter floa
 			ws.kq[i*n+i] += jitter
 			ws.kp[i*n+i] += jitter
 		}
+		if dJ != nil {
+			copy(ws.kq0, ws.kq)
+		}
 		if err := kernels.Cholesky(ws.kq, n); err != nil {
 			return 0, fmt.Errorf("fsvi: K_q: %w", err)
 		}
@@ -132,6 +149,9 @@ func directKL(ws *Workspace, views []tensorView, lin *Linearization, jitter floa
 		// H = K_p⁻¹ − K_q⁻¹.
 		inverse(ws.ip, lp, n)
 		inverse(ws.iq, lq, n)
+		if dJ != nil {
+			jacobianGrad(ws, dJ, g, n)
+		}
 		for i := range ws.ip {
 			ws.ip[i] -= ws.iq[i]
 		}
@@ -139,6 +159,27 @@ func directKL(ws *Workspace, views []tensorView, lin *Linearization, jitter floa
 			axpy64(ws.v[i], ws.j[i*P:(i+1)*P], ws.gmu)
 		}
 		diagJHJ(ws.gsd, ws.j, ws.ip, ws.b, n, P)
+		if dJ != nil {
+			// H·J·diag(σ²) = (H·A)·diag(σ), A = J·diag(σ); M·J·diag(σ₀²) likewise.
+			matMul64(ws.g, ws.ip, ws.a, n, P)
+			matMul64(ws.g0, ws.m, ws.a0, n, P)
+			for i := 0; i < n; i++ {
+				r := i
+				if groups > 1 {
+					r = i*Q + g
+				}
+				off := 0
+				for _, blk := range dJ {
+					p := len(blk) / D
+					dst := blk[r*p : (r+1)*p]
+					for k := range dst {
+						c := off + k
+						dst[k] = ws.g[i*P+c]*ws.sd[c] + ws.g0[i*P+c]*ws.sd0[c] + ws.v[i]*ws.mean[c]
+					}
+					off += p
+				}
+			}
+		}
 	}
 	off = 0
 	for t, v := range views {
@@ -238,6 +279,44 @@ func axpy4(h0, h1, h2, h3 float64, x0, x1, x2, x3, y []float64) {
 	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
 	for k := range y {
 		y[k] += h0*x0[k] + h1*x1[k] + h2*x2[k] + h3*x3[k]
+	}
+}
+
+// jacobianGrad sets ws.m to M = K_p⁻¹ − K_p⁻¹(K_q + δδᵀ)K_p⁻¹ (twice ∂KL/∂K_p) from ws.ip = K_p⁻¹,
+// ws.kq0 = K_q and ws.delta (ws.x and ws.t are scratch), and for the first group (g = 0) zeroes
+// dJ, whose rows of other outputs then stay zero with PerOutput.
+func jacobianGrad(ws *Workspace, dJ [][]float64, g, n int) {
+	if g == 0 {
+		for _, blk := range dJ {
+			clear(blk)
+		}
+	}
+	ws.t = grow(ws.t, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			ws.x[i*n+j] = ws.kq0[i*n+j] + ws.delta[i]*ws.delta[j]
+		}
+	}
+	matMul64(ws.t, ws.ip, ws.x, n, n)
+	matMul64(ws.x, ws.t, ws.ip, n, n)
+	for i := range ws.m {
+		ws.m[i] = ws.ip[i] - ws.x[i]
+	}
+}
+
+// matMul64 sets the n×p matrix c to A·B for the n×n A and the n×p B (row-major).
+func matMul64(c, a, b []float64, n, p int) {
+	for i := 0; i < n; i++ {
+		ci := c[i*p : (i+1)*p]
+		clear(ci)
+		ai := a[i*n : (i+1)*n]
+		l := 0
+		for ; l+4 <= n; l += 4 {
+			axpy4(ai[l], ai[l+1], ai[l+2], ai[l+3], b[l*p:(l+1)*p], b[(l+1)*p:(l+2)*p], b[(l+2)*p:(l+3)*p], b[(l+3)*p:(l+4)*p], ci)
+		}
+		for ; l < n; l++ {
+			axpy64(ai[l], b[l*p:(l+1)*p], ci)
+		}
 	}
 }
 
