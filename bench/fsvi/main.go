@@ -7,6 +7,7 @@
 //
 //	go run ./bench/fsvi -out docs/img/fsvi          # full (a few minutes on two cores)
 //	go run ./bench/fsvi -quick -out /tmp/fsvi       # seconds
+//	go run ./bench/fsvi -sweep all -seeds 3         # toy1d variants, mean ± standard error
 package main
 
 import (
@@ -72,7 +73,16 @@ func main() {
 	quick := flag.Bool("quick", false, "train briefly (CI)")
 	out := flag.String("out", "docs/img/fsvi", "directory of the PNGs")
 	seed := flag.Uint64("seed", 1, "random seed")
+	sweep := flag.String("sweep", "", "toy1d only: run these comma-separated variants (see variants; \"all\") over -seeds seeds and print mean ± standard error")
+	seeds := flag.Int("seeds", 3, "-sweep: seeds 1..n")
 	flag.Parse()
+	if *sweep != "" {
+		if err := runSweep(*sweep, *seeds, *quick); err != nil {
+			fmt.Fprintln(os.Stderr, "fsvi:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	steps := 4000
 	if *quick {
 		steps = 200
@@ -178,8 +188,10 @@ func toy(m *runtime.Model, opt runtime.Options, tr *data.Dataset, path, title st
 	for i := 0; i < tr.N; i++ {
 		b.TrainX, b.TrainY = append(b.TrainX, float64(tr.X[i])), append(b.TrainY, float64(tr.Targets[i]))
 	}
-	if err := plot.Regression1D(path, "toy1d: "+title, b); err != nil {
-		return nil, err
+	if path != "" {
+		if err := plot.Regression1D(path, "toy1d: "+title, b); err != nil {
+			return nil, err
+		}
 	}
 	return []string{f3(math.Sqrt(se / nse)), f3(sd[0] / float64(nsd[0])), f3(sd[1] / float64(nsd[1])), f3(sd[2] / float64(nsd[2]))}, nil
 }
