@@ -25,7 +25,8 @@ type fsviRun struct {
 	kl            float64
 }
 
-// fsviMemoryFraction: the Jacobian (D×P float64) may use at most this fraction of the memory.
+// fsviMemoryFraction: the Jacobian (D×P float64) and the KL's D×P temporaries may use at most
+// this fraction of the memory.
 const fsviMemoryFraction = 4
 
 func newFSVIRun(t *Trainer) (*fsviRun, error) {
@@ -53,9 +54,15 @@ func newFSVIRun(t *Trainer) (*fsviRun, error) {
 	for _, x := range ts {
 		p += int64(len(x.Mean.Value))
 	}
-	if limit := runtime.DefaultMaxMemory() / fsviMemoryFraction; d*p*8*2 > limit {
-		return nil, fmt.Errorf("config: context_size %d: the Jacobian of %d outputs × %d parameters needs %.1f GiB (limit %.1f GiB); lower context_size",
-			c.ContextSize, d, p, float64(d*p*16)/(1<<30), float64(limit)/(1<<30))
+	// J and the direct KL path's three D×P copies (J, J·diag(σ), J·diag(σ₀) of one group), with
+	// fsvi_jacobian_grad also ∂KL/∂J and two D×P products.
+	copies := int64(4)
+	if c.FSVIJacobianGrad {
+		copies = 7
+	}
+	if limit := runtime.DefaultMaxMemory() / fsviMemoryFraction; d*p*8*copies > limit {
+		return nil, fmt.Errorf("config: context_size %d: the Jacobian of %d outputs × %d parameters and the KL's temporaries need %.1f GiB (limit %.1f GiB); lower context_size",
+			c.ContextSize, d, p, float64(d*p*8*copies)/(1<<30), float64(limit)/(1<<30))
 	}
 	return &fsviRun{ts: ts, sampler: s, ktape: autodiff.NewTape[float64](),
 		opts: fsvi.Options{Jitter: c.FSVIJitter, PerOutput: c.FSVICovariance == "per_output",
