@@ -40,9 +40,10 @@ func chain(fs ...func(c *train.Config) error) func(c *train.Config) error {
 
 func none(*train.Config) error { return nil }
 
-// variants are the sweep's settings, each one change from "fsvi" (the bench defaults: prior
-// N(0, 1), uniform context on the inputs' range widened by 0.5 of it per side, 32 points, joint,
-// 4000 steps).
+// variants are the sweep's settings, each one change (or a named combination) from "fsvi", the
+// bench's earlier toy1d setting: prior N(0, 1), uniform context on the inputs' range widened by
+// 0.5 of it per side, 32 points, joint, J fixed in the gradient (fsvi_jacobian_grad false), Adam
+// 3·10⁻³, 4000 steps. The toy recipe now in the bench is jgrad-lr1e-2-steps16k.
 var variants = []variant{
 	{"mfvi", "MFVI", 4000, none},
 	{"fsvi", "FSVI", 4000, none},
@@ -59,11 +60,15 @@ var variants = []variant{
 	{"init0.1", "FSVI", 4000, func(c *train.Config) error {
 		return c.Inference.Set(`{"inference": "ffg", "prior_weight_sd": 1, "prior_bias_sd": 1, "init_sd": 0.1}`)
 	}},
-	{"lr1e-2", "FSVI", 4000, func(c *train.Config) error { c.LR = 1e-2; return nil }},
+	{"lr1e-2", "FSVI", 4000, lr(1e-2)},
 	{"jgrad", "FSVI", 4000, jgrad},
 	{"jgrad-steps16k", "FSVI", 16000, jgrad},
 	{"jgrad-prior3", "FSVI", 4000, chain(jgrad, priorSD(3))},
-	{"jgrad-lr1e-2", "FSVI", 4000, chain(jgrad, func(c *train.Config) error { c.LR = 1e-2; return nil })},
+	{"jgrad-lr1e-2", "FSVI", 4000, chain(jgrad, lr(1e-2))},
+	{"lr1e-2-steps16k", "FSVI", 16000, lr(1e-2)},
+	{"jgrad-lr1e-2-steps16k", "FSVI", 16000, chain(jgrad, lr(1e-2))},
+	{"mfvi-lr1e-2", "MFVI", 4000, lr(1e-2)},
+	{"mfvi-lr1e-2-steps16k", "MFVI", 16000, lr(1e-2)},
 	{"relu", "FSVI", 4000, arch("mlp:1-50-1:relu")},
 	{"mfvi-relu", "MFVI", 4000, arch("mlp:1-50-1:relu")},
 	{"relu2", "FSVI", 4000, arch("mlp:1-50-50-1:relu")},
@@ -73,6 +78,11 @@ var variants = []variant{
 
 // jgrad lets the KL's gradient flow through the Jacobian (fsvi_jacobian_grad).
 func jgrad(c *train.Config) error { c.FSVIJacobianGrad = true; return nil }
+
+// lr sets Adam's learning rate.
+func lr(v float64) func(c *train.Config) error {
+	return func(c *train.Config) error { c.LR = v; return nil }
+}
 
 // arch sets the network.
 func arch(a string) func(c *train.Config) error {
@@ -109,6 +119,8 @@ func runSweep(names string, n int, quick bool) error {
 			if err != nil {
 				return err
 			}
+			// The sweep's base is the earlier bench setting: Adam 3·10⁻³, J fixed in the gradient.
+			c.LR, c.Epochs, c.FSVIJacobianGrad = 3e-3, steps, false
 			if err := v.set(&c); err != nil {
 				return fmt.Errorf("%s: %w", v.name, err)
 			}
