@@ -57,7 +57,7 @@ func newFSVIRun(t *Trainer) (*fsviRun, error) {
 	// J and the direct KL path's three D×P copies (J, J·diag(σ), J·diag(σ₀) of one group), with
 	// fsvi_jacobian_grad also ∂KL/∂J and two D×P products.
 	copies := int64(4)
-	if c.FSVIJacobianGrad {
+	if c.FSVIJacobianGrad != "none" {
 		copies = 7
 	}
 	if limit := runtime.DefaultMaxMemory() / fsviMemoryFraction; d*p*8*copies > limit {
@@ -82,10 +82,10 @@ func (f *fsviRun) linearize(t *Trainer) (*fsvi.Linearization, error) {
 	return lin, nil
 }
 
-// prepare, with fsvi_jacobian_grad, computes the KL and its full gradient (through J too) into
+// prepare, with fsvi_jacobian_grad q or both, computes the KL and its full gradient (through J too) into
 // f.gmu and f.grho before the step's own gradients; otherwise it does nothing.
 func (f *fsviRun) prepare(t *Trainer, lin *fsvi.Linearization) error {
-	if !t.Config.FSVIJacobianGrad {
+	if t.Config.FSVIJacobianGrad == "none" {
 		return nil
 	}
 	if f.dJ == nil {
@@ -96,7 +96,7 @@ func (f *fsviRun) prepare(t *Trainer, lin *fsvi.Linearization) error {
 		}
 	}
 	o := f.opts
-	o.JacobianGrad = f.dJ
+	o.JacobianGrad, o.JacobianGradPriorSide = f.dJ, t.Config.FSVIJacobianGrad == "both"
 	for _, x := range f.ts {
 		clear(x.Mean.Grad)
 		clear(x.RawSD.Grad)
@@ -122,7 +122,7 @@ func (f *fsviRun) prepare(t *Trainer, lin *fsvi.Linearization) error {
 
 // addKLGrad adds w·∂KL/∂(μ, ρ) to the gradients and returns the KL.
 func (f *fsviRun) addKLGrad(t *Trainer, lin *fsvi.Linearization, w float64) (float64, error) {
-	if !t.Config.FSVIJacobianGrad {
+	if t.Config.FSVIJacobianGrad == "none" {
 		return fsvi.AddKLGrad(f.ktape, f.ts, lin, w, f.opts)
 	}
 	for i, x := range f.ts {

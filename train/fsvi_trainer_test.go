@@ -34,6 +34,7 @@ func TestFSVIConfigValidation(t *testing.T) {
 		{"context_size", func(c *Config) { c.ContextSize = 0 }, "context_size 0 outside"},
 		{"covariance", func(c *Config) { c.FSVICovariance = "diag" }, "fsvi_covariance"},
 		{"jitter", func(c *Config) { c.FSVIJitter = 0 }, "fsvi_jitter"},
+		{"jacobian_grad", func(c *Config) { c.FSVIJacobianGrad = "true" }, "fsvi_jacobian_grad \"true\""},
 		{"temperature", func(c *Config) { c.Temperature = -1 }, "temperature -1 outside"},
 	}
 	for _, tc := range cases {
@@ -97,13 +98,19 @@ func TestFSVISameInitAsMFVI(t *testing.T) {
 	}
 }
 
-// TestFSVIJacobianGradStep: with fsvi_jacobian_grad a step from the same state has the same
-// gradient for the raw σ's as without (the gradient through J reaches only the means, up to the
-// float32 rounding of the order of operations) and a different one for the means.
+// TestFSVIJacobianGradStep: with fsvi_jacobian_grad q or both a step from the same state has the
+// same gradient for the raw σ's as with none (the gradient through J reaches only the means, up to
+// the float32 rounding of the order of operations) and a different one for the means, q and both
+// different from each other too.
 func TestFSVIJacobianGradStep(t *testing.T) {
-	step := func(through bool) (mean, raw []float64) {
+	step := func(mode string) (mean, raw []float64) {
 		c := fsviToyConfig(t)
-		c.FSVIJacobianGrad = through
+		c.FSVIJacobianGrad = mode
+		c.Temperature = 100 // KL weight 1 (N = 100): the KL's gradient, not the NLL's, dominates
+		// σ not tiny, so that q̃'s covariance J diag(σ²) Jᵀ has a gradient through J worth seeing.
+		if err := c.Inference.Set(`{"inference": "ffg", "init_sd": 0.3}`); err != nil {
+			t.Fatal(err)
+		}
 		tr, err := New(c)
 		if err != nil {
 			t.Fatal(err)
@@ -121,20 +128,28 @@ func TestFSVIJacobianGradStep(t *testing.T) {
 		}
 		return mean, raw
 	}
-	m0, r0 := step(false)
-	m1, r1 := step(true)
-	var dr, rmax, dm, mmax float64
-	for i := range r0 {
-		dr, rmax = max(dr, math.Abs(r0[i]-r1[i])), max(rmax, math.Abs(r0[i]))
+	diff := func(a, b []float64) (d, m float64) {
+		for i := range a {
+			d, m = max(d, math.Abs(a[i]-b[i])), max(m, math.Abs(a[i]))
+		}
+		return d, m
 	}
-	for i := range m0 {
-		dm, mmax = max(dm, math.Abs(m0[i]-m1[i])), max(mmax, math.Abs(m0[i]))
+	m0, r0 := step("none")
+	mq, rq := step("q")
+	mb, rb := step("both")
+	for _, c := range []struct {
+		name   string
+		m1, r1 []float64
+	}{{"q", mq, rq}, {"both", mb, rb}} {
+		if d, m := diff(r0, c.r1); d > 1e-5*m {
+			t.Errorf("%s: ∂/∂ρ differs by %g (max %g) from none", c.name, d, m)
+		}
+		if d, m := diff(m0, c.m1); d < 1e-3*m {
+			t.Errorf("%s: ∂/∂μ differs by only %g (max %g) from none", c.name, d, m)
+		}
 	}
-	if dr > 1e-5*rmax {
-		t.Errorf("∂/∂ρ differs by %g (max %g) with the gradient through J", dr, rmax)
-	}
-	if dm < 1e-3*mmax {
-		t.Errorf("∂/∂μ differs by only %g (max %g) with the gradient through J", dm, mmax)
+	if d, m := diff(mq, mb); d < 1e-3*m {
+		t.Errorf("∂/∂μ of q and both differ by only %g (max %g)", d, m)
 	}
 }
 

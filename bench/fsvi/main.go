@@ -20,6 +20,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/edgebnn/edgebnn/runtime"
@@ -79,6 +80,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "random seed")
 	sweep := flag.String("sweep", "", "toy1d only: run these comma-separated variants (see variants; \"all\") over -seeds seeds and print mean ± standard error")
 	seeds := flag.Int("seeds", 3, "-sweep: seeds 1..n")
+	sets := flag.String("data", "toy1d,moons", "comma-separated data sets to run (toy1d, moons)")
 	flag.Parse()
 	if *sweep != "" {
 		if err := runSweep(*sweep, *seeds, *quick); err != nil {
@@ -91,13 +93,13 @@ func main() {
 	if *quick {
 		steps = 200
 	}
-	if err := run(*out, steps, *seed); err != nil {
+	if err := run(*out, steps, *seed, strings.Split(*sets, ",")); err != nil {
 		fmt.Fprintln(os.Stderr, "fsvi:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, steps int, seed uint64) error {
+func run(out string, steps int, seed uint64, sets []string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -107,7 +109,10 @@ func run(out string, steps int, seed uint64) error {
 	}
 	defer os.RemoveAll(tmp)
 	var rows []row
-	for _, ds := range []string{"toy1d", "moons"} {
+	for _, ds := range sets {
+		if ds != "toy1d" && ds != "moons" {
+			return fmt.Errorf("data set %q is not toy1d or moons", ds)
+		}
 		for _, m := range methods {
 			c, err := config(m, ds, steps, seed, tmp)
 			if err != nil {
@@ -138,17 +143,21 @@ func run(out string, steps int, seed uint64) error {
 			rows = append(rows, r)
 		}
 	}
-	fmt.Printf("toy1d (%d steps, Adam 10⁻²): RMSE of the mean against cos(4x+0.8) on the training intervals; mean epistemic sd in the data, in the gap (−0.7, 0.5) and outside (1.2 ≤ |x| ≤ 2)\n\n", toySteps*steps/4000)
-	fmt.Println("| method | RMSE | sd in data | sd in gap | sd outside | train s |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|")
-	for _, r := range rows[:3] {
-		fmt.Printf("| %s | %s | %s | %s | %s | %.1f |\n", r.method, r.cols[0], r.cols[1], r.cols[2], r.cols[3], r.seconds)
-	}
-	fmt.Printf("\nmoons (≈%d steps): test accuracy and NLL (1000 points); mean predictive entropy (nats) on the test set and on far inputs (grid points ≥ 1.5 from every training point)\n\n", steps)
-	fmt.Println("| method | accuracy | NLL | entropy test | entropy far | train s |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|")
-	for _, r := range rows[3:] {
-		fmt.Printf("| %s | %s | %s | %s | %s | %.1f |\n", r.method, r.cols[0], r.cols[1], r.cols[2], r.cols[3], r.seconds)
+	for len(rows) > 0 {
+		ds, rs := rows[0].dataset, rows[:3]
+		rows = rows[3:]
+		if ds == "toy1d" {
+			fmt.Printf("toy1d (%d steps, Adam 10⁻²): RMSE of the mean against cos(4x+0.8) on the training intervals; mean epistemic sd in the data, in the gap (−0.7, 0.5) and outside (1.2 ≤ |x| ≤ 2)\n\n", toySteps*steps/4000)
+			fmt.Println("| method | RMSE | sd in data | sd in gap | sd outside | train s |")
+		} else {
+			fmt.Printf("moons (≈%d steps): test accuracy and NLL (1000 points); mean predictive entropy (nats) on the test set and on far inputs (grid points ≥ 1.5 from every training point)\n\n", steps)
+			fmt.Println("| method | accuracy | NLL | entropy test | entropy far | train s |")
+		}
+		fmt.Println("|---|---:|---:|---:|---:|---:|")
+		for _, r := range rs {
+			fmt.Printf("| %s | %s | %s | %s | %s | %.1f |\n", r.method, r.cols[0], r.cols[1], r.cols[2], r.cols[3], r.seconds)
+		}
+		fmt.Println()
 	}
 	return nil
 }

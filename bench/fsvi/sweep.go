@@ -43,7 +43,8 @@ func none(*train.Config) error { return nil }
 // variants are the sweep's settings, each one change (or a named combination) from "fsvi", the
 // bench's earlier toy1d setting: prior N(0, 1), uniform context on the inputs' range widened by
 // 0.5 of it per side, 32 points, joint, J fixed in the gradient (fsvi_jacobian_grad false), Adam
-// 3·10⁻³, 4000 steps. The toy recipe now in the bench is jgrad-lr1e-2-steps16k.
+// 3·10⁻³, 4000 steps. jgrad* let the gradient flow through every J (both), jgradq* through q̃'s
+// (q).
 var variants = []variant{
 	{"mfvi", "MFVI", 4000, none},
 	{"fsvi", "FSVI", 4000, none},
@@ -67,6 +68,8 @@ var variants = []variant{
 	{"jgrad-lr1e-2", "FSVI", 4000, chain(jgrad, lr(1e-2))},
 	{"lr1e-2-steps16k", "FSVI", 16000, lr(1e-2)},
 	{"jgrad-lr1e-2-steps16k", "FSVI", 16000, chain(jgrad, lr(1e-2))},
+	{"jgradq", "FSVI", 4000, jgradQ},
+	{"jgradq-lr1e-2-steps16k", "FSVI", 16000, chain(jgradQ, lr(1e-2))},
 	{"mfvi-lr1e-2", "MFVI", 4000, lr(1e-2)},
 	{"mfvi-lr1e-2-steps16k", "MFVI", 16000, lr(1e-2)},
 	{"relu", "FSVI", 4000, arch("mlp:1-50-1:relu")},
@@ -76,8 +79,11 @@ var variants = []variant{
 	{"relu2-prior3", "FSVI", 4000, chain(arch("mlp:1-50-50-1:relu"), priorSD(3))},
 }
 
-// jgrad lets the KL's gradient flow through the Jacobian (fsvi_jacobian_grad).
-func jgrad(c *train.Config) error { c.FSVIJacobianGrad = true; return nil }
+// jgrad lets the KL's gradient flow through every Jacobian (fsvi_jacobian_grad both); jgradQ
+// through q̃'s only (q).
+func jgrad(c *train.Config) error { c.FSVIJacobianGrad = "both"; return nil }
+
+func jgradQ(c *train.Config) error { c.FSVIJacobianGrad = "q"; return nil }
 
 // lr sets Adam's learning rate.
 func lr(v float64) func(c *train.Config) error {
@@ -120,7 +126,7 @@ func runSweep(names string, n int, quick bool) error {
 				return err
 			}
 			// The sweep's base is the earlier bench setting: Adam 3·10⁻³, J fixed in the gradient.
-			c.LR, c.Epochs, c.FSVIJacobianGrad = 3e-3, steps, false
+			c.LR, c.Epochs, c.FSVIJacobianGrad = 3e-3, steps, "none"
 			if err := v.set(&c); err != nil {
 				return fmt.Errorf("%s: %w", v.name, err)
 			}

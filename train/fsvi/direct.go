@@ -11,6 +11,7 @@ import (
 // from step to step. The zero value is ready to use; a Workspace is not safe for concurrent use.
 type Workspace struct {
 	j, a, a0 []float64 // one group's rows of J, J·diag(σ), J·diag(σ₀) (n×P)
+	j0       []float64 // the prior side's J when it differs (tests: Linearization.priorBlocks)
 	b        []float64 // diagJHJ's scratch (P)
 	kq, kp   []float64 // K_q, K_p, then their Cholesky factors (n×n)
 	iq, ip   []float64 // K_q⁻¹, K_p⁻¹ (n×n)
@@ -55,8 +56,10 @@ type tensorView struct {
 //	∂KL/∂J = (K_p⁻¹ − K_q⁻¹) J diag(σ²) + M J diag(σ₀²) + K_p⁻¹δ (μ − μ₀)ᵀ,
 //	M = K_p⁻¹ − K_p⁻¹(K_q + δδᵀ)K_p⁻¹,
 //
-// zero outside the blocks of equal output index with PerOutput.
-func directKL(ws *Workspace, views []tensorView, lin *Linearization, jitter float64, perOutput bool, gmu, grho, dJ [][]float64) (float64, error) {
+// zero outside the blocks of equal output index with PerOutput. Unless priorSide is set only the
+// first term is kept: the gradient through the J of K_q alone, with the prior side (K_p and δ)
+// held fixed, as the reference code stops the gradient of its prior.
+func directKL(ws *Workspace, views []tensorView, lin *Linearization, jitter float64, perOutput bool, gmu, grho, dJ [][]float64, priorSide bool) (float64, error) {
 	D, Q := lin.D(), lin.Outputs
 	groups, n := 1, D
 	if perOutput && Q > 1 {
@@ -84,6 +87,12 @@ func directKL(ws *Workspace, views []tensorView, lin *Linearization, jitter floa
 	ws.kq, ws.kp, ws.iq, ws.ip, ws.x = grow(ws.kq, n*n), grow(ws.kp, n*n), grow(ws.iq, n*n), grow(ws.ip, n*n), grow(ws.x, n*n)
 	ws.delta, ws.v = grow(ws.delta, n), grow(ws.v, n)
 	ws.j, ws.a, ws.a0, ws.b = grow(ws.j, n*P), grow(ws.a, n*P), grow(ws.a0, n*P), grow(ws.b, P)
+	j0 := ws.j
+	pblocks := lin.Blocks
+	if lin.priorBlocks != nil {
+		ws.j0 = grow(ws.j0, n*P)
+		j0, pblocks = ws.j0, lin.priorBlocks
+	}
 	if dJ != nil {
 		ws.kq0, ws.m, ws.g, ws.g0 = grow(ws.kq0, n*n), grow(ws.m, n*n), grow(ws.g, n*P), grow(ws.g0, n*P)
 	}
@@ -98,15 +107,17 @@ func directKL(ws *Workspace, views []tensorView, lin *Linearization, jitter floa
 			}
 			off := 0
 			var d float64
-			for _, blk := range lin.Blocks {
+			for t, blk := range lin.Blocks {
 				p := len(blk) / D
-				src := blk[r*p : (r+1)*p]
+				src, psrc := blk[r*p:(r+1)*p], pblocks[t][r*p:(r+1)*p]
 				for k, jv := range src {
 					c := off + k
-					d += jv * ws.mean[c]
+					pv := psrc[k]
+					d += pv * ws.mean[c]
 					ws.j[i*P+c] = jv
+					j0[i*P+c] = pv
 					ws.a[i*P+c] = jv * ws.sd[c]
-					ws.a0[i*P+c] = jv * ws.sd0[c]
+					ws.a0[i*P+c] = pv * ws.sd0[c]
 				}
 				off += p
 			}
@@ -150,19 +161,21 @@ func directKL(ws *Workspace, views []tensorView, lin *Linearization, jitter floa
 		inverse(ws.ip, lp, n)
 		inverse(ws.iq, lq, n)
 		if dJ != nil {
-			jacobianGrad(ws, dJ, g, n)
+			jacobianGrad(ws, dJ, g, n, priorSide)
 		}
 		for i := range ws.ip {
 			ws.ip[i] -= ws.iq[i]
 		}
 		for i := 0; i < n; i++ {
-			axpy64(ws.v[i], ws.j[i*P:(i+1)*P], ws.gmu)
+			axpy64(ws.v[i], j0[i*P:(i+1)*P], ws.gmu)
 		}
 		diagJHJ(ws.gsd, ws.j, ws.ip, ws.b, n, P)
 		if dJ != nil {
 			// H·J·diag(σ²) = (H·A)·diag(σ), A = J·diag(σ); M·J·diag(σ₀²) likewise.
 			matMul64(ws.g, ws.ip, ws.a, n, P)
-			matMul64(ws.g0, ws.m, ws.a0, n, P)
+			if priorSide {
+				matMul64(ws.g0, ws.m, ws.a0, n, P)
+			}
 			for i := 0; i < n; i++ {
 				r := i
 				if groups > 1 {
@@ -174,7 +187,10 @@ func directKL(ws *Workspace, views []tensorView, lin *Linearization, jitter floa
 					dst := blk[r*p : (r+1)*p]
 					for k := range dst {
 						c := off + k
-						dst[k] = ws.g[i*P+c]*ws.sd[c] + ws.g0[i*P+c]*ws.sd0[c] + ws.v[i]*ws.mean[c]
+						dst[k] = ws.g[i*P+c] * ws.sd[c]
+						if priorSide {
+							dst[k] += ws.g0[i*P+c]*ws.sd0[c] + ws.v[i]*ws.mean[c]
+						}
 					}
 					off += p
 				}
@@ -282,14 +298,17 @@ func axpy4(h0, h1, h2, h3 float64, x0, x1, x2, x3, y []float64) {
 	}
 }
 
-// jacobianGrad sets ws.m to M = K_p⁻¹ − K_p⁻¹(K_q + δδᵀ)K_p⁻¹ (twice ∂KL/∂K_p) from ws.ip = K_p⁻¹,
+// jacobianGrad (with priorSide) sets ws.m to M = K_p⁻¹ − K_p⁻¹(K_q + δδᵀ)K_p⁻¹ (twice ∂KL/∂K_p) from ws.ip = K_p⁻¹,
 // ws.kq0 = K_q and ws.delta (ws.x and ws.t are scratch), and for the first group (g = 0) zeroes
 // dJ, whose rows of other outputs then stay zero with PerOutput.
-func jacobianGrad(ws *Workspace, dJ [][]float64, g, n int) {
+func jacobianGrad(ws *Workspace, dJ [][]float64, g, n int, priorSide bool) {
 	if g == 0 {
 		for _, blk := range dJ {
 			clear(blk)
 		}
+	}
+	if !priorSide {
+		return
 	}
 	ws.t = grow(ws.t, n*n)
 	for i := 0; i < n; i++ {

@@ -39,6 +39,9 @@ type Linearization struct {
 	// Blocks holds one D×P_t row-major block per tensor (in the order of the tensors given to
 	// Jacobian), in float64.
 	Blocks [][]float64
+	// priorBlocks, when set (tests), is a different J for the prior side (K_p and δ) of the
+	// direct path.
+	priorBlocks [][]float64
 }
 
 // D returns the dimension of the output Gaussians, |X_C|·Q.
@@ -174,8 +177,11 @@ type Options struct {
 	Workspace *Workspace
 	// JacobianGrad, when not nil (one D×P_t block per tensor, like Linearization.Blocks),
 	// receives ∂KL/∂J (direct path only), for the part of the gradient that flows through the
-	// linearisation point (JacobianVJP).
-	JacobianGrad [][]float64
+	// linearisation point (JacobianVJP): through the J of q̃'s covariance only, the prior side
+	// (K_p and δ) held fixed as the reference code stops its prior's gradient, or with
+	// JacobianGradPriorSide through every J (the exact derivative of the linearised KL).
+	JacobianGrad          [][]float64
+	JacobianGradPriorSide bool
 }
 
 // AddKLGrad evaluates the function-space KL of the network's ffg tensors ts at lin and adds
@@ -251,7 +257,7 @@ func AddKLGrad[T bnn.Float](tp *autodiff.Tape[float64], ts []bnn.FFGTensor[T], l
 			gmu[i], grho[i] = make([]float64, len(t.Mean.Value)), make([]float64, len(t.Mean.Value))
 		}
 		var err error
-		if v, err = directKL(ws, views, lin, jitter, o.PerOutput, gmu, grho, o.JacobianGrad); err != nil {
+		if v, err = directKL(ws, views, lin, jitter, o.PerOutput, gmu, grho, o.JacobianGrad, o.JacobianGradPriorSide); err != nil {
 			return 0, err
 		}
 	}

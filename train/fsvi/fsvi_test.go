@@ -400,39 +400,50 @@ func TestDirectMatchesTape(t *testing.T) {
 	}
 }
 
+func copyBlocks(b [][]float64) [][]float64 {
+	out := make([][]float64, len(b))
+	for i := range b {
+		out[i] = append([]float64(nil), b[i]...)
+	}
+	return out
+}
+
 // TestJacobianGradFiniteDifferences checks ∂KL/∂J (Options.JacobianGrad) against central
-// differences of the KL in each entry of the linearisation, joint and per output.
+// differences of the KL in each entry of the linearisation, joint and per output: with
+// JacobianGradPriorSide every J moves; without it only q̃'s (the prior side keeps the original J).
 func TestJacobianGradFiniteDifferences(t *testing.T) {
 	for _, kind := range []string{"mlp", "conv"} {
 		for _, per := range []bool{false, true} {
-			n, shape := tinyNet(t, kind)
-			ts, _ := n.FFGTensors()
-			lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, contextInputs(shape, 3, 9), 3, shape)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dJ := make([][]float64, len(lin.Blocks))
-			for i, b := range lin.Blocks {
-				dJ[i] = make([]float64, len(b))
-			}
-			o := Options{Jitter: 1e-4, PerOutput: per}
-			o.JacobianGrad = dJ
-			if _, err := AddKLGrad(autodiff.NewTape[float64](), ts, lin, 0, o); err != nil {
-				t.Fatal(err)
-			}
-			o.JacobianGrad = nil
-			const h = 1e-6
-			for i, b := range lin.Blocks {
-				for k := range b {
-					v := b[k]
-					b[k] = v + h
-					fp := klAt(t, ts, lin, o)
-					b[k] = v - h
-					fm := klAt(t, ts, lin, o)
-					b[k] = v
-					fd := (fp - fm) / (2 * h)
-					if math.Abs(dJ[i][k]-fd) > 1e-5*(1+math.Abs(fd)) {
-						t.Fatalf("%s perOutput=%v: ∂KL/∂J block %d entry %d: %g, finite differences %g", kind, per, i, k, dJ[i][k], fd)
+			for _, priorSide := range []bool{false, true} {
+				n, shape := tinyNet(t, kind)
+				ts, _ := n.FFGTensors()
+				lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, contextInputs(shape, 3, 9), 3, shape)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !priorSide {
+					lin.priorBlocks = copyBlocks(lin.Blocks)
+				}
+				dJ := copyBlocks(lin.Blocks)
+				o := Options{Jitter: 1e-4, PerOutput: per, JacobianGrad: dJ, JacobianGradPriorSide: priorSide}
+				if _, err := AddKLGrad(autodiff.NewTape[float64](), ts, lin, 0, o); err != nil {
+					t.Fatal(err)
+				}
+				o.JacobianGrad = nil
+				const h = 1e-6
+				for i, b := range lin.Blocks {
+					for k := range b {
+						v := b[k]
+						b[k] = v + h
+						fp := klAt(t, ts, lin, o)
+						b[k] = v - h
+						fm := klAt(t, ts, lin, o)
+						b[k] = v
+						fd := (fp - fm) / (2 * h)
+						if math.Abs(dJ[i][k]-fd) > 1e-5*(1+math.Abs(fd)) {
+							t.Fatalf("%s perOutput=%v priorSide=%v: ∂KL/∂J block %d entry %d: %g, finite differences %g",
+								kind, per, priorSide, i, k, dJ[i][k], fd)
+						}
 					}
 				}
 			}
@@ -442,63 +453,69 @@ func TestJacobianGradFiniteDifferences(t *testing.T) {
 
 // TestKLGradThroughJacobian: ∂KL/∂μ with J held fixed plus JacobianVJP (the gradient through the
 // linearisation point) is the derivative of μ ↦ KL(J(μ), μ), checked by central differences that
-// recompute the Jacobian at each perturbed μ.
+// recompute the Jacobian at each perturbed μ — for every J (JacobianGradPriorSide), or for q̃'s
+// J only with the prior side's J kept at the unperturbed μ.
 func TestKLGradThroughJacobian(t *testing.T) {
 	for _, kind := range []string{"mlp", "conv"} {
-		n, shape := tinyNet(t, kind)
-		ts, _ := n.FFGTensors()
-		x := contextInputs(shape, 3, 10)
-		o := Options{Jitter: 1e-4}
-		total := func() float64 {
+		for _, priorSide := range []bool{false, true} {
+			n, shape := tinyNet(t, kind)
+			ts, _ := n.FFGTensors()
+			x := contextInputs(shape, 3, 10)
 			lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, x, 3, shape)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return klAt(t, ts, lin, o)
-		}
-		lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, x, 3, shape)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dJ := make([][]float64, len(ts))
-		out := make([][]float64, len(ts))
-		for i, tt := range ts {
-			dJ[i] = make([]float64, len(lin.Blocks[i]))
-			out[i] = make([]float64, len(tt.Mean.Value))
-			clear(tt.Mean.Grad)
-		}
-		o.JacobianGrad = dJ
-		if _, err := AddKLGrad(autodiff.NewTape[float64](), ts, lin, 1, o); err != nil {
-			t.Fatal(err)
-		}
-		o.JacobianGrad = nil
-		fixed := make([][]float64, len(ts))
-		for i, tt := range ts {
-			fixed[i] = append([]float64(nil), tt.Mean.Grad...)
-		}
-		if err := JacobianVJP(autodiff.NewTape[float64](), n, ts, x, 3, shape, dJ, out, 1e-4); err != nil {
-			t.Fatal(err)
-		}
-		var through float64
-		const h = 1e-5
-		for i, tt := range ts {
-			for k := range tt.Mean.Value {
-				v := tt.Mean.Value[k]
-				tt.Mean.Value[k] = v + h
-				fp := total()
-				tt.Mean.Value[k] = v - h
-				fm := total()
-				tt.Mean.Value[k] = v
-				fd := (fp - fm) / (2 * h)
-				got := fixed[i][k] + out[i][k]
-				through = max(through, math.Abs(out[i][k]))
-				if math.Abs(got-fd) > 1e-4*(1+math.Abs(fd)) {
-					t.Fatalf("%s tensor %d mean %d: fixed-J %g + through J %g = %g, finite differences %g", kind, i, k, fixed[i][k], out[i][k], got, fd)
+			o := Options{Jitter: 1e-4}
+			total := func() float64 {
+				l, err := Jacobian(autodiff.NewTape[float64](), n, ts, x, 3, shape)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !priorSide {
+					l.priorBlocks = lin.Blocks
+				}
+				return klAt(t, ts, l, o)
+			}
+			dJ := copyBlocks(lin.Blocks)
+			out := make([][]float64, len(ts))
+			for i, tt := range ts {
+				out[i] = make([]float64, len(tt.Mean.Value))
+				clear(tt.Mean.Grad)
+			}
+			o.JacobianGrad, o.JacobianGradPriorSide = dJ, priorSide
+			if _, err := AddKLGrad(autodiff.NewTape[float64](), ts, lin, 1, o); err != nil {
+				t.Fatal(err)
+			}
+			o.JacobianGrad = nil
+			fixed := make([][]float64, len(ts))
+			for i, tt := range ts {
+				fixed[i] = append([]float64(nil), tt.Mean.Grad...)
+			}
+			if err := JacobianVJP(autodiff.NewTape[float64](), n, ts, x, 3, shape, dJ, out, 1e-4); err != nil {
+				t.Fatal(err)
+			}
+			var through float64
+			const h = 1e-5
+			for i, tt := range ts {
+				for k := range tt.Mean.Value {
+					v := tt.Mean.Value[k]
+					tt.Mean.Value[k] = v + h
+					fp := total()
+					tt.Mean.Value[k] = v - h
+					fm := total()
+					tt.Mean.Value[k] = v
+					fd := (fp - fm) / (2 * h)
+					got := fixed[i][k] + out[i][k]
+					through = max(through, math.Abs(out[i][k]))
+					if math.Abs(got-fd) > 1e-4*(1+math.Abs(fd)) {
+						t.Fatalf("%s priorSide=%v tensor %d mean %d: fixed-J %g + through J %g = %g, finite differences %g",
+							kind, priorSide, i, k, fixed[i][k], out[i][k], got, fd)
+					}
 				}
 			}
-		}
-		if through < 1e-3 {
-			t.Errorf("%s: the gradient through J is %g at most: the test does not exercise it", kind, through)
+			if through < 1e-3 {
+				t.Errorf("%s priorSide=%v: the gradient through J is %g at most: the test does not exercise it", kind, priorSide, through)
+			}
 		}
 	}
 }
