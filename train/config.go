@@ -70,6 +70,12 @@ type Config struct {
 	// FSVICovariance is "joint" (one Gaussian over all |X_C|·Q outputs, eq. 11) or "per_output"
 	// (outputs independent: the reference code's one KL per class).
 	FSVICovariance string `json:"fsvi_covariance" help:"fsvi: joint (|X_C|·Q-dimensional Gaussians) or per_output (one |X_C|-dimensional KL per output)"`
+	// FSVIJacobianGrad is how the KL's gradient treats the linearisation point J(μ): "none" (J
+	// held fixed), "q" (through the J of q̃'s covariance, the prior side held fixed as the
+	// reference code stops its prior's gradient) or "both" (through every J: the exact
+	// derivative of eq. 11's linearised KL). Hessian-vector products by finite differences of
+	// reverse passes (fsvi.JacobianVJP); see docs/FSVI.md for what each does on the toy data.
+	FSVIJacobianGrad string `json:"fsvi_jacobian_grad" help:"fsvi: gradient through the Jacobian: none (J fixed), q (q̃'s side, prior stopped, as the reference) or both"`
 	// Temperature multiplies the KL term of every objective (1: the ELBO; < 1 a cold posterior).
 	Temperature float64 `json:"temperature" help:"multiply the KL term (parameter- or function-space) by this factor"`
 	// EnsembleSize is the number of networks of ensemble_w.
@@ -239,12 +245,15 @@ const DefaultMinSteps = 200
 func DefaultConfig() Config {
 	return Config{Arch: "mlp:784-256-256-10", Data: "fmnist", Task: "classification", Posterior: "inducing",
 		NoisePrecision: 1, Objective: "elbo", Context: "random-monochrome", ContextSize: DefaultContextSize,
-		ContextMargin: 0.5, FSVIJitter: 1e-6, FSVICovariance: "joint", Temperature: 1, EnsembleSize: 8, LatentDim: 1, PriorPrecision: 1, MCSamples: 1, FAEvery: 1, FAWarmup: 100,
+		ContextMargin: 0.5, FSVIJitter: 1e-6, FSVICovariance: "joint", FSVIJacobianGrad: DefaultFSVIJacobianGrad, Temperature: 1, EnsembleSize: 8, LatentDim: 1, PriorPrecision: 1, MCSamples: 1, FAEvery: 1, FAWarmup: 100,
 		FALR: 0.001, Epochs: 10, BatchSize: 100, LR: 1e-3, Optimizer: "adam", Momentum: 0.9,
 		Gamma: 0.1, TrainSamples: 1, TestSamples: 8, EvalEvery: 1, CheckpointEvery: 1,
 		EvalMinSteps: DefaultMinSteps, CheckpointMinSteps: DefaultMinSteps, Seed: 42, Out: "model.ebnn",
 		TestFraction: 0.2}
 }
+
+// DefaultFSVIJacobianGrad is fsvi_jacobian_grad's default (docs/FSVI.md, toy1d and Two Moons).
+const DefaultFSVIJacobianGrad = "q"
 
 // DefaultContextSize is fsvi's default context_size: 32 context points per step, the
 // reference implementation's setting for Fashion-MNIST (configs/fsvi-cnn-fmnist.json,
@@ -596,6 +605,8 @@ func (c *Config) Validate() error {
 			return errf("fsvi_jitter %g must be positive", c.FSVIJitter)
 		case c.FSVICovariance != "joint" && c.FSVICovariance != "per_output":
 			return errf("fsvi_covariance %q is not joint or per_output", c.FSVICovariance)
+		case c.FSVIJacobianGrad != "none" && c.FSVIJacobianGrad != "q" && c.FSVIJacobianGrad != "both":
+			return errf("fsvi_jacobian_grad %q is not none, q or both", c.FSVIJacobianGrad)
 		}
 		if err := fsvi.CheckContext(c.Context); err != nil {
 			return errf("%v", err)

@@ -8,12 +8,17 @@ import (
 
 // BenchmarkFSVIStep times one optimizer step of objective fsvi and of the ELBO (MFVI) with the
 // same network, q and minibatch (Two Moons, mlp:2-32-32-2, batch 100, 32 context points) and
-// reports their ratio as fsvi/mfvi (ns/op is the FSVI step).
+// reports their ratio as fsvi/mfvi (ns/op is the FSVI step), for each way of computing the KL:
+// tape (the reference: the KL on the autodiff tape, in float64), direct (the default: fsvi's
+// closed-form path, float64, J fixed) and jgrad (direct with fsvi_jacobian_grad q), joint and
+// per_output. The FSVI and MFVI steps alternate in blocks of 10 so that both see the same
+// load on a shared machine.
 func BenchmarkFSVIStep(b *testing.B) {
-	build := func(objective string) *Trainer {
+	build := func(objective, cov string) *Trainer {
 		c := DefaultConfig()
 		c.Arch, c.Data, c.Posterior, c.Objective = "mlp:2-32-32-2", "moons", "ffg_w", objective
 		c.Context, c.ContextSize, c.BatchSize = "uniform", DefaultContextSize, 100
+		c.FSVICovariance = cov
 		c.Out = filepath.Join(b.TempDir(), "m.ebnn")
 		tr, err := New(c)
 		if err != nil {
@@ -34,13 +39,30 @@ func BenchmarkFSVIStep(b *testing.B) {
 		}
 		return time.Since(start)
 	}
-	mf, fs := build("elbo"), build("fsvi")
-	timeSteps(mf, 3)
-	timeSteps(fs, 3)
-	b.ResetTimer()
-	dfs := timeSteps(fs, b.N)
-	b.StopTimer()
-	dmf := timeSteps(mf, b.N)
-	b.ReportMetric(float64(dmf.Nanoseconds())/float64(b.N), "mfvi-ns/step")
-	b.ReportMetric(float64(dfs)/float64(dmf), "fsvi/mfvi")
+	for _, cov := range []string{"joint", "per_output"} {
+		for _, path := range []string{"tape", "direct", "jgrad"} {
+			b.Run(cov+"/"+path, func(b *testing.B) {
+				mf, fs := build("elbo", "joint"), build("fsvi", cov)
+				fs.fs.opts.Tape = path == "tape"
+				fs.Config.FSVIJacobianGrad = "none"
+				if path == "jgrad" {
+					fs.Config.FSVIJacobianGrad = "q"
+				}
+				timeSteps(mf, 3)
+				timeSteps(fs, 3)
+				b.ResetTimer()
+				var dfs, dmf time.Duration
+				for done := 0; done < b.N; {
+					k := min(10, b.N-done)
+					dfs += timeSteps(fs, k)
+					b.StopTimer()
+					dmf += timeSteps(mf, k)
+					b.StartTimer()
+					done += k
+				}
+				b.ReportMetric(float64(dmf.Nanoseconds())/float64(b.N), "mfvi-ns/step")
+				b.ReportMetric(float64(dfs)/float64(dmf), "fsvi/mfvi")
+			})
+		}
+	}
 }

@@ -19,9 +19,14 @@ type fsviRun struct {
 	ktape   *autodiff.Tape[float64]
 	opts    fsvi.Options
 	xc      []float32
+	// With fsvi_jacobian_grad: ∂KL/∂J per tensor, and ∂KL/∂μ, ∂KL/∂ρ computed before the step's
+	// own gradients (the Hessian-vector products use the parameters' gradients) and added after.
+	dJ, gmu, grho [][]float64
+	kl            float64
 }
 
-// fsviMemoryFraction: the Jacobian (D×P float64) may use at most this fraction of the memory.
+// fsviMemoryFraction: the Jacobian (D×P float64) and the KL's D×P temporaries may use at most
+// this fraction of the memory.
 const fsviMemoryFraction = 4
 
 func newFSVIRun(t *Trainer) (*fsviRun, error) {
@@ -49,12 +54,19 @@ func newFSVIRun(t *Trainer) (*fsviRun, error) {
 	for _, x := range ts {
 		p += int64(len(x.Mean.Value))
 	}
-	if limit := runtime.DefaultMaxMemory() / fsviMemoryFraction; d*p*8*2 > limit {
-		return nil, fmt.Errorf("config: context_size %d: the Jacobian of %d outputs × %d parameters needs %.1f GiB (limit %.1f GiB); lower context_size",
-			c.ContextSize, d, p, float64(d*p*16)/(1<<30), float64(limit)/(1<<30))
+	// J and the direct KL path's three D×P copies (J, J·diag(σ), J·diag(σ₀) of one group), with
+	// fsvi_jacobian_grad also ∂KL/∂J and two D×P products.
+	copies := int64(4)
+	if c.FSVIJacobianGrad != "none" {
+		copies = 7
+	}
+	if limit := runtime.DefaultMaxMemory() / fsviMemoryFraction; d*p*8*copies > limit {
+		return nil, fmt.Errorf("config: context_size %d: the Jacobian of %d outputs × %d parameters and the KL's temporaries need %.1f GiB (limit %.1f GiB); lower context_size",
+			c.ContextSize, d, p, float64(d*p*8*copies)/(1<<30), float64(limit)/(1<<30))
 	}
 	return &fsviRun{ts: ts, sampler: s, ktape: autodiff.NewTape[float64](),
-		opts: fsvi.Options{Jitter: c.FSVIJitter, PerOutput: c.FSVICovariance == "per_output"}}, nil
+		opts: fsvi.Options{Jitter: c.FSVIJitter, PerOutput: c.FSVICovariance == "per_output",
+			Workspace: &fsvi.Workspace{}}}, nil
 }
 
 // linearize draws the step's context points (from a generator keyed by the seed and the step, so
@@ -70,7 +82,56 @@ func (f *fsviRun) linearize(t *Trainer) (*fsvi.Linearization, error) {
 	return lin, nil
 }
 
+// prepare, with fsvi_jacobian_grad q or both, computes the KL and its full gradient (through J too) into
+// f.gmu and f.grho before the step's own gradients; otherwise it does nothing.
+func (f *fsviRun) prepare(t *Trainer, lin *fsvi.Linearization) error {
+	if t.Config.FSVIJacobianGrad == "none" {
+		return nil
+	}
+	if f.dJ == nil {
+		for _, x := range f.ts {
+			f.dJ = append(f.dJ, make([]float64, lin.D()*len(x.Mean.Value)))
+			f.gmu = append(f.gmu, make([]float64, len(x.Mean.Value)))
+			f.grho = append(f.grho, make([]float64, len(x.Mean.Value)))
+		}
+	}
+	o := f.opts
+	o.JacobianGrad, o.JacobianGradPriorSide = f.dJ, t.Config.FSVIJacobianGrad == "both"
+	for _, x := range f.ts {
+		clear(x.Mean.Grad)
+		clear(x.RawSD.Grad)
+	}
+	kl, err := fsvi.AddKLGrad(f.ktape, f.ts, lin, 1, o)
+	if err != nil {
+		return err
+	}
+	for i, x := range f.ts {
+		for k, g := range x.Mean.Grad {
+			f.gmu[i][k] = float64(g)
+		}
+		for k, g := range x.RawSD.Grad {
+			f.grho[i][k] = float64(g)
+		}
+	}
+	f.kl = kl
+	if err := fsvi.JacobianVJP(t.tape, t.Nets[0], f.ts, f.xc, t.Config.ContextSize, f.sampler.Shape(), f.dJ, f.gmu, 0); err != nil {
+		return fmt.Errorf("fsvi: %w", err)
+	}
+	return nil
+}
+
 // addKLGrad adds w·∂KL/∂(μ, ρ) to the gradients and returns the KL.
-func (f *fsviRun) addKLGrad(lin *fsvi.Linearization, w float64) (float64, error) {
-	return fsvi.AddKLGrad(f.ktape, f.ts, lin, w, f.opts)
+func (f *fsviRun) addKLGrad(t *Trainer, lin *fsvi.Linearization, w float64) (float64, error) {
+	if t.Config.FSVIJacobianGrad == "none" {
+		return fsvi.AddKLGrad(f.ktape, f.ts, lin, w, f.opts)
+	}
+	for i, x := range f.ts {
+		for k, g := range f.gmu[i] {
+			x.Mean.Grad[k] += float32(w * g)
+		}
+		for k, g := range f.grho[i] {
+			x.RawSD.Grad[k] += float32(w * g)
+		}
+	}
+	return f.kl, nil
 }

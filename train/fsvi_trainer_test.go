@@ -34,6 +34,7 @@ func TestFSVIConfigValidation(t *testing.T) {
 		{"context_size", func(c *Config) { c.ContextSize = 0 }, "context_size 0 outside"},
 		{"covariance", func(c *Config) { c.FSVICovariance = "diag" }, "fsvi_covariance"},
 		{"jitter", func(c *Config) { c.FSVIJitter = 0 }, "fsvi_jitter"},
+		{"jacobian_grad", func(c *Config) { c.FSVIJacobianGrad = "true" }, "fsvi_jacobian_grad \"true\""},
 		{"temperature", func(c *Config) { c.Temperature = -1 }, "temperature -1 outside"},
 	}
 	for _, tc := range cases {
@@ -94,6 +95,61 @@ func TestFSVISameInitAsMFVI(t *testing.T) {
 	}
 	if same {
 		t.Error("the function-space and parameter-space KL gave the same step")
+	}
+}
+
+// TestFSVIJacobianGradStep: with fsvi_jacobian_grad q or both a step from the same state has the
+// same gradient for the raw σ's as with none (the gradient through J reaches only the means, up to
+// the float32 rounding of the order of operations) and a different one for the means, q and both
+// different from each other too.
+func TestFSVIJacobianGradStep(t *testing.T) {
+	step := func(mode string) (mean, raw []float64) {
+		c := fsviToyConfig(t)
+		c.FSVIJacobianGrad = mode
+		c.Temperature = 100 // KL weight 1 (N = 100): the KL's gradient, not the NLL's, dominates
+		// σ not tiny, so that q̃'s covariance J diag(σ²) Jᵀ has a gradient through J worth seeing.
+		if err := c.Inference.Set(`{"inference": "ffg", "init_sd": 0.3}`); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := tr.step([]int{0, 1, 2, 3, 60, 61}, 1); err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range tr.fs.ts { // the step's gradients stay until the next ZeroGrad
+			for _, g := range x.Mean.Grad {
+				mean = append(mean, float64(g))
+			}
+			for _, g := range x.RawSD.Grad {
+				raw = append(raw, float64(g))
+			}
+		}
+		return mean, raw
+	}
+	diff := func(a, b []float64) (d, m float64) {
+		for i := range a {
+			d, m = max(d, math.Abs(a[i]-b[i])), max(m, math.Abs(a[i]))
+		}
+		return d, m
+	}
+	m0, r0 := step("none")
+	mq, rq := step("q")
+	mb, rb := step("both")
+	for _, c := range []struct {
+		name   string
+		m1, r1 []float64
+	}{{"q", mq, rq}, {"both", mb, rb}} {
+		if d, m := diff(r0, c.r1); d > 1e-5*m {
+			t.Errorf("%s: ∂/∂ρ differs by %g (max %g) from none", c.name, d, m)
+		}
+		if d, m := diff(m0, c.m1); d < 1e-3*m {
+			t.Errorf("%s: ∂/∂μ differs by only %g (max %g) from none", c.name, d, m)
+		}
+	}
+	if d, m := diff(mq, mb); d < 1e-3*m {
+		t.Errorf("∂/∂μ of q and both differ by only %g (max %g)", d, m)
 	}
 }
 

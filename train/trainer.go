@@ -584,6 +584,9 @@ func (t *Trainer) step(idx []int, klw float64) (loss, nll, kl float64, err error
 		if lin, err = t.fs.linearize(t); err != nil {
 			return 0, 0, 0, err
 		}
+		if err = t.fs.prepare(t, lin); err != nil {
+			return 0, 0, 0, err
+		}
 	}
 	tp.Reset()
 	t.opt.ZeroGrad()
@@ -628,7 +631,7 @@ func (t *Trainer) step(idx []int, klw float64) (loss, nll, kl float64, err error
 	loss = float64(total.Item())
 	if t.fs != nil {
 		w := klw * c.Temperature / float64(d.N)
-		if kl, err = t.fs.addKLGrad(lin, w); err != nil {
+		if kl, err = t.fs.addKLGrad(t, lin, w); err != nil {
 			return 0, 0, 0, err
 		}
 		loss += w * kl

@@ -7,6 +7,7 @@
 //
 //	go run ./bench/fsvi -out docs/img/fsvi          # full (a few minutes on two cores)
 //	go run ./bench/fsvi -quick -out /tmp/fsvi       # seconds
+//	go run ./bench/fsvi -sweep all -seeds 3         # toy1d variants, mean ± standard error
 package main
 
 import (
@@ -19,6 +20,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/edgebnn/edgebnn/runtime"
@@ -33,6 +35,9 @@ const ffgPrior = `{"inference": "ffg", "prior_weight_sd": 1, "prior_bias_sd": 1,
 
 var methods = []string{"FSVI", "MFVI", "MAP"}
 
+// toySteps is the number of toy1d steps of a full run (Two Moons: 4000).
+const toySteps = 16000
+
 func config(method, dataset string, steps int, seed uint64, dir string) (train.Config, error) {
 	c := train.DefaultConfig()
 	c.Data, c.Seed, c.LR = dataset, seed, 3e-3
@@ -40,8 +45,9 @@ func config(method, dataset string, steps int, seed uint64, dir string) (train.C
 	c.Out = filepath.Join(dir, fmt.Sprintf("%s-%s.ebnn", dataset, method))
 	n := 100
 	if dataset == "toy1d" {
+		// The toy recipe (docs/FSVI.md, -sweep): Adam 10⁻², 4× the steps of Two Moons.
 		c.Arch, c.Task, c.NoisePrecision, c.BatchSize = "mlp:1-50-1:tanh", "regression", 100, 100
-		c.Epochs = steps
+		c.Epochs, c.LR = toySteps*steps/4000, 1e-2
 	} else {
 		n = train.MoonsTrain
 		c.Arch, c.Task, c.BatchSize = "mlp:2-32-32-2", "classification", 50
@@ -72,18 +78,28 @@ func main() {
 	quick := flag.Bool("quick", false, "train briefly (CI)")
 	out := flag.String("out", "docs/img/fsvi", "directory of the PNGs")
 	seed := flag.Uint64("seed", 1, "random seed")
+	sweep := flag.String("sweep", "", "toy1d only: run these comma-separated variants (see variants; \"all\") over -seeds seeds and print mean ± standard error")
+	seeds := flag.Int("seeds", 3, "-sweep: seeds 1..n")
+	sets := flag.String("data", "toy1d,moons", "comma-separated data sets to run (toy1d, moons)")
 	flag.Parse()
+	if *sweep != "" {
+		if err := runSweep(*sweep, *seeds, *quick); err != nil {
+			fmt.Fprintln(os.Stderr, "fsvi:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	steps := 4000
 	if *quick {
 		steps = 200
 	}
-	if err := run(*out, steps, *seed); err != nil {
+	if err := run(*out, steps, *seed, strings.Split(*sets, ",")); err != nil {
 		fmt.Fprintln(os.Stderr, "fsvi:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, steps int, seed uint64) error {
+func run(out string, steps int, seed uint64, sets []string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -93,7 +109,10 @@ func run(out string, steps int, seed uint64) error {
 	}
 	defer os.RemoveAll(tmp)
 	var rows []row
-	for _, ds := range []string{"toy1d", "moons"} {
+	for _, ds := range sets {
+		if ds != "toy1d" && ds != "moons" {
+			return fmt.Errorf("data set %q is not toy1d or moons", ds)
+		}
 		for _, m := range methods {
 			c, err := config(m, ds, steps, seed, tmp)
 			if err != nil {
@@ -124,17 +143,21 @@ func run(out string, steps int, seed uint64) error {
 			rows = append(rows, r)
 		}
 	}
-	fmt.Printf("toy1d (%d steps): RMSE of the mean against cos(4x+0.8) on the training intervals; mean epistemic sd in the data, in the gap (−0.7, 0.5) and outside (1.2 ≤ |x| ≤ 2)\n\n", steps)
-	fmt.Println("| method | RMSE | sd in data | sd in gap | sd outside | train s |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|")
-	for _, r := range rows[:3] {
-		fmt.Printf("| %s | %s | %s | %s | %s | %.1f |\n", r.method, r.cols[0], r.cols[1], r.cols[2], r.cols[3], r.seconds)
-	}
-	fmt.Printf("\nmoons (≈%d steps): test accuracy and NLL (1000 points); mean predictive entropy (nats) on the test set and on far inputs (grid points ≥ 1.5 from every training point)\n\n", steps)
-	fmt.Println("| method | accuracy | NLL | entropy test | entropy far | train s |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|")
-	for _, r := range rows[3:] {
-		fmt.Printf("| %s | %s | %s | %s | %s | %.1f |\n", r.method, r.cols[0], r.cols[1], r.cols[2], r.cols[3], r.seconds)
+	for len(rows) > 0 {
+		ds, rs := rows[0].dataset, rows[:3]
+		rows = rows[3:]
+		if ds == "toy1d" {
+			fmt.Printf("toy1d (%d steps, Adam 10⁻²): RMSE of the mean against cos(4x+0.8) on the training intervals; mean epistemic sd in the data, in the gap (−0.7, 0.5) and outside (1.2 ≤ |x| ≤ 2)\n\n", toySteps*steps/4000)
+			fmt.Println("| method | RMSE | sd in data | sd in gap | sd outside | train s |")
+		} else {
+			fmt.Printf("moons (≈%d steps): test accuracy and NLL (1000 points); mean predictive entropy (nats) on the test set and on far inputs (grid points ≥ 1.5 from every training point)\n\n", steps)
+			fmt.Println("| method | accuracy | NLL | entropy test | entropy far | train s |")
+		}
+		fmt.Println("|---|---:|---:|---:|---:|---:|")
+		for _, r := range rs {
+			fmt.Printf("| %s | %s | %s | %s | %s | %.1f |\n", r.method, r.cols[0], r.cols[1], r.cols[2], r.cols[3], r.seconds)
+		}
+		fmt.Println()
 	}
 	return nil
 }
@@ -178,8 +201,10 @@ func toy(m *runtime.Model, opt runtime.Options, tr *data.Dataset, path, title st
 	for i := 0; i < tr.N; i++ {
 		b.TrainX, b.TrainY = append(b.TrainX, float64(tr.X[i])), append(b.TrainY, float64(tr.Targets[i]))
 	}
-	if err := plot.Regression1D(path, "toy1d: "+title, b); err != nil {
-		return nil, err
+	if path != "" {
+		if err := plot.Regression1D(path, "toy1d: "+title, b); err != nil {
+			return nil, err
+		}
 	}
 	return []string{f3(math.Sqrt(se / nse)), f3(sd[0] / float64(nsd[0])), f3(sd[1] / float64(nsd[1])), f3(sd[2] / float64(nsd[2]))}, nil
 }

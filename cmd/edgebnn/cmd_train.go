@@ -72,7 +72,9 @@ Function-space VI (paper 004, eq. 11; docs/FSVI.md): --posterior ffg_w
 between the linearised network's output Gaussians at --context-size points
 drawn each step from --context (random-monochrome, uniform [widened by
 --context-margin], corrupted, or data:PATH, a CSV of inputs); the model file
-is an ordinary ffg model. --temperature scales the KL of every objective.
+is an ordinary ffg model. The KL's gradient flows through the linearisation
+(--fsvi-jacobian-grad, default true; false holds J fixed, cheaper).
+--temperature scales the KL of every objective.
 
 Examples:
   edgebnn train --preset paper003-toy-ensembleu --out toy_ensu.ebnn

@@ -135,6 +135,15 @@ func (l *ffg[T]) sd(tp *autodiff.Tape[T], raw Param[T]) *autodiff.Var[T] {
 }
 
 func (l *ffg[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], c *Context[T]) *autodiff.Var[T] {
+	if c.Mean {
+		// ForwardMean: every noise draw is zero, so w = μ exactly; σ (a softplus of every raw
+		// value) is not needed, and neither are its zero gradients.
+		var bm *autodiff.Var[T]
+		if l.bias {
+			bm = tp.Param(l.bm.Param)
+		}
+		return applyAffine(tp, &l.affine, x, tp.Param(l.wm.Param), bm)
+	}
 	wm, ws := tp.Param(l.wm.Param), l.sd(tp, l.ws)
 	var bm, bs *autodiff.Var[T]
 	if l.bias {

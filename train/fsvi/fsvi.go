@@ -39,6 +39,9 @@ type Linearization struct {
 	// Blocks holds one D×P_t row-major block per tensor (in the order of the tensors given to
 	// Jacobian), in float64.
 	Blocks [][]float64
+	// priorBlocks, when set (tests), is a different J for the prior side (K_p and δ) of the
+	// direct path.
+	priorBlocks [][]float64
 }
 
 // D returns the dimension of the output Gaussians, |X_C|·Q.
@@ -166,12 +169,27 @@ type Options struct {
 	Jitter float64
 	// PerOutput makes the output Gaussians independent across outputs (see KL).
 	PerOutput bool
+	// Tape evaluates the KL with KL on the autodiff tape and differentiates it by reverse mode:
+	// the reference path (several times slower than the direct one, kept for tests and the
+	// step-cost benchmark).
+	Tape bool
+	// Workspace holds the direct path's buffers between calls (nil: allocated per call).
+	Workspace *Workspace
+	// JacobianGrad, when not nil (one D×P_t block per tensor, like Linearization.Blocks),
+	// receives ∂KL/∂J (direct path only), for the part of the gradient that flows through the
+	// linearisation point (JacobianVJP): through the J of q̃'s covariance only, the prior side
+	// (K_p and δ) held fixed as the reference code stops its prior's gradient, or with
+	// JacobianGradPriorSide through every J (the exact derivative of the linearised KL).
+	JacobianGrad          [][]float64
+	JacobianGradPriorSide bool
 }
 
 // AddKLGrad evaluates the function-space KL of the network's ffg tensors ts at lin and adds
 // scale·∂KL/∂μ to each tensor's Mean.Grad and scale·∂KL/∂ρ to its RawSD.Grad (σ = softplus(ρ),
-// clamped at MaxSD as the layers do), computing in float64 on tp (Reset first). J is a constant:
-// the gradient does not flow through the linearisation point. It returns the KL.
+// clamped at MaxSD as the layers do). J is a constant: the gradient does not flow through the
+// linearisation point. By default it computes the KL and the gradient directly in float64
+// (directKL: Gram products and closed-form gradients; tp is not used); with o.Tape it records KL
+// on tp (Reset first) in float64 and runs reverse mode. It returns the KL.
 func AddKLGrad[T bnn.Float](tp *autodiff.Tape[float64], ts []bnn.FFGTensor[T], lin *Linearization, scale float64, o Options) (float64, error) {
 	if len(ts) != len(lin.Blocks) {
 		return 0, fmt.Errorf("fsvi: %d tensors for a linearisation of %d", len(ts), len(lin.Blocks))
@@ -180,38 +198,77 @@ func AddKLGrad[T bnn.Float](tp *autodiff.Tape[float64], ts []bnn.FFGTensor[T], l
 	if jitter == 0 {
 		jitter = DefaultJitter
 	}
-	tp.Reset()
-	q := make([]Gaussian, len(ts))
-	prior := make([]Gaussian, len(ts))
-	means := make([]*autodiff.Var[float64], len(ts))
-	raws := make([]*autodiff.Var[float64], len(ts))
 	for i, t := range ts {
 		p := len(t.Mean.Value)
 		if len(lin.Blocks[i]) != lin.D()*p || len(t.RawSD.Value) != p || len(t.PriorMean.Value) != p || len(t.PriorSD.Value) != p {
 			return 0, fmt.Errorf("fsvi: tensor %d (layer %q): sizes do not match the linearisation", i, t.Layer)
 		}
-		means[i] = tp.Leaf(to64(t.Mean.Value), p)
-		raws[i] = tp.Leaf(to64(t.RawSD.Value), p)
-		sd := tp.Softplus(raws[i])
-		if t.HasMax {
-			sd = tp.Clamp(sd, 0, t.MaxSD)
+	}
+	if o.JacobianGrad != nil {
+		if o.Tape {
+			return 0, errors.New("fsvi: JacobianGrad needs the direct path (Options.Tape unset)")
 		}
-		q[i] = Gaussian{Mean: means[i], SD: sd}
-		prior[i] = Gaussian{Mean: tp.Const(to64(t.PriorMean.Value), p), SD: tp.Const(to64(t.PriorSD.Value), p)}
+		if len(o.JacobianGrad) != len(lin.Blocks) {
+			return 0, fmt.Errorf("fsvi: JacobianGrad has %d blocks for a linearisation of %d", len(o.JacobianGrad), len(lin.Blocks))
+		}
+		for i, b := range o.JacobianGrad {
+			if len(b) != len(lin.Blocks[i]) {
+				return 0, fmt.Errorf("fsvi: JacobianGrad block %d has %d values, want %d", i, len(b), len(lin.Blocks[i]))
+			}
+		}
 	}
-	kl := KL(tp, lin, q, prior, jitter, o.PerOutput)
-	if err := tp.Backward(kl); err != nil {
-		return 0, fmt.Errorf("fsvi: KL: %w", err)
+	var v float64
+	gmu := make([][]float64, len(ts))
+	grho := make([][]float64, len(ts))
+	if o.Tape {
+		tp.Reset()
+		q := make([]Gaussian, len(ts))
+		prior := make([]Gaussian, len(ts))
+		means := make([]*autodiff.Var[float64], len(ts))
+		raws := make([]*autodiff.Var[float64], len(ts))
+		for i, t := range ts {
+			p := len(t.Mean.Value)
+			means[i] = tp.Leaf(to64(t.Mean.Value), p)
+			raws[i] = tp.Leaf(to64(t.RawSD.Value), p)
+			sd := tp.Softplus(raws[i])
+			if t.HasMax {
+				sd = tp.Clamp(sd, 0, t.MaxSD)
+			}
+			q[i] = Gaussian{Mean: means[i], SD: sd}
+			prior[i] = Gaussian{Mean: tp.Const(to64(t.PriorMean.Value), p), SD: tp.Const(to64(t.PriorSD.Value), p)}
+		}
+		kl := KL(tp, lin, q, prior, jitter, o.PerOutput)
+		if err := tp.Backward(kl); err != nil {
+			return 0, fmt.Errorf("fsvi: KL: %w", err)
+		}
+		v = kl.Item()
+		for i := range ts {
+			gmu[i], grho[i] = means[i].Grad(), raws[i].Grad()
+		}
+	} else {
+		ws := o.Workspace
+		if ws == nil {
+			ws = &Workspace{}
+		}
+		views := make([]tensorView, len(ts))
+		for i, t := range ts {
+			views[i] = tensorView{mean: to64(t.Mean.Value), rawSD: to64(t.RawSD.Value), priorMean: to64(t.PriorMean.Value),
+				priorSD: to64(t.PriorSD.Value), hasMax: t.HasMax, maxSD: t.MaxSD}
+			gmu[i], grho[i] = make([]float64, len(t.Mean.Value)), make([]float64, len(t.Mean.Value))
+		}
+		var err error
+		if v, err = directKL(ws, views, lin, jitter, o.PerOutput, gmu, grho, o.JacobianGrad, o.JacobianGradPriorSide); err != nil {
+			return 0, err
+		}
 	}
-	v := kl.Item()
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("fsvi: the function-space KL is %v", v)
 	}
 	for i, t := range ts {
-		for k, g := range means[i].Grad() {
+		for k, g := range gmu[i] {
 			t.Mean.Grad[k] += T(scale * g)
 		}
-		for k, g := range raws[i].Grad() {
+		for k, g := range grho[i] {
 			t.RawSD.Grad[k] += T(scale * g)
 		}
 	}
@@ -224,4 +281,108 @@ func to64[T bnn.Float](v []T) []float64 {
 		out[i] = float64(x)
 	}
 	return out
+}
+
+// DefaultVJPStep is the largest change of any mean in JacobianVJP's finite differences.
+const DefaultVJPStep = 1e-3
+
+// JacobianVJP adds to out (one P_t slice per tensor) the part of ∂KL/∂μ that flows through the
+// linearisation point, Σ_r ∇²_μ f_r(μ) g_r, for the context inputs x of Jacobian and dJ = ∂KL/∂J
+// (Options.JacobianGrad; g_r its row r). Each Hessian-vector product is a central difference of
+// the reverse-mode gradient of output r along g_r: ∇f_r(μ + h g_r) − ∇f_r(μ − h g_r) over 2h, with
+// h = step/max|g_r| (step 0: DefaultVJPStep), i.e. two forward and two reverse passes of one
+// example per output dimension, twice the work of Jacobian's reverse passes. The means are
+// restored exactly; tp is Reset and every parameter's gradient cleared on return.
+func JacobianVJP[T bnn.Float](tp *autodiff.Tape[T], net *bnn.Net[T], ts []bnn.FFGTensor[T], x []T, m int, shape []int,
+	dJ, out [][]float64, step float64) error {
+	dim := 1
+	for _, s := range shape {
+		dim *= s
+	}
+	if m < 1 || len(x) != m*dim {
+		return fmt.Errorf("fsvi: %d context values for %d points of shape %v", len(x), m, shape)
+	}
+	if len(dJ) != len(ts) || len(out) != len(ts) {
+		return fmt.Errorf("fsvi: JacobianVJP: %d gradient blocks and %d outputs for %d tensors", len(dJ), len(out), len(ts))
+	}
+	if step == 0 {
+		step = DefaultVJPStep
+	}
+	saved := make([][]T, len(ts))
+	for i, t := range ts {
+		saved[i] = append([]T(nil), t.Mean.Value...)
+		if len(out[i]) != len(t.Mean.Value) || len(dJ[i])%len(t.Mean.Value) != 0 {
+			return fmt.Errorf("fsvi: JacobianVJP: tensor %d (layer %q): sizes do not match", i, t.Layer)
+		}
+	}
+	D := len(dJ[0]) / len(ts[0].Mean.Value)
+	if D%m != 0 {
+		return fmt.Errorf("fsvi: JacobianVJP: %d rows for %d points", D, m)
+	}
+	Q := D / m
+	defer func() {
+		tp.Reset()
+		for i, t := range ts {
+			copy(t.Mean.Value, saved[i])
+		}
+		for _, p := range net.Params() {
+			clear(p.Grad)
+		}
+	}()
+	one := append([]int{1}, shape...)
+	seed := make([]T, Q)
+	// grad runs output q of point n at μ + s·g_r and adds sign·∇f_r / (2h) to out.
+	grad := func(n, q, r int, s, sign float64) error {
+		for i, t := range ts {
+			p := len(t.Mean.Value)
+			g := dJ[i][r*p : (r+1)*p]
+			for k := range t.Mean.Value {
+				t.Mean.Value[k] = saved[i][k] + T(s*g[k])
+			}
+		}
+		tp.Reset()
+		net.Begin()
+		o := net.ForwardMean(tp, tp.Const(x[n*dim:(n+1)*dim], one...))
+		if err := tp.Err(); err != nil {
+			return fmt.Errorf("fsvi: Hessian-vector product forward pass: %w", err)
+		}
+		if o.Len() != Q {
+			return fmt.Errorf("fsvi: JacobianVJP: %d outputs, the linearisation has %d", o.Len(), Q)
+		}
+		tp.ZeroGrads()
+		clear(seed)
+		seed[q] = 1
+		if err := tp.BackwardFrom(o, seed); err != nil {
+			return fmt.Errorf("fsvi: Hessian-vector product reverse pass: %w", err)
+		}
+		for i, t := range ts {
+			for k, v := range t.Mean.Grad {
+				out[i][k] += sign * float64(v)
+			}
+		}
+		return nil
+	}
+	for n := 0; n < m; n++ {
+		for q := 0; q < Q; q++ {
+			r := n*Q + q
+			var gmax float64
+			for i, t := range ts {
+				p := len(t.Mean.Value)
+				for _, v := range dJ[i][r*p : (r+1)*p] {
+					gmax = max(gmax, math.Abs(v))
+				}
+			}
+			if gmax == 0 {
+				continue
+			}
+			h := step / gmax
+			if err := grad(n, q, r, h, 1/(2*h)); err != nil {
+				return err
+			}
+			if err := grad(n, q, r, -h, -1/(2*h)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -337,3 +337,185 @@ func TestKLZeroAtPrior(t *testing.T) {
 		t.Errorf("KL(prior ‖ prior) = %g", kl)
 	}
 }
+
+// gradsOf runs AddKLGrad with scale 1 on zeroed gradients and returns the KL and copies of
+// ∂KL/∂μ and ∂KL/∂ρ (tensor by tensor, concatenated).
+func gradsOf[T bnn.Float](t *testing.T, ts []bnn.FFGTensor[T], lin *Linearization, o Options) (float64, []float64, []float64) {
+	t.Helper()
+	for _, tt := range ts {
+		clear(tt.Mean.Grad)
+		clear(tt.RawSD.Grad)
+	}
+	kl, err := AddKLGrad(autodiff.NewTape[float64](), ts, lin, 1, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gm, gr []float64
+	for _, tt := range ts {
+		gm = append(gm, to64(tt.Mean.Grad)...)
+		gr = append(gr, to64(tt.RawSD.Grad)...)
+	}
+	return kl, gm, gr
+}
+
+// relErr is max_k |a_k − b_k| / max_k |b_k|.
+func relErr(a, b []float64) float64 {
+	var d, m float64
+	for k := range b {
+		d = max(d, math.Abs(a[k]-b[k]))
+		m = max(m, math.Abs(b[k]))
+	}
+	return d / m
+}
+
+// TestDirectMatchesTape: the direct path (closed-form gradients, float64) gives the tape's KL
+// and gradients, joint and per output, also with σ clamped at MaxSD.
+func TestDirectMatchesTape(t *testing.T) {
+	for _, kind := range []string{"mlp", "conv"} {
+		for _, per := range []bool{false, true} {
+			n, shape := tinyNet(t, kind)
+			ts, _ := n.FFGTensors()
+			if kind == "conv" {
+				for i := range ts {
+					ts[i].HasMax, ts[i].MaxSD = true, 0.6
+				}
+			}
+			lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, contextInputs(shape, 5, 6), 5, shape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := Options{Jitter: 1e-4, PerOutput: per}
+			ws := &Workspace{}
+			for rep := 0; rep < 2; rep++ { // the second call reuses the workspace
+				o.Tape, o.Workspace = false, ws
+				kl, gm, gr := gradsOf(t, ts, lin, o)
+				o.Tape = true
+				klT, gmT, grT := gradsOf(t, ts, lin, o)
+				if math.Abs(kl-klT) > 1e-10*(1+math.Abs(klT)) || relErr(gm, gmT) > 1e-9 || relErr(gr, grT) > 1e-9 {
+					t.Errorf("%s perOutput=%v: direct KL %.12g (∂μ rel. err. %.2g, ∂ρ %.2g), tape %.12g",
+						kind, per, kl, relErr(gm, gmT), relErr(gr, grT), klT)
+				}
+			}
+		}
+	}
+}
+
+func copyBlocks(b [][]float64) [][]float64 {
+	out := make([][]float64, len(b))
+	for i := range b {
+		out[i] = append([]float64(nil), b[i]...)
+	}
+	return out
+}
+
+// TestJacobianGradFiniteDifferences checks ∂KL/∂J (Options.JacobianGrad) against central
+// differences of the KL in each entry of the linearisation, joint and per output: with
+// JacobianGradPriorSide every J moves; without it only q̃'s (the prior side keeps the original J).
+func TestJacobianGradFiniteDifferences(t *testing.T) {
+	for _, kind := range []string{"mlp", "conv"} {
+		for _, per := range []bool{false, true} {
+			for _, priorSide := range []bool{false, true} {
+				n, shape := tinyNet(t, kind)
+				ts, _ := n.FFGTensors()
+				lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, contextInputs(shape, 3, 9), 3, shape)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !priorSide {
+					lin.priorBlocks = copyBlocks(lin.Blocks)
+				}
+				dJ := copyBlocks(lin.Blocks)
+				o := Options{Jitter: 1e-4, PerOutput: per, JacobianGrad: dJ, JacobianGradPriorSide: priorSide}
+				if _, err := AddKLGrad(autodiff.NewTape[float64](), ts, lin, 0, o); err != nil {
+					t.Fatal(err)
+				}
+				o.JacobianGrad = nil
+				const h = 1e-6
+				for i, b := range lin.Blocks {
+					for k := range b {
+						v := b[k]
+						b[k] = v + h
+						fp := klAt(t, ts, lin, o)
+						b[k] = v - h
+						fm := klAt(t, ts, lin, o)
+						b[k] = v
+						fd := (fp - fm) / (2 * h)
+						if math.Abs(dJ[i][k]-fd) > 1e-5*(1+math.Abs(fd)) {
+							t.Fatalf("%s perOutput=%v priorSide=%v: ∂KL/∂J block %d entry %d: %g, finite differences %g",
+								kind, per, priorSide, i, k, dJ[i][k], fd)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestKLGradThroughJacobian: ∂KL/∂μ with J held fixed plus JacobianVJP (the gradient through the
+// linearisation point) is the derivative of μ ↦ KL(J(μ), μ), checked by central differences that
+// recompute the Jacobian at each perturbed μ — for every J (JacobianGradPriorSide), or for q̃'s
+// J only with the prior side's J kept at the unperturbed μ.
+func TestKLGradThroughJacobian(t *testing.T) {
+	for _, kind := range []string{"mlp", "conv"} {
+		for _, priorSide := range []bool{false, true} {
+			n, shape := tinyNet(t, kind)
+			ts, _ := n.FFGTensors()
+			x := contextInputs(shape, 3, 10)
+			lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, x, 3, shape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := Options{Jitter: 1e-4}
+			total := func() float64 {
+				l, err := Jacobian(autodiff.NewTape[float64](), n, ts, x, 3, shape)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !priorSide {
+					l.priorBlocks = lin.Blocks
+				}
+				return klAt(t, ts, l, o)
+			}
+			dJ := copyBlocks(lin.Blocks)
+			out := make([][]float64, len(ts))
+			for i, tt := range ts {
+				out[i] = make([]float64, len(tt.Mean.Value))
+				clear(tt.Mean.Grad)
+			}
+			o.JacobianGrad, o.JacobianGradPriorSide = dJ, priorSide
+			if _, err := AddKLGrad(autodiff.NewTape[float64](), ts, lin, 1, o); err != nil {
+				t.Fatal(err)
+			}
+			o.JacobianGrad = nil
+			fixed := make([][]float64, len(ts))
+			for i, tt := range ts {
+				fixed[i] = append([]float64(nil), tt.Mean.Grad...)
+			}
+			if err := JacobianVJP(autodiff.NewTape[float64](), n, ts, x, 3, shape, dJ, out, 1e-4); err != nil {
+				t.Fatal(err)
+			}
+			var through float64
+			const h = 1e-5
+			for i, tt := range ts {
+				for k := range tt.Mean.Value {
+					v := tt.Mean.Value[k]
+					tt.Mean.Value[k] = v + h
+					fp := total()
+					tt.Mean.Value[k] = v - h
+					fm := total()
+					tt.Mean.Value[k] = v
+					fd := (fp - fm) / (2 * h)
+					got := fixed[i][k] + out[i][k]
+					through = max(through, math.Abs(out[i][k]))
+					if math.Abs(got-fd) > 1e-4*(1+math.Abs(fd)) {
+						t.Fatalf("%s priorSide=%v tensor %d mean %d: fixed-J %g + through J %g = %g, finite differences %g",
+							kind, priorSide, i, k, fixed[i][k], out[i][k], got, fd)
+					}
+				}
+			}
+			if through < 1e-3 {
+				t.Errorf("%s priorSide=%v: the gradient through J is %g at most: the test does not exercise it", kind, priorSide, through)
+			}
+		}
+	}
+}
