@@ -29,8 +29,10 @@ type Config struct {
 	// with "Residual" blocks (convert/resnet.ParseJSON; convert --arch reads the same files); or
 	// a printed nn.Sequential.
 	Arch string `json:"arch" help:"architecture: mlp:784-256-10[:relu|tanh], resnet18|resnet34|resnet50, a .json architecture (Residual blocks allowed) or inline JSON {...}, or a print(net) file"`
-	// Data is "fmnist", "csv:PATH", "toy1d" or "moons" (Two Moons, 200 training points).
-	Data string `json:"data" help:"data set: fmnist, csv:PATH, toy1d or moons"`
+	// Data is "fmnist", "fmnist-c:CORRUPTION:SEVERITY" (Fashion-MNIST with its test set corrupted
+	// by data.Corrupt with the run's seed: data.Corruptions, severity 0–5), "csv:PATH", "toy1d"
+	// or "moons" (Two Moons, 200 training points).
+	Data string `json:"data" help:"data set: fmnist, fmnist-c:CORRUPTION:SEVERITY (corrupted test set), csv:PATH, toy1d or moons"`
 	// DataDir is where the Fashion-MNIST IDX files are.
 	DataDir string `json:"data_dir" help:"directory of the Fashion-MNIST IDX files"`
 	// Classes restricts classification data to these classes ("0-4"), renumbered from 0; the

@@ -171,7 +171,7 @@ func (t *Trainer) loadData() error {
 	var train, test *data.Dataset
 	var err error
 	switch {
-	case c.Data == "fmnist":
+	case c.Data == "fmnist" || strings.HasPrefix(c.Data, "fmnist-c:"):
 		dir := c.DataDir
 		if dir == "" {
 			dir = data.DefaultFashionMNISTDir
@@ -181,6 +181,15 @@ func (t *Trainer) loadData() error {
 		}
 		if test, err = data.FashionMNIST(dir, "test"); err != nil {
 			return err
+		}
+		if spec, ok := strings.CutPrefix(c.Data, "fmnist-c:"); ok {
+			name, sev, err := data.ParseCorruption(spec)
+			if err != nil {
+				return fmt.Errorf("config: data %s: %w", c.Data, err)
+			}
+			if test, err = data.Corrupt(test, name, sev, c.Seed); err != nil {
+				return fmt.Errorf("config: data %s: %w", c.Data, err)
+			}
 		}
 	case c.Data == "toy1d":
 		train = data.Toy1D(100, c.Seed)
@@ -199,7 +208,7 @@ func (t *Trainer) loadData() error {
 			return err
 		}
 	default:
-		return fmt.Errorf("config: data %q is not fmnist, csv:PATH, toy1d or moons", c.Data)
+		return fmt.Errorf("config: data %q is not fmnist, fmnist-c:CORRUPTION:SEVERITY, csv:PATH, toy1d or moons", c.Data)
 	}
 	if (c.Task == "regression") != train.Regression() {
 		return fmt.Errorf("config: task %s does not fit data %s", c.Task, train.Name)

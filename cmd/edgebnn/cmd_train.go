@@ -221,7 +221,7 @@ func checkTrainOutputs(cfg train.Config, configPath, resume string) error {
 	if p, ok := strings.CutPrefix(cfg.Data, "csv:"); ok {
 		inputs = append(inputs, p)
 	}
-	if cfg.Data == "fmnist" {
+	if cfg.Data == "fmnist" || strings.HasPrefix(cfg.Data, "fmnist-c:") {
 		dir := cfg.DataDir
 		if dir == "" {
 			dir = data.DefaultFashionMNISTDir
