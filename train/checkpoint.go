@@ -194,7 +194,7 @@ func Resume(path string, edit func(*Config) error) (*Trainer, error) {
 			return nil, err
 		}
 	}
-	t, err := New(cfg)
+	t, err := newTrainer(cfg, nil, nil, false)
 	if err != nil {
 		return nil, err
 	}

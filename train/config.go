@@ -29,8 +29,10 @@ type Config struct {
 	// with "Residual" blocks (convert/resnet.ParseJSON; convert --arch reads the same files); or
 	// a printed nn.Sequential.
 	Arch string `json:"arch" help:"architecture: mlp:784-256-10[:relu|tanh], resnet18|resnet34|resnet50, a .json architecture (Residual blocks allowed) or inline JSON {...}, or a print(net) file"`
-	// Data is "fmnist", "csv:PATH", "toy1d" or "moons" (Two Moons, 200 training points).
-	Data string `json:"data" help:"data set: fmnist, csv:PATH, toy1d or moons"`
+	// Data is "fmnist", "fmnist-c:CORRUPTION:SEVERITY" (Fashion-MNIST with its test set corrupted
+	// by data.Corrupt with the run's seed: data.Corruptions, severity 0–5), "csv:PATH", "toy1d"
+	// or "moons" (Two Moons, 200 training points).
+	Data string `json:"data" help:"data set: fmnist, fmnist-c:CORRUPTION:SEVERITY (corrupted test set), csv:PATH, toy1d or moons"`
 	// DataDir is where the Fashion-MNIST IDX files are.
 	DataDir string `json:"data_dir" help:"directory of the Fashion-MNIST IDX files"`
 	// Classes restricts classification data to these classes ("0-4"), renumbered from 0; the
@@ -121,6 +123,13 @@ type Config struct {
 	// FALR is online SGA's learning rate; FAWeighting online EM's observation-weight exponent.
 	FALR        float64 `json:"fa_lr" help:"fa_sga: learning rate of online SGA"`
 	FAWeighting float64 `json:"fa_weighting" help:"fa_em: weight iterate t by t^w in the running averages (0: Algorithm 2 exactly)"`
+	// InitFrom is a checkpoint or model file of a deterministic network with the same
+	// architecture (its weight and bias tensors by name) whose parameters replace the fresh
+	// initialisation: paper 000 §4.3's pre-trained initialisation, c of vifa starting at an SGD
+	// solution (and fa_em / fa_sga's iterates, or a deterministic run, starting there). Posteriors
+	// deterministic, vifa, fa_em and fa_sga only; --resume ignores it (the checkpoint holds the
+	// parameters).
+	InitFrom string `json:"init_from" help:"deterministic, vifa, fa_em, fa_sga: initialise the network's weights and biases from this checkpoint or model file of a deterministic network with the same architecture"`
 	// Epochs, BatchSize and the optimizer.
 	Epochs      int     `json:"epochs" help:"number of epochs"`
 	BatchSize   int     `json:"batch_size" help:"minibatch size"`
@@ -544,6 +553,8 @@ func (c *Config) Validate() error {
 		return errf("data is empty: preset %s does not choose the data set (give --data)", c.Preset)
 	case c.Data == "":
 		return errf("data is empty")
+	case c.InitFrom != "" && c.Posterior != "deterministic" && !IsFA(c.Posterior):
+		return errf("init_from applies to posterior deterministic, vifa, fa_em or fa_sga, not %q", c.Posterior)
 	case c.InitSDU > 0 && c.Posterior != "inducing":
 		return errf("init_sd_u %g applies to posterior inducing, not %q", c.InitSDU, c.Posterior)
 	case c.Task != "classification" && c.Task != "regression":

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
+	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/prune"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
@@ -104,17 +105,43 @@ const (
 )
 
 // New prepares a run: it loads the data, builds the network with freshly initialised parameters
-// and the optimizer.
+// (or those of init_from) and the optimizer.
 func New(cfg Config) (*Trainer, error) {
+	return newTrainer(cfg, nil, nil, true)
+}
+
+// NewWithData is New with the training and test sets given instead of loaded from cfg.Data
+// (which then only names them in the checkpoint): a benchmark's own splits and preprocessing,
+// e.g. bench/uci's standardised UCI splits. cfg.TrainLimit and cfg.TestLimit still apply; the
+// data must fit cfg.Task.
+func NewWithData(cfg Config, train, test *data.Dataset) (*Trainer, error) {
+	if train == nil || test == nil {
+		return nil, errors.New("train: NewWithData needs a training and a test set")
+	}
+	return newTrainer(cfg, train, test, true)
+}
+
+// newTrainer is New (train, test nil: loaded from cfg.Data) and NewWithData; initFrom says
+// whether cfg.InitFrom is loaded (not on Resume, whose checkpoint holds the parameters).
+func newTrainer(cfg Config, train, test *data.Dataset, initFrom bool) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	t := &Trainer{Config: cfg, tape: autodiff.NewTape[float32]()}
-	if err := t.loadData(); err != nil {
+	if train != nil {
+		if err := t.setData(train, test); err != nil {
+			return nil, err
+		}
+	} else if err := t.loadData(); err != nil {
 		return nil, err
 	}
 	if err := t.buildNets(); err != nil {
 		return nil, err
+	}
+	if initFrom && cfg.InitFrom != "" {
+		if err := t.loadInit(cfg.InitFrom); err != nil {
+			return nil, err
+		}
 	}
 	if err := t.buildOptimizer(); err != nil {
 		return nil, err
@@ -144,7 +171,7 @@ func (t *Trainer) loadData() error {
 	var train, test *data.Dataset
 	var err error
 	switch {
-	case c.Data == "fmnist":
+	case c.Data == "fmnist" || strings.HasPrefix(c.Data, "fmnist-c:"):
 		dir := c.DataDir
 		if dir == "" {
 			dir = data.DefaultFashionMNISTDir
@@ -154,6 +181,15 @@ func (t *Trainer) loadData() error {
 		}
 		if test, err = data.FashionMNIST(dir, "test"); err != nil {
 			return err
+		}
+		if spec, ok := strings.CutPrefix(c.Data, "fmnist-c:"); ok {
+			name, sev, err := data.ParseCorruption(spec)
+			if err != nil {
+				return fmt.Errorf("config: data %s: %w", c.Data, err)
+			}
+			if test, err = data.Corrupt(test, name, sev, c.Seed); err != nil {
+				return fmt.Errorf("config: data %s: %w", c.Data, err)
+			}
 		}
 	case c.Data == "toy1d":
 		train = data.Toy1D(100, c.Seed)
@@ -172,7 +208,7 @@ func (t *Trainer) loadData() error {
 			return err
 		}
 	default:
-		return fmt.Errorf("config: data %q is not fmnist, csv:PATH, toy1d or moons", c.Data)
+		return fmt.Errorf("config: data %q is not fmnist, fmnist-c:CORRUPTION:SEVERITY, csv:PATH, toy1d or moons", c.Data)
 	}
 	if (c.Task == "regression") != train.Regression() {
 		return fmt.Errorf("config: task %s does not fit data %s", c.Task, train.Name)
@@ -203,6 +239,43 @@ func (t *Trainer) loadData() error {
 	t.Train, t.Test = train.Head(c.TrainLimit), test.Head(c.TestLimit)
 	if t.Train.N == 0 {
 		return fmt.Errorf("config: no training data")
+	}
+	return nil
+}
+
+// setData takes NewWithData's data sets (checked and limited as loadData's).
+func (t *Trainer) setData(train, test *data.Dataset) error {
+	c := &t.Config
+	for _, d := range []*data.Dataset{train, test} {
+		if err := d.Validate(); err != nil {
+			return fmt.Errorf("train: data %s: %w", d.Name, err)
+		}
+		if (c.Task == "regression") != d.Regression() {
+			return fmt.Errorf("config: task %s does not fit data %s", c.Task, d.Name)
+		}
+	}
+	if c.Classes != "" {
+		return fmt.Errorf("config: classes does not apply to data given to NewWithData")
+	}
+	t.Train, t.Test = train.Head(c.TrainLimit), test.Head(c.TestLimit)
+	if t.Train.N == 0 {
+		return fmt.Errorf("config: no training data")
+	}
+	return nil
+}
+
+// loadInit sets the network's parameters from the checkpoint or model file at path (init_from):
+// every weight and bias by name, with the same shapes.
+func (t *Trainer) loadInit(path string) error {
+	f, err := format.Open(path)
+	if err != nil {
+		return fmt.Errorf("init_from: %w", err)
+	}
+	defer f.Close()
+	for _, n := range t.Nets {
+		if err := n.Load(fileTensors{f}); err != nil {
+			return fmt.Errorf("init_from %s (want a deterministic network with the same architecture): %w", path, err)
+		}
 	}
 	return nil
 }

@@ -38,7 +38,7 @@ var evalCmd = command{
 
 func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("eval")
-	dataFlag := fs.String("data", "", "data set: fmnist, csv:PATH or toy1d (default: the checkpoint's, else fmnist)")
+	dataFlag := fs.String("data", "", "data set: fmnist, fmnist-c:CORRUPTION:SEVERITY, csv:PATH or toy1d (default: the checkpoint's, else fmnist)")
 	dataDir := fs.String("data-dir", "", "directory of the Fashion-MNIST IDX files")
 	classes := fs.String("classes", "", "the classes the model was trained on, e.g. 0-4 (the others are OOD data)")
 	testLimit := fs.Int("test-limit", -1, "evaluate only the first N test examples (0: all)")

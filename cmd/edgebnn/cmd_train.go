@@ -219,11 +219,11 @@ func trainPlotSuffixes() []string {
 // per-epoch checkpoint may be the one resumed from: it is the run's own, replaced atomically.
 // Outputs in a directory that does not exist yet are new (the directory is created later).
 func checkTrainOutputs(cfg train.Config, configPath, resume string) error {
-	inputs := []string{configPath, resume, fileArg(cfg.Arch), cfg.Inference.Path}
+	inputs := []string{configPath, resume, fileArg(cfg.Arch), cfg.Inference.Path, cfg.InitFrom}
 	if p, ok := strings.CutPrefix(cfg.Data, "csv:"); ok {
 		inputs = append(inputs, p)
 	}
-	if cfg.Data == "fmnist" {
+	if cfg.Data == "fmnist" || strings.HasPrefix(cfg.Data, "fmnist-c:") {
 		dir := cfg.DataDir
 		if dir == "" {
 			dir = data.DefaultFashionMNISTDir

@@ -1,0 +1,402 @@
+// Command uci runs paper 000 §4.2.1's UCI neural-network regression protocol on Boston housing
+// (bench/data/boston_housing.csv, written by export_boston.R) with edgebnn's trainer, for five
+// methods: VIFA from a fresh initialisation (for the given epochs, and for 4× as many: vifa-x4),
+// VIFA with c initialised at the deterministic network
+// (init_from, paper 000 §4.3's pre-trained start), FFG-W, online FA (fa_em) over the SGD iterates
+// started at the deterministic network, and the deterministic (MAP) network itself.
+//
+// Protocol (docs/results/uci_boston.md says which parts follow the paper and which not): 20
+// random 90/10 train/test splits (split s shuffles with PCG(seed, s)); inputs and targets
+// standardised with the training split's mean and standard deviation (population, ddof 0); a
+// 13-50-1 ReLU network; the Gaussian noise precision τ (standardised units) selected per split
+// as 1/MSE of a deterministic network trained on 90 % of the training split and scored on the
+// other 10 %; the prior N(0, α⁻¹I), α = 1, for every Bayesian method (and weight decay α/N for
+// the deterministic network, its MAP estimate). Test metrics on the original scale (targets
+// de-standardised): the mean log-likelihood log (1/S) Σ_s N(y; f_s(x), σ²), σ² = s_y²/τ, and the
+// RMSE of the predictive mean, with S = 100 posterior samples (paper 000, App. E, eqs. 57–58).
+//
+//	go run ./bench/uci                       # the table (a few minutes on one core)
+//	go run ./bench/uci -splits 2 -epochs 10  # seconds
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train"
+	"github.com/edgebnn/edgebnn/train/data"
+)
+
+// options are the command's settings.
+type options struct {
+	csv            string
+	splits         int
+	seed           uint64
+	epochs         int
+	faEpochs       int
+	lr, sgdLR      float64
+	alpha          float64
+	samples        int
+	testFrac       float64
+	work           string
+	methods        []string
+	fixedPrecision float64
+}
+
+// allMethods are the methods in table order.
+var allMethods = []string{"vifa", "vifa-x4", "vifa-init", "ffg_w", "fa_em", "deterministic"}
+
+func main() {
+	var o options
+	var methods string
+	flag.StringVar(&o.csv, "data", "bench/data/boston_housing.csv", "CSV file: features, then the target in the last column")
+	flag.IntVar(&o.splits, "splits", 20, "number of random train/test splits")
+	flag.Uint64Var(&o.seed, "seed", 0, "seed of the splits (split s uses PCG(seed, s)) and of training")
+	flag.IntVar(&o.epochs, "epochs", 120, "training epochs of every method (paper 000: T = 120)")
+	flag.IntVar(&o.faEpochs, "fa-epochs", 40, "fa_em: epochs of SGD from the deterministic solution, iterates collected from the first step")
+	flag.Float64Var(&o.lr, "lr", 0.01, "Adam learning rate (paper 000: η ∈ [0.01, 0.02])")
+	flag.Float64Var(&o.sgdLR, "sgd-lr", 0.01, "fa_em: learning rate of plain SGD whose iterates are collected")
+	flag.Float64Var(&o.alpha, "alpha", 1, "prior precision α (standardised units)")
+	flag.IntVar(&o.samples, "samples", 100, "posterior samples per test prediction (paper 000: 100)")
+	flag.Float64Var(&o.testFrac, "test-fraction", 0.1, "fraction of the data in each test split")
+	flag.Float64Var(&o.fixedPrecision, "noise-precision", 0, "fixed noise precision τ (standardised units); 0 selects it per split")
+	flag.StringVar(&o.work, "work", "", "directory for the checkpoints (default a temporary one, removed)")
+	flag.StringVar(&methods, "methods", strings.Join(allMethods, ","), "comma-separated methods: "+strings.Join(allMethods, ", "))
+	flag.Parse()
+	o.methods = strings.Split(methods, ",")
+	if err := run(o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "uci:", err)
+		os.Exit(1)
+	}
+}
+
+// result is one method's test metrics on one split.
+type result struct {
+	LogLik, RMSE float64
+}
+
+func run(o options, w io.Writer) error {
+	for _, m := range o.methods {
+		if !slices.Contains(allMethods, m) {
+			return fmt.Errorf("method %q is not one of %s", m, strings.Join(allMethods, ", "))
+		}
+	}
+	all, err := data.ReadCSVFile(o.csv, data.CSVOptions{Regression: true})
+	if err != nil {
+		return err
+	}
+	if o.work == "" {
+		dir, err := os.MkdirTemp("", "uci")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		o.work = dir
+	}
+	res := map[string][]result{}
+	var taus []float64
+	start := time.Now()
+	for s := 0; s < o.splits; s++ {
+		tr, te, err := split(all, o.testFrac, o.seed, uint64(s))
+		if err != nil {
+			return err
+		}
+		st := standardise(tr)
+		trS, teS := st.apply(tr), st.apply(te)
+		tau := o.fixedPrecision
+		if tau == 0 {
+			if tau, err = selectPrecision(o, trS, s); err != nil {
+				return fmt.Errorf("split %d: %w", s, err)
+			}
+		}
+		taus = append(taus, tau)
+		rs, err := runSplit(o, trS, teS, te, st, tau, s)
+		if err != nil {
+			return fmt.Errorf("split %d: %w", s, err)
+		}
+		line := fmt.Sprintf("split %2d  τ %.2f", s, tau)
+		for _, m := range o.methods {
+			res[m] = append(res[m], rs[m])
+			line += fmt.Sprintf("  %s %.3f/%.3f", m, rs[m].LogLik, rs[m].RMSE)
+		}
+		fmt.Fprintf(os.Stderr, "%s  (%s)\n", line, time.Since(start).Round(time.Second))
+	}
+	fmt.Fprintf(w, "%d splits of %s (%d train / %d test), %d epochs, τ (standardised) %s, %s\n\n",
+		o.splits, filepath.Base(o.csv), all.N-testSize(all.N, o.testFrac), testSize(all.N, o.testFrac), o.epochs,
+		meanSE(taus, "%.2f"), time.Since(start).Round(time.Second))
+	fmt.Fprintln(w, "| method | test log-likelihood | test RMSE |")
+	fmt.Fprintln(w, "|---|---|---|")
+	for _, m := range o.methods {
+		var ll, rmse []float64
+		for _, r := range res[m] {
+			ll, rmse = append(ll, r.LogLik), append(rmse, r.RMSE)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s |\n", m, meanSE(ll, "%.2f"), meanSE(rmse, "%.2f"))
+	}
+	return nil
+}
+
+// testSize is the number of test points of a split of n.
+func testSize(n int, frac float64) int { return int(math.Round(frac * float64(n))) }
+
+// split returns split s: the data shuffled with PCG(seed, s), the first testSize points the test
+// set, the rest the training set.
+func split(d *data.Dataset, frac float64, seed, s uint64) (train, test *data.Dataset, err error) {
+	m := testSize(d.N, frac)
+	if m < 1 || m >= d.N {
+		return nil, nil, fmt.Errorf("test fraction %g leaves %d of %d points for testing", frac, m, d.N)
+	}
+	perm := rand.New(rand.NewPCG(seed, s)).Perm(d.N)
+	if test, err = d.Subset(perm[:m]); err != nil {
+		return nil, nil, err
+	}
+	if train, err = d.Subset(perm[m:]); err != nil {
+		return nil, nil, err
+	}
+	return train, test, nil
+}
+
+// scaler standardises inputs and targets with a training set's statistics.
+type scaler struct {
+	xMean, xSD []float64
+	yMean, ySD float64
+}
+
+// standardise returns the per-feature and target means and population standard deviations of
+// d (a constant column gets standard deviation 1).
+func standardise(d *data.Dataset) scaler {
+	st := scaler{xMean: make([]float64, d.Dim), xSD: make([]float64, d.Dim)}
+	for j := 0; j < d.Dim; j++ {
+		col := make([]float64, d.N)
+		for i := range col {
+			col[i] = float64(d.X[i*d.Dim+j])
+		}
+		st.xMean[j], st.xSD[j] = moments(col)
+	}
+	y := make([]float64, d.N)
+	for i, v := range d.Targets {
+		y[i] = float64(v)
+	}
+	st.yMean, st.ySD = moments(y)
+	return st
+}
+
+// moments returns the mean and population standard deviation of v (1 when it is 0).
+func moments(v []float64) (mean, sd float64) {
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	for _, x := range v {
+		sd += (x - mean) * (x - mean)
+	}
+	sd = math.Sqrt(sd / float64(len(v)))
+	if sd == 0 {
+		sd = 1
+	}
+	return mean, sd
+}
+
+// apply returns a standardised copy of d.
+func (st scaler) apply(d *data.Dataset) *data.Dataset {
+	out := *d
+	out.X = make([]float32, len(d.X))
+	for i, v := range d.X {
+		j := i % d.Dim
+		out.X[i] = float32((float64(v) - st.xMean[j]) / st.xSD[j])
+	}
+	out.Targets = make([]float32, len(d.Targets))
+	for i, v := range d.Targets {
+		out.Targets[i] = float32((float64(v) - st.yMean) / st.ySD)
+	}
+	return &out
+}
+
+// config is the common configuration of every run on n training points.
+func config(o options, method string, tau float64, n int, out string, seed uint64) (train.Config, error) {
+	c := train.DefaultConfig()
+	c.Data, c.Task, c.Arch = "csv:"+o.csv, "regression", "mlp:13-50-1:relu"
+	c.NoisePrecision, c.PriorPrecision = tau, o.alpha
+	c.Epochs, c.BatchSize, c.LR, c.Optimizer, c.Clip = o.epochs, 10, o.lr, "adam", 10
+	c.EvalEvery, c.CheckpointEvery = train.MaxEpochs, train.MaxEpochs
+	c.EvalMinSteps, c.CheckpointMinSteps = 0, 0
+	c.TestSamples, c.Seed, c.Out = o.samples, seed, out
+	switch method {
+	case "deterministic":
+		c.Posterior, c.WeightDecay = "deterministic", o.alpha/float64(n)
+	case "vifa", "vifa-x4", "vifa-init":
+		// Algorithm 1 draws each of the L = 4 samples on its own minibatch of 10, so an epoch
+		// has ⌊46/4⌋ = 11 updates; vifa-x4 runs 4× the epochs, i.e. as many updates as one
+		// per minibatch for the given epochs (SLANG's count, whose L samples share a minibatch).
+		c.Posterior, c.LatentDim, c.MCSamples = "vifa", 1, 4
+		if method == "vifa-x4" {
+			c.Epochs = 4 * o.epochs
+		}
+		if method == "vifa-init" {
+			// c starts at the MAP network; ψ small (σ ≈ 0.05) so that the first samples stay
+			// near it, F at its default scale.
+			c.FAInitLogVar = -6
+		}
+	case "ffg_w":
+		c.Posterior = "ffg_w"
+		sd := 1 / math.Sqrt(o.alpha)
+		if err := c.Inference.Set(fmt.Sprintf(`{"inference": "ffg", "prior_weight_sd": %g, "prior_bias_sd": %g, "init_sd": 1e-3}`, sd, sd)); err != nil {
+			return c, err
+		}
+	case "fa_em":
+		c.Posterior, c.LatentDim, c.Epochs = "fa_em", 1, o.faEpochs
+		c.Optimizer, c.LR, c.Momentum, c.WeightDecay = "sgd", o.sgdLR, 0, o.alpha/float64(n)
+		c.FAStartEpoch, c.FAEvery, c.FAWarmup = 0, 1, 100
+	default:
+		return c, fmt.Errorf("unknown method %q", method)
+	}
+	return c, nil
+}
+
+// fit trains one method on trS and returns the trainer (for evaluation).
+func fit(c train.Config, trS, teS *data.Dataset) (*train.Trainer, error) {
+	t, err := train.NewWithData(c, trS, teS)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Posterior, err)
+	}
+	if err := t.Run(context.Background(), train.Hooks{}); err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Posterior, err)
+	}
+	return t, nil
+}
+
+// selectPrecision returns 1/MSE (standardised units) of a deterministic network trained on a
+// seeded 90 % of trS and scored on the other 10 %.
+func selectPrecision(o options, trS *data.Dataset, s int) (float64, error) {
+	inner, val, err := split(trS, 0.1, o.seed+1, uint64(s))
+	if err != nil {
+		return 0, err
+	}
+	c, err := config(o, "deterministic", 1, inner.N, filepath.Join(o.work, fmt.Sprintf("sel%d.ebnn", s)), o.seed+uint64(s))
+	if err != nil {
+		return 0, err
+	}
+	t, err := fit(c, inner, val)
+	if err != nil {
+		return 0, err
+	}
+	r := t.History[len(t.History)-1].Test
+	if r == nil || r.Regression == nil || !(r.Regression.RMSE > 0) {
+		return 0, errors.New("selecting τ: no validation RMSE")
+	}
+	return 1 / (r.Regression.RMSE * r.Regression.RMSE), nil
+}
+
+// runSplit trains every method on one split and evaluates it on the original scale.
+func runSplit(o options, trS, teS, te *data.Dataset, st scaler, tau float64, s int) (map[string]result, error) {
+	out := map[string]result{}
+	seed := o.seed + uint64(s)
+	detPath := filepath.Join(o.work, fmt.Sprintf("det%d.ebnn", s))
+	needDet := slices.Contains(o.methods, "deterministic") || slices.Contains(o.methods, "vifa-init") || slices.Contains(o.methods, "fa_em")
+	order := o.methods
+	if needDet {
+		order = append([]string{"deterministic"}, slices.DeleteFunc(slices.Clone(o.methods), func(m string) bool { return m == "deterministic" })...)
+	}
+	for _, m := range order {
+		path := filepath.Join(o.work, fmt.Sprintf("%s%d.ebnn", m, s))
+		if m == "deterministic" {
+			path = detPath
+		}
+		c, err := config(o, m, tau, trS.N, path, seed)
+		if err != nil {
+			return nil, err
+		}
+		if m == "vifa-init" || m == "fa_em" {
+			c.InitFrom = detPath
+		}
+		t, err := fit(c, trS, teS)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m, err)
+		}
+		model, err := t.Model()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m, err)
+		}
+		r, err := evaluate(model, teS, te, st, tau, o.samples, seed)
+		model.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m, err)
+		}
+		if slices.Contains(o.methods, m) {
+			out[m] = r
+		}
+	}
+	return out, nil
+}
+
+// evaluate predicts the standardised test set teS with S samples (one for a deterministic model)
+// and scores the de-standardised per-sample outputs against te's original targets: the mean of
+// log (1/S) Σ_s N(y; f_s, σ²) with σ² = s_y²/τ, and the RMSE of (1/S) Σ_s f_s.
+func evaluate(m *runtime.Model, teS, te *data.Dataset, st scaler, tau float64, samples int, seed uint64) (result, error) {
+	p, err := m.NewPredictor(runtime.Options{Samples: samples, Seed: seed, MaxBatch: 1, KeepSamples: true})
+	if err != nil {
+		return result{}, err
+	}
+	defer p.Close()
+	var pr runtime.Prediction
+	f := make([]float64, 0, samples)
+	var ll, se float64
+	for i := 0; i < teS.N; i++ {
+		if err := p.Predict(teS.Row(i), &pr); err != nil {
+			return result{}, err
+		}
+		f = f[:0]
+		for _, v := range pr.Outputs {
+			f = append(f, float64(v)*st.ySD+st.yMean)
+		}
+		l, mean := mixture(f, float64(te.Targets[i]), st.ySD*st.ySD/tau)
+		ll += l
+		se += (float64(te.Targets[i]) - mean) * (float64(te.Targets[i]) - mean)
+	}
+	n := float64(teS.N)
+	return result{LogLik: ll / n, RMSE: math.Sqrt(se / n)}, nil
+}
+
+// mixture returns log (1/S) Σ_s N(y; f_s, v) (by log-sum-exp) and the mean of the f_s.
+func mixture(f []float64, y, v float64) (loglik, mean float64) {
+	best := math.Inf(-1)
+	lp := make([]float64, len(f))
+	for s, fs := range f {
+		lp[s] = -0.5*math.Log(2*math.Pi*v) - (y-fs)*(y-fs)/(2*v)
+		best = math.Max(best, lp[s])
+		mean += fs
+	}
+	sum := 0.0
+	for _, l := range lp {
+		sum += math.Exp(l - best)
+	}
+	return best + math.Log(sum/float64(len(f))), mean / float64(len(f))
+}
+
+// meanSE formats the mean ± standard error (sample standard deviation / √n) of v.
+func meanSE(v []float64, verb string) string {
+	if len(v) == 0 {
+		return "—"
+	}
+	mean, _ := moments(v)
+	ss := 0.0
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	se := 0.0
+	if len(v) > 1 {
+		se = math.Sqrt(ss/float64(len(v)-1)) / math.Sqrt(float64(len(v)))
+	}
+	return fmt.Sprintf(verb+" ± "+verb, mean, se)
+}

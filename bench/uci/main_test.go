@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/train/data"
+)
+
+const bostonCSV = "../data/boston_housing.csv"
+
+// TestSplitStandardise checks that a split partitions the data, is the same for the same seed and
+// differs for another split index, and that the training split standardises to mean 0 and
+// standard deviation 1 in every column.
+func TestSplitStandardise(t *testing.T) {
+	all, err := data.ReadCSVFile(bostonCSV, data.CSVOptions{Regression: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.N != 506 || all.Dim != 13 {
+		t.Fatalf("%d rows of %d features, want 506 of 13", all.N, all.Dim)
+	}
+	tr, te, err := split(all, 0.1, 0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.N != 455 || te.N != 51 {
+		t.Fatalf("split sizes %d/%d, want 455/51", tr.N, te.N)
+	}
+	sum := 0.0
+	for _, d := range []*data.Dataset{tr, te} {
+		for _, y := range d.Targets {
+			sum += float64(y)
+		}
+	}
+	want := 0.0
+	for _, y := range all.Targets {
+		want += float64(y)
+	}
+	if math.Abs(sum-want) > 1e-3 {
+		t.Errorf("the splits' targets sum to %g, the data's to %g", sum, want)
+	}
+	for _, tc := range []struct {
+		s    uint64
+		same bool
+	}{{3, true}, {4, false}} {
+		_, te2, err := split(all, 0.1, 0, tc.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if same := te2.Targets[0] == te.Targets[0] && te2.Targets[1] == te.Targets[1] && te2.Targets[2] == te.Targets[2]; same != tc.same {
+			t.Errorf("split %d's test set equals split 3's: %v, want %v", tc.s, same, tc.same)
+		}
+	}
+	trS := standardise(tr).apply(tr)
+	st := standardise(trS)
+	for j := range st.xMean {
+		if math.Abs(st.xMean[j]) > 1e-5 || math.Abs(st.xSD[j]-1) > 1e-5 {
+			t.Errorf("feature %d: mean %g, sd %g after standardising", j, st.xMean[j], st.xSD[j])
+		}
+	}
+	if math.Abs(st.yMean) > 1e-5 || math.Abs(st.ySD-1) > 1e-5 {
+		t.Errorf("target: mean %g, sd %g after standardising", st.yMean, st.ySD)
+	}
+}
+
+// TestMixture checks the Monte Carlo predictive log-likelihood against closed forms.
+func TestMixture(t *testing.T) {
+	gauss := func(y, m, v float64) float64 { return -0.5*math.Log(2*math.Pi*v) - (y-m)*(y-m)/(2*v) }
+	for _, tc := range []struct {
+		name     string
+		f        []float64
+		y, v     float64
+		ll, mean float64
+	}{
+		{"one sample", []float64{2}, 3, 4, gauss(3, 2, 4), 2},
+		{"equal samples", []float64{1, 1, 1}, 0, 1, gauss(0, 1, 1), 1},
+		{"two samples", []float64{-1, 1}, 0.5, 0.25, math.Log(0.5*math.Exp(gauss(0.5, -1, 0.25)) + 0.5*math.Exp(gauss(0.5, 1, 0.25))), 0},
+		{"far (log-sum-exp)", []float64{1000, 1001}, 0, 1, gauss(0, 1000, 1) + math.Log(0.5), 1000.5},
+	} {
+		ll, mean := mixture(tc.f, tc.y, tc.v)
+		if math.Abs(ll-tc.ll) > 1e-9*math.Max(1, math.Abs(tc.ll)) || math.Abs(mean-tc.mean) > 1e-12 {
+			t.Errorf("%s: got %g, %g, want %g, %g", tc.name, ll, mean, tc.ll, tc.mean)
+		}
+	}
+	if got := meanSE([]float64{1, 2, 3}, "%.3f"); got != "2.000 ± 0.577" {
+		t.Errorf("meanSE = %q", got)
+	}
+}
+
+// TestRunSmoke runs every method for one epoch on one split and checks the table's rows.
+func TestRunSmoke(t *testing.T) {
+	o := options{csv: bostonCSV, splits: 1, epochs: 1, faEpochs: 1, lr: 0.01, sgdLR: 0.01, alpha: 1, samples: 8,
+		testFrac: 0.1, work: t.TempDir(), methods: allMethods}
+	var out bytes.Buffer
+	if err := run(o, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range allMethods {
+		if !strings.Contains(out.String(), "| "+m+" | -") {
+			t.Errorf("no row with a finite log-likelihood for %s in\n%s", m, out.String())
+		}
+	}
+	o.methods = []string{"nope"}
+	if err := run(o, &out); err == nil {
+		t.Error("an unknown method is not an error")
+	}
+}
