@@ -93,6 +93,11 @@ type Config struct {
 	MaxTreeDepth int
 	// NumSteps is StaticHMC's number of leapfrog steps per transition (default 16).
 	NumSteps int
+	// JitterSteps makes StaticHMC draw each transition's number of leapfrog steps uniformly from
+	// [⌈NumSteps/2⌉, NumSteps + ⌊NumSteps/2⌋] (mean NumSteps) instead of always NumSteps, so that
+	// a trajectory length near a multiple of some direction's period cannot make the chain
+	// oscillate (Neal 2011, §5.4.2.2; DefaultConfig: true).
+	JitterSteps bool
 	// TargetAccept is dual averaging's target mean acceptance statistic, in (0, 1) (default 0.8).
 	TargetAccept float64
 	// MaxEnergyError is the energy error H − H₀ above which a leapfrog step is divergent
@@ -134,6 +139,7 @@ func DefaultConfig() Config {
 		Seed:           1,
 		MaxTreeDepth:   10,
 		NumSteps:       16,
+		JitterSteps:    true,
 		TargetAccept:   0.8,
 		MaxEnergyError: 1000,
 		StepSize:       1,

@@ -41,6 +41,7 @@ type sampler struct {
 	alg       Algorithm
 	maxDepth  int
 	numSteps  int
+	jitter    bool // StaticHMC: draw the number of steps around numSteps
 	maxDeltaH float64
 	initR     float64
 	inits     [][]float64
@@ -66,7 +67,7 @@ type sampler struct {
 }
 
 func newSampler(f LogDensity, dim int, cfg *Config, rng *rand.Rand) *sampler {
-	s := &sampler{f: f, dim: dim, alg: cfg.Algorithm, maxDepth: cfg.MaxTreeDepth, numSteps: cfg.NumSteps,
+	s := &sampler{f: f, dim: dim, alg: cfg.Algorithm, maxDepth: cfg.MaxTreeDepth, numSteps: cfg.NumSteps, jitter: cfg.JitterSteps,
 		maxDeltaH: cfg.MaxEnergyError, initR: cfg.InitRadius, inits: cfg.Inits, rng: rng, eps: cfg.StepSize}
 	vec := func() []float64 { return make([]float64, dim) }
 	s.invM = vec()
@@ -236,8 +237,12 @@ func (s *sampler) staticTransition() DrawStats {
 	z := &s.z
 	s.samplePoint(z)
 	h0 := s.hamiltonian(z)
-	n := 0
-	for range s.numSteps {
+	n, steps := 0, s.numSteps
+	if s.jitter {
+		lo := (s.numSteps + 1) / 2
+		steps = lo + s.rng.IntN(s.numSteps+s.numSteps/2-lo+1)
+	}
+	for range steps {
 		s.leapfrog(z, s.eps)
 		n++
 		if math.IsInf(z.lp, -1) {
