@@ -307,51 +307,141 @@ func (p *instParser) array(k, d, start int) *reqError {
 }
 
 // number reads a JSON number (RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?) as value j
-// of instance k.
+// of instance k, checking the grammar and converting in one pass (decimalToFloat32).
 func (p *instParser) number(k, j int) *reqError {
 	b, s := p.b, p.i
 	i := s
-	digits := func() bool {
-		from := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
-		return i > from
-	}
+	var d decimal
 	if i < len(b) && b[i] == '-' {
+		d.neg = true
 		i++
 	}
 	switch {
 	case i < len(b) && b[i] == '0':
 		i++
-	case !digits():
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		i = d.digits(b, i, false)
+	default:
 		return p.badNumber(k, j, s, i)
 	}
 	if i < len(b) && b[i] == '.' {
 		i++
-		if !digits() {
+		from := i
+		if i = d.digits(b, i, true); i == from {
 			return p.badNumber(k, j, s, i)
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
+		neg := false
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			neg = b[i] == '-'
 			i++
 		}
-		if !digits() {
+		from, e := i, 0
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			if e < 1e6 {
+				e = 10*e + int(b[i]-'0')
+			}
+			i++
+		}
+		if i == from {
 			return p.badNumber(k, j, s, i)
 		}
+		if neg {
+			e = -e
+		}
+		d.exp += e
 	}
 	if i < len(b) && isNumByte(b[i]) { // "01", "1.2.3", "1e5e5"
 		return p.badNumber(k, j, s, i)
 	}
-	v, err := strconv.ParseFloat(unsafe.String(&b[s], i-s), 32)
-	if err != nil {
-		return badRequest(kindBadShape, "model %q: instance %d, value %d: %.40s is outside float32's range", p.model, k, j, b[s:i])
+	v, ok := d.float32()
+	if !ok {
+		f, err := strconv.ParseFloat(unsafe.String(&b[s], i-s), 32)
+		if err != nil {
+			return badRequest(kindBadShape, "model %q: instance %d, value %d: %.40s is outside float32's range", p.model, k, j, b[s:i])
+		}
+		v = float32(f)
 	}
 	p.i = i
-	p.dst = append(p.dst, float32(v))
+	p.dst = append(p.dst, v)
 	return nil
+}
+
+// decimal accumulates a JSON number's digits: mant·10^exp, exact while it has at most 19
+// significant digits.
+type decimal struct {
+	mant    uint64
+	nd      int // significant digits in mant (leading zeros not counted)
+	exp     int
+	neg     bool
+	inexact bool // digits beyond the 19th were dropped
+}
+
+// digits reads the digits at b[i:] into d (fraction digits when frac) and returns the index
+// after them.
+func (d *decimal) digits(b []byte, i int, frac bool) int {
+	mant, nd, exp := d.mant, d.nd, d.exp
+	for ; i < len(b); i++ {
+		c := b[i] - '0'
+		if c > 9 {
+			break
+		}
+		switch {
+		case nd == 0 && c == 0: // a leading zero: only moves the point
+		case nd < 19:
+			mant = 10*mant + uint64(c)
+			nd++
+		default:
+			if c != 0 {
+				d.inexact = true
+			}
+			if !frac {
+				exp++ // a dropped integer digit still scales the value
+			}
+			continue
+		}
+		if frac {
+			exp--
+		}
+	}
+	d.mant, d.nd, d.exp = mant, nd, exp
+	return i
+}
+
+// pow10 holds the powers of ten that float64 represents exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13,
+	1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// float32 returns the decimal correctly rounded to float32 when that can be done exactly and
+// fast, ok false otherwise (the caller then uses strconv). Clinger's fast path: with mant < 2⁵³
+// and |exp| ≤ 22 both operands of mant·10^exp or mant/10^-exp are exact float64 values, so the
+// float64 result f is the correctly rounded value of the decimal x. Rounding f to float32 gives
+// x's correctly rounded float32 unless a float32 rounding boundary lies between x and f; since
+// |x − f| < ½ ulp₆₄ and every boundary (a midpoint between float32 neighbours) is a float64 value,
+// that can happen only when f is itself a boundary: its low 29 mantissa bits are 1000…0. Then,
+// and for every other case, ok is false.
+func (d *decimal) float32() (float32, bool) {
+	if d.inexact || d.mant >= 1<<53 || d.exp < -22 || d.exp > 22 {
+		return 0, false
+	}
+	f := float64(d.mant)
+	if d.exp < 0 {
+		f /= pow10[-d.exp]
+	} else {
+		f *= pow10[d.exp]
+	}
+	if f != 0 && (f < 0x1p-126 || f > math.MaxFloat32) {
+		return 0, false // subnormal or out of float32's range: strconv says which
+	}
+	if math.Float64bits(f)&(1<<29-1) == 1<<28 {
+		return 0, false
+	}
+	if d.neg {
+		f = -f
+	}
+	return float32(f), true
 }
 
 func (p *instParser) badNumber(k, j, s, i int) *reqError {
