@@ -163,20 +163,11 @@ func scale(x []float64, s float64) []float64 {
 	return out
 }
 
-// pm formats mean ± standard error.
+// pm formats mean ± standard error (eval.MeanSE).
 func pm(x []float64, f string) string {
-	mean := 0.0
-	for _, v := range x {
-		mean += v
-	}
-	mean /= float64(len(x))
+	mean, se := eval.MeanSE(x)
 	if len(x) < 2 {
 		return fmt.Sprintf(f, mean)
 	}
-	ss := 0.0
-	for _, v := range x {
-		ss += (v - mean) * (v - mean)
-	}
-	se := math.Sqrt(ss / float64(len(x)-1) / float64(len(x)))
 	return fmt.Sprintf(f+" ± "+f, mean, se)
 }

@@ -8,24 +8,12 @@ import (
 	"strings"
 
 	"github.com/edgebnn/edgebnn/train/bfvi"
+	"github.com/edgebnn/edgebnn/train/eval"
 	"github.com/edgebnn/edgebnn/train/mcmc"
 )
 
-// meanSE returns the mean and its standard error (sd/√n; 0 for one value).
-func meanSE(x []float64) (mean, se float64) {
-	for _, v := range x {
-		mean += v
-	}
-	mean /= float64(len(x))
-	if len(x) < 2 {
-		return mean, 0
-	}
-	s := 0.0
-	for _, v := range x {
-		s += (v - mean) * (v - mean)
-	}
-	return mean, math.Sqrt(s / float64(len(x)-1) / float64(len(x)))
-}
+// meanSE returns the mean and its standard error (eval.MeanSE).
+func meanSE(x []float64) (mean, se float64) { return eval.MeanSE(x) }
 
 func degreeList(quick bool) []int {
 	if quick {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train"
+	"github.com/edgebnn/edgebnn/train/eval"
 )
 
 // variant is one controlled change to the toy1d configuration of FSVI (or MFVI) in a sweep.
@@ -166,17 +166,5 @@ func runSweep(names string, n int, quick bool) error {
 	return nil
 }
 
-func meanSE(x []float64) (float64, float64) {
-	var m, v float64
-	for _, a := range x {
-		m += a
-	}
-	m /= float64(len(x))
-	for _, a := range x {
-		v += (a - m) * (a - m)
-	}
-	if len(x) < 2 {
-		return m, 0
-	}
-	return m, math.Sqrt(v / float64(len(x)-1) / float64(len(x)))
-}
+// meanSE returns the mean and its standard error (eval.MeanSE).
+func meanSE(x []float64) (float64, float64) { return eval.MeanSE(x) }

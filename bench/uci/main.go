@@ -36,6 +36,7 @@ import (
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train"
 	"github.com/edgebnn/edgebnn/train/data"
+	"github.com/edgebnn/edgebnn/train/eval"
 )
 
 // options are the command's settings.
@@ -384,19 +385,11 @@ func mixture(f []float64, y, v float64) (loglik, mean float64) {
 	return best + math.Log(sum/float64(len(f))), mean / float64(len(f))
 }
 
-// meanSE formats the mean ± standard error (sample standard deviation / √n) of v.
+// meanSE formats the mean ± standard error (eval.MeanSE) of v.
 func meanSE(v []float64, verb string) string {
 	if len(v) == 0 {
 		return "—"
 	}
-	mean, _ := moments(v)
-	ss := 0.0
-	for _, x := range v {
-		ss += (x - mean) * (x - mean)
-	}
-	se := 0.0
-	if len(v) > 1 {
-		se = math.Sqrt(ss/float64(len(v)-1)) / math.Sqrt(float64(len(v)))
-	}
+	mean, se := eval.MeanSE(v)
 	return fmt.Sprintf(verb+" ± "+verb, mean, se)
 }

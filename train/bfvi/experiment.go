@@ -2,7 +2,8 @@ package bfvi
 
 import (
 	"fmt"
-	"math"
+
+	"github.com/edgebnn/edgebnn/train/eval"
 )
 
 // KLRow is one line of a KL-versus-degree table.
@@ -74,17 +75,5 @@ func KLvsDegree(m Model, logPost LogDensity1D, degrees []int, runs int, cfg Trai
 	return rows, nil
 }
 
-func meanSE(x []float64) (mean, se float64) {
-	for _, v := range x {
-		mean += v
-	}
-	mean /= float64(len(x))
-	if len(x) < 2 {
-		return mean, 0
-	}
-	s := 0.0
-	for _, v := range x {
-		s += (v - mean) * (v - mean)
-	}
-	return mean, math.Sqrt(s / float64(len(x)-1) / float64(len(x)))
-}
+// meanSE is eval.MeanSE.
+func meanSE(x []float64) (mean, se float64) { return eval.MeanSE(x) }

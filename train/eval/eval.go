@@ -238,3 +238,24 @@ func Regress(mean, variance, targets []float32) (Regression, error) {
 	}
 	return Regression{N: n, RMSE: math.Sqrt(se / float64(n)), NLL: nll / float64(n)}, nil
 }
+
+// MeanSE returns the mean of x and its standard error, the sample standard deviation (n − 1 in
+// the denominator) over √n — how every table of repeated runs reports "mean ± standard error".
+// One value has standard error 0; no values give NaN for both.
+func MeanSE(x []float64) (mean, se float64) {
+	if len(x) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	for _, v := range x {
+		mean += v
+	}
+	mean /= float64(len(x))
+	if len(x) < 2 {
+		return mean, 0
+	}
+	ss := 0.0
+	for _, v := range x {
+		ss += (v - mean) * (v - mean)
+	}
+	return mean, math.Sqrt(ss / float64(len(x)-1) / float64(len(x)))
+}

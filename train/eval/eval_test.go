@@ -178,3 +178,16 @@ func TestCombine(t *testing.T) {
 		t.Errorf("disagreeing members: MI %v entropy %v, want log 2", p.MutualInfo[0], p.Entropy[0])
 	}
 }
+
+func TestMeanSE(t *testing.T) {
+	// 1, 2, 3, 4: mean 2.5, sample variance 5/3, standard error √(5/3)/2.
+	if m, se := MeanSE([]float64{1, 2, 3, 4}); m != 2.5 || math.Abs(se-math.Sqrt(5.0/3)/2) > 1e-15 {
+		t.Errorf("MeanSE = %v ± %v", m, se)
+	}
+	if m, se := MeanSE([]float64{7}); m != 7 || se != 0 {
+		t.Errorf("one value: %v ± %v", m, se)
+	}
+	if m, se := MeanSE(nil); !math.IsNaN(m) || !math.IsNaN(se) {
+		t.Errorf("no values: %v ± %v", m, se)
+	}
+}
