@@ -152,16 +152,13 @@ func (p *instParser) request(maxInstances int) (int, *reqError) {
 			if n, err = p.instances(maxInstances); err != nil {
 				return 0, err
 			}
-			p.ws()
-			if p.i < len(p.b) && p.b[p.i] == ',' {
-				p.i++
-				continue
+			more, err := p.next('}', -1)
+			if err != nil {
+				return 0, err
 			}
-			if p.i < len(p.b) && p.b[p.i] == '}' {
-				p.i++
+			if !more {
 				break
 			}
-			return 0, p.malformed("want ',' or '}', got %s", p.what())
 		}
 	}
 	p.ws()
@@ -175,6 +172,26 @@ func (p *instParser) request(maxInstances int) (int, *reqError) {
 		return 0, p.shape
 	}
 	return n, nil
+}
+
+// next reads what follows an element of an array or object: ',' (more elements: true) or its
+// closing bracket (false). inst ≥ 0 names the instance the element belongs to in the error.
+func (p *instParser) next(closing byte, inst int) (bool, *reqError) {
+	p.ws()
+	if p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ',':
+			p.i++
+			return true, nil
+		case closing:
+			p.i++
+			return false, nil
+		}
+	}
+	if inst >= 0 {
+		return false, p.malformed("instance %d: want ',' or '%c', got %s", inst, closing, p.what())
+	}
+	return false, p.malformed("want ',' or '%c', got %s", closing, p.what())
 }
 
 // key reads an object key: a JSON string without escapes (any escape is refused: the only valid
@@ -227,16 +244,13 @@ func (p *instParser) instances(maxInstances int) (int, *reqError) {
 			p.shape = badRequest(kindBadShape, "model %q: instance %d has %d values; the model takes %d", p.model, n, got, p.size)
 		}
 		n++
-		p.ws()
-		if p.i < len(p.b) && p.b[p.i] == ',' {
-			p.i++
-			continue
+		more, err := p.next(']', n-1)
+		if err != nil {
+			return 0, err
 		}
-		if p.i < len(p.b) && p.b[p.i] == ']' {
-			p.i++
+		if !more {
 			return n, nil
 		}
-		return 0, p.malformed("want ',' or ']' after instance %d, got %s", n-1, p.what())
 	}
 }
 
@@ -281,16 +295,13 @@ func (p *instParser) array(k, d, start int) *reqError {
 			return badRequest(kindBadShape, "model %q: instance %d, value %d: want a number, got %s", p.model, k, len(p.dst)-start, p.what())
 		}
 		count++
-		p.ws()
-		if p.i < len(p.b) && p.b[p.i] == ',' {
-			p.i++
-			continue
+		more, err := p.next(']', k)
+		if err != nil {
+			return err
 		}
-		if p.i < len(p.b) && p.b[p.i] == ']' {
-			p.i++
+		if !more {
 			break
 		}
-		return p.malformed("instance %d: want ',' or ']', got %s", k, p.what())
 	}
 	if p.dims[d] == 0 {
 		p.dims[d] = count
