@@ -285,12 +285,11 @@ func (p *instParser) array(k, d, start int) *reqError {
 				return badRequest(kindBadShape, "model %q: instance %d: an array mixes numbers and arrays", p.model, k)
 			}
 			kind = 'n'
-			if len(p.dst)-start >= p.size {
-				return badRequest(kindBadShape, "model %q: instance %d has more than %d values (the model's input size)", p.model, k, p.size)
-			}
-			if err := p.number(k, len(p.dst)-start); err != nil {
+			run, err := p.numbers(k, start)
+			if err != nil {
 				return err
 			}
+			count += run - 1
 		default:
 			return badRequest(kindBadShape, "model %q: instance %d, value %d: want a number, got %s", p.model, k, len(p.dst)-start, p.what())
 		}
@@ -315,6 +314,111 @@ func (p *instParser) array(k, d, start int) *reqError {
 		p.leaf = d
 	}
 	return nil
+}
+
+// numbers reads a run of numbers separated by commas (values of instance k, which start at
+// dst[start]), as far as it goes: it stops before a ']' or a ',' that is not followed by a
+// number, which the caller's loop then handles. It returns how many numbers it read (≥ 1). A
+// short plain number — an optional '-', at most 18 digits, an optional fraction, no exponent —
+// is read and converted inline; any other falls to number, which checks and converts all of
+// JSON's grammar.
+func (p *instParser) numbers(k, start int) (int, *reqError) {
+	b, n := p.b, 0
+	for {
+		if len(p.dst)-start >= p.size {
+			return 0, badRequest(kindBadShape, "model %q: instance %d has more than %d values (the model's input size)", p.model, k, p.size)
+		}
+		if v, i, ok := plainNumber(b, p.i); ok {
+			p.i = i
+			p.dst = append(p.dst, v)
+		} else if err := p.number(k, len(p.dst)-start); err != nil {
+			return 0, err
+		}
+		n++
+		// A ',' followed by a number continues the run.
+		i := p.i
+		if i+1 < len(b) && b[i] == ',' && '0' <= b[i+1] && b[i+1] <= '9' { // the compact form
+			p.i = i + 1
+			continue
+		}
+		for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
+			i++
+		}
+		if i >= len(b) || b[i] != ',' {
+			p.i = i
+			return n, nil
+		}
+		j := i + 1
+		for j < len(b) && (b[j] == ' ' || b[j] == '\n' || b[j] == '\t' || b[j] == '\r') {
+			j++
+		}
+		if j >= len(b) || !(b[j] == '-' || '0' <= b[j] && b[j] <= '9') {
+			p.i = i
+			return n, nil
+		}
+		p.i = j
+	}
+}
+
+// plainNumber reads the number at b[i:] when it is plain: -?(0|[1-9][0-9]*)(.[0-9]+)? with at
+// most 18 digits, followed by a byte that cannot continue a number, and converts it with
+// Clinger's fast path (decimal.float32). ok is false for anything else, and nothing is consumed.
+func plainNumber(b []byte, i int) (v float32, next int, ok bool) {
+	neg := false
+	if i < len(b) && b[i] == '-' {
+		neg = true
+		i++
+	}
+	if i >= len(b) || b[i] < '0' || b[i] > '9' {
+		return 0, 0, false
+	}
+	var mant uint64
+	exp := 0
+	start := i
+	if b[i] == '0' {
+		i++
+	} else {
+		for ; i < len(b); i++ {
+			c := b[i] - '0'
+			if c > 9 {
+				break
+			}
+			mant = 10*mant + uint64(c)
+		}
+	}
+	nd := i - start
+	if i < len(b) && b[i] == '.' {
+		i++
+		from := i
+		for ; i < len(b); i++ {
+			c := b[i] - '0'
+			if c > 9 {
+				break
+			}
+			mant = 10*mant + uint64(c)
+		}
+		if i == from {
+			return 0, 0, false
+		}
+		exp = from - i
+		nd -= exp
+	}
+	if nd > 18 || mant >= 1<<53 {
+		return 0, 0, false
+	}
+	if i < len(b) && b[i] != ',' && b[i] != ']' && isNumByte(b[i]) {
+		return 0, 0, false
+	}
+	// decimal.float32's fast path, inlined: exp is in [−18, 0] and a nonzero mant·10^exp in
+	// [10⁻¹⁸, 2⁵³], well inside float32's normal range.
+	f := float64(mant) / pow10[-exp]
+	if math.Float64bits(f)&(1<<29-1) == 1<<28 {
+		return 0, 0, false
+	}
+	if neg {
+		f = -f
+	}
+	return float32(f), i, true
 }
 
 // number reads a JSON number (RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?) as value j

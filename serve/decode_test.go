@@ -16,6 +16,7 @@ func TestNumberMatchesStrconv(t *testing.T) {
 	if testing.Short() {
 		n = 30000
 	}
+	plain := 0
 	check := func(s string) {
 		want, werr := strconv.ParseFloat(s, 32)
 		p := instParser{b: []byte(s), size: 1, model: "m"}
@@ -27,6 +28,13 @@ func TestNumberMatchesStrconv(t *testing.T) {
 			t.Fatalf("%q: refused (%v), strconv reads %v", s, err.msg, want)
 		case werr == nil && math.Float32bits(p.dst[0]) != math.Float32bits(float32(want)):
 			t.Fatalf("%q: %v (%#08x), strconv %v (%#08x)", s, p.dst[0], math.Float32bits(p.dst[0]), float32(want), math.Float32bits(float32(want)))
+		}
+		// The inline reader of plain numbers, when it takes one, agrees too.
+		if v, next, ok := plainNumber([]byte(s+","), 0); ok {
+			plain++
+			if werr != nil || next != len(s) || math.Float32bits(v) != math.Float32bits(float32(want)) {
+				t.Fatalf("%q: plainNumber %v (next %d), strconv %v (%v)", s, v, next, float32(want), werr)
+			}
 		}
 	}
 	digits := func(k int) string {
@@ -68,6 +76,9 @@ func TestNumberMatchesStrconv(t *testing.T) {
 		for _, v := range []float64{mid, math.Nextafter(mid, 0), math.Nextafter(mid, math.Inf(1))} {
 			check(strconv.FormatFloat(v, 'g', -1, 64))
 		}
+	}
+	if plain < n/2 {
+		t.Errorf("plainNumber took only %d of the strings", plain)
 	}
 	for _, s := range []string{"0", "-0", "0.0", "1e22", "1e23", "1e-22", "1e-23", "3.4028235e38", "3.4028236e38",
 		"1e39", "1.1754944e-38", "1e-45", "1e-46", "9007199254740993", "0.000000000000000000001", "123456789012345678901234567890"} {
