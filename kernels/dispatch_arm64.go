@@ -99,17 +99,17 @@ func dot4(a []float32, lda int, x []float32, out *[4]float32) {
 }
 
 //go:noescape
-func zigNEON(words *uint32, groups int, out *float32, k *uint32, w *float32) int
+func zigNEON(words *uint32, n int, out *float32, tab *[2 * zigLayers][2]uint32) int
 
-// zigFast is the ziggurat's fast path over words, four at a time in NEON until a group holds a
-// word for the slow path, then generic; see zigFastGeneric.
+// zigFast is the ziggurat's fast path over words, eight at a time in NEON; see zigFastGeneric.
+// Unlike the generic twin it may also overwrite out[j] for a few j past the returned index (up to
+// the end of its group of eight or four words), which the caller writes afterwards.
 func zigFast(words []uint32, out []float32) int {
-	out = out[:len(words)]
-	done := 0
-	if g := len(words) / 4; g > 0 {
-		done = zigNEON(&words[0], g, &out[0], &zig.k[0], &zig.w32[0])
+	if len(words) == 0 {
+		return 0
 	}
-	return done + zigFastGeneric(words[done:], out[done:])
+	out = out[:len(words)]
+	return zigNEON(&words[0], len(words), &out[0], &zig.fast)
 }
 
 // branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather

@@ -170,3 +170,48 @@ func TestZigFastMatchesGeneric(t *testing.T) {
 		}
 	}
 }
+
+// normalRef is Stream.Normal one word at a time with the generic fast path: the reference the
+// buffered, SIMD Normal must equal bit for bit.
+func normalRef(s *Stream, dst []float32) {
+	for i := range dst {
+		w := s.word()
+		var x [1]float32
+		if zigFastGeneric([]uint32{w}, x[:]) == 1 {
+			dst[i] = x[0]
+			continue
+		}
+		dst[i] = float32(s.zigSlow(w))
+	}
+}
+
+// TestNormalMatchesReference draws normals in calls of many lengths (with Uniform calls between
+// some, which shift the words' alignment) and compares them bit for bit with normalRef.
+func TestNormalMatchesReference(t *testing.T) {
+	total := 300000
+	if testing.Short() {
+		total = 60000
+	}
+	for _, chunks := range [][]int{{1}, {2, 3}, {4}, {5, 7, 9}, {8}, {16, 1}, {17, 33}, {128}, {129, 3}, {1000}, {100480}} {
+		for _, seed := range []uint64{1, 0xdeadbeefcafe} {
+			s, r := NewStream(seed, 3, 5), NewStream(seed, 3, 5)
+			got, want := make([]float32, total), make([]float32, total)
+			for i, c := 0, 0; i < total; c++ {
+				m := min(chunks[c%len(chunks)], total-i)
+				s.Normal(got[i : i+m])
+				normalRef(&r, want[i:i+m])
+				if c%5 == 4 {
+					var u1, u2 [3]float32
+					s.Uniform(u1[:c%3+1])
+					r.Uniform(u2[:c%3+1])
+				}
+				i += m
+			}
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("chunks %v seed %#x: normal %d = %v, reference %v", chunks, seed, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
