@@ -2,8 +2,6 @@
 
 package kernels
 
-import "math/bits"
-
 // The arm64 build's kernels: NEON assembly (gemm_arm64.s, blas_arm64.s; Advanced SIMD is part
 // of every ARMv8-A core) where it exists, the generic twins otherwise; dispatch_purego.go is the
 // portable counterpart.
@@ -59,57 +57,21 @@ func axpy(alpha float32, x, y []float32) {
 func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
 
 //go:noescape
-func philoxNEON(dst *uint32, groups int, plan *philoxPlan)
+func philoxNEON(dst *uint32, groups int, key *[2]uint32, ctr *[4]uint32, hi, a, b uint32)
 
-// philoxPlan is what philoxNEON reads (philox_arm64.s, written by scripts/philox_arm64.py): the
-// low counter words of a group's four blocks and the constants of its rounds. Only the low
-// counter word c0 differs between the blocks of a call, so round 0's product M1·c2 and its words
-// c0, c1 are the same for every block (c0 = hi(M1·a) ^ hi ^ k0, c1 = lo(M1·a)), and so is round
-// 1's product M0·c0: b1, d0, d1, k02 and f fold them with the round keys of rounds 0-2. Rounds
-// 4-9 add the Weyl constants (w0, w1) to round 3's key (k03, k13).
-type philoxPlan struct {
-	ctr                [4]uint32
-	m0, m1             uint32
-	b1, d0, d1, k02, f uint32
-	k03, k13, w0, w1   uint32
-}
-
-// set sets p to the plan of the blocks with counters (lo, hi, a, b), (lo+1, hi, a, b),
-// … under key.
-func (p *philoxPlan) set(key [2]uint32, lo, hi, a, b uint32) {
-	k0, k1 := key[0], key[1]
-	w0, w1 := uint32(philoxW0), uint32(philoxW1)
-	ah, al := bits.Mul32(philoxM1, a)
-	c0 := ah ^ hi ^ k0 // round 0's c0; its c1 is al
-	eh, el := bits.Mul32(philoxM0, c0)
-	*p = philoxPlan{
-		ctr: [4]uint32{lo, lo + 1, lo + 2, lo + 3},
-		m0:  philoxM0, m1: philoxM1,
-		b1:  b ^ k1,           // round 0: c2 = hi(M0·ctr) ^ b ^ k1
-		d0:  al ^ (k0 + w0),   // round 1: c0 = hi(M1·c2) ^ al ^ k0'
-		d1:  eh ^ (k1 + w1),   // round 1: c2 = hi(M0·c0) ^ c3 ^ k1', c3 = el
-		k02: k0 + 2*w0,        // round 2: c0 = hi(M1·c2) ^ c1 ^ k0''
-		f:   el ^ (k1 + 2*w1), // round 2: c2 = hi(M0·c0) ^ el ^ k1''
-		k03: k0 + 3*w0, k13: k1 + 3*w1,
-		w0: w0, w1: w1,
-	}
-}
-
-// philoxBlocks fills dst (a multiple of 4 words) with consecutive Philox4x32-10 blocks, four
-// blocks at a time in NEON while the low counter word does not wrap, the rest generic; see
-// philoxBlocksGeneric.
+// philoxBlocks fills dst (a multiple of 4 words) with consecutive Philox4x32-10 blocks, eight or
+// four blocks at a time in NEON (philox_arm64.s, written by scripts/philox_arm64.py) while the low
+// counter word does not wrap, the rest generic; see philoxBlocksGeneric.
 func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
 	nb := len(dst) / 4
 	groups := uint64(nb / 4)
 	lo := uint32(block)
 	groups = min(groups, (1<<32-uint64(lo))/4)
 	if groups > 0 {
-		var plan philoxPlan
-		plan.set(key, lo, uint32(block>>32), a, b)
-		philoxNEON(&dst[0], int(groups), &plan)
+		ctr := [4]uint32{lo, lo + 1, lo + 2, lo + 3}
+		philoxNEON(&dst[0], int(groups), &key, &ctr, uint32(block>>32), a, b)
 	}
-	done := int(16 * groups)
-	if done < 4*nb {
+	if done := int(16 * groups); done < 4*nb {
 		philoxBlocksGeneric(dst[done:4*nb], key, block+4*groups, a, b)
 	}
 }

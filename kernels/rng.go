@@ -81,6 +81,15 @@ func NewStream(seed uint64, a, b uint32) Stream {
 	return Stream{key: [2]uint32{uint32(seed), uint32(seed >> 32)}, a: a, b: b}
 }
 
+// Reset makes s the stream NewStream(seed, a, b) returns, without clearing its buffer (its words
+// are never read before a refill writes them): cheaper than assigning NewStream's value to a
+// Stream reused for many short draws, as the runtime does per sample and layer.
+func (s *Stream) Reset(seed uint64, a, b uint32) {
+	s.key = [2]uint32{uint32(seed), uint32(seed >> 32)}
+	s.a, s.b = a, b
+	s.block, s.n, s.avail = 0, 0, 0
+}
+
 // refill generates the next Philox blocks into the buffer, enough for want words (at least one
 // block, rounded up to the blocks the architecture generates together, at most streamBlocks),
 // once every buffered word has been consumed. How many blocks are generated ahead never changes

@@ -608,7 +608,7 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 		tb := t[b*n*mo : (b+1)*n*mo]
 		rng := &fc.rng
 		if !fc.mean {
-			*rng = kernels.NewStream(fc.seed, uint32(s), id)
+			rng.Reset(fc.seed, uint32(s), id)
 		}
 		switch l.q {
 		case QDiagonal, QMatrix:

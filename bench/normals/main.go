@@ -1,6 +1,6 @@
 // Command normals draws standard normals with kernels.Stream.Normal, for instruction counts
 // under QEMU (bench/armcount.sh's method: run with -n N and -n 2N and divide the difference by
-// N). -chunk sets the length of each Normal call; -fresh starts a new stream for every call, as
+// N). -chunk sets the length of each Normal call; -fresh resets the stream to a new one (Stream.Reset) before every call, as
 // the local strategy does per sample and layer.
 //
 //	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -o /tmp/normals ./bench/normals
@@ -26,7 +26,7 @@ func main() {
 	for i, call := 0, 0; i < *n; call++ {
 		m := min(*chunk, *n-i)
 		if *fresh {
-			s = kernels.NewStream(1, uint32(call), 3)
+			s.Reset(1, uint32(call), 3)
 		}
 		s.Normal(buf[:m])
 		sum += float64(buf[0])
