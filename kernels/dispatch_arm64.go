@@ -106,11 +106,12 @@ func zigNEON(words *uint32, n int, out *float32, tab *[2 * zigLayers][2]uint32) 
 // Unlike the generic twin it may also overwrite out[j] for a few j past the returned index (up to
 // the end of its group of eight or four words), which the caller writes afterwards.
 func zigFast(words []uint32, out []float32) int {
-	if len(words) == 0 {
+	n := len(words)
+	if n == 0 {
 		return 0
 	}
-	out = out[:len(words)]
-	return zigNEON(&words[0], len(words), &out[0], &zig.fast)
+	_ = out[n-1] // the bound the assembly relies on
+	return zigNEON(&words[0], n, &out[0], &zig.fast)
 }
 
 // branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather
