@@ -17,6 +17,15 @@ func gemmKernel(kc int, alpha float32, a, b, c []float32, ldc int) {
 	gemmKernelGeneric(kc, alpha, a, b, c, ldc)
 }
 
+// gemmInPlaceA reports whether gemmKernelRows is a kernel of its own: here it is not, and the
+// Gemm drivers pack A.
+const gemmInPlaceA = false
+
+// gemmKernelRows is the Gemm micro-kernel with A read in place; see gemmKernelRowsGeneric.
+func gemmKernelRows(kc int, alpha float32, a []float32, lda, mr int, b, c []float32, ldc int) {
+	gemmKernelRowsGeneric(kc, alpha, a, lda, mr, b, c, ldc)
+}
+
 // dot returns the inner product of x and y[:len(x)]; see dotGeneric.
 func dot(x, y []float32) float32 { return dotGeneric(x, y) }
 

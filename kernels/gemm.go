@@ -172,7 +172,10 @@ func gemmBlocked(p *gemmParams, pa, pb []float32, mc, kc, nc int) {
 			packB(p, pb, pc, kb, jc, nb)
 			for ic := 0; ic < p.m; ic += mc {
 				mb := min(mc, p.m-ic)
-				packA(p, pa, ic, mb, pc, kb)
+				inPlace := gemmInPlaceA && !p.transA
+				if !inPlace {
+					packA(p, pa, ic, mb, pc, kb)
+				}
 				for jr := 0; jr < nb; jr += gemmNR {
 					nr := min(gemmNR, nb-jr)
 					bp := pb[jr*kb : jr*kb+kb*gemmNR]
@@ -181,11 +184,19 @@ func gemmBlocked(p *gemmParams, pa, pb []float32, mc, kc, nc int) {
 						ap := pa[ir*kb : ir*kb+kb*gemmMR]
 						ci := (ic+ir)*p.ldc + jc + jr
 						if mr == gemmMR && nr == gemmNR {
-							gemmKernel(kb, p.alpha, ap, bp, p.c[ci:], p.ldc)
+							if inPlace {
+								gemmKernelRows(kb, p.alpha, p.a[(ic+ir)*p.lda+pc:], p.lda, mr, bp, p.c[ci:], p.ldc)
+							} else {
+								gemmKernel(kb, p.alpha, ap, bp, p.c[ci:], p.ldc)
+							}
 							continue
 						}
 						tile = [gemmMR * gemmNR]float32{}
-						gemmKernel(kb, p.alpha, ap, bp, tile[:], gemmNR)
+						if inPlace {
+							gemmKernelRows(kb, p.alpha, p.a[(ic+ir)*p.lda+pc:], p.lda, mr, bp, tile[:], gemmNR)
+						} else {
+							gemmKernel(kb, p.alpha, ap, bp, tile[:], gemmNR)
+						}
 						for r := 0; r < mr; r++ {
 							row := p.c[ci+r*p.ldc : ci+r*p.ldc+nr]
 							for j := range row {

@@ -93,19 +93,30 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 		blk := pb.data[off : off+kb*pb.np]
 		off += kb * pb.np
 		pa := work[:kb*gemmMR]
+		inPlace := gemmInPlaceA && !transA
 		for ir := 0; ir < m; ir += gemmMR {
 			mr := min(gemmMR, m-ir)
-			packA(&p, pa, ir, mr, pc, kb)
+			if !inPlace {
+				packA(&p, pa, ir, mr, pc, kb)
+			}
 			for jr := 0; jr < n; jr += gemmNR {
 				nr := min(gemmNR, n-jr)
 				bp := blk[jr*kb : jr*kb+kb*gemmNR]
 				ci := ir*ldc + jr
 				if mr == gemmMR && nr == gemmNR {
-					gemmKernel(kb, alpha, pa, bp, c[ci:], ldc)
+					if inPlace {
+						gemmKernelRows(kb, alpha, a[ir*lda+pc:], lda, mr, bp, c[ci:], ldc)
+					} else {
+						gemmKernel(kb, alpha, pa, bp, c[ci:], ldc)
+					}
 					continue
 				}
 				tile = [gemmMR * gemmNR]float32{}
-				gemmKernel(kb, alpha, pa, bp, tile[:], gemmNR)
+				if inPlace {
+					gemmKernelRows(kb, alpha, a[ir*lda+pc:], lda, mr, bp, tile[:], gemmNR)
+				} else {
+					gemmKernel(kb, alpha, pa, bp, tile[:], gemmNR)
+				}
 				for r := 0; r < mr; r++ {
 					row := c[ci+r*ldc : ci+r*ldc+nr]
 					for j := range row {
