@@ -17,23 +17,20 @@ const (
 func gemmKernelNEON(kc int, alpha float32, a, b, c *float32, ldc int)
 
 //go:noescape
-func gemmKernelRowsNEON(kc int, alpha float32, rows *[gemmMR]*float32, b, c *float32, ldc int)
+func gemmKernelRowsNEON(kc int, alpha float32, a *float32, lda int, b, c *float32, ldc int)
 
 // gemmInPlaceA reports that gemmKernelRows reads the left operand in place, so that the Gemm
-// drivers do not pack it (when it is not transposed).
+// drivers pack A only for panels of fewer than gemmMR rows (and when it is transposed).
 const gemmInPlaceA = true
 
 // gemmKernelRows is the Gemm micro-kernel with A read in place; see gemmKernelRowsGeneric for
 // the contract. Its results are bit for bit those of gemmKernel on packA's panel.
-func gemmKernelRows(kc int, alpha float32, a []float32, lda, mr int, b, c []float32, ldc int) {
-	var rows [gemmMR]*float32
-	for r := range rows {
-		o := min(r, mr-1) * lda
-		rows[r] = &a[o : o+kc][0]
-	}
+func gemmKernelRows(kc int, alpha float32, a []float32, lda int, b, c []float32, ldc int) {
+	// The bounds the assembly relies on.
+	_ = a[(gemmMR-1)*lda+kc-1]
 	_ = b[kc*gemmNR-1]
 	_ = c[(gemmMR-1)*ldc+gemmNR-1]
-	gemmKernelRowsNEON(kc, alpha, &rows, &b[0], &c[0], ldc)
+	gemmKernelRowsNEON(kc, alpha, &a[0], lda, &b[0], &c[0], ldc)
 }
 
 //go:noescape

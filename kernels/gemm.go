@@ -172,9 +172,13 @@ func gemmBlocked(p *gemmParams, pa, pb []float32, mc, kc, nc int) {
 			packB(p, pb, pc, kb, jc, nb)
 			for ic := 0; ic < p.m; ic += mc {
 				mb := min(mc, p.m-ic)
+				// With gemmInPlaceA the kernel reads A's full panels in place, and only a last
+				// panel of fewer than gemmMR rows is packed.
 				inPlace := gemmInPlaceA && !p.transA
-				if !inPlace {
+				if full := mb / gemmMR * gemmMR; !inPlace {
 					packA(p, pa, ic, mb, pc, kb)
+				} else if full < mb {
+					packA(p, pa[full*kb:], ic+full, mb-full, pc, kb)
 				}
 				for jr := 0; jr < nb; jr += gemmNR {
 					nr := min(gemmNR, nb-jr)
@@ -185,15 +189,15 @@ func gemmBlocked(p *gemmParams, pa, pb []float32, mc, kc, nc int) {
 						ci := (ic+ir)*p.ldc + jc + jr
 						if mr == gemmMR && nr == gemmNR {
 							if inPlace {
-								gemmKernelRows(kb, p.alpha, p.a[(ic+ir)*p.lda+pc:], p.lda, mr, bp, p.c[ci:], p.ldc)
+								gemmKernelRows(kb, p.alpha, p.a[(ic+ir)*p.lda+pc:], p.lda, bp, p.c[ci:], p.ldc)
 							} else {
 								gemmKernel(kb, p.alpha, ap, bp, p.c[ci:], p.ldc)
 							}
 							continue
 						}
 						tile = [gemmMR * gemmNR]float32{}
-						if inPlace {
-							gemmKernelRows(kb, p.alpha, p.a[(ic+ir)*p.lda+pc:], p.lda, mr, bp, tile[:], gemmNR)
+						if inPlace && mr == gemmMR {
+							gemmKernelRows(kb, p.alpha, p.a[(ic+ir)*p.lda+pc:], p.lda, bp, tile[:], gemmNR)
 						} else {
 							gemmKernel(kb, p.alpha, ap, bp, tile[:], gemmNR)
 						}

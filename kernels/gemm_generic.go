@@ -74,14 +74,12 @@ func gemmKernelGeneric(kc int, alpha float32, a, b, c []float32, ldc int) {
 	}
 }
 
-// gemmKernelRowsGeneric is gemmKernelGeneric with the left operand read in place: row r < mr of
-// the gemmMR×kc panel is a[r*lda : r*lda+kc], and rows mr…gemmMR−1 repeat row mr−1 (the caller
-// discards their results). 1 ≤ mr ≤ gemmMR, kc ≤ gemmKC.
-func gemmKernelRowsGeneric(kc int, alpha float32, a []float32, lda, mr int, b, c []float32, ldc int) {
+// gemmKernelRowsGeneric is gemmKernelGeneric with the left operand read in place: row r of the
+// gemmMR×kc panel is a[r*lda : r*lda+kc]. kc ≤ gemmKC.
+func gemmKernelRowsGeneric(kc int, alpha float32, a []float32, lda int, b, c []float32, ldc int) {
 	var pa [gemmMR * gemmKC]float32
 	for r := 0; r < gemmMR; r++ {
-		row := a[min(r, mr-1)*lda:][:kc]
-		for l, v := range row {
+		for l, v := range a[r*lda : r*lda+kc] {
 			pa[l*gemmMR+r] = v
 		}
 	}

@@ -2,25 +2,30 @@
 
 #include "textflag.h"
 
-// func gemmKernelRowsNEON(kc int, alpha float32, rows *[8]*float32, b, c *float32, ldc int)
+// func gemmKernelRowsNEON(kc int, alpha float32, a *float32, lda int, b, c *float32, ldc int)
 //
 // gemmKernelNEON with A read in place: C[0:8, 0:8] += alpha * A·B, row r of A being the kc values
-// at rows[r], and b a packed kc×8 panel. Four depth steps per pass: one 4-value load per row
+// at a + r·lda, and b a packed kc×8 panel. Four depth steps per pass: one 4-value load per row
 // (V0–V7), the four steps' B in V8–V15 and 64 FMLA by element, in the same order per accumulator
 // as gemmKernelNEON, so the results are bit for bit the same as packing A first; the last kc mod 4
 // steps load one value per row. kc ≥ 1. Instructions Go's assembler does not spell are WORDs with
 // their mnemonic beside them.
-TEXT ·gemmKernelRowsNEON(SB), NOSPLIT, $0-48
+TEXT ·gemmKernelRowsNEON(SB), NOSPLIT, $0-56
 	MOVD kc+0(FP), R0
-	MOVD rows+16(FP), R1
-	MOVD b+24(FP), R2
-	MOVD c+32(FP), R3
-	MOVD ldc+40(FP), R4
+	MOVD a+16(FP), R5
+	MOVD lda+24(FP), R1
+	MOVD b+32(FP), R2
+	MOVD c+40(FP), R3
+	MOVD ldc+48(FP), R4
 	LSL  $2, R4, R4
-	LDP  (R1), (R5, R6)
-	LDP  16(R1), (R7, R8)
-	LDP  32(R1), (R9, R10)
-	LDP  48(R1), (R11, R12)
+	LSL  $2, R1, R1
+	ADD  R1, R5, R6
+	ADD  R1, R6, R7
+	ADD  R1, R7, R8
+	ADD  R1, R8, R9
+	ADD  R1, R9, R10
+	ADD  R1, R10, R11
+	ADD  R1, R11, R12
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
 	VEOR V18.B16, V18.B16, V18.B16

@@ -93,9 +93,10 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 		blk := pb.data[off : off+kb*pb.np]
 		off += kb * pb.np
 		pa := work[:kb*gemmMR]
-		inPlace := gemmInPlaceA && !transA
 		for ir := 0; ir < m; ir += gemmMR {
 			mr := min(gemmMR, m-ir)
+			// With gemmInPlaceA the kernel reads a full panel of A in place.
+			inPlace := gemmInPlaceA && !transA && mr == gemmMR
 			if !inPlace {
 				packA(&p, pa, ir, mr, pc, kb)
 			}
@@ -105,7 +106,7 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 				ci := ir*ldc + jr
 				if mr == gemmMR && nr == gemmNR {
 					if inPlace {
-						gemmKernelRows(kb, alpha, a[ir*lda+pc:], lda, mr, bp, c[ci:], ldc)
+						gemmKernelRows(kb, alpha, a[ir*lda+pc:], lda, bp, c[ci:], ldc)
 					} else {
 						gemmKernel(kb, alpha, pa, bp, c[ci:], ldc)
 					}
@@ -113,7 +114,7 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 				}
 				tile = [gemmMR * gemmNR]float32{}
 				if inPlace {
-					gemmKernelRows(kb, alpha, a[ir*lda+pc:], lda, mr, bp, tile[:], gemmNR)
+					gemmKernelRows(kb, alpha, a[ir*lda+pc:], lda, bp, tile[:], gemmNR)
 				} else {
 					gemmKernel(kb, alpha, pa, bp, tile[:], gemmNR)
 				}
