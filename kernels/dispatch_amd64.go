@@ -68,6 +68,9 @@ func axpy(alpha float32, x, y []float32) {
 	axpyAVX2(alpha, &x[0], &y[0], len(x))
 }
 
+// scale computes x *= alpha; see scaleGeneric.
+func scale(alpha float32, x []float32) { scaleGeneric(alpha, x) }
+
 // f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src); see f16ToF32sGeneric.
 func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
 

@@ -49,6 +49,9 @@ func dot(x, y []float32) float32 { return dotGeneric(x, y) }
 // axpy computes y[:len(x)] += alpha*x; see axpyGeneric.
 func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
 
+// scale computes x *= alpha; see scaleGeneric.
+func scale(alpha float32, x []float32) { scaleGeneric(alpha, x) }
+
 // f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src); see f16ToF32sGeneric.
 func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
 

@@ -70,6 +70,17 @@ func axpy(alpha float32, x, y []float32) {
 	axpyNEON(alpha, &x[0], &y[0], len(x))
 }
 
+//go:noescape
+func scaleNEON(alpha float32, x *float32, n int)
+
+// scale computes x *= alpha; see scaleGeneric.
+func scale(alpha float32, x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	scaleNEON(alpha, &x[0], len(x))
+}
+
 // f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src); see f16ToF32sGeneric.
 func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
 

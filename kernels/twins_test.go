@@ -263,3 +263,21 @@ func TestGemmKernelRowsMatches(t *testing.T) {
 		}
 	}
 }
+
+func TestScaleMatchesGeneric(t *testing.T) {
+	r := newRand(15)
+	for _, n := range twinSizes {
+		for _, off := range []int{0, 1, 3} {
+			x := randSlice(r, n+off+2)
+			x1 := append([]float32(nil), x...)
+			x2 := append([]float32(nil), x...)
+			scale(-0.37, x1[off:off+n])
+			scaleGeneric(-0.37, x2[off:off+n])
+			for i := range x1 {
+				if math.Float32bits(x1[i]) != math.Float32bits(x2[i]) {
+					t.Fatalf("n=%d off=%d: x[%d] = %v, generic %v", n, off, i, x1[i], x2[i])
+				}
+			}
+		}
+	}
+}
