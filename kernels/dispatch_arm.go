@@ -39,8 +39,8 @@ func gemmKernel(kc int, alpha float32, a, b, c []float32, ldc int) {
 const gemmInPlaceA = false
 
 // gemmKernelRows is the Gemm micro-kernel with A read in place; see gemmKernelRowsGeneric.
-func gemmKernelRows(kc int, alpha float32, a []float32, lda int, b, c []float32, ldc int) {
-	gemmKernelRowsGeneric(kc, alpha, a, lda, b, c, ldc)
+func gemmKernelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	gemmKernelRowsGeneric(kc, alpha, a, lda, b, ldb, c, ldc)
 }
 
 // dot returns the inner product of x and y[:len(x)]; see dotGeneric.

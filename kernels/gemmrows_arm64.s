@@ -2,22 +2,25 @@
 
 #include "textflag.h"
 
-// func gemmKernelRowsNEON(kc int, alpha float32, a *float32, lda int, b, c *float32, ldc int)
+// func gemmKernelRowsNEON(kc int, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // gemmKernelNEON with A read in place: C[0:8, 0:8] += alpha * A·B, row r of A being the kc values
-// at a + r·lda, and b a packed kc×8 panel. Four depth steps per pass: one 4-value load per row
+// at a + r·lda, and depth step l of B the eight values at b + l·ldb (ldb = 8 for a packed panel,
+// B's leading dimension to read B in place too). Four depth steps per pass: one 4-value load per row
 // (V0–V7), the four steps' B in V8–V15 and 64 FMLA by element, in the same order per accumulator
 // as gemmKernelNEON, so the results are bit for bit the same as packing A first; the last kc mod 4
 // steps load one value per row. kc ≥ 1. Instructions Go's assembler does not spell are WORDs with
 // their mnemonic beside them.
-TEXT ·gemmKernelRowsNEON(SB), NOSPLIT, $0-56
+TEXT ·gemmKernelRowsNEON(SB), NOSPLIT, $0-64
 	MOVD kc+0(FP), R0
 	MOVD a+16(FP), R5
 	MOVD lda+24(FP), R1
 	MOVD b+32(FP), R2
-	MOVD c+40(FP), R3
-	MOVD ldc+48(FP), R4
+	MOVD ldb+40(FP), R13
+	MOVD c+48(FP), R3
+	MOVD ldc+56(FP), R4
 	LSL  $2, R4, R4
+	LSL  $2, R13, R13
 	LSL  $2, R1, R1
 	ADD  R1, R5, R6
 	ADD  R1, R6, R7
@@ -42,9 +45,9 @@ TEXT ·gemmKernelRowsNEON(SB), NOSPLIT, $0-56
 	VEOR V29.B16, V29.B16, V29.B16
 	VEOR V30.B16, V30.B16, V30.B16
 	VEOR V31.B16, V31.B16, V31.B16
-	LSR  $2, R0, R13
-	AND  $3, R0, R14
-	CBZ  R13, rem
+	LSR  $2, R0, R16
+	AND  $3, R0, R17
+	CBZ  R16, rem
 
 quad:
 	WORD $0x4cdf78a0 // ld1 {v0.4s}, [x5], #16
@@ -55,8 +58,10 @@ quad:
 	WORD $0x4cdf7945 // ld1 {v5.4s}, [x10], #16
 	WORD $0x4cdf7966 // ld1 {v6.4s}, [x11], #16
 	WORD $0x4cdf7987 // ld1 {v7.4s}, [x12], #16
-	WORD $0x4cdf2848 // ld1 {v8.4s, v9.4s, v10.4s, v11.4s}, [x2], #64
-	WORD $0x4cdf284c // ld1 {v12.4s, v13.4s, v14.4s, v15.4s}, [x2], #64
+	WORD $0x4ccda848 // ld1 {v8.4s, v9.4s}, [x2], x13
+	WORD $0x4ccda84a // ld1 {v10.4s, v11.4s}, [x2], x13
+	WORD $0x4ccda84c // ld1 {v12.4s, v13.4s}, [x2], x13
+	WORD $0x4ccda84e // ld1 {v14.4s, v15.4s}, [x2], x13
 	WORD $0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
 	WORD $0x4f801131 // fmla v17.4s, v9.4s, v0.s[0]
 	WORD $0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
@@ -121,11 +126,11 @@ quad:
 	WORD $0x4fa619fd // fmla v29.4s, v15.4s, v6.s[3]
 	WORD $0x4fa719de // fmla v30.4s, v14.4s, v7.s[3]
 	WORD $0x4fa719ff // fmla v31.4s, v15.4s, v7.s[3]
-	SUBS $1, R13, R13
+	SUBS $1, R16, R16
 	BNE  quad
 
 rem:
-	CBZ  R14, store
+	CBZ  R17, store
 
 remloop:
 	WORD $0x0ddf80a0 // ld1 {v0.s}[0], [x5], #4
@@ -136,7 +141,7 @@ remloop:
 	WORD $0x0ddf8145 // ld1 {v5.s}[0], [x10], #4
 	WORD $0x0ddf8166 // ld1 {v6.s}[0], [x11], #4
 	WORD $0x0ddf8187 // ld1 {v7.s}[0], [x12], #4
-	WORD $0x4cdfa848 // ld1 {v8.4s, v9.4s}, [x2], #32
+	WORD $0x4ccda848 // ld1 {v8.4s, v9.4s}, [x2], x13
 	WORD $0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
 	WORD $0x4f801131 // fmla v17.4s, v9.4s, v0.s[0]
 	WORD $0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
@@ -153,7 +158,7 @@ remloop:
 	WORD $0x4f86113d // fmla v29.4s, v9.4s, v6.s[0]
 	WORD $0x4f87111e // fmla v30.4s, v8.4s, v7.s[0]
 	WORD $0x4f87113f // fmla v31.4s, v9.4s, v7.s[0]
-	SUBS $1, R14, R14
+	SUBS $1, R17, R17
 	BNE  remloop
 
 store:

@@ -106,7 +106,7 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 				ci := ir*ldc + jr
 				if mr == gemmMR && nr == gemmNR {
 					if inPlace {
-						gemmKernelRows(kb, alpha, a[ir*lda+pc:], lda, bp, c[ci:], ldc)
+						gemmKernelRows(kb, alpha, a[ir*lda+pc:], lda, bp, gemmNR, c[ci:], ldc)
 					} else {
 						gemmKernel(kb, alpha, pa, bp, c[ci:], ldc)
 					}
@@ -114,7 +114,7 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 				}
 				tile = [gemmMR * gemmNR]float32{}
 				if inPlace {
-					gemmKernelRows(kb, alpha, a[ir*lda+pc:], lda, bp, tile[:], gemmNR)
+					gemmKernelRows(kb, alpha, a[ir*lda+pc:], lda, bp, gemmNR, tile[:], gemmNR)
 				} else {
 					gemmKernel(kb, alpha, pa, bp, tile[:], gemmNR)
 				}

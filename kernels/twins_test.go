@@ -230,8 +230,21 @@ func TestGemmKernelRowsMatches(t *testing.T) {
 			c1 := append([]float32(nil), c0...)
 			c2 := append([]float32(nil), c0...)
 			c3 := append([]float32(nil), c0...)
-			gemmKernelRows(kc, 1.25, a, lda, b, c1, ldc)
-			gemmKernelRowsGeneric(kc, 1.25, a, lda, b, c2, ldc)
+			gemmKernelRows(kc, 1.25, a, lda, b, gemmNR, c1, ldc)
+			gemmKernelRowsGeneric(kc, 1.25, a, lda, b, gemmNR, c2, ldc)
+			// B read in place at a wider leading dimension gives the same.
+			const ldb = gemmNR + 5
+			bw := make([]float32, (kc-1)*ldb+gemmNR)
+			for l := 0; l < kc; l++ {
+				copy(bw[l*ldb:], b[l*gemmNR:(l+1)*gemmNR])
+			}
+			c4 := append([]float32(nil), c0...)
+			gemmKernelRows(kc, 1.25, a, lda, bw, ldb, c4, ldc)
+			for k := range c4 {
+				if math.Float32bits(c4[k]) != math.Float32bits(c1[k]) {
+					t.Fatalf("kc=%d lda=%d: c[%d] = %g with ldb %d, %g packed", kc, lda, k, c4[k], ldb, c1[k])
+				}
+			}
 			pa := make([]float32, kc*gemmMR)
 			for i := 0; i < gemmMR; i++ {
 				for l := 0; l < kc; l++ {
