@@ -63,7 +63,10 @@ func axpyGeneric(alpha float32, x, y []float32) {
 }
 
 // Scale computes x *= alpha.
-func Scale(alpha float32, x []float32) {
+func Scale(alpha float32, x []float32) { scale(alpha, x) }
+
+// scaleGeneric is the portable scale: x *= alpha.
+func scaleGeneric(alpha float32, x []float32) {
 	for i := range x {
 		x[i] *= alpha
 	}

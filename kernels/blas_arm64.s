@@ -111,3 +111,50 @@ loop1:
 
 done:
 	RET
+
+// func scaleNEON(alpha float32, x *float32, n int)
+//
+// x[i] *= alpha for i < n: 16 values per iteration, then 4 at a time, then one at a time.
+TEXT ·scaleNEON(SB), NOSPLIT, $0-24
+	FMOVS alpha+0(FP), F6
+	MOVD  x+8(FP), R0
+	MOVD  n+16(FP), R2
+	WORD $0x4e0404c6 // dup v6.4s, v6.s[0]
+	CMP   $16, R2
+	BLT   stail4
+
+sloop16:
+	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e26dc00 // fmul v0.4s, v0.4s, v6.4s
+	WORD $0x6e26dc21 // fmul v1.4s, v1.4s, v6.4s
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD $0x6e26dc63 // fmul v3.4s, v3.4s, v6.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	SUB   $16, R2, R2
+	CMP   $16, R2
+	BGE   sloop16
+
+stail4:
+	CMP $4, R2
+	BLT stail1
+
+sloop4:
+	VLD1 (R0), [V0.S4]
+	WORD $0x6e26dc00 // fmul v0.4s, v0.4s, v6.4s
+	VST1.P [V0.S4], 16(R0)
+	SUB    $4, R2, R2
+	CMP    $4, R2
+	BGE    sloop4
+
+stail1:
+	CBZ R2, sdone
+
+sloop1:
+	FMOVS (R0), F0
+	FMULS F6, F0, F0
+	FMOVS.P F0, 4(R0)
+	SUB     $1, R2, R2
+	CBNZ    R2, sloop1
+
+sdone:
+	RET

@@ -40,6 +40,15 @@ func gemmKernel(kc int, alpha float32, a, b, c []float32, ldc int) {
 	gemmKernelAVX2(kc, alpha, &a[0], &b[0], &c[0], ldc)
 }
 
+// gemmInPlaceA reports whether gemmKernelRows is a kernel of its own: here it is not, and the
+// Gemm drivers pack A.
+const gemmInPlaceA = false
+
+// gemmKernelRows is the Gemm micro-kernel with A read in place; see gemmKernelRowsGeneric.
+func gemmKernelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	gemmKernelRowsGeneric(kc, alpha, a, lda, b, ldb, c, ldc)
+}
+
 // dot returns the inner product of x and y[:len(x)]; see dotGeneric.
 func dot(x, y []float32) float32 {
 	if !useAVX2 || len(x) == 0 {
@@ -58,6 +67,9 @@ func axpy(alpha float32, x, y []float32) {
 	_ = y[len(x)-1]
 	axpyAVX2(alpha, &x[0], &y[0], len(x))
 }
+
+// scale computes x *= alpha; see scaleGeneric.
+func scale(alpha float32, x []float32) { scaleGeneric(alpha, x) }
 
 // f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src); see f16ToF32sGeneric.
 func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }

@@ -17,6 +17,24 @@ const (
 func gemmKernelNEON(kc int, alpha float32, a, b, c *float32, ldc int)
 
 //go:noescape
+func gemmKernelRowsNEON(kc int, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// gemmInPlaceA reports that gemmKernelRows reads the left operand in place, so that the Gemm
+// drivers pack A only for panels of fewer than gemmMR rows (and when it is transposed).
+const gemmInPlaceA = true
+
+// gemmKernelRows is the Gemm micro-kernel with A read in place and B at any leading dimension;
+// see gemmKernelRowsGeneric for the contract. Its results are bit for bit those of gemmKernel on
+// the packed panels.
+func gemmKernelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	// The bounds the assembly relies on.
+	_ = a[(gemmMR-1)*lda+kc-1]
+	_ = b[(kc-1)*ldb+gemmNR-1]
+	_ = c[(gemmMR-1)*ldc+gemmNR-1]
+	gemmKernelRowsNEON(kc, alpha, &a[0], lda, &b[0], ldb, &c[0], ldc)
+}
+
+//go:noescape
 func dotNEON(x, y *float32, n int) float32
 
 //go:noescape
@@ -53,15 +71,26 @@ func axpy(alpha float32, x, y []float32) {
 	axpyNEON(alpha, &x[0], &y[0], len(x))
 }
 
+//go:noescape
+func scaleNEON(alpha float32, x *float32, n int)
+
+// scale computes x *= alpha; see scaleGeneric.
+func scale(alpha float32, x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	scaleNEON(alpha, &x[0], len(x))
+}
+
 // f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src); see f16ToF32sGeneric.
 func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
 
 //go:noescape
 func philoxNEON(dst *uint32, groups int, key *[2]uint32, ctr *[4]uint32, hi, a, b uint32)
 
-// philoxBlocks fills dst (a multiple of 4 words) with consecutive Philox4x32-10 blocks, four
-// blocks at a time in NEON while the low counter word does not wrap, the rest generic; see
-// philoxBlocksGeneric.
+// philoxBlocks fills dst (a multiple of 4 words) with consecutive Philox4x32-10 blocks, eight or
+// four blocks at a time in NEON (philox_arm64.s, written by scripts/philox_arm64.py) while the low
+// counter word does not wrap, the rest generic; see philoxBlocksGeneric.
 func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
 	nb := len(dst) / 4
 	groups := uint64(nb / 4)
@@ -71,8 +100,9 @@ func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
 		ctr := [4]uint32{lo, lo + 1, lo + 2, lo + 3}
 		philoxNEON(&dst[0], int(groups), &key, &ctr, uint32(block>>32), a, b)
 	}
-	done := int(16 * groups)
-	philoxBlocksGeneric(dst[done:4*nb], key, block+4*groups, a, b)
+	if done := int(16 * groups); done < 4*nb {
+		philoxBlocksGeneric(dst[done:4*nb], key, block+4*groups, a, b)
+	}
 }
 
 // philoxGroup is the number of Philox blocks philoxBlocks generates together (4 in NEON):
@@ -99,17 +129,18 @@ func dot4(a []float32, lda int, x []float32, out *[4]float32) {
 }
 
 //go:noescape
-func zigNEON(words *uint32, groups int, out *float32, k *uint32, w *float32) int
+func zigNEON(words *uint32, n int, out *float32, tab *[2 * zigLayers][2]uint32) int
 
-// zigFast is the ziggurat's fast path over words, four at a time in NEON until a group holds a
-// word for the slow path, then generic; see zigFastGeneric.
+// zigFast is the ziggurat's fast path over words, eight at a time in NEON; see zigFastGeneric.
+// Unlike the generic twin it may also overwrite out[j] for a few j past the returned index (up to
+// the end of its group of eight or four words), which the caller writes afterwards.
 func zigFast(words []uint32, out []float32) int {
-	out = out[:len(words)]
-	done := 0
-	if g := len(words) / 4; g > 0 {
-		done = zigNEON(&words[0], g, &out[0], &zig.k[0], &zig.w32[0])
+	n := len(words)
+	if n == 0 {
+		return 0
 	}
-	return done + zigFastGeneric(words[done:], out[done:])
+	_ = out[n-1] // the bound the assembly relies on
+	return zigNEON(&words[0], n, &out[0], &zig.fast)
 }
 
 // branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather

@@ -73,6 +73,8 @@ func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	switch {
 	case m*n <= gemmTinyFlops/k:
 		gemmTiny(&p)
+	case gemmInPlaceA && !transA && !transB:
+		gemmInPlace(&p)
 	case m <= gemmMCSmall || n <= gemmNCSmall || k <= gemmKCSmall:
 		gemmMedium(&p)
 	default:
@@ -161,6 +163,62 @@ func gemmLarge(p *gemmParams) {
 	gemmBlocked(p, pa[:], pb[:], gemmMC, gemmKC, gemmNC)
 }
 
+// gemmInPlace is the driver for gemmKernelRows (gemmInPlaceA) when neither operand is
+// transposed: the kernel reads full panels of A and B where they are, so only a last panel of
+// fewer than gemmMR rows of A (copied row by row, zero rows below) and a last panel of fewer than
+// gemmNR columns of B (packed) are copied, once per depth block. Blocks of gemmMC rows keep A's
+// part in cache while the B panels go by.
+func gemmInPlace(p *gemmParams) {
+	var pa [gemmMR * gemmKC]float32
+	var pb [gemmKC * gemmNR]float32
+	var tile [gemmMR * gemmNR]float32
+	fullM := p.m / gemmMR * gemmMR
+	fullN := p.n / gemmNR * gemmNR
+	for pc := 0; pc < p.k; pc += gemmKC {
+		kb := min(gemmKC, p.k-pc)
+		if fullM < p.m {
+			clear(pa[:gemmMR*kb])
+			for r := 0; r < p.m-fullM; r++ {
+				o := (fullM+r)*p.lda + pc
+				copy(pa[r*kb:(r+1)*kb], p.a[o:o+kb])
+			}
+		}
+		if fullN < p.n {
+			packB(p, pb[:], pc, kb, fullN, p.n-fullN)
+		}
+		for ic := 0; ic < p.m; ic += gemmMC {
+			mb := min(gemmMC, p.m-ic)
+			for jr := 0; jr < p.n; jr += gemmNR {
+				nr := min(gemmNR, p.n-jr)
+				bp, ldb := p.b[pc*p.ldb+jr:], p.ldb
+				if nr < gemmNR {
+					bp, ldb = pb[:], gemmNR
+				}
+				for ir := ic; ir < ic+mb; ir += gemmMR {
+					mr := min(gemmMR, p.m-ir)
+					ap, lda := p.a[ir*p.lda+pc:], p.lda
+					if mr < gemmMR {
+						ap, lda = pa[:], kb
+					}
+					ci := ir*p.ldc + jr
+					if mr == gemmMR && nr == gemmNR {
+						gemmKernelRows(kb, p.alpha, ap, lda, bp, ldb, p.c[ci:], p.ldc)
+						continue
+					}
+					tile = [gemmMR * gemmNR]float32{}
+					gemmKernelRows(kb, p.alpha, ap, lda, bp, ldb, tile[:], gemmNR)
+					for r := 0; r < mr; r++ {
+						row := p.c[ci+r*p.ldc : ci+r*p.ldc+nr]
+						for j := range row {
+							row[j] += tile[r*gemmNR+j]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // gemmBlocked is the Goto-style blocked driver: C += alpha*op(A)*op(B) using packed panels
 // pa (mc×kc) and pb (kc×nc).
 func gemmBlocked(p *gemmParams, pa, pb []float32, mc, kc, nc int) {
@@ -172,7 +230,14 @@ func gemmBlocked(p *gemmParams, pa, pb []float32, mc, kc, nc int) {
 			packB(p, pb, pc, kb, jc, nb)
 			for ic := 0; ic < p.m; ic += mc {
 				mb := min(mc, p.m-ic)
-				packA(p, pa, ic, mb, pc, kb)
+				// With gemmInPlaceA the kernel reads A's full panels in place, and only a last
+				// panel of fewer than gemmMR rows is packed.
+				inPlace := gemmInPlaceA && !p.transA
+				if full := mb / gemmMR * gemmMR; !inPlace {
+					packA(p, pa, ic, mb, pc, kb)
+				} else if full < mb {
+					packA(p, pa[full*kb:], ic+full, mb-full, pc, kb)
+				}
 				for jr := 0; jr < nb; jr += gemmNR {
 					nr := min(gemmNR, nb-jr)
 					bp := pb[jr*kb : jr*kb+kb*gemmNR]
@@ -181,11 +246,19 @@ func gemmBlocked(p *gemmParams, pa, pb []float32, mc, kc, nc int) {
 						ap := pa[ir*kb : ir*kb+kb*gemmMR]
 						ci := (ic+ir)*p.ldc + jc + jr
 						if mr == gemmMR && nr == gemmNR {
-							gemmKernel(kb, p.alpha, ap, bp, p.c[ci:], p.ldc)
+							if inPlace {
+								gemmKernelRows(kb, p.alpha, p.a[(ic+ir)*p.lda+pc:], p.lda, bp, gemmNR, p.c[ci:], p.ldc)
+							} else {
+								gemmKernel(kb, p.alpha, ap, bp, p.c[ci:], p.ldc)
+							}
 							continue
 						}
 						tile = [gemmMR * gemmNR]float32{}
-						gemmKernel(kb, p.alpha, ap, bp, tile[:], gemmNR)
+						if inPlace && mr == gemmMR {
+							gemmKernelRows(kb, p.alpha, p.a[(ic+ir)*p.lda+pc:], p.lda, bp, gemmNR, tile[:], gemmNR)
+						} else {
+							gemmKernel(kb, p.alpha, ap, bp, tile[:], gemmNR)
+						}
 						for r := 0; r < mr; r++ {
 							row := p.c[ci+r*p.ldc : ci+r*p.ldc+nr]
 							for j := range row {

@@ -73,3 +73,20 @@ func gemmKernelGeneric(kc int, alpha float32, a, b, c []float32, ldc int) {
 		}
 	}
 }
+
+// gemmKernelRowsGeneric is gemmKernelGeneric with both operands read in place: row r of the
+// gemmMR×kc panel of A is a[r*lda : r*lda+kc], depth step l of B's kc×gemmNR panel is
+// b[l*ldb : l*ldb+gemmNR] (ldb = gemmNR for a packed panel). kc ≤ gemmKC.
+func gemmKernelRowsGeneric(kc int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	var pa [gemmMR * gemmKC]float32
+	var pb [gemmKC * gemmNR]float32
+	for r := 0; r < gemmMR; r++ {
+		for l, v := range a[r*lda : r*lda+kc] {
+			pa[l*gemmMR+r] = v
+		}
+	}
+	for l := 0; l < kc; l++ {
+		copy(pb[l*gemmNR:(l+1)*gemmNR], b[l*ldb:l*ldb+gemmNR])
+	}
+	gemmKernelGeneric(kc, alpha, pa[:kc*gemmMR], pb[:kc*gemmNR], c, ldc)
+}

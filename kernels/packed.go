@@ -95,17 +95,29 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 		pa := work[:kb*gemmMR]
 		for ir := 0; ir < m; ir += gemmMR {
 			mr := min(gemmMR, m-ir)
-			packA(&p, pa, ir, mr, pc, kb)
+			// With gemmInPlaceA the kernel reads a full panel of A in place.
+			inPlace := gemmInPlaceA && !transA && mr == gemmMR
+			if !inPlace {
+				packA(&p, pa, ir, mr, pc, kb)
+			}
 			for jr := 0; jr < n; jr += gemmNR {
 				nr := min(gemmNR, n-jr)
 				bp := blk[jr*kb : jr*kb+kb*gemmNR]
 				ci := ir*ldc + jr
 				if mr == gemmMR && nr == gemmNR {
-					gemmKernel(kb, alpha, pa, bp, c[ci:], ldc)
+					if inPlace {
+						gemmKernelRows(kb, alpha, a[ir*lda+pc:], lda, bp, gemmNR, c[ci:], ldc)
+					} else {
+						gemmKernel(kb, alpha, pa, bp, c[ci:], ldc)
+					}
 					continue
 				}
 				tile = [gemmMR * gemmNR]float32{}
-				gemmKernel(kb, alpha, pa, bp, tile[:], gemmNR)
+				if inPlace {
+					gemmKernelRows(kb, alpha, a[ir*lda+pc:], lda, bp, gemmNR, tile[:], gemmNR)
+				} else {
+					gemmKernel(kb, alpha, pa, bp, tile[:], gemmNR)
+				}
 				for r := 0; r < mr; r++ {
 					row := c[ci+r*ldc : ci+r*ldc+nr]
 					for j := range row {

@@ -81,6 +81,15 @@ func NewStream(seed uint64, a, b uint32) Stream {
 	return Stream{key: [2]uint32{uint32(seed), uint32(seed >> 32)}, a: a, b: b}
 }
 
+// Reset makes s the stream NewStream(seed, a, b) returns, without clearing its buffer (its words
+// are never read before a refill writes them): cheaper than assigning NewStream's value to a
+// Stream reused for many short draws, as the runtime does per sample and layer.
+func (s *Stream) Reset(seed uint64, a, b uint32) {
+	s.key = [2]uint32{uint32(seed), uint32(seed >> 32)}
+	s.a, s.b = a, b
+	s.block, s.n, s.avail = 0, 0, 0
+}
+
 // refill generates the next Philox blocks into the buffer, enough for want words (at least one
 // block, rounded up to the blocks the architecture generates together, at most streamBlocks),
 // once every buffered word has been consumed. How many blocks are generated ahead never changes
@@ -121,24 +130,48 @@ func (s *Stream) Uniform(dst []float32) {
 // Normal fills dst with independent standard normal values (ziggurat method, one word per value
 // in about 98.8% of draws; 24-bit resolution within a layer, exact tails).
 func (s *Stream) Normal(dst []float32) {
-	for i := 0; i < len(dst); {
+	for len(dst) > 0 {
 		if s.avail == 0 {
-			s.refill(len(dst) - i)
+			s.refill(len(dst))
 		}
-		start := s.n - s.avail
-		m := min(int(s.avail), len(dst)-i)
-		words := s.buf[start : int(start)+m]
-		out := dst[i : i+m]
-		slow := zigFast(words, out)
-		if slow == m {
-			s.avail -= uint32(m)
-			i += m
-			continue
+		// words are the buffered words not yet consumed; s.avail is brought up to date before
+		// anything that may draw words itself (zigSlow) and when the loop leaves the buffer.
+		words := s.buf[s.n-s.avail : s.n]
+		for len(words) > 0 && len(dst) > 0 {
+			m := min(len(words), len(dst))
+			j := zigFast(words[:m], dst[:m])
+			if j == m {
+				words, dst = words[m:], dst[m:]
+				break
+			}
+			// words[j] needs the slow path. The wedge of a layer i ≥ 1 whose uniform height comes
+			// from the next buffered word is done here (as zigSlow's first iteration would);
+			// everything else goes to zigSlow.
+			w := words[j]
+			words, dst = words[j+1:], dst[j:]
+			if i := w & (zigLayers - 1); i != 0 && len(words) > 0 {
+				x := float64(w>>8) * zig.w[i]
+				y := zig.f[i] + uniformOpen(words[0])*(zig.f[i-1]-zig.f[i])
+				words = words[1:]
+				if y < math.Exp(-0.5*x*x) {
+					if w&0x80 != 0 {
+						x = -x
+					}
+					dst[0] = float32(x)
+					dst = dst[1:]
+					continue
+				}
+				// Rejected: zigSlow retries with the next word.
+				s.avail = uint32(len(words))
+				dst[0] = float32(s.zigSlow(s.word()))
+			} else {
+				s.avail = uint32(len(words))
+				dst[0] = float32(s.zigSlow(w))
+			}
+			dst = dst[1:]
+			words = s.buf[s.n-s.avail : s.n]
 		}
-		// The slow path may draw more words: the stream first moves past the ones used.
-		s.avail -= uint32(slow + 1)
-		out[slow] = float32(s.zigSlow(words[slow]))
-		i += slow + 1
+		s.avail = uint32(len(words))
 	}
 }
 

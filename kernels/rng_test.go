@@ -296,3 +296,23 @@ func corr(x, y []float32) float64 {
 	cov := sxy/n - sx/n*sy/n
 	return cov / math.Sqrt((sxx/n-sx/n*sx/n)*(syy/n-sy/n*sy/n))
 }
+
+// TestStreamReset checks that a used stream, reset, gives the same values as a new one.
+func TestStreamReset(t *testing.T) {
+	s := NewStream(5, 6, 7)
+	x := make([]float32, 1001)
+	s.Normal(x[:77])
+	s.Reset(9, 10, 11)
+	r := NewStream(9, 10, 11)
+	y := make([]float32, 1001)
+	s.Normal(x)
+	r.Normal(y)
+	for i := range x {
+		if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+			t.Fatalf("normal %d after Reset = %v, new stream %v", i, x[i], y[i])
+		}
+	}
+	if s.Uint64() != r.Uint64() {
+		t.Fatal("Uint64 after Reset differs")
+	}
+}

@@ -105,7 +105,7 @@ func TestPhiloxBlocksMatchGeneric(t *testing.T) {
 	keys := [][2]uint32{{0, 0}, {0xffffffff, 0xffffffff}, {0x243f6a88, 0x85a308d3}}
 	for _, key := range keys {
 		for _, start := range []uint64{0, 1, 0xfffffffe, 1<<40 + 3} {
-			for _, nb := range []int{1, 2, 3, 4, 5, 7, 8, 9, 17} {
+			for _, nb := range []int{1, 2, 3, 4, 5, 7, 8, 9, 12, 17, 20, 28, 32, 33, 128} {
 				name := fmt.Sprintf("key=%x/start=%d/blocks=%d", key, start, nb)
 				got, want := make([]uint32, 4*nb), make([]uint32, 4*nb)
 				philoxBlocks(got, key, start, 7, 0xdeadbeef)
@@ -165,6 +165,130 @@ func TestZigFastMatchesGeneric(t *testing.T) {
 			for i := 0; i < j; i++ {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 					t.Fatalf("n=%d off=%d: out[%d] = %v, generic %v", n, off, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// normalRef is Stream.Normal one word at a time with the generic fast path: the reference the
+// buffered, SIMD Normal must equal bit for bit.
+func normalRef(s *Stream, dst []float32) {
+	for i := range dst {
+		w := s.word()
+		var x [1]float32
+		if zigFastGeneric([]uint32{w}, x[:]) == 1 {
+			dst[i] = x[0]
+			continue
+		}
+		dst[i] = float32(s.zigSlow(w))
+	}
+}
+
+// TestNormalMatchesReference draws normals in calls of many lengths (with Uniform calls between
+// some, which shift the words' alignment) and compares them bit for bit with normalRef.
+func TestNormalMatchesReference(t *testing.T) {
+	total := 300000
+	if testing.Short() {
+		total = 60000
+	}
+	for _, chunks := range [][]int{{1}, {2, 3}, {4}, {5, 7, 9}, {8}, {16, 1}, {17, 33}, {128}, {129, 3}, {1000}, {100480}} {
+		for _, seed := range []uint64{1, 0xdeadbeefcafe} {
+			s, r := NewStream(seed, 3, 5), NewStream(seed, 3, 5)
+			got, want := make([]float32, total), make([]float32, total)
+			for i, c := 0, 0; i < total; c++ {
+				m := min(chunks[c%len(chunks)], total-i)
+				s.Normal(got[i : i+m])
+				normalRef(&r, want[i:i+m])
+				if c%5 == 4 {
+					var u1, u2 [3]float32
+					s.Uniform(u1[:c%3+1])
+					r.Uniform(u2[:c%3+1])
+				}
+				i += m
+			}
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("chunks %v seed %#x: normal %d = %v, reference %v", chunks, seed, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestGemmKernelRowsMatches checks the in-place-A micro-kernel against its generic twin (up to
+// rounding) and, where it is a kernel of its own, against gemmKernel on the packed panel bit for
+// bit (the drivers' results must not depend on whether A was packed).
+func TestGemmKernelRowsMatches(t *testing.T) {
+	r := newRand(14)
+	for _, kc := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 64, 128, 255, 256} {
+		for _, lda := range []int{kc, kc + 3} {
+			a := randSlice(r, (gemmMR-1)*lda+kc)
+			b := randSlice(r, kc*gemmNR)
+			ldc := gemmNR + 2
+			c0 := randSlice(r, (gemmMR-1)*ldc+gemmNR)
+			c1 := append([]float32(nil), c0...)
+			c2 := append([]float32(nil), c0...)
+			c3 := append([]float32(nil), c0...)
+			gemmKernelRows(kc, 1.25, a, lda, b, gemmNR, c1, ldc)
+			gemmKernelRowsGeneric(kc, 1.25, a, lda, b, gemmNR, c2, ldc)
+			// B read in place at a wider leading dimension gives the same.
+			const ldb = gemmNR + 5
+			bw := make([]float32, (kc-1)*ldb+gemmNR)
+			for l := 0; l < kc; l++ {
+				copy(bw[l*ldb:], b[l*gemmNR:(l+1)*gemmNR])
+			}
+			c4 := append([]float32(nil), c0...)
+			gemmKernelRows(kc, 1.25, a, lda, bw, ldb, c4, ldc)
+			for k := range c4 {
+				if math.Float32bits(c4[k]) != math.Float32bits(c1[k]) {
+					t.Fatalf("kc=%d lda=%d: c[%d] = %g with ldb %d, %g packed", kc, lda, k, c4[k], ldb, c1[k])
+				}
+			}
+			pa := make([]float32, kc*gemmMR)
+			for i := 0; i < gemmMR; i++ {
+				for l := 0; l < kc; l++ {
+					pa[l*gemmMR+i] = a[i*lda+l]
+				}
+			}
+			gemmKernel(kc, 1.25, pa, b, c3, ldc)
+			for i := 0; i < gemmMR; i++ {
+				for j := 0; j < ldc && i*ldc+j < len(c1); j++ {
+					k := i*ldc + j
+					if j >= gemmNR {
+						if c1[k] != c0[k] {
+							t.Fatalf("kc=%d lda=%d: c[%d,%d] outside the tile changed", kc, lda, i, j)
+						}
+						continue
+					}
+					mag := math.Abs(float64(c0[k]))
+					for l := 0; l < kc; l++ {
+						mag += 1.25 * math.Abs(float64(pa[l*gemmMR+i])*float64(b[l*gemmNR+j]))
+					}
+					if !closeTo(float64(c1[k]), float64(c2[k]), 1e-5*mag) {
+						t.Fatalf("kc=%d lda=%d: c[%d,%d] = %g, generic %g", kc, lda, i, j, c1[k], c2[k])
+					}
+					if gemmInPlaceA && math.Float32bits(c1[k]) != math.Float32bits(c3[k]) {
+						t.Fatalf("kc=%d lda=%d: c[%d,%d] = %g, packed kernel %g", kc, lda, i, j, c1[k], c3[k])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestScaleMatchesGeneric(t *testing.T) {
+	r := newRand(15)
+	for _, n := range twinSizes {
+		for _, off := range []int{0, 1, 3} {
+			x := randSlice(r, n+off+2)
+			x1 := append([]float32(nil), x...)
+			x2 := append([]float32(nil), x...)
+			scale(-0.37, x1[off:off+n])
+			scaleGeneric(-0.37, x2[off:off+n])
+			for i := range x1 {
+				if math.Float32bits(x1[i]) != math.Float32bits(x2[i]) {
+					t.Fatalf("n=%d off=%d: x[%d] = %v, generic %v", n, off, i, x1[i], x2[i])
 				}
 			}
 		}

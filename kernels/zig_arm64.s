@@ -2,64 +2,154 @@
 
 #include "textflag.h"
 
-// func zigNEON(words *uint32, groups int, out *float32, k *uint32, w *float32) int
+// func zigNEON(words *uint32, n int, out *float32, tab *[2 * zigLayers][2]uint32) int
 //
-// The ziggurat's fast path four words at a time (see zigFastGeneric): layer l = word & 127,
-// position u = word >> 8, accepted when u < k[l], then x = float32(u)·w[l] with the sign bit
-// (word bit 7) or-ed in. It stops before the first group of four holding a word that needs the
-// slow path and returns the number of words written (a multiple of 4). The table lookups are
-// scalar loads inserted into lanes. Instructions Go's assembler does not spell are WORDs with
-// their mnemonic beside them.
-TEXT ·zigNEON(SB), NOSPLIT, $0-48
+// The ziggurat's fast path (see zigFastGeneric) over n words: for each word, its low byte b picks
+// the pair tab[b] = {k, ±w} (layer b & 127, the sign from bit 7), u = word >> 8 is accepted when
+// u < k and then gives out = float32(u)·(±w). It returns the index of the first word that is not
+// accepted (n if there is none); out[j] is written for every j before it, and out[j] for j from
+// there up to the end of its group of eight or four (within n) may be overwritten too. Eight
+// words per pass: the eight low bytes by UMOV, the eight pairs by scalar 64-bit loads combined by
+// INS and split into k and w vectors by UZP1/UZP2; then four words once, then single words.
+// Instructions Go's assembler does not spell are WORDs with their mnemonic beside them
+// (scripts/neonwords.py encodes them).
+TEXT ·zigNEON(SB), NOSPLIT, $0-40
 	MOVD words+0(FP), R0
-	MOVD groups+8(FP), R1
+	MOVD n+8(FP), R1
 	MOVD out+16(FP), R2
-	MOVD k+24(FP), R3
-	MOVD w+32(FP), R10
-	MOVD ZR, R11
-	WORD $0x4f0307fc // movi v28.4s, #127
-	WORD $0x4f04041d // movi v29.4s, #128
-	CBZ  R1, done
+	MOVD tab+24(FP), R3
+	MOVD R0, R15
+	MOVD R1, R12
+	SUBS $8, R1, R1
+	BLT  after8
 
-loop:
-	VLD1 (R0), [V0.S4]
-	WORD $0x4e3c1c01 // and v1.16b, v0.16b, v28.16b
+loop8:
+	WORD $0x4cdfa800 // ld1 {v0.4s, v1.4s}, [x0], #32
+	WORD $0x0e013c04 // umov w4, v0.b[0]
+	WORD $0x0e093c05 // umov w5, v0.b[4]
+	WORD $0x0e113c06 // umov w6, v0.b[8]
+	WORD $0x0e193c07 // umov w7, v0.b[12]
+	WORD $0x0e013c28 // umov w8, v1.b[0]
+	WORD $0x0e093c29 // umov w9, v1.b[4]
+	WORD $0x0e113c2a // umov w10, v1.b[8]
+	WORD $0x0e193c2b // umov w11, v1.b[12]
+	WORD $0xfc647870 // ldr d16, [x3, x4, lsl #3]
+	WORD $0xfc657871 // ldr d17, [x3, x5, lsl #3]
+	WORD $0xfc667872 // ldr d18, [x3, x6, lsl #3]
+	WORD $0xfc677873 // ldr d19, [x3, x7, lsl #3]
+	WORD $0xfc687874 // ldr d20, [x3, x8, lsl #3]
+	WORD $0xfc697875 // ldr d21, [x3, x9, lsl #3]
+	WORD $0xfc6a7876 // ldr d22, [x3, x10, lsl #3]
+	WORD $0xfc6b7877 // ldr d23, [x3, x11, lsl #3]
 	WORD $0x6f380402 // ushr v2.4s, v0.4s, #8
-	WORD $0x0e043c24 // umov w4, v1.s[0]
-	WORD $0x0e0c3c25 // umov w5, v1.s[1]
-	WORD $0x0e143c26 // umov w6, v1.s[2]
-	WORD $0x0e1c3c27 // umov w7, v1.s[3]
-	MOVWU (R3)(R4<<2), R8
-	WORD $0x4e041d03 // ins v3.s[0], w8
-	MOVWU (R3)(R5<<2), R8
-	WORD $0x4e0c1d03 // ins v3.s[1], w8
-	MOVWU (R3)(R6<<2), R8
-	WORD $0x4e141d03 // ins v3.s[2], w8
-	MOVWU (R3)(R7<<2), R8
-	WORD $0x4e1c1d03 // ins v3.s[3], w8
-	WORD $0x6ea23464 // cmhi v4.4s, v3.4s, v2.4s
-	WORD $0x6eb1a885 // uminv s5, v4.4s
-	FMOVS F5, R9
-	CBZW R9, done
-	MOVWU (R10)(R4<<2), R8
-	WORD $0x4e041d06 // ins v6.s[0], w8
-	MOVWU (R10)(R5<<2), R8
-	WORD $0x4e0c1d06 // ins v6.s[1], w8
-	MOVWU (R10)(R6<<2), R8
-	WORD $0x4e141d06 // ins v6.s[2], w8
-	MOVWU (R10)(R7<<2), R8
-	WORD $0x4e1c1d06 // ins v6.s[3], w8
+	WORD $0x6f380423 // ushr v3.4s, v1.4s, #8
+	WORD $0x6e180630 // mov v16.d[1], v17.d[0]
+	WORD $0x6e180672 // mov v18.d[1], v19.d[0]
+	WORD $0x6e1806b4 // mov v20.d[1], v21.d[0]
+	WORD $0x6e1806f6 // mov v22.d[1], v23.d[0]
+	WORD $0x4e921a18 // uzp1 v24.4s, v16.4s, v18.4s
+	WORD $0x4e925a19 // uzp2 v25.4s, v16.4s, v18.4s
+	WORD $0x4e961a9a // uzp1 v26.4s, v20.4s, v22.4s
+	WORD $0x4e965a9b // uzp2 v27.4s, v20.4s, v22.4s
+	WORD $0x6ea23704 // cmhi v4.4s, v24.4s, v2.4s
+	WORD $0x6ea33745 // cmhi v5.4s, v26.4s, v3.4s
+	WORD $0x4e251c86 // and v6.16b, v4.16b, v5.16b
+	WORD $0x6eb1a8c6 // uminv s6, v6.4s
 	WORD $0x6e21d842 // ucvtf v2.4s, v2.4s
-	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
-	WORD $0x4e3d1c07 // and v7.16b, v0.16b, v29.16b
-	WORD $0x4f3854e7 // shl v7.4s, v7.4s, #24
-	WORD $0x4ea71c42 // orr v2.16b, v2.16b, v7.16b
-	VST1.P [V2.S4], 16(R2)
-	ADD    $16, R0, R0
-	ADD    $4, R11, R11
-	SUBS   $1, R1, R1
-	BNE    loop
+	WORD $0x6e21d863 // ucvtf v3.4s, v3.4s
+	WORD $0x6e39dc42 // fmul v2.4s, v2.4s, v25.4s
+	WORD $0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
+	WORD $0x1e2600cd // fmov w13, s6
+	WORD $0x4c9fa842 // st1 {v2.4s, v3.4s}, [x2], #32
+	CBZW R13, fail8
+	SUBS $8, R1, R1
+	BGE  loop8
 
-done:
-	MOVD R11, ret+40(FP)
+after8:
+	ADD  $8, R1, R1
+	CMP  $4, R1
+	BLT  single
+	WORD $0x4cdf7800 // ld1 {v0.4s}, [x0], #16
+	WORD $0x0e013c04 // umov w4, v0.b[0]
+	WORD $0x0e093c05 // umov w5, v0.b[4]
+	WORD $0x0e113c06 // umov w6, v0.b[8]
+	WORD $0x0e193c07 // umov w7, v0.b[12]
+	WORD $0xfc647870 // ldr d16, [x3, x4, lsl #3]
+	WORD $0xfc657871 // ldr d17, [x3, x5, lsl #3]
+	WORD $0xfc667872 // ldr d18, [x3, x6, lsl #3]
+	WORD $0xfc677873 // ldr d19, [x3, x7, lsl #3]
+	WORD $0x6f380402 // ushr v2.4s, v0.4s, #8
+	WORD $0x6e180630 // mov v16.d[1], v17.d[0]
+	WORD $0x6e180672 // mov v18.d[1], v19.d[0]
+	WORD $0x4e921a18 // uzp1 v24.4s, v16.4s, v18.4s
+	WORD $0x4e925a19 // uzp2 v25.4s, v16.4s, v18.4s
+	WORD $0x6ea23704 // cmhi v4.4s, v24.4s, v2.4s
+	WORD $0x6eb1a886 // uminv s6, v4.4s
+	WORD $0x6e21d842 // ucvtf v2.4s, v2.4s
+	WORD $0x6e39dc42 // fmul v2.4s, v2.4s, v25.4s
+	WORD $0x1e2600cd // fmov w13, s6
+	WORD $0x4c9f7842 // st1 {v2.4s}, [x2], #16
+	CBZW R13, fail4
+	SUB  $4, R1, R1
+
+single:
+	CBZ     R1, all
+	MOVWU.P 4(R0), R4
+	AND     $255, R4, R5
+	ADD     R5<<3, R3, R6
+	LDPW    (R6), (R7, R8)
+	LSRW    $8, R4, R9
+	CMPW    R7, R9
+	BHS     failone
+	UCVTFWS R9, F0
+	FMOVS   R8, F1
+	FMULS   F1, F0, F0
+	FMOVS.P F0, 4(R2)
+	SUB     $1, R1, R1
+	B       single
+
+all:
+	MOVD R12, ret+32(FP)
+	RET
+
+failone:
+	// The word just loaded failed.
+	SUB  R15, R0, R14
+	LSR  $2, R14, R14
+	SUB  $1, R14, R14
+	MOVD R14, ret+32(FP)
+	RET
+
+fail4:
+	// First zero lane of v4 (lanes 0-3 of the group just stored).
+	WORD $0x0e612886 // xtn v6.4h, v4.4s
+	MOVD $4, R16
+	B    lane
+
+fail8:
+	// First zero lane of v4:v5 (the eight lanes just stored).
+	WORD $0x4e451886 // uzp1 v6.8h, v4.8h, v5.8h
+	WORD $0x0e2128c6 // xtn v6.8b, v6.8h
+	WORD $0x9e6600ce // fmov x14, d6
+	MVN  R14, R14
+	RBIT R14, R14
+	CLZ  R14, R14
+	SUB  R15, R0, R17
+	LSR  $2, R17, R17
+	SUB  $8, R17, R17
+	ADD  R14>>3, R17, R17
+	MOVD R17, ret+32(FP)
+	RET
+
+lane:
+	// v6.4h holds the four lanes' masks (16 bits each); R16 is the group's length.
+	WORD $0x9e6600ce // fmov x14, d6
+	MVN  R14, R14
+	RBIT R14, R14
+	CLZ  R14, R14
+	SUB  R15, R0, R17
+	LSR  $2, R17, R17
+	SUB  R16, R17, R17
+	ADD  R14>>4, R17, R17
+	MOVD R17, ret+32(FP)
 	RET

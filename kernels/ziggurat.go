@@ -24,6 +24,11 @@ type zigTables struct {
 	// (u < 2²⁴ is exact), the same product in Go and in SIMD.
 	w32 [zigLayers]float32
 	f   [zigLayers]float64
+	// fast holds, for every low byte b of a word (layer b & 127, sign bit 7), the pair {k, bits of
+	// ±w32} of b's layer, the sign negated when bit 7 is set: the SIMD fast path loads both with
+	// one 64-bit load and gets the sign from the product, since float32(u)·(−w) = −(float32(u)·w)
+	// exactly (−0 for u = 0, as or-ing the sign bit in gives).
+	fast [2 * zigLayers][2]uint32
 }
 
 var zig = newZigTables()
@@ -50,6 +55,10 @@ func newZigTables() *zigTables {
 	t.k[1] = 0
 	for i, w := range t.w {
 		t.w32[i] = float32(w)
+	}
+	for b := range t.fast {
+		l := b & (zigLayers - 1)
+		t.fast[b] = [2]uint32{t.k[l], math.Float32bits(t.w32[l]) | uint32(b&0x80)<<24}
 	}
 	return t
 }

@@ -210,7 +210,7 @@ func (d *dense) forwardWeight(fc *fwdCtx, in, out []float32, n int) {
 	if fc.mean {
 		d.post.meanWeight(w, rest)
 	} else {
-		fc.rng = kernels.NewStream(fc.seed, uint32(fc.sample), d.id)
+		fc.rng.Reset(fc.seed, uint32(fc.sample), d.id)
 		d.post.sampleWeight(fc, &fc.rng, w, rest)
 	}
 	if !d.hasBias {

@@ -125,7 +125,7 @@ func (l *faLayer) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out 
 	e := scratch[:l.dOut]
 	for b := 0; b < B; b++ {
 		if !fc.mean {
-			fc.rng = kernels.NewStream(fc.seed, uint32(fc.sample+b), id)
+			fc.rng.Reset(fc.seed, uint32(fc.sample+b), id)
 			fc.rng.Normal(e)
 		}
 		h := fc.faHs[b*l.rank : (b+1)*l.rank]

@@ -150,7 +150,7 @@ func (f *ffg) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out []fl
 	e := scratch[:f.dOut]
 	for b := 0; b < B; b++ {
 		if !fc.mean {
-			fc.rng = kernels.NewStream(fc.seed, uint32(fc.sample+b), id)
+			fc.rng.Reset(fc.seed, uint32(fc.sample+b), id)
 			fc.rng.Normal(e)
 		}
 		for i := 0; i < n; i++ {

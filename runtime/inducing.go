@@ -573,7 +573,7 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 // applyScratch is the scratch apply needs for B samples of n inputs each.
 func (l *inducing) applyScratch(n, B int) int {
 	d := l.mo * l.mi
-	return B*(l.dOut+3*l.mo) + B*n*l.mo + 2*d + kernels.GemmPackedWork
+	return B*(l.dOut+3*l.mo) + B*n*l.mo + 2*d + kernels.GemmPackedWork + max(l.mo, d) + l.dOut + l.mo
 }
 
 // apply draws samples fc.sample … fc.sample+B−1 of the layer's outputs for n inputs each into out
@@ -592,6 +592,9 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 	u := rest[:d]
 	ucov := rest[d : 2*d]
 	work := rest[2*d : 2*d+kernels.GemmPackedWork]
+	// z receives each sample's normals in one Normal call (the stream gives the same values
+	// however a draw is split): first ε (q diagonal or matrix) or ε_U (q full), then e and e′.
+	z := rest[2*d+kernels.GemmPackedWork:]
 	prow := func(r int) []float32 {
 		if shared {
 			r %= n
@@ -607,15 +610,29 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 		s := fc.sample + b
 		tb := t[b*n*mo : (b+1)*n*mo]
 		rng := &fc.rng
+		var zs []float32 // this sample's e and e′ (after its first draw, if any)
 		if !fc.mean {
-			*rng = kernels.NewStream(fc.seed, uint32(s), id)
+			rng.Reset(fc.seed, uint32(s), id)
+			first := 0
+			switch l.q {
+			case QDiagonal, QMatrix:
+				first = mo
+			case QFull:
+				first = d
+			}
+			zb := z[:first+dOut+mo]
+			rng.Normal(zb)
+			switch l.q {
+			case QDiagonal, QMatrix:
+				copy(eps[b*mo:(b+1)*mo], zb[:mo])
+			case QFull:
+				copy(ucov[:d], zb[:d])
+			}
+			zs = zb[first:]
 		}
 		switch l.q {
 		case QDiagonal, QMatrix:
 			ep := eps[b*mo : (b+1)*mo]
-			if !fc.mean {
-				rng.Normal(ep)
-			}
 			if l.q == QMatrix && !fc.mean {
 				// L_row ε, once per sample.
 				kernels.Gemv(false, mo, mo, 1, l.rowTril, mo, ep, 0, g[b*mo:(b+1)*mo])
@@ -647,8 +664,7 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 			case l.q == QEnsemble && !fc.mean:
 				um = lp.raw[s%len(lp.raw)]
 			case l.q == QFull && !fc.mean:
-				ev := ucov[:d]
-				rng.Normal(ev)
+				ev := ucov[:d] // drawn above
 				copy(u, lp.muT)
 				kernels.Gemv(false, d, d, 1, l.tril, d, ev, 1, u)
 				um = u
@@ -659,8 +675,8 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 			}
 		}
 		if !fc.mean {
-			rng.Normal(e[b*dOut : (b+1)*dOut])
-			rng.Normal(e2[b*mo : (b+1)*mo])
+			copy(e[b*dOut:(b+1)*dOut], zs[:dOut])
+			copy(e2[b*mo:(b+1)*mo], zs[dOut:dOut+mo])
 		}
 	}
 	if !fc.mean {

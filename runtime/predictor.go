@@ -686,7 +686,7 @@ func (w *worker) run(j *job, p *Predictor, pre int) {
 				if w.fc.mean {
 					clear(h)
 				} else {
-					w.fc.rng = kernels.NewStream(w.fc.seed, uint32(s0+b), faStream)
+					w.fc.rng.Reset(w.fc.seed, uint32(s0+b), faStream)
 					w.fc.rng.Normal(h)
 				}
 			}
