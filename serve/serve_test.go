@@ -663,7 +663,11 @@ func TestServeShutdownUnderLoad(t *testing.T) {
 		switch {
 		case errors.As(e, &op) && op.Op == "dial":
 			refused++
-		case errors.Is(e, syscall.ECONNRESET) || errors.Is(e, io.EOF):
+		case errors.Is(e, syscall.ECONNRESET) || errors.Is(e, syscall.EPIPE) || errors.Is(e, io.EOF) ||
+			errors.Is(e, net.ErrClosed):
+			// Reset in the backlog; the client may see it while still writing its request
+			// (EPIPE, or its transport closing the connection under the write: net.ErrClosed,
+			// seen under QEMU on arm64). The server never saw the request: served == ok above.
 			reset++
 		default:
 			t.Fatalf("a request failed other than at the connection level: %v", e)
