@@ -60,13 +60,13 @@ var experiments = []experiment{
 // runExperiments runs the named experiment (or "all"), writing <outDir>/<name>.md for each, and
 // returns the Markdown it wrote.
 func runExperiments(name string, o options) (string, error) {
-	var todo []experiment
+	var chosen []experiment
 	for _, e := range experiments {
 		if name == "all" || name == e.name {
-			todo = append(todo, e)
+			chosen = append(chosen, e)
 		}
 	}
-	if len(todo) == 0 {
+	if len(chosen) == 0 {
 		return "", fmt.Errorf("unknown experiment %q (bernoulli, cauchy, linreg, eightschools or all)", name)
 	}
 	for _, d := range []string{o.outDir, o.imgDir} {
@@ -75,7 +75,7 @@ func runExperiments(name string, o options) (string, error) {
 		}
 	}
 	var all strings.Builder
-	for _, e := range todo {
+	for _, e := range chosen {
 		c0, w0 := cpuTime(), time.Now()
 		md, err := e.run(o)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -87,14 +88,18 @@ func parseCalibrateFlags(args []string, stdout io.Writer) (*calibrateFlags, erro
 	if err := noArgs(fs); err != nil {
 		return nil, err
 	}
+	// Which target was given comes from the flags set, not their values: an explicit NaN is a
+	// bad value, not a missing flag.
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
 	case o.model == "":
 		return nil, usagef("missing --model M")
 	case o.out == "":
 		return nil, usagef("missing --out M2")
-	case math.IsNaN(*risk) == math.IsNaN(*coverage):
+	case set["target-risk"] == set["target-coverage"]:
 		return nil, usagef("give exactly one of --target-risk and --target-coverage")
-	case !math.IsNaN(*risk):
+	case set["target-risk"]:
 		if !(*risk >= 0 && *risk < 1) {
 			return nil, usagef("--target-risk %g is not in [0, 1)", *risk)
 		}

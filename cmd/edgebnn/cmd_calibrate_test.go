@@ -171,6 +171,8 @@ func TestCalibrateErrors(t *testing.T) {
 		{"two targets", []string{"--model", model, "--out", out, "--target-risk", "0.1", "--target-coverage", "0.5"}, 2, "exactly one"},
 		{"risk 1", []string{"--model", model, "--out", out, "--target-risk", "1"}, 2, "--target-risk"},
 		{"coverage 0", []string{"--model", model, "--out", out, "--target-coverage", "0"}, 2, "--target-coverage"},
+		{"risk NaN", []string{"--model", model, "--out", out, "--target-risk", "NaN"}, 2, "--target-risk NaN is not in [0, 1)"},
+		{"coverage NaN", []string{"--model", model, "--out", out, "--target-coverage", "NaN"}, 2, "--target-coverage NaN is not in (0, 1]"},
 		{"on", []string{"--model", model, "--out", out, "--target-risk", "0.1", "--on", "entropy"}, 2, "--on"},
 		{"split", []string{"--model", model, "--out", out, "--target-risk", "0.1", "--split", "1"}, 2, "--split"},
 		{"data", []string{"--model", model, "--out", out, "--target-risk", "0.1", "--data", "mnist"}, 2, "--data"},
