@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"net/http"
 	"strconv"
 	"unsafe"
@@ -318,29 +319,31 @@ func (p *instParser) array(k, d, start int) *reqError {
 
 // numbers reads a run of numbers separated by commas (values of instance k, which start at
 // dst[start]), as far as it goes: it stops before a ']' or a ',' that is not followed by a
-// number, which the caller's loop then handles. It returns how many numbers it read (≥ 1). A
-// short plain number — an optional '-', at most 18 digits, an optional fraction, no exponent —
-// is read and converted inline; any other falls to number, which checks and converts all of
-// JSON's grammar.
+// number, which the caller's loop then handles. It returns how many numbers it read (≥ 1). Plain
+// numbers — an optional '-', at most 18 digits, an optional fraction, no exponent — inside the
+// body go many at a time through plainRun; other plain numbers through plainNumber, and any
+// other falls to number, which checks and converts all of JSON's grammar.
 func (p *instParser) numbers(k, start int) (int, *reqError) {
 	b, n := p.b, 0
+	limit := start + p.size
 	for {
-		if len(p.dst)-start >= p.size {
-			return 0, badRequest(kindBadShape, "model %q: instance %d has more than %d values (the model's input size)", p.model, k, p.size)
+		i, dst, after := plainRun(b, p.i, p.dst, limit)
+		n += len(dst) - len(p.dst)
+		p.i, p.dst = i, dst
+		if !after {
+			if len(p.dst) >= limit {
+				return 0, badRequest(kindBadShape, "model %q: instance %d has more than %d values (the model's input size)", p.model, k, p.size)
+			}
+			if v, i, ok := plainNumber(b, p.i); ok {
+				p.i = i
+				p.dst = append(p.dst, v)
+			} else if err := p.number(k, len(p.dst)-start); err != nil {
+				return 0, err
+			}
+			n++
 		}
-		if v, i, ok := plainNumber(b, p.i); ok {
-			p.i = i
-			p.dst = append(p.dst, v)
-		} else if err := p.number(k, len(p.dst)-start); err != nil {
-			return 0, err
-		}
-		n++
 		// A ',' followed by a number continues the run.
-		i := p.i
-		if i+1 < len(b) && b[i] == ',' && '0' <= b[i+1] && b[i+1] <= '9' { // the compact form
-			p.i = i + 1
-			continue
-		}
+		i = p.i
 		for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
 			i++
 		}
@@ -359,6 +362,107 @@ func (p *instParser) numbers(k, start int) (int, *reqError) {
 		p.i = j
 	}
 }
+
+// plainRun reads, from the number at b[i:], consecutive plain numbers that each start a window
+// of 32 bytes of the body and are separated by "," or ", " (JSON.stringify's and Python's
+// json.dumps' forms), appending them to dst while it is shorter than limit. It stops at the
+// first number it does not read (after false: i is that number's start) or after a number that
+// no such separator and number follow (after true: i is the byte after it). Digits go eight at a
+// time (digits8); an integer part of eight or more digits or a fraction of sixteen or more is
+// left to plainNumber.
+func plainRun(b []byte, i int, dst []float32, limit int) (next int, out []float32, after bool) {
+	for len(b)-i >= 32 && len(dst) < limit {
+		w := (*[32]byte)(b[i:])
+		neg := w[0] == '-'
+		j := 0
+		if neg {
+			j = 1
+		}
+		var mant uint64
+		switch c := w[j]; {
+		case c == '0':
+			j++
+		case '1' <= c && c <= '9':
+			n, x := digits8(binary.LittleEndian.Uint64(w[j:]))
+			if n == 8 {
+				return i, dst, false
+			}
+			mant, j = x, j+n
+		default:
+			return i, dst, false
+		}
+		nd, exp := j, 0
+		if neg {
+			nd--
+		}
+		if w[j] == '.' {
+			j++
+			n, x := digits8(binary.LittleEndian.Uint64(w[j:]))
+			if n == 0 {
+				return i, dst, false
+			}
+			mant, exp = mant*pow10u[n]+x, n
+			if n == 8 {
+				n, x = digits8(binary.LittleEndian.Uint64(w[j+8:]))
+				if n == 8 {
+					return i, dst, false
+				}
+				mant, exp = mant*pow10u[n]+x, exp+n
+			}
+			j += exp
+			nd += exp
+		}
+		if nd > 18 || mant >= 1<<53 {
+			return i, dst, false
+		}
+		c := w[j]
+		if c != ',' && c != ']' && isNumByte(c) {
+			return i, dst, false
+		}
+		f := float64(mant) / pow10[exp] // as in plainNumber
+		if math.Float64bits(f)&(1<<29-1) == 1<<28 {
+			return i, dst, false
+		}
+		if neg {
+			f = -f
+		}
+		dst = append(dst, float32(f))
+		// The separator: j ≤ 26 here, so w[j+2] is inside the window.
+		if c != ',' {
+			return i + j, dst, true
+		}
+		s := j + 1
+		if w[s] == ' ' {
+			s++
+		}
+		if c := w[s]; c != '-' && (c < '0' || c > '9') {
+			return i + j, dst, true
+		}
+		i += s
+	}
+	return i, dst, false
+}
+
+// digits8 reads the run of decimal digits that starts the eight bytes w (little-endian, SWAR):
+// its length n (0…8) and its value x. A digit byte XOR '0' is its value 0…9; a byte's high bit
+// is set in t when it is not a digit (x ≥ 0x80, or x + 0x76 ≥ 0x80 for x ≥ 10; a carry out of a
+// byte only reaches later bytes, past the run's end). The run's bytes move to the top, the first
+// digit the most significant, and pairs, quadruples and the eight add up in 16- and 32-bit lanes.
+func digits8(w uint64) (n int, x uint64) {
+	x = w ^ 0x3030303030303030
+	t := (x + 0x7676767676767676 | x) & 0x8080808080808080
+	n = bits.TrailingZeros64(t) >> 3
+	x = (x & runMask[n]) << ((64 - 8*uint(n)) & 63)
+	x = (x*10 + x>>8) & 0x00ff00ff00ff00ff
+	x = (x*100 + x>>16) & 0x0000ffff0000ffff
+	return n, (x*10000 + x>>32) & 0xffffffff
+}
+
+// runMask[n] keeps the low n bytes of a word; pow10u holds 10ⁿ, for digits8's runs.
+var (
+	runMask = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff, 0xffffffffffffffff}
+	pow10u  = [9]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
+)
 
 // plainNumber reads the number at b[i:] when it is plain: -?(0|[1-9][0-9]*)(.[0-9]+)? with at
 // most 18 digits, followed by a byte that cannot continue a number, and converts it with

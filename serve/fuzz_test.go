@@ -1,8 +1,10 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -22,6 +24,8 @@ func FuzzParseJSON(f *testing.F) {
 		`{"instances": [[1, 2, 3, 4]]} {}`,
 		`{"instances": [[[[[[[[[[1]]]]]]]]]]}`,
 		`[]`,
+		`{"instances": [[0.12345678901, -1.5, 0.000012345, 12345.678901], [1,2,3,4]]}`,
+		`{"instances": [[0.1,0.2, 0.3,-0.4],[5.25,6e-1,7.,8]]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -50,6 +54,38 @@ func FuzzParseJSON(f *testing.F) {
 		}
 		if !strings.Contains(string(body), `"instances"`) {
 			t.Fatalf("accepted a body without instances: %q", body)
+		}
+		// The values are the body's numbers, each rounded to float32 as strconv does.
+		var req struct{ Instances any }
+		d := json.NewDecoder(bytes.NewReader(body))
+		d.UseNumber()
+		if err := d.Decode(&req); err != nil {
+			t.Fatalf("encoding/json: %v", err)
+		}
+		var want []float32
+		var walk func(any)
+		walk = func(v any) {
+			switch v := v.(type) {
+			case []any:
+				for _, e := range v {
+					walk(e)
+				}
+			case json.Number:
+				f, err := strconv.ParseFloat(string(v), 32)
+				if err != nil {
+					t.Fatalf("accepted %s: %v", v, err)
+				}
+				want = append(want, float32(f))
+			}
+		}
+		walk(req.Instances)
+		if len(want) != len(xs) {
+			t.Fatalf("%d values, the body has %d", len(xs), len(want))
+		}
+		for i := range xs {
+			if math.Float32bits(xs[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("value %d is %v, the body says %v", i, xs[i], want[i])
+			}
 		}
 	})
 }

@@ -23,7 +23,7 @@ import (
 
 func main() {
 	model := flag.String("model", "cmd/edgebnn/demo/model.ebnn", "the model `FILE`")
-	mode := flag.String("mode", "predict", "predict, json, json3 (3 significant digits) or raw")
+	mode := flag.String("mode", "predict", "predict, json, json3 (3 significant digits), jsonpix (integers 0…255, raw pixels) or raw")
 	n := flag.Int("n", 100, "requests")
 	flag.Parse()
 	if err := run(*model, *mode, *n); err != nil {
@@ -57,9 +57,9 @@ func run(path, mode string, n int) error {
 			}
 		}
 		return nil
-	case "json", "json3", "raw":
+	case "json", "json3", "jsonpix", "raw":
 	default:
-		return fmt.Errorf("mode %q is not predict, json, json3 or raw", mode)
+		return fmt.Errorf("mode %q is not predict, json, json3, jsonpix or raw", mode)
 	}
 	s, err := serve.New(serve.Config{Concurrency: 1}, serve.ModelConfig{Name: "m", Path: path, Options: opts})
 	if err != nil {
@@ -70,10 +70,15 @@ func run(path, mode string, n int) error {
 	ctype := "application/json"
 	if mode != "raw" {
 		prec := -1
-		if mode == "json3" {
+		switch mode {
+		case "json3":
 			prec = 3
 			for i, v := range x { // predict what is sent
 				x[i] = float32(mustParse(strconv.FormatFloat(float64(v), 'g', 3, 32)))
+			}
+		case "jsonpix":
+			for i, v := range x {
+				x[i] = float32(math.Floor(256 * float64(v)))
 			}
 		}
 		var b bytes.Buffer
