@@ -3,7 +3,10 @@ package kernels
 import "math"
 
 // ReLU computes x = max(x, 0) in place (NaN stays NaN).
-func ReLU(x []float32) {
+func ReLU(x []float32) { relu(x) }
+
+// reluGeneric is ReLU in Go, the twin of the assembly versions.
+func reluGeneric(x []float32) {
 	if !branchFreeMax {
 		for i, v := range x {
 			if v < 0 {

@@ -158,3 +158,50 @@ sloop1:
 
 sdone:
 	RET
+
+// func reluNEON(x *float32, n int)
+//
+// x[i] = max(x[i], 0) for i < n (FMAX: NaN stays NaN, −0 becomes +0, as Go's max): 16 values
+// per iteration, then 4 at a time, then one at a time.
+TEXT ·reluNEON(SB), NOSPLIT, $0-16
+	MOVD x+0(FP), R0
+	MOVD n+8(FP), R2
+	VEOR V7.B16, V7.B16, V7.B16
+	CMP  $16, R2
+	BLT  rtail4
+
+rloop16:
+	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x4e27f400 // fmax v0.4s, v0.4s, v7.4s
+	WORD $0x4e27f421 // fmax v1.4s, v1.4s, v7.4s
+	WORD $0x4e27f442 // fmax v2.4s, v2.4s, v7.4s
+	WORD $0x4e27f463 // fmax v3.4s, v3.4s, v7.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	SUB   $16, R2, R2
+	CMP   $16, R2
+	BGE   rloop16
+
+rtail4:
+	CMP $4, R2
+	BLT rtail1
+
+rloop4:
+	VLD1 (R0), [V0.S4]
+	WORD $0x4e27f400 // fmax v0.4s, v0.4s, v7.4s
+	VST1.P [V0.S4], 16(R0)
+	SUB    $4, R2, R2
+	CMP    $4, R2
+	BGE    rloop4
+
+rtail1:
+	CBZ R2, rdone
+
+rloop1:
+	FMOVS   (R0), F0
+	FMAXS   F7, F0, F0
+	FMOVS.P F0, 4(R0)
+	SUB     $1, R2, R2
+	CBNZ    R2, rloop1
+
+rdone:
+	RET

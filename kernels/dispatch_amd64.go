@@ -68,6 +68,9 @@ func axpy(alpha float32, x, y []float32) {
 	axpyAVX2(alpha, &x[0], &y[0], len(x))
 }
 
+// relu computes x = max(x, 0) in place; see reluGeneric.
+func relu(x []float32) { reluGeneric(x) }
+
 // scale computes x *= alpha; see scaleGeneric.
 func scale(alpha float32, x []float32) { scaleGeneric(alpha, x) }
 

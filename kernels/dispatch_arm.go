@@ -49,6 +49,9 @@ func dot(x, y []float32) float32 { return dotGeneric(x, y) }
 // axpy computes y[:len(x)] += alpha*x; see axpyGeneric.
 func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
 
+// relu computes x = max(x, 0) in place; see reluGeneric.
+func relu(x []float32) { reluGeneric(x) }
+
 // scale computes x *= alpha; see scaleGeneric.
 func scale(alpha float32, x []float32) { scaleGeneric(alpha, x) }
 

@@ -82,6 +82,17 @@ func scale(alpha float32, x []float32) {
 	scaleNEON(alpha, &x[0], len(x))
 }
 
+//go:noescape
+func reluNEON(x *float32, n int)
+
+// relu computes x = max(x, 0) in place; see reluGeneric.
+func relu(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	reluNEON(&x[0], len(x))
+}
+
 // f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src); see f16ToF32sGeneric.
 func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
 

@@ -294,3 +294,38 @@ func TestScaleMatchesGeneric(t *testing.T) {
 		}
 	}
 }
+
+// TestReLUMatchesGeneric: the assembly ReLU gives the generic one's bits, with NaN, ±0 and ±Inf
+// among the inputs, at every size and offset around the vector widths.
+func TestReLUMatchesGeneric(t *testing.T) {
+	r := newRand(16)
+	special := []float32{float32(math.NaN()), float32(math.Copysign(0, -1)), 0, float32(math.Inf(1)), float32(math.Inf(-1))}
+	for _, n := range twinSizes {
+		for _, off := range []int{0, 1, 3} {
+			x := randSlice(r, n+off+2)
+			for i := range x {
+				if r.IntN(8) == 0 {
+					x[i] = special[r.IntN(len(special))]
+				}
+			}
+			x1 := append([]float32(nil), x...)
+			x2 := append([]float32(nil), x...)
+			relu(x1[off : off+n])
+			reluGeneric(x2[off : off+n])
+			for i := range x1 {
+				a, b := x1[i], x2[i]
+				if a != a && b != b {
+					continue
+				}
+				if math.Float32bits(a) != math.Float32bits(b) {
+					t.Fatalf("n=%d off=%d: x[%d] = %v, generic %v (input %v)", n, off, i, a, b, x[i])
+				}
+			}
+			for i := off; i < off+n; i++ { // and both are max(x, 0)
+				if v := x[i]; v == v && x1[i] != max(v, 0) {
+					t.Fatalf("n=%d: relu(%v) = %v", n, v, x1[i])
+				}
+			}
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"net/http"
+	"slices"
 	"strconv"
 	"unsafe"
 )
@@ -683,14 +684,17 @@ func parseRaw(model string, body []byte, size, maxInstances int, dst []float32) 
 		return dst, 0, &reqError{code: http.StatusBadRequest, kind: kindTooMany,
 			msg: fmt.Sprintf("model %q: %d instances in one request; the server's limit is %d", model, n, maxInstances)}
 	}
-	for i := 0; i+4 <= len(body); i += 4 {
-		v := math.Float32frombits(binary.LittleEndian.Uint32(body[i:]))
-		if v-v != 0 {
-			j := i / 4
-			return dst, 0, &reqError{code: http.StatusBadRequest, kind: kindNonFiniteInput,
+	m := len(dst)
+	dst = slices.Grow(dst, len(body)/4)[:m+len(body)/4]
+	out := dst[m:]
+	for j := range out {
+		u := binary.LittleEndian.Uint32(body[4*j:])
+		if u&0x7f800000 == 0x7f800000 { // all exponent bits: ±Inf or NaN
+			v := math.Float32frombits(u)
+			return dst[:m], 0, &reqError{code: http.StatusBadRequest, kind: kindNonFiniteInput,
 				msg: fmt.Sprintf("model %q: instance %d, value %d is %s", model, j/size, j%size, nonFiniteName(v))}
 		}
-		dst = append(dst, v)
+		out[j] = math.Float32frombits(u)
 	}
 	return dst, n, nil
 }
