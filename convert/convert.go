@@ -58,6 +58,13 @@ type Options struct {
 	Arch string
 	// Out is the model file to write. It must not be the checkpoint.
 	Out string
+	// Members are further edgebnn model files or training checkpoints combined with Checkpoint
+	// (member 0, also an edgebnn file) into one model of 1 + len(Members) members
+	// (runtime.Spec.Members): a mixture of posteriors when they are Bayesian (MultiSWAG-style;
+	// sample s draws from member s mod M), a deep ensemble (Ensemble-W) when they are
+	// deterministic. Every member must have the same architecture, posteriors and
+	// preprocessing, and be a single network.
+	Members []string
 	// DType is "f32" (default) or "f16" (see quant.KeepF32 for the tensors that stay f32).
 	DType string
 	// F16Policy selects which tensors stay float32 with DType f16: "default" (quant.KeepF32)
@@ -230,9 +237,19 @@ func convertFile(opts Options) (*Report, error) {
 	if same(opts.Checkpoint, opts.Out) || same(opts.Config, opts.Out) || same(opts.Arch, opts.Out) {
 		return nil, fmt.Errorf("convert: refusing to write %s over an input", opts.Out)
 	}
+	for _, p := range opts.Members {
+		if same(p, opts.Out) {
+			return nil, fmt.Errorf("convert: refusing to write %s over an input", opts.Out)
+		}
+	}
 	src, err := readCheckpointLimits(opts.Checkpoint, opts.Limits)
 	if err != nil {
 		return nil, err
+	}
+	if len(opts.Members) > 0 {
+		if src, err = combineMembers(src, opts); err != nil {
+			return nil, err
+		}
 	}
 	m, err := buildModel(src, opts)
 	if err != nil {
@@ -242,7 +259,7 @@ func convertFile(opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	sources := []string{opts.Checkpoint}
+	sources := append([]string{opts.Checkpoint}, opts.Members...)
 	for _, p := range []string{opts.Config, opts.Arch, opts.Validate} {
 		if p != "" {
 			sources = append(sources, p)

@@ -53,11 +53,14 @@ type Inspection struct {
 	InputShape              []int        `json:"input_shape,omitempty"`
 	Parameters              int64        `json:"parameters"`
 	DeterministicParameters int64        `json:"deterministic_parameters"`
-	// Members is the number K of networks of an Ensemble-W model (runtime.Spec.Members; 0 for a
-	// single network); Parameters then counts all of them and MemberParameters = Parameters / K
-	// one member.
-	Members                int             `json:"members,omitempty"`
-	MemberParameters       int64           `json:"member_parameters,omitempty"`
+	// Members is the number K of networks of an Ensemble-W model or of posteriors of a mixture
+	// (runtime.Spec.Members; 0 for a single network); Parameters then counts all of them and
+	// MemberParameters = Parameters / K one member.
+	Members          int   `json:"members,omitempty"`
+	MemberParameters int64 `json:"member_parameters,omitempty"`
+	// Mixture is true when the members are posteriors (a mixture of posteriors,
+	// runtime.Spec.Mixture) rather than deterministic networks.
+	Mixture                bool            `json:"mixture,omitempty"`
 	DeterministicFP32Bytes int64           `json:"deterministic_fp32_bytes"`
 	Ratio                  float64         `json:"ratio"`
 	KL                     float64         `json:"kl"`
@@ -165,6 +168,7 @@ func inspect(path string, verify bool) (*Inspection, error) {
 	if spec.Members > 1 {
 		in.Members = spec.Members
 		in.MemberParameters = in.Parameters / int64(spec.Members)
+		in.Mixture = spec.Mixture()
 	}
 	in.DeterministicFP32Bytes = 4 * in.DeterministicParameters
 	if in.DeterministicFP32Bytes > 0 {

@@ -60,8 +60,13 @@ func (p *Predictor) setAdaptive() error {
 		o.Adaptive = false // one sample (a deterministic model, Mean): nothing to adapt
 		return nil
 	}
-	// Rounds are whole sample blocks, so that the samples are drawn exactly as without Adaptive.
-	o.AdaptiveRound = (o.AdaptiveRound + p.block - 1) / p.block * p.block
+	// Rounds are whole sample blocks — for a mixture of M posteriors, a whole block of every
+	// member (M blocks) — so that the samples are drawn exactly as without Adaptive.
+	unit := p.block
+	if p.m.parts != nil {
+		unit *= len(p.m.parts)
+	}
+	o.AdaptiveRound = (o.AdaptiveRound + unit - 1) / unit * unit
 	return nil
 }
 

@@ -578,10 +578,12 @@ func TestEnsembleErrors(t *testing.T) {
 			[]string{"members -1"}},
 		{"members over the limit", func(s *runtime.Spec, _ runtime.Tensors) { s.Members = runtime.MaxMembers + 1 },
 			[]string{"members"}},
+		// A posterior makes the ensemble a mixture of posteriors (mixture_test.go), whose
+		// members' posterior tensors these deterministic members do not have.
 		{"bayesian layer", func(s *runtime.Spec, _ runtime.Tensors) { s.Layers[3].Posterior = ffgPost() },
-			[]string{`"3"`, "deterministic", "ffg"}},
+			[]string{"mixture member 0", `"3"`, `"3.weight_mean"`, "no such tensor"}},
 		{"fa section", func(s *runtime.Spec, _ runtime.Tensors) { s.FA = &runtime.FASpec{Dim: 4, Rank: 1} },
-			[]string{"fa"}},
+			[]string{"mixture member 0", "fa"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

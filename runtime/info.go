@@ -16,8 +16,21 @@ type LayerInfo struct {
 	KL float64
 }
 
-// Layers lists the model's Linear and Conv2d layers in order (residual blocks flattened).
+// Layers lists the model's Linear and Conv2d layers in order (residual blocks flattened). For a
+// mixture of posteriors, KL is the members' mean.
 func (m *Model) Layers() []LayerInfo {
+	if m.parts != nil {
+		out := m.parts[0].Layers()
+		for _, part := range m.parts[1:] {
+			for i, li := range part.Layers() {
+				out[i].KL += li.KL
+			}
+		}
+		for i := range out {
+			out[i].KL /= float64(len(m.parts))
+		}
+		return out
+	}
 	var out []LayerInfo
 	walkNodes(m.nodes, func(nd node) {
 		d, ok := nd.(*dense)
@@ -48,8 +61,29 @@ func (m *Model) Layers() []LayerInfo {
 // ensemble model (Members > 1) the average of the members' weights, the mean of Posterior — as a
 // rows × cols row-major matrix with the bias as the last column. A deterministic layer followed by
 // a BatchNorm returns its weights with the BatchNorm folded in (see LayerSpec). MemberWeight gives
-// one member's weights.
+// one member's weights. For a mixture of posteriors it is the members' posterior means averaged.
 func (m *Model) MeanWeight(layer string) ([]float32, int, int, error) {
+	if m.parts != nil {
+		var sum []float64
+		var w []float32
+		var r, c int
+		for _, part := range m.parts {
+			var err error
+			if w, r, c, err = part.MeanWeight(layer); err != nil {
+				return nil, 0, 0, err
+			}
+			if sum == nil {
+				sum = make([]float64, len(w))
+			}
+			for i, v := range w {
+				sum[i] += float64(v)
+			}
+		}
+		for i, v := range sum {
+			w[i] = float32(v / float64(len(m.parts)))
+		}
+		return w, r, c, nil
+	}
 	d := m.findDense(layer)
 	if d == nil {
 		return nil, 0, 0, fmt.Errorf("runtime: no linear or conv2d layer named %q", layer)
@@ -77,8 +111,15 @@ func (m *Model) MeanWeight(layer string) ([]float32, int, int, error) {
 }
 
 // MemberWeight returns member k's weights of the named deterministic layer of an ensemble model
-// (k = 0 for a single network), in MeanWeight's layout, BatchNorm folded in.
+// (k = 0 for a single network), in MeanWeight's layout, BatchNorm folded in; for a mixture of
+// posteriors, member k's posterior mean weights of any layer.
 func (m *Model) MemberWeight(layer string, k int) ([]float32, int, int, error) {
+	if m.parts != nil {
+		if k < 0 || k >= len(m.parts) {
+			return nil, 0, 0, fmt.Errorf("runtime: layer %q: member %d out of range (the mixture has %d)", layer, k, len(m.parts))
+		}
+		return m.parts[k].MeanWeight(layer)
+	}
 	d := m.findDense(layer)
 	if d == nil {
 		return nil, 0, 0, fmt.Errorf("runtime: no linear or conv2d layer named %q", layer)

@@ -50,6 +50,9 @@ type Model struct {
 	stochastic bool
 	// members is the number of networks of an ensemble (Spec.Members), 1 for a single network.
 	members int
+	// parts are the members of a mixture of posteriors (Spec.Mixture): each a single network
+	// built from its member's tensors; nil otherwise. nodes, shapes and layerCount are part 0's.
+	parts []*Model
 	// fa is the network-wide factor-analysis posterior, if any.
 	fa *faPosterior
 	// layerCount is the number of layers including those inside residual blocks; layer ids used
@@ -86,6 +89,9 @@ func New(spec *Spec, src TensorSource) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{spec: *spec, members: max(spec.Members, 1)}
+	if spec.Mixture() {
+		return newMixture(m, src)
+	}
 	b := &builder{m: m, src: src}
 	if spec.FA != nil {
 		fa, err := loadFA(spec.FA, b)
@@ -117,6 +123,38 @@ func New(spec *Spec, src TensorSource) (*Model, error) {
 	return m, nil
 }
 
+// newMixture builds m, a mixture of posteriors: one single-network Model per member, from the
+// member's tensors (MemberPrefix), sharing m's spec but for Members.
+func newMixture(m *Model, src TensorSource) (*Model, error) {
+	one := m.spec
+	one.Members = 0
+	for k := range m.members {
+		part, err := New(&one, prefixSource{src, MemberPrefix(k)})
+		if err != nil {
+			return nil, fmt.Errorf("runtime: mixture member %d: %w", k, err)
+		}
+		for _, name := range part.used {
+			m.used = append(m.used, MemberPrefix(k)+name)
+		}
+		m.parts = append(m.parts, part)
+	}
+	p0 := m.parts[0]
+	m.nodes, m.inShape, m.outShape, m.layerCount, m.fa = p0.nodes, p0.inShape, p0.outShape, p0.layerCount, p0.fa
+	m.stochastic = true
+	sort.Strings(m.used)
+	return m, nil
+}
+
+// prefixSource reads the tensors of one member of a mixture: name is read as prefix + name.
+type prefixSource struct {
+	src    TensorSource
+	prefix string
+}
+
+func (p prefixSource) Tensor(name string) ([]float32, []int, error) {
+	return p.src.Tensor(p.prefix + name)
+}
+
 // Spec returns a copy of the model's description.
 func (m *Model) Spec() Spec { return m.spec }
 
@@ -134,8 +172,13 @@ func (m *Model) Task() Task { return m.spec.Task }
 // runs one member.
 func (m *Model) Stochastic() bool { return m.stochastic }
 
-// Members is the number of networks of an ensemble model (Spec.Members), 1 for a single network.
+// Members is the number of networks of an ensemble model or of posteriors of a mixture
+// (Spec.Members), 1 for a single network.
 func (m *Model) Members() int { return m.members }
+
+// Mixture reports whether the model is a mixture of posteriors (Spec.Mixture): sample s of a
+// prediction draws from member s mod Members().
+func (m *Model) Mixture() bool { return m.parts != nil }
 
 // TensorsUsed lists, sorted, the names of the tensors the model read from its source.
 func (m *Model) TensorsUsed() []string { return append([]string(nil), m.used...) }

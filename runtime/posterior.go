@@ -43,8 +43,12 @@ const maxPosteriorDim = 16384
 // σ R E[u] C and covariance σ²λ²(I − P ⊗ Q − Pᵀ ⊗ Qᵀ + Σᵢ R Aᵢ Rᵀ ⊗ Cᵀ Bᵢ C) (the Kronecker form
 // of MATH.md §1's σ²λ²(I − P_c ⊗ P_r) with the sampler's jittered factors) plus the q(U) term
 // propagated through the whitening and the R·C maps; ensemble layers the exact mixture moments
-// over the member index that all layers share in one forward pass.
+// over the member index that all layers share in one forward pass. A mixture of posteriors has
+// the mixture's moments: mean (1/M) Σₖ μₖ and covariance (1/M) Σₖ (Σₖ + μₖ μₖᵀ) − μ μᵀ.
 func (m *Model) Posterior(maxDim int) (*Posterior, error) {
+	if m.parts != nil {
+		return m.mixturePosterior(maxDim)
+	}
 	var layers []*dense
 	var walk func(ns []node)
 	walk = func(ns []node) {
@@ -379,4 +383,36 @@ func scale64(s float64, x []float64) []float64 {
 		x[i] *= s
 	}
 	return x
+}
+
+// mixturePosterior is Posterior for a mixture of posteriors, from its members' moments.
+func (m *Model) mixturePosterior(maxDim int) (*Posterior, error) {
+	var p *Posterior
+	M := float64(len(m.parts))
+	for k, part := range m.parts {
+		q, err := part.Posterior(maxDim)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: posterior: mixture member %d: %w", k, err)
+		}
+		if p == nil {
+			p = &Posterior{Dim: q.Dim, Mean: make([]float64, q.Dim), Cov: make([]float64, q.Dim*q.Dim), Exact: true, Layers: q.Layers}
+		}
+		p.Exact = p.Exact && q.Exact
+		d := q.Dim
+		for i, mu := range q.Mean {
+			p.Mean[i] += mu / M
+			row := p.Cov[i*d : (i+1)*d]
+			for j, c := range q.Cov[i*d : (i+1)*d] {
+				row[j] += (c + mu*q.Mean[j]) / M
+			}
+		}
+	}
+	d := p.Dim
+	for i, mu := range p.Mean {
+		row := p.Cov[i*d : (i+1)*d]
+		for j := range row {
+			row[j] -= mu * p.Mean[j]
+		}
+	}
+	return p, nil
 }

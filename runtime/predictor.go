@@ -91,7 +91,8 @@ type Options struct {
 	// Prediction.Samples < Samples. It needs a policy with at least one threshold.
 	Adaptive bool
 	// AdaptiveRound is the number of samples per round (default 8; rounded up to the sample
-	// block, so the samples are the same as without Adaptive).
+	// block — for a mixture of M posteriors to M blocks — so the samples are the same as
+	// without Adaptive).
 	AdaptiveRound int
 	// AdaptiveDelta bounds the probability that an early decision differs from the full-K one
 	// (default 0.01).
@@ -313,6 +314,9 @@ type job struct {
 	outs     []float32 // threads > 1: samples × n × outSz
 	strategy Strategy
 	block    int
+	// The samples drawn are one member's of a mixture: local sample l is the prediction's sample
+	// l·stride + offset (stride 1, offset 0 for a single network).
+	stride, offset int
 }
 
 // stopper ends the worker goroutines once, from Close or when the Predictor is collected.
@@ -334,7 +338,10 @@ func (s *stopper) close() {
 func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	if opts.Samples == 0 {
 		opts.Samples = 32
-		if m.members > 1 {
+		switch {
+		case m.parts != nil: // 32 or more, the same number from every member
+			opts.Samples = (max(32, m.members) + m.members - 1) / m.members * m.members
+		case m.members > 1:
 			opts.Samples = m.members
 		}
 	}
@@ -490,11 +497,14 @@ func walkNodes(nodes []node, fn func(node)) {
 
 // firstLocal returns the first stochastic top-level node when it is a dense layer that can sample
 // locally; its input-only projections are then computed once per batch instead of per sample.
-func (p *Predictor) firstLocal() (*dense, bool) {
-	if p.first >= len(p.m.nodes) || p.opts.Strategy == Weight {
+func (p *Predictor) firstLocal() (*dense, bool) { return p.firstLocalIn(p.m.nodes) }
+
+// firstLocalIn is firstLocal for the nodes of one member of a mixture (or the model's own).
+func (p *Predictor) firstLocalIn(nodes []node) (*dense, bool) {
+	if p.first >= len(nodes) || p.opts.Strategy == Weight {
 		return nil, false
 	}
-	d, ok := p.m.nodes[p.first].(*dense)
+	d, ok := nodes[p.first].(*dense)
 	if !ok || d.conv || d.post == nil || !canLocal(d.post) {
 		return nil, false
 	}
@@ -718,7 +728,7 @@ func (w *worker) run(j *job, p *Predictor, pre int) {
 		for b := 0; b < B; b++ {
 			yb := y[b*n*j.outSz : (b+1)*n*j.outSz]
 			if p != nil {
-				p.accumulate(yb, s0+b, n)
+				p.accumulate(yb, (s0+b)*j.stride+j.offset, n)
 			} else {
 				copy(j.outs[(s0+b)*n*j.outSz:(s0+b+1)*n*j.outSz], yb)
 			}
@@ -732,38 +742,28 @@ func (w *worker) run(j *job, p *Predictor, pre int) {
 
 func (p *Predictor) predictChunk(xs []float32, out []Prediction, n int, st Strategy) {
 	m := p.m
-	w0 := p.workers[0]
-	w0.reset()
-	w0.fc.strategy = st
-	w0.fc.sample, w0.fc.block = 0, 1
-	x := w0.acquire()
-	copy(w0.bufs[x], xs)
-	// The deterministic prefix runs once.
-	pre := w0.runSeq(m.nodes[:p.first], x, n)
 	j := p.job
-	j.nodes, j.n, j.samples, j.threads, j.strategy = m.nodes[p.first:], n, p.opts.Samples, p.opts.Threads, st
-	j.block = p.block
-	j.pre = w0.bufs[pre][:n*p.inSizeAt(p.first)]
-	j.outSz = m.outShape.size()
-	j.cached, j.prep = nil, nil
-	if d, ok := p.firstLocal(); ok && (st == Local || (st == Auto && d.autoLocalShared(n, p.opts.Samples))) {
-		j.cached, j.prep = d, p.prep[:d.post.prepSize(n)]
-		d.post.prepare(j.pre, n, j.prep)
+	j.samples = p.opts.Samples
+	outSz := m.outShape.size()
+	pre := 0
+	if m.parts == nil {
+		// The deterministic prefix runs once.
+		pre = p.setup(0, xs, n, st)
 	}
-	clear(p.sum[:n*j.outSz])
-	clear(p.sum2[:n*j.outSz])
+	clear(p.sum[:n*outSz])
+	clear(p.sum2[:n*outSz])
 	clear(p.sumH[:n])
 	p.out = out
 	K := p.opts.Samples
 	for i := range out {
 		if p.opts.KeepSamples {
-			out[i].Outputs = grow(out[i].Outputs, K*j.outSz)
+			out[i].Outputs = grow(out[i].Outputs, K*outSz)
 		} else {
 			out[i].Outputs = out[i].Outputs[:0]
 		}
 	}
 	if p.adapt == nil {
-		p.draw(j, pre, 0, K)
+		p.drawRange(xs, n, st, pre, 0, K)
 		for i := range out[:n] {
 			p.finish(&out[i], i, K)
 		}
@@ -778,7 +778,7 @@ func (p *Predictor) predictChunk(xs []float32, out []Prediction, n int, st Strat
 	left := n
 	for from := 0; from < K && left > 0; {
 		to := min(from+a.round, K)
-		p.draw(j, pre, from, to)
+		p.drawRange(xs, n, st, pre, from, to)
 		from = to
 		for i := range out[:n] {
 			if done[i] || (from < K && !a.settled(p, i, from, K)) {
@@ -792,7 +792,72 @@ func (p *Predictor) predictChunk(xs []float32, out []Prediction, n int, st Strat
 	p.out = nil
 }
 
-// draw runs samples from … to-1 of job j from the prefix output pre and accumulates them.
+// setup prepares p.job for drawing member k's samples (k = 0 for a single network) of the n
+// inputs xs: it runs the member's deterministic prefix (returning the buffer of worker 0 that
+// holds its output), the cached projections of its first stochastic layer when that samples
+// locally, and its random streams (a mixture's member k is keyed by mixtureSeed).
+func (p *Predictor) setup(k int, xs []float32, n int, st Strategy) int {
+	m := p.m
+	nodes, stride, seed := m.nodes, 1, p.opts.Seed
+	if m.parts != nil {
+		nodes, stride, seed = m.parts[k].nodes, len(m.parts), mixtureSeed(p.opts.Seed, k)
+	}
+	for _, w := range p.workers {
+		w.fc.seed = seed
+	}
+	w0 := p.workers[0]
+	w0.reset()
+	w0.fc.strategy = st
+	w0.fc.sample, w0.fc.block = 0, 1
+	x := w0.acquire()
+	copy(w0.bufs[x], xs)
+	pre := w0.runSeq(nodes[:p.first], x, n)
+	j := p.job
+	j.nodes, j.n, j.threads, j.strategy = nodes[p.first:], n, p.opts.Threads, st
+	j.stride, j.offset = stride, k
+	j.block = p.block
+	j.pre = w0.bufs[pre][:n*p.inSizeAt(p.first)]
+	j.outSz = m.outShape.size()
+	j.cached, j.prep = nil, nil
+	if d, ok := p.firstLocalIn(nodes); ok && (st == Local || (st == Auto && d.autoLocalShared(n, p.opts.Samples))) {
+		j.cached, j.prep = d, p.prep[:d.post.prepSize(n)]
+		d.post.prepare(j.pre, n, j.prep)
+	}
+	return pre
+}
+
+// drawRange draws the prediction's samples from … to-1 and accumulates them: from the prefix
+// output pre that setup made, or, for a mixture, each member's share (sample s is member
+// s mod M's local sample s div M), member after member.
+func (p *Predictor) drawRange(xs []float32, n int, st Strategy, pre, from, to int) {
+	parts := p.m.parts
+	if parts == nil {
+		p.draw(p.job, pre, from, to)
+		return
+	}
+	M := len(parts)
+	for k := range parts {
+		lo, hi := ceilDiv(from-k, M), ceilDiv(to-k, M)
+		if lo < hi {
+			p.draw(p.job, p.setup(k, xs, n, st), lo, hi)
+		}
+	}
+}
+
+// ceilDiv is ⌈a/m⌉ for m > 0, and 0 for a ≤ 0.
+func ceilDiv(a, m int) int {
+	if a <= 0 {
+		return 0
+	}
+	return (a + m - 1) / m
+}
+
+// mixtureSeed keys member k of a mixture's random streams: member 0 draws what the same
+// posterior alone draws with seed, the others streams of their own.
+func mixtureSeed(seed uint64, k int) uint64 { return seed + uint64(k)*0x9e3779b97f4a7c15 }
+
+// draw runs samples from … to-1 of job j (local samples of a mixture's member) from the prefix
+// output pre and accumulates them.
 func (p *Predictor) draw(j *job, pre, from, to int) {
 	j.from, j.samples = from, to
 	n := j.n
@@ -807,7 +872,7 @@ func (p *Predictor) draw(j *job, pre, from, to int) {
 	p.workers[0].run(j, nil, pre)
 	j.wg.Wait()
 	for k := from; k < to; k++ {
-		p.accumulate(j.outs[k*n*j.outSz:(k+1)*n*j.outSz], k, n)
+		p.accumulate(j.outs[k*n*j.outSz:(k+1)*n*j.outSz], k*j.stride+j.offset, n)
 	}
 }
 

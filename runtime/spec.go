@@ -86,11 +86,12 @@ type Spec struct {
 	Layers   []LayerSpec `json:"layers"`
 	// FA describes the network-wide factor-analysis posterior, when layers have kind "fa".
 	FA *FASpec `json:"fa,omitempty"`
-	// Members is the number K of networks of an ensemble of deterministic networks (Ensemble-W,
-	// a deep ensemble); 0 or 1 is a single network. With K > 1 every Linear, Conv2d and
-	// BatchNorm layer has K sets of tensors: member 0's under the plain names, member k's under
-	// MemberPrefix(k) + name ("member2/fc.weight"). Every layer must be deterministic. Sample s of
-	// a prediction runs member s mod K in every layer.
+	// Members is the number K of networks of an ensemble; 0 or 1 is a single network. With K > 1
+	// every tensor of the model has K copies: member 0's under the plain names, member k's under
+	// MemberPrefix(k) + name ("member2/fc.weight"). Sample s of a prediction runs member s mod K.
+	// When every layer is deterministic this is Ensemble-W (a deep ensemble); when any layer has
+	// a posterior, or the spec an FA section, it is a mixture of K posteriors (MultiSWAG-style,
+	// Mixture): member k's posterior is drawn from for samples k, k+K, k+2K, ….
 	Members int `json:"members,omitempty"`
 	// Info is carried along untouched (provenance, conversion reports).
 	Info json.RawMessage `json:"info,omitempty"`
@@ -168,6 +169,30 @@ const (
 	MaxMembers = 1024
 )
 
+// Mixture reports whether the spec is a mixture of posteriors: Members > 1 and some layer has a
+// posterior other than deterministic, or the spec an FA section.
+func (s *Spec) Mixture() bool {
+	if s.Members < 2 {
+		return false
+	}
+	if s.FA != nil {
+		return true
+	}
+	found := false
+	var walk func(ls []LayerSpec)
+	walk = func(ls []LayerSpec) {
+		for i := range ls {
+			if p := ls[i].Posterior; p != nil && p.Kind != KindDeterministic {
+				found = true
+			}
+			walk(ls[i].Body)
+			walk(ls[i].Shortcut)
+		}
+	}
+	walk(s.Layers)
+	return found
+}
+
 // MemberPrefix is the prefix of member k's tensor names in an ensemble model (Spec.Members):
 // "" for member 0, whose tensors have the plain names, and "member<k>/" for k ≥ 1.
 func MemberPrefix(k int) string {
@@ -207,9 +232,6 @@ func (s *Spec) Validate() error {
 	if s.Members < 0 || s.Members > MaxMembers {
 		return fmt.Errorf("spec: members %d out of range (0 to %d)", s.Members, MaxMembers)
 	}
-	if s.Members > 1 && s.FA != nil {
-		return fmt.Errorf("spec: an ensemble of %d networks (members) cannot have an fa posterior", s.Members)
-	}
 	count := 0
 	var walk func(ls []LayerSpec, depth int) error
 	walk = func(ls []LayerSpec, depth int) error {
@@ -232,10 +254,6 @@ func (s *Spec) Validate() error {
 			}
 			if l.Posterior != nil && l.Op != OpLinear && l.Op != OpConv2d {
 				return fmt.Errorf("spec: layer %q: op %s cannot have a posterior", l.Name, l.Op)
-			}
-			if p := l.Posterior; p != nil && p.Kind != KindDeterministic && s.Members > 1 {
-				return fmt.Errorf("spec: layer %q: an ensemble of %d networks (members) takes deterministic layers only, not %q",
-					l.Name, s.Members, p.Kind)
 			}
 			if p := l.Posterior; p != nil && p.Kind == KindBernstein {
 				if p.Degree < 1 || p.Degree > MaxBernsteinDegree {

@@ -202,8 +202,10 @@ func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error
 		switch {
 		case m.Policy() != nil && m.Policy().Samples > 0:
 			samples = m.Policy().Samples
-		case m.Members() > 1:
+		case m.Members() > 1 && !m.Mixture(): // Ensemble-W: each member once
 			samples = m.Members()
+		case m.Mixture(): // the same number of samples from every member
+			samples = (max(32, m.Members()) + m.Members() - 1) / m.Members() * m.Members()
 		default:
 			samples = 32
 		}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -41,7 +42,14 @@ recorded (Fashion-MNIST: scale 1/255 and its class names); --preprocess (a
 JSON file with the fields version, layout, scale, mean, std, class_names) and
 the --input-* and --class-names flags replace it (flags override the file's
 fields). A checkpoint's decision policy is not carried over: calibrate the
-converted model.`
+converted model.
+
+--member FILE (repeatable) combines edgebnn model files or training checkpoints
+of one architecture, posterior and preprocessing with --checkpoint into one
+model of 1 + the number of --member members: a mixture of posteriors when they
+are Bayesian (MultiSWAG-style: sample s of a prediction draws from member
+s mod M, each with its own random streams), a deep ensemble (Ensemble-W) when
+they are deterministic. Train each member with its own --seed.`
 
 var convertCmd = command{
 	name:    "convert",
@@ -58,6 +66,13 @@ func runConvert(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs.StringVar(&o.Arch, "arch", "", "architecture: resnet18|resnet34|resnet50, a JSON architecture or a printed nn.Sequential `ARCH`")
 	fs.StringVar(&o.Out, "out", "", "write the model file to `OUT` (required)")
 	fs.StringVar(&o.Out, "o", "", "")
+	fs.Func("member", "combine the edgebnn model `FILE` with --checkpoint (repeat for more members): a mixture of posteriors, or a deep ensemble of deterministic networks", func(v string) error {
+		if v == "" {
+			return errors.New("empty path")
+		}
+		o.Members = append(o.Members, v)
+		return nil
+	})
 	fs.StringVar(&o.DType, "dtype", "f32", "storage type `f16|f32`")
 	fs.StringVar(&o.F16Policy, "f16-policy", "default", "with --dtype f16, which tensors stay f32: `default` (D, λ, q(U) and BatchNorm statistics, small tensors) or compact (q(U) statistics fp16 too)")
 	fs.Float64Var(&o.Prune, "prune", 0, "prune this `fraction` of the Z entries (smallest magnitudes, whole network)")
@@ -89,7 +104,7 @@ func runConvert(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if o.Preprocess, err = pre.build(); err != nil {
 		return err
 	}
-	if err := outfile.Check("--out", o.Out, o.Checkpoint, o.Config, fileArg(o.Arch), o.Validate, *pre.file); err != nil {
+	if err := outfile.Check("--out", o.Out, append([]string{o.Checkpoint, o.Config, fileArg(o.Arch), o.Validate, *pre.file}, o.Members...)...); err != nil {
 		return err
 	}
 	rep, err := convertStaged(ctx, o)
@@ -146,6 +161,13 @@ func writeConvertReport(w io.Writer, r *convert.Report) error {
 		r.Out, r.FileBytes, formatBytes(r.FileBytes), 100*r.Ratio, r.DeterministicFP32Bytes)
 	if r.Prune != nil {
 		fmt.Fprintf(w, "pruned %d of %d Z entries (%s)\n", r.Prune.Pruned, r.Prune.Entries, r.Prune.Mode)
+	}
+	if r.Members > 1 {
+		what := "networks (Ensemble-W)"
+		if r.Spec != nil && r.Spec.Mixture() {
+			what = "posteriors (a mixture: sample s draws from member s mod M)"
+		}
+		fmt.Fprintf(w, "%d members: %d %s\n", r.Members, r.Members, what)
 	}
 	fmt.Fprintf(w, "source sha256 %s\n", r.SourceSHA256)
 	if v := r.Validation; v != nil {

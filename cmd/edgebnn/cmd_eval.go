@@ -106,9 +106,13 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 			cfg.Task = "regression"
 		}
 	}
-	if m.Members() > 1 && *samples <= 0 {
+	if m.Members() > 1 && !m.Mixture() && *samples <= 0 {
 		// Ensemble-W: one sample per member, the deep-ensemble predictive.
 		cfg.TestSamples = m.Members()
+	}
+	if M := m.Members(); m.Mixture() && *samples <= 0 {
+		// A mixture of posteriors: as many samples from every member.
+		cfg.TestSamples = (max(cfg.TestSamples, M) + M - 1) / M * M
 	}
 	cfg.Arch = "mlp:1-1"
 	test, ood, err := train.LoadEvalData(cfg)

@@ -83,7 +83,11 @@ func writeInspection(w io.Writer, in *convert.Inspection) error {
 			fmt.Fprintf(w, "preprocess: %s\n", describePreprocess(p))
 		}
 	}
-	if in.Members > 1 {
+	switch {
+	case in.Mixture:
+		fmt.Fprintf(w, "mixture of %d posteriors (sample s draws from member s mod %d): %d parameters per member, %d in all\n",
+			in.Members, in.Members, in.MemberParameters, in.Parameters)
+	case in.Members > 1:
 		fmt.Fprintf(w, "ensemble of %d networks (Ensemble-W): %d parameters per member, %d in all\n", in.Members,
 			in.MemberParameters, in.Parameters)
 	}

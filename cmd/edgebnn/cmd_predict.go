@@ -224,7 +224,7 @@ func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if threads > 1 {
 		k := *pf.samples
 		if k == 0 {
-			k = max(32, m.Members())
+			k = max(32, 2*m.Members()) // the predictor's default is at most this
 		}
 		batch = max(1, min(batch, maxKeptOutputs/max(1, k*m.OutputSize())))
 	}

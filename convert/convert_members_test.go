@@ -1,0 +1,189 @@
+package convert
+
+import (
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+// perturbedCopy writes a copy of the model file src to dst with every tensor's values scaled by
+// 1 + eps·(i mod 7 − 3)/3 (a different posterior of the same architecture), and the spec edited
+// by edit (may be nil).
+func perturbedCopy(t *testing.T, src, dst string, eps float64, edit func(*runtime.Spec)) {
+	t.Helper()
+	f, err := format.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	meta, err := f.Blob(runtime.MetaBlob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := runtime.ParseSpec(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(spec)
+	}
+	w := format.NewWriter()
+	for _, name := range f.Tensors() {
+		tn, err := f.Tensor(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := tn.Float32s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := make([]float32, len(v))
+		for i, x := range v {
+			c[i] = x * float32(1+eps*float64(i%7-3)/3)
+		}
+		if _, err := w.AddTensor(name, tn.Shape(), c, format.AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddBlob(runtime.MetaBlob, b, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteFile(dst, format.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConvertMembers: three FFG-U posteriors (the mlp_ffgu fixture and two perturbed copies)
+// combine into a mixture, f32 and f16; its sample s is, bit for bit, member s mod 3's sample
+// s div 3 of that member converted alone with the member's seed (runtime's mixture keying).
+func TestConvertMembers(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.ebnn")
+	if _, err := Convert(fixtureOpts("mlp_ffgu", ".safetensors", a)); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{a, filepath.Join(dir, "b.ebnn"), filepath.Join(dir, "c.ebnn")}
+	perturbedCopy(t, a, paths[1], 0.05, nil)
+	perturbedCopy(t, a, paths[2], 0.1, nil)
+	for _, dtype := range []string{"f32", "f16"} {
+		t.Run(dtype, func(t *testing.T) {
+			mix := filepath.Join(dir, "mix-"+dtype+".ebnn")
+			rep, err := Convert(Options{Checkpoint: a, Members: paths[1:], Out: mix, DType: dtype})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Members != 3 {
+				t.Fatalf("report: %d members", rep.Members)
+			}
+			m, err := runtime.Load(mix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if !m.Mixture() || m.Members() != 3 {
+				t.Fatalf("Mixture %v, Members %d", m.Mixture(), m.Members())
+			}
+			x := make([]float32, m.InputSize())
+			for i := range x {
+				x[i] = float32(i%13) / 13
+			}
+			const K, seed = 6, 17
+			p, err := m.NewPredictor(runtime.Options{Samples: K, Seed: seed, KeepSamples: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got runtime.Prediction
+			if err := p.Predict(x, &got); err != nil {
+				t.Fatal(err)
+			}
+			c := m.OutputSize()
+			for k, path := range paths {
+				one := filepath.Join(dir, "one.ebnn")
+				if _, err := Convert(Options{Checkpoint: path, Out: one, DType: dtype}); err != nil {
+					t.Fatal(err)
+				}
+				sm, err := runtime.Load(one)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sp, err := sm.NewPredictor(runtime.Options{Samples: K / 3, Seed: seed + uint64(k)*0x9e3779b97f4a7c15, KeepSamples: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want runtime.Prediction
+				if err := sp.Predict(x, &want); err != nil {
+					t.Fatal(err)
+				}
+				sm.Close()
+				for l := 0; l < K/3; l++ {
+					s := 3*l + k
+					for j := 0; j < c; j++ {
+						if g, w := got.Outputs[s*c+j], want.Outputs[l*c+j]; math.Float32bits(g) != math.Float32bits(w) {
+							t.Fatalf("sample %d (member %d's %d) output %d: %v, member alone %v", s, k, l, j, g, w)
+						}
+					}
+				}
+			}
+			in, err := Inspect(mix, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in.Members != 3 || !in.Mixture {
+				t.Fatalf("inspect: members %d, mixture %v", in.Members, in.Mixture)
+			}
+		})
+	}
+}
+
+// TestConvertMembersErrors: members of another architecture or posterior, another
+// preprocessing, a state_dict member, an ensemble member and a member that is the output are
+// refused, naming the member.
+func TestConvertMembersErrors(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.ebnn")
+	if _, err := Convert(fixtureOpts("mlp_ffgu", ".safetensors", a)); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.ebnn")
+	perturbedCopy(t, a, other, 0.05, func(s *runtime.Spec) { s.Layers[1].Posterior.PriorSD = 0.5 })
+	ens := filepath.Join(dir, "ens.ebnn")
+	writeEnsembleCheckpoint(t, ens, 2, nil)
+	fx := fixtureOpts("mlp_ffgu", ".safetensors", "")
+	out := filepath.Join(dir, "out.ebnn")
+	for _, c := range []struct {
+		name    string
+		opts    Options
+		want    []string
+		exclude bool
+	}{
+		{"another posterior", Options{Checkpoint: a, Members: []string{other}, Out: out}, []string{"member 1", "other.ebnn", "another architecture or posterior"}, false},
+		{"state_dict member", Options{Checkpoint: a, Members: []string{fx.Checkpoint}, Out: out}, []string{"member 1", "state_dict"}, false},
+		{"state_dict first", Options{Checkpoint: fx.Checkpoint, Config: fx.Config, Arch: fx.Arch, Members: []string{a}, Out: out}, []string{"state_dict", "convert a state_dict first"}, false},
+		{"ensemble member", Options{Checkpoint: a, Members: []string{ens}, Out: out}, []string{"member 1", "2 members"}, false},
+		{"member is the output", Options{Checkpoint: a, Members: []string{out}, Out: out}, []string{"refusing to write"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "member is the output" {
+				perturbedCopy(t, a, out, 0.01, nil)
+			}
+			_, err := Convert(c.opts)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
