@@ -147,6 +147,9 @@ func writeConvertReport(w io.Writer, r *convert.Report) error {
 	if r.Prune != nil {
 		fmt.Fprintf(w, "pruned %d of %d Z entries (%s)\n", r.Prune.Pruned, r.Prune.Entries, r.Prune.Mode)
 	}
+	for _, g := range r.Bernstein {
+		fmt.Fprintln(w, describeBernsteinGate(g))
+	}
 	fmt.Fprintf(w, "source sha256 %s\n", r.SourceSHA256)
 	if v := r.Validation; v != nil {
 		fmt.Fprintf(w, "\nvalidation on %s (%d inputs, %d samples):\n", v.Data, v.N, v.Samples)
