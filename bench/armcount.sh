@@ -10,10 +10,18 @@
 # prediction, with each K-sample prediction's ratio to the deterministic forward (--mean) of the
 # same build.
 #
+# Two more models compare a Bayesian last layer's cost (not in the default set): bflast, a
+# 784 → 256 → 10 MLP whose last layer has a Bernstein-flow posterior of degree 50 (plan
+# --bernstein-last 50: what `edgebnn train --posterior bernstein_last` writes), and ffglast, the
+# same network with a mean-field Gaussian (ffg) last layer. The body is deterministic and runs
+# once per prediction, so K=32 minus --mean is what the last layer's 32 samples cost:
+#   MODELS="bflast ffglast" bench/armcount.sh arm64-a53
+#
 # Usage (from anywhere): bench/armcount.sh [TARGET...]
 #   TARGET is arm64-a53, arm64-a72, armv7 or armv6 (default: all four).
 # Environment: ARMCOUNT (path of armcount), SHARED (default ../shared beside the repository),
-#   OUT (work directory, default a new temporary one), MODELS (subset of "mlp cnn resnet18").
+#   OUT (work directory, default a new temporary one), MODELS (subset of "mlp cnn resnet18", or
+#   "bflast ffglast"; default "mlp cnn resnet18").
 # Not run by CI: the ResNet-18 rows take several minutes per target under QEMU.
 set -euo pipefail
 
@@ -67,7 +75,19 @@ EOF
 		"$host" plan --arch resnet18 --config "$out/ind64.json" --input-shape 3,32,32 --dtype f16 \
 			--samples 8 --out "$out/$m.ebnn" >/dev/null
 		;;
-	*) die "unknown model $m (mlp, cnn, resnet18)" ;;
+	bflast | ffglast)
+		cat >"$out/mlp784.json" <<'EOF2'
+{"layers": [{"name": "fc1", "type": "Linear", "in_features": 784, "out_features": 256}, {"name": "relu", "type": "ReLU"},
+ {"name": "fc2", "type": "Linear", "in_features": 256, "out_features": 10}]}
+EOF2
+		if [[ $m == bflast ]]; then
+			"$host" plan --arch "$out/mlp784.json" --classes 10 --bernstein-last 50 --out "$out/$m.ebnn" >/dev/null
+		else
+			echo '{"inference": {"fc2": "ffg"}}' >"$out/ffglast.json"
+			"$host" plan --arch "$out/mlp784.json" --classes 10 --config "$out/ffglast.json" --out "$out/$m.ebnn" >/dev/null
+		fi
+		;;
+	*) die "unknown model $m (mlp, cnn, resnet18, bflast, ffglast)" ;;
 	esac
 done
 
@@ -80,6 +100,11 @@ cases=(
 	"cnn|K=8 weight|1|5|--samples 8 --strategy weight"
 	"resnet18|deterministic (--mean)|1|2|--mean"
 	"resnet18|K=8 weight|1|2|--samples 8 --strategy weight"
+	"bflast|deterministic (--mean)|10|110|--mean"
+	"bflast|K=32 weight|2|22|--samples 32 --strategy weight"
+	"ffglast|deterministic (--mean)|10|110|--mean"
+	"ffglast|K=32 local|2|22|--samples 32 --strategy local"
+	"ffglast|K=32 weight|2|22|--samples 32 --strategy weight"
 )
 
 # count BIN ARCH CPU N FLAGS...: guest instructions of N predictions plus start-up.

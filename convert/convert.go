@@ -140,6 +140,9 @@ type Report struct {
 	SourceSHA256 string         `json:"source_sha256"`
 	Prune        *prune.Report  `json:"prune,omitempty"`
 	Quant        []quant.Report `json:"quant,omitempty"`
+	// Bernstein holds the fp16 gate's verdict on every Bernstein-flow tensor of an f16
+	// conversion (see BernsteinGate).
+	Bernstein []BernsteinGate `json:"bernstein,omitempty"`
 	// Validation is set when Options.Validate was given.
 	Validation *Validation `json:"validation,omitempty"`
 	// Spec is the model description written into the file.
@@ -178,6 +181,9 @@ type QuantInfo struct {
 	F16        []quant.Report `json:"f16"`
 	// F32 lists the tensors kept in float32, with the reason.
 	F32 []KeptF32 `json:"f32"`
+	// Bernstein is the fp16 gate's verdict on each Bernstein-flow tensor the policy did not
+	// keep in float32 (BernsteinGate).
+	Bernstein []BernsteinGate `json:"bernstein,omitempty"`
 }
 
 // KeptF32 is a tensor the fp16 policy kept in float32.
@@ -784,7 +790,17 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 		v := data[e.Name]
 		useF16 := false
 		if o.f16 {
-			if keep, why := o.policy(e.Name, len(v)); keep {
+			keep, why := o.policy(e.Name, len(v))
+			if !keep && e.Flow != nil {
+				gate, err := bernsteinGate(e.Name, v, e.Flow.Degree, e.Flow.TableSize)
+				if err != nil {
+					return nil, nil, err
+				}
+				info.Quant.Bernstein = append(info.Quant.Bernstein, gate)
+				rep.Bernstein = append(rep.Bernstein, gate)
+				keep, why = !gate.F16, gate.Reason
+			}
+			if keep {
 				info.Quant.F32 = append(info.Quant.F32, KeptF32{Name: e.Name, Reason: why})
 			} else {
 				if !o.allowClamp {

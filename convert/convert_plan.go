@@ -42,6 +42,12 @@ type PlanOptions struct {
 	// takes up to PlanMemoryFactor times its float32 parameter bytes, and refuses an architecture
 	// above the limit before allocating anything; the predictor it sizes has the same limit.
 	MaxMemory int64
+	// BernsteinDegree, if positive, gives the architecture's last Linear layer (after its last
+	// convolution or residual block) a mean-field Bernstein-flow posterior of this degree M, as
+	// edgebnn train --posterior bernstein_last does; BernsteinTable is its runtime table size G
+	// (0: runtime.DefaultBernsteinTable). The stand-in flows are the trainer's initial ones.
+	BernsteinDegree int
+	BernsteinTable  int
 	// Out, if set, is where the planned model (random stand-in values of the right shapes) is
 	// also written, atomically: a model of the real size for benchmarks, not a trained one.
 	Out string
@@ -105,6 +111,11 @@ func plan(opts PlanOptions) (*PlanReport, error) {
 	spec, err := specFor(opts.Arch, cfg, opts.Classes, opts.InputShape, nil)
 	if err != nil {
 		return nil, err
+	}
+	if opts.BernsteinDegree != 0 || opts.BernsteinTable != 0 {
+		if err := bernsteinLast(spec, opts.BernsteinDegree, opts.BernsteinTable); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Members > 1 {
 		spec.Members = opts.Members
@@ -229,6 +240,32 @@ func standIn(e tensorSpec, rng *rand.Rand) []float32 {
 			out[i] = float32(c + s*rng.NormFloat64())
 		}
 	}
+	if e.Flow != nil {
+		// The trainer's initial flows (train/bnn): θ = lo + (hi − lo)·σ(z), a₁ = a₂ = 1, centred
+		// at a He-scaled weight (biases near zero) with standard deviation 0.05.
+		np := e.Flow.Degree + 5
+		scale := 0.01 // biases
+		if len(e.Shape) > 2 {
+			fan := 1
+			for _, d := range e.Shape[1 : len(e.Shape)-1] {
+				fan *= d
+			}
+			scale = 1 / math.Sqrt(float64(fan))
+		}
+		one := math.Log(math.Expm1(1))
+		width := 0.05 / 0.21
+		d := float32(math.Log(math.Expm1(width / float64(e.Flow.Degree))))
+		for f := 0; f < n/np; f++ {
+			p := out[f*np : (f+1)*np]
+			c := scale * rng.NormFloat64()
+			p[0], p[1], p[2] = float32(one), 0, float32(c-width/2)
+			for j := 3; j < np-2; j++ {
+				p[j] = d
+			}
+			p[np-2], p[np-1] = float32(one), 0
+		}
+		return out
+	}
 	switch suffix {
 	case "z_row", "z_col":
 		noise(0, 1/math.Sqrt(float64(e.Shape[0])))
@@ -266,4 +303,30 @@ func standIn(e tensorSpec, rng *rand.Rand) []float32 {
 		}
 	}
 	return out
+}
+
+// bernsteinLast gives spec's last top-level Linear layer, after any convolution or residual
+// block, a Bernstein-flow posterior of degree m and table size g (train's bernstein_last).
+func bernsteinLast(spec *runtime.Spec, m, g int) error {
+	if m < 1 || m > runtime.MaxBernsteinDegree {
+		return fmt.Errorf("convert: plan: bernstein degree %d out of range [1, %d]", m, runtime.MaxBernsteinDegree)
+	}
+	for i := len(spec.Layers) - 1; i >= 0; i-- {
+		l := &spec.Layers[i]
+		if l.Op == runtime.OpConv2d || l.Op == runtime.OpResidual {
+			break
+		}
+		if l.Op != runtime.OpLinear {
+			continue
+		}
+		if l.Posterior != nil && l.Posterior.Kind != runtime.KindDeterministic {
+			return fmt.Errorf("convert: plan: layer %s already has a %s posterior (give the Bernstein layer no config entry)", clip.Q(l.Name), l.Posterior.Kind)
+		}
+		l.Posterior = &runtime.PosteriorSpec{Kind: runtime.KindBernstein, Degree: m, TableSize: g, PriorSD: 1}
+		if err := spec.Validate(); err != nil {
+			return fmt.Errorf("convert: plan: %w", err)
+		}
+		return nil
+	}
+	return errors.New("convert: plan: a Bernstein last layer needs an architecture that ends with a Linear layer")
 }

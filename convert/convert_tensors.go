@@ -25,6 +25,9 @@ type tensorSpec struct {
 	Role  int
 	// Z marks z_row and z_col, which pruning may sparsify.
 	Z bool
+	// Flow is the posterior of a Bernstein layer's flow parameters (bf_weight, bf_bias), whose
+	// fp16 storage is decided by the accuracy gate (bernsteinGate); nil for other tensors.
+	Flow *runtime.PosteriorSpec
 }
 
 func (t tensorSpec) size() int {
@@ -141,8 +144,10 @@ func memberTensors(spec *runtime.Spec) []tensorSpec {
 					// One Bernstein flow's raw parameters (M+5) per weight and bias.
 					np := p.Degree + 5
 					add(l.Name, "bf_weight", roleParam, append(append([]int(nil), wshape...), np)...)
+					out[len(out)-1].Flow = p
 					if l.Bias {
 						add(l.Name, "bf_bias", roleParam, l.Out, np)
+						out[len(out)-1].Flow = p
 					}
 				}
 			}

@@ -122,8 +122,20 @@ func (s *Stream) Uint64() uint64 {
 
 // Uniform fills dst with values uniform on [0, 1), each with 24 random bits.
 func (s *Stream) Uniform(dst []float32) {
-	for i := range dst {
-		dst[i] = float32(s.word()>>8) * (1.0 / (1 << 24))
+	// Whole runs of buffered words at a time, refilled for what is still wanted: the same words
+	// in the same order as one word() per value (a stream does not depend on how a draw is
+	// split), without word()'s call and refill check per value.
+	for len(dst) > 0 {
+		if s.avail == 0 {
+			s.refill(len(dst))
+		}
+		words := s.buf[s.n-s.avail : s.n]
+		m := min(len(words), len(dst))
+		for i, w := range words[:m] {
+			dst[i] = float32(w>>8) * (1.0 / (1 << 24))
+		}
+		s.avail -= uint32(m)
+		dst = dst[m:]
 	}
 }
 

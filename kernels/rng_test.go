@@ -316,3 +316,25 @@ func TestStreamReset(t *testing.T) {
 		t.Fatal("Uint64 after Reset differs")
 	}
 }
+
+// TestUniformMatchesWords: Uniform, which converts whole runs of buffered words, gives exactly
+// one word()'s top 24 bits per value, in order, across refills and after a partial buffer.
+func TestUniformMatchesWords(t *testing.T) {
+	for _, tc := range []struct{ skip, n int }{{0, 1}, {0, 1000}, {3, 7}, {5, 4099}} {
+		a, b := NewStream(11, 2, 3), NewStream(11, 2, 3)
+		for i := 0; i < tc.skip; i++ {
+			a.word()
+			b.word()
+		}
+		got := make([]float32, tc.n)
+		a.Uniform(got)
+		for i, v := range got {
+			if want := float32(b.word()>>8) / (1 << 24); v != want {
+				t.Fatalf("skip %d, n %d: value %d = %g, want %g", tc.skip, tc.n, i, v, want)
+			}
+		}
+		if a.word() != b.word() {
+			t.Fatalf("skip %d, n %d: the streams disagree after Uniform", tc.skip, tc.n)
+		}
+	}
+}

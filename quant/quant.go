@@ -43,10 +43,6 @@ var f32Suffixes = []struct{ suffix, reason string }{
 	{"._inducing_col_scale_tril", "statistics of q(U)"},
 	{".running_mean", "BatchNorm running statistics"},
 	{".running_var", "BatchNorm running statistics"},
-	// fp16 rounding of ϑ₀ or b₂ can move a narrow flow by more than its spread; no accuracy
-	// gate on the flows' quantiles exists yet, so they stay float32.
-	{".bf_weight", "Bernstein flow parameters (no fp16 accuracy gate yet)"},
-	{".bf_bias", "Bernstein flow parameters (no fp16 accuracy gate yet)"},
 }
 
 // KeepF32 is the default precision policy for a model converted to fp16. It reports whether the
@@ -61,7 +57,9 @@ var f32Suffixes = []struct{ suffix, reason string }{
 //   - BatchNorm running_mean and running_var (running_var near zero is badly resolved in fp16).
 //
 // Everything else — Z_r and Z_c (z_row, z_col), plain and FFG weights and biases, BatchNorm
-// affine parameters, FFG prior buffers, factor-analysis tensors — is stored as fp16.
+// affine parameters, FFG prior buffers, factor-analysis tensors — is stored as fp16. Bernstein
+// flow parameters (.bf_weight, .bf_bias) pass this policy too; convert then stores them in fp16
+// only where its accuracy gate on the flows' quantiles allows (convert.BernsteinGate).
 func KeepF32(name string, n int) (bool, string) {
 	if n < SmallTensor {
 		return true, fmt.Sprintf("small (%d < %d elements)", n, SmallTensor)

@@ -112,6 +112,83 @@ func (f *bernsteinMap) at(z float64) float64 {
 	return f.a2*(z3+f.th0) - f.b2
 }
 
+// tabulate fills row (len(z) values) with the flow's quantiles at the base values z, in float32,
+// made nondecreasing, and q with the same values in float64. It returns −1, or the index of the
+// first quantile that is NaN or not a finite float32.
+func (f *bernsteinMap) tabulate(z, q []float64, row []float32) int {
+	for i, zi := range z {
+		q[i] = f.at(zi)
+		// Rounding can break monotonicity where the map is nearly flat; the sampler needs a
+		// nondecreasing table.
+		if i > 0 && q[i] < q[i-1] {
+			q[i] = q[i-1]
+		}
+		row[i] = float32(q[i])
+		if math.IsNaN(q[i]) || math.IsInf(float64(row[i]), 0) {
+			return i
+		}
+	}
+	return -1
+}
+
+// BernsteinFlow is one weight's Bernstein flow evaluated in float64 exactly as the runtime
+// tabulates it, for host tools that check a model before it is written (convert's fp16 gate).
+type BernsteinFlow struct {
+	f     bernsteinMap
+	delta []float64 // Δ_j = softplus(δ_j) of the last Set (aliases f.delta)
+}
+
+// NewBernsteinFlow returns a flow of the given degree M (1 … MaxBernsteinDegree); Set gives it
+// its parameters.
+func NewBernsteinFlow(degree int) (*BernsteinFlow, error) {
+	if degree < 1 || degree > MaxBernsteinDegree {
+		return nil, fmt.Errorf("runtime: bernstein degree %d out of range [1, %d]", degree, MaxBernsteinDegree)
+	}
+	d := make([]float64, degree)
+	return &BernsteinFlow{f: bernsteinMap{m: degree, delta: d, lb: logBinomials(degree)}, delta: d}, nil
+}
+
+// Set loads the raw flow parameters λ = (a₁′, b₁, ϑ₀, δ₁ … δ_M, a₂′, b₂) (M + 5 values, the
+// layout of <name>.bf_weight's last axis). It fails on a wrong length, a non-finite value, or
+// scales a₁ = softplus(a₁′), a₂ = softplus(a₂′) that underflow to zero, as loading a model does.
+func (b *BernsteinFlow) Set(raw []float32) error {
+	if len(raw) != b.f.m+5 {
+		return fmt.Errorf("runtime: bernstein flow of degree %d has %d raw parameters, not %d", b.f.m, len(raw), b.f.m+5)
+	}
+	return b.f.set(raw)
+}
+
+// StrictlyIncreasing reports whether the flow θ(z) is strictly increasing in float64: a₁, a₂ > 0
+// (Set checks them) and every coefficient step Δ_j = softplus(δ_j) > 0. A Δ_j that underflows to
+// zero leaves the map monotone but with coinciding coefficients.
+func (b *BernsteinFlow) StrictlyIncreasing() bool {
+	for _, d := range b.delta {
+		if !(d > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// Quantile returns θ(Φ⁻¹(p)) for p in [0, 1]: the flow's quantile function, whose values at 0
+// and 1 are the ends of its range.
+func (b *BernsteinFlow) Quantile(p float64) float64 { return b.f.at(normalQuantile(p)) }
+
+// Table fills table (G = len(table) ≥ 2 points) with the quantile table the runtime builds for
+// this flow when a model with table size G loads: Q(i/(G−1)) in float32, made nondecreasing. It
+// fails if a quantile is NaN or not a finite float32, as loading does.
+func (b *BernsteinFlow) Table(table []float32) error {
+	g := len(table)
+	if g < 2 || g > MaxBernsteinTable {
+		return fmt.Errorf("runtime: bernstein table size %d out of range [2, %d]", g, MaxBernsteinTable)
+	}
+	q := make([]float64, g)
+	if i := b.f.tabulate(bernsteinGrid(g), q, table); i >= 0 {
+		return fmt.Errorf("runtime: the flow's quantile %g at p = %g is not a finite float32", q[i], float64(i)/float64(g-1))
+	}
+	return nil
+}
+
 // logBinomials returns log C(n, i) for i = 0 … n.
 func logBinomials(n int) []float64 {
 	out := make([]float64, n+1)
@@ -197,25 +274,14 @@ func loadBernstein(b *builder, ls *LayerSpec, wshape []int, dOut, dIn int) (*ber
 		if err := fm.set(raw); err != nil {
 			return fmt.Errorf("runtime: layer %q (bernstein): tensor %q entry %d: %v", name, b.fullName(name, what), idx, err)
 		}
-		for i, zi := range z {
-			q[i] = fm.at(zi)
-			// Rounding can break monotonicity where the map is nearly flat; the sampler needs a
-			// nondecreasing table.
-			if i > 0 && q[i] < q[i-1] {
-				q[i] = q[i-1]
-			}
-		}
 		row := f.table[w*g : (w+1)*g]
+		if i := fm.tabulate(z, q, row); i >= 0 {
+			return fmt.Errorf("runtime: layer %q (bernstein): tensor %q entry %d: the flow's quantile %g at p = %g is not a finite float32",
+				name, b.fullName(name, what), idx, q[i], float64(i)/float64(g-1))
+		}
 		mean := 0.0
-		for i, v := range q {
-			row[i] = float32(v)
-			if math.IsNaN(v) || math.IsInf(float64(row[i]), 0) {
-				return fmt.Errorf("runtime: layer %q (bernstein): tensor %q entry %d: the flow's quantile %g at p = %g is not a finite float32",
-					name, b.fullName(name, what), idx, v, float64(i)/float64(g-1))
-			}
-			if i > 0 {
-				mean += (float64(row[i-1]) + float64(row[i])) / 2
-			}
+		for i := 1; i < g; i++ {
+			mean += (float64(row[i-1]) + float64(row[i])) / 2
 		}
 		f.mean[w] = float32(mean / float64(g-1))
 		return nil

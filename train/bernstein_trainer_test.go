@@ -15,7 +15,7 @@ import (
 // bernstein_last) for a few epochs, converts its checkpoint and checks that the runtime's
 // predictive probabilities (quantile-table sampling) agree with Monte-Carlo predictions from
 // the exact flows (train/bfvi through the Net) within Monte-Carlo error, and that fp16
-// conversion keeps the flow parameters in float32.
+// conversion stores a flow tensor as fp16 only when its accuracy gate passed.
 func TestBernsteinLastEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	c := DefaultConfig()
@@ -89,14 +89,25 @@ func TestBernsteinLastEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	// fp16 conversion leaves the flow parameters in float32.
+	// fp16 conversion: the gate decides each flow tensor, and stores it as fp16 only when every
+	// flow's runtime samples stay within the table's Kolmogorov bound.
 	r16, err := convert.Convert(convert.Options{Checkpoint: c.Out, Out: filepath.Join(dir, "bf16.ebnn"), DType: "f16"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	quantised := map[string]bool{}
 	for _, q := range r16.Quant {
-		if filepath.Ext(q.Name) == ".bf_weight" || filepath.Ext(q.Name) == ".bf_bias" {
-			t.Errorf("fp16: %s was quantised", q.Name)
+		quantised[q.Name] = true
+	}
+	gated := 0
+	for _, g := range r16.Bernstein {
+		t.Logf("fp16 gate: %+v", g)
+		gated++
+		if quantised[g.Name] != g.F16 || (g.F16 && !(g.KS <= g.Bound)) {
+			t.Errorf("fp16 gate %+v but quantised %v", g, quantised[g.Name])
 		}
+	}
+	if gated == 0 {
+		t.Errorf("no fp16 gate report for the flow tensors (quant: %+v)", r16.Quant)
 	}
 }

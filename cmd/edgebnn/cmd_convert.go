@@ -169,6 +169,9 @@ func writeConvertReport(w io.Writer, r *convert.Report) error {
 		}
 		fmt.Fprintf(w, "%d members: %d %s\n", r.Members, r.Members, what)
 	}
+	for _, g := range r.Bernstein {
+		fmt.Fprintln(w, describeBernsteinGate(g))
+	}
 	fmt.Fprintf(w, "source sha256 %s\n", r.SourceSHA256)
 	if v := r.Validation; v != nil {
 		fmt.Fprintf(w, "\nvalidation on %s (%d inputs, %d samples):\n", v.Data, v.N, v.Samples)

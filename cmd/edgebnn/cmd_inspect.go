@@ -177,6 +177,11 @@ func summariseInfo(raw json.RawMessage) string {
 	if info.Prune != nil {
 		s += fmt.Sprintf(", %s pruning of %.3g of Z", info.Prune.Mode, info.Prune.Fraction)
 	}
+	if info.Quant != nil {
+		for _, g := range info.Quant.Bernstein {
+			s += "\n" + describeBernsteinGate(g)
+		}
+	}
 	return s
 }
 
@@ -206,4 +211,13 @@ func orDefault(v []float64, d float64) []float64 {
 		return []float64{d}
 	}
 	return v
+}
+
+// describeBernsteinGate says in one line how the fp16 gate stored a Bernstein-flow tensor.
+func describeBernsteinGate(g convert.BernsteinGate) string {
+	if g.F16 {
+		return fmt.Sprintf("bernstein %s: fp16 (%d flows; runtime samples within %.3g of the float32 flows in Kolmogorov distance, bound %.3g)",
+			g.Name, g.Flows, g.KS, g.Bound)
+	}
+	return fmt.Sprintf("bernstein %s: kept float32 (%d flows): %s", g.Name, g.Flows, g.Reason)
 }

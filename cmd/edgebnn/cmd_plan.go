@@ -16,7 +16,8 @@ import (
 
 const planUsage = `Usage: edgebnn plan --arch ARCH [--config CFG] [--classes N] [--prune F] [--dtype f16|f32]
                     [--compress zstd|none] [--board NAME] [--samples K] [--batch N]
-                    [--members K] [--out FILE] [--json]
+                    [--members K] [--bernstein-last M [--bernstein-table G]]
+                    [--out FILE] [--json]
 
 Sizes a model before it is trained: its parameters, the exact size of the model
 file the converter would write (built in memory from random values of the
@@ -25,6 +26,9 @@ memory a predictor needs at run time (the file, what the loaded model holds,
 and the predictor's scratch). With --board it says whether that fits the
 board's memory budget (see 'edgebnn boards'). --members K plans an ensemble
 of K deterministic networks (Ensemble-W): the file holds every member.
+--bernstein-last M plans a Bernstein-flow last layer of degree M (as 'edgebnn
+train --posterior bernstein_last'): M+5 flow parameters per weight in the file,
+and the loaded model's quantile tables (G float32 values per weight).
 --out FILE also writes that model, random stand-in values and all, to FILE:
 a model of the real shape and size for 'edgebnn bench', not a trained one.`
 
@@ -47,6 +51,8 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs.StringVar(&o.Compress, "compress", "none", "section compression `zstd|none`")
 	fs.IntVar(&o.Samples, "samples", 32, "Monte Carlo samples `K` per prediction")
 	fs.IntVar(&o.MaxBatch, "batch", 1, "inputs `N` per predictor call")
+	fs.IntVar(&o.BernsteinDegree, "bernstein-last", 0, "give the last Linear layer a Bernstein-flow posterior of degree `M` (as train --posterior bernstein_last)")
+	fs.IntVar(&o.BernsteinTable, "bernstein-table", 0, "with --bernstein-last, the runtime quantile table's points `G` per weight (0: 257)")
 	fs.IntVar(&o.Members, "members", 0, "plan an ensemble of `K` deterministic networks (Ensemble-W; no --config)")
 	board := fs.String("board", "", "check the memory budget of board `NAME`")
 	dir := fs.String("dir", "", "also load user board profiles (*.json) from `DIR`")
