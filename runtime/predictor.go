@@ -1018,5 +1018,10 @@ func (p *Predictor) finish(o *Prediction, i, k int) {
 	o.Entropy = h
 	o.ExpectedEntropy = p.sumH[i] / K
 	o.MutualInfo = math.Max(h-o.ExpectedEntropy, 0)
+	if k == 1 {
+		// One sample is its own predictive: the two entropies are equal and the mutual
+		// information 0, not the rounding difference of their two computations.
+		o.ExpectedEntropy, o.MutualInfo = h, 0
+	}
 	o.Decision = p.policy.Decide(o)
 }

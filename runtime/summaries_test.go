@@ -118,3 +118,18 @@ func TestDeterministicModel(t *testing.T) {
 		t.Errorf("%d outputs, mutual information %g", len(pr.Outputs), pr.MutualInfo)
 	}
 }
+
+// TestOneSampleMutualInfo: with one sample (Options.Mean, or Samples = 1) the mutual information
+// is exactly 0 and the expected entropy the entropy — not the rounding difference of their two
+// computations, which would rank inputs by noise (an OOD AUROC of 0.45 instead of 0.5).
+func TestOneSampleMutualInfo(t *testing.T) {
+	m := buildModel(t, mlpSpec(), 3)
+	xs := randomInputs(m, 16, 4)
+	for _, o := range []runtime.Options{{Mean: true, MaxBatch: 16}, {Samples: 1, MaxBatch: 16}} {
+		for i, p := range predictAll(t, m, o, xs) {
+			if p.MutualInfo != 0 || p.ExpectedEntropy != p.Entropy {
+				t.Fatalf("%+v input %d: MI %g, expected entropy %v vs entropy %v", o, i, p.MutualInfo, p.ExpectedEntropy, p.Entropy)
+			}
+		}
+	}
+}

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# bench/mixture.sh [--seeds N] [--epochs E] [--out DIR]: mixtures of posteriors (MultiSWAG-style)
+# on Fashion-MNIST against a single posterior and a deep ensemble (issue 16, thesis 001 item 9).
+#
+# Trains N FFG-U MLPs (bench/configs/fmnist_ffgu.json) and N deterministic MLPs
+# (bench/configs/fmnist_det.json), seeds 1…N, on classes 0–4 (784-256-256-5, E epochs; classes
+# 5–9 are the out-of-distribution set, as in docs/RESULTS.md's held-out-class tables), then
+# combines them with `edgebnn convert --member` into a mixture of the N FFG-U posteriors and a
+# deep ensemble of the N networks, and evaluates every model with `edgebnn eval` on the 5000
+# test images of classes 0–4 (OOD: the 5000 of classes 5–9):
+#   - one FFG-U posterior, K = 8·N samples (mean ± standard error over the N seeds)
+#   - the mixture of the N FFG-U posteriors, K = 8·N (8 from each)
+#   - one deterministic network (mean ± standard error over the N seeds)
+#   - the deep ensemble of the N networks (one sample per member)
+# and prints a Markdown table: accuracy, NLL, ECE, Brier, OOD AUROC by max prob / entropy / MI.
+# Training takes about 3.5 min per FFG-U model and 1.5 min per network on one core (N = 3: ~15
+# min); runs already in DIR are reused.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+seeds=3 epochs=12 out=runs/mixture
+while (($#)); do
+	case $1 in
+	--seeds) seeds=$2; shift 2 ;;
+	--epochs) epochs=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	*) echo "usage: bench/mixture.sh [--seeds N] [--epochs E] [--out DIR]" >&2; exit 2 ;;
+	esac
+done
+((seeds >= 2)) || { echo "mixture.sh: --seeds must be at least 2" >&2; exit 2; }
+mkdir -p "$out"
+bin=$out/edgebnn
+go build -o "$bin" ./cmd/edgebnn
+common=(--classes 0-4 --arch mlp:784-256-256-5 --epochs "$epochs")
+ffgu=() det=()
+for s in $(seq 1 "$seeds"); do
+	for kind in ffgu det; do
+		f=$out/${kind}_$s.ebnn
+		if [[ ! -f $f ]]; then
+			echo "training $kind seed $s" >&2
+			"$bin" train --config "bench/configs/fmnist_$kind.json" "${common[@]}" --seed "$s" --out "$f" >"$out/${kind}_$s.log" 2>&1
+		fi
+	done
+	ffgu+=("$out/ffgu_$s.ebnn")
+	det+=("$out/det_$s.ebnn")
+done
+members() { # first rest...
+	local first=$1
+	shift
+	local args=(--checkpoint "$first")
+	for m in "$@"; do args+=(--member "$m"); done
+	printf '%s\n' "${args[@]}"
+}
+mapfile -t margs < <(members "${ffgu[@]}")
+"$bin" convert "${margs[@]}" --out "$out/mixture.ebnn" >/dev/null
+mapfile -t dargs < <(members "${det[@]}")
+"$bin" convert "${dargs[@]}" --out "$out/ensemble.ebnn" >/dev/null
+k=$((8 * seeds))
+evaljson() { # model samples → JSON report
+	"$bin" eval --json --classes 0-4 --samples "$2" "$1"
+}
+row() { # label files... (samples in $K): mean ± se over the files of every metric
+	local label=$1
+	shift
+	for f in "$@"; do evaljson "$f" "$K"; done | python3 -c '
+import json, math, sys
+label = sys.argv[1]
+text, rs, dec = sys.stdin.read(), [], json.JSONDecoder()
+i = 0
+while text[i:].strip():
+    i += len(text[i:]) - len(text[i:].lstrip())
+    r, i = dec.raw_decode(text, i)
+    rs.append(r)
+def get(r, key):
+    c = r["classification"]
+    if key in c:
+        return c[key]
+    return r["ood"][key]["auroc"]
+cells = []
+for key in ["accuracy", "nll", "ece", "brier", "maxprob", "entropy", "mi"]:
+    v = [get(r, key) for r in rs]
+    if key == "accuracy":
+        v = [100 * x for x in v]
+    m = sum(v) / len(v)
+    f = "%.2f" if key == "accuracy" else "%.4f"
+    cell = f % m
+    if len(v) > 1:
+        cell += " ± " + f % math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v))
+    if key == "accuracy":
+        cell += " %"
+    cells.append(cell)
+print("| " + label + " | " + " | ".join(cells) + " |")
+' "$label"
+}
+echo "| model (classes 0–4, $epochs epochs; OOD: classes 5–9) | accuracy | NLL | ECE | Brier | AUROC max prob | AUROC entropy | AUROC MI |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+K=$k row "one FFG-U posterior, K = $k (mean ± s.e. over $seeds seeds)" "${ffgu[@]}"
+K=$k row "**mixture of $seeds FFG-U posteriors**, K = $k" "$out/mixture.ebnn"
+K=1 row "one deterministic network (mean ± s.e. over $seeds seeds)" "${det[@]}"
+K=$seeds row "deep ensemble of $seeds networks" "$out/ensemble.ebnn"
