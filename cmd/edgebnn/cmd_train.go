@@ -19,7 +19,9 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/internal/outfile"
+	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train"
 	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/eval"
@@ -76,6 +78,12 @@ is an ordinary ffg model. The KL's gradient flows through the linearisation
 (--fsvi-jacobian-grad, default true; false holds J fixed, cheaper).
 --temperature scales the KL of every objective.
 
+--mixture M trains M posteriors of the configuration with seeds seed, seed+1,
+… (member k's files at <out stem>.member<k>.*) and combines them into a
+mixture of posteriors at <out stem>.model.ebnn (MultiSWAG-style: sample s
+draws from member s mod M); edgebnn convert --member does the same for
+posteriors trained separately.
+
 Examples:
   edgebnn train --preset paper003-toy-ensembleu --out toy_ensu.ebnn
   edgebnn train --preset paper000-table4 --data csv:linreg.csv --out lr.ebnn
@@ -103,6 +111,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	resume := fs.String("resume", "", "continue training from this `checkpoint`")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	noPlots := fs.Bool("no-plots", false, "do not write PNG plots")
+	mixture := fs.Int("mixture", 0, "train `M` posteriors (seeds seed … seed+M−1, each at <out stem>.member<k>.ebnn) and combine them into a mixture model at <out stem>.model.ebnn")
 	set := map[string]string{}
 	var order []string
 	for _, k := range train.Keys() {
@@ -141,7 +150,13 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		t   *train.Trainer
 		err error
 	)
+	if *mixture != 0 && (*mixture < 2 || *mixture > runtime.MaxMembers) {
+		return usagef("--mixture %d: want 2 to %d posteriors", *mixture, runtime.MaxMembers)
+	}
 	if *resume != "" {
+		if *mixture != 0 {
+			return usagef("--mixture and --resume exclude each other: resume a member's checkpoint, then combine the members with edgebnn convert --member")
+		}
 		if *configPath != "" {
 			return usagef("--config and --resume exclude each other")
 		}
@@ -178,6 +193,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := apply(&cfg); err != nil {
 			return err
 		}
+		if *mixture != 0 {
+			return trainMixture(ctx, cfg, *mixture, *configPath, *quiet, !*noPlots, stdout, stderr)
+		}
 		if err := checkTrainOutputs(cfg, *configPath, ""); err != nil {
 			return err
 		}
@@ -187,6 +205,44 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	return trainLoop(ctx, t, *quiet, !*noPlots, stdout, stderr)
+}
+
+// trainMixture trains M posteriors of cfg, member k with seed cfg.Seed + k and its outputs at
+// <out stem>.member<k>.ebnn (checkpoint, model, metrics, plots), and combines their models into
+// a mixture of posteriors at cfg's model path (<out stem>.model.ebnn), as convert --member does.
+func trainMixture(ctx context.Context, cfg train.Config, M int, configPath string, quiet, plots bool, stdout, stderr io.Writer) error {
+	switch cfg.Posterior {
+	case "deterministic", "ensemble_w":
+		return usagef("--mixture takes a Bayesian --posterior; for a deep ensemble use --posterior ensemble_w")
+	}
+	final := train.Trainer{Config: cfg}
+	if err := outfile.Check("--out (mixture model)", final.ModelPath(), configPath, fileArg(cfg.Arch), cfg.Inference.Path, cfg.InitFrom); err != nil {
+		return err
+	}
+	var models []string
+	for k := range M {
+		mc := cfg
+		mc.Seed = cfg.Seed + uint64(k)
+		mc.Out = sidePath(cfg.Out, fmt.Sprintf(".member%d.ebnn", k))
+		if err := checkTrainOutputs(mc, configPath, ""); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "mixture member %d of %d (seed %d): %s\n", k+1, M, mc.Seed, mc.Out)
+		t, err := train.New(mc)
+		if err != nil {
+			return err
+		}
+		if err := trainLoop(ctx, t, quiet, plots, stdout, stderr); err != nil {
+			return fmt.Errorf("mixture member %d: %w", k, err)
+		}
+		models = append(models, t.ModelPath())
+	}
+	rep, err := convertStaged(ctx, convert.Options{Checkpoint: models[0], Members: models[1:], Out: final.ModelPath()})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s: a mixture of %d posteriors, %d bytes (evaluate it with edgebnn eval %s)\n", rep.Out, M, rep.FileBytes, rep.Out)
+	return nil
 }
 
 // listPresets prints every preset with its one-line summary.
