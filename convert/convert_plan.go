@@ -311,22 +311,16 @@ func bernsteinLast(spec *runtime.Spec, m, g int) error {
 	if m < 1 || m > runtime.MaxBernsteinDegree {
 		return fmt.Errorf("convert: plan: bernstein degree %d out of range [1, %d]", m, runtime.MaxBernsteinDegree)
 	}
-	for i := len(spec.Layers) - 1; i >= 0; i-- {
-		l := &spec.Layers[i]
-		if l.Op == runtime.OpConv2d || l.Op == runtime.OpResidual {
-			break
-		}
-		if l.Op != runtime.OpLinear {
-			continue
-		}
-		if l.Posterior != nil && l.Posterior.Kind != runtime.KindDeterministic {
-			return fmt.Errorf("convert: plan: layer %s already has a %s posterior (give the Bernstein layer no config entry)", clip.Q(l.Name), l.Posterior.Kind)
-		}
-		l.Posterior = &runtime.PosteriorSpec{Kind: runtime.KindBernstein, Degree: m, TableSize: g, PriorSD: 1}
-		if err := spec.Validate(); err != nil {
-			return fmt.Errorf("convert: plan: %w", err)
-		}
-		return nil
+	l := spec.LastLinear()
+	if l == nil {
+		return errors.New("convert: plan: a Bernstein last layer needs an architecture that ends with a Linear layer")
 	}
-	return errors.New("convert: plan: a Bernstein last layer needs an architecture that ends with a Linear layer")
+	if l.Posterior != nil && l.Posterior.Kind != runtime.KindDeterministic {
+		return fmt.Errorf("convert: plan: layer %s already has a %s posterior (give the Bernstein layer no config entry)", clip.Q(l.Name), l.Posterior.Kind)
+	}
+	l.Posterior = &runtime.PosteriorSpec{Kind: runtime.KindBernstein, Degree: m, TableSize: g, PriorSD: 1}
+	if err := spec.Validate(); err != nil {
+		return fmt.Errorf("convert: plan: %w", err)
+	}
+	return nil
 }

@@ -169,6 +169,21 @@ const (
 	MaxMembers = 1024
 )
 
+// LastLinear returns the network's last top-level Linear layer that no Conv2d or residual block
+// follows — the layer a "last-layer" posterior (a Bernstein last layer) goes on — or nil when
+// there is none.
+func (s *Spec) LastLinear() *LayerSpec {
+	for i := len(s.Layers) - 1; i >= 0; i-- {
+		switch l := &s.Layers[i]; l.Op {
+		case OpConv2d, OpResidual:
+			return nil
+		case OpLinear:
+			return l
+		}
+	}
+	return nil
+}
+
 // Mixture reports whether the spec is a mixture of posteriors: Members > 1 and some layer has a
 // posterior other than deterministic, or the spec an FA section.
 func (s *Spec) Mixture() bool {

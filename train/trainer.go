@@ -366,25 +366,19 @@ func (t *Trainer) buildNets() error {
 // bernsteinLast gives the network's last top-level Linear layer a Bernstein-flow posterior
 // (posterior bernstein_last); the body stays deterministic.
 func bernsteinLast(spec *runtime.Spec, c *Config) error {
-	for i := len(spec.Layers) - 1; i >= 0; i-- {
-		l := &spec.Layers[i]
-		if l.Op == runtime.OpConv2d || l.Op == runtime.OpResidual {
-			break
-		}
-		if l.Op != runtime.OpLinear {
-			continue
-		}
-		m, sd := c.BernsteinDegree, c.BernsteinPriorSD
-		if m == 0 {
-			m = bnn.DefaultBernsteinDegree
-		}
-		if sd == 0 {
-			sd = 1
-		}
-		l.Posterior = &runtime.PosteriorSpec{Kind: runtime.KindBernstein, Degree: m, TableSize: c.BernsteinTable, PriorSD: sd}
-		return spec.Validate()
+	l := spec.LastLinear()
+	if l == nil {
+		return fmt.Errorf("train: posterior bernstein_last: the network does not end with a Linear layer")
 	}
-	return fmt.Errorf("train: posterior bernstein_last: the network does not end with a Linear layer")
+	m, sd := c.BernsteinDegree, c.BernsteinPriorSD
+	if m == 0 {
+		m = bnn.DefaultBernsteinDegree
+	}
+	if sd == 0 {
+		sd = 1
+	}
+	l.Posterior = &runtime.PosteriorSpec{Kind: runtime.KindBernstein, Degree: m, TableSize: c.BernsteinTable, PriorSD: sd}
+	return spec.Validate()
 }
 
 func (t *Trainer) buildOptimizer() error {
