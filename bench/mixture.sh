@@ -1,29 +1,31 @@
 #!/usr/bin/env bash
-# bench/mixture.sh [--seeds N] [--epochs E] [--out DIR]: mixtures of posteriors (MultiSWAG-style)
-# on Fashion-MNIST against a single posterior and a deep ensemble (issue 16, thesis 001 item 9).
+# bench/mixture.sh [--seeds N] [--groups G] [--epochs E] [--out DIR]: mixtures of posteriors
+# (MultiSWAG-style) on Fashion-MNIST against a single posterior and a deep ensemble (issue 16,
+# thesis 001 item 9).
 #
-# Trains N FFG-U MLPs (bench/configs/fmnist_ffgu.json) and N deterministic MLPs
-# (bench/configs/fmnist_det.json), seeds 1…N, on classes 0–4 (784-256-256-5, E epochs; classes
-# 5–9 are the out-of-distribution set, as in docs/RESULTS.md's held-out-class tables), then
-# combines them with `edgebnn convert --member` into a mixture of the N FFG-U posteriors and a
-# deep ensemble of the N networks, and evaluates every model with `edgebnn eval` on the 5000
-# test images of classes 0–4 (OOD: the 5000 of classes 5–9):
-#   - one FFG-U posterior, K = 8·N samples (mean ± standard error over the N seeds)
-#   - the mixture of the N FFG-U posteriors, K = 8·N (8 from each)
-#   - one deterministic network (mean ± standard error over the N seeds)
-#   - the deep ensemble of the N networks (one sample per member)
+# Trains N·G FFG-U MLPs (bench/configs/fmnist_ffgu.json) and N·G deterministic MLPs
+# (bench/configs/fmnist_det.json), seeds 1…N·G, on classes 0–4 (784-256-256-5, E epochs; classes
+# 5–9 are the out-of-distribution set, as in docs/RESULTS.md's held-out-class tables). Group g
+# (seeds gN+1 … gN+N) is combined with `edgebnn convert --member` into a mixture of its N FFG-U
+# posteriors and a deep ensemble of its N networks. Every model is evaluated with `edgebnn eval`
+# on the 5000 test images of classes 0–4 (OOD: the 5000 of classes 5–9):
+#   - one FFG-U posterior, K = 8·N samples (mean ± standard error over the N·G seeds)
+#   - the mixture of N FFG-U posteriors, K = 8·N (8 from each; mean ± s.e. over the G groups)
+#   - one deterministic network (mean ± s.e. over the N·G seeds)
+#   - the deep ensemble of N networks (one sample per member; mean ± s.e. over the G groups)
 # and prints a Markdown table: accuracy, NLL, ECE, Brier, OOD AUROC by max prob / entropy / MI.
-# Training takes about 3.5 min per FFG-U model and 1.5 min per network on one core (N = 3: ~15
-# min); runs already in DIR are reused.
+# A model takes about 1 min (FFG-U) or 25 s (deterministic) on one core at 12 epochs; N = 3,
+# G = 3 is about 20 min. Runs already in DIR are reused.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-seeds=3 epochs=12 out=runs/mixture
+seeds=3 groups=1 epochs=12 out=runs/mixture
 while (($#)); do
 	case $1 in
 	--seeds) seeds=$2; shift 2 ;;
+	--groups) groups=$2; shift 2 ;;
 	--epochs) epochs=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	*) echo "usage: bench/mixture.sh [--seeds N] [--epochs E] [--out DIR]" >&2; exit 2 ;;
+	*) echo "usage: bench/mixture.sh [--seeds N] [--groups G] [--epochs E] [--out DIR]" >&2; exit 2 ;;
 	esac
 done
 ((seeds >= 2)) || { echo "mixture.sh: --seeds must be at least 2" >&2; exit 2; }
@@ -32,7 +34,7 @@ bin=$out/edgebnn
 go build -o "$bin" ./cmd/edgebnn
 common=(--classes 0-4 --arch mlp:784-256-256-5 --epochs "$epochs")
 ffgu=() det=()
-for s in $(seq 1 "$seeds"); do
+for s in $(seq 1 $((seeds * groups))); do
 	for kind in ffgu det; do
 		f=$out/${kind}_$s.ebnn
 		if [[ ! -f $f ]]; then
@@ -50,10 +52,15 @@ members() { # first rest...
 	for m in "$@"; do args+=(--member "$m"); done
 	printf '%s\n' "${args[@]}"
 }
-mapfile -t margs < <(members "${ffgu[@]}")
-"$bin" convert "${margs[@]}" --out "$out/mixture.ebnn" >/dev/null
-mapfile -t dargs < <(members "${det[@]}")
-"$bin" convert "${dargs[@]}" --out "$out/ensemble.ebnn" >/dev/null
+mixes=() ensembles=()
+for g in $(seq 0 $((groups - 1))); do
+	mapfile -t margs < <(members "${ffgu[@]:g*seeds:seeds}")
+	"$bin" convert "${margs[@]}" --out "$out/mixture_$g.ebnn" >/dev/null
+	mapfile -t dargs < <(members "${det[@]:g*seeds:seeds}")
+	"$bin" convert "${dargs[@]}" --out "$out/ensemble_$g.ebnn" >/dev/null
+	mixes+=("$out/mixture_$g.ebnn")
+	ensembles+=("$out/ensemble_$g.ebnn")
+done
 k=$((8 * seeds))
 evaljson() { # model samples → JSON report
 	"$bin" eval --json --classes 0-4 --samples "$2" "$1"
@@ -93,7 +100,7 @@ print("| " + label + " | " + " | ".join(cells) + " |")
 }
 echo "| model (classes 0–4, $epochs epochs; OOD: classes 5–9) | accuracy | NLL | ECE | Brier | AUROC max prob | AUROC entropy | AUROC MI |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
-K=$k row "one FFG-U posterior, K = $k (mean ± s.e. over $seeds seeds)" "${ffgu[@]}"
-K=$k row "**mixture of $seeds FFG-U posteriors**, K = $k" "$out/mixture.ebnn"
-K=1 row "one deterministic network (mean ± s.e. over $seeds seeds)" "${det[@]}"
-K=$seeds row "deep ensemble of $seeds networks" "$out/ensemble.ebnn"
+K=$k row "one FFG-U posterior, K = $k ($((seeds * groups)) seeds)" "${ffgu[@]}"
+K=$k row "**mixture of $seeds FFG-U posteriors**, K = $k ($groups groups)" "${mixes[@]}"
+K=1 row "one deterministic network ($((seeds * groups)) seeds)" "${det[@]}"
+K=$seeds row "deep ensemble of $seeds networks ($groups groups)" "${ensembles[@]}"
