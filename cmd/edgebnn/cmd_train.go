@@ -322,6 +322,13 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 			if bar == nil {
 				return
 			}
+			if c.Posterior == "hmc" {
+				if s.Batch%64 == 0 || s.Batch == s.Batches {
+					bar.Describe(fmt.Sprintf("NUTS iterations (%d chains, warm-up included)", c.HMCChains))
+				}
+				_ = bar.Add(1)
+				return
+			}
 			bar.Describe(fmt.Sprintf("epoch %d/%d step %d/%d loss %.4f KL %.4g%s", s.Epoch, c.TotalEpochs(), s.Batch, s.Batches, s.Loss, s.KL, lastAcc))
 			_ = bar.Add(1)
 		},
@@ -361,13 +368,21 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 		return err
 	}
 	if runErr != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && c.Posterior == "hmc" {
+			fmt.Fprintln(stdout, "interrupted: posterior hmc keeps no partial state; nothing written")
+		} else if ctx.Err() != nil {
 			fmt.Fprintf(stdout, "interrupted: checkpoint written to %s (resume with --resume)\n", t.EpochCheckpointPath())
 		}
 		return runErr
 	}
 	fmt.Fprintf(stdout, "wrote %s (%.1f s of training, %d steps)\n", c.Out, t.TrainSeconds, t.Step)
-	if c.Task == "regression" && t.Train.Dim == 1 && len(t.Nets) == 1 {
+	if r := t.HMC(); r != nil {
+		for _, l := range r.Lines() {
+			fmt.Fprintln(stdout, l)
+		}
+		extra = append(extra, map[string]any{"hmc": r})
+	}
+	if c.Task == "regression" && t.Train.Dim == 1 && (len(t.Nets) == 1 || c.Posterior == "hmc") {
 		m, err := t.Model()
 		if err != nil {
 			return err
@@ -460,7 +475,7 @@ func trainPlots(t *train.Trainer) error {
 		}
 		return plot.Lines(sidePath(out, ".selective.png"), "selective prediction", "fraction retained", "accuracy", ss, 6, 4)
 	}
-	if t.Train.Dim == 1 && len(t.Nets) == 1 {
+	if t.Train.Dim == 1 && (len(t.Nets) == 1 || t.Config.Posterior == "hmc") {
 		return plotToy(t, sidePath(out, ".fit.png"))
 	}
 	return nil
