@@ -34,6 +34,8 @@ type State struct {
 	// runtime.MemberPrefix(k) = "member<k>/", member 0 under the plain names, and the meta
 	// blob's runtime.Spec has Members = K, so runtime.Load predicts with the whole ensemble.
 	Members int `json:"members"`
+	// HMC is posterior hmc's report: the sampler's settings and health, R̂ and bulk ESS.
+	HMC *HMCReport `json:"hmc,omitempty"`
 }
 
 // EpochCheckpointPath is where the per-epoch checkpoint goes: beside Config.Out, named
@@ -120,8 +122,8 @@ func (t *Trainer) save(path string, optimizer bool) error {
 		}
 	}
 	st := t.opt.State()
-	if !optimizer || (t.fa != nil && t.fa.vifa != nil) {
-		st.Buffers = nil // vifa's optimizer state is in the FA learner's
+	if !optimizer || (t.fa != nil && t.fa.vifa != nil) || t.hmc != nil {
+		st.Buffers = nil // vifa's optimizer state is in the FA learner's; hmc has none
 	}
 	for name, buf := range st.Buffers {
 		if _, err := w.AddTensor(OptimPrefix+name, []int{len(buf)}, buf, format.AddOptions{}); err != nil {
@@ -129,7 +131,7 @@ func (t *Trainer) save(path string, optimizer bool) error {
 		}
 	}
 	s := State{Config: t.Config, Epoch: t.Epoch, Step: t.Step, OptimSteps: st.Step, TrainSeconds: t.TrainSeconds,
-		History: t.History, Members: max(1, len(nets))}
+		History: t.History, Members: max(1, len(nets)), HMC: t.HMC()}
 	blob, err := json.Marshal(&s)
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: state: %w", path, err)
@@ -189,6 +191,9 @@ func Resume(path string, edit func(*Config) error) (*Trainer, error) {
 		return nil, err
 	}
 	cfg := s.Config
+	if cfg.Posterior == "hmc" {
+		return nil, fmt.Errorf("checkpoint %s: posterior hmc cannot be resumed (the sampler keeps no state between runs; its draws are the model): start a new run", path)
+	}
 	if edit != nil {
 		if err := edit(&cfg); err != nil {
 			return nil, err

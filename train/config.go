@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/edgebnn/edgebnn/internal/readlimit"
+	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/fsvi"
 )
 
@@ -49,10 +50,12 @@ type Config struct {
 	Task string `json:"task" help:"classification or regression"`
 	// NoisePrecision is the Gaussian likelihood's precision τ = 1/σ_y² (regression).
 	NoisePrecision float64 `json:"noise_precision" help:"precision of the Gaussian likelihood (regression)"`
-	// Posterior is deterministic, ffg_w, inducing, ensemble_w, or a factor-analysis posterior over
-	// all parameters: vifa (variational), fa_em or fa_sga (online FA of the optimizer's iterates).
-	// It picks the default inference config when Inference is empty.
-	Posterior string `json:"posterior" help:"deterministic, ffg_w, inducing, ensemble_w, vifa, fa_em, fa_sga or bernstein_last"`
+	// Posterior is deterministic, ffg_w, inducing, ensemble_w, a factor-analysis posterior over
+	// all parameters: vifa (variational), fa_em or fa_sga (online FA of the optimizer's iterates),
+	// bernstein_last, or hmc (the exact posterior of a small MLP sampled with NUTS, stored as an
+	// ensemble of hmc_samples draws; hmc.go). It picks the default inference config when Inference
+	// is empty.
+	Posterior string `json:"posterior" help:"deterministic, ffg_w, inducing, ensemble_w, vifa, fa_em, fa_sga, bernstein_last or hmc"`
 	// Inference is a bayesianize inference config (inline JSON or a path).
 	Inference Inference `json:"inference" help:"bayesianize inference config: inline JSON or a file"`
 	// Objective is what training maximises: "elbo" (bayesianize's ELBO with the parameter-space
@@ -90,10 +93,21 @@ type Config struct {
 	BernsteinDegree  int     `json:"bernstein_degree" help:"bernstein_last: degree M of each weight's Bernstein flow (0: 50)"`
 	BernsteinTable   int     `json:"bernstein_table" help:"bernstein_last: runtime quantile-table points per weight (0: 257; KS error ≤ 1/(G−1))"`
 	BernsteinPriorSD float64 `json:"bernstein_prior_sd" help:"bernstein_last: prior standard deviation of the last layer's weights (0: 1)"`
+	// HMCChains, HMCWarmup and HMCDraws are posterior hmc's NUTS chains and each chain's warm-up
+	// (adaptation, discarded) and kept iterations; HMCSamples of the HMCChains·HMCDraws draws,
+	// evenly spaced, become the ensemble model's members. HMCMaxDepth caps a trajectory at
+	// 2^HMCMaxDepth leapfrog steps and HMCTargetAccept is the step-size adaptation's target.
+	HMCChains       int     `json:"hmc_chains" help:"hmc: number of NUTS chains"`
+	HMCWarmup       int     `json:"hmc_warmup" help:"hmc: warm-up (adaptation) iterations per chain, discarded"`
+	HMCDraws        int     `json:"hmc_draws" help:"hmc: iterations per chain after warm-up"`
+	HMCSamples      int     `json:"hmc_samples" help:"hmc: draws kept (evenly spaced over all chains) as the ensemble model's members"`
+	HMCMaxDepth     int     `json:"hmc_max_depth" help:"hmc: NUTS maximum tree depth (at most 2^depth leapfrog steps per iteration)"`
+	HMCTargetAccept float64 `json:"hmc_target_accept" help:"hmc: target mean acceptance statistic of step-size adaptation"`
 	// LatentDim is the rank K of the factor-analysis posteriors (vifa, fa_em, fa_sga).
 	LatentDim int `json:"latent_dim" help:"vifa, fa_em, fa_sga: latent dimension K of q(θ) = N(c, FFᵀ + diag ψ)"`
-	// PriorPrecision is α of vifa's prior N(0, α⁻¹ I) over the flattened parameters.
-	PriorPrecision float64 `json:"prior_precision" help:"vifa: precision α of the prior N(0, α⁻¹I) over all parameters"`
+	// PriorPrecision is α of vifa's prior N(0, α⁻¹ I) over the flattened parameters, and of hmc's
+	// when it has no inference config.
+	PriorPrecision float64 `json:"prior_precision" help:"vifa, hmc (without an inference config): precision α of the prior N(0, α⁻¹I) over all parameters"`
 	// MCSamples is vifa's L: parameter samples per update, each on its own minibatch (paper 000,
 	// Algorithm 1), so an epoch has ⌊batches/L⌋ updates (at least one).
 	MCSamples int `json:"mc_samples" help:"vifa: θ samples per update, each on its own minibatch (an epoch has batches/mc_samples updates)"`
@@ -254,7 +268,9 @@ const DefaultMinSteps = 200
 func DefaultConfig() Config {
 	return Config{Arch: "mlp:784-256-256-10", Data: "fmnist", Task: "classification", Posterior: "inducing",
 		NoisePrecision: 1, Objective: "elbo", Context: "random-monochrome", ContextSize: DefaultContextSize,
-		ContextMargin: 0.5, FSVIJitter: 1e-6, FSVICovariance: "joint", FSVIJacobianGrad: DefaultFSVIJacobianGrad, Temperature: 1, EnsembleSize: 8, LatentDim: 1, PriorPrecision: 1, MCSamples: 1, FAEvery: 1, FAWarmup: 100,
+		ContextMargin: 0.5, FSVIJitter: 1e-6, FSVICovariance: "joint", FSVIJacobianGrad: DefaultFSVIJacobianGrad, Temperature: 1, EnsembleSize: 8,
+		HMCChains: DefaultHMCChains, HMCWarmup: DefaultHMCWarmup, HMCDraws: DefaultHMCDraws, HMCSamples: DefaultHMCSamples,
+		HMCMaxDepth: DefaultHMCMaxDepth, HMCTargetAccept: DefaultHMCTargetAccept, LatentDim: 1, PriorPrecision: 1, MCSamples: 1, FAEvery: 1, FAWarmup: 100,
 		FALR: 0.001, Epochs: 10, BatchSize: 100, LR: 1e-3, Optimizer: "adam", Momentum: 0.9,
 		Gamma: 0.1, TrainSamples: 1, TestSamples: 8, EvalEvery: 1, CheckpointEvery: 1,
 		EvalMinSteps: DefaultMinSteps, CheckpointMinSteps: DefaultMinSteps, Seed: 42, Out: "model.ebnn",
@@ -446,6 +462,10 @@ const (
 	MaxClip = 1e12
 	// MaxContextSize bounds context_size; New also bounds context_size × outputs (MaxFSVIDim).
 	MaxContextSize = 4096
+	// MaxHMCChains bounds hmc_chains.
+	MaxHMCChains = 64
+	// MaxHMCIterations bounds hmc_warmup and hmc_draws.
+	MaxHMCIterations = 1_000_000
 	// MaxFSVIDim bounds the dimension |X_C|·Q of fsvi's output Gaussians (their Cholesky factors
 	// cost D³/3 per step).
 	MaxFSVIDim = 4096
@@ -462,6 +482,12 @@ var configBounds = []struct {
 	{"test_limit", 0, MaxExamples},
 	{"noise_precision", 0, MaxRate},
 	{"ensemble_size", 0, MaxEnsembleSize},
+	{"hmc_chains", 0, MaxHMCChains},
+	{"hmc_warmup", 0, MaxHMCIterations},
+	{"hmc_draws", 0, MaxHMCIterations},
+	{"hmc_samples", 0, runtime.MaxMembers},
+	{"hmc_max_depth", 0, 20},
+	{"hmc_target_accept", 0, 1},
 	{"latent_dim", 0, MaxLatentDim},
 	{"prior_precision", 0, MaxRate},
 	{"mc_samples", 0, MaxSamples},
@@ -603,8 +629,12 @@ func (c *Config) Validate() error {
 		if err := c.validateFA(); err != nil {
 			return err
 		}
+	case "hmc":
+		if err := c.validateHMC(); err != nil {
+			return err
+		}
 	default:
-		return errf("posterior %q is not deterministic, ffg_w, inducing, ensemble_w, vifa, fa_em, fa_sga or bernstein_last", c.Posterior)
+		return errf("posterior %q is not deterministic, ffg_w, inducing, ensemble_w, vifa, fa_em, fa_sga, bernstein_last or hmc", c.Posterior)
 	}
 	switch c.Objective {
 	case "elbo":
@@ -627,6 +657,32 @@ func (c *Config) Validate() error {
 	}
 	if !sort.IntsAreSorted(c.Milestones) {
 		return errf("milestones %v are not increasing", c.Milestones)
+	}
+	return nil
+}
+
+// validateHMC checks the keys of posterior hmc.
+func (c *Config) validateHMC() error {
+	errf := func(format string, args ...any) error { return fmt.Errorf("config: posterior hmc: "+format, args...) }
+	switch {
+	case c.HMCChains < 1:
+		return errf("hmc_chains %d must be ≥ 1", c.HMCChains)
+	case c.HMCDraws < 1:
+		return errf("hmc_draws %d must be ≥ 1", c.HMCDraws)
+	case c.HMCSamples < 1 || c.HMCSamples > c.HMCChains*c.HMCDraws:
+		return errf("hmc_samples %d must be in [1, hmc_chains × hmc_draws = %d]", c.HMCSamples, c.HMCChains*c.HMCDraws)
+	case c.HMCMaxDepth < 1:
+		return errf("hmc_max_depth %d must be in [1, 20]", c.HMCMaxDepth)
+	case !(c.HMCTargetAccept > 0 && c.HMCTargetAccept < 1):
+		return errf("hmc_target_accept %g must be in (0, 1)", c.HMCTargetAccept)
+	case strings.TrimSpace(c.Inference.JSON) == "" && !(c.PriorPrecision > 0):
+		return errf("prior_precision %g must be positive (the prior without an inference config)", c.PriorPrecision)
+	case c.Temperature != 1:
+		return errf("temperature %g: hmc samples the posterior itself (temperature 1)", c.Temperature)
+	case c.Objective != "elbo":
+		return errf("objective %q: hmc has no objective (leave it elbo)", c.Objective)
+	case c.PruneZ > 0 || c.FinetuneEpochs > 0:
+		return errf("prune_z and finetune_epochs do not apply")
 	}
 	return nil
 }

@@ -230,8 +230,12 @@ func (r *faRun) observe() error {
 }
 
 // StepsPerEpoch is the number of optimizer steps (VIFA updates for vifa) per epoch: the number
-// of minibatches, divided by mc_samples for vifa (at least one).
+// of minibatches, divided by mc_samples for vifa (at least one); for hmc, the sampler's
+// iterations over all chains, warm-up included.
 func (t *Trainer) StepsPerEpoch() int {
+	if c := &t.Config; c.Posterior == "hmc" {
+		return c.HMCChains * (c.HMCWarmup + c.HMCDraws)
+	}
 	if t.Config.Posterior == "vifa" {
 		return max(1, t.Batches()/t.Config.MCSamples)
 	}

@@ -29,6 +29,7 @@ var presets = []Preset{
 	{"paper003-toy-ffgu", "FFG-U on the 1-D toy (J.1): diagonal q(U), U 25×2 and 1×25, prior sd 4/√d_in, Adam 1e-3, 20 000 updates of 32 samples"},
 	{"paper003-toy-fcgu", "FCG-U (full-covariance q(U)) on the 1-D toy (J.1): as ffgu, learning rate ×0.1 after 10 000 updates"},
 	{"paper003-toy-ensembleu", "Ensemble-U (8 members) on the 1-D toy (J.1): as ffgu, learning rate ×0.1 after 10 000 updates"},
+	{"paper003-toy-hmc", "the exact posterior of the 1-D toy (J.1's NUTS reference): prior sd 4/√d_in, noise variance 0.01 fixed, 4 NUTS chains of 1250 warm-up + 5000 draws (J.1's 25 000 samples, 5000 burn-in), 1000 kept as an ensemble"},
 	{"paper003-fmnist-ffgu", "FFG-U with paper 003 J.2's (CIFAR) recipe on the Fashion-MNIST MLP: prior sd 1/√d_in, q(U) variance 1e-3, Adam 1e-3 ×0.1 at 200, 300 epochs (100 ML, 50 annealing), 20 test samples"},
 	{"paper003-fmnist-ensembleu", "Ensemble-U (5 members) with paper 003 J.2's recipe on the Fashion-MNIST MLP: as paper003-fmnist-ffgu, λ_max 0.1"},
 	{"edgebnn-fmnist-ffgu", "our measured FFG-U recipe (docs/RESULTS.md, 88.07 %): prior sd 8/√d_in, Adam 3e-3 ×0.1 after 8, 12 epochs (bench/configs/fmnist_ffgu.json)"},

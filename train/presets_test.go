@@ -197,6 +197,13 @@ func TestPresetValues(t *testing.T) {
 			"inference:prior_sd", "", "inference:inference.1.inducing_rows", "", "inference:inference.1.inducing_cols", "",
 			"inference:inference.3.inducing_rows", "", "inference:inference.3.inducing_cols", "",
 			"inference:inference", "ffg", "inference:prior_weight_sd", "4", "inference:prior_bias_sd", "4"),
+		// J.1's NUTS: 25,000 samples, the first 5,000 discarded, 1,000 kept for prediction (here
+		// over 4 chains); the likelihood's noise is fixed at the data's variance 0.01.
+		"paper003-toy-hmc": with(toy, "posterior", "hmc", "epochs", "", "batch_size", "", "optimizer", "", "lr", "", "train_samples", "",
+			"inference:prior_sd", "", "inference:inference.1.inducing_rows", "", "inference:inference.1.inducing_cols", "",
+			"inference:inference.3.inducing_rows", "", "inference:inference.3.inducing_cols", "",
+			"inference:inference", "ffg", "inference:prior_weight_sd", "4", "inference:prior_bias_sd", "4",
+			"hmc_chains", "4", "hmc_warmup", "1250", "hmc_draws", "5000", "hmc_samples", "1000"),
 		"paper003-toy-ffgu":      with(toy, "posterior", "inducing", "milestones", "", "inference:q_inducing", "diagonal"),
 		"paper003-toy-fcgu":      with(toy, "posterior", "inducing", "milestones", "10000", "gamma", "0.1", "inference:q_inducing", "full"),
 		"paper003-toy-ensembleu": with(toy, "posterior", "inducing", "milestones", "10000", "gamma", "0.1", "inference:q_inducing", "ensemble", "inference:ensemble_size", "8"),

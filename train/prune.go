@@ -54,8 +54,12 @@ func (c *Config) finetuning(e int) bool {
 }
 
 // TotalEpochs is the number of epochs a run trains: Epochs, plus FinetuneEpochs when Z is
-// pruned or fine-tuning is requested.
+// pruned or fine-tuning is requested; 1 for posterior hmc, whose sampling run counts as one
+// epoch.
 func (c *Config) TotalEpochs() int {
+	if c.Posterior == "hmc" {
+		return 1 // one pass: the sampler's iterations (StepsPerEpoch)
+	}
 	if c.PruneZ > 0 || c.FinetuneEpochs > 0 {
 		return c.Epochs + c.FinetuneEpochs
 	}

@@ -56,6 +56,7 @@ type Trainer struct {
 	classes []int
 	fa      *faRun   // the factor-analysis posterior (vifa, fa_em, fa_sga), else nil
 	fs      *fsviRun // the function-space objective (objective fsvi), else nil
+	hmc     *hmcRun  // posterior hmc's sampler, else nil
 
 	// PruneReport is the outcome of prune_z once the fine-tuning phase has begun (nil before, and
 	// after a resume inside that phase).
@@ -160,6 +161,12 @@ func newTrainer(cfg Config, train, test *data.Dataset, initFrom bool) (*Trainer,
 	if IsFA(cfg.Posterior) {
 		var err error
 		if t.fa, err = newFARun(t); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Posterior == "hmc" {
+		var err error
+		if t.hmc, err = newHMCRun(t); err != nil {
 			return nil, err
 		}
 	}
@@ -316,6 +323,9 @@ func (t *Trainer) buildNets() error {
 	if c.Task == "regression" {
 		task = runtime.Regression
 	}
+	if c.Posterior == "hmc" {
+		cfg = nil // the network is deterministic; hmc reads only the config's prior (newHMCRun)
+	}
 	spec, inits, err := bnn.SpecFromModules(mods, cfg, t.Train.Shape, task, 1/c.NoisePrecision)
 	if err != nil {
 		return err
@@ -428,6 +438,9 @@ func (t *Trainer) Batches() int { return (t.Train.N + t.Config.BatchSize - 1) / 
 // error.
 func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 	c := &t.Config
+	if t.hmc != nil {
+		return t.runHMC(ctx, h)
+	}
 	// Steps of the last evaluation and checkpoint of this run (the gates of EvalMinSteps and
 	// CheckpointMinSteps); a resumed run starts counting at its checkpoint.
 	evalStep, ckptStep := t.Step, t.Step

@@ -84,6 +84,18 @@ mixture of posteriors at <out stem>.model.ebnn (MultiSWAG-style: sample s
 draws from member s mod M); edgebnn convert --member does the same for
 posteriors trained separately.
 
+HMC reference (--posterior hmc; small MLPs only: at most 10 000 parameters,
+layers Linear, Flatten, ReLU, Tanh, Sigmoid, Identity): NUTS (train/mcmc) on
+the exact full-batch posterior of every weight and bias — prior N(0,
+1/--prior-precision), or with an ffg --inference config the prior ffg_w would
+use (prior_weight_sd, prior_bias_sd, sqrt_width_scaling); Gaussian likelihood
+with the fixed --noise-precision, or softmax. --hmc-chains chains (default 4)
+of --hmc-warmup adaptation and --hmc-draws kept iterations; --hmc-samples of
+the draws, evenly spaced, are stored as an ensemble model (one network per
+draw) that convert, predict and eval run unchanged. R̂ and bulk ESS over the
+parameters, the predictions at up to 64 test inputs and the log density are
+printed and kept in the checkpoint's training state. Not resumable.
+
 Examples:
   edgebnn train --preset paper003-toy-ensembleu --out toy_ensu.ebnn
   edgebnn train --preset paper000-table4 --data csv:linreg.csv --out lr.ebnn
@@ -96,7 +108,8 @@ Examples:
       --posterior vifa --latent-dim 1 --prior-precision 0.01 --noise-precision 0.1 \
       --mc-samples 10 --optimizer sgd --lr 0.01 --lr-factors 1e-4 --lr-log-var 0.01 \
       --clip 10 --epochs 5000 --fa-average-epochs 2500 --test-fraction 0 --out lr.ebnn
-  edgebnn train --config bench/configs/fmnist_faem.json`
+  edgebnn train --config bench/configs/fmnist_faem.json
+  edgebnn train --preset paper003-toy-hmc --out toy_hmc.ebnn`
 
 var trainCmd = command{
 	name:    "train",
@@ -378,6 +391,13 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 			if bar == nil {
 				return
 			}
+			if c.Posterior == "hmc" {
+				if s.Batch%64 == 0 || s.Batch == s.Batches {
+					bar.Describe(fmt.Sprintf("NUTS iterations (%d chains, warm-up included)", c.HMCChains))
+				}
+				_ = bar.Add(1)
+				return
+			}
 			bar.Describe(fmt.Sprintf("epoch %d/%d step %d/%d loss %.4f KL %.4g%s", s.Epoch, c.TotalEpochs(), s.Batch, s.Batches, s.Loss, s.KL, lastAcc))
 			_ = bar.Add(1)
 		},
@@ -417,13 +437,21 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 		return err
 	}
 	if runErr != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && c.Posterior == "hmc" {
+			fmt.Fprintln(stdout, "interrupted: posterior hmc keeps no partial state; nothing written")
+		} else if ctx.Err() != nil {
 			fmt.Fprintf(stdout, "interrupted: checkpoint written to %s (resume with --resume)\n", t.EpochCheckpointPath())
 		}
 		return runErr
 	}
 	fmt.Fprintf(stdout, "wrote %s (%.1f s of training, %d steps)\n", c.Out, t.TrainSeconds, t.Step)
-	if c.Task == "regression" && t.Train.Dim == 1 && len(t.Nets) == 1 {
+	if r := t.HMC(); r != nil {
+		for _, l := range r.Lines() {
+			fmt.Fprintln(stdout, l)
+		}
+		extra = append(extra, map[string]any{"hmc": r})
+	}
+	if c.Task == "regression" && t.Train.Dim == 1 && (len(t.Nets) == 1 || c.Posterior == "hmc") {
 		m, err := t.Model()
 		if err != nil {
 			return err
@@ -516,7 +544,7 @@ func trainPlots(t *train.Trainer) error {
 		}
 		return plot.Lines(sidePath(out, ".selective.png"), "selective prediction", "fraction retained", "accuracy", ss, 6, 4)
 	}
-	if t.Train.Dim == 1 && len(t.Nets) == 1 {
+	if t.Train.Dim == 1 && (len(t.Nets) == 1 || t.Config.Posterior == "hmc") {
 		return plotToy(t, sidePath(out, ".fit.png"))
 	}
 	return nil

@@ -125,6 +125,11 @@ type Config struct {
 	// Parallelism bounds the number of chains run at once; 0 means GOMAXPROCS (default 0).
 	// With 1 the LogDensity is never called concurrently.
 	Parallelism int
+	// Progress, if not nil, is called after each iteration (warm-up included) of every chain with
+	// the chain's index and the number of its iterations done so far. Chains call it from their
+	// own goroutines, so unless Parallelism is 1 it must be safe for concurrent use; it must not
+	// block for long (default nil).
+	Progress func(chain, done int)
 }
 
 // DefaultConfig returns the documented defaults: NUTS, 4 chains of 1000 warm-up and 1000 kept
@@ -404,6 +409,9 @@ func runChain(ctx context.Context, f LogDensity, dim int, cfg *Config, c int, re
 		warm := it < cfg.Warmup
 		st := s.transition()
 		info.Leapfrog += st.Leapfrog
+		if cfg.Progress != nil {
+			cfg.Progress(c, it+1)
+		}
 		if warm {
 			if st.Divergent {
 				info.WarmupDivergences++

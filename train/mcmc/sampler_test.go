@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -415,6 +416,30 @@ func TestNoAdaptation(t *testing.T) {
 	for _, in := range r.Info {
 		if in.StepSize != 0.3 || in.InvMetric[0] != 2 {
 			t.Errorf("step size %v, inverse metric %v; want 0.3, 2", in.StepSize, in.InvMetric)
+		}
+	}
+}
+
+// TestProgress: Progress sees every iteration of every chain, in order, warm-up included.
+func TestProgress(t *testing.T) {
+	for _, par := range []int{1, 0} {
+		cfg := testConfig(10)
+		cfg.Chains, cfg.Warmup, cfg.Draws, cfg.Parallelism = 3, 30, 20, par
+		var mu sync.Mutex
+		last := make([]int, cfg.Chains)
+		cfg.Progress = func(c, done int) {
+			mu.Lock()
+			defer mu.Unlock()
+			if done != last[c]+1 {
+				t.Errorf("parallelism %d: chain %d reported %d after %d", par, c, done, last[c])
+			}
+			last[c] = done
+		}
+		sample(t, gaussian([]float64{0}, identity(1)), 1, cfg)
+		for c, n := range last {
+			if n != cfg.Warmup+cfg.Draws {
+				t.Errorf("parallelism %d: chain %d reported %d iterations, want %d", par, c, n, cfg.Warmup+cfg.Draws)
+			}
 		}
 	}
 }
