@@ -227,6 +227,8 @@ func trainMixture(ctx context.Context, cfg train.Config, M int, configPath strin
 	switch cfg.Posterior {
 	case "deterministic", "ensemble_w":
 		return usagef("--mixture takes a Bayesian --posterior; for a deep ensemble use --posterior ensemble_w")
+	case "hmc":
+		return usagef("--mixture does not take --posterior hmc: its draws are already an ensemble (run more chains with --hmc-chains)")
 	}
 	final := train.Trainer{Config: cfg}
 	if err := outfile.Check("--out (mixture model)", final.ModelPath(), configPath, fileArg(cfg.Arch), cfg.Inference.Path, cfg.InitFrom); err != nil {
