@@ -43,7 +43,6 @@ import (
 
 	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"github.com/edgebnn/edgebnn/convert/safetensors"
-	"github.com/nlpodyssey/gopickle/types"
 
 	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
@@ -121,38 +120,7 @@ func ParseLimits(data []byte, lim Limits) ([]safetensors.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	obj, _, err := unpickle(pkl, lim)
-	if err != nil {
-		return nil, fmt.Errorf("torchpt: %s: %w", clip.Q(arch.prefix+"data.pkl"), err)
-	}
-	entries, err := dictEntries(obj)
-	if err != nil {
-		return nil, fmt.Errorf("torchpt: %w", err)
-	}
-	out := make([]safetensors.Tensor, 0, len(entries))
-	seen := map[string]bool{}
-	outBudget := lim.budget(len(data))
-	for _, e := range entries {
-		name, ok := e.key.(string)
-		if !ok {
-			return nil, fmt.Errorf("torchpt: %w: key %s (%T) is not a string", ErrNotStateDict, clip.V(e.key), e.key)
-		}
-		if seen[name] {
-			return nil, fmt.Errorf("torchpt: duplicate key %s", clip.Q(name))
-		}
-		seen[name] = true
-		rt, ok := e.value.(*rawTensor)
-		if !ok {
-			return nil, fmt.Errorf("torchpt: key %s: %w: value is %s, not a tensor", clip.Q(name), ErrNotStateDict, describe(e.value))
-		}
-		t, err := rt.materialise(arch, lim, &outBudget)
-		if err != nil {
-			return nil, fmt.Errorf("torchpt: key %s: %w", clip.Q(name), err)
-		}
-		t.Name = name
-		out = append(out, t)
-	}
-	return out, nil
+	return stateDict(arch, pkl, lim, len(data))
 }
 
 // archive indexes the entries of a torch.save zip.
@@ -241,52 +209,6 @@ func (a *archive) read(name string, limit uint64) ([]byte, error) {
 	}
 	a.cache[name] = b
 	return b, nil
-}
-
-type dictEntry struct{ key, value interface{} }
-
-// dictEntries returns the entries of a pickled dict or OrderedDict in
-// order, or ErrNotStateDict.
-func dictEntries(obj interface{}) ([]dictEntry, error) {
-	switch d := obj.(type) {
-	case *types.OrderedDict:
-		out := make([]dictEntry, 0, d.Len())
-		for el := d.List.Front(); el != nil; el = el.Next() {
-			e := el.Value.(*types.OrderedDictEntry)
-			out = append(out, dictEntry{e.Key, e.Value})
-		}
-		return out, nil
-	case *types.Dict:
-		out := make([]dictEntry, 0, len(*d))
-		for _, e := range *d {
-			out = append(out, dictEntry{e.Key, e.Value})
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("%w: the pickle holds %s", ErrNotStateDict, describe(obj))
-}
-
-// describe names the Python type of an unpickled value for error messages.
-func describe(v interface{}) string {
-	switch x := v.(type) {
-	case nil:
-		return "None"
-	case *rawTensor:
-		return "a tensor"
-	case *types.GenericObject:
-		return "an object of class " + clip.S(x.Class.Module+"."+x.Class.Name)
-	case *types.List:
-		return "a list"
-	case *types.Tuple:
-		return "a tuple"
-	case *types.Dict, *types.OrderedDict:
-		return "a dict"
-	case string:
-		return "a string"
-	case int, int64, bool, float64:
-		return "the value " + clip.V(x)
-	}
-	return fmt.Sprintf("a %T", v)
 }
 
 // storageClass is a torch.<T>Storage class found in the pickle.
