@@ -149,7 +149,7 @@ func describeDropout(ds []convert.InspectDropout) string {
 	}
 	var lines []string
 	if len(mc) > 0 {
-		lines = append(lines, fmt.Sprintf("MC dropout: %d layer(s) sampled at prediction time (a keep mask per sample; --mean runs them as the identity): %s",
+		lines = append(lines, fmt.Sprintf("MC dropout: %d layer(s) sampled at prediction time (a keep mask per sample; the posterior mean runs them as the identity): %s",
 			len(mc), strings.Join(mc, ", ")))
 	}
 	if len(off) > 0 {
