@@ -42,6 +42,14 @@ type InspectLayer struct {
 	KL float64 `json:"kl"`
 }
 
+// InspectDropout is one dropout layer of an inspected model with a rate (runtime.LayerSpec.P
+// and MC): sampled at prediction time when MC (MC dropout), else the identity there.
+type InspectDropout struct {
+	Name string  `json:"name"`
+	P    float64 `json:"p"`
+	MC   bool    `json:"mc"`
+}
+
 // Inspection describes a model file.
 type Inspection struct {
 	Path      string `json:"path"`
@@ -60,13 +68,15 @@ type Inspection struct {
 	MemberParameters int64 `json:"member_parameters,omitempty"`
 	// Mixture is true when the members are posteriors (a mixture of posteriors,
 	// runtime.Spec.Mixture) rather than deterministic networks.
-	Mixture                bool            `json:"mixture,omitempty"`
-	DeterministicFP32Bytes int64           `json:"deterministic_fp32_bytes"`
-	Ratio                  float64         `json:"ratio"`
-	KL                     float64         `json:"kl"`
-	Layers                 []InspectLayer  `json:"layers"`
-	Sections               []Section       `json:"sections"`
-	Info                   json.RawMessage `json:"info,omitempty"`
+	Mixture                bool           `json:"mixture,omitempty"`
+	DeterministicFP32Bytes int64          `json:"deterministic_fp32_bytes"`
+	Ratio                  float64        `json:"ratio"`
+	KL                     float64        `json:"kl"`
+	Layers                 []InspectLayer `json:"layers"`
+	// Dropout lists the dropout layers with a rate, residual blocks included, in order.
+	Dropout  []InspectDropout `json:"dropout,omitempty"`
+	Sections []Section        `json:"sections"`
+	Info     json.RawMessage  `json:"info,omitempty"`
 	// Preprocess is the model's input transformation (runtime.PreprocessBlob), if it has one.
 	Preprocess *runtime.Preprocess `json:"preprocess,omitempty"`
 	// Policy is the model's decision policy (its "policy" section), if it has one.
@@ -110,6 +120,7 @@ func inspect(path string, verify bool) (*Inspection, error) {
 		return in, fmt.Errorf("%s: %w", path, err)
 	}
 	in.Task, in.InputShape, in.Info = spec.Task, spec.InputShape, spec.Info
+	in.Dropout = dropoutLayers(spec.Layers, in.Dropout)
 	if b, err := f.Blob(runtime.PolicyBlob); err == nil {
 		if in.Policy, err = runtime.ParsePolicy(b, spec.Task); err != nil {
 			return in, fmt.Errorf("%s: section %q: %w", path, runtime.PolicyBlob, err)
@@ -188,6 +199,19 @@ func inspect(path string, verify bool) (*Inspection, error) {
 		in.Layers[i].KL = kl[in.Layers[i].Name]
 	}
 	return in, nil
+}
+
+// dropoutLayers appends the dropout layers of ls with a rate or MC (residual blocks walked
+// body first) to out.
+func dropoutLayers(ls []runtime.LayerSpec, out []InspectDropout) []InspectDropout {
+	for i := range ls {
+		if l := &ls[i]; l.Op == runtime.OpDropout && (l.P != 0 || l.MC) {
+			out = append(out, InspectDropout{Name: l.Name, P: l.P, MC: l.MC})
+		}
+		out = dropoutLayers(ls[i].Body, out)
+		out = dropoutLayers(ls[i].Shortcut, out)
+	}
+	return out
 }
 
 // ErrCorrupt reports whether err is a checksum failure of a model file.

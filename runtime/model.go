@@ -366,7 +366,13 @@ func (b *builder) node1(ls *LayerSpec, in shape) (node, shape, error) {
 		return d, d.out, nil
 	case OpReLU, OpTanh, OpSigmoid, OpGELU:
 		return &activation{op: ls.Op, s: in}, in, nil
-	case OpDropout, OpIdentity:
+	case OpDropout:
+		if !ls.MC {
+			return nil, in, nil
+		}
+		b.m.stochastic = true
+		return newDropout(uint32(id), ls.P, in), in, nil
+	case OpIdentity:
 		return nil, in, nil
 	case OpFlatten:
 		return nil, shape{c: in.size(), h: 1, w: 1, flat: true}, nil

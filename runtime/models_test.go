@@ -193,7 +193,42 @@ type testModel struct {
 	spec func() *runtime.Spec
 }
 
-var testModels = []testModel{{"mlp", mlpSpec}, {"fa-mlp", faSpec}, {"cnn", cnnSpec}}
+var testModels = []testModel{{"mlp", mlpSpec}, {"fa-mlp", faSpec}, {"cnn", cnnSpec},
+	{"mcdrop-mlp", mcDropoutSpec}, {"mcdrop-cnn", mcDropoutCNNSpec}}
+
+// mcDropoutSpec: 8 → deterministic(16) → ReLU → MC dropout(0.3) → deterministic(12) → tanh →
+// MC dropout(0.5) → deterministic(10), classification: a network whose only randomness is its
+// dropout masks.
+func mcDropoutSpec() *runtime.Spec {
+	return &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{8},
+		Layers: []runtime.LayerSpec{
+			{Name: "0", Op: runtime.OpLinear, In: 8, Out: 16, Bias: true},
+			{Name: "1", Op: runtime.OpReLU},
+			{Name: "2", Op: runtime.OpDropout, P: 0.3, MC: true},
+			{Name: "3", Op: runtime.OpLinear, In: 16, Out: 12, Bias: true},
+			{Name: "4", Op: runtime.OpTanh},
+			{Name: "5", Op: runtime.OpDropout, P: 0.5, MC: true},
+			{Name: "6", Op: runtime.OpLinear, In: 12, Out: 10, Bias: true},
+		}}
+}
+
+// mcDropoutCNNSpec is cnnSpec with MC dropout on feature maps inside the first residual body
+// (p = 0.1) and before the classifier (p = 0.25), besides its Bayesian layers.
+func mcDropoutCNNSpec() *runtime.Spec {
+	s := cnnSpec()
+	for i := range s.Layers {
+		l := &s.Layers[i]
+		switch l.Name {
+		case "res1":
+			body := append([]runtime.LayerSpec(nil), l.Body[:3]...)
+			body = append(body, runtime.LayerSpec{Name: "r1drop", Op: runtime.OpDropout, P: 0.1, MC: true})
+			l.Body = append(body, l.Body[3:]...)
+		case "drop":
+			l.P, l.MC = 0.25, true
+		}
+	}
+	return s
+}
 
 func buildModel(t testing.TB, spec *runtime.Spec, seed uint64) *runtime.Model {
 	t.Helper()

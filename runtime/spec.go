@@ -90,8 +90,8 @@ type Spec struct {
 	// every tensor of the model has K copies: member 0's under the plain names, member k's under
 	// MemberPrefix(k) + name ("member2/fc.weight"). Sample s of a prediction runs member s mod K.
 	// When every layer is deterministic this is Ensemble-W (a deep ensemble); when any layer has
-	// a posterior, or the spec an FA section, it is a mixture of K posteriors (MultiSWAG-style,
-	// Mixture): member k's posterior is drawn from for samples k, k+K, k+2K, ….
+	// a posterior or is an MC dropout layer, or the spec has an FA section, it is a mixture of K
+	// posteriors (MultiSWAG-style, Mixture): member k's posterior is drawn from for samples k, k+K, k+2K, ….
 	Members int `json:"members,omitempty"`
 	// Info is carried along untouched (provenance, conversion reports).
 	Info json.RawMessage `json:"info,omitempty"`
@@ -125,6 +125,15 @@ type LayerSpec struct {
 	Shortcut []LayerSpec `json:"shortcut,omitempty"`
 	// Posterior of a Linear or Conv2d layer; nil means deterministic.
 	Posterior *PosteriorSpec `json:"posterior,omitempty"`
+	// P is a dropout layer's rate, 0 ≤ P < 1: each activation is dropped with probability P and
+	// the kept ones are scaled by 1/(1−P) (PyTorch's inverted dropout). Absent (0) in files that
+	// predate it.
+	P float64 `json:"p,omitempty"`
+	// MC makes a dropout layer sample at prediction time (MC dropout, Gal & Ghahramani): every
+	// sample of a prediction draws its own keep mask, so the layer makes the model stochastic.
+	// Without MC a dropout layer is the identity at prediction time, whatever P (PyTorch's
+	// eval mode).
+	MC bool `json:"mc,omitempty"`
 }
 
 // PosteriorSpec holds a parametric layer's posterior kind and the hyperparameters that are not
@@ -185,7 +194,8 @@ func (s *Spec) LastLinear() *LayerSpec {
 }
 
 // Mixture reports whether the spec is a mixture of posteriors: Members > 1 and some layer has a
-// posterior other than deterministic, or the spec an FA section.
+// posterior other than deterministic or is an MC dropout layer (a dropout-mask posterior), or
+// the spec has an FA section.
 func (s *Spec) Mixture() bool {
 	if s.Members < 2 {
 		return false
@@ -197,7 +207,7 @@ func (s *Spec) Mixture() bool {
 	var walk func(ls []LayerSpec)
 	walk = func(ls []LayerSpec) {
 		for i := range ls {
-			if p := ls[i].Posterior; p != nil && p.Kind != KindDeterministic {
+			if p := ls[i].Posterior; (p != nil && p.Kind != KindDeterministic) || ls[i].MC {
 				found = true
 			}
 			walk(ls[i].Body)
@@ -266,6 +276,13 @@ func (s *Spec) Validate() error {
 				if err := walk(l.Shortcut, depth+1); err != nil {
 					return err
 				}
+			}
+			if l.Op == OpDropout {
+				if !(l.P >= 0 && l.P < 1) {
+					return fmt.Errorf("spec: layer %q: dropout rate p %v outside [0, 1)", l.Name, l.P)
+				}
+			} else if l.P != 0 || l.MC {
+				return fmt.Errorf("spec: layer %q: op %s has no dropout rate p or mc (dropout layers only)", l.Name, l.Op)
 			}
 			if l.Posterior != nil && l.Op != OpLinear && l.Op != OpConv2d {
 				return fmt.Errorf("spec: layer %q: op %s cannot have a posterior", l.Name, l.Op)

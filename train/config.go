@@ -50,12 +50,18 @@ type Config struct {
 	Task string `json:"task" help:"classification or regression"`
 	// NoisePrecision is the Gaussian likelihood's precision τ = 1/σ_y² (regression).
 	NoisePrecision float64 `json:"noise_precision" help:"precision of the Gaussian likelihood (regression)"`
-	// Posterior is deterministic, ffg_w, inducing, ensemble_w, a factor-analysis posterior over
-	// all parameters: vifa (variational), fa_em or fa_sga (online FA of the optimizer's iterates),
-	// bernstein_last, or hmc (the exact posterior of a small MLP sampled with NUTS, stored as an
-	// ensemble of hmc_samples draws; hmc.go). It picks the default inference config when Inference
-	// is empty.
-	Posterior string `json:"posterior" help:"deterministic, ffg_w, inducing, ensemble_w, vifa, fa_em, fa_sga, bernstein_last or hmc"`
+	// Posterior is deterministic, ffg_w, inducing, ensemble_w, mc_dropout (a deterministic
+	// network with dropout layers of rate Dropout that the runtime samples: MC dropout), a
+	// factor-analysis posterior over all parameters: vifa (variational), fa_em or fa_sga (online
+	// FA of the optimizer's iterates), bernstein_last, or hmc (the exact posterior of a small MLP
+	// sampled with NUTS, stored as an ensemble of hmc_samples draws; hmc.go). It picks the default
+	// inference config when Inference is empty.
+	Posterior string `json:"posterior" help:"deterministic, ffg_w, inducing, ensemble_w, mc_dropout, vifa, fa_em, fa_sga, bernstein_last or hmc"`
+	// Dropout is mc_dropout's rate p in (0, 1): the architecture's Dropout layers get it, or,
+	// when it has none, a Dropout layer is put after every top-level activation but a final one
+	// (an MLP: after each hidden activation). The layers drop during training and, in the model
+	// file (runtime.LayerSpec.MC), at prediction time.
+	Dropout float64 `json:"dropout" help:"mc_dropout: dropout rate p in (0, 1), after each hidden activation (or the architecture's Dropout layers)"`
 	// Inference is a bayesianize inference config (inline JSON or a path).
 	Inference Inference `json:"inference" help:"bayesianize inference config: inline JSON or a file"`
 	// Objective is what training maximises: "elbo" (bayesianize's ELBO with the parameter-space
@@ -525,6 +531,7 @@ var configBounds = []struct {
 	{"context_margin", 0, 100},
 	{"fsvi_jitter", 0, 1},
 	{"temperature", 0, MaxRate},
+	{"dropout", 0, 1},
 }
 
 // validateBounds checks every key of configBounds and the milestones.
@@ -579,8 +586,8 @@ func (c *Config) Validate() error {
 		return errf("data is empty: preset %s does not choose the data set (give --data)", c.Preset)
 	case c.Data == "":
 		return errf("data is empty")
-	case c.InitFrom != "" && c.Posterior != "deterministic" && !IsFA(c.Posterior):
-		return errf("init_from applies to posterior deterministic, vifa, fa_em or fa_sga, not %q", c.Posterior)
+	case c.InitFrom != "" && c.Posterior != "deterministic" && c.Posterior != "mc_dropout" && !IsFA(c.Posterior):
+		return errf("init_from applies to posterior deterministic, mc_dropout, vifa, fa_em or fa_sga, not %q", c.Posterior)
 	case c.InitSDU > 0 && c.Posterior != "inducing":
 		return errf("init_sd_u %g applies to posterior inducing, not %q", c.InitSDU, c.Posterior)
 	case c.Task != "classification" && c.Task != "regression":
@@ -609,8 +616,15 @@ func (c *Config) Validate() error {
 	case c.Out == "":
 		return errf("out is empty")
 	}
+	if c.Dropout != 0 && c.Posterior != "mc_dropout" {
+		return errf("dropout %g applies to posterior mc_dropout, not %q", c.Dropout, c.Posterior)
+	}
 	switch c.Posterior {
 	case "deterministic", "ffg_w", "inducing":
+	case "mc_dropout":
+		if !(c.Dropout > 0 && c.Dropout < 1) {
+			return errf("posterior mc_dropout needs a dropout rate in (0, 1) (--dropout), got %g", c.Dropout)
+		}
 	case "bernstein_last":
 		if c.BernsteinDegree < 0 || c.BernsteinDegree > 1000 {
 			return errf("bernstein_degree %d outside [0, 1000]", c.BernsteinDegree)
@@ -634,7 +648,7 @@ func (c *Config) Validate() error {
 			return err
 		}
 	default:
-		return errf("posterior %q is not deterministic, ffg_w, inducing, ensemble_w, vifa, fa_em, fa_sga, bernstein_last or hmc", c.Posterior)
+		return errf("posterior %q is not deterministic, ffg_w, inducing, ensemble_w, mc_dropout, vifa, fa_em, fa_sga, bernstein_last or hmc", c.Posterior)
 	}
 	switch c.Objective {
 	case "elbo":

@@ -291,7 +291,7 @@ func (t *Trainer) loadInit(path string) error {
 func (t *Trainer) inferenceConfig() (*bnnconfig.Config, error) {
 	c := &t.Config
 	if strings.TrimSpace(c.Inference.JSON) != "" {
-		if c.Posterior == "deterministic" || c.Posterior == "ensemble_w" {
+		if c.Posterior == "deterministic" || c.Posterior == "ensemble_w" || c.Posterior == "mc_dropout" {
 			return nil, fmt.Errorf("config: posterior %s takes no inference config", c.Posterior)
 		}
 		cfg, err := bnnconfig.Parse([]byte(c.Inference.JSON))
@@ -330,8 +330,13 @@ func (t *Trainer) buildNets() error {
 	if err != nil {
 		return err
 	}
-	if c.Posterior == "bernstein_last" {
+	switch c.Posterior {
+	case "bernstein_last":
 		if err := bernsteinLast(spec, c); err != nil {
+			return err
+		}
+	case "mc_dropout":
+		if err := mcDropout(spec, c.Dropout); err != nil {
 			return err
 		}
 	}
@@ -389,6 +394,48 @@ func bernsteinLast(spec *runtime.Spec, c *Config) error {
 	}
 	l.Posterior = &runtime.PosteriorSpec{Kind: runtime.KindBernstein, Degree: m, TableSize: c.BernsteinTable, PriorSD: sd}
 	return spec.Validate()
+}
+
+// mcDropout makes spec an MC dropout network of rate p (posterior mc_dropout): every Dropout
+// layer of the architecture, residual blocks included, gets rate p and MC; an architecture
+// without Dropout layers gets one after every top-level activation that is not the last layer
+// (for an MLP, after each hidden activation, as Gal & Ghahramani's MC dropout baseline), named
+// after the activation (<name>.dropout).
+func mcDropout(spec *runtime.Spec, p float64) error {
+	found := false
+	var walk func(ls []runtime.LayerSpec)
+	walk = func(ls []runtime.LayerSpec) {
+		for i := range ls {
+			if ls[i].Op == runtime.OpDropout {
+				ls[i].P, ls[i].MC = p, true
+				found = true
+			}
+			walk(ls[i].Body)
+			walk(ls[i].Shortcut)
+		}
+	}
+	walk(spec.Layers)
+	if !found {
+		var out []runtime.LayerSpec
+		for i, l := range spec.Layers {
+			out = append(out, l)
+			switch l.Op {
+			case runtime.OpReLU, runtime.OpTanh, runtime.OpSigmoid, runtime.OpGELU:
+				if i < len(spec.Layers)-1 {
+					out = append(out, runtime.LayerSpec{Name: l.Name + ".dropout", Op: runtime.OpDropout, P: p, MC: true})
+					found = true
+				}
+			}
+		}
+		spec.Layers = out
+	}
+	if !found {
+		return fmt.Errorf("train: posterior mc_dropout: the architecture has neither Dropout layers nor a hidden activation to put one after")
+	}
+	if err := spec.Validate(); err != nil {
+		return fmt.Errorf("train: posterior mc_dropout: %w", err)
+	}
+	return nil
 }
 
 func (t *Trainer) buildOptimizer() error {

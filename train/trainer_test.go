@@ -59,18 +59,23 @@ func ftoa(v float64) string { return strings.TrimRight(strings.TrimRight(fmtF(v)
 
 // TestTrainingReducesLoss trains every posterior briefly and checks that the objective falls.
 func TestTrainingReducesLoss(t *testing.T) {
-	cases := []struct{ name, posterior, inference string }{
-		{"deterministic", "deterministic", ""},
-		{"ffg_w", "ffg_w", `{"inference": "ffg", "init_sd": 1e-3}`},
-		{"inducing_diag", "inducing", `{"inference": "inducing", "inducing_rows": 4, "inducing_cols": 4, "init_lamda": 0.01}`},
-		{"inducing_full", "inducing", `{"inference": "inducing", "inducing_rows": 2, "inducing_cols": 3, "q_inducing": "full"}`},
-		{"ensemble_u", "inducing", `{"inference": "inducing", "inducing_rows": 3, "inducing_cols": 3, "q_inducing": "ensemble", "ensemble_size": 3}`},
-		{"ensemble_w", "ensemble_w", ""},
+	cases := []struct {
+		name, posterior, inference string
+		dropout                    float64
+	}{
+		{"deterministic", "deterministic", "", 0},
+		{"ffg_w", "ffg_w", `{"inference": "ffg", "init_sd": 1e-3}`, 0},
+		{"inducing_diag", "inducing", `{"inference": "inducing", "inducing_rows": 4, "inducing_cols": 4, "init_lamda": 0.01}`, 0},
+		{"inducing_full", "inducing", `{"inference": "inducing", "inducing_rows": 2, "inducing_cols": 3, "q_inducing": "full"}`, 0},
+		{"ensemble_u", "inducing", `{"inference": "inducing", "inducing_rows": 3, "inducing_cols": 3, "q_inducing": "ensemble", "ensemble_size": 3}`, 0},
+		{"ensemble_w", "ensemble_w", "", 0},
+		{"mc_dropout", "mc_dropout", "", 0.1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := toyConfig(t, tc.posterior, tc.inference)
 			c.EnsembleSize = 3
+			c.Dropout = tc.dropout
 			tr, err := New(c)
 			if err != nil {
 				t.Fatal(err)

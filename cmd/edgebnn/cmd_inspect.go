@@ -16,7 +16,8 @@ const inspectUsage = `Usage: edgebnn inspect FILE [--json] [--verify]
 
 Describes a model file: its header and sections, and per layer the posterior
 kind, the parameter count as bayesianize counts it (pruned Z entries excluded),
-the deterministic network's count and the layer's KL divergence. For an
+the deterministic network's count and the layer's KL divergence, and the
+dropout layers' rates p (MC dropout: sampled at prediction time). For an
 ensemble of networks (Ensemble-W) it shows the number of members K and the
 parameters per member; the per-layer counts and bytes then cover all members.
 --verify first checks every checksum and fails (exit status 1) on corruption.`
@@ -91,6 +92,9 @@ func writeInspection(w io.Writer, in *convert.Inspection) error {
 		fmt.Fprintf(w, "ensemble of %d networks (Ensemble-W): %d parameters per member, %d in all\n", in.Members,
 			in.MemberParameters, in.Parameters)
 	}
+	if d := describeDropout(in.Dropout); d != "" {
+		fmt.Fprintln(w, d)
+	}
 	fmt.Fprintln(w, "\nSections:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tKIND\tENCODING\tCOMPRESSION\tSHAPE\tSTORED\tRAW\tCRC")
@@ -129,6 +133,29 @@ func writeInspection(w io.Writer, in *convert.Inspection) error {
 		fmt.Fprintln(w, summarisePolicy(p))
 	}
 	return nil
+}
+
+// describeDropout summarises the dropout layers with a rate: those sampled at prediction time
+// (MC dropout) and those that are the identity there; "" when there are none.
+func describeDropout(ds []convert.InspectDropout) string {
+	var mc, off []string
+	for _, d := range ds {
+		s := fmt.Sprintf("%s p=%g", d.Name, d.P)
+		if d.MC {
+			mc = append(mc, s)
+		} else {
+			off = append(off, s)
+		}
+	}
+	var lines []string
+	if len(mc) > 0 {
+		lines = append(lines, fmt.Sprintf("MC dropout: %d layer(s) sampled at prediction time (a keep mask per sample; the posterior mean runs them as the identity): %s",
+			len(mc), strings.Join(mc, ", ")))
+	}
+	if len(off) > 0 {
+		lines = append(lines, fmt.Sprintf("dropout (identity at prediction time): %s", strings.Join(off, ", ")))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // summarisePolicy describes a decision policy in a few lines: its thresholds and, if it was

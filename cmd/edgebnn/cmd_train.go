@@ -78,6 +78,15 @@ is an ordinary ffg model. The KL's gradient flows through the linearisation
 (--fsvi-jacobian-grad, default true; false holds J fixed, cheaper).
 --temperature scales the KL of every objective.
 
+MC dropout (Gal & Ghahramani; paper 004's baseline): --posterior mc_dropout
+--dropout P trains a deterministic network (weight decay as --weight-decay)
+with dropout layers of rate P — the architecture's Dropout layers, or, when
+it has none, one after every top-level hidden activation (an MLP: after each
+hidden activation) — that drop during training and, in the model file ("p"
+and "mc" on the layer), at prediction time: each sample draws its own keep
+mask. edgebnn inspect lists them; the posterior mean (runtime Options.Mean,
+serve/bench --mean) runs them as the identity.
+
 --mixture M trains M posteriors of the configuration with seeds seed, seed+1,
 … (member k's files at <out stem>.member<k>.*) and combines them into a
 mixture of posteriors at <out stem>.model.ebnn (MultiSWAG-style: sample s
@@ -103,6 +112,8 @@ Examples:
       --inference '{"inference": {"Linear": {"inference": "inducing", "inducing_rows": 32, "inducing_cols": 32}}}' \
       --epochs 10 --out ffgu.ebnn
   edgebnn train --config toy.json --posterior ensemble_w
+  edgebnn train --arch mlp:784-256-256-10 --posterior mc_dropout --dropout 0.1 \
+      --weight-decay 1e-4 --epochs 10 --out mcdrop.ebnn
   edgebnn train --resume ffgu.last.ebnn --epochs 20
   edgebnn train --data csv:linreg.csv --task regression --arch model.txt \
       --posterior vifa --latent-dim 1 --prior-precision 0.01 --noise-precision 0.1 \

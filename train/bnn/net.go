@@ -175,7 +175,9 @@ func (n *Net[T]) build(ls *runtime.LayerSpec, in []int, inits map[string]Init, r
 		return l, []int{ls.Out, g.OutH(), g.OutW()}, nil
 	case runtime.OpReLU, runtime.OpTanh, runtime.OpSigmoid, runtime.OpGELU:
 		return &activation[T]{n: ls.Name, op: ls.Op}, in, nil
-	case runtime.OpDropout, runtime.OpIdentity:
+	case runtime.OpDropout:
+		return newDropout[T](ls), in, nil
+	case runtime.OpIdentity:
 		return nil, in, nil
 	case runtime.OpFlatten:
 		s := 1
