@@ -179,7 +179,7 @@ func evalText(r *eval.Report) string {
 			avg = "of class 1, AUROC of p(y=1)"
 		}
 		fmt.Fprintf(&b, "precision %.4f  recall %.4f  F1 %.4f  AUROC %.4f  (%s)\n", c.Precision, c.Recall, c.F1, float64(c.AUROC), avg)
-		fmt.Fprintf(&b, "mean uncertainty: entropy %.4f  mi %.4f  md2 %.4f\n", r.MeanEntropy, r.MeanMI, r.MeanMD2)
+		fmt.Fprintf(&b, "mean uncertainty: entropy %.4g  mi %.4g  md2 %.4g\n", r.MeanEntropy, r.MeanMI, r.MeanMD2)
 		for _, m := range []struct {
 			name string
 			pct  bool
@@ -215,6 +215,9 @@ func evalText(r *eval.Report) string {
 			if o, ok := r.OOD[s]; ok {
 				fmt.Fprintf(&b, "OOD by %-8s AUROC %.4f  AUPR %.4f\n", s, o.AUROC, o.AUPR)
 			}
+		}
+		if r.OOD != nil {
+			fmt.Fprintf(&b, "OOD mean uncertainty: mi %.4g  md2 %.4g\n", r.OODMeanMI, r.OODMeanMD2)
 		}
 	}
 	if g := r.Regression; g != nil {

@@ -74,7 +74,7 @@ func TestEvalClassificationMetrics(t *testing.T) {
 		t.Fatalf("eval: exit %d\n%s", code, stderr)
 	}
 	for _, want := range []string{"precision ", "(macro averages over classes, AUROC one-vs-rest)", "selective accuracy by md2",
-		"selective F1       by entropy", "selective AUROC    by md2", "OOD by md2", "md2 "} {
+		"selective F1       by entropy", "selective AUROC    by md2", "OOD by md2", "OOD mean uncertainty: mi ", "md2 "} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("text report lacks %q:\n%s", want, stdout)
 		}
