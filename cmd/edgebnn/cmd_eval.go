@@ -20,10 +20,24 @@ import (
 const evalUsage = `Usage: edgebnn eval [flags] MODEL.ebnn
 
 Evaluates a model file (a converted model or a training checkpoint) on a
-labelled data set through the runtime: accuracy, NLL, ECE (15 bins), Brier
-score, selective prediction (accuracy on the 90…50 % most certain inputs) and,
-with held-out classes, out-of-distribution detection (AUROC, AUPR) by max
-probability, entropy and mutual information; RMSE and NLL for regression.
+labelled data set through the runtime.
+
+Classification: accuracy, NLL, ECE (15 bins), Brier score, precision, recall,
+F1 and AUROC of the predictive probabilities (two classes: of class 1; more:
+macro averages, AUROC one-vs-rest), selective prediction (accuracy, F1 and
+AUROC on the 90…50 % most certain inputs) and, with held-out classes,
+out-of-distribution detection (AUROC, AUPR), each by four uncertainty scores:
+1 − max probability, entropy, mutual information and model disagreement MD²
+(the variance of the class probabilities over the samples, summed over the
+classes; paper 000 Eq. 60).
+
+Regression: RMSE of the mean prediction (paper 000 Eq. 58), the moment-matched
+Gaussian NLL (nll: one Gaussian with the samples' variance plus the noise
+variance) and the sampled mixture NLL (mixture_nll, paper 000 Eq. 57:
+−log (1/L) Σ_l N(y; f(x; θ_l), noise variance), by log-sum-exp) with L the
+--samples count (the paper uses L = 100: --samples 100).
+
+--json prints every metric with a "definitions" section saying what each is.
 For a training checkpoint the data settings default to the ones it was
 trained with. An Ensemble-W model (an ensemble_w checkpoint or its converted
 file) predicts with one sample per member unless --samples says otherwise:
@@ -42,7 +56,7 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	dataDir := fs.String("data-dir", "", "directory of the Fashion-MNIST IDX files")
 	classes := fs.String("classes", "", "the classes the model was trained on, e.g. 0-4 (the others are OOD data)")
 	testLimit := fs.Int("test-limit", -1, "evaluate only the first N test examples (0: all)")
-	samples := fs.Int("samples", 0, "Monte Carlo samples per prediction (default: one per member of an ensemble, else the checkpoint's test_samples, else 32)")
+	samples := fs.Int("samples", 0, "Monte Carlo samples per prediction, also L of the regression mixture NLL (default: one per member of an ensemble, else the checkpoint's test_samples, else 32)")
 	seed := fs.Uint64("seed", 42, "random seed")
 	strategy := fs.String("strategy", "auto", "sampling strategy: auto, weight or local")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
@@ -144,26 +158,73 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		}
 	}
 	if *jsonOut {
+		report.Describe()
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(report)
 	}
 	fmt.Fprintf(stdout, "%s (%d samples): %s\n", path, cfg.TestSamples, reportLine(report))
-	if report.Classification != nil {
-		var b strings.Builder
-		for _, s := range eval.Scores {
-			fmt.Fprintf(&b, "selective accuracy by %-8s", s)
-			for i, f := range eval.SelectiveFractions {
-				fmt.Fprintf(&b, "  %2.0f%%: %.2f%%", 100*f, 100*report.Selective[s][i])
+	fmt.Fprint(stdout, evalText(report))
+	return nil
+}
+
+// evalText is the text report's lines after the summary line: for classification the Table 2
+// metrics, selective accuracy, F1 and AUROC and OOD detection by every uncertainty score; for
+// regression which NLL is which, and the mixture NLL.
+func evalText(r *eval.Report) string {
+	var b strings.Builder
+	if c := r.Classification; c != nil {
+		avg := "macro averages over classes, AUROC one-vs-rest"
+		if c.Averaging == eval.AverageBinary {
+			avg = "of class 1, AUROC of p(y=1)"
+		}
+		fmt.Fprintf(&b, "precision %.4f  recall %.4f  F1 %.4f  AUROC %.4f  (%s)\n", c.Precision, c.Recall, c.F1, float64(c.AUROC), avg)
+		fmt.Fprintf(&b, "mean uncertainty: entropy %.4g  mi %.4g  md2 %.4g\n", r.MeanEntropy, r.MeanMI, r.MeanMD2)
+		for _, m := range []struct {
+			name string
+			pct  bool
+			vals func(s string) []float64
+		}{
+			{"accuracy", true, func(s string) []float64 { return r.Selective[s] }},
+			{"F1", false, func(s string) []float64 { return r.SelectiveF1[s] }},
+			{"AUROC", false, func(s string) []float64 {
+				v := make([]float64, len(r.SelectiveAUROC[s]))
+				for i, x := range r.SelectiveAUROC[s] {
+					v[i] = float64(x)
+				}
+				return v
+			}},
+		} {
+			for _, s := range eval.Scores {
+				vals := m.vals(s)
+				if len(vals) != len(eval.SelectiveFractions) {
+					continue
+				}
+				fmt.Fprintf(&b, "selective %-8s by %-8s", m.name, s)
+				for i, f := range eval.SelectiveFractions {
+					if m.pct {
+						fmt.Fprintf(&b, "  %2.0f%%: %.2f%%", 100*f, 100*vals[i])
+					} else {
+						fmt.Fprintf(&b, "  %2.0f%%: %.4f", 100*f, vals[i])
+					}
+				}
+				b.WriteString("\n")
 			}
-			b.WriteString("\n")
 		}
 		for _, s := range eval.Scores {
-			if o, ok := report.OOD[s]; ok {
+			if o, ok := r.OOD[s]; ok {
 				fmt.Fprintf(&b, "OOD by %-8s AUROC %.4f  AUPR %.4f\n", s, o.AUROC, o.AUPR)
 			}
 		}
-		fmt.Fprint(stdout, b.String())
+		if r.OOD != nil {
+			fmt.Fprintf(&b, "OOD mean uncertainty: mi %.4g  md2 %.4g\n", r.OODMeanMI, r.OODMeanMD2)
+		}
 	}
-	return nil
+	if g := r.Regression; g != nil {
+		b.WriteString("rmse: of the mean prediction (Eq. 58); nll: moment-matched Gaussian (sample variance + noise variance)\n")
+		if g.MixtureNLL != nil {
+			fmt.Fprintf(&b, "mixture nll %.4f  (Eq. 57: −log (1/L) Σ_l N(y; f(x; θ_l), noise variance), L = %d)\n", *g.MixtureNLL, g.MixtureSamples)
+		}
+	}
+	return b.String()
 }

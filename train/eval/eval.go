@@ -1,8 +1,12 @@
 // Package eval computes the trainer's evaluation metrics: accuracy, negative log-likelihood,
 // expected calibration error (15 equal-width bins, as bayesianize's calibration.py), Brier
-// score, out-of-distribution detection (AUROC and AUPR) from any uncertainty score, selective
-// prediction (accuracy on the most certain inputs) and regression error, plus Predict, which
-// runs a runtime.Model over a data set so that evaluation uses the deployed inference path.
+// score, precision, recall, F1 and classification AUROC (paper 000's Table 2; binary or macro),
+// out-of-distribution detection (AUROC and AUPR) from any uncertainty score (1 − max
+// probability, entropy, mutual information, model disagreement MD²), selective prediction
+// (accuracy, F1 and AUROC on the most certain inputs, paper 000's Tables 3, 12 and 13) and
+// regression error (RMSE, moment-matched Gaussian NLL and the sampled mixture NLL of paper
+// 000's Eq. 57), plus Predict, which runs a runtime.Model over a data set so that evaluation
+// uses the deployed inference path.
 package eval
 
 import (
@@ -22,6 +26,15 @@ type Classification struct {
 	ECE float64 `json:"ece"`
 	// Brier is the mean over inputs of Σ_c (p̄_c − 1[y = c])².
 	Brier float64 `json:"brier"`
+	// Precision, Recall and F1 of the most probable class (paper 000's Table 2), and AUROC of
+	// the predictive probabilities as scores of the labels, averaged as Averaging says:
+	// "binary" (two classes: of class 1, AUROC of p̄(y = 1)) or "macro" (AverageMacro). AUROC
+	// is null in JSON when undefined (one class only).
+	Precision float64 `json:"precision"`
+	Recall    float64 `json:"recall"`
+	F1        float64 `json:"f1"`
+	AUROC     Num     `json:"auroc"`
+	Averaging string  `json:"averaging"`
 }
 
 // ECEBins is the number of confidence bins of ECE (bayesianize's calibration.py uses 15).
@@ -73,8 +86,14 @@ func Classify(probs []float32, classes int, labels []int) (Classification, error
 		nll -= math.Log(math.Max(float64(p[y]), 1e-12))
 	}
 	ece, _ := ECE(conf, correct, ECEBins)
+	prec, rec, f1, err := PrecisionRecallF1(argmaxRows(probs, classes), labels, classes)
+	if err != nil {
+		return Classification{}, err
+	}
 	fn := float64(n)
-	return Classification{N: n, Accuracy: acc / fn, NLL: nll / fn, ECE: ece, Brier: brier / fn}, nil
+	return Classification{N: n, Accuracy: acc / fn, NLL: nll / fn, ECE: ece, Brier: brier / fn,
+		Precision: prec, Recall: rec, F1: f1, AUROC: Num(ClassAUROC(probs, classes, labels)),
+		Averaging: Averaging(classes)}, nil
 }
 
 // ECE returns the expected calibration error Σ_b (n_b/n)·|acc_b − conf_b| over bins equal-width
@@ -217,10 +236,23 @@ func Selective(uncertainty []float64, correct []bool, fractions []float64) []flo
 
 // Regression holds regression metrics.
 type Regression struct {
-	N    int     `json:"n"`
+	N int `json:"n"`
+	// RMSE is the root mean squared error of the mean prediction (1/L) Σ_l f(x; θ_l) (paper
+	// 000's Eq. 58), over every target value.
 	RMSE float64 `json:"rmse"`
-	// NLL is the mean Gaussian negative log-likelihood of the targets under N(mean, var).
+	// NLL is the mean moment-matched Gaussian negative log-likelihood of the target values under
+	// N(mean, var), var the predictive variance (epistemic variance of the samples + noise).
 	NLL float64 `json:"nll"`
+	// MixtureNLL is the sampled predictive negative log-likelihood of paper 000's Eq. 57,
+	// −Σ_i log((1/L) Σ_l N(y_i; f(x_i; θ_l), β⁻¹ I)) / (N · outputs), β⁻¹ the model's noise
+	// variance and L = MixtureSamples: the negative log density of the mixture of the L samples'
+	// Gaussians rather than of one Gaussian matched to its moments, per target value as NLL
+	// (with several outputs each input's term is the joint density of its outputs). Absent when
+	// the per-sample outputs were not kept.
+	MixtureNLL *float64 `json:"mixture_nll,omitempty"`
+	// MixtureSamples is L, the number of posterior samples per input (with adaptive sampling,
+	// the largest; every input's term uses its own).
+	MixtureSamples int `json:"mixture_samples,omitempty"`
 }
 
 // Regress computes Regression metrics from predictive means and variances.

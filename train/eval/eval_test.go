@@ -191,3 +191,24 @@ func TestMeanSE(t *testing.T) {
 		t.Errorf("no values: %v ± %v", m, se)
 	}
 }
+
+// TestCombineMD2: members' probabilities [1, 0] and [0, 1] about p̄ = [½, ½]: MD² = 2 classes ×
+// ((½)² + (½)²)/2 = ½; with members that have MD² of their own (0.1 and 0.3, as many samples
+// each) their mean adds: 0.7.
+func TestCombineMD2(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		md2  [2][]float64
+		want float64
+	}{{"deterministic members", [2][]float64{nil, nil}, 0.5}, {"sampled members", [2][]float64{{0.1}, {0.3}}, 0.7}} {
+		a := &Predictions{N: 1, Classes: 2, Probs: []float32{1, 0}, Entropy: []float64{0}, MD2: c.md2[0]}
+		b := &Predictions{N: 1, Classes: 2, Probs: []float32{0, 1}, Entropy: []float64{0}, MD2: c.md2[1]}
+		p, err := Combine([]*Predictions{a, b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(p.MD2[0]-c.want) > 1e-9 {
+			t.Errorf("%s: MD² %v, want %v", c.name, p.MD2[0], c.want)
+		}
+	}
+}

@@ -19,9 +19,19 @@ type Predictions struct {
 	Class                                []int
 	Confidence                           []float64
 	Entropy, ExpectedEntropy, MutualInfo []float64
+	// MD2 is, per input, paper 000's model-disagreement score (App. F, Eq. 60), the variance of
+	// the class probabilities over the samples summed over the classes,
+	// Σ_c (1/S) Σ_s (p_c(θ_s) − p̄_c)² (population variance, 1/S), i.e. Σ_c Std_c² of
+	// runtime.Prediction. Nil when not computed (Uncertainty then refuses "md2").
+	MD2 []float64
 	// Regression: predictive mean, total and epistemic variance (N × Outputs).
 	Outputs                 int
 	Mean, Var, EpistemicVar []float32
+	// NoiseVar is the model's noise variance β⁻¹ (runtime.Spec.NoiseVar).
+	NoiseVar float64
+	// LogLik is, per input, the sampled predictive log-likelihood of its targets (MixtureLogLik,
+	// paper 000's Eq. 57) over the prediction's samples; nil when the data set has no targets.
+	LogLik []float64
 	// Samples is the number of posterior samples each prediction used (fewer than
 	// Options.Samples with Options.Adaptive), Act whether the policy acts on it.
 	Samples []int
@@ -53,11 +63,18 @@ func Predict(m *rt.Model, d *data.Dataset, opt rt.Options, workers int) (*Predic
 		p.Entropy = make([]float64, d.N)
 		p.ExpectedEntropy = make([]float64, d.N)
 		p.MutualInfo = make([]float64, d.N)
+		p.MD2 = make([]float64, d.N)
 	} else {
 		p.Outputs = out
 		p.Mean = make([]float32, d.N*out)
 		p.Var = make([]float32, d.N*out)
 		p.EpistemicVar = make([]float32, d.N*out)
+		p.NoiseVar = m.Spec().NoiseVar
+		if d.Targets != nil && len(d.Targets) == d.N*out {
+			// The mixture log-likelihood needs every sample's outputs.
+			opt.KeepSamples = true
+			p.LogLik = make([]float64, d.N)
+		}
 	}
 	p.Samples, p.Act = make([]int, d.N), make([]bool, d.N)
 	rawScale := float32(1)
@@ -124,10 +141,23 @@ func Predict(m *rt.Model, d *data.Dataset, opt rt.Options, workers int) (*Predic
 						copy(p.Probs[i*out:(i+1)*out], q.Probs)
 						p.Class[i], p.Confidence[i] = q.Class, float64(q.Confidence)
 						p.Entropy[i], p.ExpectedEntropy[i], p.MutualInfo[i] = q.Entropy, q.ExpectedEntropy, q.MutualInfo
+						md := 0.0
+						for _, sd := range q.Std {
+							md += float64(sd) * float64(sd)
+						}
+						p.MD2[i] = md
 					} else {
 						copy(p.Mean[i*out:(i+1)*out], q.Mean)
 						copy(p.Var[i*out:(i+1)*out], q.Var)
 						copy(p.EpistemicVar[i*out:(i+1)*out], q.EpistemicVar)
+						if p.LogLik != nil {
+							ll, err := MixtureLogLik(q.Outputs, d.Targets[i*out:(i+1)*out], p.NoiseVar)
+							if err != nil {
+								errs[w] = fmt.Errorf("eval: input %d of %s: mixture log-likelihood: %w", i, d.Name, err)
+								return
+							}
+							p.LogLik[i] = ll
+						}
 					}
 				}
 			}
@@ -152,7 +182,8 @@ func (p *Predictions) Correct(labels []int) []bool {
 }
 
 // Uncertainty returns a per-input uncertainty score by name: "maxprob" (1 − max probability),
-// "entropy" (total predictive entropy) or "mi" (mutual information).
+// "entropy" (total predictive entropy), "mi" (mutual information) or "md2" (model
+// disagreement, MD2).
 func (p *Predictions) Uncertainty(score string) ([]float64, error) {
 	out := make([]float64, p.N)
 	switch score {
@@ -164,8 +195,13 @@ func (p *Predictions) Uncertainty(score string) ([]float64, error) {
 		copy(out, p.Entropy)
 	case "mi":
 		copy(out, p.MutualInfo)
+	case "md2":
+		if len(p.MD2) != p.N {
+			return nil, fmt.Errorf("eval: uncertainty score md2: the predictions carry no model-disagreement scores")
+		}
+		copy(out, p.MD2)
 	default:
-		return nil, fmt.Errorf("eval: uncertainty score %q is not maxprob, entropy or mi", score)
+		return nil, fmt.Errorf("eval: uncertainty score %q is not maxprob, entropy, mi or md2", score)
 	}
 	return out, nil
 }
