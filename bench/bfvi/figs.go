@@ -16,12 +16,29 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// curve is one named line of a figure; Dashed draws it dashed, Points adds markers.
+// curve is one named line of a figure; Dashed draws it dashed, Points adds markers. Colour, if
+// set, overrides the palette colour (and the black of a dashed line).
 type curve struct {
 	Name   string
 	X, Y   []float64
 	Dashed bool
 	Points bool
+	Colour color.Color
+}
+
+// band is a translucent region between Lo and Hi over X (e.g. a 95 % predictive band).
+type band struct {
+	Name      string
+	X, Lo, Hi []float64
+	Colour    color.Color
+}
+
+// marks is a named set of points drawn as glyphs (data, reference values).
+type marks struct {
+	Name   string
+	X, Y   []float64
+	Colour color.Color
+	Cross  bool // crosses instead of filled circles
 }
 
 var colours = []color.Color{
@@ -43,8 +60,12 @@ type figure struct {
 	HistName string
 	LogX     bool
 	LogY     bool
-	// XMin/XMax, if XMax > XMin, fix the x range.
+	// XMin/XMax, if XMax > XMin, fix the x range; YMin/YMax likewise for y.
 	XMin, XMax float64
+	YMin, YMax float64
+	// Bands are drawn before the curves, Marks after them.
+	Bands []band
+	Marks []marks
 }
 
 func (f figure) plot() (*plot.Plot, error) {
@@ -62,6 +83,30 @@ func (f figure) plot() (*plot.Plot, error) {
 		p.Add(h)
 		if f.HistName != "" {
 			p.Legend.Add(f.HistName, h)
+		}
+	}
+	for _, b := range f.Bands {
+		var poly plotter.XYs
+		for k := range b.X {
+			poly = append(poly, plotter.XY{X: b.X[k], Y: b.Lo[k]})
+		}
+		for k := len(b.X) - 1; k >= 0; k-- {
+			poly = append(poly, plotter.XY{X: b.X[k], Y: b.Hi[k]})
+		}
+		pg, err := plotter.NewPolygon(poly)
+		if err != nil {
+			return nil, err
+		}
+		c := b.Colour
+		if c == nil {
+			c = colours[0]
+		}
+		r, g, bl, _ := c.RGBA()
+		pg.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(bl >> 8), A: 70}
+		pg.LineStyle.Width = 0
+		p.Add(pg)
+		if b.Name != "" {
+			p.Legend.Add(b.Name, pg)
 		}
 	}
 	for i, c := range f.Curves {
@@ -85,6 +130,9 @@ func (f figure) plot() (*plot.Plot, error) {
 			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 			l.Color = color.Black
 		}
+		if c.Colour != nil {
+			l.Color = c.Colour
+		}
 		p.Add(l)
 		if c.Points {
 			s, err := plotter.NewScatter(pts)
@@ -99,6 +147,27 @@ func (f figure) plot() (*plot.Plot, error) {
 			p.Legend.Add(c.Name, l)
 		}
 	}
+	for _, m := range f.Marks {
+		pts := make(plotter.XYs, len(m.X))
+		for k := range m.X {
+			pts[k] = plotter.XY{X: m.X[k], Y: m.Y[k]}
+		}
+		s, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, err
+		}
+		s.Color = m.Colour
+		s.Shape = draw.CircleGlyph{}
+		s.Radius = vg.Points(2.5)
+		if m.Cross {
+			s.Shape = draw.CrossGlyph{}
+			s.Radius = vg.Points(3)
+		}
+		p.Add(s)
+		if m.Name != "" {
+			p.Legend.Add(m.Name, s)
+		}
+	}
 	if f.LogY {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -109,6 +178,9 @@ func (f figure) plot() (*plot.Plot, error) {
 	}
 	if f.XMax > f.XMin {
 		p.X.Min, p.X.Max = f.XMin, f.XMax
+	}
+	if f.YMax > f.YMin {
+		p.Y.Min, p.Y.Max = f.YMin, f.YMax
 	}
 	p.Legend.Top = true
 	return p, nil

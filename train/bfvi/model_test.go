@@ -16,6 +16,7 @@ func TestModelGradientsFiniteDifference(t *testing.T) {
 		{"linreg", PaperLinReg()},
 		{"8schools-cp", EightSchools{}},
 		{"8schools-ncp", EightSchools{NonCentred: true}},
+		{"nnreg", PaperNNRegression()},
 	}
 	for _, tc := range tests {
 		rng := rand.New(rand.NewPCG(5, 17))
@@ -90,5 +91,48 @@ func TestModelBadInput(t *testing.T) {
 	}
 	if _, err := NewLinReg([][2]float64{{1, 2}}, nil); err == nil {
 		t.Error("mismatched regression data accepted")
+	}
+}
+
+// TestNNRegression checks the network's output and log joint against a direct evaluation and
+// rejects bad settings.
+func TestNNRegression(t *testing.T) {
+	m := PaperNNRegression()
+	if m.Dim() != 10 || len(m.Names()) != 10 || m.Names()[9] != "b2" {
+		t.Fatalf("dimension %d, names %v", m.Dim(), m.Names())
+	}
+	th := []float64{1, -0.5, -2, 0.3, 0.7, 1.5, 0.4, -1.2, 2, 0.1}
+	xs, ys := m.Data()
+	want := 0.0
+	for _, w := range th {
+		want += -0.5*w*w - 0.5*math.Log(2*math.Pi)
+	}
+	for i, x := range xs {
+		mu := th[9]
+		for k := 0; k < 3; k++ {
+			mu += th[6+k] / (1 + math.Exp(-(th[2*k]*x + th[2*k+1])))
+		}
+		if got := m.Mean(th, x); math.Abs(got-mu) > 1e-14 {
+			t.Errorf("Mean(%g) = %g, want %g", x, got, mu)
+		}
+		r := (ys[i] - mu) / 0.2
+		want += -0.5*r*r - math.Log(0.2) - 0.5*math.Log(2*math.Pi)
+	}
+	if got := m.LogJoint(th, nil); math.Abs(got-want) > 1e-10*math.Abs(want) {
+		t.Errorf("LogJoint = %.12g, want %.12g", got, want)
+	}
+	if !math.IsNaN(m.Mean(th[:9], 0)) {
+		t.Error("Mean with a short θ is not NaN")
+	}
+	for _, bad := range []func() error{
+		func() error { _, err := NewNNRegression([]float64{1}, []float64{1, 2}, 3, 0.2, 1); return err },
+		func() error { _, err := NewNNRegression([]float64{1}, []float64{1}, 0, 0.2, 1); return err },
+		func() error { _, err := NewNNRegression([]float64{1}, []float64{1}, 3, 0, 1); return err },
+		func() error { _, err := NewNNRegression([]float64{math.NaN()}, []float64{1}, 3, 0.2, 1); return err },
+		func() error { _, err := NewNNRegression([]float64{1}, []float64{1}, 3, 0.2, math.Inf(1)); return err },
+	} {
+		if bad() == nil {
+			t.Error("bad network settings accepted")
+		}
 	}
 }
