@@ -130,3 +130,63 @@ func TestPredictInputs(t *testing.T) {
 		})
 	}
 }
+
+// TestPredictMean: predict --mean gives bayesianize's network at the posterior mean
+// (softmax of the reference's logits_at_mean) and zero mutual information.
+func TestPredictMean(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "mlp.ebnn")
+	if _, err := convert.Convert(convert.Options{
+		Checkpoint: filepath.Join(demoFixture, "state_dict.pt"),
+		Config:     filepath.Join(demoFixture, "inference_config.json"),
+		Arch:       filepath.Join(demoFixture, "model.txt"),
+		Out:        model,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	refPath := filepath.Join(demoFixture, "reference.safetensors")
+	var out, errb bytes.Buffer
+	if code := run([]string{"predict", "--model", model, "--input", refPath, "--mean", "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	ref, err := safetensors.ReadFile(refPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn, ok := ref.Tensor("logits_at_mean")
+	if !ok {
+		t.Fatal("reference has no logits_at_mean")
+	}
+	logits, err := tn.Float64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	var worst float64
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var p classJSON
+		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+			t.Fatalf("line %d: %v", n+1, err)
+		}
+		z := logits[n*10 : (n+1)*10]
+		mx := z[0]
+		for _, v := range z {
+			mx = math.Max(mx, v)
+		}
+		var sum float64
+		for _, v := range z {
+			sum += math.Exp(v - mx)
+		}
+		for j, v := range p.Probs {
+			worst = math.Max(worst, math.Abs(float64(v)-math.Exp(z[j]-mx)/sum))
+		}
+		if p.MutualInfo != 0 {
+			t.Fatalf("input %d: mutual information %g at the posterior mean", n, p.MutualInfo)
+		}
+		n++
+	}
+	if n != 256 || worst > 1e-5 {
+		t.Fatalf("%d predictions, max |Δp| against softmax(logits_at_mean) %.3g (want 256, ≤ 1e-5)", n, worst)
+	}
+}
