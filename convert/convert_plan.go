@@ -174,6 +174,9 @@ func plan(opts PlanOptions) (*PlanReport, error) {
 		Layers: rep.Layers, BudgetBytes: opts.BudgetBytes, Members: rep.Members}
 	w, m = nil, nil
 	var before, after goruntime.MemStats
+	// Two collections: sync.Pool keeps its objects in a victim cache for one GC, so after a single
+	// one the next would free them between the two readings and hide as much of the model.
+	goruntime.GC()
 	goruntime.GC()
 	goruntime.ReadMemStats(&before)
 	f, err := format.Decode(data) // the default budget, as runtime.Load uses
