@@ -189,6 +189,7 @@ func plan(opts PlanOptions) (*PlanReport, error) {
 	}
 	goruntime.GC()
 	goruntime.ReadMemStats(&after)
+	goruntime.KeepAlive(data) // alive at both readings, so its bytes cancel
 	pr.ModelBytes = max(int64(after.HeapAlloc)-int64(before.HeapAlloc), 0)
 	p, err := rm.NewPredictor(runtime.Options{Samples: opts.Samples, MaxBatch: opts.MaxBatch, MaxMemory: limit})
 	if err != nil {

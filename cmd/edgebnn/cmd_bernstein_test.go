@@ -88,7 +88,9 @@ func TestBernsteinCommands(t *testing.T) {
 	if pr.Parameters != fc1+fc2 || pr.DeterministicParameters != fc1+fc2Det || len(pr.Layers) != 2 || pr.Layers[1].Kind != "bernstein" {
 		t.Errorf("plan: %+v", pr)
 	}
-	if pr.ModelBytes < tableBytes {
+	// ModelBytes is a heap measurement in a process other tests share: allow 10 % of noise (a
+	// plan that left the tables out would report a few KB).
+	if pr.ModelBytes < tableBytes*9/10 {
 		t.Errorf("plan: the loaded model holds %d bytes, less than its quantile tables (%d)", pr.ModelBytes, tableBytes)
 	}
 	code, _, stderr = runCLI("plan", "--arch", arch, "--classes", "2", "--bernstein-last", "10", "--bernstein-table", "1")
