@@ -23,15 +23,16 @@ type predictLine struct {
 	MutualInfo float64   `json:"mutual_info"`
 }
 
-// TestBernsteinLastArm64 takes a BF-VI last-layer model (posterior bernstein_last, Two Moons,
-// degree 10) through train → convert → predict twice: on the host, and entirely on arm64 under
+// TestTrainOnArm64 takes a BF-VI last-layer model (posterior bernstein_last, Two Moons, degree
+// 10) and an FSVI model (ffg_w with the function-space objective, uniform context) through
+// train → convert → predict twice: on the host, and entirely on arm64 under
 // qemu-aarch64-static -cpu cortex-a53 (a cross-built edgebnn with the host commands). The host's
 // f32 and f16 model files predicted by the arm64 binary must give the host's predictions to float
 // tolerance (same seed: the same Philox streams; only the kernels' rounding differs), and the
 // model trained and converted on arm64 must predict the same classes with probabilities within
 // 1e-4 (training itself may round differently: different kernels; observed: both differences
 // below 1e-7).
-func TestBernsteinLastArm64(t *testing.T) {
+func TestTrainOnArm64(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("cross-builds need the go toolchain, which only the amd64 host has (not the emulated targets)")
 	}
@@ -124,27 +125,38 @@ func TestBernsteinLastArm64(t *testing.T) {
 		t.Logf("%s: probabilities differ by at most %.3g", what, worst)
 		return worst
 	}
-	models := map[bool]map[string]string{}
-	for _, onArm := range []bool{false, true} {
-		sub := filepath.Join(dir, map[bool]string{false: "host", true: "arm64"}[onArm])
-		if err := os.Mkdir(sub, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		ckpt := filepath.Join(sub, "bf.ebnn")
-		run(onArm, "train", "--arch", arch, "--data", "moons", "--posterior", "bernstein_last", "--bernstein-degree", "10",
-			"--epochs", "20", "--batch-size", "50", "--lr", "0.01", "--optimizer", "adam", "--seed", "3", "--out", ckpt)
-		models[onArm] = map[string]string{}
-		for _, dtype := range []string{"f32", "f16"} {
-			out := filepath.Join(sub, "bf_"+dtype+".ebnn")
-			run(onArm, "convert", "--checkpoint", ckpt, "--dtype", dtype, "--out", out)
-			models[onArm][dtype] = out
-		}
+	kinds := []struct {
+		name  string
+		train []string
+	}{
+		{"bernstein_last", []string{"--posterior", "bernstein_last", "--bernstein-degree", "10"}},
+		{"fsvi", []string{"--posterior", "ffg_w", "--objective", "fsvi", "--context", "uniform", "--context-size", "16"}},
 	}
-	for _, dtype := range []string{"f32", "f16"} {
-		hostPred := predict(false, models[false][dtype])
-		// The same file on both: only the kernels' float32 rounding differs.
-		compare("host "+dtype+" model, host vs arm64", hostPred, predict(true, models[false][dtype]), 1e-5, 1e-4)
-		// Trained and converted on arm64.
-		compare("host vs arm64 "+dtype+" model, each trained on its machine", hostPred, predict(true, models[true][dtype]), 1e-4, 1e-3)
+	for _, kind := range kinds {
+		models := map[bool]map[string]string{}
+		for _, onArm := range []bool{false, true} {
+			sub := filepath.Join(dir, kind.name, map[bool]string{false: "host", true: "arm64"}[onArm])
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			ckpt := filepath.Join(sub, "m.ebnn")
+			args := append([]string{"train", "--arch", arch, "--data", "moons"}, kind.train...)
+			run(onArm, append(args, "--epochs", "20", "--batch-size", "50", "--lr", "0.01", "--optimizer", "adam",
+				"--seed", "3", "--no-plots", "--out", ckpt)...)
+			models[onArm] = map[string]string{}
+			for _, dtype := range []string{"f32", "f16"} {
+				out := filepath.Join(sub, "m_"+dtype+".ebnn")
+				run(onArm, "convert", "--checkpoint", ckpt, "--dtype", dtype, "--out", out)
+				models[onArm][dtype] = out
+			}
+		}
+		for _, dtype := range []string{"f32", "f16"} {
+			what := kind.name + " " + dtype
+			hostPred := predict(false, models[false][dtype])
+			// The same file on both: only the kernels' float32 rounding differs.
+			compare("host "+what+" model, host vs arm64", hostPred, predict(true, models[false][dtype]), 1e-5, 1e-4)
+			// Trained and converted on arm64.
+			compare("host vs arm64 "+what+" model, each trained on its machine", hostPred, predict(true, models[true][dtype]), 1e-4, 1e-3)
+		}
 	}
 }
