@@ -88,6 +88,9 @@ func TestLoadEvalDataOOD(t *testing.T) {
 			if ood == nil || ood.N != tc.wantOOD || ood.Dim != test.Dim || !slices.Equal(ood.Shape, test.Shape) {
 				t.Fatalf("OOD set %+v, want %d examples of shape %v", ood, tc.wantOOD, test.Shape)
 			}
+			if ood.Scale != test.Scale {
+				t.Fatalf("OOD scale %g, the test set's %g: eval would feed the model other values", ood.Scale, test.Scale)
+			}
 			if lo, hi := slices.Min(ood.X), slices.Max(ood.X); lo < 0 || hi > 1 {
 				t.Fatalf("OOD values in [%g, %g], want within [0, 1] as the test images", lo, hi)
 			}

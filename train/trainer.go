@@ -283,6 +283,10 @@ func (t *Trainer) loadOOD() error {
 		return fmt.Errorf("config: ood %q is not %s", c.OOD, OODSets)
 	}
 	t.OOD = t.OOD.Head(c.TestLimit)
+	// The OOD values are on the test images' scale ([0, 1]); eval.Predict takes inputs back to
+	// stored values by dividing by Scale before the model's own preprocessing (Fashion-MNIST's
+	// 1/255), so the OOD set must claim the test set's Scale to reach the model unchanged.
+	t.OOD.Scale = t.Test.Scale
 	return nil
 }
 

@@ -34,7 +34,7 @@ const ShuffledPixelsSeed = 20221128
 // bytes; no header; each row 64 pixel values in [0, 16], row-major 8×8, then the label 0–9) and
 // returns the images upsampled to size×size by bilinear interpolation (UpsampleBilinear), the
 // values divided by 16 so that they lie in [0, 1] as Fashion-MNIST's: 1797 examples of shape
-// [1, size, size], labels the digits (10 classes). It is the stand-in for MNIST as an
+// [1, size, size], labels the digits (10 classes), Scale 1/16. It is the stand-in for MNIST as an
 // out-of-distribution set for Fashion-MNIST models (size 28). Errors name the file, and for a
 // bad row its line and what is wrong.
 func Digits(path string, size int) (*Dataset, error) {
@@ -59,6 +59,7 @@ func Digits(path string, size int) (*Dataset, error) {
 		return nil, fmt.Errorf("digits %s: %w", path, err)
 	}
 	d.Name = "digits:" + path
+	d.Scale = 1.0 / digitsMaxValue
 	return d, nil
 }
 

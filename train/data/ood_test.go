@@ -152,6 +152,9 @@ func TestDigitsSklearn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if d.Scale != 1.0/16 {
+		t.Errorf("scale %g, want 1/16 (the file's 0–16 values to [0, 1])", d.Scale)
+	}
 	if d.N != 1797 || d.Dim != 784 || !slices.Equal(d.Shape, []int{1, 28, 28}) {
 		t.Fatalf("N %d dim %d shape %v, want 1797 images of 1×28×28", d.N, d.Dim, d.Shape)
 	}
