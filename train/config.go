@@ -39,6 +39,14 @@ type Config struct {
 	// Classes restricts classification data to these classes ("0-4"), renumbered from 0; the
 	// other classes of the test set become the out-of-distribution set.
 	Classes string `json:"classes" help:"train on these classes only, e.g. 0-4 (the rest of the test set is OOD data)"`
+	// OOD chooses the out-of-distribution set scored after each epoch and by edgebnn eval (AUROC
+	// of telling it from the test set): "classes" (the test set's classes not in Classes; the
+	// default when Classes is set), "digits" (scikit-learn's 8×8 digits upsampled to the test
+	// images' size, data.Digits, from data.DefaultDigitsPath), "digits:PATH" (the same from
+	// another digits.csv[.gz]) or "fmnist-shuffled" (the test images, all of them, with their
+	// pixels permuted by one fixed permutation, data.ShufflePixels). Empty: "classes" when
+	// Classes is set, else none. The last three need image data (fmnist).
+	OOD string `json:"ood,omitempty" help:"out-of-distribution set: classes (held-out classes), digits (scikit-learn's 8×8 digits at 28×28), digits:PATH or fmnist-shuffled (default: classes with --classes, else none)"`
 	// CSVTarget is the target column of CSV data (name or index; default the last).
 	CSVTarget string `json:"csv_target" help:"target column of CSV data (name or 0-based index; default last)"`
 	// TestFraction of CSV data held out for testing.
@@ -669,10 +677,38 @@ func (c *Config) Validate() error {
 	default:
 		return errf("objective %q is not elbo or fsvi", c.Objective)
 	}
+	if err := c.validateOOD(); err != nil {
+		return err
+	}
 	if !sort.IntsAreSorted(c.Milestones) {
 		return errf("milestones %v are not increasing", c.Milestones)
 	}
 	return nil
+}
+
+// OODSets are the ood key's values (and "digits:PATH").
+const OODSets = "classes, digits, digits:PATH or fmnist-shuffled"
+
+// validateOOD checks the ood key against the data it needs.
+func (c *Config) validateOOD() error {
+	switch {
+	case c.OOD == "":
+		return nil
+	case c.OOD == "classes":
+		if c.Classes == "" {
+			return fmt.Errorf("config: ood classes needs classes (the classes trained on; the others are the OOD set)")
+		}
+		return nil
+	case c.OOD == "digits", c.OOD == "fmnist-shuffled", strings.HasPrefix(c.OOD, "digits:"):
+		if c.OOD == "digits:" {
+			return fmt.Errorf("config: ood digits: needs a path after the colon")
+		}
+		if c.Data != "fmnist" && !strings.HasPrefix(c.Data, "fmnist-c:") {
+			return fmt.Errorf("config: ood %s needs 28×28 image data (data fmnist), not data %q", c.OOD, c.Data)
+		}
+		return nil
+	}
+	return fmt.Errorf("config: ood %q is not %s", c.OOD, OODSets)
 }
 
 // validateHMC checks the keys of posterior hmc.

@@ -56,8 +56,8 @@ func Toy1D(m *runtime.Model, train *data.Dataset, opt runtime.Options) (*Toy1DSu
 	return s, nil
 }
 
-// LoadEvalData loads the test set (and the OOD set of held-out classes) that cfg describes,
-// without building a network.
+// LoadEvalData loads the test set (and the OOD set: held-out classes or the ood key's) that cfg
+// describes, without building a network.
 func LoadEvalData(cfg Config) (test, ood *data.Dataset, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err

@@ -247,7 +247,55 @@ func (t *Trainer) loadData() error {
 	if t.Train.N == 0 {
 		return fmt.Errorf("config: no training data")
 	}
+	return t.loadOOD()
+}
+
+// loadOOD replaces the OOD set of held-out classes by the one the ood key names (see
+// Config.OOD), limited to test_limit examples as the test set.
+func (t *Trainer) loadOOD() error {
+	c := &t.Config
+	var err error
+	switch {
+	case c.OOD == "" || c.OOD == "classes":
+		if c.OOD == "classes" && t.OOD == nil {
+			return fmt.Errorf("config: ood classes: every class of the test set is trained on (classes %s)", c.Classes)
+		}
+		return nil
+	case c.OOD == "fmnist-shuffled":
+		// Every test image (not only those of the trained classes): a fixed OOD set.
+		all, err := data.FashionMNIST(c.fmnistDir(), "test")
+		if err != nil {
+			return fmt.Errorf("config: ood %s: %w", c.OOD, err)
+		}
+		t.OOD = data.ShufflePixels(all, data.ShuffledPixelsSeed)
+	case c.OOD == "digits" || strings.HasPrefix(c.OOD, "digits:"):
+		path := strings.TrimPrefix(strings.TrimPrefix(c.OOD, "digits"), ":")
+		if path == "" {
+			path = data.DefaultDigitsPath
+		}
+		if len(t.Test.Shape) != 3 || t.Test.Shape[0] != 1 || t.Test.Shape[1] != t.Test.Shape[2] {
+			return fmt.Errorf("config: ood %s needs square one-channel test images, not shape %v", c.OOD, t.Test.Shape)
+		}
+		if t.OOD, err = data.Digits(path, t.Test.Shape[1]); err != nil {
+			return fmt.Errorf("config: ood %s (apt-get install python3-sklearn provides %s): %w", c.OOD, data.DefaultDigitsPath, err)
+		}
+	default:
+		return fmt.Errorf("config: ood %q is not %s", c.OOD, OODSets)
+	}
+	t.OOD = t.OOD.Head(c.TestLimit)
+	// The OOD values are on the test images' scale ([0, 1]); eval.Predict takes inputs back to
+	// stored values by dividing by Scale before the model's own preprocessing (Fashion-MNIST's
+	// 1/255), so the OOD set must claim the test set's Scale to reach the model unchanged.
+	t.OOD.Scale = t.Test.Scale
 	return nil
+}
+
+// fmnistDir is the directory of the Fashion-MNIST IDX files (data_dir or the default).
+func (c *Config) fmnistDir() string {
+	if c.DataDir == "" {
+		return data.DefaultFashionMNISTDir
+	}
+	return c.DataDir
 }
 
 // setData takes NewWithData's data sets (checked and limited as loadData's).
@@ -263,6 +311,9 @@ func (t *Trainer) setData(train, test *data.Dataset) error {
 	}
 	if c.Classes != "" {
 		return fmt.Errorf("config: classes does not apply to data given to NewWithData")
+	}
+	if c.OOD != "" {
+		return fmt.Errorf("config: ood %s does not apply to data given to NewWithData", c.OOD)
 	}
 	t.Train, t.Test = train.Head(c.TrainLimit), test.Head(c.TestLimit)
 	if t.Train.N == 0 {

@@ -25,7 +25,8 @@ labelled data set through the runtime.
 Classification: accuracy, NLL, ECE (15 bins), Brier score, precision, recall,
 F1 and AUROC of the predictive probabilities (two classes: of class 1; more:
 macro averages, AUROC one-vs-rest), selective prediction (accuracy, F1 and
-AUROC on the 90…50 % most certain inputs) and, with held-out classes,
+AUROC on the 90…50 % most certain inputs) and, with an OOD set (held-out
+classes, or --ood: scikit-learn's digits or pixel-shuffled test images),
 out-of-distribution detection (AUROC, AUPR), each by four uncertainty scores:
 1 − max probability, entropy, mutual information and model disagreement MD²
 (the variance of the class probabilities over the samples, summed over the
@@ -55,6 +56,7 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	dataFlag := fs.String("data", "", "data set: fmnist, fmnist-c:CORRUPTION:SEVERITY, csv:PATH or toy1d (default: the checkpoint's, else fmnist)")
 	dataDir := fs.String("data-dir", "", "directory of the Fashion-MNIST IDX files")
 	classes := fs.String("classes", "", "the classes the model was trained on, e.g. 0-4 (the others are OOD data)")
+	oodFlag := fs.String("ood", "", "out-of-distribution set: classes (held-out classes, with --classes), digits (scikit-learn's 8×8 digits upsampled to 28×28), digits:PATH or fmnist-shuffled (the test images with their pixels permuted; default: the checkpoint's, else classes with --classes)")
 	testLimit := fs.Int("test-limit", -1, "evaluate only the first N test examples (0: all)")
 	samples := fs.Int("samples", 0, "Monte Carlo samples per prediction, also L of the regression mixture NLL (default: one per member of an ensemble, else the checkpoint's test_samples, else 32)")
 	seed := fs.Uint64("seed", 42, "random seed")
@@ -81,6 +83,9 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	if *classes != "" {
 		cfg.Classes = *classes
+	}
+	if *oodFlag != "" {
+		cfg.OOD = *oodFlag
 	}
 	if *testLimit >= 0 {
 		cfg.TestLimit = *testLimit

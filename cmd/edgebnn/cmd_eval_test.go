@@ -120,3 +120,25 @@ func TestEvalRegressionMixtureNLL(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalOODFlag: --ood is checked against the data before anything is predicted, and the
+// errors say what is wrong (the OOD sets themselves are tested in train and train/data).
+func TestEvalOODFlag(t *testing.T) {
+	ckpt, csv := trainEnsembleCheckpoint(t)
+	cases := []struct {
+		ood, want string
+	}{
+		{"digits", `ood digits needs 28×28 image data (data fmnist), not data "csv:`},
+		{"fmnist-shuffled", "ood fmnist-shuffled needs 28×28 image data"},
+		{"mnist", `ood "mnist" is not classes, digits, digits:PATH or fmnist-shuffled`},
+		{"classes", "ood classes needs classes"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.ood, func(t *testing.T) {
+			code, _, stderr := runCLI("eval", "--data", "csv:"+csv, "--ood", tc.ood, ckpt)
+			if code == 0 || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %q, want an error saying %q", code, stderr, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# bench/fsvi_table1.sh [--seeds N] [--epochs E] [--quick] [options]: paper 004's Table 1, top
+# block (Fashion-MNIST), on all 10 classes (issue 18, item 3).
+#
+# Rows (every network mlp:784-256-256-10 — paper 004's summary states no architecture; Adam,
+# batch 100, lr 3e-3 ×0.1 after ⌊2E/3⌋ epochs, as bench/configs/fmnist_*.json; E epochs):
+#   FSVI           --posterior ffg_w --objective fsvi --context random-monochrome (C points,
+#                  --fsvi-covariance / --fsvi-jacobian-grad as given); prior N(0, 1), q's initial
+#                  sd 1e-4 (bayesianize's ffg defaults)
+#   MFVI           the same q and prior with the ELBO (parameter-space KL)
+#   MAP            --posterior deterministic --weight-decay 1/(N σ₀²) = 1/60000 (the N(0, 1) prior)
+#   MC Dropout     --posterior mc_dropout --dropout 0.1 (rate ours; weight decay as MAP)
+#   Deep Ensemble  M MAP networks combined with `edgebnn convert --member` (one sample each)
+#   FSVI Ensemble  Mf FSVI posteriors combined with `edgebnn convert --member` — the mixture
+#                  `edgebnn train --mixture Mf` writes, built from the FSVI row's runs
+#   FFG-U, Ensemble-U  bench/configs/fmnist_ffgu.json, fmnist_ensembleu.json (our recipes)
+# The MAP row is every Deep Ensemble member (N·M networks, seeds 1…N·M), the FSVI row every FSVI
+# Ensemble member (N·Mf runs); the other single models have seeds 1…N; ensemble group g uses
+# members g·M+1 … (g+1)·M. Metrics (edgebnn eval --json): accuracy, ECE (15 bins) and OOD AUROC
+# by predictive entropy against scikit-learn's 8×8 digits upsampled to 28×28 (`--ood digits`,
+# the stand-in for MNIST) and against the Fashion-MNIST test images with their pixels permuted
+# (`--ood fmnist-shuffled`, in place of NotMNIST); mean ± standard error over seeds / groups,
+# the paper's numbers (mean over ten seeds, its MNIST / NotMNIST) beside ours. Test samples:
+# 8 per Bayesian model, 8·Mf for the FSVI Ensemble, one per network of a deep ensemble.
+#
+# Options: --seeds N (3), --epochs E (10), --members M (5), --fsvi-members Mf (5),
+# --context-size C (32), --fsvi-covariance joint|per_output (joint),
+# --fsvi-jacobian-grad none|q|both (q), --train-limit L / --test-limit T (0: all),
+# --methods fsvi,mfvi,map,mcdropout,ensemble,fsviensemble,ffgu,ensembleu (all),
+# --jobs J (1: trainings run at once; FSVI's first), --out DIR (runs/fsvi_table1). --quick: 1 seed, 1 epoch, 300 training and 200 test images,
+# 2 members, 4 context points, per_output, J fixed — the table's shape in well under a minute
+# (tests/fsvi_table1_test.go). Runs (and evaluations) already in DIR are reused; every training
+# run's wall time is kept beside it (NAME.seconds). Needs Fashion-MNIST and, for --ood digits,
+# Debian's python3-sklearn.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+seeds=3 epochs=10 members=5 fmembers=5 ctx=32 cov=joint jgrad=q trainlimit=0 testlimit=0
+methods=fsvi,mfvi,map,mcdropout,ensemble,fsviensemble,ffgu,ensembleu out=runs/fsvi_table1 quick=0 jobs=1
+usage="usage: bench/fsvi_table1.sh [--seeds N] [--epochs E] [--quick] [--members M] [--fsvi-members M] [--context-size C] [--fsvi-covariance joint|per_output] [--fsvi-jacobian-grad none|q|both] [--train-limit L] [--test-limit T] [--methods LIST] [--jobs J] [--out DIR]"
+while (($#)); do
+	case $1 in
+	--seeds) seeds=$2; shift 2 ;;
+	--epochs) epochs=$2; shift 2 ;;
+	--members) members=$2; shift 2 ;;
+	--fsvi-members) fmembers=$2; shift 2 ;;
+	--context-size) ctx=$2; shift 2 ;;
+	--fsvi-covariance) cov=$2; shift 2 ;;
+	--fsvi-jacobian-grad) jgrad=$2; shift 2 ;;
+	--train-limit) trainlimit=$2; shift 2 ;;
+	--test-limit) testlimit=$2; shift 2 ;;
+	--methods) methods=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--jobs) jobs=$2; shift 2 ;;
+	--quick)
+		quick=1 jobs=2 seeds=1 epochs=1 members=2 fmembers=2 ctx=4 cov=per_output jgrad=none trainlimit=300 testlimit=200
+		shift ;;
+	*) echo "$usage" >&2; exit 2 ;;
+	esac
+done
+((seeds >= 1 && epochs >= 1 && members >= 2 && fmembers >= 2 && jobs >= 1)) ||
+	{ echo "fsvi_table1.sh: want --seeds, --epochs, --jobs ≥ 1 and --members, --fsvi-members ≥ 2" >&2; exit 2; }
+want() { [[ ",$methods," == *",$1,"* ]]; }
+mkdir -p "$out/eval"
+bin=$out/edgebnn
+go build -o "$bin" ./cmd/edgebnn
+milestones=""
+((epochs >= 3)) && milestones=$((2 * epochs / 3))
+common=(--arch mlp:784-256-256-10 --epochs "$epochs" --batch-size 100 --optimizer adam --lr 3e-3
+	--milestones "$milestones" --gamma 0.1 --train-limit "$trainlimit" --test-limit "$testlimit"
+	--eval-every "$epochs" --checkpoint-every "$epochs" --test-samples 8 --no-plots --quiet)
+wd=1.6667e-5 # 1/(N σ₀²), N = 60000, σ₀ = 1
+fsvi=(--posterior ffg_w --objective fsvi --context random-monochrome --context-size "$ctx"
+	--fsvi-covariance "$cov" --fsvi-jacobian-grad "$jgrad")
+declare -A args=(
+	[fsvi]="${fsvi[*]}"
+	[mfvi]="--posterior ffg_w"
+	[map]="--posterior deterministic --weight-decay $wd"
+	[mcdropout]="--posterior mc_dropout --dropout 0.1 --weight-decay $wd"
+	[ffgu]="--config bench/configs/fmnist_ffgu.json"
+	[ensembleu]="--config bench/configs/fmnist_ensembleu.json"
+)
+train1() { # kind seed → trains $out/kind_seed.ebnn unless it exists
+	local f=$out/$1_$2.ebnn
+	[[ -f $f ]] && return
+	echo "training $1 seed $2" >&2
+	local t0 t1
+	t0=$(date +%s.%N)
+	# shellcheck disable=SC2086 # args[...] are word lists
+	"$bin" train ${args[$1]} "${common[@]}" --seed "$2" --out "$f" >"$out/$1_$2.log" 2>&1 ||
+		{ echo "fsvi_table1.sh: training $1 seed $2 failed, see $out/$1_$2.log" >&2; exit 1; }
+	t1=$(date +%s.%N)
+	python3 -c "print(f'{$t1 - $t0:.1f}')" >"$out/$1_$2.seconds"
+}
+combine() { # name files... → $out/name.ebnn, the members combined
+	local name=$1 first=$2
+	shift 2
+	local a=(--checkpoint "$first")
+	for m in "$@"; do a+=(--member "$m"); done
+	[[ -f $out/$name.ebnn ]] || "$bin" convert "${a[@]}" --out "$out/$name.ebnn" >/dev/null
+}
+evaljson() { # model samples ood → path of the cached eval --json report
+	local f=$1 k=$2 ood=$3
+	local j=$out/eval/$(basename "$f" .ebnn).$ood.json
+	if [[ ! -s $j || $j -ot $f ]]; then
+		"$bin" eval --json --data fmnist --ood "$ood" --test-limit "$testlimit" --samples "$k" "$f" >"$j.tmp"
+		mv "$j.tmp" "$j"
+	fi
+	echo "$j"
+}
+declare -A files samples groups
+tasks=() # kind:seed, the expensive FSVI runs first
+if want fsvi || want fsviensemble; then
+	for g in $(seq 0 $((seeds - 1))); do
+		grp=()
+		for k in $(seq 1 "$fmembers"); do
+			s=$((g * fmembers + k))
+			tasks+=("fsvi:$s")
+			grp+=("$out/fsvi_$s.ebnn")
+			files[fsvi]+=" $out/fsvi_$s.ebnn"
+		done
+		groups[fsviensemble_g$((g + 1))_m$fmembers]="${grp[*]}"
+		files[fsviensemble]+=" $out/fsviensemble_g$((g + 1))_m$fmembers.ebnn"
+	done
+fi
+for s in $(seq 1 "$seeds"); do
+	for kind in mfvi mcdropout ffgu ensembleu; do
+		if want "$kind"; then
+			tasks+=("$kind:$s")
+			files[$kind]+=" $out/${kind}_$s.ebnn"
+		fi
+	done
+done
+if want map || want ensemble; then
+	for g in $(seq 0 $((seeds - 1))); do
+		grp=()
+		for k in $(seq 1 "$members"); do
+			s=$((g * members + k))
+			tasks+=("map:$s")
+			grp+=("$out/map_$s.ebnn")
+			files[map]+=" $out/map_$s.ebnn"
+		done
+		groups[ensemble_g$((g + 1))_m$members]="${grp[*]}"
+		files[ensemble]+=" $out/ensemble_g$((g + 1))_m$members.ebnn"
+	done
+fi
+for task in "${tasks[@]}"; do # at most $jobs trainings at a time
+	while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+	train1 "${task%%:*}" "${task##*:}" &
+done
+while (($(jobs -rp | wc -l) > 0)); do wait -n; done
+for name in "${!groups[@]}"; do
+	# shellcheck disable=SC2086 # the group's member files
+	combine "$name" ${groups[$name]}
+done
+samples=([fsvi]=8 [mfvi]=8 [map]=1 [mcdropout]=8 [ensemble]=$members [fsviensemble]=$((8 * fmembers)) [ffgu]=8 [ensembleu]=8)
+declare -A label=(
+	[fsvi]="FSVI (random monochrome)" [mfvi]=MFVI [map]=MAP [mcdropout]="MC Dropout (p = 0.1)"
+	[ensemble]="Deep Ensemble (M = $members)" [fsviensemble]="FSVI Ensemble (M = $fmembers)"
+	[ffgu]="FFG-U (ours)" [ensembleu]="Ensemble-U (ours)")
+declare -A paper=(
+	[fsvi]="92.52 | 0.014 | 96.55 | 95.15" [mfvi]="91.03 | 0.038 | 93.10 | 88.88"
+	[map]="91.73 | 0.037 | 87.00 | 74.85" [mcdropout]="90.55 | 0.012 | 88.46 | 80.02"
+	[ensemble]="92.49 | 0.019 | 89.22 | 83.17" [fsviensemble]="94.44 | 0.020 | 97.85 | 96.95"
+	[ffgu]="— | — | — | —" [ensembleu]="— | — | — | —")
+echo "| method | accuracy | ECE | AUROC digits | AUROC shuffled | paper: accuracy | ECE | AUROC MNIST | AUROC NotMNIST | runs | train s / run |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+for kind in fsvi mfvi map mcdropout ensemble fsviensemble ffgu ensembleu; do
+	want "$kind" || continue
+	reports=()
+	for f in ${files[$kind]}; do
+		reports+=("$(evaljson "$f" "${samples[$kind]}" digits)" "$(evaljson "$f" "${samples[$kind]}" fmnist-shuffled)")
+	done
+	secs=()
+	for f in ${files[$kind]}; do
+		stem=${f%.ebnn}
+		if [[ $kind == ensemble || $kind == fsviensemble ]]; then
+			secs+=("-") # an ensemble's time is its members' sum: see the MAP / FSVI row
+		elif [[ -f $stem.seconds ]]; then
+			secs+=("$(cat "$stem.seconds")")
+		fi
+	done
+	python3 - "${label[$kind]}" "${paper[$kind]}" "${secs[*]}" "${reports[@]}" <<'EOF'
+import json, math, sys
+label, paper, secs, paths = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4:]
+digits = [json.load(open(p)) for p in paths[0::2]]
+shuffled = [json.load(open(p)) for p in paths[1::2]]
+def cell(v, fmt):
+    m = sum(v) / len(v)
+    c = fmt % m
+    if len(v) > 1:
+        c += " ± " + fmt % math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v))
+    return c
+acc = [100 * r["classification"]["accuracy"] for r in digits]
+ece = [r["classification"]["ece"] for r in digits]
+aud = [100 * r["ood"]["entropy"]["auroc"] for r in digits]
+aus = [100 * r["ood"]["entropy"]["auroc"] for r in shuffled]
+t = [float(s) for s in secs if s != "-"]
+tcell = cell(t, "%.0f") if t else "—"
+print("| %s | %s %% | %s | %s | %s | %s | %d | %s |" % (label, cell(acc, "%.2f"), cell(ece, "%.3f"),
+      cell(aud, "%.2f"), cell(aus, "%.2f"), paper, len(digits), tcell))
+EOF
+done
+echo
+echo "($epochs epochs, train limit $trainlimit, test limit $testlimit (0: all); FSVI: $ctx context points, $cov covariance, jacobian grad $jgrad; OOD: AUROC of predictive entropy, digits = scikit-learn's 8×8 digits upsampled to 28×28 for MNIST, shuffled = the FMNIST test images with pixels permuted for NotMNIST)"

@@ -1,0 +1,80 @@
+package tests
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgebnn/edgebnn/train/data"
+)
+
+// TestFSVITable1Quick runs bench/fsvi_table1.sh --quick (1 epoch on 300 images, 200 test images,
+// ensembles of 2) and checks only the table's shape: a header, a separator and one row per
+// method in order, each with 11 cells, our four metrics numbers in range (a mean, ± a standard
+// error for the rows of several runs) and the paper's beside them. Needs bash, Fashion-MNIST and scikit-learn's digits.
+func TestFSVITable1Quick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains 9 small models (about a minute on a loaded machine)")
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skipf("bash not found: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(data.DefaultFashionMNISTDir, "train-images-idx3-ubyte.gz")); err != nil {
+		t.Skipf("Fashion-MNIST is not installed in %s: %v", data.DefaultFashionMNISTDir, err)
+	}
+	if _, err := os.Stat(data.DefaultDigitsPath); err != nil {
+		t.Skipf("scikit-learn's digits are not installed (apt-get install python3-sklearn): %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, bash, "../bench/fsvi_table1.sh", "--quick", "--out", t.TempDir())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("fsvi_table1.sh --quick: %v\n%s", err, stderr.String())
+	}
+	var rows [][]string
+	for _, line := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		rows = append(rows, cells)
+	}
+	methods := []string{"FSVI (", "MFVI", "MAP", "MC Dropout", "Deep Ensemble", "FSVI Ensemble", "FFG-U", "Ensemble-U"}
+	if len(rows) != 2+len(methods) {
+		t.Fatalf("%d table lines, want a header, a separator and %d rows:\n%s", len(rows), len(methods), out)
+	}
+	if rows[0][0] != "method" || !strings.HasPrefix(rows[1][0], "---") {
+		t.Fatalf("header %q, separator %q", rows[0], rows[1])
+	}
+	for i, m := range methods {
+		r := rows[2+i]
+		if len(r) != 11 || !strings.HasPrefix(r[0], m) {
+			t.Fatalf("row %d: %q, want %s with 11 cells", i, r, m)
+		}
+		for j, c := range r[1:5] {
+			mean, _, _ := strings.Cut(strings.TrimSuffix(c, " %"), " ± ") // the rows of several runs have a standard error
+			v, err := strconv.ParseFloat(mean, 64)
+			if err != nil || v < 0 || (j != 1 && v > 100) || (j == 1 && v > 1) {
+				t.Fatalf("row %s: cell %d %q is not a metric in range", m, j+1, c)
+			}
+		}
+		if n, err := strconv.Atoi(r[9]); err != nil || n < 1 {
+			t.Fatalf("row %s: runs %q", m, r[9])
+		}
+	}
+	if rows[2][5] != "92.52" || rows[7][5] != "94.44" {
+		t.Fatalf("the paper's accuracies beside FSVI and the FSVI Ensemble are %q and %q", rows[2][5], rows[7][5])
+	}
+}
