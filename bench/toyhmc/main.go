@@ -16,7 +16,8 @@
 //   - the distance of the predictive marginal of f(x) to HMC's at every grid point: the
 //     1-Wasserstein distance of the two empirical sample sets (W1) and the two-sample
 //     Kolmogorov–Smirnov statistic (KS), averaged over the grid;
-//   - the RMSE of the predictive mean against the true function cos(4x + 0.8) over the grid;
+//   - the RMSE of the predictive mean against the true function cos(4x + 0.8) over the grid and
+//     at the training inputs;
 //
 // and summarises each method as mean ± standard error over its seeds. It writes -md (a Markdown
 // table beside paper 003's qualitative claim for each method), -csv (every model's grid: mean,
@@ -76,6 +77,7 @@ type fit struct {
 	AtData   float64   // mean epistemic sd at the training inputs
 	InGap    float64   // mean epistemic sd over the grid points in (gapLo, gapHi)
 	RMSE     float64   // predictive mean against data.Toy1DMean over the grid
+	RMSEData float64   // the same at the training inputs
 	W1, KS   []float64 // per grid point, to HMC (nil for HMC)
 	MeanW1   float64
 	MeanKS   float64
@@ -303,11 +305,15 @@ func evaluate(path string, me method, seed int, grid []float64, train *data.Data
 	if err != nil {
 		return nil, fmt.Errorf("%s %s at the training inputs: %w", me.Name, path, err)
 	}
-	for _, s := range at {
-		_, sd := meanSD(s)
+	sq = 0
+	for i, s := range at {
+		mu, sd := meanSD(s)
 		f.AtData += sd
+		d := mu - data.Toy1DMean(xs[i])
+		sq += d * d
 	}
 	f.AtData /= float64(len(at))
+	f.RMSEData = math.Sqrt(sq / float64(len(at)))
 	return f, nil
 }
 
@@ -352,19 +358,20 @@ func pm(vals []float64, prec int) string {
 // markdown renders the comparison table.
 func markdown(fits map[string][]*fit, o options, floorW1, floorKS float64) string {
 	var b strings.Builder
-	b.WriteString("| method | seeds | epistemic sd in between | epistemic sd at data | in-between / at-data ratio | mean W1 to HMC | mean KS to HMC | RMSE of mean vs cos(4x+0.8) | paper 003's claim (§5.1, Fig. 2) |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| method | seeds | epistemic sd in between | epistemic sd at data | in-between / at-data ratio | mean W1 to HMC | mean KS to HMC | RMSE of mean vs cos(4x+0.8), grid | RMSE, training inputs | paper 003's claim (§5.1, Fig. 2) |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, m := range methods {
 		fs := fits[m.Key]
 		if len(fs) == 0 {
-			fmt.Fprintf(&b, "| %s | 0 | — | — | — | — | — | — | %s |\n", m.Name, m.Claim)
+			fmt.Fprintf(&b, "| %s | 0 | — | — | — | — | — | — | — | %s |\n", m.Name, m.Claim)
 			continue
 		}
-		var gap, at, ratio, w1, ks, rmse []float64
+		var gap, at, ratio, w1, ks, rmse, rmseData []float64
 		var seeds []string
 		for _, f := range fs {
 			gap, at, ratio = append(gap, f.InGap), append(at, f.AtData), append(ratio, f.Ratio())
 			w1, ks, rmse = append(w1, f.MeanW1), append(ks, f.MeanKS), append(rmse, f.RMSE)
+			rmseData = append(rmseData, f.RMSEData)
 			if f.Seed >= 0 {
 				seeds = append(seeds, strconv.Itoa(f.Seed))
 			}
@@ -377,10 +384,10 @@ func markdown(fits map[string][]*fit, o options, floorW1, floorKS float64) strin
 		} else {
 			seedCol += " (" + strings.Join(seeds, ", ") + ")"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", m.Name, seedCol,
-			pm(gap, 3), pm(at, 3), pm(ratio, 2), w1Col, ksCol, pm(rmse, 3), m.Claim)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", m.Name, seedCol,
+			pm(gap, 3), pm(at, 3), pm(ratio, 2), w1Col, ksCol, pm(rmse, 3), pm(rmseData, 3), m.Claim)
 	}
-	b.WriteString("| FCG-W | — | — | — | — | — | — | — | not built (no full-covariance q(W) in the trainer) |\n")
+	b.WriteString("| FCG-W | — | — | — | — | — | — | — | — | not built (no full-covariance q(W) in the trainer) |\n")
 	fmt.Fprintf(&b, "\nK = %d samples of f(x) per input and model (runtime seed %d), %d grid points over [−2, 2] "+
 		"(%d of them in the gap (%g, %g)), 100 training inputs (data.Toy1D, seed %d). Values are mean ± standard "+
 		"error over seeds (one seed: no error). HMC's floor is the same distance between the first and the second "+

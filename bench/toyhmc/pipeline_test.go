@@ -58,8 +58,8 @@ func TestQuickPipeline(t *testing.T) {
 		t.Fatalf("table has %d rows, want 7:\n%s", len(rows), md)
 	}
 	for i, r := range rows {
-		if n := strings.Count(r, "|"); n != 10 {
-			t.Errorf("table row %d has %d cells, want 9: %s", i, n-1, r)
+		if n := strings.Count(r, "|"); n != 11 {
+			t.Errorf("table row %d has %d cells, want 10: %s", i, n-1, r)
 		}
 	}
 	for i, name := range []string{"HMC (NUTS)", "FFG-W", "FFG-U", "FCG-U", "Ensemble-U", "FCG-W"} {
@@ -69,8 +69,8 @@ func TestQuickPipeline(t *testing.T) {
 		if i >= 1 && i <= 4 && !strings.Contains(rows[i+1], "| 2 (1, 2) |") {
 			t.Errorf("row %s does not report seeds 1, 2: %s", name, rows[i+1])
 		}
-		if i >= 1 && i <= 4 && strings.Count(rows[i+1], " ± ") != 6 {
-			t.Errorf("row %s has %d mean ± SE cells, want 6: %s", name, strings.Count(rows[i+1], " ± "), rows[i+1])
+		if i >= 1 && i <= 4 && strings.Count(rows[i+1], " ± ") != 7 {
+			t.Errorf("row %s has %d mean ± SE cells, want 7: %s", name, strings.Count(rows[i+1], " ± "), rows[i+1])
 		}
 	}
 
