@@ -25,13 +25,17 @@ var colours = []color.Color{
 }
 
 // panels draws the six-panel figure: HMC and each method's first seed (training data, true
-// function, predictive mean, ±2 total predictive sd and ±2 epistemic sd), and the epistemic sd of
-// all of them against x, and writes it as a PNG to path.
+// function, predictive mean, ±2 total predictive sd and ±2 epistemic sd; an empty panel saying so
+// for a method without a model), and the epistemic sd of all of them against x, and writes it as
+// a PNG to path.
 func panels(path string, fits map[string][]*fit, train *data.Dataset) error {
 	var ps []*plot.Plot
 	var sdLines []*fit
 	for _, m := range methods {
 		if len(fits[m.Key]) == 0 {
+			p := plot.New()
+			p.Title.Text = m.Name + ": no model"
+			ps = append(ps, p)
 			continue
 		}
 		f := fits[m.Key][0]
@@ -47,9 +51,6 @@ func panels(path string, fits map[string][]*fit, train *data.Dataset) error {
 		return err
 	}
 	ps = append(ps, sp)
-	for len(ps) < 6 {
-		ps = append(ps, plot.New())
-	}
 	const w, h = 15 * vg.Inch, 8 * vg.Inch
 	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96))
 	dc := draw.New(img)
@@ -184,6 +185,7 @@ func sdPanel(fs []*fit) (*plot.Plot, error) {
 		p.Legend.Add(f.Method.Name, l)
 	}
 	p.Legend.Top = true
-	p.X.Min, p.X.Max, p.Y.Min = -2, 2, 0
+	// Head room for the legend.
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = -2, 2, 0, 1.4*ymax
 	return p, nil
 }
