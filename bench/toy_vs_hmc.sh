@@ -1,0 +1,73 @@
+#!/bin/sh
+# Paper 003's toy regression (appendix J.1, Fig. 2) against the HMC/NUTS reference: trains (or
+# reuses, when OUTDIR already holds them) the reference `--preset paper003-toy-hmc` (one seed, the
+# data's) and FFG-W, FFG-U, FCG-U, Ensemble-U with `--preset paper003-toy-{ffgw,ffgu,fcgu,ensembleu}
+# --seed S` for every seed S, then runs bench/toyhmc: per model K predictive samples of f(x) on a
+# grid over [−2, 2] and at the training inputs through the runtime, the in-between / at-data
+# epistemic sd ratio, W1 and KS of the predictive marginals to HMC's averaged over the grid, RMSE
+# against cos(4x + 0.8), mean ± standard error over seeds. FCG-W is not built (no full-covariance
+# q(W) in the trainer).
+#
+# The data is the same for every model: toy1d with the HMC preset's seed 1 (the trainer's toy1d
+# draws its data with the run's seed, so the VI runs read it as OUTDIR/toy1d.csv, exported by
+# bench/toyhmc, with --test-fraction 0; batch 100 = the whole set, as toy1d).
+#
+# Writes into OUTDIR
+#   hmc.ebnn, hmc.model.ebnn, hmc.train.txt         the reference (hmc.flags: its extra flags)
+#   <method>_s<S>.ebnn, .model.ebnn, .train.txt     the variational fits
+#   times.txt                                       wall-clock seconds per training run
+#   toyhmc.md                                       the table
+#   toyhmc_grid.csv                                 per model and grid point: mean, sds, W1, KS
+#   toyhmc.png                                      six panels (copy it to docs/img/toyhmc.png)
+#
+# Usage: bench/toy_vs_hmc.sh [--quick] EDGEBNN [OUTDIR [SEEDS]]   (run from the repository root)
+#   OUTDIR defaults to runs/toyhmc, SEEDS to "1 2 3".
+#   HMC_FLAGS   extra flags of the HMC run, e.g. "--hmc-warmup 400 --hmc-draws 1250" (shortened);
+#               the full preset is 4 chains × (1250 + 5000) iterations, about an hour on 2 loaded cores
+#   METHODS     the methods to train (default "ffgw ffgu fcgu ensembleu")
+#   SAMPLES, GRID   predictive samples per input (default 1000, one per HMC member) and grid points (81)
+# --quick trains for a few steps (2 chains × (10 + 20) NUTS iterations of depth ≤ 3, 20 kept; 5 VI
+# steps), K = 20 and 21 grid points: seconds, for the test of the pipeline (outputs' shape only).
+set -e
+QUICK=0
+if [ "$1" = "--quick" ]; then QUICK=1; shift; fi
+B=${1:-edgebnn}; O=${2:-runs/toyhmc}; SEEDS=${3:-"1 2 3"}
+METHODS=${METHODS:-"ffgw ffgu fcgu ensembleu"}
+SAMPLES=${SAMPLES:-1000}; GRID=${GRID:-81}
+VIQ=""
+if [ $QUICK = 1 ]; then
+	HMC_FLAGS=${HMC_FLAGS:-"--hmc-chains 2 --hmc-warmup 10 --hmc-draws 20 --hmc-samples 20 --hmc-max-depth 3 --test-samples 20"}
+	VIQ="--epochs 5 --milestones 3 --eval-every 5 --checkpoint-every 5 --test-samples 8"
+	SAMPLES=20; GRID=21
+fi
+mkdir -p "$O"
+TOOL="$O/.toyhmc"
+go build -o "$TOOL" ./bench/toyhmc
+"$TOOL" -export-data "$O/toy1d.csv" -data-seed 1
+
+# train NAME FLAGS...: trains OUTDIR/NAME.ebnn unless its model exists, timing the run.
+train() {
+	name=$1; shift
+	if [ -f "$O/$name.model.ebnn" ]; then
+		echo "reusing $O/$name.model.ebnn"
+		return
+	fi
+	t0=$(date +%s)
+	nice -n 10 $B train "$@" --out "$O/$name.ebnn" --quiet > "$O/$name.train.txt" 2>&1 ||
+		{ tail -5 "$O/$name.train.txt" >&2; echo "training $name failed (log $O/$name.train.txt)" >&2; exit 1; }
+	echo "$name $(($(date +%s) - t0))" >> "$O/times.txt"
+	echo "trained $name in $(($(date +%s) - t0)) s"
+}
+
+if [ ! -f "$O/hmc.model.ebnn" ]; then echo "$HMC_FLAGS" > "$O/hmc.flags"; fi
+# shellcheck disable=SC2086
+train hmc --preset paper003-toy-hmc $HMC_FLAGS
+for s in $SEEDS; do
+	for m in $METHODS; do
+		# shellcheck disable=SC2086
+		train "${m}_s$s" --preset "paper003-toy-$m" --seed "$s" --data "csv:$O/toy1d.csv" --test-fraction 0 $VIQ
+	done
+done
+NOTE="What ran: HMC \`--preset paper003-toy-hmc $(cat "$O/hmc.flags" 2>/dev/null)\` (one seed); VI \`--preset paper003-toy-METHOD --seed S --data csv:toy1d.csv --test-fraction 0 $VIQ\`."
+"$TOOL" -dir "$O" -samples "$SAMPLES" -grid "$GRID" -note "$NOTE"
+echo "wrote $O/toyhmc.md, $O/toyhmc_grid.csv and $O/toyhmc.png"

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"os"
+
+	"github.com/edgebnn/edgebnn/train/data"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// colours of the five methods in the epistemic-sd panel, in the order of methods.
+var colours = []color.Color{
+	color.Black,
+	color.RGBA{R: 214, G: 39, B: 40, A: 255},
+	color.RGBA{R: 31, G: 119, B: 180, A: 255},
+	color.RGBA{R: 44, G: 160, B: 44, A: 255},
+	color.RGBA{R: 148, G: 103, B: 189, A: 255},
+}
+
+// panels draws the six-panel figure: HMC and each method's first seed (training data, true
+// function, predictive mean, ±2 total predictive sd and ±2 epistemic sd; an empty panel saying so
+// for a method without a model), and the epistemic sd of all of them against x, and writes it as
+// a PNG to path.
+func panels(path string, fits map[string][]*fit, train *data.Dataset) error {
+	var ps []*plot.Plot
+	var sdLines []*fit
+	for _, m := range methods {
+		if len(fits[m.Key]) == 0 {
+			p := plot.New()
+			p.Title.Text = m.Name + ": no model"
+			ps = append(ps, p)
+			continue
+		}
+		f := fits[m.Key][0]
+		sdLines = append(sdLines, f)
+		p, err := bandPanel(f, train, len(ps) == 0)
+		if err != nil {
+			return err
+		}
+		ps = append(ps, p)
+	}
+	sp, err := sdPanel(sdLines)
+	if err != nil {
+		return err
+	}
+	ps = append(ps, sp)
+	const w, h = 15 * vg.Inch, 8 * vg.Inch
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96))
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 2, Cols: 3, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+	grid := [][]*plot.Plot{ps[:3], ps[3:6]}
+	cs := plot.Align(grid, tiles, dc)
+	for r := range grid {
+		for c := range grid[r] {
+			grid[r][c].Draw(cs[r][c])
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
+		return fmt.Errorf("encode png: %w", err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write png: %w", err)
+	}
+	return nil
+}
+
+// band returns the polygon mean ± k·sd.
+func band(x, mean, sd []float64, k float64, c color.Color) (*plotter.Polygon, error) {
+	var poly plotter.XYs
+	for i := range x {
+		poly = append(poly, plotter.XY{X: x[i], Y: mean[i] + k*sd[i]})
+	}
+	for i := len(x) - 1; i >= 0; i-- {
+		poly = append(poly, plotter.XY{X: x[i], Y: mean[i] - k*sd[i]})
+	}
+	pg, err := plotter.NewPolygon(poly)
+	if err != nil {
+		return nil, fmt.Errorf("band: %w", err)
+	}
+	pg.Color, pg.LineStyle.Color, pg.LineStyle.Width = c, c, vg.Points(0.1)
+	return pg, nil
+}
+
+// bandPanel draws one model's predictive fit, with a legend if legend is set.
+func bandPanel(f *fit, train *data.Dataset, legend bool) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = f.Method.Name
+	if f.Seed >= 0 {
+		p.Title.Text += fmt.Sprintf(" (seed %d)", f.Seed)
+	}
+	p.Title.Text += fmt.Sprintf(": ratio %.2f", f.Ratio())
+	if f.W1 != nil {
+		p.Title.Text += fmt.Sprintf(", W1 %.3f, KS %.3f", f.MeanW1, f.MeanKS)
+	}
+	p.X.Label.Text, p.Y.Label.Text = "x", "y"
+	total, err := band(f.X, f.Mean, f.Total, 2, color.RGBA{R: 200, G: 220, B: 242, A: 255})
+	if err != nil {
+		return nil, err
+	}
+	epi, err := band(f.X, f.Mean, f.Epi, 2, color.RGBA{R: 130, G: 175, B: 225, A: 255})
+	if err != nil {
+		return nil, err
+	}
+	p.Add(total, epi)
+	var truth, mean, pts plotter.XYs
+	for i, x := range f.X {
+		truth = append(truth, plotter.XY{X: x, Y: data.Toy1DMean(x)})
+		mean = append(mean, plotter.XY{X: x, Y: f.Mean[i]})
+	}
+	for i := 0; i < train.N; i++ {
+		pts = append(pts, plotter.XY{X: float64(train.X[i]), Y: float64(train.Targets[i])})
+	}
+	tl, err := plotter.NewLine(truth)
+	if err != nil {
+		return nil, fmt.Errorf("true function: %w", err)
+	}
+	tl.Color, tl.Dashes = color.Black, []vg.Length{vg.Points(3), vg.Points(3)}
+	ml, err := plotter.NewLine(mean)
+	if err != nil {
+		return nil, fmt.Errorf("mean: %w", err)
+	}
+	ml.Color, ml.Width = color.RGBA{R: 20, G: 60, B: 160, A: 255}, vg.Points(2)
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	sc.Shape, sc.Color, sc.Radius = draw.CircleGlyph{}, color.RGBA{R: 214, G: 39, B: 40, A: 255}, vg.Points(1.5)
+	p.Add(tl, ml, sc)
+	if legend {
+		p.Legend.Add("±2 total sd", total)
+		p.Legend.Add("±2 epistemic sd", epi)
+		p.Legend.Add("predictive mean", ml)
+		p.Legend.Add("cos(4x + 0.8)", tl)
+		p.Legend.Add("training data", sc)
+		p.Legend.Top = true
+	}
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = -2, 2, -5, 5
+	return p, nil
+}
+
+// sdPanel draws every model's epistemic sd against x, with the gap between the clusters marked.
+func sdPanel(fs []*fit) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "epistemic sd of f(x) (FCG-W not built)"
+	p.X.Label.Text, p.Y.Label.Text = "x", "epistemic sd"
+	ymax := 0.0
+	for _, f := range fs {
+		for _, v := range f.Epi {
+			ymax = max(ymax, v)
+		}
+	}
+	for _, x := range []float64{gapLo, gapHi} {
+		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: ymax}})
+		if err != nil {
+			return nil, fmt.Errorf("gap marker: %w", err)
+		}
+		l.Color, l.Dashes = color.Gray{Y: 160}, []vg.Length{vg.Points(2), vg.Points(2)}
+		p.Add(l)
+	}
+	for _, f := range fs {
+		var pts plotter.XYs
+		for i, x := range f.X {
+			pts = append(pts, plotter.XY{X: x, Y: f.Epi[i]})
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, fmt.Errorf("epistemic sd: %w", err)
+		}
+		for i, m := range methods {
+			if m.Key == f.Method.Key {
+				l.Color = colours[i]
+			}
+		}
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(f.Method.Name, l)
+	}
+	p.Legend.Top = true
+	// Head room for the legend.
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = -2, 2, 0, 1.4*ymax
+	return p, nil
+}
