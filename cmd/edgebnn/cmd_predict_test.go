@@ -19,7 +19,10 @@ import (
 // meets the runtime's bayesianize parity bounds: with 4096 samples the probabilities are within
 // 0.015 of bayesianize's probs_mean (max abs) and 0.001 on average, entropy and mutual
 // information within 0.02 (bounds widened by √(4096/K) with fewer samples under -short).
-func TestPredictParity(t *testing.T) {
+// convertDemoFixture converts the bayesianize MLP fixture (f32) into a model file in a temporary
+// directory.
+func convertDemoFixture(t *testing.T) string {
+	t.Helper()
 	model := filepath.Join(t.TempDir(), "mlp.ebnn")
 	if _, err := convert.Convert(convert.Options{
 		Checkpoint: filepath.Join(demoFixture, "state_dict.pt"),
@@ -29,6 +32,11 @@ func TestPredictParity(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	return model
+}
+
+func TestPredictParity(t *testing.T) {
+	model := convertDemoFixture(t)
 	refPath := filepath.Join(demoFixture, "reference.safetensors")
 	K := 4096
 	if testing.Short() {
@@ -134,15 +142,7 @@ func TestPredictInputs(t *testing.T) {
 // TestPredictMean: predict --mean gives bayesianize's network at the posterior mean
 // (softmax of the reference's logits_at_mean) and zero mutual information.
 func TestPredictMean(t *testing.T) {
-	model := filepath.Join(t.TempDir(), "mlp.ebnn")
-	if _, err := convert.Convert(convert.Options{
-		Checkpoint: filepath.Join(demoFixture, "state_dict.pt"),
-		Config:     filepath.Join(demoFixture, "inference_config.json"),
-		Arch:       filepath.Join(demoFixture, "model.txt"),
-		Out:        model,
-	}); err != nil {
-		t.Fatal(err)
-	}
+	model := convertDemoFixture(t)
 	refPath := filepath.Join(demoFixture, "reference.safetensors")
 	var out, errb bytes.Buffer
 	if code := run([]string{"predict", "--model", model, "--input", refPath, "--mean", "--json"}, &out, &errb); code != 0 {
