@@ -26,6 +26,9 @@ type loaded struct {
 	info []byte
 	// classNames are the class names as JSON strings (nil without names).
 	classNames [][]byte
+	// preprocess reports that the model records an input preprocessing (raw inputs are
+	// normalised before predicting), read once at load.
+	preprocess bool
 	bufs       sync.Pool // *reqBuf
 	closed     chan struct{}
 }
@@ -62,6 +65,7 @@ func load(mc ModelConfig, cfg Config) (*loaded, error) {
 	}
 	l.opts = l.preds[0].Options()
 	if pre := m.Preprocessing(); pre != nil {
+		l.preprocess = true
 		for _, n := range pre.ClassNames {
 			b, _ := json.Marshal(n)
 			l.classNames = append(l.classNames, b)

@@ -341,7 +341,7 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request, name string) (i
 		return fail(w, rerr)
 	}
 	x := buf.raw
-	if !normalized && l.model.Preprocessing() != nil { // without preprocessing the raw values are the input
+	if !normalized && l.preprocess { // without preprocessing the raw values are the input
 		buf.x = growF(buf.x, len(buf.raw))
 		x = buf.x
 		if err := l.model.Normalize(x, buf.raw); err != nil {
