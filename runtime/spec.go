@@ -204,18 +204,22 @@ func (s *Spec) Mixture() bool {
 		return true
 	}
 	found := false
-	var walk func(ls []LayerSpec)
-	walk = func(ls []LayerSpec) {
-		for i := range ls {
-			if p := ls[i].Posterior; (p != nil && p.Kind != KindDeterministic) || ls[i].MC {
-				found = true
-			}
-			walk(ls[i].Body)
-			walk(ls[i].Shortcut)
+	WalkLayers(s.Layers, func(l *LayerSpec) {
+		if p := l.Posterior; (p != nil && p.Kind != KindDeterministic) || l.MC {
+			found = true
 		}
-	}
-	walk(s.Layers)
+	})
 	return found
+}
+
+// WalkLayers calls fn on every layer of ls in network order, a residual block before its body's
+// layers and those before its shortcut's.
+func WalkLayers(ls []LayerSpec, fn func(*LayerSpec)) {
+	for i := range ls {
+		fn(&ls[i])
+		WalkLayers(ls[i].Body, fn)
+		WalkLayers(ls[i].Shortcut, fn)
+	}
 }
 
 // MemberPrefix is the prefix of member k's tensor names in an ensemble model (Spec.Members):

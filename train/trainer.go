@@ -454,18 +454,12 @@ func bernsteinLast(spec *runtime.Spec, c *Config) error {
 // after the activation (<name>.dropout).
 func mcDropout(spec *runtime.Spec, p float64) error {
 	found := false
-	var walk func(ls []runtime.LayerSpec)
-	walk = func(ls []runtime.LayerSpec) {
-		for i := range ls {
-			if ls[i].Op == runtime.OpDropout {
-				ls[i].P, ls[i].MC = p, true
-				found = true
-			}
-			walk(ls[i].Body)
-			walk(ls[i].Shortcut)
+	runtime.WalkLayers(spec.Layers, func(l *runtime.LayerSpec) {
+		if l.Op == runtime.OpDropout {
+			l.P, l.MC = p, true
+			found = true
 		}
-	}
-	walk(spec.Layers)
+	})
 	if !found {
 		var out []runtime.LayerSpec
 		for i, l := range spec.Layers {
