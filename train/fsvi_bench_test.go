@@ -66,3 +66,56 @@ func BenchmarkFSVIStep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFSVIStepFMNIST is the step cost on paper 004's Fashion-MNIST network (mlp:784-256-256-10,
+// 538 644 parameters of q, batch 100, 32 random-monochrome context points: the defaults) for
+// each covariance and gradient mode, as the ratio to an MFVI step timed alternately (fsvi/mfvi).
+// Needs the Fashion-MNIST files (Debian's dataset-fashion-mnist).
+func BenchmarkFSVIStepFMNIST(b *testing.B) {
+	build := func(objective, cov, jgrad string) *Trainer {
+		c := DefaultConfig()
+		c.Arch, c.Data, c.Posterior, c.Objective = "mlp:784-256-256-10", "fmnist", "ffg_w", objective
+		c.Context, c.BatchSize, c.TrainLimit, c.TestLimit = "random-monochrome", 100, 200, 10
+		c.FSVICovariance, c.FSVIJacobianGrad = cov, jgrad
+		c.Out = filepath.Join(b.TempDir(), "m.ebnn")
+		tr, err := New(c)
+		if err != nil {
+			b.Skipf("Fashion-MNIST: %v", err)
+		}
+		return tr
+	}
+	idx := make([]int, 100)
+	for i := range idx {
+		idx[i] = i
+	}
+	timeSteps := func(tr *Trainer, n int) time.Duration {
+		start := time.Now()
+		for i := 0; i < n; i++ {
+			if _, _, _, err := tr.step(idx, 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return time.Since(start)
+	}
+	for _, cov := range []string{"joint", "per_output"} {
+		for _, jgrad := range []string{"none", "q"} {
+			b.Run(cov+"/"+jgrad, func(b *testing.B) {
+				mf, fs := build("elbo", "joint", "none"), build("fsvi", cov, jgrad)
+				timeSteps(mf, 1)
+				timeSteps(fs, 1)
+				b.ResetTimer()
+				var dfs, dmf time.Duration
+				for done := 0; done < b.N; {
+					k := min(3, b.N-done)
+					dfs += timeSteps(fs, k)
+					b.StopTimer()
+					dmf += timeSteps(mf, k)
+					b.StartTimer()
+					done += k
+				}
+				b.ReportMetric(float64(dmf.Nanoseconds())/float64(b.N), "mfvi-ns/step")
+				b.ReportMetric(float64(dfs)/float64(dmf), "fsvi/mfvi")
+			})
+		}
+	}
+}

@@ -22,6 +22,7 @@ type fsviRun struct {
 	// With fsvi_jacobian_grad: ∂KL/∂J per tensor, and ∂KL/∂μ, ∂KL/∂ρ computed before the step's
 	// own gradients (the Hessian-vector products use the parameters' gradients) and added after.
 	dJ, gmu, grho [][]float64
+	rows          fsvi.FactoredRows // ∂KL/∂J of a factored linearisation (dJ is then not used)
 	kl            float64
 }
 
@@ -50,19 +51,39 @@ func newFSVIRun(t *Trainer) (*fsviRun, error) {
 	if d > MaxFSVIDim {
 		return nil, fmt.Errorf("config: context_size %d × %d outputs = %d output dimensions (at most %d)", c.ContextSize, m.OutputSize(), d, MaxFSVIDim)
 	}
-	p := int64(0)
-	for _, x := range ts {
-		p += int64(len(x.Mean.Value))
+	tp := autodiff.NewTape[float32]()
+	factored, err := fsvi.Factorable(tp, t.Nets[0], ts, s.Shape())
+	if err != nil {
+		return nil, err
 	}
-	// J and the direct KL path's three D×P copies (J, J·diag(σ), J·diag(σ₀) of one group), with
-	// fsvi_jacobian_grad also ∂KL/∂J and two D×P products.
-	copies := int64(4)
-	if c.FSVIJacobianGrad != "none" {
-		copies = 7
-	}
-	if limit := runtime.DefaultMaxMemory() / fsviMemoryFraction; d*p*8*copies > limit {
-		return nil, fmt.Errorf("config: context_size %d: the Jacobian of %d outputs × %d parameters and the KL's temporaries need %.1f GiB (limit %.1f GiB); lower context_size",
-			c.ContextSize, d, p, float64(d*p*8*copies)/(1<<30), float64(limit)/(1<<30))
+	limit := runtime.DefaultMaxMemory() / fsviMemoryFraction
+	if factored {
+		// Linear layers only: J in factored form, no D×P matrix (fsvi.Linearize).
+		var layers [][2]int
+		for _, x := range ts {
+			if len(x.Shape) == 2 {
+				layers = append(layers, [2]int{x.Shape[0], x.Shape[1]})
+			}
+		}
+		if need := fsvi.FactoredBytes(c.ContextSize, m.OutputSize(), layers, c.FSVIJacobianGrad == "both"); need > limit {
+			return nil, fmt.Errorf("config: context_size %d: the function-space KL's buffers for %d outputs need %.1f GiB (limit %.1f GiB); lower context_size",
+				c.ContextSize, d, float64(need)/(1<<30), float64(limit)/(1<<30))
+		}
+	} else {
+		p := int64(0)
+		for _, x := range ts {
+			p += int64(len(x.Mean.Value))
+		}
+		// J and the direct KL path's three D×P copies (J, J·diag(σ), J·diag(σ₀) of one group), with
+		// fsvi_jacobian_grad also ∂KL/∂J and two D×P products.
+		copies := int64(4)
+		if c.FSVIJacobianGrad != "none" {
+			copies = 7
+		}
+		if d*p*8*copies > limit {
+			return nil, fmt.Errorf("config: context_size %d: the Jacobian of %d outputs × %d parameters and the KL's temporaries need %.1f GiB (limit %.1f GiB); lower context_size",
+				c.ContextSize, d, p, float64(d*p*8*copies)/(1<<30), float64(limit)/(1<<30))
+		}
 	}
 	return &fsviRun{ts: ts, sampler: s, ktape: autodiff.NewTape[float64](),
 		opts: fsvi.Options{Jitter: c.FSVIJitter, PerOutput: c.FSVICovariance == "per_output",
@@ -75,7 +96,7 @@ func (f *fsviRun) linearize(t *Trainer) (*fsvi.Linearization, error) {
 	c := &t.Config
 	rng := rand.New(rand.NewPCG(c.Seed^0xf5c1, uint64(t.Step)))
 	f.xc = f.sampler.Sample(rng, c.ContextSize, f.xc)
-	lin, err := fsvi.Jacobian(t.tape, t.Nets[0], f.ts, f.xc, c.ContextSize, f.sampler.Shape())
+	lin, err := fsvi.Linearize(t.tape, t.Nets[0], f.ts, f.xc, c.ContextSize, f.sampler.Shape())
 	if err != nil {
 		return nil, fmt.Errorf("fsvi: %w", err)
 	}
@@ -88,15 +109,25 @@ func (f *fsviRun) prepare(t *Trainer, lin *fsvi.Linearization) error {
 	if t.Config.FSVIJacobianGrad == "none" {
 		return nil
 	}
-	if f.dJ == nil {
+	if f.gmu == nil {
 		for _, x := range f.ts {
-			f.dJ = append(f.dJ, make([]float64, lin.D()*len(x.Mean.Value)))
 			f.gmu = append(f.gmu, make([]float64, len(x.Mean.Value)))
 			f.grho = append(f.grho, make([]float64, len(x.Mean.Value)))
 		}
 	}
 	o := f.opts
-	o.JacobianGrad, o.JacobianGradPriorSide = f.dJ, t.Config.FSVIJacobianGrad == "both"
+	o.JacobianGradPriorSide = t.Config.FSVIJacobianGrad == "both"
+	var rows fsvi.RowSource
+	if lin.Factored() {
+		o.JacobianRows, rows = &f.rows, &f.rows
+	} else {
+		if f.dJ == nil {
+			for _, x := range f.ts {
+				f.dJ = append(f.dJ, make([]float64, lin.D()*len(x.Mean.Value)))
+			}
+		}
+		o.JacobianGrad, rows = f.dJ, fsvi.BlockRows(f.dJ)
+	}
 	for _, x := range f.ts {
 		clear(x.Mean.Grad)
 		clear(x.RawSD.Grad)
@@ -114,7 +145,7 @@ func (f *fsviRun) prepare(t *Trainer, lin *fsvi.Linearization) error {
 		}
 	}
 	f.kl = kl
-	if err := fsvi.JacobianVJP(t.tape, t.Nets[0], f.ts, f.xc, t.Config.ContextSize, f.sampler.Shape(), f.dJ, f.gmu, 0); err != nil {
+	if err := fsvi.JacobianVJP(t.tape, t.Nets[0], f.ts, f.xc, t.Config.ContextSize, f.sampler.Shape(), rows, f.gmu, 0); err != nil {
 		return fmt.Errorf("fsvi: %w", err)
 	}
 	return nil

@@ -17,6 +17,10 @@ type FFGTensor[T Float] struct {
 	// MaxSD clamps σ from above when HasMax (bayesianize's max_sd).
 	MaxSD  float64
 	HasMax bool
+	// Shape is the tensor's shape: (d_out, d_in) or (d_out, c_in, kh, kw) for a weight, (d_out)
+	// for a bias; Conv is set for a Conv2d layer's tensors.
+	Shape []int
+	Conv  bool
 }
 
 // FFGTensors returns every tensor of the network's ffg layers (residual blocks included) in
@@ -27,10 +31,12 @@ func (n *Net[T]) FFGTensors() (ts []FFGTensor[T], other int) {
 		switch f := l.(type) {
 		case *ffg[T]:
 			ts = append(ts, FFGTensor[T]{Layer: f.affine.name, Mean: f.wm.Param, RawSD: f.ws.Param,
-				PriorMean: f.pwm.Param, PriorSD: f.pws.Param, MaxSD: f.maxSD, HasMax: f.hasMax})
+				PriorMean: f.pwm.Param, PriorSD: f.pws.Param, MaxSD: f.maxSD, HasMax: f.hasMax,
+				Shape: f.wshape, Conv: f.conv})
 			if f.bias {
 				ts = append(ts, FFGTensor[T]{Layer: f.affine.name, Mean: f.bm.Param, RawSD: f.bs.Param,
-					PriorMean: f.pbm.Param, PriorSD: f.pbs.Param, MaxSD: f.maxSD, HasMax: f.hasMax})
+					PriorMean: f.pbm.Param, PriorSD: f.pbs.Param, MaxSD: f.maxSD, HasMax: f.hasMax,
+					Shape: []int{f.dOut}, Conv: f.conv})
 			}
 		case *deterministic[T], *inducing[T], *bernsteinLayer[T]:
 			other++

@@ -142,7 +142,11 @@ func (l *ffg[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], c *Context[T]
 		if l.bias {
 			bm = tp.Param(l.bm.Param)
 		}
-		return applyAffine(tp, &l.affine, x, tp.Param(l.wm.Param), bm)
+		out := applyAffine(tp, &l.affine, x, tp.Param(l.wm.Param), bm)
+		if c.taps != nil {
+			*c.taps = append(*c.taps, LayerTap[T]{Layer: l.affine.name, In: x, Out: out, Conv: l.affine.conv})
+		}
+		return out
 	}
 	wm, ws := tp.Param(l.wm.Param), l.sd(tp, l.ws)
 	var bm, bs *autodiff.Var[T]

@@ -84,6 +84,17 @@ type Context[T Float] struct {
 	// Member is the ensemble member used by every Ensemble-U layer in this pass.
 	Member int
 	net    *Net[T]
+	// taps, when not nil (ForwardMeanTapped), receives every ffg layer's input and output.
+	taps *[]LayerTap[T]
+}
+
+// LayerTap is one mean-field Gaussian (ffg) layer's input and output Vars in a pass of
+// ForwardMeanTapped: after a reverse pass Out.Grad() is the gradient with respect to the layer's
+// pre-activation output, and In.Value() its input. Conv is set for Conv2d layers.
+type LayerTap[T Float] struct {
+	Layer   string
+	In, Out *autodiff.Var[T]
+	Conv    bool
 }
 
 // layer is one executable layer of a Net.
@@ -340,7 +351,15 @@ func (n *Net[T]) Begin() {
 // posterior mean weights, without noise: the function runtime.Options{Mean: true} predicts with.
 // It records gradients like Forward and does not change the ensemble member cycle.
 func (n *Net[T]) ForwardMean(tp *autodiff.Tape[T], x *autodiff.Var[T]) *autodiff.Var[T] {
-	c := &Context[T]{Mean: true, net: n}
+	return n.ForwardMeanTapped(tp, x, nil)
+}
+
+// ForwardMeanTapped is ForwardMean that also appends to *taps, when taps is not nil, the input
+// and output of every ffg layer in the order the pass runs them (FFGTensors' order for a network
+// without residual blocks): what a Jacobian with respect to the layers' weights needs in factored
+// form (∂f/∂W = (∂f/∂out) ⊗ in for a Linear layer).
+func (n *Net[T]) ForwardMeanTapped(tp *autodiff.Tape[T], x *autodiff.Var[T], taps *[]LayerTap[T]) *autodiff.Var[T] {
+	c := &Context[T]{Mean: true, net: n, taps: taps}
 	for _, l := range n.layers {
 		x = l.forward(tp, x, c)
 	}

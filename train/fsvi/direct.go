@@ -23,6 +23,12 @@ type Workspace struct {
 	kq0, m   []float64 // K_q before its factorisation; twice ∂KL/∂K_p (n×n), for ∂KL/∂J
 	t        []float64 // n×n scratch
 	g, g0    []float64 // H·J·diag(σ), M·J·diag(σ₀) (n×P), for ∂KL/∂J
+	// The factored path (factoredKL): per layer buffers, K_q and K_p over all D rows before
+	// jitter, δ, H = K_p⁻¹ − K_q⁻¹, K_p⁻¹δ and M scattered over the D rows.
+	fac          []factorWork
+	kfq, kfp     []float64
+	dfull, vfull []float64
+	hfull, mfull []float64
 }
 
 // grow returns s resized to n zeros, reallocating only when its capacity is too small.
@@ -132,34 +138,11 @@ func directKL(ws *Workspace, views []tensorView, lin *Linearization, jitter floa
 		if dJ != nil {
 			copy(ws.kq0, ws.kq)
 		}
-		if err := kernels.Cholesky(ws.kq, n); err != nil {
-			return 0, fmt.Errorf("fsvi: K_q: %w", err)
+		k, err := gaussianKL(ws, n)
+		if err != nil {
+			return 0, err
 		}
-		if err := kernels.Cholesky(ws.kp, n); err != nil {
-			return 0, fmt.Errorf("fsvi: K_p: %w", err)
-		}
-		lq, lp := ws.kq, ws.kp
-		// tr(K_p⁻¹K_q) = ‖L_p⁻¹L_q‖²_F, δᵀK_p⁻¹δ = ‖L_p⁻¹δ‖², as on the tape.
-		copy(ws.x, lq)
-		kernels.SolveTriangular(kernels.Left, kernels.Lower, false, n, n, lp, n, ws.x, n)
-		copy(ws.v, ws.delta)
-		kernels.SolveTriangular(kernels.Left, kernels.Lower, false, n, 1, lp, n, ws.v, 1)
-		var s float64
-		for _, x := range ws.x {
-			s += x * x
-		}
-		for _, x := range ws.v {
-			s += x * x
-		}
-		for i := 0; i < n; i++ {
-			s += 2 * (math.Log(lp[i*n+i]) - math.Log(lq[i*n+i]))
-		}
-		kl += 0.5 * (s - float64(n))
-		// ∂KL/∂μ = Jᵀ v with v = K_p⁻¹δ = L_p⁻ᵀ(L_p⁻¹δ).
-		kernels.SolveTriangular(kernels.Left, kernels.Lower, true, n, 1, lp, n, ws.v, 1)
-		// H = K_p⁻¹ − K_q⁻¹.
-		inverse(ws.ip, lp, n)
-		inverse(ws.iq, lq, n)
+		kl += k
 		if dJ != nil {
 			jacobianGrad(ws, dJ, g, n, priorSide)
 		}
@@ -379,4 +362,37 @@ func sigmoid64(x float64) float64 {
 	}
 	e := math.Exp(x)
 	return e / (1 + e)
+}
+
+// gaussianKL factorises ws.kq and ws.kp (the n×n covariances, jitter included) in place and
+// returns KL(N(0, K_q) ‖ N(δ, K_p)) for δ = ws.delta, leaving K_p⁻¹δ in ws.v, K_p⁻¹ in ws.ip
+// and K_q⁻¹ in ws.iq (ws.x is scratch).
+func gaussianKL(ws *Workspace, n int) (float64, error) {
+	if err := kernels.Cholesky(ws.kq, n); err != nil {
+		return 0, fmt.Errorf("fsvi: K_q: %w", err)
+	}
+	if err := kernels.Cholesky(ws.kp, n); err != nil {
+		return 0, fmt.Errorf("fsvi: K_p: %w", err)
+	}
+	lq, lp := ws.kq, ws.kp
+	// tr(K_p⁻¹K_q) = ‖L_p⁻¹L_q‖²_F, δᵀK_p⁻¹δ = ‖L_p⁻¹δ‖², as on the tape.
+	copy(ws.x, lq)
+	kernels.SolveTriangular(kernels.Left, kernels.Lower, false, n, n, lp, n, ws.x, n)
+	copy(ws.v, ws.delta)
+	kernels.SolveTriangular(kernels.Left, kernels.Lower, false, n, 1, lp, n, ws.v, 1)
+	var s float64
+	for _, x := range ws.x {
+		s += x * x
+	}
+	for _, x := range ws.v {
+		s += x * x
+	}
+	for i := 0; i < n; i++ {
+		s += 2 * (math.Log(lp[i*n+i]) - math.Log(lq[i*n+i]))
+	}
+	// K_p⁻¹δ = L_p⁻ᵀ(L_p⁻¹δ).
+	kernels.SolveTriangular(kernels.Left, kernels.Lower, true, n, 1, lp, n, ws.v, 1)
+	inverse(ws.ip, lp, n)
+	inverse(ws.iq, lq, n)
+	return 0.5 * (s - float64(n)), nil
 }

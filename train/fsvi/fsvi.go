@@ -42,6 +42,8 @@ type Linearization struct {
 	// priorBlocks, when set (tests), is a different J for the prior side (K_p and δ) of the
 	// direct path.
 	priorBlocks [][]float64
+	// factors, when not nil, is J in factored form (Linearize) and Blocks is nil: see Dense.
+	factors []denseFactor
 }
 
 // D returns the dimension of the output Gaussians, |X_C|·Q.
@@ -182,6 +184,9 @@ type Options struct {
 	// JacobianGradPriorSide through every J (the exact derivative of the linearised KL).
 	JacobianGrad          [][]float64
 	JacobianGradPriorSide bool
+	// JacobianRows, for a factored linearisation (Linearize), receives ∂KL/∂J as rows formed on
+	// demand instead of D×P_t blocks; JacobianVJP reads either.
+	JacobianRows *FactoredRows
 }
 
 // AddKLGrad evaluates the function-space KL of the network's ffg tensors ts at lin and adds
@@ -191,16 +196,38 @@ type Options struct {
 // (directKL: Gram products and closed-form gradients; tp is not used); with o.Tape it records KL
 // on tp (Reset first) in float64 and runs reverse mode. It returns the KL.
 func AddKLGrad[T bnn.Float](tp *autodiff.Tape[float64], ts []bnn.FFGTensor[T], lin *Linearization, scale float64, o Options) (float64, error) {
-	if len(ts) != len(lin.Blocks) {
-		return 0, fmt.Errorf("fsvi: %d tensors for a linearisation of %d", len(ts), len(lin.Blocks))
+	if lin.factors != nil && o.Tape {
+		dense := *lin
+		dense.Blocks, dense.factors = lin.Dense(), nil
+		lin = &dense
+	}
+	if o.JacobianRows != nil && lin.factors == nil {
+		return 0, errors.New("fsvi: JacobianRows needs a factored linearisation (Linearize of a network of Linear layers)")
+	}
+	nt := len(lin.Blocks)
+	for _, f := range lin.factors {
+		nt = max(nt, f.w+1, f.b+1)
+	}
+	if len(ts) != nt {
+		return 0, fmt.Errorf("fsvi: %d tensors for a linearisation of %d", len(ts), nt)
 	}
 	jitter := o.Jitter
 	if jitter == 0 {
 		jitter = DefaultJitter
 	}
+	sizes := make([]int, len(ts))
+	for i := range lin.Blocks {
+		sizes[i] = len(lin.Blocks[i]) / max(lin.D(), 1)
+	}
+	for _, f := range lin.factors {
+		sizes[f.w] = f.dOut * f.dIn
+		if f.b >= 0 {
+			sizes[f.b] = f.dOut
+		}
+	}
 	for i, t := range ts {
 		p := len(t.Mean.Value)
-		if len(lin.Blocks[i]) != lin.D()*p || len(t.RawSD.Value) != p || len(t.PriorMean.Value) != p || len(t.PriorSD.Value) != p {
+		if sizes[i] != p || (lin.Blocks != nil && len(lin.Blocks[i]) != lin.D()*p) || len(t.RawSD.Value) != p || len(t.PriorMean.Value) != p || len(t.PriorSD.Value) != p {
 			return 0, fmt.Errorf("fsvi: tensor %d (layer %q): sizes do not match the linearisation", i, t.Layer)
 		}
 	}
@@ -208,12 +235,12 @@ func AddKLGrad[T bnn.Float](tp *autodiff.Tape[float64], ts []bnn.FFGTensor[T], l
 		if o.Tape {
 			return 0, errors.New("fsvi: JacobianGrad needs the direct path (Options.Tape unset)")
 		}
-		if len(o.JacobianGrad) != len(lin.Blocks) {
-			return 0, fmt.Errorf("fsvi: JacobianGrad has %d blocks for a linearisation of %d", len(o.JacobianGrad), len(lin.Blocks))
+		if len(o.JacobianGrad) != len(ts) {
+			return 0, fmt.Errorf("fsvi: JacobianGrad has %d blocks for a linearisation of %d", len(o.JacobianGrad), len(ts))
 		}
 		for i, b := range o.JacobianGrad {
-			if len(b) != len(lin.Blocks[i]) {
-				return 0, fmt.Errorf("fsvi: JacobianGrad block %d has %d values, want %d", i, len(b), len(lin.Blocks[i]))
+			if len(b) != lin.D()*sizes[i] {
+				return 0, fmt.Errorf("fsvi: JacobianGrad block %d has %d values, want %d", i, len(b), lin.D()*sizes[i])
 			}
 		}
 	}
@@ -257,7 +284,12 @@ func AddKLGrad[T bnn.Float](tp *autodiff.Tape[float64], ts []bnn.FFGTensor[T], l
 			gmu[i], grho[i] = make([]float64, len(t.Mean.Value)), make([]float64, len(t.Mean.Value))
 		}
 		var err error
-		if v, err = directKL(ws, views, lin, jitter, o.PerOutput, gmu, grho, o.JacobianGrad, o.JacobianGradPriorSide); err != nil {
+		if lin.factors != nil {
+			v, err = factoredKL(ws, views, lin, jitter, o.PerOutput, gmu, grho, o.JacobianGrad, o.JacobianRows, o.JacobianGradPriorSide)
+		} else {
+			v, err = directKL(ws, views, lin, jitter, o.PerOutput, gmu, grho, o.JacobianGrad, o.JacobianGradPriorSide)
+		}
+		if err != nil {
 			return 0, err
 		}
 	}
@@ -286,15 +318,33 @@ func to64[T bnn.Float](v []T) []float64 {
 // DefaultVJPStep is the largest change of any mean in JacobianVJP's finite differences.
 const DefaultVJPStep = 1e-3
 
+// RowSource gives ∂KL/∂J one row at a time, one P_t slice per tensor: *FactoredRows, or
+// BlockRows for D×P_t blocks (Options.JacobianGrad).
+type RowSource interface {
+	Row(r int, dst [][]float64)
+}
+
+// BlockRows is ∂KL/∂J held as one D×P_t block per tensor.
+type BlockRows [][]float64
+
+// Row copies row r of every block into dst.
+func (b BlockRows) Row(r int, dst [][]float64) {
+	for i, blk := range b {
+		p := len(dst[i])
+		copy(dst[i], blk[r*p:(r+1)*p])
+	}
+}
+
 // JacobianVJP adds to out (one P_t slice per tensor) the part of ∂KL/∂μ that flows through the
 // linearisation point, Σ_r ∇²_μ f_r(μ) g_r, for the context inputs x of Jacobian and dJ = ∂KL/∂J
-// (Options.JacobianGrad; g_r its row r). Each Hessian-vector product is a central difference of
-// the reverse-mode gradient of output r along g_r: ∇f_r(μ + h g_r) − ∇f_r(μ − h g_r) over 2h, with
-// h = step/max|g_r| (step 0: DefaultVJPStep), i.e. two forward and two reverse passes of one
-// example per output dimension, twice the work of Jacobian's reverse passes. The means are
-// restored exactly; tp is Reset and every parameter's gradient cleared on return.
+// (Options.JacobianGrad as BlockRows, or Options.JacobianRows; g_r its row r). Each
+// Hessian-vector product is a central difference of the reverse-mode gradient of output r along
+// g_r: ∇f_r(μ + h g_r) − ∇f_r(μ − h g_r) over 2h, with h = step/max|g_r| (step 0:
+// DefaultVJPStep), i.e. two forward and two reverse passes of one example per output dimension,
+// twice the work of Jacobian's reverse passes. The means are restored exactly; tp is Reset and
+// every parameter's gradient cleared on return.
 func JacobianVJP[T bnn.Float](tp *autodiff.Tape[T], net *bnn.Net[T], ts []bnn.FFGTensor[T], x []T, m int, shape []int,
-	dJ, out [][]float64, step float64) error {
+	dJ RowSource, out [][]float64, step float64) error {
 	dim := 1
 	for _, s := range shape {
 		dim *= s
@@ -302,24 +352,38 @@ func JacobianVJP[T bnn.Float](tp *autodiff.Tape[T], net *bnn.Net[T], ts []bnn.FF
 	if m < 1 || len(x) != m*dim {
 		return fmt.Errorf("fsvi: %d context values for %d points of shape %v", len(x), m, shape)
 	}
-	if len(dJ) != len(ts) || len(out) != len(ts) {
-		return fmt.Errorf("fsvi: JacobianVJP: %d gradient blocks and %d outputs for %d tensors", len(dJ), len(out), len(ts))
+	if len(out) != len(ts) || dJ == nil {
+		return fmt.Errorf("fsvi: JacobianVJP: %d outputs for %d tensors (and a gradient: %v)", len(out), len(ts), dJ != nil)
 	}
 	if step == 0 {
 		step = DefaultVJPStep
 	}
 	saved := make([][]T, len(ts))
+	rowBuf := make([][]float64, len(ts))
 	for i, t := range ts {
 		saved[i] = append([]T(nil), t.Mean.Value...)
-		if len(out[i]) != len(t.Mean.Value) || len(dJ[i])%len(t.Mean.Value) != 0 {
+		rowBuf[i] = make([]float64, len(t.Mean.Value))
+		if len(out[i]) != len(t.Mean.Value) {
 			return fmt.Errorf("fsvi: JacobianVJP: tensor %d (layer %q): sizes do not match", i, t.Layer)
 		}
 	}
-	D := len(dJ[0]) / len(ts[0].Mean.Value)
-	if D%m != 0 {
-		return fmt.Errorf("fsvi: JacobianVJP: %d rows for %d points", D, m)
+	one := append([]int{1}, shape...)
+	tp.Reset()
+	net.Begin()
+	Q := net.ForwardMean(tp, tp.Const(x[:dim], one...)).Len()
+	if err := tp.Err(); err != nil {
+		return fmt.Errorf("fsvi: JacobianVJP forward pass: %w", err)
 	}
-	Q := D / m
+	if b, ok := dJ.(BlockRows); ok {
+		if len(b) != len(ts) {
+			return fmt.Errorf("fsvi: JacobianVJP: %d gradient blocks for %d tensors", len(b), len(ts))
+		}
+		for i, blk := range b {
+			if len(blk) != m*Q*len(ts[i].Mean.Value) {
+				return fmt.Errorf("fsvi: JacobianVJP: tensor %d (layer %q): %d gradient values, want %d×%d", i, ts[i].Layer, len(blk), m*Q, len(ts[i].Mean.Value))
+			}
+		}
+	}
 	defer func() {
 		tp.Reset()
 		for i, t := range ts {
@@ -329,13 +393,11 @@ func JacobianVJP[T bnn.Float](tp *autodiff.Tape[T], net *bnn.Net[T], ts []bnn.FF
 			clear(p.Grad)
 		}
 	}()
-	one := append([]int{1}, shape...)
 	seed := make([]T, Q)
-	// grad runs output q of point n at μ + s·g_r and adds sign·∇f_r / (2h) to out.
-	grad := func(n, q, r int, s, sign float64) error {
+	// grad runs output q of point n at μ + s·g (g = rowBuf) and adds sign·∇f_r / (2h) to out.
+	grad := func(n, q int, s, sign float64) error {
 		for i, t := range ts {
-			p := len(t.Mean.Value)
-			g := dJ[i][r*p : (r+1)*p]
+			g := rowBuf[i]
 			for k := range t.Mean.Value {
 				t.Mean.Value[k] = saved[i][k] + T(s*g[k])
 			}
@@ -364,11 +426,10 @@ func JacobianVJP[T bnn.Float](tp *autodiff.Tape[T], net *bnn.Net[T], ts []bnn.FF
 	}
 	for n := 0; n < m; n++ {
 		for q := 0; q < Q; q++ {
-			r := n*Q + q
+			dJ.Row(n*Q+q, rowBuf)
 			var gmax float64
-			for i, t := range ts {
-				p := len(t.Mean.Value)
-				for _, v := range dJ[i][r*p : (r+1)*p] {
+			for _, g := range rowBuf {
+				for _, v := range g {
 					gmax = max(gmax, math.Abs(v))
 				}
 			}
@@ -376,10 +437,10 @@ func JacobianVJP[T bnn.Float](tp *autodiff.Tape[T], net *bnn.Net[T], ts []bnn.FF
 				continue
 			}
 			h := step / gmax
-			if err := grad(n, q, r, h, 1/(2*h)); err != nil {
+			if err := grad(n, q, h, 1/(2*h)); err != nil {
 				return err
 			}
-			if err := grad(n, q, r, -h, -1/(2*h)); err != nil {
+			if err := grad(n, q, -h, -1/(2*h)); err != nil {
 				return err
 			}
 		}
