@@ -81,6 +81,38 @@ func inputs(rng *rand.Rand, n int, alpha float64) (x []float64, theta [2]float64
 	return x, theta
 }
 
+// linearData draws paper 000 §4.1's (and thesis 001 §6.1's) data set — n inputs (inputs), θ ~
+// N(0, α⁻¹ I), y = θᵀx + N(0, β⁻¹) — and returns it with the exact posterior mean m and 2×2
+// covariance s of θ.
+func linearData(rng *rand.Rand, n int, alpha, beta float64) (x, y []float64, theta [2]float64, m, s []float64) {
+	x, theta = inputs(rng, n, alpha)
+	y = make([]float64, n)
+	noise := 1 / math.Sqrt(beta)
+	for i := range y {
+		y[i] = theta[0]*x[2*i] + theta[1]*x[2*i+1] + noise*rng.NormFloat64()
+	}
+	var p [4]float64
+	var xty [2]float64
+	for i := 0; i < n; i++ {
+		a, b := x[2*i], x[2*i+1]
+		p[0] += a * a
+		p[1] += a * b
+		p[3] += b * b
+		xty[0] += a * y[i]
+		xty[1] += b * y[i]
+	}
+	for i := range p {
+		p[i] *= beta
+	}
+	p[2] = p[1]
+	p[0] += alpha
+	p[3] += alpha
+	det := p[0]*p[3] - p[1]*p[2]
+	s = []float64{p[3] / det, -p[1] / det, -p[2] / det, p[0] / det}
+	m = []float64{beta * (s[0]*xty[0] + s[1]*xty[1]), beta * (s[2]*xty[0] + s[3]*xty[1])}
+	return x, y, theta, m, s
+}
+
 // RegressionResult is one run's exact (or grid) posterior, the VIFA posterior and their distances.
 type RegressionResult struct {
 	Theta      [2]float64 // the generating parameters
@@ -176,32 +208,7 @@ func runVIFA(cfg RegressionConfig, seed uint64, nllGrad func(idx []int, theta, g
 // posterior N(m, S) with S⁻¹ = αI + βXᵀX, m = βSXᵀy, and VIFA.
 func LinearRegression(cfg RegressionConfig, seed uint64) (*RegressionResult, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x11ea7))
-	x, theta := inputs(rng, cfg.N, cfg.Alpha)
-	y := make([]float64, cfg.N)
-	noise := 1 / math.Sqrt(cfg.Beta)
-	for i := range y {
-		y[i] = theta[0]*x[2*i] + theta[1]*x[2*i+1] + noise*rng.NormFloat64()
-	}
-	// Closed form.
-	var p [4]float64
-	var xty [2]float64
-	for i := 0; i < cfg.N; i++ {
-		a, b := x[2*i], x[2*i+1]
-		p[0] += a * a
-		p[1] += a * b
-		p[3] += b * b
-		xty[0] += a * y[i]
-		xty[1] += b * y[i]
-	}
-	for i := range p {
-		p[i] *= cfg.Beta
-	}
-	p[2] = p[1]
-	p[0] += cfg.Alpha
-	p[3] += cfg.Alpha
-	det := p[0]*p[3] - p[1]*p[2]
-	s := []float64{p[3] / det, -p[1] / det, -p[2] / det, p[0] / det}
-	m := []float64{cfg.Beta * (s[0]*xty[0] + s[1]*xty[1]), cfg.Beta * (s[2]*xty[0] + s[3]*xty[1])}
+	x, y, theta, m, s := linearData(rng, cfg.N, cfg.Alpha, cfg.Beta)
 
 	q, nll, err := runVIFA(cfg, seed, func(idx []int, th, grad []float64) float64 {
 		total := 0.0

@@ -6,6 +6,7 @@
 //	faexp -exp online -d 100 -lo 1 -hi 10 -seeds 10 -out DIR   # one JSON file per seed
 //	faexp -exp online -d 1000 ... -batch-from OLD              # reuse OLD's batch fits (same seeds)
 //	faexp -exp report -out DIR -png docs/results/fa_online.png # tables and plots from DIR
+//	faexp -exp sgd -seeds 10                 # SGD iterates as posterior samples (thesis 001 Table 6.1)
 //
 // The online experiment streams the same observations into online EM (Algorithm 2 as printed),
 // online EM with step t^(−α) and Polyak–Ruppert averaging of the statistics (-alpha,
@@ -40,7 +41,7 @@ func main() {
 }
 
 func run() error {
-	exp := flag.String("exp", "linear", "experiment: linear, logistic, online or report")
+	exp := flag.String("exp", "linear", "experiment: linear, logistic, online, report or sgd")
 	seeds := flag.Int("seeds", 10, "number of seeds (0, 1, …)")
 	first := flag.Int("first-seed", 0, "first seed")
 	d := flag.Int("d", 100, "online: observation dimension D")
@@ -72,6 +73,8 @@ func run() error {
 		return online(*out, cfg, *first, *seeds, *batchFrom)
 	case "report":
 		return report(*out, *png)
+	case "sgd":
+		return sgd(*first, *seeds)
 	}
 	return fmt.Errorf("unknown -exp %q", *exp)
 }
@@ -429,5 +432,53 @@ func savePlots(plots []*plot.Plot, png string) error {
 		return err
 	}
 	fmt.Println("wrote", png)
+	return nil
+}
+
+// sgd prints thesis 001 Table 6.1 (SGD iterates of the linear regression as posterior samples,
+// four learning rate / λ settings) and the finite-window iterate averaging of its Fig. 6.2, with
+// online and batch FA fitted to the same samples, mean ± standard error over the seeds.
+func sgd(first, seeds int) error {
+	type row struct {
+		name   string
+		cfg    faexp.SGDConfig
+		thesis string
+	}
+	win := func(batch, w int) faexp.SGDConfig {
+		c := faexp.ThesisSGD(0.1, 0.001)
+		c.Batch, c.Window = batch, w
+		return c
+	}
+	rows := []row{
+		{"lr 0.1, λ 0.1", faexp.ThesisSGD(0.1, 0.1), "0.0666 ± 0.0078 | 0.6200 ± 0.0750 | 0.4946 ± 0.1013"},
+		{"lr 0.1, λ 0.001", faexp.ThesisSGD(0.1, 0.001), "0.0006 ± 0.0001 | 0.8065 ± 0.0101 | 0.0439 ± 0.0012"},
+		{"lr 0.01, λ 0.1", faexp.ThesisSGD(0.01, 0.1), "0.0620 ± 0.0070 | 1.7110 ± 0.6187 | 0.4641 ± 0.0937"},
+		{"lr 0.01, λ 0.001", faexp.ThesisSGD(0.01, 0.001), "0.0010 ± 0.0002 | 0.9870 ± 0.0042 | 0.0739 ± 0.0010"},
+		{"lr 0.1, λ 0.001, batch 100, windows of 10", win(100, 10), "(Fig. 6.2 a: not representative)"},
+		{"lr 0.1, λ 0.001, batch 10, windows of 50", win(10, 50), "(Fig. 6.2 b: better)"},
+	}
+	fmt.Printf("SGD iterates as samples of the posterior of paper 000's linear regression (thesis 001 Table 6.1), seeds %d..%d, mean ± s.e.\n\n", first, first+seeds-1)
+	fmt.Println("| setting | samples | rel. dist. mean | rel. dist. covariance | W2 / dim | thesis (mean / cov / W2) | online EM FA: rel. cov. to posterior | online EM FA vs samples: rel. cov. | averaged online EM vs samples | batch FA vs samples |")
+	fmt.Println("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+	for _, r := range rows {
+		var mean, cov, w2, ofa, ovs, avs, bvs []float64
+		n := 0
+		for s := first; s < first+seeds; s++ {
+			res, err := faexp.SGDSampling(r.cfg, uint64(s))
+			if err != nil {
+				return err
+			}
+			n = res.Samples
+			mean = append(mean, res.Iterates.RelMean)
+			cov = append(cov, res.Iterates.RelCov)
+			w2 = append(w2, res.Iterates.W2PerDim)
+			ofa = append(ofa, res.OnlineFA.RelCov)
+			ovs = append(ovs, res.OnlineVsSamples.RelCov)
+			avs = append(avs, res.AveragedVsSamples.RelCov)
+			bvs = append(bvs, res.BatchVsSamples.RelCov)
+		}
+		fmt.Printf("| %s | %d | %v | %v | %v | %s | %v | %v | %v | %v |\n", r.name, n, faexp.Summarize(mean), faexp.Summarize(cov),
+			faexp.Summarize(w2), r.thesis, faexp.Summarize(ofa), faexp.Summarize(ovs), faexp.Summarize(avs), faexp.Summarize(bvs))
+	}
 	return nil
 }
