@@ -7,6 +7,7 @@
 //	go run ./bench/bfvi -exp cauchy         # Fig. 3: densities M = 1, 20, 30, 50 vs NUTS and grid, KL vs M
 //	go run ./bench/bfvi -exp linreg         # Fig. 4: k̂ of BF-VI (MAF, M = 10) vs Gaussian VI, pair plots vs NUTS
 //	go run ./bench/bfvi -exp eightschools   # k̂ on 8 schools CP and NCP, four families
+//	go run ./bench/bfvi -exp eightschools-ref   # the same against the reference scripts' target
 //	go run ./bench/bfvi -exp nnreg          # Fig. 5: 3-unit network, BF-VI and Gaussian VI vs NUTS predictive
 //	go run ./bench/bfvi -exp all -quick     # every experiment on reduced sizes (seconds)
 //
@@ -56,6 +57,7 @@ var experiments = []experiment{
 	{"cauchy", runCauchy},
 	{"linreg", runLinReg},
 	{"eightschools", runEightSchools},
+	{"eightschools-ref", runEightSchoolsRef},
 	{"nnreg", runNNReg},
 }
 
@@ -69,7 +71,7 @@ func runExperiments(name string, o options) (string, error) {
 		}
 	}
 	if len(chosen) == 0 {
-		return "", fmt.Errorf("unknown experiment %q (bernoulli, cauchy, linreg, eightschools, nnreg or all)", name)
+		return "", fmt.Errorf("unknown experiment %q (bernoulli, cauchy, linreg, eightschools, eightschools-ref, nnreg or all)", name)
 	}
 	for _, d := range []string{o.outDir, o.imgDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -100,7 +102,7 @@ func runExperiments(name string, o options) (string, error) {
 
 func main() {
 	var o options
-	exp := flag.String("exp", "all", "experiment: bernoulli, cauchy, linreg, eightschools, nnreg or all")
+	exp := flag.String("exp", "all", "experiment: bernoulli, cauchy, linreg, eightschools, eightschools-ref, nnreg or all")
 	flag.IntVar(&o.seeds, "seeds", 0, "number of seeds (runs) per setting; 0 = each experiment's default")
 	flag.BoolVar(&o.quick, "quick", false, "reduced sizes: checks that the experiments run, not their numbers")
 	flag.StringVar(&o.outDir, "out", "docs/results/bfvi", "directory for the Markdown tables")

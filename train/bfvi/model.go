@@ -238,6 +238,11 @@ func (m *LinReg) LogJoint(x, grad []float64) float64 {
 type EightSchools struct {
 	// NonCentred selects the non-centred parameterisation.
 	NonCentred bool
+	// ReferenceTau uses the paper's reference scripts' target instead: τ = exp(0.1·ρ) and no
+	// Jacobian term, so the density in the unconstrained space is the log-joint of (μ, τ, θ or
+	// η) evaluated at τ(ρ) — not the posterior of ρ, and for the non-centred model not even
+	// normalisable (it tends to a positive constant as ρ → −∞). For comparing k̂ with the paper.
+	ReferenceTau bool
 }
 
 // eightSchoolsY and eightSchoolsSigma are the classic data (Rubin 1981); unexported so that no
@@ -263,10 +268,13 @@ func (m EightSchools) Names() []string {
 	return n
 }
 
-// Constrain writes (μ, τ = softplus(ρ), θ or η).
+// Constrain writes (μ, τ = softplus(ρ) or exp(0.1·ρ), θ or η).
 func (m EightSchools) Constrain(x, out []float64) {
 	copy(out, x)
 	out[1] = softplus(x[1])
+	if m.ReferenceTau {
+		out[1] = math.Exp(0.1 * x[1])
+	}
 }
 
 // LogJoint implements Model.
@@ -275,10 +283,15 @@ func (m EightSchools) LogJoint(x, grad []float64) float64 {
 		return math.NaN()
 	}
 	mu, rho := x[0], x[1]
-	tau := softplus(rho)
-	ltau := logSoftplus(rho)
-	// half-Cauchy(τ; 5) = 2/(5π(1 + (τ/5)²)), Jacobian dτ/dρ = σ(ρ).
-	lp := logNormal(mu, 0, 5) + math.Log(2/(5*math.Pi)) - math.Log1p(tau*tau/25) - softplus(-rho)
+	tau, ltau := softplus(rho), logSoftplus(rho)
+	if m.ReferenceTau {
+		tau, ltau = math.Exp(0.1*rho), 0.1*rho
+	}
+	// half-Cauchy(τ; 5) = 2/(5π(1 + (τ/5)²)), Jacobian dτ/dρ = σ(ρ) (log σ(ρ) = −softplus(−ρ)).
+	lp := logNormal(mu, 0, 5) + math.Log(2/(5*math.Pi)) - math.Log1p(tau*tau/25)
+	if !m.ReferenceTau {
+		lp -= softplus(-rho)
+	}
 	gmu := -mu / 25
 	gtau := -2 * tau / (25 + tau*tau)
 	var g [8]float64
@@ -304,6 +317,9 @@ func (m EightSchools) LogJoint(x, grad []float64) float64 {
 	if grad != nil {
 		grad[0] = gmu
 		grad[1] = gtau*sigmoid(rho) + sigmoid(-rho)
+		if m.ReferenceTau {
+			grad[1] = gtau * 0.1 * tau
+		}
 		copy(grad[2:], g[:])
 	}
 	return lp

@@ -16,6 +16,8 @@ func TestModelGradientsFiniteDifference(t *testing.T) {
 		{"linreg", PaperLinReg()},
 		{"8schools-cp", EightSchools{}},
 		{"8schools-ncp", EightSchools{NonCentred: true}},
+		{"8schools-cp-reference", EightSchools{ReferenceTau: true}},
+		{"8schools-ncp-reference", EightSchools{NonCentred: true, ReferenceTau: true}},
 		{"nnreg", PaperNNRegression()},
 	}
 	for _, tc := range tests {
@@ -133,6 +135,36 @@ func TestNNRegression(t *testing.T) {
 	} {
 		if bad() == nil {
 			t.Error("bad network settings accepted")
+		}
+	}
+}
+
+// TestEightSchoolsReferenceTarget: the reference scripts' target is the log-joint of (μ, τ, θ)
+// at τ = exp(0.1·ρ) without a Jacobian term, written out here from the normal and half-Cauchy
+// densities.
+func TestEightSchoolsReferenceTarget(t *testing.T) {
+	y := []float64{28, 8, -3, 7, -1, 1, 18, 12}
+	sd := []float64{15, 10, 16, 11, 9, 11, 10, 18}
+	lnorm := func(x, m, s float64) float64 { return -0.5*((x-m)/s)*((x-m)/s) - math.Log(s) - 0.5*math.Log(2*math.Pi) }
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, ncp := range []bool{false, true} {
+		for trial := 0; trial < 5; trial++ {
+			x := make([]float64, 10)
+			for i := range x {
+				x[i] = 3 * rng.NormFloat64()
+			}
+			tau := math.Exp(0.1 * x[1])
+			want := lnorm(x[0], 0, 5) + math.Log(2/(5*math.Pi)) - math.Log(1+tau*tau/25)
+			for j := 0; j < 8; j++ {
+				if ncp {
+					want += lnorm(x[2+j], 0, 1) + lnorm(y[j], x[0]+tau*x[2+j], sd[j])
+				} else {
+					want += lnorm(x[2+j], x[0], tau) + lnorm(y[j], x[2+j], sd[j])
+				}
+			}
+			if got := (EightSchools{NonCentred: ncp, ReferenceTau: true}).LogJoint(x, nil); math.Abs(got-want) > 1e-9*(1+math.Abs(want)) {
+				t.Fatalf("ncp=%v x=%v: log joint %.12g, written out %.12g", ncp, x, got, want)
+			}
 		}
 	}
 }
