@@ -61,10 +61,11 @@ type Config struct {
 	// Posterior is deterministic, ffg_w, inducing, ensemble_w, mc_dropout (a deterministic
 	// network with dropout layers of rate Dropout that the runtime samples: MC dropout), a
 	// factor-analysis posterior over all parameters: vifa (variational), fa_em or fa_sga (online
-	// FA of the optimizer's iterates), bernstein_last, or hmc (the exact posterior of a small MLP
+	// FA of the optimizer's iterates), swag (SWA-Gaussian of the iterates, an FA model of rank
+	// latent_dim), bernstein_last, or hmc (the exact posterior of a small MLP
 	// sampled with NUTS, stored as an ensemble of hmc_samples draws; hmc.go). It picks the default
 	// inference config when Inference is empty.
-	Posterior string `json:"posterior" help:"deterministic, ffg_w, inducing, ensemble_w, mc_dropout, vifa, fa_em, fa_sga, bernstein_last or hmc"`
+	Posterior string `json:"posterior" help:"deterministic, ffg_w, inducing, ensemble_w, mc_dropout, vifa, fa_em, fa_sga, swag, bernstein_last or hmc"`
 	// Dropout is mc_dropout's rate p in (0, 1): the architecture's Dropout layers get it, or,
 	// when it has none, a Dropout layer is put after every top-level activation but a final one
 	// (an MLP: after each hidden activation). The layers drop during training and, in the model
@@ -118,7 +119,7 @@ type Config struct {
 	HMCMaxDepth     int     `json:"hmc_max_depth" help:"hmc: NUTS maximum tree depth (at most 2^depth leapfrog steps per iteration)"`
 	HMCTargetAccept float64 `json:"hmc_target_accept" help:"hmc: target mean acceptance statistic of step-size adaptation"`
 	// LatentDim is the rank K of the factor-analysis posteriors (vifa, fa_em, fa_sga).
-	LatentDim int `json:"latent_dim" help:"vifa, fa_em, fa_sga: latent dimension K of q(θ) = N(c, FFᵀ + diag ψ)"`
+	LatentDim int `json:"latent_dim" help:"vifa, fa_em, fa_sga, swag: latent dimension K of q(θ) = N(c, FFᵀ + diag ψ) (swag: the deviations kept)"`
 	// PriorPrecision is α of vifa's prior N(0, α⁻¹ I) over the flattened parameters, and of hmc's
 	// when it has no inference config.
 	PriorPrecision float64 `json:"prior_precision" help:"vifa, hmc (without an inference config): precision α of the prior N(0, α⁻¹I) over all parameters"`
@@ -144,10 +145,10 @@ type Config struct {
 	FAAverageEpochs int `json:"fa_average_epochs" help:"vifa: average c, F, log ψ over the updates of the last N epochs (0: last iterate)"`
 	// FAStartEpoch and FAEvery: fa_em / fa_sga feed the parameter vector to the online FA fit
 	// after every FAEvery-th optimizer step once FAStartEpoch epochs are complete.
-	FAStartEpoch int `json:"fa_start_epoch" help:"fa_em, fa_sga: collect parameter iterates once this many epochs are complete"`
-	FAEvery      int `json:"fa_every" help:"fa_em, fa_sga: collect the parameter vector every N optimizer steps"`
+	FAStartEpoch int `json:"fa_start_epoch" help:"fa_em, fa_sga, swag: collect parameter iterates once this many epochs are complete"`
+	FAEvery      int `json:"fa_every" help:"fa_em, fa_sga, swag: collect the parameter vector every N optimizer steps"`
 	// FAWarmup is the online fit's warm-up (iterates that only update the running averages).
-	FAWarmup int `json:"fa_warmup" help:"fa_em, fa_sga: warm-up iterates (running averages only; the posterior is the running mean until it ends)"`
+	FAWarmup int `json:"fa_warmup" help:"fa_em, fa_sga, swag: warm-up iterates (running averages only; the posterior is the running mean until it ends)"`
 	// FALR is online SGA's learning rate; FAWeighting online EM's observation-weight exponent.
 	FALR        float64 `json:"fa_lr" help:"fa_sga: learning rate of online SGA"`
 	FAWeighting float64 `json:"fa_weighting" help:"fa_em: weight iterate t by t^w in the running averages (0: Algorithm 2 exactly)"`
@@ -157,7 +158,7 @@ type Config struct {
 	// solution (and fa_em / fa_sga's iterates, or a deterministic run, starting there). Posteriors
 	// deterministic, vifa, fa_em and fa_sga only; --resume ignores it (the checkpoint holds the
 	// parameters).
-	InitFrom string `json:"init_from" help:"deterministic, vifa, fa_em, fa_sga: initialise the network's weights and biases from this checkpoint or model file of a deterministic network with the same architecture"`
+	InitFrom string `json:"init_from" help:"deterministic, vifa, fa_em, fa_sga, swag: initialise the network's weights and biases from this checkpoint or model file of a deterministic network with the same architecture"`
 	// Epochs, BatchSize and the optimizer.
 	Epochs      int     `json:"epochs" help:"number of epochs"`
 	BatchSize   int     `json:"batch_size" help:"minibatch size"`
@@ -595,7 +596,7 @@ func (c *Config) Validate() error {
 	case c.Data == "":
 		return errf("data is empty")
 	case c.InitFrom != "" && c.Posterior != "deterministic" && c.Posterior != "mc_dropout" && !IsFA(c.Posterior):
-		return errf("init_from applies to posterior deterministic, mc_dropout, vifa, fa_em or fa_sga, not %q", c.Posterior)
+		return errf("init_from applies to posterior deterministic, mc_dropout, vifa, fa_em, fa_sga or swag, not %q", c.Posterior)
 	case c.InitSDU > 0 && c.Posterior != "inducing":
 		return errf("init_sd_u %g applies to posterior inducing, not %q", c.InitSDU, c.Posterior)
 	case c.Task != "classification" && c.Task != "regression":
@@ -647,7 +648,7 @@ func (c *Config) Validate() error {
 		if c.EnsembleSize < 1 {
 			return errf("ensemble_size %d outside [1, %d]", c.EnsembleSize, MaxEnsembleSize)
 		}
-	case "vifa", "fa_em", "fa_sga":
+	case "vifa", "fa_em", "fa_sga", "swag":
 		if err := c.validateFA(); err != nil {
 			return err
 		}
@@ -656,7 +657,7 @@ func (c *Config) Validate() error {
 			return err
 		}
 	default:
-		return errf("posterior %q is not deterministic, ffg_w, inducing, ensemble_w, mc_dropout, vifa, fa_em, fa_sga, bernstein_last or hmc", c.Posterior)
+		return errf("posterior %q is not deterministic, ffg_w, inducing, ensemble_w, mc_dropout, vifa, fa_em, fa_sga, swag, bernstein_last or hmc", c.Posterior)
 	}
 	switch c.Objective {
 	case "elbo":

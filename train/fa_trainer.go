@@ -19,16 +19,18 @@ import (
 //
 //   - vifa: variational inference with train/fa's VIFA. The network is deterministic; it only
 //     supplies the likelihood gradient at θ = c + F h + √ψ ⊙ z by backpropagation;
-//   - fa_em, fa_sga: the deterministic network is trained with the configured optimizer and its
-//     parameter vector, every fa_every steps from epoch fa_start_epoch on, is fed to train/fa's
-//     online EM or online SGA (SWAG-style); c is the running mean of the iterates.
+//   - fa_em, fa_sga, swag: the deterministic network is trained with the configured optimizer
+//     and its parameter vector, every fa_every steps from epoch fa_start_epoch on, is fed to
+//     train/fa's online EM, online SGA or SWAG (fa.SWAG: the running moments and the last
+//     latent_dim deviations, whose Gaussian is an FA model); c is the running mean of the
+//     iterates.
 //
 // Either way the model the trainer evaluates and writes is runtime kind "fa" (Spec.FA, tensors
 // fa.mean, fa.factors, fa.psi).
 
 // IsFA reports whether posterior is one of the factor-analysis kinds.
 func IsFA(posterior string) bool {
-	return posterior == "vifa" || posterior == "fa_em" || posterior == "fa_sga"
+	return posterior == "vifa" || posterior == "fa_em" || posterior == "fa_sga" || posterior == "swag"
 }
 
 // faNetPrefix prefixes, in a checkpoint of fa_em / fa_sga, the deterministic network's current
@@ -51,8 +53,17 @@ type faRun struct {
 	avg  *fa.Model
 	nAvg int64
 
-	online *fa.Online
+	online onlineLearner
 	warmup int
+}
+
+// onlineLearner is the fit of fa_em, fa_sga (*fa.Online) or swag (*fa.SWAG) to the iterates.
+type onlineLearner interface {
+	Observe(theta []float64) error
+	Count() int
+	Model() *fa.Model
+	State() (fa.State, error)
+	LoadState(fa.State) error
 }
 
 // newFARun sets up the FA posterior for t's network (t.Nets[0], deterministic).
@@ -140,10 +151,13 @@ func newFARun(t *Trainer) (*faRun, error) {
 			MeanOnlySteps: c.FAMeanOnlyEpochs * upe, RampSteps: c.FARampEpochs * upe, Seed: c.Seed})
 	} else {
 		oc := fa.OnlineConfig{Rank: r.rank, Warmup: c.FAWarmup, LR: c.FALR, Weighting: c.FAWeighting, Seed: c.Seed}
-		if r.kind == "fa_em" {
+		switch r.kind {
+		case "fa_em":
 			r.online, err = fa.NewOnlineEM(r.dim, oc)
-		} else {
+		case "fa_sga":
 			r.online, err = fa.NewOnlineSGA(r.dim, oc)
+		default:
+			r.online, err = fa.NewSWAG(r.dim, r.rank)
 		}
 	}
 	if err != nil {

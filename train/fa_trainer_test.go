@@ -47,7 +47,7 @@ func faTensors(t *testing.T, path string) map[string][]float32 {
 // that the objective falls, that the checkpoint and the deployable model load in the runtime as
 // FA models, and that the converter takes the checkpoint (f16 included).
 func TestFAPosteriorsTrain(t *testing.T) {
-	for _, kind := range []string{"vifa", "fa_em", "fa_sga"} {
+	for _, kind := range []string{"vifa", "fa_em", "fa_sga", "swag"} {
 		for _, task := range []string{"regression", "classification"} {
 			t.Run(kind+"/"+task, func(t *testing.T) {
 				c := faConfig(t, kind)
@@ -217,7 +217,7 @@ func TestFAParameterOrder(t *testing.T) {
 // TestFAResume checks for every FA kind that training resumed from the checkpoint after 2 epochs
 // ends with the posterior of the uninterrupted 4-epoch run.
 func TestFAResume(t *testing.T) {
-	for _, kind := range []string{"vifa", "fa_em", "fa_sga"} {
+	for _, kind := range []string{"vifa", "fa_em", "fa_sga", "swag"} {
 		t.Run(kind, func(t *testing.T) {
 			c := faConfig(t, kind)
 			c.Epochs, c.FAStartEpoch = 4, 1
@@ -258,7 +258,7 @@ func TestFAResume(t *testing.T) {
 				}
 			}
 			// The checkpoint of one kind does not resume as another.
-			other := map[string]string{"vifa": "fa_em", "fa_em": "fa_sga", "fa_sga": "vifa"}[kind]
+			other := map[string]string{"vifa": "fa_em", "fa_em": "fa_sga", "fa_sga": "swag", "swag": "vifa"}[kind]
 			_, err = Resume(c2.Out, func(cfg *Config) error { cfg.Posterior = other; cfg.FAAverageEpochs = 0; return nil })
 			if err == nil || !strings.Contains(err.Error(), kind) {
 				t.Fatalf("resuming a %s checkpoint as %s: %v", kind, other, err)

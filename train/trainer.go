@@ -604,7 +604,7 @@ const trainingMemoryFactor = 8
 func checkTrainingMemory(spec *runtime.Spec, c *Config, members int, limit int64) error {
 	w, ok := denseWeights(spec.Layers)
 	per := int64(4 * trainingMemoryFactor * members)
-	if c.Posterior == "vifa" || c.Posterior == "fa_em" || c.Posterior == "fa_sga" {
+	if IsFA(c.Posterior) {
 		per *= int64(1 + c.LatentDim)
 	}
 	if ok && w <= limit/per {
