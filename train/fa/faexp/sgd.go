@@ -49,6 +49,11 @@ type SGDResult struct {
 	Samples int
 	// SampleMean and SampleCov (2×2) are the samples' empirical mean and covariance.
 	SampleMean, SampleCov []float64
+	// Points are the samples, Pretrained the iterate when collection began, and PosteriorMean
+	// and PosteriorCov the exact posterior (for thesis Figs. 6.1–6.2).
+	Points                      [][2]float64
+	Pretrained                  [2]float64
+	PosteriorMean, PosteriorCov []float64
 	// Iterates: N(empirical mean, empirical covariance) of the samples against the posterior
 	// (Table 6.1's columns).
 	Iterates Distances
@@ -95,12 +100,14 @@ func SGDSampling(cfg SGDConfig, seed uint64) (*SGDResult, error) {
 	for k := 0; k < cfg.PretrainEpochs*perEpoch; k++ {
 		step(cfg.PretrainLR)
 	}
+	pre := th
 	mom, err := fa.NewMoments(2)
 	if err != nil {
 		return nil, err
 	}
 	w := max(cfg.Window, 1)
 	total := cfg.CollectEpochs * perEpoch / w
+	points := make([][2]float64, 0, total)
 	// The thesis's warm-up of 100 observations, shortened for the short streams of window means.
 	warm := min(100, total/10)
 	on, err := fa.NewOnlineEM(2, fa.OnlineConfig{Rank: cfg.Rank, Warmup: warm, Seed: seed})
@@ -127,6 +134,7 @@ func SGDSampling(cfg SGDConfig, seed uint64) (*SGDResult, error) {
 		}
 		sample := []float64{acc[0] / float64(w), acc[1] / float64(w)}
 		acc = [2]float64{}
+		points = append(points, [2]float64{sample[0], sample[1]})
 		if err := mom.Add(sample); err != nil {
 			return nil, err
 		}
@@ -148,6 +156,10 @@ func SGDSampling(cfg SGDConfig, seed uint64) (*SGDResult, error) {
 	}
 	return &SGDResult{
 		Samples:           mom.Count(),
+		Points:            points,
+		Pretrained:        pre,
+		PosteriorMean:     m,
+		PosteriorCov:      s,
 		SampleMean:        em,
 		SampleCov:         ec,
 		Iterates:          Compare(em, ec, m, s, 2),

@@ -74,7 +74,7 @@ func run() error {
 	case "report":
 		return report(*out, *png)
 	case "sgd":
-		return sgd(*first, *seeds)
+		return sgd(*first, *seeds, *png)
 	}
 	return fmt.Errorf("unknown -exp %q", *exp)
 }
@@ -437,8 +437,10 @@ func savePlots(plots []*plot.Plot, png string) error {
 
 // sgd prints thesis 001 Table 6.1 (SGD iterates of the linear regression as posterior samples,
 // four learning rate / λ settings) and the finite-window iterate averaging of its Fig. 6.2, with
-// online and batch FA fitted to the same samples, mean ± standard error over the seeds.
-func sgd(first, seeds int) error {
+// online and batch FA fitted to the same samples, mean ± standard error over the seeds; with png,
+// the samples of the first seed over the posterior's contours, one panel per setting (Figs.
+// 6.1–6.2).
+func sgd(first, seeds int, png string) error {
 	type row struct {
 		name   string
 		cfg    faexp.SGDConfig
@@ -460,6 +462,7 @@ func sgd(first, seeds int) error {
 	fmt.Printf("SGD iterates as samples of the posterior of paper 000's linear regression (thesis 001 Table 6.1), seeds %d..%d, mean ± s.e.\n\n", first, first+seeds-1)
 	fmt.Println("| setting | samples | rel. dist. mean | rel. dist. covariance | W2 / dim | thesis (mean / cov / W2) | online EM FA: rel. cov. to posterior | online EM FA vs samples: rel. cov. | averaged online EM vs samples | batch FA vs samples |")
 	fmt.Println("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+	var panels []*plot.Plot
 	for _, r := range rows {
 		var mean, cov, w2, ofa, ovs, avs, bvs []float64
 		n := 0
@@ -469,6 +472,13 @@ func sgd(first, seeds int) error {
 				return err
 			}
 			n = res.Samples
+			if s == first && png != "" {
+				p, err := sgdPanel(r.name, res)
+				if err != nil {
+					return err
+				}
+				panels = append(panels, p)
+			}
 			mean = append(mean, res.Iterates.RelMean)
 			cov = append(cov, res.Iterates.RelCov)
 			w2 = append(w2, res.Iterates.W2PerDim)
@@ -480,5 +490,59 @@ func sgd(first, seeds int) error {
 		fmt.Printf("| %s | %d | %v | %v | %v | %s | %v | %v | %v | %v |\n", r.name, n, faexp.Summarize(mean), faexp.Summarize(cov),
 			faexp.Summarize(w2), r.thesis, faexp.Summarize(ofa), faexp.Summarize(ovs), faexp.Summarize(avs), faexp.Summarize(bvs))
 	}
-	return nil
+	if png == "" {
+		return nil
+	}
+	return savePlots(panels, png)
+}
+
+// sgdPanel draws one run's samples (red), the exact posterior's 1, 2 and 3 standard-deviation
+// ellipses, the pre-trained iterate (white circle) and the samples' mean (black star).
+func sgdPanel(title string, r *faexp.SGDResult) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text, p.Y.Label.Text = "θ₁", "θ₂"
+	// Ellipse of the covariance S: m + k·L (cos t, sin t), L the Cholesky factor of S.
+	m, s := r.PosteriorMean, r.PosteriorCov
+	l00 := math.Sqrt(s[0])
+	l10 := s[2] / l00
+	l11 := math.Sqrt(s[3] - l10*l10)
+	for k := 1; k <= 3; k++ {
+		pts := make(plotter.XYs, 101)
+		for i := range pts {
+			t := 2 * math.Pi * float64(i) / 100
+			c, sn := math.Cos(t), math.Sin(t)
+			pts[i].X = m[0] + float64(k)*l00*c
+			pts[i].Y = m[1] + float64(k)*(l10*c+l11*sn)
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = color.RGBA{B: 200, A: 255}
+		p.Add(l)
+	}
+	pts := make(plotter.XYs, len(r.Points))
+	for i, v := range r.Points {
+		pts[i].X, pts[i].Y = v[0], v[1]
+	}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, err
+	}
+	sc.GlyphStyle.Color, sc.GlyphStyle.Radius = color.RGBA{R: 220, A: 255}, vg.Points(1.2)
+	pre, err := plotter.NewScatter(plotter.XYs{{X: r.Pretrained[0], Y: r.Pretrained[1]}})
+	if err != nil {
+		return nil, err
+	}
+	pre.GlyphStyle.Shape, pre.GlyphStyle.Radius = draw.CircleGlyph{}, vg.Points(4)
+	pre.GlyphStyle.Color = color.Gray{Y: 120}
+	mean, err := plotter.NewScatter(plotter.XYs{{X: r.SampleMean[0], Y: r.SampleMean[1]}})
+	if err != nil {
+		return nil, err
+	}
+	mean.GlyphStyle.Shape, mean.GlyphStyle.Radius = draw.PyramidGlyph{}, vg.Points(4)
+	mean.GlyphStyle.Color = color.Black
+	p.Add(sc, pre, mean)
+	return p, nil
 }
