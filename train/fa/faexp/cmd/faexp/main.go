@@ -85,6 +85,14 @@ func regression(kind string, first, seeds int) error {
 		cfg  faexp.RegressionConfig
 	}
 	vs := []variant{{"literal (SGD, last iterate)", faexp.LiteralRegression()}, {"decay + tail average", faexp.PaperRegression()}}
+	if kind == "linear" {
+		// Thesis 001 Table 6.2's second row: the same run with K = 2 latent dimensions.
+		lit2 := faexp.LiteralRegression()
+		lit2.Rank = 2
+		pap2 := faexp.PaperRegression()
+		pap2.Rank = 2
+		vs = append(vs, variant{"literal, K = 2", lit2}, variant{"decay + tail average, K = 2", pap2})
+	}
 	if kind == "logistic" {
 		fast := faexp.PaperRegression()
 		fast.LRF = 0.01
