@@ -112,7 +112,7 @@ func (t *Trainer) save(path string, optimizer bool) error {
 		if err := t.writeFA(w, path, optimizer); err != nil {
 			return err
 		}
-		nets = nil // the network's parameters are under optim/fa_net/ (fa_em, fa_sga) or scratch (vifa)
+		nets = nil // the network's parameters are under optim/fa_net/ (fa_em, fa_sga, swag) or scratch (vifa)
 	}
 	for _, n := range nets {
 		for _, p := range n.Params() {

@@ -118,7 +118,7 @@ type Config struct {
 	HMCSamples      int     `json:"hmc_samples" help:"hmc: draws kept (evenly spaced over all chains) as the ensemble model's members"`
 	HMCMaxDepth     int     `json:"hmc_max_depth" help:"hmc: NUTS maximum tree depth (at most 2^depth leapfrog steps per iteration)"`
 	HMCTargetAccept float64 `json:"hmc_target_accept" help:"hmc: target mean acceptance statistic of step-size adaptation"`
-	// LatentDim is the rank K of the factor-analysis posteriors (vifa, fa_em, fa_sga).
+	// LatentDim is the rank K of the factor-analysis posteriors (vifa, fa_em, fa_sga, swag).
 	LatentDim int `json:"latent_dim" help:"vifa, fa_em, fa_sga, swag: latent dimension K of q(θ) = N(c, FFᵀ + diag ψ) (swag: the deviations kept)"`
 	// PriorPrecision is α of vifa's prior N(0, α⁻¹ I) over the flattened parameters, and of hmc's
 	// when it has no inference config.
@@ -143,7 +143,7 @@ type Config struct {
 	// FAAverageEpochs: vifa's c, F, log ψ are averaged over the updates of the last
 	// FAAverageEpochs epochs (Polyak–Ruppert); 0 keeps the last iterate.
 	FAAverageEpochs int `json:"fa_average_epochs" help:"vifa: average c, F, log ψ over the updates of the last N epochs (0: last iterate)"`
-	// FAStartEpoch and FAEvery: fa_em / fa_sga feed the parameter vector to the online FA fit
+	// FAStartEpoch and FAEvery: fa_em / fa_sga / swag feed the parameter vector to the online fit
 	// after every FAEvery-th optimizer step once FAStartEpoch epochs are complete.
 	FAStartEpoch int `json:"fa_start_epoch" help:"fa_em, fa_sga, swag: collect parameter iterates once this many epochs are complete"`
 	FAEvery      int `json:"fa_every" help:"fa_em, fa_sga, swag: collect the parameter vector every N optimizer steps"`
