@@ -318,6 +318,23 @@ func to64[T bnn.Float](v []T) []float64 {
 // DefaultVJPStep is the largest change of any mean in JacobianVJP's finite differences.
 const DefaultVJPStep = 1e-3
 
+// maxAbs is max |v| over every slice, NaN if any is NaN (plain comparisons: the max builtin's
+// NaN and signed-zero rules cost several times more in this loop over all P parameters per
+// output).
+func maxAbs(bufs [][]float64) float64 {
+	m := 0.0
+	for _, g := range bufs {
+		for _, v := range g {
+			if a := math.Abs(v); a > m {
+				m = a
+			} else if a != a {
+				return a
+			}
+		}
+	}
+	return m
+}
+
 // RowSource gives ∂KL/∂J one row at a time, one P_t slice per tensor: *FactoredRows, or
 // BlockRows for D×P_t blocks (Options.JacobianGrad).
 type RowSource interface {
@@ -427,11 +444,9 @@ func JacobianVJP[T bnn.Float](tp *autodiff.Tape[T], net *bnn.Net[T], ts []bnn.FF
 	for n := 0; n < m; n++ {
 		for q := 0; q < Q; q++ {
 			dJ.Row(n*Q+q, rowBuf)
-			var gmax float64
-			for _, g := range rowBuf {
-				for _, v := range g {
-					gmax = max(gmax, math.Abs(v))
-				}
+			gmax := maxAbs(rowBuf)
+			if math.IsNaN(gmax) || math.IsInf(gmax, 0) {
+				return fmt.Errorf("fsvi: JacobianVJP: row %d of ∂KL/∂J is not finite", n*Q+q)
 			}
 			if gmax == 0 {
 				continue
