@@ -78,9 +78,9 @@ type Config struct {
 	// likelihood term with the KL between the linearised network's output Gaussians at context
 	// points, train/fsvi; needs posterior ffg_w with every Linear/Conv2d layer ffg).
 	Objective string `json:"objective" help:"elbo (parameter-space KL) or fsvi (function-space KL at context points; posterior ffg_w)"`
-	// Context is fsvi's context distribution: random-monochrome, uniform, corrupted or data:PATH
-	// (a CSV file of inputs), see train/fsvi.
-	Context string `json:"context" help:"fsvi: context points: random-monochrome, uniform, corrupted or data:PATH (CSV of inputs)"`
+	// Context is fsvi's context distribution: random-monochrome, uniform, corrupted, digits[:PATH]
+	// (scikit-learn's digits) or data:PATH (a CSV file of inputs), see train/fsvi.
+	Context string `json:"context" help:"fsvi: context points: random-monochrome, uniform, corrupted, digits[:PATH] (scikit-learn's digits, upsampled) or data:PATH (CSV of inputs)"`
 	// ContextSize is fsvi's number of context points drawn each step.
 	ContextSize int `json:"context_size" help:"fsvi: context points per step (the reference code's context_batch_size)"`
 	// ContextMargin widens the uniform context's per-feature ranges by this fraction on each side.

@@ -31,6 +31,11 @@ const (
 	// header row) whose every row is one input in the training data's scale and layout (C×H×W
 	// for images); inputs are drawn uniformly with replacement.
 	DataPrefix = "data:"
+	// Digits draws scikit-learn's bundled 8×8 digits (data.Digits: Debian's python3-sklearn),
+	// upsampled to the training images' size: a second data set as the context, the stand-in for
+	// paper 004's KMNIST-context row. digits:PATH reads another copy of digits.csv(.gz). Needs
+	// square one-channel training images.
+	Digits = "digits"
 )
 
 // MaxContextFileBytes bounds a data:PATH context file.
@@ -43,8 +48,10 @@ func CheckContext(spec string) error {
 		return nil
 	case strings.HasPrefix(spec, DataPrefix) && len(spec) > len(DataPrefix):
 		return nil
+	case spec == Digits || strings.HasPrefix(spec, Digits+":") && len(spec) > len(Digits)+1:
+		return nil
 	}
-	return fmt.Errorf("context %q is not random-monochrome, uniform, corrupted or data:PATH", spec)
+	return fmt.Errorf("context %q is not random-monochrome, uniform, corrupted, digits[:PATH] or data:PATH", spec)
 }
 
 // Sampler draws context inputs. It holds no random state: every Sample takes the generator.
@@ -100,6 +107,20 @@ func NewSampler(spec string, train *data.Dataset, margin float64) (*Sampler, err
 		if s.pool, err = readContextCSV(strings.TrimPrefix(spec, DataPrefix), s.dim); err != nil {
 			return nil, err
 		}
+	case spec == Digits || strings.HasPrefix(spec, Digits+":"):
+		path := strings.TrimPrefix(strings.TrimPrefix(spec, Digits), ":")
+		if path == "" {
+			path = data.DefaultDigitsPath
+		}
+		sh := s.shape
+		if len(sh) != 3 || sh[0] != 1 || sh[1] != sh[2] {
+			return nil, fmt.Errorf("fsvi: context %s needs square one-channel training images, not shape %v", spec, sh)
+		}
+		d, err := data.Digits(path, sh[1])
+		if err != nil {
+			return nil, fmt.Errorf("fsvi: context %s (apt-get install python3-sklearn provides %s): %w", spec, data.DefaultDigitsPath, err)
+		}
+		s.pool = d.X
 	}
 	return s, nil
 }
@@ -128,7 +149,7 @@ func (s *Sampler) Sample(rng *rand.Rand, m int, dst []float32) []float32 {
 		case s.kind == Corrupted:
 			i := rng.IntN(len(s.pool) / s.dim)
 			s.corrupt(rng, s.pool[i*s.dim:(i+1)*s.dim], x)
-		default: // data:PATH
+		default: // data:PATH, digits
 			i := rng.IntN(len(s.pool) / s.dim)
 			copy(x, s.pool[i*s.dim:(i+1)*s.dim])
 		}

@@ -1,9 +1,11 @@
 package fsvi
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,5 +97,58 @@ func TestSamplerCorruptedAndFile(t *testing.T) {
 	}
 	if err := CheckContext("gaussian"); err == nil {
 		t.Error("CheckContext accepted gaussian")
+	}
+}
+
+// TestSamplerDigits: the digits context draws the upsampled digits (data.Digits) of the file,
+// and refuses non-square or multi-channel images and a missing file.
+func TestSamplerDigits(t *testing.T) {
+	var sb strings.Builder
+	for r := 0; r < 2; r++ {
+		for j := 0; j < 64; j++ {
+			fmt.Fprintf(&sb, "%d,", (j+5*r)%17)
+		}
+		fmt.Fprintf(&sb, "%d\n", r)
+	}
+	path := filepath.Join(t.TempDir(), "digits.csv")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	train := &data.Dataset{Name: "img", N: 1, Dim: 16, Shape: []int{1, 4, 4}, Classes: 2, Labels: []int{0}, X: make([]float32, 16)}
+	s, err := NewSampler(Digits+":"+path, train, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := data.Digits(path, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := s.Sample(rand.New(rand.NewPCG(3, 4)), 20, nil)
+	seen := map[int]bool{}
+	for n := 0; n < 20; n++ {
+		got := x[n*16 : (n+1)*16]
+		match := -1
+		for i := 0; i < want.N; i++ {
+			if slices.Equal(got, want.Row(i)) {
+				match = i
+			}
+		}
+		if match < 0 {
+			t.Fatalf("context input %d %v is none of the upsampled digits", n, got)
+		}
+		seen[match] = true
+	}
+	if len(seen) != 2 {
+		t.Errorf("20 draws used %d of the 2 digits", len(seen))
+	}
+	if _, err := NewSampler(Digits+":"+path, imageData(), 0); err == nil || !strings.Contains(err.Error(), "square one-channel") {
+		t.Errorf("two-channel 3×3 images: %v", err)
+	}
+	missing := filepath.Join(t.TempDir(), "none.csv")
+	if _, err := NewSampler(Digits+":"+missing, train, 0); err == nil || !strings.Contains(err.Error(), "none.csv") {
+		t.Errorf("missing file: %v", err)
+	}
+	if err := CheckContext("digits:"); err == nil {
+		t.Error("CheckContext accepted digits: without a path")
 	}
 }
