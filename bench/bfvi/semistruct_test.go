@@ -114,7 +114,7 @@ func TestSummarise(t *testing.T) {
 }
 
 // TestSemiStructQuick runs the experiment on reduced sizes (seed 1; a few seconds) and checks
-// that it means something: BF-VI's β agrees with NUTS on the tabular-only model and, given the
+// that it means something: BF-VI's β (mean field and MAF) agrees with NUTS on the tabular-only model and, given the
 // trained network, on the semi-structured one; the tabular-only posterior is pulled away from the
 // true β by the image class it cannot see, the semi-structured one covers it; adding x to the
 // image network improves the test log-score; and no model beats the true logit.
@@ -132,6 +132,9 @@ func TestSemiStructQuick(t *testing.T) {
 	if w := M[ssTabBF].W1[0]; !(w < 0.08) {
 		t.Errorf("tabular-only BF-VI: W1 to NUTS %.3f", w)
 	}
+	if w := M[ssTabMAF].W1[0]; !(w < 0.05) {
+		t.Errorf("tabular-only BF-VI MAF: W1 to NUTS %.3f", w)
+	}
 	if w := M[ssSemiBF].W1[0]; !(w < 0.05) {
 		t.Errorf("semi-structured BF-VI: W1 to NUTS given the network %.3f", w)
 	}
@@ -141,12 +144,15 @@ func TestSemiStructQuick(t *testing.T) {
 	if b := M[ssSemiBF].Beta[0]; !(b.Q025 < ssBeta && ssBeta < b.Q975) {
 		t.Errorf("semi-structured BF-VI interval (%.3f, %.3f) misses the true β", b.Q025, b.Q975)
 	}
+	if b := M[ssTrueOffNUTS].Beta[0]; !(b.Q025 < ssBeta && ssBeta < b.Q975) {
+		t.Errorf("interval (%.3f, %.3f) given the true image effect misses the true β", b.Q025, b.Q975)
+	}
 	if a, b := M[ssSemiBF].Score[0].LogScore, M[ssImage].Score[0].LogScore; !(a > b+0.05) {
 		t.Errorf("semi-structured log-score %.4f not above image-only %.4f", a, b)
 	}
 	best := M[ssOracle].Score[0].LogScore
-	for _, m := range M[1:] {
-		if m.Score[0].LogScore > best {
+	for k, m := range M {
+		if k != ssOracle && k != ssTrueOffNUTS && m.Score[0].LogScore > best {
 			t.Errorf("%s: log-score %.4f above the true model's %.4f", m.Name, m.Score[0].LogScore, best)
 		}
 	}
