@@ -431,8 +431,8 @@ type ssResult struct {
 	Methods []*ssMethod // see ssNames
 	MaxRhat float64     // over every NUTS run
 	Divs    int
-	// BetaTab is the seed-1 NUTS draws of β in the tabular-only model (for tests).
-	TrainPos float64 // fraction of positive training labels (seed 1)
+	// TrainPos is the fraction of positive training labels at seed 1.
+	TrainPos float64
 }
 
 // The methods, in table order.
