@@ -119,6 +119,9 @@ func TestSummarise(t *testing.T) {
 // true β by the image class it cannot see, the semi-structured one covers it; adding x to the
 // image network improves the test log-score; and no model beats the true logit.
 func TestSemiStructQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains three small CNNs (a few seconds)")
+	}
 	if err := needFashionMNIST(); err != nil {
 		t.Skip(err)
 	}
