@@ -120,6 +120,13 @@ func TestConvertSNRKeep(t *testing.T) {
 	if strings.Contains(names, "0.weight_mean ") || !strings.Contains(names, "0.weight_mean_kept") {
 		t.Errorf("tensors %s: want the kept weights only", names)
 	}
+	in, err := Inspect(out, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Parameters != rep.Parameters || len(in.Layers) != 2 || in.Layers[0].Kind != runtime.KindFFG {
+		t.Errorf("Inspect: %d parameters, layers %+v; want %d", in.Parameters, in.Layers, rep.Parameters)
+	}
 	m, err := runtime.Load(out)
 	if err != nil {
 		t.Fatal(err)
