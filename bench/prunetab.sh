@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench/prunetab.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--samples K] [--out DIR]:
+# bench/prunetab.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M]
+#                   [--samples K] [--out DIR] [--png FILE]:
 # the pruning comparison of paper 003, Tables 7–8 (issue 16, seed 003 item 3), on the
 # Fashion-MNIST MLP 784-256-256-10.
 #
@@ -11,9 +12,11 @@
 #   - FFG-U with the smallest-magnitude Z entries pruned, keeping 100 / 75 / 50 / 25 % of Z as in
 #     the paper, and, where the range of FFG-U allows it, to the stored-parameter budget of each
 #     FFG-W row (`edgebnn convert --prune P`);
-# each once without fine-tuning and, with F > 0, once after F epochs of fine-tuning with the
-# pruned entries pinned at zero (`edgebnn train --resume … --prune-snr K` / `--prune-z P`
-# `--finetune-epochs F --finetune-lr LR`; the paper fine-tunes 50 epochs at 1e-4).
+# each without fine-tuning and — FFG-W at 10 / 1 / 0.1 %, FFG-U at 50 / 25 % of Z and the matched
+# budgets — with F > 0 also after F epochs of fine-tuning on the first M training images
+# (default 20000: a third of an epoch, to fit the time budget) with the pruned entries pinned
+# at zero (`edgebnn train --resume … --prune-snr K` / `--prune-z P --finetune-epochs F
+# --finetune-lr LR --train-limit M`; the paper fine-tunes 50 epochs at 1e-4).
 # Every model file is evaluated with `edgebnn eval --samples K --ood digits` on the 10000 test
 # images (OOD: scikit-learn's 8×8 digits upsampled to 28×28): accuracy, NLL, ECE, Brier and the
 # OOD AUROC by max probability and by predictive entropy, and its file bytes and stored
@@ -23,17 +26,18 @@
 # 10 s per evaluation on the shared 2-core machine.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-seeds=3 epochs=6 finetune=1 ftlr=3e-4 samples=16 out=runs/prunetab png=docs/img/prunetab.png
+seeds=3 epochs=6 finetune=1 ftlr=3e-4 ftlimit=20000 samples=16 out=runs/prunetab png=docs/img/prunetab.png
 while (($#)); do
 	case $1 in
 	--seeds) seeds=$2; shift 2 ;;
 	--epochs) epochs=$2; shift 2 ;;
 	--finetune) finetune=$2; shift 2 ;;
 	--finetune-lr) ftlr=$2; shift 2 ;;
+	--finetune-limit) ftlimit=$2; shift 2 ;;
 	--samples) samples=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--png) png=$2; shift 2 ;;
-	*) echo "usage: bench/prunetab.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--samples K] [--out DIR] [--png FILE]" >&2; exit 2 ;;
+	*) echo "usage: bench/prunetab.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M] [--samples K] [--out DIR] [--png FILE]" >&2; exit 2 ;;
 	esac
 done
 ((seeds >= 3)) || echo "prunetab.sh: fewer than 3 seeds: the standard errors mean little" >&2
@@ -44,6 +48,8 @@ results=$out/results.jsonl
 milestone=$(((2 * epochs + 2) / 3)) # the learning rate drops ×0.1 there (the configs: 8 of 12)
 wkeeps=(1 0.5 0.1 0.01 0.001)  # FFG-W: fraction of weights kept
 zkeeps=(1 0.75 0.5 0.25)       # FFG-U: fraction of Z kept (the paper's rows)
+ftw=" 0.1 0.01 0.001 "            # the FFG-W rows fine-tuned
+ftz=" 0.5 0.25 "                  # the paper's FFG-U rows fine-tuned (and every matched row)
 
 train() { # kind seed
 	local f=$out/$1_$2.ebnn
@@ -118,10 +124,10 @@ for phase in 0 1; do
 				f=$out/ffgw_${s}_k$k.ebnn
 				convert "$out/ffgw_$s.ebnn" "$f" --snr-keep "$k"
 				record FFG-W "$k" "$s" 0 "$f"
-			elif [[ $k != 1 ]]; then
+			elif [[ $ftw == *" $k "* ]]; then
 				t=$out/ffgw_${s}_k${k}_ft.train.ebnn
 				[[ -f $t ]] || { echo "fine-tuning ffgw seed $s keep $k" >&2; "$bin" train --resume "$out/ffgw_$s.ebnn" --prune-snr "$k" \
-					--finetune-epochs "$finetune" --finetune-lr "$ftlr" --no-plots --out "$t" --quiet >"${t%.ebnn}.log" 2>&1; }
+					--finetune-epochs "$finetune" --finetune-lr "$ftlr" --train-limit "$ftlimit" --test-limit 1000 --no-plots --out "$t" --quiet >"${t%.ebnn}.log" 2>&1; }
 				convert "$t" "$out/ffgw_${s}_k${k}_ft.ebnn" --snr-keep "$k"
 				record FFG-W "$k" "$s" 1 "$out/ffgw_${s}_k${k}_ft.ebnn"
 			fi
@@ -135,15 +141,15 @@ for phase in 0 1; do
 				f=$out/ffgu_${s}_z$keep.ebnn
 				if [[ $keep == 1 ]]; then convert "$out/ffgu_$s.ebnn" "$f"; else convert "$out/ffgu_$s.ebnn" "$f" --prune "$p"; fi
 				record "$method" "$keep" "$s" 0 "$f"
-			elif [[ $keep != 1 ]]; then
+			elif [[ $tag != paper || $ftz == *" $keep "* ]]; then
 				t=$out/ffgu_${s}_z${keep}_ft.train.ebnn
 				[[ -f $t ]] || { echo "fine-tuning ffgu seed $s keep $keep" >&2; "$bin" train --resume "$out/ffgu_$s.ebnn" --prune-z "$p" \
-					--finetune-epochs "$finetune" --finetune-lr "$ftlr" --no-plots --out "$t" --quiet >"${t%.ebnn}.log" 2>&1; }
+					--finetune-epochs "$finetune" --finetune-lr "$ftlr" --train-limit "$ftlimit" --test-limit 1000 --no-plots --out "$t" --quiet >"${t%.ebnn}.log" 2>&1; }
 				convert "$t" "$out/ffgu_${s}_z${keep}_ft.ebnn" --prune "$p"
 				record "$method" "$keep" "$s" 1 "$out/ffgu_${s}_z${keep}_ft.ebnn"
 			fi
 		done
 	done
 	go run ./bench/prunetab --results "$results" --png "$png" --epochs "$epochs" --finetune "$finetune" --finetune-lr "$ftlr" \
-		--samples "$samples" | tee "$out/table.md"
+		--finetune-limit "$ftlimit" --samples "$samples" | tee "$out/table.md"
 done
