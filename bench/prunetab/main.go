@@ -165,7 +165,7 @@ func run(path, png, caption string) error {
 		}
 		pm, _ := meanSE(g.rs, func(r result) float64 { return r.Parameters })
 		bm, _ := meanSE(g.rs, func(r result) float64 { return r.Bytes })
-		fmt.Printf("| %s | %g %% %s | %s | %d | %.0f | %.0f | %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Printf("| %s | %.4g %% %s | %s | %d | %.0f | %.0f | %s | %s | %s | %s | %s | %s | %s |\n",
 			g.method, 100*g.keep, what, ft, len(g.rs), pm, bm,
 			cell(g.rs, func(r result) float64 { return 100 * r.Accuracy }, "%.2f"),
 			cell(g.rs, func(r result) float64 { return r.NLL }, "%.3f"),
