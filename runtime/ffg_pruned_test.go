@@ -410,3 +410,31 @@ func TestPrunedFFGHostile(t *testing.T) {
 		}
 	})
 }
+
+// FuzzDecodeKeptIndex: any bytes either fail to decode or give strictly increasing indices inside
+// the matrix, which re-encode to a blob decoding to the same indices.
+func FuzzDecodeKeptIndex(f *testing.F) {
+	for _, idx := range [][]uint32{nil, {0}, {1, 6, 7}, {0, 1, 2, 4, 5, 7, 11}} {
+		b, _ := runtime.EncodeKeptIndex(3, 4, idx)
+		f.Add(b, uint8(3), uint8(4))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, rows, cols uint8) {
+		idx, err := runtime.DecodeKeptIndex(b, int(rows), int(cols))
+		if err != nil {
+			return
+		}
+		for i, v := range idx {
+			if int(v) >= int(rows)*int(cols) || (i > 0 && v <= idx[i-1]) {
+				t.Fatalf("index %d = %d (previous %v) in a %d × %d matrix", i, v, idx[:i], rows, cols)
+			}
+		}
+		re, err := runtime.EncodeKeptIndex(int(rows), int(cols), idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := runtime.DecodeKeptIndex(re, int(rows), int(cols))
+		if err != nil || fmt.Sprint(back) != fmt.Sprint(idx) {
+			t.Fatalf("re-encoded %v decodes to %v, %v", idx, back, err)
+		}
+	})
+}
