@@ -243,3 +243,40 @@ func TestPruneSNRFinetune(t *testing.T) {
 		t.Errorf("only %d of %d kept weights changed while fine-tuning", moved, k)
 	}
 }
+
+// TestPruneSNRConfig: prune_snr is refused without fine-tuning, on other posteriors, with
+// prune_z, outside [0, 1], and for hmc.
+func TestPruneSNRConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(c *Config)
+		want string
+	}{
+		{"no fine-tuning", func(c *Config) { c.PruneSNR = 0.1 }, "needs finetune_epochs"},
+		{"inducing", func(c *Config) {
+			c.Posterior, c.PruneSNR, c.FinetuneEpochs = "inducing", 0.1, 1
+			_ = c.Inference.Set(pruneInference) // a valid inducing config: the error is prune_snr's
+		}, "applies to posterior ffg_w"},
+		{"with prune_z", func(c *Config) { c.PruneSNR, c.PruneZ, c.FinetuneEpochs = 0.1, 0.5, 1 }, "cannot be combined"},
+		{"above 1", func(c *Config) { c.PruneSNR, c.FinetuneEpochs = 1.5, 1 }, "prune_snr"},
+		{"negative", func(c *Config) { c.PruneSNR, c.FinetuneEpochs = -0.1, 1 }, "prune_snr"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := toyConfig(t, "ffg_w", "")
+			tc.edit(&c)
+			err := c.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate: %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	c := toyConfig(t, "ffg_w", "")
+	c.PruneSNR, c.FinetuneEpochs = 0.1, 1
+	if err := c.Validate(); err != nil {
+		t.Fatalf("a valid prune_snr config: %v", err)
+	}
+	if c.TotalEpochs() != c.Epochs+1 {
+		t.Errorf("TotalEpochs %d, want %d", c.TotalEpochs(), c.Epochs+1)
+	}
+}
