@@ -74,6 +74,11 @@ type Options struct {
 	// layer instead of globally.
 	Prune         float64
 	PrunePerLayer bool
+	// SNRKeep, when positive (at most 1), prunes the weights of the FFG (mean-field Gaussian)
+	// layers: the fraction SNRKeep of all their weights with the largest |μ|/σ is kept, the others
+	// become exactly zero (prune.SNR), and the file stores only the kept weights
+	// (runtime.PosteriorSpec.Pruned). Biases are kept.
+	SNRKeep float64
 	// Compress is "none" (default) or "zstd".
 	Compress string
 	// Classes is the number of outputs of a built-in ResNet (0: read it from the checkpoint).
@@ -137,9 +142,11 @@ type Report struct {
 	DeterministicFP32Bytes int64   `json:"deterministic_fp32_bytes"`
 	Ratio                  float64 `json:"ratio"`
 	// SourceSHA256 is the provenance hash of the source tensors (see Info).
-	SourceSHA256 string         `json:"source_sha256"`
-	Prune        *prune.Report  `json:"prune,omitempty"`
-	Quant        []quant.Report `json:"quant,omitempty"`
+	SourceSHA256 string        `json:"source_sha256"`
+	Prune        *prune.Report `json:"prune,omitempty"`
+	// PruneSNR is present when FFG weights were pruned by signal-to-noise ratio (Options.SNRKeep).
+	PruneSNR *prune.SNRReport `json:"prune_snr,omitempty"`
+	Quant    []quant.Report   `json:"quant,omitempty"`
 	// Bernstein holds the fp16 gate's verdict on every Bernstein-flow tensor of an f16
 	// conversion (see BernsteinGate).
 	Bernstein []BernsteinGate `json:"bernstein,omitempty"`
@@ -160,7 +167,9 @@ type Info struct {
 	Parameters              int64         `json:"parameters"`
 	DeterministicParameters int64         `json:"deterministic_parameters"`
 	Prune                   *prune.Report `json:"prune,omitempty"`
-	Quant                   *QuantInfo    `json:"quant,omitempty"`
+	// PruneSNR is present when FFG weights were pruned by signal-to-noise ratio (--snr-keep).
+	PruneSNR *prune.SNRReport `json:"prune_snr,omitempty"`
+	Quant    *QuantInfo       `json:"quant,omitempty"`
 }
 
 // SourceInfo is the provenance of the converted tensors.
@@ -233,6 +242,10 @@ func convertFile(opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !(opts.SNRKeep >= 0 && opts.SNRKeep <= 1) {
+		return nil, fmt.Errorf("convert: SNR keep fraction %v is not in (0, 1]", opts.SNRKeep)
+	}
+	enc.snrKeep = opts.SNRKeep
 	if enc.policy, err = quant.PolicyByName(opts.F16Policy); err != nil {
 		return nil, fmt.Errorf("convert: %w", err)
 	}
@@ -342,6 +355,16 @@ func readModelFile(path string) (*source, error) {
 	spec, err := runtime.ParseSpec(meta)
 	if err != nil {
 		return nil, fmt.Errorf("convert: checkpoint %s: %w", path, err)
+	}
+	var pruned string
+	runtime.WalkLayers(spec.Layers, func(l *runtime.LayerSpec) {
+		if l.Posterior != nil && l.Posterior.Pruned && pruned == "" {
+			pruned = l.Name
+		}
+	})
+	if pruned != "" {
+		return nil, fmt.Errorf("convert: checkpoint %s: layer %s is a pruned FFG layer, which convert cannot read back (convert the unpruned model with --snr-keep instead)",
+			path, clip.Q(pruned))
 	}
 	src := &source{kind: "model", spec: spec}
 	if pre, err := f.Blob(runtime.PreprocessBlob); err == nil {
@@ -711,6 +734,7 @@ type encOptions struct {
 	f16, zstd  bool
 	allowClamp bool
 	prune      prune.Options
+	snrKeep    float64
 	dtype      string
 	compress   string
 	policy     quant.Policy
@@ -766,8 +790,18 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 		}
 		rep.Prune, info.Prune = pr, pr
 	}
+	snr, err := m.pruneSNR(o.snrKeep, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	if snr != nil {
+		rep.PruneSNR, info.PruneSNR = snr.report, snr.report
+	}
 	infos := layerInfos(m.spec)
-	err := countParameters(m.spec, infos, func(t tensorSpec) (int64, int64, error) {
+	err = countParameters(m.spec, infos, func(t tensorSpec) (int64, int64, error) {
+		if n, ok := snr.count(t); ok {
+			return n, 0, nil
+		}
 		z := int64(0)
 		for _, v := range data[t.Name] {
 			if v == 0 {
@@ -788,6 +822,12 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 	// The meta blob is added last, once the reports are complete; tensors go in canonical order.
 	for _, e := range m.expect {
 		v := data[e.Name]
+		if snr != nil {
+			var skip bool
+			if e, v, skip = snr.replace(e, v); skip {
+				continue
+			}
+		}
 		useF16 := false
 		if o.f16 {
 			keep, why := o.policy(e.Name, len(v))
@@ -826,6 +866,13 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 			return nil, nil, fmt.Errorf("convert: tensor %s: %d values overflow fp16", clip.Q(e.Name), tr.F16Overflows)
 		}
 		stored[e.Layer] += tr.StoredBytes
+		if snr != nil && strings.HasSuffix(e.Name, "._weight_sd_kept") {
+			n, err := snr.addIndex(w, e.Layer, o.zstd)
+			if err != nil {
+				return nil, nil, err
+			}
+			stored[e.Layer] += n
+		}
 	}
 	var prunedFrac map[string]float64
 	if rep.Prune != nil {
@@ -849,6 +896,9 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 	}
 	info.Parameters, info.DeterministicParameters = rep.Parameters, rep.DeterministicParameters
 	spec := *m.spec
+	if snr != nil {
+		spec.Layers = snr.markPruned(spec.Layers)
+	}
 	raw, err := json.Marshal(info)
 	if err != nil {
 		return nil, nil, fmt.Errorf("convert: encoding the metadata: %w", err)

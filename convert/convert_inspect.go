@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/edgebnn/edgebnn/convert/internal/clip"
+	"strings"
 
 	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
@@ -162,7 +163,7 @@ func inspect(path string, verify bool) (*Inspection, error) {
 	}
 	bytesOf := map[string]int64{}
 	for _, s := range f.Sections() {
-		if s.Kind == format.KindTensor {
+		if s.Kind == format.KindTensor || strings.HasSuffix(s.Name, ".weight_keep") {
 			bytesOf[layerOf(s.Name, names)] += s.StoredSize
 		}
 	}

@@ -127,6 +127,15 @@ func memberTensors(spec *runtime.Spec) []tensorSpec {
 						add(l.Name, "inducing_mean", roleParam, r, c)
 						add(l.Name, "_inducing_sd", roleParam, r, c)
 					}
+				case p.Kind == runtime.KindFFG && p.Pruned:
+					// The kept weights only (their count is in the index blob, not the spec: no
+					// shape); no prior buffers.
+					add(l.Name, "weight_mean_kept", roleParam)
+					add(l.Name, "_weight_sd_kept", roleParam)
+					if l.Bias {
+						add(l.Name, "bias_mean", roleParam, l.Out)
+						add(l.Name, "_bias_sd", roleParam, l.Out)
+					}
 				case p.Kind == runtime.KindFFG:
 					add(l.Name, "weight_mean", roleParam, wshape...)
 					add(l.Name, "_weight_sd", roleParam, wshape...)

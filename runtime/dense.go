@@ -95,7 +95,11 @@ func (b *builder) dense(ls *LayerSpec, id, dOut, k int, wshape []int) (*dense, e
 	case KindInducing:
 		d.post, err = loadInducing(b, ls, d.dOut, d.dIn)
 	case KindFFG:
-		d.post, err = loadFFG(b, ls, wshape, d.dOut, d.dIn)
+		if p.Pruned {
+			d.post, err = loadPrunedFFG(b, ls, d.dOut, d.dIn)
+		} else {
+			d.post, err = loadFFG(b, ls, wshape, d.dOut, d.dIn)
+		}
 	case KindFA:
 		d.post, err = b.m.fa.layer(b, ls, d.dOut, d.k, d.dIn)
 	case KindBernstein:
@@ -166,7 +170,19 @@ func (d *dense) scratchSize(n, B int, st Strategy) int {
 	if d.useLocal(st, n) {
 		return d.post.prepSize(B*n) + d.post.applyScratch(n, B)
 	}
+	if sp := d.sparsePost(); sp != nil {
+		return sp.sparseScratch()
+	}
 	return d.dOut*d.dIn + d.dOut + max(d.post.weightScratch(), d.colSize())
+}
+
+// sparsePost returns the layer's pruned FFG posterior when its weight-sampling path uses the CSR
+// product (a sparse Linear layer), else nil.
+func (d *dense) sparsePost() *prunedFFG {
+	if p, ok := d.post.(*prunedFFG); ok && p.sparse && !d.conv {
+		return p
+	}
+	return nil
 }
 
 // forward runs the layer for fc.block samples of n inputs each (in and out are sample-major).
@@ -204,6 +220,10 @@ func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 // forwardWeight samples the weights of sample fc.sample (or takes the mean weights) and applies
 // them to n inputs.
 func (d *dense) forwardWeight(fc *fwdCtx, in, out []float32, n int) {
+	if sp := d.sparsePost(); sp != nil {
+		sp.forwardSparse(fc, d.id, in, out, n, fc.scratch)
+		return
+	}
 	w := fc.scratch[:d.dOut*d.dIn]
 	bias := fc.scratch[len(w) : len(w)+d.dOut]
 	rest := fc.scratch[len(w)+len(bias):]

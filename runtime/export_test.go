@@ -22,3 +22,20 @@ func BernsteinTable(m *Model, layer string) ([]float32, int) {
 	f := m.findDense(layer).post.(*bernstein)
 	return f.table, f.g
 }
+
+// SetPrunedSparse forces the named pruned FFG layer's products to the CSR (sparse) or the dense
+// path, whatever its density, and reports whether the layer is a pruned FFG layer.
+func SetPrunedSparse(m *Model, layer string, sparse bool) bool {
+	f, ok := m.findDense(layer).post.(*prunedFFG)
+	if ok {
+		f.sparse = sparse
+	}
+	return ok
+}
+
+// PrunedMemory is the number of bytes a pruned FFG layer holds for its kept weights (column
+// indices and standard deviations it allocated; the means may alias the file) and row pointers.
+func PrunedMemory(m *Model, layer string) int {
+	f := m.findDense(layer).post.(*prunedFFG)
+	return 4 * (len(f.rowptr) + len(f.col) + len(f.s) + len(f.bs))
+}

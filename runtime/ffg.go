@@ -142,12 +142,19 @@ func (f *ffg) applyScratch(_, B int) int { return f.dOut }
 // apply draws samples fc.sample … fc.sample+B−1 for n inputs each (out is B × n × dOut); prep
 // holds n rows shared by the samples, or B·n rows.
 func (f *ffg) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out []float32, n, B int, scratch []float32) {
+	gaussianLocalApply(fc, id, f.dOut, prep, shared, out, n, B, scratch)
+}
+
+// gaussianLocalApply draws the outputs of a layer with independent Gaussian outputs: prep holds
+// their means and then their standard deviations (pn × dOut each, pn = n when shared, else B·n);
+// sample b's normals are the first dOut of the stream (seed, fc.sample+b, id).
+func gaussianLocalApply(fc *fwdCtx, id uint32, dOut int, prep []float32, shared bool, out []float32, n, B int, scratch []float32) {
 	pn := B * n
 	if shared {
 		pn = n
 	}
-	mean, sd := prep[:pn*f.dOut], prep[pn*f.dOut:2*pn*f.dOut]
-	e := scratch[:f.dOut]
+	mean, sd := prep[:pn*dOut], prep[pn*dOut:2*pn*dOut]
+	e := scratch[:dOut]
 	for b := 0; b < B; b++ {
 		if !fc.mean {
 			fc.rng.Reset(fc.seed, uint32(fc.sample+b), id)
@@ -158,12 +165,12 @@ func (f *ffg) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out []fl
 			if shared {
 				q = i
 			}
-			o := out[r*f.dOut : (r+1)*f.dOut]
-			copy(o, mean[q*f.dOut:(q+1)*f.dOut])
+			o := out[r*dOut : (r+1)*dOut]
+			copy(o, mean[q*dOut:(q+1)*dOut])
 			if fc.mean {
 				continue
 			}
-			s := sd[q*f.dOut : (q+1)*f.dOut]
+			s := sd[q*dOut : (q+1)*dOut]
 			for j := range o {
 				o[j] += s[j] * e[j]
 			}

@@ -46,6 +46,8 @@ func (m *Model) Layers() []LayerInfo {
 			li.Kind, li.KL = KindInducing, p.kl
 		case *ffg:
 			li.Kind, li.KL = KindFFG, p.kl
+		case *prunedFFG:
+			li.Kind, li.KL = KindFFG, p.kl
 		case *faLayer:
 			li.Kind = KindFA
 		case *bernstein:

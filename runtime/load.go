@@ -76,6 +76,24 @@ func (s fileSource) Tensor(name string) ([]float32, []int, error) {
 	return data, t.Shape(), nil
 }
 
+// Blob implements BlobSource.
+func (s fileSource) Blob(name string) ([]byte, error) {
+	b, err := s.f.Blob(name)
+	if err != nil && !s.hasBlob(name) {
+		return nil, fmt.Errorf("%q: %w", name, ErrNoTensor)
+	}
+	return b, err
+}
+
+func (s fileSource) hasBlob(name string) bool {
+	for _, sec := range s.f.Sections() {
+		if sec.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 func (s fileSource) has(name string) bool {
 	for _, n := range s.f.Tensors() {
 		if n == name {

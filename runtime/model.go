@@ -16,6 +16,30 @@ type TensorSource interface {
 	Tensor(name string) (data []float32, shape []int, err error)
 }
 
+// BlobSource is implemented by TensorSources that also hold named byte sections, as model files
+// do (format blobs): a pruned FFG layer reads its kept-weight index from one (PosteriorSpec.Pruned).
+type BlobSource interface {
+	Blob(name string) ([]byte, error)
+}
+
+// MemorySource is an in-memory TensorSource with byte sections (BlobSource).
+type MemorySource struct {
+	Tensors Tensors
+	Blobs   map[string][]byte
+}
+
+// Tensor implements TensorSource.
+func (m MemorySource) Tensor(name string) ([]float32, []int, error) { return m.Tensors.Tensor(name) }
+
+// Blob implements BlobSource.
+func (m MemorySource) Blob(name string) ([]byte, error) {
+	b, ok := m.Blobs[name]
+	if !ok {
+		return nil, fmt.Errorf("%q: %w", name, ErrNoTensor)
+	}
+	return b, nil
+}
+
 // ErrNoTensor is returned (wrapped) by a TensorSource that has no tensor of the requested name.
 var ErrNoTensor = errors.New("no such tensor")
 
@@ -155,6 +179,15 @@ func (p prefixSource) Tensor(name string) ([]float32, []int, error) {
 	return p.src.Tensor(p.prefix + name)
 }
 
+// Blob implements BlobSource when the underlying source does.
+func (p prefixSource) Blob(name string) ([]byte, error) {
+	bs, ok := p.src.(BlobSource)
+	if !ok {
+		return nil, fmt.Errorf("%q: the tensor source holds no byte sections: %w", p.prefix+name, ErrNoTensor)
+	}
+	return bs.Blob(p.prefix + name)
+}
+
 // Spec returns a copy of the model's description.
 func (m *Model) Spec() Spec { return m.spec }
 
@@ -232,6 +265,20 @@ func (b *builder) tensor(layer, name string, want ...int) ([]float32, error) {
 		return nil, fmt.Errorf("runtime: layer %q: tensor %q has %d values, want %d", layer, full, len(data), n)
 	}
 	b.used = append(b.used, full)
+	return data, nil
+}
+
+// blob fetches a byte section of the current member (a pruned layer's kept-weight index).
+func (b *builder) blob(layer, name string) ([]byte, error) {
+	full := b.fullName(layer, name)
+	bs, ok := b.src.(BlobSource)
+	if !ok {
+		return nil, fmt.Errorf("runtime: layer %q: blob %q: the tensor source holds no byte sections", layer, full)
+	}
+	data, err := bs.Blob(full)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: layer %q: blob %q: %w", layer, full, err)
+	}
 	return data, nil
 }
 

@@ -71,7 +71,7 @@ func (m *Model) Posterior(maxDim int) (*Posterior, error) {
 		}
 		kind := KindDeterministic
 		switch d.post.(type) {
-		case *ffg:
+		case *ffg, *prunedFFG:
 			kind = KindFFG
 		case *faLayer:
 			kind = KindFA
@@ -133,6 +133,22 @@ func (m *Model) Posterior(maxDim int) (*Posterior, error) {
 				p.Mean[idx[i]] = float64(post.m[i])
 				s := float64(post.s[i])
 				p.Cov[idx[i]*dim+idx[i]] = s * s
+			}
+		case *prunedFFG:
+			// Pruned weights are exactly zero: mean 0 and variance 0.
+			for o := 0; o < post.dOut; o++ {
+				for q := post.rowptr[o]; q < post.rowptr[o+1]; q++ {
+					i := o*post.dIn + int(post.col[q])
+					p.Mean[idx[i]] = float64(post.m[q])
+					s := float64(post.s[q])
+					p.Cov[idx[i]*dim+idx[i]] = s * s
+				}
+				if post.hasBias {
+					i := o*post.dIn + post.k
+					p.Mean[idx[i]] = float64(post.bm[o])
+					s := float64(post.bs[o])
+					p.Cov[idx[i]*dim+idx[i]] = s * s
+				}
 			}
 		case *bernstein:
 			// The sampler's own moments (piecewise-linear quantile function), not the flow's.

@@ -152,6 +152,12 @@ type PosteriorSpec struct {
 	EnsembleSize int      `json:"ensemble_size,omitempty"`
 	// FFG.
 	MaxSD *float64 `json:"max_sd,omitempty"`
+	// Pruned marks an FFG layer whose weights were pruned (edgebnn convert --prune-snr): only the
+	// kept weights are stored, as <name>.weight_mean_kept and <name>._weight_sd_kept (one value
+	// per kept weight, in row-major order) with their positions in the blob <name>.weight_keep
+	// (EncodeKeptIndex); every other weight is exactly zero (mean and standard deviation). The
+	// biases stay dense. Readers that predate the field refuse such a file (unknown field).
+	Pruned bool `json:"pruned,omitempty"`
 	// Bernstein: the flows' degree M (1 to MaxBernsteinDegree) and the runtime's quantile-table
 	// size G per weight (0: DefaultBernsteinTable; 2 to MaxBernsteinTable). The table holds
 	// out·in·G float32 values and bounds the Kolmogorov distance of the samples from the exact
@@ -290,6 +296,9 @@ func (s *Spec) Validate() error {
 			}
 			if l.Posterior != nil && l.Op != OpLinear && l.Op != OpConv2d {
 				return fmt.Errorf("spec: layer %q: op %s cannot have a posterior", l.Name, l.Op)
+			}
+			if p := l.Posterior; p != nil && p.Pruned && p.Kind != KindFFG {
+				return fmt.Errorf("spec: layer %q: pruned applies to ffg posteriors, not %s", l.Name, p.Kind)
 			}
 			if p := l.Posterior; p != nil && p.Kind == KindBernstein {
 				if p.Degree < 1 || p.Degree > MaxBernsteinDegree {

@@ -178,7 +178,13 @@ type Config struct {
 	// magnitude; globally, or per layer with PrunePerLayer) after Epochs epochs and fine-tunes the
 	// rest for FinetuneEpochs more epochs with a fresh optimizer at FinetuneLR (default
 	// DefaultFinetuneLR), the pruned entries pinned at zero (paper 003, appendix K).
-	PruneZ         float64 `json:"prune_z" help:"after training, prune this fraction of the Z entries and fine-tune (0: off)"`
+	PruneZ float64 `json:"prune_z" help:"after training, prune this fraction of the Z entries and fine-tune (0: off)"`
+	// PruneSNR, when positive, keeps that fraction of the FFG-W weights with the largest
+	// signal-to-noise ratio |μ|/σ (prune.SNR, as edgebnn convert --snr-keep ranks them) after
+	// training, pins the others at exactly zero (mean 0, σ = softplus(PrunedRho) ≈ 1e-13) and
+	// fine-tunes for FinetuneEpochs (paper 003, appendix K). Convert the result with the same
+	// --snr-keep to store only the kept weights.
+	PruneSNR       float64 `json:"prune_snr" help:"after training, keep this fraction of the FFG weights (largest |μ|/σ), pin the rest at zero and fine-tune (0: off)"`
 	PrunePerLayer  bool    `json:"prune_per_layer" help:"prune_z: prune each layer to the fraction instead of globally"`
 	FinetuneEpochs int     `json:"finetune_epochs" help:"epochs of fine-tuning after prune_z, pruned entries pinned at zero"`
 	FinetuneLR     float64 `json:"finetune_lr" help:"learning rate of the fine-tuning epochs (default 1e-4)"`
@@ -529,6 +535,7 @@ var configBounds = []struct {
 	{"ml_epochs", 0, MaxEpochs},
 	{"annealing_epochs", 0, MaxEpochs},
 	{"prune_z", 0, 1},
+	{"prune_snr", 0, 1},
 	{"finetune_epochs", 0, MaxEpochs},
 	{"finetune_lr", 0, MaxRate},
 	{"init_sd_u", 0, MaxRate},
@@ -609,6 +616,14 @@ func (c *Config) Validate() error {
 		return errf("optimizer %q is not adam or sgd", c.Optimizer)
 	case !(c.PruneZ >= 0 && c.PruneZ < 1) || c.FinetuneEpochs < 0 || !(c.FinetuneLR >= 0) || math.IsInf(c.FinetuneLR, 0):
 		return errf("prune_z %g (want [0, 1)) / finetune_epochs %d / finetune_lr %g out of range", c.PruneZ, c.FinetuneEpochs, c.FinetuneLR)
+	case !(c.PruneSNR >= 0 && c.PruneSNR <= 1):
+		return errf("prune_snr %g is not in [0, 1]", c.PruneSNR)
+	case c.PruneSNR > 0 && c.FinetuneEpochs == 0:
+		return errf("prune_snr %g needs finetune_epochs > 0 (pruning without fine-tuning is `edgebnn convert --snr-keep`)", c.PruneSNR)
+	case c.PruneSNR > 0 && c.Posterior != "ffg_w":
+		return errf("prune_snr applies to posterior ffg_w, not %q", c.Posterior)
+	case c.PruneSNR > 0 && c.PruneZ > 0:
+		return errf("prune_snr and prune_z cannot be combined")
 	case c.PruneZ > 0 && c.FinetuneEpochs == 0:
 		return errf("prune_z %g needs finetune_epochs > 0 (pruning without fine-tuning is `edgebnn convert --prune`)", c.PruneZ)
 	case c.EvalEvery < 0 || c.CheckpointEvery < 0 || c.EvalMinSteps < 0 || c.CheckpointMinSteps < 0:
@@ -732,8 +747,8 @@ func (c *Config) validateHMC() error {
 		return errf("temperature %g: hmc samples the posterior itself (temperature 1)", c.Temperature)
 	case c.Objective != "elbo":
 		return errf("objective %q: hmc has no objective (leave it elbo)", c.Objective)
-	case c.PruneZ > 0 || c.FinetuneEpochs > 0:
-		return errf("prune_z and finetune_epochs do not apply")
+	case c.PruneZ > 0 || c.PruneSNR > 0 || c.FinetuneEpochs > 0:
+		return errf("prune_z, prune_snr and finetune_epochs do not apply")
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/edgebnn/edgebnn/prune"
+	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 )
 
@@ -12,11 +13,13 @@ import (
 // finetune_lr is not set: Adam with 1e-4, as paper 003 (appendix K) fine-tunes its pruned models.
 const DefaultFinetuneLR = 1e-4
 
-// zMask pins pruned Z entries at zero during fine-tuning: for each parameter, the indices of
-// its pruned entries.
+// zMask pins pruned entries during fine-tuning: for each parameter, the indices of its pruned
+// entries and the value they are pinned at (0 for Z entries and FFG means, PrunedRho for FFG
+// standard deviations).
 type zMask struct {
 	params []*autodiff.Param[float32]
 	zeros  [][]int
+	pin    []float32
 }
 
 // zeroGrads clears the pinned entries' gradients (so the optimizer's moments stay zero there).
@@ -32,8 +35,12 @@ func (m *zMask) zeroGrads() {
 // momentum could move them).
 func (m *zMask) zeroValues() {
 	for i, p := range m.params {
+		v := float32(0)
+		if m.pin != nil {
+			v = m.pin[i]
+		}
 		for _, j := range m.zeros[i] {
-			p.Value[j] = 0
+			p.Value[j] = v
 		}
 	}
 }
@@ -50,7 +57,7 @@ func (m *zMask) pruned() int {
 // finetuning reports whether epoch e (0-based) belongs to the fine-tuning phase that follows the
 // pruning of Z (epochs Epochs … Epochs+FinetuneEpochs−1).
 func (c *Config) finetuning(e int) bool {
-	return (c.PruneZ > 0 || c.FinetuneEpochs > 0) && e >= c.Epochs
+	return (c.PruneZ > 0 || c.PruneSNR > 0 || c.FinetuneEpochs > 0) && e >= c.Epochs
 }
 
 // TotalEpochs is the number of epochs a run trains: Epochs, plus FinetuneEpochs when Z is
@@ -60,7 +67,7 @@ func (c *Config) TotalEpochs() int {
 	if c.Posterior == "hmc" {
 		return 1 // one pass: the sampler's iterations (StepsPerEpoch)
 	}
-	if c.PruneZ > 0 || c.FinetuneEpochs > 0 {
+	if c.PruneZ > 0 || c.PruneSNR > 0 || c.FinetuneEpochs > 0 {
 		return c.Epochs + c.FinetuneEpochs
 	}
 	return c.Epochs
@@ -157,6 +164,17 @@ func (c *Config) finetuneLR() float64 {
 // keeps the optimizer state the checkpoint restored.
 func (t *Trainer) startFinetune(resumed bool) error {
 	c := &t.Config
+	if c.PruneSNR > 0 {
+		if resumed {
+			t.mask = maskPinnedFFG(t.ffgParams())
+		} else {
+			rep, err := t.PruneSNR(c.PruneSNR)
+			if err != nil {
+				return err
+			}
+			t.PruneSNRReport = rep
+		}
+	}
 	if c.PruneZ > 0 {
 		if resumed {
 			_, params := t.zParams()
@@ -176,4 +194,101 @@ func (t *Trainer) startFinetune(resumed bool) error {
 		return fmt.Errorf("train: fine-tuning optimizer: %w", err)
 	}
 	return nil
+}
+
+// PrunedRho is the raw standard deviation ρ at which SNR-pruned FFG weights are pinned while
+// fine-tuning: σ = softplus(−30) ≈ 9.4e−14, so that W = 0 + σ ε is zero to float32 precision
+// next to the kept weights (the exact zero is the model file's, edgebnn convert --snr-keep).
+const PrunedRho = -30
+
+// ffgParams returns the FFG layers' weight_mean and _weight_sd parameters of every network, by
+// layer in network order, with each layer's max_sd (0: none).
+func (t *Trainer) ffgParams() (layers []prune.FFGLayer, params [][2]*autodiff.Param[float32]) {
+	maxSD := map[string]float64{}
+	runtime.WalkLayers(t.spec.Layers, func(l *runtime.LayerSpec) {
+		if p := l.Posterior; p != nil && p.Kind == runtime.KindFFG && p.MaxSD != nil {
+			maxSD[l.Name] = *p.MaxSD
+		}
+	})
+	for _, n := range t.Nets {
+		var cur *prune.FFGLayer
+		var pair [2]*autodiff.Param[float32]
+		for _, p := range n.Params() {
+			layer, field, ok := cutLast(p.Name)
+			if !ok || (field != "weight_mean" && field != "_weight_sd") {
+				continue
+			}
+			if cur == nil || cur.Name != layer {
+				if cur != nil {
+					layers, params = append(layers, *cur), append(params, pair)
+				}
+				cur, pair = &prune.FFGLayer{Name: layer, MaxSD: maxSD[layer]}, [2]*autodiff.Param[float32]{}
+			}
+			if field == "weight_mean" {
+				cur.Mean, pair[0] = p.Value, p.Param
+			} else {
+				cur.RawSD, pair[1] = p.Value, p.Param
+			}
+		}
+		if cur != nil {
+			layers, params = append(layers, *cur), append(params, pair)
+		}
+	}
+	return layers, params
+}
+
+// PruneSNR keeps the fraction keep of the FFG weights with the largest |μ|/σ (prune.SNR, exactly
+// as edgebnn convert --snr-keep ranks them), pins the others at μ = 0, ρ = PrunedRho for the rest
+// of training, and returns the report.
+func (t *Trainer) PruneSNR(keep float64) (*prune.SNRReport, error) {
+	layers, params := t.ffgParams()
+	if len(layers) == 0 {
+		return nil, fmt.Errorf("train: prune_snr %g: the network has no FFG layers", keep)
+	}
+	rep, err := prune.SNR(layers, keep)
+	if err != nil {
+		return nil, fmt.Errorf("train: prune_snr: %w", err)
+	}
+	m := &zMask{}
+	for i, pair := range params {
+		if pair[0] == nil || pair[1] == nil {
+			return nil, fmt.Errorf("train: prune_snr: layer %q lacks weight_mean or _weight_sd", layers[i].Name)
+		}
+		kept := rep.Layers[i].Keep
+		var pruned []int
+		for j, k := 0, 0; j < len(pair[0].Value); j++ {
+			if k < len(kept) && int(kept[k]) == j {
+				k++
+				continue
+			}
+			pruned = append(pruned, j)
+		}
+		m.params = append(m.params, pair[0], pair[1])
+		m.zeros = append(m.zeros, pruned, pruned)
+		m.pin = append(m.pin, 0, PrunedRho)
+	}
+	m.zeroValues()
+	t.mask = m
+	return rep, nil
+}
+
+// maskPinnedFFG recovers the SNR-pruning mask of a checkpoint written while fine-tuning: the
+// weights pinned at μ = 0, ρ = PrunedRho.
+func maskPinnedFFG(_ []prune.FFGLayer, params [][2]*autodiff.Param[float32]) *zMask {
+	m := &zMask{}
+	for _, pair := range params {
+		if pair[0] == nil || pair[1] == nil {
+			continue
+		}
+		var pruned []int
+		for j, v := range pair[0].Value {
+			if v == 0 && pair[1].Value[j] == PrunedRho {
+				pruned = append(pruned, j)
+			}
+		}
+		m.params = append(m.params, pair[0], pair[1])
+		m.zeros = append(m.zeros, pruned, pruned)
+		m.pin = append(m.pin, 0, PrunedRho)
+	}
+	return m
 }

@@ -176,3 +176,107 @@ func TestPruneConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestPruneSNRFinetune trains an FFG-W toy network, keeps 30 % of its weights by |μ|/σ and
+// fine-tunes: the kept weights are those of largest |μ|/softplus(ρ) at the end of training
+// (computed here independently), the others stay pinned at μ = 0, ρ = PrunedRho, the kept ones
+// keep training.
+func TestPruneSNRFinetune(t *testing.T) {
+	c := toyConfig(t, "ffg_w", `{"inference": "ffg", "init_sd": 0.05}`)
+	c.Epochs, c.FinetuneEpochs, c.PruneSNR = 2, 2, 0.3
+	tr, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot := func() map[string][]float32 {
+		out := map[string][]float32{}
+		for _, p := range tr.Nets[0].Params() {
+			if _, f, _ := cutLast(p.Name); f == "weight_mean" || f == "_weight_sd" {
+				out[p.Name] = append([]float32(nil), p.Value...)
+			}
+		}
+		return out
+	}
+	var before map[string][]float32
+	err = tr.Run(context.Background(), Hooks{Epoch: func(m EpochMetrics) {
+		if m.Epoch == c.Epochs {
+			before = snapshot()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := snapshot()
+	type w struct {
+		layer string
+		i     int
+		snr   float64
+	}
+	var all []w
+	for name, mu := range before {
+		layer, f, _ := cutLast(name)
+		if f != "weight_mean" {
+			continue
+		}
+		rho := before[layer+"._weight_sd"]
+		for i := range mu {
+			all = append(all, w{layer, i, math.Abs(float64(mu[i])) / math.Log1p(math.Exp(float64(rho[i])))})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].snr > all[j].snr })
+	k := int(math.Floor(0.3*float64(len(all)) + 0.5))
+	if tr.PruneSNRReport == nil || tr.PruneSNRReport.Kept != k {
+		t.Fatalf("report %+v, want %d kept", tr.PruneSNRReport, k)
+	}
+	moved := 0
+	for r, e := range all {
+		mu, rho := after[e.layer+".weight_mean"][e.i], after[e.layer+"._weight_sd"][e.i]
+		if r >= k {
+			if mu != 0 || rho != PrunedRho {
+				t.Fatalf("pruned weight %s[%d] (SNR rank %d) is μ %g, ρ %g after fine-tuning", e.layer, e.i, r, mu, rho)
+			}
+		} else if mu != before[e.layer+".weight_mean"][e.i] {
+			moved++
+		}
+	}
+	if moved < k/2 {
+		t.Errorf("only %d of %d kept weights changed while fine-tuning", moved, k)
+	}
+}
+
+// TestPruneSNRConfig: prune_snr is refused without fine-tuning, on other posteriors, with
+// prune_z, outside [0, 1], and for hmc.
+func TestPruneSNRConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(c *Config)
+		want string
+	}{
+		{"no fine-tuning", func(c *Config) { c.PruneSNR = 0.1 }, "needs finetune_epochs"},
+		{"inducing", func(c *Config) {
+			c.Posterior, c.PruneSNR, c.FinetuneEpochs = "inducing", 0.1, 1
+			_ = c.Inference.Set(pruneInference) // a valid inducing config: the error is prune_snr's
+		}, "applies to posterior ffg_w"},
+		{"with prune_z", func(c *Config) { c.PruneSNR, c.PruneZ, c.FinetuneEpochs = 0.1, 0.5, 1 }, "cannot be combined"},
+		{"above 1", func(c *Config) { c.PruneSNR, c.FinetuneEpochs = 1.5, 1 }, "prune_snr"},
+		{"negative", func(c *Config) { c.PruneSNR, c.FinetuneEpochs = -0.1, 1 }, "prune_snr"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := toyConfig(t, "ffg_w", "")
+			tc.edit(&c)
+			err := c.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate: %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	c := toyConfig(t, "ffg_w", "")
+	c.PruneSNR, c.FinetuneEpochs = 0.1, 1
+	if err := c.Validate(); err != nil {
+		t.Fatalf("a valid prune_snr config: %v", err)
+	}
+	if c.TotalEpochs() != c.Epochs+1 {
+		t.Errorf("TotalEpochs %d, want %d", c.TotalEpochs(), c.Epochs+1)
+	}
+}

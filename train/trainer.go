@@ -61,8 +61,11 @@ type Trainer struct {
 	// PruneReport is the outcome of prune_z once the fine-tuning phase has begun (nil before, and
 	// after a resume inside that phase).
 	PruneReport *prune.Report
-	mask        *zMask // the pruned Z entries pinned at zero while fine-tuning
-	finetuning  bool   // the fine-tuning phase has begun
+	// PruneSNRReport is the outcome of prune_snr once the fine-tuning phase has begun (nil before,
+	// and after resuming inside it).
+	PruneSNRReport *prune.SNRReport
+	mask           *zMask // the pruned Z entries pinned at zero while fine-tuning
+	finetuning     bool   // the fine-tuning phase has begun
 }
 
 // StepInfo reports one optimizer step.
@@ -146,6 +149,11 @@ func newTrainer(cfg Config, train, test *data.Dataset, initFrom bool) (*Trainer,
 	}
 	if err := t.buildOptimizer(); err != nil {
 		return nil, err
+	}
+	if cfg.PruneSNR > 0 {
+		if layers, _ := t.ffgParams(); len(layers) == 0 {
+			return nil, fmt.Errorf("train: prune_snr %g: the network has no FFG layers (no weights to prune by |μ|/σ)", cfg.PruneSNR)
+		}
 	}
 	if cfg.PruneZ > 0 {
 		if layers, _ := t.zParams(); len(layers) == 0 {

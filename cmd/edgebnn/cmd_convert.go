@@ -14,7 +14,7 @@ import (
 )
 
 const convertUsage = `Usage: edgebnn convert --checkpoint PATH [--config CFG.json] [--arch ARCH] --out OUT
-                       [--dtype f16|f32] [--prune F] [--compress zstd|none] [--classes N]
+                       [--dtype f16|f32] [--prune F] [--snr-keep F] [--compress zstd|none] [--classes N]
                        [--input-shape C,H,W] [--validate DATA] [--allow-clamp]
                        [--preprocess FILE.json] [--input-scale S] [--input-mean M,…]
                        [--input-std S,…] [--input-layout chw|hwc] [--class-names A,B,…]
@@ -28,7 +28,10 @@ JSON architecture file, or the printed nn.Sequential (model.txt).
 
 Every tensor of the checkpoint must be used and every tensor the architecture
 needs must be present with the right shape. --prune removes that fraction of
-the smallest inducing projection (Z) entries; --dtype f16 stores large tensors
+the smallest inducing projection (Z) entries; --snr-keep F keeps the fraction
+F of the FFG-W (mean-field Gaussian) weights with the largest |μ|/σ (σ =
+softplus(ρ), capped at max_sd) and makes the others exactly zero (mean and
+variance), storing only the kept weights and their positions; --dtype f16 stores large tensors
 as half precision (D, λ, q(U) statistics and BatchNorm statistics stay f32).
 The output is written atomically and never over an input. With --validate
 DATA (a safetensors with "inputs" and "labels") the unpruned f32 model and the
@@ -77,6 +80,7 @@ func runConvert(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs.StringVar(&o.F16Policy, "f16-policy", "default", "with --dtype f16, which tensors stay f32: `default` (D, λ, q(U) and BatchNorm statistics, small tensors) or compact (q(U) statistics fp16 too)")
 	fs.Float64Var(&o.Prune, "prune", 0, "prune this `fraction` of the Z entries (smallest magnitudes, whole network)")
 	fs.BoolVar(&o.PrunePerLayer, "prune-per-layer", false, "apply --prune to each layer separately")
+	fs.Float64Var(&o.SNRKeep, "snr-keep", 0, "keep this `fraction` of the FFG weights (largest |μ|/σ, whole network); the rest become exactly zero and are not stored")
 	fs.StringVar(&o.Compress, "compress", "none", "section compression `zstd|none`")
 	fs.IntVar(&o.Classes, "classes", 0, "number of classes `N` of a built-in ResNet (default: from the checkpoint)")
 	shape := fs.String("input-shape", "", "input shape `C,H,W` (or F); default: inferred")
@@ -161,6 +165,9 @@ func writeConvertReport(w io.Writer, r *convert.Report) error {
 		r.Out, r.FileBytes, formatBytes(r.FileBytes), 100*r.Ratio, r.DeterministicFP32Bytes)
 	if r.Prune != nil {
 		fmt.Fprintf(w, "pruned %d of %d Z entries (%s)\n", r.Prune.Pruned, r.Prune.Entries, r.Prune.Mode)
+	}
+	if r.PruneSNR != nil {
+		fmt.Fprintf(w, "kept %d of %d FFG weights (largest |μ|/σ)\n", r.PruneSNR.Kept, r.PruneSNR.Weights)
 	}
 	if r.Members > 1 {
 		what := "networks (Ensemble-W)"

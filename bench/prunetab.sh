@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# bench/prunetab.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M]
+#                   [--samples K] [--out DIR] [--png FILE]:
+# the pruning comparison of paper 003, Tables 7–8 (issue 16, seed 003 item 3), on the
+# Fashion-MNIST MLP 784-256-256-10.
+#
+# Per seed 1…N it trains an FFG-W MLP (bench/configs/fmnist_ffgw.json) and an FFG-U MLP
+# (bench/configs/fmnist_ffgu.json), E epochs each, and then
+#   - FFG-W pruned by signal-to-noise |μ|/σ (σ = softplus(ρ) capped at max_sd), keeping
+#     100 / 50 / 10 / 1 / 0.1 % of the weights (biases kept): `edgebnn convert --snr-keep K`,
+#     which stores only the kept weights and their positions (docs/FORMAT.md, pruned FFG layers);
+#   - FFG-U with the smallest-magnitude Z entries pruned, keeping 100 / 75 / 50 / 25 % of Z as in
+#     the paper, and, where the range of FFG-U allows it, to the stored-parameter budget of each
+#     FFG-W row (`edgebnn convert --prune P`);
+# each without fine-tuning and — FFG-W at 10 / 1 / 0.1 %, FFG-U at 50 / 25 % of Z and the matched
+# budgets — with F > 0 also after F epochs of fine-tuning on the first M training images
+# (default 20000: a third of an epoch, to fit the time budget) with the pruned entries pinned
+# at zero (`edgebnn train --resume … --prune-snr K` / `--prune-z P --finetune-epochs F
+# --finetune-lr LR --train-limit M`; the paper fine-tunes 50 epochs at 1e-4).
+# Every model file is evaluated with `edgebnn eval --samples K --ood digits` on the 10000 test
+# images (OOD: scikit-learn's 8×8 digits upsampled to 28×28): accuracy, NLL, ECE, Brier and the
+# OOD AUROC by max probability and by predictive entropy, and its file bytes and stored
+# parameters. bench/prunetab (Go) prints the Markdown table (mean ± standard error over the
+# seeds, the paper's CIFAR numbers beside) and draws accuracy and ECE against file bytes.
+# Runs already in DIR are reused. On the shared, heavily loaded 2-core machine of the first run
+# (load average 16) an FFG-W or FFG-U training epoch took about 2 min, a fine-tuning run 1 min
+# and an evaluation 20 s: 4 epochs (the default, learning rate ×0.1 after 3) keep the whole run
+# near an hour; the configs' own 12 epochs give better models.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+seeds=3 epochs=4 finetune=1 ftlr=3e-4 ftlimit=20000 samples=16 out=runs/prunetab png=docs/img/prunetab.png
+while (($#)); do
+	case $1 in
+	--seeds) seeds=$2; shift 2 ;;
+	--epochs) epochs=$2; shift 2 ;;
+	--finetune) finetune=$2; shift 2 ;;
+	--finetune-lr) ftlr=$2; shift 2 ;;
+	--finetune-limit) ftlimit=$2; shift 2 ;;
+	--samples) samples=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--png) png=$2; shift 2 ;;
+	*) echo "usage: bench/prunetab.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M] [--samples K] [--out DIR] [--png FILE]" >&2; exit 2 ;;
+	esac
+done
+((seeds >= 3)) || echo "prunetab.sh: fewer than 3 seeds: the standard errors mean little" >&2
+mkdir -p "$out"
+bin=$out/edgebnn
+go build -o "$bin" ./cmd/edgebnn
+results=$out/results.jsonl
+milestone=$(((2 * epochs + 2) / 3)) # the learning rate drops ×0.1 there (the configs: 8 of 12)
+wkeeps=(1 0.5 0.1 0.01 0.001)  # FFG-W: fraction of weights kept
+zkeeps=(1 0.75 0.5 0.25)       # FFG-U: fraction of Z kept (the paper's rows)
+ftw=" 0.1 0.01 0.001 "            # the FFG-W rows fine-tuned
+ftz=" 0.5 0.25 "                  # the paper's FFG-U rows fine-tuned (and every matched row)
+
+train() { # kind seed
+	local f=$out/$1_$2.ebnn
+	if [[ ! -f $f ]]; then
+		echo "training $1 seed $2" >&2
+		"$bin" train --config "bench/configs/fmnist_$1.json" --epochs "$epochs" --milestones "$milestone" --seed "$2" \
+			--no-plots --out "$f" --quiet >"$out/$1_$2.log" 2>&1
+	fi
+}
+
+# record METHOD KEEP SEED FINETUNED FILE: evaluates FILE (once) and appends a JSON line.
+record() {
+	local method=$1 keep=$2 seed=$3 ft=$4 f=$5
+	local ev=${f%.ebnn}.eval.json
+	[[ -f $ev ]] || "$bin" eval --json --samples "$samples" --ood digits "$f" >"$ev"
+	python3 - "$method" "$keep" "$seed" "$ft" "$f" "$ev" "${f%.ebnn}.convert.json" <<'EOF' >>"$results"
+import json, os, sys
+method, keep, seed, ft, path, ev, conv = sys.argv[1:]
+r = json.load(open(ev))
+c = json.load(open(conv))
+print(json.dumps({"method": method, "keep": float(keep), "seed": int(seed), "finetuned": ft == "1",
+    "bytes": os.path.getsize(path), "parameters": c["parameters"],
+    "accuracy": r["classification"]["accuracy"], "nll": r["classification"]["nll"],
+    "ece": r["classification"]["ece"], "brier": r["classification"]["brier"],
+    "auroc_maxprob": r["ood"]["maxprob"]["auroc"], "auroc_entropy": r["ood"]["entropy"]["auroc"]}))
+EOF
+}
+
+# convert SRC OUT ARGS...: converts once, keeping the JSON report beside the model.
+convert() {
+	local src=$1 dst=$2
+	shift 2
+	[[ -f $dst ]] || "$bin" convert --json --checkpoint "$src" --out "$dst" "$@" >"${dst%.ebnn}.convert.json"
+}
+
+: >"$results"
+for s in $(seq 1 "$seeds"); do
+	# The two posteriors of a seed train side by side (two processes, one core each).
+	train ffgw "$s" &
+	pw=$!
+	train ffgu "$s" &
+	pu=$!
+	wait $pw
+	wait $pu
+done
+# The FFG-W budgets (stored parameters, seed 1; the same for every seed) and FFG-U's range.
+for k in "${wkeeps[@]}"; do convert "$out/ffgw_1.ebnn" "$out/ffgw_1_k$k.ebnn" --snr-keep "$k"; done
+convert "$out/ffgu_1.ebnn" "$out/ffgu_1_z0.5probe.ebnn" --prune 0.5
+mapfile -t budgets < <(python3 - "$out" "${wkeeps[@]}" <<'EOF'
+import json, sys
+out, keeps = sys.argv[1], sys.argv[2:]
+probe = json.load(open(f"{out}/ffgu_1_z0.5probe.convert.json"))
+z = probe["prune"]["entries"]
+full = probe["parameters"] + probe["prune"]["pruned"]
+for k in keeps:
+    pw = json.load(open(f"{out}/ffgw_1_k{k}.convert.json"))["parameters"]
+    f = (full - pw) / z  # the fraction of Z to prune for FFG-U to store pw parameters
+    if 0 < f < 1:
+        print(f"{k} {f:.6f}")
+    else:
+        print(f"FFG-W {k}: {pw} parameters, outside FFG-U's range {full - z}…{full}: no matched FFG-U row", file=sys.stderr)
+EOF
+)
+zrows=()
+for k in "${zkeeps[@]}"; do zrows+=("paper $k $(python3 -c "print(round(1 - $k, 6))")"); done
+for b in "${budgets[@]}"; do
+	set -- $b
+	zrows+=("w$1 $(python3 -c "print(round(1 - $2, 6))") $2")
+done
+# Phase 0 prunes the trained models; phase 1 fine-tunes the pruned ones (so that an interrupted
+# run still has every pruned row).
+for phase in 0 1; do
+	((phase == 0 || finetune > 0)) || continue
+	for s in $(seq 1 "$seeds"); do
+		for k in "${wkeeps[@]}"; do
+			if ((phase == 0)); then
+				f=$out/ffgw_${s}_k$k.ebnn
+				convert "$out/ffgw_$s.ebnn" "$f" --snr-keep "$k"
+				record FFG-W "$k" "$s" 0 "$f"
+			elif [[ $ftw == *" $k "* ]]; then
+				t=$out/ffgw_${s}_k${k}_ft.train.ebnn
+				[[ -f $t ]] || { echo "fine-tuning ffgw seed $s keep $k" >&2; "$bin" train --resume "$out/ffgw_$s.ebnn" --prune-snr "$k" \
+					--finetune-epochs "$finetune" --finetune-lr "$ftlr" --train-limit "$ftlimit" --test-limit 1000 --no-plots --out "$t" --quiet >"${t%.ebnn}.log" 2>&1; }
+				convert "$t" "$out/ffgw_${s}_k${k}_ft.ebnn" --snr-keep "$k"
+				record FFG-W "$k" "$s" 1 "$out/ffgw_${s}_k${k}_ft.ebnn"
+			fi
+		done
+		for row in "${zrows[@]}"; do
+			set -- $row
+			tag=$1 keep=$2 p=$3
+			method=FFG-U
+			[[ $tag == paper ]] || method="FFG-U@FFG-W${tag#w}"
+			if ((phase == 0)); then
+				f=$out/ffgu_${s}_z$keep.ebnn
+				if [[ $keep == 1 ]]; then convert "$out/ffgu_$s.ebnn" "$f"; else convert "$out/ffgu_$s.ebnn" "$f" --prune "$p"; fi
+				record "$method" "$keep" "$s" 0 "$f"
+			elif [[ $tag != paper || $ftz == *" $keep "* ]]; then
+				t=$out/ffgu_${s}_z${keep}_ft.train.ebnn
+				[[ -f $t ]] || { echo "fine-tuning ffgu seed $s keep $keep" >&2; "$bin" train --resume "$out/ffgu_$s.ebnn" --prune-z "$p" \
+					--finetune-epochs "$finetune" --finetune-lr "$ftlr" --train-limit "$ftlimit" --test-limit 1000 --no-plots --out "$t" --quiet >"${t%.ebnn}.log" 2>&1; }
+				convert "$t" "$out/ffgu_${s}_z${keep}_ft.ebnn" --prune "$p"
+				record "$method" "$keep" "$s" 1 "$out/ffgu_${s}_z${keep}_ft.ebnn"
+			fi
+		done
+	done
+	go run ./bench/prunetab --results "$results" --png "$png" --epochs "$epochs" --finetune "$finetune" --finetune-lr "$ftlr" \
+		--finetune-limit "$ftlimit" --samples "$samples" | tee "$out/table.md"
+done

@@ -1,0 +1,280 @@
+// Command prunetab summarises bench/prunetab.sh: it reads the per-model results (JSON lines),
+// prints the Markdown table of paper 003's Tables 7–8 shape (mean ± standard error over seeds,
+// the paper's CIFAR-10 numbers beside) and draws accuracy and ECE against file bytes.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// result is one evaluated model file.
+type result struct {
+	Method       string  `json:"method"`
+	Keep         float64 `json:"keep"`
+	Seed         int     `json:"seed"`
+	Finetuned    bool    `json:"finetuned"`
+	Bytes        float64 `json:"bytes"`
+	Parameters   float64 `json:"parameters"`
+	Accuracy     float64 `json:"accuracy"`
+	NLL          float64 `json:"nll"`
+	ECE          float64 `json:"ece"`
+	Brier        float64 `json:"brier"`
+	AUROCMaxProb float64 `json:"auroc_maxprob"`
+	AUROCEntropy float64 `json:"auroc_entropy"`
+}
+
+// paperRow is paper 003's ResNet-50 / CIFAR-10 row (Table 7: accuracy %, NLL, ECE %; Table 8:
+// AUROC C10 → C100 and C10 → SVHN).
+type paperRow struct{ acc, nll, ece, aurocC100, aurocSVHN string }
+
+var paper = map[string]paperRow{
+	"FFG-W 1":     {"94.13", "0.18", "0.50", ".88", ".90"},
+	"FFG-W 0.5":   {"94.07", "0.18", "0.40", ".88", ".90"},
+	"FFG-W 0.1":   {"94.17", "0.18", "0.58", ".88", ".90"},
+	"FFG-W 0.01":  {"93.60", "0.19", "0.80", ".88", ".90"},
+	"FFG-W 0.001": {"58.59", "1.15", "7.33", ".65", ".38"},
+	"FFG-U 1":     {"94.40", "0.17", "0.64", ".89", ".94"},
+	"FFG-U 0.75":  {"94.45", "0.18", "2.19", ".89", ".94"},
+	"FFG-U 0.5":   {"94.31", "0.18", "2.31", ".89", ".93"},
+	"FFG-U 0.25":  {"93.34", "0.22", "4.83", ".88", ".92"},
+}
+
+type group struct {
+	method    string
+	keep      float64
+	finetuned bool
+	rs        []result
+}
+
+func meanSE(rs []result, f func(result) float64) (m, se float64) {
+	for _, r := range rs {
+		m += f(r)
+	}
+	m /= float64(len(rs))
+	if len(rs) < 2 {
+		return m, math.NaN()
+	}
+	ss := 0.0
+	for _, r := range rs {
+		ss += (f(r) - m) * (f(r) - m)
+	}
+	return m, math.Sqrt(ss / float64(len(rs)-1) / float64(len(rs)))
+}
+
+func cell(rs []result, f func(result) float64, format string) string {
+	m, se := meanSE(rs, f)
+	if math.IsNaN(se) {
+		return fmt.Sprintf(format, m)
+	}
+	return fmt.Sprintf(format+" ± "+format, m, se)
+}
+
+func main() {
+	results := flag.String("results", "runs/prunetab/results.jsonl", "the per-model results (JSON lines)")
+	png := flag.String("png", "docs/img/prunetab.png", "write the plot here")
+	epochs := flag.Int("epochs", 12, "training epochs (for the caption)")
+	finetune := flag.Int("finetune", 1, "fine-tuning epochs (for the caption)")
+	ftlr := flag.String("finetune-lr", "3e-4", "fine-tuning learning rate (for the caption)")
+	ftlimit := flag.Int("finetune-limit", 20000, "training images of the fine-tuning epochs (for the caption)")
+	samples := flag.Int("samples", 16, "Monte Carlo samples of the evaluation (for the caption)")
+	flag.Parse()
+	caption := fmt.Sprintf("Fashion-MNIST MLP 784-256-256-10, %d epochs; fine-tuning %d epoch(s) of the first %d training images at lr %s; "+
+		"%d samples per prediction; OOD: scikit-learn's digits. Mean ± s.e. over seeds. Paper: ResNet-50 on CIFAR-10 (Tables 7–8, "+
+		"fine-tuned 50 epochs at 1e-4), not comparable in absolute terms.", *epochs, *finetune, *ftlimit, *ftlr, *samples)
+	if err := run(*results, *png, caption); err != nil {
+		fmt.Fprintln(os.Stderr, "prunetab:", err)
+		os.Exit(1)
+	}
+}
+
+func run(path, png, caption string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var groups []*group
+	find := func(r result) *group {
+		for _, g := range groups {
+			if g.method == r.Method && g.keep == r.Keep && g.finetuned == r.Finetuned {
+				return g
+			}
+		}
+		g := &group{method: r.Method, keep: r.Keep, finetuned: r.Finetuned}
+		groups = append(groups, g)
+		return g
+	}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var r result
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		g := find(r)
+		g.rs = append(g.rs, r)
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if len(groups) == 0 {
+		return errors.New("no results")
+	}
+	sort.SliceStable(groups, func(i, j int) bool {
+		a, b := groups[i], groups[j]
+		if a.method != b.method {
+			return a.method < b.method
+		}
+		if a.keep != b.keep {
+			return a.keep > b.keep
+		}
+		return !a.finetuned && b.finetuned
+	})
+	fmt.Printf("%s\n\n", caption)
+	fmt.Println("| method | kept | fine-tuned | seeds | stored parameters | file bytes | accuracy % | NLL | ECE % | Brier | OOD AUROC max prob | OOD AUROC entropy | paper acc % / NLL / ECE % / AUROC C10→C100, →SVHN |")
+	fmt.Println("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	// The paper's rows are fine-tuned: print them beside our fine-tuned row, or beside the plain
+	// one when that setting was not fine-tuned.
+	tuned := map[string]bool{}
+	for _, g := range groups {
+		if g.finetuned {
+			tuned[fmt.Sprintf("%s %g", g.method, g.keep)] = true
+		}
+	}
+	for _, g := range groups {
+		pr := "—"
+		key := fmt.Sprintf("%s %g", g.method, g.keep)
+		if p, ok := paper[key]; ok && (g.finetuned || !tuned[key]) {
+			pr = fmt.Sprintf("%s / %s / %s / %s, %s", p.acc, p.nll, p.ece, p.aurocC100, p.aurocSVHN)
+		}
+		ft := "no"
+		if g.finetuned {
+			ft = "yes"
+		}
+		what := "weights"
+		if strings.HasPrefix(g.method, "FFG-U") {
+			what = "of Z"
+		}
+		pm, _ := meanSE(g.rs, func(r result) float64 { return r.Parameters })
+		bm, _ := meanSE(g.rs, func(r result) float64 { return r.Bytes })
+		fmt.Printf("| %s | %.4g %% %s | %s | %d | %.0f | %.0f | %s | %s | %s | %s | %s | %s | %s |\n",
+			g.method, 100*g.keep, what, ft, len(g.rs), pm, bm,
+			cell(g.rs, func(r result) float64 { return 100 * r.Accuracy }, "%.2f"),
+			cell(g.rs, func(r result) float64 { return r.NLL }, "%.3f"),
+			cell(g.rs, func(r result) float64 { return 100 * r.ECE }, "%.2f"),
+			cell(g.rs, func(r result) float64 { return r.Brier }, "%.3f"),
+			cell(g.rs, func(r result) float64 { return r.AUROCMaxProb }, "%.3f"),
+			cell(g.rs, func(r result) float64 { return r.AUROCEntropy }, "%.3f"),
+			pr)
+	}
+	if png == "" {
+		return nil
+	}
+	return draw2(png, groups)
+}
+
+// draw2 plots accuracy and ECE (means over seeds) against file bytes, one line per method and
+// fine-tuning.
+func draw2(path string, groups []*group) error {
+	type line struct {
+		name string
+		pts  [2]plotter.XYs
+	}
+	var lines []*line
+	get := func(name string) *line {
+		for _, l := range lines {
+			if l.name == name {
+				return l
+			}
+		}
+		l := &line{name: name}
+		lines = append(lines, l)
+		return l
+	}
+	for _, g := range groups {
+		family := "FFG-W (|μ|/σ)"
+		if strings.HasPrefix(g.method, "FFG-U") {
+			family = "FFG-U (Z)"
+		}
+		if g.finetuned {
+			family += ", fine-tuned"
+		}
+		l := get(family)
+		bm, _ := meanSE(g.rs, func(r result) float64 { return r.Bytes })
+		am, _ := meanSE(g.rs, func(r result) float64 { return 100 * r.Accuracy })
+		em, _ := meanSE(g.rs, func(r result) float64 { return 100 * r.ECE })
+		l.pts[0] = append(l.pts[0], plotter.XY{X: bm, Y: am})
+		l.pts[1] = append(l.pts[1], plotter.XY{X: bm, Y: em})
+		// The unpruned models belong to both the plain and the fine-tuned curves.
+		if g.keep == 1 && !g.finetuned {
+			l2 := get(family + ", fine-tuned")
+			l2.pts[0] = append(l2.pts[0], plotter.XY{X: bm, Y: am})
+			l2.pts[1] = append(l2.pts[1], plotter.XY{X: bm, Y: em})
+		}
+	}
+	colors := []color.Color{
+		color.RGBA{R: 31, G: 119, B: 180, A: 255}, color.RGBA{R: 255, G: 127, B: 14, A: 255},
+		color.RGBA{R: 44, G: 160, B: 44, A: 255}, color.RGBA{R: 214, G: 39, B: 40, A: 255},
+	}
+	var plots [2]*plot.Plot
+	for k, ylabel := range []string{"accuracy (%)", "ECE (%)"} {
+		p := plot.New()
+		p.Title.Text = "Fashion-MNIST MLP: " + strings.Split(ylabel, " ")[0] + " against file bytes"
+		p.X.Label.Text, p.Y.Label.Text = "model file bytes (log scale)", ylabel
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Add(plotter.NewGrid())
+		for i, l := range lines {
+			pts := append(plotter.XYs(nil), l.pts[k]...)
+			sort.Slice(pts, func(a, b int) bool { return pts[a].X < pts[b].X })
+			lp, sp, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return err
+			}
+			c := colors[i%len(colors)]
+			lp.Color, sp.Color = c, c
+			lp.Width = vg.Points(1.5)
+			if strings.HasSuffix(l.name, "fine-tuned") {
+				lp.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			}
+			p.Add(lp, sp)
+			p.Legend.Add(l.name, lp, sp)
+		}
+		p.Legend.Top = k == 1
+		p.Legend.Left = k == 0
+		plots[k] = p
+	}
+	const w, h = 12 * vg.Inch, 4.5 * vg.Inch
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 4}
+	canvases := plot.Align([][]*plot.Plot{{plots[0], plots[1]}}, tiles, dc)
+	plots[0].Draw(canvases[0][0])
+	plots[1].Draw(canvases[0][1])
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(out); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
