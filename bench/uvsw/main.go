@@ -432,7 +432,7 @@ func tables(w io.Writer, entries []*entry, seeds, members, samples, epochs, limi
 	rs := byMethod(entries)
 	acc := func(m metrics) float64 { return m.Accuracy }
 	ece := func(m metrics) float64 { return m.ECE }
-	fmt.Fprintf(w, "U versus W on Fashion-MNIST (MLP 784-256-256-5, classes 0–4, %d epochs; mean ± s.e. over %d seeds; Ensemble-W = %d networks; %d samples per prediction for the variational methods). Paper 003: ResNet-50 on CIFAR-10 (Tables 2, 5, 9).\n\n", epochs, seeds, members, samples)
+	fmt.Fprintf(w, "U versus W on Fashion-MNIST (MLP 784-256-256-5, classes 0–4, %d epochs; mean ± s.e. over the seeds, %d per method unless the seeds column says otherwise; Ensemble-W = %d networks; %d samples per prediction for the variational methods). Paper 003: ResNet-50 on CIFAR-10 (Tables 2, 5, 9).\n\n", epochs, seeds, members, samples)
 	fmt.Fprintln(w, "| method | seeds | parameters stored | rel. to det. | file bytes (f32) | accuracy % | NLL | ECE % | paper: rel. size | paper: accuracy % | paper: ECE % |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, m := range methods {
@@ -571,8 +571,14 @@ func severityPlot(path string, entries []*entry) error {
 			p.Add(l, sc, eb)
 			p.Legend.Add(m.Name, l, sc)
 		}
-		p.Legend.Top = panel.ylabel != "ECE (%)"
+		// The empty corners: bottom left for accuracy, top left for ECE.
+		p.Legend.Top = panel.ylabel == "ECE (%)"
 		p.Legend.Left = true
+		var ticks []plot.Tick
+		for s := 0; s <= data.MaxSeverity; s++ {
+			ticks = append(ticks, plot.Tick{Value: float64(s), Label: fmt.Sprint(s)})
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 		ps = append(ps, p)
 	}
 	const w, h = 13 * vg.Inch, 5 * vg.Inch
