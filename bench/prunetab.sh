@@ -4,7 +4,7 @@
 # the pruning comparison of paper 003, Tables 7–8 (issue 16, seed 003 item 3), on the
 # Fashion-MNIST MLP 784-256-256-10.
 #
-# Per seed 1…N it trains an FFG-W MLP (bench/configs/fmnist_ffgw.json) and an FFG-U MLP
+# Per seed 1…N it trains an FFG-W MLP (bench/configs/fmnist_ffgw_sd1e-4.json) and an FFG-U MLP
 # (bench/configs/fmnist_ffgu.json), E epochs each, and then
 #   - FFG-W pruned by signal-to-noise |μ|/σ (σ = softplus(ρ) capped at max_sd), keeping
 #     100 / 50 / 10 / 1 / 0.1 % of the weights (biases kept): `edgebnn convert --snr-keep K`,
@@ -57,7 +57,9 @@ train() { # kind seed
 	local f=$out/$1_$2.ebnn
 	if [[ ! -f $f ]]; then
 		echo "training $1 seed $2" >&2
-		"$bin" train --config "bench/configs/fmnist_$1.json" --epochs "$epochs" --milestones "$milestone" --seed "$2" \
+		local cfg=bench/configs/fmnist_$1.json
+		[[ $1 == ffgw ]] && cfg=bench/configs/fmnist_ffgw_sd1e-4.json # bayesianize's initial σ 1e-4
+		"$bin" train --config "$cfg" --epochs "$epochs" --milestones "$milestone" --seed "$2" \
 			--no-plots --out "$f" --quiet >"$out/$1_$2.log" 2>&1
 	fi
 }

@@ -136,16 +136,11 @@ func corruptImage(img []float32, h, w int, name string, c float64, rng *rand.Ran
 			img[j] = float32(float64(v) + c)
 		}
 	case "rotation":
-		a := c * math.Pi / 180
+		a := c
 		if rng.IntN(2) == 0 {
 			a = -a
 		}
-		sin, cos := math.Sincos(a)
-		cy, cx := float64(h-1)/2, float64(w-1)/2
-		warp(img, h, w, func(y, x int) (float64, float64) {
-			dy, dx := float64(y)-cy, float64(x)-cx
-			return cy + cos*dy - sin*dx, cx + sin*dy + cos*dx
-		})
+		rotate(img, h, w, a)
 	case "translation":
 		sy, sx := c, c
 		if rng.IntN(2) == 0 {
@@ -154,18 +149,44 @@ func corruptImage(img []float32, h, w int, name string, c float64, rng *rand.Ran
 		if rng.IntN(2) == 0 {
 			sx = -sx
 		}
-		warp(img, h, w, func(y, x int) (float64, float64) { return float64(y) - sy, float64(x) - sx })
+		translate(img, h, w, sy, sx)
 	case "elastic":
-		dy, dx := make([]float32, h*w), make([]float32, h*w)
-		for j := range dy {
-			dy[j], dx[j] = float32(2*rng.Float64()-1), float32(2*rng.Float64()-1)
+		uy, ux := make([]float32, h*w), make([]float32, h*w)
+		for j := range uy {
+			uy[j], ux[j] = float32(2*rng.Float64()-1), float32(2*rng.Float64()-1)
 		}
-		blur(dy, h, w, elasticSigma)
-		blur(dx, h, w, elasticSigma)
-		warp(img, h, w, func(y, x int) (float64, float64) {
-			return float64(y) + c*float64(dy[y*w+x]), float64(x) + c*float64(dx[y*w+x])
-		})
+		elastic(img, h, w, c, uy, ux)
 	}
+}
+
+// rotate rotates img (h×w) by degrees about its centre ((h−1)/2, (w−1)/2): output pixel (y, x)
+// is img sampled bilinearly at the centre + R·((y, x) − centre), R the rotation by the angle,
+// zero outside. (Positive degrees turn the picture clockwise as displayed, rows downward; it
+// equals scipy.ndimage.rotate(img, −degrees, reshape=False, order=1, mode="grid-constant").)
+func rotate(img []float32, h, w int, degrees float64) {
+	sin, cos := math.Sincos(degrees * math.Pi / 180)
+	cy, cx := float64(h-1)/2, float64(w-1)/2
+	warp(img, h, w, func(y, x int) (float64, float64) {
+		dy, dx := float64(y)-cy, float64(x)-cx
+		return cy + cos*dy - sin*dx, cx + sin*dy + cos*dx
+	})
+}
+
+// translate moves img (h×w) by sy rows down and sx columns right, zero fill.
+func translate(img []float32, h, w int, sy, sx float64) {
+	warp(img, h, w, func(y, x int) (float64, float64) { return float64(y) - sy, float64(x) - sx })
+}
+
+// elastic distorts img (h×w) by the displacement field alpha·G(uy), alpha·G(ux), G the
+// normalised Gaussian filter of σ = elasticSigma (edges reflected) and uy, ux the raw fields
+// (uniform in [−1, 1]; overwritten): output pixel (y, x) is img sampled bilinearly at
+// (y + dy, x + dx), zero outside.
+func elastic(img []float32, h, w int, alpha float64, uy, ux []float32) {
+	blur(uy, h, w, elasticSigma)
+	blur(ux, h, w, elasticSigma)
+	warp(img, h, w, func(y, x int) (float64, float64) {
+		return float64(y) + alpha*float64(uy[y*w+x]), float64(x) + alpha*float64(ux[y*w+x])
+	})
 }
 
 // poisson draws a Poisson variate of mean lambda (Knuth's product method below 30, a rounded

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# bench/uvsw.sh [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--out DIR] [--md FILE]
+#               [--png FILE]: paper 003's U-versus-W comparison (Tables 2–3 shape) and corruption
+# robustness (Tables 11–12 shape) on Fashion-MNIST (issue 16, seed 003 items 4 and 5).
+#
+# Every model is the MLP 784-256-256-5 trained for E epochs on classes 0–4 (classes 5–9 are the
+# held-out-class OOD set), seeds 1…N:
+#   det        deterministic (bench/configs/fmnist_det.json); seeds 1, M+1, 2M+1, … (the first
+#              member of each Ensemble-W)
+#   ensw       Ensemble-W: M deterministic networks, seeds gM+1 … gM+M, trained independently and
+#              combined with `edgebnn convert --member` (one ensemble per seed g = 0…N−1)
+#   ffgw       FFG-W, mean-field q(W) with σ ≤ σ_max = 0.1 (bench/configs/fmnist_ffgw.json)
+#   ffgu       FFG-U, diagonal q(U), U 32×32 (bench/configs/fmnist_ffgu.json)
+#   fcgu       FCG-U, full-covariance q(U), U 32×32 (bench/configs/fmnist_fcgu.json)
+#   ensembleu  Ensemble-U, M = 5 members (bench/configs/fmnist_ensembleu5.json)
+# All share the schedule of the FFG-U config (Adam 3e-3; the variational ones 1 maximum-likelihood
+# epoch, 2 of KL annealing), shortened to E epochs (default 6) with the learning rate ×0.1 after
+# epoch ⌊2E/3⌋ (the config's 8 of 12). Each checkpoint is converted to an f32 model file
+# (uncompressed): its parameter count and bytes are the table's. bench/uvsw (Go) then evaluates
+# every model through the runtime, caching one JSON per model beside it: accuracy, NLL, ECE on the
+# 5000 test images of classes 0–4; OOD AUROC by entropy, mutual information and max probability
+# against classes 5–9 and against scikit-learn's digits; accuracy and ECE on the nine corruptions
+# × severities 1–5 of data.Corrupt (seed 42, the whole test set corrupted, then classes 0–4 kept,
+# then their first L = 2000 images: `edgebnn eval --data fmnist-c:C:S --classes 0-4 --test-limit L`
+# gives the same numbers). It prints the two
+# Markdown tables (mean ± standard error over the N seeds, paper 003's CIFAR-10 rows beside) and
+# draws the accuracy/ECE-against-severity plot.
+#
+# Runs (checkpoints, converted models, evaluation JSON) already in DIR are reused. Training is the
+# cost: per epoch on one free core about 2 s for a deterministic network, 5 s FFG-U, 6 s Ensemble-U,
+# 15 s FFG-W, 20–25 s FCG-U (about 20 min of CPU for the defaults, plus 30 s per model of
+# evaluation); two jobs run at a time (JOBS=…).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+seeds=3 members=5 epochs=6 samples=10 limit=2000 out=runs/uvsw md="" png=docs/img/uvsw_corruption.png
+while (($#)); do
+	case $1 in
+	--seeds) seeds=$2; shift 2 ;;
+	--members) members=$2; shift 2 ;;
+	--epochs) epochs=$2; shift 2 ;;
+	--samples) samples=$2; shift 2 ;;
+	--corrupt-limit) limit=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--md) md=$2; shift 2 ;;
+	--png) png=$2; shift 2 ;;
+	*) echo "usage: bench/uvsw.sh [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--out DIR] [--md FILE] [--png FILE]" >&2; exit 2 ;;
+	esac
+done
+((seeds >= 1 && members >= 2)) || { echo "uvsw.sh: need --seeds ≥ 1 and --members ≥ 2" >&2; exit 2; }
+mkdir -p "$out"
+bin=$out/edgebnn
+go build -o "$bin" ./cmd/edgebnn
+
+# The training jobs, longest first: "kind seed" lines.
+jobs=()
+for kind in fcgu ffgw ensembleu5 ffgu; do
+	for s in $(seq 1 "$seeds"); do jobs+=("$kind $s"); done
+done
+for s in $(seq 1 $((seeds * members))); do jobs+=("det $s"); done
+train_one() { # kind seed
+	local kind=$1 s=$2 f=$out/$1_$2
+	[[ -f $f.model.ebnn ]] && return 0
+	echo "training $kind seed $s" >&2
+	"$bin" train --config "bench/configs/fmnist_$kind.json" --classes 0-4 --arch mlp:784-256-256-5 \
+		--epochs "$epochs" --milestones $((epochs * 2 / 3)) --seed "$s" --eval-every "$epochs" --checkpoint-every "$epochs" \
+		--no-plots --quiet --out "$f.ebnn" >"$f.log" 2>&1
+	"$bin" convert --checkpoint "$f.ebnn" --out "$f.model.ebnn" --dtype f32 --compress none >>"$f.log"
+}
+export -f train_one
+export bin out epochs
+printf '%s\n' "${jobs[@]}" | xargs -P "${JOBS:-2}" -L 1 bash -c 'train_one "$@"' _
+
+# Ensemble-W g: the deterministic networks gM+1 … gM+M in one model file.
+for g in $(seq 0 $((seeds - 1))); do
+	f=$out/ensw_$((g + 1)).model.ebnn
+	[[ -f $f ]] && continue
+	args=(--checkpoint "$out/det_$((g * members + 1)).ebnn")
+	for k in $(seq 2 "$members"); do args+=(--member "$out/det_$((g * members + k)).ebnn"); done
+	"$bin" convert "${args[@]}" --out "$f" --dtype f32 --compress none >/dev/null
+done
+go build -o "$out/uvsw" ./bench/uvsw
+mkdir -p "$(dirname "$png")"
+mdargs=()
+[[ -n $md ]] && mdargs=(-md "$md")
+"$out/uvsw" -dir "$out" -seeds "$seeds" -members "$members" -samples "$samples" -epochs "$epochs" -corrupt-limit "$limit" \
+	-png "$png" "${mdargs[@]}"

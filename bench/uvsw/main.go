@@ -1,0 +1,603 @@
+// Command uvsw evaluates the models bench/uvsw.sh trains — paper 003's U-versus-W comparison on
+// the Fashion-MNIST MLP (784-256-256-5, classes 0–4) — through the runtime, and prints two
+// Markdown tables in the shape of paper 003's Tables 2–3 (parameters stored, file bytes,
+// accuracy, NLL, ECE, OOD AUROC by entropy / mutual information / max probability against the
+// held-out classes 5–9 and against scikit-learn's digits) and Tables 11–12 (accuracy and ECE
+// against corruption severity, averaged over data.Corruptions), each cell mean ± standard error
+// over the seeds, paper 003's CIFAR-10 numbers beside; and draws accuracy and ECE against
+// severity, one line per method, as a PNG.
+//
+// It reads from -dir the converted model files <method>_<seed>.model.ebnn (methods det, ensw,
+// ffgw, ffgu, fcgu, ensembleu5; det uses the seeds 1, M+1, … of the first member of each
+// Ensemble-W) and keeps each model's evaluation in <model>.uvsw.json, reused when present and
+// newer than the model (-force re-evaluates).
+//
+// Samples per prediction: 1 for the deterministic network, one per member for Ensemble-W (the
+// deep-ensemble predictive), -samples (default 10) for the variational posteriors. The sampling
+// seed and the corruption seed are -seed (42, edgebnn eval's default), so every number is the one
+// `edgebnn eval --classes 0-4 --samples K [--ood digits] [--data fmnist-c:C:S] MODEL` prints.
+//
+//	go run ./bench/uvsw -dir runs/uvsw -seeds 3 -png docs/img/uvsw_corruption.png
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"image/color"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/edgebnn/edgebnn/convert"
+	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/data"
+	"github.com/edgebnn/edgebnn/train/eval"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// method is one row of the tables.
+type method struct {
+	Key  string // file stem: <Key>_<seed>.model.ebnn
+	Name string
+	// Paper 003's ResNet-50 CIFAR-10 numbers (Tables 2/5, 3, 9–10, 11, 12): accuracy %, ECE %,
+	// AUROC (max prob) C10→C100 and C10→SVHN, parameters relative to a deterministic net (%),
+	// corrupted accuracy and ECE (%) at severities 1–5. NaN where the paper has no such row.
+	PaperAcc, PaperECE, PaperC100, PaperSVHN, PaperRel float64
+	PaperCAcc, PaperCECE                               [5]float64
+}
+
+var nan = math.NaN()
+
+// methods in table order. Paper 003 has no FCG-U row on CIFAR (FCG-U is in its toy only).
+var methods = []method{
+	{"det", "deterministic", 94.72, 4.46, .84, .93, 100,
+		[5]float64{87.90, 82.02, 76.31, 68.91, 57.94}, [5]float64{10.41, 15.58, 20.56, 27.06, 37.26}},
+	{"ensw", "Ensemble-W", 95.90, 1.08, .89, .95, 500,
+		[5]float64{89.45, 83.94, 78.40, 71.18, 60.15}, [5]float64{4.12, 7.01, 10.10, 14.12, 20.48}},
+	{"ffgw", "FFG-W", 94.13, 0.50, .88, .90, 199.8,
+		[5]float64{83.80, 76.22, 69.30, 61.82, 50.72}, [5]float64{13.05, 12.14, 11.56, 10.77, 10.86}},
+	{"ffgu", "FFG-U", 94.40, 0.64, .89, .94, 24.28,
+		[5]float64{86.90, 80.33, 74.34, 67.23, 57.00}, [5]float64{2.47, 4.93, 7.77, 11.27, 16.16}},
+	{"fcgu", "FCG-U", nan, nan, nan, nan, nan,
+		[5]float64{nan, nan, nan, nan, nan}, [5]float64{nan, nan, nan, nan, nan}},
+	{"ensembleu5", "Ensemble-U", 94.94, 0.45, .90, .93, 27.10,
+		[5]float64{87.35, 80.45, 73.89, 66.52, 54.89}, [5]float64{2.77, 5.86, 9.06, 12.54, 19.66}},
+}
+
+// oodSets are the OOD sets of the tables: the held-out classes and the digits.
+var oodSets = []string{"classes", "digits"}
+
+// scores are the OOD uncertainty scores reported.
+var scores = []string{"entropy", "mi", "maxprob"}
+
+// metrics are one evaluation's numbers.
+type metrics struct {
+	Accuracy float64 `json:"accuracy"`
+	NLL      float64 `json:"nll"`
+	ECE      float64 `json:"ece"`
+	Brier    float64 `json:"brier"`
+}
+
+// result is one model's evaluation (the cache file's content).
+type result struct {
+	Model   string `json:"model"`
+	Samples int    `json:"samples"`
+	Seed    uint64 `json:"seed"`
+	// CorruptLimit is how many images of classes 0–4 each corrupted set has (0: all).
+	CorruptLimit int   `json:"corrupt_limit"`
+	Parameters   int64 `json:"parameters"`
+	DetParams    int64 `json:"deterministic_parameters"`
+	FileBytes    int64 `json:"file_bytes"`
+	Clean        metrics
+	// OOD is the AUROC by set (classes, digits) and score (entropy, mi, maxprob).
+	OOD map[string]map[string]float64 `json:"ood"`
+	// Corrupt holds "corruption:severity" → metrics, severities 1–5.
+	Corrupt map[string]metrics `json:"corrupt"`
+}
+
+// complete reports whether r holds every number the tables need.
+func (r *result) complete() bool {
+	if r.OOD == nil || r.Corrupt == nil {
+		return false
+	}
+	for _, s := range oodSets {
+		if len(r.OOD[s]) < len(scores) {
+			return false
+		}
+	}
+	for _, c := range data.Corruptions {
+		for s := 1; s <= data.MaxSeverity; s++ {
+			if _, ok := r.Corrupt[corruptKey(c, s)]; !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func corruptKey(c string, s int) string { return fmt.Sprintf("%s:%d", c, s) }
+
+// entry is one model to evaluate.
+type entry struct {
+	Method method
+	Seed   int
+	Path   string
+	Model  *runtime.Model
+	Opt    runtime.Options
+	Res    *result
+	Cache  string
+}
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "uvsw:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout io.Writer) error {
+	fl := flag.NewFlagSet("uvsw", flag.ContinueOnError)
+	dir := fl.String("dir", "runs/uvsw", "directory of the models (<method>_<seed>.model.ebnn)")
+	seeds := fl.Int("seeds", 3, "seeds per method")
+	members := fl.Int("members", 5, "members of each Ensemble-W (det uses seeds 1, M+1, …)")
+	samples := fl.Int("samples", 10, "Monte Carlo samples per prediction of the variational posteriors")
+	epochs := fl.Int("epochs", 12, "training epochs (for the tables' captions)")
+	seed := fl.Uint64("seed", 42, "sampling and corruption seed")
+	dataDir := fl.String("data-dir", data.DefaultFashionMNISTDir, "directory of the Fashion-MNIST IDX files")
+	digits := fl.String("digits", data.DefaultDigitsPath, "scikit-learn's digits.csv.gz")
+	limit := fl.Int("corrupt-limit", 2000, "evaluate each corrupted set on its first N images of classes 0–4 (0: all 5000)")
+	force := fl.Bool("force", false, "re-evaluate models that have a cached evaluation")
+	pngPath := fl.String("png", "", "write the accuracy/ECE-against-severity plot here")
+	mdPath := fl.String("md", "", "also write the tables to this Markdown file")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	if *seeds < 1 || *members < 1 || *samples < 1 {
+		return fmt.Errorf("-seeds, -members and -samples must be positive")
+	}
+	if *limit < 0 {
+		return fmt.Errorf("-corrupt-limit must not be negative")
+	}
+	entries, err := load(*dir, *seeds, *members, *samples, *seed, *limit, *force)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, e := range entries {
+			if e.Model != nil {
+				e.Model.Close()
+			}
+		}
+	}()
+	if err := evaluate(entries, *dataDir, *digits, *seed, *limit); err != nil {
+		return err
+	}
+	var b strings.Builder
+	tables(&b, entries, *seeds, *members, *samples, *epochs, *limit)
+	fmt.Fprint(stdout, b.String())
+	if *mdPath != "" {
+		if err := os.WriteFile(*mdPath, []byte(b.String()), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", *mdPath, err)
+		}
+	}
+	if *pngPath != "" {
+		if err := severityPlot(*pngPath, entries); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// load opens every model of every method and its cached evaluation, if usable.
+func load(dir string, seeds, members, samples int, seed uint64, limit int, force bool) ([]*entry, error) {
+	var out []*entry
+	for _, m := range methods {
+		for s := 1; s <= seeds; s++ {
+			fileSeed := s
+			if m.Key == "det" {
+				fileSeed = (s-1)*members + 1
+			}
+			path := filepath.Join(dir, fmt.Sprintf("%s_%d.model.ebnn", m.Key, fileSeed))
+			st, err := os.Stat(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				fmt.Fprintf(os.Stderr, "uvsw: %s missing, %s seed %d left out\n", path, m.Name, s)
+				continue
+			} else if err != nil {
+				return nil, err
+			}
+			e := &entry{Method: m, Seed: s, Path: path, Cache: strings.TrimSuffix(path, ".model.ebnn") + ".uvsw.json"}
+			if cs, err := os.Stat(e.Cache); err == nil && !force && cs.ModTime().After(st.ModTime()) {
+				var r result
+				raw, err := os.ReadFile(e.Cache)
+				if err != nil {
+					return nil, err
+				}
+				if err := json.Unmarshal(raw, &r); err != nil {
+					return nil, fmt.Errorf("%s: %w", e.Cache, err)
+				}
+				if r.Seed == seed && r.CorruptLimit == limit && r.complete() {
+					e.Res = &r
+				}
+			}
+			if e.Res == nil {
+				if e.Model, err = runtime.Load(path); err != nil {
+					return nil, err
+				}
+				k := samples
+				switch {
+				case e.Model.Members() > 1 && !e.Model.Mixture():
+					k = e.Model.Members() // Ensemble-W: one pass per member
+				case !e.Model.Stochastic():
+					k = 1
+				}
+				e.Opt = runtime.Options{Samples: k, Seed: seed, Strategy: runtime.Auto, MaxBatch: 100}
+				ins, err := convert.Inspect(path, false)
+				if err != nil {
+					return nil, err
+				}
+				e.Res = &result{Model: path, Samples: k, Seed: seed, CorruptLimit: limit, Parameters: ins.Parameters,
+					DetParams: ins.DeterministicParameters, FileBytes: ins.FileBytes,
+					OOD: map[string]map[string]float64{}, Corrupt: map[string]metrics{}}
+			}
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no models in %s (bench/uvsw.sh trains them)", dir)
+	}
+	return out, nil
+}
+
+// evaluate fills in the results of the entries that have no cached evaluation: the clean test
+// set and the two OOD sets, then every corruption and severity (each corrupted set built once and
+// shared by the models).
+func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit int) error {
+	var todo []*entry
+	for _, e := range entries {
+		if e.Model != nil {
+			todo = append(todo, e)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	full, err := data.FashionMNIST(dataDir, "test")
+	if err != nil {
+		return err
+	}
+	in := []int{0, 1, 2, 3, 4}
+	test, err := full.SelectClasses(in, true)
+	if err != nil {
+		return err
+	}
+	held, err := full.SelectClasses(data.Complement(in, full.Classes), false)
+	if err != nil {
+		return err
+	}
+	digits, err := data.Digits(digitsPath, 28)
+	if err != nil {
+		return fmt.Errorf("ood digits (apt-get install python3-sklearn): %w", err)
+	}
+	digits.Scale = test.Scale // as train.loadOOD: values on the test images' scale
+	for _, e := range todo {
+		fmt.Fprintf(os.Stderr, "uvsw: evaluating %s (%d samples)\n", e.Path, e.Opt.Samples)
+		p, err := eval.Predict(e.Model, test, e.Opt, 0)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.Path, err)
+		}
+		for _, set := range oodSets {
+			d := held
+			if set == "digits" {
+				d = digits
+			}
+			po, err := eval.Predict(e.Model, d, e.Opt, 0)
+			if err != nil {
+				return fmt.Errorf("%s: ood %s: %w", e.Path, set, err)
+			}
+			r, err := eval.FromPredictions(p, test, po)
+			if err != nil {
+				return fmt.Errorf("%s: %w", e.Path, err)
+			}
+			e.Res.Clean = metricsOf(r)
+			e.Res.OOD[set] = map[string]float64{}
+			for _, s := range scores {
+				e.Res.OOD[set][s] = r.OOD[s].AUROC
+			}
+		}
+	}
+	for _, c := range data.Corruptions {
+		for s := 1; s <= data.MaxSeverity; s++ {
+			cd, err := data.Corrupt(full, c, s, seed)
+			if err != nil {
+				return err
+			}
+			// As edgebnn eval --data fmnist-c:C:S --classes 0-4: corrupt, then select.
+			if cd, err = cd.SelectClasses(in, true); err != nil {
+				return err
+			}
+			cd = cd.Head(limit)
+			for _, e := range todo {
+				r, err := eval.Evaluate(e.Model, cd, nil, e.Opt)
+				if err != nil {
+					return fmt.Errorf("%s: %s: %w", e.Path, cd.Name, err)
+				}
+				e.Res.Corrupt[corruptKey(c, s)] = metricsOf(r)
+			}
+			fmt.Fprintf(os.Stderr, "uvsw: %s done\n", cd.Name)
+		}
+	}
+	for _, e := range todo {
+		raw, err := json.MarshalIndent(e.Res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(e.Cache, append(raw, '\n'), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", e.Cache, err)
+		}
+	}
+	return nil
+}
+
+func metricsOf(r *eval.Report) metrics {
+	c := r.Classification
+	return metrics{Accuracy: c.Accuracy, NLL: c.NLL, ECE: c.ECE, Brier: c.Brier}
+}
+
+// byMethod groups the results of entries by method key, in seed order.
+func byMethod(entries []*entry) map[string][]*result {
+	out := map[string][]*result{}
+	for _, e := range entries {
+		out[e.Method.Key] = append(out[e.Method.Key], e.Res)
+	}
+	return out
+}
+
+// meanSE returns the mean and standard error (sample sd/√n; NaN for n < 2) of x.
+func meanSE(x []float64) (float64, float64) {
+	n := float64(len(x))
+	if len(x) == 0 {
+		return nan, nan
+	}
+	m := 0.0
+	for _, v := range x {
+		m += v
+	}
+	m /= n
+	if len(x) < 2 {
+		return m, nan
+	}
+	ss := 0.0
+	for _, v := range x {
+		ss += (v - m) * (v - m)
+	}
+	return m, math.Sqrt(ss / (n - 1) / n)
+}
+
+// cell formats mean ± s.e. of x with format f (after multiplying by scale).
+func cell(x []float64, scale float64, f string) string {
+	v := make([]float64, len(x))
+	for i := range x {
+		v[i] = x[i] * scale
+	}
+	m, se := meanSE(v)
+	if math.IsNaN(m) {
+		return "—"
+	}
+	if math.IsNaN(se) {
+		return fmt.Sprintf(f, m)
+	}
+	return fmt.Sprintf(f+" ± "+f, m, se)
+}
+
+// pick returns f(r) for every result.
+func pick(rs []*result, f func(*result) float64) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = f(r)
+	}
+	return out
+}
+
+// severityMean is the mean over data.Corruptions of metric at severity s (0: clean).
+func severityMean(r *result, s int, metric func(metrics) float64) float64 {
+	if s == 0 {
+		return metric(r.Clean)
+	}
+	t := 0.0
+	for _, c := range data.Corruptions {
+		t += metric(r.Corrupt[corruptKey(c, s)])
+	}
+	return t / float64(len(data.Corruptions))
+}
+
+func paperNum(v float64, f string) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	return fmt.Sprintf(f, v)
+}
+
+// tables writes the U-versus-W tables and the corruption tables.
+func tables(w io.Writer, entries []*entry, seeds, members, samples, epochs, limit int) {
+	rs := byMethod(entries)
+	acc := func(m metrics) float64 { return m.Accuracy }
+	ece := func(m metrics) float64 { return m.ECE }
+	fmt.Fprintf(w, "U versus W on Fashion-MNIST (MLP 784-256-256-5, classes 0–4, %d epochs; mean ± s.e. over the seeds, %d per method unless the seeds column says otherwise; Ensemble-W = %d networks; %d samples per prediction for the variational methods). Paper 003: ResNet-50 on CIFAR-10 (Tables 2, 5, 9).\n\n", epochs, seeds, members, samples)
+	fmt.Fprintln(w, "| method | seeds | parameters stored | rel. to det. | file bytes (f32) | accuracy % | NLL | ECE % | paper: rel. size | paper: accuracy % | paper: ECE % |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, m := range methods {
+		r := rs[m.Key]
+		if len(r) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %d | %d | %.1f %% | %d | %s | %s | %s | %s | %s | %s |\n", m.Name, len(r),
+			r[0].Parameters, 100*float64(r[0].Parameters)/float64(r[0].DetParams), r[0].FileBytes,
+			cell(pick(r, func(x *result) float64 { return x.Clean.Accuracy }), 100, "%.2f"),
+			cell(pick(r, func(x *result) float64 { return x.Clean.NLL }), 1, "%.4f"),
+			cell(pick(r, func(x *result) float64 { return x.Clean.ECE }), 100, "%.2f"),
+			paperNum(m.PaperRel, "%.1f %%"), paperNum(m.PaperAcc, "%.2f"), paperNum(m.PaperECE, "%.2f"))
+	}
+	fmt.Fprintf(w, "\nOOD detection (AUROC; in-distribution: the test images of classes 0–4). Paper 003 Table 3: CIFAR-10 → CIFAR-100 and → SVHN, by max probability.\n\n")
+	fmt.Fprintln(w, "| method | classes 5–9: entropy | MI | max prob | digits: entropy | MI | max prob | paper: C10→C100 | paper: C10→SVHN |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, m := range methods {
+		r := rs[m.Key]
+		if len(r) == 0 {
+			continue
+		}
+		row := "| " + m.Name
+		for _, set := range oodSets {
+			for _, s := range scores {
+				row += " | " + cell(pick(r, func(x *result) float64 { return x.OOD[set][s] }), 1, "%.3f")
+			}
+		}
+		fmt.Fprintf(w, "%s | %s | %s |\n", row, paperNum(m.PaperC100, "%.2f"), paperNum(m.PaperSVHN, "%.2f"))
+	}
+	for _, t := range []struct {
+		name   string
+		metric func(metrics) float64
+		paper  func(method) [5]float64
+	}{
+		{"Accuracy %", acc, func(m method) [5]float64 { return m.PaperCAcc }},
+		{"ECE %", ece, func(m method) [5]float64 { return m.PaperCECE }},
+	} {
+		n := "all 5000"
+		if limit > 0 {
+			n = fmt.Sprintf("the first %d", limit)
+		}
+		fmt.Fprintf(w, "\n%s on Fashion-MNIST-C (%s test images of classes 0–4 per corruption and severity, 0 = the clean 5000; mean over the %d corruptions of data.Corrupt, then mean ± s.e. over seeds). Paper 003 Tables 11–12: CIFAR-10-C, ResNet-50.\n\n", t.name, n, len(data.Corruptions))
+		fmt.Fprintln(w, "| method | 0 | 1 | 2 | 3 | 4 | 5 | paper: 1 | 2 | 3 | 4 | 5 |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		for _, m := range methods {
+			r := rs[m.Key]
+			if len(r) == 0 {
+				continue
+			}
+			row := "| " + m.Name
+			for s := 0; s <= data.MaxSeverity; s++ {
+				row += " | " + cell(pick(r, func(x *result) float64 { return severityMean(x, s, t.metric) }), 100, "%.2f")
+			}
+			for _, v := range t.paper(m) {
+				row += " | " + paperNum(v, "%.2f")
+			}
+			fmt.Fprintln(w, row+" |")
+		}
+	}
+	fmt.Fprintf(w, "\nPer corruption at severity 5: accuracy %% / ECE %% (mean over seeds).\n\n")
+	fmt.Fprint(w, "| method")
+	for _, c := range data.Corruptions {
+		fmt.Fprintf(w, " | %s", c)
+	}
+	fmt.Fprintln(w, " |")
+	fmt.Fprintln(w, "|---"+strings.Repeat("|---:", len(data.Corruptions))+"|")
+	for _, m := range methods {
+		r := rs[m.Key]
+		if len(r) == 0 {
+			continue
+		}
+		row := "| " + m.Name
+		for _, c := range data.Corruptions {
+			a, _ := meanSE(pick(r, func(x *result) float64 { return x.Corrupt[corruptKey(c, 5)].Accuracy }))
+			e, _ := meanSE(pick(r, func(x *result) float64 { return x.Corrupt[corruptKey(c, 5)].ECE }))
+			row += fmt.Sprintf(" | %.1f / %.1f", 100*a, 100*e)
+		}
+		fmt.Fprintln(w, row+" |")
+	}
+}
+
+// colours of the methods, in the order of methods.
+var colours = []color.Color{
+	color.Black,
+	color.RGBA{R: 255, G: 127, B: 14, A: 255},
+	color.RGBA{R: 214, G: 39, B: 40, A: 255},
+	color.RGBA{R: 31, G: 119, B: 180, A: 255},
+	color.RGBA{R: 148, G: 103, B: 189, A: 255},
+	color.RGBA{R: 44, G: 160, B: 44, A: 255},
+}
+
+// severityPlot draws accuracy and ECE (mean over corruptions, mean over seeds, ± s.e. error bars)
+// against severity 0–5, one line per method, side by side, and writes a PNG.
+func severityPlot(path string, entries []*entry) error {
+	rs := byMethod(entries)
+	var ps []*plot.Plot
+	for _, panel := range []struct {
+		title, ylabel string
+		metric        func(metrics) float64
+	}{
+		{"Fashion-MNIST-C accuracy (classes 0–4)", "accuracy (%)", func(m metrics) float64 { return m.Accuracy }},
+		{"Fashion-MNIST-C ECE (classes 0–4)", "ECE (%)", func(m metrics) float64 { return m.ECE }},
+	} {
+		p := plot.New()
+		p.Title.Text, p.X.Label.Text, p.Y.Label.Text = panel.title, "severity (mean over 9 corruptions; 0 = clean)", panel.ylabel
+		p.Add(plotter.NewGrid())
+		for i, m := range methods {
+			r := rs[m.Key]
+			if len(r) == 0 {
+				continue
+			}
+			var pts plotter.XYs
+			var errs plotter.YErrors
+			for s := 0; s <= data.MaxSeverity; s++ {
+				mean, se := meanSE(pick(r, func(x *result) float64 { return 100 * severityMean(x, s, panel.metric) }))
+				if math.IsNaN(se) {
+					se = 0
+				}
+				pts = append(pts, plotter.XY{X: float64(s), Y: mean})
+				errs = append(errs, struct{ Low, High float64 }{se, se})
+			}
+			l, sc, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return fmt.Errorf("plot %s: %w", path, err)
+			}
+			l.Color, sc.Color, l.Width = colours[i%len(colours)], colours[i%len(colours)], vg.Points(1.5)
+			eb, err := plotter.NewYErrorBars(struct {
+				plotter.XYer
+				plotter.YErrorer
+			}{pts, errs})
+			if err != nil {
+				return fmt.Errorf("plot %s: %w", path, err)
+			}
+			eb.Color = colours[i%len(colours)]
+			p.Add(l, sc, eb)
+			p.Legend.Add(m.Name, l, sc)
+		}
+		// The empty corners: bottom left for accuracy, top left for ECE.
+		p.Legend.Top = panel.ylabel == "ECE (%)"
+		p.Legend.Left = true
+		var ticks []plot.Tick
+		for s := 0; s <= data.MaxSeverity; s++ {
+			ticks = append(ticks, plot.Tick{Value: float64(s), Label: fmt.Sprint(s)})
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+		ps = append(ps, p)
+	}
+	const w, h = 13 * vg.Inch, 5 * vg.Inch
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96))
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Millimeter * 6, PadY: vg.Millimeter * 4,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
+	grid := [][]*plot.Plot{ps}
+	cs := plot.Align(grid, tiles, dc)
+	for c := range grid[0] {
+		grid[0][c].Draw(cs[0][c])
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return f.Close()
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/train/data"
+)
+
+func TestMeanSE(t *testing.T) {
+	for _, c := range []struct {
+		x        []float64
+		mean, se float64
+	}{
+		{[]float64{1, 2, 3}, 2, 1 / math.Sqrt(3)}, // sd 1
+		{[]float64{5, 5}, 5, 0},
+		{[]float64{0.5, 1.5, 2.5, 3.5}, 2, math.Sqrt(5.0/3) / 2},
+	} {
+		m, se := meanSE(c.x)
+		if math.Abs(m-c.mean) > 1e-12 || math.Abs(se-c.se) > 1e-12 {
+			t.Errorf("meanSE(%v) = %g, %g, want %g, %g", c.x, m, se, c.mean, c.se)
+		}
+	}
+	if m, se := meanSE([]float64{4}); m != 4 || !math.IsNaN(se) {
+		t.Errorf("one value: %g ± %g, want 4 ± NaN", m, se)
+	}
+	if got := cell([]float64{0.1, 0.2, 0.3}, 100, "%.2f"); got != "20.00 ± 5.77" {
+		t.Errorf("cell = %q", got)
+	}
+}
+
+// TestSeverityMean: the corruption average at a severity is the plain mean over the nine
+// corruptions, severity 0 the clean number.
+func TestSeverityMean(t *testing.T) {
+	r := &result{Clean: metrics{Accuracy: 0.9}, Corrupt: map[string]metrics{}}
+	want := 0.0
+	for i, c := range data.Corruptions {
+		for s := 1; s <= data.MaxSeverity; s++ {
+			r.Corrupt[corruptKey(c, s)] = metrics{Accuracy: float64(10*s + i)}
+		}
+		want += float64(30 + i)
+	}
+	want /= float64(len(data.Corruptions))
+	acc := func(m metrics) float64 { return m.Accuracy }
+	if got := severityMean(r, 3, acc); math.Abs(got-want) > 1e-12 {
+		t.Errorf("severity 3: %g, want %g", got, want)
+	}
+	if got := severityMean(r, 0, acc); got != 0.9 {
+		t.Errorf("severity 0: %g, want the clean 0.9", got)
+	}
+	if r.complete() {
+		t.Error("a result without OOD numbers is complete")
+	}
+	if !strings.Contains(corruptKey("rotation", 2), "rotation:2") {
+		t.Error(corruptKey("rotation", 2))
+	}
+}
