@@ -249,7 +249,7 @@ func layerInfos(spec *runtime.Spec) []layerInfo {
 		out = append(out, layerInfo{Name: "fa", Kind: runtime.KindFA})
 	}
 	if spec.GlobalU != nil {
-		out = append(out, layerInfo{Name: runtime.GlobalUName, Kind: "global_u"})
+		out = append(out, layerInfo{Name: runtime.GlobalUName, Kind: "global_inducing"})
 	}
 	return out
 }

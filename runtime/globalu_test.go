@@ -370,7 +370,7 @@ func TestGlobalUKL(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := 0.0
-	mu, sd := ts["global_u.inducing_mean"].Data, ts["global_u._inducing_sd"].Data
+	mu, sd := ts["_global_inducing_module.inducing_mean"].Data, ts["_global_inducing_module._inducing_sd"].Data
 	for i := range mu {
 		s := math.Min(softplus64(float64(sd[i])), 1.5)
 		want += 0.5 * (s*s + float64(mu[i])*float64(mu[i]) - 1 - 2*math.Log(s))
@@ -379,7 +379,7 @@ func TestGlobalUKL(t *testing.T) {
 		l := softplus64(float64(raw))
 		return float64(d) * (l*l/2 - math.Log(l) - 0.5)
 	}
-	want += cond(3*2, ts["global_u._lamda"].Data[0])
+	want += cond(3*2, ts["_global_inducing_module._lamda"].Data[0])
 	if got := m.GlobalKL(); math.Abs(got-want) > 1e-6*math.Abs(want) {
 		t.Errorf("GlobalKL %.9g, want %.9g", got, want)
 	}
@@ -418,14 +418,14 @@ func TestGlobalULoadErrors(t *testing.T) {
 		{"no global-U layer", func(s *runtime.Spec, _ runtime.Tensors) {
 			s.Layers[0].Posterior, s.Layers[2].Posterior = nil, nil
 		}, []string{"global_u", "no layer has q_inducing global"}},
-		{"missing tensor", func(_ *runtime.Spec, ts runtime.Tensors) { delete(ts, "global_u.z_row") },
-			[]string{`"global_u.z_row"`, "no such tensor"}},
+		{"missing tensor", func(_ *runtime.Spec, ts runtime.Tensors) { delete(ts, "_global_inducing_module.z_row") },
+			[]string{`"_global_inducing_module.z_row"`, "no such tensor"}},
 		{"z_row shape", func(_ *runtime.Spec, ts runtime.Tensors) {
-			ts["global_u.z_row"] = tensor(make([]float32, 4), 2, 2)
-		}, []string{`"global_u.z_row"`, "shape [2 2], want [2 3]"}},
+			ts["_global_inducing_module.z_row"] = tensor(make([]float32, 4), 2, 2)
+		}, []string{`"_global_inducing_module.z_row"`, "shape [2 2], want [2 3]"}},
 		{"inducing_mean shape", func(_ *runtime.Spec, ts runtime.Tensors) {
-			ts["global_u.inducing_mean"] = tensor(make([]float32, 6), 2, 3)
-		}, []string{`"global_u.inducing_mean"`, "want [2 2]"}},
+			ts["_global_inducing_module.inducing_mean"] = tensor(make([]float32, 6), 2, 3)
+		}, []string{`"_global_inducing_module.inducing_mean"`, "want [2 2]"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

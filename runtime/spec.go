@@ -78,8 +78,10 @@ const (
 )
 
 // GlobalUName is the pseudo-layer name of the global inducing posterior's tensors
-// ("global_u.z_row", "global_u.inducing_mean", …).
-const GlobalUName = "global_u"
+// ("_global_inducing_module.z_row", "_global_inducing_module.inducing_mean", …): the attribute
+// bayesianize's register_global_inducing_weights_ adds to the network, so the names are those of
+// its state_dict.
+const GlobalUName = "_global_inducing_module"
 
 // Spec is the complete description of a model apart from its tensors: the architecture, each
 // layer's posterior and hyperparameters, and the likelihood. The converter stores it as JSON in the
