@@ -362,6 +362,42 @@ func (s *Spec) GlobalULayers() (layers []*LayerSpec, offsets []int, rows int) {
 	return layers, offsets, rows
 }
 
+// UseGlobalU makes every inducing layer of s a global-U layer (q_inducing global) of the global
+// inducing posterior g (paper 003 appendix H; g becomes s.GlobalU, with PriorSD 1): the
+// layers' own q(U) settings are dropped. Every inducing layer must have whitened_u and the
+// same inducing_cols; the result is validated. The layers' posteriors are copied, not shared.
+func (s *Spec) UseGlobalU(g PosteriorSpec) error {
+	var err error
+	n := 0
+	WalkLayers(s.Layers, func(l *LayerSpec) {
+		p := l.Posterior
+		if err != nil || p == nil || p.Kind != KindInducing {
+			return
+		}
+		switch {
+		case !p.WhitenedU:
+			err = fmt.Errorf("spec: global inducing: layer %q has whitened_u false; appendix H stacks whitened inducing weights (set whitened_u)", l.Name)
+			return
+		case p.QInducing == QGlobal:
+			err = fmt.Errorf("spec: global inducing: layer %q already has q_inducing global", l.Name)
+			return
+		}
+		q := *p
+		q.QInducing, q.EnsembleSize = QGlobal, 0
+		l.Posterior = &q
+		n++
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("spec: global inducing: the network has no inducing layer")
+	}
+	g.Kind, g.PriorSD = KindInducing, 1
+	s.GlobalU = &g
+	return s.Validate()
+}
+
 // validateGlobalU checks the global_u section against the layers that use it.
 func (s *Spec) validateGlobalU() error {
 	g := s.GlobalU

@@ -25,27 +25,12 @@ func UseGlobalInducing(spec *runtime.Spec, inits map[string]Init, rows, cols int
 		if err != nil || p == nil || p.Kind != runtime.KindInducing {
 			return
 		}
-		switch {
-		case !p.WhitenedU:
-			err = fmt.Errorf("bnn: global inducing: layer %q has whitened_u false; appendix H stacks whitened inducing weights (set whitened_u)", l.Name)
-			return
-		case p.QInducing == runtime.QGlobal:
-			err = fmt.Errorf("bnn: global inducing: layer %q already has q_inducing global", l.Name)
-			return
-		case first != nil && p.QInducing != family:
-			err = fmt.Errorf("bnn: global inducing: layer %q has q_inducing %q but layer %q has %q; q(G) takes one family",
-				l.Name, p.QInducing, first.Name, family)
-			return
-		}
 		if first == nil {
 			first, family = l, p.QInducing
-			g := *p
-			g.InducingRows, g.InducingCols, g.PriorSD = rows, cols, 1
-			spec.GlobalU = &g
+		} else if p.QInducing != family {
+			err = fmt.Errorf("bnn: global inducing: layer %q has q_inducing %q but layer %q has %q; q(G) takes one family",
+				l.Name, p.QInducing, first.Name, family)
 		}
-		q := *p
-		q.QInducing, q.EnsembleSize = runtime.QGlobal, 0
-		l.Posterior = &q
 	})
 	if err != nil {
 		return err
@@ -53,7 +38,13 @@ func UseGlobalInducing(spec *runtime.Spec, inits map[string]Init, rows, cols int
 	if first == nil {
 		return fmt.Errorf("bnn: global inducing: the network has no inducing layer")
 	}
-	in, ok := inits[first.Name]
+	g := *first.Posterior
+	g.InducingRows, g.InducingCols = rows, cols
+	name := first.Name
+	if err := spec.UseGlobalU(g); err != nil {
+		return fmt.Errorf("bnn: %w", err)
+	}
+	in, ok := inits[name]
 	if !ok {
 		in = DefaultInit(spec.GlobalU)
 	}
@@ -66,5 +57,5 @@ func UseGlobalInducing(spec *runtime.Spec, inits map[string]Init, rows, cols int
 			}
 		}
 	})
-	return spec.Validate()
+	return nil
 }

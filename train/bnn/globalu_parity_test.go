@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/convert/safetensors"
 	"github.com/edgebnn/edgebnn/runtime"
 )
@@ -16,7 +18,8 @@ import (
 // register_global_inducing_weights_ on the mlp_globalu fixture (testdata/bayesianize/README.md;
 // made by scripts/bayesianize_globalu_fixture.py): the state_dict loads under the same tensor
 // names, every KL (the three layers' conditional terms and the global module's) matches
-// bayesianize's kl_divergence(), the conditional-mean weights match, and the runtime's
+// bayesianize's kl_divergence(), the conditional-mean weights match (also after edgebnn convert
+// of the state_dict with bayesianize's printed network and config), and the runtime's
 // predictive mean and variance of every output (weight and local strategies) match
 // bayesianize's Monte Carlo moments within their combined Monte Carlo error.
 func TestGlobalBayesianizeParity(t *testing.T) {
@@ -99,6 +102,49 @@ func TestGlobalBayesianizeParity(t *testing.T) {
 				t.Fatalf("layer %s: mean weight[%d] %.7g, bayesianize %.7g", name, i, w[i], want[i])
 			}
 		}
+	}
+	// edgebnn convert reads the same state_dict with bayesianize's printed network (its
+	// _global_inducing_module line skipped) and config, the global module's size and family from
+	// its tensors and its max_lamda / max_sd_u from GlobalInducing.
+	cfgPath := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(cfgPath, []byte(`{"inference": "inducing", "inducing_rows": 4, "inducing_cols": 6, "prior_sd": 1,
+		"sqrt_width_scaling": true, "max_lamda": 0.5, "q_inducing": "diagonal", "whitened_u": true, "max_sd_u": 0.5}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args, err := convert.ParseGlobalInducingArgs([]byte(`{"max_lamda": 1, "max_sd_u": 0.8}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := filepath.Join(t.TempDir(), "m.ebnn")
+	if _, err := convert.Convert(convert.Options{Checkpoint: filepath.Join(dir, "state_dict.safetensors"), Config: cfgPath,
+		Arch: filepath.Join(dir, "model.txt"), InputShape: []int{12}, GlobalInducing: args, Out: conv}); err != nil {
+		t.Fatal(err)
+	}
+	cm, err := runtime.Load(conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cm.Close()
+	klSum := cm.GlobalKL()
+	for _, li := range cm.Layers() {
+		klSum += li.KL
+		w, _, _, err := cm.MeanWeight(li.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := get(li.Name + ".weight_mean")
+		for i := range want {
+			if d := math.Abs(float64(w[i]) - want[i]); !(d <= 1e-5*(1+math.Abs(want[i]))) {
+				t.Fatalf("converted: layer %s: mean weight[%d] %.7g, bayesianize %.7g", li.Name, i, w[i], want[i])
+			}
+		}
+	}
+	wantKL := 0.0
+	for _, name := range []string{"0", "2", "4", runtime.GlobalUName} {
+		wantKL += get(name + ".kl")[0]
+	}
+	if math.Abs(klSum-wantKL) > 1e-6*wantKL {
+		t.Errorf("converted: KL %.10g, bayesianize %.10g", klSum, wantKL)
 	}
 	xs64 := get("inputs")
 	xs := make([]float32, len(xs64))
