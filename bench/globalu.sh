@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# bench/globalu.sh [--seeds N] [--epochs E] [--size M] [--samples K] [--out DIR]: global inducing
+# bench/globalu.sh [--seeds N] [--epochs E] [--size M] [--global RxC] [--samples K] [--out DIR]: global inducing
 # weights (paper 003 appendix H, docs/GLOBALU.md) against per-layer inducing weights on the
 # Fashion-MNIST MLP (issue 16, seed 003 item 6).
 #
 # Trains N seeds (1…N) of two FFG-U MLPs 784-256-256-10 from bench/configs/fmnist_ffgu.json
 # (every layer's U is M × M, default 32 × 32, q diagonal, whitened):
 #   - per-layer U: each layer's own q(U) (the config as it is);
-#   - global U:    the same layers with --global-inducing MxM: one shared M × M inducing matrix G
-#                  with a diagonal q(G); every layer's U is its block of U_{1:L} ~ p(U_{1:L} | G).
+#   - global U:    the same layers with --global-inducing RxC (default MxM): one shared R × C
+#                  inducing matrix G with a diagonal q(G); every layer's U is its block of
+#                  U_{1:L} ~ q(U_{1:L} | G). With --global other than MxM the global runs are
+#                  named global_RxC_<seed> (the per-layer runs are shared).
 # Each checkpoint is converted to a model file (`edgebnn convert`; its bytes are reported) and
 # evaluated with `edgebnn eval --samples K --ood digits` on the 10 000 test images (OOD:
 # scikit-learn's 8×8 digits upsampled to 28×28). Prints a Markdown table: parameters stored
@@ -16,18 +18,23 @@
 # are reused. One model takes about 3 min (12 epochs) on one loaded core.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-seeds=3 epochs=12 size=32 samples=16 out=runs/globalu
+seeds=3 epochs=12 size=32 gsize= samples=16 out=runs/globalu
 while (($#)); do
 	case $1 in
 	--seeds) seeds=$2; shift 2 ;;
 	--epochs) epochs=$2; shift 2 ;;
 	--size) size=$2; shift 2 ;;
+	--global) gsize=$2; shift 2 ;;
 	--samples) samples=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	*) echo "usage: bench/globalu.sh [--seeds N] [--epochs E] [--size M] [--samples K] [--out DIR]" >&2; exit 2 ;;
+	*) echo "usage: bench/globalu.sh [--seeds N] [--epochs E] [--size M] [--global RxC] [--samples K] [--out DIR]" >&2; exit 2 ;;
 	esac
 done
 ((seeds >= 2)) || { echo "globalu.sh: --seeds must be at least 2" >&2; exit 2; }
+[[ -z $gsize ]] && gsize=${size}x${size}
+[[ $gsize =~ ^[0-9]+x[0-9]+$ ]] || { echo "globalu.sh: --global must be ROWSxCOLS" >&2; exit 2; }
+gname=global
+[[ $gsize != "${size}x${size}" ]] && gname=global_$gsize
 mkdir -p "$out"
 bin=$out/edgebnn
 go build -o "$bin" ./cmd/edgebnn
@@ -37,11 +44,11 @@ c = json.load(open("bench/configs/fmnist_ffgu.json"))["inference"]
 c["inference"]["Linear"]["inducing_rows"] = c["inference"]["Linear"]["inducing_cols"] = int(sys.argv[1])
 print(json.dumps(c))' "$size")
 for s in $(seq 1 "$seeds"); do
-	for kind in layer global; do
+	for kind in layer "$gname"; do
 		f=$out/${kind}_$s
 		if [[ ! -f $f.ebnn ]]; then
 			extra=()
-			[[ $kind == global ]] && extra=(--global-inducing "${size}x${size}")
+			[[ $kind != layer ]] && extra=(--global-inducing "$gsize")
 			echo "training $kind seed $s" >&2
 			"$bin" train --config bench/configs/fmnist_ffgu.json --inference "$inf" --epochs "$epochs" \
 				--seed "$s" "${extra[@]}" --out "$f.ckpt.ebnn" >"$f.log" 2>&1
@@ -86,6 +93,6 @@ print("| " + label + " | " + " | ".join(cells) + " |")
 echo "| model (784-256-256-10, $epochs epochs, K = $samples; OOD: digits; $seeds seeds) | parameters | file bytes | accuracy | NLL | ECE | AUROC entropy | AUROC MI |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 layer=() global=()
-for s in $(seq 1 "$seeds"); do layer+=("$out/layer_$s.json"); global+=("$out/global_$s.json"); done
+for s in $(seq 1 "$seeds"); do layer+=("$out/layer_$s.json"); global+=("$out/${gname}_$s.json"); done
 row "per-layer U ($size×$size each, FFG-U)" "${layer[@]}"
-row "**global U** ($size×$size G, diagonal q(G); layers' U $size×$size)" "${global[@]}"
+row "**global U** (${gsize/x/×} G, diagonal q(G); layers' U $size×$size)" "${global[@]}"
