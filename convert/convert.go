@@ -83,6 +83,12 @@ type Options struct {
 	Compress string
 	// Classes is the number of outputs of a built-in ResNet (0: read it from the checkpoint).
 	Classes int
+	// GlobalInducing gives the keyword arguments of bayesianize's
+	// register_global_inducing_weights_ call that a state_dict does not hold, for a state_dict
+	// with global inducing weights (`_global_inducing_module.*` tensors; paper 003 appendix H):
+	// whitened_u (default true), max_lamda and max_sd_u (default none). G's size and q(G)'s
+	// family are read from the tensors. Nil: bayesianize's defaults.
+	GlobalInducing *GlobalInducingArgs
 	// InputShape overrides the input shape ([features] or [C, H, W]); by default it is inferred
 	// (built-in ResNets: [C, 32, 32] with C from conv1; other networks from the first layer with
 	// weights and the first Linear's in_features — not possible after an AdaptiveAvgPool2d, which
@@ -472,6 +478,9 @@ func buildModel(src *source, opts Options) (*model, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := globalFromStateDict(spec, byName, opts.GlobalInducing); err != nil {
+			return nil, err
+		}
 		if resnet.Known(opts.Arch) {
 			info.Arch = opts.Arch
 		}
@@ -498,6 +507,84 @@ func buildModel(src *source, opts Options) (*model, error) {
 		}
 	}
 	return m, nil
+}
+
+// GlobalInducingArgs are the register_global_inducing_weights_ keyword arguments a state_dict
+// does not record (Options.GlobalInducing).
+type GlobalInducingArgs struct {
+	WhitenedU *bool    `json:"whitened_u"`
+	MaxLamda  *float64 `json:"max_lamda"`
+	MaxSDU    *float64 `json:"max_sd_u"`
+}
+
+// ParseGlobalInducingArgs decodes GlobalInducingArgs from JSON; unknown keys are errors.
+func ParseGlobalInducingArgs(data []byte) (*GlobalInducingArgs, error) {
+	var a GlobalInducingArgs
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return nil, fmt.Errorf("convert: global inducing arguments: %w", err)
+	}
+	for _, v := range []*float64{a.MaxLamda, a.MaxSDU} {
+		if v != nil && (!(*v >= 0) || math.IsInf(*v, 0)) {
+			return nil, fmt.Errorf("convert: global inducing arguments: max_lamda and max_sd_u must be finite and non-negative")
+		}
+	}
+	return &a, nil
+}
+
+// globalFromStateDict turns spec's inducing layers into global-U layers when the state_dict has
+// bayesianize's global inducing module (runtime.GlobalUName): G's size comes from its z_row and
+// z_col, q(G)'s family from the q tensors present, the rest from args (bayesianize's defaults:
+// whitened, no clamps; σ = 1).
+func globalFromStateDict(spec *runtime.Spec, byName map[string]*statedict.Tensor, args *GlobalInducingArgs) error {
+	pre := runtime.GlobalUName + "."
+	shape := func(name string) []int {
+		if t := byName[pre+name]; t != nil {
+			return t.Shape
+		}
+		return nil
+	}
+	found := false
+	for name := range byName {
+		if strings.HasPrefix(name, pre) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		if args != nil {
+			return fmt.Errorf("convert: global inducing arguments given but the state_dict has no %s* tensors", pre)
+		}
+		return nil
+	}
+	zr, zc, mean := shape("z_row"), shape("z_col"), shape("inducing_mean")
+	if len(zr) != 2 || len(zc) != 2 || mean == nil {
+		return fmt.Errorf("convert: the state_dict's global inducing module needs %sz_row and %sz_col (2-D) and %sinducing_mean", pre, pre, pre)
+	}
+	g := runtime.PosteriorSpec{InducingRows: zr[0], InducingCols: zc[0], WhitenedU: true}
+	switch {
+	case len(mean) == 3:
+		g.QInducing, g.EnsembleSize = runtime.QEnsemble, mean[0]
+	case shape("_inducing_sd") != nil:
+		g.QInducing = runtime.QDiagonal
+	case shape("_inducing_scale_tril") != nil:
+		g.QInducing = runtime.QFull
+	case shape("_inducing_row_scale_tril") != nil:
+		g.QInducing = runtime.QMatrix
+	default:
+		return fmt.Errorf("convert: the state_dict's global inducing module has no q(G) scale tensor (%s_inducing_sd, _inducing_scale_tril or _inducing_row_scale_tril) and a %d-D inducing_mean", pre, len(mean))
+	}
+	if args != nil {
+		if args.WhitenedU != nil {
+			g.WhitenedU = *args.WhitenedU
+		}
+		g.MaxLamda, g.MaxSDU = args.MaxLamda, args.MaxSDU
+	}
+	if err := spec.UseGlobalU(g); err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
+	return nil
 }
 
 // specFor builds the Spec of a state_dict from the architecture and config.

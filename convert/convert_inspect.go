@@ -196,6 +196,10 @@ func inspect(path string, verify bool) (*Inspection, error) {
 		kl[li.Name] = li.KL
 		in.KL += li.KL
 	}
+	if g := m.GlobalKL(); g != 0 {
+		kl[runtime.GlobalUName] = g
+		in.KL += g
+	}
 	for i := range in.Layers {
 		in.Layers[i].KL = kl[in.Layers[i].Name]
 	}

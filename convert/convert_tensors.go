@@ -71,6 +71,40 @@ func memberTensors(spec *runtime.Spec) []tensorSpec {
 			tensorSpec{Name: "fa.factors", Layer: "fa", Shape: []int{spec.FA.Dim, spec.FA.Rank}, Role: roleParam},
 			tensorSpec{Name: "fa.psi", Layer: "fa", Shape: []int{spec.FA.Dim}, Role: roleParam})
 	}
+	// addInducing adds an inducing posterior's tensors (MATH.md §1) for a dOut × dIn weight;
+	// a global-U layer (q_inducing global) has no q(U) tensors of its own.
+	addInducing := func(name string, dOut, dIn int, p *runtime.PosteriorSpec) {
+		r, c := p.InducingRows, p.InducingCols
+		add(name, "z_row", roleParam, r, dOut)
+		add(name, "z_col", roleParam, c, dIn)
+		add(name, "_d_row", roleParam, r)
+		add(name, "_d_col", roleParam, c)
+		add(name, "_lamda", roleParam)
+		d := r * c
+		switch p.QInducing {
+		case runtime.QGlobal:
+		case runtime.QFull:
+			add(name, "inducing_mean", roleParam, d)
+			add(name, "_inducing_scale_tril", roleParam, d*(d+1)/2)
+		case runtime.QMatrix:
+			add(name, "inducing_mean", roleParam, r, c)
+			add(name, "_inducing_row_scale_tril", roleParam, r*(r+1)/2)
+			add(name, "_inducing_col_scale_tril", roleParam, c*(c+1)/2)
+		case runtime.QEnsemble:
+			add(name, "inducing_mean", roleParam, p.EnsembleSize, r, c)
+		default:
+			add(name, "inducing_mean", roleParam, r, c)
+			add(name, "_inducing_sd", roleParam, r, c)
+		}
+	}
+	if spec.GlobalU != nil {
+		// The global inducing posterior (paper 003 appendix H): its "weight" is the stacked
+		// U_{1:L}, ΣM_out × M_in.
+		layers, _, rows := spec.GlobalULayers()
+		if len(layers) > 0 {
+			addInducing(runtime.GlobalUName, rows, layers[0].Posterior.InducingCols, spec.GlobalU)
+		}
+	}
 	var walk func([]runtime.LayerSpec)
 	walk = func(ls []runtime.LayerSpec) {
 		for i := range ls {
@@ -106,27 +140,7 @@ func memberTensors(spec *runtime.Spec) []tensorSpec {
 						add(l.Name, "bias", roleParam, l.Out)
 					}
 				case p.Kind == runtime.KindInducing:
-					r, c := p.InducingRows, p.InducingCols
-					add(l.Name, "z_row", roleParam, r, l.Out)
-					add(l.Name, "z_col", roleParam, c, dIn)
-					add(l.Name, "_d_row", roleParam, r)
-					add(l.Name, "_d_col", roleParam, c)
-					add(l.Name, "_lamda", roleParam)
-					d := r * c
-					switch p.QInducing {
-					case runtime.QFull:
-						add(l.Name, "inducing_mean", roleParam, d)
-						add(l.Name, "_inducing_scale_tril", roleParam, d*(d+1)/2)
-					case runtime.QMatrix:
-						add(l.Name, "inducing_mean", roleParam, r, c)
-						add(l.Name, "_inducing_row_scale_tril", roleParam, r*(r+1)/2)
-						add(l.Name, "_inducing_col_scale_tril", roleParam, c*(c+1)/2)
-					case runtime.QEnsemble:
-						add(l.Name, "inducing_mean", roleParam, p.EnsembleSize, r, c)
-					default:
-						add(l.Name, "inducing_mean", roleParam, r, c)
-						add(l.Name, "_inducing_sd", roleParam, r, c)
-					}
+					addInducing(l.Name, l.Out, dIn, p)
 				case p.Kind == runtime.KindFFG && p.Pruned:
 					// The kept weights only (their count is in the index blob, not the spec: no
 					// shape); no prior buffers.
@@ -243,6 +257,9 @@ func layerInfos(spec *runtime.Spec) []layerInfo {
 	if spec.FA != nil {
 		out = append(out, layerInfo{Name: "fa", Kind: runtime.KindFA})
 	}
+	if spec.GlobalU != nil {
+		out = append(out, layerInfo{Name: runtime.GlobalUName, Kind: "global_inducing"})
+	}
 	return out
 }
 
@@ -308,6 +325,9 @@ func layerOf(name string, layers map[string]bool) string {
 	}
 	if strings.HasPrefix(name, "fa.") {
 		return "fa"
+	}
+	if strings.HasPrefix(name, runtime.GlobalUName+".") {
+		return runtime.GlobalUName
 	}
 	return ""
 }

@@ -201,7 +201,7 @@ func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 	}
 	// One weight sample (or ensemble member) per sample of the block.
 	s0, inSz, outSz := fc.sample, d.in.size(), d.out.size()
-	defer func() { fc.sample, fc.faH = s0, nil }()
+	defer func() { fc.sample, fc.faH, fc.guH = s0, nil, nil }()
 	for b := 0; b < B; b++ {
 		fc.sample = s0 + b
 		xb, yb := in[b*n*inSz:(b+1)*n*inSz], out[b*n*outSz:(b+1)*n*outSz]
@@ -212,6 +212,9 @@ func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 		}
 		if fc.faHs != nil {
 			fc.faH = fc.faHs[b*len(fc.faHs)/B : (b+1)*len(fc.faHs)/B]
+		}
+		if fc.glob != nil {
+			fc.guH = fc.guHs[b*fc.glob.size() : (b+1)*fc.glob.size()]
 		}
 		d.forwardWeight(fc, xb, yb, n)
 	}

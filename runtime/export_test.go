@@ -39,3 +39,29 @@ func PrunedMemory(m *Model, layer string) int {
 	f := m.findDense(layer).post.(*prunedFFG)
 	return 4 * (len(f.rowptr) + len(f.col) + len(f.s) + len(f.bs))
 }
+
+// GlobalWeights draws, for sample s of a prediction with seed, the weight matrices (dOut × dIn,
+// bias last) of the model's global-U layers in spec order, as the weight strategy does: U_{1:L}
+// once for the sample (stream guStream), then each layer's W from its block (the layer's stream).
+func GlobalWeights(m *Model, seed uint64, s int) [][]float32 {
+	g := m.glob
+	fc := &fwdCtx{seed: seed, sample: s, block: 1, glob: g, guHs: make([]float32, g.size()), guScratch: make([]float32, g.scratch())}
+	g.fill(fc, s, 1)
+	fc.guH = fc.guHs
+	var out [][]float32
+	walkNodes(m.nodes, func(nd node) {
+		d, ok := nd.(*dense)
+		if !ok {
+			return
+		}
+		l, ok := d.post.(*inducing)
+		if !ok || l.q != QGlobal {
+			return
+		}
+		w := make([]float32, d.dOut*d.dIn)
+		fc.rng.Reset(seed, uint32(s), d.id)
+		l.sampleWeight(fc, &fc.rng, w, make([]float32, l.weightScratch()))
+		out = append(out, w)
+	})
+	return out
+}

@@ -29,6 +29,7 @@ type inducing struct {
 	rowTril, colTril []float32   // matrix: mo × mo, mi × mi
 	members          [][]float32 // ensemble: each member's u, already whitened
 	meanU            []float32   // u at the posterior mean (member 0 for ensembles), whitened
+	guOff            int         // q global: offset of the layer's block in one U_{1:L} sample
 	kl               float64
 	loc              localParams
 }
@@ -123,15 +124,45 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 	l.lhatR, l.lhatC = to32(lhr), to32(lhc)
 	l.lr, l.lc = to32(lr), to32(lc)
 
-	klU, raw, err := l.loadQ(b, ls, lr, lc)
+	var (
+		klU float64
+		raw [][]float32
+	)
+	if l.q == QGlobal {
+		raw, err = l.loadGlobal(b)
+	} else {
+		klU, raw, err = l.loadQ(b, ls, lr, lc)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if ls.Op != OpConv2d { // convolutions share W across positions: they never sample locally
+	// Convolutions share W across positions: they never sample locally; nor does the global
+	// inducing posterior's own level (op unset), whose "weight" is U_{1:L}.
+	if ls.Op == OpLinear {
 		l.loadLocal(zr, zc, dr, lr, lc, raw)
 	}
 	l.kl = klU + float64(dIn)*float64(dOut)*(lamda*lamda/2-math.Log(lamda)-0.5)
 	return l, nil
+}
+
+// loadGlobal attaches a q_inducing global layer to the model's global inducing posterior and
+// returns its block of E[U_{1:L}] (raw, whitened) as its mean; its KL has no U term.
+func (l *inducing) loadGlobal(b *builder) ([][]float32, error) {
+	gu := b.m.glob
+	if gu == nil {
+		return nil, fmt.Errorf("runtime: layer %q (inducing): q_inducing global but the model has no global_u section", l.name)
+	}
+	if !l.whitened {
+		return nil, fmt.Errorf("runtime: layer %q (inducing): q_inducing global needs whitened_u", l.name)
+	}
+	if err := gu.attach(l); err != nil {
+		return nil, err
+	}
+	d := l.mo * l.mi
+	raw := append([]float32(nil), gu.mean[l.guOff:l.guOff+d]...)
+	l.meanU = append([]float32(nil), raw...)
+	l.whiten(l.meanU, make([]float32, d))
+	return [][]float32{raw}, nil
 }
 
 // loadQ reads q(U) and returns KL[q(U) ‖ p(U)] (MATH.md §1; bayesianize's definition) and the
@@ -313,6 +344,8 @@ func (l *inducing) sampleU(fc *fwdCtx, rng *kernels.Stream, u, tmp []float32) {
 	case QEnsemble:
 		copy(u, l.members[fc.sample%len(l.members)])
 		return
+	case QGlobal:
+		copy(u[:d], fc.guH[l.guOff:l.guOff+d])
 	case QDiagonal:
 		rng.Normal(u[:d])
 		for i := range u[:d] {
@@ -658,9 +691,11 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 					}
 				}
 			}
-		case QFull, QEnsemble:
+		case QFull, QEnsemble, QGlobal:
 			um := lp.muT
 			switch {
+			case l.q == QGlobal && !fc.mean:
+				um = l.globalBlock(fc, b)
 			case l.q == QEnsemble && !fc.mean:
 				um = lp.raw[s%len(lp.raw)]
 			case l.q == QFull && !fc.mean:

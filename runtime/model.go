@@ -79,6 +79,8 @@ type Model struct {
 	parts []*Model
 	// fa is the network-wide factor-analysis posterior, if any.
 	fa *faPosterior
+	// glob is the global inducing posterior (Spec.GlobalU), if any.
+	glob *globalU
 	// layerCount is the number of layers including those inside residual blocks; layer ids used
 	// for random streams run from 0 to layerCount-1.
 	layerCount int
@@ -123,6 +125,13 @@ func New(spec *Spec, src TensorSource) (*Model, error) {
 			return nil, err
 		}
 		m.fa = fa
+	}
+	if spec.GlobalU != nil {
+		gu, err := loadGlobalU(spec, b)
+		if err != nil {
+			return nil, err
+		}
+		m.glob = gu
 	}
 	in := shape{c: spec.InputShape[0], h: 1, w: 1, flat: true}
 	if len(spec.InputShape) == 3 {

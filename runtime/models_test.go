@@ -17,6 +17,12 @@ func inducingPost(mo, mi int, q string, whitened bool, ens int) *runtime.Posteri
 		MaxLamda: ptr(1), MaxSDU: ptr(0.5), QInducing: q, WhitenedU: whitened, EnsembleSize: ens}
 }
 
+// globalPost is a layer whose U is its mo × mi block of the global U_{1:L}.
+func globalPost(mo, mi int) *runtime.PosteriorSpec {
+	return &runtime.PosteriorSpec{Kind: runtime.KindInducing, InducingRows: mo, InducingCols: mi, PriorSD: 0.4,
+		MaxLamda: ptr(1), QInducing: runtime.QGlobal, WhitenedU: true}
+}
+
 func ffgPost() *runtime.PosteriorSpec {
 	return &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: 1, MaxSD: ptr(0.5)}
 }
@@ -83,32 +89,16 @@ func randomTensors(spec *runtime.Spec, seed uint64) runtime.Tensors {
 				case p.Kind == runtime.KindFA:
 					faDim += l.Out * dIn
 				case p.Kind == runtime.KindInducing:
-					mo, mi := p.InducingRows, p.InducingCols
-					d := mo * mi
-					ts[l.Name+".z_row"] = tensor(randn(r, mo*l.Out, 1), mo, l.Out)
-					ts[l.Name+".z_col"] = tensor(randn(r, mi*dIn, 1), mi, dIn)
-					ts[l.Name+"._d_row"] = tensor(randn(r, mo, 0.5), mo)
-					ts[l.Name+"._d_col"] = tensor(randn(r, mi, 0.5), mi)
-					ts[l.Name+"._lamda"] = tensor([]float32{-1.5})
-					switch p.QInducing {
-					case runtime.QEnsemble:
-						ts[l.Name+".inducing_mean"] = tensor(randn(r, p.EnsembleSize*d, 1), p.EnsembleSize, mo, mi)
-					case runtime.QDiagonal:
-						ts[l.Name+".inducing_mean"] = tensor(randn(r, d, 1), mo, mi)
-						ts[l.Name+"._inducing_sd"] = tensor(shift(randn(r, d, 0.3), -2), mo, mi)
-					case runtime.QFull:
-						ts[l.Name+".inducing_mean"] = tensor(randn(r, d, 1), d)
-						ts[l.Name+"._inducing_scale_tril"] = tensor(shift(randn(r, d*(d+1)/2, 0.1), -1), d*(d+1)/2)
-					case runtime.QMatrix:
-						ts[l.Name+".inducing_mean"] = tensor(randn(r, d, 1), mo, mi)
-						ts[l.Name+"._inducing_row_scale_tril"] = tensor(shift(randn(r, mo*(mo+1)/2, 0.1), -1), mo*(mo+1)/2)
-						ts[l.Name+"._inducing_col_scale_tril"] = tensor(shift(randn(r, mi*(mi+1)/2, 0.1), -1), mi*(mi+1)/2)
-					}
+					inducingTensors(r, ts, l.Name, p, l.Out, dIn)
 				}
 			}
 		}
 	}
 	walk(spec.Layers)
+	if spec.GlobalU != nil {
+		layers, _, rows := spec.GlobalULayers()
+		inducingTensors(r, ts, runtime.GlobalUName, spec.GlobalU, rows, layers[0].Posterior.InducingCols)
+	}
 	if spec.FA != nil {
 		spec.FA.Dim = faDim
 		ts["fa.mean"] = tensor(randn(r, faDim, 0.5), faDim)
@@ -120,6 +110,32 @@ func randomTensors(spec *runtime.Spec, seed uint64) runtime.Tensors {
 		ts["fa.psi"] = tensor(psi, faDim)
 	}
 	return ts
+}
+
+// inducingTensors adds random tensors of an inducing posterior (prefix name) of a dOut × dIn
+// weight to ts; a global-U layer has no q(U) tensors.
+func inducingTensors(r *rand.Rand, ts runtime.Tensors, name string, p *runtime.PosteriorSpec, dOut, dIn int) {
+	mo, mi := p.InducingRows, p.InducingCols
+	d := mo * mi
+	ts[name+".z_row"] = tensor(randn(r, mo*dOut, 1), mo, dOut)
+	ts[name+".z_col"] = tensor(randn(r, mi*dIn, 1), mi, dIn)
+	ts[name+"._d_row"] = tensor(randn(r, mo, 0.5), mo)
+	ts[name+"._d_col"] = tensor(randn(r, mi, 0.5), mi)
+	ts[name+"._lamda"] = tensor([]float32{-1.5})
+	switch p.QInducing {
+	case runtime.QEnsemble:
+		ts[name+".inducing_mean"] = tensor(randn(r, p.EnsembleSize*d, 1), p.EnsembleSize, mo, mi)
+	case runtime.QDiagonal:
+		ts[name+".inducing_mean"] = tensor(randn(r, d, 1), mo, mi)
+		ts[name+"._inducing_sd"] = tensor(shift(randn(r, d, 0.3), -2), mo, mi)
+	case runtime.QFull:
+		ts[name+".inducing_mean"] = tensor(randn(r, d, 1), d)
+		ts[name+"._inducing_scale_tril"] = tensor(shift(randn(r, d*(d+1)/2, 0.1), -1), d*(d+1)/2)
+	case runtime.QMatrix:
+		ts[name+".inducing_mean"] = tensor(randn(r, d, 1), mo, mi)
+		ts[name+"._inducing_row_scale_tril"] = tensor(shift(randn(r, mo*(mo+1)/2, 0.1), -1), mo*(mo+1)/2)
+		ts[name+"._inducing_col_scale_tril"] = tensor(shift(randn(r, mi*(mi+1)/2, 0.1), -1), mi*(mi+1)/2)
+	}
 }
 
 func shift(x []float32, s float32) []float32 {
@@ -188,13 +204,50 @@ func cnnSpec() *runtime.Spec {
 		}}
 }
 
+// globalMLPSpec: 8 → global-U(16) → ReLU → ffg(12) → tanh → global-U(10), classification; the
+// global inducing posterior has a 3 × 3 G and a diagonal q(G) (paper 003 appendix H).
+func globalMLPSpec() *runtime.Spec {
+	return &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{8},
+		GlobalU: &runtime.PosteriorSpec{Kind: runtime.KindInducing, InducingRows: 3, InducingCols: 3, PriorSD: 1,
+			MaxLamda: ptr(1), MaxSDU: ptr(0.5), QInducing: runtime.QDiagonal, WhitenedU: true},
+		Layers: []runtime.LayerSpec{
+			{Name: "0", Op: runtime.OpLinear, In: 8, Out: 16, Bias: true, Posterior: globalPost(4, 3)},
+			{Name: "1", Op: runtime.OpReLU},
+			{Name: "2", Op: runtime.OpLinear, In: 16, Out: 12, Bias: true, Posterior: ffgPost()},
+			{Name: "3", Op: runtime.OpTanh},
+			{Name: "4", Op: runtime.OpLinear, In: 12, Out: 10, Bias: false, Posterior: globalPost(2, 3)},
+		}}
+}
+
+// globalCNNSpec: a conv global-U layer (sampled as whole weights) and a residual block whose
+// body holds another, then a global-U classifier; q(G) is an ensemble of 2 members.
+func globalCNNSpec() *runtime.Spec {
+	conv := func(name string, in, out int, post *runtime.PosteriorSpec) runtime.LayerSpec {
+		return runtime.LayerSpec{Name: name, Op: runtime.OpConv2d, In: in, Out: out, Bias: true,
+			Kernel: [2]int{3, 3}, Padding: [2]int{1, 1}, Posterior: post}
+	}
+	return &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{2, 6, 6},
+		GlobalU: &runtime.PosteriorSpec{Kind: runtime.KindInducing, InducingRows: 2, InducingCols: 2, PriorSD: 1,
+			QInducing: runtime.QEnsemble, EnsembleSize: 2, WhitenedU: false},
+		Layers: []runtime.LayerSpec{
+			conv("c1", 2, 4, globalPost(3, 2)),
+			{Name: "relu1", Op: runtime.OpReLU},
+			{Name: "res1", Op: runtime.OpResidual, Body: []runtime.LayerSpec{
+				conv("r1a", 4, 4, globalPost(2, 2)), {Name: "r1relu", Op: runtime.OpReLU}}},
+			{Name: "pool", Op: runtime.OpMaxPool2d, Kernel: [2]int{2, 2}},
+			{Name: "flat", Op: runtime.OpFlatten},
+			{Name: "fc", Op: runtime.OpLinear, In: 36, Out: 5, Bias: true, Posterior: globalPost(2, 2)},
+		}}
+}
+
 type testModel struct {
 	name string
 	spec func() *runtime.Spec
 }
 
 var testModels = []testModel{{"mlp", mlpSpec}, {"fa-mlp", faSpec}, {"cnn", cnnSpec},
-	{"mcdrop-mlp", mcDropoutSpec}, {"mcdrop-cnn", mcDropoutCNNSpec}}
+	{"mcdrop-mlp", mcDropoutSpec}, {"mcdrop-cnn", mcDropoutCNNSpec},
+	{"global-mlp", globalMLPSpec}, {"global-cnn", globalCNNSpec}}
 
 // mcDropoutSpec: 8 → deterministic(16) → ReLU → MC dropout(0.3) → deterministic(12) → tanh →
 // MC dropout(0.5) → deterministic(10), classification: a network whose only randomness is its

@@ -49,6 +49,9 @@ func (m *Model) Posterior(maxDim int) (*Posterior, error) {
 	if m.parts != nil {
 		return m.mixturePosterior(maxDim)
 	}
+	if m.glob != nil {
+		return nil, fmt.Errorf("runtime: posterior: the global inducing posterior (global_u) correlates every layer's weights through U_{1:L}; its weight covariance is not implemented")
+	}
 	var layers []*dense
 	var walk func(ns []node)
 	walk = func(ns []node) {

@@ -195,6 +195,10 @@ func (m *Model) predictorBytes(opts Options, block, maxAct, scratch int) (int64,
 		if m.fa != nil {
 			add(4, int64(block), int64(m.fa.rank))
 		}
+		if gs, gsc := m.globalSizes(); gs > 0 {
+			add(4, int64(block), int64(gs))
+			add(4, int64(gsc))
+		}
 		add(4, bufs, int64(maxAct), n, int64(block))
 	}
 	return total, ok
@@ -284,6 +288,11 @@ type fwdCtx struct {
 	// faHs holds the FA latent h of each sample of the block (block × rank); faH is the current
 	// sample's while a layer draws whole weight matrices.
 	faHs, faH []float32
+	// glob is the model's global inducing posterior (nil without one); guHs holds the U_{1:L}
+	// of each sample of the block (block × glob.size()), guH the current sample's while a layer
+	// draws whole weight matrices, guScratch the scratch of drawing one U_{1:L}.
+	glob                 *globalU
+	guHs, guH, guScratch []float32
 	// rng is the current layer's random stream (kept here so that it does not escape to the heap).
 	rng kernels.Stream
 }
@@ -433,6 +442,11 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 		if m.fa != nil {
 			w.fc.faHs = make([]float32, p.block*m.fa.rank)
 		}
+		if gs, gsc := m.globalSizes(); gs > 0 {
+			w.fc.glob = m.glob
+			w.fc.guHs = make([]float32, p.block*gs)
+			w.fc.guScratch = make([]float32, gsc)
+		}
 		if t > 0 {
 			w.wake = make(chan struct{})
 			p.stop.wake = append(p.stop.wake, w.wake)
@@ -519,7 +533,7 @@ func (p *Predictor) Options() Options { return p.opts }
 func (p *Predictor) ScratchBytes() int64 {
 	b := int64(len(p.prep)+len(p.probs)+len(p.job.outs)+len(p.zeros)) * 4
 	for _, w := range p.workers {
-		b += int64(len(w.fc.scratch)+len(w.fc.faHs)) * 4
+		b += int64(len(w.fc.scratch)+len(w.fc.faHs)+len(w.fc.guHs)+len(w.fc.guScratch)) * 4
 		for _, buf := range w.bufs {
 			b += int64(len(buf)) * 4
 		}
@@ -701,6 +715,9 @@ func (w *worker) run(j *job, p *Predictor, pre int) {
 				}
 			}
 		}
+		if w.fc.glob != nil {
+			w.fc.glob.fill(&w.fc, s0, B)
+		}
 		var res int
 		if j.cached != nil {
 			o := w.acquire()
@@ -804,6 +821,9 @@ func (p *Predictor) setup(k int, xs []float32, n int, st Strategy) int {
 	}
 	for _, w := range p.workers {
 		w.fc.seed = seed
+		if m.parts != nil {
+			w.fc.glob = m.parts[k].glob
+		}
 	}
 	w0 := p.workers[0]
 	w0.reset()

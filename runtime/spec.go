@@ -71,7 +71,17 @@ const (
 	QFull     = "full"
 	QMatrix   = "matrix"
 	QEnsemble = "ensemble"
+	// QGlobal: the layer's U is its block of the network-wide inducing weights U_{1:L}, drawn
+	// from the global inducing posterior (Spec.GlobalU, paper 003 appendix H); the layer stores
+	// no q(U) tensors and must have whitened_u.
+	QGlobal = "global"
 )
+
+// GlobalUName is the pseudo-layer name of the global inducing posterior's tensors
+// ("_global_inducing_module.z_row", "_global_inducing_module.inducing_mean", …): the attribute
+// bayesianize's register_global_inducing_weights_ adds to the network, so the names are those of
+// its state_dict.
+const GlobalUName = "_global_inducing_module"
 
 // Spec is the complete description of a model apart from its tensors: the architecture, each
 // layer's posterior and hyperparameters, and the likelihood. The converter stores it as JSON in the
@@ -86,6 +96,15 @@ type Spec struct {
 	Layers   []LayerSpec `json:"layers"`
 	// FA describes the network-wide factor-analysis posterior, when layers have kind "fa".
 	FA *FASpec `json:"fa,omitempty"`
+	// GlobalU is the global inducing posterior of paper 003 appendix H (docs/GLOBALU.md), when
+	// inducing layers have q_inducing "global": the layers' whitened inducing weights, stacked
+	// along their rows in layer order (WalkLayers) into U_{1:L} (ΣM_out × M_in, every such
+	// layer has the same inducing_cols M_in), are the "weight" of an inducing posterior with
+	// σ = 1 whose own inducing matrix G is InducingRows × InducingCols. Its kind must be
+	// inducing, prior_sd 1 and q_inducing one of diagonal, full, matrix or ensemble; its
+	// tensors are named GlobalUName + "." + the per-layer names (z_row is
+	// InducingRows × ΣM_out, z_col InducingCols × M_in).
+	GlobalU *PosteriorSpec `json:"global_u,omitempty"`
 	// Members is the number K of networks of an ensemble; 0 or 1 is a single network. With K > 1
 	// every tensor of the model has K copies: member 0's under the plain names, member k's under
 	// MemberPrefix(k) + name ("member2/fc.weight"). Sample s of a prediction runs member s mod K.
@@ -308,6 +327,14 @@ func (s *Spec) Validate() error {
 					return fmt.Errorf("spec: layer %q: bernstein table_size %d out of range [2, %d]", l.Name, p.TableSize, MaxBernsteinTable)
 				}
 			}
+			if p := l.Posterior; p != nil && p.Kind == KindInducing && p.QInducing == QGlobal {
+				if s.GlobalU == nil {
+					return fmt.Errorf("spec: layer %q has q_inducing global but the spec has no global_u section", l.Name)
+				}
+				if !p.WhitenedU {
+					return fmt.Errorf("spec: layer %q: q_inducing global needs whitened_u (appendix H stacks whitened inducing weights)", l.Name)
+				}
+			}
 			if p := l.Posterior; p != nil && p.Kind == KindFA && s.FA == nil {
 				return fmt.Errorf("spec: layer %q has an fa posterior but the spec has no fa section", l.Name)
 			}
@@ -317,10 +344,106 @@ func (s *Spec) Validate() error {
 	if err := walk(s.Layers, 0); err != nil {
 		return err
 	}
+	if s.GlobalU != nil {
+		if err := s.validateGlobalU(); err != nil {
+			return err
+		}
+	}
 	if s.FA != nil {
 		if s.FA.Dim < 1 || s.FA.Dim > maxDim || s.FA.Rank < 1 || s.FA.Rank > 4096 {
 			return fmt.Errorf("spec: fa dim %d / rank %d out of range", s.FA.Dim, s.FA.Rank)
 		}
+	}
+	return nil
+}
+
+// GlobalULayers returns the layers whose U is drawn from the global inducing posterior
+// (q_inducing global), in WalkLayers order, and the row offset of each one's block in U_{1:L};
+// rows is ΣM_out.
+func (s *Spec) GlobalULayers() (layers []*LayerSpec, offsets []int, rows int) {
+	WalkLayers(s.Layers, func(l *LayerSpec) {
+		if p := l.Posterior; p != nil && p.Kind == KindInducing && p.QInducing == QGlobal {
+			layers = append(layers, l)
+			offsets = append(offsets, rows)
+			rows += p.InducingRows
+		}
+	})
+	return layers, offsets, rows
+}
+
+// UseGlobalU makes every inducing layer of s a global-U layer (q_inducing global) of the global
+// inducing posterior g (paper 003 appendix H; g becomes s.GlobalU, with PriorSD 1): the
+// layers' own q(U) settings are dropped. Every inducing layer must have whitened_u and the
+// same inducing_cols; the result is validated. The layers' posteriors are copied, not shared.
+func (s *Spec) UseGlobalU(g PosteriorSpec) error {
+	var err error
+	n := 0
+	WalkLayers(s.Layers, func(l *LayerSpec) {
+		p := l.Posterior
+		if err != nil || p == nil || p.Kind != KindInducing {
+			return
+		}
+		switch {
+		case !p.WhitenedU:
+			err = fmt.Errorf("spec: global inducing: layer %q has whitened_u false; appendix H stacks whitened inducing weights (set whitened_u)", l.Name)
+			return
+		case p.QInducing == QGlobal:
+			err = fmt.Errorf("spec: global inducing: layer %q already has q_inducing global", l.Name)
+			return
+		}
+		q := *p
+		q.QInducing, q.EnsembleSize = QGlobal, 0
+		l.Posterior = &q
+		n++
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("spec: global inducing: the network has no inducing layer")
+	}
+	g.Kind, g.PriorSD = KindInducing, 1
+	s.GlobalU = &g
+	return s.Validate()
+}
+
+// validateGlobalU checks the global_u section against the layers that use it.
+func (s *Spec) validateGlobalU() error {
+	g := s.GlobalU
+	errf := func(format string, args ...any) error {
+		return fmt.Errorf("spec: global_u: %s", fmt.Sprintf(format, args...))
+	}
+	if g.Kind != KindInducing {
+		return errf("kind %q, want inducing", g.Kind)
+	}
+	if g.InducingRows < 1 || g.InducingCols < 1 || g.InducingRows > 4096 || g.InducingCols > 4096 {
+		return errf("inducing_rows %d / inducing_cols %d out of range", g.InducingRows, g.InducingCols)
+	}
+	if g.PriorSD != 1 {
+		return errf("prior_sd %g, want 1 (the stacked whitened inducing weights have prior N(0, I))", g.PriorSD)
+	}
+	switch g.QInducing {
+	case QDiagonal, QFull, QMatrix, QEnsemble:
+	default:
+		return errf("q_inducing %q is not diagonal, full, matrix or ensemble", g.QInducing)
+	}
+	layers, _, rows := s.GlobalULayers()
+	if len(layers) == 0 {
+		return errf("no layer has q_inducing global")
+	}
+	mi := layers[0].Posterior.InducingCols
+	for _, l := range layers {
+		p := l.Posterior
+		if p.InducingCols != mi {
+			return errf("layer %q has inducing_cols %d but layer %q has %d; the layers' U are stacked along their rows, so all need the same inducing_cols",
+				l.Name, p.InducingCols, layers[0].Name, mi)
+		}
+		if p.InducingRows < 1 || p.InducingRows > 4096 {
+			return errf("layer %q: inducing_rows %d out of range", l.Name, p.InducingRows)
+		}
+	}
+	if rows > 1<<16 {
+		return errf("the stacked inducing weights have %d rows (limit %d)", rows, 1<<16)
 	}
 	return nil
 }

@@ -193,6 +193,10 @@ type Config struct {
 	// hard-coded 1e-3 (bnn.Init.InitSDU). Paper 003 (appendix J.2) starts q(U) at variance 1e-3,
 	// i.e. init_sd_u √1e-3 ≈ 0.0316.
 	InitSDU float64 `json:"init_sd_u" help:"inducing: initial standard deviation of q(U)'s entries (0: bayesianize's 1e-3; paper 003 J.2's variance 1e-3 is 0.0316)"`
+	// GlobalInducing, "ROWSxCOLS", gives the inducing layers a shared global inducing matrix G of
+	// that size (paper 003 appendix H; bnn.UseGlobalInducing, docs/GLOBALU.md): every layer's U
+	// is drawn conditioned on G instead of from its own q(U).
+	GlobalInducing string `json:"global_inducing" help:"inducing: share a global inducing matrix of ROWSxCOLS (e.g. 32x32) that every layer's U is conditioned on (paper 003 appendix H; layers need whitened_u and equal inducing_cols)"`
 	// TrainSamples are the Monte Carlo samples per step, TestSamples those per evaluation.
 	TrainSamples int `json:"train_samples" help:"Monte Carlo samples per training step"`
 	TestSamples  int `json:"test_samples" help:"Monte Carlo samples per test prediction"`
@@ -604,6 +608,8 @@ func (c *Config) Validate() error {
 		return errf("data is empty")
 	case c.InitFrom != "" && c.Posterior != "deterministic" && c.Posterior != "mc_dropout" && !IsFA(c.Posterior):
 		return errf("init_from applies to posterior deterministic, mc_dropout, vifa, fa_em, fa_sga or swag, not %q", c.Posterior)
+	case c.GlobalInducing != "" && c.Posterior != "inducing":
+		return errf("global_inducing %q applies to posterior inducing, not %q", c.GlobalInducing, c.Posterior)
 	case c.InitSDU > 0 && c.Posterior != "inducing":
 		return errf("init_sd_u %g applies to posterior inducing, not %q", c.InitSDU, c.Posterior)
 	case c.Task != "classification" && c.Task != "regression":
@@ -639,6 +645,11 @@ func (c *Config) Validate() error {
 		return errf("test_fraction %g outside [0, 1)", c.TestFraction)
 	case c.Out == "":
 		return errf("out is empty")
+	}
+	if c.GlobalInducing != "" {
+		if _, _, err := c.GlobalInducingSize(); err != nil {
+			return err
+		}
 	}
 	if c.Dropout != 0 && c.Posterior != "mc_dropout" {
 		return errf("dropout %g applies to posterior mc_dropout, not %q", c.Dropout, c.Posterior)
@@ -816,4 +827,19 @@ func (c *Config) KLWeight(epoch int) float64 {
 		rate = 1 / float64(c.AnnealingEpochs)
 	}
 	return min(1, float64(max(0, epoch-c.MLEpochs))*rate)
+}
+
+// GlobalInducingSize parses GlobalInducing ("ROWSxCOLS", each 1 to 4096).
+func (c *Config) GlobalInducingSize() (rows, cols int, err error) {
+	a, b, ok := strings.Cut(c.GlobalInducing, "x")
+	if ok {
+		rows, err = strconv.Atoi(a)
+		if err == nil {
+			cols, err = strconv.Atoi(b)
+		}
+	}
+	if !ok || err != nil || rows < 1 || cols < 1 || rows > 4096 || cols > 4096 {
+		return 0, 0, fmt.Errorf("config: global_inducing %q is not ROWSxCOLS with each in [1, 4096] (e.g. 32x32)", c.GlobalInducing)
+	}
+	return rows, cols, nil
 }

@@ -406,6 +406,15 @@ func (t *Trainer) buildNets() error {
 			inits[name] = in
 		}
 	}
+	if c.GlobalInducing != "" {
+		rows, cols, err := c.GlobalInducingSize()
+		if err != nil {
+			return err
+		}
+		if err := bnn.UseGlobalInducing(spec, inits, rows, cols); err != nil {
+			return err
+		}
+	}
 	k := 1
 	if c.Posterior == "ensemble_w" {
 		k = c.EnsembleSize

@@ -62,20 +62,23 @@ func TestTrainingReducesLoss(t *testing.T) {
 	cases := []struct {
 		name, posterior, inference string
 		dropout                    float64
+		global                     string
 	}{
-		{"deterministic", "deterministic", "", 0},
-		{"ffg_w", "ffg_w", `{"inference": "ffg", "init_sd": 1e-3}`, 0},
-		{"inducing_diag", "inducing", `{"inference": "inducing", "inducing_rows": 4, "inducing_cols": 4, "init_lamda": 0.01}`, 0},
-		{"inducing_full", "inducing", `{"inference": "inducing", "inducing_rows": 2, "inducing_cols": 3, "q_inducing": "full"}`, 0},
-		{"ensemble_u", "inducing", `{"inference": "inducing", "inducing_rows": 3, "inducing_cols": 3, "q_inducing": "ensemble", "ensemble_size": 3}`, 0},
-		{"ensemble_w", "ensemble_w", "", 0},
-		{"mc_dropout", "mc_dropout", "", 0.1},
+		{"deterministic", "deterministic", "", 0, ""},
+		{"ffg_w", "ffg_w", `{"inference": "ffg", "init_sd": 1e-3}`, 0, ""},
+		{"inducing_diag", "inducing", `{"inference": "inducing", "inducing_rows": 4, "inducing_cols": 4, "init_lamda": 0.01}`, 0, ""},
+		{"inducing_full", "inducing", `{"inference": "inducing", "inducing_rows": 2, "inducing_cols": 3, "q_inducing": "full"}`, 0, ""},
+		{"ensemble_u", "inducing", `{"inference": "inducing", "inducing_rows": 3, "inducing_cols": 3, "q_inducing": "ensemble", "ensemble_size": 3}`, 0, ""},
+		{"ensemble_w", "ensemble_w", "", 0, ""},
+		{"mc_dropout", "mc_dropout", "", 0.1, ""},
+		{"global_u", "inducing", `{"inference": "inducing", "inducing_rows": 3, "inducing_cols": 3, "init_lamda": 0.01}`, 0, "2x3"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := toyConfig(t, tc.posterior, tc.inference)
 			c.EnsembleSize = 3
 			c.Dropout = tc.dropout
+			c.GlobalInducing = tc.global
 			tr, err := New(c)
 			if err != nil {
 				t.Fatal(err)
@@ -135,6 +138,8 @@ func TestTrainingReducesLoss(t *testing.T) {
 				t.Fatal(err)
 			} else if m.Stochastic() == (tc.posterior == "deterministic") {
 				t.Errorf("model stochastic = %v for posterior %s", m.Stochastic(), tc.posterior)
+			} else if (m.GlobalKL() != 0) != (tc.global != "") {
+				t.Errorf("global KL %g with global_inducing %q", m.GlobalKL(), tc.global)
 			}
 		})
 	}

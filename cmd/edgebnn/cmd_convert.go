@@ -84,6 +84,11 @@ func runConvert(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs.StringVar(&o.Compress, "compress", "none", "section compression `zstd|none`")
 	fs.IntVar(&o.Classes, "classes", 0, "number of classes `N` of a built-in ResNet (default: from the checkpoint)")
 	shape := fs.String("input-shape", "", "input shape `C,H,W` (or F); default: inferred")
+	fs.Func("global-inducing", "for a bayesianize state_dict with global inducing weights (register_global_inducing_weights_), its keyword arguments the state_dict lacks as `JSON`: whitened_u, max_lamda, max_sd_u (default: bayesianize's, whitened and unclamped)", func(v string) error {
+		a, err := convert.ParseGlobalInducingArgs([]byte(v))
+		o.GlobalInducing = a
+		return err
+	})
 	fs.StringVar(&o.Validate, "validate", "", "score the models on `DATA` (safetensors with inputs and labels)")
 	fs.IntVar(&o.ValidateSamples, "samples", 64, "Monte Carlo `K` for --validate")
 	fs.BoolVar(&o.AllowClamp, "allow-clamp", false, "clamp values beyond the fp16 range to ±65504 instead of failing")

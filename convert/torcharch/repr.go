@@ -122,6 +122,12 @@ func ParseRepr(r io.Reader) ([]Module, error) {
 		}
 		seen[name] = true
 		body := text[end+3:]
+		if name == GlobalInducingModule && strings.HasPrefix(body, "_GlobalInducingModule(") {
+			// bayesianize's register_global_inducing_weights_ adds this module to the network;
+			// it runs no layer (its forward is the identity), and the converter reads the global
+			// inducing posterior from its state_dict tensors.
+			continue
+		}
 		switch body {
 		case "Sequential(":
 			stack = append(stack, name+".")
@@ -152,6 +158,10 @@ func ParseRepr(r io.Reader) ([]Module, error) {
 	}
 	return mods, nil
 }
+
+// GlobalInducingModule is the name of the module bayesianize's register_global_inducing_weights_
+// adds to a network (paper 003 appendix H); a printed network's line for it is skipped.
+const GlobalInducingModule = "_global_inducing_module"
 
 // parseModuleCall parses "Type(args)".
 func parseModuleCall(name, s string) (Module, error) {

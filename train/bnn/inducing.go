@@ -35,6 +35,7 @@ type inducing[T Float] struct {
 	tril    Param[T] // full
 	rowTril Param[T] // matrix
 	colTril Param[T] // matrix
+	guRow   int      // global: the layer's first row in U_{1:L}
 }
 
 func newInducing[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand.Rand) (layer[T], error) {
@@ -88,6 +89,14 @@ func newInducing[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand
 	case runtime.QDiagonal:
 		l.mean = newParam[T](n, "inducing_mean", true, randn(rng, d, 1), mo, mi)
 		l.sd = newParam[T](n, "_inducing_sd", true, full(d, sdU), mo, mi)
+	case runtime.QGlobal:
+		// U is the layer's block of the global U_{1:L} (Net.global): no q(U) tensors.
+		if !l.whitened {
+			return nil, errf("q_inducing global needs whitened_u")
+		}
+		if in.InitSDU > 0 {
+			return nil, errf("init_sd_u %g: a global-U layer has no q(U) of its own (the global_u posterior's init sets it)", in.InitSDU)
+		}
 	case runtime.QEnsemble:
 		k := p.EnsembleSize
 		if k < 1 || k > 1024 {
@@ -112,8 +121,8 @@ func newInducing[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand
 func (l *inducing[T]) name() string { return l.affine.name }
 
 func (l *inducing[T]) params() []Param[T] {
-	ps := []Param[T]{l.zRow, l.zCol, l.mean}
-	for _, p := range []Param[T]{l.sd, l.tril, l.rowTril, l.colTril} {
+	ps := []Param[T]{l.zRow, l.zCol}
+	for _, p := range []Param[T]{l.mean, l.sd, l.tril, l.rowTril, l.colTril} {
 		if p.Param != nil {
 			ps = append(ps, p)
 		}
@@ -158,6 +167,9 @@ func (l *inducing[T]) sdU(tp *autodiff.Tape[T]) *autodiff.Var[T] {
 // sampleU draws u ~ q(U) as an mo × mi matrix (member for ensembles), before whitening.
 func (l *inducing[T]) sampleU(tp *autodiff.Tape[T], c *Context[T]) *autodiff.Var[T] {
 	mo, mi, d := l.mo, l.mi, l.mo*l.mi
+	if l.q == runtime.QGlobal {
+		return tp.Slice(c.globalU, 0, l.guRow, l.guRow+mo)
+	}
 	mean := tp.Param(l.mean.Param)
 	switch l.q {
 	case runtime.QEnsemble:
@@ -217,8 +229,8 @@ func (l *inducing[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], c *Conte
 func (l *inducing[T]) kl(tp *autodiff.Tape[T]) *autodiff.Var[T] {
 	lam := l.lam(tp)
 	cond := tp.Scale(tp.Sub(tp.AddScalar(tp.Scale(tp.Square(lam), 0.5), -0.5), tp.Log(lam)), T(l.dIn*l.dOut))
-	if l.q == runtime.QEnsemble {
-		return cond
+	if l.q == runtime.QEnsemble || l.q == runtime.QGlobal {
+		return cond // no q(U) of its own: the global U's KL is the global posterior's (Net.KL)
 	}
 	mo, mi, d := l.mo, l.mi, l.mo*l.mi
 	mean := tp.Reshape(tp.Param(l.mean.Param), mo, mi)

@@ -84,6 +84,9 @@ type Context[T Float] struct {
 	// Member is the ensemble member used by every Ensemble-U layer in this pass.
 	Member int
 	net    *Net[T]
+	// globalU is this pass's sample of the stacked whitened inducing weights U_{1:L}
+	// (ΣM_out × M_in) when the net has a global inducing posterior.
+	globalU *autodiff.Var[T]
 	// taps, when not nil (ForwardMeanTapped), receives every ffg layer's input and output.
 	taps *[]LayerTap[T]
 }
@@ -112,10 +115,13 @@ type Net[T Float] struct {
 	layers  []layer[T]
 	params  []Param[T]
 	members int // ensemble size of Ensemble-U layers (0 if none)
-	stream  kernels.Stream
-	arena   arena[T]
-	passes  int
-	prefix  string
+	// global is the global inducing posterior of paper 003 appendix H (runtime.Spec.GlobalU):
+	// an inducing "layer" with σ = 1 whose weight is U_{1:L}; nil without one.
+	global *inducing[T]
+	stream kernels.Stream
+	arena  arena[T]
+	passes int
+	prefix string
 }
 
 // New builds a Net for spec (which must validate and whose posteriors must be deterministic,
@@ -148,6 +154,11 @@ func New[T Float](spec *runtime.Spec, inits map[string]Init, rng *rand.Rand) (*N
 	}
 	if len(shape) != 1 {
 		return nil, fmt.Errorf("bnn: the network's output has shape %v; add a flatten layer", shape)
+	}
+	if spec.GlobalU != nil {
+		if err := n.buildGlobal(inits, rng); err != nil {
+			return nil, err
+		}
 	}
 	seen := map[string]bool{}
 	for _, p := range n.params {
@@ -291,6 +302,48 @@ func (n *Net[T]) parametric(ls *runtime.LayerSpec, dOut, k int, wshape []int, in
 	return nil, fmt.Errorf("bnn: layer %q: posterior kind %q is not supported by the trainer", ls.Name, p.Kind)
 }
 
+// buildGlobal makes the global inducing posterior (after the layers, so that the layers'
+// initial values do not depend on it) and tells each global-U layer where its block starts.
+func (n *Net[T]) buildGlobal(inits map[string]Init, rng *rand.Rand) error {
+	layers, offsets, rows := n.spec.GlobalULayers()
+	mi := layers[0].Posterior.InducingCols
+	in, ok := inits[runtime.GlobalUName]
+	if !ok {
+		in = DefaultInit(n.spec.GlobalU)
+	}
+	g, err := newInducing[T](affine{name: runtime.GlobalUName, dOut: rows, k: mi, dIn: mi, wshape: []int{rows, mi}},
+		n.spec.GlobalU, in, rng)
+	if err != nil {
+		return err
+	}
+	n.global = g.(*inducing[T])
+	if n.spec.GlobalU.QInducing == runtime.QEnsemble {
+		if n.members != 0 && n.members != n.spec.GlobalU.EnsembleSize {
+			return fmt.Errorf("bnn: global_u: ensemble_size %d differs from a layer's %d", n.spec.GlobalU.EnsembleSize, n.members)
+		}
+		n.members = n.spec.GlobalU.EnsembleSize
+	}
+	row := map[string]int{}
+	for i, l := range layers {
+		row[l.Name] = offsets[i]
+	}
+	for _, l := range leaves(n.layers) {
+		if il, ok := l.(*inducing[T]); ok && il.q == runtime.QGlobal {
+			il.guRow = row[il.name()]
+		}
+	}
+	n.params = append(n.params, n.global.params()...)
+	return nil
+}
+
+// sampleGlobal draws this pass's U_{1:L} into c (the mean in Mean mode) when the net has a
+// global inducing posterior.
+func (n *Net[T]) sampleGlobal(tp *autodiff.Tape[T], c *Context[T]) {
+	if n.global != nil {
+		c.globalU = n.global.weight(tp, c)
+	}
+}
+
 // SetPrefix prepends prefix to the names of the net's parameters (so that the members of an
 // ensemble of nets have distinct names in an optimizer and a checkpoint). Tensors and Load
 // keep using the state_dict names without it.
@@ -360,6 +413,7 @@ func (n *Net[T]) ForwardMean(tp *autodiff.Tape[T], x *autodiff.Var[T]) *autodiff
 // form (∂f/∂W = (∂f/∂out) ⊗ in for a Linear layer).
 func (n *Net[T]) ForwardMeanTapped(tp *autodiff.Tape[T], x *autodiff.Var[T], taps *[]LayerTap[T]) *autodiff.Var[T] {
 	c := &Context[T]{Mean: true, net: n, taps: taps}
+	n.sampleGlobal(tp, c)
 	for _, l := range n.layers {
 		x = l.forward(tp, x, c)
 	}
@@ -378,6 +432,7 @@ func (n *Net[T]) Forward(tp *autodiff.Tape[T], x *autodiff.Var[T], train bool) *
 		c.Member = n.passes % n.members
 	}
 	n.passes++
+	n.sampleGlobal(tp, c)
 	for _, l := range n.layers {
 		x = l.forward(tp, x, c)
 	}
@@ -387,7 +442,11 @@ func (n *Net[T]) Forward(tp *autodiff.Tape[T], x *autodiff.Var[T], train bool) *
 // KL returns Σ_l KL_l as a scalar Var (zero for a deterministic network).
 func (n *Net[T]) KL(tp *autodiff.Tape[T]) *autodiff.Var[T] {
 	var sum *autodiff.Var[T]
-	for _, l := range n.layers {
+	ls := n.layers
+	if n.global != nil {
+		ls = append([]layer[T]{n.global}, ls...)
+	}
+	for _, l := range ls {
 		if k := l.kl(tp); k != nil {
 			if sum == nil {
 				sum = k
@@ -414,7 +473,11 @@ func (n *Net[T]) LayerKLs() ([]LayerKL, error) {
 	var out []LayerKL
 	var err error
 	tp.NoGrad(func() {
-		for _, l := range leaves(n.layers) {
+		ls := leaves(n.layers)
+		if n.global != nil {
+			ls = append(ls, n.global)
+		}
+		for _, l := range ls {
 			if k := l.kl(tp); k != nil {
 				out = append(out, LayerKL{Name: l.name(), KL: float64(k.Item())})
 			}
