@@ -435,15 +435,7 @@ func runLinReg(o options) (string, error) {
 // target (bfvi.EightSchools.ReferenceTau: τ = exp(0.1·ρ), no Jacobian), the same families,
 // settings and seeds: whether the paper's lower k̂ comes from its target.
 func runEightSchoolsRef(o options) (string, error) {
-	degree := 50
-	cfg := bfvi.DefaultTrainConfig()
-	draws := 10000
-	if o.quick {
-		degree, cfg.Steps, draws = 10, 150, 500
-	}
-	runs := o.n(5, 2)
-	fams := families(degree, cfg)
-	paper := map[bool][]string{false: {"0.61", "–", "0.9 (from [13])", "–"}, true: {"0.35", "–", "0.7 (from [13])", "–"}}
+	degree, cfg, draws, runs, fams, paper := eightSchoolsSetup(o)
 	var s strings.Builder
 	s.WriteString("### 8 schools against the reference scripts' target\n\n")
 	fmt.Fprintf(&s, "τ = exp(0.1·τ′) and no Jacobian term, as tensorchiefs/bfvi's 8-schools scripts; otherwise as the 8-schools "+
@@ -463,19 +455,24 @@ func runEightSchoolsRef(o options) (string, error) {
 	return s.String(), nil
 }
 
-func runEightSchools(o options) (string, error) {
+// eightSchoolsSetup is the 8-schools experiments' settings: the flow degree, training config,
+// draws for k̂, seeds, the four families and the paper's k̂ per family (CP, NCP).
+func eightSchoolsSetup(o options) (int, bfvi.TrainConfig, int, int, []family, map[bool][]string) {
 	degree := 50 // paper 002, appendix B-E1: 15000 epochs, S = 10, M = 50
 	cfg := bfvi.DefaultTrainConfig()
 	draws := 10000
 	if o.quick {
 		degree, cfg.Steps, draws = 10, 150, 500
 	}
-	runs := o.n(5, 2)
-	fams := families(degree, cfg)
 	paper := map[bool][]string{
 		false: {"0.61", "–", "0.9 (from [13])", "–"},
 		true:  {"0.35", "–", "0.7 (from [13])", "–"},
 	}
+	return degree, cfg, draws, o.n(5, 2), families(degree, cfg), paper
+}
+
+func runEightSchools(o options) (string, error) {
+	degree, cfg, draws, runs, fams, paper := eightSchoolsSetup(o)
 	var s strings.Builder
 	s.WriteString("### 8 schools (section IV-A, Table I)\n\n")
 	fmt.Fprintf(&s, "τ = softplus(ρ) with its Jacobian, half-Cauchy(0, 5) prior. Training: RMSprop, %d steps, S = %d, "+
