@@ -252,7 +252,13 @@ func TestGlobalUWeightMoments(t *testing.T) {
 						z = math.Max(z, math.Abs(cov.at(i, j))/got.covSE.at(i, j))
 					}
 				}
-				if !(z > seTol) {
+				switch {
+				case z > seTol:
+				case n < 60_000:
+					// -short and -race draw a fifth or a tenth of the samples: the standard errors
+					// grow by √5–√10 and the check loses its power, which the full run has.
+					t.Logf("the largest cross-layer covariance is %.1f SE from zero at %d samples (a reduced run)", z, n)
+				default:
 					t.Errorf("the largest cross-layer covariance is %.1f SE from zero; the test would not see a missing correlation", z)
 				}
 			})
