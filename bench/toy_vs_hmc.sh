@@ -1,12 +1,11 @@
 #!/bin/sh
 # Paper 003's toy regression (appendix J.1, Fig. 2) against the HMC/NUTS reference: trains (or
 # reuses, when OUTDIR already holds them) the reference `--preset paper003-toy-hmc` (one seed, the
-# data's) and FFG-W, FFG-U, FCG-U, Ensemble-U with `--preset paper003-toy-{ffgw,ffgu,fcgu,ensembleu}
-# --seed S` for every seed S, then runs bench/toyhmc: per model K predictive samples of f(x) on a
-# grid over [−2, 2] and at the training inputs through the runtime, the in-between / at-data
-# epistemic sd ratio, W1 and KS of the predictive marginals to HMC's averaged over the grid, RMSE
-# against cos(4x + 0.8), mean ± standard error over seeds. FCG-W is not built (no full-covariance
-# q(W) in the trainer).
+# data's) and FFG-W, FCG-W, FFG-U, FCG-U, Ensemble-U (`--preset paper003-toy-M --seed S`) for
+# every seed S, then runs bench/toyhmc: per model K predictive samples of f(x) on a grid over
+# [−2, 2] and at the training inputs through the runtime, the in-between / at-data epistemic sd
+# ratio, W1 and KS of the predictive marginals to HMC's averaged over the grid, RMSE against
+# cos(4x + 0.8), mean ± standard error over seeds.
 #
 # The data is the same for every model: toy1d with the HMC preset's seed 1 (the trainer's toy1d
 # draws its data with the run's seed, so the VI runs read it as OUTDIR/toy1d.csv, exported by
@@ -18,13 +17,14 @@
 #   times.txt                                       wall-clock seconds per training run
 #   toyhmc.md                                       the table
 #   toyhmc_grid.csv                                 per model and grid point: mean, sds, W1, KS
-#   toyhmc.png                                      six panels (copy it to docs/img/toyhmc.png)
+#   toyhmc.png                                      the figure (copy it to docs/img/toyhmc.png)
 #
 # Usage: bench/toy_vs_hmc.sh [--quick] EDGEBNN [OUTDIR [SEEDS]]   (run from the repository root)
 #   OUTDIR defaults to runs/toyhmc, SEEDS to "1 2 3".
 #   HMC_FLAGS   extra flags of the HMC run, e.g. "--hmc-warmup 400 --hmc-draws 1250" (shortened);
 #               the full preset is 4 chains × (1250 + 5000) iterations, about an hour on 2 loaded cores
-#   METHODS     the methods to train (default "ffgw ffgu fcgu ensembleu")
+#   METHODS     the methods to train (default "ffgw fcgw ffgu fcgu ensembleu"; models of others
+#               in OUTDIR are reported too)
 #   SAMPLES, GRID   predictive samples per input (default 1000, one per HMC member) and grid points (81)
 # --quick trains for a few steps (2 chains × (10 + 20) NUTS iterations of depth ≤ 3, 20 kept; 5 VI
 # steps), K = 20 and 21 grid points: seconds, for the test of the pipeline (outputs' shape only).
@@ -32,7 +32,7 @@ set -e
 QUICK=0
 if [ "$1" = "--quick" ]; then QUICK=1; shift; fi
 B=${1:-edgebnn}; O=${2:-runs/toyhmc}; SEEDS=${3:-"1 2 3"}
-METHODS=${METHODS:-"ffgw ffgu fcgu ensembleu"}
+METHODS=${METHODS:-"ffgw fcgw ffgu fcgu ensembleu"}
 SAMPLES=${SAMPLES:-1000}; GRID=${GRID:-81}
 VIQ=""
 if [ $QUICK = 1 ]; then

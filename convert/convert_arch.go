@@ -221,8 +221,14 @@ func (b *specBuilder) posterior(m *torcharch.Module, ls *runtime.LayerSpec, dOut
 	case bnnconfig.FFG:
 		s := layer.FFG
 		ls.Posterior = &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: s.EffectivePriorWeightSD(dIn), MaxSD: s.MaxSD}
+	case bnnconfig.FCG:
+		s := layer.FCG
+		if s.PriorMean != 0 {
+			return fmt.Errorf("fcg prior_mean %g is not supported by the runtime (0 is)", s.PriorMean)
+		}
+		ls.Posterior = &runtime.PosteriorSpec{Kind: runtime.KindFCG, PriorSD: s.EffectivePriorWeightSD(k), PriorBiasSD: s.PriorBiasSD}
 	default:
-		return fmt.Errorf("inference %s is not supported by the runtime (inducing and ffg are)", clip.Q(string(kind)))
+		return fmt.Errorf("inference %s is not supported by the runtime (inducing, ffg and fcg are)", clip.Q(string(kind)))
 	}
 	return nil
 }

@@ -163,6 +163,15 @@ func memberTensors(spec *runtime.Spec) []tensorSpec {
 						add(l.Name, "prior_bias_mean", roleOptBuf, l.Out)
 						add(l.Name, "prior_bias_sd", roleOptBuf, l.Out)
 					}
+				case p.Kind == runtime.KindFCG:
+					// bayesianize's FCGMixin: one Gaussian over (weight, bias); its prior buffers
+					// are rebuilt from the spec.
+					D := l.Out * dIn
+					add(l.Name, "mean", roleParam, D)
+					add(l.Name, "_scale_diag", roleParam, D)
+					add(l.Name, "_scale_tril", roleParam, D, D)
+					add(l.Name, "prior_mean", roleDropped)
+					add(l.Name, "prior_scale_tril", roleDropped)
 				case p.Kind == runtime.KindBernstein:
 					// One Bernstein flow's raw parameters (M+5) per weight and bias.
 					np := p.Degree + 5

@@ -104,6 +104,8 @@ func (b *builder) dense(ls *LayerSpec, id, dOut, k int, wshape []int) (*dense, e
 		d.post, err = b.m.fa.layer(b, ls, d.dOut, d.k, d.dIn)
 	case KindBernstein:
 		d.post, err = loadBernstein(b, ls, wshape, d.dOut, d.dIn)
+	case KindFCG:
+		d.post, err = loadFCG(b, ls, d.dOut, d.dIn)
 	default:
 		err = fmt.Errorf("runtime: layer %q: unknown posterior kind %q", ls.Name, p.Kind)
 	}

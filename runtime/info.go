@@ -52,6 +52,8 @@ func (m *Model) Layers() []LayerInfo {
 			li.Kind = KindFA
 		case *bernstein:
 			li.Kind = KindBernstein
+		case *fcg:
+			li.Kind, li.KL = KindFCG, p.kl
 		}
 		out = append(out, li)
 	})

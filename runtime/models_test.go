@@ -23,6 +23,10 @@ func globalPost(mo, mi int) *runtime.PosteriorSpec {
 		MaxLamda: ptr(1), QInducing: runtime.QGlobal, WhitenedU: true}
 }
 
+func fcgPost() *runtime.PosteriorSpec {
+	return &runtime.PosteriorSpec{Kind: runtime.KindFCG, PriorSD: 0.7, PriorBiasSD: 1.3}
+}
+
 func ffgPost() *runtime.PosteriorSpec {
 	return &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: 1, MaxSD: ptr(0.5)}
 }
@@ -88,6 +92,11 @@ func randomTensors(spec *runtime.Spec, seed uint64) runtime.Tensors {
 					}
 				case p.Kind == runtime.KindFA:
 					faDim += l.Out * dIn
+				case p.Kind == runtime.KindFCG:
+					D := l.Out * dIn
+					ts[l.Name+".mean"] = tensor(randn(r, D, scale), D)
+					ts[l.Name+"._scale_diag"] = tensor(shift(randn(r, D, 0.3), -2), D)
+					ts[l.Name+"._scale_tril"] = tensor(randn(r, D*D, 0.05), D, D)
 				case p.Kind == runtime.KindInducing:
 					inducingTensors(r, ts, l.Name, p, l.Out, dIn)
 				}
@@ -170,6 +179,18 @@ func faSpec() *runtime.Spec {
 		}}
 }
 
+// fcgSpec: 6 → fcg(8) → tanh → deterministic(8) → ReLU → fcg(3, no bias), regression.
+func fcgSpec() *runtime.Spec {
+	return &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 0.1, InputShape: []int{6},
+		Layers: []runtime.LayerSpec{
+			{Name: "0", Op: runtime.OpLinear, In: 6, Out: 8, Bias: true, Posterior: fcgPost()},
+			{Name: "1", Op: runtime.OpTanh},
+			{Name: "2", Op: runtime.OpLinear, In: 8, Out: 8, Bias: true},
+			{Name: "3", Op: runtime.OpReLU},
+			{Name: "4", Op: runtime.OpLinear, In: 8, Out: 3, Bias: false, Posterior: fcgPost()},
+		}}
+}
+
 // cnnSpec: a small CNN on 2×9×9 images with BatchNorm, pooling and residual blocks (one with a
 // 1×1 conv shortcut), inducing convs (matrix and ensemble q(U)), an ffg shortcut and an inducing
 // classifier.
@@ -245,7 +266,7 @@ type testModel struct {
 	spec func() *runtime.Spec
 }
 
-var testModels = []testModel{{"mlp", mlpSpec}, {"fa-mlp", faSpec}, {"cnn", cnnSpec},
+var testModels = []testModel{{"mlp", mlpSpec}, {"fa-mlp", faSpec}, {"cnn", cnnSpec}, {"fcg-mlp", fcgSpec},
 	{"mcdrop-mlp", mcDropoutSpec}, {"mcdrop-cnn", mcDropoutCNNSpec},
 	{"global-mlp", globalMLPSpec}, {"global-cnn", globalCNNSpec}}
 

@@ -38,7 +38,7 @@ const maxPosteriorDim = 16384
 // Posterior returns the exact mean and covariance of the flattened parameter vector for models
 // with at most maxDim parameters (it refuses larger ones): deterministic layers have zero
 // covariance (in an ensemble model, Members > 1, the mixture over the members: their average
-// weights and the between-member covariance, cross-layer blocks included); FFG layers a diagonal one; FA layers c and F Fᵀ + diag ψ (cross-layer blocks
+// weights and the between-member covariance, cross-layer blocks included); FFG layers a diagonal one; FCG layers L Lᵀ; FA layers c and F Fᵀ + diag ψ (cross-layer blocks
 // included); inducing layers the moments of the extended Matheron rule the sampler uses — mean
 // σ R E[u] C and covariance σ²λ²(I − P ⊗ Q − Pᵀ ⊗ Qᵀ + Σᵢ R Aᵢ Rᵀ ⊗ Cᵀ Bᵢ C) (the Kronecker form
 // of MATH.md §1's σ²λ²(I − P_c ⊗ P_r) with the sampler's jittered factors) plus the q(U) term
@@ -82,6 +82,8 @@ func (m *Model) Posterior(maxDim int) (*Posterior, error) {
 			kind = KindInducing
 		case *bernstein:
 			kind = KindBernstein
+		case *fcg:
+			kind = KindFCG
 		}
 		p.Layers = append(p.Layers, PosteriorLayer{Name: d.name, Kind: kind, Offset: p.Dim, Size: size, Exact: true})
 		p.Dim += size
@@ -152,6 +154,16 @@ func (m *Model) Posterior(maxDim int) (*Posterior, error) {
 					s := float64(post.bs[o])
 					p.Cov[idx[i]*dim+idx[i]] = s * s
 				}
+			}
+		case *fcg:
+			// θ's own order is the layer's slice of the flattened vector: L Lᵀ directly.
+			cov := post.covariance()
+			for a := 0; a < n; a++ {
+				p.Mean[idx[a]] = float64(post.m[a])
+			}
+			off := p.Layers[li].Offset
+			for r := 0; r < n; r++ {
+				copy(p.Cov[(off+r)*dim+off:(off+r)*dim+off+n], cov[r*n:(r+1)*n])
 			}
 		case *bernstein:
 			// The sampler's own moments (piecewise-linear quantile function), not the flow's.

@@ -49,6 +49,7 @@ var posteriorKinds = []struct {
 }{
 	{"deterministic", func() *runtime.PosteriorSpec { return nil }},
 	{"ffg", ffgPost},
+	{"fcg", fcgPost},
 	{"fa", faPosterior},
 	{"inducing-diagonal-whitened", func() *runtime.PosteriorSpec { return inducingPost(2, 3, runtime.QDiagonal, true, 0) }},
 	{"inducing-diagonal", func() *runtime.PosteriorSpec { return inducingPost(3, 2, runtime.QDiagonal, false, 0) }},

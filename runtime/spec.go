@@ -63,6 +63,13 @@ const (
 	// (a₁′, b₁, ϑ₀, δ₁, …, δ_M, a₂′, b₂) in train/bfvi's order and parameterisation. The runtime
 	// samples from a quantile table of PosteriorSpec.TableSize points per weight (bernstein.go).
 	KindBernstein = "bernstein"
+	// KindFCG: bayesianize's full-covariance Gaussian (FCGMixin, FCG-W of paper 003), one
+	// multivariate normal N(μ, L Lᵀ) jointly over the layer's D parameters θ (the weight
+	// row-major, then the bias): <name>.mean [D], <name>._scale_diag [D] (L's diagonal is its
+	// softplus) and <name>._scale_tril [D, D] (L's strict lower triangle; the diagonal and upper
+	// triangle are ignored, as bayesianize's torch.tril(·, −1)). The prior N(0, diag s²) has
+	// s = PriorSD for weights and PriorBiasSD for biases. D is at most MaxFCGDim.
+	KindFCG = "fcg"
 )
 
 // q(U) families of an inducing layer.
@@ -177,6 +184,8 @@ type PosteriorSpec struct {
 	// (EncodeKeptIndex); every other weight is exactly zero (mean and standard deviation). The
 	// biases stay dense. Readers that predate the field refuse such a file (unknown field).
 	Pruned bool `json:"pruned,omitempty"`
+	// FCG: the biases' prior standard deviation (0: PriorSD, which is the weights').
+	PriorBiasSD float64 `json:"prior_bias_sd,omitempty"`
 	// Bernstein: the flows' degree M (1 to MaxBernsteinDegree) and the runtime's quantile-table
 	// size G per weight (0: DefaultBernsteinTable; 2 to MaxBernsteinTable). The table holds
 	// out·in·G float32 values and bounds the Kolmogorov distance of the samples from the exact
@@ -333,6 +342,11 @@ func (s *Spec) Validate() error {
 				}
 				if !p.WhitenedU {
 					return fmt.Errorf("spec: layer %q: q_inducing global needs whitened_u (appendix H stacks whitened inducing weights)", l.Name)
+				}
+			}
+			if p := l.Posterior; p != nil && p.Kind == KindFCG {
+				if err := checkFCG(l); err != nil {
+					return err
 				}
 			}
 			if p := l.Posterior; p != nil && p.Kind == KindFA && s.FA == nil {

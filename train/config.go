@@ -58,14 +58,15 @@ type Config struct {
 	Task string `json:"task" help:"classification or regression"`
 	// NoisePrecision is the Gaussian likelihood's precision τ = 1/σ_y² (regression).
 	NoisePrecision float64 `json:"noise_precision" help:"precision of the Gaussian likelihood (regression)"`
-	// Posterior is deterministic, ffg_w, inducing, ensemble_w, mc_dropout (a deterministic
+	// Posterior is deterministic, ffg_w, fcg_w (a full-covariance Gaussian over each layer's
+	// weights and bias, for small layers: runtime.MaxFCGDim), inducing, ensemble_w, mc_dropout (a deterministic
 	// network with dropout layers of rate Dropout that the runtime samples: MC dropout), a
 	// factor-analysis posterior over all parameters: vifa (variational), fa_em or fa_sga (online
 	// FA of the optimizer's iterates), swag (SWA-Gaussian of the iterates, an FA model of rank
 	// latent_dim), bernstein_last, or hmc (the exact posterior of a small MLP
 	// sampled with NUTS, stored as an ensemble of hmc_samples draws; hmc.go). It picks the default
 	// inference config when Inference is empty.
-	Posterior string `json:"posterior" help:"deterministic, ffg_w, inducing, ensemble_w, mc_dropout, vifa, fa_em, fa_sga, swag, bernstein_last or hmc"`
+	Posterior string `json:"posterior" help:"deterministic, ffg_w, fcg_w, inducing, ensemble_w, mc_dropout, vifa, fa_em, fa_sga, swag, bernstein_last or hmc"`
 	// Dropout is mc_dropout's rate p in (0, 1): the architecture's Dropout layers get it, or,
 	// when it has none, a Dropout layer is put after every top-level activation but a final one
 	// (an MLP: after each hidden activation). The layers drop during training and, in the model
@@ -655,7 +656,7 @@ func (c *Config) Validate() error {
 		return errf("dropout %g applies to posterior mc_dropout, not %q", c.Dropout, c.Posterior)
 	}
 	switch c.Posterior {
-	case "deterministic", "ffg_w", "inducing":
+	case "deterministic", "ffg_w", "fcg_w", "inducing":
 	case "mc_dropout":
 		if !(c.Dropout > 0 && c.Dropout < 1) {
 			return errf("posterior mc_dropout needs a dropout rate in (0, 1) (--dropout), got %g", c.Dropout)
@@ -683,7 +684,7 @@ func (c *Config) Validate() error {
 			return err
 		}
 	default:
-		return errf("posterior %q is not deterministic, ffg_w, inducing, ensemble_w, mc_dropout, vifa, fa_em, fa_sga, swag, bernstein_last or hmc", c.Posterior)
+		return errf("posterior %q is not deterministic, ffg_w, fcg_w, inducing, ensemble_w, mc_dropout, vifa, fa_em, fa_sga, swag, bernstein_last or hmc", c.Posterior)
 	}
 	switch c.Objective {
 	case "elbo":

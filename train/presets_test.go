@@ -120,7 +120,7 @@ func TestPresetValidates(t *testing.T) {
 		})
 	}
 	c := DefaultConfig()
-	if err := c.ApplyPreset("paper003-toy-fcgw"); err == nil || !strings.Contains(err.Error(), "paper003-toy-fcgw") || !strings.Contains(err.Error(), "paper003-toy-ffgw") {
+	if err := c.ApplyPreset("paper003-toy-fcgx"); err == nil || !strings.Contains(err.Error(), "paper003-toy-fcgx") || !strings.Contains(err.Error(), "paper003-toy-ffgw") {
 		t.Fatalf("unknown preset: %v, want an error naming it and the known ones", err)
 	}
 }
@@ -197,6 +197,15 @@ func TestPresetValues(t *testing.T) {
 			"inference:prior_sd", "", "inference:inference.1.inducing_rows", "", "inference:inference.1.inducing_cols", "",
 			"inference:inference.3.inducing_rows", "", "inference:inference.3.inducing_cols", "",
 			"inference:inference", "ffg", "inference:prior_weight_sd", "4", "inference:prior_bias_sd", "4"),
+		// FCG-W: bayesianize's FCGMixin has no width scaling; the per-layer sds are 4/√d_in with
+		// d_in = 1 + 1 (bias) and 50 + 1.
+		"paper003-toy-fcgw": with(toy, "posterior", "fcg_w", "milestones", "",
+			"inference:prior_sd", "", "inference:sqrt_width_scaling", "",
+			"inference:inference.1.inducing_rows", "", "inference:inference.1.inducing_cols", "",
+			"inference:inference.3.inducing_rows", "", "inference:inference.3.inducing_cols", "",
+			"inference:inference.1.inference", "fcg", "inference:inference.3.inference", "fcg",
+			"inference:inference.1.prior_weight_sd", fmt.Sprint(4/math.Sqrt(2)), "inference:inference.1.prior_bias_sd", fmt.Sprint(4/math.Sqrt(2)),
+			"inference:inference.3.prior_weight_sd", fmt.Sprint(4/math.Sqrt(51)), "inference:inference.3.prior_bias_sd", fmt.Sprint(4/math.Sqrt(51))),
 		// J.1's NUTS: 25,000 samples, the first 5,000 discarded, 1,000 kept for prediction (here
 		// over 4 chains); the likelihood's noise is fixed at the data's variance 0.01.
 		"paper003-toy-hmc": with(toy, "posterior", "hmc", "epochs", "", "batch_size", "", "optimizer", "", "lr", "", "train_samples", "",

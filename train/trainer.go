@@ -362,6 +362,8 @@ func (t *Trainer) inferenceConfig() (*bnnconfig.Config, error) {
 	switch c.Posterior {
 	case "ffg_w":
 		return bnnconfig.Parse([]byte(`{"inference": "ffg"}`))
+	case "fcg_w":
+		return bnnconfig.Parse([]byte(`{"inference": "fcg"}`))
 	case "inducing":
 		return bnnconfig.Parse([]byte(`{"inference": "inducing"}`))
 	}

@@ -1,11 +1,11 @@
 // Command toyhmc compares the variational toy regressions of paper 003 (appendix J.1, Fig. 2:
-// FFG-W, FFG-U, FCG-U, Ensemble-U; FCG-W is not built) with the HMC/NUTS reference of
+// FFG-W, FCG-W, FFG-U, FCG-U, Ensemble-U) with the HMC/NUTS reference of
 // `edgebnn train --posterior hmc`, through the runtime: runtime.Load, a Predictor with
 // KeepSamples, K predictive samples per input.
 //
 // It reads the models bench/toy_vs_hmc.sh trains into -dir: hmc.model.ebnn (the reference, an
-// ensemble of kept NUTS draws) and <method>_s<seed>.model.ebnn for the methods ffgw, ffgu,
-// fcgu and ensembleu (every seed found). For each model it draws -samples predictive samples of
+// ensemble of kept NUTS draws) and <method>_s<seed>.model.ebnn for the methods ffgw, fcgw,
+// ffgu, fcgu and ensembleu (every seed found). For each model it draws -samples predictive samples of
 // f(x) (the network output, without the observation noise) at -grid points of x ∈ [−2, 2] and at
 // the training inputs, and computes
 //
@@ -21,8 +21,9 @@
 //
 // and summarises each method as mean ± standard error over its seeds. It writes -md (a Markdown
 // table beside paper 003's qualitative claim for each method), -csv (every model's grid: mean,
-// epistemic and total sd, W1, KS) and -png (six panels: HMC and the four methods with the data,
-// the predictive mean and ±2 sd bands, and the epistemic sd of all five against x).
+// epistemic and total sd, W1, KS) and -png (eight panels: HMC and the five methods with the
+// data, the predictive mean and ±2 sd bands, the epistemic sd of all six against x, and each
+// method's W1 to HMC against x).
 //
 //	go run ./bench/toyhmc -export-data runs/toyhmc/toy1d.csv       # the training data as CSV
 //	go run ./bench/toyhmc -dir runs/toyhmc -png docs/img/toyhmc.png  # the comparison
@@ -52,10 +53,11 @@ type method struct {
 	Claim string // paper 003's qualitative claim (§5.1 / Fig. 2)
 }
 
-// methods lists the reference first. FCG-W (per-layer full-covariance q(W), Fig. 2e) is not built.
+// methods lists the reference first.
 var methods = []method{
 	{"hmc", "HMC (NUTS)", "reference: the exact posterior (Fig. 2f), wide between and away from the clusters"},
 	{"ffgw", "FFG-W", "fails to represent the increased uncertainty away from the data and in between clusters"},
+	{"fcgw", "FCG-W", "better captures the increased predictive variance (Fig. 2e); mean function more like FFG-W's"},
 	{"ffgu", "FFG-U", "underestimates predictive uncertainty overall; a small increase away from the data"},
 	{"fcgu", "FCG-U", "better captures the increased predictive variance; mean function more like FFG-W's"},
 	{"ensembleu", "Ensemble-U", "better captures the increased predictive variance; mean function more like FFG-W's"},
@@ -109,7 +111,7 @@ func main() {
 	flag.Uint64Var(&o.PredSeed, "pred-seed", 7, "seed of the runtime's sampling")
 	flag.StringVar(&o.MD, "md", "", "Markdown table path (default <dir>/toyhmc.md)")
 	flag.StringVar(&o.CSV, "csv", "", "per-grid-point CSV path (default <dir>/toyhmc_grid.csv)")
-	flag.StringVar(&o.PNG, "png", "", "six-panel figure path (default <dir>/toyhmc.png)")
+	flag.StringVar(&o.PNG, "png", "", "eight-panel figure path (default <dir>/toyhmc.png)")
 	flag.StringVar(&o.Note, "note", "", "a line printed under the table (what ran)")
 	flag.Parse()
 	if *export != "" {
@@ -387,7 +389,6 @@ func markdown(fits map[string][]*fit, o options, floorW1, floorKS float64) strin
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", m.Name, seedCol,
 			pm(gap, 3), pm(at, 3), pm(ratio, 2), w1Col, ksCol, pm(rmse, 3), pm(rmseData, 3), m.Claim)
 	}
-	b.WriteString("| FCG-W | — | — | — | — | — | — | — | — | not built (no full-covariance q(W) in the trainer) |\n")
 	fmt.Fprintf(&b, "\nK = %d samples of f(x) per input and model (runtime seed %d), %d grid points over [−2, 2] "+
 		"(%d of them in the gap (%g, %g)), 100 training inputs (data.Toy1D, seed %d). Values are mean ± standard "+
 		"error over seeds (one seed: no error). HMC's floor is the same distance between the first and the second "+

@@ -15,19 +15,20 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// colours of the five methods in the epistemic-sd panel, in the order of methods.
+// colours of the six methods in the line panels, in the order of methods.
 var colours = []color.Color{
 	color.Black,
 	color.RGBA{R: 214, G: 39, B: 40, A: 255},
+	color.RGBA{R: 255, G: 127, B: 14, A: 255},
 	color.RGBA{R: 31, G: 119, B: 180, A: 255},
 	color.RGBA{R: 44, G: 160, B: 44, A: 255},
 	color.RGBA{R: 148, G: 103, B: 189, A: 255},
 }
 
-// panels draws the six-panel figure: HMC and each method's first seed (training data, true
+// panels draws the eight-panel figure: HMC and each method's first seed (training data, true
 // function, predictive mean, ±2 total predictive sd and ±2 epistemic sd; an empty panel saying so
-// for a method without a model), and the epistemic sd of all of them against x, and writes it as
-// a PNG to path.
+// for a method without a model), the epistemic sd of all of them against x and each method's W1
+// to HMC against x, and writes it as a PNG to path.
 func panels(path string, fits map[string][]*fit, train *data.Dataset) error {
 	var ps []*plot.Plot
 	var sdLines []*fit
@@ -46,17 +47,21 @@ func panels(path string, fits map[string][]*fit, train *data.Dataset) error {
 		}
 		ps = append(ps, p)
 	}
-	sp, err := sdPanel(sdLines)
+	sp, err := linePanel(sdLines, "epistemic sd of f(x)", "epistemic sd", func(f *fit) []float64 { return f.Epi })
 	if err != nil {
 		return err
 	}
-	ps = append(ps, sp)
-	const w, h = 15 * vg.Inch, 8 * vg.Inch
+	wp, err := linePanel(sdLines[1:], "W1 of f(x)'s marginal to HMC's", "W1 to HMC", func(f *fit) []float64 { return f.W1 })
+	if err != nil {
+		return err
+	}
+	ps = append(ps, sp, wp)
+	const w, h = 20 * vg.Inch, 8 * vg.Inch
 	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96))
 	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 2, Cols: 3, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
+	tiles := draw.Tiles{Rows: 2, Cols: 4, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	grid := [][]*plot.Plot{ps[:3], ps[3:6]}
+	grid := [][]*plot.Plot{ps[:4], ps[4:8]}
 	cs := plot.Align(grid, tiles, dc)
 	for r := range grid {
 		for c := range grid[r] {
@@ -147,14 +152,15 @@ func bandPanel(f *fit, train *data.Dataset, legend bool) (*plot.Plot, error) {
 	return p, nil
 }
 
-// sdPanel draws every model's epistemic sd against x, with the gap between the clusters marked.
-func sdPanel(fs []*fit) (*plot.Plot, error) {
+// linePanel draws the per-grid-point values y(f) of every model against x, with the gap between
+// the clusters marked.
+func linePanel(fs []*fit, title, ylabel string, y func(*fit) []float64) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = "epistemic sd of f(x) (FCG-W not built)"
-	p.X.Label.Text, p.Y.Label.Text = "x", "epistemic sd"
+	p.Title.Text = title
+	p.X.Label.Text, p.Y.Label.Text = "x", ylabel
 	ymax := 0.0
 	for _, f := range fs {
-		for _, v := range f.Epi {
+		for _, v := range y(f) {
 			ymax = max(ymax, v)
 		}
 	}
@@ -169,11 +175,11 @@ func sdPanel(fs []*fit) (*plot.Plot, error) {
 	for _, f := range fs {
 		var pts plotter.XYs
 		for i, x := range f.X {
-			pts = append(pts, plotter.XY{X: x, Y: f.Epi[i]})
+			pts = append(pts, plotter.XY{X: x, Y: y(f)[i]})
 		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {
-			return nil, fmt.Errorf("epistemic sd: %w", err)
+			return nil, fmt.Errorf("%s: %w", ylabel, err)
 		}
 		for i, m := range methods {
 			if m.Key == f.Method.Key {

@@ -53,7 +53,7 @@ func TestQuickPipeline(t *testing.T) {
 			rows = append(rows, l)
 		}
 	}
-	// Header, then HMC, the four methods and FCG-W (not built).
+	// Header, then HMC and the five methods.
 	if len(rows) != 7 {
 		t.Fatalf("table has %d rows, want 7:\n%s", len(rows), md)
 	}
@@ -62,21 +62,21 @@ func TestQuickPipeline(t *testing.T) {
 			t.Errorf("table row %d has %d cells, want 10: %s", i, n-1, r)
 		}
 	}
-	for i, name := range []string{"HMC (NUTS)", "FFG-W", "FFG-U", "FCG-U", "Ensemble-U", "FCG-W"} {
+	for i, name := range []string{"HMC (NUTS)", "FFG-W", "FCG-W", "FFG-U", "FCG-U", "Ensemble-U"} {
 		if !strings.HasPrefix(rows[i+1], "| "+name+" |") {
 			t.Errorf("row %d is %q, want method %s", i+1, rows[i+1], name)
 		}
-		if i >= 1 && i <= 4 && !strings.Contains(rows[i+1], "| 2 (1, 2) |") {
+		if i >= 1 && !strings.Contains(rows[i+1], "| 2 (1, 2) |") {
 			t.Errorf("row %s does not report seeds 1, 2: %s", name, rows[i+1])
 		}
-		if i >= 1 && i <= 4 && strings.Count(rows[i+1], " ± ") != 7 {
+		if i >= 1 && strings.Count(rows[i+1], " ± ") != 7 {
 			t.Errorf("row %s has %d mean ± SE cells, want 7: %s", name, strings.Count(rows[i+1], " ± "), rows[i+1])
 		}
 	}
 
 	csv := strings.Split(strings.TrimSpace(read(t, filepath.Join(out, "toyhmc_grid.csv"))), "\n")
-	// Header, then 21 grid points for HMC and each of 4 methods × 2 seeds.
-	if want := 1 + 21*(1+4*2); len(csv) != want {
+	// Header, then 21 grid points for HMC and each of 5 methods × 2 seeds.
+	if want := 1 + 21*(1+5*2); len(csv) != want {
 		t.Errorf("grid CSV has %d lines, want %d", len(csv), want)
 	}
 	for i, l := range csv {
@@ -94,11 +94,11 @@ func TestQuickPipeline(t *testing.T) {
 	if err != nil {
 		t.Fatalf("toyhmc.png: %v", err)
 	}
-	if cfg.Width != 1440 || cfg.Height != 768 {
-		t.Errorf("toyhmc.png is %d×%d, want 1440×768", cfg.Width, cfg.Height)
+	if cfg.Width != 1920 || cfg.Height != 768 {
+		t.Errorf("toyhmc.png is %d×%d, want 1920×768", cfg.Width, cfg.Height)
 	}
-	if n := strings.Count(strings.TrimSpace(read(t, filepath.Join(out, "times.txt"))), "\n") + 1; n != 9 {
-		t.Errorf("times.txt has %d runs, want 9", n)
+	if n := strings.Count(strings.TrimSpace(read(t, filepath.Join(out, "times.txt"))), "\n") + 1; n != 11 {
+		t.Errorf("times.txt has %d runs, want 11", n)
 	}
 }
 

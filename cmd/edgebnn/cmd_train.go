@@ -87,6 +87,15 @@ and "mc" on the layer), at prediction time: each sample draws its own keep
 mask. edgebnn inspect lists them; the posterior mean (runtime Options.Mean,
 serve/bench --mean) runs them as the identity.
 
+Full-covariance Gaussian per layer (FCG-W, bayesianize's FCGMixin; paper
+003's toy baseline): --posterior fcg_w gives every Linear/Conv2d layer one
+Gaussian N(μ, L Lᵀ) over its weights and bias (L lower-triangular, positive
+diagonal), sampled whole (θ = μ + L ε) with a closed-form KL to the prior
+N(0, s²): prior_weight_sd / prior_bias_sd of an fcg --inference config (or a
+per-layer one, as --preset paper003-toy-fcgw). For small layers only: at most
+4096 weights and biases per layer (runtime.MaxFCGDim); a larger layer is an
+error naming it.
+
 --mixture M trains M posteriors of the configuration with seeds seed, seed+1,
 … (member k's files at <out stem>.member<k>.*) and combines them into a
 mixture of posteriors at <out stem>.model.ebnn (MultiSWAG-style: sample s

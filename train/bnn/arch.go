@@ -208,6 +208,16 @@ func posterior(m *torcharch.Module, ls *runtime.LayerSpec, cfg *bnnconfig.Config
 		s := l.FFG
 		p := &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: s.EffectivePriorWeightSD(dIn), MaxSD: s.MaxSD}
 		return p, Init{InitSD: s.InitSD, PriorMean: s.PriorMean, PriorBiasSD: s.EffectivePriorBiasSD(dIn)}, nil
+	case bnnconfig.FCG:
+		// FCGMixin: prior_weight_sd ("neal": fan_in^-1/2, without the bias) for the weights and
+		// prior_bias_sd for the biases; no width scaling.
+		s := l.FCG
+		fanIn := dIn
+		if ls.Bias {
+			fanIn--
+		}
+		p := &runtime.PosteriorSpec{Kind: runtime.KindFCG, PriorSD: s.EffectivePriorWeightSD(fanIn), PriorBiasSD: s.PriorBiasSD}
+		return p, Init{InitSD: s.InitSD, PriorMean: s.PriorMean, PriorBiasSD: s.PriorBiasSD}, nil
 	}
-	return nil, Init{}, fmt.Errorf("bnn: module %q: inference %q is not supported by the trainer (deterministic, ffg, inducing)", m.Name, l.Kind)
+	return nil, Init{}, fmt.Errorf("bnn: module %q: inference %q is not supported by the trainer (deterministic, ffg, fcg, inducing)", m.Name, l.Kind)
 }

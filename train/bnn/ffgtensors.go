@@ -25,7 +25,7 @@ type FFGTensor[T Float] struct {
 
 // FFGTensors returns every tensor of the network's ffg layers (residual blocks included) in
 // layer order, weight before bias, and the number of parametric layers that are not ffg
-// (deterministic, inducing or bernstein layers).
+// (deterministic, fcg, inducing or bernstein layers).
 func (n *Net[T]) FFGTensors() (ts []FFGTensor[T], other int) {
 	for _, l := range leaves(n.layers) {
 		switch f := l.(type) {
@@ -38,7 +38,7 @@ func (n *Net[T]) FFGTensors() (ts []FFGTensor[T], other int) {
 					PriorMean: f.pbm.Param, PriorSD: f.pbs.Param, MaxSD: f.maxSD, HasMax: f.hasMax,
 					Shape: []int{f.dOut}, Conv: f.conv})
 			}
-		case *deterministic[T], *inducing[T], *bernsteinLayer[T]:
+		case *deterministic[T], *inducing[T], *bernsteinLayer[T], *fcg[T]:
 			other++
 		}
 	}

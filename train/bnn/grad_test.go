@@ -51,6 +51,7 @@ func posteriorCases() []postCase {
 	cs := []postCase{
 		{"deterministic", nil},
 		{"ffg", &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: 0.5}},
+		{"fcg", &runtime.PosteriorSpec{Kind: runtime.KindFCG, PriorSD: 0.5, PriorBiasSD: 0.8}},
 	}
 	for _, q := range []string{runtime.QDiagonal, runtime.QFull, runtime.QMatrix, runtime.QEnsemble} {
 		cs = append(cs, postCase{"inducing_" + q + "_whitened", inducingPost(q, true)},
@@ -75,7 +76,7 @@ func perturb[T Float](n *Net[T], rng *rand.Rand) {
 			for i := range p.Value {
 				p.Value[i] = T(softplusInv(0.2 + 0.3*rng.Float64()))
 			}
-		case hasSuffix(p.Name, "._weight_sd"), hasSuffix(p.Name, "._bias_sd"):
+		case hasSuffix(p.Name, "._weight_sd"), hasSuffix(p.Name, "._bias_sd"), hasSuffix(p.Name, "._scale_diag"):
 			for i := range p.Value {
 				p.Value[i] = T(softplusInv(0.05 + 0.2*rng.Float64()))
 			}

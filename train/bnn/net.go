@@ -1,5 +1,5 @@
 // Package bnn holds the trainer's Bayesian layers as autodiff graphs: deterministic layers,
-// bayesianize's mean-field Gaussian ("ffg", FFG-W) and inducing-weight layers with every q(U)
+// bayesianize's mean-field Gaussian ("ffg", FFG-W), full-covariance Gaussian ("fcg", FCG-W) and inducing-weight layers with every q(U)
 // family (diagonal, full, matrix, ensemble; whitened or not), with the same parameter names,
 // parameterisation and initial values as bayesianize (MATH.md §1), and their KL divergences.
 //
@@ -125,7 +125,7 @@ type Net[T Float] struct {
 }
 
 // New builds a Net for spec (which must validate and whose posteriors must be deterministic,
-// ffg or inducing), initialising every parameter as bayesianize does with random numbers from
+// ffg, fcg, bernstein or inducing), initialising every parameter as bayesianize does with random numbers from
 // rng. inits gives each parametric layer's training settings by layer name; absent layers get
 // DefaultInit.
 func New[T Float](spec *runtime.Spec, inits map[string]Init, rng *rand.Rand) (*Net[T], error) {
@@ -286,6 +286,8 @@ func (n *Net[T]) parametric(ls *runtime.LayerSpec, dOut, k int, wshape []int, in
 		return newFFG[T](base, p, in, rng)
 	case runtime.KindBernstein:
 		return newBernstein[T](base, p, in, rng)
+	case runtime.KindFCG:
+		return newFCG[T](base, p, in, rng)
 	case runtime.KindInducing:
 		l, err := newInducing[T](base, p, in, rng)
 		if err != nil {
