@@ -209,8 +209,9 @@ type hmcNet struct {
 }
 
 // newHMCNet reads spec's layers (deterministic; the prior comes from cfg, an ffg inference
-// config, or is N(0, 1/precision) when cfg is nil).
-func newHMCNet(spec *runtime.Spec, cfg *bnnconfig.Config, precision float64) (*hmcNet, error) {
+// config, or is N(0, 1/precision) when cfg is nil), refusing networks of more than maxParams
+// parameters.
+func newHMCNet(spec *runtime.Spec, cfg *bnnconfig.Config, precision float64, maxParams int) (*hmcNet, error) {
 	if len(spec.InputShape) == 0 {
 		return nil, errors.New("train: posterior hmc: the network has no input shape")
 	}
@@ -265,7 +266,7 @@ func newHMCNet(spec *runtime.Spec, cfg *bnnconfig.Config, precision float64) (*h
 					sds = append(sds, bsd)
 				}
 			}
-			if len(sds) > MaxHMCParams {
+			if len(sds) > maxParams {
 				break
 			}
 			n.layers = append(n.layers, hl)
@@ -277,9 +278,9 @@ func newHMCNet(spec *runtime.Spec, cfg *bnnconfig.Config, precision float64) (*h
 		default:
 			return nil, fmt.Errorf("train: posterior hmc: layer %q is %s; hmc samples MLPs only (Linear, Flatten, ReLU, Tanh, Sigmoid, Identity)", l.Name, l.Op)
 		}
-		if len(sds) > MaxHMCParams {
+		if len(sds) > maxParams {
 			return nil, fmt.Errorf("train: posterior hmc: the network has more than %d parameters (%d up to layer %q); HMC samples small networks only (at most MaxHMCParams = %d)",
-				MaxHMCParams, len(sds), l.Name, MaxHMCParams)
+				maxParams, len(sds), l.Name, maxParams)
 		}
 	}
 	if len(sds) == 0 {
@@ -474,7 +475,7 @@ func newHMCRun(t *Trainer) (*hmcRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	net, err := newHMCNet(t.spec, icfg, c.PriorPrecision)
+	net, err := newHMCNet(t.spec, icfg, c.PriorPrecision, MaxHMCParams)
 	if err != nil {
 		return nil, err
 	}

@@ -76,6 +76,67 @@ func (m *Model) Sample(rng *rand.Rand, theta []float64) {
 	}
 }
 
+// Density evaluates the log density of a Model at many points: log N(θ; c, F Fᵀ + diag ψ) in
+// O(D·K) per point after an O(D·K²) set-up, through the Woodbury identity
+// (F Fᵀ + Ψ)⁻¹ = Ψ⁻¹ − Ψ⁻¹F A⁻¹FᵀΨ⁻¹ and the determinant lemma |F Fᵀ + Ψ| = |Ψ|·|A|, with
+// A = I_K + FᵀΨ⁻¹F. It is safe for concurrent use.
+type Density struct {
+	m       *Model
+	chol    []float64 // Cholesky factor of A (K×K)
+	logNorm float64   // −½ (log|Σ| + D log 2π)
+}
+
+// NewDensity prepares m's log density; m must be valid (every ψ positive) and is not copied.
+func (m *Model) NewDensity() (*Density, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	K := m.K
+	a := make([]float64, K*K)
+	for d := 0; d < m.D; d++ {
+		row := m.F[d*K : (d+1)*K]
+		for i, fi := range row {
+			fi /= m.Psi[d]
+			for j := 0; j <= i; j++ {
+				a[i*K+j] += fi * row[j]
+			}
+		}
+	}
+	for i := 0; i < K; i++ {
+		a[i*K+i]++
+	}
+	l, err := cholesky(a, K)
+	if err != nil {
+		return nil, fmt.Errorf("fa: I + FᵀΨ⁻¹F: %w", err)
+	}
+	logDet := logDetChol(l, K)
+	for _, p := range m.Psi {
+		logDet += math.Log(p)
+	}
+	return &Density{m: m, chol: l, logNorm: -0.5 * (logDet + float64(m.D)*math.Log(2*math.Pi))}, nil
+}
+
+// LogPDF returns log N(theta; c, F Fᵀ + diag ψ); theta has length D.
+func (d *Density) LogPDF(theta []float64) float64 {
+	m, K := d.m, d.m.K
+	b := make([]float64, K)
+	q := 0.0
+	for i := 0; i < m.D; i++ {
+		r := theta[i] - m.Mean[i]
+		s := r / m.Psi[i]
+		q += r * s
+		for k, f := range m.F[i*K : (i+1)*K] {
+			b[k] += f * s
+		}
+	}
+	x := append([]float64(nil), b...)
+	cholSolve(d.chol, K, x, 1)
+	for k, v := range b {
+		q -= v * x[k]
+	}
+	return d.logNorm - 0.5*q
+}
+
 // covInner returns tr(Σ_a Σ_b) for two FA covariances of the same dimension, in O(D·Ka·Kb).
 func covInner(a, b *Model) float64 {
 	d := a.D

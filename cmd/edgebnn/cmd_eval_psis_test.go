@@ -1,0 +1,103 @@
+//go:build !device
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/train"
+)
+
+// trainMoons trains a 2 → 16 → 2 MLP on Two Moons with posterior post for one epoch and returns
+// the checkpoint's path.
+func trainMoons(t *testing.T, dir, post string) string {
+	t.Helper()
+	arch := filepath.Join(dir, "arch.json")
+	if err := os.WriteFile(arch, []byte(bernsteinArch), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := train.DefaultConfig()
+	c.Arch, c.Data, c.Posterior = arch, "moons", post
+	c.BernsteinDegree, c.Epochs, c.BatchSize, c.EvalEvery = 4, 1, 50, 0
+	c.Out = filepath.Join(dir, post+".ebnn")
+	tr, err := train.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(context.Background(), train.Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	return c.Out
+}
+
+// TestEvalPSIS: eval --psis on ffg_w and bernstein_last checkpoints prints k̂ (text and JSON,
+// with the draws, the parameters drawn and held fixed and the training examples), and refuses
+// converted models, posteriors without a density and a draw count out of range.
+func TestEvalPSIS(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		post          string
+		params, fixed int
+	}{
+		{"ffg_w", 2*16 + 16 + 16*2 + 2, 0},
+		{"bernstein_last", 16*2 + 2, 2*16 + 16},
+	} {
+		t.Run(tc.post, func(t *testing.T) {
+			ckpt := trainMoons(t, dir, tc.post)
+			code, stdout, stderr := runCLI("eval", "--psis", "--psis-draws", "200", "--samples", "4", "--json", ckpt)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			var got struct {
+				PSIS struct {
+					KHat     *float64 `json:"khat"`
+					Verdict  string   `json:"verdict"`
+					Draws    int      `json:"draws"`
+					Params   int      `json:"params"`
+					Fixed    int      `json:"fixed_params"`
+					Examples int      `json:"examples"`
+					ELBO     float64  `json:"elbo"`
+				} `json:"psis"`
+				Classification map[string]any `json:"classification"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+				t.Fatalf("%v\n%s", err, stdout)
+			}
+			p := got.PSIS
+			if p.KHat == nil || p.Draws != 200 || p.Params != tc.params || p.Fixed != tc.fixed || p.Examples != train.MoonsTrain || !(p.ELBO < 0) || got.Classification == nil {
+				t.Errorf("psis %+v (k̂ %v), want %d draws, %d + %d parameters, %d examples, a negative ELBO and the classification report", p, p.KHat, 200, tc.params, tc.fixed, train.MoonsTrain)
+			}
+			code, stdout, stderr = runCLI("eval", "--psis", "--psis-draws", "200", "--samples", "4", ckpt)
+			if code != 0 || !strings.Contains(stdout, "PSIS k̂ ") || !strings.Contains(stdout, "categorical (softmax)") {
+				t.Errorf("text: exit %d\n%s\n%s", code, stdout, stderr)
+			}
+		})
+	}
+	ckpt := filepath.Join(dir, "ffg_w.ebnn")
+	conv := filepath.Join(dir, "conv.ebnn")
+	if code, stdout, stderr := runCLI("convert", "--checkpoint", ckpt, "--out", conv); code != 0 {
+		t.Fatalf("convert: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	ind := trainMoons(t, dir, "inducing")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"converted", []string{"--psis", conv}, "needs a training checkpoint"},
+		{"inducing", []string{"--psis", ind}, "mixture over the inducing weights"},
+		{"fewDraws", []string{"--psis", "--psis-draws", "5", ckpt}, "--psis-draws 5 outside"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(append([]string{"eval"}, tc.args...)...)
+			if code == 0 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q, want an error containing %q\n%s", code, stderr, tc.want, stdout)
+			}
+		})
+	}
+}
