@@ -142,15 +142,15 @@ func (b *minibatcher) next() []int {
 	return out
 }
 
-// runVIFA trains VIFA with the given per-batch NLL gradient.
-func runVIFA(cfg RegressionConfig, seed uint64, nllGrad func(idx []int, theta, grad []float64) float64) (*fa.Model, float64, error) {
+// runVIFA trains VIFA over dim parameters with the given per-batch NLL gradient.
+func runVIFA(cfg RegressionConfig, dim int, seed uint64, nllGrad func(idx []int, theta, grad []float64) float64) (*fa.Model, float64, error) {
 	rng := rand.New(rand.NewPCG(seed, 0xba7c4))
 	mb := &minibatcher{rng: rng, perm: make([]int, cfg.N), batch: cfg.Batch}
 	for i := range mb.perm {
 		mb.perm[i] = i
 	}
 	mb.pos = cfg.N // shuffle first
-	v, err := fa.NewVIFA(2, fa.VIFAConfig{Rank: cfg.Rank, N: cfg.N, PriorPrecision: cfg.Alpha,
+	v, err := fa.NewVIFA(dim, fa.VIFAConfig{Rank: cfg.Rank, N: cfg.N, PriorPrecision: cfg.Alpha,
 		MCSamples: cfg.MCSamples, LRMean: cfg.LRMean, LRFactors: cfg.LRF, LRLogVar: cfg.LRLogVar,
 		Optimizer: cfg.Optimizer, Clip: cfg.Clip, Seed: seed})
 	if err != nil {
@@ -210,7 +210,7 @@ func LinearRegression(cfg RegressionConfig, seed uint64) (*RegressionResult, err
 	rng := rand.New(rand.NewPCG(seed, 0x11ea7))
 	x, y, theta, m, s := linearData(rng, cfg.N, cfg.Alpha, cfg.Beta)
 
-	q, nll, err := runVIFA(cfg, seed, func(idx []int, th, grad []float64) float64 {
+	q, nll, err := runVIFA(cfg, 2, seed, func(idx []int, th, grad []float64) float64 {
 		total := 0.0
 		inv := 1 / float64(len(idx))
 		for _, i := range idx {
@@ -263,61 +263,6 @@ func LogisticRegressionVariants(cfgs []RegressionConfig, seed uint64) ([]*Regres
 			y[i] = 1
 		}
 	}
-	logPost := func(t0, t1 float64) float64 {
-		lp := -0.5 * cfg.Alpha * (t0*t0 + t1*t1)
-		for i := 0; i < cfg.N; i++ {
-			a := t0*x[2*i] + t1*x[2*i+1]
-			if y[i] == 1 {
-				lp += logSigmoid(a)
-			} else {
-				lp += logSigmoid(-a)
-			}
-		}
-		return lp
-	}
-	// MAP by Newton's method.
-	t := [2]float64{}
-	var h [4]float64
-	for it := 0; it < 100; it++ {
-		g := [2]float64{-cfg.Alpha * t[0], -cfg.Alpha * t[1]}
-		h = [4]float64{cfg.Alpha, 0, 0, cfg.Alpha}
-		for i := 0; i < cfg.N; i++ {
-			a := t[0]*x[2*i] + t[1]*x[2*i+1]
-			sg := 1 / (1 + math.Exp(-a))
-			g[0] += (y[i] - sg) * x[2*i]
-			g[1] += (y[i] - sg) * x[2*i+1]
-			w := sg * (1 - sg)
-			h[0] += w * x[2*i] * x[2*i]
-			h[1] += w * x[2*i] * x[2*i+1]
-			h[3] += w * x[2*i+1] * x[2*i+1]
-		}
-		h[2] = h[1]
-		det := h[0]*h[3] - h[1]*h[2]
-		d0 := (h[3]*g[0] - h[1]*g[1]) / det
-		d1 := (-h[2]*g[0] + h[0]*g[1]) / det
-		t[0] += d0
-		t[1] += d1
-		if math.Abs(d0)+math.Abs(d1) < 1e-12*(1+math.Abs(t[0])+math.Abs(t[1])) {
-			break
-		}
-	}
-	det := h[0]*h[3] - h[1]*h[2]
-	lap := []float64{h[3] / det, -h[1] / det, -h[2] / det, h[0] / det}
-	// Eigen-axes of the Laplace covariance.
-	tr := lap[0] + lap[3]
-	dl := math.Sqrt(math.Max(tr*tr/4-(lap[0]*lap[3]-lap[1]*lap[1]), 0))
-	l1, l2 := tr/2+dl, tr/2-dl
-	var e1 [2]float64
-	if math.Abs(lap[1]) > 1e-300 {
-		e1 = [2]float64{l1 - lap[3], lap[1]}
-	} else if lap[0] >= lap[3] {
-		e1 = [2]float64{1, 0}
-	} else {
-		e1 = [2]float64{0, 1}
-	}
-	nrm := math.Hypot(e1[0], e1[1])
-	e1 = [2]float64{e1[0] / nrm, e1[1] / nrm}
-	e2 := [2]float64{-e1[1], e1[0]}
 	g := cfg.GridPoints
 	if g == 0 {
 		g = 401
@@ -326,39 +271,7 @@ func LogisticRegressionVariants(cfgs []RegressionConfig, seed uint64) ([]*Regres
 	if hw == 0 {
 		hw = 8
 	}
-	s1, s2 := hw*math.Sqrt(l1), hw*math.Sqrt(math.Max(l2, 0))
-	lps := make([]float64, g*g)
-	pts := make([][2]float64, g*g)
-	maxLP := math.Inf(-1)
-	for a := 0; a < g; a++ {
-		u := -s1 + 2*s1*float64(a)/float64(g-1)
-		for b := 0; b < g; b++ {
-			w := -s2 + 2*s2*float64(b)/float64(g-1)
-			p := [2]float64{t[0] + u*e1[0] + w*e2[0], t[1] + u*e1[1] + w*e2[1]}
-			lp := logPost(p[0], p[1])
-			lps[a*g+b], pts[a*g+b] = lp, p
-			maxLP = math.Max(maxLP, lp)
-		}
-	}
-	var wsum float64
-	m := make([]float64, 2)
-	for i, lp := range lps {
-		w := math.Exp(lp - maxLP)
-		wsum += w
-		m[0] += w * pts[i][0]
-		m[1] += w * pts[i][1]
-	}
-	m[0] /= wsum
-	m[1] /= wsum
-	s := make([]float64, 4)
-	for i, lp := range lps {
-		w := math.Exp(lp-maxLP) / wsum
-		d0, d1 := pts[i][0]-m[0], pts[i][1]-m[1]
-		s[0] += w * d0 * d0
-		s[1] += w * d0 * d1
-		s[3] += w * d1 * d1
-	}
-	s[2] = s[1]
+	m, s := gridLogisticMoments(x, y, cfg.N, cfg.Alpha, g, hw)
 
 	var out []*RegressionResult
 	for _, vc := range cfgs {
@@ -375,7 +288,7 @@ func LogisticRegressionVariants(cfgs []RegressionConfig, seed uint64) ([]*Regres
 }
 
 func logisticVIFA(cfg RegressionConfig, seed uint64, x, y []float64) (*RegressionResult, error) {
-	q, nll, err := runVIFA(cfg, seed, func(idx []int, th, grad []float64) float64 {
+	q, nll, err := runVIFA(cfg, 2, seed, func(idx []int, th, grad []float64) float64 {
 		total := 0.0
 		inv := 1 / float64(len(idx))
 		for _, i := range idx {
@@ -420,3 +333,99 @@ func Summarize(xs []float64) Summary {
 
 // String formats a summary as "mean ± se".
 func (s Summary) String() string { return fmt.Sprintf("%.4f ± %.4f", s.Mean, s.SE) }
+
+// gridLogisticMoments evaluates the posterior of two-parameter logistic regression (x is n×2,
+// y in {0, 1}, prior N(0, α⁻¹I)) on a g×g grid rotated to the Laplace axes around the MAP,
+// ±hw Laplace standard deviations, and returns its mean and 2×2 covariance.
+func gridLogisticMoments(x, y []float64, n int, alpha float64, g int, hw float64) (m, s []float64) {
+	logPost := func(t0, t1 float64) float64 {
+		lp := -0.5 * alpha * (t0*t0 + t1*t1)
+		for i := 0; i < n; i++ {
+			a := t0*x[2*i] + t1*x[2*i+1]
+			if y[i] == 1 {
+				lp += logSigmoid(a)
+			} else {
+				lp += logSigmoid(-a)
+			}
+		}
+		return lp
+	}
+	// MAP by Newton's method.
+	t := [2]float64{}
+	var h [4]float64
+	for it := 0; it < 100; it++ {
+		g := [2]float64{-alpha * t[0], -alpha * t[1]}
+		h = [4]float64{alpha, 0, 0, alpha}
+		for i := 0; i < n; i++ {
+			a := t[0]*x[2*i] + t[1]*x[2*i+1]
+			sg := 1 / (1 + math.Exp(-a))
+			g[0] += (y[i] - sg) * x[2*i]
+			g[1] += (y[i] - sg) * x[2*i+1]
+			w := sg * (1 - sg)
+			h[0] += w * x[2*i] * x[2*i]
+			h[1] += w * x[2*i] * x[2*i+1]
+			h[3] += w * x[2*i+1] * x[2*i+1]
+		}
+		h[2] = h[1]
+		det := h[0]*h[3] - h[1]*h[2]
+		d0 := (h[3]*g[0] - h[1]*g[1]) / det
+		d1 := (-h[2]*g[0] + h[0]*g[1]) / det
+		t[0] += d0
+		t[1] += d1
+		if math.Abs(d0)+math.Abs(d1) < 1e-12*(1+math.Abs(t[0])+math.Abs(t[1])) {
+			break
+		}
+	}
+	det := h[0]*h[3] - h[1]*h[2]
+	lap := []float64{h[3] / det, -h[1] / det, -h[2] / det, h[0] / det}
+	// Eigen-axes of the Laplace covariance.
+	tr := lap[0] + lap[3]
+	dl := math.Sqrt(math.Max(tr*tr/4-(lap[0]*lap[3]-lap[1]*lap[1]), 0))
+	l1, l2 := tr/2+dl, tr/2-dl
+	var e1 [2]float64
+	if math.Abs(lap[1]) > 1e-300 {
+		e1 = [2]float64{l1 - lap[3], lap[1]}
+	} else if lap[0] >= lap[3] {
+		e1 = [2]float64{1, 0}
+	} else {
+		e1 = [2]float64{0, 1}
+	}
+	nrm := math.Hypot(e1[0], e1[1])
+	e1 = [2]float64{e1[0] / nrm, e1[1] / nrm}
+	e2 := [2]float64{-e1[1], e1[0]}
+	s1, s2 := hw*math.Sqrt(l1), hw*math.Sqrt(math.Max(l2, 0))
+	lps := make([]float64, g*g)
+	pts := make([][2]float64, g*g)
+	maxLP := math.Inf(-1)
+	for a := 0; a < g; a++ {
+		u := -s1 + 2*s1*float64(a)/float64(g-1)
+		for b := 0; b < g; b++ {
+			w := -s2 + 2*s2*float64(b)/float64(g-1)
+			p := [2]float64{t[0] + u*e1[0] + w*e2[0], t[1] + u*e1[1] + w*e2[1]}
+			lp := logPost(p[0], p[1])
+			lps[a*g+b], pts[a*g+b] = lp, p
+			maxLP = math.Max(maxLP, lp)
+		}
+	}
+	var wsum float64
+	m = make([]float64, 2)
+	for i, lp := range lps {
+		w := math.Exp(lp - maxLP)
+		wsum += w
+		m[0] += w * pts[i][0]
+		m[1] += w * pts[i][1]
+	}
+	m[0] /= wsum
+	m[1] /= wsum
+	s = make([]float64, 4)
+	for i, lp := range lps {
+		w := math.Exp(lp-maxLP) / wsum
+		d0, d1 := pts[i][0]-m[0], pts[i][1]-m[1]
+		s[0] += w * d0 * d0
+		s[1] += w * d0 * d1
+		s[3] += w * d1 * d1
+	}
+	s[2] = s[1]
+
+	return m, s
+}
