@@ -8,7 +8,7 @@
 //	faexp -exp report -out DIR -png docs/results/fa_online.png # tables and plots from DIR
 //	faexp -exp sgd -seeds 10                 # SGD iterates as posterior samples (thesis 001 Table 6.1)
 //	faexp -exp uci-linear -seeds 5           # VIFA vs exact posterior on Boston housing (paper 000 App. C, Table 7)
-//	faexp -exp uci-logistic -seeds 5         # VIFA vs NUTS on breast cancer (paper 000 App. D, Table 10)
+//	faexp -exp uci-logistic -seeds 5         # VIFA vs NUTS on Wisconsin breast cancer (paper 000 App. D, Table 10)
 //
 // The online experiment streams the same observations into online EM (Algorithm 2 as printed),
 // online EM with step t^(−α) and Polyak–Ruppert averaging of the statistics (-alpha,
@@ -46,7 +46,7 @@ func main() {
 
 func run() error {
 	exp := flag.String("exp", "linear", "experiment: linear, logistic, online, report, sgd, uci-linear or uci-logistic")
-	dataPath := flag.String("data", "", "uci-*: the CSV data set, target last (default: bench/data/boston_housing.csv for uci-linear, scikit-learn's breast_cancer.csv for uci-logistic)")
+	dataPath := flag.String("data", "", "uci-*: the CSV data set, target last (default: bench/data/boston_housing.csv for uci-linear, bench/data/breast_cancer_wisconsin.csv for uci-logistic)")
 	epochs := flag.Int("epochs", 0, "uci-*: VIFA epochs (0: the paper's Table 6 / 9 value)")
 	nutsDraws := flag.Int("nuts-draws", 5000, "uci-logistic: NUTS draws per chain (4 chains, 1000 warm-up each)")
 	seeds := flag.Int("seeds", 10, "number of seeds (0, 1, …)")
@@ -571,7 +571,7 @@ func uci(exp, path string, first, seeds, epochs, nutsDraws int) error {
 	if path == "" {
 		path = "bench/data/boston_housing.csv"
 		if !linear {
-			path = "/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv"
+			path = "bench/data/breast_cancer_wisconsin.csv"
 		}
 	}
 	data, err := faexp.ReadUCICSV(path)
@@ -631,7 +631,7 @@ func uci(exp, path string, first, seeds, epochs, nutsDraws int) error {
 	} else {
 		fmt.Printf("%s: %d parameters (inputs scaled to [−1, 1] and an intercept) on %d rows; prior precision %g; NUTS 4 × (1000 + %d): R̂ max %v, bulk ESS min %v\n",
 			path, dim, n, paper.Alpha, nutsDraws, faexp.Summarize(rhats), faexp.Summarize(esss))
-		fmt.Println("paper 000 Table 10, Breast-cancer-scale (LIBSVM, 10 inputs): rel. mean 0.0205 | rel. cov 0.1729 | W2/dim 0.0297")
+		fmt.Println("paper 000 Table 10, Breast-cancer-scale (341 rows, 10 input variables): rel. mean 0.0205 | rel. cov 0.1729 | W2/dim 0.0297")
 	}
 	for i, v := range vs {
 		fmt.Printf("%s, %s, K = %d, %d epochs, splits %d..%d: rel. mean %v | rel. cov %v | W2/dim %v\n",
