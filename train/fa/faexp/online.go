@@ -34,6 +34,9 @@ type OnlineConfig struct {
 	// BatchCold starts every batch fit from probabilistic PCA; otherwise fits at T ≥ 2D start
 	// from the previous checkpoint's fit.
 	BatchCold bool
+	// W2 also records every estimate's 2-Wasserstein distance from the true Gaussian divided by
+	// D (thesis 001's Figure 5.2 / Table A.2), O(D³) per estimate and checkpoint.
+	W2 bool
 }
 
 // DefaultCheckpoints are the sample sizes T of the thesis's Figure 5.1.
@@ -54,7 +57,19 @@ type OnlineResult struct {
 	BatchIters []int     `json:",omitempty"`
 	// BatchConverged reports, per checkpoint, whether the batch fit met its tolerance.
 	BatchConverged []bool `json:",omitempty"`
-	Elapsed        time.Duration
+	// W2 holds, when OnlineConfig.W2 is set, the same estimates' W2/D.
+	W2      *OnlineW2 `json:",omitempty"`
+	Elapsed time.Duration
+}
+
+// OnlineW2 is the scaled 2-Wasserstein distance W2/D of each estimate from the true Gaussian, per
+// checkpoint (fields as OnlineResult's).
+type OnlineW2 struct {
+	EM, SGA     []float64
+	EMAveraged  []float64 `json:",omitempty"`
+	EMRecentred []float64 `json:",omitempty"`
+	EMWeighted  []float64 `json:",omitempty"`
+	Batch       []float64 `json:",omitempty"`
 }
 
 // OnlineFA generates an FA model (Algorithm 4) from seed, streams T_max observations from it into
@@ -110,6 +125,25 @@ func OnlineFA(cfg OnlineConfig, seed uint64) (*OnlineResult, error) {
 		}
 	}
 	res := &OnlineResult{}
+	var w2ref *fa.W2Ref
+	if cfg.W2 {
+		if w2ref, err = fa.NewW2Ref(truth); err != nil {
+			return nil, err
+		}
+		res.W2 = &OnlineW2{}
+	}
+	// w2 appends est's W2/D to *dst (when W2 is on).
+	w2 := func(dst *[]float64, est *fa.Model) error {
+		if w2ref == nil {
+			return nil
+		}
+		v, err := w2ref.Distance(est)
+		if err != nil {
+			return err
+		}
+		*dst = append(*dst, v/float64(cfg.D))
+		return nil
+	}
 	var prev *fa.Model
 	theta := make([]float64, cfg.D)
 	t := 0
@@ -159,6 +193,19 @@ func OnlineFA(cfg OnlineConfig, seed uint64) (*OnlineResult, error) {
 		}
 		res.EM = append(res.EM, dEM)
 		res.SGA = append(res.SGA, dSGA)
+		if res.W2 != nil {
+			for _, e := range []struct {
+				dst *[]float64
+				est *fa.Online
+			}{{&res.W2.EM, em}, {&res.W2.SGA, sga}, {&res.W2.EMWeighted, emw}, {&res.W2.EMAveraged, ema}, {&res.W2.EMRecentred, emr}} {
+				if e.est == nil {
+					continue
+				}
+				if err := w2(e.dst, e.est.Model()); err != nil {
+					return nil, err
+				}
+			}
+		}
 		if mom != nil {
 			mcfg := fa.MLConfig{MaxIter: cfg.BatchMaxIter}
 			if cp >= 2*cfg.D && !cfg.BatchCold {
@@ -173,6 +220,11 @@ func OnlineFA(cfg OnlineConfig, seed uint64) (*OnlineResult, error) {
 				return nil, err
 			}
 			res.Batch = append(res.Batch, dB)
+			if res.W2 != nil {
+				if err := w2(&res.W2.Batch, fit); err != nil {
+					return nil, err
+				}
+			}
 			res.BatchIters = append(res.BatchIters, info.Iterations)
 			res.BatchConverged = append(res.BatchConverged, info.Converged)
 			prev = fit

@@ -65,6 +65,7 @@ func run() error {
 	after := flag.Int("average-after", 5000, "online: averaged online EM averages the statistics after this many observations")
 	weighted := flag.Bool("weighted", false, "online: also run online EM with weights ∝ t")
 	recenter := flag.Bool("recenter", true, "online: also run averaged online EM with re-centred statistics (needs -alpha)")
+	w2 := flag.Bool("w2", true, "online: also record every estimate's 2-Wasserstein distance / D (O(D³) per estimate and checkpoint)")
 	flag.Parse()
 	switch *exp {
 	case "linear", "logistic":
@@ -76,7 +77,7 @@ func run() error {
 		cfg := faexp.OnlineConfig{D: *d, K: *k, Lo: *lo, Hi: *hi, Checkpoints: faexp.DefaultCheckpoints,
 			Warmup: 100, SGALR: 0.001, BatchMaxIter: *batchIter, BatchCold: *batchCold,
 			EMStepExponent: *alpha, EMStepDelay: *delay, EMAverageAfter: *after, Weighted: *weighted,
-			EMRecenter: *recenter && *alpha != 0}
+			EMRecenter: *recenter && *alpha != 0, W2: *w2}
 		return online(*out, cfg, *first, *seeds, *batchFrom)
 	case "report":
 		return report(*out, *png)
@@ -227,6 +228,61 @@ func (r *onlineRecord) values(series int) []float64 {
 	return [][]float64{r.Batch, r.EM, r.EMAveraged, r.SGA, r.EMWeighted, r.EMRecentred}[series]
 }
 
+// w2values returns one series' W2/D (nil when it was not recorded).
+func (r *onlineRecord) w2values(series int) []float64 {
+	w := r.W2
+	if w == nil {
+		return nil
+	}
+	return [][]float64{w.Batch, w.EM, w.EMAveraged, w.SGA, w.EMWeighted, w.EMRecentred}[series]
+}
+
+// w2Table prints the groups' W2/D table (thesis 001 Table A.2) for the series every record has,
+// and returns its plot (nil when no series has W2 in every record).
+func w2Table(key string, recs []onlineRecord, ts []int) (*plot.Plot, error) {
+	present := make([]bool, len(seriesNames))
+	found := false
+	for si := range seriesNames {
+		present[si] = true
+		for _, r := range recs {
+			if len(r.w2values(si)) != len(ts) {
+				present[si] = false
+			}
+		}
+		found = found || present[si]
+	}
+	if !found {
+		return nil, nil
+	}
+	fmt.Printf("\n**%s**: 2-Wasserstein distance to the true Gaussian / D (thesis 001 Fig. 5.2, Table A.2), mean ± s.e.\n\n", key)
+	hdr, sep := "| T |", "|---|"
+	for si, n := range seriesNames {
+		if present[si] {
+			hdr += " " + n + " |"
+			sep += "---|"
+		}
+	}
+	fmt.Println(hdr)
+	fmt.Println(sep)
+	series := make([][]faexp.Summary, len(seriesNames))
+	for i, t := range ts {
+		line := fmt.Sprintf("| %d |", t)
+		for si := range seriesNames {
+			if !present[si] {
+				continue
+			}
+			var v []float64
+			for _, r := range recs {
+				v = append(v, r.w2values(si)[i])
+			}
+			series[si] = append(series[si], faexp.Summarize(v))
+			line += fmt.Sprintf(" %v |", series[si][i])
+		}
+		fmt.Println(line)
+	}
+	return curvePlot(key, "W2 / D", ts, series, present, true)
+}
+
 func report(dir, png string) error {
 	files, err := filepath.Glob(filepath.Join(dir, "online_*.json"))
 	if err != nil {
@@ -259,7 +315,7 @@ func report(dir, png string) error {
 		}
 		return a.Hi < b.Hi
 	})
-	var plots, ratioPlots []*plot.Plot
+	var plots, ratioPlots, w2Plots []*plot.Plot
 	for _, key := range keys {
 		g := groups[key]
 		sort.Slice(g.recs, func(i, j int) bool { return g.recs[i].Seed < g.recs[j].Seed })
@@ -365,12 +421,24 @@ func report(dir, png string) error {
 			return err
 		}
 		ratioPlots = append(ratioPlots, q)
+		wp, err := w2Table(key, g.recs, ts)
+		if err != nil {
+			return err
+		}
+		if wp != nil {
+			w2Plots = append(w2Plots, wp)
+		}
 	}
 	if png == "" || len(plots) == 0 {
 		return nil
 	}
 	if err := savePlots(plots, png); err != nil {
 		return err
+	}
+	if len(w2Plots) > 0 {
+		if err := savePlots(w2Plots, strings.TrimSuffix(png, ".png")+"_w2.png"); err != nil {
+			return err
+		}
 	}
 	return savePlots(ratioPlots, strings.TrimSuffix(png, ".png")+"_ratio.png")
 }
