@@ -162,6 +162,23 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *psis && (test == nil || test.N == 0) {
+		// A run without a test set (test_fraction 0): the PSIS diagnostic needs only the training set.
+		rep, err := runPSIS(ctx, path, *dataFlag, *dataDir, *psisDraws, *seed)
+		if err != nil {
+			return err
+		}
+		if *jsonOut {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(struct {
+				PSIS *train.PSISReport `json:"psis"`
+			}{rep})
+		}
+		fmt.Fprintf(stdout, "%s: no test set; %s\n", path, rep.Line())
+		fmt.Fprintf(stdout, "  likelihood %s; prior %s; %.1f s\n", rep.Likelihood, rep.Prior, rep.Seconds)
+		return nil
+	}
 	opt := runtime.Options{Samples: cfg.TestSamples, Seed: cfg.Seed, Strategy: strat, MaxBatch: 100}
 	report, err := eval.Evaluate(m, test, ood, opt)
 	if err != nil {
@@ -188,20 +205,8 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	var psisRep *train.PSISReport
 	if *psis {
-		tr, err := train.Resume(path, func(c *train.Config) error {
-			if *dataFlag != "" {
-				c.Data = *dataFlag
-			}
-			if *dataDir != "" {
-				c.DataDir = *dataDir
-			}
-			return nil
-		})
-		if err != nil {
+		if psisRep, err = runPSIS(ctx, path, *dataFlag, *dataDir, *psisDraws, *seed); err != nil {
 			return err
-		}
-		if psisRep, err = tr.PSIS(ctx, train.PSISOptions{Draws: *psisDraws, Seed: *seed}); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	if *jsonOut {
@@ -226,6 +231,28 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		fmt.Fprintf(stdout, "  likelihood %s; prior %s; %.1f s\n", psisRep.Likelihood, psisRep.Prior, psisRep.Seconds)
 	}
 	return nil
+}
+
+// runPSIS resumes the training checkpoint at path (with the data flags, when given) and runs
+// PSIS over its training set.
+func runPSIS(ctx context.Context, path, dataFlag, dataDir string, draws int, seed uint64) (*train.PSISReport, error) {
+	tr, err := train.Resume(path, func(c *train.Config) error {
+		if dataFlag != "" {
+			c.Data = dataFlag
+		}
+		if dataDir != "" {
+			c.DataDir = dataDir
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep, err := tr.PSIS(ctx, train.PSISOptions{Draws: draws, Seed: seed})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rep, nil
 }
 
 // evalText is the text report's lines after the summary line: for classification the Table 2

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,6 +79,28 @@ func TestEvalPSIS(t *testing.T) {
 			}
 		})
 	}
+	t.Run("vifaNoTestSet", func(t *testing.T) {
+		// paper000-table4's linear regression keeps no test set (test_fraction 0): eval --psis
+		// reports the diagnostic alone.
+		var csv strings.Builder
+		csv.WriteString("x1,x2,y\n")
+		for i := 0; i < 60; i++ {
+			x1, x2 := float64(i%7)-3, float64(i%5)-2
+			fmt.Fprintf(&csv, "%g,%g,%g\n", x1, x2, 2*x1-x2+0.1*float64(i%3))
+		}
+		data := filepath.Join(dir, "lin.csv")
+		if err := os.WriteFile(data, []byte(csv.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ckpt := filepath.Join(dir, "vifa.ebnn")
+		if code, stdout, stderr := runCLI("train", "--preset", "paper000-table4", "--data", "csv:"+data, "--epochs", "20", "--fa-average-epochs", "10", "--out", ckpt); code != 0 {
+			t.Fatalf("train: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		code, stdout, stderr := runCLI("eval", "--psis", "--psis-draws", "300", ckpt)
+		if code != 0 || !strings.Contains(stdout, "no test set; PSIS k̂") || !strings.Contains(stdout, "2 parameters") {
+			t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+	})
 	ckpt := filepath.Join(dir, "ffg_w.ebnn")
 	conv := filepath.Join(dir, "conv.ebnn")
 	if code, stdout, stderr := runCLI("convert", "--checkpoint", ckpt, "--out", conv); code != 0 {
