@@ -14,6 +14,7 @@ import (
 	"github.com/edgebnn/edgebnn/train/autodiff"
 	"github.com/edgebnn/edgebnn/train/bfvi"
 	"github.com/edgebnn/edgebnn/train/data"
+	"github.com/edgebnn/edgebnn/train/eval"
 	"github.com/edgebnn/edgebnn/train/mcmc"
 	"github.com/edgebnn/edgebnn/train/optim"
 )
@@ -296,8 +297,9 @@ func ssLogLik(y int, eta float64) float64 {
 }
 
 // ssScore is a model's test performance: the mean log predictive (log-score) and the AUC of the
-// predictive probability.
-type ssScore struct{ LogScore, AUC float64 }
+// predictive probability with DeLong's 95 % interval [AUCLo, AUCHi] (eval.AUROCInterval; the
+// paper reports each AUC with its 95 % interval).
+type ssScore struct{ LogScore, AUC, AUCLo, AUCHi float64 }
 
 // ssPredict returns the log-score and AUC of the posterior predictive p(y_i) = mean_s σ(η_is)
 // over test observations i, with η(i, s) the linear predictor under draw s of ns.
@@ -321,7 +323,16 @@ func ssPredict(y []int, ns int, eta func(i, s int) float64) ssScore {
 		ls += mx + math.Log(sum/float64(ns))
 		p[i] = pm / float64(ns)
 	}
-	return ssScore{LogScore: ls / float64(len(y)), AUC: auc(p, y)}
+	var neg, pos []float64
+	for i, yi := range y {
+		if yi == 1 {
+			pos = append(pos, p[i])
+		} else {
+			neg = append(neg, p[i])
+		}
+	}
+	_, lo, hi := eval.AUROCInterval(neg, pos, 0.95)
+	return ssScore{LogScore: ls / float64(len(y)), AUC: auc(p, y), AUCLo: lo, AUCHi: hi}
 }
 
 // auc is the Mann–Whitney estimate of P(score of a positive > score of a negative), ties
@@ -710,13 +721,13 @@ func kde(x []float64, lo, hi float64, n int) curve {
 	return c
 }
 
-// paperMelanoma are paper 002's test log-scores and AUCs (section IV-D) on the SIIM-ISIC
+// paperMelanoma are paper 002's test log-scores and AUCs with their 95 % intervals (section IV-D) on the SIIM-ISIC
 // Melanoma data: M1 image CNN (ensemble of three), M2 logistic regression on age, M3
 // semi-structured. A different data set: beside ours for orientation only.
 var paperMelanoma = map[int]string{
-	ssTabBF:  "−0.085 / 0.66 (M2, BF-VI)",
-	ssImage:  "−0.078 / 0.81 (M1, 3-CNN ensemble)",
-	ssSemiBF: "−0.076 / 0.82 (M3, BF-VI)",
+	ssTabBF:  "−0.085 / 0.66 (0.61, 0.71) (M2, BF-VI)",
+	ssImage:  "−0.078 / 0.81 (0.78, 0.84) (M1, 3-CNN ensemble)",
+	ssSemiBF: "−0.076 / 0.82 (0.79, 0.85) (M3, BF-VI)",
 }
 
 func runSemiStruct(o options) (string, error) {
@@ -761,20 +772,23 @@ func ssMarkdown(r *ssResult, img string) string {
 		c.Degree, c.Tab.Steps, c.Tab.Samples, c.Tab.LR, c.Tab.LREnd, c.NetLR, c.Epochs, c.Batch,
 		c.Samples, c.FlowLR, c.Refine.Steps, c.Refine.Samples, c.Refine.LR, c.Refine.LREnd,
 		c.Epochs*(c.NTrain/c.Batch), c.Draws, r.Runs)
-	fmt.Fprintf(&s, "| model | test log-score | test AUC | paper (Melanoma, different data): log-score / AUC |\n|---|---|---|---|\n")
+	fmt.Fprintf(&s, "| model | test log-score | test AUC | AUC 95 %% interval (DeLong; mean bounds over seeds) | paper (Melanoma, different data): log-score / AUC |\n|---|---|---|---|---|\n")
 	for k, m := range r.Methods {
 		if len(m.Score) == 0 {
 			continue
 		}
 		var ls, au []float64
+		var lo, hi float64
 		for _, sc := range m.Score {
 			ls, au = append(ls, sc.LogScore), append(au, sc.AUC)
+			lo += sc.AUCLo / float64(len(m.Score))
+			hi += sc.AUCHi / float64(len(m.Score))
 		}
 		p := paperMelanoma[k]
 		if p == "" {
 			p = "–"
 		}
-		fmt.Fprintf(&s, "| %s | %s | %s | %s |\n", m.Name, ssCell(ls, 4), ssCell(au, 4), p)
+		fmt.Fprintf(&s, "| %s | %s | %s | [%.3f, %.3f] | %s |\n", m.Name, ssCell(ls, 4), ssCell(au, 4), lo, hi, p)
 	}
 	fmt.Fprintf(&s, "\nPosterior of β (true β = %g), mean ± s.e. over seeds of each summary; W1 and KS distances of the "+
 		"draws to the NUTS draws of the same model (tabular only: NUTS on it; semi-structured: NUTS on β given the "+
