@@ -135,7 +135,7 @@ type Config struct {
 	// LaplaceMCSamples is the labels drawn per example by laplace_ggn mc.
 	LaplaceMCSamples int `json:"laplace_mc_samples" help:"laplace: labels sampled per example by laplace_ggn mc"`
 	// LaplaceVal, when positive, holds the last LaplaceVal training examples out (of the MAP
-	// training and the GGN) and picks the prior precision from LaplaceGrid (prior_precision ×
+	// training and the GGN) and picks the prior precision from LaplaceGridExponents (prior_precision ×
 	// 10^(k/2)) by their NLL under the Laplace predictive; 0 uses prior_precision as it is.
 	LaplaceVal int `json:"laplace_val" help:"laplace: hold out the last N training examples and tune the prior precision on them by NLL over prior_precision×10^(k/2), k = -4…12 (0: use prior_precision)"`
 	// MCSamples is vifa's L: parameter samples per update, each on its own minibatch (paper 000,
