@@ -311,14 +311,7 @@ func ggnSeeds(f []float32, nb, q int, regression bool, o GGNOptions, rng *rand.R
 		for c := 0; c < q; c++ {
 			s := make([]float32, nb*q)
 			for n := 0; n < nb; n++ {
-				r := math.Sqrt(p[n*q+c])
-				for k := 0; k < q; k++ {
-					e := 0.0
-					if k == c {
-						e = 1
-					}
-					s[n*q+k] = float32(r * (e - p[n*q+k]))
-				}
+				labelSeed(s, p, n, q, c, math.Sqrt(p[n*q+c]))
 			}
 			seeds = append(seeds, s)
 		}
@@ -335,17 +328,23 @@ func ggnSeeds(f []float32, nb, q int, regression bool, o GGNOptions, rng *rand.R
 					break
 				}
 			}
-			for k := 0; k < q; k++ {
-				e := 0.0
-				if k == c {
-					e = 1
-				}
-				s[n*q+k] = float32(sc * (e - p[n*q+k]))
-			}
+			labelSeed(s, p, n, q, c, sc)
 		}
 		seeds = append(seeds, s)
 	}
 	return seeds
+}
+
+// labelSeed writes r·(e_c − p_n), the gradient of −log p_c in the logits scaled by −r, into row n
+// of the seed s (q outputs per row; p the batch's probabilities).
+func labelSeed(s []float32, p []float64, n, q, c int, r float64) {
+	for k := 0; k < q; k++ {
+		v := -p[n*q+k]
+		if k == c {
+			v++
+		}
+		s[n*q+k] = float32(r * v)
+	}
 }
 
 // squares returns dst resized to len(v), holding v's squares.
