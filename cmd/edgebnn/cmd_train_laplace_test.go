@@ -32,7 +32,7 @@ func TestTrainLaplace(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("train laplace: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	for _, want := range []string{"laplace: GGN diagonal (exact) over 100 examples", "laplace: prior precision 4 (prior_precision; not tuned)", "% at the prior's"} {
+	for _, want := range []string{"laplace: GGN diagonal (exact) over 100 examples in ", "laplace: prior precision 4 (prior_precision; not tuned)", "% at the prior's"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("train laplace: output lacks %q\n%s", want, stdout)
 		}
