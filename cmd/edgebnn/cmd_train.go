@@ -475,6 +475,8 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 	if runErr != nil {
 		if ctx.Err() != nil && c.Posterior == "hmc" {
 			fmt.Fprintln(stdout, "interrupted: posterior hmc keeps no partial state; nothing written")
+		} else if ctx.Err() != nil && c.Posterior == "laplace" && c.Epochs == 0 {
+			fmt.Fprintln(stdout, "interrupted: the post-hoc Laplace fit keeps no partial state; nothing written")
 		} else if ctx.Err() != nil {
 			fmt.Fprintf(stdout, "interrupted: checkpoint written to %s (resume with --resume)\n", t.EpochCheckpointPath())
 		}
