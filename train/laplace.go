@@ -103,8 +103,12 @@ func (r *LaplaceReport) Lines() []string {
 	}
 	l := []string{fmt.Sprintf("laplace: GGN diagonal (%s) over %d examples in %.1f s; fit %.1f s in all", how, r.Examples, r.GGNSeconds, r.Seconds)}
 	if len(r.Grid) > 0 {
-		l = append(l, fmt.Sprintf("laplace: prior precision %.4g, tuned on %d held-out examples (validation NLL %s)",
-			r.PriorPrecision, r.ValExamples, r.gridText()))
+		edge := ""
+		if r.PriorPrecision == r.Grid[0].PriorPrecision || r.PriorPrecision == r.Grid[len(r.Grid)-1].PriorPrecision {
+			edge = " — at the grid's edge"
+		}
+		l = append(l, fmt.Sprintf("laplace: prior precision %.4g%s, tuned on %d held-out examples (validation NLL %s)",
+			r.PriorPrecision, edge, r.ValExamples, r.gridText()))
 	} else {
 		l = append(l, fmt.Sprintf("laplace: prior precision %.4g (prior_precision; not tuned)", r.PriorPrecision))
 	}
