@@ -36,6 +36,9 @@ type State struct {
 	Members int `json:"members"`
 	// HMC is posterior hmc's report: the sampler's settings and health, R̂ and bulk ESS.
 	HMC *HMCReport `json:"hmc,omitempty"`
+	// Laplace is posterior laplace's report once the approximation is fitted: the checkpoint
+	// then holds the ffg network (the per-epoch checkpoint the MAP network).
+	Laplace *LaplaceReport `json:"laplace,omitempty"`
 }
 
 // EpochCheckpointPath is where the per-epoch checkpoint goes: beside Config.Out, named
@@ -122,8 +125,8 @@ func (t *Trainer) save(path string, optimizer bool) error {
 		}
 	}
 	st := t.opt.State()
-	if !optimizer || (t.fa != nil && t.fa.vifa != nil) || t.hmc != nil {
-		st.Buffers = nil // vifa's optimizer state is in the FA learner's; hmc has none
+	if !optimizer || (t.fa != nil && t.fa.vifa != nil) || t.hmc != nil || t.lap != nil {
+		st.Buffers = nil // vifa's optimizer state is in the FA learner's; hmc and a fitted laplace have none
 	}
 	for name, buf := range st.Buffers {
 		if _, err := w.AddTensor(OptimPrefix+name, []int{len(buf)}, buf, format.AddOptions{}); err != nil {
@@ -131,7 +134,7 @@ func (t *Trainer) save(path string, optimizer bool) error {
 		}
 	}
 	s := State{Config: t.Config, Epoch: t.Epoch, Step: t.Step, OptimSteps: st.Step, TrainSeconds: t.TrainSeconds,
-		History: t.History, Members: max(1, len(nets)), HMC: t.HMC()}
+		History: t.History, Members: max(1, len(nets)), HMC: t.HMC(), Laplace: t.lap}
 	blob, err := json.Marshal(&s)
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: state: %w", path, err)
@@ -191,6 +194,9 @@ func Resume(path string, edit func(*Config) error) (*Trainer, error) {
 		return nil, err
 	}
 	cfg := s.Config
+	if s.Laplace != nil {
+		return nil, fmt.Errorf("checkpoint %s holds a fitted Laplace posterior, which is not resumed: resume the MAP network's per-epoch checkpoint (<stem>.last) or refit with --init-from and --epochs 0", path)
+	}
 	if cfg.Posterior == "hmc" {
 		return nil, fmt.Errorf("checkpoint %s: posterior hmc cannot be resumed (the sampler keeps no state between runs; its draws are the model): start a new run", path)
 	}

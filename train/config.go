@@ -63,10 +63,12 @@ type Config struct {
 	// network with dropout layers of rate Dropout that the runtime samples: MC dropout), a
 	// factor-analysis posterior over all parameters: vifa (variational), fa_em or fa_sga (online
 	// FA of the optimizer's iterates), swag (SWA-Gaussian of the iterates, an FA model of rank
-	// latent_dim), bernstein_last, or hmc (the exact posterior of a small MLP
-	// sampled with NUTS, stored as an ensemble of hmc_samples draws; hmc.go). It picks the default
-	// inference config when Inference is empty.
-	Posterior string `json:"posterior" help:"deterministic, ffg_w, fcg_w, inducing, ensemble_w, mc_dropout, vifa, fa_em, fa_sga, swag, bernstein_last or hmc"`
+	// latent_dim), bernstein_last, hmc (the exact posterior of a small MLP
+	// sampled with NUTS, stored as an ensemble of hmc_samples draws; hmc.go), or laplace (a
+	// deterministic MAP network, or init_from's, then the diagonal Laplace approximation of its
+	// posterior written as an ffg_w model; laplace.go). It picks the default inference config
+	// when Inference is empty.
+	Posterior string `json:"posterior" help:"deterministic, ffg_w, fcg_w, inducing, ensemble_w, mc_dropout, vifa, fa_em, fa_sga, swag, bernstein_last, hmc or laplace"`
 	// Dropout is mc_dropout's rate p in (0, 1): the architecture's Dropout layers get it, or,
 	// when it has none, a Dropout layer is put after every top-level activation but a final one
 	// (an MLP: after each hidden activation). The layers drop during training and, in the model
@@ -121,9 +123,21 @@ type Config struct {
 	HMCTargetAccept float64 `json:"hmc_target_accept" help:"hmc: target mean acceptance statistic of step-size adaptation"`
 	// LatentDim is the rank K of the factor-analysis posteriors (vifa, fa_em, fa_sga, swag).
 	LatentDim int `json:"latent_dim" help:"vifa, fa_em, fa_sga, swag: latent dimension K of q(θ) = N(c, FFᵀ + diag ψ) (swag: the deviations kept)"`
-	// PriorPrecision is α of vifa's prior N(0, α⁻¹ I) over the flattened parameters, and of hmc's
-	// when it has no inference config.
-	PriorPrecision float64 `json:"prior_precision" help:"vifa, hmc (without an inference config): precision α of the prior N(0, α⁻¹I) over all parameters"`
+	// PriorPrecision is α of vifa's prior N(0, α⁻¹ I) over the flattened parameters, of hmc's
+	// when it has no inference config, and of laplace's (the Laplace precision is α + the GGN
+	// diagonal; with laplace_val it is the centre of the grid searched).
+	PriorPrecision float64 `json:"prior_precision" help:"vifa, hmc (without an inference config), laplace: precision α of the prior N(0, α⁻¹I) over all parameters"`
+	// LaplaceGGN is how posterior laplace computes the diagonal of the generalized Gauss-Newton
+	// matrix: "exact" (one reverse pass per output and batch) or "mc" (the Monte-Carlo Fisher:
+	// laplace_mc_samples labels drawn from the model's predictive per example); see
+	// GGNDiagonal.
+	LaplaceGGN string `json:"laplace_ggn" help:"laplace: GGN diagonal exact (one reverse pass per class) or mc (Monte-Carlo Fisher, laplace_mc_samples sampled labels per example)"`
+	// LaplaceMCSamples is the labels drawn per example by laplace_ggn mc.
+	LaplaceMCSamples int `json:"laplace_mc_samples" help:"laplace: labels sampled per example by laplace_ggn mc"`
+	// LaplaceVal, when positive, holds the last LaplaceVal training examples out (of the MAP
+	// training and the GGN) and picks the prior precision from LaplaceGridExponents (prior_precision ×
+	// 10^(k/2)) by their NLL under the Laplace predictive; 0 uses prior_precision as it is.
+	LaplaceVal int `json:"laplace_val" help:"laplace: hold out the last N training examples and tune the prior precision on them by NLL over prior_precision×10^(k/2), k = -4…12 (0: use prior_precision)"`
 	// MCSamples is vifa's L: parameter samples per update, each on its own minibatch (paper 000,
 	// Algorithm 1), so an epoch has ⌊batches/L⌋ updates (at least one).
 	MCSamples int `json:"mc_samples" help:"vifa: θ samples per update, each on its own minibatch (an epoch has batches/mc_samples updates)"`
@@ -156,17 +170,19 @@ type Config struct {
 	// InitFrom is a checkpoint or model file of a deterministic network with the same
 	// architecture (its weight and bias tensors by name) whose parameters replace the fresh
 	// initialisation: paper 000 §4.3's pre-trained initialisation, c of vifa starting at an SGD
-	// solution (and fa_em / fa_sga's iterates, or a deterministic run, starting there). Posteriors
-	// deterministic, vifa, fa_em and fa_sga only; --resume ignores it (the checkpoint holds the
-	// parameters).
-	InitFrom string `json:"init_from" help:"deterministic, vifa, fa_em, fa_sga, swag: initialise the network's weights and biases from this checkpoint or model file of a deterministic network with the same architecture"`
+	// solution (and fa_em / fa_sga's iterates, or a deterministic run, starting there), or the
+	// MAP network of laplace (with epochs 0, a post-hoc Laplace approximation). Posteriors
+	// deterministic, mc_dropout, the FA ones and laplace only; --resume ignores it (the
+	// checkpoint holds the parameters).
+	InitFrom string `json:"init_from" help:"deterministic, vifa, fa_em, fa_sga, swag, laplace: initialise the network's weights and biases from this checkpoint or model file of a deterministic network with the same architecture"`
 	// Epochs, BatchSize and the optimizer.
-	Epochs      int     `json:"epochs" help:"number of epochs"`
-	BatchSize   int     `json:"batch_size" help:"minibatch size"`
-	LR          float64 `json:"lr" help:"learning rate"`
-	Optimizer   string  `json:"optimizer" help:"adam or sgd"`
-	Momentum    float64 `json:"momentum" help:"SGD momentum"`
-	WeightDecay float64 `json:"weight_decay" help:"L2 weight decay"`
+	Epochs    int     `json:"epochs" help:"number of epochs"`
+	BatchSize int     `json:"batch_size" help:"minibatch size"`
+	LR        float64 `json:"lr" help:"learning rate"`
+	Optimizer string  `json:"optimizer" help:"adam or sgd"`
+	Momentum  float64 `json:"momentum" help:"SGD momentum"`
+	// WeightDecay is the L2 penalty; for laplace 0 means the prior's, 1/(N·prior_precision).
+	WeightDecay float64 `json:"weight_decay" help:"L2 weight decay (laplace: 0 means 1/(N·prior_precision), the prior's)"`
 	// Milestones are the epochs at which the learning rate is multiplied by Gamma.
 	Milestones []int   `json:"milestones" help:"comma-separated epochs at which the learning rate is multiplied by gamma"`
 	Gamma      float64 `json:"gamma" help:"learning-rate decay factor at each milestone"`
@@ -296,7 +312,7 @@ func DefaultConfig() Config {
 		NoisePrecision: 1, Objective: "elbo", Context: "random-monochrome", ContextSize: DefaultContextSize,
 		ContextMargin: 0.5, FSVIJitter: 1e-6, FSVICovariance: "joint", FSVIJacobianGrad: DefaultFSVIJacobianGrad, Temperature: 1, EnsembleSize: 8,
 		HMCChains: DefaultHMCChains, HMCWarmup: DefaultHMCWarmup, HMCDraws: DefaultHMCDraws, HMCSamples: DefaultHMCSamples,
-		HMCMaxDepth: DefaultHMCMaxDepth, HMCTargetAccept: DefaultHMCTargetAccept, LatentDim: 1, PriorPrecision: 1, MCSamples: 1, FAEvery: 1, FAWarmup: 100,
+		HMCMaxDepth: DefaultHMCMaxDepth, HMCTargetAccept: DefaultHMCTargetAccept, LatentDim: 1, PriorPrecision: 1, LaplaceGGN: "exact", LaplaceMCSamples: 1, MCSamples: 1, FAEvery: 1, FAWarmup: 100,
 		FALR: 0.001, Epochs: 10, BatchSize: 100, LR: 1e-3, Optimizer: "adam", Momentum: 0.9,
 		Gamma: 0.1, TrainSamples: 1, TestSamples: 8, EvalEvery: 1, CheckpointEvery: 1,
 		EvalMinSteps: DefaultMinSteps, CheckpointMinSteps: DefaultMinSteps, Seed: 42, Out: "model.ebnn",
@@ -553,6 +569,8 @@ var configBounds = []struct {
 	{"fsvi_jitter", 0, 1},
 	{"temperature", 0, MaxRate},
 	{"dropout", 0, 1},
+	{"laplace_mc_samples", 1, MaxSamples},
+	{"laplace_val", 0, MaxExamples},
 }
 
 // validateBounds checks every key of configBounds and the milestones.
@@ -607,8 +625,8 @@ func (c *Config) Validate() error {
 		return errf("data is empty: preset %s does not choose the data set (give --data)", c.Preset)
 	case c.Data == "":
 		return errf("data is empty")
-	case c.InitFrom != "" && c.Posterior != "deterministic" && c.Posterior != "mc_dropout" && !IsFA(c.Posterior):
-		return errf("init_from applies to posterior deterministic, mc_dropout, vifa, fa_em, fa_sga or swag, not %q", c.Posterior)
+	case c.InitFrom != "" && c.Posterior != "deterministic" && c.Posterior != "mc_dropout" && !IsFA(c.Posterior) && c.Posterior != "laplace":
+		return errf("init_from applies to posterior deterministic, mc_dropout, vifa, fa_em, fa_sga, swag or laplace, not %q", c.Posterior)
 	case c.GlobalInducing != "" && c.Posterior != "inducing":
 		return errf("global_inducing %q applies to posterior inducing, not %q", c.GlobalInducing, c.Posterior)
 	case c.InitSDU > 0 && c.Posterior != "inducing":
@@ -683,8 +701,12 @@ func (c *Config) Validate() error {
 		if err := c.validateHMC(); err != nil {
 			return err
 		}
+	case "laplace":
+		if err := c.validateLaplace(); err != nil {
+			return err
+		}
 	default:
-		return errf("posterior %q is not deterministic, ffg_w, fcg_w, inducing, ensemble_w, mc_dropout, vifa, fa_em, fa_sga, swag, bernstein_last or hmc", c.Posterior)
+		return errf("posterior %q is not deterministic, ffg_w, fcg_w, inducing, ensemble_w, mc_dropout, vifa, fa_em, fa_sga, swag, bernstein_last, hmc or laplace", c.Posterior)
 	}
 	switch c.Objective {
 	case "elbo":
@@ -761,6 +783,28 @@ func (c *Config) validateHMC() error {
 		return errf("objective %q: hmc has no objective (leave it elbo)", c.Objective)
 	case c.PruneZ > 0 || c.PruneSNR > 0 || c.FinetuneEpochs > 0:
 		return errf("prune_z, prune_snr and finetune_epochs do not apply")
+	}
+	return nil
+}
+
+// validateLaplace checks the keys of posterior laplace.
+func (c *Config) validateLaplace() error {
+	errf := func(format string, args ...any) error {
+		return fmt.Errorf("config: posterior laplace: "+format, args...)
+	}
+	switch {
+	case c.LaplaceGGN != "exact" && c.LaplaceGGN != "mc":
+		return errf("laplace_ggn %q is not exact or mc", c.LaplaceGGN)
+	case !(c.PriorPrecision > 0) || math.IsInf(c.PriorPrecision, 0):
+		return errf("prior_precision %g must be positive and finite", c.PriorPrecision)
+	case strings.TrimSpace(c.Inference.JSON) != "":
+		return errf("takes no inference config (the MAP network is deterministic; the posterior is written as ffg_w)")
+	case c.Objective != "elbo":
+		return errf("objective %q: the MAP network is trained on the likelihood and weight decay (leave objective elbo)", c.Objective)
+	case c.PruneZ > 0 || c.PruneSNR > 0 || c.FinetuneEpochs > 0:
+		return errf("prune_z, prune_snr and finetune_epochs do not apply (prune the result with edgebnn convert --snr-keep)")
+	case c.Epochs == 0 && c.InitFrom == "":
+		return errf("epochs 0 needs init_from (the MAP network to approximate the posterior around)")
 	}
 	return nil
 }

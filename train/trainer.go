@@ -54,9 +54,11 @@ type Trainer struct {
 	tb      []float32
 	spec    *runtime.Spec
 	classes []int
-	fa      *faRun   // the factor-analysis posterior (vifa, fa_em, fa_sga), else nil
-	fs      *fsviRun // the function-space objective (objective fsvi), else nil
-	hmc     *hmcRun  // posterior hmc's sampler, else nil
+	fa      *faRun         // the factor-analysis posterior (vifa, fa_em, fa_sga), else nil
+	fs      *fsviRun       // the function-space objective (objective fsvi), else nil
+	hmc     *hmcRun        // posterior hmc's sampler, else nil
+	lap     *LaplaceReport // posterior laplace once fitted (Nets[0] is then the ffg network), else nil
+	lapVal  *data.Dataset  // laplace_val's held-out examples, else nil
 
 	// PruneReport is the outcome of prune_z once the fine-tuning phase has begun (nil before, and
 	// after a resume inside that phase).
@@ -255,6 +257,9 @@ func (t *Trainer) loadData() error {
 	if t.Train.N == 0 {
 		return fmt.Errorf("config: no training data")
 	}
+	if err := t.splitLaplaceVal(); err != nil {
+		return err
+	}
 	return t.loadOOD()
 }
 
@@ -327,7 +332,7 @@ func (t *Trainer) setData(train, test *data.Dataset) error {
 	if t.Train.N == 0 {
 		return fmt.Errorf("config: no training data")
 	}
-	return nil
+	return t.splitLaplaceVal()
 }
 
 // loadInit sets the network's parameters from the checkpoint or model file at path (init_from):
@@ -350,7 +355,7 @@ func (t *Trainer) loadInit(path string) error {
 func (t *Trainer) inferenceConfig() (*bnnconfig.Config, error) {
 	c := &t.Config
 	if strings.TrimSpace(c.Inference.JSON) != "" {
-		if c.Posterior == "deterministic" || c.Posterior == "ensemble_w" || c.Posterior == "mc_dropout" {
+		if c.Posterior == "deterministic" || c.Posterior == "ensemble_w" || c.Posterior == "mc_dropout" || c.Posterior == "laplace" {
 			return nil, fmt.Errorf("config: posterior %s takes no inference config", c.Posterior)
 		}
 		cfg, err := bnnconfig.Parse([]byte(c.Inference.JSON))
@@ -508,7 +513,11 @@ func (t *Trainer) buildOptimizer() error {
 	for _, n := range t.Nets {
 		t.params = append(t.params, n.Trainable()...)
 	}
-	groups := []optim.Group[float32]{{Params: t.params, LR: c.LR, WeightDecay: c.WeightDecay}}
+	wd := c.WeightDecay
+	if c.Posterior == "laplace" && wd == 0 {
+		wd = 1 / (float64(t.Train.N) * c.PriorPrecision) // the MAP of the prior N(0, α⁻¹I)
+	}
+	groups := []optim.Group[float32]{{Params: t.params, LR: c.LR, WeightDecay: wd}}
 	var err error
 	if c.Optimizer == "adam" {
 		t.opt, err = optim.NewAdam(groups, optim.DefaultAdamConfig())
@@ -586,7 +595,16 @@ func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 		if h.Epoch != nil {
 			h.Epoch(em)
 		}
-		if last || due(t.Epoch, c.CheckpointEvery, t.Step-ckptStep, c.CheckpointMinSteps) {
+		if last && c.Posterior == "laplace" {
+			// The MAP network goes to the per-epoch checkpoint (which --resume takes); finishLaplace
+			// writes Out and the model.
+			if err := t.SaveCheckpoint(t.EpochCheckpointPath()); err != nil {
+				return err
+			}
+			if h.Checkpoint != nil {
+				h.Checkpoint(t.EpochCheckpointPath())
+			}
+		} else if last || due(t.Epoch, c.CheckpointEvery, t.Step-ckptStep, c.CheckpointMinSteps) {
 			ckptStep = t.Step
 			path := t.EpochCheckpointPath()
 			if last {
@@ -607,6 +625,9 @@ func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 				}
 			}
 		}
+	}
+	if c.Posterior == "laplace" {
+		return t.finishLaplace(ctx, h)
 	}
 	return nil
 }
