@@ -88,16 +88,8 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if stErr == nil {
 		cfg = st.Config
 	}
-	if *psis {
-		if stErr != nil {
-			return fmt.Errorf("--psis needs a training checkpoint (the log joint is its prior, likelihood and training data): %w", stErr)
-		}
-		if err := train.CheckPSIS(cfg.Posterior); err != nil {
-			return fmt.Errorf("--psis: %s: %w", path, err)
-		}
-		if *psisDraws < train.MinPSISDraws || *psisDraws > train.MaxPSISDraws {
-			return usagef("--psis-draws %d outside [%d, %d]", *psisDraws, train.MinPSISDraws, train.MaxPSISDraws)
-		}
+	if *psis && (*psisDraws < train.MinPSISDraws || *psisDraws > train.MaxPSISDraws) {
+		return usagef("--psis-draws %d outside [%d, %d]", *psisDraws, train.MinPSISDraws, train.MaxPSISDraws)
 	}
 	if *dataFlag != "" {
 		cfg.Data = *dataFlag
@@ -143,6 +135,15 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	defer m.Close()
+	if *psis {
+		// The file is a model; PSIS needs the training state of a checkpoint.
+		if stErr != nil {
+			return fmt.Errorf("--psis needs a training checkpoint (the log joint is its prior, likelihood and training data): %w", stErr)
+		}
+		if err := train.CheckPSIS(cfg.Posterior); err != nil {
+			return fmt.Errorf("--psis: %s: %w", path, err)
+		}
+	}
 	if stErr != nil {
 		// A converted model: describe the data from the model itself.
 		if m.Task() == runtime.Regression {
