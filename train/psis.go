@@ -297,8 +297,11 @@ func (t *Trainer) psisSource(net *hmcNet) (*psisSource, error) {
 		return nil, errors.New("psis: the network has no stochastic layer")
 	}
 	desc := fmt.Sprintf("each layer's own (posterior %s)", c.Posterior)
+	var mu sync.Mutex // Net.Draw is not safe for concurrent use (Bernstein layers load their flows)
 	return &psisSource{params: params, prior: desc, draw: func(rng *rand.Rand, theta []float64) (float64, float64, error) {
+		mu.Lock()
 		ds, err := n.Draw(rng)
+		mu.Unlock()
 		if err != nil {
 			return 0, 0, err
 		}

@@ -38,7 +38,9 @@ type drawer interface {
 // layers are returned as they are, marked not stochastic. Mean-field Gaussian (ffg),
 // full-covariance Gaussian (fcg) and Bernstein-flow layers have a density; an inducing layer's
 // q(W) is a mixture over U without a closed form, and dropout or global inducing posteriors have
-// none either: Draw returns an error wrapping ErrNoDensity naming the layer.
+// none either: Draw returns an error wrapping ErrNoDensity naming the layer. Draw is not safe for
+// concurrent use (Bernstein layers load their flows from the parameters first); the draws depend
+// only on rng.
 func (n *Net[T]) Draw(rng *rand.Rand) ([]LayerDraw, error) {
 	if n.global != nil {
 		return nil, fmt.Errorf("bnn: the global inducing posterior: %w", ErrNoDensity)
