@@ -56,4 +56,4 @@ $B predict --model "$O/toy_hmc.model.ebnn" --input "$O/grid.csv" --header --samp
 	  printf "%s,%s,%.6g,%.6g\n", x, m, sqrt(v), sqrt(e) }' > "$O/toy_hmc_grid.csv"
 rm -f "$O/grid.csv"
 echo "wrote $O/toy_hmc_grid.csv"
-[[ -f $O/toy_hmc.fit.png ]] && echo "wrote $O/toy_hmc.fit.png"
+if [[ -f $O/toy_hmc.fit.png ]]; then echo "wrote $O/toy_hmc.fit.png"; fi
