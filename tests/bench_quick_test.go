@@ -88,6 +88,7 @@ func TestBenchQuick(t *testing.T) {
 			header: "model (classes 0–4", rows: 4, cells: 8, labels: mix,
 			cols: map[int]span{1: pct, 2: nll, 3: unit, 4: brier, 5: unit, 6: unit, 7: unit},
 		}}},
+		{name: "convert_eval", cmd: []string{"bench/convert_eval.sh", "--quick"}, needs: []string{fmnist}, check: checkConvertEval},
 		{name: "adaptive", cmd: []string{"go", "./bench/adaptive", "-quick"}, needs: []string{fmnist}, setup: tinyModel, tables: []tableSpec{{
 			header: "model", rows: 1, cells: 6,
 			cols: map[int]span{3: pct, 4: {0, 1e3}}, pairs: map[int]span{5: pct},
@@ -317,6 +318,24 @@ func checkHMCGrid(t *testing.T, _, dir string) {
 		}
 		if v[3] < 0 || v[2] < v[3]*(1-1e-4) {
 			t.Fatalf("row %d: %q: want sd ≥ epistemic sd ≥ 0", i, line)
+		}
+	}
+}
+
+// checkConvertEval checks bench/convert_eval.sh's two evaluations (the trained checkpoint, then
+// the converted f16 file with half of Z pruned): accuracy, NLL, ECE and Brier score in range.
+func checkConvertEval(t *testing.T, out, _ string) {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^\S+\.ebnn \(2 samples\): acc (\S+)%  nll (\S+)  ece (\S+)  brier (\S+)`)
+	ms := re.FindAllStringSubmatch(out, -1)
+	if len(ms) != 2 || !strings.Contains(out, "(trained, f32)") || !strings.Contains(out, "(converted: f16, 50 % of Z pruned)") {
+		t.Fatalf("want the trained and the converted evaluation:\n%s", out)
+	}
+	for _, m := range ms {
+		for i, s := range []span{pct, nll, unit, brier} {
+			if err := inSpan(m[i+1], s); err != "" {
+				t.Errorf("%q: cell %d: %s", m[0], i+1, err)
+			}
 		}
 	}
 }
