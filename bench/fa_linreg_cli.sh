@@ -4,11 +4,30 @@
 #   → edgebnn posterior --json, compared with the closed-form posterior of Bayesian linear
 # regression. Prints per seed and mean ± standard error: relative mean distance, relative
 # Frobenius covariance distance and 2-Wasserstein distance / dimension.
-# Usage: bench/fa_linreg_cli.sh [SEEDS] [OUTDIR]   (needs go and python3; stdlib only)
+# Usage: bench/fa_linreg_cli.sh [--seeds N] [--quick] [--out DIR]   (needs go and python3; stdlib only)
+#   --seeds N (10, the paper's count): seeds 0..N−1; --out DIR (a new temporary directory);
+#   --quick: 2 seeds of 200 epochs (averaging the last 100) — the whole pipeline and the
+#   summary's shape in seconds (tests/bench_quick_test.go), not the paper's numbers.
+#   The old positional form bench/fa_linreg_cli.sh [SEEDS] [OUTDIR] still works.
 # Extra train flags can be given in FA_LINREG_FLAGS (e.g. "--fa-average-epochs 0").
 set -euo pipefail
-seeds=${1:-10}
-out=${2:-$(mktemp -d)}
+seeds=10 out="" quick=()
+usage="usage: bench/fa_linreg_cli.sh [--seeds N] [--quick] [--out DIR] | [SEEDS] [OUTDIR]"
+pos=()
+while (($#)); do
+	case $1 in
+	--seeds) seeds=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--quick) seeds=2 quick=(--epochs 200 --fa-average-epochs 100); shift ;;
+	-*) echo "$usage" >&2; exit 2 ;;
+	*) pos+=("$1"); shift ;;
+	esac
+done
+((${#pos[@]} <= 2)) || { echo "$usage" >&2; exit 2; }
+((${#pos[@]} >= 1)) && seeds=${pos[0]}
+((${#pos[@]} >= 2)) && out=${pos[1]}
+((seeds >= 1)) || { echo "fa_linreg_cli.sh: --seeds must be at least 1" >&2; exit 2; }
+[[ -n $out ]] || out=$(mktemp -d)
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 bin="$out/edgebnn"
@@ -76,7 +95,7 @@ for ((s = 0; s < seeds; s++)); do
 	# --fa-average-epochs 2500 --test-fraction 0 --eval-every 0 --checkpoint-every 0 (its arch is
 	# the same Linear(2, 1, bias=False), inline).
 	"$bin" train --preset paper000-table4 --data "csv:$out/seed$s.csv" \
-		--seed "$s" --out "$out/seed$s.ebnn" --quiet --no-plots ${FA_LINREG_FLAGS:-} > "$out/seed$s.log"
+		--seed "$s" --out "$out/seed$s.ebnn" --quiet --no-plots "${quick[@]}" ${FA_LINREG_FLAGS:-} > "$out/seed$s.log"
 	"$bin" convert --checkpoint "$out/seed$s.ebnn" --out "$out/seed$s.f16.ebnn" --dtype f16 > "$out/seed$s.convert.txt"
 	"$bin" posterior --model "$out/seed$s.f16.ebnn" --json > "$out/seed$s.posterior.json"
 	line=$(compare "$out/seed$s.csv" "$out/seed$s.posterior.json")

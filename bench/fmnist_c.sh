@@ -1,17 +1,68 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Accuracy and ECE of a Fashion-MNIST model on the corrupted test sets (data fmnist-c:C:S,
-# train/data.Corrupt, seed 42) at severities 0-5, as a Markdown table (cells accuracy % / ECE).
-#   bench/fmnist_c.sh [MODEL.ebnn] [edgebnn binary]
-set -eu
-model=${1:-testdata/trained/fmnist_ffgu/model.ebnn}
-bin=${2:-edgebnn}
+# train/data.Corrupt) at severities 0-5, as a Markdown table (cells accuracy % / ECE).
+#   bench/fmnist_c.sh [--seeds N] [--samples K] [--test-limit T] [--quick] [--out DIR] [MODEL.ebnn] [edgebnn binary]
+# Options: --seeds N (1: the single corruption and sampling seed 42 of the published table; N
+# seeds use 42 … 42+N−1 and every cell becomes mean ± standard error over them — the model is
+# the same, so this is the spread of the corruptions and of the Monte Carlo samples, not of
+# training); --samples K (the model's own test samples); --test-limit T (0: all 10 000 test
+# images). --quick: 1 seed, K = 2, the first 200 test images and, unless MODEL is given, a small
+# FFG-U model trained for 1 epoch on 300 images into --out DIR (default a temporary directory)
+# with a freshly built binary — the table's shape (tests/bench_quick_test.go).
+# MODEL defaults to testdata/trained/fmnist_ffgu/model.ebnn, the binary to edgebnn on the PATH.
+set -euo pipefail
+seeds=1 samples="" limit=0 quick=0 out="" pos=()
+usage="usage: bench/fmnist_c.sh [--seeds N] [--samples K] [--test-limit T] [--quick] [--out DIR] [MODEL.ebnn] [edgebnn binary]"
+while (($#)); do
+	case $1 in
+	--seeds) seeds=$2; shift 2 ;;
+	--samples) samples=$2; shift 2 ;;
+	--test-limit) limit=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--quick) quick=1 seeds=1 samples=2 limit=200; shift ;;
+	-*) echo "$usage" >&2; exit 2 ;;
+	*) pos+=("$1"); shift ;;
+	esac
+done
+((${#pos[@]} <= 2 && seeds >= 1)) || { echo "$usage" >&2; exit 2; }
+model=${pos[0]:-}
+bin=${pos[1]:-edgebnn}
+if ((quick)); then
+	[[ -n $out ]] || out=$(mktemp -d)
+	mkdir -p "$out"
+	if ((${#pos[@]} < 2)); then
+		bin=$out/edgebnn
+		(cd "$(dirname "${BASH_SOURCE[0]}")/.." && go build -o "$bin" ./cmd/edgebnn)
+	fi
+	if [[ -z $model ]]; then
+		model=$out/quick_ffgu.ebnn
+		"$bin" train --config "$(dirname "${BASH_SOURCE[0]}")/configs/fmnist_ffgu.json" --epochs 1 \
+			--train-limit 300 --test-limit 200 --no-plots --quiet --out "$model" >"$out/quick_ffgu.log" 2>&1
+	fi
+fi
+model=${model:-testdata/trained/fmnist_ffgu/model.ebnn}
+extra=(--test-limit "$limit")
+[[ -n $samples ]] && extra+=(--samples "$samples")
 echo "| corruption | 0 | 1 | 2 | 3 | 4 | 5 |"
 echo "|---|---|---|---|---|---|---|"
 for c in gaussian_noise shot_noise impulse_noise gaussian_blur contrast brightness rotation translation elastic; do
 	row="| $c |"
 	for s in 0 1 2 3 4 5; do
-		cell=$("$bin" eval --data "fmnist-c:$c:$s" --seed 42 --json "$model" |
-			python3 -c 'import json,sys; r=json.load(sys.stdin)["classification"]; print("%.2f / %.3f" % (100*r["accuracy"], r["ece"]))')
+		cell=$(for i in $(seq 0 $((seeds - 1))); do
+			"$bin" eval --data "fmnist-c:$c:$s" --seed $((42 + i)) --json "${extra[@]}" "$model"
+		done | python3 -c '
+import json, math, sys
+text, rs, dec, i = sys.stdin.read(), [], json.JSONDecoder(), 0
+while text[i:].strip():
+    i += len(text[i:]) - len(text[i:].lstrip())
+    r, i = dec.raw_decode(text, i)
+    rs.append(r["classification"])
+def cell(v, f):
+    m = sum(v) / len(v)
+    if len(v) == 1:
+        return f % m
+    return (f % m) + " ± " + (f % math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v)))
+print(cell([100 * r["accuracy"] for r in rs], "%.2f") + " / " + cell([r["ece"] for r in rs], "%.3f"))')
 		row="$row $cell |"
 	done
 	echo "$row"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/globalu.sh [--seeds N] [--epochs E] [--size M] [--global RxC] [--samples K] [--out DIR]: global inducing
+# bench/globalu.sh [--seeds N] [--epochs E] [--size M] [--global RxC] [--samples K] [--quick] [--out DIR]: global inducing
 # weights (paper 003 appendix H, docs/GLOBALU.md) against per-layer inducing weights on the
 # Fashion-MNIST MLP (issue 16, seed 003 item 6).
 #
@@ -16,9 +16,14 @@
 # (bayesianize's count, `edgebnn inspect`), model-file bytes, accuracy, NLL, ECE, and OOD AUROC by
 # entropy and by mutual information, mean ± standard error over the N seeds. Runs already in DIR
 # are reused. One model takes about 3 min (12 epochs) on one loaded core.
+#
+# Options: --seeds N (3), --epochs E (12), --size M (32), --global RxC (MxM), --samples K (16),
+# --out DIR (runs/globalu). --quick: 2 seeds, 1 epoch on the first 300 training images, K = 2,
+# evaluated on the first 200 test images (--train-limit / --test-limit) — the table's shape in
+# well under a minute (tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-seeds=3 epochs=12 size=32 gsize= samples=16 out=runs/globalu
+seeds=3 epochs=12 size=32 gsize= samples=16 out=runs/globalu trainlimit=0 testlimit=0
 while (($#)); do
 	case $1 in
 	--seeds) seeds=$2; shift 2 ;;
@@ -27,7 +32,8 @@ while (($#)); do
 	--global) gsize=$2; shift 2 ;;
 	--samples) samples=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	*) echo "usage: bench/globalu.sh [--seeds N] [--epochs E] [--size M] [--global RxC] [--samples K] [--out DIR]" >&2; exit 2 ;;
+	--quick) seeds=2 epochs=1 samples=2 trainlimit=300 testlimit=200; shift ;;
+	*) echo "usage: bench/globalu.sh [--seeds N] [--epochs E] [--size M] [--global RxC] [--samples K] [--quick] [--out DIR]" >&2; exit 2 ;;
 	esac
 done
 ((seeds >= 2)) || { echo "globalu.sh: --seeds must be at least 2" >&2; exit 2; }
@@ -51,13 +57,13 @@ for s in $(seq 1 "$seeds"); do
 			[[ $kind != layer ]] && extra=(--global-inducing "$gsize")
 			echo "training $kind seed $s" >&2
 			"$bin" train --config bench/configs/fmnist_ffgu.json --inference "$inf" --epochs "$epochs" \
-				--seed "$s" "${extra[@]}" --out "$f.ckpt.ebnn" >"$f.log" 2>&1
+				--train-limit "$trainlimit" --test-limit "$testlimit" --seed "$s" "${extra[@]}" --out "$f.ckpt.ebnn" >"$f.log" 2>&1
 			"$bin" convert --checkpoint "$f.ckpt.ebnn" --out "$f.ebnn" >/dev/null
 		fi
 		if [[ ! -f $f.json ]]; then
 			{
 				"$bin" inspect --json "$f.ebnn"
-				"$bin" eval --json --data fmnist --ood digits --samples "$samples" "$f.ebnn"
+				"$bin" eval --json --data fmnist --ood digits --test-limit "$testlimit" --samples "$samples" "$f.ebnn"
 			} >"$f.json.tmp"
 			mv "$f.json.tmp" "$f.json"
 		fi

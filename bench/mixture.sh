@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/mixture.sh [--seeds N] [--groups G] [--epochs E] [--out DIR]: mixtures of posteriors
+# bench/mixture.sh [--seeds N] [--groups G] [--epochs E] [--quick] [--out DIR]: mixtures of posteriors
 # (MultiSWAG-style) on Fashion-MNIST against a single posterior and a deep ensemble (issue 16,
 # thesis 001 item 9).
 #
@@ -16,23 +16,30 @@
 # and prints a Markdown table: accuracy, NLL, ECE, Brier, OOD AUROC by max prob / entropy / MI.
 # A model takes about 1 min (FFG-U) or 25 s (deterministic) on one core at 12 epochs; N = 3,
 # G = 3 is about 20 min. Runs already in DIR are reused.
+#
+# Options: --seeds N (3: the members of a mixture / ensemble and the seeds of the single-model
+# rows), --groups G (1: the mixture and ensemble rows are one group each, so no standard error;
+# give G ≥ 2 for one), --epochs E (12), --out DIR (runs/mixture). --quick: N = 2, G = 1, 1 epoch
+# on the first 300 training images, evaluated on the first 200 test images (--train-limit /
+# --test-limit) — the table's shape in well under a minute (tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-seeds=3 groups=1 epochs=12 out=runs/mixture
+seeds=3 groups=1 epochs=12 out=runs/mixture trainlimit=0 testlimit=0
 while (($#)); do
 	case $1 in
 	--seeds) seeds=$2; shift 2 ;;
 	--groups) groups=$2; shift 2 ;;
 	--epochs) epochs=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	*) echo "usage: bench/mixture.sh [--seeds N] [--groups G] [--epochs E] [--out DIR]" >&2; exit 2 ;;
+	--quick) seeds=2 groups=1 epochs=1 trainlimit=300 testlimit=200; shift ;;
+	*) echo "usage: bench/mixture.sh [--seeds N] [--groups G] [--epochs E] [--quick] [--out DIR]" >&2; exit 2 ;;
 	esac
 done
 ((seeds >= 2)) || { echo "mixture.sh: --seeds must be at least 2" >&2; exit 2; }
 mkdir -p "$out"
 bin=$out/edgebnn
 go build -o "$bin" ./cmd/edgebnn
-common=(--classes 0-4 --arch mlp:784-256-256-5 --epochs "$epochs")
+common=(--classes 0-4 --arch mlp:784-256-256-5 --epochs "$epochs" --train-limit "$trainlimit" --test-limit "$testlimit")
 ffgu=() det=()
 for s in $(seq 1 $((seeds * groups))); do
 	for kind in ffgu det; do
@@ -63,7 +70,7 @@ for g in $(seq 0 $((groups - 1))); do
 done
 k=$((8 * seeds))
 evaljson() { # model samples → JSON report
-	"$bin" eval --json --classes 0-4 --samples "$2" "$1"
+	"$bin" eval --json --classes 0-4 --test-limit "$testlimit" --samples "$2" "$1"
 }
 row() { # label files... (samples in $K): mean ± se over the files of every metric
 	local label=$1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/prunetab.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M]
-#                   [--samples K] [--out DIR] [--png FILE]:
+#                   [--samples K] [--quick] [--out DIR] [--png FILE]:
 # the pruning comparison of paper 003, Tables 7–8 (issue 16, seed 003 item 3), on the
 # Fashion-MNIST MLP 784-256-256-10.
 #
@@ -26,9 +26,16 @@
 # (load average 16) an FFG-W or FFG-U training epoch took about 2 min, a fine-tuning run 1 min
 # and an evaluation 20 s: 4 epochs (the default, learning rate ×0.1 after 3) keep the whole run
 # near an hour; the configs' own 12 epochs give better models.
+#
+# Options: --seeds N (3), --epochs E (4), --finetune F (1), --finetune-lr LR (3e-4),
+# --finetune-limit M (20000), --samples K (16), --out DIR (runs/prunetab), --png FILE
+# (docs/img/prunetab.png). --quick: 1 seed, 1 epoch on the first 300 training images, fine-tuning
+# on 300, K = 2, every evaluation on the first 200 test images (--test-limit), the plot in DIR —
+# every row of the table (printed after each phase) in about a minute (tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 epochs=4 finetune=1 ftlr=3e-4 ftlimit=20000 samples=16 out=runs/prunetab png=docs/img/prunetab.png
+trainlimit=0 testlimit=0 fttestlimit=1000 quick=0 pngset=0
 while (($#)); do
 	case $1 in
 	--seeds) seeds=$2; shift 2 ;;
@@ -38,11 +45,13 @@ while (($#)); do
 	--finetune-limit) ftlimit=$2; shift 2 ;;
 	--samples) samples=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	--png) png=$2; shift 2 ;;
-	*) echo "usage: bench/prunetab.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M] [--samples K] [--out DIR] [--png FILE]" >&2; exit 2 ;;
+	--png) png=$2 pngset=1; shift 2 ;;
+	--quick) quick=1 seeds=1 epochs=1 ftlimit=300 samples=2 trainlimit=300 testlimit=200 fttestlimit=200; shift ;;
+	*) echo "usage: bench/prunetab.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M] [--samples K] [--quick] [--out DIR] [--png FILE]" >&2; exit 2 ;;
 	esac
 done
-((seeds >= 3)) || echo "prunetab.sh: fewer than 3 seeds: the standard errors mean little" >&2
+((quick && !pngset)) && png=$out/prunetab.png
+((seeds >= 3 || quick)) || echo "prunetab.sh: fewer than 3 seeds: the standard errors mean little" >&2
 mkdir -p "$out"
 bin=$out/edgebnn
 go build -o "$bin" ./cmd/edgebnn
@@ -60,7 +69,7 @@ train() { # kind seed
 		local cfg=bench/configs/fmnist_$1.json
 		[[ $1 == ffgw ]] && cfg=bench/configs/fmnist_ffgw_sd1e-4.json # bayesianize's initial σ 1e-4
 		"$bin" train --config "$cfg" --epochs "$epochs" --milestones "$milestone" --seed "$2" \
-			--no-plots --out "$f" --quiet >"$out/$1_$2.log" 2>&1
+			--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --out "$f" --quiet >"$out/$1_$2.log" 2>&1
 	fi
 }
 
@@ -68,7 +77,7 @@ train() { # kind seed
 record() {
 	local method=$1 keep=$2 seed=$3 ft=$4 f=$5
 	local ev=${f%.ebnn}.eval.json
-	[[ -f $ev ]] || "$bin" eval --json --samples "$samples" --ood digits "$f" >"$ev"
+	[[ -f $ev ]] || "$bin" eval --json --samples "$samples" --ood digits --test-limit "$testlimit" "$f" >"$ev"
 	python3 - "$method" "$keep" "$seed" "$ft" "$f" "$ev" "${f%.ebnn}.convert.json" <<'EOF' >>"$results"
 import json, os, sys
 method, keep, seed, ft, path, ev, conv = sys.argv[1:]
@@ -136,7 +145,7 @@ for phase in 0 1; do
 			elif [[ $ftw == *" $k "* ]]; then
 				t=$out/ffgw_${s}_k${k}_ft.train.ebnn
 				[[ -f $t ]] || { echo "fine-tuning ffgw seed $s keep $k" >&2; "$bin" train --resume "$out/ffgw_$s.ebnn" --prune-snr "$k" \
-					--finetune-epochs "$finetune" --finetune-lr "$ftlr" --train-limit "$ftlimit" --test-limit 1000 --no-plots --out "$t" --quiet >"${t%.ebnn}.log" 2>&1; }
+					--finetune-epochs "$finetune" --finetune-lr "$ftlr" --train-limit "$ftlimit" --test-limit "$fttestlimit" --no-plots --out "$t" --quiet >"${t%.ebnn}.log" 2>&1; }
 				convert "$t" "$out/ffgw_${s}_k${k}_ft.ebnn" --snr-keep "$k"
 				record FFG-W "$k" "$s" 1 "$out/ffgw_${s}_k${k}_ft.ebnn"
 			fi
@@ -153,7 +162,7 @@ for phase in 0 1; do
 			elif [[ $tag != paper || $ftz == *" $keep "* ]]; then
 				t=$out/ffgu_${s}_z${keep}_ft.train.ebnn
 				[[ -f $t ]] || { echo "fine-tuning ffgu seed $s keep $keep" >&2; "$bin" train --resume "$out/ffgu_$s.ebnn" --prune-z "$p" \
-					--finetune-epochs "$finetune" --finetune-lr "$ftlr" --train-limit "$ftlimit" --test-limit 1000 --no-plots --out "$t" --quiet >"${t%.ebnn}.log" 2>&1; }
+					--finetune-epochs "$finetune" --finetune-lr "$ftlr" --train-limit "$ftlimit" --test-limit "$fttestlimit" --no-plots --out "$t" --quiet >"${t%.ebnn}.log" 2>&1; }
 				convert "$t" "$out/ffgu_${s}_z${keep}_ft.ebnn" --prune "$p"
 				record "$method" "$keep" "$s" 1 "$out/ffgu_${s}_z${keep}_ft.ebnn"
 			fi

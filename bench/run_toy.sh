@@ -1,11 +1,71 @@
-#!/bin/sh
-# Trains the toy 1-D regression models of docs/RESULTS.md (paper 003, appendix J.1).
-# Usage: bench/run_toy.sh EDGEBNN OUTDIR   (run from the repository root)
-set -e
-B=${1:-edgebnn}; O=${2:-toy}; C=bench/configs
+#!/usr/bin/env bash
+# Trains the toy 1-D regression models of docs/RESULTS.md (paper 003, appendix J.1) and prints a
+# Markdown table of each model's epistemic sd at x = 0, its mean over the training inputs and
+# their ratio (the training summary of train.Toy1D), mean ± standard error over the seeds.
+# Usage: bench/run_toy.sh [--seeds N] [--quick] [--out OUTDIR] [EDGEBNN [OUTDIR]]   (run from the repository root)
+#   EDGEBNN defaults to edgebnn on the PATH, OUTDIR to toy.
+#   --seeds N (1: the configs' seed 1, the published table; seeds 1…N, and toy1d draws its data
+#   with the run's seed, so the spread is over data and initialisation): seed 1 writes
+#   OUTDIR/toy_<model>.ebnn as before, seed S > 1 OUTDIR/toy_<model>_s<S>.ebnn; each run's output
+#   is kept beside it (.train.txt).
+#   --quick: 2 seeds of 50 full-batch steps (×0.1 after 25), no plots, and, when EDGEBNN is not
+#   given, a freshly built binary in OUTDIR — the table's shape in seconds
+#   (tests/bench_quick_test.go).
+set -euo pipefail
+seeds=1 quick=() pos=() build=0 out=""
+while (($#)); do
+	case $1 in
+	--seeds) seeds=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--quick) seeds=2 build=1 quick=(--epochs 50 --milestones 25 --eval-every 50 --checkpoint-every 50 --no-plots); shift ;;
+	-*) echo "usage: bench/run_toy.sh [--seeds N] [--quick] [--out OUTDIR] [EDGEBNN [OUTDIR]]" >&2; exit 2 ;;
+	*) pos+=("$1"); shift ;;
+	esac
+done
+((${#pos[@]} <= 2 && seeds >= 1)) || { echo "usage: bench/run_toy.sh [--seeds N] [--quick] [--out OUTDIR] [EDGEBNN [OUTDIR]]" >&2; exit 2; }
+B=${pos[0]:-edgebnn}; O=${out:-${pos[1]:-toy}}; C=bench/configs
 mkdir -p "$O"
-$B train --config $C/toy_base.json --posterior deterministic --test-samples 1 --out "$O/toy_det.ebnn" --quiet
-$B train --config $C/toy_base.json --posterior ffg_w --inference $C/toy_ffgw.json --out "$O/toy_ffgw.ebnn" --quiet
-$B train --config $C/toy_base.json --posterior inducing --inference $C/toy_ffgu.json --out "$O/toy_ffgu.ebnn" --quiet
-$B train --config $C/toy_base.json --posterior inducing --inference $C/toy_fullu.json --out "$O/toy_fullu.ebnn" --quiet
-$B train --config $C/toy_base.json --posterior inducing --inference $C/toy_ensembleu.json --train-samples 8 --out "$O/toy_ensembleu.ebnn" --quiet
+if ((build && ${#pos[@]} == 0)); then
+	B=$O/edgebnn
+	go build -o "$B" ./cmd/edgebnn
+fi
+declare -A args=(
+	[det]="--posterior deterministic --test-samples 1"
+	[ffgw]="--posterior ffg_w --inference $C/toy_ffgw.json"
+	[ffgu]="--posterior inducing --inference $C/toy_ffgu.json"
+	[fullu]="--posterior inducing --inference $C/toy_fullu.json"
+	[ensembleu]="--posterior inducing --inference $C/toy_ensembleu.json --train-samples 8"
+)
+declare -A label=([det]=deterministic [ffgw]=FFG-W [ffgu]="FFG-U (diagonal q(U))" [fullu]="full-covariance q(U)" [ensembleu]="Ensemble-U (8 members)")
+models=(det ffgw ffgu fullu ensembleu)
+for s in $(seq 1 "$seeds"); do
+	for m in "${models[@]}"; do
+		f=$O/toy_$m.ebnn
+		((s > 1)) && f=$O/toy_${m}_s$s.ebnn
+		# shellcheck disable=SC2086 # args[...] are word lists
+		$B train --config $C/toy_base.json ${args[$m]} --seed "$s" "${quick[@]}" --out "$f" --quiet >"${f%.ebnn}.train.txt"
+	done
+done
+echo "| model | seeds | epistemic sd at x = 0 | mean epistemic sd over the training inputs | ratio |"
+echo "|---|---:|---:|---:|---:|"
+for m in "${models[@]}"; do
+	logs=("$O/toy_$m.train.txt")
+	for s in $(seq 2 "$seeds"); do logs+=("$O/toy_${m}_s$s.train.txt"); done
+	python3 - "${label[$m]}" "${logs[@]}" <<'PY'
+import math, re, sys
+label, paths = sys.argv[1], sys.argv[2:]
+pat = re.compile(r"epistemic sd at x=0: (\S+); mean over training inputs: (\S+); ratio (\S+)")
+rows = []
+for p in paths:
+    m = pat.search(open(p).read())
+    if not m:
+        sys.exit(f"run_toy.sh: no toy summary in {p}")
+    rows.append([float(x) for x in m.groups()])
+def cell(v):
+    m = sum(v) / len(v)
+    if len(v) == 1:
+        return "%.4f" % m
+    return "%.4f ± %.4f" % (m, math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v)))
+print("| %s | %d | %s |" % (label, len(rows), " | ".join(cell([r[j] for r in rows]) for j in range(3))))
+PY
+done

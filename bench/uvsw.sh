@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/uvsw.sh [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--out DIR] [--md FILE]
-#               [--png FILE]: paper 003's U-versus-W comparison (Tables 2–3 shape) and corruption
+# bench/uvsw.sh [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--quick] [--out DIR]
+#               [--md FILE] [--png FILE]: paper 003's U-versus-W comparison (Tables 2–3 shape) and corruption
 # robustness (Tables 11–12 shape) on Fashion-MNIST (issue 16, seed 003 items 4 and 5).
 #
 # Every model is the MLP 784-256-256-5 trained for E epochs on classes 0–4 (classes 5–9 are the
@@ -30,9 +30,17 @@
 # cost: per epoch on one free core about 2 s for a deterministic network, 5 s FFG-U, 6 s Ensemble-U,
 # 15 s FFG-W, 20–25 s FCG-U (about 20 min of CPU for the defaults, plus 30 s per model of
 # evaluation); two jobs run at a time (JOBS=…).
+#
+# Options: --seeds N (3), --members M (5), --epochs E (6), --samples K (10), --corrupt-limit L
+# (2000), --out DIR (runs/uvsw), --md FILE (none), --png FILE (docs/img/uvsw_corruption.png).
+# --quick: 1 seed, M = 2, 1 epoch on the first 300 training images, K = 2, every evaluation on the
+# first 200 Fashion-MNIST test images (bench/uvsw -test-limit: before the class selection and the
+# corruptions), the plot in DIR — all four tables' shape in about a minute
+# (tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 members=5 epochs=6 samples=10 limit=2000 out=runs/uvsw md="" png=docs/img/uvsw_corruption.png
+trainlimit=0 testlimit=0 quick=0 pngset=0
 while (($#)); do
 	case $1 in
 	--seeds) seeds=$2; shift 2 ;;
@@ -42,10 +50,12 @@ while (($#)); do
 	--corrupt-limit) limit=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--md) md=$2; shift 2 ;;
-	--png) png=$2; shift 2 ;;
-	*) echo "usage: bench/uvsw.sh [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--out DIR] [--md FILE] [--png FILE]" >&2; exit 2 ;;
+	--png) png=$2 pngset=1; shift 2 ;;
+	--quick) quick=1 seeds=1 members=2 epochs=1 samples=2 trainlimit=300 testlimit=200; shift ;;
+	*) echo "usage: bench/uvsw.sh [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--quick] [--out DIR] [--md FILE] [--png FILE]" >&2; exit 2 ;;
 	esac
 done
+((quick && !pngset)) && png=$out/uvsw_corruption.png
 ((seeds >= 1 && members >= 2)) || { echo "uvsw.sh: need --seeds ≥ 1 and --members ≥ 2" >&2; exit 2; }
 mkdir -p "$out"
 bin=$out/edgebnn
@@ -63,11 +73,11 @@ train_one() { # kind seed
 	echo "training $kind seed $s" >&2
 	"$bin" train --config "bench/configs/fmnist_$kind.json" --classes 0-4 --arch mlp:784-256-256-5 \
 		--epochs "$epochs" --milestones $((epochs * 2 / 3)) --seed "$s" --eval-every "$epochs" --checkpoint-every "$epochs" \
-		--no-plots --quiet --out "$f.ebnn" >"$f.log" 2>&1
+		--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet --out "$f.ebnn" >"$f.log" 2>&1
 	"$bin" convert --checkpoint "$f.ebnn" --out "$f.model.ebnn" --dtype f32 --compress none >>"$f.log"
 }
 export -f train_one
-export bin out epochs
+export bin out epochs trainlimit testlimit
 printf '%s\n' "${jobs[@]}" | xargs -P "${JOBS:-2}" -L 1 bash -c 'train_one "$@"' _
 
 # Ensemble-W g: the deterministic networks gM+1 … gM+M in one model file.
@@ -83,4 +93,4 @@ mkdir -p "$(dirname "$png")"
 mdargs=()
 [[ -n $md ]] && mdargs=(-md "$md")
 "$out/uvsw" -dir "$out" -seeds "$seeds" -members "$members" -samples "$samples" -epochs "$epochs" -corrupt-limit "$limit" \
-	-png "$png" "${mdargs[@]}"
+	-test-limit "$testlimit" -png "$png" "${mdargs[@]}"

@@ -10,6 +10,10 @@
 // second half.
 //
 //	go run ./bench/adaptive -model runs/fmnist_ffgu.ebnn -model runs/fmnist_ensembleu.ebnn -seeds 3
+//	go run ./bench/adaptive -quick -model MODEL   # the table's shape in seconds
+//
+// -seeds N are sampling seeds 1…N of the same model (every cell mean ± standard error over them);
+// -quick sets -seeds 2, -samples 8 and -limit 400, each unless given (tests/bench_quick_test.go).
 package main
 
 import (
@@ -41,7 +45,21 @@ func main() {
 	coverage := flag.Float64("coverage", 0.8, "target coverage of the fitted policy when the model has none")
 	delta := flag.Float64("delta", 0.01, "runtime.Options.AdaptiveDelta")
 	round := flag.Int("round", 8, "runtime.Options.AdaptiveRound")
+	quick := flag.Bool("quick", false, "a short run for the table's shape: -seeds 2 -samples 8 -limit 400, each unless given")
 	flag.Parse()
+	if *quick {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["seeds"] {
+			*seeds = 2
+		}
+		if !set["samples"] {
+			*k = 8
+		}
+		if !set["limit"] {
+			*limit = 400
+		}
+	}
 	if len(paths) == 0 {
 		fmt.Fprintln(os.Stderr, "adaptive: give at least one -model")
 		os.Exit(2)

@@ -18,6 +18,11 @@
 //
 //	go run ./bench/uci                       # the table (a few minutes on one core)
 //	go run ./bench/uci -splits 2 -epochs 10  # seconds
+//	go run ./bench/uci -quick                # the table's shape in seconds (tests/bench_quick_test.go)
+//
+// -seeds N is -splits N: each split is a seed (of its shuffle and of its training runs), and every
+// table cell is the mean ± standard error over them. -quick sets -splits 2, -epochs 5,
+// -fa-epochs 2 and -samples 10, each unless given.
 package main
 
 import (
@@ -64,6 +69,8 @@ func main() {
 	var methods string
 	flag.StringVar(&o.csv, "data", "bench/data/boston_housing.csv", "CSV file: features, then the target in the last column")
 	flag.IntVar(&o.splits, "splits", 20, "number of random train/test splits")
+	flag.IntVar(&o.splits, "seeds", 20, "the same as -splits: each split is a seed")
+	quick := flag.Bool("quick", false, "a short run for the table's shape: -splits 2 -epochs 5 -fa-epochs 2 -samples 10, each unless given")
 	flag.Uint64Var(&o.seed, "seed", 0, "seed of the splits (split s uses PCG(seed, s)) and of training")
 	flag.IntVar(&o.epochs, "epochs", 120, "training epochs of every method (paper 000: T = 120)")
 	flag.IntVar(&o.faEpochs, "fa-epochs", 40, "fa_em: epochs of SGD from the deterministic solution, iterates collected from the first step")
@@ -76,6 +83,22 @@ func main() {
 	flag.StringVar(&o.work, "work", "", "directory for the checkpoints (default a temporary one, removed)")
 	flag.StringVar(&methods, "methods", strings.Join(allMethods, ","), "comma-separated methods: "+strings.Join(allMethods, ", "))
 	flag.Parse()
+	if *quick {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["splits"] && !set["seeds"] {
+			o.splits = 2
+		}
+		if !set["epochs"] {
+			o.epochs = 5
+		}
+		if !set["fa-epochs"] {
+			o.faEpochs = 2
+		}
+		if !set["samples"] {
+			o.samples = 10
+		}
+	}
 	o.methods = strings.Split(methods, ",")
 	if err := run(o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "uci:", err)

@@ -94,11 +94,14 @@ type result struct {
 	Samples int    `json:"samples"`
 	Seed    uint64 `json:"seed"`
 	// CorruptLimit is how many images of classes 0–4 each corrupted set has (0: all).
-	CorruptLimit int   `json:"corrupt_limit"`
-	Parameters   int64 `json:"parameters"`
-	DetParams    int64 `json:"deterministic_parameters"`
-	FileBytes    int64 `json:"file_bytes"`
-	Clean        metrics
+	CorruptLimit int `json:"corrupt_limit"`
+	// TestLimit is how many Fashion-MNIST test images (of all ten classes, before the class
+	// selection and the corruptions) the evaluation used (0: all 10 000).
+	TestLimit  int   `json:"test_limit,omitempty"`
+	Parameters int64 `json:"parameters"`
+	DetParams  int64 `json:"deterministic_parameters"`
+	FileBytes  int64 `json:"file_bytes"`
+	Clean      metrics
 	// OOD is the AUROC by set (classes, digits) and score (entropy, mi, maxprob).
 	OOD map[string]map[string]float64 `json:"ood"`
 	// Corrupt holds "corruption:severity" → metrics, severities 1–5.
@@ -156,6 +159,7 @@ func run(args []string, stdout io.Writer) error {
 	dataDir := fl.String("data-dir", data.DefaultFashionMNISTDir, "directory of the Fashion-MNIST IDX files")
 	digits := fl.String("digits", data.DefaultDigitsPath, "scikit-learn's digits.csv.gz")
 	limit := fl.Int("corrupt-limit", 2000, "evaluate each corrupted set on its first N images of classes 0–4 (0: all 5000)")
+	testLimit := fl.Int("test-limit", 0, "evaluate on the first N Fashion-MNIST test images only, before the class selection and the corruptions (0: all 10 000; for quick runs: the numbers then differ from edgebnn eval's)")
 	force := fl.Bool("force", false, "re-evaluate models that have a cached evaluation")
 	pngPath := fl.String("png", "", "write the accuracy/ECE-against-severity plot here")
 	mdPath := fl.String("md", "", "also write the tables to this Markdown file")
@@ -165,10 +169,10 @@ func run(args []string, stdout io.Writer) error {
 	if *seeds < 1 || *members < 1 || *samples < 1 {
 		return fmt.Errorf("-seeds, -members and -samples must be positive")
 	}
-	if *limit < 0 {
-		return fmt.Errorf("-corrupt-limit must not be negative")
+	if *limit < 0 || *testLimit < 0 {
+		return fmt.Errorf("-corrupt-limit and -test-limit must not be negative")
 	}
-	entries, err := load(*dir, *seeds, *members, *samples, *seed, *limit, *force)
+	entries, err := load(*dir, *seeds, *members, *samples, *seed, *limit, *testLimit, *force)
 	if err != nil {
 		return err
 	}
@@ -179,10 +183,13 @@ func run(args []string, stdout io.Writer) error {
 			}
 		}
 	}()
-	if err := evaluate(entries, *dataDir, *digits, *seed, *limit); err != nil {
+	if err := evaluate(entries, *dataDir, *digits, *seed, *limit, *testLimit); err != nil {
 		return err
 	}
 	var b strings.Builder
+	if *testLimit > 0 {
+		fmt.Fprintf(&b, "(evaluated on the first %d Fashion-MNIST test images only: -test-limit)\n\n", *testLimit)
+	}
 	tables(&b, entries, *seeds, *members, *samples, *epochs, *limit)
 	fmt.Fprint(stdout, b.String())
 	if *mdPath != "" {
@@ -199,7 +206,7 @@ func run(args []string, stdout io.Writer) error {
 }
 
 // load opens every model of every method and its cached evaluation, if usable.
-func load(dir string, seeds, members, samples int, seed uint64, limit int, force bool) ([]*entry, error) {
+func load(dir string, seeds, members, samples int, seed uint64, limit, testLimit int, force bool) ([]*entry, error) {
 	var out []*entry
 	for _, m := range methods {
 		for s := 1; s <= seeds; s++ {
@@ -225,7 +232,7 @@ func load(dir string, seeds, members, samples int, seed uint64, limit int, force
 				if err := json.Unmarshal(raw, &r); err != nil {
 					return nil, fmt.Errorf("%s: %w", e.Cache, err)
 				}
-				if r.Seed == seed && r.CorruptLimit == limit && r.complete() {
+				if r.Seed == seed && r.CorruptLimit == limit && r.TestLimit == testLimit && r.complete() {
 					e.Res = &r
 				}
 			}
@@ -245,7 +252,7 @@ func load(dir string, seeds, members, samples int, seed uint64, limit int, force
 				if err != nil {
 					return nil, err
 				}
-				e.Res = &result{Model: path, Samples: k, Seed: seed, CorruptLimit: limit, Parameters: ins.Parameters,
+				e.Res = &result{Model: path, Samples: k, Seed: seed, CorruptLimit: limit, TestLimit: testLimit, Parameters: ins.Parameters,
 					DetParams: ins.DeterministicParameters, FileBytes: ins.FileBytes,
 					OOD: map[string]map[string]float64{}, Corrupt: map[string]metrics{}}
 			}
@@ -261,7 +268,7 @@ func load(dir string, seeds, members, samples int, seed uint64, limit int, force
 // evaluate fills in the results of the entries that have no cached evaluation: the clean test
 // set and the two OOD sets, then every corruption and severity (each corrupted set built once and
 // shared by the models).
-func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit int) error {
+func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit, testLimit int) error {
 	var todo []*entry
 	for _, e := range entries {
 		if e.Model != nil {
@@ -274,6 +281,9 @@ func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit i
 	full, err := data.FashionMNIST(dataDir, "test")
 	if err != nil {
 		return err
+	}
+	if testLimit > 0 {
+		full = full.Head(testLimit)
 	}
 	in := []int{0, 1, 2, 3, 4}
 	test, err := full.SelectClasses(in, true)

@@ -1,0 +1,341 @@
+package tests
+
+import (
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgebnn/edgebnn/train/data"
+)
+
+// span is the range a table column's numbers must lie in (a mean and, where given, its standard
+// error; the standard error must be non-negative and finite).
+type span struct{ lo, hi float64 }
+
+var (
+	pct   = span{0, 100}     // accuracies and ECEs in per cent
+	unit  = span{0, 1}       // AUROCs, ECEs as fractions
+	nll   = span{0, 20}      // a negative log-likelihood of a 5- or 10-class softmax
+	brier = span{0, 2}       // the multi-class Brier score
+	count = span{1, 1 << 40} // parameters, bytes, seeds
+)
+
+// tableSpec is the shape of one Markdown table of a script's output: the first cell of its
+// header, its number of rows (after the separator), of cells per row, the text each row starts
+// with, and the range of every numeric column (by cell index; the label is cell 0).
+type tableSpec struct {
+	header string
+	rows   int
+	cells  int
+	labels []string // prefixes of the rows' first cells, in order (nil: any)
+	cols   map[int]span
+	pairs  map[int]span // cells "a / b", both numbers in range
+}
+
+// TestBenchQuick runs the --quick mode of the experiment scripts under bench/ (issue 20) and
+// checks only the shape of what they print: every table's header, row count, cells per row,
+// and each number finite and in its metric's range (never its value: a quick run trains for one
+// epoch on 300 images). Each script builds cmd/edgebnn itself (Go's build cache makes the later
+// builds cheap) and writes into a temporary directory; the Go commands are built into it. Skipped
+// with -short; a case whose data is not installed is skipped. bench/fmnist_c.sh --quick is left
+// out: its 54 evaluations (9 corruptions × 6 severities, each corrupting the whole test set)
+// take about 40 s of CPU even on 200 images.
+func TestBenchQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains small models: about 2 minutes on a loaded 2-core machine")
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skipf("bash not found: %v", err)
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skipf("python3 not found: %v", err)
+	}
+	fmnist := filepath.Join(data.DefaultFashionMNISTDir, "train-images-idx3-ubyte.gz")
+	mix := []string{"one FFG-U posterior", "**mixture of 2 FFG-U", "one deterministic network", "deep ensemble of 2"}
+	nonneg := span{0, 1e6}
+	uvswMethods := []string{"deterministic", "Ensemble-W", "FFG-W", "FFG-U", "FCG-U", "Ensemble-U"}
+	sev := map[int]span{} // the nine corruptions' "accuracy % / ECE %" cells
+	for i := 1; i <= 9; i++ {
+		sev[i] = pct
+	}
+	for _, c := range []struct {
+		name   string
+		cmd    []string // a bash script and its arguments, or "go" and a package under bench/ and its flags
+		needs  []string // files that must exist
+		setup  func(t *testing.T, dir string) []string
+		tables []tableSpec
+		check  func(t *testing.T, out, dir string) // extra checks (nil: none)
+	}{
+		{name: "fa_linreg_cli", cmd: []string{"bench/fa_linreg_cli.sh", "--quick"}, check: checkFALinReg},
+		{name: "run_toy", cmd: []string{"bench/run_toy.sh", "--quick"}, tables: []tableSpec{{
+			header: "model", rows: 5, cells: 5, labels: []string{"deterministic", "FFG-W", "FFG-U", "full-covariance", "Ensemble-U"},
+			cols: map[int]span{1: count, 2: nonneg, 3: nonneg, 4: nonneg},
+		}}},
+		{name: "hmc_toy", cmd: []string{"bench/hmc_toy.sh", "--quick"}, check: checkHMCGrid},
+		{name: "uci", cmd: []string{"go", "./bench/uci", "-quick"}, tables: []tableSpec{{
+			header: "method", rows: 7, cells: 3, labels: []string{"vifa", "vifa-x4", "vifa-init", "ffg_w", "fa_em", "swag", "deterministic"},
+			cols: map[int]span{1: {-1e4, 10}, 2: nonneg},
+		}}},
+		{name: "mixture", cmd: []string{"bench/mixture.sh", "--quick"}, needs: []string{fmnist}, tables: []tableSpec{{
+			header: "model (classes 0–4", rows: 4, cells: 8, labels: mix,
+			cols: map[int]span{1: pct, 2: nll, 3: unit, 4: brier, 5: unit, 6: unit, 7: unit},
+		}}},
+		{name: "convert_eval", cmd: []string{"bench/convert_eval.sh", "--quick"}, needs: []string{fmnist}, check: checkConvertEval},
+		{name: "adaptive", cmd: []string{"go", "./bench/adaptive", "-quick"}, needs: []string{fmnist}, setup: tinyModel, tables: []tableSpec{{
+			header: "model", rows: 1, cells: 6,
+			cols: map[int]span{3: pct, 4: {0, 1e3}}, pairs: map[int]span{5: pct},
+		}}},
+		{name: "globalu", cmd: []string{"bench/globalu.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath}, tables: []tableSpec{{
+			header: "model (784-256-256-10", rows: 2, cells: 8, labels: []string{"per-layer U", "**global U**"},
+			cols: map[int]span{1: count, 2: count, 3: pct, 4: nll, 5: unit, 6: unit, 7: unit},
+		}}},
+		{name: "uvsw", cmd: []string{"bench/uvsw.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath}, tables: []tableSpec{
+			{header: "method", rows: 6, cells: 11, labels: uvswMethods,
+				cols: map[int]span{1: count, 2: count, 4: count, 5: pct, 6: nll, 7: pct}},
+			{header: "method", rows: 6, cells: 9, labels: uvswMethods,
+				cols: map[int]span{1: unit, 2: unit, 3: unit, 4: unit, 5: unit, 6: unit}},
+			{header: "method", rows: 6, cells: 12, labels: uvswMethods, cols: map[int]span{1: pct, 2: pct, 3: pct, 4: pct, 5: pct, 6: pct}},
+			{header: "method", rows: 6, cells: 12, labels: uvswMethods, cols: map[int]span{1: pct, 2: pct, 3: pct, 4: pct, 5: pct, 6: pct}},
+			{header: "method", rows: 6, cells: 10, labels: uvswMethods, pairs: sev},
+		}},
+		{name: "prunetab", cmd: []string{"bench/prunetab.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath}, tables: []tableSpec{
+			// printed after the pruning phase (the 11 pruned rows), then with the 7 fine-tuned rows
+			{header: "method", rows: 11, cells: 13,
+				cols: map[int]span{3: count, 4: count, 5: count, 6: pct, 7: nll, 8: pct, 9: brier, 10: unit, 11: unit}},
+			{header: "method", rows: 18, cells: 13,
+				cols: map[int]span{3: count, 4: count, 5: count, 6: pct, 7: nll, 8: pct, 9: brier, 10: unit, 11: unit}},
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, f := range c.needs {
+				if _, err := os.Stat(f); err != nil {
+					t.Skipf("optional data not installed: %v", err)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			dir := t.TempDir()
+			args := append([]string{}, c.cmd[1:]...)
+			if c.setup != nil {
+				args = append(args, c.setup(t, dir)...)
+			}
+			var cmd *exec.Cmd
+			if c.cmd[0] == "go" { // a Go command under bench/: built into dir, run from the repository root
+				bin := filepath.Join(dir, filepath.Base(args[0]))
+				build := exec.Command("go", "build", "-o", bin, args[0])
+				build.Dir = ".."
+				if b, err := build.CombinedOutput(); err != nil {
+					t.Fatalf("go build %s: %v\n%s", args[0], err, b)
+				}
+				cmd = exec.CommandContext(ctx, bin, args[1:]...)
+			} else {
+				cmd = exec.CommandContext(ctx, bash, append(append([]string{c.cmd[0]}, args...), "--out", dir)...)
+			}
+			cmd.Dir = ".."
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			start := time.Now()
+			raw, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", strings.Join(c.cmd, " "), err, stderr.String())
+			}
+			t.Logf("%s: %.1f s", strings.Join(c.cmd, " "), time.Since(start).Seconds())
+			out := string(raw)
+			tables := markdownTables(out)
+			if len(tables) != len(c.tables) {
+				t.Fatalf("%d tables, want %d:\n%s", len(tables), len(c.tables), out)
+			}
+			for i, spec := range c.tables {
+				checkTable(t, i, tables[i], spec)
+			}
+			if c.check != nil {
+				c.check(t, out, dir)
+			}
+		})
+	}
+}
+
+// markdownTables splits the lines of out that start with "|" into tables (runs of such lines),
+// each line into its trimmed cells.
+func markdownTables(out string) [][][]string {
+	var tables [][][]string
+	var cur [][]string
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			if cur != nil {
+				tables = append(tables, cur)
+				cur = nil
+			}
+			continue
+		}
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		cur = append(cur, cells)
+	}
+	if cur != nil {
+		tables = append(tables, cur)
+	}
+	return tables
+}
+
+func checkTable(t *testing.T, i int, tab [][]string, spec tableSpec) {
+	t.Helper()
+	if len(tab) != 2+spec.rows {
+		t.Fatalf("table %d: %d lines, want a header, a separator and %d rows: %q", i, len(tab), spec.rows, tab)
+	}
+	if !strings.HasPrefix(tab[0][0], spec.header) || len(tab[0]) != spec.cells || !strings.HasPrefix(tab[1][0], "---") {
+		t.Fatalf("table %d: header %q, separator %q; want %d cells starting with %q", i, tab[0], tab[1], spec.cells, spec.header)
+	}
+	for r, row := range tab[2:] {
+		if len(row) != spec.cells {
+			t.Fatalf("table %d row %d: %d cells %q, want %d", i, r, len(row), row, spec.cells)
+		}
+		if spec.labels != nil && !strings.HasPrefix(row[0], spec.labels[r]) {
+			t.Errorf("table %d row %d: label %q, want %q…", i, r, row[0], spec.labels[r])
+		}
+		for col, s := range spec.cols {
+			if err := inSpan(row[col], s); err != "" {
+				t.Errorf("table %d row %q: cell %d %q: %s", i, row[0], col, row[col], err)
+			}
+		}
+		for col, s := range spec.pairs {
+			a, b, ok := strings.Cut(row[col], " / ")
+			if !ok {
+				t.Errorf("table %d row %q: cell %d %q is not a / b", i, row[0], col, row[col])
+				continue
+			}
+			for _, x := range []string{a, b} {
+				if err := inSpan(x, s); err != "" {
+					t.Errorf("table %d row %q: cell %d %q: %s", i, row[0], col, row[col], err)
+				}
+			}
+		}
+	}
+}
+
+// inSpan checks a cell "MEAN[ %][ ± SE[ %]][×]": both finite, the mean within s, the standard error
+// non-negative. It returns what is wrong ("" when nothing is).
+func inSpan(cell string, s span) string {
+	cell = strings.TrimSuffix(strings.ReplaceAll(cell, " %", ""), "×")
+	mean, se, hasSE := strings.Cut(cell, " ± ")
+	m, err := strconv.ParseFloat(mean, 64)
+	if err != nil || math.IsNaN(m) || math.IsInf(m, 0) {
+		return "not a finite number"
+	}
+	if m < s.lo || m > s.hi {
+		return "out of range"
+	}
+	if hasSE {
+		e, err := strconv.ParseFloat(se, 64)
+		if err != nil || math.IsNaN(e) || math.IsInf(e, 0) || e < 0 {
+			return "standard error not a finite non-negative number"
+		}
+	}
+	return ""
+}
+
+// checkFALinReg checks bench/fa_linreg_cli.sh's summary: a line per seed with three distances,
+// then the three means ± standard errors over the two quick seeds with the paper's beside them.
+func checkFALinReg(t *testing.T, out, _ string) {
+	t.Helper()
+	seed := regexp.MustCompile(`(?m)^seed (\d+): (\S+) (\S+) (\S+)$`)
+	seeds := seed.FindAllStringSubmatch(out, -1)
+	if len(seeds) != 2 {
+		t.Fatalf("%d per-seed lines, want 2:\n%s", len(seeds), out)
+	}
+	for _, m := range seeds {
+		for _, c := range m[2:] {
+			if err := inSpan(c, span{0, math.MaxFloat64}); err != "" {
+				t.Errorf("seed %s: distance %q: %s", m[1], c, err)
+			}
+		}
+	}
+	summary := regexp.MustCompile(`(?m)^(relative mean distance|relative covariance distance|2-Wasserstein / dim): (\S+ ± \S+) over 2 seeds \(paper 000: [0-9.]+ ± [0-9.]+\)$`)
+	lines := summary.FindAllStringSubmatch(out, -1)
+	if len(lines) != 3 {
+		t.Fatalf("%d summary lines, want 3:\n%s", len(lines), out)
+	}
+	for _, m := range lines {
+		if err := inSpan(m[2], span{0, math.MaxFloat64}); err != "" {
+			t.Errorf("%s %q: %s", m[1], m[2], err)
+		}
+	}
+}
+
+// tinyModel trains an FFG-U MLP for one epoch on 300 Fashion-MNIST images into dir (with a
+// freshly built cmd/edgebnn) and returns the -model flag of bench/adaptive.
+func tinyModel(t *testing.T, dir string) []string {
+	t.Helper()
+	bin := filepath.Join(dir, "edgebnn")
+	if b, err := exec.Command("go", "build", "-o", bin, "../cmd/edgebnn").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	model := filepath.Join(dir, "ffgu.ebnn")
+	cmd := exec.Command(bin, "train", "--config", "bench/configs/fmnist_ffgu.json", "--epochs", "1",
+		"--train-limit", "300", "--test-limit", "200", "--no-plots", "--quiet", "--out", model)
+	cmd.Dir = ".."
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("train: %v\n%s", err, b)
+	}
+	return []string{"-model", model}
+}
+
+// checkHMCGrid checks bench/hmc_toy.sh's predictive grid: the header, 401 rows x = −2, −1.99, …, 2,
+// every number finite and the total sd at least the epistemic one (the noise adds to it).
+func checkHMCGrid(t *testing.T, _, dir string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "toy_hmc_grid.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(lines) != 402 || lines[0] != "x,mean,sd,epistemic_sd" {
+		t.Fatalf("%d lines, header %q; want x,mean,sd,epistemic_sd and 401 rows", len(lines), lines[0])
+	}
+	for i, line := range lines[1:] {
+		f := strings.Split(line, ",")
+		if len(f) != 4 {
+			t.Fatalf("row %d: %q", i, line)
+		}
+		var v [4]float64
+		for j := range f {
+			if v[j], err = strconv.ParseFloat(f[j], 64); err != nil || math.IsNaN(v[j]) || math.IsInf(v[j], 0) {
+				t.Fatalf("row %d: %q: cell %d not a finite number", i, line, j)
+			}
+		}
+		if want := -2 + 0.01*float64(i); math.Abs(v[0]-want) > 1e-9 {
+			t.Fatalf("row %d: x = %g, want %g", i, v[0], want)
+		}
+		if v[3] < 0 || v[2] < v[3]*(1-1e-4) {
+			t.Fatalf("row %d: %q: want sd ≥ epistemic sd ≥ 0", i, line)
+		}
+	}
+}
+
+// checkConvertEval checks bench/convert_eval.sh's two evaluations (the trained checkpoint, then
+// the converted f16 file with half of Z pruned): accuracy, NLL, ECE and Brier score in range.
+func checkConvertEval(t *testing.T, out, _ string) {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^\S+\.ebnn \(2 samples\): acc (\S+)%  nll (\S+)  ece (\S+)  brier (\S+)`)
+	ms := re.FindAllStringSubmatch(out, -1)
+	if len(ms) != 2 || !strings.Contains(out, "(trained, f32)") || !strings.Contains(out, "(converted: f16, 50 % of Z pruned)") {
+		t.Fatalf("want the trained and the converted evaluation:\n%s", out)
+	}
+	for _, m := range ms {
+		for i, s := range []span{pct, nll, unit, brier} {
+			if err := inSpan(m[i+1], s); err != "" {
+				t.Errorf("%q: cell %d: %s", m[0], i+1, err)
+			}
+		}
+	}
+}
