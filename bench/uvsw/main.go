@@ -118,7 +118,7 @@ func (r *result) complete() bool {
 			return false
 		}
 	}
-	for _, c := range data.Corruptions {
+	for _, c := range data.Corruptions() {
 		for s := 1; s <= data.MaxSeverity; s++ {
 			if _, ok := r.Corrupt[corruptKey(c, s)]; !ok {
 				return false
@@ -325,7 +325,7 @@ func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit, 
 			}
 		}
 	}
-	for _, c := range data.Corruptions {
+	for _, c := range data.Corruptions() {
 		for s := 1; s <= data.MaxSeverity; s++ {
 			cd, err := data.Corrupt(full, c, s, seed)
 			if err != nil {
@@ -424,10 +424,10 @@ func severityMean(r *result, s int, metric func(metrics) float64) float64 {
 		return metric(r.Clean)
 	}
 	t := 0.0
-	for _, c := range data.Corruptions {
+	for _, c := range data.Corruptions() {
 		t += metric(r.Corrupt[corruptKey(c, s)])
 	}
-	return t / float64(len(data.Corruptions))
+	return t / float64(len(data.Corruptions()))
 }
 
 func paperNum(v float64, f string) string {
@@ -485,7 +485,7 @@ func tables(w io.Writer, entries []*entry, seeds, members, samples, epochs, limi
 		if limit > 0 {
 			n = fmt.Sprintf("the first %d", limit)
 		}
-		fmt.Fprintf(w, "\n%s on Fashion-MNIST-C (%s test images of classes 0–4 per corruption and severity, 0 = the clean 5000; mean over the %d corruptions of data.Corrupt, then mean ± s.e. over seeds). Paper 003 Tables 11–12: CIFAR-10-C, ResNet-50.\n\n", t.name, n, len(data.Corruptions))
+		fmt.Fprintf(w, "\n%s on Fashion-MNIST-C (%s test images of classes 0–4 per corruption and severity, 0 = the clean 5000; mean over the %d corruptions of data.Corrupt, then mean ± s.e. over seeds). Paper 003 Tables 11–12: CIFAR-10-C, ResNet-50.\n\n", t.name, n, len(data.Corruptions()))
 		fmt.Fprintln(w, "| method | 0 | 1 | 2 | 3 | 4 | 5 | paper: 1 | 2 | 3 | 4 | 5 |")
 		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, m := range methods {
@@ -505,18 +505,18 @@ func tables(w io.Writer, entries []*entry, seeds, members, samples, epochs, limi
 	}
 	fmt.Fprintf(w, "\nPer corruption at severity 5: accuracy %% / ECE %% (mean over seeds).\n\n")
 	fmt.Fprint(w, "| method")
-	for _, c := range data.Corruptions {
+	for _, c := range data.Corruptions() {
 		fmt.Fprintf(w, " | %s", c)
 	}
 	fmt.Fprintln(w, " |")
-	fmt.Fprintln(w, "|---"+strings.Repeat("|---:", len(data.Corruptions))+"|")
+	fmt.Fprintln(w, "|---"+strings.Repeat("|---:", len(data.Corruptions()))+"|")
 	for _, m := range methods {
 		r := rs[m.Key]
 		if len(r) == 0 {
 			continue
 		}
 		row := "| " + m.Name
-		for _, c := range data.Corruptions {
+		for _, c := range data.Corruptions() {
 			a, _ := meanSE(pick(r, func(x *result) float64 { return x.Corrupt[corruptKey(c, 5)].Accuracy }))
 			e, _ := meanSE(pick(r, func(x *result) float64 { return x.Corrupt[corruptKey(c, 5)].ECE }))
 			row += fmt.Sprintf(" | %.1f / %.1f", 100*a, 100*e)

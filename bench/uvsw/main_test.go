@@ -35,13 +35,13 @@ func TestMeanSE(t *testing.T) {
 func TestSeverityMean(t *testing.T) {
 	r := &result{Clean: metrics{Accuracy: 0.9}, Corrupt: map[string]metrics{}}
 	want := 0.0
-	for i, c := range data.Corruptions {
+	for i, c := range data.Corruptions() {
 		for s := 1; s <= data.MaxSeverity; s++ {
 			r.Corrupt[corruptKey(c, s)] = metrics{Accuracy: float64(10*s + i)}
 		}
 		want += float64(30 + i)
 	}
-	want /= float64(len(data.Corruptions))
+	want /= float64(len(data.Corruptions()))
 	acc := func(m metrics) float64 { return m.Accuracy }
 	if got := severityMean(r, 3, acc); math.Abs(got-want) > 1e-12 {
 		t.Errorf("severity 3: %g, want %g", got, want)

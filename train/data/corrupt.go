@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// Corruptions are the names Corrupt takes, in table order. Their severity parameters (levels 1–5):
+// corruptions are the names Corrupt takes, in table order. Their severity parameters (levels 1–5):
 //
 //   - gaussian_noise: x + N(0, c²), c = 0.04, 0.06, 0.08, 0.09, 0.10 (CIFAR-10-C, Hendrycks &
 //     Dietterich 2019).
@@ -32,11 +32,14 @@ import (
 //     rms; the lower levels are ours), bilinear, zero outside.
 //
 // Every result is clipped to [0, 1]. Severity 0 is the identity.
-var Corruptions = []string{"gaussian_noise", "shot_noise", "impulse_noise", "gaussian_blur", "contrast",
+var corruptions = []string{"gaussian_noise", "shot_noise", "impulse_noise", "gaussian_blur", "contrast",
 	"brightness", "rotation", "translation", "elastic"}
 
 // MaxSeverity is the highest corruption severity.
 const MaxSeverity = 5
+
+// Corruptions returns the names Corrupt takes, in table order (a new slice: callers may modify it).
+func Corruptions() []string { return slices.Clone(corruptions) }
 
 // corruptionLevels are the parameters c of severities 1–5 (see Corruptions).
 var corruptionLevels = map[string][MaxSeverity]float64{
@@ -60,8 +63,8 @@ func ParseCorruption(s string) (name string, severity int, err error) {
 	if !ok {
 		return "", 0, fmt.Errorf("corruption %q: want CORRUPTION:SEVERITY", s)
 	}
-	if !slices.Contains(Corruptions, name) {
-		return "", 0, fmt.Errorf("corruption %q is not one of %s", name, strings.Join(Corruptions, ", "))
+	if !slices.Contains(corruptions, name) {
+		return "", 0, fmt.Errorf("corruption %q is not one of %s", name, strings.Join(corruptions, ", "))
 	}
 	severity, err = strconv.Atoi(sev)
 	if err != nil || severity < 0 || severity > MaxSeverity {
@@ -76,7 +79,7 @@ func ParseCorruption(s string) (name string, severity int, err error) {
 func Corrupt(d *Dataset, name string, severity int, seed uint64) (*Dataset, error) {
 	levels, ok := corruptionLevels[name]
 	if !ok {
-		return nil, fmt.Errorf("corrupt: %q is not one of %s", name, strings.Join(Corruptions, ", "))
+		return nil, fmt.Errorf("corrupt: %q is not one of %s", name, strings.Join(corruptions, ", "))
 	}
 	if severity < 0 || severity > MaxSeverity {
 		return nil, fmt.Errorf("corrupt: severity %d outside [0, %d]", severity, MaxSeverity)

@@ -50,7 +50,7 @@ func TestCorrupt(t *testing.T) {
 	orig := slices.Clone(d.X)
 	random := map[string]bool{"gaussian_noise": true, "shot_noise": true, "impulse_noise": true,
 		"rotation": true, "translation": true, "elastic": true}
-	for _, name := range Corruptions {
+	for _, name := range Corruptions() {
 		t.Run(name, func(t *testing.T) {
 			c0, err := Corrupt(d, name, 0, 1)
 			if err != nil {
@@ -98,7 +98,7 @@ func TestCorrupt(t *testing.T) {
 func TestCorruptOrderIndependent(t *testing.T) {
 	d := blobs(5)
 	head := d.Head(1)
-	for _, name := range Corruptions {
+	for _, name := range Corruptions() {
 		a, _ := Corrupt(d, name, 3, 9)
 		b, err := Corrupt(head, name, 3, 9)
 		if err != nil {
