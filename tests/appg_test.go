@@ -1,0 +1,89 @@
+package tests
+
+import (
+	"context"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAppGQuick runs bench/appg.sh --quick (one seed, 300 toy steps, 100 Boston epochs), which
+// itself asserts that the 100-point toy gives the same run with both conditional KLs and that on
+// 16 points the function-space KL is smaller, and checks the two tables' shape: the toy table's
+// FFG-U rows (weight, function_space) with numeric cells, the Δ cells only on the second, and the
+// Boston row pair for N = 16 with β 1.000, 0.314 and finite log-likelihoods and RMSEs.
+func TestAppGQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains 6 small models (about 20 s on a loaded machine)")
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skipf("bash not found: %v", err)
+	}
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Skipf("jq not found (apt-get install jq): %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, bash, "../bench/appg.sh", "--quick", "--out", t.TempDir())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("appg.sh --quick: %v\n%s", err, stderr.String())
+	}
+	var rows [][]string
+	for _, line := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		rows = append(rows, cells)
+	}
+	num := func(c string) float64 {
+		t.Helper()
+		mean, _, _ := strings.Cut(c, " ± ")
+		v, err := strconv.ParseFloat(mean, 64)
+		if err != nil {
+			t.Fatalf("cell %q is not a number: %v\n%s", c, err, out)
+		}
+		return v
+	}
+	if len(rows) != 8 {
+		t.Fatalf("%d table lines, want 2 × (header, separator, 2 rows):\n%s", len(rows), out)
+	}
+	toy, boston := rows[:4], rows[4:]
+	if toy[0][0] != "posterior" || len(toy[0]) != 10 || boston[0][0] != "N" || len(boston[0]) != 7 {
+		t.Fatalf("headers %q, %q", toy[0], boston[0])
+	}
+	for i, mode := range []string{"weight", "function_space"} {
+		r := toy[2+i]
+		if len(r) != 10 || r[0] != "FFG-U" || r[1] != mode {
+			t.Fatalf("toy row %q", r)
+		}
+		for _, c := range r[2:8] {
+			num(c)
+		}
+		if sd0, sdTrain := num(r[2]), num(r[3]); !(sd0 > 0 && sdTrain > 0) {
+			t.Fatalf("toy row %s: epistemic sds %g, %g", mode, sd0, sdTrain)
+		}
+		if (mode == "weight") != (r[8] == "" && r[9] == "") {
+			t.Fatalf("toy row %s: Δ cells %q, %q", mode, r[8], r[9])
+		}
+		b := boston[2+i]
+		if len(b) != 7 || b[0] != "16" || b[1] != "1.000, 0.314" || b[2] != mode {
+			t.Fatalf("Boston row %q", b)
+		}
+		if ll, rmse := num(b[3]), num(b[4]); !(ll < 0 && ll > -50) || !(rmse > 0 && rmse < 50) {
+			t.Fatalf("Boston row %s: log-likelihood %g, RMSE %g", mode, ll, rmse)
+		}
+	}
+	if kw, kf := num(toy[2][7]), num(toy[3][7]); !(kf < kw) {
+		t.Fatalf("final KL %g (function_space) is not below %g (weight)", kf, kw)
+	}
+}
