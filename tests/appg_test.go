@@ -1,12 +1,10 @@
 package tests
 
 import (
-	"context"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestAppGQuick runs bench/appg.sh --quick (one seed, 300 toy steps, 100 Boston epochs), which
@@ -18,33 +16,10 @@ func TestAppGQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains 6 small models (about 20 s on a loaded machine)")
 	}
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skipf("bash not found: %v", err)
-	}
 	if _, err := exec.LookPath("jq"); err != nil {
 		t.Skipf("jq not found (apt-get install jq): %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, bash, "../bench/appg.sh", "--quick", "--out", t.TempDir())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("appg.sh --quick: %v\n%s", err, stderr.String())
-	}
-	var rows [][]string
-	for _, line := range strings.Split(string(out), "\n") {
-		if !strings.HasPrefix(line, "|") {
-			continue
-		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
-		rows = append(rows, cells)
-	}
+	out, rows := runQuickTable(t, "appg.sh")
 	num := func(c string) float64 {
 		t.Helper()
 		mean, _, _ := strings.Cut(c, " ± ")
