@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/appg.sh [--seeds N] [--toy-steps T] [--quick] [--out DIR]: paper 003 appendix G's
+# bench/appg.sh [--seeds N] [--boston-splits K] [--toy-steps T] [--quick] [--out DIR]: paper 003 appendix G's
 # function-space-weighted objective (eq. 45: each inducing layer's conditional KL R(λ_l) weighted
 # by β_l = min(1, N/d_in^l), `--conditional-kl function_space`) against the ELBO (eq. 9, β_l = 1,
 # `--conditional-kl weight`, bayesianize's), issue 20 item 5. docs/results/appg.md has the table.
@@ -12,36 +12,40 @@
 #          Ensemble-U), seeds 1…N (the seed draws the data and the initialisation). Metrics as
 #          docs/RESULTS.md's toy table (train.Toy1D): epistemic sd at x = 0 (between the
 #          clusters), its mean over the training inputs, their ratio, and the grid's RMSE and
-#          mixture NLL (201 points on [−2, 2], noiseless targets), 64 test samples.
+#          mixture NLL (201 points on [−2, 2], noiseless targets), 64 test samples; the final KL
+#          (as trained: with β) and each layer's λ (bench/appg/lamda).
 #   boston bench/uci's protocol (go run ./bench/uci; docs/results/uci_boston.md) with FFG-U
 #          (whitened diagonal q(U), prior N(0, 1), mlp:13-50-1:relu, d_in 14 and 51) on the first
-#          N ∈ {8, 16, 32, 64} points of each training split (-train-size), splits 0…N−1,
+#          N ∈ {8, 16, 32, 64} points of each training split (-train-size), splits 0…K−1 (10),
 #          τ fixed at 7 (standardised units: bench/uci's mean selected τ on full splits), batch
 #          10, Adam 0.01, about 3000 steps (epochs = 3000 / ⌈N/10⌉), 100 test samples, test
-#          log-likelihood and RMSE on the original scale over the 51 test points.
+#          log-likelihood and RMSE on the original scale over the 51 test points, and λ.
 # The N = 100 toy and the full Boston splits (N = 455) have β = 1 for every layer: there the two
 # objectives are the same function, which --quick checks (identical losses).
-# Rows: mean ± standard error over seeds; Δ columns the paired difference function_space −
-# weight (same seed / split). --quick: 1 seed, a few hundred steps, assertions on the shape and
-# on the N ≥ d_in identity (tests/appg_test.go). Runs already in DIR are reused.
+# Rows: mean ± standard error over seeds (toy) or splits (Boston); Δ columns the paired
+# difference function_space − weight (same seed / split). --quick: 1 seed and split, a few
+# hundred steps, assertions on the shape and on the N ≥ d_in identity (tests/appg_test.go).
+# Runs already in DIR are reused.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-seeds=3 steps=10000 out=runs/appg quick=0
-usage="usage: bench/appg.sh [--seeds N] [--toy-steps T] [--quick] [--out DIR]"
+seeds=3 splits=10 steps=10000 out=runs/appg quick=0
+usage="usage: bench/appg.sh [--seeds N] [--boston-splits K] [--toy-steps T] [--quick] [--out DIR]"
 while (($#)); do
 	case $1 in
 	--seeds) seeds=$2; shift 2 ;;
+	--boston-splits) splits=$2; shift 2 ;;
 	--toy-steps) steps=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	--quick) quick=1 seeds=1 steps=300; shift ;;
+	--quick) quick=1 seeds=1 splits=1 steps=300; shift ;;
 	*) echo "$usage" >&2; exit 2 ;;
 	esac
 done
-[[ $seeds =~ ^[1-9][0-9]*$ && $steps =~ ^[1-9][0-9]*$ ]] || { echo "$usage" >&2; exit 2; }
+[[ $seeds =~ ^[1-9][0-9]*$ && $splits =~ ^[1-9][0-9]*$ && $steps =~ ^[1-9][0-9]*$ ]] || { echo "$usage" >&2; exit 2; }
 mkdir -p "$out/toy" "$out/boston" "$out/bin"
 bin=$out/bin
 go build -o "$bin/edgebnn" ./cmd/edgebnn
 go build -o "$bin/uci" ./bench/uci
+go build -o "$bin/lamda" ./bench/appg/lamda
 fail() { echo "appg.sh: $*" >&2; exit 1; }
 
 # toyrun PRESET N MODE SEED STEPS: one toy run (skipped when its summary exists).
@@ -52,6 +56,9 @@ toyrun() {
 		--seed "$s" --epochs "$T" --eval-every "$T" --checkpoint-every "$T" --no-plots --quiet \
 		--out "$stem.ebnn" >"$stem.log"
 }
+
+# lam FILE LAYER: λ of the layer in a checkpoint (bench/appg/lamda).
+lam() { "$bin/lamda" "$1" | tr '\t' '\n' | sed -n "s/^$2=//p"; }
 
 # mean ± s.e. of the numbers on stdin, printf format $1.
 mse() {
@@ -97,8 +104,8 @@ fi
 
 echo "## Toy 1-D regression, N = $ntoy (β: layer 1 d_in 2 → 1, layer 3 d_in 51 → $(awk -v n=$ntoy 'BEGIN { printf("%.3f", n < 51 ? n / 51 : 1) }')), $steps steps, seeds 1…$seeds"
 echo
-echo "| posterior | conditional KL | epistemic sd at x = 0 | mean epistemic sd, training inputs | ratio | grid RMSE | grid NLL | final KL | Δ ratio (fs − weight) | Δ grid NLL (fs − weight) |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| posterior | conditional KL | epistemic sd at x = 0 | mean epistemic sd, training inputs | ratio | grid RMSE | grid NLL | final KL | λ layer 1 | λ layer 3 | Δ ratio (fs − weight) | Δ grid NLL (fs − weight) |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 declare -A pname=([ffgu]="FFG-U" [fcgu]="FCG-U (full q(U))" [ensembleu]="Ensemble-U (8)")
 for p in $toy_presets; do
 	for mode in weight function_space; do
@@ -108,6 +115,9 @@ for p in $toy_presets; do
 			[[ $f == ratio || $f == nll ]] && fmt=%.2f
 			[[ $f == kl ]] && fmt=%.1f
 			row+=" | $(for s in $(seq 1 "$seeds"); do toyval "$out/toy/$p-n$ntoy-$mode-s$s-t$steps" $f; done | mse $fmt)"
+		done
+		for l in 1 3; do
+			row+=" | $(for s in $(seq 1 "$seeds"); do lam "$out/toy/$p-n$ntoy-$mode-s$s-t$steps.ebnn" $l; done | mse %.4f)"
 		done
 		if [[ $mode == function_space ]]; then
 			for f in ratio nll; do
@@ -128,26 +138,28 @@ echo
 # Boston: bench/uci with -train-size N.
 sizes="8 16 32 64"
 [[ $quick == 1 ]] && sizes=16
-echo "## UCI Boston, FFG-U, first N points of each training split, splits 0…$((seeds - 1)), 51 test points"
+echo "## UCI Boston, FFG-U, first N points of each training split, splits 0…$((splits - 1)), 51 test points"
 echo
-echo "| N | β (layer 0 d_in 14, layer 2 d_in 51) | conditional KL | test log-likelihood | test RMSE | Δ log-likelihood (fs − weight) | Δ RMSE (fs − weight) |"
-echo "|---:|---|---|---:|---:|---:|---:|"
+echo "| N | β (layer 1 d_in 14, layer 3 d_in 51) | conditional KL | test log-likelihood | test RMSE | λ layer 1 | λ layer 3 | Δ log-likelihood (fs − weight) | Δ RMSE (fs − weight) |"
+echo "|---:|---|---|---:|---:|---:|---:|---:|---:|"
 for n in $sizes; do
 	epochs=$(( 3000 / ((n + 9) / 10) ))
 	[[ $quick == 1 ]] && epochs=100
-	stem=$out/boston/n$n-s$seeds-e$epochs
+	stem=$out/boston/n$n-s$splits-e$epochs
+	mkdir -p "$stem.work"
 	if ! [[ -s $stem.splits ]]; then
-		nice -n 10 "$bin/uci" -data bench/data/boston_housing.csv -splits "$seeds" -train-size "$n" -epochs "$epochs" \
-			-noise-precision 7 -methods ffg_u,ffg_u-fs -work "$out/boston/work" >"$stem.table" 2>"$stem.splits.tmp"
+		nice -n 10 "$bin/uci" -data bench/data/boston_housing.csv -splits "$splits" -train-size "$n" -epochs "$epochs" \
+			-noise-precision 7 -methods ffg_u,ffg_u-fs -work "$stem.work" >"$stem.table" 2>"$stem.splits.tmp"
 		mv "$stem.splits.tmp" "$stem.splits"
 	fi
 	# split lines: "split  0  τ 7.00  ffg_u LL/RMSE  ffg_u-fs LL/RMSE  (time)"
 	lines=$(grep -c '^split' "$stem.splits")
-	[[ $lines == "$seeds" ]] || fail "Boston N = $n: $lines split lines, want $seeds"
+	[[ $lines == "$splits" ]] || fail "Boston N = $n: $lines split lines, want $splits"
 	beta=$(awk -v n="$n" 'BEGIN { printf("%.3f, %.3f", n < 14 ? n / 14 : 1, n < 51 ? n / 51 : 1) }')
 	col() { awk -v m="$1" -v k="$2" '/^split/ { for (i = 1; i <= NF; i++) if ($i == m) { split($(i + 1), v, "/"); print v[k] } }' "$stem.splits"; }
-	echo "| $n | $beta | weight | $(col ffg_u 1 | mse %.2f) | $(col ffg_u 2 | mse %.2f) | | |"
+	lams() { for s in $(seq 0 $((splits - 1))); do lam "$stem.work/$1$s.ebnn" "$2"; done | mse %.4f; }
+	echo "| $n | $beta | weight | $(col ffg_u 1 | mse %.2f) | $(col ffg_u 2 | mse %.2f) | $(lams ffg_u 1) | $(lams ffg_u 3) | | |"
 	dll=$(paste <(col ffg_u 1) <(col ffg_u-fs 1) | awk '{ print $2 - $1 }' | mse %.3f)
 	drm=$(paste <(col ffg_u 2) <(col ffg_u-fs 2) | awk '{ print $2 - $1 }' | mse %.3f)
-	echo "| $n | $beta | function_space | $(col ffg_u-fs 1 | mse %.2f) | $(col ffg_u-fs 2 | mse %.2f) | $dll | $drm |"
+	echo "| $n | $beta | function_space | $(col ffg_u-fs 1 | mse %.2f) | $(col ffg_u-fs 2 | mse %.2f) | $(lams ffg_u-fs 1) | $(lams ffg_u-fs 3) | $dll | $drm |"
 done

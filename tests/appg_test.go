@@ -10,8 +10,9 @@ import (
 // TestAppGQuick runs bench/appg.sh --quick (one seed, 300 toy steps, 100 Boston epochs), which
 // itself asserts that the 100-point toy gives the same run with both conditional KLs and that on
 // 16 points the function-space KL is smaller, and checks the two tables' shape: the toy table's
-// FFG-U rows (weight, function_space) with numeric cells, the Δ cells only on the second, and the
-// Boston row pair for N = 16 with β 1.000, 0.314 and finite log-likelihoods and RMSEs.
+// FFG-U rows (weight, function_space) with numeric cells (positive epistemic sds and λ), the Δ
+// cells only on the second, and the Boston row pair for N = 16 with β 1.000, 0.314, finite
+// log-likelihoods and RMSEs and positive λ.
 func TestAppGQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains 6 small models (about 20 s on a loaded machine)")
@@ -33,29 +34,35 @@ func TestAppGQuick(t *testing.T) {
 		t.Fatalf("%d table lines, want 2 × (header, separator, 2 rows):\n%s", len(rows), out)
 	}
 	toy, boston := rows[:4], rows[4:]
-	if toy[0][0] != "posterior" || len(toy[0]) != 10 || boston[0][0] != "N" || len(boston[0]) != 7 {
+	if toy[0][0] != "posterior" || len(toy[0]) != 12 || boston[0][0] != "N" || len(boston[0]) != 9 {
 		t.Fatalf("headers %q, %q", toy[0], boston[0])
 	}
 	for i, mode := range []string{"weight", "function_space"} {
 		r := toy[2+i]
-		if len(r) != 10 || r[0] != "FFG-U" || r[1] != mode {
+		if len(r) != 12 || r[0] != "FFG-U" || r[1] != mode {
 			t.Fatalf("toy row %q", r)
 		}
-		for _, c := range r[2:8] {
+		for _, c := range r[2:10] {
 			num(c)
 		}
 		if sd0, sdTrain := num(r[2]), num(r[3]); !(sd0 > 0 && sdTrain > 0) {
 			t.Fatalf("toy row %s: epistemic sds %g, %g", mode, sd0, sdTrain)
 		}
-		if (mode == "weight") != (r[8] == "" && r[9] == "") {
-			t.Fatalf("toy row %s: Δ cells %q, %q", mode, r[8], r[9])
+		if (mode == "weight") != (r[10] == "" && r[11] == "") {
+			t.Fatalf("toy row %s: Δ cells %q, %q", mode, r[10], r[11])
+		}
+		if l1, l3 := num(r[8]), num(r[9]); !(l1 > 0 && l3 > 0) {
+			t.Fatalf("toy row %s: λ %g, %g", mode, l1, l3)
 		}
 		b := boston[2+i]
-		if len(b) != 7 || b[0] != "16" || b[1] != "1.000, 0.314" || b[2] != mode {
+		if len(b) != 9 || b[0] != "16" || b[1] != "1.000, 0.314" || b[2] != mode {
 			t.Fatalf("Boston row %q", b)
 		}
 		if ll, rmse := num(b[3]), num(b[4]); !(ll < 0 && ll > -50) || !(rmse > 0 && rmse < 50) {
 			t.Fatalf("Boston row %s: log-likelihood %g, RMSE %g", mode, ll, rmse)
+		}
+		if l1, l3 := num(b[5]), num(b[6]); !(l1 > 0 && l3 > 0) {
+			t.Fatalf("Boston row %s: λ %g, %g", mode, l1, l3)
 		}
 	}
 	if kw, kf := num(toy[2][7]), num(toy[3][7]); !(kf < kw) {
