@@ -140,8 +140,8 @@ sizes="8 16 32 64"
 [[ $quick == 1 ]] && sizes=16
 echo "## UCI Boston, FFG-U, first N points of each training split, splits 0…$((splits - 1)), 51 test points"
 echo
-echo "| N | β (layer 1 d_in 14, layer 3 d_in 51) | conditional KL | test log-likelihood | test RMSE | λ layer 1 | λ layer 3 | Δ log-likelihood (fs − weight) | Δ RMSE (fs − weight) |"
-echo "|---:|---|---|---:|---:|---:|---:|---:|---:|"
+echo "| N | β (layer 1 d_in 14, layer 3 d_in 51) | conditional KL | test log-likelihood | test RMSE | λ layer 1 | λ layer 3 | Δ log-likelihood (fs − weight) | Δ RMSE (fs − weight) | splits where fs has the higher log-likelihood / lower RMSE |"
+echo "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"
 for n in $sizes; do
 	epochs=$(( 3000 / ((n + 9) / 10) ))
 	[[ $quick == 1 ]] && epochs=100
@@ -158,8 +158,10 @@ for n in $sizes; do
 	beta=$(awk -v n="$n" 'BEGIN { printf("%.3f, %.3f", n < 14 ? n / 14 : 1, n < 51 ? n / 51 : 1) }')
 	col() { awk -v m="$1" -v k="$2" '/^split/ { for (i = 1; i <= NF; i++) if ($i == m) { split($(i + 1), v, "/"); print v[k] } }' "$stem.splits"; }
 	lams() { for s in $(seq 0 $((splits - 1))); do lam "$stem.work/$1$s.ebnn" "$2"; done | mse %.4f; }
-	echo "| $n | $beta | weight | $(col ffg_u 1 | mse %.2f) | $(col ffg_u 2 | mse %.2f) | $(lams ffg_u 1) | $(lams ffg_u 3) | | |"
+	echo "| $n | $beta | weight | $(col ffg_u 1 | mse %.2f) | $(col ffg_u 2 | mse %.2f) | $(lams ffg_u 1) | $(lams ffg_u 3) | | | |"
 	dll=$(paste <(col ffg_u 1) <(col ffg_u-fs 1) | awk '{ print $2 - $1 }' | mse %.3f)
 	drm=$(paste <(col ffg_u 2) <(col ffg_u-fs 2) | awk '{ print $2 - $1 }' | mse %.3f)
-	echo "| $n | $beta | function_space | $(col ffg_u-fs 1 | mse %.2f) | $(col ffg_u-fs 2 | mse %.2f) | $(lams ffg_u-fs 1) | $(lams ffg_u-fs 3) | $dll | $drm |"
+	wins=$(paste <(col ffg_u 1) <(col ffg_u-fs 1) <(col ffg_u 2) <(col ffg_u-fs 2) |
+		awk -v k="$splits" '{ l += $2 > $1; r += $4 < $3 } END { printf("%d / %d of %d", l, r, k) }')
+	echo "| $n | $beta | function_space | $(col ffg_u-fs 1 | mse %.2f) | $(col ffg_u-fs 2 | mse %.2f) | $(lams ffg_u-fs 1) | $(lams ffg_u-fs 3) | $dll | $drm | $wins |"
 done

@@ -34,7 +34,7 @@ func TestAppGQuick(t *testing.T) {
 		t.Fatalf("%d table lines, want 2 × (header, separator, 2 rows):\n%s", len(rows), out)
 	}
 	toy, boston := rows[:4], rows[4:]
-	if toy[0][0] != "posterior" || len(toy[0]) != 12 || boston[0][0] != "N" || len(boston[0]) != 9 {
+	if toy[0][0] != "posterior" || len(toy[0]) != 12 || boston[0][0] != "N" || len(boston[0]) != 10 {
 		t.Fatalf("headers %q, %q", toy[0], boston[0])
 	}
 	for i, mode := range []string{"weight", "function_space"} {
@@ -55,7 +55,7 @@ func TestAppGQuick(t *testing.T) {
 			t.Fatalf("toy row %s: λ %g, %g", mode, l1, l3)
 		}
 		b := boston[2+i]
-		if len(b) != 9 || b[0] != "16" || b[1] != "1.000, 0.314" || b[2] != mode {
+		if len(b) != 10 || b[0] != "16" || b[1] != "1.000, 0.314" || b[2] != mode {
 			t.Fatalf("Boston row %q", b)
 		}
 		if ll, rmse := num(b[3]), num(b[4]); !(ll < 0 && ll > -50) || !(rmse > 0 && rmse < 50) {
@@ -63,6 +63,9 @@ func TestAppGQuick(t *testing.T) {
 		}
 		if l1, l3 := num(b[5]), num(b[6]); !(l1 > 0 && l3 > 0) {
 			t.Fatalf("Boston row %s: λ %g, %g", mode, l1, l3)
+		}
+		if (mode == "weight") != (b[9] == "") || (mode != "weight" && !strings.HasSuffix(b[9], " of 1")) {
+			t.Fatalf("Boston row %s: split counts %q", mode, b[9])
 		}
 	}
 	if kw, kf := num(toy[2][7]), num(toy[3][7]); !(kf < kw) {
