@@ -1,14 +1,11 @@
 package tests
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/edgebnn/edgebnn/train/data"
 )
@@ -24,36 +21,13 @@ func TestFSVITable1Quick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains 11 small models and fits 1 Laplace approximation (about a minute on a loaded machine)")
 	}
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skipf("bash not found: %v", err)
-	}
 	if _, err := os.Stat(filepath.Join(data.DefaultFashionMNISTDir, "train-images-idx3-ubyte.gz")); err != nil {
 		t.Skipf("Fashion-MNIST is not installed in %s: %v", data.DefaultFashionMNISTDir, err)
 	}
 	if _, err := os.Stat(data.DefaultDigitsPath); err != nil {
 		t.Skipf("scikit-learn's digits are not installed (apt-get install python3-sklearn): %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, bash, "../bench/fsvi_table1.sh", "--quick", "--out", t.TempDir())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("fsvi_table1.sh --quick: %v\n%s", err, stderr.String())
-	}
-	var rows [][]string
-	for _, line := range strings.Split(string(out), "\n") {
-		if !strings.HasPrefix(line, "|") {
-			continue
-		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
-		rows = append(rows, cells)
-	}
+	out, rows := runQuickTable(t, "fsvi_table1.sh")
 	methods := []string{"FSVI (", "MFVI", "MFVI (tempered", "MAP", "MC Dropout", "SWAG", "BNN-Laplace", "Deep Ensemble", "FSVI Ensemble", "FFG-U", "Ensemble-U"}
 	if len(rows) != 2+len(methods) {
 		t.Fatalf("%d table lines, want a header, a separator and %d rows:\n%s", len(rows), len(methods), out)

@@ -32,8 +32,9 @@ type Config struct {
 	Arch string `json:"arch" help:"architecture: mlp:784-256-10[:relu|tanh], resnet18|resnet34|resnet50, a .json architecture (Residual blocks allowed) or inline JSON {...}, or a print(net) file"`
 	// Data is "fmnist", "fmnist-c:CORRUPTION:SEVERITY" (Fashion-MNIST with its test set corrupted
 	// by data.Corrupt with the run's seed: data.Corruptions, severity 0–5), "csv:PATH", "toy1d"
-	// or "moons" (Two Moons, 200 training points).
-	Data string `json:"data" help:"data set: fmnist, fmnist-c:CORRUPTION:SEVERITY (corrupted test set), csv:PATH, toy1d or moons"`
+	// (paper 003's 1-D toy, data.Toy1D: 100 training points, half in each cluster), "toy1d:N" (the
+	// same with N points, at most MaxToy1DPoints) or "moons" (Two Moons, 200 training points).
+	Data string `json:"data" help:"data set: fmnist, fmnist-c:CORRUPTION:SEVERITY (corrupted test set), csv:PATH, toy1d (100 points), toy1d:N (N points) or moons"`
 	// DataDir is where the Fashion-MNIST IDX files are.
 	DataDir string `json:"data_dir" help:"directory of the Fashion-MNIST IDX files"`
 	// Classes restricts classification data to these classes ("0-4"), renumbered from 0; the
@@ -214,6 +215,12 @@ type Config struct {
 	// that size (paper 003 appendix H; bnn.UseGlobalInducing, docs/GLOBALU.md): every layer's U
 	// is drawn conditioned on G instead of from its own q(U).
 	GlobalInducing string `json:"global_inducing" help:"inducing: share a global inducing matrix of ROWSxCOLS (e.g. 32x32) that every layer's U is conditioned on (paper 003 appendix H; layers need whitened_u and equal inducing_cols)"`
+	// ConditionalKL weights each inducing layer's conditional KL R(λ_l) = KL[q(W_l|U_l) ‖
+	// p(W_l|U_l)] (paper 003 appendix G): CondKLWeight ("weight", the default) keeps weight 1, the
+	// ELBO of eq. 9 (bayesianize's); CondKLFunctionSpace ("function_space") uses
+	// β_l = min(1, N/d_in^l), eq. 45, with N the training points and d_in^l the columns of the
+	// layer's weight matrix (bnn.Net.UseFunctionSpaceKL). β_l < 1 only for layers with d_in > N.
+	ConditionalKL string `json:"conditional_kl" help:"inducing: weight of each layer's conditional KL R(λ) = KL[q(W|U)‖p(W|U)]: weight (1, the ELBO of paper 003 eq. 9, bayesianize's) or function_space (min(1, N/d_in), appendix G eq. 45; differs only for layers with more weight-matrix columns d_in than training points N)"`
 	// TrainSamples are the Monte Carlo samples per step, TestSamples those per evaluation.
 	TrainSamples int `json:"train_samples" help:"Monte Carlo samples per training step"`
 	TestSamples  int `json:"test_samples" help:"Monte Carlo samples per test prediction"`
@@ -316,8 +323,14 @@ func DefaultConfig() Config {
 		FALR: 0.001, Epochs: 10, BatchSize: 100, LR: 1e-3, Optimizer: "adam", Momentum: 0.9,
 		Gamma: 0.1, TrainSamples: 1, TestSamples: 8, EvalEvery: 1, CheckpointEvery: 1,
 		EvalMinSteps: DefaultMinSteps, CheckpointMinSteps: DefaultMinSteps, Seed: 42, Out: "model.ebnn",
-		TestFraction: 0.2}
+		TestFraction: 0.2, ConditionalKL: CondKLWeight}
 }
+
+// The values of conditional_kl (Config.ConditionalKL).
+const (
+	CondKLWeight        = "weight"
+	CondKLFunctionSpace = "function_space"
+)
 
 // DefaultFSVIJacobianGrad is fsvi_jacobian_grad's default (docs/FSVI.md, toy1d and Two Moons).
 const DefaultFSVIJacobianGrad = "q"
@@ -508,6 +521,8 @@ const (
 	MaxHMCChains = 64
 	// MaxHMCIterations bounds hmc_warmup and hmc_draws.
 	MaxHMCIterations = 1_000_000
+	// MaxToy1DPoints bounds N of data toy1d:N.
+	MaxToy1DPoints = 1 << 20
 	// MaxFSVIDim bounds the dimension |X_C|·Q of fsvi's output Gaussians (their Cholesky factors
 	// cost D³/3 per step).
 	MaxFSVIDim = 4096
@@ -669,6 +684,16 @@ func (c *Config) Validate() error {
 		if _, _, err := c.GlobalInducingSize(); err != nil {
 			return err
 		}
+	}
+	switch c.ConditionalKL {
+	case CondKLWeight:
+	case CondKLFunctionSpace:
+		if c.Posterior != "inducing" {
+			return errf("conditional_kl %s applies to posterior inducing, not %q (only inducing layers' KL has the conditional term R(λ) = KL[q(W|U) ‖ p(W|U)] that it weights)",
+				c.ConditionalKL, c.Posterior)
+		}
+	default:
+		return errf("conditional_kl %q is not %s or %s", c.ConditionalKL, CondKLWeight, CondKLFunctionSpace)
 	}
 	if c.Dropout != 0 && c.Posterior != "mc_dropout" {
 		return errf("dropout %g applies to posterior mc_dropout, not %q", c.Dropout, c.Posterior)

@@ -45,6 +45,9 @@ type Trainer struct {
 	History []EpochMetrics
 	// TrainSeconds is the wall-clock time spent in training steps (not evaluation).
 	TrainSeconds float64
+	// ConditionalKL holds each inducing layer's weight β_l of its conditional KL with
+	// conditional_kl function_space (nil with weight: every β_l is 1).
+	ConditionalKL []bnn.ConditionalKLWeight
 
 	opt     optim.Optimizer[float32]
 	params  []*autodiff.Param[float32]
@@ -208,8 +211,14 @@ func (t *Trainer) loadData() error {
 				return fmt.Errorf("config: data %s: %w", c.Data, err)
 			}
 		}
-	case c.Data == "toy1d":
-		train = data.Toy1D(100, c.Seed)
+	case c.Data == "toy1d" || strings.HasPrefix(c.Data, "toy1d:"):
+		n := 100
+		if s, ok := strings.CutPrefix(c.Data, "toy1d:"); ok {
+			if n, err = strconv.Atoi(s); err != nil || n < 2 || n > MaxToy1DPoints {
+				return fmt.Errorf("config: data %s: want toy1d:N with N in [2, %d] training points", c.Data, MaxToy1DPoints)
+			}
+		}
+		train = data.Toy1D(n, c.Seed)
 		test = data.Toy1DGrid(201, -2, 2)
 	case c.Data == "moons":
 		train = data.TwoMoons(MoonsTrain, 0.1, c.Seed)
@@ -225,7 +234,7 @@ func (t *Trainer) loadData() error {
 			return err
 		}
 	default:
-		return fmt.Errorf("config: data %q is not fmnist, fmnist-c:CORRUPTION:SEVERITY, csv:PATH, toy1d or moons", c.Data)
+		return fmt.Errorf("config: data %q is not fmnist, fmnist-c:CORRUPTION:SEVERITY, csv:PATH, toy1d[:N] or moons", c.Data)
 	}
 	if (c.Task == "regression") != train.Regression() {
 		return fmt.Errorf("config: task %s does not fit data %s", c.Task, train.Name)
@@ -437,6 +446,11 @@ func (t *Trainer) buildNets() error {
 		}
 		if i > 0 {
 			n.SetPrefix(runtime.MemberPrefix(i))
+		}
+		if c.ConditionalKL == CondKLFunctionSpace {
+			if t.ConditionalKL, err = n.UseFunctionSpaceKL(t.Train.N); err != nil {
+				return fmt.Errorf("config: conditional_kl %s: %w", c.ConditionalKL, err)
+			}
 		}
 		t.Nets = append(t.Nets, n)
 	}

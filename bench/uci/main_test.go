@@ -108,3 +108,40 @@ func TestRunSmoke(t *testing.T) {
 		t.Error("an unknown method is not an error")
 	}
 }
+
+// TestRunTrainSize runs FFG-U with both conditional KLs on 16 training points (β = 16/51 for the
+// output layer): the header states 16 training points, both rows are finite, and with the whole
+// split (β = 1 for every layer) the two methods score the same.
+func TestRunTrainSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains four small models")
+	}
+	o := options{csv: bostonCSV, splits: 1, epochs: 20, lr: 0.01, alpha: 1, samples: 8, testFrac: 0.1,
+		work: t.TempDir(), methods: extraMethods, fixedPrecision: 7, trainSize: 16}
+	var out bytes.Buffer
+	if err := run(o, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "(16 train / 51 test)") {
+		t.Errorf("header does not state 16 training points:\n%s", out.String())
+	}
+	for _, m := range extraMethods {
+		if !strings.Contains(out.String(), "| "+m+" | -") {
+			t.Errorf("no row with a finite log-likelihood for %s in\n%s", m, out.String())
+		}
+	}
+	o.trainSize, o.epochs = 0, 1
+	out.Reset()
+	if err := run(o, &out); err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(strings.TrimSpace(out.String()), "\n")
+	a, b := rows[len(rows)-2], rows[len(rows)-1]
+	if _, ra, _ := strings.Cut(a, "ffg_u |"); !strings.HasPrefix(b, "| ffg_u-fs |") || !strings.HasSuffix(b, ra) {
+		t.Errorf("N = 455: the rows differ:\n%s\n%s", a, b)
+	}
+	o.trainSize = 1000
+	if err := run(o, &out); err == nil || !strings.Contains(err.Error(), "-train-size 1000") {
+		t.Errorf("-train-size 1000: error %v", err)
+	}
+}

@@ -382,6 +382,16 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 		fmt.Fprintf(stdout, ", %d out-of-distribution", t.OOD.N)
 	}
 	fmt.Fprintf(stdout, "; %d parameters, %d steps per epoch\n", numParams(t), t.StepsPerEpoch())
+	if len(t.ConditionalKL) > 0 {
+		fmt.Fprintf(stdout, "conditional_kl %s: β = min(1, N/d_in), N = %d:", c.ConditionalKL, t.Train.N)
+		for i, w := range t.ConditionalKL {
+			sep := ";"
+			if i == len(t.ConditionalKL)-1 {
+				sep = "\n"
+			}
+			fmt.Fprintf(stdout, " layer %s d_in %d β %.4g%s", w.Layer, w.DIn, w.Beta, sep)
+		}
+	}
 	if err := os.MkdirAll(filepath.Dir(c.Out), 0o755); err != nil {
 		return fmt.Errorf("--out %s: %w", c.Out, err)
 	}

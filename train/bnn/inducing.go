@@ -36,6 +36,10 @@ type inducing[T Float] struct {
 	rowTril Param[T] // matrix
 	colTril Param[T] // matrix
 	guRow   int      // global: the layer's first row in U_{1:L}
+	// beta multiplies the conditional KL R(λ) in kl: 1 for bayesianize's ELBO (paper 003 eq. 9),
+	// min(1, N/d_in) for the function-space-weighted objective (appendix G, eq. 45;
+	// Net.UseFunctionSpaceKL).
+	beta float64
 }
 
 func newInducing[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand.Rand) (layer[T], error) {
@@ -53,7 +57,7 @@ func newInducing[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand
 		return nil, errf("init_lamda %g must be positive", in.InitLamda)
 	}
 	l := &inducing[T]{affine: a, mo: mo, mi: mi, sigma: p.PriorSD, q: p.QInducing, whitened: p.WhitenedU,
-		maxLamda: math.Inf(1), maxSDU: math.Inf(1), jit: jitter}
+		maxLamda: math.Inf(1), maxSDU: math.Inf(1), jit: jitter, beta: 1}
 	if p.MaxLamda != nil {
 		l.maxLamda = *p.MaxLamda
 	}
@@ -223,12 +227,12 @@ func (l *inducing[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], c *Conte
 	return applyMatrix(tp, &l.affine, x, l.weight(tp, c))
 }
 
-// kl is KL[q(U) ‖ p(U)] + d_in·d_out·(λ²/2 − log λ − ½) (bayesianize's kl_divergence). The prior
-// is N(0, I) for whitened U, else the matrix normal MN(0, Ψ_r, Ψ_c) with jittered factors.
-// Ensemble-U has no U term.
+// kl is KL[q(U) ‖ p(U)] + β·R(λ) with R(λ) = KL[q(W|U) ‖ p(W|U)] = d_in·d_out·(λ²/2 − log λ − ½)
+// (bayesianize's kl_divergence when β = 1). The prior is N(0, I) for whitened U, else the matrix
+// normal MN(0, Ψ_r, Ψ_c) with jittered factors. Ensemble-U has no U term.
 func (l *inducing[T]) kl(tp *autodiff.Tape[T]) *autodiff.Var[T] {
 	lam := l.lam(tp)
-	cond := tp.Scale(tp.Sub(tp.AddScalar(tp.Scale(tp.Square(lam), 0.5), -0.5), tp.Log(lam)), T(l.dIn*l.dOut))
+	cond := tp.Scale(tp.Sub(tp.AddScalar(tp.Scale(tp.Square(lam), 0.5), -0.5), tp.Log(lam)), T(l.beta*float64(l.dIn*l.dOut)))
 	if l.q == runtime.QEnsemble || l.q == runtime.QGlobal {
 		return cond // no q(U) of its own: the global U's KL is the global posterior's (Net.KL)
 	}

@@ -1,0 +1,44 @@
+package tests
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runQuickTable runs the bench script ../bench/NAME with bash and args plus --quick --out (a
+// temporary directory), failing the test if it fails, and returns its standard output and the
+// cells (trimmed) of every Markdown table line in it.
+func runQuickTable(t *testing.T, name string, args ...string) (string, [][]string) {
+	t.Helper()
+	if puregoBuild {
+		t.Skip("the script builds its own binary without the purego tag: the host pass runs it")
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skipf("bash not found: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, bash, append(append([]string{"../bench/" + name}, args...), "--quick", "--out", t.TempDir())...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s --quick: %v\n%s", name, err, stderr.String())
+	}
+	var rows [][]string
+	for _, line := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		rows = append(rows, cells)
+	}
+	return string(out), rows
+}
