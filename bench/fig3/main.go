@@ -1,0 +1,595 @@
+// Command fig3 measures paper 003's Fig. 3 on this machine: the cost of a K-sample prediction of
+// an inducing-weight ResNet-18 (CIFAR shape: 3×32×32 input, 10 classes, U of 64 × 64 in every
+// convolution and 10 × 64 in the last layer, as bayesianize's configs/ffg_u_cifar10.json) relative
+// to an ensemble of K deterministic ResNet-18s (Ensemble-W), for K = 1, 2, 4, …, 32, and the
+// memory each needs.
+//
+// The models are built by convert.Plan (what `edgebnn plan --out` does): the real architecture
+// and file format with random stand-in values, since the cost of a prediction does not depend on
+// what was learnt. They are written to -dir: det.ebnn (one deterministic ResNet-18), ffgu.ebnn
+// (FFG-U), ensw<K>.ebnn (Ensemble-W of K members, K > 1) and ensu<K>.ebnn (Ensemble-U of K
+// members). Plan also reports each model's file bytes, the heap its loaded form holds and the
+// predictor's scratch for K samples (RuntimeBytes is their sum).
+//
+// Every repetition times, for each K, the deterministic forward, Ensemble-W of K members (one
+// forward per member), FFG-U with K samples under each strategy (weight, local, auto) and
+// Ensemble-U of K members (one sample per member), then the deterministic forward again; a
+// method's ratios are its time over the mean of the two deterministic timings and over
+// Ensemble-W's time of the same repetition, so every ratio comes from one stretch of machine
+// load. -batches adds batch sizes above 1 for the K in -batch-k (weights are sampled once per
+// sample and shared by the batch, as in the paper's batch of 500).
+//
+// -arm FILE adds Cortex-A53 instruction counts (lines "method K instructions", as bench/fig3.sh
+// --arm writes them) as ratios to the counted deterministic forward and Ensemble-W. It prints a
+// Markdown table (mean ± standard error over the repetitions), writes the raw measurements as
+// JSON (-json) and draws the ratios to Ensemble-W against K (-png).
+//
+//	go run ./bench/fig3 -dir runs/fig3/models -reps 3 -json runs/fig3/fig3.json -png docs/img/fig3_cost.png
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edgebnn/edgebnn/convert"
+	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/plot"
+)
+
+// The inference configs, bayesianize's configs/ffg_u_cifar10.json and ensemble_u_cifar10.json
+// (the q(U) settings of bench/table9.sh) with the ensemble size filled in.
+const (
+	ffguConfig = `{"inference": {"Conv2d": {"inference": "inducing", "inducing_rows": 64, "inducing_cols": 64},
+ "Linear": {"inference": "inducing", "inducing_rows": 10, "inducing_cols": 64}},
+ "whitened_u": true, "q_inducing": "diagonal", "max_lamda": 0.03, "max_sd_u": 0.1, "learn_lamda": true,
+ "init_lamda": 0.001, "cache_cholesky": true, "prior_sd": 1.0, "sqrt_width_scaling": true}`
+	ensuConfig = `{"inference": {"Conv2d": {"inference": "inducing", "inducing_rows": 64, "inducing_cols": 64},
+ "Linear": {"inference": "inducing", "inducing_rows": 10, "inducing_cols": 64}},
+ "whitened_u": true, "q_inducing": "ensemble", "ensemble_size": %d, "max_lamda": 0.1, "learn_lamda": true,
+ "init_lamda": 0.001, "cache_cholesky": true, "prior_sd": 1.0, "sqrt_width_scaling": true}`
+)
+
+// method is one curve of the figure.
+type method struct {
+	Key, Name string
+	strategy  runtime.Strategy
+}
+
+// methods in table order; "det" is the baseline and not a row.
+var methods = []method{
+	{"ensw", "Ensemble-W", runtime.Auto},
+	{"ffgu-weight", "FFG-U, weight", runtime.Weight},
+	{"ffgu-local", "FFG-U, local", runtime.Local},
+	{"ffgu-auto", "FFG-U, auto", runtime.Auto},
+	{"ensu", "Ensemble-U", runtime.Auto},
+}
+
+// Memory is what convert.Plan reports for one model and predictor.
+type Memory struct {
+	FileBytes, ModelBytes, ScratchBytes, RuntimeBytes int64
+	Parameters                                        int64
+}
+
+// Timing is one method's time per prediction call in one repetition.
+type Timing struct {
+	Rep, K, Batch int
+	Method        string
+	Seconds       float64 // per prediction call (the whole batch)
+	XDet, XEnsW   float64 // over the deterministic forward and over Ensemble-W of K members
+}
+
+// Results is what a run measured.
+type Results struct {
+	Load    [3]float64         // load averages (1, 5, 15 min) at the start
+	LoadEnd [3]float64         // and at the end
+	Memory  map[string]*Memory // by "<method>/<K>" (batch 1); "det/1" for the baseline
+	Timings []Timing
+	Started time.Time
+}
+
+func memKey(method string, k int) string { return fmt.Sprintf("%s/%d", method, k) }
+
+// modelFile is the file a method's K-sample predictor loads.
+func modelFile(dir, key string, k int) string {
+	switch {
+	case key == "det" || (key == "ensw" && k == 1):
+		return filepath.Join(dir, "det.ebnn")
+	case key == "ensw":
+		return filepath.Join(dir, fmt.Sprintf("ensw%d.ebnn", k))
+	case key == "ensu":
+		return filepath.Join(dir, fmt.Sprintf("ensu%d.ebnn", k))
+	}
+	return filepath.Join(dir, "ffgu.ebnn")
+}
+
+// build writes the models for ks to dir and returns their memory as convert.Plan sizes it.
+func build(dir string, ks []int, log io.Writer) (map[string]*Memory, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	ffgu := filepath.Join(dir, "ffgu.json")
+	if err := os.WriteFile(ffgu, []byte(ffguConfig), 0o644); err != nil {
+		return nil, err
+	}
+	mem := map[string]*Memory{}
+	planOne := func(key string, k int, o convert.PlanOptions) error {
+		o.Arch, o.Classes, o.InputShape, o.MaxBatch = "resnet18", 10, []int{3, 32, 32}, 1
+		start := time.Now()
+		rep, err := convert.Plan(o)
+		if err != nil {
+			return fmt.Errorf("fig3: plan %s K=%d: %w", key, k, err)
+		}
+		mem[memKey(key, k)] = &Memory{FileBytes: rep.FileBytes, ModelBytes: rep.ModelBytes,
+			ScratchBytes: rep.ScratchBytes, RuntimeBytes: rep.RuntimeBytes, Parameters: rep.Parameters}
+		fmt.Fprintf(log, "fig3: planned %s K=%d (%d parameters, %.1f MiB runtime) in %.1fs\n",
+			key, k, rep.Parameters, float64(rep.RuntimeBytes)/(1<<20), time.Since(start).Seconds())
+		rep = nil
+		debug.FreeOSMemory() // the large ensembles' stand-ins, before the next plan
+		return nil
+	}
+	if err := planOne("det", 1, convert.PlanOptions{Samples: 1, Out: modelFile(dir, "det", 1)}); err != nil {
+		return nil, err
+	}
+	for _, k := range ks {
+		mem[memKey("ensw", k)] = mem[memKey("det", 1)]
+		if k > 1 {
+			if err := planOne("ensw", k, convert.PlanOptions{Members: k, Samples: k, Out: modelFile(dir, "ensw", k)}); err != nil {
+				return nil, err
+			}
+		}
+		o := convert.PlanOptions{Config: ffgu, Samples: k}
+		if k == ks[0] {
+			o.Out = modelFile(dir, "ffgu", k)
+		}
+		if err := planOne("ffgu", k, o); err != nil {
+			return nil, err
+		}
+		cfg := filepath.Join(dir, fmt.Sprintf("ensu%d.json", k))
+		if err := os.WriteFile(cfg, fmt.Appendf(nil, ensuConfig, k), 0o644); err != nil {
+			return nil, err
+		}
+		if err := planOne("ensu", k, convert.PlanOptions{Config: cfg, Samples: k, Out: modelFile(dir, "ensu", k)}); err != nil {
+			return nil, err
+		}
+	}
+	return mem, nil
+}
+
+// timer times one predictor: mean seconds per PredictBatch call over at least minTime and
+// minCalls calls, after one untimed call (NewPredictor's warm-up runs one block of samples, which
+// leaves the pages of an ensemble's other members still to be read from the file).
+type timer struct {
+	minTime  time.Duration
+	minCalls int
+}
+
+func (t timer) time(p *runtime.Predictor, xs []float32, n int) (float64, error) {
+	out := make([]runtime.Prediction, n)
+	if err := p.PredictBatch(xs, out); err != nil {
+		return 0, err
+	}
+	calls := 0
+	start := time.Now()
+	for calls < t.minCalls || time.Since(start) < t.minTime {
+		if err := p.PredictBatch(xs, out); err != nil {
+			return 0, err
+		}
+		calls++
+	}
+	return time.Since(start).Seconds() / float64(calls), nil
+}
+
+// predictor loads path and makes a predictor for K samples of batch n.
+func predictor(path string, k, n int, st runtime.Strategy) (*runtime.Model, *runtime.Predictor, error) {
+	m, err := runtime.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	o := runtime.Options{Samples: k, MaxBatch: n, Seed: 1, Strategy: st}
+	if m.Members() > 1 {
+		o.Samples = m.Members() // each member once: the deep-ensemble predictive
+	}
+	if !m.Stochastic() {
+		o.Samples = 0
+	}
+	p, err := m.NewPredictor(o)
+	if err != nil {
+		m.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, p, nil
+}
+
+// timeOne loads a method's model, times it and releases it.
+func timeOne(t timer, path string, k, n int, st runtime.Strategy, xs []float32) (float64, error) {
+	m, p, err := predictor(path, k, n, st)
+	if err != nil {
+		return 0, err
+	}
+	defer m.Close()
+	defer p.Close()
+	return t.time(p, xs, n)
+}
+
+// measure runs one repetition: for every K (and batch), the deterministic forward, every method,
+// the deterministic forward again.
+func measure(dir string, rep int, ks, batches, batchKs []int, t timer, log io.Writer) ([]Timing, error) {
+	var out []Timing
+	rng := rand.New(rand.NewPCG(uint64(rep), 3))
+	for _, k := range ks {
+		for _, n := range batches {
+			if n > 1 && !contains(batchKs, k) {
+				continue
+			}
+			xs := make([]float32, n*3*32*32)
+			for i := range xs {
+				xs[i] = rng.Float32()
+			}
+			det0, err := timeOne(t, modelFile(dir, "det", 1), 1, n, runtime.Auto, xs)
+			if err != nil {
+				return nil, err
+			}
+			secs := map[string]float64{}
+			for _, me := range methods {
+				if secs[me.Key], err = timeOne(t, modelFile(dir, me.Key, k), k, n, me.strategy, xs); err != nil {
+					return nil, err
+				}
+			}
+			det1, err := timeOne(t, modelFile(dir, "det", 1), 1, n, runtime.Auto, xs)
+			if err != nil {
+				return nil, err
+			}
+			det := (det0 + det1) / 2
+			out = append(out, Timing{Rep: rep, K: k, Batch: n, Method: "det", Seconds: det, XDet: 1, XEnsW: det / secs["ensw"]})
+			for _, me := range methods {
+				s := secs[me.Key]
+				out = append(out, Timing{Rep: rep, K: k, Batch: n, Method: me.Key, Seconds: s, XDet: s / det, XEnsW: s / secs["ensw"]})
+			}
+			fmt.Fprintf(log, "fig3: rep %d K=%d batch %d: det %.1f ms (%.1f / %.1f), ensw %.2f×, ffgu weight %.2f× local %.2f× auto %.2f×, ensu %.2f× det\n",
+				rep, k, n, 1e3*det, 1e3*det0, 1e3*det1, secs["ensw"]/det, secs["ffgu-weight"]/det, secs["ffgu-local"]/det,
+				secs["ffgu-auto"]/det, secs["ensu"]/det)
+		}
+	}
+	return out, nil
+}
+
+func contains(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// meanSE returns the mean and its standard error (0 for one value).
+func meanSE(xs []float64) (mean, se float64) {
+	if len(xs) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if len(xs) < 2 {
+		return mean, 0
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss / float64(len(xs)-1) / float64(len(xs)))
+}
+
+// ARMCount is one Cortex-A53 instruction count per prediction.
+type ARMCount struct {
+	Method       string
+	K            int
+	Instructions int64
+}
+
+// readARM reads lines "method K instructions" (# comments and blank lines skipped).
+func readARM(path string) ([]ARMCount, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []ARMCount
+	for i, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			return nil, fmt.Errorf("%s:%d: %q is not \"method K instructions\"", path, i+1, line)
+		}
+		k, err1 := strconv.Atoi(f[1])
+		n, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err := errors.Join(err1, err2); err != nil || k < 1 || n <= 0 {
+			return nil, fmt.Errorf("%s:%d: %q: K and instructions must be positive integers", path, i+1, line)
+		}
+		out = append(out, ARMCount{Method: f[0], K: k, Instructions: n})
+	}
+	return out, nil
+}
+
+// armRatios returns, per "<method>/<K>", the count over the deterministic forward's and over
+// Ensemble-W's of K members (counted, or K deterministic forwards when not counted, which is what
+// an ensemble runs: the counted ones agree to well under 1 %).
+func armRatios(counts []ARMCount) (xDet, xEnsW map[string]float64, err error) {
+	by := map[string]float64{}
+	for _, c := range counts {
+		by[memKey(c.Method, c.K)] = float64(c.Instructions)
+	}
+	det, ok := by[memKey("det", 1)]
+	if !ok {
+		return nil, nil, errors.New("fig3: the A53 counts have no \"det 1\" line")
+	}
+	xDet, xEnsW = map[string]float64{}, map[string]float64{}
+	for key, v := range by {
+		var k int
+		if _, err := fmt.Sscanf(key[strings.LastIndexByte(key, '/')+1:], "%d", &k); err != nil {
+			return nil, nil, err
+		}
+		ens, ok := by[memKey("ensw", k)]
+		if !ok {
+			ens = float64(k) * det
+		}
+		xDet[key], xEnsW[key] = v/det, v/ens
+	}
+	return xDet, xEnsW, nil
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
+
+func pm(mean, se float64, prec int) string {
+	if math.IsNaN(mean) {
+		return "—"
+	}
+	return fmt.Sprintf("%.*f ± %.*f", prec, mean, prec, se)
+}
+
+// table writes the Markdown table: one row per (batch, K, method).
+func table(w io.Writer, res *Results, arm []ARMCount) error {
+	var armDet, armEns map[string]float64
+	if len(arm) > 0 {
+		var err error
+		if armDet, armEns, err = armRatios(arm); err != nil {
+			return err
+		}
+	}
+	type key struct {
+		batch, k int
+		method   string
+	}
+	groups := map[key][]Timing{}
+	var batches, ks []int
+	for _, t := range res.Timings {
+		kk := key{t.Batch, t.K, t.Method}
+		groups[kk] = append(groups[kk], t)
+		if !contains(batches, t.Batch) {
+			batches = append(batches, t.Batch)
+		}
+		if !contains(ks, t.K) {
+			ks = append(ks, t.K)
+		}
+	}
+	sort.Ints(batches)
+	sort.Ints(ks)
+	fmt.Fprintln(w, "| batch | K | method | ms per call | × det. forward | × Ensemble-W | A53 × det. | A53 × Ensemble-W | file MiB | runtime MiB | memory × Ensemble-W | reps |")
+	fmt.Fprintln(w, "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, n := range batches {
+		for _, k := range ks {
+			for _, me := range append([]method{{Key: "det", Name: "deterministic"}}, methods...) {
+				ts := groups[key{n, k, me.Key}]
+				if len(ts) == 0 {
+					continue
+				}
+				var s, xd, xe []float64
+				for _, t := range ts {
+					s, xd, xe = append(s, 1e3*t.Seconds), append(xd, t.XDet), append(xe, t.XEnsW)
+				}
+				ms, mse := meanSE(s)
+				d, dse := meanSE(xd)
+				e, ese := meanSE(xe)
+				ad, ae := "", ""
+				if n == 1 {
+					if v, ok := armDet[memKey(me.Key, k)]; ok {
+						ad, ae = fmt.Sprintf("%.2f", v), fmt.Sprintf("%.2f", armEns[memKey(me.Key, k)])
+					}
+					if me.Key == "det" && armDet != nil {
+						ad = "1"
+					}
+				}
+				memK := me.Key
+				if strings.HasPrefix(memK, "ffgu") {
+					memK = "ffgu"
+				}
+				file, rt, rel := "", "", ""
+				mem, ensMem := res.Memory[memKey(memK, k)], res.Memory[memKey("ensw", k)]
+				if me.Key == "det" {
+					mem = res.Memory[memKey("det", 1)]
+				}
+				if n == 1 && mem != nil && ensMem != nil {
+					file, rt = mib(mem.FileBytes), mib(mem.RuntimeBytes)
+					rel = fmt.Sprintf("%.3f", float64(mem.RuntimeBytes)/float64(ensMem.RuntimeBytes))
+				}
+				detCol := pm(d, dse, 2)
+				if me.Key == "det" {
+					detCol = "1"
+				}
+				fmt.Fprintf(w, "| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n",
+					n, k, me.Name, pm(ms, mse, 1), detCol, pm(e, ese, 3), ad, ae, file, rt, rel, len(ts))
+			}
+		}
+	}
+	return nil
+}
+
+// draw plots each method's ratio to Ensemble-W against log2 K (batch 1), with the A53 ratios as
+// marks.
+func draw(path string, res *Results, arm []ARMCount) error {
+	var series []plot.Series
+	for _, me := range methods {
+		byK := map[int][]float64{}
+		for _, t := range res.Timings {
+			if t.Method == me.Key && t.Batch == 1 {
+				byK[t.K] = append(byK[t.K], t.XEnsW)
+			}
+		}
+		var ks []int
+		for k := range byK {
+			ks = append(ks, k)
+		}
+		sort.Ints(ks)
+		s := plot.Series{Name: me.Name + " (host)"}
+		for _, k := range ks {
+			m, _ := meanSE(byK[k])
+			s.X, s.Y = append(s.X, math.Log2(float64(k))), append(s.Y, m)
+		}
+		series = append(series, s)
+	}
+	var marks []plot.Mark
+	if len(arm) > 0 {
+		_, ens, err := armRatios(arm)
+		if err != nil {
+			return err
+		}
+		for _, c := range arm {
+			if c.Method == "det" || c.Method == "ensw" {
+				continue
+			}
+			marks = append(marks, plot.Mark{Name: fmt.Sprintf("%s K=%d (A53 instructions)", c.Method, c.K),
+				X: math.Log2(float64(c.K)), Y: ens[memKey(c.Method, c.K)]})
+		}
+	}
+	return plot.LinesWithMarks(path, "ResNet-18 (CIFAR), batch 1: K-sample prediction / Ensemble-W of K",
+		"log2 K (samples = ensemble members)", "time relative to Ensemble-W", series, marks, 7, 4.5)
+}
+
+func loadAvg() [3]float64 {
+	var l [3]float64
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return l
+	}
+	f := strings.Fields(string(raw))
+	for i := 0; i < 3 && i < len(f); i++ {
+		l[i], _ = strconv.ParseFloat(f[i], 64)
+	}
+	return l
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("empty list")
+	}
+	return out, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("fig3", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", "runs/fig3/models", "write the models to `DIR`")
+	kList := fs.String("k", "1,2,4,8,16,32", "samples / ensemble members `K`, comma-separated")
+	reps := fs.Int("reps", 3, "repetitions")
+	minTime := fs.Duration("min-time", 500*time.Millisecond, "time each method for at least `D` per repetition")
+	minCalls := fs.Int("min-calls", 2, "and at least `N` prediction calls")
+	batchList := fs.String("batches", "1", "batch sizes, comma-separated (those above 1 only for -batch-k)")
+	batchKList := fs.String("batch-k", "1,4", "the K timed at batch sizes above 1")
+	armPath := fs.String("arm", "", "A53 instruction counts `FILE` (lines \"method K instructions\")")
+	jsonPath := fs.String("json", "", "write the measurements to `FILE`")
+	pngPath := fs.String("png", "", "draw the ratios to Ensemble-W to `FILE.png`")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ks, err := parseInts(*kList)
+	if err != nil {
+		return fmt.Errorf("fig3: -k: %w", err)
+	}
+	batches, err := parseInts(*batchList)
+	if err != nil {
+		return fmt.Errorf("fig3: -batches: %w", err)
+	}
+	batchKs, err := parseInts(*batchKList)
+	if err != nil {
+		return fmt.Errorf("fig3: -batch-k: %w", err)
+	}
+	if *reps < 1 {
+		return errors.New("fig3: -reps must be positive")
+	}
+	var arm []ARMCount
+	if *armPath != "" {
+		if arm, err = readARM(*armPath); err != nil {
+			return fmt.Errorf("fig3: -arm: %w", err)
+		}
+	}
+	res := &Results{Started: time.Now().UTC(), Load: loadAvg()}
+	if res.Memory, err = build(*dir, ks, stderr); err != nil {
+		return err
+	}
+	t := timer{minTime: *minTime, minCalls: *minCalls}
+	for r := 1; r <= *reps; r++ {
+		ts, err := measure(*dir, r, ks, batches, batchKs, t, stderr)
+		if err != nil {
+			return err
+		}
+		res.Timings = append(res.Timings, ts...)
+	}
+	res.LoadEnd = loadAvg()
+	fmt.Fprintf(stdout, "ResNet-18 (CIFAR), GOMAXPROCS=%d, %s; load average %.2f / %.2f / %.2f at the start, %.2f / %.2f / %.2f at the end\n\n",
+		goruntime.GOMAXPROCS(0), res.Started.Format(time.RFC3339), res.Load[0], res.Load[1], res.Load[2],
+		res.LoadEnd[0], res.LoadEnd[1], res.LoadEnd[2])
+	if err := table(stdout, res, arm); err != nil {
+		return err
+	}
+	if *jsonPath != "" {
+		b, err := json.MarshalIndent(res, "", " ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*jsonPath, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("fig3: %w", err)
+		}
+	}
+	if *pngPath != "" {
+		if err := draw(*pngPath, res, arm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, err)
+		}
+		os.Exit(1)
+	}
+}
