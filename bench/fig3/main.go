@@ -83,12 +83,24 @@ type Memory struct {
 	Parameters                                        int64
 }
 
-// Timing is one method's time per prediction call in one repetition.
+// Timing is one method's time per prediction call (the whole batch) in one repetition: wall
+// clock, and the CPU time of the thread that ran it (NaN where it cannot be read). The ratios
+// are of CPU times where there are, of wall-clock times otherwise; WallXEnsW is always of
+// wall-clock times.
 type Timing struct {
-	Rep, K, Batch int
-	Method        string
-	Seconds       float64 // per prediction call (the whole batch)
-	XDet, XEnsW   float64 // over the deterministic forward and over Ensemble-W of K members
+	Rep, K, Batch       int
+	Method              string
+	Seconds, CPUSeconds float64
+	XDet, XEnsW         float64 // over the deterministic forward and over Ensemble-W of K members
+	WallXEnsW           float64
+}
+
+// cost is what the ratios are taken of: CPU time if there is one.
+func (t Timing) cost() float64 {
+	if math.IsNaN(t.CPUSeconds) {
+		return t.Seconds
+	}
+	return t.CPUSeconds
 }
 
 // Results is what a run measured.
@@ -176,20 +188,30 @@ type timer struct {
 	minCalls int
 }
 
-func (t timer) time(p *runtime.Predictor, xs []float32, n int) (float64, error) {
+func (t timer) time(p *runtime.Predictor, xs []float32, n int) (wall, cpu float64, err error) {
 	out := make([]runtime.Prediction, n)
 	if err := p.PredictBatch(xs, out); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	// One thread (Options.Threads 1) runs the whole prediction in this goroutine: pinned to its
+	// OS thread, the thread's CPU time is the prediction's.
+	goruntime.LockOSThread()
+	defer goruntime.UnlockOSThread()
 	calls := 0
+	c0, cpuOK := threadCPU()
 	start := time.Now()
 	for calls < t.minCalls || time.Since(start) < t.minTime {
 		if err := p.PredictBatch(xs, out); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		calls++
 	}
-	return time.Since(start).Seconds() / float64(calls), nil
+	wall = time.Since(start).Seconds() / float64(calls)
+	cpu = math.NaN()
+	if c1, ok := threadCPU(); cpuOK && ok {
+		cpu = (c1 - c0) / float64(calls)
+	}
+	return wall, cpu, nil
 }
 
 // predictor loads path and makes a predictor for K samples of batch n.
@@ -214,10 +236,10 @@ func predictor(path string, k, n int, st runtime.Strategy) (*runtime.Model, *run
 }
 
 // timeOne loads a method's model, times it and releases it.
-func timeOne(t timer, path string, k, n int, st runtime.Strategy, xs []float32) (float64, error) {
+func timeOne(t timer, path string, k, n int, st runtime.Strategy, xs []float32) (wall, cpu float64, err error) {
 	m, p, err := predictor(path, k, n, st)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer m.Close()
 	defer p.Close()
@@ -238,32 +260,50 @@ func measure(dir string, rep int, ks, batches, batchKs []int, t timer, log io.Wr
 			for i := range xs {
 				xs[i] = rng.Float32()
 			}
-			det0, err := timeOne(t, modelFile(dir, "det", 1), 1, n, runtime.Auto, xs)
-			if err != nil {
-				return nil, err
-			}
-			secs := map[string]float64{}
-			for _, me := range methods {
-				if secs[me.Key], err = timeOne(t, modelFile(dir, me.Key, k), k, n, me.strategy, xs); err != nil {
+			ts := map[string]*Timing{}
+			for _, key := range append([]string{"det0"}, append(methodKeys(), "det1")...) {
+				me, kk := key, k
+				if key == "det0" || key == "det1" {
+					me, kk = "det", 1
+				}
+				w, c, err := timeOne(t, modelFile(dir, me, kk), kk, n, strategyOf(me), xs)
+				if err != nil {
 					return nil, err
 				}
+				ts[key] = &Timing{Rep: rep, K: k, Batch: n, Method: me, Seconds: w, CPUSeconds: c}
 			}
-			det1, err := timeOne(t, modelFile(dir, "det", 1), 1, n, runtime.Auto, xs)
-			if err != nil {
-				return nil, err
+			det := &Timing{Rep: rep, K: k, Batch: n, Method: "det", Seconds: (ts["det0"].Seconds + ts["det1"].Seconds) / 2,
+				CPUSeconds: (ts["det0"].CPUSeconds + ts["det1"].CPUSeconds) / 2}
+			ts["det"] = det
+			ens := ts["ensw"]
+			for _, key := range append([]string{"det"}, methodKeys()...) {
+				x := ts[key]
+				x.XDet, x.XEnsW, x.WallXEnsW = x.cost()/det.cost(), x.cost()/ens.cost(), x.Seconds/ens.Seconds
+				out = append(out, *x)
 			}
-			det := (det0 + det1) / 2
-			out = append(out, Timing{Rep: rep, K: k, Batch: n, Method: "det", Seconds: det, XDet: 1, XEnsW: det / secs["ensw"]})
-			for _, me := range methods {
-				s := secs[me.Key]
-				out = append(out, Timing{Rep: rep, K: k, Batch: n, Method: me.Key, Seconds: s, XDet: s / det, XEnsW: s / secs["ensw"]})
-			}
-			fmt.Fprintf(log, "fig3: rep %d K=%d batch %d: det %.1f ms (%.1f / %.1f), ensw %.2f×, ffgu weight %.2f× local %.2f× auto %.2f×, ensu %.2f× det\n",
-				rep, k, n, 1e3*det, 1e3*det0, 1e3*det1, secs["ensw"]/det, secs["ffgu-weight"]/det, secs["ffgu-local"]/det,
-				secs["ffgu-auto"]/det, secs["ensu"]/det)
+			fmt.Fprintf(log, "fig3: rep %d K=%d batch %d: det %.1f ms CPU (%.1f / %.1f; wall %.1f), × det: ensw %.2f, ffgu weight %.2f local %.2f auto %.2f, ensu %.2f\n",
+				rep, k, n, 1e3*det.cost(), 1e3*ts["det0"].cost(), 1e3*ts["det1"].cost(), 1e3*det.Seconds, ens.XDet,
+				ts["ffgu-weight"].XDet, ts["ffgu-local"].XDet, ts["ffgu-auto"].XDet, ts["ensu"].XDet)
 		}
 	}
 	return out, nil
+}
+
+func methodKeys() []string {
+	var out []string
+	for _, me := range methods {
+		out = append(out, me.Key)
+	}
+	return out
+}
+
+func strategyOf(key string) runtime.Strategy {
+	for _, me := range methods {
+		if me.Key == key {
+			return me.strategy
+		}
+	}
+	return runtime.Auto
 }
 
 func contains(xs []int, x int) bool {
@@ -390,8 +430,8 @@ func table(w io.Writer, res *Results, arm []ARMCount) error {
 	}
 	sort.Ints(batches)
 	sort.Ints(ks)
-	fmt.Fprintln(w, "| batch | K | method | ms per call | × det. forward | × Ensemble-W | A53 × det. | A53 × Ensemble-W | file MiB | runtime MiB | memory × Ensemble-W | reps |")
-	fmt.Fprintln(w, "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| batch | K | method | CPU ms per call | × det. forward | × Ensemble-W | × Ensemble-W (wall clock) | A53 × det. | A53 × Ensemble-W | file MiB | runtime MiB | memory × Ensemble-W | reps |")
+	fmt.Fprintln(w, "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, n := range batches {
 		for _, k := range ks {
 			for _, me := range append([]method{{Key: "det", Name: "deterministic"}}, methods...) {
@@ -399,13 +439,14 @@ func table(w io.Writer, res *Results, arm []ARMCount) error {
 				if len(ts) == 0 {
 					continue
 				}
-				var s, xd, xe []float64
+				var s, xd, xe, xw []float64
 				for _, t := range ts {
-					s, xd, xe = append(s, 1e3*t.Seconds), append(xd, t.XDet), append(xe, t.XEnsW)
+					s, xd, xe, xw = append(s, 1e3*t.cost()), append(xd, t.XDet), append(xe, t.XEnsW), append(xw, t.WallXEnsW)
 				}
 				ms, mse := meanSE(s)
 				d, dse := meanSE(xd)
 				e, ese := meanSE(xe)
+				wm, wse := meanSE(xw)
 				ad, ae := "", ""
 				if n == 1 {
 					if v, ok := armDet[memKey(me.Key, k)]; ok {
@@ -432,8 +473,8 @@ func table(w io.Writer, res *Results, arm []ARMCount) error {
 				if me.Key == "det" {
 					detCol = "1"
 				}
-				fmt.Fprintf(w, "| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n",
-					n, k, me.Name, pm(ms, mse, 1), detCol, pm(e, ese, 3), ad, ae, file, rt, rel, len(ts))
+				fmt.Fprintf(w, "| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n",
+					n, k, me.Name, pm(ms, mse, 1), detCol, pm(e, ese, 3), pm(wm, wse, 3), ad, ae, file, rt, rel, len(ts))
 			}
 		}
 	}
@@ -525,6 +566,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	armPath := fs.String("arm", "", "A53 instruction counts `FILE` (lines \"method K instructions\")")
 	jsonPath := fs.String("json", "", "write the measurements to `FILE`")
 	pngPath := fs.String("png", "", "draw the ratios to Ensemble-W to `FILE.png`")
+	buildOnly := fs.Bool("build-only", false, "write the models to -dir and stop")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -550,7 +592,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	res := &Results{Started: time.Now().UTC(), Load: loadAvg()}
-	if res.Memory, err = build(*dir, ks, stderr); err != nil {
+	if res.Memory, err = build(*dir, ks, stderr); err != nil || *buildOnly {
 		return err
 	}
 	t := timer{minTime: *minTime, minCalls: *minCalls}

@@ -85,8 +85,8 @@ func TestTable(t *testing.T) {
 	}}
 	for rep, s := range []float64{0.010, 0.012} {
 		res.Timings = append(res.Timings,
-			Timing{Rep: rep, K: 1, Batch: 1, Method: "det", Seconds: s, XDet: 1, XEnsW: 1},
-			Timing{Rep: rep, K: 1, Batch: 1, Method: "ffgu-weight", Seconds: 3 * s, XDet: 3 + float64(rep), XEnsW: 3})
+			Timing{Rep: rep, K: 1, Batch: 1, Method: "det", Seconds: 2 * s, CPUSeconds: s, XDet: 1, XEnsW: 1, WallXEnsW: 1},
+			Timing{Rep: rep, K: 1, Batch: 1, Method: "ffgu-weight", Seconds: 9, CPUSeconds: 3 * s, XDet: 3 + float64(rep), XEnsW: 3, WallXEnsW: 2 + 2*float64(rep)})
 	}
 	var b strings.Builder
 	if err := table(&b, res, []ARMCount{{"det", 1, 100}, {"ffgu-weight", 1, 250}}); err != nil {
@@ -96,7 +96,7 @@ func TestTable(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("%d lines, want header, separator and 2 rows:\n%s", len(lines), b.String())
 	}
-	want := "| 1 | 1 | FFG-U, weight | 33.0 ± 3.0 | 3.50 ± 0.50 | 3.000 ± 0.000 | 2.50 | 2.50 | 0.5 | 1.0 | 0.250 | 2 |"
+	want := "| 1 | 1 | FFG-U, weight | 33.0 ± 3.0 | 3.50 ± 0.50 | 3.000 ± 0.000 | 3.000 ± 1.000 | 2.50 | 2.50 | 0.5 | 1.0 | 0.250 | 2 |"
 	if lines[3] != want {
 		t.Errorf("row\n%s\nwant\n%s", lines[3], want)
 	}
@@ -173,11 +173,11 @@ func BenchmarkFig3(b *testing.B) {
 				}
 				ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 				b.StopTimer()
-				det, err := timeOne(again, modelFile(benchDir, "det", 1), 1, 1, runtime.Auto, x)
+				det, _, err := timeOne(again, modelFile(benchDir, "det", 1), 1, 1, runtime.Auto, x)
 				if err != nil {
 					b.Fatal(err)
 				}
-				ens, err := timeOne(again, modelFile(benchDir, "ensw", k), k, 1, runtime.Auto, x)
+				ens, _, err := timeOne(again, modelFile(benchDir, "ensw", k), k, 1, runtime.Auto, x)
 				if err != nil {
 					b.Fatal(err)
 				}
