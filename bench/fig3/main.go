@@ -32,6 +32,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -46,7 +47,11 @@ import (
 
 	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/runtime"
-	"github.com/edgebnn/edgebnn/train/plot"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // The inference configs, bayesianize's configs/ffg_u_cifar10.json and ensemble_u_cifar10.json
@@ -181,17 +186,19 @@ func build(dir string, ks []int, log io.Writer) (map[string]*Memory, error) {
 }
 
 // timer times one predictor: mean seconds per PredictBatch call over at least minTime and
-// minCalls calls, after one untimed call (NewPredictor's warm-up runs one block of samples, which
-// leaves the pages of an ensemble's other members still to be read from the file).
+// minCalls calls, after one untimed call if warm is set (NewPredictor's warm-up runs one block of
+// samples, which leaves the pages of an ensemble's other members still to be read from the file).
 type timer struct {
 	minTime  time.Duration
 	minCalls int
 }
 
-func (t timer) time(p *runtime.Predictor, xs []float32, n int) (wall, cpu float64, err error) {
+func (t timer) time(p *runtime.Predictor, xs []float32, n int, warm bool) (wall, cpu float64, err error) {
 	out := make([]runtime.Prediction, n)
-	if err := p.PredictBatch(xs, out); err != nil {
-		return 0, 0, err
+	if warm {
+		if err := p.PredictBatch(xs, out); err != nil {
+			return 0, 0, err
+		}
 	}
 	// One thread (Options.Threads 1) runs the whole prediction in this goroutine: pinned to its
 	// OS thread, the thread's CPU time is the prediction's.
@@ -243,7 +250,7 @@ func timeOne(t timer, path string, k, n int, st runtime.Strategy, xs []float32) 
 	}
 	defer m.Close()
 	defer p.Close()
-	return t.time(p, xs, n)
+	return t.time(p, xs, n, m.Members() > 1)
 }
 
 // measure runs one repetition: for every K (and batch), the deterministic forward, every method,
@@ -379,6 +386,9 @@ func armRatios(counts []ARMCount) (xDet, xEnsW map[string]float64, err error) {
 	if !ok {
 		return nil, nil, errors.New("fig3: the A53 counts have no \"det 1\" line")
 	}
+	if _, ok := by[memKey("ensw", 1)]; !ok {
+		by[memKey("ensw", 1)] = det // an ensemble of one is the network
+	}
 	xDet, xEnsW = map[string]float64{}, map[string]float64{}
 	for key, v := range by {
 		var k int
@@ -452,9 +462,6 @@ func table(w io.Writer, res *Results, arm []ARMCount) error {
 					if v, ok := armDet[memKey(me.Key, k)]; ok {
 						ad, ae = fmt.Sprintf("%.2f", v), fmt.Sprintf("%.2f", armEns[memKey(me.Key, k)])
 					}
-					if me.Key == "det" && armDet != nil {
-						ad = "1"
-					}
 				}
 				memK := me.Key
 				if strings.HasPrefix(memK, "ffgu") {
@@ -481,45 +488,131 @@ func table(w io.Writer, res *Results, arm []ARMCount) error {
 	return nil
 }
 
-// draw plots each method's ratio to Ensemble-W against log2 K (batch 1), with the A53 ratios as
-// marks.
-func draw(path string, res *Results, arm []ARMCount) error {
-	var series []plot.Series
-	for _, me := range methods {
+// drawPlot plots each method's ratio to Ensemble-W against K (log scale; batch 1, and FFG-U auto at
+// the larger batch sizes), mean ± standard error, with the A53 instruction ratios as marks.
+func drawPlot(path string, res *Results, arm []ARMCount) error {
+	p := plot.New()
+	p.Title.Text = "ResNet-18 (CIFAR): K-sample prediction / Ensemble-W of K members"
+	p.X.Label.Text, p.Y.Label.Text = "K (samples = ensemble members)", "CPU time relative to Ensemble-W"
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.ConstantTicks(kTicks(res))
+	p.Y.Min = 0
+	p.Add(plotter.NewGrid())
+	colors := []color.Color{
+		color.RGBA{R: 31, G: 119, B: 180, A: 255}, color.RGBA{R: 255, G: 127, B: 14, A: 255},
+		color.RGBA{R: 44, G: 160, B: 44, A: 255}, color.RGBA{R: 214, G: 39, B: 40, A: 255},
+		color.RGBA{R: 148, G: 103, B: 189, A: 255}, color.RGBA{R: 140, G: 86, B: 75, A: 255},
+		color.RGBA{R: 227, G: 119, B: 194, A: 255},
+	}
+	n := 0
+	curve := func(key, name string, batch int) error {
 		byK := map[int][]float64{}
 		for _, t := range res.Timings {
-			if t.Method == me.Key && t.Batch == 1 {
+			if t.Method == key && t.Batch == batch {
 				byK[t.K] = append(byK[t.K], t.XEnsW)
 			}
 		}
-		var ks []int
-		for k := range byK {
-			ks = append(ks, k)
+		if len(byK) == 0 {
+			return nil
 		}
-		sort.Ints(ks)
-		s := plot.Series{Name: me.Name + " (host)"}
-		for _, k := range ks {
-			m, _ := meanSE(byK[k])
-			s.X, s.Y = append(s.X, math.Log2(float64(k))), append(s.Y, m)
+		var pts plotter.XYs
+		var errs plotter.YErrors
+		for k, v := range byK {
+			m, se := meanSE(v)
+			pts, errs = append(pts, plotter.XY{X: float64(k), Y: m}), append(errs, struct{ Low, High float64 }{se, se})
 		}
-		series = append(series, s)
+		sort.Sort(byX{pts, errs})
+		l, sc, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return fmt.Errorf("fig3: plot: %w", err)
+		}
+		c := colors[n%len(colors)]
+		n++
+		l.Color, l.Width, sc.Color, sc.Radius = c, vg.Points(1.5), c, vg.Points(2.5)
+		if batch > 1 {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
+		eb, err := plotter.NewYErrorBars(struct {
+			plotter.XYer
+			plotter.YErrorer
+		}{pts, errs})
+		if err != nil {
+			return fmt.Errorf("fig3: plot: %w", err)
+		}
+		eb.Color = c
+		p.Add(l, sc, eb)
+		p.Legend.Add(name, l, sc)
+		return nil
 	}
-	var marks []plot.Mark
+	for _, me := range methods {
+		if err := curve(me.Key, me.Name, 1); err != nil {
+			return err
+		}
+	}
+	done := map[int]bool{}
+	for _, t := range res.Timings {
+		if t.Batch > 1 && !done[t.Batch] {
+			done[t.Batch] = true
+			if err := curve("ffgu-auto", fmt.Sprintf("FFG-U, auto, batch %d", t.Batch), t.Batch); err != nil {
+				return err
+			}
+		}
+	}
 	if len(arm) > 0 {
 		_, ens, err := armRatios(arm)
 		if err != nil {
 			return err
 		}
+		var pts plotter.XYs
 		for _, c := range arm {
-			if c.Method == "det" || c.Method == "ensw" {
-				continue
+			if strings.HasPrefix(c.Method, "ffgu") {
+				pts = append(pts, plotter.XY{X: float64(c.K), Y: ens[memKey(c.Method, c.K)]})
 			}
-			marks = append(marks, plot.Mark{Name: fmt.Sprintf("%s K=%d (A53 instructions)", c.Method, c.K),
-				X: math.Log2(float64(c.K)), Y: ens[memKey(c.Method, c.K)]})
+		}
+		if len(pts) > 0 {
+			sc, err := plotter.NewScatter(pts)
+			if err != nil {
+				return fmt.Errorf("fig3: plot: %w", err)
+			}
+			sc.Shape, sc.Radius, sc.Color = draw.BoxGlyph{}, vg.Points(4), color.Black
+			p.Add(sc)
+			p.Legend.Add("FFG-U, weight: Cortex-A53 instructions", sc)
 		}
 	}
-	return plot.LinesWithMarks(path, "ResNet-18 (CIFAR), batch 1: K-sample prediction / Ensemble-W of K",
-		"log2 K (samples = ensemble members)", "time relative to Ensemble-W", series, marks, 7, 4.5)
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.YOffs = vg.Points(110) // between Ensemble-W (1) and the inducing curves (about 5)
+	if err := p.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
+		return fmt.Errorf("fig3: plot: %w", err)
+	}
+	return nil
+}
+
+// byX sorts points and their error bars together by X.
+type byX struct {
+	pts  plotter.XYs
+	errs plotter.YErrors
+}
+
+func (b byX) Len() int           { return len(b.pts) }
+func (b byX) Less(i, j int) bool { return b.pts[i].X < b.pts[j].X }
+func (b byX) Swap(i, j int) {
+	b.pts[i], b.pts[j] = b.pts[j], b.pts[i]
+	b.errs[i], b.errs[j] = b.errs[j], b.errs[i]
+}
+
+// kTicks labels each K measured.
+func kTicks(res *Results) []plot.Tick {
+	var ks []int
+	for _, t := range res.Timings {
+		if !contains(ks, t.K) {
+			ks = append(ks, t.K)
+		}
+	}
+	sort.Ints(ks)
+	var ticks []plot.Tick
+	for _, k := range ks {
+		ticks = append(ticks, plot.Tick{Value: float64(k), Label: strconv.Itoa(k)})
+	}
+	return ticks
 }
 
 func loadAvg() [3]float64 {
@@ -559,8 +652,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	dir := fs.String("dir", "runs/fig3/models", "write the models to `DIR`")
 	kList := fs.String("k", "1,2,4,8,16,32", "samples / ensemble members `K`, comma-separated")
 	reps := fs.Int("reps", 3, "repetitions")
-	minTime := fs.Duration("min-time", 500*time.Millisecond, "time each method for at least `D` per repetition")
-	minCalls := fs.Int("min-calls", 2, "and at least `N` prediction calls")
+	minTime := fs.Duration("min-time", 300*time.Millisecond, "time each method for at least `D` per repetition")
+	minCalls := fs.Int("min-calls", 1, "and at least `N` prediction calls")
 	batchList := fs.String("batches", "1", "batch sizes, comma-separated (those above 1 only for -batch-k)")
 	batchKList := fs.String("batch-k", "1,4", "the K timed at batch sizes above 1")
 	armPath := fs.String("arm", "", "A53 instruction counts `FILE` (lines \"method K instructions\")")
@@ -620,7 +713,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *pngPath != "" {
-		if err := draw(*pngPath, res, arm); err != nil {
+		if err := drawPlot(*pngPath, res, arm); err != nil {
 			return err
 		}
 	}
