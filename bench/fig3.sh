@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench/fig3.sh [--quick] [--arm] [--out DIR] [--png FILE]: paper 003's Fig. 3 for ResNet-18.
+# bench/fig3.sh [--quick] [--arm | --arm-counts FILE] [--out DIR] [--png FILE]: paper 003's Fig. 3
+# for ResNet-18.
 #
 # The cost of a K-sample prediction of an inducing-weight ResNet-18 (CIFAR shape, U of 64 × 64,
 # 10 × 64 in the last layer; FFG-U under the weight, local and auto strategies, and Ensemble-U of
@@ -12,7 +13,7 @@
 # --arm first counts Cortex-A53 instructions under QEMU with ../shared/tools/armcount (GOMAXPROCS=1,
 # `edgebnn bench --count 1` and `--count 2`, the difference is one prediction; ARM_K, default
 # "1 4", are the K counted for FFG-U (weight strategy) and Ensemble-W) and adds them to the table
-# and the plot. About 20 minutes: a ResNet-18 forward is 0.22 G instructions and an FFG-U sample
+# and the plot (--arm-counts FILE reuses the arm.txt of an earlier --arm run). About 20 minutes: a ResNet-18 forward is 0.22 G instructions and an FFG-U sample
 # about 1.4 G, at ~100 M instructions a second under the plugin.
 #
 # --quick: K = 1 and 2, one repetition, one call per method, no plot unless --png, a temporary
@@ -20,11 +21,12 @@
 # Environment: OUT (default runs/fig3), ARMCOUNT, SHARED (default ../shared beside the repository).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-quick=0 arm=0 out=${OUT:-} png=docs/img/fig3_cost.png
+quick=0 arm=0 counts= out=${OUT:-} png=docs/img/fig3_cost.png
 while (($#)); do
 	case $1 in
 	--quick) quick=1 ;;
 	--arm) arm=1 ;;
+	--arm-counts) counts=$2 && shift ;;
 	--out) out=$2 && shift ;;
 	--png) png=$2 && shift ;;
 	*) echo "fig3.sh: unknown argument $1" >&2 && exit 2 ;;
@@ -76,6 +78,8 @@ if ((arm)); then
 		echo "$method $k $((b - a))" | tee -a "$out/arm.txt" >&2
 	done
 	args+=(-arm "$out/arm.txt")
+elif [[ -n $counts ]]; then
+	args+=(-arm "$counts")
 fi
 [[ -n $png ]] && args+=(-png "$png")
 "$bin/fig3" -dir "$out/models" -json "$out/fig3.json" "${args[@]}" | tee "$out/fig3.md"

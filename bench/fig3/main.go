@@ -47,6 +47,7 @@ import (
 
 	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/eval"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -322,25 +323,6 @@ func contains(xs []int, x int) bool {
 	return false
 }
 
-// meanSE returns the mean and its standard error (0 for one value).
-func meanSE(xs []float64) (mean, se float64) {
-	if len(xs) == 0 {
-		return math.NaN(), math.NaN()
-	}
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	if len(xs) < 2 {
-		return mean, 0
-	}
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(ss / float64(len(xs)-1) / float64(len(xs)))
-}
-
 // ARMCount is one Cortex-A53 instruction count per prediction.
 type ARMCount struct {
 	Method       string
@@ -453,10 +435,10 @@ func table(w io.Writer, res *Results, arm []ARMCount) error {
 				for _, t := range ts {
 					s, xd, xe, xw = append(s, 1e3*t.cost()), append(xd, t.XDet), append(xe, t.XEnsW), append(xw, t.WallXEnsW)
 				}
-				ms, mse := meanSE(s)
-				d, dse := meanSE(xd)
-				e, ese := meanSE(xe)
-				wm, wse := meanSE(xw)
+				ms, mse := eval.MeanSE(s)
+				d, dse := eval.MeanSE(xd)
+				e, ese := eval.MeanSE(xe)
+				wm, wse := eval.MeanSE(xw)
 				ad, ae := "", ""
 				if n == 1 {
 					if v, ok := armDet[memKey(me.Key, k)]; ok {
@@ -517,7 +499,7 @@ func drawPlot(path string, res *Results, arm []ARMCount) error {
 		var pts plotter.XYs
 		var errs plotter.YErrors
 		for k, v := range byK {
-			m, se := meanSE(v)
+			m, se := eval.MeanSE(v)
 			pts, errs = append(pts, plotter.XY{X: float64(k), Y: m}), append(errs, struct{ Low, High float64 }{se, se})
 		}
 		sort.Sort(byX{pts, errs})

@@ -15,26 +15,6 @@ import (
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
-func TestMeanSE(t *testing.T) {
-	for _, c := range []struct {
-		xs       []float64
-		mean, se float64
-	}{
-		{[]float64{2}, 2, 0},
-		{[]float64{1, 2, 3}, 2, 1 / math.Sqrt(3)}, // s = 1, s/√3
-		{[]float64{4, 4, 4, 4}, 4, 0},
-		{[]float64{0, 10}, 5, 5}, // s = √50, s/√2 = 5
-	} {
-		m, se := meanSE(c.xs)
-		if math.Abs(m-c.mean) > 1e-12 || math.Abs(se-c.se) > 1e-12 {
-			t.Errorf("meanSE(%v) = %g ± %g, want %g ± %g", c.xs, m, se, c.mean, c.se)
-		}
-	}
-	if m, se := meanSE(nil); !math.IsNaN(m) || !math.IsNaN(se) {
-		t.Errorf("meanSE(nil) = %g ± %g, want NaN", m, se)
-	}
-}
-
 func TestReadARMAndRatios(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "arm.txt")
 	body := "# A53\ndet 1 200\n\nffgu-weight 1 500\nensw 4 820\nffgu-weight 4 1640\nensu 2 900\n"
