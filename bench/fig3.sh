@@ -13,8 +13,9 @@
 # --arm first counts Cortex-A53 instructions under QEMU with ../shared/tools/armcount (GOMAXPROCS=1,
 # `edgebnn bench --count 1` and `--count 2`, the difference is one prediction; ARM_K, default
 # "1 4", are the K counted for FFG-U (weight strategy) and Ensemble-W) and adds them to the table
-# and the plot (--arm-counts FILE reuses the arm.txt of an earlier --arm run). About 20 minutes: a ResNet-18 forward is 0.22 G instructions and an FFG-U sample
-# about 1.4 G, at ~100 M instructions a second under the plugin.
+# and the plot (--arm-counts FILE reuses the arm.txt of an earlier --arm run). 20–40 minutes: a
+# ResNet-18 forward is 0.22 G instructions and an FFG-U sample 1.1 G, each counted prediction runs
+# after four warm-up ones, at 40–100 M instructions a second under the plugin.
 #
 # --quick: K = 1 and 2, one repetition, one call per method, no plot unless --png, a temporary
 # directory; checks that the table has its 12 rows (under a minute).

@@ -24,6 +24,8 @@
 // Markdown table (mean ± standard error over the repetitions), writes the raw measurements as
 // JSON (-json) and draws the ratios to Ensemble-W against K (-png).
 //
+// -from FILE measures nothing and prints the table and draws the plot of an earlier -json FILE.
+//
 //	go run ./bench/fig3 -dir runs/fig3/models -reps 3 -json runs/fig3/fig3.json -png docs/img/fig3_cost.png
 package main
 
@@ -642,6 +644,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	jsonPath := fs.String("json", "", "write the measurements to `FILE`")
 	pngPath := fs.String("png", "", "draw the ratios to Ensemble-W to `FILE.png`")
 	buildOnly := fs.Bool("build-only", false, "write the models to -dir and stop")
+	from := fs.String("from", "", "measure nothing: print the table and draw the plot of an earlier -json `FILE`")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -667,18 +670,28 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	res := &Results{Started: time.Now().UTC(), Load: loadAvg()}
-	if res.Memory, err = build(*dir, ks, stderr); err != nil || *buildOnly {
-		return err
-	}
-	t := timer{minTime: *minTime, minCalls: *minCalls}
-	for r := 1; r <= *reps; r++ {
-		ts, err := measure(*dir, r, ks, batches, batchKs, t, stderr)
+	if *from != "" {
+		raw, err := os.ReadFile(*from)
 		if err != nil {
+			return fmt.Errorf("fig3: -from: %w", err)
+		}
+		if err := json.Unmarshal(raw, res); err != nil {
+			return fmt.Errorf("fig3: -from %s: %w", *from, err)
+		}
+	} else {
+		if res.Memory, err = build(*dir, ks, stderr); err != nil || *buildOnly {
 			return err
 		}
-		res.Timings = append(res.Timings, ts...)
+		t := timer{minTime: *minTime, minCalls: *minCalls}
+		for r := 1; r <= *reps; r++ {
+			ts, err := measure(*dir, r, ks, batches, batchKs, t, stderr)
+			if err != nil {
+				return err
+			}
+			res.Timings = append(res.Timings, ts...)
+		}
+		res.LoadEnd = loadAvg()
 	}
-	res.LoadEnd = loadAvg()
 	fmt.Fprintf(stdout, "ResNet-18 (CIFAR), GOMAXPROCS=%d, %s; load average %.2f / %.2f / %.2f at the start, %.2f / %.2f / %.2f at the end\n\n",
 		goruntime.GOMAXPROCS(0), res.Started.Format(time.RFC3339), res.Load[0], res.Load[1], res.Load[2],
 		res.LoadEnd[0], res.LoadEnd[1], res.LoadEnd[2])
