@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# bench/fig3.sh [--quick] [--arm | --arm-counts FILE] [--out DIR] [--png FILE]: paper 003's Fig. 3
+# for ResNet-18.
+#
+# The cost of a K-sample prediction of an inducing-weight ResNet-18 (CIFAR shape, U of 64 × 64,
+# 10 × 64 in the last layer; FFG-U under the weight, local and auto strategies, and Ensemble-U of
+# K members) relative to Ensemble-W of K deterministic ResNet-18s and to one deterministic forward,
+# K = 1, 2, 4, 8, 16, 32, with each model's file and runtime memory. `go run ./bench/fig3` builds
+# the models with convert.Plan (random stand-in values of the real shapes, as `edgebnn plan --out`)
+# and times them at batch 1 and, for K = 1 and 4, at batch 16, three repetitions, every ratio
+# from the same stretch of the run; it prints a Markdown table and draws docs/img/fig3_cost.png.
+#
+# --arm first counts Cortex-A53 instructions under QEMU with ../shared/tools/armcount (GOMAXPROCS=1,
+# `edgebnn bench --count 1` and `--count 2`, the difference is one prediction; ARM_K, default
+# "1 4", are the K counted for FFG-U (weight strategy) and Ensemble-W) and adds them to the table
+# and the plot (--arm-counts FILE reuses the arm.txt of an earlier --arm run). 20–40 minutes: a
+# ResNet-18 forward is 0.22 G instructions and an FFG-U sample 1.1 G, each counted prediction runs
+# after four warm-up ones, at 40–100 M instructions a second under the plugin.
+#
+# --quick: K = 1 and 2, one repetition, one call per method, no plot unless --png, a temporary
+# directory; checks that the table has its 12 rows (under a minute).
+# Environment: OUT (default runs/fig3), ARMCOUNT, SHARED (default ../shared beside the repository).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+quick=0 arm=0 counts= out=${OUT:-} png=docs/img/fig3_cost.png
+while (($#)); do
+	case $1 in
+	--quick) quick=1 ;;
+	--arm) arm=1 ;;
+	--arm-counts) counts=$2 && shift ;;
+	--out) out=$2 && shift ;;
+	--png) png=$2 && shift ;;
+	*) echo "fig3.sh: unknown argument $1" >&2 && exit 2 ;;
+	esac
+	shift
+done
+bin=$(mktemp -d "${TMPDIR:-/tmp}/fig3.XXXXXX")
+trap 'rm -rf "$bin"' EXIT
+go build -o "$bin/fig3" ./bench/fig3
+if ((quick)); then
+	[[ -n $out ]] || out=$bin/out
+	[[ $png == docs/img/fig3_cost.png ]] && png=
+	args=(-k 1,2 -reps 1 -min-time 1ms -min-calls 1 -batches 1)
+else
+	args=(-k 1,2,4,8,16,32 -reps 3 -batches 1,16 -batch-k 1,4)
+fi
+[[ -n $out ]] || out=runs/fig3
+mkdir -p "$out"
+if ((arm)); then
+	shared=${SHARED:-../shared}
+	armcount=${ARMCOUNT:-$shared/tools/armcount/armcount}
+	[[ -x $armcount ]] || { echo "fig3.sh: armcount not found at $armcount (set ARMCOUNT or SHARED)" >&2 && exit 1; }
+	read -r -a ks <<<"${ARM_K:-1 4}"
+	klist=$(
+		IFS=,
+		echo "${ks[*]}"
+	)
+	"$bin/fig3" -dir "$out/models" -k "$klist" -build-only
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -o "$bin/edgebnn-arm64" ./cmd/edgebnn
+	count() { # model n flags… → guest instructions of start-up, warm-up and n predictions
+		local model=$1 n=$2
+		shift 2
+		GOMAXPROCS=1 "$armcount" -arch arm64 -cpu cortex-a53 -- "$bin/edgebnn-arm64" bench \
+			--model "$out/models/$model" --count "$n" "$@" 2>&1 | sed -n 's/^icount: //p' | tail -n 1
+	}
+	cases=("det|1|det.ebnn|")
+	for k in "${ks[@]}"; do
+		cases+=("ffgu-weight|$k|ffgu.ebnn|--samples $k --strategy weight")
+		((k > 1)) && cases+=("ensw|$k|ensw$k.ebnn|")
+	done
+	echo "# Cortex-A53 instructions per prediction (bench/fig3.sh --arm, $(date -u +%FT%TZ))" >"$out/arm.txt"
+	for c in "${cases[@]}"; do
+		IFS='|' read -r method k model flags <<<"$c"
+		# shellcheck disable=SC2086 # flags is a list of words
+		a=$(count "$model" 1 $flags)
+		# shellcheck disable=SC2086
+		b=$(count "$model" 2 $flags)
+		[[ -n $a && -n $b ]] || { echo "fig3.sh: no count for $method K=$k" >&2 && exit 1; }
+		echo "$method $k $((b - a))" | tee -a "$out/arm.txt" >&2
+	done
+	args+=(-arm "$out/arm.txt")
+elif [[ -n $counts ]]; then
+	args+=(-arm "$counts")
+fi
+[[ -n $png ]] && args+=(-png "$png")
+"$bin/fig3" -dir "$out/models" -json "$out/fig3.json" "${args[@]}" | tee "$out/fig3.md"
+if ((quick)); then
+	rows=$(grep -c '^| 1 | [12] | ' "$out/fig3.md" || true)
+	((rows == 12)) || { echo "fig3.sh --quick: $rows table rows, want 12 (6 methods × K = 1, 2)" >&2 && exit 1; }
+fi
