@@ -1,13 +1,9 @@
 package tests
 
 import (
-	"context"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestFig3Quick runs bench/fig3.sh --quick (ResNet-18 stand-ins, K = 1 and 2, one call per
@@ -24,30 +20,12 @@ func TestFig3Quick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and times ResNet-18 models (about a minute on a loaded machine)")
 	}
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skipf("bash not found: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, bash, "../bench/fig3.sh", "--quick")
-	cmd.Env = append(os.Environ(), "OUT="+t.TempDir())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("fig3.sh --quick: %v\n%s", err, stderr.String())
-	}
+	out, all := runQuickTable(t, "fig3.sh")
 	var rows [][]string
-	for _, line := range strings.Split(string(out), "\n") {
-		if !strings.HasPrefix(line, "| 1 |") {
-			continue
+	for _, r := range all {
+		if r[0] == "1" { // the batch-1 rows
+			rows = append(rows, r)
 		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
-		rows = append(rows, cells)
 	}
 	methods := []string{"deterministic", "Ensemble-W", "FFG-U, weight", "FFG-U, local", "FFG-U, auto", "Ensemble-U"}
 	if len(rows) != 2*len(methods) {
