@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -323,46 +322,31 @@ func ssPredict(y []int, ns int, eta func(i, s int) float64) ssScore {
 		ls += mx + math.Log(sum/float64(ns))
 		p[i] = pm / float64(ns)
 	}
-	var neg, pos []float64
-	for i, yi := range y {
-		if yi == 1 {
-			pos = append(pos, p[i])
-		} else {
-			neg = append(neg, p[i])
-		}
-	}
+	neg, pos := splitByLabel(p, y)
 	_, lo, hi := eval.AUROCInterval(neg, pos, 0.95)
 	return ssScore{LogScore: ls / float64(len(y)), AUC: auc(p, y), AUCLo: lo, AUCHi: hi}
 }
 
 // auc is the Mann–Whitney estimate of P(score of a positive > score of a negative), ties
-// counting one half (0.5 when a class is absent).
+// counting one half (eval.AUROC), and 0.5 when a class is absent.
 func auc(score []float64, y []int) float64 {
-	idx := make([]int, len(score))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.Slice(idx, func(a, b int) bool { return score[idx[a]] < score[idx[b]] })
-	var rankPos, npos float64
-	for i := 0; i < len(idx); {
-		j := i
-		for j < len(idx) && score[idx[j]] == score[idx[i]] {
-			j++
-		}
-		r := float64(i+j+1) / 2 // mean 1-based rank of the tie group
-		for k := i; k < j; k++ {
-			if y[idx[k]] == 1 {
-				rankPos += r
-				npos++
-			}
-		}
-		i = j
-	}
-	nneg := float64(len(y)) - npos
-	if npos == 0 || nneg == 0 {
+	neg, pos := splitByLabel(score, y)
+	if len(neg) == 0 || len(pos) == 0 {
 		return 0.5
 	}
-	return (rankPos - npos*(npos+1)/2) / (npos * nneg)
+	return eval.AUROC(neg, pos)
+}
+
+// splitByLabel returns the scores of the observations with label 0 and with label 1.
+func splitByLabel(score []float64, y []int) (neg, pos []float64) {
+	for i, yi := range y {
+		if yi == 1 {
+			pos = append(pos, score[i])
+		} else {
+			neg = append(neg, score[i])
+		}
+	}
+	return neg, pos
 }
 
 // ssSummary summarises draws of β.
