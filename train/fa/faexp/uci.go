@@ -26,13 +26,28 @@ type UCIData struct {
 	Y    []float64
 }
 
-// maxUCIRows bounds the rows ReadUCICSV accepts (the paper's sets have at most 1 605).
-const maxUCIRows = 1 << 20
+// maxUCIRows and maxUCIBytes bound what ReadUCICSV accepts (the paper's sets have at most 1 605
+// rows).
+const (
+	maxUCIRows  = 1 << 20
+	maxUCIBytes = 1 << 30
+)
 
 // ReadUCICSV reads a comma-separated table whose last column is the target. A first line with a
 // field that is not a number is a header and skipped (a column-name header, or scikit-learn's
-// "569,30,malignant,benign"). Every row must have the same number of fields, all finite numbers.
+// "569,30,malignant,benign"). Every row must have the same number of fields, all finite numbers;
+// a path that is not a regular file (a FIFO, a directory) is refused before it is opened.
 func ReadUCICSV(path string) (*UCIData, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("faexp: %s: not a regular file (%v)", path, st.Mode())
+	}
+	if st.Size() > maxUCIBytes {
+		return nil, fmt.Errorf("faexp: %s: %d bytes, more than %d", path, st.Size(), maxUCIBytes)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
