@@ -8,12 +8,13 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/edgebnn/edgebnn/internal/readlimit"
+	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/fa"
 	"github.com/edgebnn/edgebnn/train/mcmc"
 )
@@ -26,93 +27,44 @@ type UCIData struct {
 	Y    []float64
 }
 
-// maxUCIRows and maxUCIBytes bound what ReadUCICSV accepts (the paper's sets have at most 1 605
-// rows).
-const (
-	maxUCIRows  = 1 << 20
-	maxUCIBytes = 1 << 30
-)
-
-// ReadUCICSV reads a comma-separated table whose last column is the target. A first line with a
-// field that is not a number is a header and skipped (a column-name header, or scikit-learn's
-// "569,30,malignant,benign"). Every row must have the same number of fields, all finite numbers;
-// a path that is not a regular file (a FIFO, a directory) is refused before it is opened.
+// ReadUCICSV reads a comma-separated table whose last column is the target, through
+// train/data's CSV reader (a regular file within its limits; every field a finite number). A
+// first line with a field that is not a number is a header and skipped (a column-name header, or
+// scikit-learn's "569,30,malignant,benign"); at least 4 data rows are needed.
 func ReadUCICSV(path string) (*UCIData, error) {
-	st, err := os.Stat(path)
+	lim := data.CSVLimits{}.WithDefaults()
+	f, err := readlimit.Open(path, lim.MaxBytes)
 	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("faexp: %s: not a regular file (%v)", path, st.Mode())
-	}
-	if st.Size() > maxUCIBytes {
-		return nil, fmt.Errorf("faexp: %s: %d bytes, more than %d", path, st.Size(), maxUCIBytes)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("faexp: %w", err)
 	}
 	defer f.Close()
-	d, err := readUCI(f, path)
-	if err != nil {
+	br := bufio.NewReader(f)
+	first, err := br.ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("faexp: %s: %w", path, err)
 	}
-	return d, nil
-}
-
-func readUCI(r io.Reader, name string) (*UCIData, error) {
-	d := &UCIData{Name: name}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
+	var r io.Reader = io.MultiReader(strings.NewReader(first), br)
+	for _, s := range strings.Split(first, ",") {
+		if _, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err != nil {
+			// A header, whatever its number of fields: replaced by an empty line, so that line
+			// numbers in errors stay the file's.
+			r = io.MultiReader(strings.NewReader("\n"), br)
+			break
 		}
-		fields := strings.Split(text, ",")
-		vals := make([]float64, len(fields))
-		numeric := true
-		for i, f := range fields {
-			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-			if err != nil {
-				numeric = false
-				break
-			}
-			vals[i] = v
-		}
-		if !numeric {
-			if line == 1 {
-				continue // a header
-			}
-			return nil, fmt.Errorf("line %d: a field is not a number", line)
-		}
-		if len(vals) < 2 {
-			return nil, fmt.Errorf("line %d: %d fields, want inputs and a target", line, len(vals))
-		}
-		if d.N == 0 {
-			d.D = len(vals) - 1
-		} else if len(vals) != d.D+1 {
-			return nil, fmt.Errorf("line %d: %d fields, the first row has %d", line, len(vals), d.D+1)
-		}
-		for i, v := range vals {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("line %d: field %d is %g", line, i+1, v)
-			}
-		}
-		if d.N == maxUCIRows {
-			return nil, fmt.Errorf("more than %d rows", maxUCIRows)
-		}
-		d.X = append(d.X, vals[:d.D]...)
-		d.Y = append(d.Y, vals[d.D])
-		d.N++
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
+	ds, err := data.ReadCSV(r, path, data.CSVOptions{Regression: true, Limits: lim})
+	if err != nil {
+		return nil, fmt.Errorf("faexp: %w", err)
 	}
-	if d.N < 4 {
-		return nil, fmt.Errorf("%d rows, want at least 4", d.N)
+	if ds.N < 4 {
+		return nil, fmt.Errorf("faexp: %s: %d rows, want at least 4", path, ds.N)
+	}
+	d := &UCIData{Name: path, N: ds.N, D: ds.Dim, X: make([]float64, len(ds.X)), Y: make([]float64, len(ds.Targets))}
+	for i, v := range ds.X {
+		d.X[i] = float64(v)
+	}
+	for i, v := range ds.Targets {
+		d.Y[i] = float64(v)
 	}
 	return d, nil
 }

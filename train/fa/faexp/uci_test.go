@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -123,8 +124,10 @@ func TestNUTSLogisticMatchesGrid(t *testing.T) {
 }
 
 // TestReadUCICSV: headers (column names, scikit-learn's count line) are skipped; ragged rows,
-// non-numbers after the first line, NaN, too few rows and an empty file are errors.
+// non-numbers after the first line, NaN, too few rows, an empty file and a single column are
+// errors naming the line or the reason.
 func TestReadUCICSV(t *testing.T) {
+	dir := t.TempDir()
 	for _, tc := range []struct {
 		name, in, err string
 		n, d          int
@@ -132,15 +135,19 @@ func TestReadUCICSV(t *testing.T) {
 		{"names", "a,b,y\n1,2,3\n4,5,6\n7,8,9\n1,1,1\n", "", 4, 2},
 		{"sklearn", "4,2,neg,pos\n1,2,0\n4,5,1\n7,8,0\n1,1,1\n", "", 4, 2},
 		{"noHeader", "1,2,3\n4,5,6\n7,8,9\n1,1,1\n\n", "", 4, 2},
-		{"ragged", "1,2,3\n4,5\n7,8,9\n1,1,1\n", "2 fields, the first row has 3", 0, 0},
-		{"word", "1,2,3\n4,x,6\n7,8,9\n1,1,1\n", "line 2: a field is not a number", 0, 0},
-		{"nan", "1,2,3\n4,NaN,6\n7,8,9\n1,1,1\n", "field 2 is NaN", 0, 0},
+		{"ragged", "1,2,3\n4,5\n7,8,9\n1,1,1\n", "line 2 has 2 fields, the first row 3", 0, 0},
+		{"word", "1,2,3\n4,x,6\n7,8,9\n1,1,1\n", "line 2 column 2", 0, 0},
+		{"nan", "1,2,3\n4,NaN,6\n7,8,9\n1,1,1\n", "line 2 column 2: \"NaN\" is not a finite float32", 0, 0},
 		{"few", "1,2,3\n4,5,6\n", "2 rows, want at least 4", 0, 0},
-		{"empty", "", "0 rows", 0, 0},
-		{"oneColumn", "1\n2\n3\n4\n", "want inputs and a target", 0, 0},
+		{"empty", "", "empty", 0, 0},
+		{"oneColumn", "1\n2\n3\n4\n", "need at least one feature and a target column", 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := readUCI(strings.NewReader(tc.in), tc.name)
+			path := filepath.Join(dir, tc.name+".csv")
+			if err := os.WriteFile(path, []byte(tc.in), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			d, err := ReadUCICSV(path)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)
