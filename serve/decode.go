@@ -364,14 +364,14 @@ func (p *instParser) numbers(k, start int) (int, *reqError) {
 	}
 }
 
-// plainRun reads, from the number at b[i:], consecutive plain numbers that each start a window
+// plainRunGeneric reads, from the number at b[i:], consecutive plain numbers that each start a window
 // of 32 bytes of the body and are separated by "," or ", " (JSON.stringify's and Python's
 // json.dumps' forms), appending them to dst while it is shorter than limit. It stops at the
 // first number it does not read (after false: i is that number's start) or after a number that
 // no such separator and number follow (after true: i is the byte after it). Digits go eight at a
 // time (digits8); an integer part of eight or more digits or a fraction of sixteen or more is
-// left to plainNumber.
-func plainRun(b []byte, i int, dst []float32, limit int) (next int, out []float32, after bool) {
+// left to plainNumber. plainRun is this function, or its assembly twin where there is one.
+func plainRunGeneric(b []byte, i int, dst []float32, limit int) (next int, out []float32, after bool) {
 	for len(b)-i >= 32 && len(dst) < limit {
 		w := (*[32]byte)(b[i:])
 		neg := w[0] == '-'
@@ -687,14 +687,19 @@ func parseRaw(model string, body []byte, size, maxInstances int, dst []float32) 
 	m := len(dst)
 	dst = slices.Grow(dst, len(body)/4)[:m+len(body)/4]
 	out := dst[m:]
-	for j := range out {
-		u := binary.LittleEndian.Uint32(body[4*j:])
-		if u&0x7f800000 == 0x7f800000 { // all exponent bits: ±Inf or NaN
-			v := math.Float32frombits(u)
+	if binary.NativeEndian.Uint16([]byte{1, 0}) == 1 {
+		// float32 memory is little-endian (every edgebnn target): the body is the values.
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), len(body)), body)
+	} else {
+		for j := range out {
+			out[j] = math.Float32frombits(binary.LittleEndian.Uint32(body[4*j:]))
+		}
+	}
+	for j, v := range out {
+		if v-v != 0 { // ±Inf or NaN
 			return dst[:m], 0, &reqError{code: http.StatusBadRequest, kind: kindNonFiniteInput,
 				msg: fmt.Sprintf("model %q: instance %d, value %d is %s", model, j/size, j%size, nonFiniteName(v))}
 		}
-		out[j] = math.Float32frombits(u)
 	}
 	return dst, n, nil
 }

@@ -410,10 +410,12 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request, name string) (i
 // readBody reads the request body into dst within Config.MaxBodyBytes.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, name string, dst []byte) ([]byte, *reqError) {
 	limit := s.cfg.MaxBodyBytes
-	tooLarge := &reqError{http.StatusRequestEntityTooLarge, kindTooLarge,
-		fmt.Sprintf("model %q: the request body is larger than %d bytes (the server's limit)", name, limit)}
+	tooLarge := func() *reqError {
+		return &reqError{http.StatusRequestEntityTooLarge, kindTooLarge,
+			fmt.Sprintf("model %q: the request body is larger than %d bytes (the server's limit)", name, limit)}
+	}
 	if r.ContentLength > limit {
-		return dst, tooLarge
+		return dst, tooLarge()
 	}
 	if r.ContentLength > 0 && int64(cap(dst)) < r.ContentLength {
 		dst = make([]byte, 0, r.ContentLength)
@@ -431,7 +433,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, name string, d
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return dst, tooLarge
+				return dst, tooLarge()
 			}
 			return dst, &reqError{http.StatusBadRequest, kindReadBody, fmt.Sprintf("model %q: reading the request body: %v", name, err)}
 		}
