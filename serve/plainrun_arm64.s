@@ -32,8 +32,10 @@ DATA plainTab<>+192(SB)/8, $1e15
 GLOBL plainTab<>(SB), RODATA|NOPTR, $200
 
 // DIGITS8 reads the run of decimal digits that starts the eight bytes in W: its length into N
-// (0…8) and, for N ≥ 1, its value into X (digits8 in decode.go, step for step; the masking
-// there is the left shift's discarding here). Clobbers R12 and R17.
+// (0…8) and, for N ≥ 1, its value into X. The run's length as in digits8 (decode.go); then the
+// left shift that moves the run to the top (discarding what follows it) and three multiplies
+// that add adjacent digits, pairs and quadruples (x·(10·2⁸+1) ≫ 8, x·(100·2¹⁶+1) ≫ 16,
+// x·(10⁴·2³²+1) ≫ 32, Lemire's eight-digit reading): the same value. Clobbers R12.
 #define DIGITS8(W, N, X) \
 	EOR   R20, W, X          \
 	ADD   R21, X, R12        \
@@ -44,16 +46,14 @@ GLOBL plainTab<>(SB), RODATA|NOPTR, $200
 	LSR   $3, N, N           \
 	NEG   N<<3, R12          \
 	LSL   R12, X, X          \
-	ADD   X<<2, X, R12       \
-	ADD   R12, R12, R12      \
-	ADD   X>>8, R12, X       \
+	MUL   R25, X, X          \
+	LSR   $8, X, X           \
 	AND   R23, X, X          \
-	LSR   $16, X, R17        \
-	MADD  R25, R17, X, R12   \
-	AND   R24, R12, X        \
-	LSR   $32, X, R17        \
-	MADD  R26, R17, X, R12   \
-	MOVWU R12, X
+	MUL   R26, X, X          \
+	LSR   $16, X, X          \
+	AND   R24, X, X          \
+	MUL   R7, X, X           \
+	LSR   $32, X, X
 
 // TERMINATOR checks that the byte in R8, which follows a number's digits, ends it: ',' or ']'
 // go on to OK; a byte that would continue a number (a digit, '-', '+', '.', 'e', 'E') makes the
@@ -89,7 +89,7 @@ GLOBL plainTab<>(SB), RODATA|NOPTR, $200
 // Registers: R0 &b[0], R1 the last window's start, R2 the number's start, R3 the next value's
 // place, R4 the end of out, R5 &out[0], R6 plainTab, R8 the byte in hand, R9 fraction digits,
 // R10 1 for '-', R11 the read position, R13 a word, R14/R15 digits8's length and value, R16 the
-// mantissa, R19 the halfway pattern, R20–R26 digits8's constants.
+// mantissa, R17 ten, R19 the halfway pattern, R20–R26 and R7 digits8's constants.
 TEXT ·plainRunARM64(SB), NOSPLIT, $0-73
 	MOVD b_base+0(FP), R0
 	MOVD b_len+8(FP), R1
@@ -108,8 +108,10 @@ TEXT ·plainRunARM64(SB), NOSPLIT, $0-73
 	MOVD $0x8080808080808080, R22
 	MOVD $0x00ff00ff00ff00ff, R23
 	MOVD $0x0000ffff0000ffff, R24
-	MOVD $100, R25
-	MOVD $10000, R26
+	MOVD $2561, R25              // 10·2⁸ + 1
+	MOVD $6553601, R26           // 100·2¹⁶ + 1
+	MOVD $42949672960001, R7     // 10⁴·2³² + 1
+	MOVD $10, R17
 
 loop:
 	CMP   R1, R2
@@ -144,8 +146,7 @@ first:
 
 zero:
 	MOVD  ZR, R16
-	ADD   $1, R11, R11
-	MOVBU (R11), R8
+	MOVBU.W 1(R11), R8
 	CMPW  $46, R8
 	BEQ   frac
 
@@ -195,16 +196,18 @@ store:
 	BNE     after
 	ADD     $1, R11, R13
 	MOVBU   (R13), R14
+	SUBW    $48, R14, R15        // ",d": the next number
+	CMPW    $9, R15
+	BLS     next
 	CMPW    $32, R14             // ", "
-	BNE     sep
-	ADD     $1, R13, R13
-	MOVBU   (R13), R14
+	BNE     sign
+	MOVBU.W 1(R13), R14
+	SUBW    $48, R14, R15
+	CMPW    $9, R15
+	BLS     next
 
-sep:
-	SUBW $48, R14, R15           // the next number starts with a digit or '-'
-	CMPW $9, R15
-	BLS  next
-	CMPW $45, R14
+sign:
+	CMPW $45, R14                // or '-'
 	BNE  after
 
 next:
@@ -212,25 +215,31 @@ next:
 	B    loop
 
 frac2:
-	MOVD (R11), R13              // eight fraction digits so far: the next eight bytes
-	DIGITS8(R13, R14, R15)
-	CMP  $8, R14
-	BEQ  stop                    // sixteen or more fraction digits
-	CBZ  R14, count
-	MOVD (R6)(R14<<3), R12
-	MADD R12, R15, R16, R16
-	ADD  R14, R9, R9
-	ADD  R14, R11, R11
+	// Eight fraction digits so far; the rest (float32's shortest forms have one or two more)
+	// one at a time, up to seven: an eighth means sixteen or more, plainNumber's.
+	ADD   $8, R11, R13
+	MOVD  R11, R15
+
+digit:
+	MOVBU (R11), R8
+	SUBW  $48, R8, R12
+	CMPW  $9, R12
+	BHI   count
+	MADD  R17, R12, R16, R16     // mant = 10·mant + d
+	ADD   $1, R11, R11
+	CMP   R13, R11
+	BNE   digit
+	B     stop
 
 count:
-	SUB  R2, R11, R12
-	SUB  R10, R12, R12
-	SUB  $1, R12, R12            // digits, without '-' and '.'
-	CMP  $18, R12
-	BGT  stop
+	SUB  R15, R11, R12
+	ADD  R12, R9, R9
+	// More than 18 digits would need a nonzero integer part (a "0." fraction here has at most
+	// 15), so a mantissa ≥ 10¹⁸ > 2⁵³: the one test covers plainRunGeneric's two.
 	LSR  $53, R16, R12
-	CBNZ R12, stop               // mant ≥ 2⁵³
-	B    fracend
+	CBNZ R12, stop
+	TERMINATOR(convert)
+	B    convert
 
 after:
 	SUB  R0, R11, R12
