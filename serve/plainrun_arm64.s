@@ -80,11 +80,12 @@ GLOBL plainTab<>(SB), RODATA|NOPTR, $200
 //
 // plainRunGeneric's loop (decode.go) for out = dst[len(dst):limit]: the same numbers taken,
 // the same values bit for bit, the same stopping point. Every load is inside the 32-byte window
-// b[i:i+32] of the number being read. What the generic code checks that cannot fail here is
-// left out: an integer has at most 7 digits (exact in float32: converted directly) and a number
-// with one word of fraction digits at most 14 (mantissa < 2⁵³: no digit-count test). A fraction
-// goes as there: UCVTF of the mantissa, one correctly rounded FDIV by an exact power of ten,
-// the halfway test on its bits, FCVT to float32.
+// b[i:i+32] of the number being read. "0." (normalised inputs) goes straight to the fraction.
+// What the generic code checks that cannot fail here is left out: an integer has at most 7
+// digits (exact in float32: converted directly), and a number with at most eight fraction
+// digits at most 15 (mantissa < 10¹⁵ < 2⁵³: no digit-count test). A fraction converts as
+// there: UCVTF of the mantissa, one correctly rounded FDIV by an exact power of ten, the
+// halfway test on its bits, FCVT to float32.
 //
 // Registers: R0 &b[0], R1 the last window's start, R2 the number's start, R3 the next value's
 // place, R4 the end of out, R5 &out[0], R6 plainTab, R8 the byte in hand, R9 fraction digits,
@@ -118,7 +119,10 @@ loop:
 	BHI   stop                   // fewer than 32 bytes left
 	CMP   R4, R3
 	BHS   stop                   // out is full
-	MOVBU (R2), R8
+	MOVHU (R2), R8
+	CMPW  $0x2e30, R8            // "0.": numbers in [0, 1), the common case
+	BEQ   zerodot
+	ANDW  $0xff, R8, R8
 	MOVD  R2, R11
 	MOVD  ZR, R10
 	CMPW  $45, R8                // '-'
@@ -159,8 +163,16 @@ intok:
 	FNEGS  F0, F0
 	B      store
 
+zerodot:
+	ADD  $2, R2, R11
+	MOVD ZR, R10
+	MOVD ZR, R16
+	B    fracdigits
+
 frac:
 	ADD  $1, R11, R11
+
+fracdigits:
 	MOVD (R11), R13
 	DIGITS8(R13, R14, R15)
 	CBZ  R14, stop               // "1." is not a number
@@ -169,10 +181,12 @@ frac:
 	MOVD R14, R9
 	ADD  R14, R11, R11
 	CMP  $8, R14
-	BEQ  frac2
+	BEQ  frac8
 
 fracend:
 	MOVBU (R11), R8
+
+fracterm:
 	TERMINATOR(convert)
 
 convert:
@@ -214,9 +228,14 @@ next:
 	MOVD R13, R2
 	B    loop
 
-frac2:
-	// Eight fraction digits so far; the rest (float32's shortest forms have one or two more)
-	// one at a time, up to seven: an eighth means sixteen or more, plainNumber's.
+frac8:
+	// Eight fraction digits so far. Exactly eight: at most 15 digits in all, a mantissa below
+	// 10¹⁵ < 2⁵³. More (float32's shortest forms have a ninth at times): one at a time, up to
+	// seven; an eighth means sixteen or more, plainNumber's.
+	MOVBU (R11), R8
+	SUBW  $48, R8, R12
+	CMPW  $9, R12
+	BHI   fracterm
 	ADD   $8, R11, R13
 	MOVD  R11, R15
 
@@ -234,10 +253,12 @@ digit:
 count:
 	SUB  R15, R11, R12
 	ADD  R12, R9, R9
-	// More than 18 digits would need a nonzero integer part (a "0." fraction here has at most
-	// 15), so a mantissa ≥ 10¹⁸ > 2⁵³: the one test covers plainRunGeneric's two.
+	SUB  R2, R11, R12
+	SUB  R10, R12, R12
+	CMP  $19, R12                // digits and the '.'
+	BGT  stop                    // more than 18 digits (the mantissa may have wrapped)
 	LSR  $53, R16, R12
-	CBNZ R12, stop
+	CBNZ R12, stop               // mant ≥ 2⁵³
 	TERMINATOR(convert)
 	B    convert
 

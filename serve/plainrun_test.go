@@ -47,9 +47,16 @@ func TestPlainRunTwins(t *testing.T) {
 	}
 	taken := 0
 	seps := []string{",", ",", ", ", ",  ", ",\n", " ,", "]", "],[", ",]", ",,", ""}
-	for range n {
+	// Mantissas that wrap around 2⁶⁴ to a small value (2⁶⁴ + 5, 2⁶⁵ + 7): more than 18 digits,
+	// refused whatever the wrapped value.
+	fixed := []string{"1844674.4073709551621", "3689348.8147419103239", "-1844674.4073709551621",
+		"9999999.999999999999999", "0.999999999999999", "0.9999999999999999", "9007199.254740993"}
+	for i := range n {
 		var sb strings.Builder
-		for k := r.IntN(12); k >= 0; k-- {
+		if i < len(fixed) {
+			sb.WriteString(fixed[i] + ",1" + strings.Repeat(" ", 32))
+		}
+		for k := r.IntN(12); i >= len(fixed) && k >= 0; k-- {
 			if r.IntN(2) == 0 && sb.Len() == 0 || r.IntN(3) == 0 {
 				sb.WriteByte('-')
 			}
