@@ -364,79 +364,99 @@ func (p *instParser) numbers(k, start int) (int, *reqError) {
 	}
 }
 
-// plainRunGeneric reads, from the number at b[i:], consecutive plain numbers that each start a window
-// of 32 bytes of the body and are separated by "," or ", " (JSON.stringify's and Python's
+// plainRunGeneric reads, from the number at b[i:], consecutive plain numbers that each start a
+// window of 32 bytes of the body and are separated by "," or ", " (JSON.stringify's and Python's
 // json.dumps' forms), appending them to dst while it is shorter than limit. It stops at the
 // first number it does not read (after false: i is that number's start) or after a number that
-// no such separator and number follow (after true: i is the byte after it). Digits go eight at a
-// time (digits8); an integer part of eight or more digits or a fraction of sixteen or more is
-// left to plainNumber. plainRun is this function, or its assembly twin where there is one.
+// no such separator and number follow (after true: i is the byte after it). It takes a number
+// with an integer part of at most seven digits and at most fifteen fraction digits, eighteen
+// digits in all and a mantissa below 2⁵³ (Clinger's fast path, as plainNumber), and leaves any
+// other to plainNumber. "0." (normalised inputs) goes straight to the fraction; digits go eight
+// at a time (digits8), the ninth to fifteenth of a fraction one at a time. plainRun is this
+// function, or its assembly twin where there is one.
 func plainRunGeneric(b []byte, i int, dst []float32, limit int) (next int, out []float32, after bool) {
 	for len(b)-i >= 32 && len(dst) < limit {
 		w := (*[32]byte)(b[i:])
-		neg := w[0] == '-'
-		j := 0
-		if neg {
-			j = 1
-		}
-		var mant uint64
-		switch c := w[j]; {
-		case c == '0':
-			j++
-		case '1' <= c && c <= '9':
-			n, x := digits8(binary.LittleEndian.Uint64(w[j:]))
-			if n == 8 {
+		var (
+			mant uint64
+			neg  bool
+			j    int // the next byte of w
+			f    float32
+		)
+		frac := true
+		if binary.LittleEndian.Uint16(w[:]) == '0'|'.'<<8 {
+			j = 2
+		} else {
+			if w[0] == '-' {
+				neg, j = true, 1
+			}
+			switch c := w[j]; {
+			case c == '0':
+				j++
+			case '1' <= c && c <= '9':
+				n, x := digits8(binary.LittleEndian.Uint64(w[j:]))
+				if n == 8 {
+					return i, dst, false
+				}
+				mant, j = x, j+n
+			default:
 				return i, dst, false
 			}
-			mant, j = x, j+n
-		default:
-			return i, dst, false
+			if w[j] == '.' {
+				j++
+			} else {
+				frac = false
+			}
 		}
-		nd, exp := j, 0
-		if neg {
-			nd--
-		}
-		if w[j] == '.' {
-			j++
+		if !frac {
+			if c := w[j]; c != ',' && c != ']' && isNumByte(c) {
+				return i, dst, false
+			}
+			f = float32(mant) // at most seven digits: exact
+		} else {
+			start := j // the first fraction digit
 			n, x := digits8(binary.LittleEndian.Uint64(w[j:]))
 			if n == 0 {
 				return i, dst, false
 			}
-			mant, exp = mant*pow10u[n]+x, n
-			if n == 8 {
-				n, x = digits8(binary.LittleEndian.Uint64(w[j+8:]))
-				if n == 8 {
+			mant, j = mant*pow10u[n]+x, j+n
+			if n == 8 && w[j]-'0' <= 9 {
+				for d := w[j] - '0'; d <= 9; d = w[j] - '0' {
+					if j == start+15 {
+						return i, dst, false
+					}
+					mant = 10*mant + uint64(d)
+					j++
+				}
+				// Digits before the point, and after it (a mantissa of more than 18 may wrap).
+				if nd := start - 1 - int(b2u(neg)) + j - start; nd > 18 || mant >= 1<<53 {
 					return i, dst, false
 				}
-				mant, exp = mant*pow10u[n]+x, exp+n
 			}
-			j += exp
-			nd += exp
-		}
-		if nd > 18 || mant >= 1<<53 {
-			return i, dst, false
-		}
-		c := w[j]
-		if c != ',' && c != ']' && isNumByte(c) {
-			return i, dst, false
-		}
-		f := float64(mant) / pow10[exp] // as in plainNumber
-		if math.Float64bits(f)&(1<<29-1) == 1<<28 {
-			return i, dst, false
+			if c := w[j]; c != ',' && c != ']' && isNumByte(c) {
+				return i, dst, false
+			}
+			f64 := float64(mant) / pow10[j-start] // as in plainNumber
+			if math.Float64bits(f64)&(1<<29-1) == 1<<28 {
+				return i, dst, false
+			}
+			f = float32(f64)
 		}
 		if neg {
 			f = -f
 		}
-		dst = append(dst, float32(f))
-		// The separator: j ≤ 26 here, so w[j+2] is inside the window.
-		if c != ',' {
+		dst = append(dst, f)
+		// The separator: j ≤ 24 here, so w[j+2] is inside the window.
+		if w[j] != ',' {
 			return i + j, dst, true
 		}
 		s := j + 1
-		if w[s] == ' ' {
+		c := w[s]
+		if c == ' ' {
 			s++
+			c = w[s]
 		}
-		if c := w[s]; c != '-' && (c < '0' || c > '9') {
+		if c-'0' > 9 && c != '-' {
 			return i + j, dst, true
 		}
 		i += s
@@ -444,26 +464,31 @@ func plainRunGeneric(b []byte, i int, dst []float32, limit int) (next int, out [
 	return i, dst, false
 }
 
+func b2u(b bool) uint {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // digits8 reads the run of decimal digits that starts the eight bytes w (little-endian, SWAR):
 // its length n (0…8) and its value x. A digit byte XOR '0' is its value 0…9; a byte's high bit
 // is set in t when it is not a digit (x ≥ 0x80, or x + 0x76 ≥ 0x80 for x ≥ 10; a carry out of a
-// byte only reaches later bytes, past the run's end). The run's bytes move to the top, the first
-// digit the most significant, and pairs, quadruples and the eight add up in 16- and 32-bit lanes.
+// byte only reaches later bytes, past the run's end). The run's bytes move to the top (the
+// shift drops what follows it), the first digit the most significant, and three multiplies add
+// adjacent digits, pairs and quadruples (Lemire's eight-digit reading).
 func digits8(w uint64) (n int, x uint64) {
 	x = w ^ 0x3030303030303030
 	t := (x + 0x7676767676767676 | x) & 0x8080808080808080
 	n = bits.TrailingZeros64(t) >> 3
-	x = (x & runMask[n]) << ((64 - 8*uint(n)) & 63)
-	x = (x*10 + x>>8) & 0x00ff00ff00ff00ff
-	x = (x*100 + x>>16) & 0x0000ffff0000ffff
-	return n, (x*10000 + x>>32) & 0xffffffff
+	x <<= 64 - 8*uint(n) // n = 0: 0
+	x = x * (10<<8 + 1) >> 8 & 0x00ff00ff00ff00ff
+	x = x * (100<<16 + 1) >> 16 & 0x0000ffff0000ffff
+	return n, x * (10000<<32 + 1) >> 32
 }
 
-// runMask[n] keeps the low n bytes of a word; pow10u holds 10ⁿ, for digits8's runs.
-var (
-	runMask = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff, 0xffffffffffffffff}
-	pow10u  = [9]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
-)
+// pow10u holds 10ⁿ, for digits8's runs.
+var pow10u = [9]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
 
 // plainNumber reads the number at b[i:] when it is plain: -?(0|[1-9][0-9]*)(.[0-9]+)? with at
 // most 18 digits, followed by a byte that cannot continue a number, and converts it with
