@@ -3,6 +3,7 @@ package data
 import (
 	"errors"
 	"fmt"
+	"github.com/edgebnn/edgebnn/internal/csvrecords"
 	"io"
 	"strconv"
 	"strings"
@@ -132,7 +133,7 @@ func targetColumn(target string, header []string, cols int) (int, error) {
 	}
 	v, err := strconv.Atoi(target)
 	if err != nil || v < 0 || v >= cols {
-		return 0, fmt.Errorf("target column %s not found (have %d columns)", quotePrefix(target), cols)
+		return 0, fmt.Errorf("target column %s not found (have %d columns)", csvrecords.QuotePrefix(target), cols)
 	}
 	return v, nil
 }

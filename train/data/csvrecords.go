@@ -1,174 +1,27 @@
 package data
 
 import (
-	"encoding/csv"
-	"errors"
-	"fmt"
 	"io"
-	"math"
-	"strconv"
-	"strings"
 
-	"github.com/edgebnn/edgebnn/internal/readlimit"
+	"github.com/edgebnn/edgebnn/internal/csvrecords"
 )
 
-// Default CSV limits (CSVLimits fields left zero take these).
-const (
-	// DefaultCSVMaxBytes bounds the bytes read from one CSV input: 1 GiB.
-	DefaultCSVMaxBytes = 1 << 30
-	// DefaultCSVMaxRows bounds the records of one CSV input (header included): 16 Mi.
-	DefaultCSVMaxRows = 1 << 24
-	// DefaultCSVMaxLineBytes bounds one line: 16 MiB (a 1024×1024×3 image as text fits).
-	DefaultCSVMaxLineBytes = 16 << 20
-	// DefaultCSVMaxColumns bounds the fields of one record: 4 Mi.
-	DefaultCSVMaxColumns = 1 << 22
+// CSV records are read by internal/csvrecords, which predict's CSV inputs share (the board
+// binary links it without this package).
+type (
+	// CSVLimits bound what the CSV readers accept (csvrecords.Limits).
+	CSVLimits = csvrecords.Limits
+	// CSVRecords streams the records of a CSV file within CSVLimits (csvrecords.Records).
+	CSVRecords = csvrecords.Records
 )
 
-// CSVLimits bound what the CSV readers accept, so that a hostile or broken file is an error
-// after bounded memory and time. A zero field takes its Default* value.
-type CSVLimits struct {
-	// MaxBytes bounds the bytes read (DefaultCSVMaxBytes).
-	MaxBytes int64
-	// MaxRows bounds the records, header included (DefaultCSVMaxRows).
-	MaxRows int
-	// MaxLineBytes bounds the length of one line, newline excluded (DefaultCSVMaxLineBytes).
-	MaxLineBytes int
-	// MaxColumns bounds the fields of one record (DefaultCSVMaxColumns).
-	MaxColumns int
-}
-
-// WithDefaults returns l with its zero fields set to the defaults.
-func (l CSVLimits) WithDefaults() CSVLimits {
-	if l.MaxBytes <= 0 {
-		l.MaxBytes = DefaultCSVMaxBytes
-	}
-	if l.MaxRows <= 0 {
-		l.MaxRows = DefaultCSVMaxRows
-	}
-	if l.MaxLineBytes <= 0 {
-		l.MaxLineBytes = DefaultCSVMaxLineBytes
-	}
-	if l.MaxColumns <= 0 {
-		l.MaxColumns = DefaultCSVMaxColumns
-	}
-	return l
-}
-
-// CSVRecords streams the records of a CSV file within CSVLimits: blank lines are skipped,
-// fields are trimmed of leading space, a UTF-8 byte order mark is dropped, and every error
-// names the file and the line.
-type CSVRecords struct {
-	name string
-	lim  CSVLimits
-	cr   *csv.Reader
-	ll   *lineLimiter
-	rows int
-}
-
-// NewCSVRecords reads CSV records from r; name (the file) prefixes errors. The caller keeps
-// records only until the next call of Next (the slice is reused).
+// NewCSVRecords reads CSV records from r; name (the file) prefixes errors (csvrecords.New).
 func NewCSVRecords(r io.Reader, name string, lim CSVLimits) *CSVRecords {
-	lim = lim.WithDefaults()
-	ll := &lineLimiter{r: readlimit.Reader(r, name, lim.MaxBytes), max: lim.MaxLineBytes, line: 1}
-	cr := csv.NewReader(ll)
-	cr.FieldsPerRecord = -1
-	cr.TrimLeadingSpace = true
-	cr.ReuseRecord = true
-	return &CSVRecords{name: name, lim: lim, cr: cr, ll: ll}
+	return csvrecords.New(r, name, lim)
 }
 
-// Next returns the next non-blank record and the line it starts on, or io.EOF after the last.
-func (c *CSVRecords) Next() ([]string, int, error) {
-	for {
-		rec, err := c.cr.Read()
-		if errors.Is(err, io.EOF) {
-			return nil, 0, io.EOF
-		}
-		if err != nil {
-			var le *lineTooLongError
-			if errors.As(err, &le) {
-				return nil, le.line, fmt.Errorf("%s: line %d: longer than %d bytes", c.name, le.line, c.lim.MaxLineBytes)
-			}
-			return nil, 0, fmt.Errorf("%s: %w", c.name, err)
-		}
-		line, _ := c.cr.FieldPos(0)
-		if c.rows == 0 && line == 1 && len(rec) > 0 {
-			rec[0] = strings.TrimPrefix(rec[0], "\ufeff") // a byte order mark
-		}
-		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
-			continue
-		}
-		if len(rec) > c.lim.MaxColumns {
-			return nil, line, fmt.Errorf("%s: line %d: %d fields (at most %d)", c.name, line, len(rec), c.lim.MaxColumns)
-		}
-		if c.rows++; c.rows > c.lim.MaxRows {
-			return nil, line, fmt.Errorf("%s: line %d: more than %d rows", c.name, line, c.lim.MaxRows)
-		}
-		return rec, line, nil
-	}
-}
+// IsHeaderRow reports whether rec is a header: a row in which no field is a number.
+func IsHeaderRow(rec []string) bool { return csvrecords.IsHeaderRow(rec) }
 
-// IsHeaderRow reports whether rec is a header: a row in which no field is a number. A row with
-// any number in it is data, so a malformed data row is an error rather than a dropped header.
-func IsHeaderRow(rec []string) bool {
-	for _, s := range rec {
-		if _, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
-			return false
-		}
-	}
-	return true
-}
-
-// ParseFinite parses a CSV field as a finite number within the float32 range (where every value
-// ends up). The error quotes at most a short prefix of the field.
-func ParseFinite(s string) (float32, error) {
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0, fmt.Errorf("%s is not a number", quotePrefix(s))
-	}
-	if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > math.MaxFloat32 {
-		return 0, fmt.Errorf("%s is not a finite float32", quotePrefix(s))
-	}
-	return float32(v), nil
-}
-
-// quotePrefix quotes s, cut to its first 32 bytes.
-func quotePrefix(s string) string {
-	const n = 32
-	if len(s) <= n {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(s[:n]) + "…"
-}
-
-// lineLimiter passes bytes through and fails once a line grows past max bytes, before the CSV
-// reader buffers it.
-type lineLimiter struct {
-	r         io.Reader
-	max, cur  int
-	line      int
-	lastError error
-}
-
-type lineTooLongError struct{ line int }
-
-func (e *lineTooLongError) Error() string { return fmt.Sprintf("line %d too long", e.line) }
-
-func (l *lineLimiter) Read(p []byte) (int, error) {
-	if l.lastError != nil {
-		return 0, l.lastError
-	}
-	n, err := l.r.Read(p)
-	for i, b := range p[:n] {
-		if b == '\n' {
-			l.cur = 0
-			l.line++
-			continue
-		}
-		if l.cur++; l.cur > l.max {
-			l.lastError = &lineTooLongError{l.line}
-			return i, l.lastError
-		}
-	}
-	return n, err
-}
+// ParseFinite parses a CSV field as a finite number within the float32 range.
+func ParseFinite(s string) (float32, error) { return csvrecords.ParseFinite(s) }
