@@ -1,5 +1,3 @@
-//go:build !device
-
 package torchpt
 
 import (
