@@ -24,7 +24,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -116,10 +115,32 @@ var knownFields = map[string]bool{
 // requiredFields must be present in every profile, in the order they are checked.
 var requiredFields = []string{"name", "description", "goos", "goarch", "ram_bytes", "budget_bytes"}
 
-var (
-	nameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
-	cpuRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]*$`)
-)
+// validName reports whether s matches ^[a-z0-9]+(-[a-z0-9]+)*$: lower-case letters and digits
+// in groups separated by single dashes. (Written out: package regexp would add about 150 KB to
+// the board binary.)
+func validName(s string) bool {
+	prev := byte('-') // a dash may not lead, follow a dash or end the name
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '-' && prev == '-' || c != '-' && !isLowerAlnum(c) {
+			return false
+		}
+		prev = c
+	}
+	return prev != '-'
+}
+
+// validCPU reports whether s matches ^[a-z0-9][a-z0-9.-]*$ (a QEMU CPU model name).
+func validCPU(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isLowerAlnum(c) && (i == 0 || c != '.' && c != '-') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isLowerAlnum(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
 
 // supportedGOOS are the operating systems a profile may name.
 var supportedGOOS = []string{"linux", "darwin", "windows", "freebsd"}
@@ -297,7 +318,7 @@ func (p Profile) Validate() error {
 		return bad("name", "must not be empty")
 	case len(p.Name) > maxNameLen:
 		return bad("name", "must be at most %d characters", maxNameLen)
-	case !nameRE.MatchString(p.Name):
+	case !validName(p.Name):
 		return bad("name", "%q must be lower-case letters and digits separated by single dashes", p.Name)
 	}
 	if strings.TrimSpace(p.Description) == "" {
@@ -354,7 +375,7 @@ func (p Profile) validateQEMU() error {
 	if p.GOOS != "linux" {
 		return bad("goos", "must be \"linux\" for an emulated profile (QEMU user mode runs Linux binaries)")
 	}
-	if !cpuRE.MatchString(p.QEMUCPU) {
+	if !validCPU(p.QEMUCPU) {
 		return bad("qemu_cpu", "%q is not a QEMU CPU model name (e.g. \"cortex-a53\")", p.QEMUCPU)
 	}
 	return nil

@@ -23,7 +23,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/edgebnn/edgebnn/convert/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/schema"
 	"math"
 	"os"
 	"path/filepath"
@@ -211,7 +212,7 @@ type KeptF32 struct {
 type model struct {
 	spec    *runtime.Spec
 	pre     *runtime.Preprocess
-	expect  []tensorSpec
+	expect  []schema.Tensor
 	tensors map[string][]float32
 	hash    string
 	source  SourceInfo
@@ -485,7 +486,7 @@ func buildModel(src *source, opts Options) (*model, error) {
 			info.Arch = opts.Arch
 		}
 	}
-	m := &model{spec: spec, expect: expectedTensors(spec), tensors: map[string][]float32{}, hash: info.SHA256, source: info}
+	m := &model{spec: spec, expect: schema.Expected(spec), tensors: map[string][]float32{}, hash: info.SHA256, source: info}
 	if err := m.fill(byName, cfg); err != nil {
 		return nil, err
 	}
@@ -663,14 +664,14 @@ func classesFromCheckpoint(byName map[string]*statedict.Tensor) int {
 // fill checks the checkpoint against the expected tensors and converts values to float32.
 func (m *model) fill(byName map[string]*statedict.Tensor, cfg *bnnconfig.Config) error {
 	used := map[string]bool{}
-	var keep []tensorSpec
+	var keep []schema.Tensor
 	for _, e := range m.expect {
 		t, ok := byName[e.Name]
 		if !ok {
 			switch e.Role {
-			case roleDropped:
+			case schema.RoleDropped:
 				continue
-			case roleOptBuf:
+			case schema.RoleOptBuf:
 				v, err := m.defaultPrior(e, cfg)
 				if err != nil {
 					return err
@@ -685,10 +686,10 @@ func (m *model) fill(byName map[string]*statedict.Tensor, cfg *bnnconfig.Config)
 			return fmt.Errorf("convert: tensor %s (shape %v) is missing from the checkpoint", clip.Q(e.Name), e.Shape)
 		}
 		used[e.Name] = true
-		if e.Role == roleDropped {
+		if e.Role == schema.RoleDropped {
 			continue
 		}
-		if !sameShape(t.Shape, e.Shape) {
+		if !schema.SameShape(t.Shape, e.Shape) {
 			return fmt.Errorf("convert: tensor %s has shape %v in the checkpoint but the architecture needs %v", clip.Q(e.Name), t.Shape, e.Shape)
 		}
 		v, err := toF32(t)
@@ -725,7 +726,7 @@ func (m *model) fill(byName map[string]*statedict.Tensor, cfg *bnnconfig.Config)
 }
 
 // defaultPrior builds an FFG prior buffer bayesianize would have stored, from the config.
-func (m *model) defaultPrior(e tensorSpec, cfg *bnnconfig.Config) ([]float32, error) {
+func (m *model) defaultPrior(e schema.Tensor, cfg *bnnconfig.Config) ([]float32, error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("convert: tensor %s is missing and there is no config to rebuild it from", clip.Q(e.Name))
 	}
@@ -753,7 +754,7 @@ func (m *model) defaultPrior(e tensorSpec, cfg *bnnconfig.Config) ([]float32, er
 	case "prior_bias_sd":
 		v = bsd
 	}
-	out := make([]float32, e.size())
+	out := make([]float32, e.Size())
 	for i := range out {
 		out[i] = float32(v)
 	}
@@ -884,8 +885,8 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 	if snr != nil {
 		rep.PruneSNR, info.PruneSNR = snr.report, snr.report
 	}
-	infos := layerInfos(m.spec)
-	err = countParameters(m.spec, infos, func(t tensorSpec) (int64, int64, error) {
+	infos := schema.LayerInfos(m.spec)
+	err = schema.CountParameters(m.spec, infos, func(t schema.Tensor) (int64, int64, error) {
 		if n, ok := snr.count(t); ok {
 			return n, 0, nil
 		}

@@ -3,7 +3,7 @@ package convert
 import (
 	"bytes"
 	"fmt"
-	"github.com/edgebnn/edgebnn/convert/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"strings"
 
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"

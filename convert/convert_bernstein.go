@@ -2,6 +2,7 @@ package convert
 
 import (
 	"fmt"
+	"github.com/edgebnn/edgebnn/internal/schema"
 	"math"
 	goruntime "runtime"
 	"sort"
@@ -15,33 +16,9 @@ import (
 // evaluates per cell of the runtime's table: the finer grid has R·(G−1)+1 points.
 const BernsteinGateRefine = 8
 
-// BernsteinGate is the fp16 accuracy gate's verdict on one tensor of Bernstein-flow parameters
-// (<layer>.bf_weight or <layer>.bf_bias) of a model converted with --dtype f16.
-//
-// The runtime samples each weight from a quantile table of G points built from the stored
-// parameters, and guarantees a Kolmogorov distance of at most Bound = 1/(G−1) from the flow the
-// parameters define. Rounding the parameters to fp16 changes the flow itself, so the gate
-// measures, for every flow of the tensor, an upper bound of the Kolmogorov distance between the
-// runtime's samples from the fp16 parameters (linear interpolation in their quantile table) and
-// the exact float32 flow, and stores the tensor in fp16 only if every flow stays strictly
-// increasing after rounding (a₁, a₂ and every coefficient step ϑ_i − ϑ_{i−1} positive) and that
-// distance is within Bound: the documented bound then holds against the trained flows.
-type BernsteinGate struct {
-	Name  string `json:"name"`
-	Flows int    `json:"flows"`
-	// F16 reports whether the tensor passed and is stored in fp16.
-	F16 bool `json:"f16"`
-	// Bound is the runtime's Kolmogorov bound 1/(G−1) for its table size G.
-	Bound float64 `json:"ks_bound"`
-	// KS is the largest upper bound, over the flows checked, of the Kolmogorov distance between
-	// the runtime's samples from the fp16 parameters and the exact float32 flow (the check stops
-	// at the first flow that fails).
-	KS float64 `json:"ks_f16"`
-	// Monotone is false when rounding made a flow not strictly increasing.
-	Monotone bool `json:"monotone"`
-	// Reason says why the tensor stays float32 (empty when F16).
-	Reason string `json:"reason,omitempty"`
-}
+// BernsteinGate is the fp16 gate's verdict on one Bernstein-flow tensor (declared in
+// internal/schema, where inspect reads it from a model's info).
+type BernsteinGate = schema.BernsteinGate
 
 // bernsteinFlowCheck holds one goroutine's scratch for checking flows.
 type bernsteinFlowCheck struct {

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/edgebnn/edgebnn/convert/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"github.com/edgebnn/edgebnn/quant"
 )
 

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/edgebnn/edgebnn/convert/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 

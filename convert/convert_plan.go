@@ -3,7 +3,8 @@ package convert
 import (
 	"errors"
 	"fmt"
-	"github.com/edgebnn/edgebnn/convert/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/schema"
 	"math"
 	"math/rand/v2"
 	goruntime "runtime"
@@ -140,8 +141,8 @@ func plan(opts PlanOptions) (*PlanReport, error) {
 	m := &model{spec: spec, expect: nil, tensors: map[string][]float32{}}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var src []statedict.Tensor
-	for _, e := range expectedTensors(spec) {
-		if e.Role == roleDropped {
+	for _, e := range schema.Expected(spec) {
+		if e.Role == schema.RoleDropped {
 			src = append(src, statedict.Tensor{Name: e.Name, DType: "I64", Shape: []int{1}, I64: []int64{0}})
 			continue
 		}
@@ -214,7 +215,7 @@ const PlanMemoryFactor = 6
 func specParameters(spec *runtime.Spec) (int64, bool) {
 	const huge = int64(1) << 62
 	var total int64
-	for _, e := range expectedTensors(spec) {
+	for _, e := range schema.Expected(spec) {
 		n := int64(1)
 		for _, d := range e.Shape {
 			if d < 0 || (d > 0 && n > huge/int64(d)) {
@@ -234,8 +235,8 @@ func specParameters(spec *runtime.Spec) (int64, bool) {
 // N(0, 1/rows), D and λ at softplus⁻¹(1e-3), q(U) means N(0, 1)), He-scaled weights and
 // BatchNorm statistics near their initial values, each with a little noise so that nothing is
 // exactly zero.
-func standIn(e tensorSpec, rng *rand.Rand) []float32 {
-	n := e.size()
+func standIn(e schema.Tensor, rng *rand.Rand) []float32 {
+	n := e.Size()
 	out := make([]float32, n)
 	suffix := e.Name[strings.LastIndexByte(e.Name, '.')+1:]
 	isp := math.Log(math.Expm1(1e-3))

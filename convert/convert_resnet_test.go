@@ -2,6 +2,7 @@ package convert
 
 import (
 	"fmt"
+	"github.com/edgebnn/edgebnn/internal/schema"
 	"github.com/edgebnn/edgebnn/runtime"
 	"math"
 	"math/rand/v2"
@@ -95,7 +96,7 @@ func TestResNet50Counts(t *testing.T) {
 	for _, b := range resnet50StateDict() {
 		want[b.name] = b.shape
 	}
-	got := expectedTensors(spec)
+	got := schema.Expected(spec)
 	if len(got) != len(want) {
 		t.Errorf("converter expects %d tensors, bayesianize has %d", len(got), len(want))
 	}
@@ -103,12 +104,12 @@ func TestResNet50Counts(t *testing.T) {
 		w, ok := want[e.Name]
 		if !ok {
 			t.Errorf("converter expects %q, which bayesianize does not have", e.Name)
-		} else if !sameShape(e.Shape, w) {
+		} else if !schema.SameShape(e.Shape, w) {
 			t.Errorf("tensor %q: converter expects %v, bayesianize has %v", e.Name, e.Shape, w)
 		}
 	}
-	infos := layerInfos(spec)
-	if err := countParameters(spec, infos, func(t tensorSpec) (int64, int64, error) { return int64(t.size()), 0, nil }); err != nil {
+	infos := schema.LayerInfos(spec)
+	if err := schema.CountParameters(spec, infos, func(t schema.Tensor) (int64, int64, error) { return int64(t.Size()), 0, nil }); err != nil {
 		t.Fatal(err)
 	}
 	var params, det, z int64

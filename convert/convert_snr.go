@@ -2,10 +2,11 @@ package convert
 
 import (
 	"fmt"
+	"github.com/edgebnn/edgebnn/internal/schema"
 	"strings"
 
-	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"github.com/edgebnn/edgebnn/prune"
 	"github.com/edgebnn/edgebnn/runtime"
 )
@@ -59,7 +60,7 @@ func (m *model) pruneSNR(keep float64, data map[string][]float32) (*snrPruning, 
 
 // count returns the parameter count of a pruned layer's weight mean or sd tensor: the kept
 // weights (ok false for other tensors).
-func (s *snrPruning) count(t tensorSpec) (int64, bool) {
+func (s *snrPruning) count(t schema.Tensor) (int64, bool) {
 	if s == nil {
 		return 0, false
 	}
@@ -73,7 +74,7 @@ func (s *snrPruning) count(t tensorSpec) (int64, bool) {
 // replace maps a tensor of a pruned layer to what the file stores: the kept values of the weight
 // mean and sd (…_kept, in row-major order), nothing for the prior buffers (skip), the tensor
 // itself otherwise.
-func (s *snrPruning) replace(e tensorSpec, v []float32) (tensorSpec, []float32, bool) {
+func (s *snrPruning) replace(e schema.Tensor, v []float32) (schema.Tensor, []float32, bool) {
 	l, ok := s.layers[e.Layer]
 	if !ok {
 		return e, v, false

@@ -2,6 +2,7 @@ package convert
 
 import (
 	"fmt"
+	"github.com/edgebnn/edgebnn/internal/schema"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
@@ -111,8 +112,8 @@ func table9Count(t *testing.T, config string, classes int) (params, det, z int64
 	if err != nil {
 		t.Fatal(err)
 	}
-	infos := layerInfos(spec)
-	if err := countParameters(spec, infos, func(t tensorSpec) (int64, int64, error) { return int64(t.size()), 0, nil }); err != nil {
+	infos := schema.LayerInfos(spec)
+	if err := schema.CountParameters(spec, infos, func(t schema.Tensor) (int64, int64, error) { return int64(t.Size()), 0, nil }); err != nil {
 		t.Fatal(err)
 	}
 	for _, li := range infos {

@@ -2,7 +2,7 @@
 # scripts/test.sh: edgebnn's complete test run.
 #
 # Targets, in order:
-#   host         gofmt check, the device build of cmd/edgebnn, go vet ./..., go test (-race for
+#   host         gofmt check, vet of the device builds of cmd/edgebnn, go vet ./..., go test (-race for
 #                runtime/, kernels/, format/, serve/)
 #   host-purego  the same vet and tests with -tags purego (-short with
 #                EDGEBNN_PUREGO_SHORT=1)
@@ -171,8 +171,10 @@ run_target() {
 	case $name in
 	host)
 		step "$log" check_gofmt || ok=1
-		# The board binary (edgebnn build: -tags device, without train/convert/eval) builds.
-		step "$log" go build -tags device -o /dev/null ./cmd/edgebnn || ok=1
+		# The board binaries (edgebnn build: -tags device, without train/convert/eval/calibrate/
+		# plan; --no-serve adds noserve) build, with their tests.
+		step "$log" go vet -tags device,nethttpomithttp2 ./cmd/edgebnn || ok=1
+		step "$log" go vet -tags device,noserve ./cmd/edgebnn || ok=1
 		host_tests "$log" "" || ok=1
 		;;
 	host-purego)

@@ -50,19 +50,28 @@ func TestBuildForBoards(t *testing.T) {
 		goarch   string
 		goarm    string
 		wantLine string
+		noServe  bool // edgebnn build --no-serve: the lean board binary
 	}{
-		{"rpi4", elf.ELFCLASS64, elf.EM_AARCH64, "arm64", "", "platform: linux/arm64\n"},
-		{"rpi0", elf.ELFCLASS32, elf.EM_ARM, "arm", "6", "platform: linux/arm (GOARM=6)\n"},
+		{"rpi4", elf.ELFCLASS64, elf.EM_AARCH64, "arm64", "", "platform: linux/arm64\n", false},
+		{"rpi0", elf.ELFCLASS32, elf.EM_ARM, "arm", "6", "platform: linux/arm (GOARM=6)\n", false},
+		{"rpi4", elf.ELFCLASS64, elf.EM_AARCH64, "arm64", "", "platform: linux/arm64\n", true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.board, func(t *testing.T) {
+		// plan sizes a model by converting stand-in values: it links the converter.
+		name, args, tags := tt.board, []string{}, "device,nethttpomithttp2"
+		has, hasNot := []string{"predict", "bench", "inspect", "serve"}, []string{"train", "convert", "plan"}
+		if tt.noServe {
+			name, args, tags = tt.board+"-lean", []string{"--no-serve"}, "device,noserve"
+			has, hasNot = []string{"predict", "bench", "inspect"}, []string{"train", "convert", "plan", "serve"}
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			p, ok := boards.Lookup(profiles, tt.board)
 			if !ok {
 				t.Fatalf("no board profile %q", tt.board)
 			}
-			out := filepath.Join(dir, "edgebnn-"+tt.board)
-			cmd := exec.CommandContext(ctx, host, "build", "--board", tt.board, "-o", out)
+			out := filepath.Join(dir, "edgebnn-"+name)
+			cmd := exec.CommandContext(ctx, host, append([]string{"build", "--board", tt.board, "-o", out}, args...)...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Run(); err != nil {
@@ -94,8 +103,9 @@ func TestBuildForBoards(t *testing.T) {
 			for _, s := range bi.Settings {
 				settings[s.Key] = s.Value
 			}
-			// The board binary is the device build (no train, convert, eval).
-			want := map[string]string{"GOOS": "linux", "GOARCH": tt.goarch, "GOARM": tt.goarm, "CGO_ENABLED": "0", "-trimpath": "true", "-tags": "device"}
+			// The board binary is the device build (no train, convert, eval, plan), its serve
+			// without the bundled HTTP/2.
+			want := map[string]string{"GOOS": "linux", "GOARCH": tt.goarch, "GOARM": tt.goarm, "CGO_ENABLED": "0", "-trimpath": "true", "-tags": tags}
 			for k, v := range want {
 				if settings[k] != v {
 					t.Errorf("build setting %s = %q, want %q", k, settings[k], v)
@@ -118,13 +128,15 @@ func TestBuildForBoards(t *testing.T) {
 			if err != nil {
 				t.Fatalf("help under %s: %v\n%s", strings.Join(qemu, " "), err, help)
 			}
-			for _, cmd := range []string{"predict", "bench", "inspect", "plan"} {
+			for _, cmd := range has {
 				if !strings.Contains(string(help), "\n  "+cmd+" ") {
 					t.Errorf("the board binary lacks %s:\n%s", cmd, help)
 				}
 			}
-			if strings.Contains(string(help), "\n  train ") {
-				t.Errorf("the board binary has the host command train:\n%s", help)
+			for _, cmd := range hasNot {
+				if strings.Contains(string(help), "\n  "+cmd+" ") {
+					t.Errorf("the board binary has %s:\n%s", cmd, help)
+				}
 			}
 		})
 	}

@@ -21,16 +21,19 @@ import (
 // inside a source tree of this module.
 const modulePath = "github.com/edgebnn/edgebnn"
 
-const buildUsage = `Usage: edgebnn build --board NAME -o FILE [--tags TAGS] [--purego] [--host]
+const buildUsage = `Usage: edgebnn build --board NAME -o FILE [--tags TAGS] [--purego] [--no-serve] [--host]
 
 Cross-compiles a static edgebnn binary for a board: CGO_ENABLED=0, -trimpath,
 and the board's GOOS/GOARCH/GOARM (see 'edgebnn boards'). The binary carries
-what runs on a board — demo, predict, bench, inspect, plan, posterior, boards —
-built with the device tag, without train, convert and eval (the trainer, the
-plotting library and its fonts): about a third of the size. --host builds the
-full command set. It runs 'go build' in the edgebnn module root, found with
-'go env GOMOD' from the current directory, so run it inside the edgebnn source
-tree with Go on PATH.`
+what runs on a board — demo, predict, serve, bench, inspect, posterior,
+boards — built with the device tag, without train, convert, eval, calibrate
+and plan (the trainer, the converter, the plotting library and its fonts).
+serve is built without the bundled HTTP/2 (tag nethttpomithttp2; it serves
+plain HTTP/1.1). --no-serve leaves serve out too (tag noserve): net/http and
+crypto/tls are most of what is left, and the lean binary is about half the
+size. --host builds the full command set. It runs 'go build' in the edgebnn
+module root, found with 'go env GOMOD' from the current directory, so run it
+inside the edgebnn source tree with Go on PATH.`
 
 var buildCmd = command{
 	name:    "build",
@@ -59,7 +62,8 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	strip := fs.Bool("strip", true, "strip symbol tables (-ldflags=-s -w) for a smaller binary")
 	dir := fs.String("dir", "", "also load user board profiles (*.json) from `DIR`")
 	verbose := fs.Bool("v", false, "print the go command before running it")
-	host := fs.Bool("host", false, "include the host commands (train, convert, eval) instead of the device build")
+	host := fs.Bool("host", false, "include the host commands (train, convert, eval, calibrate, plan) instead of the device build")
+	noServe := fs.Bool("no-serve", false, "leave out serve and its HTTP stack: the lean board binary")
 	if err := parseFlags(fs, buildUsage, args, stdout); err != nil {
 		return err
 	}
@@ -89,6 +93,13 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if !*host {
 		opts.tags = append(opts.tags, "device")
+	}
+	// Plain-HTTP serve never speaks HTTP/2 (only over TLS, or with Server.Protocols asking for
+	// unencrypted HTTP/2, which serve does not set), so the bundled HTTP/2 is dead weight.
+	if *noServe {
+		opts.tags = append(opts.tags, "noserve")
+	} else {
+		opts.tags = append(opts.tags, "nethttpomithttp2")
 	}
 	return buildBinary(ctx, opts, stdout, stderr)
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/edgebnn/edgebnn/convert"
+	"github.com/edgebnn/edgebnn/internal/schema"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -49,7 +49,7 @@ func runInspect(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("expected one model FILE, got %d arguments", len(pos))
 	}
-	in, ierr := convert.Inspect(pos[0], *verify)
+	in, ierr := schema.Inspect(pos[0], *verify)
 	if in == nil {
 		return ierr
 	}
@@ -63,7 +63,7 @@ func runInspect(_ context.Context, args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	if ierr != nil {
-		if convert.ErrCorrupt(ierr) {
+		if schema.ErrCorrupt(ierr) {
 			return fmt.Errorf("corrupt: %w", ierr)
 		}
 		return ierr
@@ -71,7 +71,7 @@ func runInspect(_ context.Context, args []string, stdout, _ io.Writer) error {
 	return nil
 }
 
-func writeInspection(w io.Writer, in *convert.Inspection) error {
+func writeInspection(w io.Writer, in *schema.Inspection) error {
 	fmt.Fprintf(w, "%s: edgebnn model file version %s, %d bytes (%s), %d sections", in.Path, in.Version, in.FileBytes,
 		formatBytes(in.FileBytes), len(in.Sections))
 	if in.Verified {
@@ -137,7 +137,7 @@ func writeInspection(w io.Writer, in *convert.Inspection) error {
 
 // describeDropout summarises the dropout layers with a rate: those sampled at prediction time
 // (MC dropout) and those that are the identity there; "" when there are none.
-func describeDropout(ds []convert.InspectDropout) string {
+func describeDropout(ds []schema.InspectDropout) string {
 	var mc, off []string
 	for _, d := range ds {
 		s := fmt.Sprintf("%s p=%g", d.Name, d.P)
@@ -190,9 +190,28 @@ func summarisePolicy(p *runtime.Policy) string {
 	return s
 }
 
+// convertedInfo is the part of the converter's provenance (convert.Info) that inspect prints,
+// decoded here so that the board binary does not link the converter.
+type convertedInfo struct {
+	Converter string `json:"converter"`
+	Source    struct {
+		Kind   string `json:"kind"`
+		SHA256 string `json:"sha256"`
+	} `json:"source"`
+	DType    string `json:"dtype"`
+	Compress string `json:"compress"`
+	Prune    *struct {
+		Mode     string  `json:"mode"`
+		Fraction float64 `json:"fraction"`
+	} `json:"prune"`
+	Quant *struct {
+		Bernstein []schema.BernsteinGate `json:"bernstein"`
+	} `json:"quant"`
+}
+
 // summariseInfo prints the converter's provenance fields of the meta info, or the raw JSON.
 func summariseInfo(raw json.RawMessage) string {
-	var info convert.Info
+	var info convertedInfo
 	if err := json.Unmarshal(raw, &info); err != nil || info.Converter == "" {
 		if len(raw) > 200 {
 			return string(raw[:200]) + "…"
@@ -241,7 +260,7 @@ func orDefault(v []float64, d float64) []float64 {
 }
 
 // describeBernsteinGate says in one line how the fp16 gate stored a Bernstein-flow tensor.
-func describeBernsteinGate(g convert.BernsteinGate) string {
+func describeBernsteinGate(g schema.BernsteinGate) string {
 	if g.F16 {
 		return fmt.Sprintf("bernstein %s: fp16 (%d flows; runtime samples within %.3g of the float32 flows in Kolmogorov distance, bound %.3g)",
 			g.Name, g.Flows, g.KS, g.Bound)

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/prune"
 )
 
 func TestInspectCommand(t *testing.T) {
@@ -143,5 +145,25 @@ func TestInspectTruncatedAndHostile(t *testing.T) {
 				t.Errorf("meta %d, %v: exit %d, want 1 (%s)", i, args, code, stderr)
 			}
 		}
+	}
+}
+
+// TestSummariseConvertInfo: inspect's view of the converter's provenance (convertedInfo) reads
+// every field it prints from the JSON that convert.Info writes.
+func TestSummariseConvertInfo(t *testing.T) {
+	info := convert.Info{Converter: "edgebnn-convert 1.2", Source: convert.SourceInfo{Kind: "state_dict", SHA256: "ab12"},
+		DType: "f16", Compress: "zstd", Prune: &prune.Report{Mode: "global", Fraction: 0.25},
+		Quant: &convert.QuantInfo{Bernstein: []convert.BernsteinGate{
+			{Name: "fc.bf_weight", Flows: 20, F16: true, KS: 0.001, Bound: 0.0039},
+			{Name: "fc.bf_bias", Flows: 2, Reason: "not monotone"}}}}
+	raw, err := json.Marshal(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "converted by edgebnn-convert 1.2 from a state_dict (sha256 ab12), dtype f16, compress zstd, global pruning of 0.25 of Z\n" +
+		"bernstein fc.bf_weight: fp16 (20 flows; runtime samples within 0.001 of the float32 flows in Kolmogorov distance, bound 0.0039)\n" +
+		"bernstein fc.bf_bias: kept float32 (2 flows): not monotone"
+	if got := summariseInfo(raw); got != want {
+		t.Errorf("summariseInfo =\n%s\nwant\n%s", got, want)
 	}
 }

@@ -48,7 +48,7 @@ func commandTable() []command {
 		h.eval,
 		h.calibrate,
 		posteriorCmd,
-		planCmd,
+		h.plan,
 		benchCmd,
 		boardsCmd,
 		buildCmd,
@@ -61,10 +61,15 @@ func commandTable() []command {
 	return cmds
 }
 
-// hostSet holds the commands only the host build has: training, conversion, evaluation and
-// calibration, which link the trainer, the plotting library and its fonts, and the PyTorch
-// readers. A build with the device tag (edgebnn build does that for boards) leaves them out.
-type hostSet struct{ train, convert, eval, calibrate command }
+// hostSet holds the commands only the host build has: training, conversion, evaluation,
+// calibration and planning, which link the trainer, the plotting library and its fonts, the
+// PyTorch readers and the converter (plan sizes a model by converting stand-in values). A build
+// with the device tag (edgebnn build does that for boards) leaves them out.
+type hostSet struct{ train, convert, eval, calibrate, plan command }
+
+// absentCommands maps the commands a build leaves out to the build that has them; the
+// build-tagged files (commands_device.go, cmd_serve_off.go) fill it.
+var absentCommands = map[string]string{}
 
 // lookupCommand finds a subcommand by name.
 func lookupCommand(name string) (command, bool) {

@@ -14,8 +14,8 @@ import (
 	"strings"
 
 	"github.com/edgebnn/edgebnn/convert/safetensors"
+	"github.com/edgebnn/edgebnn/internal/csvrecords"
 	"github.com/edgebnn/edgebnn/internal/readlimit"
-	"github.com/edgebnn/edgebnn/train/data"
 )
 
 // DefaultInputMaxBytes is the default inputLimits.MaxBytes: the largest input file predict reads
@@ -26,9 +26,9 @@ const DefaultInputMaxBytes = 1 << 30
 type inputLimits struct {
 	// MaxBytes bounds the file's size (DefaultInputMaxBytes).
 	MaxBytes int64
-	// CSV bounds a CSV file's rows, line length and columns (data.CSVLimits' defaults; its
+	// CSV bounds a CSV file's rows, line length and columns (csvrecords.Limits' defaults; its
 	// MaxBytes is MaxBytes).
-	CSV data.CSVLimits
+	CSV csvrecords.Limits
 }
 
 func (l inputLimits) withDefaults() inputLimits {
@@ -71,13 +71,13 @@ func openInputs(path, key string, width int, header bool, lim inputLimits) (inpu
 }
 
 // newCSVInputs streams the CSV text that open returns (called again by count).
-func newCSVInputs(open func() (io.ReadCloser, error), path string, width int, header bool, lim data.CSVLimits) (*csvInputs, error) {
+func newCSVInputs(open func() (io.ReadCloser, error), path string, width int, header bool, lim csvrecords.Limits) (*csvInputs, error) {
 	f, err := open()
 	if err != nil {
 		return nil, err
 	}
 	return &csvInputs{open: open, f: f, path: path, width: width, header: header, lim: lim,
-		recs: data.NewCSVRecords(f, path, lim), first: true}, nil
+		recs: csvrecords.New(f, path, lim), first: true}, nil
 }
 
 // csvInputs streams a CSV file's rows.
@@ -87,8 +87,8 @@ type csvInputs struct {
 	path   string
 	width  int
 	header bool
-	lim    data.CSVLimits
-	recs   *data.CSVRecords
+	lim    csvrecords.Limits
+	recs   *csvrecords.Records
 	first  bool
 	rows   int
 	buf    []float32
@@ -106,7 +106,7 @@ func (c *csvInputs) next(max int) ([]float32, error) {
 		}
 		first := c.first
 		c.first = false
-		if first && (c.header || data.IsHeaderRow(rec)) {
+		if first && (c.header || csvrecords.IsHeaderRow(rec)) {
 			continue
 		}
 		hint := ""
@@ -117,7 +117,7 @@ func (c *csvInputs) next(max int) ([]float32, error) {
 			return nil, fmt.Errorf("%s: line %d has %d values; the model takes %d%s", c.path, line, len(rec), c.width, hint)
 		}
 		for i, s := range rec {
-			v, err := data.ParseFinite(s)
+			v, err := csvrecords.ParseFinite(s)
 			if err != nil {
 				return nil, fmt.Errorf("%s: line %d, column %d: %w%s", c.path, line, i+1, err, hint)
 			}
@@ -140,7 +140,7 @@ func (c *csvInputs) count() (int, error) {
 		return 0, err
 	}
 	defer f.Close()
-	recs := data.NewCSVRecords(f, c.path, c.lim)
+	recs := csvrecords.New(f, c.path, c.lim)
 	n := 0
 	for first := true; ; first = false {
 		rec, _, err := recs.Next()
@@ -150,7 +150,7 @@ func (c *csvInputs) count() (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		if first && (c.header || data.IsHeaderRow(rec)) {
+		if first && (c.header || csvrecords.IsHeaderRow(rec)) {
 			continue
 		}
 		n++

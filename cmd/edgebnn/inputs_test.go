@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/edgebnn/edgebnn/convert/safetensors"
-	"github.com/edgebnn/edgebnn/train/data"
+	"github.com/edgebnn/edgebnn/internal/csvrecords"
 )
 
 // writeST writes a safetensors file with one tensor.
@@ -260,7 +260,7 @@ func FuzzCSVInputs(f *testing.F) {
 	})
 }
 
-var csvFuzzLimits = data.CSVLimits{MaxLineBytes: 512, MaxRows: 64, MaxColumns: 32}
+var csvFuzzLimits = csvrecords.Limits{MaxLineBytes: 512, MaxRows: 64, MaxColumns: 32}
 
 // FuzzSafetensorsHeader: predict's streaming header reader accepts exactly the files that
 // safetensors.Parse accepts, with the same tensors.

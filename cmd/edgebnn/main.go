@@ -68,6 +68,10 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		name = "version"
 	}
 	c, ok := lookupCommand(name)
+	if where, absent := absentCommands[name]; !ok && absent {
+		fmt.Fprintf(stderr, "edgebnn: %s is not in this build; it is in %s.\n", name, where)
+		return exitUsage
+	}
 	if !ok {
 		fmt.Fprintf(stderr, "edgebnn: unknown command %q; run 'edgebnn help' for the list of commands.\n", name)
 		return exitUsage
@@ -167,6 +171,10 @@ func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	c, ok := lookupCommand(args[0])
+	if where, absent := absentCommands[args[0]]; !ok && absent {
+		fmt.Fprintf(stderr, "edgebnn help: %s is not in this build; it is in %s.\n", args[0], where)
+		return exitUsage
+	}
 	if !ok {
 		fmt.Fprintf(stderr, "edgebnn help: unknown command %q; run 'edgebnn help' for the list of commands.\n", args[0])
 		return exitUsage

@@ -2,7 +2,7 @@ package bnnconfig
 
 import (
 	"fmt"
-	"github.com/edgebnn/edgebnn/convert/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"math"
 	"sort"
 )

@@ -9,7 +9,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/edgebnn/edgebnn/convert/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/clip"
 )
 
 // fuzzJSONSeeds are the seed inputs of FuzzParseJSON (also in testdata/fuzz/FuzzParseJSON):

@@ -11,7 +11,7 @@ package resnet
 
 import (
 	"fmt"
-	"github.com/edgebnn/edgebnn/convert/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"sort"
 
 	"github.com/edgebnn/edgebnn/convert/torcharch"

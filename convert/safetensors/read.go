@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/edgebnn/edgebnn/convert/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/clip"
 
 	"github.com/edgebnn/edgebnn/internal/readlimit"
 )

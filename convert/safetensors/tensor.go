@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/edgebnn/edgebnn/convert/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"github.com/x448/float16"
 )
 

@@ -17,7 +17,7 @@ package statedict
 import (
 	"bytes"
 	"fmt"
-	"github.com/edgebnn/edgebnn/convert/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"path/filepath"
 	"sort"
 	"strings"

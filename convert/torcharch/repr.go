@@ -3,7 +3,7 @@ package torcharch
 import (
 	"bufio"
 	"fmt"
-	"github.com/edgebnn/edgebnn/convert/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"io"
 	"sort"
 	"strconv"

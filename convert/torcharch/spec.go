@@ -2,7 +2,7 @@ package torcharch
 
 import (
 	"fmt"
-	"github.com/edgebnn/edgebnn/convert/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"math"
 	"strconv"
 )

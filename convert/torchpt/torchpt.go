@@ -41,8 +41,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"github.com/edgebnn/edgebnn/convert/safetensors"
+	"github.com/edgebnn/edgebnn/internal/clip"
 
 	"github.com/edgebnn/edgebnn/internal/readlimit"
 )

@@ -1,5 +1,3 @@
-//go:build !device
-
 package torchpt
 
 import (
@@ -8,8 +6,8 @@ import (
 	"math/big"
 	"strings"
 
-	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"github.com/edgebnn/edgebnn/convert/safetensors"
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"github.com/nlpodyssey/gopickle/pickle"
 	"github.com/nlpodyssey/gopickle/types"
 )

@@ -3,6 +3,7 @@ package data
 import (
 	"errors"
 	"fmt"
+	"github.com/edgebnn/edgebnn/internal/csvrecords"
 	"io"
 	"strconv"
 	"strings"
@@ -29,7 +30,7 @@ type CSVOptions struct {
 
 // ReadCSV reads a CSV table: every column except the target is a numeric feature.
 func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
-	recs := NewCSVRecords(r, "csv "+name, opt.Limits)
+	recs := csvrecords.New(r, "csv "+name, opt.Limits)
 	var (
 		header  []string
 		cols    int
@@ -50,7 +51,7 @@ func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 			if cols < 2 {
 				return nil, fmt.Errorf("csv %s: need at least one feature and a target column, got %d columns", name, cols)
 			}
-			if opt.Header || IsHeaderRow(rec) {
+			if opt.Header || csvrecords.IsHeaderRow(rec) {
 				header = append([]string(nil), rec...)
 			}
 			if tc, err = targetColumn(opt.Target, header, cols); err != nil {
@@ -65,7 +66,7 @@ func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 		}
 		for c, cell := range rec {
 			if c == tc && opt.Regression {
-				v, err := ParseFinite(cell)
+				v, err := csvrecords.ParseFinite(cell)
 				if err != nil {
 					return nil, fmt.Errorf("csv %s: line %d column %d (the target): %w", name, line, c+1, err)
 				}
@@ -76,7 +77,7 @@ func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 				targets = append(targets, strings.TrimSpace(cell))
 				continue
 			}
-			v, err := ParseFinite(cell)
+			v, err := csvrecords.ParseFinite(cell)
 			if err != nil {
 				return nil, fmt.Errorf("csv %s: line %d column %d: %w", name, line, c+1, err)
 			}
@@ -132,7 +133,7 @@ func targetColumn(target string, header []string, cols int) (int, error) {
 	}
 	v, err := strconv.Atoi(target)
 	if err != nil || v < 0 || v >= cols {
-		return 0, fmt.Errorf("target column %s not found (have %d columns)", quotePrefix(target), cols)
+		return 0, fmt.Errorf("target column %s not found (have %d columns)", csvrecords.QuotePrefix(target), cols)
 	}
 	return v, nil
 }

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"github.com/edgebnn/edgebnn/internal/csvrecords"
 	"io"
 	"os"
 	"os/exec"
@@ -197,7 +198,7 @@ func TestReadCSVHeaderAndRows(t *testing.T) {
 // than the line limit.
 func TestCSVRecordsHugeLine(t *testing.T) {
 	r := &countingReader{r: io.LimitReader(repeatReader('7'), 64<<20)}
-	recs := NewCSVRecords(r, "big.csv", CSVLimits{MaxLineBytes: 1 << 20})
+	recs := csvrecords.New(r, "big.csv", CSVLimits{MaxLineBytes: 1 << 20})
 	_, _, err := recs.Next()
 	if err == nil || !strings.Contains(err.Error(), "line 1: longer than") {
 		t.Fatalf("error %v", err)

@@ -3,6 +3,7 @@ package fsvi
 import (
 	"errors"
 	"fmt"
+	"github.com/edgebnn/edgebnn/internal/csvrecords"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -202,7 +203,7 @@ func readContextCSV(path string, dim int) ([]float32, error) {
 		return nil, fmt.Errorf("fsvi: context: %w", err)
 	}
 	defer f.Close()
-	r := data.NewCSVRecords(f, path, data.CSVLimits{MaxBytes: MaxContextFileBytes})
+	r := csvrecords.New(f, path, csvrecords.Limits{MaxBytes: MaxContextFileBytes})
 	var out []float32
 	for first := true; ; first = false {
 		rec, line, err := r.Next()
@@ -212,14 +213,14 @@ func readContextCSV(path string, dim int) ([]float32, error) {
 		if err != nil {
 			return nil, fmt.Errorf("fsvi: context: %w", err)
 		}
-		if first && data.IsHeaderRow(rec) {
+		if first && csvrecords.IsHeaderRow(rec) {
 			continue
 		}
 		if len(rec) != dim {
 			return nil, fmt.Errorf("fsvi: context %s line %d: %d values, the inputs have %d", path, line, len(rec), dim)
 		}
 		for _, f := range rec {
-			v, err := data.ParseFinite(f)
+			v, err := csvrecords.ParseFinite(f)
 			if err != nil {
 				return nil, fmt.Errorf("fsvi: context %s line %d: %w", path, line, err)
 			}

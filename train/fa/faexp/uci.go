@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/edgebnn/edgebnn/internal/csvrecords"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -32,7 +33,7 @@ type UCIData struct {
 // first line with a field that is not a number is a header and skipped (a column-name header, or
 // scikit-learn's "569,30,malignant,benign"); at least 4 data rows are needed.
 func ReadUCICSV(path string) (*UCIData, error) {
-	lim := data.CSVLimits{}.WithDefaults()
+	lim := csvrecords.Limits{}.WithDefaults()
 	f, err := readlimit.Open(path, lim.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("faexp: %w", err)

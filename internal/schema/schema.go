@@ -1,24 +1,29 @@
-package convert
+// Package schema declares the tensors a model file stores for each layer of a runtime.Spec (per
+// posterior kind, in the file's order), counts parameters as bayesianize does, and describes
+// model files (Inspect). The converter writes files from it and inspect reads them with it; it
+// imports only runtime, format and the standard library, so the board binary links it without
+// the converter.
+package schema
 
 import (
 	"fmt"
-	"github.com/edgebnn/edgebnn/convert/internal/clip"
 	"strconv"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
 // Tensor roles in a model.
 const (
-	roleParam   = iota // a trainable parameter (counted as in bayesianize)
-	roleBuffer         // a buffer the runtime needs (BatchNorm running statistics)
-	roleOptBuf         // an optional buffer: kept when present (FFG priors)
-	roleDropped        // accepted in a checkpoint and dropped (num_batches_tracked)
+	RoleParam   = iota // a trainable parameter (counted as in bayesianize)
+	RoleBuffer         // a buffer the runtime needs (BatchNorm running statistics)
+	RoleOptBuf         // an optional buffer: kept when present (FFG priors)
+	RoleDropped        // accepted in a checkpoint and dropped (num_batches_tracked)
 )
 
-// tensorSpec is one tensor a model needs (or may have).
-type tensorSpec struct {
+// Tensor is one tensor a model needs (or may have).
+type Tensor struct {
 	Name  string
 	Layer string // the layer (module) name; "fa" for the factor-analysis tensors
 	Shape []int
@@ -30,7 +35,7 @@ type tensorSpec struct {
 	Flow *runtime.PosteriorSpec
 }
 
-func (t tensorSpec) size() int {
+func (t Tensor) Size() int {
 	n := 1
 	for _, d := range t.Shape {
 		n *= d
@@ -38,11 +43,11 @@ func (t tensorSpec) size() int {
 	return n
 }
 
-// expectedTensors lists every tensor of a Spec in a canonical order (layer order, then a fixed
+// Expected lists every tensor of a Spec in a canonical order (layer order, then a fixed
 // order within each layer): the order of the tensor sections in the model file. An ensemble
 // (Spec.Members = K > 1) lists member 0's tensors, then member 1's (named runtime.MemberPrefix(1)
 // + name), and so on; each keeps its layer's name in Layer.
-func expectedTensors(spec *runtime.Spec) []tensorSpec {
+func Expected(spec *runtime.Spec) []Tensor {
 	out := memberTensors(spec)
 	n := len(out)
 	for k := 1; k < spec.Members; k++ {
@@ -54,47 +59,47 @@ func expectedTensors(spec *runtime.Spec) []tensorSpec {
 	return out
 }
 
-// memberTensors lists the tensors of one network of spec (expectedTensors without members).
-func memberTensors(spec *runtime.Spec) []tensorSpec {
-	var out []tensorSpec
+// memberTensors lists the tensors of one network of spec (Expected without members).
+func memberTensors(spec *runtime.Spec) []Tensor {
+	var out []Tensor
 	add := func(layer, suffix string, role int, shape ...int) {
 		name := suffix
 		if layer != "" {
 			name = layer + "." + suffix
 		}
-		out = append(out, tensorSpec{Name: name, Layer: layer, Shape: shape, Role: role,
+		out = append(out, Tensor{Name: name, Layer: layer, Shape: shape, Role: role,
 			Z: suffix == "z_row" || suffix == "z_col"})
 	}
 	if spec.FA != nil {
 		out = append(out,
-			tensorSpec{Name: "fa.mean", Layer: "fa", Shape: []int{spec.FA.Dim}, Role: roleParam},
-			tensorSpec{Name: "fa.factors", Layer: "fa", Shape: []int{spec.FA.Dim, spec.FA.Rank}, Role: roleParam},
-			tensorSpec{Name: "fa.psi", Layer: "fa", Shape: []int{spec.FA.Dim}, Role: roleParam})
+			Tensor{Name: "fa.mean", Layer: "fa", Shape: []int{spec.FA.Dim}, Role: RoleParam},
+			Tensor{Name: "fa.factors", Layer: "fa", Shape: []int{spec.FA.Dim, spec.FA.Rank}, Role: RoleParam},
+			Tensor{Name: "fa.psi", Layer: "fa", Shape: []int{spec.FA.Dim}, Role: RoleParam})
 	}
 	// addInducing adds an inducing posterior's tensors (MATH.md §1) for a dOut × dIn weight;
 	// a global-U layer (q_inducing global) has no q(U) tensors of its own.
 	addInducing := func(name string, dOut, dIn int, p *runtime.PosteriorSpec) {
 		r, c := p.InducingRows, p.InducingCols
-		add(name, "z_row", roleParam, r, dOut)
-		add(name, "z_col", roleParam, c, dIn)
-		add(name, "_d_row", roleParam, r)
-		add(name, "_d_col", roleParam, c)
-		add(name, "_lamda", roleParam)
+		add(name, "z_row", RoleParam, r, dOut)
+		add(name, "z_col", RoleParam, c, dIn)
+		add(name, "_d_row", RoleParam, r)
+		add(name, "_d_col", RoleParam, c)
+		add(name, "_lamda", RoleParam)
 		d := r * c
 		switch p.QInducing {
 		case runtime.QGlobal:
 		case runtime.QFull:
-			add(name, "inducing_mean", roleParam, d)
-			add(name, "_inducing_scale_tril", roleParam, d*(d+1)/2)
+			add(name, "inducing_mean", RoleParam, d)
+			add(name, "_inducing_scale_tril", RoleParam, d*(d+1)/2)
 		case runtime.QMatrix:
-			add(name, "inducing_mean", roleParam, r, c)
-			add(name, "_inducing_row_scale_tril", roleParam, r*(r+1)/2)
-			add(name, "_inducing_col_scale_tril", roleParam, c*(c+1)/2)
+			add(name, "inducing_mean", RoleParam, r, c)
+			add(name, "_inducing_row_scale_tril", RoleParam, r*(r+1)/2)
+			add(name, "_inducing_col_scale_tril", RoleParam, c*(c+1)/2)
 		case runtime.QEnsemble:
-			add(name, "inducing_mean", roleParam, p.EnsembleSize, r, c)
+			add(name, "inducing_mean", RoleParam, p.EnsembleSize, r, c)
 		default:
-			add(name, "inducing_mean", roleParam, r, c)
-			add(name, "_inducing_sd", roleParam, r, c)
+			add(name, "inducing_mean", RoleParam, r, c)
+			add(name, "_inducing_sd", RoleParam, r, c)
 		}
 	}
 	if spec.GlobalU != nil {
@@ -115,12 +120,12 @@ func memberTensors(spec *runtime.Spec) []tensorSpec {
 				walk(l.Shortcut)
 			case runtime.OpBatchNorm:
 				if l.Affine {
-					add(l.Name, "weight", roleParam, l.In)
-					add(l.Name, "bias", roleParam, l.In)
+					add(l.Name, "weight", RoleParam, l.In)
+					add(l.Name, "bias", RoleParam, l.In)
 				}
-				add(l.Name, "running_mean", roleBuffer, l.In)
-				add(l.Name, "running_var", roleBuffer, l.In)
-				add(l.Name, "num_batches_tracked", roleDropped)
+				add(l.Name, "running_mean", RoleBuffer, l.In)
+				add(l.Name, "running_var", RoleBuffer, l.In)
+				add(l.Name, "num_batches_tracked", RoleDropped)
 			case runtime.OpLinear, runtime.OpConv2d:
 				wshape := []int{l.Out, l.In}
 				k := l.In
@@ -135,50 +140,50 @@ func memberTensors(spec *runtime.Spec) []tensorSpec {
 				p := l.Posterior
 				switch {
 				case p == nil || p.Kind == runtime.KindDeterministic:
-					add(l.Name, "weight", roleParam, wshape...)
+					add(l.Name, "weight", RoleParam, wshape...)
 					if l.Bias {
-						add(l.Name, "bias", roleParam, l.Out)
+						add(l.Name, "bias", RoleParam, l.Out)
 					}
 				case p.Kind == runtime.KindInducing:
 					addInducing(l.Name, l.Out, dIn, p)
 				case p.Kind == runtime.KindFFG && p.Pruned:
 					// The kept weights only (their count is in the index blob, not the spec: no
 					// shape); no prior buffers.
-					add(l.Name, "weight_mean_kept", roleParam)
-					add(l.Name, "_weight_sd_kept", roleParam)
+					add(l.Name, "weight_mean_kept", RoleParam)
+					add(l.Name, "_weight_sd_kept", RoleParam)
 					if l.Bias {
-						add(l.Name, "bias_mean", roleParam, l.Out)
-						add(l.Name, "_bias_sd", roleParam, l.Out)
+						add(l.Name, "bias_mean", RoleParam, l.Out)
+						add(l.Name, "_bias_sd", RoleParam, l.Out)
 					}
 				case p.Kind == runtime.KindFFG:
-					add(l.Name, "weight_mean", roleParam, wshape...)
-					add(l.Name, "_weight_sd", roleParam, wshape...)
+					add(l.Name, "weight_mean", RoleParam, wshape...)
+					add(l.Name, "_weight_sd", RoleParam, wshape...)
 					if l.Bias {
-						add(l.Name, "bias_mean", roleParam, l.Out)
-						add(l.Name, "_bias_sd", roleParam, l.Out)
+						add(l.Name, "bias_mean", RoleParam, l.Out)
+						add(l.Name, "_bias_sd", RoleParam, l.Out)
 					}
-					add(l.Name, "prior_weight_mean", roleOptBuf, wshape...)
-					add(l.Name, "prior_weight_sd", roleOptBuf, wshape...)
+					add(l.Name, "prior_weight_mean", RoleOptBuf, wshape...)
+					add(l.Name, "prior_weight_sd", RoleOptBuf, wshape...)
 					if l.Bias {
-						add(l.Name, "prior_bias_mean", roleOptBuf, l.Out)
-						add(l.Name, "prior_bias_sd", roleOptBuf, l.Out)
+						add(l.Name, "prior_bias_mean", RoleOptBuf, l.Out)
+						add(l.Name, "prior_bias_sd", RoleOptBuf, l.Out)
 					}
 				case p.Kind == runtime.KindFCG:
 					// bayesianize's FCGMixin: one Gaussian over (weight, bias); its prior buffers
 					// are rebuilt from the spec.
 					D := l.Out * dIn
-					add(l.Name, "mean", roleParam, D)
-					add(l.Name, "_scale_diag", roleParam, D)
-					add(l.Name, "_scale_tril", roleParam, D, D)
-					add(l.Name, "prior_mean", roleDropped)
-					add(l.Name, "prior_scale_tril", roleDropped)
+					add(l.Name, "mean", RoleParam, D)
+					add(l.Name, "_scale_diag", RoleParam, D)
+					add(l.Name, "_scale_tril", RoleParam, D, D)
+					add(l.Name, "prior_mean", RoleDropped)
+					add(l.Name, "prior_scale_tril", RoleDropped)
 				case p.Kind == runtime.KindBernstein:
 					// One Bernstein flow's raw parameters (M+5) per weight and bias.
 					np := p.Degree + 5
-					add(l.Name, "bf_weight", roleParam, append(append([]int(nil), wshape...), np)...)
+					add(l.Name, "bf_weight", RoleParam, append(append([]int(nil), wshape...), np)...)
 					out[len(out)-1].Flow = p
 					if l.Bias {
-						add(l.Name, "bf_bias", roleParam, l.Out, np)
+						add(l.Name, "bf_bias", RoleParam, l.Out, np)
 						out[len(out)-1].Flow = p
 					}
 				}
@@ -189,9 +194,9 @@ func memberTensors(spec *runtime.Spec) []tensorSpec {
 	return out
 }
 
-// sameShape compares shapes, treating a scalar () and a one-element vector (1) alike (PyTorch
+// SameShape compares shapes, treating a scalar () and a one-element vector (1) alike (PyTorch
 // 0-d tensors are often exported to safetensors as shape [1]).
-func sameShape(got, want []int) bool {
+func SameShape(got, want []int) bool {
 	if len(got) <= 1 && len(want) <= 1 {
 		g, w := 1, 1
 		if len(got) == 1 {
@@ -213,8 +218,8 @@ func sameShape(got, want []int) bool {
 	return true
 }
 
-// layerInfo is the parameter accounting of one layer (bayesianize's counting).
-type layerInfo struct {
+// LayerInfo is the parameter accounting of one layer (bayesianize's counting).
+type LayerInfo struct {
 	Name string
 	Kind string // deterministic, inducing, ffg, fa, bernstein, batchnorm
 	// Parameters counts the layer's state_dict parameters (not buffers); entries of pruned Z
@@ -227,10 +232,10 @@ type layerInfo struct {
 	Z, ZZero int64
 }
 
-// layerInfos lists the parametric layers of spec (Linear, Conv2d, BatchNorm) in order, with
+// LayerInfos lists the parametric layers of spec (Linear, Conv2d, BatchNorm) in order, with
 // deterministic counts filled in.
-func layerInfos(spec *runtime.Spec) []layerInfo {
-	var out []layerInfo
+func LayerInfos(spec *runtime.Spec) []LayerInfo {
+	var out []LayerInfo
 	var walk func([]runtime.LayerSpec)
 	walk = func(ls []runtime.LayerSpec) {
 		for i := range ls {
@@ -240,7 +245,7 @@ func layerInfos(spec *runtime.Spec) []layerInfo {
 				walk(l.Body)
 				walk(l.Shortcut)
 			case runtime.OpBatchNorm:
-				li := layerInfo{Name: l.Name, Kind: "batchnorm"}
+				li := LayerInfo{Name: l.Name, Kind: "batchnorm"}
 				if l.Affine {
 					li.Deterministic = 2 * int64(l.In)
 				}
@@ -258,31 +263,31 @@ func layerInfos(spec *runtime.Spec) []layerInfo {
 				if l.Posterior != nil {
 					kind = l.Posterior.Kind
 				}
-				out = append(out, layerInfo{Name: l.Name, Kind: kind, Deterministic: det})
+				out = append(out, LayerInfo{Name: l.Name, Kind: kind, Deterministic: det})
 			}
 		}
 	}
 	walk(spec.Layers)
 	if spec.FA != nil {
-		out = append(out, layerInfo{Name: "fa", Kind: runtime.KindFA})
+		out = append(out, LayerInfo{Name: "fa", Kind: runtime.KindFA})
 	}
 	if spec.GlobalU != nil {
-		out = append(out, layerInfo{Name: runtime.GlobalUName, Kind: "global_inducing"})
+		out = append(out, LayerInfo{Name: runtime.GlobalUName, Kind: "global_inducing"})
 	}
 	return out
 }
 
-// countFunc returns, for a tensor, its element count and number of zero entries.
-type countFunc func(t tensorSpec) (n, zeros int64, err error)
+// CountFunc returns, for a tensor, its element count and number of zero entries.
+type CountFunc func(t Tensor) (n, zeros int64, err error)
 
-// countParameters fills Parameters, Z and ZZero of infos from the tensors.
-func countParameters(spec *runtime.Spec, infos []layerInfo, count countFunc) error {
+// CountParameters fills Parameters, Z and ZZero of infos from the tensors.
+func CountParameters(spec *runtime.Spec, infos []LayerInfo, count CountFunc) error {
 	idx := map[string]int{}
 	for i := range infos {
 		idx[infos[i].Name] = i
 	}
-	for _, t := range expectedTensors(spec) {
-		if t.Role != roleParam {
+	for _, t := range Expected(spec) {
+		if t.Role != RoleParam {
 			continue
 		}
 		i, ok := idx[t.Layer]
@@ -323,9 +328,9 @@ func memberOf(name string) (int, string) {
 	return k, rest[i+1:]
 }
 
-// layerOf returns the layer a tensor name belongs to, given the known layer names (ensemble
+// LayerOf returns the layer a tensor name belongs to, given the known layer names (ensemble
 // members' tensors belong to their layer).
-func layerOf(name string, layers map[string]bool) string {
+func LayerOf(name string, layers map[string]bool) string {
 	_, name = memberOf(name)
 	for i := len(name) - 1; i > 0; i-- {
 		if name[i] == '.' && layers[name[:i]] {

@@ -1,0 +1,178 @@
+// Package csvrecords reads CSV records within limits (rows, line length, columns, bytes) and
+// parses their fields as finite float32 values: the reader of train/data's CSV data sets and of
+// predict's CSV inputs. It imports only the standard library and internal/readlimit, so the
+// board binary links it without the trainer.
+package csvrecords
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/edgebnn/edgebnn/internal/readlimit"
+)
+
+// Default limits (Limits fields left zero take these).
+const (
+	// DefaultMaxBytes bounds the bytes read from one CSV input: 1 GiB.
+	DefaultMaxBytes = 1 << 30
+	// DefaultMaxRows bounds the records of one CSV input (header included): 16 Mi.
+	DefaultMaxRows = 1 << 24
+	// DefaultMaxLineBytes bounds one line: 16 MiB (a 1024×1024×3 image as text fits).
+	DefaultMaxLineBytes = 16 << 20
+	// DefaultMaxColumns bounds the fields of one record: 4 Mi.
+	DefaultMaxColumns = 1 << 22
+)
+
+// Limits bound what the CSV readers accept, so that a hostile or broken file is an error
+// after bounded memory and time. A zero field takes its Default* value.
+type Limits struct {
+	// MaxBytes bounds the bytes read (DefaultMaxBytes).
+	MaxBytes int64
+	// MaxRows bounds the records, header included (DefaultMaxRows).
+	MaxRows int
+	// MaxLineBytes bounds the length of one line, newline excluded (DefaultMaxLineBytes).
+	MaxLineBytes int
+	// MaxColumns bounds the fields of one record (DefaultMaxColumns).
+	MaxColumns int
+}
+
+// WithDefaults returns l with its zero fields set to the defaults.
+func (l Limits) WithDefaults() Limits {
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxBytes
+	}
+	if l.MaxRows <= 0 {
+		l.MaxRows = DefaultMaxRows
+	}
+	if l.MaxLineBytes <= 0 {
+		l.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if l.MaxColumns <= 0 {
+		l.MaxColumns = DefaultMaxColumns
+	}
+	return l
+}
+
+// Records streams the records of a CSV file within Limits: blank lines are skipped,
+// fields are trimmed of leading space, a UTF-8 byte order mark is dropped, and every error
+// names the file and the line.
+type Records struct {
+	name string
+	lim  Limits
+	cr   *csv.Reader
+	ll   *lineLimiter
+	rows int
+}
+
+// New reads CSV records from r; name (the file) prefixes errors. The caller keeps
+// records only until the next call of Next (the slice is reused).
+func New(r io.Reader, name string, lim Limits) *Records {
+	lim = lim.WithDefaults()
+	ll := &lineLimiter{r: readlimit.Reader(r, name, lim.MaxBytes), max: lim.MaxLineBytes, line: 1}
+	cr := csv.NewReader(ll)
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	cr.ReuseRecord = true
+	return &Records{name: name, lim: lim, cr: cr, ll: ll}
+}
+
+// Next returns the next non-blank record and the line it starts on, or io.EOF after the last.
+func (c *Records) Next() ([]string, int, error) {
+	for {
+		rec, err := c.cr.Read()
+		if errors.Is(err, io.EOF) {
+			return nil, 0, io.EOF
+		}
+		if err != nil {
+			var le *lineTooLongError
+			if errors.As(err, &le) {
+				return nil, le.line, fmt.Errorf("%s: line %d: longer than %d bytes", c.name, le.line, c.lim.MaxLineBytes)
+			}
+			return nil, 0, fmt.Errorf("%s: %w", c.name, err)
+		}
+		line, _ := c.cr.FieldPos(0)
+		if c.rows == 0 && line == 1 && len(rec) > 0 {
+			rec[0] = strings.TrimPrefix(rec[0], "\ufeff") // a byte order mark
+		}
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		if len(rec) > c.lim.MaxColumns {
+			return nil, line, fmt.Errorf("%s: line %d: %d fields (at most %d)", c.name, line, len(rec), c.lim.MaxColumns)
+		}
+		if c.rows++; c.rows > c.lim.MaxRows {
+			return nil, line, fmt.Errorf("%s: line %d: more than %d rows", c.name, line, c.lim.MaxRows)
+		}
+		return rec, line, nil
+	}
+}
+
+// IsHeaderRow reports whether rec is a header: a row in which no field is a number. A row with
+// any number in it is data, so a malformed data row is an error rather than a dropped header.
+func IsHeaderRow(rec []string) bool {
+	for _, s := range rec {
+		if _, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseFinite parses a CSV field as a finite number within the float32 range (where every value
+// ends up). The error quotes at most a short prefix of the field.
+func ParseFinite(s string) (float32, error) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("%s is not a number", QuotePrefix(s))
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > math.MaxFloat32 {
+		return 0, fmt.Errorf("%s is not a finite float32", QuotePrefix(s))
+	}
+	return float32(v), nil
+}
+
+// QuotePrefix quotes s, cut to its first 32 bytes (for error messages).
+func QuotePrefix(s string) string {
+	const n = 32
+	if len(s) <= n {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:n]) + "…"
+}
+
+// lineLimiter passes bytes through and fails once a line grows past max bytes, before the CSV
+// reader buffers it.
+type lineLimiter struct {
+	r         io.Reader
+	max, cur  int
+	line      int
+	lastError error
+}
+
+type lineTooLongError struct{ line int }
+
+func (e *lineTooLongError) Error() string { return fmt.Sprintf("line %d too long", e.line) }
+
+func (l *lineLimiter) Read(p []byte) (int, error) {
+	if l.lastError != nil {
+		return 0, l.lastError
+	}
+	n, err := l.r.Read(p)
+	for i, b := range p[:n] {
+		if b == '\n' {
+			l.cur = 0
+			l.line++
+			continue
+		}
+		if l.cur++; l.cur > l.max {
+			l.lastError = &lineTooLongError{l.line}
+			return i, l.lastError
+		}
+	}
+	return n, err
+}
