@@ -113,15 +113,15 @@ func writeInspection(w io.Writer, in *schema.Inspection) error {
 	}
 	fmt.Fprintln(w, "\nLayers:")
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "LAYER\tKIND\tPARAMS\tDETERMINISTIC\tBYTES\tZ PRUNED\tKL\t")
+	fmt.Fprintln(tw, "LAYER\tKIND\tPARAMS\tNONZERO\tDETERMINISTIC\tBYTES\tZ PRUNED\tKL\t")
 	for _, l := range in.Layers {
 		pr := "-"
 		if l.Kind == "inducing" {
 			pr = fmt.Sprintf("%.1f%%", 100*l.ZPruned)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%.4g\t\n", l.Name, l.Kind, l.Parameters, l.Deterministic, l.Bytes, pr, l.KL)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%.4g\t\n", l.Name, l.Kind, l.Parameters, l.Nonzero, l.Deterministic, l.Bytes, pr, l.KL)
 	}
-	fmt.Fprintf(tw, "total\t\t%d\t%d\t\t\t%.6g\t\n", in.Parameters, in.DeterministicParameters, in.KL)
+	fmt.Fprintf(tw, "total\t\t%d\t%d\t%d\t\t\t%.6g\t\n", in.Parameters, in.NonzeroParameters, in.DeterministicParameters, in.KL)
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -35,6 +35,9 @@ type InspectLayer struct {
 	// affine weight and bias) of one network. Bytes include every member's tensors.
 	Parameters    int64 `json:"parameters"`
 	Deterministic int64 `json:"deterministic_parameters"`
+	// Nonzero counts the parameters whose value is not exactly zero (pruned entries and exact
+	// zeros of dense tensors left out).
+	Nonzero int64 `json:"nonzero_parameters"`
 	// Bytes are the stored bytes of the layer's tensors.
 	Bytes int64 `json:"bytes"`
 	// ZPruned is the share of the layer's Z entries removed by pruning (not stored).
@@ -62,6 +65,9 @@ type Inspection struct {
 	InputShape              []int        `json:"input_shape,omitempty"`
 	Parameters              int64        `json:"parameters"`
 	DeterministicParameters int64        `json:"deterministic_parameters"`
+	// NonzeroParameters counts the parameters whose value is not exactly zero: Parameters is
+	// what is stored (bayesianize's and plan's count), this what is nonzero among it.
+	NonzeroParameters int64 `json:"nonzero_parameters"`
 	// Members is the number K of networks of an Ensemble-W model or of posteriors of a mixture
 	// (runtime.Spec.Members; 0 for a single network); Parameters then counts all of them and
 	// MemberParameters = Parameters / K one member.
@@ -191,6 +197,29 @@ func inspect(path string, verify bool) (*Inspection, error) {
 		return in, fmt.Errorf("%s: %w", path, err)
 	}
 	in.Preprocess = m.Preprocessing()
+	nonzero := map[string]int64{}
+	for _, t := range Expected(spec) {
+		if t.Role != RoleParam {
+			continue
+		}
+		ft, err := f.Tensor(t.Name)
+		if err != nil {
+			return in, fmt.Errorf("%s: %w", path, err)
+		}
+		v, err := ft.Float32s()
+		if err != nil {
+			return in, fmt.Errorf("%s: %w", path, err)
+		}
+		for _, x := range v {
+			if x != 0 {
+				nonzero[t.Layer]++
+			}
+		}
+	}
+	for i := range in.Layers {
+		in.Layers[i].Nonzero = nonzero[in.Layers[i].Name]
+		in.NonzeroParameters += in.Layers[i].Nonzero
+	}
 	kl := map[string]float64{}
 	for _, li := range m.Layers() {
 		kl[li.Name] = li.KL
