@@ -14,7 +14,14 @@ func opAt(m []float32, ld int, trans bool, i, j int) float64 {
 	return float64(m[i*ld+j])
 }
 
+// TestGemm: Gemm (assembly micro-kernels, blocking) and GemmRef (plain loops, any element
+// type) against float64 sums, every transpose, alpha, beta (0 ignores a NaN C), padded leading
+// dimensions (left untouched).
 func TestGemm(t *testing.T) {
+	impls := []struct {
+		name string
+		f    func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+	}{{"Gemm", Gemm}, {"GemmRef", GemmRef[float32]}}
 	shapes := [][3]int{
 		{1, 1, 1}, {1, 7, 3}, {5, 1, 9}, {3, 5, 1}, {4, 8, 16}, {7, 9, 11}, {16, 16, 16},
 		{17, 13, 29}, {20, 20, 20}, {21, 21, 21}, {1, 300, 200}, {33, 65, 31}, {31, 70, 129}, {40, 90, 200},
@@ -24,56 +31,58 @@ func TestGemm(t *testing.T) {
 		shapes = append(shapes, [3]int{129, 257, 513})
 	}
 	r := newRand(1)
-	for _, s := range shapes {
-		m, n, k := s[0], s[1], s[2]
-		for _, transA := range []bool{false, true} {
-			for _, transB := range []bool{false, true} {
-				for _, beta := range []float32{0, 1, -0.7} {
-					for _, pad := range []int{0, 3} {
-						alpha := float32(1.25)
-						name := fmt.Sprintf("m%d_n%d_k%d_tA%v_tB%v_beta%v_pad%d", m, n, k, transA, transB, beta, pad)
-						ar, ac := m, k
-						if transA {
-							ar, ac = k, m
-						}
-						br, bc := k, n
-						if transB {
-							br, bc = n, k
-						}
-						lda, ldb, ldc := ac+pad, bc+2*pad, n+pad
-						a := randSlice(r, ar*lda)
-						b := randSlice(r, br*ldb)
-						c := randSlice(r, m*ldc)
-						if beta == 0 {
-							for i := range c {
-								c[i] = float32(math.NaN())
+	for _, impl := range impls {
+		for _, s := range shapes {
+			m, n, k := s[0], s[1], s[2]
+			for _, transA := range []bool{false, true} {
+				for _, transB := range []bool{false, true} {
+					for _, beta := range []float32{0, 1, -0.7} {
+						for _, pad := range []int{0, 3} {
+							alpha := float32(1.25)
+							name := fmt.Sprintf("%s_m%d_n%d_k%d_tA%v_tB%v_beta%v_pad%d", impl.name, m, n, k, transA, transB, beta, pad)
+							ar, ac := m, k
+							if transA {
+								ar, ac = k, m
 							}
-						}
-						c0 := append([]float32(nil), c...)
-						Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-						for i := 0; i < m; i++ {
-							for j := 0; j < ldc; j++ {
-								if j >= n {
-									if math.Float32bits(c[i*ldc+j]) != math.Float32bits(c0[i*ldc+j]) {
-										t.Fatalf("%s: C[%d,%d] outside the m×n block was modified", name, i, j)
+							br, bc := k, n
+							if transB {
+								br, bc = n, k
+							}
+							lda, ldb, ldc := ac+pad, bc+2*pad, n+pad
+							a := randSlice(r, ar*lda)
+							b := randSlice(r, br*ldb)
+							c := randSlice(r, m*ldc)
+							if beta == 0 {
+								for i := range c {
+									c[i] = float32(math.NaN())
+								}
+							}
+							c0 := append([]float32(nil), c...)
+							impl.f(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+							for i := 0; i < m; i++ {
+								for j := 0; j < ldc; j++ {
+									if j >= n {
+										if math.Float32bits(c[i*ldc+j]) != math.Float32bits(c0[i*ldc+j]) {
+											t.Fatalf("%s: C[%d,%d] outside the m×n block was modified", name, i, j)
+										}
+										continue
 									}
-									continue
-								}
-								var want, mag float64
-								for l := 0; l < k; l++ {
-									p := opAt(a, lda, transA, i, l) * opAt(b, ldb, transB, l, j)
-									want += p
-									mag += math.Abs(p)
-								}
-								want *= float64(alpha)
-								mag *= math.Abs(float64(alpha))
-								if beta != 0 {
-									want += float64(beta) * float64(c0[i*ldc+j])
-									mag += math.Abs(float64(beta) * float64(c0[i*ldc+j]))
-								}
-								tol := 2*float64(k+2)*eps32*mag + 1e-30
-								if got := float64(c[i*ldc+j]); !closeTo(got, want, tol) {
-									t.Fatalf("%s: C[%d,%d] = %g, want %g (tol %g)", name, i, j, got, want, tol)
+									var want, mag float64
+									for l := 0; l < k; l++ {
+										p := opAt(a, lda, transA, i, l) * opAt(b, ldb, transB, l, j)
+										want += p
+										mag += math.Abs(p)
+									}
+									want *= float64(alpha)
+									mag *= math.Abs(float64(alpha))
+									if beta != 0 {
+										want += float64(beta) * float64(c0[i*ldc+j])
+										mag += math.Abs(float64(beta) * float64(c0[i*ldc+j]))
+									}
+									tol := 2*float64(k+2)*eps32*mag + 1e-30
+									if got := float64(c[i*ldc+j]); !closeTo(got, want, tol) {
+										t.Fatalf("%s: C[%d,%d] = %g, want %g (tol %g)", name, i, j, got, want, tol)
+									}
 								}
 							}
 						}

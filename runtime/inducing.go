@@ -215,8 +215,8 @@ func (l *inducing) loadQ(b *builder, ls *LayerSpec, lr, lc []float64) (float64, 
 			return s
 		}
 		// tr(B⁻¹ μᵀ A⁻¹ μ)
-		am := mul64(false, false, mo, mi, mo, aInv, m)
-		amb := mul64(false, false, mo, mi, mi, am, bInv)
+		am := kernels.MatMul(false, false, mo, mi, mo, aInv, m)
+		amb := kernels.MatMul(false, false, mo, mi, mi, am, bInv)
 		s := 0.0
 		for i := range m {
 			s += m[i] * amb[i]
@@ -261,7 +261,7 @@ func (l *inducing) loadQ(b *builder, ls *LayerSpec, lr, lc []float64) (float64, 
 				}
 				continue
 			}
-			pc := mul64(false, false, mo, mi, mi, mul64(false, false, mo, mi, mo, aInv, col), bInv)
+			pc := kernels.MatMul(false, false, mo, mi, mi, kernels.MatMul(false, false, mo, mi, mo, aInv, col), bInv)
 			for a := range col {
 				tr += col[a] * pc[a]
 			}
@@ -278,8 +278,8 @@ func (l *inducing) loadQ(b *builder, ls *LayerSpec, lr, lc []float64) (float64, 
 			return 0, nil, err
 		}
 		lRow, lCol := vecToChol(rr, mo), vecToChol(cr, mi)
-		aq := mul64(false, true, mo, mo, mo, lRow, lRow)
-		bq := mul64(false, true, mi, mi, mi, lCol, lCol)
+		aq := kernels.MatMul(false, true, mo, mo, mo, lRow, lRow)
+		bq := kernels.MatMul(false, true, mi, mi, mi, lCol, lCol)
 		var trA, trB float64
 		if l.whitened {
 			for i := 0; i < mo; i++ {

@@ -34,38 +34,9 @@ func to32(x []float64) []float32 {
 	return y
 }
 
-// mul64 returns op(A) op(B) with op(A) m×k and op(B) k×n, row-major.
-func mul64(transA, transB bool, m, n, k int, a, b []float64) []float64 {
-	c := make([]float64, m*n)
-	at := func(i, p int) float64 {
-		if transA {
-			return a[p*m+i]
-		}
-		return a[i*k+p]
-	}
-	bt := func(p, j int) float64 {
-		if transB {
-			return b[j*k+p]
-		}
-		return b[p*n+j]
-	}
-	for i := 0; i < m; i++ {
-		for p := 0; p < k; p++ {
-			av := at(i, p)
-			if av == 0 {
-				continue
-			}
-			for j := 0; j < n; j++ {
-				c[i*n+j] += av * bt(p, j)
-			}
-		}
-	}
-	return c
-}
-
 // gram returns Z Zᵀ (+ diag(d²) when d is not nil) for Z rows × cols.
 func gram(z []float64, rows, cols int, d []float64) []float64 {
-	g := mul64(false, true, rows, rows, cols, z, z)
+	g := kernels.MatMul(false, true, rows, rows, cols, z, z)
 	for i := range d {
 		g[i*rows+i] += d[i] * d[i]
 	}

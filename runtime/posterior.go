@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"fmt"
+
+	"github.com/edgebnn/edgebnn/kernels"
 )
 
 // Posterior is the mean and covariance of a model's flattened parameter vector θ: every Linear and
@@ -309,8 +311,8 @@ func (l *inducing) moments() (mean, cov []float64, members [][]float64) {
 	lhr, lhc := to64(l.lhatR), to64(l.lhatC)
 	// Noise: λ(E1 − R Ū C), Ū = Z_r E1 Z_cᵀ + L̂_r E2 D_c + D_r E3 L̂_cᵀ + D_r E4 D_c.
 	// Cov = λ²(I − Pᵀ⊗Q − P⊗Qᵀ + Σᵢ (R Aᵢ Rᵀ) ⊗ (Cᵀ Bᵢ C)) with P = R Z_r, Q = Z_cᵀ C.
-	pm := mul64(false, false, dOut, dOut, mo, r, zr)
-	qm := mul64(true, false, dIn, dIn, mi, zc, c)
+	pm := kernels.MatMul(false, false, dOut, dOut, mo, r, zr)
+	qm := kernels.MatMul(true, false, dIn, dIn, mi, zc, c)
 	cov = make([]float64, n*n)
 	kron := func(s float64, a []float64, transA bool, b []float64, transB bool) {
 		for o := 0; o < dOut; o++ {
@@ -349,22 +351,22 @@ func (l *inducing) moments() (mean, cov []float64, members [][]float64) {
 		}
 		return out
 	}
-	aS := [][]float64{mul64(false, true, mo, mo, dOut, zr, zr), mul64(false, true, mo, mo, mo, lhr, lhr), diag(dr), diag(dr)}
-	bS := [][]float64{mul64(false, true, mi, mi, dIn, zc, zc), diag(dc), mul64(false, true, mi, mi, mi, lhc, lhc), diag(dc)}
+	aS := [][]float64{kernels.MatMul(false, true, mo, mo, dOut, zr, zr), kernels.MatMul(false, true, mo, mo, mo, lhr, lhr), diag(dr), diag(dr)}
+	bS := [][]float64{kernels.MatMul(false, true, mi, mi, dIn, zc, zc), diag(dc), kernels.MatMul(false, true, mi, mi, mi, lhc, lhc), diag(dc)}
 	for i := range aS {
-		ra := mul64(false, true, dOut, dOut, mo, mul64(false, false, dOut, mo, mo, r, aS[i]), r)
-		cb := mul64(true, false, dIn, dIn, mi, c, mul64(false, false, mi, dIn, mi, bS[i], c))
+		ra := kernels.MatMul(false, true, dOut, dOut, mo, kernels.MatMul(false, false, dOut, mo, mo, r, aS[i]), r)
+		cb := kernels.MatMul(true, false, dIn, dIn, mi, c, kernels.MatMul(false, false, mi, dIn, mi, bS[i], c))
 		kron(s2l2, ra, false, cb, false)
 	}
 	// q(U): W_u = σ R' u C' with R' = R L_r, C' = L_cᵀ C when whitened.
 	rp, cp := r, c
 	if l.whitened {
-		rp = mul64(false, false, dOut, mo, mo, r, to64(l.lr))
-		cp = mul64(true, false, mi, dIn, mi, to64(l.lc), c)
+		rp = kernels.MatMul(false, false, dOut, mo, mo, r, to64(l.lr))
+		cp = kernels.MatMul(true, false, mi, dIn, mi, to64(l.lc), c)
 	}
 	// mapU returns vec(σ R' U C') (weight layout) for a mo × mi matrix U.
 	mapU := func(u []float64) []float64 {
-		return scale64(sigma, mul64(false, false, dOut, dIn, mo, rp, mul64(false, false, mo, dIn, mi, u, cp)))
+		return scale64(sigma, kernels.MatMul(false, false, dOut, dIn, mo, rp, kernels.MatMul(false, false, mo, dIn, mi, u, cp)))
 	}
 	addOuter := func(v []float64) {
 		for a, va := range v {
@@ -381,7 +383,7 @@ func (l *inducing) moments() (mean, cov []float64, members [][]float64) {
 	switch l.q {
 	case QEnsemble:
 		for _, u := range l.members { // already whitened: W = σ R u C
-			members = append(members, scale64(sigma, mul64(false, false, dOut, dIn, mo, r, mul64(false, false, mo, dIn, mi, to64(u), c))))
+			members = append(members, scale64(sigma, kernels.MatMul(false, false, dOut, dIn, mo, r, kernels.MatMul(false, false, mo, dIn, mi, to64(u), c))))
 		}
 		return members[0], cov, members
 	case QDiagonal:
@@ -401,9 +403,9 @@ func (l *inducing) moments() (mean, cov []float64, members [][]float64) {
 		}
 	case QMatrix:
 		lrow, lcol := to64(l.rowTril), to64(l.colTril)
-		rl := mul64(false, false, dOut, mo, mo, rp, lrow) // R' L_row
-		lc := mul64(true, false, mi, dIn, mi, lcol, cp)   // L_colᵀ C'
-		kron(sigma*sigma, mul64(false, true, dOut, dOut, mo, rl, rl), false, mul64(true, false, dIn, dIn, mi, lc, lc), false)
+		rl := kernels.MatMul(false, false, dOut, mo, mo, rp, lrow) // R' L_row
+		lc := kernels.MatMul(true, false, mi, dIn, mi, lcol, cp)   // L_colᵀ C'
+		kron(sigma*sigma, kernels.MatMul(false, true, dOut, dOut, mo, rl, rl), false, kernels.MatMul(true, false, dIn, dIn, mi, lc, lc), false)
 	}
 	mean = mapU(to64(l.mean))
 	return mean, cov, nil

@@ -3,8 +3,8 @@ package autodiff
 import "github.com/edgebnn/edgebnn/kernels"
 
 // The wrappers below are the single place where the tape chooses between the kernels package
-// and the generic loops in linalg.go: float32 slices go to the kernels' BLAS-like routines,
-// other element types (float64 gradient checks, named float types) to the generic loops. The
+// and the generic loops: float32 slices go to the kernels' BLAS-like routines, other element
+// types (float64 gradient checks, named float types) to kernels.GemmRef and linalg.go's loops. The
 // kernels' linear algebra (Cholesky, triangular solves) is generic and used for every type.
 
 func gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
@@ -16,7 +16,7 @@ func gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 		kernels.Gemm(transA, transB, m, n, k, float32(alpha), af, lda, bf, ldb, float32(beta), cf, ldc)
 		return
 	}
-	gemmGeneric(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	kernels.GemmRef(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 func cholesky[T Float](a []T, n int) error { return kernels.Cholesky(a, n) }

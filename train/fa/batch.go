@@ -156,7 +156,7 @@ func FitML(mean, cov []float64, d, k int, cfg MLConfig) (*Model, MLResult, error
 				a[i*k+j] = m.F[i*k+j] / m.Psi[i]
 			}
 		}
-		ib := matMul(true, false, k, k, d, m.F, a) // FᵀΨ⁻¹F
+		ib := kernels.MatMul(true, false, k, k, d, m.F, a) // FᵀΨ⁻¹F
 		for j := 0; j < k; j++ {
 			ib[j*k+j]++
 		}
@@ -168,7 +168,7 @@ func FitML(mean, cov []float64, d, k int, cfg MLConfig) (*Model, MLResult, error
 		for j := 0; j < k; j++ {
 			sigmaH[j*k+j] = 1
 		}
-		cholSolve(l, k, sigmaH, k)
+		kernels.CholeskySolve(l, k, sigmaH, k)
 		sa := symTimes(cov, d, a, k) // S A, D×K
 		// Log-likelihood at the current parameters.
 		logDet := logDetChol(l, k)
@@ -177,7 +177,7 @@ func FitML(mean, cov []float64, d, k int, cfg MLConfig) (*Model, MLResult, error
 			logDet += math.Log(m.Psi[i])
 			tr += cov[i*d+i] / m.Psi[i]
 		}
-		asa := matMul(true, false, k, k, d, a, sa)
+		asa := kernels.MatMul(true, false, k, k, d, a, sa)
 		for p := 0; p < k*k; p++ {
 			tr -= sigmaH[p] * asa[p] // tr((I+B)⁻¹ AᵀSA), both symmetric
 		}
@@ -192,8 +192,8 @@ func FitML(mean, cov []float64, d, k int, cfg MLConfig) (*Model, MLResult, error
 		}
 		res.LogLik = ll
 		// M-step: β = Σ_h Aᵀ; S βᵀ = (S A) Σ_h; E = Σ_h + β S βᵀ; F = S βᵀ E⁻¹.
-		sbt := matMul(false, false, d, k, k, sa, sigmaH)
-		bsb := matMul(false, false, k, k, k, sigmaH, matMul(true, false, k, k, d, a, sbt))
+		sbt := kernels.MatMul(false, false, d, k, k, sa, sigmaH)
+		bsb := kernels.MatMul(false, false, k, k, k, sigmaH, kernels.MatMul(true, false, k, k, d, a, sbt))
 		for p := range bsb {
 			bsb[p] += sigmaH[p]
 		}
@@ -201,7 +201,7 @@ func FitML(mean, cov []float64, d, k int, cfg MLConfig) (*Model, MLResult, error
 		if err != nil {
 			return nil, res, fmt.Errorf("fa: fit: iteration %d: E[hhᵀ]: %w", it, err)
 		}
-		m.F = matMul(false, false, d, k, k, sbt, einv)
+		m.F = kernels.MatMul(false, false, d, k, k, sbt, einv)
 		for i := 0; i < d; i++ {
 			s := cov[i*d+i]
 			for j := 0; j < k; j++ {
@@ -222,7 +222,7 @@ func LogLikelihood(m *Model, cov []float64) (float64, error) {
 		return 0, fmt.Errorf("fa: log-likelihood: %w", err)
 	}
 	x := append([]float64(nil), cov...)
-	cholSolve(l, m.D, x, m.D)
+	kernels.CholeskySolve(l, m.D, x, m.D)
 	tr := 0.0
 	for i := 0; i < m.D; i++ {
 		tr += x[i*m.D+i]

@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/edgebnn/edgebnn/kernels"
 )
 
 // Model is the Gaussian N(Mean, F Fᵀ + diag Psi) with F a D×K row-major matrix.
@@ -53,7 +55,7 @@ func (m *Model) Clone() *Model {
 
 // Covariance returns the dense D×D covariance F Fᵀ + diag ψ (only for small D).
 func (m *Model) Covariance() []float64 {
-	s := matMul(false, true, m.D, m.D, m.K, m.F, m.F)
+	s := kernels.MatMul(false, true, m.D, m.D, m.K, m.F, m.F)
 	for i := 0; i < m.D; i++ {
 		s[i*m.D+i] += m.Psi[i]
 	}
@@ -130,7 +132,7 @@ func (d *Density) LogPDF(theta []float64) float64 {
 		}
 	}
 	x := append([]float64(nil), b...)
-	cholSolve(d.chol, K, x, 1)
+	kernels.CholeskySolve(d.chol, K, x, 1)
 	for k, v := range b {
 		q -= v * x[k]
 	}
@@ -141,7 +143,7 @@ func (d *Density) LogPDF(theta []float64) float64 {
 func covInner(a, b *Model) float64 {
 	d := a.D
 	// ‖F_aᵀ F_b‖²_F
-	g := matMul(true, false, a.K, b.K, d, a.F, b.F)
+	g := kernels.MatMul(true, false, a.K, b.K, d, a.F, b.F)
 	s := 0.0
 	for _, v := range g {
 		s += v * v
@@ -190,7 +192,7 @@ func Wasserstein2(m1, s1, m2, s2 []float64, n int) float64 {
 		w += s1[i*n+i] + s2[i*n+i]
 	}
 	r := symSqrt(s2, n)
-	mid := matMul(false, false, n, n, n, matMul(false, false, n, n, n, r, s1), r)
+	mid := kernels.MatMul(false, false, n, n, n, kernels.MatMul(false, false, n, n, n, r, s1), r)
 	// symmetrise against rounding
 	for i := 0; i < n; i++ {
 		for j := 0; j < i; j++ {

@@ -1,57 +1,25 @@
 package fa
 
 import (
-	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
+
+	"github.com/edgebnn/edgebnn/kernels"
 )
 
 // errNotPD reports a matrix that is not (numerically) positive definite.
-var errNotPD = errors.New("matrix is not positive definite")
+var errNotPD = kernels.ErrNotPositiveDefinite
 
 // cholesky returns the lower Cholesky factor of the n×n symmetric positive definite matrix a
-// (row-major; only the lower triangle is read).
+// (row-major; only the lower triangle is read; a is not modified).
 func cholesky(a []float64, n int) ([]float64, error) {
-	l := make([]float64, n*n)
-	for i := 0; i < n; i++ {
-		for j := 0; j <= i; j++ {
-			s := a[i*n+j]
-			for k := 0; k < j; k++ {
-				s -= l[i*n+k] * l[j*n+k]
-			}
-			if i == j {
-				if !(s > 0) {
-					return nil, fmt.Errorf("pivot %d is %g: %w", i, s, errNotPD)
-				}
-				l[i*n+i] = math.Sqrt(s)
-			} else {
-				l[i*n+j] = s / l[j*n+j]
-			}
-		}
+	l := slices.Clone(a[:n*n])
+	if err := kernels.Cholesky(l, n); err != nil {
+		return nil, err
 	}
 	return l, nil
-}
-
-// cholSolve overwrites the n×m matrix b with (L Lᵀ)⁻¹ b.
-func cholSolve(l []float64, n int, b []float64, m int) {
-	for c := 0; c < m; c++ {
-		for i := 0; i < n; i++ {
-			s := b[i*m+c]
-			for k := 0; k < i; k++ {
-				s -= l[i*n+k] * b[k*m+c]
-			}
-			b[i*m+c] = s / l[i*n+i]
-		}
-		for i := n - 1; i >= 0; i-- {
-			s := b[i*m+c]
-			for k := i + 1; k < n; k++ {
-				s -= l[k*n+i] * b[k*m+c]
-			}
-			b[i*m+c] = s / l[i*n+i]
-		}
-	}
 }
 
 // spdInverse returns the inverse of an n×n symmetric positive definite matrix.
@@ -64,7 +32,7 @@ func spdInverse(a []float64, n int) ([]float64, error) {
 	for i := 0; i < n; i++ {
 		inv[i*n+i] = 1
 	}
-	cholSolve(l, n, inv, n)
+	kernels.CholeskySolve(l, n, inv, n)
 	return inv, nil
 }
 
@@ -75,37 +43,6 @@ func logDetChol(l []float64, n int) float64 {
 		s += 2 * math.Log(l[i*n+i])
 	}
 	return s
-}
-
-// matMul returns op(A)·op(B) (m×n) for row-major A (m×k, or k×m if transA) and B (k×n, or n×k if
-// transB).
-func matMul(transA, transB bool, m, n, k int, a, b []float64) []float64 {
-	c := make([]float64, m*n)
-	for i := 0; i < m; i++ {
-		for p := 0; p < k; p++ {
-			var av float64
-			if transA {
-				av = a[p*m+i]
-			} else {
-				av = a[i*k+p]
-			}
-			if av == 0 {
-				continue
-			}
-			row := c[i*n : (i+1)*n]
-			if transB {
-				for j := range row {
-					row[j] += av * b[j*k+p]
-				}
-			} else {
-				bp := b[p*n : (p+1)*n]
-				for j := range row {
-					row[j] += av * bp[j]
-				}
-			}
-		}
-	}
-	return c
 }
 
 // orthonormalColumns returns a d×k matrix with orthonormal columns: the Q of the reduced QR

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/edgebnn/edgebnn/kernels"
 )
 
 func randomSym(rng *rand.Rand, n int) []float64 {
@@ -101,7 +103,7 @@ func TestOrthonormalColumns(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	d, k := 30, 6
 	q := orthonormalColumns(rng, d, k)
-	g := matMul(true, false, k, k, d, q, q)
+	g := kernels.MatMul(true, false, k, k, d, q, q)
 	for i := 0; i < k; i++ {
 		for j := 0; j < k; j++ {
 			want := 0.0
@@ -125,7 +127,7 @@ func TestGenerate(t *testing.T) {
 	if err := m.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	g := matMul(true, false, 4, 4, 25, m.F, m.F)
+	g := kernels.MatMul(true, false, 4, 4, 25, m.F, m.F)
 	for i := 0; i < 4; i++ {
 		for j := 0; j < 4; j++ {
 			want := 0.0

@@ -3,6 +3,8 @@ package fa
 import (
 	"fmt"
 	"math"
+
+	"github.com/edgebnn/edgebnn/kernels"
 )
 
 // saStep is online EM as stochastic approximation on the sufficient statistics with step
@@ -110,19 +112,19 @@ func recenter(a, betaT, d2 []float64, d, k int, f, psi []float64) {
 		if err != nil {
 			return
 		}
-		bt := matMul(false, false, d, k, k, ct, sigmaH) // βᵀ
+		bt := kernels.MatMul(false, false, d, k, k, ct, sigmaH) // βᵀ
 		for p := range delta {
 			delta[p] = bt[p] - betaT[p]
 		}
-		g := matMul(true, false, k, k, d, f, delta) // Fᵀ(βᵀ − β̄ᵀ)
-		fg := matMul(false, false, d, k, k, f, g)
+		g := kernels.MatMul(true, false, k, k, d, f, delta) // Fᵀ(βᵀ − β̄ᵀ)
+		fg := kernels.MatMul(false, false, d, k, k, f, g)
 		for i := 0; i < d; i++ {
 			for j := 0; j < k; j++ {
 				p := i*k + j
 				ra[p] = a[p] + psi[i]*delta[p] + fg[p]
 			}
 		}
-		b := matMul(true, false, k, k, d, bt, ra) // β A (mStep symmetrises B)
+		b := kernels.MatMul(true, false, k, k, d, bt, ra) // β A (mStep symmetrises B)
 		for p := range b {
 			b[p] += sigmaH[p]
 		}

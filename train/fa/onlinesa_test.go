@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/edgebnn/edgebnn/kernels"
 )
 
 // TestOnlineEMAveragedApproachesBatchFit streams the same observations into Algorithm 2, the
@@ -350,7 +352,7 @@ func TestRecenterFromExactStatistics(t *testing.T) {
 			t.Fatal(err)
 		}
 		betaT := append([]float64(nil), theta0.F...)
-		cholSolve(l, d, betaT, k)
+		kernels.CholeskySolve(l, d, betaT, k)
 		abar := symTimes(cov, d, betaT, k)
 		d2 := make([]float64, d)
 		for i := range d2 {

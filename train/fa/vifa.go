@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/edgebnn/edgebnn/kernels"
 )
 
 // LikelihoodGrad is the model-specific part of VIFA: given one parameter vector θ it draws a
@@ -208,7 +210,7 @@ func (v *VIFA) woodbury() (a, b, cw, lchol []float64, err error) {
 			a[i*k+j] = v.f[i*k+j] * inv
 		}
 	}
-	b = matMul(true, false, k, k, d, v.f, a)
+	b = kernels.MatMul(true, false, k, k, d, v.f, a)
 	ib := append([]float64(nil), b...)
 	for j := 0; j < k; j++ {
 		ib[j*k+j]++
@@ -221,8 +223,8 @@ func (v *VIFA) woodbury() (a, b, cw, lchol []float64, err error) {
 	for j := 0; j < k; j++ {
 		inv[j*k+j] = 1
 	}
-	cholSolve(lchol, k, inv, k)
-	cw = matMul(false, false, d, k, k, a, inv)
+	kernels.CholeskySolve(lchol, k, inv, k)
+	cw = kernels.MatMul(false, false, d, k, k, a, inv)
 	return a, b, cw, lchol, nil
 }
 
@@ -238,7 +240,7 @@ func (v *VIFA) klGrads(gc, gf, gg []float64) error {
 		gc[i] = alpha * v.c[i]
 	}
 	// ∇F = αF − A + Cw Bᵀ
-	cbt := matMul(false, true, d, k, k, cw, b)
+	cbt := kernels.MatMul(false, true, d, k, k, cw, b)
 	for i := range gf {
 		gf[i] = alpha*v.f[i] - a[i] + cbt[i]
 	}
