@@ -243,3 +243,14 @@ func CholeskySolve[T Float](l []T, n int, b []T, nrhs int) {
 	SolveTriangular(Left, Lower, false, n, nrhs, l, n, b, nrhs)
 	SolveTriangular(Left, Lower, true, n, nrhs, l, n, b, nrhs)
 }
+
+// CholeskyInverse writes (L Lᵀ)⁻¹ to dst (n×n row-major) for the n×n lower Cholesky factor l
+// (CholeskySolve against the identity).
+func CholeskyInverse[T Float](dst, l []T, n int) {
+	dst = dst[:n*n]
+	clear(dst)
+	for i := 0; i < n; i++ {
+		dst[i*n+i] = 1
+	}
+	CholeskySolve(l, n, dst, n)
+}

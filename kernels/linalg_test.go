@@ -286,3 +286,35 @@ func TestCholeskySolve(t *testing.T) {
 	t.Run("float32", testCholeskySolve[float32])
 	t.Run("float64", testCholeskySolve[float64])
 }
+
+// TestCholeskyInverse: A · (L Lᵀ)⁻¹ is the identity for random SPD matrices A = L Lᵀ (float64),
+// whatever dst held before.
+func TestCholeskyInverse(t *testing.T) {
+	for _, n := range []int{1, 2, 5, 17} {
+		a := spd(uint64(n), n)
+		l := append([]float64(nil), a...)
+		if err := Cholesky(l, n); err != nil {
+			t.Fatal(err)
+		}
+		inv := make([]float64, n*n)
+		for i := range inv {
+			inv[i] = math.NaN()
+		}
+		CholeskyInverse(inv, l, n)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				s := 0.0
+				for k := 0; k < n; k++ {
+					s += a[i*n+k] * inv[k*n+j]
+				}
+				want := 0.0
+				if i == j {
+					want = 1
+				}
+				if math.Abs(s-want) > 1e-12*float64(n) {
+					t.Fatalf("n=%d: (A·A⁻¹)[%d,%d] = %g, want %g", n, i, j, s, want)
+				}
+			}
+		}
+	}
+}

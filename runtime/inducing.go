@@ -196,7 +196,9 @@ func (l *inducing) loadQ(b *builder, ls *LayerSpec, lr, lc []float64) (float64, 
 	var aInv, bInv []float64
 	logDetP := 0.0
 	if !l.whitened {
-		aInv, bInv = cholInverse(lr, mo), cholInverse(lc, mi)
+		aInv, bInv = make([]float64, mo*mo), make([]float64, mi*mi)
+		kernels.CholeskyInverse(aInv, lr, mo)
+		kernels.CholeskyInverse(bInv, lc, mi)
 		logDetP = 2 * (float64(mi)*logDiagSum(lr, mo) + float64(mo)*logDiagSum(lc, mi))
 	}
 	precDiag := func(i, j int) float64 { // (Σ_p⁻¹) at u_ij, u_ij

@@ -77,13 +77,3 @@ func logDiagSum(l []float64, n int) float64 {
 	}
 	return s
 }
-
-// cholInverse returns (L Lᵀ)⁻¹.
-func cholInverse(l []float64, n int) []float64 {
-	inv := make([]float64, n*n)
-	for i := 0; i < n; i++ {
-		inv[i*n+i] = 1
-	}
-	kernels.CholeskySolve(l, n, inv, n)
-	return inv
-}

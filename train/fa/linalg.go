@@ -29,10 +29,7 @@ func spdInverse(a []float64, n int) ([]float64, error) {
 		return nil, err
 	}
 	inv := make([]float64, n*n)
-	for i := 0; i < n; i++ {
-		inv[i*n+i] = 1
-	}
-	kernels.CholeskySolve(l, n, inv, n)
+	kernels.CholeskyInverse(inv, l, n)
 	return inv, nil
 }
 

@@ -322,15 +322,6 @@ func matMul64(c, a, b []float64, n, p int) {
 	}
 }
 
-// inverse sets dst to (L Lᵀ)⁻¹ for the n×n lower Cholesky factor l.
-func inverse(dst, l []float64, n int) {
-	clear(dst)
-	for i := 0; i < n; i++ {
-		dst[i*n+i] = 1
-	}
-	kernels.CholeskySolve(l, n, dst, n)
-}
-
 func dot64(x, y []float64) float64 {
 	y = y[:len(x)]
 	var s0, s1, s2, s3 float64
@@ -392,7 +383,7 @@ func gaussianKL(ws *Workspace, n int) (float64, error) {
 	}
 	// K_p⁻¹δ = L_p⁻ᵀ(L_p⁻¹δ).
 	kernels.SolveTriangular(kernels.Left, kernels.Lower, true, n, 1, lp, n, ws.v, 1)
-	inverse(ws.ip, lp, n)
-	inverse(ws.iq, lq, n)
+	kernels.CholeskyInverse(ws.ip, lp, n)
+	kernels.CholeskyInverse(ws.iq, lq, n)
 	return 0.5 * (s - float64(n)), nil
 }
