@@ -626,6 +626,25 @@ func (c *Config) validateBounds() error {
 	return nil
 }
 
+// validateData checks what loading the data sets reads — the values' ranges, data, task,
+// test_fraction — and nothing of the model or the training (an evaluation of a converted model
+// has neither). Validate checks these and the rest.
+func (c *Config) validateData() error {
+	errf := func(format string, args ...any) error { return fmt.Errorf("config: "+format, args...) }
+	if err := c.validateBounds(); err != nil {
+		return err
+	}
+	switch {
+	case c.Data == "":
+		return errf("data is empty")
+	case c.Task != "classification" && c.Task != "regression":
+		return errf("task %q is not classification or regression", c.Task)
+	case !(c.TestFraction >= 0 && c.TestFraction < 1):
+		return errf("test_fraction %g outside [0, 1)", c.TestFraction)
+	}
+	return c.validateOOD()
+}
+
 // Validate checks the values' ranges (configBounds and the Max* constants) and enumerations.
 // Errors name the key.
 func (c *Config) Validate() error {

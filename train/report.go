@@ -59,7 +59,7 @@ func Toy1D(m *runtime.Model, train *data.Dataset, opt runtime.Options) (*Toy1DSu
 // LoadEvalData loads the test set (and the OOD set: held-out classes or the ood key's) that cfg
 // describes, without building a network.
 func LoadEvalData(cfg Config) (test, ood *data.Dataset, err error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validateData(); err != nil {
 		return nil, nil, err
 	}
 	t := &Trainer{Config: cfg}

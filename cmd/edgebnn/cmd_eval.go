@@ -158,7 +158,6 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		// A mixture of posteriors: as many samples from every member.
 		cfg.TestSamples = (max(cfg.TestSamples, M) + M - 1) / M * M
 	}
-	cfg.Arch = "mlp:1-1"
 	test, ood, err := train.LoadEvalData(cfg)
 	if err != nil {
 		return err
