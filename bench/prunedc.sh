@@ -18,8 +18,9 @@
 # against severity per pruning level.
 #
 # Runs already in DIR are reused (as bench/prunetab.sh does). JOBS=1 keeps everything on one
-# core. Cost on one core of the shared machine: a 12-epoch FFG-W training about 4.5 min, FFG-U
-# 1.5 min; about 1 s of evaluation per model and corrupted set of 2000 images at K = 8.
+# core. CPU on one core of the shared machine (docs/results/prunedc.md): bench/prunetab.sh's
+# part 20 min for the defaults (a 12-epoch FFG-W training 5 min, FFG-U 2 min); the corruption
+# evaluation 2.6 min for the 33 models at L = 2000, 12.7 min at L = 0.
 #
 # Options: --seeds N (3), --epochs E (12, the configs' own; learning rate ×0.1 after 8),
 # --finetune F (1 epoch of the first 20000 training images at lr 3e-4: bench/prunetab.sh's
