@@ -24,13 +24,13 @@
 #
 # Options: --seeds N (3), --epochs E (12, the configs' own; learning rate ×0.1 after 8),
 # --finetune F (1 epoch of the first 20000 training images at lr 3e-4: bench/prunetab.sh's
-# defaults), --samples K (8), --corrupt-limit L (2000; 0: all 10000), --out DIR (runs/prunedc),
+# defaults), --samples K (8), --corrupt-limit L (0: all 10000 test images), --out DIR (runs/prunedc),
 # --png FILE (docs/img/prunedc.png). --quick: bench/prunetab.sh --quick (1 seed, 1 epoch on
 # 300 images, every evaluation on 200 test images), K = 2, L = 200, the plot in DIR — every
 # table's shape in about a minute (tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-seeds=3 epochs=12 finetune=1 samples=8 limit=2000 out=runs/prunedc png=docs/img/prunedc.png quick=0 pngset=0
+seeds=3 epochs=12 finetune=1 samples=8 limit=0 out=runs/prunedc png=docs/img/prunedc.png quick=0 pngset=0
 usage="usage: bench/prunedc.sh [--seeds N] [--epochs E] [--finetune F] [--samples K] [--corrupt-limit L] [--quick] [--out DIR] [--png FILE]"
 while (($#)); do
 	case $1 in

@@ -101,7 +101,7 @@ func main() {
 	corrupt := flag.Bool("corrupt", false, "evaluate the models on Fashion-MNIST-C instead (paper 003 Tables 15–18; bench/prunedc.sh)")
 	var co corruptOptions
 	flag.IntVar(&co.samples, "corrupt-samples", 8, "with -corrupt: Monte Carlo samples per prediction")
-	flag.IntVar(&co.limit, "corrupt-limit", 2000, "with -corrupt: evaluate on the first N test images, clean and corrupted (0: all 10 000)")
+	flag.IntVar(&co.limit, "corrupt-limit", 0, "with -corrupt: evaluate on the first N test images, clean and corrupted (0: all 10 000)")
 	flag.Uint64Var(&co.seed, "corrupt-seed", 42, "with -corrupt: the corruption and sampling seed")
 	flag.StringVar(&co.dataDir, "data-dir", data.DefaultFashionMNISTDir, "with -corrupt: directory of the Fashion-MNIST IDX files")
 	flag.StringVar(&co.png, "corrupt-png", "", "with -corrupt: write the accuracy/ECE-against-severity plot here")
