@@ -22,7 +22,8 @@
 # OOD AUROC by max probability and by predictive entropy, and its file bytes and stored
 # parameters. bench/prunetab (Go) prints the Markdown table (mean ± standard error over the
 # seeds, the paper's CIFAR numbers beside) and draws accuracy and ECE against file bytes.
-# Runs already in DIR are reused. On the shared, heavily loaded 2-core machine of the first run
+# Runs already in DIR are reused; JOBS=1 trains the two posteriors of a seed one after the other
+# (default 2: side by side). bench/prunedc.sh evaluates the same model files on Fashion-MNIST-C. On the shared, heavily loaded 2-core machine of the first run
 # (load average 16) an FFG-W or FFG-U training epoch took about 2 min, a fine-tuning run 1 min
 # and an evaluation 20 s: 4 epochs (the default, learning rate ×0.1 after 3) keep the whole run
 # near an hour; the configs' own 12 epochs give better models.
@@ -83,7 +84,7 @@ import json, os, sys
 method, keep, seed, ft, path, ev, conv = sys.argv[1:]
 r = json.load(open(ev))
 c = json.load(open(conv))
-print(json.dumps({"method": method, "keep": float(keep), "seed": int(seed), "finetuned": ft == "1",
+print(json.dumps({"method": method, "keep": float(keep), "seed": int(seed), "finetuned": ft == "1", "path": path,
     "bytes": os.path.getsize(path), "parameters": c["parameters"],
     "accuracy": r["classification"]["accuracy"], "nll": r["classification"]["nll"],
     "ece": r["classification"]["ece"], "brier": r["classification"]["brier"],
@@ -100,13 +101,18 @@ convert() {
 
 : >"$results"
 for s in $(seq 1 "$seeds"); do
-	# The two posteriors of a seed train side by side (two processes, one core each).
-	train ffgw "$s" &
-	pw=$!
-	train ffgu "$s" &
-	pu=$!
-	wait $pw
-	wait $pu
+	if ((${JOBS:-2} > 1)); then
+		# The two posteriors of a seed train side by side (two processes, one core each).
+		train ffgw "$s" &
+		pw=$!
+		train ffgu "$s" &
+		pu=$!
+		wait $pw
+		wait $pu
+	else
+		train ffgw "$s"
+		train ffgu "$s"
+	fi
 done
 # The FFG-W budgets (stored parameters, seed 1; the same for every seed) and FFG-U's range.
 for k in "${wkeeps[@]}"; do convert "$out/ffgw_1.ebnn" "$out/ffgw_1_k$k.ebnn" --snr-keep "$k"; done

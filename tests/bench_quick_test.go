@@ -65,6 +65,9 @@ func TestBenchQuick(t *testing.T) {
 	mix := []string{"one FFG-U posterior", "**mixture of 2 FFG-U", "one deterministic network", "deep ensemble of 2"}
 	nonneg := span{0, 1e6}
 	uvswMethods := []string{"deterministic", "Ensemble-W", "FFG-W", "FFG-U", "FCG-U", "Ensemble-U"}
+	// bench/prunedc.sh's rows: FFG-U 100/75/50/25 % of Z, the two matched rows, FFG-W 100 … 0.1 %.
+	prunedcRows := []string{"FFG-U", "FFG-U", "FFG-U", "FFG-U", "FFG-U@FFG-W", "FFG-U@FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W"}
+	prunedcSev := map[int]span{3: count, 4: pct, 5: pct, 6: pct, 7: pct, 8: pct, 9: pct}
 	sev := map[int]span{} // the nine corruptions' "accuracy % / ECE %" cells
 	for i := 1; i <= 9; i++ {
 		sev[i] = pct
@@ -115,6 +118,13 @@ func TestBenchQuick(t *testing.T) {
 				cols: map[int]span{3: count, 4: count, 5: count, 6: pct, 7: nll, 8: pct, 9: brier, 10: unit, 11: unit}},
 			{header: "method", rows: 18, cells: 13,
 				cols: map[int]span{3: count, 4: count, 5: count, 6: pct, 7: nll, 8: pct, 9: brier, 10: unit, 11: unit}},
+		}},
+		{name: "prunedc", cmd: []string{"bench/prunedc.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath}, tables: []tableSpec{
+			// accuracy and ECE against severity 0–5 (one row per pruning level), then pruned − unpruned
+			{header: "method", rows: 11, cells: 15, labels: prunedcRows, cols: prunedcSev},
+			{header: "method", rows: 11, cells: 15, labels: prunedcRows, cols: prunedcSev},
+			{header: "method", rows: 9, cells: 8, labels: append(prunedcRows[1:6:6], prunedcRows[7:]...),
+				cols: map[int]span{2: {-100, 100}, 3: {-100, 100}, 4: {-100, 100}, 5: {-100, 100}, 6: {-100, 100}, 7: {-100, 100}}},
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,6 +1,9 @@
 // Command prunetab summarises bench/prunetab.sh: it reads the per-model results (JSON lines),
 // prints the Markdown table of paper 003's Tables 7–8 shape (mean ± standard error over seeds,
 // the paper's CIFAR-10 numbers beside) and draws accuracy and ECE against file bytes.
+//
+// With -corrupt (bench/prunedc.sh) it instead evaluates the same model files on Fashion-MNIST-C
+// and prints paper 003's Tables 15–18 shape: see corrupt.go.
 package main
 
 import (
@@ -15,6 +18,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/train/data"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -28,6 +33,7 @@ type result struct {
 	Keep         float64 `json:"keep"`
 	Seed         int     `json:"seed"`
 	Finetuned    bool    `json:"finetuned"`
+	Path         string  `json:"path"` // the model file (bench/prunetab.sh records it since -corrupt)
 	Bytes        float64 `json:"bytes"`
 	Parameters   float64 `json:"parameters"`
 	Accuracy     float64 `json:"accuracy"`
@@ -92,7 +98,24 @@ func main() {
 	ftlr := flag.String("finetune-lr", "3e-4", "fine-tuning learning rate (for the caption)")
 	ftlimit := flag.Int("finetune-limit", 20000, "training images of the fine-tuning epochs (for the caption)")
 	samples := flag.Int("samples", 16, "Monte Carlo samples of the evaluation (for the caption)")
+	corrupt := flag.Bool("corrupt", false, "evaluate the models on Fashion-MNIST-C instead (paper 003 Tables 15–18; bench/prunedc.sh)")
+	var co corruptOptions
+	flag.IntVar(&co.samples, "corrupt-samples", 8, "with -corrupt: Monte Carlo samples per prediction")
+	flag.IntVar(&co.limit, "corrupt-limit", 0, "with -corrupt: evaluate on the first N test images, clean and corrupted (0: all 10 000)")
+	flag.Uint64Var(&co.seed, "corrupt-seed", 42, "with -corrupt: the corruption and sampling seed")
+	flag.StringVar(&co.dataDir, "data-dir", data.DefaultFashionMNISTDir, "with -corrupt: directory of the Fashion-MNIST IDX files")
+	flag.StringVar(&co.png, "corrupt-png", "", "with -corrupt: write the accuracy/ECE-against-severity plot here")
+	flag.BoolVar(&co.force, "force", false, "with -corrupt: re-evaluate models that have a cached evaluation")
 	flag.Parse()
+	if *corrupt {
+		co.caption = fmt.Sprintf("Fashion-MNIST MLP 784-256-256-10, %d epochs; the pruned models fine-tuned %d epoch(s) of the first %d training images at lr %s where the kept column says so",
+			*epochs, *finetune, *ftlimit, *ftlr)
+		if err := runCorrupt(*results, co, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "prunetab:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	caption := fmt.Sprintf("Fashion-MNIST MLP 784-256-256-10, %d epochs; fine-tuning %d epoch(s) of the first %d training images at lr %s; "+
 		"%d samples per prediction; OOD: scikit-learn's digits. Mean ± s.e. over seeds. Paper: ResNet-50 on CIFAR-10 (Tables 7–8, "+
 		"fine-tuned 50 epochs at 1e-4), not comparable in absolute terms.", *epochs, *finetune, *ftlimit, *ftlr, *samples)
@@ -103,50 +126,10 @@ func main() {
 }
 
 func run(path, png, caption string) error {
-	f, err := os.Open(path)
+	groups, err := load(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	var groups []*group
-	find := func(r result) *group {
-		for _, g := range groups {
-			if g.method == r.Method && g.keep == r.Keep && g.finetuned == r.Finetuned {
-				return g
-			}
-		}
-		g := &group{method: r.Method, keep: r.Keep, finetuned: r.Finetuned}
-		groups = append(groups, g)
-		return g
-	}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var r result
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		g := find(r)
-		g.rs = append(g.rs, r)
-	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	if len(groups) == 0 {
-		return errors.New("no results")
-	}
-	sort.SliceStable(groups, func(i, j int) bool {
-		a, b := groups[i], groups[j]
-		if a.method != b.method {
-			return a.method < b.method
-		}
-		if a.keep != b.keep {
-			return a.keep > b.keep
-		}
-		return !a.finetuned && b.finetuned
-	})
 	fmt.Printf("%s\n\n", caption)
 	fmt.Println("| method | kept | fine-tuned | seeds | stored parameters | file bytes | accuracy % | NLL | ECE % | Brier | OOD AUROC max prob | OOD AUROC entropy | paper acc % / NLL / ECE % / AUROC C10→C100, →SVHN |")
 	fmt.Println("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
@@ -188,6 +171,56 @@ func run(path, png, caption string) error {
 		return nil
 	}
 	return draw2(png, groups)
+}
+
+// load reads the per-model results and groups them by method, kept fraction and fine-tuning,
+// sorted by method, then kept fraction (largest first), the plain row before the fine-tuned one.
+func load(path string) ([]*group, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var groups []*group
+	find := func(r result) *group {
+		for _, g := range groups {
+			if g.method == r.Method && g.keep == r.Keep && g.finetuned == r.Finetuned {
+				return g
+			}
+		}
+		g := &group{method: r.Method, keep: r.Keep, finetuned: r.Finetuned}
+		groups = append(groups, g)
+		return g
+	}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var r result
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		g := find(r)
+		g.rs = append(g.rs, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(groups) == 0 {
+		return nil, errors.New("no results")
+	}
+	sort.SliceStable(groups, func(i, j int) bool {
+		a, b := groups[i], groups[j]
+		if a.method != b.method {
+			return a.method < b.method
+		}
+		if a.keep != b.keep {
+			return a.keep > b.keep
+		}
+		return !a.finetuned && b.finetuned
+	})
+	return groups, nil
 }
 
 // draw2 plots accuracy and ECE (means over seeds) against file bytes, one line per method and

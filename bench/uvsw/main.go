@@ -33,16 +33,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/bench/internal/sevtab"
 	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/eval"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // method is one row of the tables.
@@ -120,15 +117,13 @@ func (r *result) complete() bool {
 	}
 	for _, c := range data.Corruptions() {
 		for s := 1; s <= data.MaxSeverity; s++ {
-			if _, ok := r.Corrupt[corruptKey(c, s)]; !ok {
+			if _, ok := r.Corrupt[sevtab.Key(c, s)]; !ok {
 				return false
 			}
 		}
 	}
 	return true
 }
-
-func corruptKey(c string, s int) string { return fmt.Sprintf("%s:%d", c, s) }
 
 // entry is one model to evaluate.
 type entry struct {
@@ -325,26 +320,27 @@ func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit, 
 			}
 		}
 	}
-	for _, c := range data.Corruptions() {
-		for s := 1; s <= data.MaxSeverity; s++ {
-			cd, err := data.Corrupt(full, c, s, seed)
-			if err != nil {
-				return err
-			}
-			// As edgebnn eval --data fmnist-c:C:S --classes 0-4: corrupt, then select.
-			if cd, err = cd.SelectClasses(in, true); err != nil {
-				return err
-			}
-			cd = cd.Head(limit)
-			for _, e := range todo {
-				r, err := eval.Evaluate(e.Model, cd, nil, e.Opt)
-				if err != nil {
-					return fmt.Errorf("%s: %s: %w", e.Path, cd.Name, err)
-				}
-				e.Res.Corrupt[corruptKey(c, s)] = metricsOf(r)
-			}
-			fmt.Fprintf(os.Stderr, "uvsw: %s done\n", cd.Name)
+	// As edgebnn eval --data fmnist-c:C:S --classes 0-4: corrupt, then select.
+	prep := func(cd *data.Dataset) (*data.Dataset, error) {
+		cd, err := cd.SelectClasses(in, true)
+		if err != nil {
+			return nil, err
 		}
+		return cd.Head(limit), nil
+	}
+	err = sevtab.Sweep(full, seed, prep, func(c string, s int, cd *data.Dataset) error {
+		for _, e := range todo {
+			r, err := eval.Evaluate(e.Model, cd, nil, e.Opt)
+			if err != nil {
+				return fmt.Errorf("%s: %s: %w", e.Path, cd.Name, err)
+			}
+			e.Res.Corrupt[sevtab.Key(c, s)] = metricsOf(r)
+		}
+		fmt.Fprintf(os.Stderr, "uvsw: %s done\n", cd.Name)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, e := range todo {
 		raw, err := json.MarshalIndent(e.Res, "", "  ")
@@ -423,11 +419,7 @@ func severityMean(r *result, s int, metric func(metrics) float64) float64 {
 	if s == 0 {
 		return metric(r.Clean)
 	}
-	t := 0.0
-	for _, c := range data.Corruptions() {
-		t += metric(r.Corrupt[corruptKey(c, s)])
-	}
-	return t / float64(len(data.Corruptions()))
+	return sevtab.CorruptionMean(func(c string) float64 { return metric(r.Corrupt[sevtab.Key(c, s)]) })
 }
 
 func paperNum(v float64, f string) string {
@@ -517,8 +509,8 @@ func tables(w io.Writer, entries []*entry, seeds, members, samples, epochs, limi
 		}
 		row := "| " + m.Name
 		for _, c := range data.Corruptions() {
-			a, _ := meanSE(pick(r, func(x *result) float64 { return x.Corrupt[corruptKey(c, 5)].Accuracy }))
-			e, _ := meanSE(pick(r, func(x *result) float64 { return x.Corrupt[corruptKey(c, 5)].ECE }))
+			a, _ := meanSE(pick(r, func(x *result) float64 { return x.Corrupt[sevtab.Key(c, 5)].Accuracy }))
+			e, _ := meanSE(pick(r, func(x *result) float64 { return x.Corrupt[sevtab.Key(c, 5)].ECE }))
 			row += fmt.Sprintf(" | %.1f / %.1f", 100*a, 100*e)
 		}
 		fmt.Fprintln(w, row+" |")
@@ -539,7 +531,7 @@ var colours = []color.Color{
 // against severity 0–5, one line per method, side by side, and writes a PNG.
 func severityPlot(path string, entries []*entry) error {
 	rs := byMethod(entries)
-	var ps []*plot.Plot
+	var panels []sevtab.Panel
 	for _, panel := range []struct {
 		title, ylabel string
 		metric        func(metrics) float64
@@ -547,67 +539,22 @@ func severityPlot(path string, entries []*entry) error {
 		{"Fashion-MNIST-C accuracy (classes 0–4)", "accuracy (%)", func(m metrics) float64 { return m.Accuracy }},
 		{"Fashion-MNIST-C ECE (classes 0–4)", "ECE (%)", func(m metrics) float64 { return m.ECE }},
 	} {
-		p := plot.New()
-		p.Title.Text, p.X.Label.Text, p.Y.Label.Text = panel.title, "severity (mean over 9 corruptions; 0 = clean)", panel.ylabel
-		p.Add(plotter.NewGrid())
+		// The empty corners: bottom left for accuracy, top left for ECE.
+		pn := sevtab.Panel{Title: panel.title, XLabel: "severity (mean over 9 corruptions; 0 = clean)", YLabel: panel.ylabel,
+			LegendTop: panel.ylabel == "ECE (%)"}
 		for i, m := range methods {
 			r := rs[m.Key]
 			if len(r) == 0 {
 				continue
 			}
-			var pts plotter.XYs
-			var errs plotter.YErrors
+			ln := sevtab.Line{Name: m.Name, Color: colours[i%len(colours)]}
 			for s := 0; s <= data.MaxSeverity; s++ {
 				mean, se := meanSE(pick(r, func(x *result) float64 { return 100 * severityMean(x, s, panel.metric) }))
-				if math.IsNaN(se) {
-					se = 0
-				}
-				pts = append(pts, plotter.XY{X: float64(s), Y: mean})
-				errs = append(errs, struct{ Low, High float64 }{se, se})
+				ln.Y, ln.Err = append(ln.Y, mean), append(ln.Err, se)
 			}
-			l, sc, err := plotter.NewLinePoints(pts)
-			if err != nil {
-				return fmt.Errorf("plot %s: %w", path, err)
-			}
-			l.Color, sc.Color, l.Width = colours[i%len(colours)], colours[i%len(colours)], vg.Points(1.5)
-			eb, err := plotter.NewYErrorBars(struct {
-				plotter.XYer
-				plotter.YErrorer
-			}{pts, errs})
-			if err != nil {
-				return fmt.Errorf("plot %s: %w", path, err)
-			}
-			eb.Color = colours[i%len(colours)]
-			p.Add(l, sc, eb)
-			p.Legend.Add(m.Name, l, sc)
+			pn.Lines = append(pn.Lines, ln)
 		}
-		// The empty corners: bottom left for accuracy, top left for ECE.
-		p.Legend.Top = panel.ylabel == "ECE (%)"
-		p.Legend.Left = true
-		var ticks []plot.Tick
-		for s := 0; s <= data.MaxSeverity; s++ {
-			ticks = append(ticks, plot.Tick{Value: float64(s), Label: fmt.Sprint(s)})
-		}
-		p.X.Tick.Marker = plot.ConstantTicks(ticks)
-		ps = append(ps, p)
+		panels = append(panels, pn)
 	}
-	const w, h = 13 * vg.Inch, 5 * vg.Inch
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96))
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Millimeter * 6, PadY: vg.Millimeter * 4,
-		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
-	grid := [][]*plot.Plot{ps}
-	cs := plot.Align(grid, tiles, dc)
-	for c := range grid[0] {
-		grid[0][c].Draw(cs[0][c])
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	return f.Close()
+	return sevtab.Plot(path, panels, 2, 13*vg.Inch, 5*vg.Inch)
 }

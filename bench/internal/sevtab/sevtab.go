@@ -1,0 +1,152 @@
+// Package sevtab holds what the corruption-robustness benchmarks (bench/uvsw, bench/prunetab
+// -corrupt) share: the sweep over the corrupted Fashion-MNIST test sets of data.Corrupt (every
+// corruption of data.Corruptions at severities 1–data.MaxSeverity, each set built once and
+// handed to every model), the per-severity mean over the corruptions, and the plot of a metric
+// against severity (one line per model family, ± error bars).
+package sevtab
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+
+	"github.com/edgebnn/edgebnn/train/data"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Key names one corrupted set in a results map: "corruption:severity".
+func Key(corruption string, severity int) string {
+	return fmt.Sprintf("%s:%d", corruption, severity)
+}
+
+// Sweep builds every corrupted version of base (data.Corrupt with seed; severities 1 to
+// data.MaxSeverity, corruptions in table order), passes each through prep (nil: used as built)
+// and calls visit with it. prep is where a caller selects classes or keeps the first images:
+// data.Corrupt draws image i's randomness from (seed, i) alone, so keeping the first n images
+// after corrupting equals corrupting the first n.
+func Sweep(base *data.Dataset, seed uint64, prep func(*data.Dataset) (*data.Dataset, error),
+	visit func(corruption string, severity int, d *data.Dataset) error) error {
+	for _, c := range data.Corruptions() {
+		for s := 1; s <= data.MaxSeverity; s++ {
+			d, err := data.Corrupt(base, c, s, seed)
+			if err != nil {
+				return fmt.Errorf("sweep %s: %w", Key(c, s), err)
+			}
+			if prep != nil {
+				if d, err = prep(d); err != nil {
+					return fmt.Errorf("sweep %s: %w", Key(c, s), err)
+				}
+			}
+			if err := visit(c, s, d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// CorruptionMean is the mean of get over data.Corruptions (the tables' per-severity number).
+func CorruptionMean(get func(corruption string) float64) float64 {
+	cs := data.Corruptions()
+	t := 0.0
+	for _, c := range cs {
+		t += get(c)
+	}
+	return t / float64(len(cs))
+}
+
+// Line is one curve of a Panel: Y[s] and its error bar Err[s] (NaN: none) at severity s = 0 (the
+// clean set) … data.MaxSeverity.
+type Line struct {
+	Name   string
+	Color  color.Color
+	Dashed bool
+	Y, Err []float64
+}
+
+// Panel is one plot of a metric against severity.
+type Panel struct {
+	Title, XLabel, YLabel string
+	Lines                 []Line
+	LegendTop             bool // the legend in the top-left corner (default: bottom left)
+}
+
+// Plot draws the panels in a grid of cols columns (row by row; len(panels) a multiple of cols)
+// on a w × h canvas at 96 dpi and writes it to path as a PNG.
+func Plot(path string, panels []Panel, cols int, w, h vg.Length) error {
+	if cols < 1 || len(panels) == 0 || len(panels)%cols != 0 {
+		return fmt.Errorf("plot %s: %d panels do not fill rows of %d columns", path, len(panels), cols)
+	}
+	rows := len(panels) / cols
+	grid := make([][]*plot.Plot, rows)
+	for i := range grid {
+		grid[i] = make([]*plot.Plot, cols)
+	}
+	var ticks []plot.Tick
+	for s := 0; s <= data.MaxSeverity; s++ {
+		ticks = append(ticks, plot.Tick{Value: float64(s), Label: fmt.Sprint(s)})
+	}
+	for i, pn := range panels {
+		p := plot.New()
+		p.Title.Text, p.X.Label.Text, p.Y.Label.Text = pn.Title, pn.XLabel, pn.YLabel
+		p.Add(plotter.NewGrid())
+		for _, ln := range pn.Lines {
+			var pts plotter.XYs
+			var errs plotter.YErrors
+			for s, y := range ln.Y {
+				e := 0.0
+				if s < len(ln.Err) && !math.IsNaN(ln.Err[s]) {
+					e = ln.Err[s]
+				}
+				pts = append(pts, plotter.XY{X: float64(s), Y: y})
+				errs = append(errs, struct{ Low, High float64 }{e, e})
+			}
+			l, sc, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return fmt.Errorf("plot %s: %s: %w", path, ln.Name, err)
+			}
+			l.Color, sc.Color, l.Width = ln.Color, ln.Color, vg.Points(1.5)
+			if ln.Dashed {
+				l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			}
+			eb, err := plotter.NewYErrorBars(struct {
+				plotter.XYer
+				plotter.YErrorer
+			}{pts, errs})
+			if err != nil {
+				return fmt.Errorf("plot %s: %s: %w", path, ln.Name, err)
+			}
+			eb.Color = ln.Color
+			p.Add(l, sc, eb)
+			p.Legend.Add(ln.Name, l, sc)
+		}
+		p.Legend.Top, p.Legend.Left = pn.LegendTop, true
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+		grid[i/cols][i%cols] = p
+	}
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96))
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 6, PadY: vg.Millimeter * 4,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
+	cs := plot.Align(grid, tiles, dc)
+	for r := range grid {
+		for c, p := range grid[r] {
+			p.Draw(cs[r][c])
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return f.Close()
+}
