@@ -532,6 +532,21 @@ func (t *Trainer) buildOptimizer() error {
 		wd = 1 / (float64(t.Train.N) * c.PriorPrecision) // the MAP of the prior N(0, α⁻¹I)
 	}
 	groups := []optim.Group[float32]{{Params: t.params, LR: c.LR, WeightDecay: wd}}
+	if c.ScaleTrilLR != 1 {
+		// The Cholesky factors of full-covariance posteriors in a group of their own.
+		var rest, tril []*autodiff.Param[float32]
+		for _, p := range t.params {
+			if strings.HasSuffix(p.Name, "scale_tril") {
+				tril = append(tril, p)
+			} else {
+				rest = append(rest, p)
+			}
+		}
+		groups = []optim.Group[float32]{{Params: rest, LR: c.LR, WeightDecay: wd}}
+		if len(tril) > 0 {
+			groups = append(groups, optim.Group[float32]{Params: tril, LR: c.LR * c.ScaleTrilLR, WeightDecay: wd})
+		}
+	}
 	var err error
 	if c.Optimizer == "adam" {
 		t.opt, err = optim.NewAdam(groups, optim.DefaultAdamConfig())
