@@ -11,6 +11,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -20,6 +21,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/train/eval"
 
 	"gonum.org/v1/plot"
@@ -338,13 +340,12 @@ func drawFigure(path string, cells map[key][]result) error {
 			grid[i][j].Draw(cs[i][j])
 		}
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
+	// Written atomically, as train/plot saves the trainer's figures.
+	if err := outfile.Write(context.Background(), path, func(w io.Writer) error {
+		_, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w)
+		return err
+	}); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
-	return f.Close()
+	return nil
 }
