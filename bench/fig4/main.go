@@ -1,10 +1,12 @@
 // Command fig4 summarises bench/fig4.sh, paper 003's hyper-parameter ablation (Fig. 4) on the
 // Fashion-MNIST MLP: it reads the per-run results (JSON lines: sweep, method, M, λ_max, σ_max,
-// seed, CPU seconds and the metrics of `edgebnn eval --json --ood digits`), prints three
-// Markdown tables — FFG-U over λ_max × σ_max, Ensemble-U over λ_max (both at M = 32) and both
-// methods over M at their default caps — each cell mean ± standard error over the seeds, then
+// seed, CPU seconds and the metrics of `edgebnn eval --json --ood digits`), prints four
+// Markdown tables — FFG-U over λ_max × σ_max, Ensemble-U over λ_max (both at M = 32), both
+// methods over M at their default caps, and both over λ_max / 8 (the paper's grid scaled to the
+// project's 8× wider prior) — each cell mean ± standard error over the seeds, then
 // the total CPU time, and draws the figure: accuracy, NLL, ECE and OOD AUROC (rows) against
-// λ_max, σ_max and M (columns), as the paper's Fig. 4 (which shows accuracy and ECE only).
+// λ_max (both grids on one categorical axis), σ_max and M (columns), as the paper's Fig. 4 (which
+// shows accuracy and ECE only).
 //
 //	go run ./bench/fig4 -results runs/fig4/results.jsonl -png docs/img/fig4.png
 package main
@@ -68,6 +70,11 @@ var (
 	lamdas = []float64{0, 0.03, 0.1, 0.3}
 	sdUs   = []float64{0, 0.1, 0.3}
 	ms     = []int{16, 32, 64, 128}
+	// smallLamdas are the paper's grid divided by 8, the ratio of the project's prior sd on W
+	// (8/√d_in) to the paper's (1/√d_in): q(W|U)'s noise is σ_prior·λ.
+	smallLamdas = []float64{0, 0.00375, 0.0125, 0.03}
+	// plotLamdas are the λ_max positions of the figure's first column.
+	plotLamdas = []float64{0, 0.00375, 0.0125, 0.03, 0.1, 0.3}
 )
 
 const (
@@ -156,6 +163,14 @@ func run(w io.Writer, path, png, caption string) error {
 	for _, m := range ms {
 		row(ensuKey(m, ensembleLam), "Ensemble-U", fmt.Sprint(m), fmt.Sprint(ensembleLam), "—")
 	}
+	fmt.Fprintf(w, "\nSmall λ_max (the paper's grid / 8: the project's prior sd on W is 8× the paper's), M = %d:\n\n", gridM)
+	head("method (small λ_max)", "λ_max", "σ_max")
+	for _, lam := range smallLamdas {
+		row(ffguKey(gridM, lam, ffguSDU), "FFG-U", fmt.Sprint(lam), fmt.Sprint(ffguSDU))
+	}
+	for _, lam := range smallLamdas {
+		row(ensuKey(gridM, lam), "Ensemble-U", fmt.Sprint(lam), "—")
+	}
 	fmt.Fprintf(w, "\nCPU time: %.0f s (%.2f h) of training and evaluation over %d runs.\n", cpu, cpu/3600, n)
 	if png == "" {
 		return nil
@@ -229,17 +244,20 @@ type column struct {
 }
 
 func columns() []column {
-	lamTicks := []string{"0", "0.03", "0.1", "0.3"}
+	var lamTicks []string
+	for _, lam := range plotLamdas {
+		lamTicks = append(lamTicks, fmt.Sprint(lam))
+	}
 	var byLam []series
 	for _, sd := range sdUs {
 		s := series{label: fmt.Sprintf("FFG-U σ_max = %g", sd)}
-		for _, lam := range lamdas {
+		for _, lam := range plotLamdas {
 			s.cells = append(s.cells, ffguKey(gridM, lam, sd))
 		}
 		byLam = append(byLam, s)
 	}
 	ens := series{label: "Ensemble-U"}
-	for _, lam := range lamdas {
+	for _, lam := range plotLamdas {
 		ens.cells = append(ens.cells, ensuKey(gridM, lam))
 	}
 	byLam = append(byLam, ens)
