@@ -141,7 +141,10 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 	if ls.Op == OpLinear {
 		l.loadLocal(zr, zc, dr, lr, lc, raw)
 	}
-	l.kl = klU + float64(dIn)*float64(dOut)*(lamda*lamda/2-math.Log(lamda)-0.5)
+	l.kl = klU
+	if !pointW(p) { // a point estimate of W given U has no conditional KL (loadQ's doc)
+		l.kl += float64(dIn) * float64(dOut) * (lamda*lamda/2 - math.Log(lamda) - 0.5)
+	}
 	return l, nil
 }
 
@@ -165,8 +168,14 @@ func (l *inducing) loadGlobal(b *builder) ([][]float32, error) {
 	return [][]float32{raw}, nil
 }
 
+// pointW reports whether max_lamda is 0: λ = 0, so W given U is the point p(W|U)'s mean
+// (paper 003, appendix J) and the layer's KL leaves out R(λ), infinite for a delta measure.
+func pointW(p *PosteriorSpec) bool { return p.MaxLamda != nil && *p.MaxLamda == 0 }
+
 // loadQ reads q(U) and returns KL[q(U) ‖ p(U)] (MATH.md §1; bayesianize's definition) and the
-// means of q(U) as stored (one per ensemble member; not whitened).
+// means of q(U) as stored (one per ensemble member; not whitened). A diagonal q(U) with
+// max_sd_u = 0 is the point (MAP) estimate of paper 003's ablation: its "KL" is −log p(U) at the
+// mean, ½(vec(μ)ᵀ Σ_p⁻¹ vec(μ) + log|Σ_p| + M_r·M_c·log 2π), as the trainer's objective uses it.
 func (l *inducing) loadQ(b *builder, ls *LayerSpec, lr, lc []float64) (float64, [][]float32, error) {
 	mo, mi, name := l.mo, l.mi, ls.Name
 	d := mo * mi
@@ -243,6 +252,9 @@ func (l *inducing) loadQ(b *builder, ls *LayerSpec, lr, lc []float64) (float64, 
 			logDetQ += 2 * math.Log(sd[i])
 		}
 		kl = 0.5 * (tr + maha(mu) - float64(d) + logDetP - logDetQ)
+		if p := l.maxSDU(ls); p != nil && *p == 0 {
+			kl = 0.5 * (maha(mu) + logDetP + float64(d)*math.Log(2*math.Pi))
+		}
 		l.sd = to32(sd)
 	case QFull:
 		raw, err := b.tensor(name, "_inducing_scale_tril", d*(d+1)/2)

@@ -30,6 +30,9 @@ type indCase struct {
 	// rawLamda is _lamda; maxLamda (if not 0) clamps softplus(_lamda).
 	rawLamda, maxLamda float64
 	maxSDU             float64
+	// pointW sets max_lamda = 0 (W given U a point estimate: λ = 0), pointU max_sd_u = 0 (a MAP
+	// estimate of a diagonal q(U)): paper 003's ablation, appendix J.
+	pointW, pointU bool
 }
 
 var indCases = []indCase{
@@ -43,6 +46,9 @@ var indCases = []indCase{
 	{name: "matrix-plain", q: runtime.QMatrix, rawLamda: 0.2},
 	{name: "ensemble3-whitened", q: runtime.QEnsemble, whitened: true, ens: 3, rawLamda: 0.2},
 	{name: "ensemble4-plain", q: runtime.QEnsemble, ens: 4, rawLamda: 0.2},
+	{name: "diagonal-whitened-point-W-U", q: runtime.QDiagonal, whitened: true, rawLamda: 0.2, pointW: true, pointU: true},
+	{name: "diagonal-plain-point-U", q: runtime.QDiagonal, rawLamda: 0.2, pointU: true},
+	{name: "ensemble3-plain-point-W", q: runtime.QEnsemble, ens: 3, rawLamda: 0.2, pointW: true},
 }
 
 const indSigma = 0.5
@@ -65,6 +71,12 @@ func indLayer(t testing.TB, c indCase, seed uint64) (*runtime.Spec, runtime.Tens
 	}
 	if c.maxSDU != 0 {
 		p.MaxSDU = ptr(c.maxSDU)
+	}
+	if c.pointW {
+		p.MaxLamda = ptr(0)
+	}
+	if c.pointU {
+		p.MaxSDU = ptr(0)
 	}
 	switch c.q {
 	case runtime.QEnsemble:
@@ -146,6 +158,9 @@ func newIndRef(c indCase, ts runtime.Tensors) indRef {
 	if c.maxLamda != 0 {
 		ref.lamda = math.Min(ref.lamda, c.maxLamda)
 	}
+	if c.pointW {
+		ref.lamda = 0
+	}
 	ref.r = mul(zr.T(), cholInv(lr))
 	ref.c = mul(cholInv(lc), zc)
 	ref.pr = mul(ref.r, zr)
@@ -164,6 +179,9 @@ func newIndRef(c indCase, ts runtime.Tensors) indRef {
 			s := softplus64(float64(raw))
 			if c.maxSDU != 0 {
 				s = math.Min(s, c.maxSDU)
+			}
+			if c.pointU {
+				s = 0
 			}
 			cov.set(i, i, s*s)
 		}
@@ -460,8 +478,10 @@ func matMulRC(ref indRef, u []float64) []float64 {
 
 // TestInducingKL: Layers() reports bayesianize's KL (MATH.md §1): KL[q(U) ‖ p(U)] for the Gaussian
 // q(U) against p(U) = N(0, I) (whitened) or the matrix normal MN(0, Ψ_r, Ψ_c), plus
-// d_in·d_out·(λ²/2 − log λ − 1/2); ensembles have no U term. The reference uses the dense
-// (M_out·M_in)² covariances and plain Cholesky log-determinants.
+// d_in·d_out·(λ²/2 − log λ − 1/2); ensembles have no U term. For paper 003's point estimates
+// (both infinite as KLs) the trainer's terms: no conditional term with max_lamda = 0, and
+// −log p(U) at the mean, ½(μᵀΣ_p⁻¹μ + log|Σ_p| + d log 2π), with max_sd_u = 0. The reference uses
+// the dense (M_out·M_in)² covariances and plain Cholesky log-determinants.
 func TestInducingKL(t *testing.T) {
 	for ci, c := range indCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -472,7 +492,10 @@ func TestInducingKL(t *testing.T) {
 			}
 			ref := newIndRef(c, ts)
 			lam := ref.lamda
-			want := float64(indOut*indDIn) * (lam*lam/2 - math.Log(lam) - 0.5)
+			want := 0.0
+			if !c.pointW {
+				want = float64(indOut*indDIn) * (lam*lam/2 - math.Log(lam) - 0.5)
+			}
 			if ref.rawMean != nil {
 				d := indMo * indMi
 				sp := eye(d)
@@ -487,17 +510,28 @@ func TestInducingKL(t *testing.T) {
 						}
 					}
 				}
-				lp, lq := cholRel(sp, 0), cholRel(ref.rawCov, 0)
+				lp := cholRel(sp, 0)
 				spInv := cholInv(lp)
-				tr, maha, logdet := 0.0, 0.0, 0.0
+				maha, logdetP := 0.0, 0.0
 				for i := 0; i < d; i++ {
 					for j := 0; j < d; j++ {
-						tr += spInv.at(i, j) * ref.rawCov.at(j, i)
 						maha += ref.rawMean[i] * spInv.at(i, j) * ref.rawMean[j]
 					}
-					logdet += 2 * (math.Log(lp.at(i, i)) - math.Log(lq.at(i, i)))
+					logdetP += 2 * math.Log(lp.at(i, i))
 				}
-				want += 0.5 * (tr + maha - float64(d) + logdet)
+				if c.pointU {
+					want += 0.5 * (maha + logdetP + float64(d)*math.Log(2*math.Pi))
+				} else {
+					lq := cholRel(ref.rawCov, 0)
+					tr, logdetQ := 0.0, 0.0
+					for i := 0; i < d; i++ {
+						for j := 0; j < d; j++ {
+							tr += spInv.at(i, j) * ref.rawCov.at(j, i)
+						}
+						logdetQ += 2 * math.Log(lq.at(i, i))
+					}
+					want += 0.5 * (tr + maha - float64(d) + logdetP - logdetQ)
+				}
 			}
 			ls := m.Layers()
 			if len(ls) != 1 || ls[0].Kind != runtime.KindInducing || ls[0].Rows != indOut || ls[0].Cols != indDIn {

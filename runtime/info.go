@@ -12,7 +12,9 @@ type LayerInfo struct {
 	Rows, Cols int
 	// KL is the layer's KL divergence from its prior as bayesianize defines it (MATH.md §1);
 	// zero for deterministic layers, for FA slices (whose KL is network-wide) and for Bernstein
-	// layers (no closed form; the trainer estimates it by Monte Carlo).
+	// layers (no closed form; the trainer estimates it by Monte Carlo). An inducing layer's
+	// point estimates (max_lamda or max_sd_u 0) replace the infinite terms as the trainer's
+	// objective does: no conditional KL, −log p(U) for the U term.
 	KL float64
 }
 

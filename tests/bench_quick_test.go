@@ -112,6 +112,19 @@ func TestBenchQuick(t *testing.T) {
 			{header: "method", rows: 6, cells: 12, labels: uvswMethods, cols: map[int]span{1: pct, 2: pct, 3: pct, 4: pct, 5: pct, 6: pct}},
 			{header: "method", rows: 6, cells: 10, labels: uvswMethods, pairs: sev},
 		}},
+		{name: "fig4", cmd: []string{"bench/fig4.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath}, tables: []tableSpec{
+			// FFG-U λ_max × σ_max, Ensemble-U λ_max (M = 32), both methods over M = 16…128 (after
+			// 3 steps the M = 128 models are still near the prior's scale, 8/√d_in: NLL ≈ 20), and
+			// both over the small λ_max
+			{header: "FFG-U λ_max", rows: 12, cells: 8, labels: fig4Lamdas(3),
+				cols: map[int]span{1: unit, 2: count, 3: pct, 4: nll, 5: pct, 6: unit, 7: unit}},
+			{header: "Ensemble-U λ_max", rows: 4, cells: 7, labels: fig4Lamdas(1),
+				cols: map[int]span{1: count, 2: pct, 3: nll, 4: pct, 5: unit, 6: unit}},
+			{header: "method", rows: 8, cells: 10, labels: []string{"FFG-U", "FFG-U", "FFG-U", "FFG-U", "Ensemble-U", "Ensemble-U", "Ensemble-U", "Ensemble-U"},
+				cols: map[int]span{1: count, 2: unit, 4: count, 5: pct, 6: {0, 100}, 7: pct, 8: unit, 9: unit}},
+			{header: "method (small λ_max)", rows: 8, cells: 9, labels: []string{"FFG-U", "FFG-U", "FFG-U", "FFG-U", "Ensemble-U", "Ensemble-U", "Ensemble-U", "Ensemble-U"},
+				cols: map[int]span{1: unit, 3: count, 4: pct, 5: nll, 6: pct, 7: unit, 8: unit}},
+		}},
 		{name: "prunetab", cmd: []string{"bench/prunetab.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath}, tables: []tableSpec{
 			// printed after the pruning phase (the 11 pruned rows), then with the 7 fine-tuned rows
 			{header: "method", rows: 11, cells: 13,
@@ -174,6 +187,18 @@ func TestBenchQuick(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fig4Lamdas is the first cells of bench/fig4.sh's λ_max rows: each of 0, 0.03, 0.1, 0.3 repeated
+// n times (once per σ_max).
+func fig4Lamdas(n int) []string {
+	var out []string
+	for _, l := range []string{"0", "0.03", "0.1", "0.3"} {
+		for i := 0; i < n; i++ {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // markdownTables splits the lines of out that start with "|" into tables (runs of such lines),

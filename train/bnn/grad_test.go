@@ -172,29 +172,35 @@ func TestKLMatchesRuntime(t *testing.T) {
 				t.Fatal(err)
 			}
 			perturb(n, rng)
-			kls, err := n.LayerKLs()
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := n.Model()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rt []runtime.LayerInfo
-			for _, li := range m.Layers() {
-				rt = append(rt, li)
-			}
-			if len(rt) != len(kls) {
-				t.Fatalf("%d trainer KLs, %d runtime layers", len(kls), len(rt))
-			}
-			for i := range kls {
-				want := rt[i].KL
-				if rel := math.Abs(kls[i].KL-want) / math.Max(1e-12, math.Abs(want)); !(rel < 1e-4) {
-					t.Errorf("layer %s: trainer KL %.8g, runtime %.8g", kls[i].Name, kls[i].KL, want)
-				}
-			}
+			compareKLs(t, n)
 		})
 	}
+}
+
+// compareKLs checks every layer's trainer KL against the runtime's (relative error below 1e-4)
+// and returns the trainer's.
+func compareKLs(t *testing.T, n *Net[float64]) []LayerKL {
+	t.Helper()
+	kls, err := n.LayerKLs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := n.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	rt := m.Layers()
+	if len(rt) != len(kls) {
+		t.Fatalf("%d trainer KLs, %d runtime layers", len(kls), len(rt))
+	}
+	for i := range kls {
+		want := rt[i].KL
+		if rel := math.Abs(kls[i].KL-want) / math.Max(1e-12, math.Abs(want)); !(rel < 1e-4) {
+			t.Errorf("layer %s: trainer KL %.8g, runtime %.8g", kls[i].Name, kls[i].KL, want)
+		}
+	}
+	return kls
 }
 
 // checkGradients compares every stride(len)-th entry of each parameter's accumulated gradient with

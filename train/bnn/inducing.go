@@ -17,8 +17,8 @@ type inducing[T Float] struct {
 	affine
 	mo, mi   int
 	sigma    float64
-	maxLamda float64 // +Inf when unclamped
-	maxSDU   float64 // +Inf when unclamped
+	maxLamda float64 // +Inf when unclamped; 0: W given U is a point estimate (pointW)
+	maxSDU   float64 // +Inf when unclamped; 0 (diagonal q): U is a point estimate (pointU)
 	q        string
 	whitened bool
 	ensemble int
@@ -144,8 +144,22 @@ func (l *inducing[T]) factors(tp *autodiff.Tape[T]) (lr, lc, dr, dc *autodiff.Va
 	return lr, lc, dr, dc
 }
 
-// lam returns λ = clamp(softplus(_lamda), 0, max_lamda) as a scalar.
+// pointW reports whether max_lamda = 0: q(W|U) is then the delta measure at p(W|U)'s mean
+// (paper 003, appendix J: λ_max = 0 is a point estimate of W given U), so λ is exactly 0 and the
+// conditional KL R(λ), infinite for a delta, is left out of the objective.
+func (l *inducing[T]) pointW() bool { return l.maxLamda == 0 }
+
+// pointU reports whether max_sd_u = 0 with a diagonal q(U): q(U) is then the delta measure at its
+// mean (paper 003, appendix J: σ_max = 0 is a MAP estimate of U), and kl uses −log p(U) at the
+// mean in place of KL[q(U) ‖ p(U)], which is infinite for a delta.
+func (l *inducing[T]) pointU() bool { return l.maxSDU == 0 && l.q == runtime.QDiagonal }
+
+// lam returns λ = clamp(softplus(_lamda), 0, max_lamda) as a scalar (the constant 0 when
+// max_lamda = 0, so that no gradient flows through log λ).
 func (l *inducing[T]) lam(tp *autodiff.Tape[T]) *autodiff.Var[T] {
+	if l.pointW() {
+		return tp.Scalar(0)
+	}
 	var raw *autodiff.Var[T]
 	if l.lamda.Trainable {
 		raw = tp.Param(l.lamda.Param)
@@ -229,10 +243,16 @@ func (l *inducing[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], c *Conte
 
 // kl is KL[q(U) ‖ p(U)] + β·R(λ) with R(λ) = KL[q(W|U) ‖ p(W|U)] = d_in·d_out·(λ²/2 − log λ − ½)
 // (bayesianize's kl_divergence when β = 1). The prior is N(0, I) for whitened U, else the matrix
-// normal MN(0, Ψ_r, Ψ_c) with jittered factors. Ensemble-U has no U term.
+// normal MN(0, Ψ_r, Ψ_c) with jittered factors. Ensemble-U has no U term. The point estimates of
+// paper 003's ablation change two terms: with max_lamda = 0 R(λ) is zero (pointW), and with
+// max_sd_u = 0 the U term is −log p(U) at q(U)'s mean, ½(vec(μ)ᵀ Σ_p⁻¹ vec(μ) + log|Σ_p| +
+// M_r·M_c·log 2π) (pointU: maximum a posteriori).
 func (l *inducing[T]) kl(tp *autodiff.Tape[T]) *autodiff.Var[T] {
-	lam := l.lam(tp)
-	cond := tp.Scale(tp.Sub(tp.AddScalar(tp.Scale(tp.Square(lam), 0.5), -0.5), tp.Log(lam)), T(l.beta*float64(l.dIn*l.dOut)))
+	cond := tp.Scalar(0)
+	if !l.pointW() {
+		lam := l.lam(tp)
+		cond = tp.Scale(tp.Sub(tp.AddScalar(tp.Scale(tp.Square(lam), 0.5), -0.5), tp.Log(lam)), T(l.beta*float64(l.dIn*l.dOut)))
+	}
 	if l.q == runtime.QEnsemble || l.q == runtime.QGlobal {
 		return cond // no q(U) of its own: the global U's KL is the global posterior's (Net.KL)
 	}
@@ -258,6 +278,10 @@ func (l *inducing[T]) kl(tp *autodiff.Tape[T]) *autodiff.Var[T] {
 		maha = sumSq(mean)
 	} else {
 		maha = sumSq(whiten(mean))
+	}
+	if l.pointU() {
+		nlp := tp.AddScalar(tp.Add(maha, logDetP), T(float64(d)*math.Log(2*math.Pi)))
+		return tp.Add(tp.Scale(nlp, 0.5), cond)
 	}
 	switch l.q {
 	case runtime.QDiagonal:

@@ -1,0 +1,369 @@
+// Command fig4 summarises bench/fig4.sh, paper 003's hyper-parameter ablation (Fig. 4) on the
+// Fashion-MNIST MLP: it reads the per-run results (JSON lines: sweep, method, M, λ_max, σ_max,
+// seed, CPU seconds and the metrics of `edgebnn eval --json --ood digits`), prints four
+// Markdown tables — FFG-U over λ_max × σ_max, Ensemble-U over λ_max (both at M = 32), both
+// methods over M at their default caps, and both over λ_max / 8 (the paper's grid scaled to the
+// project's 8× wider prior) — each cell mean ± standard error over the seeds, then
+// the total CPU time, and draws the figure: accuracy, NLL, ECE and OOD AUROC (rows) against
+// λ_max (both grids on one categorical axis), σ_max and M (columns), as the paper's Fig. 4 (which
+// shows accuracy and ECE only).
+//
+//	go run ./bench/fig4 -results runs/fig4/results.jsonl -png docs/img/fig4.png
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"image/color"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/edgebnn/edgebnn/internal/outfile"
+	"github.com/edgebnn/edgebnn/train/eval"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// result is one trained and evaluated model.
+type result struct {
+	Sweep        string   `json:"sweep"`
+	Method       string   `json:"method"` // ffgu or ensu
+	M            int      `json:"m"`
+	Lamda        float64  `json:"lamda"`
+	SDU          *float64 `json:"sd_u"` // nil for Ensemble-U
+	Seed         int      `json:"seed"`
+	CPUSeconds   float64  `json:"cpu_seconds"`
+	Accuracy     float64  `json:"accuracy"`
+	NLL          float64  `json:"nll"`
+	ECE          float64  `json:"ece"`
+	AUROCEntropy float64  `json:"auroc_entropy"`
+	AUROCMI      float64  `json:"auroc_mi"`
+}
+
+// key identifies a cell: the method and its settings (σ_max −1 for Ensemble-U).
+type key struct {
+	method string
+	m      int
+	lamda  float64
+	sdU    float64
+}
+
+func (r result) key() key {
+	k := key{method: r.Method, m: r.M, lamda: r.Lamda, sdU: -1}
+	if r.SDU != nil {
+		k.sdU = *r.SDU
+	}
+	return k
+}
+
+// The grid of bench/fig4.sh (paper 003, appendix J) and the defaults of the M sweep.
+var (
+	lamdas = []float64{0, 0.03, 0.1, 0.3}
+	sdUs   = []float64{0, 0.1, 0.3}
+	ms     = []int{16, 32, 64, 128}
+	// smallLamdas are the paper's grid divided by 8, the ratio of the project's prior sd on W
+	// (8/√d_in) to the paper's (1/√d_in): q(W|U)'s noise is σ_prior·λ.
+	smallLamdas = []float64{0, 0.00375, 0.0125, 0.03}
+	// plotLamdas are the λ_max positions of the figure's first column.
+	plotLamdas = []float64{0, 0.00375, 0.0125, 0.03, 0.1, 0.3}
+)
+
+const (
+	gridM       = 32
+	ffguLamda   = 0.03 // paper 003's FFG-U setting (CIFAR-10), and fmnist_ffgu.json's
+	ffguSDU     = 0.1
+	ensembleLam = 0.1 // paper 003's Ensemble-U setting
+)
+
+func ffguKey(m int, lam, sd float64) key { return key{"ffgu", m, lam, sd} }
+func ensuKey(m int, lam float64) key     { return key{"ensu", m, lam, -1} }
+
+// metric is one reported quantity of a result, in the tables' and the plot's units.
+type metric struct {
+	name, format string
+	get          func(result) float64
+}
+
+var metrics = []metric{
+	{"accuracy %", "%.2f", func(r result) float64 { return 100 * r.Accuracy }},
+	{"NLL", "%.3f", func(r result) float64 { return r.NLL }},
+	{"ECE %", "%.2f", func(r result) float64 { return 100 * r.ECE }},
+	{"OOD AUROC (entropy)", "%.3f", func(r result) float64 { return r.AUROCEntropy }},
+	{"OOD AUROC (MI)", "%.3f", func(r result) float64 { return r.AUROCMI }},
+}
+
+func main() {
+	results := flag.String("results", "runs/fig4/results.jsonl", "the per-run results (JSON lines)")
+	png := flag.String("png", "docs/img/fig4.png", "write the figure here (empty: none)")
+	epochs := flag.Int("epochs", 3, "training epochs (for the caption)")
+	samples := flag.Int("samples", 20, "Monte Carlo samples of the evaluation (for the caption)")
+	trainLimit := flag.Int("train-limit", 0, "training images used, 0 for all (for the caption)")
+	flag.Parse()
+	train := "60000"
+	if *trainLimit > 0 {
+		train = fmt.Sprint(*trainLimit)
+	}
+	caption := fmt.Sprintf("Fashion-MNIST MLP 784-256-256-10, %d epoch(s) on %s training images, λ fixed at λ_max; "+
+		"%d samples per prediction; OOD: scikit-learn's digits. Mean ± standard error over seeds. "+
+		"Paper 003 Fig. 4: ResNet-18 on CIFAR-10, M = 128 in the λ_max and σ_max sweeps (its values are not in our copy of the text).",
+		*epochs, train, *samples)
+	if err := run(os.Stdout, *results, *png, caption); err != nil {
+		fmt.Fprintln(os.Stderr, "fig4:", err)
+		os.Exit(1)
+	}
+}
+
+func run(w io.Writer, path, png, caption string) error {
+	cells, cpu, n, err := read(path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s\n\n", caption)
+	head := func(first string, extra ...string) {
+		cols := append(append([]string{first}, extra...), "seeds")
+		for _, m := range metrics {
+			cols = append(cols, m.name)
+		}
+		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat("---:|", len(cols)))
+	}
+	row := func(k key, labels ...string) {
+		rs := cells[k]
+		fmt.Fprintf(w, "| %s | %d |", strings.Join(labels, " | "), len(rs))
+		for _, m := range metrics {
+			fmt.Fprintf(w, " %s |", cell(rs, m))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "FFG-U, M = %d (the paper's Fig. 4 left and middle columns; λ_max = 0: W given U a point estimate, σ_max = 0: U a MAP estimate):\n\n", gridM)
+	head("FFG-U λ_max", "σ_max")
+	for _, lam := range lamdas {
+		for _, sd := range sdUs {
+			row(ffguKey(gridM, lam, sd), fmt.Sprint(lam), fmt.Sprint(sd))
+		}
+	}
+	fmt.Fprintf(w, "\nEnsemble-U (5 members), M = %d (the paper's Fig. 4 left column):\n\n", gridM)
+	head("Ensemble-U λ_max")
+	for _, lam := range lamdas {
+		row(ensuKey(gridM, lam), fmt.Sprint(lam))
+	}
+	fmt.Fprintf(w, "\nM = M_in = M_out at the default caps (the paper's Fig. 4 right column):\n\n")
+	head("method", "M", "λ_max", "σ_max")
+	for _, m := range ms {
+		row(ffguKey(m, ffguLamda, ffguSDU), "FFG-U", fmt.Sprint(m), fmt.Sprint(ffguLamda), fmt.Sprint(ffguSDU))
+	}
+	for _, m := range ms {
+		row(ensuKey(m, ensembleLam), "Ensemble-U", fmt.Sprint(m), fmt.Sprint(ensembleLam), "—")
+	}
+	fmt.Fprintf(w, "\nSmall λ_max (the paper's grid / 8: the project's prior sd on W is 8× the paper's), M = %d:\n\n", gridM)
+	head("method (small λ_max)", "λ_max", "σ_max")
+	for _, lam := range smallLamdas {
+		row(ffguKey(gridM, lam, ffguSDU), "FFG-U", fmt.Sprint(lam), fmt.Sprint(ffguSDU))
+	}
+	for _, lam := range smallLamdas {
+		row(ensuKey(gridM, lam), "Ensemble-U", fmt.Sprint(lam), "—")
+	}
+	fmt.Fprintf(w, "\nCPU time: %.0f s (%.2f h) of training and evaluation over %d runs.\n", cpu, cpu/3600, n)
+	if png == "" {
+		return nil
+	}
+	return drawFigure(png, cells)
+}
+
+// read loads the results, grouped by cell, with the total CPU seconds and the number of runs.
+func read(path string) (map[key][]result, float64, int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer f.Close()
+	cells := map[key][]result{}
+	cpu, n := 0.0, 0
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var r result
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, 0, 0, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		cells[r.key()] = append(cells[r.key()], r)
+		cpu += r.CPUSeconds
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		return nil, 0, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if n == 0 {
+		return nil, 0, 0, errors.New(path + ": no results")
+	}
+	return cells, cpu, n, nil
+}
+
+// stat is a metric's mean and standard error over a cell's seeds (NaN, NaN without runs).
+func stat(rs []result, m metric) (mean, se float64) {
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = m.get(r)
+	}
+	return eval.MeanSE(xs)
+}
+
+// cell formats a table cell: "mean ± se", the mean alone for one seed, "—" for none.
+func cell(rs []result, m metric) string {
+	if len(rs) == 0 {
+		return "—"
+	}
+	mean, se := stat(rs, m)
+	if len(rs) == 1 {
+		return fmt.Sprintf(m.format, mean)
+	}
+	return fmt.Sprintf(m.format+" ± "+m.format, mean, se)
+}
+
+// series is one line of a panel: its label and the cell at each x position.
+type series struct {
+	label string
+	cells []key
+}
+
+// column is one column of the figure: the x positions' labels and the lines.
+type column struct {
+	xlabel string
+	ticks  []string
+	lines  []series
+}
+
+func columns() []column {
+	var lamTicks []string
+	for _, lam := range plotLamdas {
+		lamTicks = append(lamTicks, fmt.Sprint(lam))
+	}
+	var byLam []series
+	for _, sd := range sdUs {
+		s := series{label: fmt.Sprintf("FFG-U σ_max = %g", sd)}
+		for _, lam := range plotLamdas {
+			s.cells = append(s.cells, ffguKey(gridM, lam, sd))
+		}
+		byLam = append(byLam, s)
+	}
+	ens := series{label: "Ensemble-U"}
+	for _, lam := range plotLamdas {
+		ens.cells = append(ens.cells, ensuKey(gridM, lam))
+	}
+	byLam = append(byLam, ens)
+	var bySD []series
+	for _, lam := range lamdas {
+		s := series{label: fmt.Sprintf("FFG-U λ_max = %g", lam)}
+		for _, sd := range sdUs {
+			s.cells = append(s.cells, ffguKey(gridM, lam, sd))
+		}
+		bySD = append(bySD, s)
+	}
+	fu, eu := series{label: fmt.Sprintf("FFG-U (%g, %g)", ffguLamda, ffguSDU)}, series{label: fmt.Sprintf("Ensemble-U (%g)", ensembleLam)}
+	var mTicks []string
+	for _, m := range ms {
+		fu.cells = append(fu.cells, ffguKey(m, ffguLamda, ffguSDU))
+		eu.cells = append(eu.cells, ensuKey(m, ensembleLam))
+		mTicks = append(mTicks, fmt.Sprint(m))
+	}
+	return []column{
+		{fmt.Sprintf("λ_max (M = %d)", gridM), lamTicks, byLam},
+		{fmt.Sprintf("σ_max (FFG-U, M = %d)", gridM), []string{"0", "0.1", "0.3"}, bySD},
+		{"M (default caps)", mTicks, []series{fu, eu}},
+	}
+}
+
+var colours = []color.Color{
+	color.RGBA{R: 31, G: 119, B: 180, A: 255}, color.RGBA{R: 255, G: 127, B: 14, A: 255},
+	color.RGBA{R: 44, G: 160, B: 44, A: 255}, color.RGBA{R: 214, G: 39, B: 40, A: 255},
+}
+
+// drawFigure draws metrics (accuracy, NLL, ECE, AUROC by entropy; rows) against the columns'
+// settings, each point a cell's mean with ± one standard error; cells without runs are skipped.
+func drawFigure(path string, cells map[key][]result) error {
+	cols := columns()
+	rows := metrics[:4]
+	grid := make([][]*plot.Plot, len(rows))
+	for i, m := range rows {
+		for _, c := range cols {
+			p := plot.New()
+			p.Title.Text = m.name + " against " + c.xlabel
+			p.Y.Label.Text = m.name
+			if i == len(rows)-1 {
+				p.X.Label.Text = c.xlabel
+			}
+			p.Add(plotter.NewGrid())
+			var ticks []plot.Tick
+			for x, t := range c.ticks {
+				ticks = append(ticks, plot.Tick{Value: float64(x), Label: t})
+			}
+			p.X.Tick.Marker = plot.ConstantTicks(ticks)
+			p.X.Min, p.X.Max = -0.3, float64(len(c.ticks))-0.7
+			for k, s := range c.lines {
+				var pts plotter.XYs
+				var errs plotter.YErrors
+				for x, ck := range s.cells {
+					rs := cells[ck]
+					if len(rs) == 0 {
+						continue
+					}
+					mean, se := stat(rs, m)
+					pts = append(pts, plotter.XY{X: float64(x), Y: mean})
+					errs = append(errs, struct{ Low, High float64 }{se, se})
+				}
+				if len(pts) == 0 {
+					continue
+				}
+				l, sc, err := plotter.NewLinePoints(pts)
+				if err != nil {
+					return fmt.Errorf("plot %s: %w", path, err)
+				}
+				col := colours[k%len(colours)]
+				l.Color, sc.Color, l.Width = col, col, vg.Points(1.5)
+				eb, err := plotter.NewYErrorBars(struct {
+					plotter.XYer
+					plotter.YErrorer
+				}{pts, errs})
+				if err != nil {
+					return fmt.Errorf("plot %s: %w", path, err)
+				}
+				eb.Color = col
+				p.Add(l, sc, eb)
+				if i == 0 {
+					p.Legend.Add(s.label, l, sc)
+				}
+			}
+			p.Legend.Top, p.Legend.Left = false, false
+			grid[i] = append(grid[i], p)
+		}
+	}
+	const w, h = 16 * vg.Inch, 16 * vg.Inch
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(72))
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: len(rows), Cols: len(cols), PadX: vg.Millimeter * 6, PadY: vg.Millimeter * 6,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
+	cs := plot.Align(grid, tiles, dc)
+	for i := range grid {
+		for j := range grid[i] {
+			grid[i][j].Draw(cs[i][j])
+		}
+	}
+	// Written atomically, as train/plot saves the trainer's figures.
+	if err := outfile.Write(context.Background(), path, func(w io.Writer) error {
+		_, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w)
+		return err
+	}); err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return nil
+}
