@@ -146,9 +146,9 @@ func evaluateCorrupt(rows []*group, o corruptOptions) (map[string]*corruptResult
 		model *runtime.Model
 		path  string
 	}
-	var todo []job
+	var pending []job
 	defer func() {
-		for _, j := range todo {
+		for _, j := range pending {
 			j.model.Close()
 		}
 	}()
@@ -165,11 +165,11 @@ func evaluateCorrupt(rows []*group, o corruptOptions) (map[string]*corruptResult
 			if err != nil {
 				return nil, err
 			}
-			todo = append(todo, job{m, r.Path})
+			pending = append(pending, job{m, r.Path})
 			res[r.Path] = &corruptResult{Model: r.Path, Samples: o.samples, Seed: o.seed, Limit: o.limit, Corrupt: map[string]cmetrics{}}
 		}
 	}
-	if len(todo) == 0 {
+	if len(pending) == 0 {
 		return res, nil
 	}
 	test, err := data.FashionMNIST(o.dataDir, "test")
@@ -181,7 +181,7 @@ func evaluateCorrupt(rows []*group, o corruptOptions) (map[string]*corruptResult
 	}
 	opt := runtime.Options{Samples: o.samples, Seed: o.seed, Strategy: runtime.Auto, MaxBatch: 100}
 	evalAll := func(d *data.Dataset, put func(r *corruptResult, m cmetrics)) error {
-		for _, j := range todo {
+		for _, j := range pending {
 			rep, err := eval.Evaluate(j.model, d, nil, opt)
 			if err != nil {
 				return fmt.Errorf("%s: %s: %w", j.path, d.Name, err)
@@ -191,7 +191,7 @@ func evaluateCorrupt(rows []*group, o corruptOptions) (map[string]*corruptResult
 		}
 		return nil
 	}
-	fmt.Fprintf(os.Stderr, "prunetab: evaluating %d models on %d images × (1 + %d corrupted sets)\n", len(todo), test.N, 5*len(data.Corruptions()))
+	fmt.Fprintf(os.Stderr, "prunetab: evaluating %d models on %d images × (1 + %d corrupted sets)\n", len(pending), test.N, 5*len(data.Corruptions()))
 	if err := evalAll(test, func(r *corruptResult, m cmetrics) { r.Clean = m }); err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func evaluateCorrupt(rows []*group, o corruptOptions) (map[string]*corruptResult
 	if err != nil {
 		return nil, err
 	}
-	for _, j := range todo {
+	for _, j := range pending {
 		raw, err := json.MarshalIndent(res[j.path], "", "  ")
 		if err != nil {
 			return nil, err

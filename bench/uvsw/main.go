@@ -264,13 +264,13 @@ func load(dir string, seeds, members, samples int, seed uint64, limit, testLimit
 // set and the two OOD sets, then every corruption and severity (each corrupted set built once and
 // shared by the models).
 func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit, testLimit int) error {
-	var todo []*entry
+	var pending []*entry
 	for _, e := range entries {
 		if e.Model != nil {
-			todo = append(todo, e)
+			pending = append(pending, e)
 		}
 	}
-	if len(todo) == 0 {
+	if len(pending) == 0 {
 		return nil
 	}
 	full, err := data.FashionMNIST(dataDir, "test")
@@ -294,7 +294,7 @@ func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit, 
 		return fmt.Errorf("ood digits (apt-get install python3-sklearn): %w", err)
 	}
 	digits.Scale = test.Scale // as train.loadOOD: values on the test images' scale
-	for _, e := range todo {
+	for _, e := range pending {
 		fmt.Fprintf(os.Stderr, "uvsw: evaluating %s (%d samples)\n", e.Path, e.Opt.Samples)
 		p, err := eval.Predict(e.Model, test, e.Opt, 0)
 		if err != nil {
@@ -329,7 +329,7 @@ func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit, 
 		return cd.Head(limit), nil
 	}
 	err = sevtab.Sweep(full, seed, prep, func(c string, s int, cd *data.Dataset) error {
-		for _, e := range todo {
+		for _, e := range pending {
 			r, err := eval.Evaluate(e.Model, cd, nil, e.Opt)
 			if err != nil {
 				return fmt.Errorf("%s: %s: %w", e.Path, cd.Name, err)
@@ -342,7 +342,7 @@ func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit, 
 	if err != nil {
 		return err
 	}
-	for _, e := range todo {
+	for _, e := range pending {
 		raw, err := json.MarshalIndent(e.Res, "", "  ")
 		if err != nil {
 			return err
