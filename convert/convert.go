@@ -689,7 +689,7 @@ func (m *model) fill(byName map[string]*statedict.Tensor, cfg *bnnconfig.Config)
 		if e.Role == schema.RoleDropped {
 			continue
 		}
-		if !schema.SameShape(t.Shape, e.Shape) {
+		if !runtime.SameShape(t.Shape, e.Shape) {
 			return fmt.Errorf("convert: tensor %s has shape %v in the checkpoint but the architecture needs %v", clip.Q(e.Name), t.Shape, e.Shape)
 		}
 		v, err := toF32(t)

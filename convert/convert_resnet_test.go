@@ -104,7 +104,7 @@ func TestResNet50Counts(t *testing.T) {
 		w, ok := want[e.Name]
 		if !ok {
 			t.Errorf("converter expects %q, which bayesianize does not have", e.Name)
-		} else if !schema.SameShape(e.Shape, w) {
+		} else if !runtime.SameShape(e.Shape, w) {
 			t.Errorf("tensor %q: converter expects %v, bayesianize has %v", e.Name, e.Shape, w)
 		}
 	}

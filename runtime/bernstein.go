@@ -225,9 +225,9 @@ func bernsteinTableBytes(dOut, dIn, g int) (int64, bool) {
 	return 4 * int64(n), ok
 }
 
-// loadBernstein reads <name>.bf_weight (wshape × (M+5)) and, with a bias, <name>.bf_bias
-// (dOut × (M+5)), and tabulates every weight's quantile function.
-func loadBernstein(b *builder, ls *LayerSpec, wshape []int, dOut, dIn int) (*bernstein, error) {
+// loadBernstein reads <name>.bf_weight (the weight's shape × (M+5)) and, with a bias,
+// <name>.bf_bias (dOut × (M+5)), and tabulates every weight's quantile function.
+func loadBernstein(b *builder, ls *LayerSpec, dOut, dIn int) (*bernstein, error) {
 	p := ls.Posterior
 	name := ls.Name
 	m := p.Degree
@@ -254,17 +254,12 @@ func loadBernstein(b *builder, ls *LayerSpec, wshape []int, dOut, dIn int) (*ber
 		return nil, fmt.Errorf("runtime: layer %q (bernstein): the quantile table of %d × %d weights × %d points needs %s; the limit is %s: %w",
 			name, dOut, dIn, g, what, sizeString(limit), ErrMemory)
 	}
-	np := m + 5
-	ws, err := b.tensor(name, "bf_weight", append(append([]int(nil), wshape...), np)...)
+	t, err := b.layerTensors(name, LayerTensors(ls), 0)
 	if err != nil {
 		return nil, err
 	}
-	var bs []float32
-	if ls.Bias {
-		if bs, err = b.tensor(name, "bf_bias", dOut, np); err != nil {
-			return nil, err
-		}
-	}
+	ws, bs := t["bf_weight"], t["bf_bias"]
+	np := m + 5 // each flow's raw parameters
 	f.table = make([]float32, dOut*dIn*g)
 	f.mean = make([]float32, dOut*dIn)
 	z := bernsteinGrid(g)

@@ -59,7 +59,7 @@ type detWeights struct {
 	bias []float32
 }
 
-func (b *builder) dense(ls *LayerSpec, id, dOut, k int, wshape []int) (*dense, error) {
+func (b *builder) dense(ls *LayerSpec, id, dOut, k int) (*dense, error) {
 	d := &dense{name: ls.Name, id: uint32(id), dOut: dOut, k: k, dIn: k, hasBias: ls.Bias}
 	if ls.Bias {
 		d.dIn++
@@ -72,17 +72,11 @@ func (b *builder) dense(ls *LayerSpec, id, dOut, k int, wshape []int) (*dense, e
 		// One set of weights per ensemble member (one for a single network).
 		defer func() { b.member = 0 }()
 		for b.member = 0; b.member < b.m.members; b.member++ {
-			dw := detWeights{ldw: k}
-			var err error
-			if dw.w, err = b.tensor(ls.Name, "weight", wshape...); err != nil {
+			t, err := b.layerTensors(ls.Name, LayerTensors(ls), 0)
+			if err != nil {
 				return nil, err
 			}
-			if ls.Bias {
-				if dw.bias, err = b.tensor(ls.Name, "bias", dOut); err != nil {
-					return nil, err
-				}
-			}
-			d.det = append(d.det, dw)
+			d.det = append(d.det, detWeights{w: t["weight"], ldw: k, bias: t["bias"]})
 		}
 		if len(d.det) > 1 {
 			b.m.stochastic = true
@@ -98,12 +92,12 @@ func (b *builder) dense(ls *LayerSpec, id, dOut, k int, wshape []int) (*dense, e
 		if p.Pruned {
 			d.post, err = loadPrunedFFG(b, ls, d.dOut, d.dIn)
 		} else {
-			d.post, err = loadFFG(b, ls, wshape, d.dOut, d.dIn)
+			d.post, err = loadFFG(b, ls, d.dOut, d.dIn)
 		}
 	case KindFA:
 		d.post, err = b.m.fa.layer(b, ls, d.dOut, d.k, d.dIn)
 	case KindBernstein:
-		d.post, err = loadBernstein(b, ls, wshape, d.dOut, d.dIn)
+		d.post, err = loadBernstein(b, ls, d.dOut, d.dIn)
 	case KindFCG:
 		d.post, err = loadFCG(b, ls, d.dOut, d.dIn)
 	default:

@@ -18,16 +18,11 @@ type faPosterior struct {
 
 func loadFA(s *FASpec, b *builder) (*faPosterior, error) {
 	fa := &faPosterior{dim: s.Dim, rank: s.Rank}
-	var err error
-	if fa.c, err = b.tensor("", "fa.mean", s.Dim); err != nil {
+	t, err := b.layerTensors(FALayer, FATensors(s), 0)
+	if err != nil {
 		return nil, err
 	}
-	if fa.f, err = b.tensor("", "fa.factors", s.Dim, s.Rank); err != nil {
-		return nil, err
-	}
-	if fa.psi, err = b.tensor("", "fa.psi", s.Dim); err != nil {
-		return nil, err
-	}
+	fa.c, fa.f, fa.psi = t["mean"], t["factors"], t["psi"]
 	for i, v := range fa.psi {
 		if !(v >= 0) || math.IsInf(float64(v), 0) {
 			return nil, fmt.Errorf("runtime: tensor \"fa.psi\": entry %d is %g; variances must be finite and non-negative", i, v)

@@ -72,18 +72,11 @@ func loadFCG(b *builder, ls *LayerSpec, dOut, dIn int) (*fcg, error) {
 	if ls.Bias {
 		f.k--
 	}
-	mean, err := b.tensor(name, "mean", D)
+	t, err := b.layerTensors(name, LayerTensors(ls), 0)
 	if err != nil {
 		return nil, err
 	}
-	rawDiag, err := b.tensor(name, "_scale_diag", D)
-	if err != nil {
-		return nil, err
-	}
-	tril, err := b.tensor(name, "_scale_tril", D, D)
-	if err != nil {
-		return nil, err
-	}
+	mean, rawDiag, tril := t["mean"], t["_scale_diag"], t["_scale_tril"]
 	bad := func(t string, i int, v float32) error {
 		return fmt.Errorf("runtime: layer %q (fcg): tensor %q: entry %d is %g; values must be finite",
 			name, b.fullName(name, t), i, v)

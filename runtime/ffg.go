@@ -17,59 +17,31 @@ type ffg struct {
 	kl           float64
 }
 
-func loadFFG(b *builder, ls *LayerSpec, wshape []int, dOut, dIn int) (*ffg, error) {
+func loadFFG(b *builder, ls *LayerSpec, dOut, dIn int) (*ffg, error) {
 	f := &ffg{dOut: dOut, dIn: dIn, k: dIn, hasBias: ls.Bias}
 	if ls.Bias {
 		f.k--
 	}
 	name := ls.Name
-	wm, err := b.tensor(name, "weight_mean", wshape...)
+	t, err := b.layerTensors(name, LayerTensors(ls), 0)
 	if err != nil {
 		return nil, err
 	}
-	ws, err := b.tensor(name, "_weight_sd", wshape...)
-	if err != nil {
-		return nil, err
-	}
-	var bm, bs []float32
-	if ls.Bias {
-		if bm, err = b.tensor(name, "bias_mean", dOut); err != nil {
-			return nil, err
-		}
-		if bs, err = b.tensor(name, "_bias_sd", dOut); err != nil {
-			return nil, err
-		}
-	}
+	wm, ws, bm, bs := t["weight_mean"], t["_weight_sd"], t["bias_mean"], t["_bias_sd"]
 	// Prior buffers (bayesianize stores them in the state_dict); default N(0, prior_sd²).
-	prior := func(t string, n int, def float64) ([]float32, error) {
-		v, err := b.optTensor(name, t, wshapeOrN(t, wshape, n)...)
-		if err != nil || v != nil {
-			return v, err
+	prior := func(name string, n int, def float64) []float32 {
+		if v, ok := t[name]; ok {
+			return v
 		}
 		out := make([]float32, n)
 		for i := range out {
 			out[i] = float32(def)
 		}
-		return out, nil
+		return out
 	}
 	nw := dOut * f.k
-	pwm, err := prior("prior_weight_mean", nw, 0)
-	if err != nil {
-		return nil, err
-	}
-	pws, err := prior("prior_weight_sd", nw, ls.Posterior.PriorSD)
-	if err != nil {
-		return nil, err
-	}
-	var pbm, pbs []float32
-	if ls.Bias {
-		if pbm, err = prior("prior_bias_mean", dOut, 0); err != nil {
-			return nil, err
-		}
-		if pbs, err = prior("prior_bias_sd", dOut, ls.Posterior.PriorSD); err != nil {
-			return nil, err
-		}
-	}
+	pwm, pws := prior("prior_weight_mean", nw, 0), prior("prior_weight_sd", nw, ls.Posterior.PriorSD)
+	pbm, pbs := prior("prior_bias_mean", dOut, 0), prior("prior_bias_sd", dOut, ls.Posterior.PriorSD)
 	sd := func(raw float32) float64 {
 		v := softplus(float64(raw))
 		if p := ls.Posterior.MaxSD; p != nil {
@@ -100,13 +72,6 @@ func loadFFG(b *builder, ls *LayerSpec, wshape []int, dOut, dIn int) (*ffg, erro
 		f.s2[i] = v * v
 	}
 	return f, nil
-}
-
-func wshapeOrN(t string, wshape []int, n int) []int {
-	if t == "prior_weight_mean" || t == "prior_weight_sd" {
-		return wshape
-	}
-	return []int{n}
 }
 
 func (f *ffg) weightScratch() int { return 0 }

@@ -47,23 +47,11 @@ func loadPrunedFFG(b *builder, ls *LayerSpec, dOut, dIn int) (*prunedFFG, error)
 		return nil, fmt.Errorf("runtime: layer %q (pruned ffg): blob %q: %w", name, b.fullName(name, "weight_keep"), err)
 	}
 	kept := len(idx)
-	wm, err := b.tensor(name, "weight_mean_kept", kept)
+	t, err := b.layerTensors(name, LayerTensors(ls), kept)
 	if err != nil {
 		return nil, fmt.Errorf("%w (the index %q keeps %d weights)", err, b.fullName(name, "weight_keep"), kept)
 	}
-	ws, err := b.tensor(name, "_weight_sd_kept", kept)
-	if err != nil {
-		return nil, fmt.Errorf("%w (the index %q keeps %d weights)", err, b.fullName(name, "weight_keep"), kept)
-	}
-	var bm, bs []float32
-	if ls.Bias {
-		if bm, err = b.tensor(name, "bias_mean", dOut); err != nil {
-			return nil, err
-		}
-		if bs, err = b.tensor(name, "_bias_sd", dOut); err != nil {
-			return nil, err
-		}
-	}
+	wm, ws, bm, bs := t["weight_mean_kept"], t["_weight_sd_kept"], t["bias_mean"], t["_bias_sd"]
 	sd := func(raw float32) float64 {
 		v := softplus(float64(raw))
 		if p := ls.Posterior.MaxSD; p != nil {

@@ -47,31 +47,25 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 	if !(p.PriorSD > 0) || math.IsInf(p.PriorSD, 0) {
 		return nil, errf("prior_sd %g must be positive", p.PriorSD)
 	}
+	switch p.QInducing {
+	case QDiagonal, QMatrix, QFull, QGlobal:
+	case QEnsemble:
+		if k := p.EnsembleSize; k < 1 || k > 1024 {
+			return nil, errf("ensemble_size %d out of range", k)
+		}
+	default:
+		return nil, errf("q_inducing %q is not diagonal, full, matrix or ensemble", p.QInducing)
+	}
 	l := &inducing{name: name, dOut: dOut, dIn: dIn, k: dIn, mo: mo, mi: mi, hasBias: ls.Bias,
 		sigma: float32(p.PriorSD), whitened: p.WhitenedU, q: p.QInducing}
 	if ls.Bias {
 		l.k = dIn - 1
 	}
-	zr32, err := b.tensor(name, "z_row", mo, dOut)
+	t, err := b.layerTensors(name, InducingTensors(dOut, dIn, p), 0)
 	if err != nil {
 		return nil, err
 	}
-	zc32, err := b.tensor(name, "z_col", mi, dIn)
-	if err != nil {
-		return nil, err
-	}
-	dRow, err := b.tensor(name, "_d_row", mo)
-	if err != nil {
-		return nil, err
-	}
-	dCol, err := b.tensor(name, "_d_col", mi)
-	if err != nil {
-		return nil, err
-	}
-	lam, err := b.tensor(name, "_lamda")
-	if err != nil {
-		return nil, err
-	}
+	zr32, zc32, dRow, dCol, lam := t["z_row"], t["z_col"], t["_d_row"], t["_d_col"], t["_lamda"]
 	lamda := softplus(float64(lam[0]))
 	if p.MaxLamda != nil {
 		lamda = math.Min(lamda, *p.MaxLamda)
@@ -131,7 +125,7 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 	if l.q == QGlobal {
 		raw, err = l.loadGlobal(b)
 	} else {
-		klU, raw, err = l.loadQ(b, ls, lr, lc)
+		klU, raw, err = l.loadQ(t, ls, lr, lc)
 	}
 	if err != nil {
 		return nil, err
@@ -176,30 +170,10 @@ func pointW(p *PosteriorSpec) bool { return p.MaxLamda != nil && *p.MaxLamda == 
 // means of q(U) as stored (one per ensemble member; not whitened). A diagonal q(U) with
 // max_sd_u = 0 is the point (MAP) estimate of paper 003's ablation: its "KL" is −log p(U) at the
 // mean, ½(vec(μ)ᵀ Σ_p⁻¹ vec(μ) + log|Σ_p| + M_r·M_c·log 2π), as the trainer's objective uses it.
-func (l *inducing) loadQ(b *builder, ls *LayerSpec, lr, lc []float64) (float64, [][]float32, error) {
-	mo, mi, name := l.mo, l.mi, ls.Name
+func (l *inducing) loadQ(t map[string][]float32, ls *LayerSpec, lr, lc []float64) (float64, [][]float32, error) {
+	mo, mi := l.mo, l.mi
 	d := mo * mi
-	var (
-		mean []float32
-		err  error
-	)
-	switch l.q {
-	case QDiagonal, QMatrix:
-		mean, err = b.tensor(name, "inducing_mean", mo, mi)
-	case QFull:
-		mean, err = b.tensor(name, "inducing_mean", d)
-	case QEnsemble:
-		k := ls.Posterior.EnsembleSize
-		if k < 1 || k > 1024 {
-			return 0, nil, fmt.Errorf("runtime: layer %q (inducing): ensemble_size %d out of range", name, k)
-		}
-		mean, err = b.tensor(name, "inducing_mean", k, mo, mi)
-	default:
-		return 0, nil, fmt.Errorf("runtime: layer %q (inducing): q_inducing %q is not diagonal, full, matrix or ensemble", name, l.q)
-	}
-	if err != nil {
-		return 0, nil, err
-	}
+	mean := t["inducing_mean"]
 	mu := to64(mean)
 	// Prior precision factors: whitened p(U) = N(0, I); else U ~ MN(0, Ψ_r, Ψ_c) (jittered).
 	var aInv, bInv []float64
@@ -237,10 +211,7 @@ func (l *inducing) loadQ(b *builder, ls *LayerSpec, lr, lc []float64) (float64, 
 	var kl float64
 	switch l.q {
 	case QDiagonal:
-		sdRaw, err := b.tensor(name, "_inducing_sd", mo, mi)
-		if err != nil {
-			return 0, nil, err
-		}
+		sdRaw := t["_inducing_sd"]
 		sd := make([]float64, d)
 		tr, logDetQ := 0.0, 0.0
 		for i := range sd {
@@ -257,10 +228,7 @@ func (l *inducing) loadQ(b *builder, ls *LayerSpec, lr, lc []float64) (float64, 
 		}
 		l.sd = to32(sd)
 	case QFull:
-		raw, err := b.tensor(name, "_inducing_scale_tril", d*(d+1)/2)
-		if err != nil {
-			return 0, nil, err
-		}
+		raw := t["_inducing_scale_tril"]
 		lq := vecToChol(raw, d)
 		// tr(Σ_p⁻¹ L Lᵀ) = Σ_c l_cᵀ Σ_p⁻¹ l_c over the columns l_c of L.
 		tr := 0.0
@@ -283,14 +251,7 @@ func (l *inducing) loadQ(b *builder, ls *LayerSpec, lr, lc []float64) (float64, 
 		kl = 0.5 * (tr + maha(mu) - float64(d) + logDetP - 2*logDiagSum(lq, d))
 		l.tril = to32(lq)
 	case QMatrix:
-		rr, err := b.tensor(name, "_inducing_row_scale_tril", mo*(mo+1)/2)
-		if err != nil {
-			return 0, nil, err
-		}
-		cr, err := b.tensor(name, "_inducing_col_scale_tril", mi*(mi+1)/2)
-		if err != nil {
-			return 0, nil, err
-		}
+		rr, cr := t["_inducing_row_scale_tril"], t["_inducing_col_scale_tril"]
 		lRow, lCol := vecToChol(rr, mo), vecToChol(cr, mi)
 		aq := kernels.MatMul(false, true, mo, mo, mo, lRow, lRow)
 		bq := kernels.MatMul(false, true, mi, mi, mi, lCol, lCol)

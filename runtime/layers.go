@@ -238,25 +238,16 @@ func (b *builder) batchNorm(ls *LayerSpec, in shape) (node, shape, error) {
 		eps = 1e-5
 	}
 	bn := &batchNorm{s: in}
+	lc := *ls
+	lc.In = c // num_features may be left out (0)
+	decls := LayerTensors(&lc)
 	defer func() { b.member = 0 }()
 	for b.member = 0; b.member < b.m.members; b.member++ {
-		mean, err := b.tensor(ls.Name, "running_mean", c)
+		t, err := b.layerTensors(ls.Name, decls, 0)
 		if err != nil {
 			return nil, shape{}, err
 		}
-		variance, err := b.tensor(ls.Name, "running_var", c)
-		if err != nil {
-			return nil, shape{}, err
-		}
-		var gamma, beta []float32
-		if ls.Affine {
-			if gamma, err = b.tensor(ls.Name, "weight", c); err != nil {
-				return nil, shape{}, err
-			}
-			if beta, err = b.tensor(ls.Name, "bias", c); err != nil {
-				return nil, shape{}, err
-			}
-		}
+		mean, variance, gamma, beta := t["running_mean"], t["running_var"], t["weight"], t["bias"]
 		bm := bnMember{scale: make([]float32, c), shift: make([]float32, c)}
 		for i := 0; i < c; i++ {
 			if variance[i] < 0 {

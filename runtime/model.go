@@ -267,7 +267,7 @@ func (b *builder) tensor(layer, name string, want ...int) ([]float32, error) {
 	if !ok {
 		return nil, fmt.Errorf("runtime: layer %q: tensor %q: shape %v is too large (limit %d values)", layer, full, want, maxTensor)
 	}
-	if !sameShape(shp, want) {
+	if !SameShape(shp, want) {
 		return nil, fmt.Errorf("runtime: layer %q: tensor %q has shape %v, want %v", layer, full, shp, want)
 	}
 	if len(data) != n {
@@ -300,6 +300,37 @@ func (b *builder) optTensor(layer, name string, want ...int) ([]float32, error) 
 	return b.tensor(layer, name, want...)
 }
 
+// layerTensors fetches, for the current member, every tensor decls declares for layer
+// (LayerTensors, InducingTensors, FATensors), each checked against its declared shape, and
+// returns them by name. An absent optional tensor is left out, as is every dropped one; kept
+// values (TensorDecl.Kept) are kept long.
+func (b *builder) layerTensors(layer string, decls []TensorDecl, kept int) (map[string][]float32, error) {
+	out := make(map[string][]float32, len(decls))
+	for _, d := range decls {
+		shape := d.Shape
+		if d.Kept {
+			shape = []int{kept}
+		}
+		var v []float32
+		var err error
+		switch d.Role {
+		case TensorDropped:
+			continue
+		case TensorOptional:
+			v, err = b.optTensor(layer, d.Name, shape...)
+		default:
+			v, err = b.tensor(layer, d.Name, shape...)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			out[d.Name] = v
+		}
+	}
+	return out, nil
+}
+
 // maxTensor caps the values of one tensor, weight matrix or activation (1 GiB of float32), so
 // that sizes never overflow int, even on 32-bit ARM.
 const maxTensor = 1 << 28
@@ -317,8 +348,9 @@ func elements(dims []int) (int, bool) {
 	return n, true
 }
 
-// sameShape treats a scalar () and a one-element vector (1) alike.
-func sameShape(got, want []int) bool {
+// SameShape compares tensor shapes, treating a scalar () and a one-element vector (1) alike
+// (PyTorch 0-d tensors are often exported to safetensors as shape [1]).
+func SameShape(got, want []int) bool {
 	if len(got) != len(want) {
 		g, w := 1, 1
 		for _, d := range got {
@@ -391,7 +423,7 @@ func (b *builder) node1(ls *LayerSpec, in shape) (node, shape, error) {
 		if ls.In != in.c || ls.Out < 1 {
 			return nil, shape{}, errf("in_features %d, out_features %d do not fit the input %v", ls.In, ls.Out, in)
 		}
-		d, err := b.dense(ls, id, ls.Out, ls.In, []int{ls.Out, ls.In})
+		d, err := b.dense(ls, id, ls.Out, ls.In)
 		if err != nil {
 			return nil, shape{}, err
 		}
@@ -412,7 +444,7 @@ func (b *builder) node1(ls *LayerSpec, in shape) (node, shape, error) {
 		if !ok {
 			return nil, shape{}, errf("in_channels × kernel is too large")
 		}
-		d, err := b.dense(ls, id, ls.Out, k, []int{ls.Out, ls.In, ls.Kernel[0], ls.Kernel[1]})
+		d, err := b.dense(ls, id, ls.Out, k)
 		if err != nil {
 			return nil, shape{}, err
 		}

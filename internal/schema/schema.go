@@ -14,20 +14,21 @@ import (
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
-// Tensor roles in a model.
+// Tensor roles in a model (runtime.TensorRole).
 const (
-	RoleParam   = iota // a trainable parameter (counted as in bayesianize)
-	RoleBuffer         // a buffer the runtime needs (BatchNorm running statistics)
-	RoleOptBuf         // an optional buffer: kept when present (FFG priors)
-	RoleDropped        // accepted in a checkpoint and dropped (num_batches_tracked)
+	RoleParam   = runtime.TensorParam    // a trainable parameter (counted as in bayesianize)
+	RoleBuffer  = runtime.TensorBuffer   // a buffer the runtime needs (BatchNorm running statistics)
+	RoleOptBuf  = runtime.TensorOptional // an optional buffer: kept when present (FFG priors)
+	RoleDropped = runtime.TensorDropped  // accepted in a checkpoint and dropped (num_batches_tracked)
 )
 
-// Tensor is one tensor a model needs (or may have).
+// Tensor is one tensor a model file needs (or may have): a runtime.TensorDecl under its full
+// name.
 type Tensor struct {
 	Name  string
 	Layer string // the layer (module) name; "fa" for the factor-analysis tensors
-	Shape []int
-	Role  int
+	Shape []int  // nil for a pruned layer's kept values (their count is in the index blob)
+	Role  runtime.TensorRole
 	// Z marks z_row and z_col, which pruning may sparsify.
 	Z bool
 	// Flow is the posterior of a Bernstein layer's flow parameters (bf_weight, bf_bias), whose
@@ -43,10 +44,10 @@ func (t Tensor) Size() int {
 	return n
 }
 
-// Expected lists every tensor of a Spec in a canonical order (layer order, then a fixed
-// order within each layer): the order of the tensor sections in the model file. An ensemble
-// (Spec.Members = K > 1) lists member 0's tensors, then member 1's (named runtime.MemberPrefix(1)
-// + name), and so on; each keeps its layer's name in Layer.
+// Expected lists every tensor of a Spec in a canonical order (layer order, then the order of
+// runtime.LayerTensors within each layer): the order of the tensor sections in the model file.
+// An ensemble (Spec.Members = K > 1) lists member 0's tensors, then member 1's (named
+// runtime.MemberPrefix(1) + name), and so on; each keeps its layer's name in Layer.
 func Expected(spec *runtime.Spec) []Tensor {
 	out := memberTensors(spec)
 	n := len(out)
@@ -59,163 +60,31 @@ func Expected(spec *runtime.Spec) []Tensor {
 	return out
 }
 
-// memberTensors lists the tensors of one network of spec (Expected without members).
+// memberTensors lists the tensors of one network of spec (Expected without members), as the
+// runtime declares them: the fa posterior's, the global U's, then each layer's.
 func memberTensors(spec *runtime.Spec) []Tensor {
 	var out []Tensor
-	add := func(layer, suffix string, role int, shape ...int) {
-		name := suffix
-		if layer != "" {
-			name = layer + "." + suffix
+	add := func(layer string, decls []runtime.TensorDecl, flow *runtime.PosteriorSpec) {
+		for _, d := range decls {
+			name := d.Name
+			if layer != "" {
+				name = layer + "." + d.Name
+			}
+			out = append(out, Tensor{Name: name, Layer: layer, Shape: d.Shape, Role: d.Role, Z: d.Z(), Flow: flow})
 		}
-		out = append(out, Tensor{Name: name, Layer: layer, Shape: shape, Role: role,
-			Z: suffix == "z_row" || suffix == "z_col"})
 	}
 	if spec.FA != nil {
-		out = append(out,
-			Tensor{Name: "fa.mean", Layer: "fa", Shape: []int{spec.FA.Dim}, Role: RoleParam},
-			Tensor{Name: "fa.factors", Layer: "fa", Shape: []int{spec.FA.Dim, spec.FA.Rank}, Role: RoleParam},
-			Tensor{Name: "fa.psi", Layer: "fa", Shape: []int{spec.FA.Dim}, Role: RoleParam})
+		add(runtime.FALayer, runtime.FATensors(spec.FA), nil)
 	}
-	// addInducing adds an inducing posterior's tensors (MATH.md §1) for a dOut × dIn weight;
-	// a global-U layer (q_inducing global) has no q(U) tensors of its own.
-	addInducing := func(name string, dOut, dIn int, p *runtime.PosteriorSpec) {
-		r, c := p.InducingRows, p.InducingCols
-		add(name, "z_row", RoleParam, r, dOut)
-		add(name, "z_col", RoleParam, c, dIn)
-		add(name, "_d_row", RoleParam, r)
-		add(name, "_d_col", RoleParam, c)
-		add(name, "_lamda", RoleParam)
-		d := r * c
-		switch p.QInducing {
-		case runtime.QGlobal:
-		case runtime.QFull:
-			add(name, "inducing_mean", RoleParam, d)
-			add(name, "_inducing_scale_tril", RoleParam, d*(d+1)/2)
-		case runtime.QMatrix:
-			add(name, "inducing_mean", RoleParam, r, c)
-			add(name, "_inducing_row_scale_tril", RoleParam, r*(r+1)/2)
-			add(name, "_inducing_col_scale_tril", RoleParam, c*(c+1)/2)
-		case runtime.QEnsemble:
-			add(name, "inducing_mean", RoleParam, p.EnsembleSize, r, c)
-		default:
-			add(name, "inducing_mean", RoleParam, r, c)
-			add(name, "_inducing_sd", RoleParam, r, c)
+	add(runtime.GlobalUName, runtime.GlobalUTensors(spec), nil)
+	runtime.WalkLayers(spec.Layers, func(l *runtime.LayerSpec) {
+		var flow *runtime.PosteriorSpec
+		if l.Posterior != nil && l.Posterior.Kind == runtime.KindBernstein {
+			flow = l.Posterior
 		}
-	}
-	if spec.GlobalU != nil {
-		// The global inducing posterior (paper 003 appendix H): its "weight" is the stacked
-		// U_{1:L}, ΣM_out × M_in.
-		layers, _, rows := spec.GlobalULayers()
-		if len(layers) > 0 {
-			addInducing(runtime.GlobalUName, rows, layers[0].Posterior.InducingCols, spec.GlobalU)
-		}
-	}
-	var walk func([]runtime.LayerSpec)
-	walk = func(ls []runtime.LayerSpec) {
-		for i := range ls {
-			l := &ls[i]
-			switch l.Op {
-			case runtime.OpResidual:
-				walk(l.Body)
-				walk(l.Shortcut)
-			case runtime.OpBatchNorm:
-				if l.Affine {
-					add(l.Name, "weight", RoleParam, l.In)
-					add(l.Name, "bias", RoleParam, l.In)
-				}
-				add(l.Name, "running_mean", RoleBuffer, l.In)
-				add(l.Name, "running_var", RoleBuffer, l.In)
-				add(l.Name, "num_batches_tracked", RoleDropped)
-			case runtime.OpLinear, runtime.OpConv2d:
-				wshape := []int{l.Out, l.In}
-				k := l.In
-				if l.Op == runtime.OpConv2d {
-					wshape = []int{l.Out, l.In, l.Kernel[0], l.Kernel[1]}
-					k = l.In * l.Kernel[0] * l.Kernel[1]
-				}
-				dIn := k
-				if l.Bias {
-					dIn++
-				}
-				p := l.Posterior
-				switch {
-				case p == nil || p.Kind == runtime.KindDeterministic:
-					add(l.Name, "weight", RoleParam, wshape...)
-					if l.Bias {
-						add(l.Name, "bias", RoleParam, l.Out)
-					}
-				case p.Kind == runtime.KindInducing:
-					addInducing(l.Name, l.Out, dIn, p)
-				case p.Kind == runtime.KindFFG && p.Pruned:
-					// The kept weights only (their count is in the index blob, not the spec: no
-					// shape); no prior buffers.
-					add(l.Name, "weight_mean_kept", RoleParam)
-					add(l.Name, "_weight_sd_kept", RoleParam)
-					if l.Bias {
-						add(l.Name, "bias_mean", RoleParam, l.Out)
-						add(l.Name, "_bias_sd", RoleParam, l.Out)
-					}
-				case p.Kind == runtime.KindFFG:
-					add(l.Name, "weight_mean", RoleParam, wshape...)
-					add(l.Name, "_weight_sd", RoleParam, wshape...)
-					if l.Bias {
-						add(l.Name, "bias_mean", RoleParam, l.Out)
-						add(l.Name, "_bias_sd", RoleParam, l.Out)
-					}
-					add(l.Name, "prior_weight_mean", RoleOptBuf, wshape...)
-					add(l.Name, "prior_weight_sd", RoleOptBuf, wshape...)
-					if l.Bias {
-						add(l.Name, "prior_bias_mean", RoleOptBuf, l.Out)
-						add(l.Name, "prior_bias_sd", RoleOptBuf, l.Out)
-					}
-				case p.Kind == runtime.KindFCG:
-					// bayesianize's FCGMixin: one Gaussian over (weight, bias); its prior buffers
-					// are rebuilt from the spec.
-					D := l.Out * dIn
-					add(l.Name, "mean", RoleParam, D)
-					add(l.Name, "_scale_diag", RoleParam, D)
-					add(l.Name, "_scale_tril", RoleParam, D, D)
-					add(l.Name, "prior_mean", RoleDropped)
-					add(l.Name, "prior_scale_tril", RoleDropped)
-				case p.Kind == runtime.KindBernstein:
-					// One Bernstein flow's raw parameters (M+5) per weight and bias.
-					np := p.Degree + 5
-					add(l.Name, "bf_weight", RoleParam, append(append([]int(nil), wshape...), np)...)
-					out[len(out)-1].Flow = p
-					if l.Bias {
-						add(l.Name, "bf_bias", RoleParam, l.Out, np)
-						out[len(out)-1].Flow = p
-					}
-				}
-			}
-		}
-	}
-	walk(spec.Layers)
+		add(l.Name, runtime.LayerTensors(l), flow)
+	})
 	return out
-}
-
-// SameShape compares shapes, treating a scalar () and a one-element vector (1) alike (PyTorch
-// 0-d tensors are often exported to safetensors as shape [1]).
-func SameShape(got, want []int) bool {
-	if len(got) <= 1 && len(want) <= 1 {
-		g, w := 1, 1
-		if len(got) == 1 {
-			g = got[0]
-		}
-		if len(want) == 1 {
-			w = want[0]
-		}
-		return g == w
-	}
-	if len(got) != len(want) {
-		return false
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // LayerInfo is the parameter accounting of one layer (bayesianize's counting).
@@ -236,40 +105,32 @@ type LayerInfo struct {
 // deterministic counts filled in.
 func LayerInfos(spec *runtime.Spec) []LayerInfo {
 	var out []LayerInfo
-	var walk func([]runtime.LayerSpec)
-	walk = func(ls []runtime.LayerSpec) {
-		for i := range ls {
-			l := &ls[i]
-			switch l.Op {
-			case runtime.OpResidual:
-				walk(l.Body)
-				walk(l.Shortcut)
-			case runtime.OpBatchNorm:
-				li := LayerInfo{Name: l.Name, Kind: "batchnorm"}
-				if l.Affine {
-					li.Deterministic = 2 * int64(l.In)
-				}
-				out = append(out, li)
-			case runtime.OpLinear, runtime.OpConv2d:
-				k := int64(l.In)
-				if l.Op == runtime.OpConv2d {
-					k *= int64(l.Kernel[0]) * int64(l.Kernel[1])
-				}
-				det := int64(l.Out) * k
-				if l.Bias {
-					det += int64(l.Out)
-				}
-				kind := runtime.KindDeterministic
-				if l.Posterior != nil {
-					kind = l.Posterior.Kind
-				}
-				out = append(out, LayerInfo{Name: l.Name, Kind: kind, Deterministic: det})
+	runtime.WalkLayers(spec.Layers, func(l *runtime.LayerSpec) {
+		var kind string
+		switch l.Op {
+		case runtime.OpBatchNorm:
+			kind = "batchnorm"
+		case runtime.OpLinear, runtime.OpConv2d:
+			kind = runtime.KindDeterministic
+			if l.Posterior != nil {
+				kind = l.Posterior.Kind
+			}
+		default:
+			return
+		}
+		// The same layer with plain weights and biases.
+		plain := *l
+		plain.Posterior = nil
+		var det int64
+		for _, d := range runtime.LayerTensors(&plain) {
+			if d.Role == RoleParam {
+				det += int64(Tensor{Shape: d.Shape}.Size())
 			}
 		}
-	}
-	walk(spec.Layers)
+		out = append(out, LayerInfo{Name: l.Name, Kind: kind, Deterministic: det})
+	})
 	if spec.FA != nil {
-		out = append(out, LayerInfo{Name: "fa", Kind: runtime.KindFA})
+		out = append(out, LayerInfo{Name: runtime.FALayer, Kind: runtime.KindFA})
 	}
 	if spec.GlobalU != nil {
 		out = append(out, LayerInfo{Name: runtime.GlobalUName, Kind: "global_inducing"})

@@ -86,13 +86,17 @@ func newBernstein[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *ran
 	if err != nil {
 		return nil, err
 	}
-	l.w = newParam[T](a.name, "bf_weight", true, wv, append(append([]int(nil), a.wshape...), np)...)
+	d := declare[T](a.name, a.tensors)
+	l.w = d.param("bf_weight", wv)
 	if a.bias {
 		bv, err := initFlows(torchInit(rng, a.dOut, a.k))
 		if err != nil {
 			return nil, err
 		}
-		l.b = newParam[T](a.name, "bf_bias", true, bv, a.dOut, np)
+		l.b = d.param("bf_bias", bv)
+	}
+	if err := d.done(); err != nil {
+		return nil, err
 	}
 	n := a.dOut * a.dIn
 	l.flows = make([]*bfvi.Flow, n)

@@ -50,13 +50,19 @@ func (n *Net[T]) batchNorm(ls *runtime.LayerSpec, in []int, inits map[string]Ini
 		return nil, nil, errf("momentum %g is not in [0, 1]", mom)
 	}
 	l := &batchNorm[T]{n: ls.Name, affine: ls.Affine, cumulative: set.CumulativeStats}
+	lc := *ls
+	lc.In = c // num_features may be left out (0)
+	d := declare[T](ls.Name, runtime.LayerTensors(&lc))
 	if l.affine {
-		l.w = newParam[T](ls.Name, "weight", true, full(c, 1), c)
-		l.b = newParam[T](ls.Name, "bias", true, full(c, 0), c)
+		l.w = d.param("weight", full(c, 1))
+		l.b = d.param("bias", full(c, 0))
 	}
-	l.rm = newParam[T](ls.Name, "running_mean", false, full(c, 0), c)
-	l.rv = newParam[T](ls.Name, "running_var", false, full(c, 1), c)
-	l.nbt = newParam[T](ls.Name, "num_batches_tracked", false, []float64{0})
+	l.rm = d.param("running_mean", full(c, 0))
+	l.rv = d.param("running_var", full(c, 1))
+	l.nbt = d.param("num_batches_tracked", []float64{0})
+	if err := d.done(); err != nil {
+		return nil, nil, err
+	}
 	// The state aliases the buffers, so the autodiff op updates the tensors that are saved.
 	l.st = autodiff.BatchNormState[T]{RunningMean: l.rm.Value, RunningVar: l.rv.Value, Momentum: mom, Eps: eps}
 	return l, in, nil

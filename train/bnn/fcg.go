@@ -50,9 +50,13 @@ func newFCG[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand.Rand
 	if a.bias {
 		mean = append(mean, torchInit(rng, a.dOut, a.k)...)
 	}
-	l.mean = newParam[T](a.name, "mean", true, mean, D)
-	l.diag = newParam[T](a.name, "_scale_diag", true, full(D, softplusInv(in.InitSD)), D)
-	l.tril = newParam[T](a.name, "_scale_tril", true, make([]float64, D*D), D, D)
+	d := declare[T](a.name, a.tensors)
+	l.mean = d.param("mean", mean)
+	l.diag = d.param("_scale_diag", full(D, softplusInv(in.InitSD)))
+	l.tril = d.param("_scale_tril", make([]float64, D*D))
+	if err := d.done(); err != nil {
+		return nil, err
+	}
 	l.mask = make([]T, D*D)
 	for r := 0; r < D; r++ {
 		for c := 0; c < r; c++ {

@@ -64,10 +64,10 @@ func newInducing[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand
 	if p.MaxSDU != nil {
 		l.maxSDU = *p.MaxSDU
 	}
-	n := a.name
+	dc := declare[T](a.name, a.tensors)
 	// Same order of random draws as bayesianize's constructor: z_row, z_col, then q(U).
-	l.zRow = newParam[T](n, "z_row", true, randn(rng, mo*a.dOut, 1/math.Sqrt(float64(mo))), mo, a.dOut)
-	l.zCol = newParam[T](n, "z_col", true, randn(rng, mi*a.dIn, 1/math.Sqrt(float64(mi))), mi, a.dIn)
+	l.zRow = dc.param("z_row", randn(rng, mo*a.dOut, 1/math.Sqrt(float64(mo))))
+	l.zCol = dc.param("z_col", randn(rng, mi*a.dIn, 1/math.Sqrt(float64(mi))))
 	d := mo * mi
 	small := softplusInv(1e-3)
 	// q(U)'s initial scale: bayesianize's softplus⁻¹(1e-3) unless in.InitSDU is set (the
@@ -84,15 +84,15 @@ func newInducing[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand
 		if d > 4096 {
 			return nil, errf("q_inducing full needs a %d×%d covariance factor; use fewer inducing rows/cols", d, d)
 		}
-		l.mean = newParam[T](n, "inducing_mean", true, randn(rng, d, 1), d)
-		l.tril = newParam[T](n, "_inducing_scale_tril", true, append(full(d, sdU), make([]float64, d*(d-1)/2)...), d*(d+1)/2)
+		l.mean = dc.param("inducing_mean", randn(rng, d, 1))
+		l.tril = dc.param("_inducing_scale_tril", append(full(d, sdU), make([]float64, d*(d-1)/2)...))
 	case runtime.QMatrix:
-		l.mean = newParam[T](n, "inducing_mean", true, randn(rng, d, 1), mo, mi)
-		l.rowTril = newParam[T](n, "_inducing_row_scale_tril", true, append(full(mo, sdRowCol), make([]float64, mo*(mo-1)/2)...), mo*(mo+1)/2)
-		l.colTril = newParam[T](n, "_inducing_col_scale_tril", true, append(full(mi, sdRowCol), make([]float64, mi*(mi-1)/2)...), mi*(mi+1)/2)
+		l.mean = dc.param("inducing_mean", randn(rng, d, 1))
+		l.rowTril = dc.param("_inducing_row_scale_tril", append(full(mo, sdRowCol), make([]float64, mo*(mo-1)/2)...))
+		l.colTril = dc.param("_inducing_col_scale_tril", append(full(mi, sdRowCol), make([]float64, mi*(mi-1)/2)...))
 	case runtime.QDiagonal:
-		l.mean = newParam[T](n, "inducing_mean", true, randn(rng, d, 1), mo, mi)
-		l.sd = newParam[T](n, "_inducing_sd", true, full(d, sdU), mo, mi)
+		l.mean = dc.param("inducing_mean", randn(rng, d, 1))
+		l.sd = dc.param("_inducing_sd", full(d, sdU))
 	case runtime.QGlobal:
 		// U is the layer's block of the global U_{1:L} (Net.global): no q(U) tensors.
 		if !l.whitened {
@@ -112,14 +112,15 @@ func newInducing[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand
 		for i := range m {
 			m[i] += base[i%d]
 		}
-		l.mean = newParam[T](n, "inducing_mean", true, m, k, mo, mi)
+		l.mean = dc.param("inducing_mean", m)
 	default:
 		return nil, errf("q_inducing %q is not diagonal, full, matrix or ensemble", l.q)
 	}
-	l.lamda = newParam[T](n, "_lamda", in.LearnLamda, []float64{softplusInv(in.InitLamda)})
-	l.dRow = newParam[T](n, "_d_row", true, full(mo, small), mo)
-	l.dCol = newParam[T](n, "_d_col", true, full(mi, small), mi)
-	return l, nil
+	l.lamda = dc.param("_lamda", []float64{softplusInv(in.InitLamda)})
+	l.lamda.Trainable = in.LearnLamda
+	l.dRow = dc.param("_d_row", full(mo, small))
+	l.dCol = dc.param("_d_col", full(mi, small))
+	return l, dc.done()
 }
 
 func (l *inducing[T]) name() string { return l.affine.name }

@@ -16,6 +16,9 @@ type affine struct {
 	bias, conv   bool
 	wshape       []int
 	opt          autodiff.Conv2DOptions
+	// tensors is the runtime's declaration of the layer's tensors (runtime.LayerTensors), from
+	// which its parameters are made (declared).
+	tensors []runtime.TensorDecl
 }
 
 // apply computes the layer's output for x with weight w (wshape) and bias b (dOut, or nil).
@@ -59,11 +62,12 @@ type deterministic[T Float] struct {
 
 func newDeterministic[T Float](a affine, rng *rand.Rand) (layer[T], error) {
 	l := &deterministic[T]{affine: a}
-	l.w = newParam[T](a.name, "weight", true, torchInit(rng, a.dOut*a.k, a.k), a.wshape...)
+	d := declare[T](a.name, a.tensors)
+	l.w = d.param("weight", torchInit(rng, a.dOut*a.k, a.k))
 	if a.bias {
-		l.b = newParam[T](a.name, "bias", true, torchInit(rng, a.dOut, a.k), a.dOut)
+		l.b = d.param("bias", torchInit(rng, a.dOut, a.k))
 	}
-	return l, nil
+	return l, d.done()
 }
 
 func (l *deterministic[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], _ *Context[T]) *autodiff.Var[T] {
@@ -103,17 +107,18 @@ func newFFG[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand.Rand
 	}
 	nw := a.dOut * a.k
 	rho := softplusInv(in.InitSD)
-	l.wm = newParam[T](a.name, "weight_mean", true, torchInit(rng, nw, a.k), a.wshape...)
-	l.ws = newParam[T](a.name, "_weight_sd", true, full(nw, rho), a.wshape...)
-	l.pwm = newParam[T](a.name, "prior_weight_mean", false, full(nw, in.PriorMean), a.wshape...)
-	l.pws = newParam[T](a.name, "prior_weight_sd", false, full(nw, p.PriorSD), a.wshape...)
+	d := declare[T](a.name, a.tensors)
+	l.wm = d.param("weight_mean", torchInit(rng, nw, a.k))
+	l.ws = d.param("_weight_sd", full(nw, rho))
+	l.pwm = d.param("prior_weight_mean", full(nw, in.PriorMean))
+	l.pws = d.param("prior_weight_sd", full(nw, p.PriorSD))
 	if a.bias {
-		l.bm = newParam[T](a.name, "bias_mean", true, torchInit(rng, a.dOut, a.k), a.dOut)
-		l.bs = newParam[T](a.name, "_bias_sd", true, full(a.dOut, rho), a.dOut)
-		l.pbm = newParam[T](a.name, "prior_bias_mean", false, full(a.dOut, in.PriorMean), a.dOut)
-		l.pbs = newParam[T](a.name, "prior_bias_sd", false, full(a.dOut, in.PriorBiasSD), a.dOut)
+		l.bm = d.param("bias_mean", torchInit(rng, a.dOut, a.k))
+		l.bs = d.param("_bias_sd", full(a.dOut, rho))
+		l.pbm = d.param("prior_bias_mean", full(a.dOut, in.PriorMean))
+		l.pbs = d.param("prior_bias_sd", full(a.dOut, in.PriorBiasSD))
 	}
-	return l, nil
+	return l, d.done()
 }
 
 func (l *ffg[T]) params() []Param[T] {

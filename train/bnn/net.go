@@ -71,6 +71,9 @@ func DefaultInit(p *runtime.PosteriorSpec) Init {
 type Param[T Float] struct {
 	*autodiff.Param[T]
 	Trainable bool
+	// optional marks a buffer that a checkpoint may lack (runtime.TensorOptional or
+	// TensorDropped): Load keeps its value then.
+	optional bool
 }
 
 // Context carries the per-forward-pass state.
@@ -265,7 +268,8 @@ func convGeom(ls *runtime.LayerSpec, in []int) kernels.ConvGeom {
 // parametric builds a Linear or Conv2d layer with its posterior; dOut×k is the weight without
 // the bias column.
 func (n *Net[T]) parametric(ls *runtime.LayerSpec, dOut, k int, wshape []int, inits map[string]Init, rng *rand.Rand) (layer[T], error) {
-	base := affine{name: ls.Name, dOut: dOut, k: k, dIn: k, bias: ls.Bias, wshape: wshape, conv: ls.Op == runtime.OpConv2d}
+	base := affine{name: ls.Name, dOut: dOut, k: k, dIn: k, bias: ls.Bias, wshape: wshape, conv: ls.Op == runtime.OpConv2d,
+		tensors: runtime.LayerTensors(ls)}
 	if ls.Bias {
 		base.dIn++
 	}
@@ -313,8 +317,8 @@ func (n *Net[T]) buildGlobal(inits map[string]Init, rng *rand.Rand) error {
 	if !ok {
 		in = DefaultInit(n.spec.GlobalU)
 	}
-	g, err := newInducing[T](affine{name: runtime.GlobalUName, dOut: rows, k: mi, dIn: mi, wshape: []int{rows, mi}},
-		n.spec.GlobalU, in, rng)
+	g, err := newInducing[T](affine{name: runtime.GlobalUName, dOut: rows, k: mi, dIn: mi, wshape: []int{rows, mi},
+		tensors: runtime.GlobalUTensors(&n.spec)}, n.spec.GlobalU, in, rng)
 	if err != nil {
 		return err
 	}
@@ -519,12 +523,12 @@ func (n *Net[T]) Load(src runtime.TensorSource) error {
 		name := p.Name[len(n.prefix):]
 		data, shape, err := src.Tensor(name)
 		if err != nil {
-			if !p.Trainable && errors.Is(err, runtime.ErrNoTensor) && optionalBuffer(name) {
+			if p.optional && errors.Is(err, runtime.ErrNoTensor) {
 				continue
 			}
 			return fmt.Errorf("bnn: load %q: %w", p.Name, err)
 		}
-		if !sameNumel(shape, p.Shape) || len(data) != len(p.Value) {
+		if !runtime.SameShape(shape, p.Shape) || len(data) != len(p.Value) {
 			return fmt.Errorf("bnn: load %q: shape %v (%d values), want %v", p.Name, shape, len(data), p.Shape)
 		}
 		for i, v := range data {
@@ -535,35 +539,6 @@ func (n *Net[T]) Load(src runtime.TensorSource) error {
 		}
 	}
 	return nil
-}
-
-func optionalBuffer(name string) bool {
-	for _, s := range []string{".prior_weight_mean", ".prior_weight_sd", ".prior_bias_mean", ".prior_bias_sd", ".num_batches_tracked"} {
-		if len(name) > len(s) && name[len(name)-len(s):] == s {
-			return true
-		}
-	}
-	return false
-}
-
-// sameNumel accepts equal shapes, and a scalar () for a one-element vector (1) and back.
-func sameNumel(a, b []int) bool {
-	if len(a) == len(b) {
-		for i := range a {
-			if a[i] != b[i] {
-				return false
-			}
-		}
-		return true
-	}
-	na, nb := 1, 1
-	for _, d := range a {
-		na *= d
-	}
-	for _, d := range b {
-		nb *= d
-	}
-	return na == 1 && nb == 1 && len(a) <= 1 && len(b) <= 1
 }
 
 // normal returns a buffer of count standard normal draws (zeros in Mean mode) that stays valid
