@@ -614,8 +614,7 @@ func specFor(arch string, cfg *bnnconfig.Config, classes int, inputShape []int, 
 	if err != nil {
 		return nil, err
 	}
-	b := &specBuilder{cfg: cfg}
-	layers, err := b.nodes(nodes)
+	layers, err := Layers(nodes, cfg, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -44,29 +44,37 @@ func loadArch(arch string, classes, inChannels int) (nodes []resnet.Node, builti
 	return nodes, false, nil
 }
 
-// specBuilder turns architecture nodes and a bayesianize config into a runtime.Spec.
-type specBuilder struct {
-	cfg *bnnconfig.Config
-}
-
-func (b *specBuilder) nodes(ns []resnet.Node) ([]runtime.LayerSpec, error) {
+// Layers maps a tree of modules and a bayesianize inference config (nil: no Bayesian layers)
+// to runtime layers: each module through LayerSpec, each Linear and Conv2d given its posterior
+// by Posterior. It is the one mapping from an architecture to a Spec's layers, for the
+// converter and the trainer; visit, when not nil, sees every module with its layer and its
+// resolved settings (the trainer's initial values come from them).
+func Layers(ns []resnet.Node, cfg *bnnconfig.Config, visit func(m *torcharch.Module, ls *runtime.LayerSpec, l bnnconfig.Layer)) ([]runtime.LayerSpec, error) {
 	var out []runtime.LayerSpec
 	for _, n := range ns {
 		if n.Module == nil {
-			body, err := b.nodes(n.Body)
+			body, err := Layers(n.Body, cfg, visit)
 			if err != nil {
 				return nil, err
 			}
-			sc, err := b.nodes(n.Shortcut)
+			sc, err := Layers(n.Shortcut, cfg, visit)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, runtime.LayerSpec{Name: n.Name, Op: runtime.OpResidual, Body: body, Shortcut: sc})
 			continue
 		}
-		ls, err := b.module(n.Module)
+		m := n.Module
+		ls, err := LayerSpec(m)
+		var l bnnconfig.Layer
+		if err == nil && (ls.Op == runtime.OpLinear || ls.Op == runtime.OpConv2d) {
+			ls.Posterior, l, err = Posterior(m, &ls, cfg)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("convert: module %s (%s): %w", clip.Q(n.Module.Name), clip.S(n.Module.Type), err)
+			return nil, fmt.Errorf("convert: module %s (%s): %w", clip.Q(m.Name), clip.S(m.Type), err)
+		}
+		if visit != nil {
+			visit(m, &ls, l)
 		}
 		out = append(out, ls)
 	}
@@ -78,20 +86,6 @@ func pair1(p [2]int) [2]int {
 		return [2]int{}
 	}
 	return p
-}
-
-func (b *specBuilder) module(m *torcharch.Module) (runtime.LayerSpec, error) {
-	ls, err := LayerSpec(m)
-	if err != nil {
-		return ls, err
-	}
-	switch ls.Op {
-	case runtime.OpLinear:
-		return ls, b.posterior(m, &ls, m.OutFeatures, m.InFeatures)
-	case runtime.OpConv2d:
-		return ls, b.posterior(m, &ls, m.OutChannels, m.InChannels*m.KernelSize[0]*m.KernelSize[1])
-	}
-	return ls, nil
 }
 
 // LayerSpec maps one PyTorch module (its plain torch.nn class; bayesianize's Inducing*/FFG*
@@ -175,41 +169,54 @@ func LayerSpec(m *torcharch.Module) (runtime.LayerSpec, error) {
 	return ls, nil
 }
 
-// posterior sets ls.Posterior from the config (and the module's printed type, when it names a
-// bayesianize layer). dOut and k are the weight's rows and columns without the bias.
-func (b *specBuilder) posterior(m *torcharch.Module, ls *runtime.LayerSpec, dOut, k int) error {
+// Posterior resolves the posterior of a Linear or Conv2d module (ls, from LayerSpec) as
+// bayesianize does from its inference config (cfg nil: deterministic), and returns the
+// resolved settings too (nil posterior for a deterministic layer). A printed bayesianize module
+// (InducingLinear, FFGConv2d, …) must agree with the config: its kind always, its inducing rows
+// and columns where the config sets them; where the config leaves them to bayesianize's
+// default (√d_out, √d_in), the printed ones (those the checkpoint was made with) count.
+func Posterior(m *torcharch.Module, ls *runtime.LayerSpec, cfg *bnnconfig.Config) (*runtime.PosteriorSpec, bnnconfig.Layer, error) {
+	k := ls.In // the weight's columns without the bias
+	if ls.Op == runtime.OpConv2d {
+		k *= ls.Kernel[0] * ls.Kernel[1]
+	}
 	dIn := k
 	if ls.Bias {
 		dIn++
 	}
 	printed := m.Inference()
-	kind := bnnconfig.None
-	var layer bnnconfig.Layer
-	if b.cfg != nil {
+	layer := bnnconfig.Layer{Kind: bnnconfig.None}
+	if cfg != nil {
 		var err error
-		layer, err = b.cfg.ResolveModule(m.Name, m.BaseType())
-		if err != nil {
-			return err
+		if layer, err = cfg.ResolveModule(m.Name, m.BaseType()); err != nil {
+			return nil, layer, err
 		}
-		kind = layer.Kind
 	} else if printed != "" {
-		return fmt.Errorf("the architecture has a bayesianize %s layer but no inference config was given (--config)", printed)
+		return nil, layer, fmt.Errorf("the architecture has a bayesianize %s layer but no inference config was given (--config)", printed)
 	}
-	if printed != "" && string(kind) != printed {
-		return fmt.Errorf("the architecture says %s but the config resolves this module to %s", clip.S(m.Type), clip.Q(string(kind)))
+	if printed != "" && string(layer.Kind) != printed {
+		return nil, layer, fmt.Errorf("the architecture says %s but the config resolves this module to %s", clip.S(m.Type), clip.Q(string(layer.Kind)))
 	}
-	switch kind {
-	case bnnconfig.None:
-		return nil
+	switch layer.Kind {
+	case bnnconfig.None, "":
+		return nil, layer, nil
 	case bnnconfig.Inducing:
 		s := layer.Inducing
-		rows, cols := s.Rows(dOut), s.Cols(dIn)
-		if printed != "" && (m.InducingRows != rows || m.InducingCols != cols) {
-			return fmt.Errorf("the architecture has inducing_rows=%d, inducing_cols=%d but the config gives %d, %d",
-				m.InducingRows, m.InducingCols, rows, cols)
+		rows, cols := s.Rows(ls.Out), s.Cols(dIn)
+		if printed != "" {
+			if s.InducingRows == nil && m.InducingRows > 0 {
+				rows = m.InducingRows
+			}
+			if s.InducingCols == nil && m.InducingCols > 0 {
+				cols = m.InducingCols
+			}
+			if (m.InducingRows > 0 && m.InducingRows != rows) || (m.InducingCols > 0 && m.InducingCols != cols) {
+				return nil, layer, fmt.Errorf("the architecture has inducing_rows=%d, inducing_cols=%d but the config gives %d, %d",
+					m.InducingRows, m.InducingCols, rows, cols)
+			}
 		}
 		if rows < 1 || cols < 1 {
-			return fmt.Errorf("inducing_rows %d / inducing_cols %d must be positive", rows, cols)
+			return nil, layer, fmt.Errorf("inducing_rows %d / inducing_cols %d must be positive", rows, cols)
 		}
 		p := &runtime.PosteriorSpec{Kind: runtime.KindInducing, InducingRows: rows, InducingCols: cols,
 			PriorSD: s.EffectivePriorSD(dIn), MaxLamda: s.MaxLamda, MaxSDU: s.MaxSDU, QInducing: s.QInducing,
@@ -217,20 +224,20 @@ func (b *specBuilder) posterior(m *torcharch.Module, ls *runtime.LayerSpec, dOut
 		if s.QInducing == runtime.QEnsemble {
 			p.EnsembleSize = s.EnsembleSize
 		}
-		ls.Posterior = p
+		return p, layer, nil
 	case bnnconfig.FFG:
 		s := layer.FFG
-		ls.Posterior = &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: s.EffectivePriorWeightSD(dIn), MaxSD: s.MaxSD}
+		return &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: s.EffectivePriorWeightSD(dIn), MaxSD: s.MaxSD}, layer, nil
 	case bnnconfig.FCG:
+		// FCGMixin: prior_weight_sd ("neal": fan_in^-1/2, without the bias) for the weights and
+		// prior_bias_sd for the biases; no width scaling.
 		s := layer.FCG
 		if s.PriorMean != 0 {
-			return fmt.Errorf("fcg prior_mean %g is not supported by the runtime (0 is)", s.PriorMean)
+			return nil, layer, fmt.Errorf("fcg prior_mean %g is not supported by the runtime (0 is)", s.PriorMean)
 		}
-		ls.Posterior = &runtime.PosteriorSpec{Kind: runtime.KindFCG, PriorSD: s.EffectivePriorWeightSD(k), PriorBiasSD: s.PriorBiasSD}
-	default:
-		return fmt.Errorf("inference %s is not supported by the runtime (inducing, ffg and fcg are)", clip.Q(string(kind)))
+		return &runtime.PosteriorSpec{Kind: runtime.KindFCG, PriorSD: s.EffectivePriorWeightSD(k), PriorBiasSD: s.PriorBiasSD}, layer, nil
 	}
-	return nil
+	return nil, layer, fmt.Errorf("inference %s is not supported by the runtime (inducing, ffg and fcg are)", clip.Q(string(layer.Kind)))
 }
 
 // ffgPriors returns the FFG prior buffers bayesianize would register for a layer (used when a

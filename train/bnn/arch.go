@@ -111,38 +111,15 @@ func SpecFromModules(mods []torcharch.Module, cfg *bnnconfig.Config, inputShape 
 	return spec, inits, nil
 }
 
-// layerSpecs maps a tree of modules to runtime layers, filling inits for the parametric and
-// BatchNorm layers.
+// layerSpecs maps a tree of modules to runtime layers (convert.Layers, the converter's mapping),
+// filling inits for the parametric and BatchNorm layers.
 func layerSpecs(nodes []resnet.Node, cfg *bnnconfig.Config, inits map[string]Init) ([]runtime.LayerSpec, error) {
-	var out []runtime.LayerSpec
-	for _, nd := range nodes {
-		if nd.Module == nil {
-			body, err := layerSpecs(nd.Body, cfg, inits)
-			if err != nil {
-				return nil, err
-			}
-			sc, err := layerSpecs(nd.Shortcut, cfg, inits)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, runtime.LayerSpec{Name: nd.Name, Op: runtime.OpResidual, Body: body, Shortcut: sc})
-			continue
-		}
-		m := nd.Module
-		ls, err := layerSpec(m)
-		if err != nil {
-			return nil, err
-		}
+	return convert.Layers(nodes, cfg, func(m *torcharch.Module, ls *runtime.LayerSpec, l bnnconfig.Layer) {
 		switch ls.Op {
 		case runtime.OpLinear, runtime.OpConv2d:
-			p, in, err := posterior(m, &ls, cfg)
-			if err != nil {
-				return nil, err
-			}
-			ls.Posterior = p
-			inits[ls.Name] = in
+			inits[ls.Name] = initOf(ls, l)
 		case runtime.OpBatchNorm:
-			in := inits[ls.Name]
+			var in Init
 			if m.Momentum == nil {
 				in.CumulativeStats = true
 			} else {
@@ -151,73 +128,25 @@ func layerSpecs(nodes []resnet.Node, cfg *bnnconfig.Config, inits map[string]Ini
 			}
 			inits[ls.Name] = in
 		}
-		out = append(out, ls)
-	}
-	return out, nil
+	})
 }
 
-// layerSpec maps a module to its runtime layer (the converter's mapping).
-func layerSpec(m *torcharch.Module) (runtime.LayerSpec, error) {
-	ls, err := convert.LayerSpec(m)
-	if err != nil {
-		return ls, fmt.Errorf("bnn: module %q (%s): %w", m.Name, m.Type, err)
-	}
-	return ls, nil
-}
-
-// posterior resolves a Linear/Conv2d module's inference settings.
-func posterior(m *torcharch.Module, ls *runtime.LayerSpec, cfg *bnnconfig.Config) (*runtime.PosteriorSpec, Init, error) {
-	dOut := ls.Out
-	dIn := ls.In
-	if ls.Op == runtime.OpConv2d {
-		dIn *= ls.Kernel[0] * ls.Kernel[1]
-	}
-	if ls.Bias {
-		dIn++
-	}
-	var l bnnconfig.Layer
-	if cfg != nil {
-		var err error
-		if l, err = cfg.ResolveModule(m.Name, m.BaseType()); err != nil {
-			return nil, Init{}, err
+// initOf is the training start of a Linear or Conv2d layer from its resolved inference settings.
+func initOf(ls *runtime.LayerSpec, l bnnconfig.Layer) Init {
+	switch {
+	case l.Kind == bnnconfig.Inducing:
+		return Init{InitLamda: l.Inducing.InitLamda, LearnLamda: l.Inducing.LearnLamda}
+	case l.Kind == bnnconfig.FFG:
+		dIn := ls.In
+		if ls.Op == runtime.OpConv2d {
+			dIn *= ls.Kernel[0] * ls.Kernel[1]
 		}
-	}
-	if want := m.Inference(); want != "" && string(l.Kind) != want {
-		return nil, Init{}, fmt.Errorf("bnn: module %q is a %s but the inference config gives it %q", m.Name, m.Type, l.Kind)
-	}
-	switch l.Kind {
-	case bnnconfig.None, "":
-		return nil, Init{}, nil
-	case bnnconfig.Inducing:
-		s := l.Inducing
-		rows, cols := s.Rows(dOut), s.Cols(dIn)
-		if s.InducingRows == nil && m.InducingRows > 0 {
-			rows = m.InducingRows
-		}
-		if s.InducingCols == nil && m.InducingCols > 0 {
-			cols = m.InducingCols
-		}
-		p := &runtime.PosteriorSpec{Kind: runtime.KindInducing, InducingRows: rows, InducingCols: cols,
-			PriorSD: s.EffectivePriorSD(dIn), MaxLamda: s.MaxLamda, MaxSDU: s.MaxSDU, QInducing: s.QInducing,
-			WhitenedU: s.WhitenedU}
-		if s.QInducing == runtime.QEnsemble {
-			p.EnsembleSize = s.EnsembleSize
-		}
-		return p, Init{InitLamda: s.InitLamda, LearnLamda: s.LearnLamda}, nil
-	case bnnconfig.FFG:
-		s := l.FFG
-		p := &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: s.EffectivePriorWeightSD(dIn), MaxSD: s.MaxSD}
-		return p, Init{InitSD: s.InitSD, PriorMean: s.PriorMean, PriorBiasSD: s.EffectivePriorBiasSD(dIn)}, nil
-	case bnnconfig.FCG:
-		// FCGMixin: prior_weight_sd ("neal": fan_in^-1/2, without the bias) for the weights and
-		// prior_bias_sd for the biases; no width scaling.
-		s := l.FCG
-		fanIn := dIn
 		if ls.Bias {
-			fanIn--
+			dIn++
 		}
-		p := &runtime.PosteriorSpec{Kind: runtime.KindFCG, PriorSD: s.EffectivePriorWeightSD(fanIn), PriorBiasSD: s.PriorBiasSD}
-		return p, Init{InitSD: s.InitSD, PriorMean: s.PriorMean, PriorBiasSD: s.PriorBiasSD}, nil
+		return Init{InitSD: l.FFG.InitSD, PriorMean: l.FFG.PriorMean, PriorBiasSD: l.FFG.EffectivePriorBiasSD(dIn)}
+	case l.Kind == bnnconfig.FCG:
+		return Init{InitSD: l.FCG.InitSD, PriorMean: l.FCG.PriorMean, PriorBiasSD: l.FCG.PriorBiasSD}
 	}
-	return nil, Init{}, fmt.Errorf("bnn: module %q: inference %q is not supported by the trainer (deterministic, ffg, fcg, inducing)", m.Name, l.Kind)
+	return Init{}
 }

@@ -1,0 +1,111 @@
+package convert
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/convert/bnnconfig"
+	"github.com/edgebnn/edgebnn/convert/resnet"
+	"github.com/edgebnn/edgebnn/convert/safetensors"
+	"github.com/edgebnn/edgebnn/convert/torcharch"
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+// The one mapping from an architecture and an inference config to posteriors (Layers,
+// Posterior; the trainer's too) against bayesianize's own choices: every inducing layer of every
+// fixture gets the inducing rows and columns of the Z matrices bayesianize saved.
+func TestLayersMatchFixtures(t *testing.T) {
+	for _, fx := range fixtures {
+		d := filepath.Join(fixtureDir, fx)
+		data, err := os.ReadFile(filepath.Join(d, "model.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mods, err := torcharch.ParseRepr(strings.NewReader(string(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nodes []resnet.Node
+		for i := range mods {
+			nodes = append(nodes, resnet.Node{Module: &mods[i]})
+		}
+		cfg, err := bnnconfig.ParseFile(filepath.Join(d, "inference_config.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		layers, err := Layers(nodes, cfg, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", fx, err)
+		}
+		sd, err := safetensors.ReadFile(filepath.Join(d, "state_dict.safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		runtime.WalkLayers(layers, func(l *runtime.LayerSpec) {
+			zr, ok := sd.Tensor(l.Name + ".z_row")
+			if !ok {
+				if l.Posterior != nil {
+					t.Errorf("%s: layer %s has a %s posterior; bayesianize's has no z_row", fx, l.Name, l.Posterior.Kind)
+				}
+				return
+			}
+			zc, _ := sd.Tensor(l.Name + ".z_col")
+			n++
+			p := l.Posterior
+			if p == nil || p.Kind != runtime.KindInducing || p.InducingRows != zr.Shape[0] || p.InducingCols != zc.Shape[0] {
+				t.Errorf("%s: layer %s: posterior %+v; bayesianize's z_row %v, z_col %v", fx, l.Name, p, zr.Shape, zc.Shape)
+			}
+		})
+		if n == 0 {
+			t.Errorf("%s: no inducing layer checked", fx)
+		}
+	}
+}
+
+// Inducing rows and columns that the config leaves unset: bayesianize's default int(√d) without
+// a printed size, the printed size with one; a printed size that contradicts the config's is an
+// error.
+func TestPosteriorInducingSize(t *testing.T) {
+	plain := torcharch.Module{Name: "fc", Type: "Linear", InFeatures: 784, OutFeatures: 10, Bias: true}
+	printed := torcharch.Module{Name: "fc", Type: "InducingLinear", InFeatures: 784, OutFeatures: 10, Bias: true,
+		InducingRows: 7, InducingCols: 30}
+	cfg := func(extra string) *bnnconfig.Config {
+		c, err := bnnconfig.Parse([]byte(`{"inference": {"Linear": {"inference": "inducing"` + extra + `}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for _, c := range []struct {
+		what       string
+		m          torcharch.Module
+		cfg        *bnnconfig.Config
+		rows, cols int
+		err        string
+	}{
+		{"default √d_out, √(d_in + 1)", plain, cfg(""), 3, 28, ""},
+		{"config", plain, cfg(`, "inducing_rows": 5, "inducing_cols": 6`), 5, 6, ""},
+		{"printed", printed, cfg(""), 7, 30, ""},
+		{"printed = config", printed, cfg(`, "inducing_rows": 7`), 7, 30, ""},
+		{"printed ≠ config", printed, cfg(`, "inducing_cols": 31`), 0, 0, "inducing_rows=7, inducing_cols=30 but the config gives 7, 31"},
+		{"printed without config", printed, nil, 0, 0, "no inference config was given"},
+	} {
+		ls, err := LayerSpec(&c.m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _, err := Posterior(&c.m, &ls, c.cfg)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want %q", c.what, err, c.err)
+			}
+			continue
+		}
+		if err != nil || p == nil || p.InducingRows != c.rows || p.InducingCols != c.cols {
+			t.Errorf("%s: %+v, %v; want %d × %d", c.what, p, err, c.rows, c.cols)
+		}
+	}
+}
