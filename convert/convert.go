@@ -610,7 +610,7 @@ func specFor(arch string, cfg *bnnconfig.Config, classes int, inputShape []int, 
 			}
 		}
 	}
-	nodes, builtin, err := loadArch(arch, classes, inC)
+	nodes, builtin, err := ParseArch(arch, classes, inC)
 	if err != nil {
 		return nil, err
 	}

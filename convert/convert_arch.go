@@ -3,45 +3,106 @@ package convert
 import (
 	"bytes"
 	"fmt"
-	"github.com/edgebnn/edgebnn/internal/clip"
+	"strconv"
 	"strings"
 
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
 	"github.com/edgebnn/edgebnn/convert/resnet"
 	"github.com/edgebnn/edgebnn/convert/torcharch"
-	"github.com/edgebnn/edgebnn/runtime"
-
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"github.com/edgebnn/edgebnn/internal/readlimit"
+	"github.com/edgebnn/edgebnn/runtime"
 )
 
-// loadArch reads an architecture: a built-in name (resnet18, resnet34, resnet50), a JSON
-// architecture file (convert/torcharch's format, extended with "Residual" blocks as
-// resnet.ParseJSON reads it) or a printed nn.Sequential repr. A Sequential, and a JSON file
-// without residual blocks, becomes a list of leaf nodes. builtin reports whether it was a
-// built-in ResNet.
-func loadArch(arch string, classes, inChannels int) (nodes []resnet.Node, builtin bool, err error) {
+// MaxArchBytes bounds an architecture file (a JSON architecture of a ResNet-50 is about 30 KiB):
+// it must be a regular file of at most this size.
+const MaxArchBytes = 16 << 20
+
+// ParseArch reads an architecture in any form that --arch takes; convert, train and eval share
+// this one grammar:
+//   - a built-in name (resnet18, resnet34, resnet50): bayesianize's CIFAR ResNets (resnet.New)
+//     with classes outputs and inChannels input channels;
+//   - "mlp:784-256-256-10" or "mlp:1-50-1:tanh": an nn.Sequential MLP (see MLP);
+//   - inline JSON (starting with '{'), or a file holding it: convert/torcharch's JSON format
+//     extended with residual blocks (resnet.ParseJSON);
+//   - a file holding print(net) of an nn.Sequential (torcharch.ParseRepr).
+//
+// The result is the architecture tree (leaf modules and residual blocks) that Layers maps to a
+// Spec's layers. builtin reports a built-in ResNet.
+func ParseArch(arch string, classes, inChannels int) (nodes []resnet.Node, builtin bool, err error) {
 	if resnet.Known(arch) {
 		nodes, err := resnet.New(arch, classes, inChannels)
 		return nodes, true, err
 	}
-	data, err := readlimit.ReadFile(arch, 0)
-	if err != nil {
-		return nil, false, fmt.Errorf("convert: architecture %s is neither a built-in name (%s) nor a readable file: %w", clip.Q(arch), strings.Join(resnet.Names(), ", "), err)
+	if rest, ok := strings.CutPrefix(arch, "mlp:"); ok {
+		spec, act, _ := strings.Cut(rest, ":")
+		var widths []int
+		for _, f := range strings.Split(spec, "-") {
+			v, err := strconv.Atoi(f)
+			if err != nil {
+				return nil, false, fmt.Errorf("convert: architecture %s: width %s is not an integer", clip.Q(arch), clip.Q(f))
+			}
+			widths = append(widths, v)
+		}
+		nodes, err := MLP(widths, act)
+		return nodes, false, err
+	}
+	data, where := []byte(arch), "the inline architecture"
+	if !strings.HasPrefix(strings.TrimSpace(arch), "{") {
+		if data, err = readlimit.ReadFile(arch, MaxArchBytes); err != nil {
+			return nil, false, fmt.Errorf("convert: architecture %s is neither a built-in name (%s), mlp:WIDTHS, inline JSON nor a readable file: %w",
+				clip.Q(arch), strings.Join(resnet.Names(), ", "), err)
+		}
+		where = "architecture " + arch
 	}
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
 		if nodes, err = resnet.ParseJSON(bytes.NewReader(data)); err != nil {
-			return nil, false, fmt.Errorf("convert: architecture %s: %w", arch, err)
+			return nil, false, fmt.Errorf("convert: %s: %w", where, err)
 		}
 		return nodes, false, nil
 	}
 	mods, err := torcharch.ParseRepr(bytes.NewReader(data))
 	if err != nil {
-		return nil, false, fmt.Errorf("convert: architecture %s: %w", arch, err)
+		return nil, false, fmt.Errorf("convert: %s: %w", where, err)
 	}
+	return leaves(mods), false, nil
+}
+
+// MLP returns the nn.Sequential MLP with the given layer widths (input first) and activation
+// ("relu", the default when empty, "tanh", "sigmoid", "gelu") between its Linear layers, named as
+// PyTorch numbers them, starting with a Flatten: 0 Flatten, 1 Linear, 2 ReLU, 3 Linear, …
+func MLP(widths []int, act string) ([]resnet.Node, error) {
+	if len(widths) < 2 {
+		return nil, fmt.Errorf("convert: an MLP needs at least input and output widths, got %v", widths)
+	}
+	if act == "" {
+		act = "relu"
+	}
+	actType := map[string]string{"relu": "ReLU", "tanh": "Tanh", "sigmoid": "Sigmoid", "gelu": "GELU"}[act]
+	if actType == "" {
+		return nil, fmt.Errorf("convert: activation %s is not relu, tanh, sigmoid or gelu", clip.Q(act))
+	}
+	mods := []torcharch.Module{{Name: "0", Type: "Flatten", StartDim: 1, EndDim: -1}}
+	for i := 1; i < len(widths); i++ {
+		if widths[i-1] < 1 || widths[i] < 1 {
+			return nil, fmt.Errorf("convert: MLP widths %v must be positive", widths)
+		}
+		mods = append(mods, torcharch.Module{Name: strconv.Itoa(len(mods)), Type: "Linear",
+			InFeatures: widths[i-1], OutFeatures: widths[i], Bias: true})
+		if i < len(widths)-1 {
+			mods = append(mods, torcharch.Module{Name: strconv.Itoa(len(mods)), Type: actType, Approximate: "none"})
+		}
+	}
+	return leaves(mods), nil
+}
+
+// leaves makes a tree of leaf modules without residual blocks.
+func leaves(mods []torcharch.Module) []resnet.Node {
+	nodes := make([]resnet.Node, len(mods))
 	for i := range mods {
-		nodes = append(nodes, resnet.Node{Module: &mods[i]})
+		nodes[i] = resnet.Node{Module: &mods[i]}
 	}
-	return nodes, false, nil
+	return nodes
 }
 
 // Layers maps a tree of modules and a bayesianize inference config (nil: no Bayesian layers)

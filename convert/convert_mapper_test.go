@@ -109,3 +109,59 @@ func TestPosteriorInducingSize(t *testing.T) {
 		}
 	}
 }
+
+// --arch's one grammar: every form reads to the expected tree; malformed ones are errors that say
+// what is wrong.
+func TestParseArchForms(t *testing.T) {
+	dir := t.TempDir()
+	repr := filepath.Join(dir, "model.txt")
+	if err := os.WriteFile(repr, []byte("Sequential(\n  (0): Linear(in_features=3, out_features=2, bias=True)\n  (1): Tanh()\n)\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	jsonFile := filepath.Join(dir, "arch.txt") // JSON by content, whatever the name
+	inline := `{"layers": [{"name": "fc", "type": "Linear", "in_features": 3, "out_features": 2}]}`
+	if err := os.WriteFile(jsonFile, []byte(inline), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		arch    string
+		types   string // the leaf modules' types, in order
+		builtin bool
+		err     string
+	}{
+		{"mlp:4-8-3", "Flatten Linear ReLU Linear", false, ""},
+		{"mlp:1-50-1:tanh", "Flatten Linear Tanh Linear", false, ""},
+		{inline, "Linear", false, ""},
+		{jsonFile, "Linear", false, ""},
+		{repr, "Linear Tanh", false, ""},
+		{"resnet18", "", true, ""},
+		{"mlp:4-x-3", "", false, `width "x" is not an integer`},
+		{"mlp:4-0-3", "", false, "must be positive"},
+		{"mlp:4:swish", "", false, "at least input and output widths"},
+		{"mlp:4-3:swish", "", false, `activation "swish"`},
+		{"{", "", false, "the inline architecture"},
+		{filepath.Join(dir, "missing"), "", false, "neither a built-in name"},
+	} {
+		nodes, builtin, err := ParseArch(c.arch, 10, 3)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%.40s: error %v, want %q", c.arch, err, c.err)
+			}
+			continue
+		}
+		if err != nil || builtin != c.builtin {
+			t.Errorf("%.40s: %v, builtin %v", c.arch, err, builtin)
+			continue
+		}
+		if builtin {
+			continue
+		}
+		var types []string
+		for _, n := range nodes {
+			types = append(types, n.Module.Type)
+		}
+		if got := strings.Join(types, " "); got != c.types {
+			t.Errorf("%.40s: modules %s, want %s", c.arch, got, c.types)
+		}
+	}
+}

@@ -14,7 +14,7 @@ const exampleResidualArch = "../bench/configs/fmnist_resnet_arch.json"
 // TestLoadArchResidualJSON: --arch reads the residual JSON file as a tree; the spec needs an
 // input shape (the network ends in adaptive pooling) and says so; with one it validates.
 func TestLoadArchResidualJSON(t *testing.T) {
-	nodes, builtin, err := loadArch(exampleResidualArch, 0, 3)
+	nodes, builtin, err := ParseArch(exampleResidualArch, 0, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func TestSpecialInputFiles(t *testing.T) {
 			_, err := Convert(Options{Checkpoint: p, Arch: "resnet18", Out: out})
 			return err
 		}},
-		{"loadArch", func(p string) error { _, _, err := loadArch(p, 10, 3); return err }},
+		{"ParseArch", func(p string) error { _, _, err := ParseArch(p, 10, 3); return err }},
 		{"loadData", func(p string) error { _, _, err := loadData(p, 4); return err }},
 		{"statedict.Load", func(p string) error { _, err := statedict.Load(p); return err }},
 		{"torchpt.ReadFile", func(p string) error { _, err := torchpt.ReadFile(p); return err }},

@@ -409,7 +409,7 @@ func (t *Trainer) splitLaplaceVal() error {
 func (t *Trainer) fitLaplace(ctx context.Context) error {
 	c := &t.Config
 	start := time.Now()
-	mods, err := archModules(c.Arch, c.Task, t.Train)
+	nodes, err := archNodes(c.Arch, c.Task, t.Train)
 	if err != nil {
 		return err
 	}
@@ -421,7 +421,7 @@ func (t *Trainer) fitLaplace(ctx context.Context) error {
 	if c.Task == "regression" {
 		task = runtime.Regression
 	}
-	spec, inits, err := bnn.SpecFromModules(mods, icfg, t.Train.Shape, task, 1/c.NoisePrecision)
+	spec, inits, err := bnn.SpecFromNodes(nodes, icfg, t.Train.Shape, task, 1/c.NoisePrecision)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
 	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
@@ -42,7 +43,7 @@ func laplaceData(n, dim, q int, seed uint64) *data.Dataset {
 // regression data) with random means of scale 0.7.
 func laplaceNet(t *testing.T, arch string, d *data.Dataset, tau float64) *bnn.Net[float32] {
 	t.Helper()
-	mods, err := bnn.ParseArch(arch)
+	nodes, _, err := convert.ParseArch(arch, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func laplaceNet(t *testing.T, arch string, d *data.Dataset, tau float64) *bnn.Ne
 	if d.Regression() {
 		task = runtime.Regression
 	}
-	spec, inits, err := bnn.SpecFromModules(mods, icfg, d.Shape, task, 1/tau)
+	spec, inits, err := bnn.SpecFromNodes(nodes, icfg, d.Shape, task, 1/tau)
 	if err != nil {
 		t.Fatal(err)
 	}

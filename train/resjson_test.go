@@ -202,7 +202,7 @@ func TestConvertResidualJSONCheckpoint(t *testing.T) {
 }
 
 // TestArchModulesResNetErrors: a built-in ResNet needs classification images.
-func TestArchModulesResNetErrors(t *testing.T) {
+func TestArchNodesResNetErrors(t *testing.T) {
 	cases := []struct {
 		name, task string
 		d          *data.Dataset
@@ -214,20 +214,20 @@ func TestArchModulesResNetErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := archModules("resnet34", tc.task, tc.d)
+			_, err := archNodes("resnet34", tc.task, tc.d)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "resnet34") {
 				t.Fatalf("error %v, want one naming resnet34 and containing %q", err, tc.want)
 			}
 		})
 	}
-	mods, err := archModules("resnet50", "classification", &data.Dataset{Shape: []int{3, 32, 32}, Classes: 7})
+	nodes, err := archNodes("resnet50", "classification", &data.Dataset{Shape: []int{3, 32, 32}, Classes: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fc := mods[len(mods)-1]; fc.Name != "fc" || fc.InFeatures != 2048 || fc.OutFeatures != 7 {
+	if fc := nodes[len(nodes)-1].Module; fc == nil || fc.Name != "fc" || fc.InFeatures != 2048 || fc.OutFeatures != 7 {
 		t.Fatalf("last module %+v, want fc 2048 → 7", fc)
 	}
-	if c1 := mods[0]; c1.Name != "conv1" || c1.InChannels != 3 {
+	if c1 := nodes[0].Module; c1 == nil || c1.Name != "conv1" || c1.InChannels != 3 {
 		t.Fatalf("first module %+v, want conv1 with 3 input channels", c1)
 	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // resnetArch is train/bnn's tiny ResNet for 1×28×28 inputs in the JSON architecture format with
-// residual blocks (train/bnn.ParseArchJSON): a stride-2 stem, an identity BasicBlock and a
+// residual blocks (convert.ParseArch): a stride-2 stem, an identity BasicBlock and a
 // downsampling BasicBlock with a conv+BN shortcut, adaptive average pooling and a linear layer.
 const resnetArch = "bnn/testdata/tiny_resnet.json"
 

@@ -386,7 +386,7 @@ func (t *Trainer) inferenceConfig() (*bnnconfig.Config, error) {
 
 func (t *Trainer) buildNets() error {
 	c := &t.Config
-	mods, err := archModules(c.Arch, c.Task, t.Train)
+	nodes, err := archNodes(c.Arch, c.Task, t.Train)
 	if err != nil {
 		return err
 	}
@@ -401,7 +401,7 @@ func (t *Trainer) buildNets() error {
 	if c.Posterior == "hmc" {
 		cfg = nil // the network is deterministic; hmc reads only the config's prior (newHMCRun)
 	}
-	spec, inits, err := bnn.SpecFromModules(mods, cfg, t.Train.Shape, task, 1/c.NoisePrecision)
+	spec, inits, err := bnn.SpecFromNodes(nodes, cfg, t.Train.Shape, task, 1/c.NoisePrecision)
 	if err != nil {
 		return err
 	}

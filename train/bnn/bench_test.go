@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
@@ -13,13 +14,13 @@ import (
 // 784-256-256-10 with 32×32 inducing matrices on a batch of 100 (bench/configs/fmnist_ffgu.json
 // without the optimizer update).
 func BenchmarkFFGUStep(b *testing.B) {
-	mods, _ := MLPModules([]int{784, 256, 256, 10}, "relu")
+	nodes, _ := convert.MLP([]int{784, 256, 256, 10}, "relu")
 	cfg, err := bnnconfig.Parse([]byte(`{"inference": "inducing", "inducing_rows": 32, "inducing_cols": 32,
 		"max_lamda": 0.03, "max_sd_u": 0.1, "init_lamda": 0.001, "sqrt_width_scaling": true}`))
 	if err != nil {
 		b.Fatal(err)
 	}
-	spec, inits, err := SpecFromModules(mods, cfg, []int{784}, runtime.Classification, 0)
+	spec, inits, err := SpecFromNodes(nodes, cfg, []int{784}, runtime.Classification, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

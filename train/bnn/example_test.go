@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
@@ -14,9 +15,9 @@ import (
 // Building an inducing-weight MLP from an architecture and a bayesianize inference config,
 // sampling one forward pass with its KL, and deploying the parameters to the runtime.
 func Example() {
-	mods, _ := bnn.MLPModules([]int{4, 8, 3}, "relu")
+	nodes, _ := convert.MLP([]int{4, 8, 3}, "relu")
 	cfg, _ := bnnconfig.Parse([]byte(`{"inference": "inducing", "inducing_rows": 2, "inducing_cols": 3, "sqrt_width_scaling": true}`))
-	spec, inits, err := bnn.SpecFromModules(mods, cfg, []int{4}, runtime.Classification, 0)
+	spec, inits, err := bnn.SpecFromNodes(nodes, cfg, []int{4}, runtime.Classification, 0)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -48,9 +49,10 @@ func Example() {
 	// runtime layers: 2
 }
 
-// A residual block with BatchNorm in the JSON architecture format: the block becomes one runtime
-// layer with a body and a shortcut, and its BatchNorm buffers are tensors of the net.
-func ExampleParseArchJSON() {
+// A residual block with BatchNorm in the JSON architecture format (one of --arch's forms,
+// convert.ParseArch): the block becomes one runtime layer with a body and a shortcut, and its
+// BatchNorm buffers are tensors of the net.
+func ExampleSpecFromNodes() {
 	arch := `{"layers": [
   {"name": "conv1", "type": "Conv2d", "in_channels": 1, "out_channels": 4, "kernel_size": 3, "padding": 1, "bias": false},
   {"name": "block", "type": "Residual",
@@ -61,12 +63,12 @@ func ExampleParseArchJSON() {
   {"name": "pool", "type": "AdaptiveAvgPool2d", "output_size": 1},
   {"name": "flatten", "type": "Flatten"},
   {"name": "fc", "type": "Linear", "in_features": 8, "out_features": 3}]}`
-	mods, err := bnn.ParseArchJSON(strings.NewReader(arch))
+	nodes, _, err := convert.ParseArch(arch, 0, 0)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	spec, inits, err := bnn.SpecFromModules(mods, nil, []int{1, 8, 8}, runtime.Classification, 0)
+	spec, inits, err := bnn.SpecFromNodes(nodes, nil, []int{1, 8, 8}, runtime.Classification, 0)
 	if err != nil {
 		fmt.Println(err)
 		return

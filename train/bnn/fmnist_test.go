@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
@@ -33,7 +34,7 @@ func TestFashionMNISTResNet(t *testing.T) {
 		examples, epochs = 64, 4
 	}
 	ds = ds.Head(examples)
-	mods, err := ParseArch(tinyResNetJSON)
+	nodes, _, err := convert.ParseArch(tinyResNetJSON, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestFashionMNISTResNet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, inits, err := SpecFromModules(mods, cfg, ds.Shape, runtime.Classification, 0)
+	spec, inits, err := SpecFromNodes(nodes, cfg, ds.Shape, runtime.Classification, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

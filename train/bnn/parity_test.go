@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
 	"github.com/edgebnn/edgebnn/convert/safetensors"
-	"github.com/edgebnn/edgebnn/convert/torcharch"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -19,7 +19,7 @@ var fixtureDir = filepath.Join("..", "..", "testdata", "bayesianize")
 func fixtureNet[T Float](t *testing.T, fixture string) (*Net[T], *safetensors.File) {
 	t.Helper()
 	dir := filepath.Join(fixtureDir, fixture)
-	mods, err := torcharch.ParseReprFile(filepath.Join(dir, "model.txt"))
+	nodes, _, err := convert.ParseArch(filepath.Join(dir, "model.txt"), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,10 +28,10 @@ func fixtureNet[T Float](t *testing.T, fixture string) (*Net[T], *safetensors.Fi
 		t.Fatal(err)
 	}
 	in := []int{784}
-	if mods[0].BaseType() == "Conv2d" {
+	if nodes[0].Module.BaseType() == "Conv2d" {
 		in = []int{1, 28, 28}
 	}
-	spec, inits, err := SpecFromModules(mods, cfg, in, runtime.Classification, 0)
+	spec, inits, err := SpecFromNodes(nodes, cfg, in, runtime.Classification, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
