@@ -24,6 +24,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -324,10 +325,10 @@ func (p Profile) Validate() error {
 	if strings.TrimSpace(p.Description) == "" {
 		return bad("description", "must not be empty")
 	}
-	if !contains(supportedGOOS, p.GOOS) {
+	if !slices.Contains(supportedGOOS, p.GOOS) {
 		return bad("goos", "%q is not supported (want one of %s)", p.GOOS, strings.Join(supportedGOOS, ", "))
 	}
-	if !contains(supportedGOARCH, p.GOARCH) {
+	if !slices.Contains(supportedGOARCH, p.GOARCH) {
 		return bad("goarch", "%q is not supported (want one of %s)", p.GOARCH, strings.Join(supportedGOARCH, ", "))
 	}
 	if p.GOARCH == "arm" {
@@ -369,7 +370,7 @@ func (p Profile) validateQEMU() error {
 		}
 		return nil
 	}
-	if !contains(allowed, p.QEMU) {
+	if !slices.Contains(allowed, p.QEMU) {
 		return bad("qemu", "%q cannot run goarch %q (want one of %s)", p.QEMU, p.GOARCH, strings.Join(allowed, ", "))
 	}
 	if p.GOOS != "linux" {
@@ -399,15 +400,6 @@ func (p Profile) validateSIMD() error {
 		return bad("simd.dotprod", "dot product is an ARMv8.2-A arm64 feature, not available on %q", p.GOARCH)
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Embedded returns the built-in profiles, sorted by name.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -418,7 +419,7 @@ func TestHMCKeep(t *testing.T) {
 		{4000, 1, []int{0}},
 	} {
 		got := hmcKeep(tc.total, tc.k)
-		if !equalInts(got, tc.want) {
+		if !slices.Equal(got, tc.want) {
 			t.Errorf("hmcKeep(%d, %d) = %v, want %v", tc.total, tc.k, got, tc.want)
 		}
 	}

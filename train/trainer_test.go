@@ -2,12 +2,14 @@ package train
 
 import (
 	"context"
-	"github.com/edgebnn/edgebnn/convert"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/edgebnn/edgebnn/convert"
 
 	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
@@ -294,23 +296,11 @@ func TestMinStepsGates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !equalInts(evals, tc.wantEval) || !equalInts(ckpts, tc.wantCkpts) {
+			if !slices.Equal(evals, tc.wantEval) || !slices.Equal(ckpts, tc.wantCkpts) {
 				t.Errorf("evaluated %v, checkpointed %v; want %v, %v", evals, ckpts, tc.wantEval, tc.wantCkpts)
 			}
 		})
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestMinStepsValidate checks that negative gates are refused with the key's name.

@@ -42,6 +42,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -263,7 +264,7 @@ func measure(dir string, rep int, ks, batches, batchKs []int, t timer, log io.Wr
 	rng := rand.New(rand.NewPCG(uint64(rep), 3))
 	for _, k := range ks {
 		for _, n := range batches {
-			if n > 1 && !contains(batchKs, k) {
+			if n > 1 && !slices.Contains(batchKs, k) {
 				continue
 			}
 			xs := make([]float32, n*3*32*32)
@@ -314,15 +315,6 @@ func strategyOf(key string) runtime.Strategy {
 		}
 	}
 	return runtime.Auto
-}
-
-func contains(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // ARMCount is one Cortex-A53 instruction count per prediction.
@@ -415,10 +407,10 @@ func table(w io.Writer, res *Results, arm []ARMCount) error {
 	for _, t := range res.Timings {
 		kk := key{t.Batch, t.K, t.Method}
 		groups[kk] = append(groups[kk], t)
-		if !contains(batches, t.Batch) {
+		if !slices.Contains(batches, t.Batch) {
 			batches = append(batches, t.Batch)
 		}
-		if !contains(ks, t.K) {
+		if !slices.Contains(ks, t.K) {
 			ks = append(ks, t.K)
 		}
 	}
@@ -587,7 +579,7 @@ func (b byX) Swap(i, j int) {
 func kTicks(res *Results) []plot.Tick {
 	var ks []int
 	for _, t := range res.Timings {
-		if !contains(ks, t.K) {
+		if !slices.Contains(ks, t.K) {
 			ks = append(ks, t.K)
 		}
 	}

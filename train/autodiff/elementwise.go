@@ -3,6 +3,7 @@ package autodiff
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 type binOp int
@@ -119,7 +120,7 @@ func (t *Tape[T]) binary(op binOp, a, b *Var[T]) *Var[T] {
 	if !t.check(name, a, b) {
 		return t.placeholder()
 	}
-	if sameShape(a.shape, b.shape) {
+	if slices.Equal(a.shape, b.shape) {
 		return t.binarySame(op, a, b)
 	}
 	shape, err := broadcastShape(a.shape, b.shape)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -32,7 +33,7 @@ func assertClose(t *testing.T, name string, got, want []float64, tol float64) {
 
 func assertShape(t *testing.T, name string, got []int, want ...int) {
 	t.Helper()
-	if !sameShape(got, want) {
+	if !slices.Equal(got, want) {
 		t.Fatalf("%s: shape %v, want %v", name, got, want)
 	}
 }
@@ -161,10 +162,10 @@ func TestReductionsAndShapesForward(t *testing.T) {
 	de := tp.DiagEmbed(tp.Const([]float64{1, 2}, 2))
 	assertClose(t, "DiagEmbed", de.Value(), []float64{1, 0, 0, 2}, 0)
 	mustOK(t, tp)
-	if got := TrilIndices(3, -1); !sameShape(got, []int{3, 6, 7}) {
+	if got := TrilIndices(3, -1); !slices.Equal(got, []int{3, 6, 7}) {
 		t.Fatalf("TrilIndices(3,-1) = %v", got)
 	}
-	if got := TrilIndices(2, 0); !sameShape(got, []int{0, 2, 3}) {
+	if got := TrilIndices(2, 0); !slices.Equal(got, []int{0, 2, 3}) {
 		t.Fatalf("TrilIndices(2,0) = %v", got)
 	}
 }

@@ -3,6 +3,7 @@ package bnn
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
@@ -141,7 +142,7 @@ func (n *Net[T]) residual(ls *runtime.LayerSpec, in []int, inits map[string]Init
 	if r.shortcut, scOut, err = chain(ls.Shortcut); err != nil {
 		return nil, nil, err
 	}
-	if !equalInts(bodyOut, scOut) {
+	if !slices.Equal(bodyOut, scOut) {
 		return nil, nil, fmt.Errorf("bnn: layer %q (residual): body output %v and shortcut output %v differ", ls.Name, bodyOut, scOut)
 	}
 	return r, bodyOut, nil
@@ -201,16 +202,4 @@ func leaves[T Float](ls []layer[T]) []layer[T] {
 		out = append(out, l)
 	}
 	return out
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
