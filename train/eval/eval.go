@@ -126,6 +126,24 @@ func ECE(conf []float64, correct []bool, bins int) (float64, []Bin) {
 	return ece, bs
 }
 
+// score is one detection score; pos marks an out-of-distribution input.
+type score struct {
+	v   float64
+	pos bool
+}
+
+// scored lists in's scores (negatives) and out's (positives) together.
+func scored(in, out []float64) []score {
+	all := make([]score, 0, len(in)+len(out))
+	for _, v := range in {
+		all = append(all, score{v, false})
+	}
+	for _, v := range out {
+		all = append(all, score{v, true})
+	}
+	return all
+}
+
 // AUROC returns the area under the ROC curve for telling out-of-distribution inputs (positives,
 // scores out) from in-distribution ones (scores in), where a higher score means "more likely
 // out of distribution": the probability that a random positive scores above a random negative,
@@ -134,17 +152,7 @@ func AUROC(in, out []float64) float64 {
 	if len(in) == 0 || len(out) == 0 {
 		return math.NaN()
 	}
-	type s struct {
-		v   float64
-		pos bool
-	}
-	all := make([]s, 0, len(in)+len(out))
-	for _, v := range in {
-		all = append(all, s{v, false})
-	}
-	for _, v := range out {
-		all = append(all, s{v, true})
-	}
+	all := scored(in, out)
 	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
 	// Mann–Whitney U with average ranks for ties.
 	rankSum := 0.0
@@ -172,17 +180,7 @@ func AUPR(in, out []float64) float64 {
 	if len(in) == 0 || len(out) == 0 {
 		return math.NaN()
 	}
-	type s struct {
-		v   float64
-		pos bool
-	}
-	all := make([]s, 0, len(in)+len(out))
-	for _, v := range in {
-		all = append(all, s{v, false})
-	}
-	for _, v := range out {
-		all = append(all, s{v, true})
-	}
+	all := scored(in, out)
 	sort.Slice(all, func(i, j int) bool { return all[i].v > all[j].v })
 	tp, fp := 0.0, 0.0
 	prevR, ap := 0.0, 0.0
