@@ -72,10 +72,7 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	pf.mean = fs.Bool("mean", false, "benchmark the deterministic forward at the posterior mean")
 	count := fs.Int("count", 0, "run exactly `N` predictions after the warm-up and stop (for instruction counts)")
-	if err := parseFlags(fs, benchUsage, args, stdout); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, benchUsage, args, stdout); err != nil {
 		return err
 	}
 	if *count < 0 || *count > maxBenchCount {

@@ -31,10 +31,7 @@ func runBoards(_ context.Context, args []string, stdout, _ io.Writer) error {
 	dir := fs.String("dir", "", "also load user profiles (*.json) from `DIR`; they replace built-in profiles of the same name")
 	// Hidden: consumed by scripts/test.sh to derive the QEMU test matrix.
 	testTargets := fs.Bool("test-targets", false, "")
-	if err := parseFlags(fs, boardsUsage, args, stdout); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, boardsUsage, args, stdout); err != nil {
 		return err
 	}
 	profiles, err := loadProfiles(*dir)

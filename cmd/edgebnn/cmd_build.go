@@ -64,10 +64,7 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	verbose := fs.Bool("v", false, "print the go command before running it")
 	host := fs.Bool("host", false, "include the host commands (train, convert, eval, calibrate, plan) instead of the device build")
 	noServe := fs.Bool("no-serve", false, "leave out serve and its HTTP stack: the lean board binary")
-	if err := parseFlags(fs, buildUsage, args, stdout); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, buildUsage, args, stdout); err != nil {
 		return err
 	}
 	if *board == "" {

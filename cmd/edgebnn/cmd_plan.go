@@ -60,10 +60,7 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	dir := fs.String("dir", "", "also load user board profiles (*.json) from `DIR`")
 	asJSON := fs.Bool("json", false, "print JSON")
 	fs.StringVar(&o.Out, "out", "", "also write the planned model, with random stand-in values, to `FILE` (for benchmarks)")
-	if err := parseFlags(fs, planUsage, args, stdout); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, planUsage, args, stdout); err != nil {
 		return err
 	}
 	if o.Arch == "" {

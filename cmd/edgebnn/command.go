@@ -16,9 +16,9 @@ import (
 //
 //	var nameCmd = command{name: "NAME", summary: "...", usage: nameUsage, run: runName}
 //
-// and add nameCmd to commandTable below. runName should parse
-// its arguments with newFlagSet and parseFlags, so that -h prints the usage
-// text and bad flags become usage errors (exit status 2).
+// and add nameCmd to commandTable below. runName should parse its arguments with newFlagSet
+// and parseFlags (parseFlagsOnly when it takes no positional arguments), so that -h prints the
+// usage text and bad flags become usage errors (exit status 2).
 type command struct {
 	// name is the word typed after "edgebnn".
 	name string
@@ -160,8 +160,12 @@ func printUsage(w io.Writer, fs *flag.FlagSet, usage string) {
 	}
 }
 
-// noArgs returns a usage error if fs has positional arguments left.
-func noArgs(fs *flag.FlagSet) error {
+// parseFlagsOnly is parseFlags for a command that takes no positional arguments: one left
+// after the flags is a usage error.
+func parseFlagsOnly(fs *flag.FlagSet, usage string, args []string, stdout io.Writer) error {
+	if err := parseFlags(fs, usage, args, stdout); err != nil {
+		return err
+	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
