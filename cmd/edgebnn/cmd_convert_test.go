@@ -58,28 +58,6 @@ func TestConvertCommand(t *testing.T) {
 	}
 }
 
-func runCases(t *testing.T, tests []cliCase) {
-	t.Helper()
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(tc.args...)
-			if code != tc.wantCode {
-				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.wantCode, stdout, stderr)
-			}
-			for _, w := range tc.wantStdout {
-				if !strings.Contains(stdout, w) {
-					t.Errorf("stdout lacks %q:\n%s", w, stdout)
-				}
-			}
-			for _, w := range tc.wantStderr {
-				if !strings.Contains(stderr, w) {
-					t.Errorf("stderr lacks %q:\n%s", w, stderr)
-				}
-			}
-		})
-	}
-}
-
 // TestConvertHostileCheckpoints: truncated and corrupted checkpoints and architectures give
 // errors, never panics.
 func TestConvertHostileCheckpoints(t *testing.T) {

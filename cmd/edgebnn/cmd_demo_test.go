@@ -18,6 +18,27 @@ import (
 
 const demoFixture = "../../testdata/bayesianize/mlp_ffgu"
 
+// referenceImages returns the mlp_ffgu fixture's reference inputs (the first 256 Fashion-MNIST
+// test images, 784 values each) and their labels.
+func referenceImages(t *testing.T) ([]float32, []int64) {
+	t.Helper()
+	ref, err := safetensors.ReadFile(filepath.Join(demoFixture, "reference.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, _ := ref.Tensor("inputs")
+	xs, err := inputs.Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelT, _ := ref.Tensor("labels")
+	labels, err := labelT.Int64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return xs, labels
+}
+
 // TestDemoModelIsFresh: the built-in model is exactly what the converter makes of the fixture
 // plus the built-in policy section, and (without -short, when the Fashion-MNIST files are
 // installed) that policy is exactly what edgebnn calibrate fits with the settings it records.
@@ -38,20 +59,7 @@ func TestDemoModelIsFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := safetensors.ReadFile(filepath.Join(demoFixture, "reference.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inputs, _ := ref.Tensor("inputs")
-	xs, err := inputs.Float32s()
-	if err != nil {
-		t.Fatal(err)
-	}
-	labelT, _ := ref.Tensor("labels")
-	labels, err := labelT.Int64s()
-	if err != nil {
-		t.Fatal(err)
-	}
+	xs, labels := referenceImages(t)
 	var images []byte
 	for i, idx := range demoImageIndex {
 		if int(labels[idx]) != demoImageLabel[i] {
@@ -157,20 +165,7 @@ func calibrateDemo(t *testing.T, path string, risk float64, on string, samples i
 // TestDemoUsageNumbers: the usage text's figures for the first 256 Fashion-MNIST test images (the
 // fixture's reference inputs) are what the demo's defaults give.
 func TestDemoUsageNumbers(t *testing.T) {
-	ref, err := safetensors.ReadFile(filepath.Join(demoFixture, "reference.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inputs, _ := ref.Tensor("inputs")
-	xs, err := inputs.Float32s()
-	if err != nil {
-		t.Fatal(err)
-	}
-	labelT, _ := ref.Tensor("labels")
-	labels, err := labelT.Int64s()
-	if err != nil {
-		t.Fatal(err)
-	}
+	xs, labels := referenceImages(t)
 	m, err := runtime.LoadBytes(demoModel)
 	if err != nil {
 		t.Fatal(err)

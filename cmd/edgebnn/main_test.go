@@ -29,6 +29,36 @@ type cliCase struct {
 	quietErr   bool     // stderr must be empty
 }
 
+// runCases runs each case as a subtest of t and checks its exit status, its output substrings
+// and (quietErr) an empty stderr; each of extra then checks the case's output further.
+func runCases(t *testing.T, tests []cliCase, extra ...func(t *testing.T, tc cliCase, stdout, stderr string)) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(tc.args...)
+			if code != tc.wantCode {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.wantCode, stdout, stderr)
+			}
+			for _, w := range tc.wantStdout {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout)
+				}
+			}
+			for _, w := range tc.wantStderr {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+			if tc.quietErr && stderr != "" {
+				t.Errorf("stderr = %q, want empty", stderr)
+			}
+			for _, check := range extra {
+				check(t, tc, stdout, stderr)
+			}
+		})
+	}
+}
+
 func TestRun(t *testing.T) {
 	tests := []cliCase{
 		{name: "no args", args: nil, wantCode: 2, wantStderr: []string{"Usage: edgebnn <command>", "Commands:"}},
@@ -57,36 +87,17 @@ func TestRun(t *testing.T) {
 		{name: "build bad flag", args: []string{"build", "--bogus"}, wantCode: 2, wantStderr: []string{"edgebnn build: flag provided but not defined: -bogus"}},
 		{name: "build extra arg", args: []string{"build", "--board", "rpi4", "-o", "x", "extra"}, wantCode: 2, wantStderr: []string{`unexpected argument "extra"`}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(tt.args...)
-			if code != tt.wantCode {
-				t.Errorf("exit code = %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout, stderr)
+	runCases(t, tests, func(t *testing.T, tt cliCase, stdout, stderr string) {
+		if tt.wantCode == 1 {
+			// Errors are one line on stderr, nothing on stdout.
+			if strings.Count(stderr, "\n") != 1 || stdout != "" {
+				t.Errorf("error output: stdout=%q stderr=%q, want one stderr line", stdout, stderr)
 			}
-			for _, s := range tt.wantStdout {
-				if !strings.Contains(stdout, s) {
-					t.Errorf("stdout does not contain %q:\n%s", s, stdout)
-				}
-			}
-			for _, s := range tt.wantStderr {
-				if !strings.Contains(stderr, s) {
-					t.Errorf("stderr does not contain %q:\n%s", s, stderr)
-				}
-			}
-			if tt.quietErr && stderr != "" {
-				t.Errorf("stderr = %q, want empty", stderr)
-			}
-			if tt.wantCode == 1 {
-				// Errors are one line on stderr, nothing on stdout.
-				if strings.Count(stderr, "\n") != 1 || stdout != "" {
-					t.Errorf("error output: stdout=%q stderr=%q, want one stderr line", stdout, stderr)
-				}
-			}
-			if tt.args != nil && tt.args[0] == "boards" && strings.Contains(stdout, "test-targets") {
-				t.Errorf("hidden flag --test-targets shown in output:\n%s", stdout)
-			}
-		})
-	}
+		}
+		if tt.args != nil && tt.args[0] == "boards" && strings.Contains(stdout, "test-targets") {
+			t.Errorf("hidden flag --test-targets shown in output:\n%s", stdout)
+		}
+	})
 }
 
 func TestCommandTable(t *testing.T) {
