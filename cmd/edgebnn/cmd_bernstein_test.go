@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,9 +23,7 @@ const bernsteinArch = `{"layers": [{"name": "fc1", "type": "Linear", "in_feature
 func TestBernsteinCommands(t *testing.T) {
 	dir := t.TempDir()
 	arch := filepath.Join(dir, "arch.json")
-	if err := os.WriteFile(arch, []byte(bernsteinArch), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, arch, []byte(bernsteinArch))
 	c := train.DefaultConfig()
 	c.Arch, c.Data, c.Posterior = arch, "moons", "bernstein_last"
 	c.BernsteinDegree, c.Epochs, c.BatchSize, c.EvalEvery = 10, 1, 50, 0

@@ -28,12 +28,8 @@ func calibrateInputs(t *testing.T) (dir, csv, model string) {
 		fmt.Fprintf(&b, "%d\n", y)
 	}
 	csv, model = filepath.Join(dir, "val.csv"), filepath.Join(dir, "m.ebnn")
-	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(model, demoModel, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, csv, []byte(b.String()))
+	mustWrite(t, model, demoModel)
 	return dir, csv, model
 }
 
@@ -135,9 +131,7 @@ func TestCalibrateErrors(t *testing.T) {
 	for y := range 10 {
 		b.WriteString(strings.Repeat("0,", 784) + fmt.Sprint(y) + "\n")
 	}
-	if err := os.WriteFile(blank, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, blank, []byte(b.String()))
 	out := filepath.Join(dir, "out.ebnn")
 	base := []string{"calibrate", "--data", "csv:" + csv, "--samples", "4"}
 	for _, c := range []struct {

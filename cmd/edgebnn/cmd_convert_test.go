@@ -71,9 +71,7 @@ func TestConvertHostileCheckpoints(t *testing.T) {
 		step := max(len(data)/40, 1)
 		for cut := 0; cut < len(data); cut += step {
 			p := filepath.Join(dir, "cut-"+src)
-			if err := os.WriteFile(p, data[:cut], 0o644); err != nil {
-				t.Fatal(err)
-			}
+			mustWrite(t, p, data[:cut])
 			files := map[string]string{"state_dict.pt": filepath.Join(d, "state_dict.pt"), "model.txt": filepath.Join(d, "model.txt"),
 				"inference_config.json": filepath.Join(d, "inference_config.json")}
 			key := src

@@ -71,13 +71,9 @@ func TestDemoModelIsFresh(t *testing.T) {
 	}
 	regen := os.Getenv("EDGEBNN_REGEN_DEMO") != ""
 	if regen {
-		if err := os.WriteFile("demo/images.bin", images, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, "demo/images.bin", images)
 		calibrated := calibrateDemo(t, out, 0.05, "both", 256, 42)
-		if err := os.WriteFile("demo/model.ebnn", calibrated, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, "demo/model.ebnn", calibrated)
 		return
 	}
 	// The sections other than the policy: the fresh conversion with the built-in policy added

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,9 +18,7 @@ import (
 func trainMoons(t *testing.T, dir, post string) string {
 	t.Helper()
 	arch := filepath.Join(dir, "arch.json")
-	if err := os.WriteFile(arch, []byte(bernsteinArch), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, arch, []byte(bernsteinArch))
 	c := train.DefaultConfig()
 	c.Arch, c.Data, c.Posterior = arch, "moons", post
 	c.BernsteinDegree, c.Epochs, c.BatchSize, c.EvalEvery = 4, 1, 50, 0
@@ -89,9 +86,7 @@ func TestEvalPSIS(t *testing.T) {
 			fmt.Fprintf(&csv, "%g,%g,%g\n", x1, x2, 2*x1-x2+0.1*float64(i%3))
 		}
 		data := filepath.Join(dir, "lin.csv")
-		if err := os.WriteFile(data, []byte(csv.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, data, []byte(csv.String()))
 		ckpt := filepath.Join(dir, "vifa.ebnn")
 		if code, stdout, stderr := runCLI("train", "--preset", "paper000-table4", "--data", "csv:"+data, "--epochs", "20", "--fa-average-epochs", "10", "--out", ckpt); code != 0 {
 			t.Fatalf("train: exit %d\n%s\n%s", code, stdout, stderr)

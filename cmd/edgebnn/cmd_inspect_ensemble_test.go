@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,9 +24,7 @@ func trainEnsembleCheckpoint(t *testing.T) (ckpt, csv string) {
 		fmt.Fprintf(&b, "%.4f,%.4f,%d\n", float64(c)+0.4*math.Sin(float64(i)), float64(2-c)+0.4*math.Cos(float64(3*i)), c)
 	}
 	csv = filepath.Join(dir, "d.csv")
-	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, csv, []byte(b.String()))
 	c := train.DefaultConfig()
 	c.Posterior, c.EnsembleSize = "ensemble_w", 3
 	c.Data, c.Task = "csv:"+csv, "classification"
@@ -89,9 +86,7 @@ func TestEnsembleCommands(t *testing.T) {
 		{name: "bench samples flag", args: []string{"bench", "--model", out, "--min-time", "1ms", "--samples", "5"}, wantStdout: []string{"samples           5 "}},
 	})
 	arch := filepath.Join(t.TempDir(), "model.txt")
-	if err := os.WriteFile(arch, []byte("Sequential(\n  (0): Linear(in_features=2, out_features=6, bias=True)\n  (1): ReLU()\n  (2): Linear(in_features=6, out_features=3, bias=True)\n)\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, arch, []byte("Sequential(\n  (0): Linear(in_features=2, out_features=6, bias=True)\n  (1): ReLU()\n  (2): Linear(in_features=6, out_features=3, bias=True)\n)\n"))
 	runCases(t, []cliCase{
 		{name: "plan members", args: []string{"plan", "--arch", arch, "--classes", "3", "--members", "4"},
 			wantStdout: []string{"156 (deterministic network: 39)", "4 networks (Ensemble-W), 39 parameters each", "for 4 samples"}},

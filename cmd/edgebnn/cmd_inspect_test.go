@@ -88,9 +88,7 @@ func TestInspectVerifyByteFlips(t *testing.T) {
 	for _, pos := range positions {
 		b := append([]byte(nil), data...)
 		b[pos] ^= byte(1 << rng.IntN(8))
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, p, b)
 		code, _, stderr := runCLI("inspect", "--verify", p)
 		if code != 1 {
 			t.Errorf("byte %d flipped: exit %d, want 1 (%s)", pos, code, stderr)
@@ -113,9 +111,7 @@ func TestInspectTruncatedAndHostile(t *testing.T) {
 	p := filepath.Join(dir, "t.ebnn")
 	step := max(len(data)/100, 1)
 	for cut := 0; cut < len(data); cut += step {
-		if err := os.WriteFile(p, data[:cut], 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, p, data[:cut])
 		for _, args := range [][]string{{"inspect", p}, {"inspect", "--verify", p}, {"convert", "--checkpoint", p, "--out", filepath.Join(dir, "o.ebnn")}} {
 			if code, _, _ := runCLI(args...); code != 1 {
 				t.Errorf("%v on a file cut at %d: exit %d, want 1", args, cut, code)

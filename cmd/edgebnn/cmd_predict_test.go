@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -104,17 +103,11 @@ func TestPredictInputs(t *testing.T) {
 	for i := range header {
 		header[i] = "p" + strconv.Itoa(i)
 	}
-	if err := os.WriteFile(good, []byte(strings.Join(header, ",")+"\n"+row+"\n"+row+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, good, []byte(strings.Join(header, ",")+"\n"+row+"\n"+row+"\n"))
 	short := filepath.Join(dir, "short.csv")
-	if err := os.WriteFile(short, []byte("1,2,3\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, short, []byte("1,2,3\n"))
 	bad := filepath.Join(dir, "bad.csv")
-	if err := os.WriteFile(bad, []byte(row+"\n"+strings.Replace(row, "0.5", "x", 1)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, bad, []byte(row+"\n"+strings.Replace(row, "0.5", "x", 1)+"\n"))
 	model := filepath.Join("demo", "model.ebnn")
 	for _, c := range []struct {
 		name, input string

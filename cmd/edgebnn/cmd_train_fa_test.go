@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,9 +31,7 @@ func linregCSV(t *testing.T, seed uint64, n int) (path string, x, y []float64) {
 		fmt.Fprintf(&b, "%s,%s,%s\n", g(x1), g(x2), g(yi))
 	}
 	path = filepath.Join(t.TempDir(), "linreg.csv")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, path, []byte(b.String()))
 	return path, x, y
 }
 
@@ -66,9 +63,7 @@ func TestFALinearRegressionCLI(t *testing.T) {
 	csv, x, y := linregCSV(t, 0, 1000)
 	dir := t.TempDir()
 	arch := filepath.Join(dir, "model.txt")
-	if err := os.WriteFile(arch, []byte("Linear(in_features=2, out_features=1, bias=False)\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, arch, []byte("Linear(in_features=2, out_features=1, bias=False)\n"))
 	out := filepath.Join(dir, "linreg.ebnn")
 	code, stdout, stderr := runCLI("train", "--data", "csv:"+csv, "--task", "regression", "--arch", arch,
 		"--posterior", "vifa", "--latent-dim", "1", "--prior-precision", "0.01", "--noise-precision", "0.1",
@@ -139,13 +134,9 @@ func TestTrainFACLI(t *testing.T) {
 		fmt.Fprintf(&b, "%g,%g,%d\n", float64(c)+0.3*math.Sin(float64(i)), float64(2-c)+0.3*math.Cos(float64(7*i)), c)
 	}
 	csv := filepath.Join(dir, "d.csv")
-	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, csv, []byte(b.String()))
 	inputs := filepath.Join(dir, "x.csv")
-	if err := os.WriteFile(inputs, []byte("0.1,2.2\n1.9,0.1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, inputs, []byte("0.1,2.2\n1.9,0.1\n"))
 	for _, kind := range []string{"fa_em", "fa_sga", "vifa"} {
 		out := filepath.Join(dir, kind+".ebnn")
 		args := []string{"train", "--data", "csv:" + csv, "--arch", "mlp:2-16-3", "--posterior", kind, "--latent-dim", "2",

@@ -5,7 +5,6 @@ package main
 import (
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,9 +21,7 @@ func TestTrainHMCCLI(t *testing.T) {
 	csv, x, y := linregCSV(t, 1, 200)
 	dir := t.TempDir()
 	arch := filepath.Join(dir, "model.txt")
-	if err := os.WriteFile(arch, []byte("Linear(in_features=2, out_features=1, bias=False)\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, arch, []byte("Linear(in_features=2, out_features=1, bias=False)\n"))
 	out := filepath.Join(dir, "lr.ebnn")
 	const kept = 200
 	code, stdout, stderr := runCLI("train", "--data", "csv:"+csv, "--task", "regression", "--arch", arch,
@@ -52,9 +49,7 @@ func TestTrainHMCCLI(t *testing.T) {
 		t.Fatalf("convert: exit %d\n%s\n%s", code, so, se)
 	}
 	in := filepath.Join(dir, "x.csv")
-	if err := os.WriteFile(in, []byte("1,-1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, in, []byte("1,-1\n"))
 	code, stdout, stderr = runCLI("predict", "--model", conv, "--input", in, "--samples", "200", "--json")
 	if code != 0 {
 		t.Fatalf("predict: exit %d\n%s\n%s", code, stdout, stderr)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,9 +12,7 @@ import (
 func TestTrainNumericLimits(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "c.json")
-	if err := os.WriteFile(cfg, []byte(`{"data": "toy1d", "task": "regression", "arch": "mlp:1-8-1", "batch_size": 1000000000000}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, cfg, []byte(`{"data": "toy1d", "task": "regression", "arch": "mlp:1-8-1", "batch_size": 1000000000000}`))
 	for _, c := range []struct {
 		args []string
 		want string

@@ -4,7 +4,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,9 +47,7 @@ func TestTrainMCDropout(t *testing.T) {
 		t.Fatalf("inspect --json: dropout %+v", in.Dropout)
 	}
 	inputs := filepath.Join(dir, "x.csv")
-	if err := os.WriteFile(inputs, []byte("x\n0.5\n-1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, inputs, []byte("x\n0.5\n-1\n"))
 	code, stdout, stderr = runCLI("predict", "--model", conv, "--input", inputs, "--json")
 	if code != 0 {
 		t.Fatalf("predict: exit %d\n%s\n%s", code, stdout, stderr)

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,9 +55,7 @@ func TestTrainPresetOverride(t *testing.T) {
 	}
 
 	cfgPath := filepath.Join(dir, "c.json")
-	if err := os.WriteFile(cfgPath, []byte(`{"preset": "paper003-toy-ffgw", "epochs": 2, "lr": 0.01}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, cfgPath, []byte(`{"preset": "paper003-toy-ffgw", "epochs": 2, "lr": 0.01}`))
 	out2 := filepath.Join(dir, "toy2.ebnn")
 	code, stdout, stderr = runCLI("train", "--config", cfgPath, "--seed", "5", "--out", out2, "--quiet", "--no-plots")
 	if code != 0 {

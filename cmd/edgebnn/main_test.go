@@ -19,6 +19,14 @@ func runCLI(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
+// mustWrite writes data to path (mode 0644) or fails the test.
+func mustWrite(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // cliCase is one command line and what it must produce.
 type cliCase struct {
 	name       string
@@ -159,9 +167,7 @@ func TestBoardsUserDir(t *testing.T) {
 	profile := `{"name":"rpi4","description":"8 GiB Pi 4","goos":"linux","goarch":"arm64",
 		"qemu":"qemu-aarch64-static","qemu_cpu":"cortex-a72","ram_bytes":8589934592,
 		"budget_bytes":6442450944,"simd":{"neon":true}}`
-	if err := os.WriteFile(filepath.Join(dir, "rpi4-8g.json"), []byte(profile), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, filepath.Join(dir, "rpi4-8g.json"), []byte(profile))
 	code, stdout, stderr := runCLI("boards", "--dir", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -170,9 +176,7 @@ func TestBoardsUserDir(t *testing.T) {
 		t.Errorf("user profile did not replace rpi4:\n%s", stdout)
 	}
 	bad := filepath.Join(dir, "broken.json")
-	if err := os.WriteFile(bad, []byte(`{"name":"x","speed":1}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, bad, []byte(`{"name":"x","speed":1}`))
 	code, _, stderr = runCLI("boards", "--dir", dir)
 	want := `edgebnn boards: loading user board profiles: boards: ` + bad + `: field "speed": unknown field`
 	if code != 1 || strings.TrimSpace(stderr) != want {
@@ -233,9 +237,7 @@ func TestModuleRoot(t *testing.T) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, path, []byte(content))
 	}
 	tests := []struct {
 		gomod    string
