@@ -62,15 +62,29 @@ func linregPosterior(x, y []float64, alpha, beta float64) (m, s []float64) {
 func TestFALinearRegressionCLI(t *testing.T) {
 	csv, x, y := linregCSV(t, 0, 1000)
 	dir := t.TempDir()
+	trainLinreg(t, x, y, filepath.Join(dir, "linreg.ebnn"), "--data", "csv:"+csv, "--task", "regression",
+		"--arch", linregArch(t, dir), "--posterior", "vifa", "--latent-dim", "1", "--prior-precision", "0.01",
+		"--noise-precision", "0.1", "--mc-samples", "10", "--batch-size", "100", "--epochs", "5000",
+		"--optimizer", "sgd", "--lr", "0.01", "--lr-factors", "1e-4", "--lr-log-var", "0.01", "--clip", "10",
+		"--fa-average-epochs", "2500", "--test-fraction", "0", "--eval-every", "0", "--checkpoint-every", "0",
+		"--seed", "0")
+}
+
+// linregArch writes paper 000 §4.1's model, a bias-free Linear 2 → 1, to dir/model.txt and
+// returns the path.
+func linregArch(t *testing.T, dir string) string {
+	t.Helper()
 	arch := filepath.Join(dir, "model.txt")
 	mustWrite(t, arch, []byte("Linear(in_features=2, out_features=1, bias=False)\n"))
-	out := filepath.Join(dir, "linreg.ebnn")
-	code, stdout, stderr := runCLI("train", "--data", "csv:"+csv, "--task", "regression", "--arch", arch,
-		"--posterior", "vifa", "--latent-dim", "1", "--prior-precision", "0.01", "--noise-precision", "0.1",
-		"--mc-samples", "10", "--batch-size", "100", "--epochs", "5000", "--optimizer", "sgd", "--lr", "0.01",
-		"--lr-factors", "1e-4", "--lr-log-var", "0.01", "--clip", "10", "--fa-average-epochs", "2500",
-		"--test-fraction", "0", "--eval-every", "0", "--checkpoint-every", "0", "--seed", "0",
-		"--out", out, "--quiet", "--no-plots")
+	return arch
+}
+
+// trainLinreg runs edgebnn train with args and --out out on all 1000 points of paper 000
+// §4.1's data (x, y) and requires the checkpoint's posterior to beat Table 4
+// (checkLinregPosterior).
+func trainLinreg(t *testing.T, x, y []float64, out string, args ...string) {
+	t.Helper()
+	code, stdout, stderr := runCLI(append(append([]string{"train"}, args...), "--out", out, "--quiet", "--no-plots")...)
 	if code != 0 {
 		t.Fatalf("train: exit %d\n%s\n%s", code, stdout, stderr)
 	}

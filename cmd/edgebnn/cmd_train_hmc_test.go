@@ -20,8 +20,7 @@ import (
 func TestTrainHMCCLI(t *testing.T) {
 	csv, x, y := linregCSV(t, 1, 200)
 	dir := t.TempDir()
-	arch := filepath.Join(dir, "model.txt")
-	mustWrite(t, arch, []byte("Linear(in_features=2, out_features=1, bias=False)\n"))
+	arch := linregArch(t, dir)
 	out := filepath.Join(dir, "lr.ebnn")
 	const kept = 200
 	code, stdout, stderr := runCLI("train", "--data", "csv:"+csv, "--task", "regression", "--arch", arch,

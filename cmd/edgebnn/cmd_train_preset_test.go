@@ -91,14 +91,5 @@ func TestTrainPresetOverride(t *testing.T) {
 // 2 s, so -short runs them too.
 func TestTrainPresetPaper000(t *testing.T) {
 	csv, x, y := linregCSV(t, 0, 1000)
-	out := filepath.Join(t.TempDir(), "linreg.ebnn")
-	code, stdout, stderr := runCLI("train", "--preset", "paper000-table4", "--data", "csv:"+csv, "--seed", "0",
-		"--out", out, "--quiet", "--no-plots")
-	if code != 0 {
-		t.Fatalf("train: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	if !strings.Contains(stdout, "1000 train, 0 test examples") {
-		t.Fatalf("train did not use all 1000 points:\n%s", stdout)
-	}
-	checkLinregPosterior(t, out, x, y)
+	trainLinreg(t, x, y, filepath.Join(t.TempDir(), "linreg.ebnn"), "--preset", "paper000-table4", "--data", "csv:"+csv, "--seed", "0")
 }
