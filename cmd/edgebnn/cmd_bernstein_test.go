@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,28 +59,16 @@ func TestBernsteinCommands(t *testing.T) {
 		if dtype == "f16" && !strings.Contains(stdout, "bernstein fc2.bf_weight") {
 			t.Errorf("inspect f16 does not report the gate:\n%s", stdout)
 		}
-		code, stdout, stderr = runCLI("inspect", "--json", out)
-		if code != 0 {
-			t.Fatalf("inspect --json %s: exit %d\n%s\n%s", dtype, code, stdout, stderr)
-		}
 		var in convert.Inspection
-		if err := json.Unmarshal([]byte(stdout), &in); err != nil {
-			t.Fatal(err)
-		}
+		runCLIJSON(t, &in, "inspect", "--json", out)
 		if len(in.Layers) != 2 || in.Layers[0].Kind != "deterministic" || in.Layers[0].Parameters != fc1 ||
 			in.Layers[1].Kind != "bernstein" || in.Layers[1].Parameters != fc2 || in.Layers[1].Deterministic != fc2Det ||
 			in.Parameters != fc1+fc2 {
 			t.Errorf("inspect --json %s: %+v", dtype, in.Layers)
 		}
 	}
-	code, stdout, stderr := runCLI("plan", "--arch", arch, "--classes", "2", "--bernstein-last", "10", "--json")
-	if code != 0 {
-		t.Fatalf("plan: exit %d\n%s\n%s", code, stdout, stderr)
-	}
 	var pr convert.PlanReport
-	if err := json.Unmarshal([]byte(stdout), &pr); err != nil {
-		t.Fatal(err)
-	}
+	runCLIJSON(t, &pr, "plan", "--arch", arch, "--classes", "2", "--bernstein-last", "10", "--json")
 	if pr.Parameters != fc1+fc2 || pr.DeterministicParameters != fc1+fc2Det || len(pr.Layers) != 2 || pr.Layers[1].Kind != "bernstein" {
 		t.Errorf("plan: %+v", pr)
 	}
@@ -90,7 +77,7 @@ func TestBernsteinCommands(t *testing.T) {
 	if pr.ModelBytes < tableBytes*9/10 {
 		t.Errorf("plan: the loaded model holds %d bytes, less than its quantile tables (%d)", pr.ModelBytes, tableBytes)
 	}
-	code, _, stderr = runCLI("plan", "--arch", arch, "--classes", "2", "--bernstein-last", "10", "--bernstein-table", "1")
+	code, _, stderr := runCLI("plan", "--arch", arch, "--classes", "2", "--bernstein-last", "10", "--bernstein-table", "1")
 	if code == 0 || !strings.Contains(stderr, "table") {
 		t.Errorf("plan with table size 1: exit %d, %s", code, stderr)
 	}

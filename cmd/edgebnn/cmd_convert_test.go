@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,15 +90,9 @@ func TestConvertHostileCheckpoints(t *testing.T) {
 func TestConvertJSON(t *testing.T) {
 	d := filepath.Join(fixtureRoot, "cnn_ensembleu")
 	out := filepath.Join(t.TempDir(), "c.ebnn")
-	code, stdout, stderr := runCLI("convert", "--checkpoint", filepath.Join(d, "state_dict.pt"), "--config",
-		filepath.Join(d, "inference_config.json"), "--arch", filepath.Join(d, "model.txt"), "--out", out, "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
 	var rep map[string]any
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatal(err)
-	}
+	runCLIJSON(t, &rep, "convert", "--checkpoint", filepath.Join(d, "state_dict.pt"), "--config",
+		filepath.Join(d, "inference_config.json"), "--arch", filepath.Join(d, "model.txt"), "--out", out, "--json")
 	for _, k := range []string{"parameters", "deterministic_parameters", "file_bytes", "deterministic_fp32_bytes", "layers"} {
 		if _, ok := rep[k]; !ok {
 			t.Errorf("JSON report lacks %q", k)

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -47,10 +46,6 @@ func TestEvalPSIS(t *testing.T) {
 	} {
 		t.Run(tc.post, func(t *testing.T) {
 			ckpt := trainMoons(t, dir, tc.post)
-			code, stdout, stderr := runCLI("eval", "--psis", "--psis-draws", "200", "--samples", "4", "--json", ckpt)
-			if code != 0 {
-				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-			}
 			var got struct {
 				PSIS struct {
 					KHat     *float64 `json:"khat"`
@@ -63,14 +58,12 @@ func TestEvalPSIS(t *testing.T) {
 				} `json:"psis"`
 				Classification map[string]any `json:"classification"`
 			}
-			if err := json.Unmarshal([]byte(stdout), &got); err != nil {
-				t.Fatalf("%v\n%s", err, stdout)
-			}
+			runCLIJSON(t, &got, "eval", "--psis", "--psis-draws", "200", "--samples", "4", "--json", ckpt)
 			p := got.PSIS
 			if p.KHat == nil || p.Draws != 200 || p.Params != tc.params || p.Fixed != tc.fixed || p.Examples != train.MoonsTrain || !(p.ELBO < 0) || got.Classification == nil {
 				t.Errorf("psis %+v (k̂ %v), want %d draws, %d + %d parameters, %d examples, a negative ELBO and the classification report", p, p.KHat, 200, tc.params, tc.fixed, train.MoonsTrain)
 			}
-			code, stdout, stderr = runCLI("eval", "--psis", "--psis-draws", "200", "--samples", "4", ckpt)
+			code, stdout, stderr := runCLI("eval", "--psis", "--psis-draws", "200", "--samples", "4", ckpt)
 			if code != 0 || !strings.Contains(stdout, "PSIS k̂ ") || !strings.Contains(stdout, "categorical (softmax)") {
 				t.Errorf("text: exit %d\n%s\n%s", code, stdout, stderr)
 			}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"path/filepath"
 	"strings"
@@ -15,14 +14,8 @@ import (
 // the keys exactly as written.
 func evalJSON(t *testing.T, args ...string) map[string]any {
 	t.Helper()
-	code, stdout, stderr := runCLI(append([]string{"eval", "--json"}, args...)...)
-	if code != 0 {
-		t.Fatalf("eval --json %v: exit %d\n%s", args, code, stderr)
-	}
 	var r map[string]any
-	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
-		t.Fatalf("eval --json: %v\n%s", err, stdout)
-	}
+	runCLIJSON(t, &r, append([]string{"eval", "--json"}, args...)...)
 	return r
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -62,18 +61,12 @@ func TestEnsembleCommands(t *testing.T) {
 			t.Errorf("inspect output lacks %q:\n%s", want, stdout)
 		}
 	}
-	code, stdout, stderr = runCLI("inspect", "--json", out)
-	if code != 0 {
-		t.Fatalf("inspect --json: exit %d: %s", code, stderr)
-	}
 	var in struct {
 		Members          int   `json:"members"`
 		MemberParameters int64 `json:"member_parameters"`
 		Parameters       int64 `json:"parameters"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &in); err != nil {
-		t.Fatal(err)
-	}
+	runCLIJSON(t, &in, "inspect", "--json", out)
 	if in.Members != 3 || in.MemberParameters != 51 || in.Parameters != 153 {
 		t.Errorf("inspect --json: %+v", in)
 	}

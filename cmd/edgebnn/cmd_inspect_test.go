@@ -25,10 +25,6 @@ func TestInspectCommand(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
-	code, stdout, stderr = runCLI("inspect", "--json", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
 	var in struct {
 		Parameters              int64 `json:"parameters"`
 		DeterministicParameters int64 `json:"deterministic_parameters"`
@@ -41,9 +37,7 @@ func TestInspectCommand(t *testing.T) {
 			KL         float64 `json:"kl"`
 		} `json:"layers"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &in); err != nil {
-		t.Fatal(err)
-	}
+	runCLIJSON(t, &in, "inspect", "--json", out)
 	// Independent counts from the architecture: inducing layer (rows r, cols c, d_out, d_in):
 	// r·d_out + c·d_in + r + c + 1 + 2rc; deterministic: d_out·d_in (bias column included).
 	ind := func(r, c, dOut, dIn int64) int64 { return r*dOut + c*dIn + r + c + 1 + 2*r*c }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -104,14 +103,8 @@ func checkLinregPosterior(t *testing.T, out string, x, y []float64) {
 	if code != 0 {
 		t.Fatalf("convert: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	code, stdout, stderr = runCLI("posterior", "--model", conv, "--json")
-	if code != 0 {
-		t.Fatalf("posterior: exit %d\n%s", code, stderr)
-	}
 	var p posteriorJSON
-	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
-		t.Fatal(err)
-	}
+	runCLIJSON(t, &p, "posterior", "--model", conv, "--json")
 	if p.Dim != 2 || len(p.Layers) != 1 || p.Layers[0].Kind != "fa" {
 		t.Fatalf("posterior of dim %d, layers %+v; want one fa layer of 2 parameters", p.Dim, p.Layers)
 	}

@@ -27,6 +27,18 @@ func mustWrite(t testing.TB, path string, data []byte) {
 	}
 }
 
+// runCLIJSON runs the CLI with args, requires exit status 0 and decodes its stdout, JSON, into v.
+func runCLIJSON(t *testing.T, v any, args ...string) {
+	t.Helper()
+	code, stdout, stderr := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("edgebnn %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, stdout, stderr)
+	}
+	if err := json.Unmarshal([]byte(stdout), v); err != nil {
+		t.Fatalf("edgebnn %s: %v\nstdout: %s", strings.Join(args, " "), err, stdout)
+	}
+}
+
 // cliCase is one command line and what it must produce.
 type cliCase struct {
 	name       string
@@ -140,14 +152,8 @@ func TestCommandTable(t *testing.T) {
 }
 
 func TestBoardsJSON(t *testing.T) {
-	code, stdout, stderr := runCLI("boards", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
 	var got []map[string]any
-	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
-		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
-	}
+	runCLIJSON(t, &got, "boards", "--json")
 	if len(got) != 9 {
 		t.Fatalf("got %d profiles, want 9", len(got))
 	}
