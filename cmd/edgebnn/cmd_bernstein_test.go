@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,13 +26,7 @@ func TestBernsteinCommands(t *testing.T) {
 	c.Arch, c.Data, c.Posterior = arch, "moons", "bernstein_last"
 	c.BernsteinDegree, c.Epochs, c.BatchSize, c.EvalEvery = 10, 1, 50, 0
 	c.Out = filepath.Join(dir, "bf.ebnn")
-	tr, err := train.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(context.Background(), train.Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	trainConfig(t, c)
 	const (
 		fc1, fc2, fc2Det = 48, (2*16 + 2) * 15, 2*16 + 2
 		tableBytes       = 2 * 17 * 257 * 4

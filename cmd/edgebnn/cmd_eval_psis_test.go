@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -22,13 +21,7 @@ func trainMoons(t *testing.T, dir, post string) string {
 	c.Arch, c.Data, c.Posterior = arch, "moons", post
 	c.BernsteinDegree, c.Epochs, c.BatchSize, c.EvalEvery = 4, 1, 50, 0
 	c.Out = filepath.Join(dir, post+".ebnn")
-	tr, err := train.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(context.Background(), train.Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	trainConfig(t, c)
 	return c.Out
 }
 

@@ -74,6 +74,18 @@ func TestEvalClassificationMetrics(t *testing.T) {
 	}
 }
 
+// trainConfig trains c in process (it writes its checkpoint to c.Out) or fails the test.
+func trainConfig(t *testing.T, c train.Config) {
+	t.Helper()
+	tr, err := train.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(context.Background(), train.Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestEvalRegressionMixtureNLL: eval of a regression checkpoint reports the mixture NLL with L =
 // --samples beside the moment-matched NLL and RMSE, says which is which, and the text report
 // shows it.
@@ -82,13 +94,7 @@ func TestEvalRegressionMixtureNLL(t *testing.T) {
 	c.Data, c.Task, c.Arch = "toy1d", "regression", "mlp:1-8-1"
 	c.Epochs, c.EvalEvery = 1, 0
 	c.Out = filepath.Join(t.TempDir(), "reg.ebnn")
-	tr, err := train.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(context.Background(), train.Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	trainConfig(t, c)
 	r := evalJSON(t, "--samples", "7", c.Out)
 	g, _ := r["regression"].(map[string]any)
 	if miss := missingKeys(g, "n", "rmse", "nll", "mixture_nll", "mixture_samples"); miss != nil {

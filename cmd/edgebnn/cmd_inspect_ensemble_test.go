@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -32,13 +31,7 @@ func trainEnsembleCheckpoint(t *testing.T) (ckpt, csv string) {
 		{"name": "fc2", "type": "Linear", "in_features": 6, "out_features": 3}]}`
 	c.Epochs, c.BatchSize, c.EvalEvery = 1, 20, 0
 	c.Out = filepath.Join(dir, "ens.ebnn")
-	tr, err := train.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(context.Background(), train.Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	trainConfig(t, c)
 	return c.Out, csv
 }
 
