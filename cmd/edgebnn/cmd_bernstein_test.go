@@ -33,17 +33,11 @@ func TestBernsteinCommands(t *testing.T) {
 	)
 	for _, dtype := range []string{"f32", "f16"} {
 		out := filepath.Join(dir, "bf_"+dtype+".ebnn")
-		code, stdout, stderr := runCLI("convert", "--checkpoint", c.Out, "--dtype", dtype, "--out", out)
-		if code != 0 {
-			t.Fatalf("convert %s: exit %d\n%s\n%s", dtype, code, stdout, stderr)
-		}
+		stdout := runOK(t, "convert", "--checkpoint", c.Out, "--dtype", dtype, "--out", out)
 		if dtype == "f16" && !strings.Contains(stdout, "bernstein fc2.bf_weight: fp16") && !strings.Contains(stdout, "bernstein fc2.bf_weight: kept float32") {
 			t.Errorf("convert f16 does not report the gate:\n%s", stdout)
 		}
-		code, stdout, stderr = runCLI("inspect", out)
-		if code != 0 {
-			t.Fatalf("inspect %s: exit %d\n%s\n%s", dtype, code, stdout, stderr)
-		}
+		stdout = runOK(t, "inspect", out)
 		for _, want := range []string{"fc1  deterministic  48  48  48", "fc2      bernstein  510  510  34", "total                558  558  82"} {
 			if !strings.Contains(strings.Join(strings.Fields(stdout), " "), strings.Join(strings.Fields(want), " ")) {
 				t.Errorf("inspect %s: no %q in\n%s", dtype, want, stdout)

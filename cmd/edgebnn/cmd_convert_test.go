@@ -16,23 +16,17 @@ func convertFixture(t *testing.T, fx string, extra ...string) string {
 	out := filepath.Join(t.TempDir(), fx+".ebnn")
 	args := append([]string{"convert", "--checkpoint", filepath.Join(d, "state_dict.pt"),
 		"--config", filepath.Join(d, "inference_config.json"), "--arch", filepath.Join(d, "model.txt"), "--out", out}, extra...)
-	code, stdout, stderr := runCLI(args...)
-	if code != 0 {
-		t.Fatalf("convert: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	runOK(t, args...)
 	return out
 }
 
 func TestConvertCommand(t *testing.T) {
 	d := filepath.Join(fixtureRoot, "mlp_ffgu")
 	out := filepath.Join(t.TempDir(), "m.ebnn")
-	code, stdout, stderr := runCLI("convert", "--checkpoint", filepath.Join(d, "state_dict.safetensors"),
+	stdout := runOK(t, "convert", "--checkpoint", filepath.Join(d, "state_dict.safetensors"),
 		"--config", filepath.Join(d, "inference_config.json"), "--arch", filepath.Join(d, "model.txt"),
 		"--out", out, "--dtype", "f16", "--prune", "0.5", "--compress", "zstd",
 		"--validate", filepath.Join(d, "reference.safetensors"), "--samples", "4")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
 	for _, want := range []string{"LAYER", "inducing", "total", "wrote " + out, "deterministic network in fp32",
 		"pruned 12072 of 24144 Z entries", "unpruned f32", "written file", "difference", "ECE"} {
 		if !strings.Contains(stdout, want) {

@@ -74,9 +74,7 @@ func TestEvalPSIS(t *testing.T) {
 		data := filepath.Join(dir, "lin.csv")
 		mustWrite(t, data, []byte(csv.String()))
 		ckpt := filepath.Join(dir, "vifa.ebnn")
-		if code, stdout, stderr := runCLI("train", "--preset", "paper000-table4", "--data", "csv:"+data, "--epochs", "20", "--fa-average-epochs", "10", "--out", ckpt); code != 0 {
-			t.Fatalf("train: exit %d\n%s\n%s", code, stdout, stderr)
-		}
+		runOK(t, "train", "--preset", "paper000-table4", "--data", "csv:"+data, "--epochs", "20", "--fa-average-epochs", "10", "--out", ckpt)
 		code, stdout, stderr := runCLI("eval", "--psis", "--psis-draws", "300", ckpt)
 		if code != 0 || !strings.Contains(stdout, "no test set; PSIS k̂") || !strings.Contains(stdout, "2 parameters") {
 			t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
@@ -84,9 +82,7 @@ func TestEvalPSIS(t *testing.T) {
 	})
 	ckpt := filepath.Join(dir, "ffg_w.ebnn")
 	conv := filepath.Join(dir, "conv.ebnn")
-	if code, stdout, stderr := runCLI("convert", "--checkpoint", ckpt, "--out", conv); code != 0 {
-		t.Fatalf("convert: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	runOK(t, "convert", "--checkpoint", ckpt, "--out", conv)
 	ind := trainMoons(t, dir, "inducing")
 	for _, tc := range []struct {
 		name string

@@ -62,10 +62,7 @@ func TestEvalClassificationMetrics(t *testing.T) {
 	if miss := missingKeys(r["definitions"], "precision/recall/f1/auroc", "scores", "selective_f1/selective_auroc"); miss != nil {
 		t.Errorf("definitions lack %v", miss)
 	}
-	code, stdout, stderr := runCLI(append([]string{"eval"}, args...)...)
-	if code != 0 {
-		t.Fatalf("eval: exit %d\n%s", code, stderr)
-	}
+	stdout := runOK(t, append([]string{"eval"}, args...)...)
 	for _, want := range []string{"precision ", "(macro averages over classes, AUROC one-vs-rest)", "selective accuracy by md2",
 		"selective F1       by entropy", "selective AUROC    by md2", "OOD by md2", "OOD mean uncertainty: mi ", "md2 "} {
 		if !strings.Contains(stdout, want) {
@@ -109,10 +106,7 @@ func TestEvalRegressionMixtureNLL(t *testing.T) {
 	if miss := missingKeys(r["definitions"], "rmse", "nll", "mixture_nll"); miss != nil {
 		t.Errorf("definitions lack %v", miss)
 	}
-	code, stdout, stderr := runCLI("eval", "--samples", "7", c.Out)
-	if code != 0 {
-		t.Fatalf("eval: exit %d\n%s", code, stderr)
-	}
+	stdout := runOK(t, "eval", "--samples", "7", c.Out)
 	for _, want := range []string{"(7 samples)", "mixture nll ", "L = 7)", "nll: moment-matched Gaussian"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("text report lacks %q:\n%s", want, stdout)

@@ -41,14 +41,8 @@ func trainEnsembleCheckpoint(t *testing.T) (ckpt, csv string) {
 func TestEnsembleCommands(t *testing.T) {
 	ckpt, csv := trainEnsembleCheckpoint(t)
 	out := filepath.Join(t.TempDir(), "ens16.ebnn")
-	code, stdout, stderr := runCLI("convert", "--checkpoint", ckpt, "--dtype", "f16", "--out", out)
-	if code != 0 {
-		t.Fatalf("convert: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	code, stdout, stderr = runCLI("inspect", out)
-	if code != 0 {
-		t.Fatalf("inspect: exit %d: %s", code, stderr)
-	}
+	runOK(t, "convert", "--checkpoint", ckpt, "--dtype", "f16", "--out", out)
+	stdout := runOK(t, "inspect", out)
 	for _, want := range []string{"ensemble of 3 networks (Ensemble-W): 51 parameters per member, 153 in all", "member2/fc2.weight", "member1/bn1.running_var"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("inspect output lacks %q:\n%s", want, stdout)

@@ -16,10 +16,7 @@ import (
 
 func TestInspectCommand(t *testing.T) {
 	out := convertFixture(t, "cnn_noisy_ffgu")
-	code, stdout, stderr := runCLI("inspect", out, "--verify")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	stdout := runOK(t, "inspect", out, "--verify")
 	for _, want := range []string{"all checksums verified", "Sections:", "meta", "7.z_col", "Layers:", "inducing", "KL", "converted by edgebnn-convert"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)

@@ -83,10 +83,7 @@ func linregArch(t *testing.T, dir string) string {
 // (checkLinregPosterior).
 func trainLinreg(t *testing.T, x, y []float64, out string, args ...string) {
 	t.Helper()
-	code, stdout, stderr := runCLI(append(append([]string{"train"}, args...), "--out", out, "--quiet", "--no-plots")...)
-	if code != 0 {
-		t.Fatalf("train: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	stdout := runOK(t, append(append([]string{"train"}, args...), "--out", out, "--quiet", "--no-plots")...)
 	if !strings.Contains(stdout, "1000 train, 0 test examples") {
 		t.Fatalf("train did not use all 1000 points:\n%s", stdout)
 	}
@@ -99,10 +96,7 @@ func trainLinreg(t *testing.T, x, y []float64, out string, args ...string) {
 func checkLinregPosterior(t *testing.T, out string, x, y []float64) {
 	t.Helper()
 	conv := strings.TrimSuffix(out, ".ebnn") + ".f16.ebnn"
-	code, stdout, stderr := runCLI("convert", "--checkpoint", out, "--out", conv, "--dtype", "f16")
-	if code != 0 {
-		t.Fatalf("convert: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	runOK(t, "convert", "--checkpoint", out, "--out", conv, "--dtype", "f16")
 	var p posteriorJSON
 	runCLIJSON(t, &p, "posterior", "--model", conv, "--json")
 	if p.Dim != 2 || len(p.Layers) != 1 || p.Layers[0].Kind != "fa" {
@@ -149,18 +143,12 @@ func TestTrainFACLI(t *testing.T) {
 		args := []string{"train", "--data", "csv:" + csv, "--arch", "mlp:2-16-3", "--posterior", kind, "--latent-dim", "2",
 			"--epochs", "6", "--batch-size", "10", "--lr", "0.01", "--fa-start-epoch", "2", "--fa-warmup", "5",
 			"--fa-init-log-var", "-8", "--out", out, "--quiet", "--no-plots"}
-		code, stdout, stderr := runCLI(args...)
-		if code != 0 {
-			t.Fatalf("%s: train: exit %d\n%s\n%s", kind, code, stdout, stderr)
-		}
+		stdout := runOK(t, args...)
 		if !strings.Contains(stdout, "test acc") {
 			t.Errorf("%s: no per-epoch evaluation in\n%s", kind, stdout)
 		}
 		conv := filepath.Join(dir, kind+".f16.ebnn")
-		code, stdout, stderr = runCLI("convert", "--checkpoint", out, "--out", conv, "--dtype", "f16")
-		if code != 0 {
-			t.Fatalf("%s: convert: exit %d\n%s\n%s", kind, code, stdout, stderr)
-		}
+		stdout = runOK(t, "convert", "--checkpoint", out, "--out", conv, "--dtype", "f16")
 		// D = 2·16 + 16 + 16·3 + 3 = 99 parameters: fa.mean, fa.factors and fa.psi are stored as
 		// fp16, and the layer table reports their largest rounding error.
 		var faLine string
@@ -176,9 +164,7 @@ func TestTrainFACLI(t *testing.T) {
 		if e, err := strconv.ParseFloat(f[len(f)-1], 64); err != nil || !(e > 0 && e < 1e-2) {
 			t.Errorf("%s: fa row %q: want the fp16 max abs error (0 < e < 0.01) last", kind, faLine)
 		}
-		if code, stdout, stderr = runCLI("predict", "--model", conv, "--input", inputs); code != 0 {
-			t.Fatalf("%s: predict: exit %d\n%s", kind, code, stderr)
-		}
+		stdout = runOK(t, "predict", "--model", conv, "--input", inputs)
 		if !strings.Contains(stdout, "MUTUAL INFO") {
 			t.Errorf("%s: predict output lacks the uncertainty:\n%s", kind, stdout)
 		}

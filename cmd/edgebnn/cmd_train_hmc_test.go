@@ -23,13 +23,10 @@ func TestTrainHMCCLI(t *testing.T) {
 	arch := linregArch(t, dir)
 	out := filepath.Join(dir, "lr.ebnn")
 	const kept = 200
-	code, stdout, stderr := runCLI("train", "--data", "csv:"+csv, "--task", "regression", "--arch", arch,
+	stdout := runOK(t, "train", "--data", "csv:"+csv, "--task", "regression", "--arch", arch,
 		"--posterior", "hmc", "--prior-precision", "0.01", "--noise-precision", "0.1", "--test-fraction", "0",
 		"--hmc-warmup", "300", "--hmc-draws", "500", "--hmc-samples", "200", "--seed", "2",
 		"--out", out, "--quiet", "--no-plots")
-	if code != 0 {
-		t.Fatalf("train: exit %d\n%s\n%s", code, stdout, stderr)
-	}
 	for _, want := range []string{"NUTS: 4 chains × (300 warm-up + 500 draws), 2 parameters", "R̂ over 2 parameters",
 		"bulk ESS", "kept 200 draws", "fixed noise precision 0.1", "N(0, 1/0.01)"} {
 		if !strings.Contains(stdout, want) {
@@ -49,10 +46,7 @@ func TestTrainHMCCLI(t *testing.T) {
 	}
 	in := filepath.Join(dir, "x.csv")
 	mustWrite(t, in, []byte("1,-1\n"))
-	code, stdout, stderr = runCLI("predict", "--model", conv, "--input", in, "--samples", "200", "--json")
-	if code != 0 {
-		t.Fatalf("predict: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	stdout = runOK(t, "predict", "--model", conv, "--input", in, "--samples", "200", "--json")
 	var p struct {
 		Mean         []float64 `json:"mean"`
 		EpistemicVar []float64 `json:"epistemic_var"`

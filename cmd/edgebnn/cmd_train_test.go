@@ -20,17 +20,12 @@ import (
 func TestTrainMCDropout(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "mcd.ebnn")
-	code, stdout, stderr := runCLI("train", "--arch", "mlp:1-16-16-1:tanh", "--data", "toy1d", "--task", "regression",
+	runOK(t, "train", "--arch", "mlp:1-16-16-1:tanh", "--data", "toy1d", "--task", "regression",
 		"--noise-precision", "100", "--posterior", "mc_dropout", "--dropout", "0.2", "--epochs", "3", "--batch-size", "25",
 		"--out", out, "--quiet", "--no-plots")
-	if code != 0 {
-		t.Fatalf("train: exit %d\n%s\n%s", code, stdout, stderr)
-	}
 	conv := filepath.Join(dir, "conv.ebnn")
-	if code, stdout, stderr = runCLI("convert", "--checkpoint", out, "--out", conv); code != 0 {
-		t.Fatalf("convert: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	code, stdout, stderr = runCLI("inspect", conv)
+	runOK(t, "convert", "--checkpoint", out, "--out", conv)
+	code, stdout, stderr := runCLI("inspect", conv)
 	if code != 0 || !strings.Contains(stdout, "MC dropout: 2 layer(s) sampled at prediction time") || !strings.Contains(stdout, "2.dropout p=0.2, 4.dropout p=0.2") {
 		t.Fatalf("inspect: exit %d, want the MC dropout layers\n%s\n%s", code, stdout, stderr)
 	}
@@ -53,10 +48,7 @@ func TestTrainMCDropout(t *testing.T) {
 	}
 	inputs := filepath.Join(dir, "x.csv")
 	mustWrite(t, inputs, []byte("x\n0.5\n-1\n"))
-	code, stdout, stderr = runCLI("predict", "--model", conv, "--input", inputs, "--json")
-	if code != 0 {
-		t.Fatalf("predict: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	stdout = runOK(t, "predict", "--model", conv, "--input", inputs, "--json")
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	if len(lines) != 2 {
 		t.Fatalf("predict: %d lines\n%s", len(lines), stdout)
@@ -80,11 +72,8 @@ func TestTrainMCDropout(t *testing.T) {
 func TestTrainMixture(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "toy.ebnn")
-	code, stdout, stderr := runCLI("train", "--preset", "paper003-toy-ffgu", "--epochs", "3", "--seed", "4",
+	stdout := runOK(t, "train", "--preset", "paper003-toy-ffgu", "--epochs", "3", "--seed", "4",
 		"--mixture", "2", "--out", out, "--quiet", "--no-plots")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
 	mixPath := filepath.Join(dir, "toy.model.ebnn")
 	if !strings.Contains(stdout, "a mixture of 2 posteriors") {
 		t.Errorf("output does not report the mixture:\n%s", stdout)

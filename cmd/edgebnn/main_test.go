@@ -27,13 +27,20 @@ func mustWrite(t testing.TB, path string, data []byte) {
 	}
 }
 
-// runCLIJSON runs the CLI with args, requires exit status 0 and decodes its stdout, JSON, into v.
-func runCLIJSON(t *testing.T, v any, args ...string) {
+// runOK runs the CLI with args, requires exit status 0 and returns its stdout.
+func runOK(t *testing.T, args ...string) string {
 	t.Helper()
 	code, stdout, stderr := runCLI(args...)
 	if code != 0 {
 		t.Fatalf("edgebnn %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, stdout, stderr)
 	}
+	return stdout
+}
+
+// runCLIJSON runs the CLI with args, requires exit status 0 and decodes its stdout, JSON, into v.
+func runCLIJSON(t *testing.T, v any, args ...string) {
+	t.Helper()
+	stdout := runOK(t, args...)
 	if err := json.Unmarshal([]byte(stdout), v); err != nil {
 		t.Fatalf("edgebnn %s: %v\nstdout: %s", strings.Join(args, " "), err, stdout)
 	}
@@ -174,16 +181,13 @@ func TestBoardsUserDir(t *testing.T) {
 		"qemu":"qemu-aarch64-static","qemu_cpu":"cortex-a72","ram_bytes":8589934592,
 		"budget_bytes":6442450944,"simd":{"neon":true}}`
 	mustWrite(t, filepath.Join(dir, "rpi4-8g.json"), []byte(profile))
-	code, stdout, stderr := runCLI("boards", "--dir", dir)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	stdout := runOK(t, "boards", "--dir", dir)
 	if !strings.Contains(stdout, "8 GiB    6 GiB") {
 		t.Errorf("user profile did not replace rpi4:\n%s", stdout)
 	}
 	bad := filepath.Join(dir, "broken.json")
 	mustWrite(t, bad, []byte(`{"name":"x","speed":1}`))
-	code, _, stderr = runCLI("boards", "--dir", dir)
+	code, _, stderr := runCLI("boards", "--dir", dir)
 	want := `edgebnn boards: loading user board profiles: boards: ` + bad + `: field "speed": unknown field`
 	if code != 1 || strings.TrimSpace(stderr) != want {
 		t.Errorf("exit %d, stderr %q; want 1, %q", code, stderr, want)

@@ -328,10 +328,7 @@ func TestTrainOutputs(t *testing.T) {
 	dir := t.TempDir()
 	trainInputs(t, dir)
 	t.Chdir(dir)
-	code, stdout, stderr := runCLI("train", "--config", "cfg.json", "--quiet", "--out", filepath.Join("runs", "a", "m.ebnn"))
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
-	}
+	runOK(t, "train", "--config", "cfg.json", "--quiet", "--out", filepath.Join("runs", "a", "m.ebnn"))
 	ents, err := os.ReadDir(filepath.Join("runs", "a"))
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +356,7 @@ func TestTrainOutputs(t *testing.T) {
 	}
 	self := strings.Replace(string(cfg), "{", `{"out": "cfg.json", `, 1)
 	mustWrite(t, "cfg.json", []byte(self))
-	code, _, stderr = runCLI("train", "--config", "cfg.json", "--quiet")
+	code, _, stderr := runCLI("train", "--config", "cfg.json", "--quiet")
 	if code != 1 || !strings.Contains(stderr, "input") {
 		t.Fatalf("exit %d, stderr %q; want a refusal", code, stderr)
 	}
@@ -420,9 +417,7 @@ func TestTrainResumeOutputs(t *testing.T) {
 	dir := t.TempDir()
 	trainInputs(t, dir)
 	t.Chdir(dir)
-	if code, stdout, stderr := runCLI("train", "--config", "cfg.json", "--quiet", "--no-plots", "--epochs", "2", "--checkpoint-min-steps", "0", "--out", "m.ebnn"); code != 0 {
-		t.Fatalf("train: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	runOK(t, "train", "--config", "cfg.json", "--quiet", "--no-plots", "--epochs", "2", "--checkpoint-min-steps", "0", "--out", "m.ebnn")
 	final, err := os.ReadFile("m.ebnn")
 	if err != nil {
 		t.Fatal(err)

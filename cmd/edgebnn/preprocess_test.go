@@ -61,10 +61,7 @@ func TestConvertPreprocessAndPredictRaw(t *testing.T) {
 	mustWrite(t, normPath, []byte(norm.String()))
 	predict := func(args ...string) []classJSON {
 		t.Helper()
-		code, stdout, stderr := runCLI(append([]string{"predict", "--model", model, "--json", "--samples", "16", "--seed", "4"}, args...)...)
-		if code != 0 {
-			t.Fatalf("predict %v: exit %d: %s", args, code, stderr)
-		}
+		stdout := runOK(t, append([]string{"predict", "--model", model, "--json", "--samples", "16", "--seed", "4"}, args...)...)
 		var out []classJSON
 		sc := bufio.NewScanner(strings.NewReader(stdout))
 		for sc.Scan() {
