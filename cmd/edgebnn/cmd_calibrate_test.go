@@ -62,11 +62,7 @@ func TestCalibrateCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"256 inputs, 16 samples", "128 to fit, 128 held out", "Target risk ≤ 0.1 on both", "held out", "Clopper–Pearson"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	checkContains(t, "output", out, "256 inputs, 16 samples", "128 to fit, 128 held out", "Target risk ≤ 0.1 on both", "held out", "Clopper–Pearson")
 	t.Log("\n" + out)
 	m, err := runtime.Load(m2)
 	if err != nil {

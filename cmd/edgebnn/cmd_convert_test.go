@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -27,12 +26,8 @@ func TestConvertCommand(t *testing.T) {
 		"--config", filepath.Join(d, "inference_config.json"), "--arch", filepath.Join(d, "model.txt"),
 		"--out", out, "--dtype", "f16", "--prune", "0.5", "--compress", "zstd",
 		"--validate", filepath.Join(d, "reference.safetensors"), "--samples", "4")
-	for _, want := range []string{"LAYER", "inducing", "total", "wrote " + out, "deterministic network in fp32",
-		"pruned 12072 of 24144 Z entries", "unpruned f32", "written file", "difference", "ECE"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("output lacks %q:\n%s", want, stdout)
-		}
-	}
+	checkContains(t, "output", stdout, "LAYER", "inducing", "total", "wrote "+out, "deterministic network in fp32",
+		"pruned 12072 of 24144 Z entries", "unpruned f32", "written file", "difference", "ECE")
 	tests := []cliCase{
 		{name: "no checkpoint", args: []string{"convert", "--out", "x"}, wantCode: 2, wantStderr: []string{"missing --checkpoint"}},
 		{name: "no out", args: []string{"convert", "--checkpoint", "x"}, wantCode: 2, wantStderr: []string{"missing --out"}},

@@ -199,11 +199,7 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	s := out.String()
-	for _, want := range []string{"uniform noise", "test image 0, inverted", "blank (all black)", "Trouser", "mutual information"} {
-		if !strings.Contains(s, want) {
-			t.Errorf("output lacks %q:\n%s", want, s)
-		}
-	}
+	checkContains(t, "output", s, "uniform noise", "test image 0, inverted", "blank (all black)", "Trouser", "mutual information")
 	for _, line := range strings.Split(s, "\n") {
 		if strings.HasPrefix(line, "uniform noise") || strings.HasPrefix(line, "blank") {
 			if !strings.Contains(line, "abstain") {

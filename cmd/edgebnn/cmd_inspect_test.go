@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/convert"
@@ -17,11 +16,7 @@ import (
 func TestInspectCommand(t *testing.T) {
 	out := convertFixture(t, "cnn_noisy_ffgu")
 	stdout := runOK(t, "inspect", out, "--verify")
-	for _, want := range []string{"all checksums verified", "Sections:", "meta", "7.z_col", "Layers:", "inducing", "KL", "converted by edgebnn-convert"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("output lacks %q:\n%s", want, stdout)
-		}
-	}
+	checkContains(t, "output", stdout, "all checksums verified", "Sections:", "meta", "7.z_col", "Layers:", "inducing", "KL", "converted by edgebnn-convert")
 	var in struct {
 		Parameters              int64 `json:"parameters"`
 		DeterministicParameters int64 `json:"deterministic_parameters"`

@@ -27,12 +27,8 @@ func TestTrainHMCCLI(t *testing.T) {
 		"--posterior", "hmc", "--prior-precision", "0.01", "--noise-precision", "0.1", "--test-fraction", "0",
 		"--hmc-warmup", "300", "--hmc-draws", "500", "--hmc-samples", "200", "--seed", "2",
 		"--out", out, "--quiet", "--no-plots")
-	for _, want := range []string{"NUTS: 4 chains × (300 warm-up + 500 draws), 2 parameters", "R̂ over 2 parameters",
-		"bulk ESS", "kept 200 draws", "fixed noise precision 0.1", "N(0, 1/0.01)"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("training output lacks %q:\n%s", want, stdout)
-		}
-	}
+	checkContains(t, "training output", stdout, "NUTS: 4 chains × (300 warm-up + 500 draws), 2 parameters", "R̂ over 2 parameters",
+		"bulk ESS", "kept 200 draws", "fixed noise precision 0.1", "N(0, 1/0.01)")
 	st, err := train.ReadState(out)
 	if err != nil {
 		t.Fatal(err)

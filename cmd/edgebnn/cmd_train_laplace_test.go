@@ -26,11 +26,7 @@ func TestTrainLaplace(t *testing.T) {
 	lap := filepath.Join(dir, "lap.ebnn")
 	stdout := runOK(t, append([]string{"train", "--posterior", "laplace", "--init-from", mapPath,
 		"--epochs", "0", "--prior-precision", "4", "--out", lap}, common...)...)
-	for _, want := range []string{"laplace: GGN diagonal (exact) over 100 examples in ", "laplace: prior precision 4 (prior_precision; not tuned)", "% at the prior's"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("train laplace: output lacks %q\n%s", want, stdout)
-		}
-	}
+	checkContains(t, "train laplace: output", stdout, "laplace: GGN diagonal (exact) over 100 examples in ", "laplace: prior precision 4 (prior_precision; not tuned)", "% at the prior's")
 	conv := filepath.Join(dir, "conv.ebnn")
 	runOK(t, "convert", "--checkpoint", lap, "--out", conv)
 	m, err := runtime.Load(conv)

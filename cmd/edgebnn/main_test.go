@@ -46,6 +46,16 @@ func runCLIJSON(t *testing.T, v any, args ...string) {
 	}
 }
 
+// checkContains reports each of wants that text (what names it) does not contain.
+func checkContains(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, text)
+		}
+	}
+}
+
 // cliCase is one command line and what it must produce.
 type cliCase struct {
 	name       string
@@ -66,16 +76,8 @@ func runCases(t *testing.T, tests []cliCase, extra ...func(t *testing.T, tc cliC
 			if code != tc.wantCode {
 				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.wantCode, stdout, stderr)
 			}
-			for _, w := range tc.wantStdout {
-				if !strings.Contains(stdout, w) {
-					t.Errorf("stdout lacks %q:\n%s", w, stdout)
-				}
-			}
-			for _, w := range tc.wantStderr {
-				if !strings.Contains(stderr, w) {
-					t.Errorf("stderr lacks %q:\n%s", w, stderr)
-				}
-			}
+			checkContains(t, "stdout", stdout, tc.wantStdout...)
+			checkContains(t, "stderr", stderr, tc.wantStderr...)
 			if tc.quietErr && stderr != "" {
 				t.Errorf("stderr = %q, want empty", stderr)
 			}
