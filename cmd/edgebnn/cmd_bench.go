@@ -94,22 +94,24 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		xs[i] = rng.Float32()
 	}
 	preds := make([]runtime.Prediction, b)
-	for i := 0; i < 3; i++ { // warm-up
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := p.PredictBatch(xs, preds); err != nil {
-			return err
-		}
-	}
-	if *count > 0 {
-		for i := 0; i < *count; i++ {
+	// predictN predicts xs n times, stopping at the first error or once ctx is cancelled.
+	predictN := func(n int) error {
+		for range n {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			if err := p.PredictBatch(xs, preds); err != nil {
 				return err
 			}
+		}
+		return nil
+	}
+	if err := predictN(3); err != nil { // warm-up
+		return err
+	}
+	if *count > 0 {
+		if err := predictN(*count); err != nil {
+			return err
 		}
 		fmt.Fprintf(stdout, "predictions       %d (batch %d, %d samples, strategy %s)\n", *count, b, p.Options().Samples, p.Options().Strategy)
 		return nil
