@@ -94,6 +94,20 @@ func loadProfiles(dir string) ([]boards.Profile, error) {
 	return boards.Overlay(profiles, user), nil
 }
 
+// lookupBoard returns the profile of board name among the built-in profiles and those in dir
+// (see loadProfiles); an unknown name is a usage error that lists the known ones.
+func lookupBoard(dir, name string) (boards.Profile, error) {
+	profiles, err := loadProfiles(dir)
+	if err != nil {
+		return boards.Profile{}, err
+	}
+	p, ok := boards.Lookup(profiles, name)
+	if !ok {
+		return boards.Profile{}, usagef("unknown board %q (known: %s)", name, strings.Join(boards.Names(profiles), ", "))
+	}
+	return p, nil
+}
+
 // simdList names the SIMD features, or "-" when there are none.
 func simdList(s boards.SIMD) string {
 	var f []string

@@ -73,13 +73,9 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *out == "" {
 		return usagef("missing -o FILE")
 	}
-	profiles, err := loadProfiles(*dir)
+	p, err := lookupBoard(*dir, *board)
 	if err != nil {
 		return err
-	}
-	p, ok := boards.Lookup(profiles, *board)
-	if !ok {
-		return usagef("unknown board %q (known: %s)", *board, strings.Join(boards.Names(profiles), ", "))
 	}
 	opts := buildOptions{board: p, out: *out, tags: splitTags(*tags), strip: *strip, verbose: *verbose}
 	if *dir != "" {

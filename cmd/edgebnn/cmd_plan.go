@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/edgebnn/edgebnn/boards"
@@ -75,13 +74,8 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	var p boards.Profile
 	if *board != "" {
-		profiles, err := loadProfiles(*dir)
-		if err != nil {
+		if p, err = lookupBoard(*dir, *board); err != nil {
 			return err
-		}
-		var ok bool
-		if p, ok = boards.Lookup(profiles, *board); !ok {
-			return usagef("unknown board %q (known: %s)", *board, strings.Join(boards.Names(profiles), ", "))
 		}
 		o.BudgetBytes = p.BudgetBytes
 	}
