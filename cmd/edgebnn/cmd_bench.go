@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -159,12 +158,7 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		res.Deterministic, res.Ratio = det, res.Median/det
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			return fmt.Errorf("writing JSON: %w", err)
-		}
-		return nil
+		return writeJSON(stdout, res)
 	}
 	fmt.Fprintf(stdout, "model             %s\n", *pf.model)
 	fmt.Fprintf(stdout, "samples           %d (strategy %s, batch %d, %d threads)\n", res.Samples, res.Strategy, b, res.Threads)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -47,12 +46,7 @@ func runBoards(_ context.Context, args []string, stdout, _ io.Writer) error {
 		}
 		return nil
 	case *asJSON:
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(profiles); err != nil {
-			return fmt.Errorf("writing JSON: %w", err)
-		}
-		return nil
+		return writeJSON(stdout, profiles)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tPLATFORM\tCPU\tRAM\tBUDGET\tSIMD\tTESTED")

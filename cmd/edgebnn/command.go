@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -168,6 +169,19 @@ func parseFlagsOnly(fs *flag.FlagSet, usage string, args []string, stdout io.Wri
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+// writeJSON writes v to w as JSON indented by two spaces, and a newline: a command's --json
+// output.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding JSON: %w", err)
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("writing JSON: %w", err)
 	}
 	return nil
 }
