@@ -194,11 +194,7 @@ func TestDemoUsageNumbers(t *testing.T) {
 
 // TestDemo: the demo runs and abstains on the plainly out-of-distribution inputs.
 func TestDemo(t *testing.T) {
-	var out, errb bytes.Buffer
-	if code := run([]string{"demo"}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	s := out.String()
+	s := runOK(t, "demo")
 	checkContains(t, "output", s, "uniform noise", "test image 0, inverted", "blank (all black)", "Trouser", "mutual information")
 	for _, line := range strings.Split(s, "\n") {
 		if strings.HasPrefix(line, "uniform noise") || strings.HasPrefix(line, "blank") {

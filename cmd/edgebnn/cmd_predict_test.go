@@ -41,12 +41,8 @@ func TestPredictParity(t *testing.T) {
 	if testing.Short() {
 		K = 512
 	}
-	var out, errb bytes.Buffer
-	args := []string{"predict", "--model", model, "--input", refPath, "--samples", strconv.Itoa(K),
-		"--strategy", "local", "--batch", "64", "--seed", "3", "--json"}
-	if code := run(args, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
+	out := runOK(t, "predict", "--model", model, "--input", refPath, "--samples", strconv.Itoa(K),
+		"--strategy", "local", "--batch", "64", "--seed", "3", "--json")
 	ref, err := safetensors.ReadFile(refPath)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +61,7 @@ func TestPredictParity(t *testing.T) {
 	probs, totalH, mi := get("probs_mean"), get("total_entropy"), get("mutual_info")
 	var worst, sum, worstH, worstMI float64
 	n := 0
-	sc := bufio.NewScanner(&out)
+	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		var p classJSON
@@ -137,10 +133,7 @@ func TestPredictInputs(t *testing.T) {
 func TestPredictMean(t *testing.T) {
 	model := convertDemoFixture(t)
 	refPath := filepath.Join(demoFixture, "reference.safetensors")
-	var out, errb bytes.Buffer
-	if code := run([]string{"predict", "--model", model, "--input", refPath, "--mean", "--json"}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
+	out := runOK(t, "predict", "--model", model, "--input", refPath, "--mean", "--json")
 	ref, err := safetensors.ReadFile(refPath)
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +148,7 @@ func TestPredictMean(t *testing.T) {
 	}
 	n := 0
 	var worst float64
-	sc := bufio.NewScanner(&out)
+	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		var p classJSON

@@ -136,11 +136,7 @@ func TestPredictHeader(t *testing.T) {
 			if c.flag {
 				args = append(args, "--header")
 			}
-			var out, errb bytes.Buffer
-			if code := run(args, &out, &errb); code != 0 {
-				t.Fatalf("exit %d: %s", code, errb.String())
-			}
-			if got := strings.Count(out.String(), "\n"); got != c.inputs {
+			if got := strings.Count(runOK(t, args...), "\n"); got != c.inputs {
 				t.Fatalf("%d predictions, want %d", got, c.inputs)
 			}
 		})
