@@ -87,6 +87,24 @@ func writeRegModel(t testing.TB, dir string, policy bool) string {
 	return path
 }
 
+// serverPredictor loads the model at path and returns it with a predictor like the one a
+// server makes for it from opts (MaxBatch DefaultMaxBatch); the model is closed when the test
+// ends.
+func serverPredictor(t testing.TB, path string, opts runtime.Options) (*runtime.Model, *runtime.Predictor) {
+	t.Helper()
+	m, err := runtime.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	opts.MaxBatch = DefaultMaxBatch
+	p, err := m.NewPredictor(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, p
+}
+
 // newTestServer makes a Server for the given models and an httptest server in front of it.
 func newTestServer(t testing.TB, cfg Config, models ...ModelConfig) (*Server, *httptest.Server) {
 	t.Helper()

@@ -26,17 +26,7 @@ import (
 func TestServePredictMatchesPredictor(t *testing.T) {
 	opts := runtime.Options{Samples: 32, Seed: 7, Strategy: runtime.Local}
 	_, ts := newTestServer(t, Config{Concurrency: 2}, ModelConfig{Name: "mnist", Path: demoModel, Options: opts})
-	m, err := runtime.Load(demoModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	o := opts
-	o.MaxBatch = DefaultMaxBatch
-	p, err := m.NewPredictor(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, p := serverPredictor(t, demoModel, opts)
 	const n = 3
 	xs := demoInputs(n, 1)
 	want := make([]runtime.Prediction, n)
@@ -102,17 +92,7 @@ func TestServeRegressionPreprocessAdaptive(t *testing.T) {
 	path := writeRegModel(t, dir, true)
 	opts := runtime.Options{Samples: 64, Seed: 3, Strategy: runtime.Weight, Adaptive: true}
 	_, ts := newTestServer(t, Config{Concurrency: 1}, ModelConfig{Name: "reg", Path: path, Options: opts})
-	m, err := runtime.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	o := opts
-	o.MaxBatch = DefaultMaxBatch
-	p, err := m.NewPredictor(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, p := serverPredictor(t, path, opts)
 	raw := []float32{1, 2, 3, -4, 0.5, 8, 100, -100, 0}
 	norm := make([]float32, len(raw))
 	if err := m.Normalize(norm, raw); err != nil {

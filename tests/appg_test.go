@@ -14,9 +14,7 @@ import (
 // cells only on the second, and the Boston row pair for N = 16 with β 1.000, 0.314, finite
 // log-likelihoods and RMSEs and positive λ.
 func TestAppGQuick(t *testing.T) {
-	if testing.Short() {
-		t.Skip("trains 6 small models (about 20 s on a loaded machine)")
-	}
+	skipQuick(t, "trains 6 small models (about 20 s on a loaded machine)")
 	if _, err := exec.LookPath("jq"); err != nil {
 		t.Skipf("jq not found (apt-get install jq): %v", err)
 	}

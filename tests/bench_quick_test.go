@@ -48,12 +48,7 @@ type tableSpec struct {
 // out: its 54 evaluations (9 corruptions × 6 severities, each corrupting the whole test set)
 // take about 40 s of CPU even on 200 images.
 func TestBenchQuick(t *testing.T) {
-	if puregoBuild {
-		t.Skip("the script builds its own binary without the purego tag: the host pass runs it")
-	}
-	if testing.Short() {
-		t.Skip("trains small models: about 2 minutes on a loaded 2-core machine")
-	}
+	skipQuick(t, "trains small models: about 2 minutes on a loaded 2-core machine")
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skipf("bash not found: %v", err)

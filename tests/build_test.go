@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -21,13 +20,7 @@ import (
 // checks the results: ELF class and machine, static linking, recorded build
 // settings, and that they print their version under QEMU.
 func TestBuildForBoards(t *testing.T) {
-	if runtime.GOARCH != "amd64" {
-		t.Skip("cross-builds need the go toolchain, which only the amd64 host has (not the emulated targets)")
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("go toolchain not on PATH: %v", err)
-	}
+	goBin := hostGo(t)
 	profiles, err := boards.Embedded()
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -59,13 +58,7 @@ var deviceBuilds = []deviceBuild{
 // devicePackages (serve only where it belongs), for arm64 and armv7; their stripped arm64 sizes
 // stay within the bounds (skipped with -short: it builds both).
 func TestDeviceBuildDeps(t *testing.T) {
-	if runtime.GOARCH != "amd64" {
-		t.Skip("needs the go toolchain, which only the amd64 host has (not the emulated targets)")
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("go toolchain not on PATH: %v", err)
-	}
+	goBin := hostGo(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	for _, b := range deviceBuilds {

@@ -14,12 +14,7 @@ import (
 // 003: FFG-U stores 24 % of a ResNet-50's parameters; a loaded ensemble holds its members twice,
 // file and heap).
 func TestFig3Quick(t *testing.T) {
-	if puregoBuild {
-		t.Skip("the script builds its own binary without the purego tag: the host pass runs it")
-	}
-	if testing.Short() {
-		t.Skip("builds and times ResNet-18 models (about a minute on a loaded machine)")
-	}
+	skipQuick(t, "builds and times ResNet-18 models (about a minute on a loaded machine)")
 	out, all := runQuickTable(t, "fig3.sh")
 	var rows [][]string
 	for _, r := range all {

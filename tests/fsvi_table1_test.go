@@ -15,12 +15,7 @@ import (
 // method in order, each with 11 cells, our four metrics numbers in range (a mean, ± a standard
 // error for the rows of several runs) and the paper's beside them. Needs bash, Fashion-MNIST and scikit-learn's digits.
 func TestFSVITable1Quick(t *testing.T) {
-	if puregoBuild {
-		t.Skip("the script builds its own binary without the purego tag: the host pass runs it")
-	}
-	if testing.Short() {
-		t.Skip("trains 11 small models and fits 1 Laplace approximation (about a minute on a loaded machine)")
-	}
+	skipQuick(t, "trains 11 small models and fits 1 Laplace approximation (about a minute on a loaded machine)")
 	if _, err := os.Stat(filepath.Join(data.DefaultFashionMNISTDir, "train-images-idx3-ubyte.gz")); err != nil {
 		t.Skipf("Fashion-MNIST is not installed in %s: %v", data.DefaultFashionMNISTDir, err)
 	}

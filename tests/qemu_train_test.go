@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 )
@@ -33,16 +32,10 @@ type predictLine struct {
 // 1e-4 (training itself may round differently: different kernels; observed: both differences
 // below 1e-7).
 func TestTrainOnArm64(t *testing.T) {
-	if runtime.GOARCH != "amd64" {
-		t.Skip("cross-builds need the go toolchain, which only the amd64 host has (not the emulated targets)")
-	}
+	goBin := hostGo(t)
 	qemu, err := exec.LookPath("qemu-aarch64-static")
 	if err != nil {
 		t.Skipf("qemu-aarch64-static not installed (apt-get install qemu-user-static): %v", err)
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("go toolchain not on PATH: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)

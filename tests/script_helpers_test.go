@@ -3,19 +3,44 @@ package tests
 import (
 	"context"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 )
 
-// runQuickTable runs the bench script ../bench/NAME with bash and args plus --quick --out (a
-// temporary directory), failing the test if it fails, and returns its standard output and the
-// cells (trimmed) of every Markdown table line in it.
-func runQuickTable(t *testing.T, name string, args ...string) (string, [][]string) {
+// hostGo returns the go command's path, skipping the test on any GOARCH but amd64: only the
+// amd64 host has the go toolchain (the emulated targets run test binaries alone).
+func hostGo(t *testing.T) string {
+	t.Helper()
+	if runtime.GOARCH != "amd64" {
+		t.Skip("needs the go toolchain, which only the amd64 host has (not the emulated targets)")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go toolchain not on PATH: %v", err)
+	}
+	return goBin
+}
+
+// skipQuick skips a test of the bench scripts' quick runs in the purego pass (a script builds
+// its own binary without the tag, so the host pass runs it) and, with -short, saying what the
+// run costs.
+func skipQuick(t *testing.T, cost string) {
 	t.Helper()
 	if puregoBuild {
 		t.Skip("the script builds its own binary without the purego tag: the host pass runs it")
 	}
+	if testing.Short() {
+		t.Skip(cost)
+	}
+}
+
+// runQuickTable runs the bench script ../bench/NAME with bash and args plus --quick --out (a
+// temporary directory), failing the test if it fails, and returns its standard output and the
+// cells (trimmed) of every Markdown table line in it. Call skipQuick first.
+func runQuickTable(t *testing.T, name string, args ...string) (string, [][]string) {
+	t.Helper()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skipf("bash not found: %v", err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -72,10 +71,7 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	pf.mean = fs.Bool("mean", false, "benchmark the deterministic forward at the posterior mean")
 	count := fs.Int("count", 0, "run exactly `N` predictions after the warm-up and stop (for instruction counts)")
-	if err := parseFlags(fs, benchUsage, args, stdout); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, benchUsage, args, stdout); err != nil {
 		return err
 	}
 	if *count < 0 || *count > maxBenchCount {
@@ -97,22 +93,24 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		xs[i] = rng.Float32()
 	}
 	preds := make([]runtime.Prediction, b)
-	for i := 0; i < 3; i++ { // warm-up
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := p.PredictBatch(xs, preds); err != nil {
-			return err
-		}
-	}
-	if *count > 0 {
-		for i := 0; i < *count; i++ {
+	// predictN predicts xs n times, stopping at the first error or once ctx is cancelled.
+	predictN := func(n int) error {
+		for range n {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			if err := p.PredictBatch(xs, preds); err != nil {
 				return err
 			}
+		}
+		return nil
+	}
+	if err := predictN(3); err != nil { // warm-up
+		return err
+	}
+	if *count > 0 {
+		if err := predictN(*count); err != nil {
+			return err
 		}
 		fmt.Fprintf(stdout, "predictions       %d (batch %d, %d samples, strategy %s)\n", *count, b, p.Options().Samples, p.Options().Strategy)
 		return nil
@@ -160,12 +158,7 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		res.Deterministic, res.Ratio = det, res.Median/det
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			return fmt.Errorf("writing JSON: %w", err)
-		}
-		return nil
+		return writeJSON(stdout, res)
 	}
 	fmt.Fprintf(stdout, "model             %s\n", *pf.model)
 	fmt.Fprintf(stdout, "samples           %d (strategy %s, batch %d, %d threads)\n", res.Samples, res.Strategy, b, res.Threads)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"testing"
 )
 
@@ -24,14 +23,8 @@ func TestBenchFlags(t *testing.T) {
 		{name: "zero min-time", args: []string{"bench", "--model", out, "--min-time", "0s"}, wantCode: 2,
 			wantStderr: []string{"--min-time must be positive"}},
 	})
-	code, stdout, stderr := runCLI("bench", "--model", out, "--min-time", "5ms", "--samples", "4", "--json")
-	if code != 0 {
-		t.Fatalf("bench --json: exit %d: %s", code, stderr)
-	}
 	var res benchResult
-	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
-		t.Fatal(err)
-	}
+	runCLIJSON(t, &res, "bench", "--model", out, "--min-time", "5ms", "--samples", "4", "--json")
 	if !(res.Deterministic > 0) || !(res.Ratio > 0) || res.Samples != 4 {
 		t.Errorf("bench --json: %+v", res)
 	}

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,37 +21,23 @@ const bernsteinArch = `{"layers": [{"name": "fc1", "type": "Linear", "in_feature
 func TestBernsteinCommands(t *testing.T) {
 	dir := t.TempDir()
 	arch := filepath.Join(dir, "arch.json")
-	if err := os.WriteFile(arch, []byte(bernsteinArch), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, arch, []byte(bernsteinArch))
 	c := train.DefaultConfig()
 	c.Arch, c.Data, c.Posterior = arch, "moons", "bernstein_last"
 	c.BernsteinDegree, c.Epochs, c.BatchSize, c.EvalEvery = 10, 1, 50, 0
 	c.Out = filepath.Join(dir, "bf.ebnn")
-	tr, err := train.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(context.Background(), train.Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	trainConfig(t, c)
 	const (
 		fc1, fc2, fc2Det = 48, (2*16 + 2) * 15, 2*16 + 2
 		tableBytes       = 2 * 17 * 257 * 4
 	)
 	for _, dtype := range []string{"f32", "f16"} {
 		out := filepath.Join(dir, "bf_"+dtype+".ebnn")
-		code, stdout, stderr := runCLI("convert", "--checkpoint", c.Out, "--dtype", dtype, "--out", out)
-		if code != 0 {
-			t.Fatalf("convert %s: exit %d\n%s\n%s", dtype, code, stdout, stderr)
-		}
+		stdout := runOK(t, "convert", "--checkpoint", c.Out, "--dtype", dtype, "--out", out)
 		if dtype == "f16" && !strings.Contains(stdout, "bernstein fc2.bf_weight: fp16") && !strings.Contains(stdout, "bernstein fc2.bf_weight: kept float32") {
 			t.Errorf("convert f16 does not report the gate:\n%s", stdout)
 		}
-		code, stdout, stderr = runCLI("inspect", out)
-		if code != 0 {
-			t.Fatalf("inspect %s: exit %d\n%s\n%s", dtype, code, stdout, stderr)
-		}
+		stdout = runOK(t, "inspect", out)
 		for _, want := range []string{"fc1  deterministic  48  48  48", "fc2      bernstein  510  510  34", "total                558  558  82"} {
 			if !strings.Contains(strings.Join(strings.Fields(stdout), " "), strings.Join(strings.Fields(want), " ")) {
 				t.Errorf("inspect %s: no %q in\n%s", dtype, want, stdout)
@@ -63,28 +46,16 @@ func TestBernsteinCommands(t *testing.T) {
 		if dtype == "f16" && !strings.Contains(stdout, "bernstein fc2.bf_weight") {
 			t.Errorf("inspect f16 does not report the gate:\n%s", stdout)
 		}
-		code, stdout, stderr = runCLI("inspect", "--json", out)
-		if code != 0 {
-			t.Fatalf("inspect --json %s: exit %d\n%s\n%s", dtype, code, stdout, stderr)
-		}
 		var in convert.Inspection
-		if err := json.Unmarshal([]byte(stdout), &in); err != nil {
-			t.Fatal(err)
-		}
+		runCLIJSON(t, &in, "inspect", "--json", out)
 		if len(in.Layers) != 2 || in.Layers[0].Kind != "deterministic" || in.Layers[0].Parameters != fc1 ||
 			in.Layers[1].Kind != "bernstein" || in.Layers[1].Parameters != fc2 || in.Layers[1].Deterministic != fc2Det ||
 			in.Parameters != fc1+fc2 {
 			t.Errorf("inspect --json %s: %+v", dtype, in.Layers)
 		}
 	}
-	code, stdout, stderr := runCLI("plan", "--arch", arch, "--classes", "2", "--bernstein-last", "10", "--json")
-	if code != 0 {
-		t.Fatalf("plan: exit %d\n%s\n%s", code, stdout, stderr)
-	}
 	var pr convert.PlanReport
-	if err := json.Unmarshal([]byte(stdout), &pr); err != nil {
-		t.Fatal(err)
-	}
+	runCLIJSON(t, &pr, "plan", "--arch", arch, "--classes", "2", "--bernstein-last", "10", "--json")
 	if pr.Parameters != fc1+fc2 || pr.DeterministicParameters != fc1+fc2Det || len(pr.Layers) != 2 || pr.Layers[1].Kind != "bernstein" {
 		t.Errorf("plan: %+v", pr)
 	}
@@ -93,7 +64,7 @@ func TestBernsteinCommands(t *testing.T) {
 	if pr.ModelBytes < tableBytes*9/10 {
 		t.Errorf("plan: the loaded model holds %d bytes, less than its quantile tables (%d)", pr.ModelBytes, tableBytes)
 	}
-	code, _, stderr = runCLI("plan", "--arch", arch, "--classes", "2", "--bernstein-last", "10", "--bernstein-table", "1")
+	code, _, stderr := runCLI("plan", "--arch", arch, "--classes", "2", "--bernstein-last", "10", "--bernstein-table", "1")
 	if code == 0 || !strings.Contains(stderr, "table") {
 		t.Errorf("plan with table size 1: exit %d, %s", code, stderr)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -31,10 +30,7 @@ func runBoards(_ context.Context, args []string, stdout, _ io.Writer) error {
 	dir := fs.String("dir", "", "also load user profiles (*.json) from `DIR`; they replace built-in profiles of the same name")
 	// Hidden: consumed by scripts/test.sh to derive the QEMU test matrix.
 	testTargets := fs.Bool("test-targets", false, "")
-	if err := parseFlags(fs, boardsUsage, args, stdout); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, boardsUsage, args, stdout); err != nil {
 		return err
 	}
 	profiles, err := loadProfiles(*dir)
@@ -50,12 +46,7 @@ func runBoards(_ context.Context, args []string, stdout, _ io.Writer) error {
 		}
 		return nil
 	case *asJSON:
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(profiles); err != nil {
-			return fmt.Errorf("writing JSON: %w", err)
-		}
-		return nil
+		return writeJSON(stdout, profiles)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tPLATFORM\tCPU\tRAM\tBUDGET\tSIMD\tTESTED")
@@ -95,6 +86,20 @@ func loadProfiles(dir string) ([]boards.Profile, error) {
 		return nil, fmt.Errorf("loading user board profiles: %w", err)
 	}
 	return boards.Overlay(profiles, user), nil
+}
+
+// lookupBoard returns the profile of board name among the built-in profiles and those in dir
+// (see loadProfiles); an unknown name is a usage error that lists the known ones.
+func lookupBoard(dir, name string) (boards.Profile, error) {
+	profiles, err := loadProfiles(dir)
+	if err != nil {
+		return boards.Profile{}, err
+	}
+	p, ok := boards.Lookup(profiles, name)
+	if !ok {
+		return boards.Profile{}, usagef("unknown board %q (known: %s)", name, strings.Join(boards.Names(profiles), ", "))
+	}
+	return p, nil
 }
 
 // simdList names the SIMD features, or "-" when there are none.

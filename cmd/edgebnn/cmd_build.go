@@ -64,10 +64,7 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	verbose := fs.Bool("v", false, "print the go command before running it")
 	host := fs.Bool("host", false, "include the host commands (train, convert, eval, calibrate, plan) instead of the device build")
 	noServe := fs.Bool("no-serve", false, "leave out serve and its HTTP stack: the lean board binary")
-	if err := parseFlags(fs, buildUsage, args, stdout); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, buildUsage, args, stdout); err != nil {
 		return err
 	}
 	if *board == "" {
@@ -76,13 +73,9 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *out == "" {
 		return usagef("missing -o FILE")
 	}
-	profiles, err := loadProfiles(*dir)
+	p, err := lookupBoard(*dir, *board)
 	if err != nil {
 		return err
-	}
-	p, ok := boards.Lookup(profiles, *board)
-	if !ok {
-		return usagef("unknown board %q (known: %s)", *board, strings.Join(boards.Names(profiles), ", "))
 	}
 	opts := buildOptions{board: p, out: *out, tags: splitTags(*tags), strip: *strip, verbose: *verbose}
 	if *dir != "" {

@@ -82,10 +82,7 @@ func parseCalibrateFlags(args []string, stdout io.Writer) (*calibrateFlags, erro
 	fs.IntVar(&o.samples, "samples", 0, "Monte Carlo samples `K` per prediction (default: the model's policy's, else one per\nmember of an ensemble, else 32)")
 	fs.IntVar(&o.grid, "grid", calibrate.DefaultGrid, "candidate thresholds per score for --on both")
 	fs.StringVar(&o.plot, "plot", "", "write the risk–coverage curves to `P.png`")
-	if err := parseFlags(fs, calibrateUsage, args, stdout); err != nil {
-		return nil, err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, calibrateUsage, args, stdout); err != nil {
 		return nil, err
 	}
 	// Which target was given comes from the flags set, not their values: an explicit NaN is a

@@ -9,29 +9,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgebnn/edgebnn/convert/safetensors"
 	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
-// referenceCSV writes the mlp_ffgu fixture's 256 reference test images and their labels as a
-// CSV (784 pixel columns, the label last) to path.
-func referenceCSV(t *testing.T, path string) {
+// calibrateInputs writes the mlp_ffgu fixture's 256 reference test images and their labels as a
+// CSV (784 pixel columns, the label last) and the built-in model to a new directory, and returns
+// the directory and the two paths.
+func calibrateInputs(t *testing.T) (dir, csv, model string) {
 	t.Helper()
-	ref, err := safetensors.ReadFile(filepath.Join(demoFixture, "reference.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inputs, _ := ref.Tensor("inputs")
-	xs, err := inputs.Float32s()
-	if err != nil {
-		t.Fatal(err)
-	}
-	labelT, _ := ref.Tensor("labels")
-	labels, err := labelT.Int64s()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir = t.TempDir()
+	xs, labels := referenceImages(t)
 	var b strings.Builder
 	for i, y := range labels {
 		for _, v := range xs[i*784 : (i+1)*784] {
@@ -39,9 +27,10 @@ func referenceCSV(t *testing.T, path string) {
 		}
 		fmt.Fprintf(&b, "%d\n", y)
 	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	csv, model = filepath.Join(dir, "val.csv"), filepath.Join(dir, "m.ebnn")
+	mustWrite(t, csv, []byte(b.String()))
+	mustWrite(t, model, demoModel)
+	return dir, csv, model
 }
 
 // sectionsBut returns the section table of a model file without the named section.
@@ -66,24 +55,14 @@ func sectionsBut(t *testing.T, path, skip string) []format.SectionInfo {
 // part, whose other sections are the input's (same checksums), with a plot; calibrating the
 // result again replaces the policy and takes the samples from it.
 func TestCalibrateCommand(t *testing.T) {
-	dir := t.TempDir()
-	csv := filepath.Join(dir, "val.csv")
-	referenceCSV(t, csv)
-	model := filepath.Join(dir, "m.ebnn")
-	if err := os.WriteFile(model, demoModel, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, csv, model := calibrateInputs(t)
 	m2, m3, png := filepath.Join(dir, "m2.ebnn"), filepath.Join(dir, "m3.ebnn"), filepath.Join(dir, "curve.png")
 	code, out, errs := runCLI("calibrate", "--model", model, "--data", "csv:"+csv, "--target-risk", "0.1",
 		"--samples", "16", "--seed", "3", "--out", m2, "--plot", png)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"256 inputs, 16 samples", "128 to fit, 128 held out", "Target risk ≤ 0.1 on both", "held out", "Clopper–Pearson"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	checkContains(t, "output", out, "256 inputs, 16 samples", "128 to fit, 128 held out", "Target risk ≤ 0.1 on both", "held out", "Clopper–Pearson")
 	t.Log("\n" + out)
 	m, err := runtime.Load(m2)
 	if err != nil {
@@ -140,13 +119,7 @@ func TestCalibrateCommand(t *testing.T) {
 // TestCalibrateErrors: bad command lines are usage errors (exit 2) naming the flag; bad files
 // and impossible targets are errors (exit 1) naming the file or the best achievable.
 func TestCalibrateErrors(t *testing.T) {
-	dir := t.TempDir()
-	csv := filepath.Join(dir, "val.csv")
-	referenceCSV(t, csv)
-	model := filepath.Join(dir, "m.ebnn")
-	if err := os.WriteFile(model, demoModel, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, csv, model := calibrateInputs(t)
 	// Ten blank images labelled 0 … 9: they get the same prediction, so every rule accepts all
 	// (risk 0.9) or none.
 	blank := filepath.Join(dir, "blank.csv")
@@ -154,9 +127,7 @@ func TestCalibrateErrors(t *testing.T) {
 	for y := range 10 {
 		b.WriteString(strings.Repeat("0,", 784) + fmt.Sprint(y) + "\n")
 	}
-	if err := os.WriteFile(blank, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, blank, []byte(b.String()))
 	out := filepath.Join(dir, "out.ebnn")
 	base := []string{"calibrate", "--data", "csv:" + csv, "--samples", "4"}
 	for _, c := range []struct {

@@ -94,10 +94,7 @@ func runConvert(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs.BoolVar(&o.AllowClamp, "allow-clamp", false, "clamp values beyond the fp16 range to ±65504 instead of failing")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	pre := addPreprocessFlags(fs)
-	if err := parseFlags(fs, convertUsage, args, stdout); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, convertUsage, args, stdout); err != nil {
 		return err
 	}
 	if o.Checkpoint == "" {

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -17,29 +15,19 @@ func convertFixture(t *testing.T, fx string, extra ...string) string {
 	out := filepath.Join(t.TempDir(), fx+".ebnn")
 	args := append([]string{"convert", "--checkpoint", filepath.Join(d, "state_dict.pt"),
 		"--config", filepath.Join(d, "inference_config.json"), "--arch", filepath.Join(d, "model.txt"), "--out", out}, extra...)
-	code, stdout, stderr := runCLI(args...)
-	if code != 0 {
-		t.Fatalf("convert: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	runOK(t, args...)
 	return out
 }
 
 func TestConvertCommand(t *testing.T) {
 	d := filepath.Join(fixtureRoot, "mlp_ffgu")
 	out := filepath.Join(t.TempDir(), "m.ebnn")
-	code, stdout, stderr := runCLI("convert", "--checkpoint", filepath.Join(d, "state_dict.safetensors"),
+	stdout := runOK(t, "convert", "--checkpoint", filepath.Join(d, "state_dict.safetensors"),
 		"--config", filepath.Join(d, "inference_config.json"), "--arch", filepath.Join(d, "model.txt"),
 		"--out", out, "--dtype", "f16", "--prune", "0.5", "--compress", "zstd",
 		"--validate", filepath.Join(d, "reference.safetensors"), "--samples", "4")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	for _, want := range []string{"LAYER", "inducing", "total", "wrote " + out, "deterministic network in fp32",
-		"pruned 12072 of 24144 Z entries", "unpruned f32", "written file", "difference", "ECE"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("output lacks %q:\n%s", want, stdout)
-		}
-	}
+	checkContains(t, "output", stdout, "LAYER", "inducing", "total", "wrote "+out, "deterministic network in fp32",
+		"pruned 12072 of 24144 Z entries", "unpruned f32", "written file", "difference", "ECE")
 	tests := []cliCase{
 		{name: "no checkpoint", args: []string{"convert", "--out", "x"}, wantCode: 2, wantStderr: []string{"missing --checkpoint"}},
 		{name: "no out", args: []string{"convert", "--checkpoint", "x"}, wantCode: 2, wantStderr: []string{"missing --out"}},
@@ -58,28 +46,6 @@ func TestConvertCommand(t *testing.T) {
 	}
 }
 
-func runCases(t *testing.T, tests []cliCase) {
-	t.Helper()
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(tc.args...)
-			if code != tc.wantCode {
-				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.wantCode, stdout, stderr)
-			}
-			for _, w := range tc.wantStdout {
-				if !strings.Contains(stdout, w) {
-					t.Errorf("stdout lacks %q:\n%s", w, stdout)
-				}
-			}
-			for _, w := range tc.wantStderr {
-				if !strings.Contains(stderr, w) {
-					t.Errorf("stderr lacks %q:\n%s", w, stderr)
-				}
-			}
-		})
-	}
-}
-
 // TestConvertHostileCheckpoints: truncated and corrupted checkpoints and architectures give
 // errors, never panics.
 func TestConvertHostileCheckpoints(t *testing.T) {
@@ -93,9 +59,7 @@ func TestConvertHostileCheckpoints(t *testing.T) {
 		step := max(len(data)/40, 1)
 		for cut := 0; cut < len(data); cut += step {
 			p := filepath.Join(dir, "cut-"+src)
-			if err := os.WriteFile(p, data[:cut], 0o644); err != nil {
-				t.Fatal(err)
-			}
+			mustWrite(t, p, data[:cut])
 			files := map[string]string{"state_dict.pt": filepath.Join(d, "state_dict.pt"), "model.txt": filepath.Join(d, "model.txt"),
 				"inference_config.json": filepath.Join(d, "inference_config.json")}
 			key := src
@@ -115,15 +79,9 @@ func TestConvertHostileCheckpoints(t *testing.T) {
 func TestConvertJSON(t *testing.T) {
 	d := filepath.Join(fixtureRoot, "cnn_ensembleu")
 	out := filepath.Join(t.TempDir(), "c.ebnn")
-	code, stdout, stderr := runCLI("convert", "--checkpoint", filepath.Join(d, "state_dict.pt"), "--config",
-		filepath.Join(d, "inference_config.json"), "--arch", filepath.Join(d, "model.txt"), "--out", out, "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
 	var rep map[string]any
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatal(err)
-	}
+	runCLIJSON(t, &rep, "convert", "--checkpoint", filepath.Join(d, "state_dict.pt"), "--config",
+		filepath.Join(d, "inference_config.json"), "--arch", filepath.Join(d, "model.txt"), "--out", out, "--json")
 	for _, k := range []string{"parameters", "deterministic_parameters", "file_bytes", "deterministic_fp32_bytes", "layers"} {
 		if _, ok := rep[k]; !ok {
 			t.Errorf("JSON report lacks %q", k)

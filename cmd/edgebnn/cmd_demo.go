@@ -157,10 +157,7 @@ func runDemo(_ context.Context, args []string, stdout, _ io.Writer) error {
 	seed := fs.Uint64("seed", 0, "random `seed`")
 	minConf := fs.Float64("min-confidence", defConf, "abstain below this predicted-class probability `P` (default: the model's policy)")
 	maxMI := fs.Float64("max-mi", defMI, "abstain above this mutual information `M` in nats (default: the model's policy)")
-	if err := parseFlags(fs, demoUsage, args, stdout); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, demoUsage, args, stdout); err != nil {
 		return err
 	}
 	if err := validateDemoFlags(*samples, *minConf, *maxMI); err != nil {

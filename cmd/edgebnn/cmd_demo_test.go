@@ -18,6 +18,27 @@ import (
 
 const demoFixture = "../../testdata/bayesianize/mlp_ffgu"
 
+// referenceImages returns the mlp_ffgu fixture's reference inputs (the first 256 Fashion-MNIST
+// test images, 784 values each) and their labels.
+func referenceImages(t *testing.T) ([]float32, []int64) {
+	t.Helper()
+	ref, err := safetensors.ReadFile(filepath.Join(demoFixture, "reference.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, _ := ref.Tensor("inputs")
+	xs, err := inputs.Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelT, _ := ref.Tensor("labels")
+	labels, err := labelT.Int64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return xs, labels
+}
+
 // TestDemoModelIsFresh: the built-in model is exactly what the converter makes of the fixture
 // plus the built-in policy section, and (without -short, when the Fashion-MNIST files are
 // installed) that policy is exactly what edgebnn calibrate fits with the settings it records.
@@ -38,20 +59,7 @@ func TestDemoModelIsFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := safetensors.ReadFile(filepath.Join(demoFixture, "reference.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inputs, _ := ref.Tensor("inputs")
-	xs, err := inputs.Float32s()
-	if err != nil {
-		t.Fatal(err)
-	}
-	labelT, _ := ref.Tensor("labels")
-	labels, err := labelT.Int64s()
-	if err != nil {
-		t.Fatal(err)
-	}
+	xs, labels := referenceImages(t)
 	var images []byte
 	for i, idx := range demoImageIndex {
 		if int(labels[idx]) != demoImageLabel[i] {
@@ -63,13 +71,9 @@ func TestDemoModelIsFresh(t *testing.T) {
 	}
 	regen := os.Getenv("EDGEBNN_REGEN_DEMO") != ""
 	if regen {
-		if err := os.WriteFile("demo/images.bin", images, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, "demo/images.bin", images)
 		calibrated := calibrateDemo(t, out, 0.05, "both", 256, 42)
-		if err := os.WriteFile("demo/model.ebnn", calibrated, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, "demo/model.ebnn", calibrated)
 		return
 	}
 	// The sections other than the policy: the fresh conversion with the built-in policy added
@@ -141,11 +145,8 @@ func TestDemoModelIsFresh(t *testing.T) {
 func calibrateDemo(t *testing.T, path string, risk float64, on string, samples int, seed uint64) []byte {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "calibrated.ebnn")
-	code, stdout, stderr := runCLI("calibrate", "--model", path, "--data", "fmnist", "--target-risk", fmt.Sprint(risk),
+	stdout := runOK(t, "calibrate", "--model", path, "--data", "fmnist", "--target-risk", fmt.Sprint(risk),
 		"--on", on, "--samples", fmt.Sprint(samples), "--seed", fmt.Sprint(seed), "--out", out)
-	if code != 0 {
-		t.Fatalf("calibrate: exit %d: %s", code, stderr)
-	}
 	t.Log("\n" + stdout)
 	b, err := os.ReadFile(out)
 	if err != nil {
@@ -157,20 +158,7 @@ func calibrateDemo(t *testing.T, path string, risk float64, on string, samples i
 // TestDemoUsageNumbers: the usage text's figures for the first 256 Fashion-MNIST test images (the
 // fixture's reference inputs) are what the demo's defaults give.
 func TestDemoUsageNumbers(t *testing.T) {
-	ref, err := safetensors.ReadFile(filepath.Join(demoFixture, "reference.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inputs, _ := ref.Tensor("inputs")
-	xs, err := inputs.Float32s()
-	if err != nil {
-		t.Fatal(err)
-	}
-	labelT, _ := ref.Tensor("labels")
-	labels, err := labelT.Int64s()
-	if err != nil {
-		t.Fatal(err)
-	}
+	xs, labels := referenceImages(t)
 	m, err := runtime.LoadBytes(demoModel)
 	if err != nil {
 		t.Fatal(err)
@@ -206,16 +194,8 @@ func TestDemoUsageNumbers(t *testing.T) {
 
 // TestDemo: the demo runs and abstains on the plainly out-of-distribution inputs.
 func TestDemo(t *testing.T) {
-	var out, errb bytes.Buffer
-	if code := run([]string{"demo"}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	s := out.String()
-	for _, want := range []string{"uniform noise", "test image 0, inverted", "blank (all black)", "Trouser", "mutual information"} {
-		if !strings.Contains(s, want) {
-			t.Errorf("output lacks %q:\n%s", want, s)
-		}
-	}
+	s := runOK(t, "demo")
+	checkContains(t, "output", s, "uniform noise", "test image 0, inverted", "blank (all black)", "Trouser", "mutual information")
 	for _, line := range strings.Split(s, "\n") {
 		if strings.HasPrefix(line, "uniform noise") || strings.HasPrefix(line, "blank") {
 			if !strings.Contains(line, "abstain") {

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -169,9 +168,7 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 			return err
 		}
 		if *jsonOut {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(struct {
+			return writeJSON(stdout, struct {
 				PSIS *train.PSISReport `json:"psis"`
 			}{rep})
 		}
@@ -211,18 +208,16 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	if *jsonOut {
 		report.Describe()
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
 		if psisRep != nil {
 			report.Definitions["psis"] = "Pareto-smoothed importance sampling of the posterior against the log joint of the training set: " +
 				"khat is the generalized-Pareto shape of the tail of the ratios p(θ)p(D|θ)/q(θ), θ ~ q (< 0.5 good, 0.5–0.7 ok, > 0.7 unreliable; " +
 				"null when every ratio is equal); elbo the mean log ratio; log_evidence_is the log of the mean ratio; is_ess (Σr)²/Σr²"
-			return enc.Encode(struct {
+			return writeJSON(stdout, struct {
 				*eval.Report
 				PSIS *train.PSISReport `json:"psis"`
 			}{report, psisRep})
 		}
-		return enc.Encode(report)
+		return writeJSON(stdout, report)
 	}
 	fmt.Fprintf(stdout, "%s (%d samples): %s\n", path, cfg.TestSamples, reportLine(report))
 	fmt.Fprint(stdout, evalText(report))

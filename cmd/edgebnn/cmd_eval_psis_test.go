@@ -3,10 +3,7 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,20 +16,12 @@ import (
 func trainMoons(t *testing.T, dir, post string) string {
 	t.Helper()
 	arch := filepath.Join(dir, "arch.json")
-	if err := os.WriteFile(arch, []byte(bernsteinArch), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, arch, []byte(bernsteinArch))
 	c := train.DefaultConfig()
 	c.Arch, c.Data, c.Posterior = arch, "moons", post
 	c.BernsteinDegree, c.Epochs, c.BatchSize, c.EvalEvery = 4, 1, 50, 0
 	c.Out = filepath.Join(dir, post+".ebnn")
-	tr, err := train.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(context.Background(), train.Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	trainConfig(t, c)
 	return c.Out
 }
 
@@ -50,10 +39,6 @@ func TestEvalPSIS(t *testing.T) {
 	} {
 		t.Run(tc.post, func(t *testing.T) {
 			ckpt := trainMoons(t, dir, tc.post)
-			code, stdout, stderr := runCLI("eval", "--psis", "--psis-draws", "200", "--samples", "4", "--json", ckpt)
-			if code != 0 {
-				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-			}
 			var got struct {
 				PSIS struct {
 					KHat     *float64 `json:"khat"`
@@ -66,14 +51,12 @@ func TestEvalPSIS(t *testing.T) {
 				} `json:"psis"`
 				Classification map[string]any `json:"classification"`
 			}
-			if err := json.Unmarshal([]byte(stdout), &got); err != nil {
-				t.Fatalf("%v\n%s", err, stdout)
-			}
+			runCLIJSON(t, &got, "eval", "--psis", "--psis-draws", "200", "--samples", "4", "--json", ckpt)
 			p := got.PSIS
 			if p.KHat == nil || p.Draws != 200 || p.Params != tc.params || p.Fixed != tc.fixed || p.Examples != train.MoonsTrain || !(p.ELBO < 0) || got.Classification == nil {
 				t.Errorf("psis %+v (k̂ %v), want %d draws, %d + %d parameters, %d examples, a negative ELBO and the classification report", p, p.KHat, 200, tc.params, tc.fixed, train.MoonsTrain)
 			}
-			code, stdout, stderr = runCLI("eval", "--psis", "--psis-draws", "200", "--samples", "4", ckpt)
+			code, stdout, stderr := runCLI("eval", "--psis", "--psis-draws", "200", "--samples", "4", ckpt)
 			if code != 0 || !strings.Contains(stdout, "PSIS k̂ ") || !strings.Contains(stdout, "categorical (softmax)") {
 				t.Errorf("text: exit %d\n%s\n%s", code, stdout, stderr)
 			}
@@ -89,13 +72,9 @@ func TestEvalPSIS(t *testing.T) {
 			fmt.Fprintf(&csv, "%g,%g,%g\n", x1, x2, 2*x1-x2+0.1*float64(i%3))
 		}
 		data := filepath.Join(dir, "lin.csv")
-		if err := os.WriteFile(data, []byte(csv.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, data, []byte(csv.String()))
 		ckpt := filepath.Join(dir, "vifa.ebnn")
-		if code, stdout, stderr := runCLI("train", "--preset", "paper000-table4", "--data", "csv:"+data, "--epochs", "20", "--fa-average-epochs", "10", "--out", ckpt); code != 0 {
-			t.Fatalf("train: exit %d\n%s\n%s", code, stdout, stderr)
-		}
+		runOK(t, "train", "--preset", "paper000-table4", "--data", "csv:"+data, "--epochs", "20", "--fa-average-epochs", "10", "--out", ckpt)
 		code, stdout, stderr := runCLI("eval", "--psis", "--psis-draws", "300", ckpt)
 		if code != 0 || !strings.Contains(stdout, "no test set; PSIS k̂") || !strings.Contains(stdout, "2 parameters") {
 			t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
@@ -103,9 +82,7 @@ func TestEvalPSIS(t *testing.T) {
 	})
 	ckpt := filepath.Join(dir, "ffg_w.ebnn")
 	conv := filepath.Join(dir, "conv.ebnn")
-	if code, stdout, stderr := runCLI("convert", "--checkpoint", ckpt, "--out", conv); code != 0 {
-		t.Fatalf("convert: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	runOK(t, "convert", "--checkpoint", ckpt, "--out", conv)
 	ind := trainMoons(t, dir, "inducing")
 	for _, tc := range []struct {
 		name string

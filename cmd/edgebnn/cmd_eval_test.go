@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"path/filepath"
 	"strings"
@@ -15,14 +14,8 @@ import (
 // the keys exactly as written.
 func evalJSON(t *testing.T, args ...string) map[string]any {
 	t.Helper()
-	code, stdout, stderr := runCLI(append([]string{"eval", "--json"}, args...)...)
-	if code != 0 {
-		t.Fatalf("eval --json %v: exit %d\n%s", args, code, stderr)
-	}
 	var r map[string]any
-	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
-		t.Fatalf("eval --json: %v\n%s", err, stdout)
-	}
+	runCLIJSON(t, &r, append([]string{"eval", "--json"}, args...)...)
 	return r
 }
 
@@ -69,15 +62,20 @@ func TestEvalClassificationMetrics(t *testing.T) {
 	if miss := missingKeys(r["definitions"], "precision/recall/f1/auroc", "scores", "selective_f1/selective_auroc"); miss != nil {
 		t.Errorf("definitions lack %v", miss)
 	}
-	code, stdout, stderr := runCLI(append([]string{"eval"}, args...)...)
-	if code != 0 {
-		t.Fatalf("eval: exit %d\n%s", code, stderr)
+	stdout := runOK(t, append([]string{"eval"}, args...)...)
+	checkContains(t, "text report", stdout, "precision ", "(macro averages over classes, AUROC one-vs-rest)", "selective accuracy by md2",
+		"selective F1       by entropy", "selective AUROC    by md2", "OOD by md2", "OOD mean uncertainty: mi ", "md2 ")
+}
+
+// trainConfig trains c in process (it writes its checkpoint to c.Out) or fails the test.
+func trainConfig(t *testing.T, c train.Config) {
+	t.Helper()
+	tr, err := train.New(c)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, want := range []string{"precision ", "(macro averages over classes, AUROC one-vs-rest)", "selective accuracy by md2",
-		"selective F1       by entropy", "selective AUROC    by md2", "OOD by md2", "OOD mean uncertainty: mi ", "md2 "} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("text report lacks %q:\n%s", want, stdout)
-		}
+	if err := tr.Run(context.Background(), train.Hooks{}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -89,13 +87,7 @@ func TestEvalRegressionMixtureNLL(t *testing.T) {
 	c.Data, c.Task, c.Arch = "toy1d", "regression", "mlp:1-8-1"
 	c.Epochs, c.EvalEvery = 1, 0
 	c.Out = filepath.Join(t.TempDir(), "reg.ebnn")
-	tr, err := train.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(context.Background(), train.Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	trainConfig(t, c)
 	r := evalJSON(t, "--samples", "7", c.Out)
 	g, _ := r["regression"].(map[string]any)
 	if miss := missingKeys(g, "n", "rmse", "nll", "mixture_nll", "mixture_samples"); miss != nil {
@@ -110,15 +102,8 @@ func TestEvalRegressionMixtureNLL(t *testing.T) {
 	if miss := missingKeys(r["definitions"], "rmse", "nll", "mixture_nll"); miss != nil {
 		t.Errorf("definitions lack %v", miss)
 	}
-	code, stdout, stderr := runCLI("eval", "--samples", "7", c.Out)
-	if code != 0 {
-		t.Fatalf("eval: exit %d\n%s", code, stderr)
-	}
-	for _, want := range []string{"(7 samples)", "mixture nll ", "L = 7)", "nll: moment-matched Gaussian"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("text report lacks %q:\n%s", want, stdout)
-		}
-	}
+	stdout := runOK(t, "eval", "--samples", "7", c.Out)
+	checkContains(t, "text report", stdout, "(7 samples)", "mixture nll ", "L = 7)", "nll: moment-matched Gaussian")
 }
 
 // TestEvalOODFlag: --ood is checked against the data before anything is predicted, and the

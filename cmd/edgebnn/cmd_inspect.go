@@ -29,15 +29,6 @@ var inspectCmd = command{
 	run:     runInspect,
 }
 
-func writeJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding JSON: %w", err)
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
-
 func runInspect(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("inspect")
 	asJSON := fs.Bool("json", false, "print JSON")

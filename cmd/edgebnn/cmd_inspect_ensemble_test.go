@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,9 +22,7 @@ func trainEnsembleCheckpoint(t *testing.T) (ckpt, csv string) {
 		fmt.Fprintf(&b, "%.4f,%.4f,%d\n", float64(c)+0.4*math.Sin(float64(i)), float64(2-c)+0.4*math.Cos(float64(3*i)), c)
 	}
 	csv = filepath.Join(dir, "d.csv")
-	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, csv, []byte(b.String()))
 	c := train.DefaultConfig()
 	c.Posterior, c.EnsembleSize = "ensemble_w", 3
 	c.Data, c.Task = "csv:"+csv, "classification"
@@ -36,13 +31,7 @@ func trainEnsembleCheckpoint(t *testing.T) (ckpt, csv string) {
 		{"name": "fc2", "type": "Linear", "in_features": 6, "out_features": 3}]}`
 	c.Epochs, c.BatchSize, c.EvalEvery = 1, 20, 0
 	c.Out = filepath.Join(dir, "ens.ebnn")
-	tr, err := train.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(context.Background(), train.Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	trainConfig(t, c)
 	return c.Out, csv
 }
 
@@ -52,31 +41,15 @@ func trainEnsembleCheckpoint(t *testing.T) (ckpt, csv string) {
 func TestEnsembleCommands(t *testing.T) {
 	ckpt, csv := trainEnsembleCheckpoint(t)
 	out := filepath.Join(t.TempDir(), "ens16.ebnn")
-	code, stdout, stderr := runCLI("convert", "--checkpoint", ckpt, "--dtype", "f16", "--out", out)
-	if code != 0 {
-		t.Fatalf("convert: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	code, stdout, stderr = runCLI("inspect", out)
-	if code != 0 {
-		t.Fatalf("inspect: exit %d: %s", code, stderr)
-	}
-	for _, want := range []string{"ensemble of 3 networks (Ensemble-W): 51 parameters per member, 153 in all", "member2/fc2.weight", "member1/bn1.running_var"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("inspect output lacks %q:\n%s", want, stdout)
-		}
-	}
-	code, stdout, stderr = runCLI("inspect", "--json", out)
-	if code != 0 {
-		t.Fatalf("inspect --json: exit %d: %s", code, stderr)
-	}
+	runOK(t, "convert", "--checkpoint", ckpt, "--dtype", "f16", "--out", out)
+	stdout := runOK(t, "inspect", out)
+	checkContains(t, "inspect output", stdout, "ensemble of 3 networks (Ensemble-W): 51 parameters per member, 153 in all", "member2/fc2.weight", "member1/bn1.running_var")
 	var in struct {
 		Members          int   `json:"members"`
 		MemberParameters int64 `json:"member_parameters"`
 		Parameters       int64 `json:"parameters"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &in); err != nil {
-		t.Fatal(err)
-	}
+	runCLIJSON(t, &in, "inspect", "--json", out)
 	if in.Members != 3 || in.MemberParameters != 51 || in.Parameters != 153 {
 		t.Errorf("inspect --json: %+v", in)
 	}
@@ -89,9 +62,7 @@ func TestEnsembleCommands(t *testing.T) {
 		{name: "bench samples flag", args: []string{"bench", "--model", out, "--min-time", "1ms", "--samples", "5"}, wantStdout: []string{"samples           5 "}},
 	})
 	arch := filepath.Join(t.TempDir(), "model.txt")
-	if err := os.WriteFile(arch, []byte("Sequential(\n  (0): Linear(in_features=2, out_features=6, bias=True)\n  (1): ReLU()\n  (2): Linear(in_features=6, out_features=3, bias=True)\n)\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, arch, []byte("Sequential(\n  (0): Linear(in_features=2, out_features=6, bias=True)\n  (1): ReLU()\n  (2): Linear(in_features=6, out_features=3, bias=True)\n)\n"))
 	runCases(t, []cliCase{
 		{name: "plan members", args: []string{"plan", "--arch", arch, "--classes", "3", "--members", "4"},
 			wantStdout: []string{"156 (deterministic network: 39)", "4 networks (Ensemble-W), 39 parameters each", "for 4 samples"}},

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/convert"
@@ -16,19 +15,8 @@ import (
 
 func TestInspectCommand(t *testing.T) {
 	out := convertFixture(t, "cnn_noisy_ffgu")
-	code, stdout, stderr := runCLI("inspect", out, "--verify")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	for _, want := range []string{"all checksums verified", "Sections:", "meta", "7.z_col", "Layers:", "inducing", "KL", "converted by edgebnn-convert"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("output lacks %q:\n%s", want, stdout)
-		}
-	}
-	code, stdout, stderr = runCLI("inspect", "--json", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	stdout := runOK(t, "inspect", out, "--verify")
+	checkContains(t, "output", stdout, "all checksums verified", "Sections:", "meta", "7.z_col", "Layers:", "inducing", "KL", "converted by edgebnn-convert")
 	var in struct {
 		Parameters              int64 `json:"parameters"`
 		DeterministicParameters int64 `json:"deterministic_parameters"`
@@ -41,9 +29,7 @@ func TestInspectCommand(t *testing.T) {
 			KL         float64 `json:"kl"`
 		} `json:"layers"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &in); err != nil {
-		t.Fatal(err)
-	}
+	runCLIJSON(t, &in, "inspect", "--json", out)
 	// Independent counts from the architecture: inducing layer (rows r, cols c, d_out, d_in):
 	// r·d_out + c·d_in + r + c + 1 + 2rc; deterministic: d_out·d_in (bias column included).
 	ind := func(r, c, dOut, dIn int64) int64 { return r*dOut + c*dIn + r + c + 1 + 2*r*c }
@@ -88,9 +74,7 @@ func TestInspectVerifyByteFlips(t *testing.T) {
 	for _, pos := range positions {
 		b := append([]byte(nil), data...)
 		b[pos] ^= byte(1 << rng.IntN(8))
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, p, b)
 		code, _, stderr := runCLI("inspect", "--verify", p)
 		if code != 1 {
 			t.Errorf("byte %d flipped: exit %d, want 1 (%s)", pos, code, stderr)
@@ -113,9 +97,7 @@ func TestInspectTruncatedAndHostile(t *testing.T) {
 	p := filepath.Join(dir, "t.ebnn")
 	step := max(len(data)/100, 1)
 	for cut := 0; cut < len(data); cut += step {
-		if err := os.WriteFile(p, data[:cut], 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, p, data[:cut])
 		for _, args := range [][]string{{"inspect", p}, {"inspect", "--verify", p}, {"convert", "--checkpoint", p, "--out", filepath.Join(dir, "o.ebnn")}} {
 			if code, _, _ := runCLI(args...); code != 1 {
 				t.Errorf("%v on a file cut at %d: exit %d, want 1", args, cut, code)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/edgebnn/edgebnn/boards"
@@ -60,10 +59,7 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	dir := fs.String("dir", "", "also load user board profiles (*.json) from `DIR`")
 	asJSON := fs.Bool("json", false, "print JSON")
 	fs.StringVar(&o.Out, "out", "", "also write the planned model, with random stand-in values, to `FILE` (for benchmarks)")
-	if err := parseFlags(fs, planUsage, args, stdout); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, planUsage, args, stdout); err != nil {
 		return err
 	}
 	if o.Arch == "" {
@@ -78,13 +74,8 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	var p boards.Profile
 	if *board != "" {
-		profiles, err := loadProfiles(*dir)
-		if err != nil {
+		if p, err = lookupBoard(*dir, *board); err != nil {
 			return err
-		}
-		var ok bool
-		if p, ok = boards.Lookup(profiles, *board); !ok {
-			return usagef("unknown board %q (known: %s)", *board, strings.Join(boards.Names(profiles), ", "))
 		}
 		o.BudgetBytes = p.BudgetBytes
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,19 +10,13 @@ import (
 func TestPlanCommand(t *testing.T) {
 	d := filepath.Join(fixtureRoot, "mlp_ffgu")
 	args := []string{"plan", "--arch", filepath.Join(d, "model.txt"), "--config", filepath.Join(d, "inference_config.json")}
-	code, stdout, stderr := runCLI(append(args, "--json", "--board", "rpi0")...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
 	var rep struct {
 		Parameters   int64 `json:"parameters"`
 		FileBytes    int64 `json:"file_bytes"`
 		RuntimeBytes int64 `json:"runtime_bytes"`
 		Fits         *bool `json:"fits"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatal(err)
-	}
+	runCLIJSON(t, &rep, append(args, "--json", "--board", "rpi0")...)
 	// Independent count: two inducing layers 16×24 (784+1 → 128, 128+1 → 10), diagonal q(U).
 	ind := func(r, c, dOut, dIn int64) int64 { return r*dOut + c*dIn + r + c + 1 + 2*r*c }
 	if want := ind(16, 24, 128, 785) + ind(16, 24, 10, 129); rep.Parameters != want {
@@ -41,7 +34,7 @@ func TestPlanCommand(t *testing.T) {
 	if rep.FileBytes != st.Size() {
 		t.Errorf("planned %d bytes, converted file has %d", rep.FileBytes, st.Size())
 	}
-	code, stdout, _ = runCLI(append(args, "--board", "rpi0")...)
+	code, stdout, _ := runCLI(append(args, "--board", "rpi0")...)
 	if code != 0 || !strings.Contains(stdout, "fits its budget") || !strings.Contains(stdout, "runtime total") {
 		t.Errorf("exit %d:\n%s", code, stdout)
 	}
@@ -60,16 +53,10 @@ func TestPlanOut(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "planned.ebnn")
 	args := []string{"plan", "--arch", filepath.Join(d, "model.txt"), "--config", filepath.Join(d, "inference_config.json"), "--dtype", "f16"}
-	code, stdout, stderr := runCLI(append(args, "--json", "--out", out)...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
 	var rep struct {
 		FileBytes int64 `json:"file_bytes"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatal(err)
-	}
+	runCLIJSON(t, &rep, append(args, "--json", "--out", out)...)
 	st, err := os.Stat(out)
 	if err != nil {
 		t.Fatal(err)

@@ -55,10 +55,7 @@ func runPosterior(_ context.Context, args []string, stdout, _ io.Writer) error {
 	model := fs.String("model", "", "the model `FILE` (from edgebnn convert)")
 	maxDim := fs.Int("max-dim", 2000, "refuse models with more than `N` parameters")
 	asJSON := fs.Bool("json", false, "print the mean and covariance as JSON")
-	if err := parseFlags(fs, posteriorUsage, args, stdout); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, posteriorUsage, args, stdout); err != nil {
 		return err
 	}
 	if *model == "" {

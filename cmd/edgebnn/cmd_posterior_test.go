@@ -53,19 +53,13 @@ func writeFAModel(t *testing.T) (path string, c, f, psi, w2, b2 []float32) {
 
 func TestPosteriorCommandJSON(t *testing.T) {
 	path, c, f, psi, w2, b2 := writeFAModel(t)
-	code, stdout, stderr := runCLI("posterior", "--model", path, "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
 	var got struct {
 		Dim   int         `json:"dim"`
 		Mean  []float64   `json:"mean"`
 		Cov   [][]float64 `json:"cov"`
 		Exact bool        `json:"exact"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
-		t.Fatalf("%v: %s", err, stdout)
-	}
+	runCLIJSON(t, &got, "posterior", "--model", path, "--json")
 	const dim, rank = 6, 2
 	if got.Dim != dim+3 || !got.Exact || len(got.Mean) != dim+3 || len(got.Cov) != dim+3 {
 		t.Fatalf("dim %d exact %v, %d means, %d rows", got.Dim, got.Exact, len(got.Mean), len(got.Cov))

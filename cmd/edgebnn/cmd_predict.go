@@ -191,10 +191,7 @@ func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
 	normalized := fs.Bool("normalized", false, "the inputs are already the network's inputs: do not apply the model's preprocessing")
 	pf.adaptive = fs.Bool("adaptive", false, "draw samples in rounds and stop once the model's policy has decided (docs/ADAPTIVE.md)")
 	pf.mean = fs.Bool("mean", false, "predict with the posterior mean network, no sampling (an ensemble or mixture: each member's mean once); mutual information is 0")
-	if err := parseFlags(fs, predictUsage, args, stdout); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, predictUsage, args, stdout); err != nil {
 		return err
 	}
 	if *input == "" {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -42,12 +41,8 @@ func TestPredictParity(t *testing.T) {
 	if testing.Short() {
 		K = 512
 	}
-	var out, errb bytes.Buffer
-	args := []string{"predict", "--model", model, "--input", refPath, "--samples", strconv.Itoa(K),
-		"--strategy", "local", "--batch", "64", "--seed", "3", "--json"}
-	if code := run(args, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
+	out := runOK(t, "predict", "--model", model, "--input", refPath, "--samples", strconv.Itoa(K),
+		"--strategy", "local", "--batch", "64", "--seed", "3", "--json")
 	ref, err := safetensors.ReadFile(refPath)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +61,7 @@ func TestPredictParity(t *testing.T) {
 	probs, totalH, mi := get("probs_mean"), get("total_entropy"), get("mutual_info")
 	var worst, sum, worstH, worstMI float64
 	n := 0
-	sc := bufio.NewScanner(&out)
+	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		var p classJSON
@@ -104,17 +99,11 @@ func TestPredictInputs(t *testing.T) {
 	for i := range header {
 		header[i] = "p" + strconv.Itoa(i)
 	}
-	if err := os.WriteFile(good, []byte(strings.Join(header, ",")+"\n"+row+"\n"+row+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, good, []byte(strings.Join(header, ",")+"\n"+row+"\n"+row+"\n"))
 	short := filepath.Join(dir, "short.csv")
-	if err := os.WriteFile(short, []byte("1,2,3\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, short, []byte("1,2,3\n"))
 	bad := filepath.Join(dir, "bad.csv")
-	if err := os.WriteFile(bad, []byte(row+"\n"+strings.Replace(row, "0.5", "x", 1)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, bad, []byte(row+"\n"+strings.Replace(row, "0.5", "x", 1)+"\n"))
 	model := filepath.Join("demo", "model.ebnn")
 	for _, c := range []struct {
 		name, input string
@@ -144,10 +133,7 @@ func TestPredictInputs(t *testing.T) {
 func TestPredictMean(t *testing.T) {
 	model := convertDemoFixture(t)
 	refPath := filepath.Join(demoFixture, "reference.safetensors")
-	var out, errb bytes.Buffer
-	if code := run([]string{"predict", "--model", model, "--input", refPath, "--mean", "--json"}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
+	out := runOK(t, "predict", "--model", model, "--input", refPath, "--mean", "--json")
 	ref, err := safetensors.ReadFile(refPath)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +148,7 @@ func TestPredictMean(t *testing.T) {
 	}
 	n := 0
 	var worst float64
-	sc := bufio.NewScanner(&out)
+	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		var p classJSON

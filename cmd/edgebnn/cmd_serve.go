@@ -93,10 +93,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	it := fs.Duration("idle-timeout", serve.DefaultIdleTimeout, "how long an idle keep-alive connection is kept")
 	mhb := fs.Int("max-header-bytes", serve.DefaultMaxHeaderBytes, "largest request line and headers, in `bytes`")
 	drain := fs.Duration("drain-timeout", serve.DefaultDrainTimeout, "on SIGINT/SIGTERM, how long requests in flight may take to finish (at most 5m)")
-	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, serveUsage, args, stdout); err != nil {
 		return err
 	}
 	if len(models) == 0 {

@@ -171,10 +171,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return nil
 		})
 	}
-	if err := parseFlags(fs, trainUsage, args, stdout); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, trainUsage, args, stdout); err != nil {
 		return err
 	}
 	// The preset goes beneath everything else: it is applied first, not in flag order.

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,9 +30,7 @@ func linregCSV(t *testing.T, seed uint64, n int) (path string, x, y []float64) {
 		fmt.Fprintf(&b, "%s,%s,%s\n", g(x1), g(x2), g(yi))
 	}
 	path = filepath.Join(t.TempDir(), "linreg.csv")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, path, []byte(b.String()))
 	return path, x, y
 }
 
@@ -65,20 +61,29 @@ func linregPosterior(x, y []float64, alpha, beta float64) (m, s []float64) {
 func TestFALinearRegressionCLI(t *testing.T) {
 	csv, x, y := linregCSV(t, 0, 1000)
 	dir := t.TempDir()
+	trainLinreg(t, x, y, filepath.Join(dir, "linreg.ebnn"), "--data", "csv:"+csv, "--task", "regression",
+		"--arch", linregArch(t, dir), "--posterior", "vifa", "--latent-dim", "1", "--prior-precision", "0.01",
+		"--noise-precision", "0.1", "--mc-samples", "10", "--batch-size", "100", "--epochs", "5000",
+		"--optimizer", "sgd", "--lr", "0.01", "--lr-factors", "1e-4", "--lr-log-var", "0.01", "--clip", "10",
+		"--fa-average-epochs", "2500", "--test-fraction", "0", "--eval-every", "0", "--checkpoint-every", "0",
+		"--seed", "0")
+}
+
+// linregArch writes paper 000 §4.1's model, a bias-free Linear 2 → 1, to dir/model.txt and
+// returns the path.
+func linregArch(t *testing.T, dir string) string {
+	t.Helper()
 	arch := filepath.Join(dir, "model.txt")
-	if err := os.WriteFile(arch, []byte("Linear(in_features=2, out_features=1, bias=False)\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "linreg.ebnn")
-	code, stdout, stderr := runCLI("train", "--data", "csv:"+csv, "--task", "regression", "--arch", arch,
-		"--posterior", "vifa", "--latent-dim", "1", "--prior-precision", "0.01", "--noise-precision", "0.1",
-		"--mc-samples", "10", "--batch-size", "100", "--epochs", "5000", "--optimizer", "sgd", "--lr", "0.01",
-		"--lr-factors", "1e-4", "--lr-log-var", "0.01", "--clip", "10", "--fa-average-epochs", "2500",
-		"--test-fraction", "0", "--eval-every", "0", "--checkpoint-every", "0", "--seed", "0",
-		"--out", out, "--quiet", "--no-plots")
-	if code != 0 {
-		t.Fatalf("train: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	mustWrite(t, arch, []byte("Linear(in_features=2, out_features=1, bias=False)\n"))
+	return arch
+}
+
+// trainLinreg runs edgebnn train with args and --out out on all 1000 points of paper 000
+// §4.1's data (x, y) and requires the checkpoint's posterior to beat Table 4
+// (checkLinregPosterior).
+func trainLinreg(t *testing.T, x, y []float64, out string, args ...string) {
+	t.Helper()
+	stdout := runOK(t, append(append([]string{"train"}, args...), "--out", out, "--quiet", "--no-plots")...)
 	if !strings.Contains(stdout, "1000 train, 0 test examples") {
 		t.Fatalf("train did not use all 1000 points:\n%s", stdout)
 	}
@@ -91,18 +96,9 @@ func TestFALinearRegressionCLI(t *testing.T) {
 func checkLinregPosterior(t *testing.T, out string, x, y []float64) {
 	t.Helper()
 	conv := strings.TrimSuffix(out, ".ebnn") + ".f16.ebnn"
-	code, stdout, stderr := runCLI("convert", "--checkpoint", out, "--out", conv, "--dtype", "f16")
-	if code != 0 {
-		t.Fatalf("convert: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	code, stdout, stderr = runCLI("posterior", "--model", conv, "--json")
-	if code != 0 {
-		t.Fatalf("posterior: exit %d\n%s", code, stderr)
-	}
+	runOK(t, "convert", "--checkpoint", out, "--out", conv, "--dtype", "f16")
 	var p posteriorJSON
-	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
-		t.Fatal(err)
-	}
+	runCLIJSON(t, &p, "posterior", "--model", conv, "--json")
 	if p.Dim != 2 || len(p.Layers) != 1 || p.Layers[0].Kind != "fa" {
 		t.Fatalf("posterior of dim %d, layers %+v; want one fa layer of 2 parameters", p.Dim, p.Layers)
 	}
@@ -139,30 +135,20 @@ func TestTrainFACLI(t *testing.T) {
 		fmt.Fprintf(&b, "%g,%g,%d\n", float64(c)+0.3*math.Sin(float64(i)), float64(2-c)+0.3*math.Cos(float64(7*i)), c)
 	}
 	csv := filepath.Join(dir, "d.csv")
-	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, csv, []byte(b.String()))
 	inputs := filepath.Join(dir, "x.csv")
-	if err := os.WriteFile(inputs, []byte("0.1,2.2\n1.9,0.1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, inputs, []byte("0.1,2.2\n1.9,0.1\n"))
 	for _, kind := range []string{"fa_em", "fa_sga", "vifa"} {
 		out := filepath.Join(dir, kind+".ebnn")
 		args := []string{"train", "--data", "csv:" + csv, "--arch", "mlp:2-16-3", "--posterior", kind, "--latent-dim", "2",
 			"--epochs", "6", "--batch-size", "10", "--lr", "0.01", "--fa-start-epoch", "2", "--fa-warmup", "5",
 			"--fa-init-log-var", "-8", "--out", out, "--quiet", "--no-plots"}
-		code, stdout, stderr := runCLI(args...)
-		if code != 0 {
-			t.Fatalf("%s: train: exit %d\n%s\n%s", kind, code, stdout, stderr)
-		}
+		stdout := runOK(t, args...)
 		if !strings.Contains(stdout, "test acc") {
 			t.Errorf("%s: no per-epoch evaluation in\n%s", kind, stdout)
 		}
 		conv := filepath.Join(dir, kind+".f16.ebnn")
-		code, stdout, stderr = runCLI("convert", "--checkpoint", out, "--out", conv, "--dtype", "f16")
-		if code != 0 {
-			t.Fatalf("%s: convert: exit %d\n%s\n%s", kind, code, stdout, stderr)
-		}
+		stdout = runOK(t, "convert", "--checkpoint", out, "--out", conv, "--dtype", "f16")
 		// D = 2·16 + 16 + 16·3 + 3 = 99 parameters: fa.mean, fa.factors and fa.psi are stored as
 		// fp16, and the layer table reports their largest rounding error.
 		var faLine string
@@ -178,9 +164,7 @@ func TestTrainFACLI(t *testing.T) {
 		if e, err := strconv.ParseFloat(f[len(f)-1], 64); err != nil || !(e > 0 && e < 1e-2) {
 			t.Errorf("%s: fa row %q: want the fp16 max abs error (0 < e < 0.01) last", kind, faLine)
 		}
-		if code, stdout, stderr = runCLI("predict", "--model", conv, "--input", inputs); code != 0 {
-			t.Fatalf("%s: predict: exit %d\n%s", kind, code, stderr)
-		}
+		stdout = runOK(t, "predict", "--model", conv, "--input", inputs)
 		if !strings.Contains(stdout, "MUTUAL INFO") {
 			t.Errorf("%s: predict output lacks the uncertainty:\n%s", kind, stdout)
 		}

@@ -5,7 +5,6 @@ package main
 import (
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,25 +20,15 @@ import (
 func TestTrainHMCCLI(t *testing.T) {
 	csv, x, y := linregCSV(t, 1, 200)
 	dir := t.TempDir()
-	arch := filepath.Join(dir, "model.txt")
-	if err := os.WriteFile(arch, []byte("Linear(in_features=2, out_features=1, bias=False)\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	arch := linregArch(t, dir)
 	out := filepath.Join(dir, "lr.ebnn")
 	const kept = 200
-	code, stdout, stderr := runCLI("train", "--data", "csv:"+csv, "--task", "regression", "--arch", arch,
+	stdout := runOK(t, "train", "--data", "csv:"+csv, "--task", "regression", "--arch", arch,
 		"--posterior", "hmc", "--prior-precision", "0.01", "--noise-precision", "0.1", "--test-fraction", "0",
 		"--hmc-warmup", "300", "--hmc-draws", "500", "--hmc-samples", "200", "--seed", "2",
 		"--out", out, "--quiet", "--no-plots")
-	if code != 0 {
-		t.Fatalf("train: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	for _, want := range []string{"NUTS: 4 chains × (300 warm-up + 500 draws), 2 parameters", "R̂ over 2 parameters",
-		"bulk ESS", "kept 200 draws", "fixed noise precision 0.1", "N(0, 1/0.01)"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("training output lacks %q:\n%s", want, stdout)
-		}
-	}
+	checkContains(t, "training output", stdout, "NUTS: 4 chains × (300 warm-up + 500 draws), 2 parameters", "R̂ over 2 parameters",
+		"bulk ESS", "kept 200 draws", "fixed noise precision 0.1", "N(0, 1/0.01)")
 	st, err := train.ReadState(out)
 	if err != nil {
 		t.Fatal(err)
@@ -52,13 +41,8 @@ func TestTrainHMCCLI(t *testing.T) {
 		t.Fatalf("convert: exit %d\n%s\n%s", code, so, se)
 	}
 	in := filepath.Join(dir, "x.csv")
-	if err := os.WriteFile(in, []byte("1,-1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, stdout, stderr = runCLI("predict", "--model", conv, "--input", in, "--samples", "200", "--json")
-	if code != 0 {
-		t.Fatalf("predict: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	mustWrite(t, in, []byte("1,-1\n"))
+	stdout = runOK(t, "predict", "--model", conv, "--input", in, "--samples", "200", "--json")
 	var p struct {
 		Mean         []float64 `json:"mean"`
 		EpistemicVar []float64 `json:"epistemic_var"`

@@ -21,26 +21,14 @@ func TestTrainLaplace(t *testing.T) {
 	common := []string{"--arch", "mlp:1-16-1:tanh", "--data", "toy1d", "--task", "regression", "--noise-precision", "100",
 		"--batch-size", "25", "--quiet", "--no-plots"}
 	mapPath := filepath.Join(dir, "map.ebnn")
-	code, stdout, stderr := runCLI(append([]string{"train", "--posterior", "deterministic", "--weight-decay", "0.01",
+	runOK(t, append([]string{"train", "--posterior", "deterministic", "--weight-decay", "0.01",
 		"--epochs", "3", "--out", mapPath}, common...)...)
-	if code != 0 {
-		t.Fatalf("train deterministic: exit %d\n%s\n%s", code, stdout, stderr)
-	}
 	lap := filepath.Join(dir, "lap.ebnn")
-	code, stdout, stderr = runCLI(append([]string{"train", "--posterior", "laplace", "--init-from", mapPath,
+	stdout := runOK(t, append([]string{"train", "--posterior", "laplace", "--init-from", mapPath,
 		"--epochs", "0", "--prior-precision", "4", "--out", lap}, common...)...)
-	if code != 0 {
-		t.Fatalf("train laplace: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	for _, want := range []string{"laplace: GGN diagonal (exact) over 100 examples in ", "laplace: prior precision 4 (prior_precision; not tuned)", "% at the prior's"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("train laplace: output lacks %q\n%s", want, stdout)
-		}
-	}
+	checkContains(t, "train laplace: output", stdout, "laplace: GGN diagonal (exact) over 100 examples in ", "laplace: prior precision 4 (prior_precision; not tuned)", "% at the prior's")
 	conv := filepath.Join(dir, "conv.ebnn")
-	if code, stdout, stderr = runCLI("convert", "--checkpoint", lap, "--out", conv); code != 0 {
-		t.Fatalf("convert: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	runOK(t, "convert", "--checkpoint", lap, "--out", conv)
 	m, err := runtime.Load(conv)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +81,7 @@ func TestTrainLaplace(t *testing.T) {
 			t.Fatalf("σ %d = %g (raw %g, converted %g): want in (0, α^-1/2 = 0.5] and unchanged by convert", i, s, raw[i], conv2[i])
 		}
 	}
-	code, stdout, stderr = runCLI("eval", "--data", "toy1d", "--samples", "8", conv)
+	code, stdout, stderr := runCLI("eval", "--data", "toy1d", "--samples", "8", conv)
 	if code != 0 || !strings.Contains(stdout, "rmse") && !strings.Contains(stdout, "RMSE") {
 		t.Fatalf("eval: exit %d\n%s\n%s", code, stdout, stderr)
 	}

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,10 +14,7 @@ import (
 // nothing.
 func TestTrainPresetList(t *testing.T) {
 	for _, arg := range []string{"list", "help"} {
-		code, stdout, stderr := runCLI("train", "--preset", arg)
-		if code != 0 {
-			t.Fatalf("--preset %s: exit %d\n%s", arg, code, stderr)
-		}
+		stdout := runOK(t, "train", "--preset", arg)
 		for _, p := range train.Presets() {
 			if !strings.Contains(stdout, p.Name+" ") || !strings.Contains(stdout, p.Summary) {
 				t.Errorf("--preset %s: %s or its summary missing:\n%s", arg, p.Name, stdout)
@@ -34,11 +30,8 @@ func TestTrainPresetOverride(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "toy.ebnn")
 	// --epochs before --preset still wins: the preset is applied first, whatever the order.
-	code, stdout, stderr := runCLI("train", "--epochs", "3", "--preset", "paper003-toy-fcgu", "--train-samples", "2",
+	stdout := runOK(t, "train", "--epochs", "3", "--preset", "paper003-toy-fcgu", "--train-samples", "2",
 		"--out", out, "--quiet", "--no-plots")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
 	if !strings.Contains(stdout, "preset paper003-toy-fcgu") {
 		t.Errorf("the run does not name its preset:\n%s", stdout)
 	}
@@ -56,14 +49,9 @@ func TestTrainPresetOverride(t *testing.T) {
 	}
 
 	cfgPath := filepath.Join(dir, "c.json")
-	if err := os.WriteFile(cfgPath, []byte(`{"preset": "paper003-toy-ffgw", "epochs": 2, "lr": 0.01}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, cfgPath, []byte(`{"preset": "paper003-toy-ffgw", "epochs": 2, "lr": 0.01}`))
 	out2 := filepath.Join(dir, "toy2.ebnn")
-	code, stdout, stderr = runCLI("train", "--config", cfgPath, "--seed", "5", "--out", out2, "--quiet", "--no-plots")
-	if code != 0 {
-		t.Fatalf("--config with a preset: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	runOK(t, "train", "--config", cfgPath, "--seed", "5", "--out", out2, "--quiet", "--no-plots")
 	if st, err = train.ReadState(out2); err != nil {
 		t.Fatal(err)
 	}
@@ -94,14 +82,5 @@ func TestTrainPresetOverride(t *testing.T) {
 // 2 s, so -short runs them too.
 func TestTrainPresetPaper000(t *testing.T) {
 	csv, x, y := linregCSV(t, 0, 1000)
-	out := filepath.Join(t.TempDir(), "linreg.ebnn")
-	code, stdout, stderr := runCLI("train", "--preset", "paper000-table4", "--data", "csv:"+csv, "--seed", "0",
-		"--out", out, "--quiet", "--no-plots")
-	if code != 0 {
-		t.Fatalf("train: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	if !strings.Contains(stdout, "1000 train, 0 test examples") {
-		t.Fatalf("train did not use all 1000 points:\n%s", stdout)
-	}
-	checkLinregPosterior(t, out, x, y)
+	trainLinreg(t, x, y, filepath.Join(t.TempDir(), "linreg.ebnn"), "--preset", "paper000-table4", "--data", "csv:"+csv, "--seed", "0")
 }

@@ -27,10 +27,7 @@ var versionCmd = command{
 
 func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("version")
-	if err := parseFlags(fs, versionUsage, args, stdout); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, versionUsage, args, stdout); err != nil {
 		return err
 	}
 	bi, _ := debug.ReadBuildInfo()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,9 +17,9 @@ import (
 //
 //	var nameCmd = command{name: "NAME", summary: "...", usage: nameUsage, run: runName}
 //
-// and add nameCmd to commandTable below. runName should parse
-// its arguments with newFlagSet and parseFlags, so that -h prints the usage
-// text and bad flags become usage errors (exit status 2).
+// and add nameCmd to commandTable below. runName should parse its arguments with newFlagSet
+// and parseFlags (parseFlagsOnly when it takes no positional arguments), so that -h prints the
+// usage text and bad flags become usage errors (exit status 2).
 type command struct {
 	// name is the word typed after "edgebnn".
 	name string
@@ -160,10 +161,27 @@ func printUsage(w io.Writer, fs *flag.FlagSet, usage string) {
 	}
 }
 
-// noArgs returns a usage error if fs has positional arguments left.
-func noArgs(fs *flag.FlagSet) error {
+// parseFlagsOnly is parseFlags for a command that takes no positional arguments: one left
+// after the flags is a usage error.
+func parseFlagsOnly(fs *flag.FlagSet, usage string, args []string, stdout io.Writer) error {
+	if err := parseFlags(fs, usage, args, stdout); err != nil {
+		return err
+	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+// writeJSON writes v to w as JSON indented by two spaces, and a newline: a command's --json
+// output.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding JSON: %w", err)
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("writing JSON: %w", err)
 	}
 	return nil
 }

@@ -34,9 +34,7 @@ func writeHostile(t *testing.T, dir, name string, b []byte) string {
 		t.Fatalf("%s: hostile input of %d bytes exceeds %d", name, len(b), hostileMaxInput)
 	}
 	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, p, b)
 	return p
 }
 

@@ -33,9 +33,7 @@ func TestPredictBadInputs(t *testing.T) {
 	row := strings.TrimSuffix(strings.Repeat("0.5,", 784), ",")
 	file := func(name, content string) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, p, []byte(content))
 		return p
 	}
 	st := func(name string, shape []int) string {
@@ -133,18 +131,12 @@ func TestPredictHeader(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".csv")
-			if err := os.WriteFile(p, []byte(c.content), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			mustWrite(t, p, []byte(c.content))
 			args := []string{"predict", "--model", filepath.Join("demo", "model.ebnn"), "--input", p, "--samples", "2", "--json"}
 			if c.flag {
 				args = append(args, "--header")
 			}
-			var out, errb bytes.Buffer
-			if code := run(args, &out, &errb); code != 0 {
-				t.Fatalf("exit %d: %s", code, errb.String())
-			}
-			if got := strings.Count(out.String(), "\n"); got != c.inputs {
+			if got := strings.Count(runOK(t, args...), "\n"); got != c.inputs {
 				t.Fatalf("%d predictions, want %d", got, c.inputs)
 			}
 		})
@@ -156,9 +148,7 @@ func TestPredictHeader(t *testing.T) {
 func TestPredictFlagLimits(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.csv")
-	if err := os.WriteFile(in, []byte(strings.TrimSuffix(strings.Repeat("0.5,", 784), ",")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, in, []byte(strings.TrimSuffix(strings.Repeat("0.5,", 784), ",")+"\n"))
 	for _, c := range []struct {
 		flag, value string
 		code        int

@@ -19,6 +19,43 @@ func runCLI(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
+// mustWrite writes data to path (mode 0644) or fails the test.
+func mustWrite(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runOK runs the CLI with args, requires exit status 0 and returns its stdout.
+func runOK(t *testing.T, args ...string) string {
+	t.Helper()
+	code, stdout, stderr := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("edgebnn %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, stdout, stderr)
+	}
+	return stdout
+}
+
+// runCLIJSON runs the CLI with args, requires exit status 0 and decodes its stdout, JSON, into v.
+func runCLIJSON(t *testing.T, v any, args ...string) {
+	t.Helper()
+	stdout := runOK(t, args...)
+	if err := json.Unmarshal([]byte(stdout), v); err != nil {
+		t.Fatalf("edgebnn %s: %v\nstdout: %s", strings.Join(args, " "), err, stdout)
+	}
+}
+
+// checkContains reports each of wants that text (what names it) does not contain.
+func checkContains(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, text)
+		}
+	}
+}
+
 // cliCase is one command line and what it must produce.
 type cliCase struct {
 	name       string
@@ -27,6 +64,28 @@ type cliCase struct {
 	wantStdout []string // substrings
 	wantStderr []string // substrings
 	quietErr   bool     // stderr must be empty
+}
+
+// runCases runs each case as a subtest of t and checks its exit status, its output substrings
+// and (quietErr) an empty stderr; each of extra then checks the case's output further.
+func runCases(t *testing.T, tests []cliCase, extra ...func(t *testing.T, tc cliCase, stdout, stderr string)) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(tc.args...)
+			if code != tc.wantCode {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.wantCode, stdout, stderr)
+			}
+			checkContains(t, "stdout", stdout, tc.wantStdout...)
+			checkContains(t, "stderr", stderr, tc.wantStderr...)
+			if tc.quietErr && stderr != "" {
+				t.Errorf("stderr = %q, want empty", stderr)
+			}
+			for _, check := range extra {
+				check(t, tc, stdout, stderr)
+			}
+		})
+	}
 }
 
 func TestRun(t *testing.T) {
@@ -57,36 +116,17 @@ func TestRun(t *testing.T) {
 		{name: "build bad flag", args: []string{"build", "--bogus"}, wantCode: 2, wantStderr: []string{"edgebnn build: flag provided but not defined: -bogus"}},
 		{name: "build extra arg", args: []string{"build", "--board", "rpi4", "-o", "x", "extra"}, wantCode: 2, wantStderr: []string{`unexpected argument "extra"`}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(tt.args...)
-			if code != tt.wantCode {
-				t.Errorf("exit code = %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout, stderr)
+	runCases(t, tests, func(t *testing.T, tt cliCase, stdout, stderr string) {
+		if tt.wantCode == 1 {
+			// Errors are one line on stderr, nothing on stdout.
+			if strings.Count(stderr, "\n") != 1 || stdout != "" {
+				t.Errorf("error output: stdout=%q stderr=%q, want one stderr line", stdout, stderr)
 			}
-			for _, s := range tt.wantStdout {
-				if !strings.Contains(stdout, s) {
-					t.Errorf("stdout does not contain %q:\n%s", s, stdout)
-				}
-			}
-			for _, s := range tt.wantStderr {
-				if !strings.Contains(stderr, s) {
-					t.Errorf("stderr does not contain %q:\n%s", s, stderr)
-				}
-			}
-			if tt.quietErr && stderr != "" {
-				t.Errorf("stderr = %q, want empty", stderr)
-			}
-			if tt.wantCode == 1 {
-				// Errors are one line on stderr, nothing on stdout.
-				if strings.Count(stderr, "\n") != 1 || stdout != "" {
-					t.Errorf("error output: stdout=%q stderr=%q, want one stderr line", stdout, stderr)
-				}
-			}
-			if tt.args != nil && tt.args[0] == "boards" && strings.Contains(stdout, "test-targets") {
-				t.Errorf("hidden flag --test-targets shown in output:\n%s", stdout)
-			}
-		})
-	}
+		}
+		if tt.args != nil && tt.args[0] == "boards" && strings.Contains(stdout, "test-targets") {
+			t.Errorf("hidden flag --test-targets shown in output:\n%s", stdout)
+		}
+	})
 }
 
 func TestCommandTable(t *testing.T) {
@@ -121,14 +161,8 @@ func TestCommandTable(t *testing.T) {
 }
 
 func TestBoardsJSON(t *testing.T) {
-	code, stdout, stderr := runCLI("boards", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
 	var got []map[string]any
-	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
-		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
-	}
+	runCLIJSON(t, &got, "boards", "--json")
 	if len(got) != 9 {
 		t.Fatalf("got %d profiles, want 9", len(got))
 	}
@@ -148,21 +182,14 @@ func TestBoardsUserDir(t *testing.T) {
 	profile := `{"name":"rpi4","description":"8 GiB Pi 4","goos":"linux","goarch":"arm64",
 		"qemu":"qemu-aarch64-static","qemu_cpu":"cortex-a72","ram_bytes":8589934592,
 		"budget_bytes":6442450944,"simd":{"neon":true}}`
-	if err := os.WriteFile(filepath.Join(dir, "rpi4-8g.json"), []byte(profile), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, stdout, stderr := runCLI("boards", "--dir", dir)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	mustWrite(t, filepath.Join(dir, "rpi4-8g.json"), []byte(profile))
+	stdout := runOK(t, "boards", "--dir", dir)
 	if !strings.Contains(stdout, "8 GiB    6 GiB") {
 		t.Errorf("user profile did not replace rpi4:\n%s", stdout)
 	}
 	bad := filepath.Join(dir, "broken.json")
-	if err := os.WriteFile(bad, []byte(`{"name":"x","speed":1}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, _, stderr = runCLI("boards", "--dir", dir)
+	mustWrite(t, bad, []byte(`{"name":"x","speed":1}`))
+	code, _, stderr := runCLI("boards", "--dir", dir)
 	want := `edgebnn boards: loading user board profiles: boards: ` + bad + `: field "speed": unknown field`
 	if code != 1 || strings.TrimSpace(stderr) != want {
 		t.Errorf("exit %d, stderr %q; want 1, %q", code, stderr, want)
@@ -222,9 +249,7 @@ func TestModuleRoot(t *testing.T) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, path, []byte(content))
 	}
 	tests := []struct {
 		gomod    string

@@ -20,9 +20,7 @@ func copyFile(t *testing.T, src, dst string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(dst, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, dst, b)
 }
 
 // runCLITimeout runs the CLI in process and fails the test if it does not return within d
@@ -44,6 +42,17 @@ func runCLITimeout(t *testing.T, d time.Duration, args ...string) (int, string, 
 	case <-time.After(d):
 		t.Fatalf("edgebnn %s did not return within %v", strings.Join(args, " "), d)
 		return 0, "", ""
+	}
+}
+
+// linkTo returns a hostile output path maker that makes name a link (os.Symlink or os.Link) to
+// the input in and returns name.
+func linkTo(link func(oldname, newname string) error, in, name string) func(*testing.T) string {
+	return func(t *testing.T) string {
+		if err := link(in, name); err != nil {
+			t.Fatal(err)
+		}
+		return name
 	}
 }
 
@@ -81,14 +90,10 @@ func trainInputs(t *testing.T, dir string) {
 		x := float64(i)/10 - 1
 		fmt.Fprintf(&b, "%g,%g\n", x, 2*x+0.1)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "data.csv"), []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, filepath.Join(dir, "data.csv"), []byte(b.String()))
 	cfg := `{"data": "csv:data.csv", "task": "regression", "arch": "mlp:1-4-1", "posterior": "deterministic",
   "epochs": 1, "batch_size": 10, "test_fraction": 0}`
-	if err := os.WriteFile(filepath.Join(dir, "cfg.json"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, filepath.Join(dir, "cfg.json"), []byte(cfg))
 }
 
 // outputCommands lists every command that writes files.
@@ -167,9 +172,7 @@ func TestHostileOutputs(t *testing.T) {
 					return "fifo"
 				}, "named pipe"},
 				{"symlink", func(t *testing.T) string {
-					if err := os.WriteFile("target", []byte("keep"), 0o644); err != nil {
-						t.Fatal(err)
-					}
+					mustWrite(t, "target", []byte("keep"))
 					if err := os.Symlink("target", oc.outFile("link")); err != nil {
 						t.Fatal(err)
 					}
@@ -202,20 +205,8 @@ func TestHostileOutputs(t *testing.T) {
 					hostile{"input via ../ " + in, func(*testing.T) string {
 						return filepath.Join("..", filepath.Base(dir), in)
 					}, "input"},
-					hostile{"symlink to input " + in, func(t *testing.T) string {
-						l := "l-" + in
-						if err := os.Symlink(in, l); err != nil {
-							t.Fatal(err)
-						}
-						return l
-					}, "symbolic link"},
-					hostile{"hard link to input " + in, func(t *testing.T) string {
-						l := "h-" + in
-						if err := os.Link(in, l); err != nil {
-							t.Fatal(err)
-						}
-						return l
-					}, "input"},
+					hostile{"symlink to input " + in, linkTo(os.Symlink, in, "l-"+in), "symbolic link"},
+					hostile{"hard link to input " + in, linkTo(os.Link, in, "h-"+in), "input"},
 				)
 			}
 			if oc.name == "eval" {
@@ -300,9 +291,7 @@ func TestConvertFailedValidateWritesNothing(t *testing.T) {
 			dir := t.TempDir()
 			out := filepath.Join(dir, "m.ebnn")
 			if tc.previous != "" {
-				if err := os.WriteFile(out, []byte(tc.previous), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				mustWrite(t, out, []byte(tc.previous))
 			}
 			code, stdout, stderr := runCLI("convert", "--checkpoint", filepath.Join(d, "state_dict.pt"),
 				"--config", filepath.Join(d, "inference_config.json"), "--arch", filepath.Join(d, "model.txt"),
@@ -339,10 +328,7 @@ func TestTrainOutputs(t *testing.T) {
 	dir := t.TempDir()
 	trainInputs(t, dir)
 	t.Chdir(dir)
-	code, stdout, stderr := runCLI("train", "--config", "cfg.json", "--quiet", "--out", filepath.Join("runs", "a", "m.ebnn"))
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
-	}
+	runOK(t, "train", "--config", "cfg.json", "--quiet", "--out", filepath.Join("runs", "a", "m.ebnn"))
 	ents, err := os.ReadDir(filepath.Join("runs", "a"))
 	if err != nil {
 		t.Fatal(err)
@@ -369,10 +355,8 @@ func TestTrainOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	self := strings.Replace(string(cfg), "{", `{"out": "cfg.json", `, 1)
-	if err := os.WriteFile("cfg.json", []byte(self), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, _, stderr = runCLI("train", "--config", "cfg.json", "--quiet")
+	mustWrite(t, "cfg.json", []byte(self))
+	code, _, stderr := runCLI("train", "--config", "cfg.json", "--quiet")
 	if code != 1 || !strings.Contains(stderr, "input") {
 		t.Fatalf("exit %d, stderr %q; want a refusal", code, stderr)
 	}
@@ -386,9 +370,7 @@ func TestTrainOutputs(t *testing.T) {
 func TestCheckBuildOutput(t *testing.T) {
 	root := t.TempDir()
 	for _, f := range []string{"go.mod", "go.sum", "main.go", "profile.json"} {
-		if err := os.WriteFile(filepath.Join(root, f), []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, filepath.Join(root, f), []byte("x"))
 	}
 	fifo := filepath.Join(root, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
@@ -435,9 +417,7 @@ func TestTrainResumeOutputs(t *testing.T) {
 	dir := t.TempDir()
 	trainInputs(t, dir)
 	t.Chdir(dir)
-	if code, stdout, stderr := runCLI("train", "--config", "cfg.json", "--quiet", "--no-plots", "--epochs", "2", "--checkpoint-min-steps", "0", "--out", "m.ebnn"); code != 0 {
-		t.Fatalf("train: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	runOK(t, "train", "--config", "cfg.json", "--quiet", "--no-plots", "--epochs", "2", "--checkpoint-min-steps", "0", "--out", "m.ebnn")
 	final, err := os.ReadFile("m.ebnn")
 	if err != nil {
 		t.Fatal(err)

@@ -48,9 +48,7 @@ func TestPredictMemoryBounded(t *testing.T) {
 	}
 	f.Close()
 	one := filepath.Join(dir, "one.csv")
-	if err := os.WriteFile(one, []byte(row), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, one, []byte(row))
 	model := filepath.Join("demo", "model.ebnn")
 	const limit = 64 << 20
 	for _, c := range []struct {

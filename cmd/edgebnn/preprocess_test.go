@@ -57,18 +57,11 @@ func TestConvertPreprocessAndPredictRaw(t *testing.T) {
 		}
 	}
 	rawPath, normPath := filepath.Join(dir, "raw.csv"), filepath.Join(dir, "norm.csv")
-	if err := os.WriteFile(rawPath, []byte(raw.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(normPath, []byte(norm.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, rawPath, []byte(raw.String()))
+	mustWrite(t, normPath, []byte(norm.String()))
 	predict := func(args ...string) []classJSON {
 		t.Helper()
-		code, stdout, stderr := runCLI(append([]string{"predict", "--model", model, "--json", "--samples", "16", "--seed", "4"}, args...)...)
-		if code != 0 {
-			t.Fatalf("predict %v: exit %d: %s", args, code, stderr)
-		}
+		stdout := runOK(t, append([]string{"predict", "--model", model, "--json", "--samples", "16", "--seed", "4"}, args...)...)
 		var out []classJSON
 		sc := bufio.NewScanner(strings.NewReader(stdout))
 		for sc.Scan() {
@@ -106,9 +99,7 @@ func TestConvertPreprocessAndPredictRaw(t *testing.T) {
 func TestConvertPreprocessErrors(t *testing.T) {
 	dir := t.TempDir()
 	side := filepath.Join(dir, "pre.json")
-	if err := os.WriteFile(side, []byte(`{"version":1,"scale":2,"colour":"red"}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, side, []byte(`{"version":1,"scale":2,"colour":"red"}`))
 	base := []string{"convert", "--checkpoint", filepath.Join(demoFixture, "state_dict.safetensors"),
 		"--config", filepath.Join(demoFixture, "inference_config.json"), "--arch", filepath.Join(demoFixture, "model.txt"),
 		"--out", filepath.Join(dir, "m.ebnn")}

@@ -1,0 +1,168 @@
+//go:build !device
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+// TestTrainMCDropout: train --posterior mc_dropout --dropout 0.2 writes a model whose dropout
+// layers convert keeps and inspect reports (text and JSON); predict samples the masks (the
+// epistemic variance is positive).
+func TestTrainMCDropout(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "mcd.ebnn")
+	runOK(t, "train", "--arch", "mlp:1-16-16-1:tanh", "--data", "toy1d", "--task", "regression",
+		"--noise-precision", "100", "--posterior", "mc_dropout", "--dropout", "0.2", "--epochs", "3", "--batch-size", "25",
+		"--out", out, "--quiet", "--no-plots")
+	conv := filepath.Join(dir, "conv.ebnn")
+	runOK(t, "convert", "--checkpoint", out, "--out", conv)
+	code, stdout, stderr := runCLI("inspect", conv)
+	if code != 0 || !strings.Contains(stdout, "MC dropout: 2 layer(s) sampled at prediction time") || !strings.Contains(stdout, "2.dropout p=0.2, 4.dropout p=0.2") {
+		t.Fatalf("inspect: exit %d, want the MC dropout layers\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI("inspect", "--json", conv)
+	var in struct {
+		Dropout []struct {
+			Name string  `json:"name"`
+			P    float64 `json:"p"`
+			MC   bool    `json:"mc"`
+		} `json:"dropout"`
+	}
+	if code != 0 {
+		t.Fatalf("inspect --json: exit %d\n%s", code, stderr)
+	}
+	if err := json.Unmarshal([]byte(stdout), &in); err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Dropout) != 2 || in.Dropout[0].P != 0.2 || !in.Dropout[0].MC || !in.Dropout[1].MC {
+		t.Fatalf("inspect --json: dropout %+v", in.Dropout)
+	}
+	inputs := filepath.Join(dir, "x.csv")
+	mustWrite(t, inputs, []byte("x\n0.5\n-1\n"))
+	stdout = runOK(t, "predict", "--model", conv, "--input", inputs, "--json")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("predict: %d lines\n%s", len(lines), stdout)
+	}
+	for _, line := range lines {
+		var p struct {
+			EpistemicVar []float64 `json:"epistemic_var"`
+		}
+		if err := json.Unmarshal([]byte(line), &p); err != nil {
+			t.Fatal(err)
+		}
+		if len(p.EpistemicVar) != 1 || !(p.EpistemicVar[0] > 0) {
+			t.Errorf("predict: epistemic variance %v, want > 0", p.EpistemicVar)
+		}
+	}
+}
+
+// TestTrainMixture: train --mixture 2 trains two posteriors with seeds 4 and 5 and writes their
+// mixture, whose sample s is member s mod 2's (its own model file, the member's seed); it refuses
+// --resume, a deterministic posterior and an out-of-range M.
+func TestTrainMixture(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "toy.ebnn")
+	stdout := runOK(t, "train", "--preset", "paper003-toy-ffgu", "--epochs", "3", "--seed", "4",
+		"--mixture", "2", "--out", out, "--quiet", "--no-plots")
+	mixPath := filepath.Join(dir, "toy.model.ebnn")
+	if !strings.Contains(stdout, "a mixture of 2 posteriors") {
+		t.Errorf("output does not report the mixture:\n%s", stdout)
+	}
+	mix, err := runtime.Load(mixPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mix.Close()
+	if !mix.Mixture() || mix.Members() != 2 {
+		t.Fatalf("%s: Mixture %v, Members %d", mixPath, mix.Mixture(), mix.Members())
+	}
+	x := []float32{0.3}
+	const K, seed = 4, 9
+	got := predictKept(t, mix, runtime.Options{Samples: K, Seed: seed, KeepSamples: true}, x)
+	for k := range 2 {
+		member := filepath.Join(dir, "toy.member"+string(rune('0'+k))+".model.ebnn")
+		if _, err := os.Stat(filepath.Join(dir, "toy.member"+string(rune('0'+k))+".ebnn")); err != nil {
+			t.Fatalf("member %d checkpoint: %v", k, err)
+		}
+		m, err := runtime.Load(member)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := predictKept(t, m, runtime.Options{Samples: K / 2, Seed: seed + uint64(k)*0x9e3779b97f4a7c15, KeepSamples: true}, x)
+		m.Close()
+		for l := range K / 2 {
+			if g, w := got[2*l+k], want[l]; math.Float32bits(g) != math.Float32bits(w) {
+				t.Fatalf("sample %d: %v, member %d alone %v", 2*l+k, g, k, w)
+			}
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--resume", out, "--mixture", "2"}, "exclude each other"},
+		{[]string{"--preset", "paper003-toy-ffgu", "--posterior", "deterministic", "--mixture", "2", "--out", filepath.Join(dir, "d.ebnn")}, "Bayesian --posterior"},
+		{[]string{"--preset", "paper003-toy-ffgu", "--mixture", "1", "--out", filepath.Join(dir, "e.ebnn")}, "want 2 to"},
+	} {
+		code, stdout, stderr := runCLI(append([]string{"train"}, c.args...)...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("train %v: exit %d, want an error mentioning %q\n%s%s", c.args, code, c.want, stdout, stderr)
+		}
+	}
+}
+
+// predictKept returns the kept outputs of one prediction of x.
+func predictKept(t *testing.T, m *runtime.Model, o runtime.Options, x []float32) []float32 {
+	t.Helper()
+	p, err := m.NewPredictor(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pr runtime.Prediction
+	if err := p.Predict(x, &pr); err != nil {
+		t.Fatal(err)
+	}
+	return pr.Outputs
+}
+
+// TestTrainNumericLimits: absurd numeric config values, from flags or a config file, are
+// refused before any data is loaded, naming the key.
+func TestTrainNumericLimits(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.json")
+	mustWrite(t, cfg, []byte(`{"data": "toy1d", "task": "regression", "arch": "mlp:1-8-1", "batch_size": 1000000000000}`))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--train-samples", "1000000000000"}, "train_samples"},
+		{[]string{"--epochs", "1000000000000"}, "epochs"},
+		{[]string{"--batch-size", "1000000000000"}, "batch_size"},
+		{[]string{"--lr", "NaN"}, "lr"},
+		{[]string{"--test-samples", "99999999"}, "test_samples"},
+		{[]string{"--config", cfg}, "batch_size"},
+		{[]string{"--config", dir}, dir},
+	} {
+		t.Run(strings.Join(c.args, "="), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			args := append([]string{"train", "--quiet", "--no-plots", "--data", "toy1d", "--task", "regression", "--arch", "mlp:1-8-1",
+				"--out", filepath.Join(dir, "m.ebnn")}, c.args...)
+			if code := run(args, &out, &errb); code == 0 {
+				t.Fatalf("accepted: %s", out.String())
+			}
+			if !strings.Contains(errb.String(), c.want) {
+				t.Errorf("error does not name %s: %s", c.want, errb.String())
+			}
+		})
+	}
+}
