@@ -10,9 +10,8 @@
 // fmla vd.4s, vn.4s, vm.4s (vector).
 #define FMLA_VEC(d, n, m) WORD $(0x4e20cc00 | (m)<<16 | (n)<<5 | (d))
 
-// fadd vd.4s, vn.4s, vm.4s and faddp vd.4s, vn.4s, vm.4s.
+// fadd vd.4s, vn.4s, vm.4s.
 #define FADD_VEC(d, n, m) WORD $(0x4e20d400 | (m)<<16 | (n)<<5 | (d))
-#define FADDP_VEC(d, n, m) WORD $(0x6e20d400 | (m)<<16 | (n)<<5 | (d))
 
 // The two FMLA by element of one tile row: vacc += vb0·vm.s[i], v(acc+1) += vb1·vm.s[i].
 #define FMLA_ROW(acc, b0, b1, m, i) \
