@@ -56,21 +56,19 @@
 	FMLA_ROW(4, lo, (lo)+1, 6, 0); \
 	VST1 [V4.S4, V5.S4], (R3)
 
+// STORE_ROW(lo), then R3 to C's next row (R4 bytes on).
+#define STORE_ROW_NEXT(lo) \
+	STORE_ROW(lo); \
+	ADD R4, R3, R3
+
 // C[0:8, 0:8] += alpha × the tile in V16–V31 (row r in V(16+2r), V(17+2r)) with C at R3, its
 // row stride in bytes in R4 and alpha in V6 lane 0; advances R3 to the last row.
 #define STORE_TILE \
-	STORE_ROW(16); \
-	ADD R4, R3, R3; \
-	STORE_ROW(18); \
-	ADD R4, R3, R3; \
-	STORE_ROW(20); \
-	ADD R4, R3, R3; \
-	STORE_ROW(22); \
-	ADD R4, R3, R3; \
-	STORE_ROW(24); \
-	ADD R4, R3, R3; \
-	STORE_ROW(26); \
-	ADD R4, R3, R3; \
-	STORE_ROW(28); \
-	ADD R4, R3, R3; \
+	STORE_ROW_NEXT(16); \
+	STORE_ROW_NEXT(18); \
+	STORE_ROW_NEXT(20); \
+	STORE_ROW_NEXT(22); \
+	STORE_ROW_NEXT(24); \
+	STORE_ROW_NEXT(26); \
+	STORE_ROW_NEXT(28); \
 	STORE_ROW(30)
