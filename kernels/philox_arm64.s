@@ -25,6 +25,30 @@
 // add vd.4s, vn.4s, vm.4s
 #define ADD(d, n, m) WORD $(0x4ea08400 | (m)<<16 | (n)<<5 | (d))
 
+// Rounds 2-9 begin: p, q = M0·c0 and r, t = M1·c2, the low half of M0·c0 to vn3, the high
+// to vh0.
+#define PRODUCTS(c0, c2, p, q, r, t, n3, h0) \
+	UMULL(p, c0, 26); \
+	UMULL2(q, c0, 26); \
+	UMULL(r, c2, 27); \
+	UMULL2(t, c2, 27); \
+	UZP1(n3, p, q); \
+	UZP2(h0, p, q)
+
+#define PRODUCTS_PAIR(c0, c2, p, q, r, t, n3, h0) \
+	UMULL(p, c0, 26); \
+	UMULL((p)+8, (c0)+8, 26); \
+	UMULL2(q, c0, 26); \
+	UMULL2((q)+8, (c0)+8, 26); \
+	UMULL(r, c2, 27); \
+	UMULL((r)+8, (c2)+8, 27); \
+	UMULL2(t, c2, 27); \
+	UMULL2((t)+8, (c2)+8, 27); \
+	UZP1(n3, p, q); \
+	UZP1((n3)+8, (p)+8, (q)+8); \
+	UZP2(h0, p, q); \
+	UZP2((h0)+8, (p)+8, (q)+8)
+
 // Round 0 of one set from its counters in vctr to c2 = vhi, c3 = vlo (p, q scratch).
 #define ROUND0(ctr, p, q, lo, hi) \
 	UMULL(p, ctr, 26); \
@@ -71,12 +95,7 @@
 // Round 2 from c0…c2 (c3 is folded into F) to c0 = vh1, c1 = vn1, c2 = vh0, c3 = vn3
 // (p, q, r, t scratch).
 #define ROUND2(c0, c1, c2, p, q, r, t, n3, h0, n1, h1) \
-	UMULL(p, c0, 26); \
-	UMULL2(q, c0, 26); \
-	UMULL(r, c2, 27); \
-	UMULL2(t, c2, 27); \
-	UZP1(n3, p, q); \
-	UZP2(h0, p, q); \
+	PRODUCTS(c0, c2, p, q, r, t, n3, h0); \
 	EOR(h0, h0, 20); \
 	UZP1(n1, r, t); \
 	UZP2(h1, r, t); \
@@ -84,18 +103,7 @@
 	EOR(h1, h1, 19)
 
 #define ROUND2_PAIR(c0, c1, c2, p, q, r, t, n3, h0, n1, h1) \
-	UMULL(p, c0, 26); \
-	UMULL((p)+8, (c0)+8, 26); \
-	UMULL2(q, c0, 26); \
-	UMULL2((q)+8, (c0)+8, 26); \
-	UMULL(r, c2, 27); \
-	UMULL((r)+8, (c2)+8, 27); \
-	UMULL2(t, c2, 27); \
-	UMULL2((t)+8, (c2)+8, 27); \
-	UZP1(n3, p, q); \
-	UZP1((n3)+8, (p)+8, (q)+8); \
-	UZP2(h0, p, q); \
-	UZP2((h0)+8, (p)+8, (q)+8); \
+	PRODUCTS_PAIR(c0, c2, p, q, r, t, n3, h0); \
 	EOR(h0, h0, 20); \
 	EOR((h0)+8, (h0)+8, 20); \
 	UZP1(n1, r, t); \
@@ -110,12 +118,7 @@
 // Rounds 3-9 from c0…c3 to c0 = vh1, c1 = vn1, c2 = vh0, c3 = vn3 with the round keys in
 // vka, vkb (p, q, r, t scratch).
 #define ROUND(c0, c1, c2, c3, p, q, r, t, n3, h0, n1, h1, ka, kb) \
-	UMULL(p, c0, 26); \
-	UMULL2(q, c0, 26); \
-	UMULL(r, c2, 27); \
-	UMULL2(t, c2, 27); \
-	UZP1(n3, p, q); \
-	UZP2(h0, p, q); \
+	PRODUCTS(c0, c2, p, q, r, t, n3, h0); \
 	EOR(h0, h0, c3); \
 	EOR(h0, h0, kb); \
 	UZP1(n1, r, t); \
@@ -124,18 +127,7 @@
 	EOR(h1, h1, ka)
 
 #define ROUND_PAIR(c0, c1, c2, c3, p, q, r, t, n3, h0, n1, h1, ka, kb) \
-	UMULL(p, c0, 26); \
-	UMULL((p)+8, (c0)+8, 26); \
-	UMULL2(q, c0, 26); \
-	UMULL2((q)+8, (c0)+8, 26); \
-	UMULL(r, c2, 27); \
-	UMULL((r)+8, (c2)+8, 27); \
-	UMULL2(t, c2, 27); \
-	UMULL2((t)+8, (c2)+8, 27); \
-	UZP1(n3, p, q); \
-	UZP1((n3)+8, (p)+8, (q)+8); \
-	UZP2(h0, p, q); \
-	UZP2((h0)+8, (p)+8, (q)+8); \
+	PRODUCTS_PAIR(c0, c2, p, q, r, t, n3, h0); \
 	EOR(h0, h0, c3); \
 	EOR((h0)+8, (h0)+8, (c3)+8); \
 	EOR(h0, h0, kb); \

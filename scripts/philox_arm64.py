@@ -52,9 +52,11 @@ def num(r):
 # c0'' = hi(M1·c2) ^ D0, c1'' = lo(M1·c2), c2'' = c3 ^ D1 (c3'' is constant). Rounds 2-9 from the
 # state c0…c3 through the products p, q = M0·c0 and r, t = M1·c2 to the new state c0 = h1,
 # c1 = n1, c2 = h0, c3 = n3; round 2 has the constants F for c3 ^ k1 and K02 for k0.
-MUL0 = [("UMULL", "p", "c0", M0), ("UMULL2", "q", "c0", M0), ("UMULL", "r", "c2", M1), ("UMULL2", "t", "c2", M1),
-        ("UZP1", "n3", "p", "q"), ("UZP2", "h0", "p", "q")]
+PRODUCTS = ("PRODUCTS", ["c0", "c2", "p", "q", "r", "t", "n3", "h0"])  # a call of that macro
 MACROS = [
+    ("PRODUCTS", PRODUCTS[1],
+     [("UMULL", "p", "c0", M0), ("UMULL2", "q", "c0", M0), ("UMULL", "r", "c2", M1), ("UMULL2", "t", "c2", M1),
+      ("UZP1", "n3", "p", "q"), ("UZP2", "h0", "p", "q")]),
     ("ROUND0", ["ctr", "p", "q", "lo", "hi"],
      [("UMULL", "p", "ctr", M0), ("UMULL2", "q", "ctr", M0), ("UZP1", "lo", "p", "q"), ("UZP2", "hi", "p", "q"),
       ("EOR", "hi", "hi", B1)]),
@@ -62,13 +64,15 @@ MACROS = [
      [("UMULL", "r", "c2", M1), ("UMULL2", "t", "c2", M1), ("UZP1", "lo", "r", "t"), ("UZP2", "hi", "r", "t"),
       ("EOR", "hi", "hi", D0), ("EOR", "c3", "c3", D1)]),
     ("ROUND2", ["c0", "c1", "c2", "p", "q", "r", "t", "n3", "h0", "n1", "h1"],
-     MUL0 + [("EOR", "h0", "h0", F), ("UZP1", "n1", "r", "t"), ("UZP2", "h1", "r", "t"), ("EOR", "h1", "h1", "c1"),
+     [PRODUCTS, ("EOR", "h0", "h0", F), ("UZP1", "n1", "r", "t"), ("UZP2", "h1", "r", "t"), ("EOR", "h1", "h1", "c1"),
              ("EOR", "h1", "h1", K02)]),
     ("ROUND", ["c0", "c1", "c2", "c3", "p", "q", "r", "t", "n3", "h0", "n1", "h1", "ka", "kb"],
-     MUL0 + [("EOR", "h0", "h0", "c3"), ("EOR", "h0", "h0", "kb"), ("UZP1", "n1", "r", "t"), ("UZP2", "h1", "r", "t"),
+     [PRODUCTS, ("EOR", "h0", "h0", "c3"), ("EOR", "h0", "h0", "kb"), ("UZP1", "n1", "r", "t"), ("UZP2", "h1", "r", "t"),
              ("EOR", "h1", "h1", "c1"), ("EOR", "h1", "h1", "ka")]),
 ]
 DOCS = {
+    "PRODUCTS": "Rounds 2-9 begin: p, q = M0·c0 and r, t = M1·c2, the low half of M0·c0 to vn3, the high\n"
+                "// to vh0.",
     "ROUND0": "Round 0 of one set from its counters in vctr to c2 = vhi, c3 = vlo (p, q scratch).",
     "ROUND1": "Round 1 from c2, c3 to c0 = vhi, c1 = vlo, c2 = vc3 (r, t scratch).",
     "ROUND2": "Round 2 from c0…c2 (c3 is folded into F) to c0 = vh1, c1 = vn1, c2 = vh0, c3 = vn3\n"
@@ -108,7 +112,11 @@ def macro_text():
         for pair in (False, True):
             ps = params + (["ctrb"] if pair and "ctr" in params else [])
             ins_ = []
-            for op, d, n, m in body:
+            for item in body:
+                if item is PRODUCTS:
+                    ins_.append(f"PRODUCTS{'_PAIR' if pair else ''}({', '.join(PRODUCTS[1])})")
+                    continue
+                op, d, n, m = item
                 for b in ((False, True) if pair else (False,)):
                     ins_.append(f"{op}({arg(d, b)}, {arg(n, b)}, {arg(m, b)})")
             lines.append(f"#define {name}{'_PAIR' if pair else ''}({', '.join(ps)}) \\")
