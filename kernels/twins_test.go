@@ -56,24 +56,7 @@ func TestGemmKernelMatchesGeneric(t *testing.T) {
 			c2 := append([]float32(nil), c0...)
 			gemmKernel(kc, 1.5, a, b, c1, ldc)
 			gemmKernelGeneric(kc, 1.5, a, b, c2, ldc)
-			for i := 0; i < gemmMR; i++ {
-				for j := 0; j < ldc && i*ldc+j < len(c1); j++ {
-					k := i*ldc + j
-					if j >= gemmNR {
-						if c1[k] != c0[k] {
-							t.Fatalf("kc=%d ldc=%d: c[%d,%d] outside the tile changed", kc, ldc, i, j)
-						}
-						continue
-					}
-					mag := math.Abs(float64(c0[k]))
-					for l := 0; l < kc; l++ {
-						mag += 1.5 * math.Abs(float64(a[l*gemmMR+i])*float64(b[l*gemmNR+j]))
-					}
-					if !closeTo(float64(c1[k]), float64(c2[k]), 1e-5*mag) {
-						t.Fatalf("kc=%d ldc=%d: c[%d,%d] = %g, generic %g", kc, ldc, i, j, c1[k], c2[k])
-					}
-				}
-			}
+			checkGemmTile(t, fmt.Sprintf("kc=%d ldc=%d", kc, ldc), kc, ldc, 1.5, a, b, c0, c1, c2)
 		}
 	}
 }
@@ -252,23 +235,10 @@ func TestGemmKernelRowsMatches(t *testing.T) {
 				}
 			}
 			gemmKernel(kc, 1.25, pa, b, c3, ldc)
-			for i := 0; i < gemmMR; i++ {
-				for j := 0; j < ldc && i*ldc+j < len(c1); j++ {
-					k := i*ldc + j
-					if j >= gemmNR {
-						if c1[k] != c0[k] {
-							t.Fatalf("kc=%d lda=%d: c[%d,%d] outside the tile changed", kc, lda, i, j)
-						}
-						continue
-					}
-					mag := math.Abs(float64(c0[k]))
-					for l := 0; l < kc; l++ {
-						mag += 1.25 * math.Abs(float64(pa[l*gemmMR+i])*float64(b[l*gemmNR+j]))
-					}
-					if !closeTo(float64(c1[k]), float64(c2[k]), 1e-5*mag) {
-						t.Fatalf("kc=%d lda=%d: c[%d,%d] = %g, generic %g", kc, lda, i, j, c1[k], c2[k])
-					}
-					if gemmInPlaceA && math.Float32bits(c1[k]) != math.Float32bits(c3[k]) {
+			checkGemmTile(t, fmt.Sprintf("kc=%d lda=%d", kc, lda), kc, ldc, 1.25, pa, b, c0, c1, c2)
+			for i := 0; gemmInPlaceA && i < gemmMR; i++ {
+				for j := 0; j < gemmNR; j++ {
+					if k := i*ldc + j; math.Float32bits(c1[k]) != math.Float32bits(c3[k]) {
 						t.Fatalf("kc=%d lda=%d: c[%d,%d] = %g, packed kernel %g", kc, lda, i, j, c1[k], c3[k])
 					}
 				}
@@ -325,6 +295,32 @@ func TestReLUMatchesGeneric(t *testing.T) {
 				if v := x[i]; v == v && x1[i] != max(v, 0) {
 					t.Fatalf("n=%d: relu(%v) = %v", n, v, x1[i])
 				}
+			}
+		}
+	}
+}
+
+// checkGemmTile fails t (messages prefixed by tag) unless got, C after a micro-kernel's
+// C[0:gemmMR, 0:gemmNR] += alpha·A·B (A packed in pa, B packed in b, C before in c0 with leading
+// dimension ldc), is unchanged outside the tile and within float32 rounding of want, the generic
+// twin's result, relative to the magnitude of the terms.
+func checkGemmTile(t *testing.T, tag string, kc, ldc int, alpha float64, pa, b, c0, got, want []float32) {
+	t.Helper()
+	for i := 0; i < gemmMR; i++ {
+		for j := 0; j < ldc && i*ldc+j < len(got); j++ {
+			k := i*ldc + j
+			if j >= gemmNR {
+				if got[k] != c0[k] {
+					t.Fatalf("%s: c[%d,%d] outside the tile changed", tag, i, j)
+				}
+				continue
+			}
+			mag := math.Abs(float64(c0[k]))
+			for l := 0; l < kc; l++ {
+				mag += alpha * math.Abs(float64(pa[l*gemmMR+i])*float64(b[l*gemmNR+j]))
+			}
+			if !closeTo(float64(got[k]), float64(want[k]), 1e-5*mag) {
+				t.Fatalf("%s: c[%d,%d] = %g, generic %g", tag, i, j, got[k], want[k])
 			}
 		}
 	}
