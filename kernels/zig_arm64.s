@@ -2,6 +2,35 @@
 
 #include "textflag.h"
 
+// The table lookups of four words, as macros of register numbers over the Arm A64 encodings of
+// the instructions in their comments.
+
+// umov w(w+j), vv.b[4j] for j = 0…3: the low bytes of the four words in vv.
+#define LOW_BYTES(v, w) \
+	WORD $(0x0e013c00 | 0<<17 | (v)<<5 | (w)); \
+	WORD $(0x0e013c00 | 4<<17 | (v)<<5 | ((w)+1)); \
+	WORD $(0x0e013c00 | 8<<17 | (v)<<5 | ((w)+2)); \
+	WORD $(0x0e013c00 | 12<<17 | (v)<<5 | ((w)+3))
+
+// ldr d(d+j), [x3, x(w+j), lsl #3] for j = 0…3: the pairs tab[b] of the four bytes b in w…w+3.
+#define LOAD_PAIRS(w, d) \
+	WORD $(0xfc607800 | (w)<<16 | 3<<5 | (d)); \
+	WORD $(0xfc607800 | ((w)+1)<<16 | 3<<5 | ((d)+1)); \
+	WORD $(0xfc607800 | ((w)+2)<<16 | 3<<5 | ((d)+2)); \
+	WORD $(0xfc607800 | ((w)+3)<<16 | 3<<5 | ((d)+3))
+
+// mov v(d).d[1], v(d+1).d[0] and mov v(d+2).d[1], v(d+3).d[0]: the four pairs in vd…v(d+3) into
+// vd, v(d+2).
+#define JOIN_PAIRS(d) \
+	WORD $(0x6e180400 | ((d)+1)<<5 | (d)); \
+	WORD $(0x6e180400 | ((d)+3)<<5 | ((d)+2))
+
+// uzp1 vk.4s, vd.4s, v(d+2).4s and uzp2 v(k+1).4s, vd.4s, v(d+2).4s: the joined pairs into the
+// four k in vk and the four w in v(k+1).
+#define SPLIT_PAIRS(d, k) \
+	WORD $(0x4e801800 | ((d)+2)<<16 | (d)<<5 | (k)); \
+	WORD $(0x4e805800 | ((d)+2)<<16 | (d)<<5 | ((k)+1))
+
 // func zigNEON(words *uint32, n int, out *float32, tab *[2 * zigLayers][2]uint32) int
 //
 // The ziggurat's fast path (see zigFastGeneric) over n words: for each word, its low byte b picks
@@ -11,8 +40,8 @@
 // there up to the end of its group of eight or four (within n) may be overwritten too. Eight
 // words per pass: the eight low bytes by UMOV, the eight pairs by scalar 64-bit loads combined by
 // INS and split into k and w vectors by UZP1/UZP2; then four words once, then single words.
-// Instructions Go's assembler does not spell are WORDs with their mnemonic beside them
-// (scripts/neonwords.py encodes them).
+// Instructions Go's assembler does not spell are the macros above or WORDs with their mnemonic
+// beside them (scripts/neonwords.py encodes those).
 TEXT ·zigNEON(SB), NOSPLIT, $0-40
 	MOVD words+0(FP), R0
 	MOVD n+8(FP), R1
@@ -25,32 +54,16 @@ TEXT ·zigNEON(SB), NOSPLIT, $0-40
 
 loop8:
 	WORD $0x4cdfa800 // ld1 {v0.4s, v1.4s}, [x0], #32
-	WORD $0x0e013c04 // umov w4, v0.b[0]
-	WORD $0x0e093c05 // umov w5, v0.b[4]
-	WORD $0x0e113c06 // umov w6, v0.b[8]
-	WORD $0x0e193c07 // umov w7, v0.b[12]
-	WORD $0x0e013c28 // umov w8, v1.b[0]
-	WORD $0x0e093c29 // umov w9, v1.b[4]
-	WORD $0x0e113c2a // umov w10, v1.b[8]
-	WORD $0x0e193c2b // umov w11, v1.b[12]
-	WORD $0xfc647870 // ldr d16, [x3, x4, lsl #3]
-	WORD $0xfc657871 // ldr d17, [x3, x5, lsl #3]
-	WORD $0xfc667872 // ldr d18, [x3, x6, lsl #3]
-	WORD $0xfc677873 // ldr d19, [x3, x7, lsl #3]
-	WORD $0xfc687874 // ldr d20, [x3, x8, lsl #3]
-	WORD $0xfc697875 // ldr d21, [x3, x9, lsl #3]
-	WORD $0xfc6a7876 // ldr d22, [x3, x10, lsl #3]
-	WORD $0xfc6b7877 // ldr d23, [x3, x11, lsl #3]
+	LOW_BYTES(0, 4)
+	LOW_BYTES(1, 8)
+	LOAD_PAIRS(4, 16)
+	LOAD_PAIRS(8, 20)
 	WORD $0x6f380402 // ushr v2.4s, v0.4s, #8
 	WORD $0x6f380423 // ushr v3.4s, v1.4s, #8
-	WORD $0x6e180630 // mov v16.d[1], v17.d[0]
-	WORD $0x6e180672 // mov v18.d[1], v19.d[0]
-	WORD $0x6e1806b4 // mov v20.d[1], v21.d[0]
-	WORD $0x6e1806f6 // mov v22.d[1], v23.d[0]
-	WORD $0x4e921a18 // uzp1 v24.4s, v16.4s, v18.4s
-	WORD $0x4e925a19 // uzp2 v25.4s, v16.4s, v18.4s
-	WORD $0x4e961a9a // uzp1 v26.4s, v20.4s, v22.4s
-	WORD $0x4e965a9b // uzp2 v27.4s, v20.4s, v22.4s
+	JOIN_PAIRS(16)
+	JOIN_PAIRS(20)
+	SPLIT_PAIRS(16, 24)
+	SPLIT_PAIRS(20, 26)
 	WORD $0x6ea23704 // cmhi v4.4s, v24.4s, v2.4s
 	WORD $0x6ea33745 // cmhi v5.4s, v26.4s, v3.4s
 	WORD $0x4e251c86 // and v6.16b, v4.16b, v5.16b
@@ -70,19 +83,11 @@ after8:
 	CMP  $4, R1
 	BLT  single
 	WORD $0x4cdf7800 // ld1 {v0.4s}, [x0], #16
-	WORD $0x0e013c04 // umov w4, v0.b[0]
-	WORD $0x0e093c05 // umov w5, v0.b[4]
-	WORD $0x0e113c06 // umov w6, v0.b[8]
-	WORD $0x0e193c07 // umov w7, v0.b[12]
-	WORD $0xfc647870 // ldr d16, [x3, x4, lsl #3]
-	WORD $0xfc657871 // ldr d17, [x3, x5, lsl #3]
-	WORD $0xfc667872 // ldr d18, [x3, x6, lsl #3]
-	WORD $0xfc677873 // ldr d19, [x3, x7, lsl #3]
+	LOW_BYTES(0, 4)
+	LOAD_PAIRS(4, 16)
 	WORD $0x6f380402 // ushr v2.4s, v0.4s, #8
-	WORD $0x6e180630 // mov v16.d[1], v17.d[0]
-	WORD $0x6e180672 // mov v18.d[1], v19.d[0]
-	WORD $0x4e921a18 // uzp1 v24.4s, v16.4s, v18.4s
-	WORD $0x4e925a19 // uzp2 v25.4s, v16.4s, v18.4s
+	JOIN_PAIRS(16)
+	SPLIT_PAIRS(16, 24)
 	WORD $0x6ea23704 // cmhi v4.4s, v24.4s, v2.4s
 	WORD $0x6eb1a886 // uminv s6, v4.4s
 	WORD $0x6e21d842 // ucvtf v2.4s, v2.4s
