@@ -31,6 +31,16 @@
 	WORD $(0x4e801800 | ((d)+2)<<16 | (d)<<5 | (k)); \
 	WORD $(0x4e805800 | ((d)+2)<<16 | (d)<<5 | ((k)+1))
 
+// R14 = the number of trailing one bits of d6 (the all-ones masks of the lanes accepted before
+// the first rejected one; the WORD is fmov x14, d6), R17 = the words read so far, (R0 − R15)/4.
+#define FAILED_LANE_BITS \
+	WORD $0x9e6600ce; \
+	MVN  R14, R14; \
+	RBIT R14, R14; \
+	CLZ  R14, R14; \
+	SUB  R15, R0, R17; \
+	LSR  $2, R17, R17
+
 // func zigNEON(words *uint32, n int, out *float32, tab *[2 * zigLayers][2]uint32) int
 //
 // The ziggurat's fast path (see zigFastGeneric) over n words: for each word, its low byte b picks
@@ -135,12 +145,7 @@ fail8:
 	// First zero lane of v4:v5 (the eight lanes just stored).
 	WORD $0x4e451886 // uzp1 v6.8h, v4.8h, v5.8h
 	WORD $0x0e2128c6 // xtn v6.8b, v6.8h
-	WORD $0x9e6600ce // fmov x14, d6
-	MVN  R14, R14
-	RBIT R14, R14
-	CLZ  R14, R14
-	SUB  R15, R0, R17
-	LSR  $2, R17, R17
+	FAILED_LANE_BITS
 	SUB  $8, R17, R17
 	ADD  R14>>3, R17, R17
 	MOVD R17, ret+32(FP)
@@ -148,12 +153,7 @@ fail8:
 
 lane:
 	// v6.4h holds the four lanes' masks (16 bits each); R16 is the group's length.
-	WORD $0x9e6600ce // fmov x14, d6
-	MVN  R14, R14
-	RBIT R14, R14
-	CLZ  R14, R14
-	SUB  R15, R0, R17
-	LSR  $2, R17, R17
+	FAILED_LANE_BITS
 	SUB  R16, R17, R17
 	ADD  R14>>4, R17, R17
 	MOVD R17, ret+32(FP)
