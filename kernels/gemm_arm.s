@@ -2,8 +2,8 @@
 
 #include "textflag.h"
 
-// vmla.f32 qd, qn, dm[x] (by scalar; m < 8), as a macro of register numbers over its Arm A32
-// encoding.
+// VMLA.F32 by scalar as a macro of register numbers over its Arm A32 encoding:
+// vmla.f32 q{d}, q{n}, d{m}[{x}]; m < 16, x < 2
 #define VMLA_LANE(d, n, m, x) WORD $(0xf3a00140 | ((2*(d))>>4)<<22 | ((2*(d))&15)<<12 | ((2*(n))>>4)<<7 | ((2*(n))&15)<<16 | (x)<<5 | (m))
 
 // A tile row's two VMLA: q(acc) += qb0·dm[x], q(acc+1) += qb1·dm[x].
@@ -14,9 +14,9 @@
 // C row at R3 += alpha (d0[0]) × the tile row in q(lo), q(lo+1): vld1.32 {d2-d5}, [r3], then
 // the two VMLA into q1, q2, then vst1.32 {d2-d5}, [r3].
 #define STORE_ROW(lo) \
-	WORD $0xf423228f; \
+	WORD $0xf423228f; /* vld1.32 {d2-d5}, [r3] */ \
 	VMLA_ROW(1, lo, (lo)+1, 0, 0); \
-	WORD $0xf403228f
+	WORD $0xf403228f /* vst1.32 {d2-d5}, [r3] */
 
 // func gemmKernelNEON(kc int, alpha float32, a, b, c *float32, ldc int)
 //

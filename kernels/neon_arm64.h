@@ -1,16 +1,15 @@
 // neon_arm64.h: the NEON instructions Go's arm64 assembler does not spell, as macros of register
 // numbers, and the register blocks the float32 kernels share (gemm_arm64.s, gemmrows_arm64.s,
 // gemv_arm64.s). Each encoder is the Arm A64 encoding of the instruction in its comment with the
-// register numbers (0-31) filled in; the kernels were byte-identical to their WORD-per-line
-// versions (checked with scripts/neonwords.py) when these macros replaced them.
+// register numbers (0-31) filled in, which scripts/neonwords.py checks against llvm-mc; the kernels
+// were byte-identical to their WORD-per-line versions when these macros replaced them.
 
-// fmla vd.4s, vn.4s, vm.s[i] (by element; m < 16, i < 4).
+// FMLA by element, vector and FADD (the comment above each macro is its instruction).
+// fmla v{d}.4s, v{n}.4s, v{m}.s[{i}]; m < 16, i < 4
 #define FMLA_ELEM(d, n, m, i) WORD $(0x4f801000 | ((i)&1)<<21 | ((i)>>1)<<11 | (m)<<16 | (n)<<5 | (d))
-
-// fmla vd.4s, vn.4s, vm.4s (vector).
+// fmla v{d}.4s, v{n}.4s, v{m}.4s
 #define FMLA_VEC(d, n, m) WORD $(0x4e20cc00 | (m)<<16 | (n)<<5 | (d))
-
-// fadd vd.4s, vn.4s, vm.4s.
+// fadd v{d}.4s, v{n}.4s, v{m}.4s
 #define FADD_VEC(d, n, m) WORD $(0x4e20d400 | (m)<<16 | (n)<<5 | (d))
 
 // The two FMLA by element of one tile row: vacc += vb0·vm.s[i], v(acc+1) += vb1·vm.s[i].

@@ -3,38 +3,46 @@
 #include "textflag.h"
 
 // The table lookups of four words, as macros of register numbers over the Arm A64 encodings of
-// the instructions in their comments.
+// the instructions in the comments (checked by scripts/neonwords.py).
+// umov w{d}, v{n}.b[{i}]; d < 31, i < 16
+#define UMOV_B(d, n, i) WORD $(0x0e013c00 | (i)<<17 | (n)<<5 | (d))
+// ldr d{t}, [x{n}, x{m}, lsl #3]; n < 31, m < 31
+#define LDR_D(t, n, m) WORD $(0xfc607800 | (m)<<16 | (n)<<5 | (t))
+// mov v{d}.d[1], v{n}.d[0]
+#define INS_D1(d, n) WORD $(0x6e180400 | (n)<<5 | (d))
+// uzp1 v{d}.4s, v{n}.4s, v{m}.4s
+#define UZP1(d, n, m) WORD $(0x4e801800 | (m)<<16 | (n)<<5 | (d))
+// uzp2 v{d}.4s, v{n}.4s, v{m}.4s
+#define UZP2(d, n, m) WORD $(0x4e805800 | (m)<<16 | (n)<<5 | (d))
 
-// umov w(w+j), vv.b[4j] for j = 0…3: the low bytes of the four words in vv.
+// w(w+j) = the low byte of word j of vv, j = 0…3.
 #define LOW_BYTES(v, w) \
-	WORD $(0x0e013c00 | 0<<17 | (v)<<5 | (w)); \
-	WORD $(0x0e013c00 | 4<<17 | (v)<<5 | ((w)+1)); \
-	WORD $(0x0e013c00 | 8<<17 | (v)<<5 | ((w)+2)); \
-	WORD $(0x0e013c00 | 12<<17 | (v)<<5 | ((w)+3))
+	UMOV_B(w, v, 0); \
+	UMOV_B((w)+1, v, 4); \
+	UMOV_B((w)+2, v, 8); \
+	UMOV_B((w)+3, v, 12)
 
-// ldr d(d+j), [x3, x(w+j), lsl #3] for j = 0…3: the pairs tab[b] of the four bytes b in w…w+3.
+// d(d+j) = the pair tab[b] (tab in R3) of the byte b in w(w+j), j = 0…3.
 #define LOAD_PAIRS(w, d) \
-	WORD $(0xfc607800 | (w)<<16 | 3<<5 | (d)); \
-	WORD $(0xfc607800 | ((w)+1)<<16 | 3<<5 | ((d)+1)); \
-	WORD $(0xfc607800 | ((w)+2)<<16 | 3<<5 | ((d)+2)); \
-	WORD $(0xfc607800 | ((w)+3)<<16 | 3<<5 | ((d)+3))
+	LDR_D(d, 3, w); \
+	LDR_D((d)+1, 3, (w)+1); \
+	LDR_D((d)+2, 3, (w)+2); \
+	LDR_D((d)+3, 3, (w)+3)
 
-// mov v(d).d[1], v(d+1).d[0] and mov v(d+2).d[1], v(d+3).d[0]: the four pairs in vd…v(d+3) into
-// vd, v(d+2).
+// The four pairs in vd…v(d+3) into vd, v(d+2).
 #define JOIN_PAIRS(d) \
-	WORD $(0x6e180400 | ((d)+1)<<5 | (d)); \
-	WORD $(0x6e180400 | ((d)+3)<<5 | ((d)+2))
+	INS_D1(d, (d)+1); \
+	INS_D1((d)+2, (d)+3)
 
-// uzp1 vk.4s, vd.4s, v(d+2).4s and uzp2 v(k+1).4s, vd.4s, v(d+2).4s: the joined pairs into the
-// four k in vk and the four w in v(k+1).
+// The joined pairs in vd, v(d+2) into the four k in vk and the four w in v(k+1).
 #define SPLIT_PAIRS(d, k) \
-	WORD $(0x4e801800 | ((d)+2)<<16 | (d)<<5 | (k)); \
-	WORD $(0x4e805800 | ((d)+2)<<16 | (d)<<5 | ((k)+1))
+	UZP1(k, d, (d)+2); \
+	UZP2((k)+1, d, (d)+2)
 
 // R14 = the number of trailing one bits of d6 (the all-ones masks of the lanes accepted before
-// the first rejected one; the WORD is fmov x14, d6), R17 = the words read so far, (R0 − R15)/4.
+// the first rejected one), R17 = the words read so far, (R0 − R15)/4.
 #define FAILED_LANE_BITS \
-	WORD $0x9e6600ce; \
+	WORD $0x9e6600ce; /* fmov x14, d6 */ \
 	MVN  R14, R14; \
 	RBIT R14, R14; \
 	CLZ  R14, R14; \
