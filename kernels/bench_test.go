@@ -101,22 +101,23 @@ func BenchmarkGemv(b *testing.B) {
 // BenchmarkNormal reports standard normal draws per second.
 func BenchmarkNormal(b *testing.B) {
 	s := NewStream(1, 2, 3)
-	x := make([]float32, 4096)
-	b.Run("float32", func(b *testing.B) {
-		cpu0 := processCPUSeconds()
-		for i := 0; i < b.N; i++ {
-			s.Normal(x)
-		}
-		reportRate(b, cpu0, float64(len(x)), "normals")
-	})
-	y := make([]float64, 4096)
-	b.Run("float64", func(b *testing.B) {
-		cpu0 := processCPUSeconds()
-		for i := 0; i < b.N; i++ {
-			s.Normal64(y)
-		}
-		reportRate(b, cpu0, float64(len(y)), "normals")
-	})
+	const n = 4096
+	x, y := make([]float32, n), make([]float64, n)
+	for _, bc := range []struct {
+		name string
+		draw func() // n draws
+	}{
+		{"float32", func() { s.Normal(x) }},
+		{"float64", func() { s.Normal64(y) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			cpu0 := processCPUSeconds()
+			for i := 0; i < b.N; i++ {
+				bc.draw()
+			}
+			reportRate(b, cpu0, n, "normals")
+		})
+	}
 }
 
 func BenchmarkCholesky(b *testing.B) {
