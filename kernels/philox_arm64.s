@@ -25,36 +25,45 @@
 // add v{d}.4s, v{n}.4s, v{m}.4s
 #define ADD(d, n, m) WORD $(0x4ea08400 | (m)<<16 | (n)<<5 | (d))
 
+// vp, vq = the 64-bit products of vm's lanes and vx's, lanes 0-1 and 2-3.
+#define MUL(x, m, p, q) \
+	UMULL(p, x, m); \
+	UMULL2(q, x, m)
+
+#define MUL_PAIR(x, m, p, q) \
+	UMULL(p, x, m); \
+	UMULL((p)+8, (x)+8, m); \
+	UMULL2(q, x, m); \
+	UMULL2((q)+8, (x)+8, m)
+
+// vlo, vhi = the low and the high 32-bit halves of the four products in vp, vq.
+#define HALVES(p, q, lo, hi) \
+	UZP1(lo, p, q); \
+	UZP2(hi, p, q)
+
+#define HALVES_PAIR(p, q, lo, hi) \
+	UZP1(lo, p, q); \
+	UZP1((lo)+8, (p)+8, (q)+8); \
+	UZP2(hi, p, q); \
+	UZP2((hi)+8, (p)+8, (q)+8)
+
 // Rounds 2-9 begin: p, q = M0·c0 and r, t = M1·c2, the low half of M0·c0 to vn3, the high
 // to vh0.
 #define PRODUCTS(c0, c2, p, q, r, t, n3, h0) \
-	UMULL(p, c0, 26); \
-	UMULL2(q, c0, 26); \
-	UMULL(r, c2, 27); \
-	UMULL2(t, c2, 27); \
-	UZP1(n3, p, q); \
-	UZP2(h0, p, q)
+	MUL(c0, 26, p, q); \
+	MUL(c2, 27, r, t); \
+	HALVES(p, q, n3, h0)
 
 #define PRODUCTS_PAIR(c0, c2, p, q, r, t, n3, h0) \
-	UMULL(p, c0, 26); \
-	UMULL((p)+8, (c0)+8, 26); \
-	UMULL2(q, c0, 26); \
-	UMULL2((q)+8, (c0)+8, 26); \
-	UMULL(r, c2, 27); \
-	UMULL((r)+8, (c2)+8, 27); \
-	UMULL2(t, c2, 27); \
-	UMULL2((t)+8, (c2)+8, 27); \
-	UZP1(n3, p, q); \
-	UZP1((n3)+8, (p)+8, (q)+8); \
-	UZP2(h0, p, q); \
-	UZP2((h0)+8, (p)+8, (q)+8)
+	MUL_PAIR(c0, 26, p, q); \
+	MUL_PAIR(c2, 27, r, t); \
+	HALVES_PAIR(p, q, n3, h0)
 
 // Round 0 of one set from its counters in vctr to c2 = vhi, c3 = vlo (p, q scratch).
 #define ROUND0(ctr, p, q, lo, hi) \
 	UMULL(p, ctr, 26); \
 	UMULL2(q, ctr, 26); \
-	UZP1(lo, p, q); \
-	UZP2(hi, p, q); \
+	HALVES(p, q, lo, hi); \
 	EOR(hi, hi, 16)
 
 #define ROUND0_PAIR(ctr, p, q, lo, hi, ctrb) \
@@ -62,31 +71,20 @@
 	UMULL((p)+8, ctrb, 26); \
 	UMULL2(q, ctr, 26); \
 	UMULL2((q)+8, ctrb, 26); \
-	UZP1(lo, p, q); \
-	UZP1((lo)+8, (p)+8, (q)+8); \
-	UZP2(hi, p, q); \
-	UZP2((hi)+8, (p)+8, (q)+8); \
+	HALVES_PAIR(p, q, lo, hi); \
 	EOR(hi, hi, 16); \
 	EOR((hi)+8, (hi)+8, 16)
 
 // Round 1 from c2, c3 to c0 = vhi, c1 = vlo, c2 = vc3 (r, t scratch).
 #define ROUND1(c2, c3, r, t, lo, hi) \
-	UMULL(r, c2, 27); \
-	UMULL2(t, c2, 27); \
-	UZP1(lo, r, t); \
-	UZP2(hi, r, t); \
+	MUL(c2, 27, r, t); \
+	HALVES(r, t, lo, hi); \
 	EOR(hi, hi, 17); \
 	EOR(c3, c3, 18)
 
 #define ROUND1_PAIR(c2, c3, r, t, lo, hi) \
-	UMULL(r, c2, 27); \
-	UMULL((r)+8, (c2)+8, 27); \
-	UMULL2(t, c2, 27); \
-	UMULL2((t)+8, (c2)+8, 27); \
-	UZP1(lo, r, t); \
-	UZP1((lo)+8, (r)+8, (t)+8); \
-	UZP2(hi, r, t); \
-	UZP2((hi)+8, (r)+8, (t)+8); \
+	MUL_PAIR(c2, 27, r, t); \
+	HALVES_PAIR(r, t, lo, hi); \
 	EOR(hi, hi, 17); \
 	EOR((hi)+8, (hi)+8, 17); \
 	EOR(c3, c3, 18); \
@@ -97,8 +95,7 @@
 #define ROUND2(c0, c1, c2, p, q, r, t, n3, h0, n1, h1) \
 	PRODUCTS(c0, c2, p, q, r, t, n3, h0); \
 	EOR(h0, h0, 20); \
-	UZP1(n1, r, t); \
-	UZP2(h1, r, t); \
+	HALVES(r, t, n1, h1); \
 	EOR(h1, h1, c1); \
 	EOR(h1, h1, 19)
 
@@ -106,10 +103,7 @@
 	PRODUCTS_PAIR(c0, c2, p, q, r, t, n3, h0); \
 	EOR(h0, h0, 20); \
 	EOR((h0)+8, (h0)+8, 20); \
-	UZP1(n1, r, t); \
-	UZP1((n1)+8, (r)+8, (t)+8); \
-	UZP2(h1, r, t); \
-	UZP2((h1)+8, (r)+8, (t)+8); \
+	HALVES_PAIR(r, t, n1, h1); \
 	EOR(h1, h1, c1); \
 	EOR((h1)+8, (h1)+8, (c1)+8); \
 	EOR(h1, h1, 19); \
@@ -121,8 +115,7 @@
 	PRODUCTS(c0, c2, p, q, r, t, n3, h0); \
 	EOR(h0, h0, c3); \
 	EOR(h0, h0, kb); \
-	UZP1(n1, r, t); \
-	UZP2(h1, r, t); \
+	HALVES(r, t, n1, h1); \
 	EOR(h1, h1, c1); \
 	EOR(h1, h1, ka)
 
@@ -132,10 +125,7 @@
 	EOR((h0)+8, (h0)+8, (c3)+8); \
 	EOR(h0, h0, kb); \
 	EOR((h0)+8, (h0)+8, kb); \
-	UZP1(n1, r, t); \
-	UZP1((n1)+8, (r)+8, (t)+8); \
-	UZP2(h1, r, t); \
-	UZP2((h1)+8, (r)+8, (t)+8); \
+	HALVES_PAIR(r, t, n1, h1); \
 	EOR(h1, h1, c1); \
 	EOR((h1)+8, (h1)+8, (c1)+8); \
 	EOR(h1, h1, ka); \

@@ -7,8 +7,9 @@ computes: only the counter's low word differs
 between blocks, so in round 0 the product of c2 = a and the words c1, c3 are the same for every
 block, and in round 1 the product of c0; rounds 4-9 add the Weyl constants to round 3's key.
 Registers of each set's state are allocated round by round from a pool of eight. The rounds are
-macros (ROUND0…ROUND, and their …_PAIR twins for the two interleaved sets) defined at the top of
-the output from the templates in MACROS; the loops call them with the allocated registers.
+macros (MUL, HALVES, PRODUCTS, ROUND0…ROUND and their …_PAIR twins for the two interleaved sets)
+defined at the top of the output from the templates in MACROS; the loops call the rounds with the
+allocated registers.
 
     scripts/philox_arm64.py > kernels/philox_arm64.s && scripts/neonwords.py kernels/philox_arm64.s
 """
@@ -52,25 +53,33 @@ def num(r):
 # c0'' = hi(M1·c2) ^ D0, c1'' = lo(M1·c2), c2'' = c3 ^ D1 (c3'' is constant). Rounds 2-9 from the
 # state c0…c3 through the products p, q = M0·c0 and r, t = M1·c2 to the new state c0 = h1,
 # c1 = n1, c2 = h0, c3 = n3; round 2 has the constants F for c3 ^ k1 and K02 for k0.
-PRODUCTS = ("PRODUCTS", ["c0", "c2", "p", "q", "r", "t", "n3", "h0"])  # a call of that macro
+def call(name, *args):
+    """A call of the macro name in a macro's body (of name_PAIR in the _PAIR twin)."""
+    return ("CALL", name, list(args))
+
+
 MACROS = [
-    ("PRODUCTS", PRODUCTS[1],
-     [("UMULL", "p", "c0", M0), ("UMULL2", "q", "c0", M0), ("UMULL", "r", "c2", M1), ("UMULL2", "t", "c2", M1),
-      ("UZP1", "n3", "p", "q"), ("UZP2", "h0", "p", "q")]),
+    ("MUL", ["x", "m", "p", "q"], [("UMULL", "p", "x", "m"), ("UMULL2", "q", "x", "m")]),
+    ("HALVES", ["p", "q", "lo", "hi"], [("UZP1", "lo", "p", "q"), ("UZP2", "hi", "p", "q")]),
+    ("PRODUCTS", ["c0", "c2", "p", "q", "r", "t", "n3", "h0"],
+     [call("MUL", "c0", M0, "p", "q"), call("MUL", "c2", M1, "r", "t"), call("HALVES", "p", "q", "n3", "h0")]),
     ("ROUND0", ["ctr", "p", "q", "lo", "hi"],
-     [("UMULL", "p", "ctr", M0), ("UMULL2", "q", "ctr", M0), ("UZP1", "lo", "p", "q"), ("UZP2", "hi", "p", "q"),
+     [("UMULL", "p", "ctr", M0), ("UMULL2", "q", "ctr", M0), call("HALVES", "p", "q", "lo", "hi"),
       ("EOR", "hi", "hi", B1)]),
     ("ROUND1", ["c2", "c3", "r", "t", "lo", "hi"],
-     [("UMULL", "r", "c2", M1), ("UMULL2", "t", "c2", M1), ("UZP1", "lo", "r", "t"), ("UZP2", "hi", "r", "t"),
-      ("EOR", "hi", "hi", D0), ("EOR", "c3", "c3", D1)]),
+     [call("MUL", "c2", M1, "r", "t"), call("HALVES", "r", "t", "lo", "hi"), ("EOR", "hi", "hi", D0),
+      ("EOR", "c3", "c3", D1)]),
     ("ROUND2", ["c0", "c1", "c2", "p", "q", "r", "t", "n3", "h0", "n1", "h1"],
-     [PRODUCTS, ("EOR", "h0", "h0", F), ("UZP1", "n1", "r", "t"), ("UZP2", "h1", "r", "t"), ("EOR", "h1", "h1", "c1"),
-             ("EOR", "h1", "h1", K02)]),
+     [call("PRODUCTS", "c0", "c2", "p", "q", "r", "t", "n3", "h0"), ("EOR", "h0", "h0", F),
+      call("HALVES", "r", "t", "n1", "h1"), ("EOR", "h1", "h1", "c1"), ("EOR", "h1", "h1", K02)]),
     ("ROUND", ["c0", "c1", "c2", "c3", "p", "q", "r", "t", "n3", "h0", "n1", "h1", "ka", "kb"],
-     [PRODUCTS, ("EOR", "h0", "h0", "c3"), ("EOR", "h0", "h0", "kb"), ("UZP1", "n1", "r", "t"), ("UZP2", "h1", "r", "t"),
-             ("EOR", "h1", "h1", "c1"), ("EOR", "h1", "h1", "ka")]),
+     [call("PRODUCTS", "c0", "c2", "p", "q", "r", "t", "n3", "h0"), ("EOR", "h0", "h0", "c3"),
+      ("EOR", "h0", "h0", "kb"), call("HALVES", "r", "t", "n1", "h1"), ("EOR", "h1", "h1", "c1"),
+      ("EOR", "h1", "h1", "ka")]),
 ]
 DOCS = {
+    "MUL": "vp, vq = the 64-bit products of vm's lanes and vx's, lanes 0-1 and 2-3.",
+    "HALVES": "vlo, vhi = the low and the high 32-bit halves of the four products in vp, vq.",
     "PRODUCTS": "Rounds 2-9 begin: p, q = M0·c0 and r, t = M1·c2, the low half of M0·c0 to vn3, the high\n"
                 "// to vh0.",
     "ROUND0": "Round 0 of one set from its counters in vctr to c2 = vhi, c3 = vlo (p, q scratch).",
@@ -80,7 +89,7 @@ DOCS = {
     "ROUND": "Rounds 3-9 from c0…c3 to c0 = vh1, c1 = vn1, c2 = vh0, c3 = vn3 with the round keys in\n"
              "// vka, vkb (p, q, r, t scratch).",
 }
-FIXED = {"ctr", "ka", "kb"}  # the parameters that name the same register for both sets
+FIXED = {"ctr", "ka", "kb", "m"}  # the parameters that name the same register for both sets
 ENC = {"UMULL": (0x2ea0c000, "umull v{d}.2d, v{n}.2s, v{m}.2s"), "UMULL2": (0x6ea0c000, "umull2 v{d}.2d, v{n}.4s, v{m}.4s"),
        "UZP1": (0x4e801800, "uzp1 v{d}.4s, v{n}.4s, v{m}.4s"), "UZP2": (0x4e805800, "uzp2 v{d}.4s, v{n}.4s, v{m}.4s"),
        "EOR": (0x6e201c00, "eor v{d}.16b, v{n}.16b, v{m}.16b"), "ADD": (0x4ea08400, "add v{d}.4s, v{n}.4s, v{m}.4s")}
@@ -113,8 +122,9 @@ def macro_text():
             ps = params + (["ctrb"] if pair and "ctr" in params else [])
             ins_ = []
             for item in body:
-                if item is PRODUCTS:
-                    ins_.append(f"PRODUCTS{'_PAIR' if pair else ''}({', '.join(PRODUCTS[1])})")
+                if item[0] == "CALL":
+                    args = [str(num(x)) if x.startswith("v") else x for x in item[2]]
+                    ins_.append(f"{item[1]}{'_PAIR' if pair else ''}({', '.join(args)})")
                     continue
                 op, d, n, m = item
                 for b in ((False, True) if pair else (False,)):
