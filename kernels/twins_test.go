@@ -13,6 +13,18 @@ import (
 // twinSizes are lengths around every unroll and vector width the kernels use.
 var twinSizes = []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 255, 256, 257, 1000}
 
+// forSubslices calls f(n, off) for each length n of twinSizes and length itself, at each offset
+// off of offs with off+n ≤ length.
+func forSubslices(length int, offs []int, f func(n, off int)) {
+	for _, n := range append(twinSizes[:len(twinSizes):len(twinSizes)], length) {
+		for _, off := range offs {
+			if off+n <= length {
+				f(n, off)
+			}
+		}
+	}
+}
+
 func TestDotAxpyMatchGeneric(t *testing.T) {
 	r := newRand(11)
 	for _, n := range twinSizes {
@@ -66,22 +78,17 @@ func TestF16ToF32sMatchesGeneric(t *testing.T) {
 	for i := range src {
 		src[i] = uint16(i)
 	}
-	for _, n := range append(twinSizes, len(src)) {
-		for _, off := range []int{0, 1, 5} {
-			if off+n > len(src) {
-				continue
-			}
-			s := src[off : off+n]
-			got, want := make([]float32, n), make([]float32, n)
-			f16ToF32s(got, s)
-			f16ToF32sGeneric(want, s)
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("n=%d off=%d: %#04x → %#08x, generic %#08x", n, off, s[i], math.Float32bits(got[i]), math.Float32bits(want[i]))
-				}
+	forSubslices(len(src), []int{0, 1, 5}, func(n, off int) {
+		s := src[off : off+n]
+		got, want := make([]float32, n), make([]float32, n)
+		f16ToF32s(got, s)
+		f16ToF32sGeneric(want, s)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d off=%d: %#04x → %#08x, generic %#08x", n, off, s[i], math.Float32bits(got[i]), math.Float32bits(want[i]))
 			}
 		}
-	}
+	})
 }
 
 func TestPhiloxBlocksMatchGeneric(t *testing.T) {
@@ -134,24 +141,19 @@ func TestZigFastMatchesGeneric(t *testing.T) {
 	for i := range words {
 		words[i] = s.word()
 	}
-	for _, n := range append(twinSizes, len(words)) {
-		for _, off := range []int{0, 1, 3} {
-			if off+n > len(words) {
-				continue
-			}
-			w := words[off : off+n]
-			got, want := make([]float32, n), make([]float32, n)
-			j, k := zigFast(w, got), zigFastGeneric(w, want)
-			if j != k {
-				t.Fatalf("n=%d off=%d: stops at %d, generic at %d", n, off, j, k)
-			}
-			for i := 0; i < j; i++ {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("n=%d off=%d: out[%d] = %v, generic %v", n, off, i, got[i], want[i])
-				}
+	forSubslices(len(words), []int{0, 1, 3}, func(n, off int) {
+		w := words[off : off+n]
+		got, want := make([]float32, n), make([]float32, n)
+		j, k := zigFast(w, got), zigFastGeneric(w, want)
+		if j != k {
+			t.Fatalf("n=%d off=%d: stops at %d, generic at %d", n, off, j, k)
+		}
+		for i := 0; i < j; i++ {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d off=%d: out[%d] = %v, generic %v", n, off, i, got[i], want[i])
 			}
 		}
-	}
+	})
 }
 
 // normalRef is Stream.Normal one word at a time with the generic fast path: the reference the
