@@ -9,6 +9,27 @@
 	VMOVUPS 64(p), Y6; \
 	VMOVUPS 96(p), Y7
 
+// Y0…Y3 += Y4…Y7 × the 32 floats at p (lane by lane, one FMA each).
+#define DOT_Y4_Y7(p) \
+	VFMADD231PS (p), Y4, Y0; \
+	VFMADD231PS 32(p), Y5, Y1; \
+	VFMADD231PS 64(p), Y6, Y2; \
+	VFMADD231PS 96(p), Y7, Y3
+
+// Y4…Y7 += Y0 × the 32 floats at p.
+#define AXPY_Y4_Y7(p) \
+	VFMADD231PS (p), Y0, Y4; \
+	VFMADD231PS 32(p), Y0, Y5; \
+	VFMADD231PS 64(p), Y0, Y6; \
+	VFMADD231PS 96(p), Y0, Y7
+
+// The 32 floats at p = Y4…Y7.
+#define STORE_Y4_Y7(p) \
+	VMOVUPS Y4, (p); \
+	VMOVUPS Y5, 32(p); \
+	VMOVUPS Y6, 64(p); \
+	VMOVUPS Y7, 96(p)
+
 // The end of a loop over n floats at a time: SI and DI n floats on, CX n fewer, again while
 // n or more are left.
 #define NEXT(n, label) \
@@ -35,10 +56,7 @@ TEXT ·dotAVX2(SB), NOSPLIT, $0-28
 
 loop32:
 	LOAD_Y4_Y7(SI)
-	VFMADD231PS (DI), Y4, Y0
-	VFMADD231PS 32(DI), Y5, Y1
-	VFMADD231PS 64(DI), Y6, Y2
-	VFMADD231PS 96(DI), Y7, Y3
+	DOT_Y4_Y7(DI)
 	NEXT(32, loop32)
 
 tail8:
@@ -88,14 +106,8 @@ TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
 
 loop32:
 	LOAD_Y4_Y7(DI)
-	VFMADD231PS (SI), Y0, Y4
-	VFMADD231PS 32(SI), Y0, Y5
-	VFMADD231PS 64(SI), Y0, Y6
-	VFMADD231PS 96(SI), Y0, Y7
-	VMOVUPS     Y4, (DI)
-	VMOVUPS     Y5, 32(DI)
-	VMOVUPS     Y6, 64(DI)
-	VMOVUPS     Y7, 96(DI)
+	AXPY_Y4_Y7(SI)
+	STORE_Y4_Y7(DI)
 	NEXT(32, loop32)
 
 tail8:
