@@ -92,11 +92,7 @@ func BenchmarkGemv(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					Gemv(trans, n, n, 1, a, n, x, 0, y)
 				}
-				flops := 2 * float64(n*n) * float64(b.N)
-				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-				if cpu := processCPUSeconds() - cpu0; cpu > 0 {
-					b.ReportMetric(flops/cpu/1e9, "GFLOP/cpu-s")
-				}
+				reportRate(b, cpu0, 2*float64(n*n)/1e9, "GFLOP")
 			})
 		}
 	}
@@ -105,28 +101,23 @@ func BenchmarkGemv(b *testing.B) {
 // BenchmarkNormal reports standard normal draws per second.
 func BenchmarkNormal(b *testing.B) {
 	s := NewStream(1, 2, 3)
-	x := make([]float32, 4096)
-	b.Run("float32", func(b *testing.B) {
-		cpu0 := processCPUSeconds()
-		for i := 0; i < b.N; i++ {
-			s.Normal(x)
-		}
-		b.ReportMetric(float64(len(x))*float64(b.N)/b.Elapsed().Seconds(), "normals/s")
-		if cpu := processCPUSeconds() - cpu0; cpu > 0 {
-			b.ReportMetric(float64(len(x))*float64(b.N)/cpu, "normals/cpu-s")
-		}
-	})
-	y := make([]float64, 4096)
-	b.Run("float64", func(b *testing.B) {
-		cpu0 := processCPUSeconds()
-		for i := 0; i < b.N; i++ {
-			s.Normal64(y)
-		}
-		b.ReportMetric(float64(len(y))*float64(b.N)/b.Elapsed().Seconds(), "normals/s")
-		if cpu := processCPUSeconds() - cpu0; cpu > 0 {
-			b.ReportMetric(float64(len(y))*float64(b.N)/cpu, "normals/cpu-s")
-		}
-	})
+	const n = 4096
+	x, y := make([]float32, n), make([]float64, n)
+	for _, bc := range []struct {
+		name string
+		draw func() // n draws
+	}{
+		{"float32", func() { s.Normal(x) }},
+		{"float64", func() { s.Normal64(y) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			cpu0 := processCPUSeconds()
+			for i := 0; i < b.N; i++ {
+				bc.draw()
+			}
+			reportRate(b, cpu0, n, "normals")
+		})
+	}
 }
 
 func BenchmarkCholesky(b *testing.B) {
@@ -174,4 +165,13 @@ func BenchmarkPhiloxBlocks(b *testing.B) {
 	per := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(float64(len(dst))/per, "words/s")
 	b.ReportMetric(generic/per, "x-vs-generic")
+}
+
+// reportRate reports count·b.N per second of wall-clock time as unit+"/s" and, where the
+// platform measures it, per second of the process's CPU time since cpu0 as unit+"/cpu-s".
+func reportRate(b *testing.B, cpu0, count float64, unit string) {
+	b.ReportMetric(count*float64(b.N)/b.Elapsed().Seconds(), unit+"/s")
+	if cpu := processCPUSeconds() - cpu0; cpu > 0 {
+		b.ReportMetric(count*float64(b.N)/cpu, unit+"/cpu-s")
+	}
 }

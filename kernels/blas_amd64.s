@@ -2,6 +2,43 @@
 
 #include "textflag.h"
 
+// Y4…Y7 = the 32 floats at p.
+#define LOAD_Y4_Y7(p) \
+	VMOVUPS (p), Y4; \
+	VMOVUPS 32(p), Y5; \
+	VMOVUPS 64(p), Y6; \
+	VMOVUPS 96(p), Y7
+
+// Y0…Y3 += Y4…Y7 × the 32 floats at p (lane by lane, one FMA each).
+#define DOT_Y4_Y7(p) \
+	VFMADD231PS (p), Y4, Y0; \
+	VFMADD231PS 32(p), Y5, Y1; \
+	VFMADD231PS 64(p), Y6, Y2; \
+	VFMADD231PS 96(p), Y7, Y3
+
+// Y4…Y7 += Y0 × the 32 floats at p.
+#define AXPY_Y4_Y7(p) \
+	VFMADD231PS (p), Y0, Y4; \
+	VFMADD231PS 32(p), Y0, Y5; \
+	VFMADD231PS 64(p), Y0, Y6; \
+	VFMADD231PS 96(p), Y0, Y7
+
+// The 32 floats at p = Y4…Y7.
+#define STORE_Y4_Y7(p) \
+	VMOVUPS Y4, (p); \
+	VMOVUPS Y5, 32(p); \
+	VMOVUPS Y6, 64(p); \
+	VMOVUPS Y7, 96(p)
+
+// The end of a loop over n floats at a time: SI and DI n floats on, CX n fewer, again while
+// n or more are left.
+#define NEXT(n, label) \
+	ADDQ $(4*(n)), SI; \
+	ADDQ $(4*(n)), DI; \
+	SUBQ $(n), CX; \
+	CMPQ CX, $(n); \
+	JGE  label
+
 // func dotAVX2(x, y *float32, n int) float32
 //
 // Σ x[i]·y[i] for i < n: 32 values per iteration into four YMM accumulators, then 8 at a time,
@@ -18,19 +55,9 @@ TEXT ·dotAVX2(SB), NOSPLIT, $0-28
 	JLT    tail8
 
 loop32:
-	VMOVUPS     (SI), Y4
-	VMOVUPS     32(SI), Y5
-	VMOVUPS     64(SI), Y6
-	VMOVUPS     96(SI), Y7
-	VFMADD231PS (DI), Y4, Y0
-	VFMADD231PS 32(DI), Y5, Y1
-	VFMADD231PS 64(DI), Y6, Y2
-	VFMADD231PS 96(DI), Y7, Y3
-	ADDQ        $128, SI
-	ADDQ        $128, DI
-	SUBQ        $32, CX
-	CMPQ        CX, $32
-	JGE         loop32
+	LOAD_Y4_Y7(SI)
+	DOT_Y4_Y7(DI)
+	NEXT(32, loop32)
 
 tail8:
 	CMPQ CX, $8
@@ -39,11 +66,7 @@ tail8:
 loop8:
 	VMOVUPS     (SI), Y4
 	VFMADD231PS (DI), Y4, Y0
-	ADDQ        $32, SI
-	ADDQ        $32, DI
-	SUBQ        $8, CX
-	CMPQ        CX, $8
-	JGE         loop8
+	NEXT(8, loop8)
 
 reduce:
 	VADDPS       Y1, Y0, Y0
@@ -82,23 +105,10 @@ TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
 	JLT          tail8
 
 loop32:
-	VMOVUPS     (DI), Y4
-	VMOVUPS     32(DI), Y5
-	VMOVUPS     64(DI), Y6
-	VMOVUPS     96(DI), Y7
-	VFMADD231PS (SI), Y0, Y4
-	VFMADD231PS 32(SI), Y0, Y5
-	VFMADD231PS 64(SI), Y0, Y6
-	VFMADD231PS 96(SI), Y0, Y7
-	VMOVUPS     Y4, (DI)
-	VMOVUPS     Y5, 32(DI)
-	VMOVUPS     Y6, 64(DI)
-	VMOVUPS     Y7, 96(DI)
-	ADDQ        $128, SI
-	ADDQ        $128, DI
-	SUBQ        $32, CX
-	CMPQ        CX, $32
-	JGE         loop32
+	LOAD_Y4_Y7(DI)
+	AXPY_Y4_Y7(SI)
+	STORE_Y4_Y7(DI)
+	NEXT(32, loop32)
 
 tail8:
 	CMPQ CX, $8
@@ -108,11 +118,7 @@ loop8:
 	VMOVUPS     (DI), Y4
 	VFMADD231PS (SI), Y0, Y4
 	VMOVUPS     Y4, (DI)
-	ADDQ        $32, SI
-	ADDQ        $32, DI
-	SUBQ        $8, CX
-	CMPQ        CX, $8
-	JGE         loop8
+	NEXT(8, loop8)
 
 tail1:
 	TESTQ CX, CX

@@ -3,7 +3,49 @@
 #include "textflag.h"
 
 // NEON arithmetic that Go's assembler does not spell is encoded as WORDs with the mnemonic
-// beside them.
+// beside them, or by the macros below (scripts/neonwords.py checks both).
+
+// fmul v{d}.4s, v{n}.4s, v{m}.4s
+#define FMUL_VEC(d, n, m) WORD $(0x6e20dc00 | (m)<<16 | (n)<<5 | (d))
+// fmax v{d}.4s, v{n}.4s, v{m}.4s
+#define FMAX_VEC(d, n, m) WORD $(0x4e20f400 | (m)<<16 | (n)<<5 | (d))
+
+// The body of an in-place map x[i] = op(x[i], k) over the R2 floats at R0, returning at the end:
+// 16 values per iteration in V0–V3 by the vector instruction macro OP with its operand vk, then 4
+// at a time in V0, then one at a time in F0 by the scalar instruction SOP with its operand fk.
+#define MAP_INPLACE(OP, k, SOP, fk) \
+	CMP $16, R2; \
+	BLT tail4; \
+loop16: \
+	VLD1   (R0), [V0.S4, V1.S4, V2.S4, V3.S4]; \
+	OP(0, 0, k); \
+	OP(1, 1, k); \
+	OP(2, 2, k); \
+	OP(3, 3, k); \
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0); \
+	SUB    $16, R2, R2; \
+	CMP    $16, R2; \
+	BGE    loop16; \
+tail4: \
+	CMP $4, R2; \
+	BLT tail1; \
+loop4: \
+	VLD1   (R0), [V0.S4]; \
+	OP(0, 0, k); \
+	VST1.P [V0.S4], 16(R0); \
+	SUB    $4, R2, R2; \
+	CMP    $4, R2; \
+	BGE    loop4; \
+tail1: \
+	CBZ R2, done; \
+loop1: \
+	FMOVS   (R0), F0; \
+	SOP     fk, F0, F0; \
+	FMOVS.P F0, 4(R0); \
+	SUB     $1, R2, R2; \
+	CBNZ    R2, loop1; \
+done: \
+	RET
 
 // func dotNEON(x, y *float32, n int) float32
 //
@@ -120,44 +162,7 @@ TEXT ·scaleNEON(SB), NOSPLIT, $0-24
 	MOVD  x+8(FP), R0
 	MOVD  n+16(FP), R2
 	WORD $0x4e0404c6 // dup v6.4s, v6.s[0]
-	CMP   $16, R2
-	BLT   stail4
-
-sloop16:
-	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD $0x6e26dc00 // fmul v0.4s, v0.4s, v6.4s
-	WORD $0x6e26dc21 // fmul v1.4s, v1.4s, v6.4s
-	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
-	WORD $0x6e26dc63 // fmul v3.4s, v3.4s, v6.4s
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	SUB   $16, R2, R2
-	CMP   $16, R2
-	BGE   sloop16
-
-stail4:
-	CMP $4, R2
-	BLT stail1
-
-sloop4:
-	VLD1 (R0), [V0.S4]
-	WORD $0x6e26dc00 // fmul v0.4s, v0.4s, v6.4s
-	VST1.P [V0.S4], 16(R0)
-	SUB    $4, R2, R2
-	CMP    $4, R2
-	BGE    sloop4
-
-stail1:
-	CBZ R2, sdone
-
-sloop1:
-	FMOVS (R0), F0
-	FMULS F6, F0, F0
-	FMOVS.P F0, 4(R0)
-	SUB     $1, R2, R2
-	CBNZ    R2, sloop1
-
-sdone:
-	RET
+	MAP_INPLACE(FMUL_VEC, 6, FMULS, F6)
 
 // func reluNEON(x *float32, n int)
 //
@@ -167,41 +172,4 @@ TEXT ·reluNEON(SB), NOSPLIT, $0-16
 	MOVD x+0(FP), R0
 	MOVD n+8(FP), R2
 	VEOR V7.B16, V7.B16, V7.B16
-	CMP  $16, R2
-	BLT  rtail4
-
-rloop16:
-	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD $0x4e27f400 // fmax v0.4s, v0.4s, v7.4s
-	WORD $0x4e27f421 // fmax v1.4s, v1.4s, v7.4s
-	WORD $0x4e27f442 // fmax v2.4s, v2.4s, v7.4s
-	WORD $0x4e27f463 // fmax v3.4s, v3.4s, v7.4s
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	SUB   $16, R2, R2
-	CMP   $16, R2
-	BGE   rloop16
-
-rtail4:
-	CMP $4, R2
-	BLT rtail1
-
-rloop4:
-	VLD1 (R0), [V0.S4]
-	WORD $0x4e27f400 // fmax v0.4s, v0.4s, v7.4s
-	VST1.P [V0.S4], 16(R0)
-	SUB    $4, R2, R2
-	CMP    $4, R2
-	BGE    rloop4
-
-rtail1:
-	CBZ R2, rdone
-
-rloop1:
-	FMOVS   (R0), F0
-	FMAXS   F7, F0, F0
-	FMOVS.P F0, 4(R0)
-	SUB     $1, R2, R2
-	CBNZ    R2, rloop1
-
-rdone:
-	RET
+	MAP_INPLACE(FMAX_VEC, 7, FMAXS, F7)

@@ -40,14 +40,8 @@ func TestGemm(t *testing.T) {
 						for _, pad := range []int{0, 3} {
 							alpha := float32(1.25)
 							name := fmt.Sprintf("%s_m%d_n%d_k%d_tA%v_tB%v_beta%v_pad%d", impl.name, m, n, k, transA, transB, beta, pad)
-							ar, ac := m, k
-							if transA {
-								ar, ac = k, m
-							}
-							br, bc := k, n
-							if transB {
-								br, bc = n, k
-							}
+							ar, ac := opShape(m, k, transA)
+							br, bc := opShape(k, n, transB)
 							lda, ldb, ldc := ac+pad, bc+2*pad, n+pad
 							a := randSlice(r, ar*lda)
 							b := randSlice(r, br*ldb)

@@ -16,14 +16,8 @@ func FuzzGemm(f *testing.F) {
 	f.Fuzz(func(t *testing.T, m8, n8, k8 uint8, transA, transB bool, pad8 uint8, seed uint64) {
 		m, n, k, pad := int(m8)%80, int(n8)%140, int(k8)%300, int(pad8)%4
 		r := newRand(seed)
-		ar, ac := m, k
-		if transA {
-			ar, ac = k, m
-		}
-		br, bc := k, n
-		if transB {
-			br, bc = n, k
-		}
+		ar, ac := opShape(m, k, transA)
+		br, bc := opShape(k, n, transB)
 		lda, ldb, ldc := ac+pad, bc+pad, n+pad
 		a := randSlice(r, max(1, ar*lda))
 		b := randSlice(r, max(1, br*ldb))

@@ -51,3 +51,37 @@ func shortOr[T any](t testing.TB, short, long T) T {
 	}
 	return long
 }
+
+// opShape returns the stored shape of a Gemm operand whose op is rows×cols: cols×rows if trans.
+func opShape(rows, cols int, trans bool) (int, int) {
+	if trans {
+		return cols, rows
+	}
+	return rows, cols
+}
+
+// gemmDispatchCase returns a function that runs Gemm on a 37×300 by 300×53 product of random
+// values from seed (it crosses the tile, the medium-driver and the kc thresholds) and returns C,
+// and k, for comparing the assembly and generic paths.
+func gemmDispatchCase(seed uint64) (run func() []float32, k int) {
+	r := newRand(seed)
+	const m, n = 37, 53
+	k = 300
+	a, b := randSlice(r, m*k), randSlice(r, k*n)
+	return func() []float32 {
+		c := make([]float32, m*n)
+		Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
+		return c
+	}, k
+}
+
+// checkGemmPaths fails t unless the C of the assembly path (asm, named name) and of the generic
+// path agree to float32 rounding.
+func checkGemmPaths(t *testing.T, name string, k int, asm, gen []float32) {
+	t.Helper()
+	for i := range asm {
+		if !closeTo(float64(asm[i]), float64(gen[i]), 1e-5*float64(k)) {
+			t.Fatalf("Gemm c[%d]: %s %g, generic %g", i, name, asm[i], gen[i])
+		}
+	}
+}

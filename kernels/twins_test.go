@@ -13,6 +13,18 @@ import (
 // twinSizes are lengths around every unroll and vector width the kernels use.
 var twinSizes = []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 255, 256, 257, 1000}
 
+// forSubslices calls f(n, off) for each length n of twinSizes and length itself, at each offset
+// off of offs with off+n ≤ length.
+func forSubslices(length int, offs []int, f func(n, off int)) {
+	for _, n := range append(twinSizes[:len(twinSizes):len(twinSizes)], length) {
+		for _, off := range offs {
+			if off+n <= length {
+				f(n, off)
+			}
+		}
+	}
+}
+
 func TestDotAxpyMatchGeneric(t *testing.T) {
 	r := newRand(11)
 	for _, n := range twinSizes {
@@ -56,24 +68,7 @@ func TestGemmKernelMatchesGeneric(t *testing.T) {
 			c2 := append([]float32(nil), c0...)
 			gemmKernel(kc, 1.5, a, b, c1, ldc)
 			gemmKernelGeneric(kc, 1.5, a, b, c2, ldc)
-			for i := 0; i < gemmMR; i++ {
-				for j := 0; j < ldc && i*ldc+j < len(c1); j++ {
-					k := i*ldc + j
-					if j >= gemmNR {
-						if c1[k] != c0[k] {
-							t.Fatalf("kc=%d ldc=%d: c[%d,%d] outside the tile changed", kc, ldc, i, j)
-						}
-						continue
-					}
-					mag := math.Abs(float64(c0[k]))
-					for l := 0; l < kc; l++ {
-						mag += 1.5 * math.Abs(float64(a[l*gemmMR+i])*float64(b[l*gemmNR+j]))
-					}
-					if !closeTo(float64(c1[k]), float64(c2[k]), 1e-5*mag) {
-						t.Fatalf("kc=%d ldc=%d: c[%d,%d] = %g, generic %g", kc, ldc, i, j, c1[k], c2[k])
-					}
-				}
-			}
+			checkGemmTile(t, fmt.Sprintf("kc=%d ldc=%d", kc, ldc), kc, ldc, 1.5, a, b, c0, c1, c2)
 		}
 	}
 }
@@ -83,22 +78,17 @@ func TestF16ToF32sMatchesGeneric(t *testing.T) {
 	for i := range src {
 		src[i] = uint16(i)
 	}
-	for _, n := range append(twinSizes, len(src)) {
-		for _, off := range []int{0, 1, 5} {
-			if off+n > len(src) {
-				continue
-			}
-			s := src[off : off+n]
-			got, want := make([]float32, n), make([]float32, n)
-			f16ToF32s(got, s)
-			f16ToF32sGeneric(want, s)
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("n=%d off=%d: %#04x → %#08x, generic %#08x", n, off, s[i], math.Float32bits(got[i]), math.Float32bits(want[i]))
-				}
+	forSubslices(len(src), []int{0, 1, 5}, func(n, off int) {
+		s := src[off : off+n]
+		got, want := make([]float32, n), make([]float32, n)
+		f16ToF32s(got, s)
+		f16ToF32sGeneric(want, s)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d off=%d: %#04x → %#08x, generic %#08x", n, off, s[i], math.Float32bits(got[i]), math.Float32bits(want[i]))
 			}
 		}
-	}
+	})
 }
 
 func TestPhiloxBlocksMatchGeneric(t *testing.T) {
@@ -151,24 +141,19 @@ func TestZigFastMatchesGeneric(t *testing.T) {
 	for i := range words {
 		words[i] = s.word()
 	}
-	for _, n := range append(twinSizes, len(words)) {
-		for _, off := range []int{0, 1, 3} {
-			if off+n > len(words) {
-				continue
-			}
-			w := words[off : off+n]
-			got, want := make([]float32, n), make([]float32, n)
-			j, k := zigFast(w, got), zigFastGeneric(w, want)
-			if j != k {
-				t.Fatalf("n=%d off=%d: stops at %d, generic at %d", n, off, j, k)
-			}
-			for i := 0; i < j; i++ {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("n=%d off=%d: out[%d] = %v, generic %v", n, off, i, got[i], want[i])
-				}
+	forSubslices(len(words), []int{0, 1, 3}, func(n, off int) {
+		w := words[off : off+n]
+		got, want := make([]float32, n), make([]float32, n)
+		j, k := zigFast(w, got), zigFastGeneric(w, want)
+		if j != k {
+			t.Fatalf("n=%d off=%d: stops at %d, generic at %d", n, off, j, k)
+		}
+		for i := 0; i < j; i++ {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d off=%d: out[%d] = %v, generic %v", n, off, i, got[i], want[i])
 			}
 		}
-	}
+	})
 }
 
 // normalRef is Stream.Normal one word at a time with the generic fast path: the reference the
@@ -252,23 +237,10 @@ func TestGemmKernelRowsMatches(t *testing.T) {
 				}
 			}
 			gemmKernel(kc, 1.25, pa, b, c3, ldc)
-			for i := 0; i < gemmMR; i++ {
-				for j := 0; j < ldc && i*ldc+j < len(c1); j++ {
-					k := i*ldc + j
-					if j >= gemmNR {
-						if c1[k] != c0[k] {
-							t.Fatalf("kc=%d lda=%d: c[%d,%d] outside the tile changed", kc, lda, i, j)
-						}
-						continue
-					}
-					mag := math.Abs(float64(c0[k]))
-					for l := 0; l < kc; l++ {
-						mag += 1.25 * math.Abs(float64(pa[l*gemmMR+i])*float64(b[l*gemmNR+j]))
-					}
-					if !closeTo(float64(c1[k]), float64(c2[k]), 1e-5*mag) {
-						t.Fatalf("kc=%d lda=%d: c[%d,%d] = %g, generic %g", kc, lda, i, j, c1[k], c2[k])
-					}
-					if gemmInPlaceA && math.Float32bits(c1[k]) != math.Float32bits(c3[k]) {
+			checkGemmTile(t, fmt.Sprintf("kc=%d lda=%d", kc, lda), kc, ldc, 1.25, pa, b, c0, c1, c2)
+			for i := 0; gemmInPlaceA && i < gemmMR; i++ {
+				for j := 0; j < gemmNR; j++ {
+					if k := i*ldc + j; math.Float32bits(c1[k]) != math.Float32bits(c3[k]) {
 						t.Fatalf("kc=%d lda=%d: c[%d,%d] = %g, packed kernel %g", kc, lda, i, j, c1[k], c3[k])
 					}
 				}
@@ -325,6 +297,32 @@ func TestReLUMatchesGeneric(t *testing.T) {
 				if v := x[i]; v == v && x1[i] != max(v, 0) {
 					t.Fatalf("n=%d: relu(%v) = %v", n, v, x1[i])
 				}
+			}
+		}
+	}
+}
+
+// checkGemmTile fails t (messages prefixed by tag) unless got, C after a micro-kernel's
+// C[0:gemmMR, 0:gemmNR] += alpha·A·B (A packed in pa, B packed in b, C before in c0 with leading
+// dimension ldc), is unchanged outside the tile and within float32 rounding of want, the generic
+// twin's result, relative to the magnitude of the terms.
+func checkGemmTile(t *testing.T, tag string, kc, ldc int, alpha float64, pa, b, c0, got, want []float32) {
+	t.Helper()
+	for i := 0; i < gemmMR; i++ {
+		for j := 0; j < ldc && i*ldc+j < len(got); j++ {
+			k := i*ldc + j
+			if j >= gemmNR {
+				if got[k] != c0[k] {
+					t.Fatalf("%s: c[%d,%d] outside the tile changed", tag, i, j)
+				}
+				continue
+			}
+			mag := math.Abs(float64(c0[k]))
+			for l := 0; l < kc; l++ {
+				mag += alpha * math.Abs(float64(pa[l*gemmMR+i])*float64(b[l*gemmNR+j]))
+			}
+			if !closeTo(float64(got[k]), float64(want[k]), 1e-5*mag) {
+				t.Fatalf("%s: c[%d,%d] = %g, generic %g", tag, i, j, got[k], want[k])
 			}
 		}
 	}

@@ -6,7 +6,10 @@ round by round, and one set of four for an odd group. Rounds 0-2 use constants t
 computes: only the counter's low word differs
 between blocks, so in round 0 the product of c2 = a and the words c1, c3 are the same for every
 block, and in round 1 the product of c0; rounds 4-9 add the Weyl constants to round 3's key.
-Registers of each set's state are allocated round by round from a pool of eight.
+Registers of each set's state are allocated round by round from a pool of eight. The rounds are
+macros (MUL, HALVES, PRODUCTS, ROUND0…ROUND and their …_PAIR twins for the two interleaved sets)
+defined at the top of the output from the templates in MACROS; the loops call the rounds with the
+allocated registers.
 
     scripts/philox_arm64.py > kernels/philox_arm64.s && scripts/neonwords.py kernels/philox_arm64.s
 """
@@ -40,79 +43,166 @@ class Set:
         self.free.extend(rs)
 
 
-def mul(s, src, m):
-    p, q = s.alloc(), s.alloc()
-    return [f"umull {p}.2d, {src}.2s, {m}.2s", f"umull2 {q}.2d, {src}.4s, {m}.4s"], p, q
+def num(r):
+    return int(r[1:])
+
+
+# The round macros, for one set of four blocks: (name, parameters, body). A body is a list of
+# (op, d, n, m) with each operand a parameter name or a fixed register (one of the constants
+# above). Round 0: c2' = hi(M0·ctr) ^ B1, c3' = lo(M0·ctr) (c0', c1' are constants). Round 1:
+# c0'' = hi(M1·c2) ^ D0, c1'' = lo(M1·c2), c2'' = c3 ^ D1 (c3'' is constant). Rounds 2-9 from the
+# state c0…c3 through the products p, q = M0·c0 and r, t = M1·c2 to the new state c0 = h1,
+# c1 = n1, c2 = h0, c3 = n3; round 2 has the constants F for c3 ^ k1 and K02 for k0.
+def call(name, *args):
+    """A call of the macro name in a macro's body (of name_PAIR in the _PAIR twin)."""
+    return ("CALL", name, list(args))
+
+
+MACROS = [
+    ("MUL", ["x", "m", "p", "q"], [("UMULL", "p", "x", "m"), ("UMULL2", "q", "x", "m")]),
+    ("HALVES", ["p", "q", "lo", "hi"], [("UZP1", "lo", "p", "q"), ("UZP2", "hi", "p", "q")]),
+    ("PRODUCTS", ["c0", "c2", "p", "q", "r", "t", "n3", "h0"],
+     [call("MUL", "c0", M0, "p", "q"), call("MUL", "c2", M1, "r", "t"), call("HALVES", "p", "q", "n3", "h0")]),
+    ("ROUND0", ["ctr", "p", "q", "lo", "hi"],
+     [("UMULL", "p", "ctr", M0), ("UMULL2", "q", "ctr", M0), call("HALVES", "p", "q", "lo", "hi"),
+      ("EOR", "hi", "hi", B1)]),
+    ("ROUND1", ["c2", "c3", "r", "t", "lo", "hi"],
+     [call("MUL", "c2", M1, "r", "t"), call("HALVES", "r", "t", "lo", "hi"), ("EOR", "hi", "hi", D0),
+      ("EOR", "c3", "c3", D1)]),
+    ("ROUND2", ["c0", "c1", "c2", "p", "q", "r", "t", "n3", "h0", "n1", "h1"],
+     [call("PRODUCTS", "c0", "c2", "p", "q", "r", "t", "n3", "h0"), ("EOR", "h0", "h0", F),
+      call("HALVES", "r", "t", "n1", "h1"), ("EOR", "h1", "h1", "c1"), ("EOR", "h1", "h1", K02)]),
+    ("ROUND", ["c0", "c1", "c2", "c3", "p", "q", "r", "t", "n3", "h0", "n1", "h1", "ka", "kb"],
+     [call("PRODUCTS", "c0", "c2", "p", "q", "r", "t", "n3", "h0"), ("EOR", "h0", "h0", "c3"),
+      ("EOR", "h0", "h0", "kb"), call("HALVES", "r", "t", "n1", "h1"), ("EOR", "h1", "h1", "c1"),
+      ("EOR", "h1", "h1", "ka")]),
+]
+DOCS = {
+    "MUL": "vp, vq = the 64-bit products of vm's lanes and vx's, lanes 0-1 and 2-3.",
+    "HALVES": "vlo, vhi = the low and the high 32-bit halves of the four products in vp, vq.",
+    "PRODUCTS": "Rounds 2-9 begin: p, q = M0·c0 and r, t = M1·c2, the low half of M0·c0 to vn3, the high\n"
+                "// to vh0.",
+    "ROUND0": "Round 0 of one set from its counters in vctr to c2 = vhi, c3 = vlo (p, q scratch).",
+    "ROUND1": "Round 1 from c2, c3 to c0 = vhi, c1 = vlo, c2 = vc3 (r, t scratch).",
+    "ROUND2": "Round 2 from c0…c2 (c3 is folded into F) to c0 = vh1, c1 = vn1, c2 = vh0, c3 = vn3\n"
+              "// (p, q, r, t scratch).",
+    "ROUND": "Rounds 3-9 from c0…c3 to c0 = vh1, c1 = vn1, c2 = vh0, c3 = vn3 with the round keys in\n"
+             "// vka, vkb (p, q, r, t scratch).",
+}
+FIXED = {"ctr", "ka", "kb", "m"}  # the parameters that name the same register for both sets
+ENC = {"UMULL": (0x2ea0c000, "umull v{d}.2d, v{n}.2s, v{m}.2s"), "UMULL2": (0x6ea0c000, "umull2 v{d}.2d, v{n}.4s, v{m}.4s"),
+       "UZP1": (0x4e801800, "uzp1 v{d}.4s, v{n}.4s, v{m}.4s"), "UZP2": (0x4e805800, "uzp2 v{d}.4s, v{n}.4s, v{m}.4s"),
+       "EOR": (0x6e201c00, "eor v{d}.16b, v{n}.16b, v{m}.16b"), "ADD": (0x4ea08400, "add v{d}.4s, v{n}.4s, v{m}.4s")}
+
+
+def macro_text():
+    """The #defines of the encoders and of the round macros, single and pair (ROUND…_PAIR: the
+    same round for set a and for set b, the one with eight registers more, interleaved
+    instruction by instruction; ROUND0_PAIR takes set b's counter as ctrb)."""
+    lines = [f"//   M0 = v{num(M0)}, M1 = v{num(M1)}, B1 = v{num(B1)}, D0 = v{num(D0)}, D1 = v{num(D1)}, "
+             f"K02 = v{num(K02)}, F = v{num(F)}, KA, KB = v{num(KA)}, v{num(KB)},",
+             f"//   W0, W1 = v{num(W0)}, v{num(W1)}, K3A, K3B = v{num(K3A)}, v{num(K3B)}.",
+             "// A round macro's …_PAIR twin runs the round for set b too (its registers eight on, its",
+             "// counter in vctrb), each instruction for set b right after set a's.", ""]
+    for op, (base, mn) in ENC.items():
+        lines.append(f"// {mn}")
+        lines.append(f"#define {op}(d, n, m) WORD $({base:#010x} | (m)<<16 | (n)<<5 | (d))")
+    lines.append("")
+
+    def arg(x, b):
+        if x.startswith("v"):  # a fixed register: the same for both sets
+            return str(num(x))
+        if b and x == "ctr":
+            return "ctrb"
+        return f"({x})+8" if b and x not in FIXED else x
+
+    for name, params, body in MACROS:
+        lines.append(f"// {DOCS[name]}")
+        for pair in (False, True):
+            ps = params + (["ctrb"] if pair and "ctr" in params else [])
+            ins_ = []
+            for item in body:
+                if item[0] == "CALL":
+                    args = [str(num(x)) if x.startswith("v") else x for x in item[2]]
+                    ins_.append(f"{item[1]}{'_PAIR' if pair else ''}({', '.join(args)})")
+                    continue
+                op, d, n, m = item
+                for b in ((False, True) if pair else (False,)):
+                    ins_.append(f"{op}({arg(d, b)}, {arg(n, b)}, {arg(m, b)})")
+            lines.append(f"#define {name}{'_PAIR' if pair else ''}({', '.join(ps)}) \\")
+            lines.append("; \\\n".join("\t" + x for x in ins_))
+            lines.append("")
+        if name == "ROUND":
+            lines.append("// ROUND with KA, KB first advanced by the Weyl constants W0, W1 (rounds 5-9).")
+            for pair in (False, True):
+                sfx = "_PAIR" if pair else ""
+                ps = params[:-2]
+                lines.append(f"#define ROUNDK{sfx}({', '.join(ps)}) \\")
+                lines.append(f"\tADD({num(KA)}, {num(KA)}, {num(W0)}); \\")
+                lines.append(f"\tADD({num(KB)}, {num(KB)}, {num(W1)}); \\")
+                lines.append(f"\tROUND{sfx}({', '.join(ps)}, {num(KA)}, {num(KB)})")
+                lines.append("")
+    return "\n".join(lines)
+
+
+def mul(s):
+    return s.alloc(), s.alloc()
 
 
 def rounds(sets, ctrs, last_targets):
     """Emits rounds 0-9 for the sets (interleaved), the final state of set i in last_targets[i]."""
-    # Round 0: c2' = hi(M0·ctr) ^ B1, c3' = lo(M0·ctr); c0', c1' are constants.
-    steps = []
+    calls = []
     for s, ctr in zip(sets, ctrs):
-        i0, p, q = mul(s, ctr, M0)
+        p, q = mul(s)
         lo, hi = s.alloc(), s.alloc()
-        steps.append(i0 + [f"uzp1 {lo}.4s, {p}.4s, {q}.4s", f"uzp2 {hi}.4s, {p}.4s, {q}.4s", f"eor {hi}.16b, {hi}.16b, {B1}.16b"])
+        calls.append(("ROUND0", [ctr, p, q, lo, hi]))
         s.release(p, q)
         s.st = {"c2": hi, "c3": lo}
-    emit(steps)
-    # Round 1: c0'' = hi(M1·c2) ^ D0, c1'' = lo(M1·c2), c2'' = c3 ^ D1; c3'' = E (constant).
-    steps = []
+    emit(calls)
+    calls = []
     for s in sets:
         c2, c3 = s.st["c2"], s.st["c3"]
-        i1, r, t = mul(s, c2, M1)
+        r, t = mul(s)
         s.release(c2)
         lo, hi = s.alloc(), s.alloc()
-        steps.append(i1 + [f"uzp1 {lo}.4s, {r}.4s, {t}.4s", f"uzp2 {hi}.4s, {r}.4s, {t}.4s",
-                           f"eor {hi}.16b, {hi}.16b, {D0}.16b", f"eor {c3}.16b, {c3}.16b, {D1}.16b"])
+        calls.append(("ROUND1", [c2, c3, r, t, lo, hi]))
         s.release(r, t)
         s.st = {"c0": hi, "c1": lo, "c2": c3}
-    emit(steps)
+    emit(calls)
     for rnd in range(2, 10):
-        ka, kb = KA, KB
-        if rnd == 3:
-            ka, kb = K3A, K3B
-        elif rnd == 4:
-            ins(f"add {KA}.4s, {K3A}.4s, {W0}.4s")
-            ins(f"add {KB}.4s, {K3B}.4s, {W1}.4s")
-        elif rnd > 4:
-            ins(f"add {KA}.4s, {KA}.4s, {W0}.4s")
-            ins(f"add {KB}.4s, {KB}.4s, {W1}.4s")
+        name = "ROUND2" if rnd == 2 else "ROUNDK" if rnd > 4 else "ROUND"
         last = rnd == 9
-        steps = []
+        if rnd == 4 or (last and len(sets) > 1):
+            src = (K3A, K3B) if rnd == 4 else (KA, KB)
+            ins(f"add {KA}.4s, {src[0]}.4s, {W0}.4s")
+            ins(f"add {KB}.4s, {src[1]}.4s, {W1}.4s")
+            if last:
+                name = "ROUND"
+        calls = []
         for k, s in enumerate(sets):
             c0, c1, c2 = s.st["c0"], s.st["c1"], s.st["c2"]
             c3 = s.st.get("c3")
-            i0, p, q = mul(s, c0, M0)
-            i1, r, t = mul(s, c2, M1)
+            p, q = mul(s)
+            r, t = mul(s)
             s.release(c0, c2)
             if last:
                 n0, n1, n2, n3 = pick(last_targets[k], p, q, r, t, c1, c3)
+                h0, h1 = n2, n0
             else:
                 n3, h0 = s.alloc(), s.alloc()  # lo0 → c3, hi0 → c2
-            seq = i0 + i1
-            if last:
-                h0 = n2
-            seq += [f"uzp1 {n3}.4s, {p}.4s, {q}.4s", f"uzp2 {h0}.4s, {p}.4s, {q}.4s"]
-            if c3 is None:
-                seq.append(f"eor {h0}.16b, {h0}.16b, {F}.16b")
-            else:
-                seq += [f"eor {h0}.16b, {h0}.16b, {c3}.16b", f"eor {h0}.16b, {h0}.16b, {kb}.16b"]
-            if not last:
                 s.release(p, q)
                 n1, h1 = s.alloc(), s.alloc()
-            else:
-                h1 = n0
-            seq += [f"uzp1 {n1}.4s, {r}.4s, {t}.4s", f"uzp2 {h1}.4s, {r}.4s, {t}.4s",
-                    f"eor {h1}.16b, {h1}.16b, {c1}.16b", f"eor {h1}.16b, {h1}.16b, {K02 if rnd == 2 else ka}.16b"]
             s.release(r, t, c1)
             if c3 is not None:
                 s.release(c3)
             if last:
                 s.release(p, q)
-            steps.append(seq)
+            args = [c0, c1, c2] + ([c3] if c3 is not None else []) + [p, q, r, t, n3, h0, n1, h1]
+            if name == "ROUND":
+                args += [KA, KB] if rnd > 3 else [K3A, K3B]
+            calls.append((name, args))
             s.st = {"c0": h1, "c1": n1, "c2": h0, "c3": n3}
-        emit(steps, serial=last)
+        emit(calls, serial=last)
 
 
 def pick(cands, p, q, r, t, c1, c3):
@@ -125,17 +215,19 @@ def pick(cands, p, q, r, t, c1, c3):
     raise SystemExit("no target registers for the last round")
 
 
-def emit(steps, serial=False):
-    if serial:
-        for st in steps:
-            for x in st:
-                ins(x)
+def emit(calls, serial=False):
+    """One macro call per set, or, for two sets whose registers differ by eight (set b's counter
+    aside), one …_PAIR call."""
+    if len(calls) == 2 and not serial:
+        (na, a), (nb, b) = calls
+        shift = [x if x in (CTRA, KA, KB, K3A, K3B) else f"v{num(x) + 8}" for x in a]
+        if na != nb or [x for x, y in zip(b, shift) if x != y and x != CTRB]:
+            raise SystemExit(f"set b's {nb}{b} is not set a's {na}{a} shifted by eight")
+        args = [str(num(x)) for x in a] + ([str(num(b[0]))] if na == "ROUND0" else [])
+        go(f"{na}_PAIR({', '.join(args)})")
         return
-    n = max(len(s) for s in steps)
-    for i in range(n):
-        for st in steps:
-            if i < len(st):
-                ins(st[i])
+    for name, args in calls:
+        go(f"{name}({', '.join(str(num(x)) for x in args)})")
 
 
 def main():
@@ -144,6 +236,11 @@ def main():
 #include "textflag.h"
 
 // Code generated by scripts/philox_arm64.py; DO NOT EDIT.
+
+// The NEON instructions Go's assembler does not spell, as macros of register numbers (the Arm
+// A64 encoding of the instruction in the comment, checked by scripts/neonwords.py), and the rounds of Philox4x32-10 built of them
+// on the constants of the prologue:
+%s
 
 // func philoxNEON(dst *uint32, groups int, key *[2]uint32, ctr *[4]uint32, hi, a, b uint32)
 //
@@ -157,7 +254,8 @@ def main():
 // v0-v7 and one in v8-v15 (the four blocks of a set in the four lanes of each register, c0…c3
 // one register each), then one group alone if groups is odd. The 32×32→64-bit products by
 // UMULL/UMULL2 and their halves by UZP1/UZP2; ST4 interleaves the lanes back into block order.
-// Instructions Go's assembler does not spell are WORDs with their mnemonic beside them.
+// Instructions Go's assembler does not spell are the macros above or WORDs with their mnemonic
+// beside them.
 TEXT ·philoxNEON(SB), NOSPLIT, $0-44
 	MOVD  dst+0(FP), R0
 	MOVD  groups+8(FP), R1
@@ -166,7 +264,7 @@ TEXT ·philoxNEON(SB), NOSPLIT, $0-44
 	MOVWU hi+32(FP), R4
 	MOVWU a+36(FP), R5
 	MOVWU b+40(FP), R6'''
-    out.append(hdr)
+    out.append(hdr % macro_text())
     # The constants of rounds 0-3 (see the file comment of philoxNEON): M1·a → (ah, al),
     # c0 = ah ^ hi ^ k0 after round 0, M0·c0 → (eh, el) in round 1.
     for x in ["ldp w7, w8, [x2]", f"ld1 {{{CTRA}.4s}}, [x3]",

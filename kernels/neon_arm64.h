@@ -1,0 +1,73 @@
+// neon_arm64.h: the NEON instructions Go's arm64 assembler does not spell, as macros of register
+// numbers, and the register blocks the float32 kernels share (gemm_arm64.s, gemmrows_arm64.s,
+// gemv_arm64.s). Each encoder is the Arm A64 encoding of the instruction in its comment with the
+// register numbers (0-31) filled in, which scripts/neonwords.py checks against llvm-mc; the kernels
+// were byte-identical to their WORD-per-line versions when these macros replaced them.
+
+// FMLA by element, vector and FADD (the comment above each macro is its instruction).
+// fmla v{d}.4s, v{n}.4s, v{m}.s[{i}]; m < 16, i < 4
+#define FMLA_ELEM(d, n, m, i) WORD $(0x4f801000 | ((i)&1)<<21 | ((i)>>1)<<11 | (m)<<16 | (n)<<5 | (d))
+// fmla v{d}.4s, v{n}.4s, v{m}.4s
+#define FMLA_VEC(d, n, m) WORD $(0x4e20cc00 | (m)<<16 | (n)<<5 | (d))
+// fadd v{d}.4s, v{n}.4s, v{m}.4s
+#define FADD_VEC(d, n, m) WORD $(0x4e20d400 | (m)<<16 | (n)<<5 | (d))
+
+// The two FMLA by element of one tile row: vacc += vb0·vm.s[i], v(acc+1) += vb1·vm.s[i].
+#define FMLA_ROW(acc, b0, b1, m, i) \
+	FMLA_ELEM(acc, b0, m, i); \
+	FMLA_ELEM((acc)+1, b1, m, i)
+
+// One depth step of the 8×8 tile with the values of A in v0…v7 (row r in vr, lane i) and the
+// step's row of B in vb0 (columns 0-3) and vb1 (4-7): row r accumulates into v(16+2r), v(17+2r).
+#define FMLA_TILE_ROWS(b0, b1, i) \
+	FMLA_ROW(16, b0, b1, 0, i); \
+	FMLA_ROW(18, b0, b1, 1, i); \
+	FMLA_ROW(20, b0, b1, 2, i); \
+	FMLA_ROW(22, b0, b1, 3, i); \
+	FMLA_ROW(24, b0, b1, 4, i); \
+	FMLA_ROW(26, b0, b1, 5, i); \
+	FMLA_ROW(28, b0, b1, 6, i); \
+	FMLA_ROW(30, b0, b1, 7, i)
+
+// Zeroes the sixteen accumulators V16–V31.
+#define ZERO_V16_V31 \
+	VEOR V16.B16, V16.B16, V16.B16; \
+	VEOR V17.B16, V17.B16, V17.B16; \
+	VEOR V18.B16, V18.B16, V18.B16; \
+	VEOR V19.B16, V19.B16, V19.B16; \
+	VEOR V20.B16, V20.B16, V20.B16; \
+	VEOR V21.B16, V21.B16, V21.B16; \
+	VEOR V22.B16, V22.B16, V22.B16; \
+	VEOR V23.B16, V23.B16, V23.B16; \
+	VEOR V24.B16, V24.B16, V24.B16; \
+	VEOR V25.B16, V25.B16, V25.B16; \
+	VEOR V26.B16, V26.B16, V26.B16; \
+	VEOR V27.B16, V27.B16, V27.B16; \
+	VEOR V28.B16, V28.B16, V28.B16; \
+	VEOR V29.B16, V29.B16, V29.B16; \
+	VEOR V30.B16, V30.B16, V30.B16; \
+	VEOR V31.B16, V31.B16, V31.B16
+
+// C row at R3 += alpha (V6 lane 0) × the tile row in vlo (columns 0-3), v(lo+1) (4-7); V4, V5
+// are scratch.
+#define STORE_ROW(lo) \
+	VLD1 (R3), [V4.S4, V5.S4]; \
+	FMLA_ROW(4, lo, (lo)+1, 6, 0); \
+	VST1 [V4.S4, V5.S4], (R3)
+
+// STORE_ROW(lo), then R3 to C's next row (R4 bytes on).
+#define STORE_ROW_NEXT(lo) \
+	STORE_ROW(lo); \
+	ADD R4, R3, R3
+
+// C[0:8, 0:8] += alpha × the tile in V16–V31 (row r in V(16+2r), V(17+2r)) with C at R3, its
+// row stride in bytes in R4 and alpha in V6 lane 0; advances R3 to the last row.
+#define STORE_TILE \
+	STORE_ROW_NEXT(16); \
+	STORE_ROW_NEXT(18); \
+	STORE_ROW_NEXT(20); \
+	STORE_ROW_NEXT(22); \
+	STORE_ROW_NEXT(24); \
+	STORE_ROW_NEXT(26); \
+	STORE_ROW_NEXT(28); \
+	STORE_ROW(30)
