@@ -133,6 +133,26 @@ check_gofmt() {
 	echo "gofmt: all files formatted"
 }
 
+# check_asm_encodings: the hand-encoded NEON instructions (WORDs and encoder macros) against
+# llvm-mc (scripts/neonwords.py -check), and the generated Philox kernel against its generator.
+check_asm_encodings() {
+	if ! command -v llvm-mc >/dev/null; then
+		echo "asm: llvm-mc not found; NEON encodings not checked"
+		return 0
+	fi
+	python3 scripts/neonwords.py -check kernels/*_arm64.s kernels/*_arm.s kernels/*.h || return 1
+	local gen ok=0
+	gen=$(mktemp --suffix=_arm64.s)
+	python3 scripts/philox_arm64.py >"$gen" && python3 scripts/neonwords.py "$gen" >/dev/null || ok=1
+	if ((ok == 0)) && ! cmp -s "$gen" kernels/philox_arm64.s; then
+		echo "asm: kernels/philox_arm64.s differs from scripts/philox_arm64.py's output (regenerate it)"
+		ok=1
+	fi
+	rm -f "$gen"
+	((ok == 0)) && echo "asm: NEON encodings match llvm-mc; philox_arm64.s is its generator's output"
+	return $ok
+}
+
 # host_tests LOG SHORT [BUILD FLAGS...]: vet and test on the host; SHORT is
 # -short or empty.
 host_tests() {
@@ -171,6 +191,7 @@ run_target() {
 	case $name in
 	host)
 		step "$log" check_gofmt || ok=1
+		step "$log" check_asm_encodings || ok=1
 		# The board binaries (edgebnn build: -tags device, without train/convert/eval/calibrate/
 		# plan; --no-serve adds noserve) build, with their tests.
 		step "$log" go vet -tags device,nethttpomithttp2 ./cmd/edgebnn || ok=1
