@@ -2,7 +2,8 @@
 # scripts/test.sh: edgebnn's complete test run.
 #
 # Targets, in order:
-#   host         gofmt check, vet of the device builds of cmd/edgebnn, go vet ./..., go test (-race for
+#   host         gofmt check, NEON encodings against llvm-mc (scripts/neonwords.py -check), vet of
+#                the device builds of cmd/edgebnn, go vet ./..., go test (-race for
 #                runtime/, kernels/, format/, serve/)
 #   host-purego  the same vet and tests with -tags purego (-short with
 #                EDGEBNN_PUREGO_SHORT=1)
