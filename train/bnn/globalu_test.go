@@ -3,11 +3,9 @@ package bnn
 import (
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 )
@@ -62,21 +60,8 @@ func TestGlobalGradients(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				spec, n := globalNet(t, c.q, c.whitened, conv, 7)
 				rng := rand.New(rand.NewPCG(9, 10))
-				batch := 2
-				shape := append([]int{batch}, spec.InputShape...)
-				x := randn(rng, batch*prod(spec.InputShape), 1)
-				cs := randn(rng, batch*3, 1)
-				tp := autodiff.NewTape[float64]()
-				for _, p := range n.Params() {
-					p.ZeroGrad()
-				}
-				if err := tp.Backward(objective(n, tp, x, shape, cs, true)); err != nil {
-					t.Fatal(err)
-				}
-				checked := checkGradients(t, n.Trainable(), func() float64 {
-					tp.Reset()
-					return objective(n, tp, x, shape, cs, true).Item()
-				}, func(n int) int { return max(1, n/6) })
+				eval := backpropObjective(t, n, spec, rng, 2, true)
+				checked := checkGradients(t, n.Trainable(), eval, func(n int) int { return max(1, n/6) })
 				var global int
 				for _, p := range n.Trainable() {
 					if strings.HasPrefix(p.Name, runtime.GlobalUName+".") {
@@ -156,38 +141,7 @@ func TestGlobalRuntimeParity(t *testing.T) {
 				t.Fatal(err)
 			}
 			trainSteps(t, n, spec, 4, rng)
-			batch := 5
-			xs := make([]float32, batch*prod(spec.InputShape))
-			for i := range xs {
-				xs[i] = float32(0.5 + rng.NormFloat64())
-			}
-			tp := autodiff.NewTape[float32]()
-			var want []float32
-			tp.NoGrad(func() {
-				want = append(want, n.ForwardMean(tp, tp.Const(xs, append([]int{batch}, spec.InputShape...)...)).Value()...)
-			})
-			if err := tp.Err(); err != nil {
-				t.Fatal(err)
-			}
-			dir := t.TempDir()
-			ckpt := filepath.Join(dir, "ckpt.ebnn")
-			writeCheckpoint(t, n, ckpt)
-			m, err := runtime.Load(ckpt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			compareLogits(t, "checkpoint", runtimeLogits(t, m, xs, batch), want)
-			conv := filepath.Join(dir, "model.ebnn")
-			if _, err := convert.Convert(convert.Options{Checkpoint: ckpt, Out: conv}); err != nil {
-				t.Fatal(err)
-			}
-			cm, err := runtime.Load(conv)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cm.Close()
-			compareLogits(t, "converted", runtimeLogits(t, cm, xs, batch), want)
+			checkRuntimeParity(t, n, spec, rng)
 		})
 	}
 }

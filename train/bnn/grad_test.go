@@ -125,21 +125,8 @@ func TestGradients(t *testing.T) {
 							il.jit = 0
 						}
 					}
-					batch := 2
-					shape := append([]int{batch}, spec.InputShape...)
-					x := randn(rng, batch*prod(spec.InputShape), 1)
-					c := randn(rng, batch*3, 1)
-					tp := autodiff.NewTape[float64]()
-					for _, p := range n.Params() {
-						p.ZeroGrad()
-					}
-					if err := tp.Backward(objective(n, tp, x, shape, c, train)); err != nil {
-						t.Fatal(err)
-					}
-					checked := checkGradients(t, n.Trainable(), func() float64 {
-						tp.Reset()
-						return objective(n, tp, x, shape, c, train).Item()
-					}, func(n int) int { return max(1, n/6) })
+					eval := backpropObjective(t, n, spec, rng, 2, train)
+					checked := checkGradients(t, n.Trainable(), eval, func(n int) int { return max(1, n/6) })
 					if checked == 0 && pc.post != nil {
 						t.Fatal("no parameters checked")
 					}

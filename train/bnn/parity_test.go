@@ -39,6 +39,13 @@ func fixtureNet[T Float](t *testing.T, fixture string) (*Net[T], *safetensors.Fi
 	if err != nil {
 		t.Fatal(err)
 	}
+	return net, loadFixtureState(t, net, dir)
+}
+
+// loadFixtureState loads dir's state_dict.safetensors into n, checks that every state_dict tensor
+// is one of n's parameters (same names as bayesianize), and returns dir's reference.safetensors.
+func loadFixtureState[T Float](t *testing.T, n *Net[T], dir string) *safetensors.File {
+	t.Helper()
 	sd, err := safetensors.ReadFile(filepath.Join(dir, "state_dict.safetensors"))
 	if err != nil {
 		t.Fatal(err)
@@ -52,12 +59,11 @@ func fixtureNet[T Float](t *testing.T, fixture string) (*Net[T], *safetensors.Fi
 		}
 		src[tn.Name] = runtime.Tensor{Shape: tn.Shape, Data: v}
 	}
-	if err := net.Load(src); err != nil {
+	if err := n.Load(src); err != nil {
 		t.Fatal(err)
 	}
-	// Every state_dict tensor must be one of the net's (same names as bayesianize).
 	have := map[string]bool{}
-	for _, p := range net.Params() {
+	for _, p := range n.Params() {
 		have[p.Name] = true
 	}
 	for name := range src {
@@ -69,7 +75,7 @@ func fixtureNet[T Float](t *testing.T, fixture string) (*Net[T], *safetensors.Fi
 	if err != nil {
 		t.Fatal(err)
 	}
-	return net, ref
+	return ref
 }
 
 // TestKLParity checks every layer's KL against bayesianize's kl_divergence() in the fixtures.
