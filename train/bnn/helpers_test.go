@@ -1,0 +1,30 @@
+package bnn
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/autodiff"
+)
+
+// backpropObjective draws a batch of inputs x and objective coefficients c (batch×3) from rng,
+// zeroes n's gradients and backpropagates objective(n, x, c, train) into them. It returns the
+// objective at the same x and c, re-evaluated on the same tape, for finite differences.
+func backpropObjective(t *testing.T, n *Net[float64], spec *runtime.Spec, rng *rand.Rand, batch int, train bool) func() float64 {
+	t.Helper()
+	shape := append([]int{batch}, spec.InputShape...)
+	x := randn(rng, batch*prod(spec.InputShape), 1)
+	c := randn(rng, batch*3, 1)
+	tp := autodiff.NewTape[float64]()
+	for _, p := range n.Params() {
+		p.ZeroGrad()
+	}
+	if err := tp.Backward(objective(n, tp, x, shape, c, train)); err != nil {
+		t.Fatal(err)
+	}
+	return func() float64 {
+		tp.Reset()
+		return objective(n, tp, x, shape, c, train).Item()
+	}
+}
