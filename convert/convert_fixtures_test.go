@@ -22,6 +22,14 @@ func fixtureOpts(fx, ext, out string) Options {
 		Arch: filepath.Join(d, "model.txt"), Out: out}
 }
 
+// writeSafetensors writes ts to path as a safetensors file.
+func writeSafetensors(t *testing.T, path string, ts []safetensors.Tensor) {
+	t.Helper()
+	if err := safetensors.WriteFile(path, ts, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func refTensor(t testing.TB, fx, name string) ([]float64, []int) {
 	t.Helper()
 	f, err := safetensors.ReadFile(filepath.Join(fixtureDir, fx, "reference.safetensors"))
