@@ -55,14 +55,7 @@ func TestFASingleLayer(t *testing.T) {
 	}
 	n := sampleCount(100_008)
 	t.Run("weight", func(t *testing.T) {
-		p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: 3, Strategy: runtime.Weight, MaxBatch: k + 1, KeepSamples: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]runtime.Prediction, k+1)
-		if err := p.PredictBatch(unitInputs(k), out); err != nil {
-			t.Fatal(err)
-		}
+		out := predictAll(t, m, runtime.Options{Samples: n, Seed: 3, Strategy: runtime.Weight, MaxBatch: k + 1, KeepSamples: true}, unitInputs(k))
 		w := weightSamples(out, dOut, k)
 		theta := make([]float64, n*dim)
 		for s := 0; s < n; s++ {
@@ -79,14 +72,7 @@ func TestFASingleLayer(t *testing.T) {
 		r := rand.New(rand.NewPCG(4, 4))
 		xs := append(append(make([]float32, k), 0, 1, 0, 0), randn(r, 2*k, 1)...)
 		nIn := len(xs) / k
-		p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: 5, Strategy: runtime.Local, MaxBatch: nIn, KeepSamples: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]runtime.Prediction, nIn)
-		if err := p.PredictBatch(xs, out); err != nil {
-			t.Fatal(err)
-		}
+		out := predictAll(t, m, runtime.Options{Samples: n, Seed: 5, Strategy: runtime.Local, MaxBatch: nIn, KeepSamples: true}, xs)
 		for i := range out {
 			a := newMat(dOut, dim)
 			for o := 0; o < dOut; o++ {
@@ -189,14 +175,7 @@ func TestFATwoLayers(t *testing.T) {
 	n := sampleCount(100_008)
 	for _, st := range []runtime.Strategy{runtime.Weight, runtime.Local} {
 		t.Run(st.String(), func(t *testing.T) {
-			p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: 8, Strategy: st, MaxBatch: nIn, KeepSamples: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := make([]runtime.Prediction, nIn)
-			if err := p.PredictBatch(xs, out); err != nil {
-				t.Fatal(err)
-			}
+			out := predictAll(t, m, runtime.Options{Samples: n, Seed: 8, Strategy: st, MaxBatch: nIn, KeepSamples: true}, xs)
 			var joint [][]qterm
 			for i := range out {
 				terms := outputTerms(xs[i*k1 : (i+1)*k1])
@@ -249,14 +228,7 @@ func TestFAMean(t *testing.T) {
 		}
 	}
 	for _, st := range []runtime.Strategy{runtime.Weight, runtime.Local} {
-		p, err := m.NewPredictor(runtime.Options{Mean: true, Strategy: st, KeepSamples: true, MaxBatch: k + 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]runtime.Prediction, k+1)
-		if err := p.PredictBatch(unitInputs(k), out); err != nil {
-			t.Fatal(err)
-		}
+		out := predictAll(t, m, runtime.Options{Mean: true, Strategy: st, KeepSamples: true, MaxBatch: k + 1}, unitInputs(k))
 		got := weightSamples(out, dOut, k)
 		for i := range got {
 			if math.Abs(got[i]-float64(w[i])) > 1e-6 {

@@ -101,14 +101,7 @@ func TestPrunedFFGMoments(t *testing.T) {
 				for i, s := range sd {
 					cov.set(i, i, s*s)
 				}
-				p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: 1, Strategy: runtime.Weight, MaxBatch: dIn, KeepSamples: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				out := make([]runtime.Prediction, dIn)
-				if err := p.PredictBatch(unitInputs(ffgK), out); err != nil {
-					t.Fatal(err)
-				}
+				out := predictAll(t, m, runtime.Options{Samples: n, Seed: 1, Strategy: runtime.Weight, MaxBatch: dIn, KeepSamples: true}, unitInputs(ffgK))
 				ws := weightSamples(out, ffgOut, ffgK)
 				for i, v := range ws {
 					if sd[i%len(sd)] == 0 && v != 0 {
@@ -119,26 +112,8 @@ func TestPrunedFFGMoments(t *testing.T) {
 
 				r := rand.New(rand.NewPCG(2, 2))
 				xs := randn(r, 3*ffgK, 1)
-				p, err = m.NewPredictor(runtime.Options{Samples: n, Seed: 2, Strategy: runtime.Local, MaxBatch: 3, KeepSamples: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				out = make([]runtime.Prediction, 3)
-				if err := p.PredictBatch(xs, out); err != nil {
-					t.Fatal(err)
-				}
-				for i := range out {
-					x := append(to64s(xs[i*ffgK:(i+1)*ffgK]), 1)
-					mu := make([]float64, ffgOut)
-					cov := newMat(ffgOut, ffgOut)
-					for o := 0; o < ffgOut; o++ {
-						for j, v := range x {
-							mu[o] += mean[o*dIn+j] * v
-							cov.add(o, o, sd[o*dIn+j]*sd[o*dIn+j]*v*v)
-						}
-					}
-					checkMoments(t, fmt.Sprintf("f(x_%d)", i), sampleMoments(to64s(out[i].Outputs), ffgOut), mu, cov)
-				}
+				out = predictAll(t, m, runtime.Options{Samples: n, Seed: 2, Strategy: runtime.Local, MaxBatch: 3, KeepSamples: true}, xs)
+				checkFFGOutputs(t, out, xs, mean, sd)
 			})
 		}
 	}

@@ -314,3 +314,17 @@ func vecScale(s float64, x []float64) []float64 {
 	}
 	return y
 }
+
+// predictAll predicts the inputs xs (m.InputSize values each) with a new predictor for opts.
+func predictAll(t testing.TB, m *runtime.Model, opts runtime.Options, xs []float32) []runtime.Prediction {
+	t.Helper()
+	p, err := m.NewPredictor(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]runtime.Prediction, len(xs)/m.InputSize())
+	if err := p.PredictBatch(xs, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -448,14 +448,7 @@ func TestInducingMeanWeight(t *testing.T) {
 				}
 			}
 			for _, st := range []runtime.Strategy{runtime.Weight, runtime.Local} {
-				p, err := m.NewPredictor(runtime.Options{Mean: true, Strategy: st, MaxBatch: indK + 1, KeepSamples: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				out := make([]runtime.Prediction, indK+1)
-				if err := p.PredictBatch(unitInputs(indK), out); err != nil {
-					t.Fatal(err)
-				}
+				out := predictAll(t, m, runtime.Options{Mean: true, Strategy: st, MaxBatch: indK + 1, KeepSamples: true}, unitInputs(indK))
 				got := weightSamples(out, indOut, indK)
 				if len(got) != len(want) {
 					t.Fatalf("%v: %d samples kept with the Mean option, want 1", st, len(got)/len(want))

@@ -362,19 +362,6 @@ func samePrediction(a, b *runtime.Prediction) error {
 	return nil
 }
 
-func predictAll(t testing.TB, m *runtime.Model, opts runtime.Options, xs []float32) []runtime.Prediction {
-	t.Helper()
-	p, err := m.NewPredictor(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]runtime.Prediction, len(xs)/m.InputSize())
-	if err := p.PredictBatch(xs, out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // closePrediction reports the first float field of two predictions that differs by more than tol
 // relative to max(1, |value|).
 func closePrediction(a, b *runtime.Prediction, tol float64) error {
