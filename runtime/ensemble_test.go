@@ -86,18 +86,12 @@ func ensembleTensors(spec *runtime.Spec, k int, seed uint64) (runtime.Tensors, [
 func buildEnsemble(t testing.TB, spec *runtime.Spec, seed uint64) (*runtime.Model, []*runtime.Model, []runtime.Tensors) {
 	t.Helper()
 	all, per := ensembleTensors(spec, spec.Members, seed)
-	m, err := runtime.New(spec, all)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, spec, all)
 	single := *spec
 	single.Members = 0
 	var singles []*runtime.Model
 	for _, ts := range per {
-		sm, err := runtime.New(&single, ts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sm := newModel(t, &single, ts)
 		if sm.Stochastic() {
 			t.Fatal("a member model is stochastic")
 		}

@@ -49,24 +49,10 @@ func TestFASingleLayer(t *testing.T) {
 	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{k},
 		FA:     &runtime.FASpec{Dim: dim, Rank: faRank},
 		Layers: []runtime.LayerSpec{{Name: "fc", Op: runtime.OpLinear, In: k, Out: dOut, Bias: true, Posterior: faPosterior()}}}
-	m, err := runtime.New(spec, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, spec, ts)
 	n := sampleCount(100_008)
 	t.Run("weight", func(t *testing.T) {
-		out := predictAll(t, m, runtime.Options{Samples: n, Seed: 3, Strategy: runtime.Weight, MaxBatch: k + 1, KeepSamples: true}, unitInputs(k))
-		w := weightSamples(out, dOut, k)
-		theta := make([]float64, n*dim)
-		for s := 0; s < n; s++ {
-			for o := 0; o < dOut; o++ {
-				for j := 0; j < k; j++ {
-					theta[s*dim+o*k+j] = w[(s*dOut+o)*(k+1)+j]
-				}
-				theta[s*dim+dOut*k+o] = w[(s*dOut+o)*(k+1)+k]
-			}
-		}
-		checkMoments(t, "θ", sampleMoments(theta, dim), c, cov)
+		checkMoments(t, "θ", sampleMoments(thetaSamples(t, m, n, k, dOut, 3), dim), c, cov)
 	})
 	t.Run("local", func(t *testing.T) {
 		r := rand.New(rand.NewPCG(4, 4))
@@ -150,10 +136,7 @@ func TestFATwoLayers(t *testing.T) {
 			{Name: "id", Op: runtime.OpIdentity},
 			{Name: "b", Op: runtime.OpLinear, In: m1, Out: m2, Bias: true, Posterior: faPosterior()},
 		}}
-	m, err := runtime.New(spec, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, spec, ts)
 	// outputTerms: y_i = Σ_j θ[bW(i,j)] (Σ_l θ[aW(j,l)] x_l + θ[aB(j)]) + θ[bB(i)].
 	outputTerms := func(x []float32) [][]qterm {
 		terms := make([][]qterm, m2)
@@ -208,10 +191,7 @@ func TestFAMean(t *testing.T) {
 	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{k},
 		FA:     &runtime.FASpec{Dim: dim, Rank: faRank},
 		Layers: []runtime.LayerSpec{{Name: "fc", Op: runtime.OpLinear, In: k, Out: dOut, Bias: true, Posterior: faPosterior()}}}
-	m, err := runtime.New(spec, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, spec, ts)
 	w, _, _, err := m.MeanWeight("fc")
 	if err != nil {
 		t.Fatal(err)

@@ -48,10 +48,7 @@ func TestFCGMoments(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			ts := fcgTensors(seed)
-			m, err := runtime.New(singleLayerSpec(fcgK, fcgOut, fcgPost()), ts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := newModel(t, singleLayerSpec(fcgK, fcgOut, fcgPost()), ts)
 			mean, cov := fcgRef(ts)
 			got := sampleMoments(thetaSamples(t, m, n, fcgK, fcgOut, seed+10), len(mean))
 			checkMoments(t, "θ", got, mean, cov)
@@ -77,10 +74,7 @@ func TestFCGMoments(t *testing.T) {
 // full covariance) samples weights, identically to Weight.
 func TestFCGMeanAndLocal(t *testing.T) {
 	ts := fcgTensors(4)
-	m, err := runtime.New(singleLayerSpec(fcgK, fcgOut, fcgPost()), ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, singleLayerSpec(fcgK, fcgOut, fcgPost()), ts)
 	x := []float32{0.5, -1, 2}
 	p, err := m.NewPredictor(runtime.Options{Samples: 1, Mean: true})
 	if err != nil {
@@ -117,10 +111,7 @@ func TestFCGKL(t *testing.T) {
 	for _, bsd := range []float64{0, 1.3} {
 		ts := fcgTensors(5)
 		post := &runtime.PosteriorSpec{Kind: runtime.KindFCG, PriorSD: 0.7, PriorBiasSD: bsd}
-		m, err := runtime.New(singleLayerSpec(fcgK, fcgOut, post), ts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := newModel(t, singleLayerSpec(fcgK, fcgOut, post), ts)
 		mean, cov := fcgRef(ts)
 		D := len(mean)
 		c := cholRel(cov, 0)

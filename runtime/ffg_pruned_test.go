@@ -89,10 +89,7 @@ func TestPrunedFFGMoments(t *testing.T) {
 		for _, sparse := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/sparse=%v", c.name, sparse), func(t *testing.T) {
 				spec, src := prunedModel(t, c.keep)
-				m, err := runtime.New(spec, src)
-				if err != nil {
-					t.Fatal(err)
-				}
+				m := newModel(t, spec, src)
 				if !runtime.SetPrunedSparse(m, "fc", sparse) {
 					t.Fatal("fc is not a pruned FFG layer")
 				}
@@ -126,10 +123,7 @@ func TestPrunedFFGPathsAgree(t *testing.T) {
 	xs := randn(rand.New(rand.NewPCG(4, 4)), 5*ffgK, 1)
 	var got [2][]runtime.Prediction
 	for i, sparse := range []bool{true, false} {
-		m, err := runtime.New(spec, src)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := newModel(t, spec, src)
 		runtime.SetPrunedSparse(m, "fc", sparse)
 		p, err := m.NewPredictor(runtime.Options{Samples: 16, Seed: 9, Strategy: runtime.Weight, MaxBatch: 5, KeepSamples: true})
 		if err != nil {
@@ -153,10 +147,7 @@ func TestPrunedFFGPathsAgree(t *testing.T) {
 // N(0, prior_sd²).
 func TestPrunedFFGKL(t *testing.T) {
 	spec, src := prunedModel(t, prunedCases[1].keep)
-	m, err := runtime.New(spec, src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, spec, src)
 	mean, sd := prunedRef(src, prunedCases[1].keep)
 	want := 0.0
 	for i := range mean {

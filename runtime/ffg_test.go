@@ -49,10 +49,7 @@ func ffgModel(t testing.TB, withPrior bool) (*runtime.Model, runtime.Tensors) {
 	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{ffgK},
 		Layers: []runtime.LayerSpec{{Name: "fc", Op: runtime.OpLinear, In: ffgK, Out: ffgOut, Bias: true,
 			Posterior: &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: ffgPriorSD, MaxSD: ptr(ffgMaxSD)}}}}
-	m, err := runtime.New(spec, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, spec, ts)
 	return m, ts
 }
 

@@ -229,10 +229,7 @@ func TestGlobalUWeightMoments(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/seed%d", c.name, seed), func(t *testing.T) {
 				spec := globalTwoLayer(c)
 				ts := globalTensors(spec, seed)
-				m, err := runtime.New(spec, ts)
-				if err != nil {
-					t.Fatal(err)
-				}
+				m := newModel(t, spec, ts)
 				mean, cov := globalMoments(spec, ts)
 				p := len(mean)
 				x := make([]float64, 0, n*p)
@@ -285,10 +282,7 @@ func TestGlobalUPredictorMoments(t *testing.T) {
 		for seed := uint64(1); seed <= 3; seed++ {
 			spec := globalOneLayer(c)
 			ts := globalTensors(spec, seed)
-			m, err := runtime.New(spec, ts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := newModel(t, spec, ts)
 			mean, cov := globalMoments(spec, ts)
 			t.Run(fmt.Sprintf("%s/seed%d/weight", c.name, seed), func(t *testing.T) {
 				p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: 300 + seed + uint64(ci), Strategy: runtime.Weight,
@@ -339,10 +333,7 @@ func TestGlobalUMean(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			spec := globalOneLayer(c)
 			ts := globalTensors(spec, 5)
-			m, err := runtime.New(spec, ts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := newModel(t, spec, ts)
 			mean, _ := globalMoments(spec, ts)
 			w, _, _, err := m.MeanWeight("fc")
 			if err != nil {
@@ -371,10 +362,7 @@ func TestGlobalUMean(t *testing.T) {
 func TestGlobalUKL(t *testing.T) {
 	spec := globalTwoLayer(globalCases[0])
 	ts := globalTensors(spec, 2)
-	m, err := runtime.New(spec, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, spec, ts)
 	want := 0.0
 	mu, sd := ts["_global_inducing_module.inducing_mean"].Data, ts["_global_inducing_module._inducing_sd"].Data
 	for i := range mu {

@@ -328,3 +328,13 @@ func predictAll(t testing.TB, m *runtime.Model, opts runtime.Options, xs []float
 	}
 	return out
 }
+
+// newModel builds a model from spec and ts (runtime.New), failing the test on an error.
+func newModel(t testing.TB, spec *runtime.Spec, ts runtime.TensorSource) *runtime.Model {
+	t.Helper()
+	m, err := runtime.New(spec, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}

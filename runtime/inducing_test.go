@@ -372,10 +372,7 @@ func TestInducingWeightMoments(t *testing.T) {
 	for ci, c := range indCases {
 		t.Run(c.name, func(t *testing.T) {
 			spec, ts := indLayer(t, c, uint64(ci+1))
-			m, err := runtime.New(spec, ts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := newModel(t, spec, ts)
 			p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: uint64(100 + ci), Strategy: runtime.Weight,
 				MaxBatch: indK + 1, KeepSamples: true})
 			if err != nil {
@@ -397,10 +394,7 @@ func TestInducingLocalMoments(t *testing.T) {
 	for ci, c := range indCases {
 		t.Run(c.name, func(t *testing.T) {
 			spec, ts := indLayer(t, c, uint64(ci+1))
-			m, err := runtime.New(spec, ts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := newModel(t, spec, ts)
 			r := rand.New(rand.NewPCG(uint64(ci), 5))
 			xs := append(make([]float32, indK), unitInputs(indK)[3*indK:4*indK]...) // 0 and e_2
 			xs = append(xs, randn(r, 2*indK, 1)...)
@@ -429,10 +423,7 @@ func TestInducingMeanWeight(t *testing.T) {
 	for ci, c := range indCases {
 		t.Run(c.name, func(t *testing.T) {
 			spec, ts := indLayer(t, c, uint64(ci+1))
-			m, err := runtime.New(spec, ts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := newModel(t, spec, ts)
 			ref := newIndRef(c, ts)
 			want := matMulRC(ref, ref.comps[0])
 			w, rows, cols, err := m.MeanWeight("fc")
@@ -479,10 +470,7 @@ func TestInducingKL(t *testing.T) {
 	for ci, c := range indCases {
 		t.Run(c.name, func(t *testing.T) {
 			spec, ts := indLayer(t, c, uint64(ci+1))
-			m, err := runtime.New(spec, ts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := newModel(t, spec, ts)
 			ref := newIndRef(c, ts)
 			lam := ref.lamda
 			want := 0.0

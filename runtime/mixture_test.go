@@ -20,19 +20,13 @@ func buildMixture(t testing.TB, spec *runtime.Spec, M int, seed uint64) (*runtim
 	mix := *spec
 	mix.Members = M
 	all, per := ensembleTensors(&mix, M, seed)
-	m, err := runtime.New(&mix, all)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, &mix, all)
 	if !m.Mixture() || m.Members() != M || !m.Stochastic() {
 		t.Fatalf("Mixture %v, Members %d, Stochastic %v", m.Mixture(), m.Members(), m.Stochastic())
 	}
 	var singles []*runtime.Model
 	for _, ts := range per {
-		sm, err := runtime.New(spec, ts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sm := newModel(t, spec, ts)
 		singles = append(singles, sm)
 	}
 	return m, singles

@@ -306,12 +306,7 @@ func mcDropoutCNNSpec() *runtime.Spec {
 
 func buildModel(t testing.TB, spec *runtime.Spec, seed uint64) *runtime.Model {
 	t.Helper()
-	ts := randomTensors(spec, seed)
-	m, err := runtime.New(spec, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return newModel(t, spec, randomTensors(spec, seed))
 }
 
 // randomInputs returns n inputs for m, uniform in [-1, 1).

@@ -152,10 +152,7 @@ func TestPosteriorCrossLayer(t *testing.T) {
 func TestPosteriorLayout(t *testing.T) {
 	spec := cnnSpec()
 	ts := randomTensors(spec, 5)
-	m, err := runtime.New(spec, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, spec, ts)
 	post, err := m.Posterior(5000)
 	if err != nil {
 		t.Fatal(err)
