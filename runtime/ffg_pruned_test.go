@@ -98,7 +98,8 @@ func TestPrunedFFGMoments(t *testing.T) {
 				for i, s := range sd {
 					cov.set(i, i, s*s)
 				}
-				out := predictAll(t, m, runtime.Options{Samples: n, Seed: 1, Strategy: runtime.Weight, MaxBatch: dIn, KeepSamples: true}, unitInputs(ffgK))
+				out := predictAll(t, m, runtime.Options{Samples: n, Seed: 1, Strategy: runtime.Weight,
+					MaxBatch: dIn, KeepSamples: true}, unitInputs(ffgK))
 				ws := weightSamples(out, ffgOut, ffgK)
 				for i, v := range ws {
 					if sd[i%len(sd)] == 0 && v != 0 {
@@ -109,7 +110,8 @@ func TestPrunedFFGMoments(t *testing.T) {
 
 				r := rand.New(rand.NewPCG(2, 2))
 				xs := randn(r, 3*ffgK, 1)
-				out = predictAll(t, m, runtime.Options{Samples: n, Seed: 2, Strategy: runtime.Local, MaxBatch: 3, KeepSamples: true}, xs)
+				out = predictAll(t, m, runtime.Options{Samples: n, Seed: 2, Strategy: runtime.Local,
+					MaxBatch: 3, KeepSamples: true}, xs)
 				checkFFGOutputs(t, out, xs, mean, sd)
 			})
 		}

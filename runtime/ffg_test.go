@@ -76,7 +76,8 @@ func TestFFGMoments(t *testing.T) {
 	dIn := ffgK + 1
 	n := sampleCount(100_008)
 	t.Run("weight", func(t *testing.T) {
-		out := predictAll(t, m, runtime.Options{Samples: n, Seed: 1, Strategy: runtime.Weight, MaxBatch: dIn, KeepSamples: true}, unitInputs(ffgK))
+		out := predictAll(t, m, runtime.Options{Samples: n, Seed: 1, Strategy: runtime.Weight,
+			MaxBatch: dIn, KeepSamples: true}, unitInputs(ffgK))
 		cov := newMat(len(sd), len(sd))
 		for i, s := range sd {
 			cov.set(i, i, s*s)
@@ -87,7 +88,8 @@ func TestFFGMoments(t *testing.T) {
 		r := rand.New(rand.NewPCG(2, 2))
 		xs := append(append(make([]float32, ffgK), 0, 0, 1, 0), randn(r, 2*ffgK, 1)...)
 		nIn := len(xs) / ffgK
-		out := predictAll(t, m, runtime.Options{Samples: n, Seed: 2, Strategy: runtime.Local, MaxBatch: nIn, KeepSamples: true}, xs)
+		out := predictAll(t, m, runtime.Options{Samples: n, Seed: 2, Strategy: runtime.Local,
+			MaxBatch: nIn, KeepSamples: true}, xs)
 		checkFFGOutputs(t, out, xs, mean, sd)
 	})
 }

@@ -373,15 +373,8 @@ func TestInducingWeightMoments(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			spec, ts := indLayer(t, c, uint64(ci+1))
 			m := newModel(t, spec, ts)
-			p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: uint64(100 + ci), Strategy: runtime.Weight,
-				MaxBatch: indK + 1, KeepSamples: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := make([]runtime.Prediction, indK+1)
-			if err := p.PredictBatch(unitInputs(indK), out); err != nil {
-				t.Fatal(err)
-			}
+			out := predictAll(t, m, runtime.Options{Samples: n, Seed: uint64(100 + ci), Strategy: runtime.Weight,
+				MaxBatch: indK + 1, KeepSamples: true}, unitInputs(indK))
 			got := sampleMoments(weightSamples(out, indOut, indK), indOut*indDIn)
 			mean, cov := newIndRef(c, ts).weightMoments()
 			checkMoments(t, "vec(W)", got, mean, cov)
@@ -399,15 +392,8 @@ func TestInducingLocalMoments(t *testing.T) {
 			xs := append(make([]float32, indK), unitInputs(indK)[3*indK:4*indK]...) // 0 and e_2
 			xs = append(xs, randn(r, 2*indK, 1)...)
 			nIn := len(xs) / indK
-			p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: uint64(200 + ci), Strategy: runtime.Local,
-				MaxBatch: nIn, KeepSamples: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := make([]runtime.Prediction, nIn)
-			if err := p.PredictBatch(xs, out); err != nil {
-				t.Fatal(err)
-			}
+			out := predictAll(t, m, runtime.Options{Samples: n, Seed: uint64(200 + ci), Strategy: runtime.Local,
+				MaxBatch: nIn, KeepSamples: true}, xs)
 			ref := newIndRef(c, ts)
 			for i := range out {
 				mean, cov := ref.localMoments(xs[i*indK : (i+1)*indK])
@@ -439,7 +425,8 @@ func TestInducingMeanWeight(t *testing.T) {
 				}
 			}
 			for _, st := range []runtime.Strategy{runtime.Weight, runtime.Local} {
-				out := predictAll(t, m, runtime.Options{Mean: true, Strategy: st, MaxBatch: indK + 1, KeepSamples: true}, unitInputs(indK))
+				out := predictAll(t, m, runtime.Options{Mean: true, Strategy: st,
+					MaxBatch: indK + 1, KeepSamples: true}, unitInputs(indK))
 				got := weightSamples(out, indOut, indK)
 				if len(got) != len(want) {
 					t.Fatalf("%v: %d samples kept with the Mean option, want 1", st, len(got)/len(want))

@@ -20,7 +20,8 @@ func posteriorMat(p *runtime.Posterior) mat {
 // layer with bias, predicted on unitInputs(k) with the Weight strategy.
 func thetaSamples(t *testing.T, m *runtime.Model, n, k, dOut int, seed uint64) []float64 {
 	t.Helper()
-	out := predictAll(t, m, runtime.Options{Samples: n, Seed: seed, Strategy: runtime.Weight, MaxBatch: k + 1, KeepSamples: true}, unitInputs(k))
+	out := predictAll(t, m, runtime.Options{Samples: n, Seed: seed, Strategy: runtime.Weight,
+		MaxBatch: k + 1, KeepSamples: true}, unitInputs(k))
 	w := weightSamples(out, dOut, k)
 	n = len(w) / (dOut * (k + 1)) // a deterministic model returns one sample
 	dim := dOut*k + dOut
