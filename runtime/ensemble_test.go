@@ -137,16 +137,7 @@ func handPredict(outs [][]float32, i, c, samples int, task runtime.Task, noise f
 			}
 			continue
 		}
-		mx := math.Inf(-1)
-		for _, v := range y {
-			mx = math.Max(mx, float64(v))
-		}
-		z := 0.0
-		for _, v := range y {
-			z += math.Exp(float64(v) - mx)
-		}
-		for j, v := range y {
-			p := math.Exp(float64(v)-mx) / z
+		for j, p := range softmax64(y) {
 			sum[j] += p
 			sum2[j] += p * p
 			if p > 0 {

@@ -338,3 +338,21 @@ func newModel(t testing.TB, spec *runtime.Spec, ts runtime.TensorSource) *runtim
 	}
 	return m
 }
+
+// softmax64 is a plain float64 softmax of logits.
+func softmax64(z []float32) []float64 {
+	mx := math.Inf(-1)
+	for _, v := range z {
+		mx = math.Max(mx, float64(v))
+	}
+	p := make([]float64, len(z))
+	sum := 0.0
+	for i, v := range z {
+		p[i] = math.Exp(float64(v) - mx)
+		sum += p[i]
+	}
+	for i := range p {
+		p[i] /= sum
+	}
+	return p
+}

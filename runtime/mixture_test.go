@@ -90,24 +90,6 @@ func TestMixtureMatchesMembers(t *testing.T) {
 	}
 }
 
-// softmax64 is a plain float64 softmax of logits.
-func softmax64(z []float32) []float64 {
-	mx := math.Inf(-1)
-	for _, v := range z {
-		mx = math.Max(mx, float64(v))
-	}
-	p := make([]float64, len(z))
-	sum := 0.0
-	for i, v := range z {
-		p[i] = math.Exp(float64(v) - mx)
-		sum += p[i]
-	}
-	for i := range p {
-		p[i] /= sum
-	}
-	return p
-}
-
 // TestMixtureMean: Options.Mean draws each member's posterior mean once (Samples = M), so the
 // prediction's kept outputs are the members' mean predictions.
 func TestMixtureMean(t *testing.T) {
