@@ -87,11 +87,7 @@ func TestResidualGradients(t *testing.T) {
 		t.Run(pc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(11, 12))
 			spec := resSpec(pc.post)
-			n, err := New[float64](spec, nil, rng)
-			if err != nil {
-				t.Fatal(err)
-			}
-			perturb(n, rng)
+			n := perturbedNet(t, spec, rng)
 			perturbBN(n, rng)
 			for _, l := range leaves(n.layers) {
 				if il, ok := l.(*inducing[float64]); ok {

@@ -106,11 +106,7 @@ func TestFunctionSpaceKLTiny(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(3, 4))
 				spec := tinySpec(pc.post, conv)
-				n, err := New[float64](spec, nil, rng)
-				if err != nil {
-					t.Fatal(err)
-				}
-				perturb(n, rng)
+				n := perturbedNet(t, spec, rng)
 				m, err := n.Model()
 				if err != nil {
 					t.Fatal(err)

@@ -44,11 +44,7 @@ func TestDropoutGradients(t *testing.T) {
 			t.Run(fmt.Sprintf("conv=%v/train=%v", conv, train), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(5, 6))
 				spec := dropoutSpec(0.4, conv)
-				n, err := New[float64](spec, nil, rng)
-				if err != nil {
-					t.Fatal(err)
-				}
-				perturb(n, rng)
+				n := perturbedNet(t, spec, rng)
 				batch := 3
 				eval := backpropObjective(t, n, spec, rng, batch, train)
 				// The mask the objective used: the same stream, drawn after nothing else.

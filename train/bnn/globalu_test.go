@@ -33,11 +33,7 @@ func globalNet(t *testing.T, q string, whitened, conv bool, seed uint64) (*runti
 	}
 	spec.GlobalU.WhitenedU = whitened
 	rng := rand.New(rand.NewPCG(seed, 8))
-	n, err := New[float64](spec, nil, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	perturb(n, rng)
+	n := perturbedNet(t, spec, rng)
 	n.global.jit = 0
 	for _, l := range leaves(n.layers) {
 		if il, ok := l.(*inducing[float64]); ok {

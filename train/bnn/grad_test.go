@@ -115,11 +115,7 @@ func TestGradients(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					rng := rand.New(rand.NewPCG(7, 8))
 					spec := tinySpec(pc.post, conv)
-					n, err := New[float64](spec, nil, rng)
-					if err != nil {
-						t.Fatal(err)
-					}
-					perturb(n, rng)
+					n := perturbedNet(t, spec, rng)
 					for _, l := range n.layers {
 						if il, ok := l.(*inducing[float64]); ok {
 							il.jit = 0
@@ -154,11 +150,7 @@ func TestKLMatchesRuntime(t *testing.T) {
 		t.Run(pc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 4))
 			spec := tinySpec(pc.post, true)
-			n, err := New[float64](spec, nil, rng)
-			if err != nil {
-				t.Fatal(err)
-			}
-			perturb(n, rng)
+			n := perturbedNet(t, spec, rng)
 			compareKLs(t, n)
 		})
 	}

@@ -28,3 +28,15 @@ func backpropObjective(t *testing.T, n *Net[float64], spec *runtime.Spec, rng *r
 		return objective(n, tp, x, shape, c, train).Item()
 	}
 }
+
+// perturbedNet builds a float64 network for spec from rng and moves its parameters away from
+// their initial values with perturb.
+func perturbedNet(t *testing.T, spec *runtime.Spec, rng *rand.Rand) *Net[float64] {
+	t.Helper()
+	n, err := New[float64](spec, nil, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perturb(n, rng)
+	return n
+}
