@@ -64,14 +64,8 @@ func TestFCGKLClosedForm(t *testing.T) {
 				}
 			}
 		}
-		kls, err := n.LayerKLs()
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := n.Model()
-		if err != nil {
-			t.Fatal(err)
-		}
+		kls := layerKLs(t, n)
+		m := netModel(t, n)
 		rt := m.Layers()
 		i := 0
 		for _, l := range n.layers {

@@ -57,10 +57,7 @@ func TestGlobalBayesianizeParity(t *testing.T) {
 		}
 		return v
 	}
-	kls, err := n.LayerKLs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	kls := layerKLs(t, n)
 	if len(kls) != 4 {
 		t.Fatalf("%d KL terms, want 4", len(kls))
 	}
@@ -70,10 +67,7 @@ func TestGlobalBayesianizeParity(t *testing.T) {
 			t.Errorf("%s: KL %.10g, bayesianize %.10g", k.Name, k.KL, want)
 		}
 	}
-	m, err := n.Model()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := netModel(t, n)
 	for _, name := range []string{"0", "2", "4"} {
 		w, _, _, err := m.MeanWeight(name)
 		if err != nil {

@@ -85,14 +85,8 @@ func TestGlobalKLMatchesRuntime(t *testing.T) {
 					il.jit = jitter
 				}
 			}
-			kls, err := n.LayerKLs()
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := n.Model()
-			if err != nil {
-				t.Fatal(err)
-			}
+			kls := layerKLs(t, n)
+			m := netModel(t, n)
 			want := map[string]float64{runtime.GlobalUName: m.GlobalKL()}
 			for _, li := range m.Layers() {
 				want[li.Name] = li.KL

@@ -160,14 +160,8 @@ func TestKLMatchesRuntime(t *testing.T) {
 // and returns the trainer's.
 func compareKLs(t *testing.T, n *Net[float64]) []LayerKL {
 	t.Helper()
-	kls, err := n.LayerKLs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := n.Model()
-	if err != nil {
-		t.Fatal(err)
-	}
+	kls := layerKLs(t, n)
+	m := netModel(t, n)
 	defer m.Close()
 	rt := m.Layers()
 	if len(rt) != len(kls) {

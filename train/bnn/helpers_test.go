@@ -40,3 +40,23 @@ func perturbedNet(t *testing.T, spec *runtime.Spec, rng *rand.Rand) *Net[float64
 	perturb(n, rng)
 	return n
 }
+
+// netModel returns n as a runtime model (Net.Model), failing the test on an error.
+func netModel[T Float](t *testing.T, n *Net[T]) *runtime.Model {
+	t.Helper()
+	m, err := n.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// layerKLs returns n's per-layer KLs (Net.LayerKLs), failing the test on an error.
+func layerKLs[T Float](t *testing.T, n *Net[T]) []LayerKL {
+	t.Helper()
+	kls, err := n.LayerKLs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kls
+}

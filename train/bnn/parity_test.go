@@ -83,16 +83,10 @@ func TestKLParity(t *testing.T) {
 	for _, fx := range []string{"mlp_ffgu", "cnn_ensembleu", "cnn_noisy_ffgu"} {
 		t.Run(fx, func(t *testing.T) {
 			net, ref := fixtureNet[float64](t, fx)
-			kls, err := net.LayerKLs()
-			if err != nil {
-				t.Fatal(err)
-			}
+			kls := layerKLs(t, net)
 			// The float32 training tape must agree too.
 			net32, _ := fixtureNet[float32](t, fx)
-			kls32, err := net32.LayerKLs()
-			if err != nil {
-				t.Fatal(err)
-			}
+			kls32 := layerKLs(t, net32)
 			for i := range kls32 {
 				if rel := math.Abs(kls32[i].KL-kls[i].KL) / math.Abs(kls[i].KL); !(rel < 1e-4) {
 					t.Errorf("layer %s: float32 KL %.8g, float64 %.8g", kls[i].Name, kls32[i].KL, kls[i].KL)

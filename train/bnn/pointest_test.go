@@ -133,10 +133,7 @@ func TestPointEstimates(t *testing.T) {
 			if !c.deterministic || c.q == runtime.QEnsemble {
 				return // the runtime's samples cycle through the members
 			}
-			m, err := n.Model()
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := netModel(t, n)
 			defer m.Close()
 			// The runtime's samples, by either strategy, are all that one network.
 			xs := make([]float32, len(x))
