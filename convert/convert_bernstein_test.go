@@ -244,14 +244,7 @@ func TestConvertBernsteinF16(t *testing.T) {
 				}
 			}
 			for name, orig := range map[string][]float32{"fc.bf_weight": wv, "fc.bf_bias": bv} {
-				ten, err := f.Tensor(name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := ten.Float32s()
-				if err != nil {
-					t.Fatal(err)
-				}
+				got := fileTensor(t, f, name).Data
 				for i, v := range orig {
 					want := v
 					if tc.want[name] == "F16" {

@@ -179,15 +179,7 @@ func TestConvertEnsemble(t *testing.T) {
 			if e > 0 {
 				full = fmt.Sprintf("member%d/%s", e, name)
 			}
-			tn, err := f.Tensor(full)
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, err := tn.Float32s()
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts[name] = runtime.Tensor{Shape: tn.Shape(), Data: v}
+			ts[name] = fileTensor(t, f, full)
 		}
 		sm, err := runtime.New(single, ts)
 		if err != nil {

@@ -23,14 +23,7 @@ func TestCheckpointMismatch(t *testing.T) {
 	dir := t.TempDir()
 	write := func(ts []safetensors.Tensor) string {
 		p := filepath.Join(dir, "sd.safetensors")
-		w, err := os.Create(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := safetensors.Write(w, ts, nil); err != nil {
-			t.Fatal(err)
-		}
-		w.Close()
+		writeSafetensors(t, p, ts)
 		return p
 	}
 	extra, _ := safetensors.NewF32("1.surprise", []int{2}, []float32{1, 2})

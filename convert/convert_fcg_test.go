@@ -55,14 +55,7 @@ func TestConvertBayesianizeFCG(t *testing.T) {
 	add("2.weight", []int{2, 2}, []float32{0.1, -0.2, 0.3, 0.4})
 	add("2.bias", []int{2}, []float32{0.05, -0.05})
 	sd := filepath.Join(dir, "sd.safetensors")
-	f, err := os.Create(sd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := safetensors.Write(f, ts, nil); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	writeSafetensors(t, sd, ts)
 	out := filepath.Join(dir, "fcg.ebnn")
 	if _, err := Convert(Options{Checkpoint: sd, Config: write("cfg.json", cfg), Arch: write("model.txt", arch), Out: out}); err != nil {
 		t.Fatal(err)

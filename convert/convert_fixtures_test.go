@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/convert/safetensors"
+	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -20,6 +21,28 @@ func fixtureOpts(fx, ext, out string) Options {
 	d := filepath.Join(fixtureDir, fx)
 	return Options{Checkpoint: filepath.Join(d, "state_dict"+ext), Config: filepath.Join(d, "inference_config.json"),
 		Arch: filepath.Join(d, "model.txt"), Out: out}
+}
+
+// writeSafetensors writes ts to path as a safetensors file.
+func writeSafetensors(t *testing.T, path string, ts []safetensors.Tensor) {
+	t.Helper()
+	if err := safetensors.WriteFile(path, ts, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fileTensor reads tensor name of the model file f as float32 values.
+func fileTensor(t *testing.T, f *format.File, name string) runtime.Tensor {
+	t.Helper()
+	tn, err := f.Tensor(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := tn.Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runtime.Tensor{Shape: tn.Shape(), Data: v}
 }
 
 func refTensor(t testing.TB, fx, name string) ([]float64, []int) {

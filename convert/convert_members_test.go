@@ -34,19 +34,12 @@ func perturbedCopy(t *testing.T, src, dst string, eps float64, edit func(*runtim
 	}
 	w := format.NewWriter()
 	for _, name := range f.Tensors() {
-		tn, err := f.Tensor(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := tn.Float32s()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := make([]float32, len(v))
-		for i, x := range v {
+		tn := fileTensor(t, f, name)
+		c := make([]float32, len(tn.Data))
+		for i, x := range tn.Data {
 			c[i] = x * float32(1+eps*float64(i%7-3)/3)
 		}
-		if _, err := w.AddTensor(name, tn.Shape(), c, format.AddOptions{}); err != nil {
+		if _, err := w.AddTensor(name, tn.Shape, c, format.AddOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

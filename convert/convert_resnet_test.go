@@ -2,14 +2,15 @@ package convert
 
 import (
 	"fmt"
-	"github.com/edgebnn/edgebnn/internal/schema"
-	"github.com/edgebnn/edgebnn/runtime"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
 	"testing"
+
+	"github.com/edgebnn/edgebnn/internal/schema"
+	"github.com/edgebnn/edgebnn/runtime"
 
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
 	"github.com/edgebnn/edgebnn/convert/safetensors"
@@ -173,16 +174,7 @@ func testResNet50Files(t *testing.T) {
 	}
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
 	ckpt := filepath.Join(dir, "resnet50.safetensors")
-	f, err := os.Create(ckpt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := safetensors.Write(f, ts, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeSafetensors(t, ckpt, ts)
 	cfgPath := filepath.Join(dir, "ffg_u.json")
 	if err := os.WriteFile(cfgPath, []byte(resnetConfig), 0o644); err != nil {
 		t.Fatal(err)

@@ -2,8 +2,9 @@ package convert
 
 import (
 	"fmt"
-	"github.com/edgebnn/edgebnn/internal/schema"
 	"testing"
+
+	"github.com/edgebnn/edgebnn/internal/schema"
 
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
 )

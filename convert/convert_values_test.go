@@ -44,14 +44,7 @@ func TestPosteriorValues(t *testing.T) {
 			ts = append(ts, tn)
 		}
 		p := filepath.Join(dir, "sd.safetensors")
-		w, err := os.Create(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := safetensors.Write(w, ts, nil); err != nil {
-			t.Fatal(err)
-		}
-		w.Close()
+		writeSafetensors(t, p, ts)
 		return p
 	}
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
@@ -178,14 +171,7 @@ func TestLongNamesClipped(t *testing.T) {
 	}
 	dir := t.TempDir()
 	p := filepath.Join(dir, "sd.safetensors")
-	w, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := safetensors.Write(w, ts, nil); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
+	writeSafetensors(t, p, ts)
 	o := fixtureOpts("mlp_ffgu", ".pt", filepath.Join(dir, "out.ebnn"))
 	o.Checkpoint = p
 	_, err = Convert(o)

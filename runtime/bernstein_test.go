@@ -46,10 +46,7 @@ func bernsteinModel(t testing.TB, seed uint64, in, out, m, g int) (*runtime.Mode
 	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{in},
 		Layers: []runtime.LayerSpec{{Name: "fc", Op: runtime.OpLinear, In: in, Out: out, Bias: true,
 			Posterior: &runtime.PosteriorSpec{Kind: runtime.KindBernstein, Degree: m, TableSize: g}}}}
-	mod, err := runtime.New(spec, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mod := newModel(t, spec, ts)
 	return mod, ts
 }
 

@@ -26,10 +26,7 @@ func TestMCDropoutMask(t *testing.T) {
 	const d, K = 64, 512
 	for _, p := range []float64{0, 0.1, 0.5, 0.9} {
 		t.Run(fmt.Sprint(p), func(t *testing.T) {
-			m, err := runtime.New(dropoutOnlySpec(d, p), runtime.Tensors{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := newModel(t, dropoutOnlySpec(d, p), runtime.Tensors{})
 			if !m.Stochastic() {
 				t.Fatal("an MC dropout model is not stochastic")
 			}
@@ -92,10 +89,7 @@ func TestMCDropoutLinearExpectation(t *testing.T) {
 					}}
 				r := rand.New(rand.NewPCG(3, 4))
 				w, b := randn(r, dout*din, 1), randn(r, dout, 1)
-				m, err := runtime.New(spec, runtime.Tensors{"fc.weight": tensor(w, dout, din), "fc.bias": tensor(b, dout)})
-				if err != nil {
-					t.Fatal(err)
-				}
+				m := newModel(t, spec, runtime.Tensors{"fc.weight": tensor(w, dout, din), "fc.bias": tensor(b, dout)})
 				x := randomInputs(m, 1, 5)
 				got := predictAll(t, m, runtime.Options{Samples: K, Seed: 11, Strategy: st}, x)[0]
 				mean := predictAll(t, m, runtime.Options{Mean: true, Strategy: st}, x)[0]
@@ -127,20 +121,14 @@ func TestMCDropoutLinearExpectation(t *testing.T) {
 func TestMCDropoutMeanIsNetworkWithoutDropout(t *testing.T) {
 	spec := mcDropoutSpec()
 	ts := randomTensors(spec, 8)
-	mc, err := runtime.New(spec, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mc := newModel(t, spec, ts)
 	off := mcDropoutSpec()
 	for i := range off.Layers {
 		if off.Layers[i].Op == runtime.OpDropout {
 			off.Layers[i].P, off.Layers[i].MC = 0, false // a file that predates p and mc
 		}
 	}
-	plain, err := runtime.New(off, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plain := newModel(t, off, ts)
 	if plain.Stochastic() {
 		t.Fatal("dropout without mc made the model stochastic")
 	}
@@ -241,10 +229,7 @@ func TestDropoutSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := runtime.New(old, runtime.Tensors{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, old, runtime.Tensors{})
 	if m.Stochastic() {
 		t.Fatal("a dropout layer without p and mc is stochastic")
 	}

@@ -86,18 +86,12 @@ func ensembleTensors(spec *runtime.Spec, k int, seed uint64) (runtime.Tensors, [
 func buildEnsemble(t testing.TB, spec *runtime.Spec, seed uint64) (*runtime.Model, []*runtime.Model, []runtime.Tensors) {
 	t.Helper()
 	all, per := ensembleTensors(spec, spec.Members, seed)
-	m, err := runtime.New(spec, all)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, spec, all)
 	single := *spec
 	single.Members = 0
 	var singles []*runtime.Model
 	for _, ts := range per {
-		sm, err := runtime.New(&single, ts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sm := newModel(t, &single, ts)
 		if sm.Stochastic() {
 			t.Fatal("a member model is stochastic")
 		}
@@ -143,16 +137,7 @@ func handPredict(outs [][]float32, i, c, samples int, task runtime.Task, noise f
 			}
 			continue
 		}
-		mx := math.Inf(-1)
-		for _, v := range y {
-			mx = math.Max(mx, float64(v))
-		}
-		z := 0.0
-		for _, v := range y {
-			z += math.Exp(float64(v) - mx)
-		}
-		for j, v := range y {
-			p := math.Exp(float64(v)-mx) / z
+		for j, p := range softmax64(y) {
 			sum[j] += p
 			sum2[j] += p * p
 			if p > 0 {

@@ -49,44 +49,17 @@ func TestFASingleLayer(t *testing.T) {
 	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{k},
 		FA:     &runtime.FASpec{Dim: dim, Rank: faRank},
 		Layers: []runtime.LayerSpec{{Name: "fc", Op: runtime.OpLinear, In: k, Out: dOut, Bias: true, Posterior: faPosterior()}}}
-	m, err := runtime.New(spec, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, spec, ts)
 	n := sampleCount(100_008)
 	t.Run("weight", func(t *testing.T) {
-		p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: 3, Strategy: runtime.Weight, MaxBatch: k + 1, KeepSamples: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]runtime.Prediction, k+1)
-		if err := p.PredictBatch(unitInputs(k), out); err != nil {
-			t.Fatal(err)
-		}
-		w := weightSamples(out, dOut, k)
-		theta := make([]float64, n*dim)
-		for s := 0; s < n; s++ {
-			for o := 0; o < dOut; o++ {
-				for j := 0; j < k; j++ {
-					theta[s*dim+o*k+j] = w[(s*dOut+o)*(k+1)+j]
-				}
-				theta[s*dim+dOut*k+o] = w[(s*dOut+o)*(k+1)+k]
-			}
-		}
-		checkMoments(t, "θ", sampleMoments(theta, dim), c, cov)
+		checkMoments(t, "θ", sampleMoments(thetaSamples(t, m, n, k, dOut, 3), dim), c, cov)
 	})
 	t.Run("local", func(t *testing.T) {
 		r := rand.New(rand.NewPCG(4, 4))
 		xs := append(append(make([]float32, k), 0, 1, 0, 0), randn(r, 2*k, 1)...)
 		nIn := len(xs) / k
-		p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: 5, Strategy: runtime.Local, MaxBatch: nIn, KeepSamples: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]runtime.Prediction, nIn)
-		if err := p.PredictBatch(xs, out); err != nil {
-			t.Fatal(err)
-		}
+		out := predictAll(t, m, runtime.Options{Samples: n, Seed: 5, Strategy: runtime.Local,
+			MaxBatch: nIn, KeepSamples: true}, xs)
 		for i := range out {
 			a := newMat(dOut, dim)
 			for o := 0; o < dOut; o++ {
@@ -164,10 +137,7 @@ func TestFATwoLayers(t *testing.T) {
 			{Name: "id", Op: runtime.OpIdentity},
 			{Name: "b", Op: runtime.OpLinear, In: m1, Out: m2, Bias: true, Posterior: faPosterior()},
 		}}
-	m, err := runtime.New(spec, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, spec, ts)
 	// outputTerms: y_i = Σ_j θ[bW(i,j)] (Σ_l θ[aW(j,l)] x_l + θ[aB(j)]) + θ[bB(i)].
 	outputTerms := func(x []float32) [][]qterm {
 		terms := make([][]qterm, m2)
@@ -189,14 +159,7 @@ func TestFATwoLayers(t *testing.T) {
 	n := sampleCount(100_008)
 	for _, st := range []runtime.Strategy{runtime.Weight, runtime.Local} {
 		t.Run(st.String(), func(t *testing.T) {
-			p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: 8, Strategy: st, MaxBatch: nIn, KeepSamples: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := make([]runtime.Prediction, nIn)
-			if err := p.PredictBatch(xs, out); err != nil {
-				t.Fatal(err)
-			}
+			out := predictAll(t, m, runtime.Options{Samples: n, Seed: 8, Strategy: st, MaxBatch: nIn, KeepSamples: true}, xs)
 			var joint [][]qterm
 			for i := range out {
 				terms := outputTerms(xs[i*k1 : (i+1)*k1])
@@ -229,10 +192,7 @@ func TestFAMean(t *testing.T) {
 	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{k},
 		FA:     &runtime.FASpec{Dim: dim, Rank: faRank},
 		Layers: []runtime.LayerSpec{{Name: "fc", Op: runtime.OpLinear, In: k, Out: dOut, Bias: true, Posterior: faPosterior()}}}
-	m, err := runtime.New(spec, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, spec, ts)
 	w, _, _, err := m.MeanWeight("fc")
 	if err != nil {
 		t.Fatal(err)
@@ -249,14 +209,7 @@ func TestFAMean(t *testing.T) {
 		}
 	}
 	for _, st := range []runtime.Strategy{runtime.Weight, runtime.Local} {
-		p, err := m.NewPredictor(runtime.Options{Mean: true, Strategy: st, KeepSamples: true, MaxBatch: k + 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]runtime.Prediction, k+1)
-		if err := p.PredictBatch(unitInputs(k), out); err != nil {
-			t.Fatal(err)
-		}
+		out := predictAll(t, m, runtime.Options{Mean: true, Strategy: st, KeepSamples: true, MaxBatch: k + 1}, unitInputs(k))
 		got := weightSamples(out, dOut, k)
 		for i := range got {
 			if math.Abs(got[i]-float64(w[i])) > 1e-6 {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/runtime"
@@ -48,10 +47,7 @@ func TestFCGMoments(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			ts := fcgTensors(seed)
-			m, err := runtime.New(singleLayerSpec(fcgK, fcgOut, fcgPost()), ts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := newModel(t, singleLayerSpec(fcgK, fcgOut, fcgPost()), ts)
 			mean, cov := fcgRef(ts)
 			got := sampleMoments(thetaSamples(t, m, n, fcgK, fcgOut, seed+10), len(mean))
 			checkMoments(t, "θ", got, mean, cov)
@@ -77,10 +73,7 @@ func TestFCGMoments(t *testing.T) {
 // full covariance) samples weights, identically to Weight.
 func TestFCGMeanAndLocal(t *testing.T) {
 	ts := fcgTensors(4)
-	m, err := runtime.New(singleLayerSpec(fcgK, fcgOut, fcgPost()), ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, singleLayerSpec(fcgK, fcgOut, fcgPost()), ts)
 	x := []float32{0.5, -1, 2}
 	p, err := m.NewPredictor(runtime.Options{Samples: 1, Mean: true})
 	if err != nil {
@@ -117,10 +110,7 @@ func TestFCGKL(t *testing.T) {
 	for _, bsd := range []float64{0, 1.3} {
 		ts := fcgTensors(5)
 		post := &runtime.PosteriorSpec{Kind: runtime.KindFCG, PriorSD: 0.7, PriorBiasSD: bsd}
-		m, err := runtime.New(singleLayerSpec(fcgK, fcgOut, post), ts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := newModel(t, singleLayerSpec(fcgK, fcgOut, post), ts)
 		mean, cov := fcgRef(ts)
 		D := len(mean)
 		c := cholRel(cov, 0)
@@ -176,14 +166,7 @@ func TestFCGLoadErrors(t *testing.T) {
 			spec := singleLayerSpec(fcgK, fcgOut, fcgPost())
 			c.edit(ts, spec)
 			_, err := runtime.New(spec, ts)
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			for _, w := range c.wants {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			wantErr(t, err, c.wants...)
 		})
 	}
 	// The ignored entries (diagonal and upper triangle of _scale_tril) may hold anything finite.

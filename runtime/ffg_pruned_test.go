@@ -89,10 +89,7 @@ func TestPrunedFFGMoments(t *testing.T) {
 		for _, sparse := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/sparse=%v", c.name, sparse), func(t *testing.T) {
 				spec, src := prunedModel(t, c.keep)
-				m, err := runtime.New(spec, src)
-				if err != nil {
-					t.Fatal(err)
-				}
+				m := newModel(t, spec, src)
 				if !runtime.SetPrunedSparse(m, "fc", sparse) {
 					t.Fatal("fc is not a pruned FFG layer")
 				}
@@ -101,14 +98,8 @@ func TestPrunedFFGMoments(t *testing.T) {
 				for i, s := range sd {
 					cov.set(i, i, s*s)
 				}
-				p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: 1, Strategy: runtime.Weight, MaxBatch: dIn, KeepSamples: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				out := make([]runtime.Prediction, dIn)
-				if err := p.PredictBatch(unitInputs(ffgK), out); err != nil {
-					t.Fatal(err)
-				}
+				out := predictAll(t, m, runtime.Options{Samples: n, Seed: 1, Strategy: runtime.Weight,
+					MaxBatch: dIn, KeepSamples: true}, unitInputs(ffgK))
 				ws := weightSamples(out, ffgOut, ffgK)
 				for i, v := range ws {
 					if sd[i%len(sd)] == 0 && v != 0 {
@@ -119,26 +110,9 @@ func TestPrunedFFGMoments(t *testing.T) {
 
 				r := rand.New(rand.NewPCG(2, 2))
 				xs := randn(r, 3*ffgK, 1)
-				p, err = m.NewPredictor(runtime.Options{Samples: n, Seed: 2, Strategy: runtime.Local, MaxBatch: 3, KeepSamples: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				out = make([]runtime.Prediction, 3)
-				if err := p.PredictBatch(xs, out); err != nil {
-					t.Fatal(err)
-				}
-				for i := range out {
-					x := append(to64s(xs[i*ffgK:(i+1)*ffgK]), 1)
-					mu := make([]float64, ffgOut)
-					cov := newMat(ffgOut, ffgOut)
-					for o := 0; o < ffgOut; o++ {
-						for j, v := range x {
-							mu[o] += mean[o*dIn+j] * v
-							cov.add(o, o, sd[o*dIn+j]*sd[o*dIn+j]*v*v)
-						}
-					}
-					checkMoments(t, fmt.Sprintf("f(x_%d)", i), sampleMoments(to64s(out[i].Outputs), ffgOut), mu, cov)
-				}
+				out = predictAll(t, m, runtime.Options{Samples: n, Seed: 2, Strategy: runtime.Local,
+					MaxBatch: 3, KeepSamples: true}, xs)
+				checkFFGOutputs(t, out, xs, mean, sd)
 			})
 		}
 	}
@@ -151,10 +125,7 @@ func TestPrunedFFGPathsAgree(t *testing.T) {
 	xs := randn(rand.New(rand.NewPCG(4, 4)), 5*ffgK, 1)
 	var got [2][]runtime.Prediction
 	for i, sparse := range []bool{true, false} {
-		m, err := runtime.New(spec, src)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := newModel(t, spec, src)
 		runtime.SetPrunedSparse(m, "fc", sparse)
 		p, err := m.NewPredictor(runtime.Options{Samples: 16, Seed: 9, Strategy: runtime.Weight, MaxBatch: 5, KeepSamples: true})
 		if err != nil {
@@ -178,10 +149,7 @@ func TestPrunedFFGPathsAgree(t *testing.T) {
 // N(0, prior_sd²).
 func TestPrunedFFGKL(t *testing.T) {
 	spec, src := prunedModel(t, prunedCases[1].keep)
-	m, err := runtime.New(spec, src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, spec, src)
 	mean, sd := prunedRef(src, prunedCases[1].keep)
 	want := 0.0
 	for i := range mean {

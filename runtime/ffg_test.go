@@ -49,10 +49,7 @@ func ffgModel(t testing.TB, withPrior bool) (*runtime.Model, runtime.Tensors) {
 	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{ffgK},
 		Layers: []runtime.LayerSpec{{Name: "fc", Op: runtime.OpLinear, In: ffgK, Out: ffgOut, Bias: true,
 			Posterior: &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: ffgPriorSD, MaxSD: ptr(ffgMaxSD)}}}}
-	m, err := runtime.New(spec, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, spec, ts)
 	return m, ts
 }
 
@@ -79,14 +76,8 @@ func TestFFGMoments(t *testing.T) {
 	dIn := ffgK + 1
 	n := sampleCount(100_008)
 	t.Run("weight", func(t *testing.T) {
-		p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: 1, Strategy: runtime.Weight, MaxBatch: dIn, KeepSamples: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]runtime.Prediction, dIn)
-		if err := p.PredictBatch(unitInputs(ffgK), out); err != nil {
-			t.Fatal(err)
-		}
+		out := predictAll(t, m, runtime.Options{Samples: n, Seed: 1, Strategy: runtime.Weight,
+			MaxBatch: dIn, KeepSamples: true}, unitInputs(ffgK))
 		cov := newMat(len(sd), len(sd))
 		for i, s := range sd {
 			cov.set(i, i, s*s)
@@ -97,27 +88,30 @@ func TestFFGMoments(t *testing.T) {
 		r := rand.New(rand.NewPCG(2, 2))
 		xs := append(append(make([]float32, ffgK), 0, 0, 1, 0), randn(r, 2*ffgK, 1)...)
 		nIn := len(xs) / ffgK
-		p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: 2, Strategy: runtime.Local, MaxBatch: nIn, KeepSamples: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]runtime.Prediction, nIn)
-		if err := p.PredictBatch(xs, out); err != nil {
-			t.Fatal(err)
-		}
-		for i := range out {
-			x := append(to64s(xs[i*ffgK:(i+1)*ffgK]), 1)
-			mu := make([]float64, ffgOut)
-			cov := newMat(ffgOut, ffgOut)
-			for o := 0; o < ffgOut; o++ {
-				for j, v := range x {
-					mu[o] += mean[o*dIn+j] * v
-					cov.add(o, o, sd[o*dIn+j]*sd[o*dIn+j]*v*v)
-				}
-			}
-			checkMoments(t, fmt.Sprintf("f(x_%d)", i), sampleMoments(to64s(out[i].Outputs), ffgOut), mu, cov)
-		}
+		out := predictAll(t, m, runtime.Options{Samples: n, Seed: 2, Strategy: runtime.Local,
+			MaxBatch: nIn, KeepSamples: true}, xs)
+		checkFFGOutputs(t, out, xs, mean, sd)
 	})
+}
+
+// checkFFGOutputs checks the sampled outputs of the FFG layer for the inputs xs (ffgK values
+// each) against their exact moments: mean W̄x and diagonal covariance Σ_j s_oj² x_j², from the
+// weights' means and sds (row-major ffgOut × (ffgK+1), bias last).
+func checkFFGOutputs(t *testing.T, out []runtime.Prediction, xs []float32, mean, sd []float64) {
+	t.Helper()
+	dIn := ffgK + 1
+	for i := range out {
+		x := append(to64s(xs[i*ffgK:(i+1)*ffgK]), 1)
+		mu := make([]float64, ffgOut)
+		cov := newMat(ffgOut, ffgOut)
+		for o := 0; o < ffgOut; o++ {
+			for j, v := range x {
+				mu[o] += mean[o*dIn+j] * v
+				cov.add(o, o, sd[o*dIn+j]*sd[o*dIn+j]*v*v)
+			}
+		}
+		checkMoments(t, fmt.Sprintf("f(x_%d)", i), sampleMoments(to64s(out[i].Outputs), ffgOut), mu, cov)
+	}
 }
 
 // TestFFGKL: the layer's KL is Σ log(s_p/s) + (s² + (m − m_p)²)/(2 s_p²) − 1/2 over the weights

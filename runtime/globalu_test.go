@@ -229,10 +229,7 @@ func TestGlobalUWeightMoments(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/seed%d", c.name, seed), func(t *testing.T) {
 				spec := globalTwoLayer(c)
 				ts := globalTensors(spec, seed)
-				m, err := runtime.New(spec, ts)
-				if err != nil {
-					t.Fatal(err)
-				}
+				m := newModel(t, spec, ts)
 				mean, cov := globalMoments(spec, ts)
 				p := len(mean)
 				x := make([]float64, 0, n*p)
@@ -285,36 +282,19 @@ func TestGlobalUPredictorMoments(t *testing.T) {
 		for seed := uint64(1); seed <= 3; seed++ {
 			spec := globalOneLayer(c)
 			ts := globalTensors(spec, seed)
-			m, err := runtime.New(spec, ts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := newModel(t, spec, ts)
 			mean, cov := globalMoments(spec, ts)
 			t.Run(fmt.Sprintf("%s/seed%d/weight", c.name, seed), func(t *testing.T) {
-				p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: 300 + seed + uint64(ci), Strategy: runtime.Weight,
-					MaxBatch: indK + 1, KeepSamples: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				out := make([]runtime.Prediction, indK+1)
-				if err := p.PredictBatch(unitInputs(indK), out); err != nil {
-					t.Fatal(err)
-				}
+				out := predictAll(t, m, runtime.Options{Samples: n, Seed: 300 + seed + uint64(ci), Strategy: runtime.Weight,
+					MaxBatch: indK + 1, KeepSamples: true}, unitInputs(indK))
 				checkMoments(t, "vec(W)", sampleMoments(weightSamples(out, indOut, indK), indOut*indDIn), mean, cov)
 			})
 			t.Run(fmt.Sprintf("%s/seed%d/local", c.name, seed), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(seed, 6))
 				xs := append(make([]float32, indK), randn(r, 3*indK, 1)...)
 				nIn := len(xs) / indK
-				p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: 400 + seed + uint64(ci), Strategy: runtime.Local,
-					MaxBatch: nIn, KeepSamples: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				out := make([]runtime.Prediction, nIn)
-				if err := p.PredictBatch(xs, out); err != nil {
-					t.Fatal(err)
-				}
+				out := predictAll(t, m, runtime.Options{Samples: n, Seed: 400 + seed + uint64(ci), Strategy: runtime.Local,
+					MaxBatch: nIn, KeepSamples: true}, xs)
 				for i := range out {
 					// f = X vec(W) with X[o, (o', j)] = δ_oo' x̃_j.
 					x := newMat(indOut, indOut*indDIn)
@@ -339,10 +319,7 @@ func TestGlobalUMean(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			spec := globalOneLayer(c)
 			ts := globalTensors(spec, 5)
-			m, err := runtime.New(spec, ts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := newModel(t, spec, ts)
 			mean, _ := globalMoments(spec, ts)
 			w, _, _, err := m.MeanWeight("fc")
 			if err != nil {
@@ -354,7 +331,8 @@ func TestGlobalUMean(t *testing.T) {
 				}
 			}
 			for _, st := range []runtime.Strategy{runtime.Weight, runtime.Local} {
-				out := predictAll(t, m, runtime.Options{Samples: 1, Mean: true, Strategy: st, MaxBatch: indK + 1, KeepSamples: true}, unitInputs(indK))
+				out := predictAll(t, m, runtime.Options{Samples: 1, Mean: true, Strategy: st,
+					MaxBatch: indK + 1, KeepSamples: true}, unitInputs(indK))
 				got := weightSamples(out, indOut, indK)
 				for i := range mean {
 					if d := math.Abs(got[i] - mean[i]); d > 1e-4*(1+math.Abs(mean[i])) {
@@ -371,10 +349,7 @@ func TestGlobalUMean(t *testing.T) {
 func TestGlobalUKL(t *testing.T) {
 	spec := globalTwoLayer(globalCases[0])
 	ts := globalTensors(spec, 2)
-	m, err := runtime.New(spec, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, spec, ts)
 	want := 0.0
 	mu, sd := ts["_global_inducing_module.inducing_mean"].Data, ts["_global_inducing_module._inducing_sd"].Data
 	for i := range mu {
@@ -438,14 +413,7 @@ func TestGlobalULoadErrors(t *testing.T) {
 			s, ts := base()
 			tc.edit(s, ts)
 			_, err := runtime.New(s, ts)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range tc.wants {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			wantErr(t, err, tc.wants...)
 		})
 	}
 }

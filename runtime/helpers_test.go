@@ -314,3 +314,45 @@ func vecScale(s float64, x []float64) []float64 {
 	}
 	return y
 }
+
+// predictAll predicts the inputs xs (m.InputSize values each) with a new predictor for opts.
+func predictAll(t testing.TB, m *runtime.Model, opts runtime.Options, xs []float32) []runtime.Prediction {
+	t.Helper()
+	p, err := m.NewPredictor(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]runtime.Prediction, len(xs)/m.InputSize())
+	if err := p.PredictBatch(xs, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// newModel builds a model from spec and ts (runtime.New), failing the test on an error.
+func newModel(t testing.TB, spec *runtime.Spec, ts runtime.TensorSource) *runtime.Model {
+	t.Helper()
+	m, err := runtime.New(spec, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// softmax64 is a plain float64 softmax of logits.
+func softmax64(z []float32) []float64 {
+	mx := math.Inf(-1)
+	for _, v := range z {
+		mx = math.Max(mx, float64(v))
+	}
+	p := make([]float64, len(z))
+	sum := 0.0
+	for i, v := range z {
+		p[i] = math.Exp(float64(v) - mx)
+		sum += p[i]
+	}
+	for i := range p {
+		p[i] /= sum
+	}
+	return p
+}

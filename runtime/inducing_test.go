@@ -372,19 +372,9 @@ func TestInducingWeightMoments(t *testing.T) {
 	for ci, c := range indCases {
 		t.Run(c.name, func(t *testing.T) {
 			spec, ts := indLayer(t, c, uint64(ci+1))
-			m, err := runtime.New(spec, ts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: uint64(100 + ci), Strategy: runtime.Weight,
-				MaxBatch: indK + 1, KeepSamples: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := make([]runtime.Prediction, indK+1)
-			if err := p.PredictBatch(unitInputs(indK), out); err != nil {
-				t.Fatal(err)
-			}
+			m := newModel(t, spec, ts)
+			out := predictAll(t, m, runtime.Options{Samples: n, Seed: uint64(100 + ci), Strategy: runtime.Weight,
+				MaxBatch: indK + 1, KeepSamples: true}, unitInputs(indK))
 			got := sampleMoments(weightSamples(out, indOut, indK), indOut*indDIn)
 			mean, cov := newIndRef(c, ts).weightMoments()
 			checkMoments(t, "vec(W)", got, mean, cov)
@@ -397,23 +387,13 @@ func TestInducingLocalMoments(t *testing.T) {
 	for ci, c := range indCases {
 		t.Run(c.name, func(t *testing.T) {
 			spec, ts := indLayer(t, c, uint64(ci+1))
-			m, err := runtime.New(spec, ts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := newModel(t, spec, ts)
 			r := rand.New(rand.NewPCG(uint64(ci), 5))
 			xs := append(make([]float32, indK), unitInputs(indK)[3*indK:4*indK]...) // 0 and e_2
 			xs = append(xs, randn(r, 2*indK, 1)...)
 			nIn := len(xs) / indK
-			p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: uint64(200 + ci), Strategy: runtime.Local,
-				MaxBatch: nIn, KeepSamples: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := make([]runtime.Prediction, nIn)
-			if err := p.PredictBatch(xs, out); err != nil {
-				t.Fatal(err)
-			}
+			out := predictAll(t, m, runtime.Options{Samples: n, Seed: uint64(200 + ci), Strategy: runtime.Local,
+				MaxBatch: nIn, KeepSamples: true}, xs)
 			ref := newIndRef(c, ts)
 			for i := range out {
 				mean, cov := ref.localMoments(xs[i*indK : (i+1)*indK])
@@ -429,10 +409,7 @@ func TestInducingMeanWeight(t *testing.T) {
 	for ci, c := range indCases {
 		t.Run(c.name, func(t *testing.T) {
 			spec, ts := indLayer(t, c, uint64(ci+1))
-			m, err := runtime.New(spec, ts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := newModel(t, spec, ts)
 			ref := newIndRef(c, ts)
 			want := matMulRC(ref, ref.comps[0])
 			w, rows, cols, err := m.MeanWeight("fc")
@@ -448,14 +425,8 @@ func TestInducingMeanWeight(t *testing.T) {
 				}
 			}
 			for _, st := range []runtime.Strategy{runtime.Weight, runtime.Local} {
-				p, err := m.NewPredictor(runtime.Options{Mean: true, Strategy: st, MaxBatch: indK + 1, KeepSamples: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				out := make([]runtime.Prediction, indK+1)
-				if err := p.PredictBatch(unitInputs(indK), out); err != nil {
-					t.Fatal(err)
-				}
+				out := predictAll(t, m, runtime.Options{Mean: true, Strategy: st,
+					MaxBatch: indK + 1, KeepSamples: true}, unitInputs(indK))
 				got := weightSamples(out, indOut, indK)
 				if len(got) != len(want) {
 					t.Fatalf("%v: %d samples kept with the Mean option, want 1", st, len(got)/len(want))
@@ -486,10 +457,7 @@ func TestInducingKL(t *testing.T) {
 	for ci, c := range indCases {
 		t.Run(c.name, func(t *testing.T) {
 			spec, ts := indLayer(t, c, uint64(ci+1))
-			m, err := runtime.New(spec, ts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := newModel(t, spec, ts)
 			ref := newIndRef(c, ts)
 			lam := ref.lamda
 			want := 0.0

@@ -375,10 +375,7 @@ func TestLayersAgainstNaive(t *testing.T) {
 			t.Run(c.name+"/"+post.name, func(t *testing.T) {
 				spec := withPosterior(c.spec(), post.p)
 				ts := randomTensors(spec, 21)
-				m, err := runtime.New(spec, ts)
-				if err != nil {
-					t.Fatal(err)
-				}
+				m := newModel(t, spec, ts)
 				const n = 3
 				xs := randomInputs(m, n, 22)
 				for _, st := range []runtime.Strategy{runtime.Weight, runtime.Local} {

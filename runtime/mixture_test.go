@@ -20,19 +20,13 @@ func buildMixture(t testing.TB, spec *runtime.Spec, M int, seed uint64) (*runtim
 	mix := *spec
 	mix.Members = M
 	all, per := ensembleTensors(&mix, M, seed)
-	m, err := runtime.New(&mix, all)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, &mix, all)
 	if !m.Mixture() || m.Members() != M || !m.Stochastic() {
 		t.Fatalf("Mixture %v, Members %d, Stochastic %v", m.Mixture(), m.Members(), m.Stochastic())
 	}
 	var singles []*runtime.Model
 	for _, ts := range per {
-		sm, err := runtime.New(spec, ts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sm := newModel(t, spec, ts)
 		singles = append(singles, sm)
 	}
 	return m, singles
@@ -94,24 +88,6 @@ func TestMixtureMatchesMembers(t *testing.T) {
 			}
 		}
 	}
-}
-
-// softmax64 is a plain float64 softmax of logits.
-func softmax64(z []float32) []float64 {
-	mx := math.Inf(-1)
-	for _, v := range z {
-		mx = math.Max(mx, float64(v))
-	}
-	p := make([]float64, len(z))
-	sum := 0.0
-	for i, v := range z {
-		p[i] = math.Exp(float64(v) - mx)
-		sum += p[i]
-	}
-	for i := range p {
-		p[i] /= sum
-	}
-	return p
 }
 
 // TestMixtureMean: Options.Mean draws each member's posterior mean once (Samples = M), so the

@@ -306,12 +306,7 @@ func mcDropoutCNNSpec() *runtime.Spec {
 
 func buildModel(t testing.TB, spec *runtime.Spec, seed uint64) *runtime.Model {
 	t.Helper()
-	ts := randomTensors(spec, seed)
-	m, err := runtime.New(spec, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return newModel(t, spec, randomTensors(spec, seed))
 }
 
 // randomInputs returns n inputs for m, uniform in [-1, 1).
@@ -360,19 +355,6 @@ func samePrediction(a, b *runtime.Prediction) error {
 		}
 	}
 	return nil
-}
-
-func predictAll(t testing.TB, m *runtime.Model, opts runtime.Options, xs []float32) []runtime.Prediction {
-	t.Helper()
-	p, err := m.NewPredictor(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]runtime.Prediction, len(xs)/m.InputSize())
-	if err := p.PredictBatch(xs, out); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // closePrediction reports the first float field of two predictions that differs by more than tol

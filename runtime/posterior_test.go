@@ -20,14 +20,8 @@ func posteriorMat(p *runtime.Posterior) mat {
 // layer with bias, predicted on unitInputs(k) with the Weight strategy.
 func thetaSamples(t *testing.T, m *runtime.Model, n, k, dOut int, seed uint64) []float64 {
 	t.Helper()
-	p, err := m.NewPredictor(runtime.Options{Samples: n, Seed: seed, Strategy: runtime.Weight, MaxBatch: k + 1, KeepSamples: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]runtime.Prediction, k+1)
-	if err := p.PredictBatch(unitInputs(k), out); err != nil {
-		t.Fatal(err)
-	}
+	out := predictAll(t, m, runtime.Options{Samples: n, Seed: seed, Strategy: runtime.Weight,
+		MaxBatch: k + 1, KeepSamples: true}, unitInputs(k))
 	w := weightSamples(out, dOut, k)
 	n = len(w) / (dOut * (k + 1)) // a deterministic model returns one sample
 	dim := dOut*k + dOut
@@ -159,10 +153,7 @@ func TestPosteriorCrossLayer(t *testing.T) {
 func TestPosteriorLayout(t *testing.T) {
 	spec := cnnSpec()
 	ts := randomTensors(spec, 5)
-	m, err := runtime.New(spec, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(t, spec, ts)
 	post, err := m.Posterior(5000)
 	if err != nil {
 		t.Fatal(err)

@@ -52,17 +52,7 @@ func TestSummaries(t *testing.T) {
 				pbar, p2 := make([]float64, c), make([]float64, c)
 				eh := 0.0
 				for q := 0; q < k; q++ {
-					logits := o.Outputs[q*c : (q+1)*c]
-					mx := math.Inf(-1)
-					for _, v := range logits {
-						mx = math.Max(mx, float64(v))
-					}
-					z := 0.0
-					for _, v := range logits {
-						z += math.Exp(float64(v) - mx)
-					}
-					for j, v := range logits {
-						p := math.Exp(float64(v)-mx) / z
+					for j, p := range softmax64(o.Outputs[q*c : (q+1)*c]) {
 						pbar[j] += p / k
 						p2[j] += p * p / k
 						if p > 0 {

@@ -1,7 +1,6 @@
 package train
 
 import (
-	"context"
 	"math"
 	"path/filepath"
 	"testing"
@@ -23,13 +22,7 @@ func TestBernsteinLastEndToEnd(t *testing.T) {
 	c.BernsteinDegree, c.Epochs, c.BatchSize, c.LR, c.Optimizer = 10, 5, 50, 0.01, "adam"
 	c.TrainSamples, c.TestSamples = 1, 32
 	c.Out = filepath.Join(dir, "bf.ebnn")
-	tr, err := New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(context.Background(), Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	tr := trainRun(t, c)
 	for _, h := range tr.History {
 		t.Logf("epoch %d: loss %.4f nll %.4f kl %.1f", h.Epoch, h.Loss, h.NLL, h.KL)
 	}
@@ -38,15 +31,7 @@ func TestBernsteinLastEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("test: %+v", *rep.Classification)
-	conv := filepath.Join(dir, "bf_conv.ebnn")
-	if _, err := convert.Convert(convert.Options{Checkpoint: c.Out, Out: conv}); err != nil {
-		t.Fatal(err)
-	}
-	m, err := runtime.Load(conv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := convertLoad(t, convert.Options{Checkpoint: c.Out, Out: filepath.Join(dir, "bf_conv.ebnn")})
 	if li := m.Layers(); li[len(li)-1].Kind != runtime.KindBernstein || li[0].Kind != runtime.KindDeterministic {
 		t.Fatalf("layers %+v", li)
 	}

@@ -81,6 +81,24 @@ func (t *Trainer) ModelPath() string {
 	return strings.TrimSuffix(out, ext) + ".model" + ext
 }
 
+// saveFinal writes the checkpoint to Config.Out, then the deployable model to ModelPath, calling
+// h.Checkpoint after each file.
+func (t *Trainer) saveFinal(h Hooks) error {
+	for _, path := range []string{t.Config.Out, t.ModelPath()} {
+		save := t.SaveCheckpoint
+		if path != t.Config.Out {
+			save = t.SaveModel
+		}
+		if err := save(path); err != nil {
+			return err
+		}
+		if h.Checkpoint != nil {
+			h.Checkpoint(path)
+		}
+	}
+	return nil
+}
+
 // SaveModel writes the deployable model atomically to path: the checkpoint without optimizer
 // state (what the converter and the boards take). Ensemble-W runs write every member.
 func (t *Trainer) SaveModel(path string) error { return t.save(path, false) }

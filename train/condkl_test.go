@@ -88,16 +88,6 @@ func TestConditionalKLTrainer(t *testing.T) {
 		c.Arch, c.Data, c.Epochs, c.BatchSize, c.ConditionalKL = "mlp:1-8-1:tanh", data, epochs, 100, mode
 		return c
 	}
-	run := func(c Config) *Trainer {
-		tr, err := New(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tr.Run(context.Background(), Hooks{}); err != nil {
-			t.Fatal(err)
-		}
-		return tr
-	}
 	// N = 4 < 9.
 	w := conf("toy1d:4", "weight", 1)
 	tw, err := New(w)
@@ -116,7 +106,7 @@ func TestConditionalKLTrainer(t *testing.T) {
 	if err := tw.Run(context.Background(), Hooks{}); err != nil {
 		t.Fatal(err)
 	}
-	fs := run(conf("toy1d:4", "function_space", 1))
+	fs := trainRun(t, conf("toy1d:4", "function_space", 1))
 	if tw.ConditionalKL != nil || len(fs.ConditionalKL) != 2 {
 		t.Fatalf("weights: weight run %+v, function_space run %+v", tw.ConditionalKL, fs.ConditionalKL)
 	}
@@ -130,7 +120,7 @@ func TestConditionalKLTrainer(t *testing.T) {
 		t.Fatalf("function_space KL %.7g, want %.7g = weight KL %.7g − (5/9)·R %.7g", got, want, tw.History[0].KL, r)
 	}
 	// N = 100 ≥ every d_in: the same run.
-	a, b := run(conf("toy1d", "weight", 3)), run(conf("toy1d", "function_space", 3))
+	a, b := trainRun(t, conf("toy1d", "weight", 3)), trainRun(t, conf("toy1d", "function_space", 3))
 	for i := range a.History {
 		if a.History[i].KL != b.History[i].KL || a.History[i].Loss != b.History[i].Loss {
 			t.Fatalf("N = 100, epoch %d: weight loss %g KL %g, function_space %g, %g", i+1,

@@ -354,15 +354,7 @@ func (t *Trainer) vifaNLL(idx []int, theta, grad []float64) (float64, error) {
 	d := t.Train
 	r := t.fa
 	nb := len(idx)
-	t.xb, t.yb, t.tb = t.xb[:0], t.yb[:0], t.tb[:0]
-	for _, i := range idx {
-		t.xb = append(t.xb, d.Row(i)...)
-		if d.Labels != nil {
-			t.yb = append(t.yb, d.Labels[i])
-		} else {
-			t.tb = append(t.tb, d.Targets[i*d.Outputs:(i+1)*d.Outputs]...)
-		}
-	}
+	t.gatherBatch(idx)
 	r.setTheta(theta)
 	for _, p := range r.params {
 		p.ZeroGrad()

@@ -105,15 +105,7 @@ func TestFAPosteriorsTrain(t *testing.T) {
 					t.Errorf("model file holds the FA learner state")
 				}
 				f.Close()
-				conv := filepath.Join(t.TempDir(), "c.ebnn")
-				if _, err := convert.Convert(convert.Options{Checkpoint: c.Out, Out: conv, DType: "f16"}); err != nil {
-					t.Fatalf("converting the checkpoint: %v", err)
-				}
-				if m, err := runtime.Load(conv); err != nil {
-					t.Fatal(err)
-				} else {
-					m.Close()
-				}
+				convertLoad(t, convert.Options{Checkpoint: c.Out, Out: filepath.Join(t.TempDir(), "c.ebnn"), DType: "f16"})
 			})
 		}
 	}
@@ -222,23 +214,11 @@ func TestFAResume(t *testing.T) {
 			c := faConfig(t, kind)
 			c.Epochs, c.FAStartEpoch = 4, 1
 			c.FAAverageEpochs = 2 * btoi(kind == "vifa")
-			full, err := New(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := full.Run(context.Background(), Hooks{}); err != nil {
-				t.Fatal(err)
-			}
+			trainRun(t, c)
 			c2 := c
 			c2.Out = filepath.Join(t.TempDir(), "half.ebnn")
 			c2.Epochs, c2.FAAverageEpochs = 2, 0 // the same schedule: averaging starts after epoch 2
-			half, err := New(c2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := half.Run(context.Background(), Hooks{}); err != nil {
-				t.Fatal(err)
-			}
+			trainRun(t, c2)
 			res, err := Resume(c2.Out, func(cfg *Config) error {
 				cfg.Epochs, cfg.FAAverageEpochs, cfg.Out = 4, c.FAAverageEpochs, c.Out+".res.ebnn"
 				return nil

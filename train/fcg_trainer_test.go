@@ -1,7 +1,6 @@
 package train
 
 import (
-	"context"
 	"math"
 	"path/filepath"
 	"testing"
@@ -22,13 +21,7 @@ func TestFCGWEndToEnd(t *testing.T) {
 	c.NoisePrecision, c.Epochs, c.BatchSize, c.LR, c.Optimizer = 100, 30, 100, 0.01, "adam"
 	c.TrainSamples, c.TestSamples = 2, 16
 	c.Out = filepath.Join(dir, "fcg.ebnn")
-	tr, err := New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(context.Background(), Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	tr := trainRun(t, c)
 	if h := tr.History; len(h) < 2 || !(h[len(h)-1].Loss < h[0].Loss) {
 		t.Fatalf("loss did not decrease: %+v", h)
 	}
@@ -68,14 +61,7 @@ func TestFCGWEndToEnd(t *testing.T) {
 	for _, dtype := range []string{"f32", "f16"} {
 		t.Run(dtype, func(t *testing.T) {
 			out := filepath.Join(dir, "fcg_"+dtype+".ebnn")
-			if _, err := convert.Convert(convert.Options{Checkpoint: c.Out, Out: out, DType: dtype}); err != nil {
-				t.Fatal(err)
-			}
-			m, err := runtime.Load(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			m := convertLoad(t, convert.Options{Checkpoint: c.Out, Out: out, DType: dtype})
 			post, err := m.Posterior(1000)
 			if err != nil {
 				t.Fatal(err)

@@ -758,19 +758,7 @@ func (t *Trainer) runHMC(ctx context.Context, h Hooks) error {
 	if h.Epoch != nil {
 		h.Epoch(em)
 	}
-	for _, path := range []string{c.Out, t.ModelPath()} {
-		save := t.SaveCheckpoint
-		if path != c.Out {
-			save = t.SaveModel
-		}
-		if err := save(path); err != nil {
-			return err
-		}
-		if h.Checkpoint != nil {
-			h.Checkpoint(path)
-		}
-	}
-	return nil
+	return t.saveFinal(h)
 }
 
 // nll is the mean per-example negative log-likelihood of the training set at theta, with the

@@ -14,13 +14,7 @@ import (
 func trainedDeterministic(t *testing.T) (*Trainer, string) {
 	t.Helper()
 	c := toyConfig(t, "deterministic", "")
-	tr, err := New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(context.Background(), Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	tr := trainRun(t, c)
 	return tr, c.Out
 }
 

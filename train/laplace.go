@@ -534,17 +534,5 @@ func (t *Trainer) finishLaplace(ctx context.Context, h Hooks) error {
 		}
 		t.lap.Test = r
 	}
-	for _, p := range []string{t.Config.Out, t.ModelPath()} {
-		save := t.SaveCheckpoint
-		if p != t.Config.Out {
-			save = t.SaveModel
-		}
-		if err := save(p); err != nil {
-			return err
-		}
-		if h.Checkpoint != nil {
-			h.Checkpoint(p)
-		}
-	}
-	return nil
+	return t.saveFinal(h)
 }

@@ -490,13 +490,7 @@ func TestLaplaceConfig(t *testing.T) {
 func TestLaplacePostHoc(t *testing.T) {
 	c := toyConfig(t, "laplace", "")
 	c.Epochs = 3
-	tr, err := New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(context.Background(), Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	tr := trainRun(t, c)
 	sds := func(path string) []float32 {
 		f, err := format.Open(path)
 		if err != nil {
@@ -549,13 +543,7 @@ func TestLaplacePostHoc(t *testing.T) {
 	same("resumed", sds(r.Config.Out))
 	p := toyConfig(t, "laplace", "")
 	p.Epochs, p.InitFrom = 0, tr.EpochCheckpointPath()
-	ph, err := New(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ph.Run(context.Background(), Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	ph := trainRun(t, p)
 	same("post hoc", sds(p.Out))
 	if _, err := runtime.Load(ph.ModelPath()); err != nil {
 		t.Fatalf("runtime.Load of the Laplace model: %v", err)
@@ -563,13 +551,7 @@ func TestLaplacePostHoc(t *testing.T) {
 
 	v := toyConfig(t, "laplace", "")
 	v.Epochs, v.InitFrom, v.LaplaceVal = 0, tr.EpochCheckpointPath(), 20
-	vt, err := New(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := vt.Run(context.Background(), Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	vt := trainRun(t, v)
 	rep := vt.Laplace()
 	if rep.Examples != 80 || rep.ValExamples != 20 || len(rep.Grid) != len(LaplaceGridExponents) {
 		t.Fatalf("report: %d examples, %d held out, %d grid points; want 80, 20, %d", rep.Examples, rep.ValExamples, len(rep.Grid), len(LaplaceGridExponents))

@@ -1,7 +1,6 @@
 package train
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
@@ -25,13 +24,7 @@ func TestMCDropoutTrainer(t *testing.T) {
 	c.Epochs, c.BatchSize, c.LR = 3, 10, 1e-2
 	c.TestSamples = 8
 	c.Out = filepath.Join(t.TempDir(), "mcd.ebnn")
-	tr, err := New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(context.Background(), Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	tr := trainRun(t, c)
 	spec := tr.Spec()
 	var names []string
 	for i, l := range spec.Layers {
@@ -59,14 +52,7 @@ func TestMCDropoutTrainer(t *testing.T) {
 		m.Close()
 	}
 	conv := filepath.Join(t.TempDir(), "conv.ebnn")
-	if _, err := convert.Convert(convert.Options{Checkpoint: c.Out, Out: conv}); err != nil {
-		t.Fatal(err)
-	}
-	m, err := runtime.Load(conv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := convertLoad(t, convert.Options{Checkpoint: c.Out, Out: conv})
 	got := m.Spec()
 	if len(got.Layers) != len(spec.Layers) {
 		t.Fatalf("converted model has %d layers, the run %d", len(got.Layers), len(spec.Layers))

@@ -58,28 +58,15 @@ func TestModelRecordsPreprocess(t *testing.T) {
 	// convert carries the section over from an edgebnn checkpoint, and its Preprocess option
 	// replaces it.
 	out := t.TempDir() + "/c.ebnn"
-	if _, err := convert.Convert(convert.Options{Checkpoint: tr.ModelPath(), Out: out, DType: "f16"}); err != nil {
-		t.Fatal(err)
-	}
-	cm, err := runtime.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cm := convertLoad(t, convert.Options{Checkpoint: tr.ModelPath(), Out: out, DType: "f16"})
 	if p := cm.Preprocessing(); p == nil || p.Scale != pre.Scale || cm.ClassName(2) != "Ankle boot" {
 		t.Errorf("converted model's preprocess %+v", p)
 	}
-	cm.Close()
 	repl := &runtime.Preprocess{Version: 1, Mean: []float64{0.5}}
-	if _, err := convert.Convert(convert.Options{Checkpoint: tr.ModelPath(), Out: out + "2", Preprocess: repl}); err != nil {
-		t.Fatal(err)
-	}
-	if cm, err = runtime.Load(out + "2"); err != nil {
-		t.Fatal(err)
-	}
+	cm = convertLoad(t, convert.Options{Checkpoint: tr.ModelPath(), Out: out + "2", Preprocess: repl})
 	if p := cm.Preprocessing(); p == nil || p.Scale != 0 || p.Mean[0] != 0.5 || p.ClassNames != nil {
 		t.Errorf("replaced preprocess %+v", p)
 	}
-	cm.Close()
 
 	toy, err := New(toyConfig(t, "deterministic", ""))
 	if err != nil {

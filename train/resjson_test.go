@@ -119,16 +119,11 @@ func TestConvertResidualJSONCheckpoint(t *testing.T) {
 				c.TrainLimit, c.TestLimit = 4, 4
 			}
 			c.TestSamples, c.Out = 1, filepath.Join(dir, "ckpt.ebnn")
-			tr, err := New(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := tr.Run(context.Background(), Hooks{}); err != nil {
-				t.Fatal(err)
-			}
+			tr := trainRun(t, c)
 			var tensors []safetensors.Tensor
 			for _, p := range tr.Nets[0].Params() {
 				var st safetensors.Tensor
+				var err error
 				if strings.HasSuffix(p.Name, ".num_batches_tracked") {
 					st, err = safetensors.NewI64(p.Name, p.Shape, []int64{int64(p.Value[0])})
 				} else {

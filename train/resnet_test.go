@@ -1,7 +1,6 @@
 package train
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -36,13 +35,7 @@ func TestTrainResNetFashionMNIST(t *testing.T) {
 	}
 	c.MLEpochs, c.TestSamples, c.EvalEvery = c.Epochs, 2, 1000
 	c.Out = filepath.Join(dir, "resnet.ebnn")
-	tr, err := New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(context.Background(), Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	tr := trainRun(t, c)
 	first, last := tr.History[0].NLL, tr.History[len(tr.History)-1].NLL
 	t.Logf("NLL per epoch: first %.4f, last %.4f", first, last)
 	if !(last < first-0.05) {
@@ -62,13 +55,5 @@ func TestTrainResNetFashionMNIST(t *testing.T) {
 	if want := float32(c.Epochs * ((c.TrainLimit + c.BatchSize - 1) / c.BatchSize)); nbt != want {
 		t.Errorf("num_batches_tracked %g, want %g (one per training step)", nbt, want)
 	}
-	conv := filepath.Join(dir, "resnet.f16.ebnn")
-	if _, err := convert.Convert(convert.Options{Checkpoint: c.Out, Out: conv, DType: "f16"}); err != nil {
-		t.Fatalf("converting the checkpoint: %v", err)
-	}
-	cm, err := runtime.Load(conv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cm.Close()
+	convertLoad(t, convert.Options{Checkpoint: c.Out, Out: filepath.Join(dir, "resnet.f16.ebnn"), DType: "f16"})
 }

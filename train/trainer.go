@@ -800,14 +800,11 @@ func (t *Trainer) finishEpoch(em *EpochMetrics, steps int, start time.Time) {
 	}
 }
 
-// step runs one optimizer step on the examples idx and returns the objective, its NLL and KL.
-func (t *Trainer) step(idx []int, klw float64) (loss, nll, kl float64, err error) {
-	c := &t.Config
+// gatherBatch copies the training examples idx into t.xb and their labels into t.yb
+// (classification) or targets into t.tb (regression).
+func (t *Trainer) gatherBatch(idx []int) {
 	d := t.Train
-	nb := len(idx)
-	t.xb = t.xb[:0]
-	t.yb = t.yb[:0]
-	t.tb = t.tb[:0]
+	t.xb, t.yb, t.tb = t.xb[:0], t.yb[:0], t.tb[:0]
 	for _, i := range idx {
 		t.xb = append(t.xb, d.Row(i)...)
 		if d.Labels != nil {
@@ -816,6 +813,14 @@ func (t *Trainer) step(idx []int, klw float64) (loss, nll, kl float64, err error
 			t.tb = append(t.tb, d.Targets[i*d.Outputs:(i+1)*d.Outputs]...)
 		}
 	}
+}
+
+// step runs one optimizer step on the examples idx and returns the objective, its NLL and KL.
+func (t *Trainer) step(idx []int, klw float64) (loss, nll, kl float64, err error) {
+	c := &t.Config
+	d := t.Train
+	nb := len(idx)
+	t.gatherBatch(idx)
 	shape := append([]int{nb}, d.Shape...)
 	tp := t.tape
 	var lin *fsvi.Linearization

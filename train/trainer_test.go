@@ -113,17 +113,9 @@ func TestTrainingReducesLoss(t *testing.T) {
 			m.Close()
 			// The converter takes the training checkpoint as it is (optimizer state left out;
 			// Ensemble-W with every member).
-			conv := filepath.Join(t.TempDir(), "converted.ebnn")
-			if _, err := convert.Convert(convert.Options{Checkpoint: c.Out, Out: conv, DType: "f16"}); err != nil {
-				t.Fatalf("converting the checkpoint: %v", err)
-			}
-			if m, err := runtime.Load(conv); err != nil {
-				t.Fatal(err)
-			} else {
-				if m.Members() != len(tr.Nets) {
-					t.Errorf("converted model has %d members, the run %d networks", m.Members(), len(tr.Nets))
-				}
-				m.Close()
+			m = convertLoad(t, convert.Options{Checkpoint: c.Out, Out: filepath.Join(t.TempDir(), "converted.ebnn"), DType: "f16"})
+			if m.Members() != len(tr.Nets) {
+				t.Errorf("converted model has %d members, the run %d networks", m.Members(), len(tr.Nets))
 			}
 			// The deployable model has the parameters but no optimizer state.
 			f, err := format.Open(tr.ModelPath())
@@ -167,22 +159,12 @@ func TestResume(t *testing.T) {
 // (part), and resumes part's checkpoint with the edit resume (res, not yet run).
 func runAndResume(t *testing.T, c Config, cut func(*Config), resume func(*Config) error) (full, part, res *Trainer) {
 	t.Helper()
-	full, err := New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := full.Run(context.Background(), Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	full = trainRun(t, c)
 	c2 := c
 	c2.Out = filepath.Join(t.TempDir(), "part.ebnn")
 	cut(&c2)
-	if part, err = New(c2); err != nil {
-		t.Fatal(err)
-	}
-	if err := part.Run(context.Background(), Hooks{}); err != nil {
-		t.Fatal(err)
-	}
+	part = trainRun(t, c2)
+	var err error
 	if res, err = Resume(c2.Out, resume); err != nil {
 		t.Fatal(err)
 	}

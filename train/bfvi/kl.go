@@ -54,14 +54,7 @@ func KLQuadrature(q Marginal, logP LogDensity1D, n int) (float64, error) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return 0, fmt.Errorf("bfvi: KL quadrature: integrand %g at z = %g (θ = %g)", v, z, th)
 		}
-		w := 2.0
-		switch {
-		case i == 0 || i == n:
-			w = 1
-		case i%2 == 1:
-			w = 4
-		}
-		s += w * v
+		s += simpsonWeight(i, n) * v
 	}
 	return s * h / 3, nil
 }
@@ -101,14 +94,7 @@ func NewGridPosterior(m Model, lo, hi float64, n int) (*GridPosterior, error) {
 	}
 	s := 0.0
 	for i, v := range lj {
-		w := 2.0
-		switch {
-		case i == 0 || i == n:
-			w = 1
-		case i%2 == 1:
-			w = 4
-		}
-		s += w * math.Exp(v-mx)
+		s += simpsonWeight(i, n) * math.Exp(v-mx)
 	}
 	return &GridPosterior{model: m, LogEvidence: mx + math.Log(s*h/3)}, nil
 }

@@ -86,14 +86,7 @@ func (m *Logistic) LogJoint(x, grad []float64) float64 {
 	if len(x) != d || (grad != nil && len(grad) != d) {
 		return math.NaN()
 	}
-	v := m.priorSD * m.priorSD
-	lp := 0.0
-	for j, w := range x {
-		lp += logNormal(w, 0, m.priorSD)
-		if grad != nil {
-			grad[j] = -w / v
-		}
-	}
+	lp := logPriorGrad(x, grad, m.priorSD)
 	var g0, g1 float64
 	for i, xi := range m.x {
 		eta := m.Linear(x, i)

@@ -70,3 +70,29 @@ func allFinite(x []float64) bool {
 	}
 	return true
 }
+
+// simpsonWeight is composite Simpson's rule's weight (before h/3) of node i of 0..n, n even:
+// 1 at the ends, 4 at odd nodes, 2 at the other even ones.
+func simpsonWeight(i, n int) float64 {
+	switch {
+	case i == 0 || i == n:
+		return 1
+	case i%2 == 1:
+		return 4
+	}
+	return 2
+}
+
+// logPriorGrad is Σ_j log N(x_j; 0, sd²), the independent Gaussian prior; when grad is not nil
+// it sets grad[j] = −x_j/sd², the prior's gradient.
+func logPriorGrad(x, grad []float64, sd float64) float64 {
+	v := sd * sd
+	lp := 0.0
+	for j, w := range x {
+		lp += logNormal(w, 0, sd)
+		if grad != nil {
+			grad[j] = -w / v
+		}
+	}
+	return lp
+}

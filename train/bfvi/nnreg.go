@@ -104,14 +104,7 @@ func (m *NNRegression) LogJoint(x, grad []float64) float64 {
 		return math.NaN()
 	}
 	h := m.hidden
-	v := m.priorSD * m.priorSD
-	lp := 0.0
-	for j, w := range x {
-		lp += logNormal(w, 0, m.priorSD)
-		if grad != nil {
-			grad[j] = -w / v
-		}
-	}
+	lp := logPriorGrad(x, grad, m.priorSD)
 	inv := 1 / (m.sigma * m.sigma)
 	c := -math.Log(m.sigma) - halfLog2Pi
 	var s [16]float64 // hidden activations; larger networks allocate

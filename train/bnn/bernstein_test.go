@@ -94,10 +94,7 @@ func TestBernsteinNetRuntime(t *testing.T) {
 			p.Value[i] += 0.3 * rng.NormFloat64()
 		}
 	}
-	mod, err := n.Model()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mod := netModel(t, n)
 	x := []float64{0.3, -1, 0.7}
 	tp := autodiff.NewTape[float64]()
 	want := n.ForwardMean(tp, tp.Const(x, 1, 3)).Value()

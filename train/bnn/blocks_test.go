@@ -87,33 +87,19 @@ func TestResidualGradients(t *testing.T) {
 		t.Run(pc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(11, 12))
 			spec := resSpec(pc.post)
-			n, err := New[float64](spec, nil, rng)
-			if err != nil {
-				t.Fatal(err)
-			}
-			perturb(n, rng)
+			n := perturbedNet(t, spec, rng)
 			perturbBN(n, rng)
 			for _, l := range leaves(n.layers) {
 				if il, ok := l.(*inducing[float64]); ok {
 					il.jit = 0
 				}
 			}
-			batch := 3
-			shape := append([]int{batch}, spec.InputShape...)
-			x := randn(rng, batch*prod(spec.InputShape), 1)
-			c := randn(rng, batch*3, 1)
-			tp := autodiff.NewTape[float64]()
-			if err := tp.Backward(objective(n, tp, x, shape, c, true)); err != nil {
-				t.Fatal(err)
-			}
+			eval := backpropObjective(t, n, spec, rng, 3, true)
 			stride := func(int) int { return 1 }
 			if testing.Short() {
 				stride = func(n int) int { return max(1, n/4) }
 			}
-			checked := checkGradients(t, n.Trainable(), func() float64 {
-				tp.Reset()
-				return objective(n, tp, x, shape, c, true).Item()
-			}, stride)
+			checked := checkGradients(t, n.Trainable(), eval, stride)
 			// Every BatchNorm weight and bias (7 layers) must be trainable and checked.
 			bnLayers := map[string]bool{}
 			for _, p := range n.Params() {
@@ -337,40 +323,49 @@ func TestRuntimeParity(t *testing.T) {
 			if got := ts["bn1.num_batches_tracked"].Data[0]; got != 4 {
 				t.Fatalf("num_batches_tracked = %g, want 4", got)
 			}
-			batch := 5
-			xs := make([]float32, batch*prod(spec.InputShape))
-			for i := range xs {
-				xs[i] = float32(0.5 + rng.NormFloat64())
-			}
-			tp := autodiff.NewTape[float32]()
-			var want []float32
-			tp.NoGrad(func() {
-				want = append(want, n.ForwardMean(tp, tp.Const(xs, append([]int{batch}, spec.InputShape...)...)).Value()...)
-			})
-			if err := tp.Err(); err != nil {
-				t.Fatal(err)
-			}
-			dir := t.TempDir()
-			ckpt := filepath.Join(dir, "ckpt.ebnn")
-			writeCheckpoint(t, n, ckpt)
-			m, err := runtime.Load(ckpt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			compareLogits(t, "checkpoint", runtimeLogits(t, m, xs, batch), want)
-			conv := filepath.Join(dir, "model.ebnn")
-			if _, err := convert.Convert(convert.Options{Checkpoint: ckpt, Out: conv}); err != nil {
-				t.Fatal(err)
-			}
-			cm, err := runtime.Load(conv)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cm.Close()
-			compareLogits(t, "converted", runtimeLogits(t, cm, xs, batch), want)
+			checkRuntimeParity(t, n, spec, rng)
 		})
 	}
+}
+
+// checkRuntimeParity draws a batch of 5 inputs from rng, takes the trainer's eval-mode forward at
+// the mean weights, writes n as the trainer's checkpoint, and checks that the runtime, loading that
+// file and the converter's f32 model made from it, predicts the same logits with
+// Options{Mean: true}.
+func checkRuntimeParity(t *testing.T, n *Net[float32], spec *runtime.Spec, rng *rand.Rand) {
+	t.Helper()
+	batch := 5
+	xs := make([]float32, batch*prod(spec.InputShape))
+	for i := range xs {
+		xs[i] = float32(0.5 + rng.NormFloat64())
+	}
+	tp := autodiff.NewTape[float32]()
+	var want []float32
+	tp.NoGrad(func() {
+		want = append(want, n.ForwardMean(tp, tp.Const(xs, append([]int{batch}, spec.InputShape...)...)).Value()...)
+	})
+	if err := tp.Err(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ckpt := filepath.Join(dir, "ckpt.ebnn")
+	writeCheckpoint(t, n, ckpt)
+	m, err := runtime.Load(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	compareLogits(t, "checkpoint", runtimeLogits(t, m, xs, batch), want)
+	conv := filepath.Join(dir, "model.ebnn")
+	if _, err := convert.Convert(convert.Options{Checkpoint: ckpt, Out: conv}); err != nil {
+		t.Fatal(err)
+	}
+	cm, err := runtime.Load(conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cm.Close()
+	compareLogits(t, "converted", runtimeLogits(t, cm, xs, batch), want)
 }
 
 func compareLogits(t *testing.T, what string, got, want []float32) {

@@ -56,10 +56,7 @@ func TestFunctionSpaceKLFixtures(t *testing.T) {
 						t.Errorf("layer %s: d_in %d, β %g; want %d, %g", w.Layer, w.DIn, w.Beta, fx.din[w.Layer], beta)
 					}
 				}
-				kls, err := net.LayerKLs()
-				if err != nil {
-					t.Fatal(err)
-				}
+				kls := layerKLs(t, net)
 				for _, k := range kls {
 					din, ok := fx.din[k.Name]
 					if !ok {
@@ -106,15 +103,8 @@ func TestFunctionSpaceKLTiny(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(3, 4))
 				spec := tinySpec(pc.post, conv)
-				n, err := New[float64](spec, nil, rng)
-				if err != nil {
-					t.Fatal(err)
-				}
-				perturb(n, rng)
-				m, err := n.Model()
-				if err != nil {
-					t.Fatal(err)
-				}
+				n := perturbedNet(t, spec, rng)
+				m := netModel(t, n)
 				ref := map[string]float64{}
 				for _, li := range m.Layers() {
 					ref[li.Name] = li.KL
@@ -134,10 +124,7 @@ func TestFunctionSpaceKLTiny(t *testing.T) {
 						lamda[name] = p.Param
 					}
 				}
-				same, err := n.LayerKLs()
-				if err != nil {
-					t.Fatal(err)
-				}
+				same := layerKLs(t, n)
 				if _, err := n.UseFunctionSpaceKL(19); err != nil { // N ≥ every d_in: β = 1
 					t.Fatal(err)
 				}
@@ -148,10 +135,7 @@ func TestFunctionSpaceKLTiny(t *testing.T) {
 				if _, err := n.UseFunctionSpaceKL(N); err != nil {
 					t.Fatal(err)
 				}
-				kls, err := n.LayerKLs()
-				if err != nil {
-					t.Fatal(err)
-				}
+				kls := layerKLs(t, n)
 				if len(kls) != 2 {
 					t.Fatalf("%d layer KLs, want 2", len(kls))
 				}
@@ -201,10 +185,7 @@ func TestFunctionSpaceKLTiny(t *testing.T) {
 // weighted and the global posterior's own KL is not.
 func TestFunctionSpaceKLGlobal(t *testing.T) {
 	_, n := globalNet(t, runtime.QDiagonal, true, false, 3)
-	before, err := n.LayerKLs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := layerKLs(t, n)
 	lam := map[string]float64{}
 	for _, p := range n.Params() {
 		if name, ok := strings.CutSuffix(p.Name, "._lamda"); ok {
@@ -218,10 +199,7 @@ func TestFunctionSpaceKLGlobal(t *testing.T) {
 	if len(ws) != 2 || ws[0].Layer != "0" || ws[0].Beta != 2.0/6 || ws[1].Layer != "2" || ws[1].Beta != 2.0/4 {
 		t.Fatalf("weights %+v, want layer 0 β 1/3 and layer 2 β 1/2", ws)
 	}
-	after, err := n.LayerKLs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	after := layerKLs(t, n)
 	d := map[string]int{"0": 6 * 4, "2": 4 * 3}
 	beta := map[string]float64{"0": 2.0 / 6, "2": 2.0 / 4}
 	for i, k := range after {

@@ -44,22 +44,9 @@ func TestDropoutGradients(t *testing.T) {
 			t.Run(fmt.Sprintf("conv=%v/train=%v", conv, train), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(5, 6))
 				spec := dropoutSpec(0.4, conv)
-				n, err := New[float64](spec, nil, rng)
-				if err != nil {
-					t.Fatal(err)
-				}
-				perturb(n, rng)
+				n := perturbedNet(t, spec, rng)
 				batch := 3
-				shape := append([]int{batch}, spec.InputShape...)
-				x := randn(rng, batch*prod(spec.InputShape), 1)
-				c := randn(rng, batch*3, 1)
-				tp := autodiff.NewTape[float64]()
-				for _, p := range n.Params() {
-					p.ZeroGrad()
-				}
-				if err := tp.Backward(objective(n, tp, x, shape, c, train)); err != nil {
-					t.Fatal(err)
-				}
+				eval := backpropObjective(t, n, spec, rng, batch, train)
 				// The mask the objective used: the same stream, drawn after nothing else.
 				n.Begin()
 				n.Seed(42, 0)
@@ -76,10 +63,7 @@ func TestDropoutGradients(t *testing.T) {
 				if zeros == 0 || zeros == hidden {
 					t.Fatalf("the mask drops %d of %d values", zeros, hidden)
 				}
-				if checkGradients(t, n.Trainable(), func() float64 {
-					tp.Reset()
-					return objective(n, tp, x, shape, c, train).Item()
-				}, func(int) int { return 1 }) == 0 {
+				if checkGradients(t, n.Trainable(), eval, func(int) int { return 1 }) == 0 {
 					t.Fatal("no parameters checked")
 				}
 			})

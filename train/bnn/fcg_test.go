@@ -16,12 +16,7 @@ func logDetGauss(a []float64, n int) float64 {
 	m := append([]float64(nil), a...)
 	s := 0.0
 	for c := 0; c < n; c++ {
-		p := c
-		for r := c + 1; r < n; r++ {
-			if math.Abs(m[r*n+c]) > math.Abs(m[p*n+c]) {
-				p = r
-			}
-		}
+		p := pivotRow(m, n, c)
 		for j := 0; j < n; j++ {
 			m[c*n+j], m[p*n+j] = m[p*n+j], m[c*n+j]
 		}
@@ -57,11 +52,7 @@ func TestFCGKLClosedForm(t *testing.T) {
 	for _, conv := range []bool{false, true} {
 		rng := rand.New(rand.NewPCG(11, 12))
 		spec := tinySpec(&runtime.PosteriorSpec{Kind: runtime.KindFCG, PriorSD: 0.5, PriorBiasSD: 0.8}, conv)
-		n, err := New[float64](spec, nil, rng)
-		if err != nil {
-			t.Fatal(err)
-		}
-		perturb(n, rng)
+		n := perturbedNet(t, spec, rng)
 		// A well-conditioned L Lᵀ, so that elimination gets its log-determinant to ~1e-12.
 		for _, l := range n.layers {
 			if f, ok := l.(*fcg[float64]); ok {
@@ -73,14 +64,8 @@ func TestFCGKLClosedForm(t *testing.T) {
 				}
 			}
 		}
-		kls, err := n.LayerKLs()
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := n.Model()
-		if err != nil {
-			t.Fatal(err)
-		}
+		kls := layerKLs(t, n)
+		m := netModel(t, n)
 		rt := m.Layers()
 		i := 0
 		for _, l := range n.layers {
@@ -129,11 +114,7 @@ func TestFCGSampleMoments(t *testing.T) {
 	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{2},
 		Layers: []runtime.LayerSpec{{Name: "0", Op: runtime.OpLinear, In: 2, Out: 2, Bias: true,
 			Posterior: &runtime.PosteriorSpec{Kind: runtime.KindFCG, PriorSD: 1}}}}
-	n, err := New[float64](spec, nil, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	perturb(n, rng)
+	n := perturbedNet(t, spec, rng)
 	f := n.layers[0].(*fcg[float64])
 	D := f.dim
 	sigma := fcgCovariance(f.diag.Value, f.tril.Value, D)

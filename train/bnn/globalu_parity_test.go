@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/convert"
-	"github.com/edgebnn/edgebnn/convert/safetensors"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -46,23 +45,7 @@ func TestGlobalBayesianizeParity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := readSafetensors(t, filepath.Join(dir, "state_dict.safetensors"))
-	if err := n.Load(src); err != nil {
-		t.Fatal(err)
-	}
-	have := map[string]bool{}
-	for _, p := range n.Params() {
-		have[p.Name] = true
-	}
-	for name := range src {
-		if !have[name] {
-			t.Errorf("state_dict tensor %q has no trainer parameter", name)
-		}
-	}
-	ref, err := safetensors.ReadFile(filepath.Join(dir, "reference.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref := loadFixtureState(t, n, dir)
 	get := func(name string) []float64 {
 		tn, ok := ref.Tensor(name)
 		if !ok {
@@ -74,10 +57,7 @@ func TestGlobalBayesianizeParity(t *testing.T) {
 		}
 		return v
 	}
-	kls, err := n.LayerKLs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	kls := layerKLs(t, n)
 	if len(kls) != 4 {
 		t.Fatalf("%d KL terms, want 4", len(kls))
 	}
@@ -87,10 +67,7 @@ func TestGlobalBayesianizeParity(t *testing.T) {
 			t.Errorf("%s: KL %.10g, bayesianize %.10g", k.Name, k.KL, want)
 		}
 	}
-	m, err := n.Model()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := netModel(t, n)
 	for _, name := range []string{"0", "2", "4"} {
 		w, _, _, err := m.MeanWeight(name)
 		if err != nil {
@@ -179,24 +156,6 @@ func TestGlobalBayesianizeParity(t *testing.T) {
 			t.Logf("largest deviation %.2f SE over %d means and variances", worst, 2*len(bMean))
 		})
 	}
-}
-
-func readSafetensors(t *testing.T, path string) runtime.Tensors {
-	t.Helper()
-	sd, err := safetensors.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := runtime.Tensors{}
-	for i := range sd.Tensors {
-		tn := &sd.Tensors[i]
-		v, err := tn.Float32s()
-		if err != nil {
-			t.Fatal(err)
-		}
-		src[tn.Name] = runtime.Tensor{Shape: tn.Shape, Data: v}
-	}
-	return src
 }
 
 func predictN(t *testing.T, m *runtime.Model, opts runtime.Options, xs []float32) []runtime.Prediction {

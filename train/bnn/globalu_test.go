@@ -3,11 +3,9 @@ package bnn
 import (
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 )
@@ -35,11 +33,7 @@ func globalNet(t *testing.T, q string, whitened, conv bool, seed uint64) (*runti
 	}
 	spec.GlobalU.WhitenedU = whitened
 	rng := rand.New(rand.NewPCG(seed, 8))
-	n, err := New[float64](spec, nil, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	perturb(n, rng)
+	n := perturbedNet(t, spec, rng)
 	n.global.jit = 0
 	for _, l := range leaves(n.layers) {
 		if il, ok := l.(*inducing[float64]); ok {
@@ -62,21 +56,8 @@ func TestGlobalGradients(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				spec, n := globalNet(t, c.q, c.whitened, conv, 7)
 				rng := rand.New(rand.NewPCG(9, 10))
-				batch := 2
-				shape := append([]int{batch}, spec.InputShape...)
-				x := randn(rng, batch*prod(spec.InputShape), 1)
-				cs := randn(rng, batch*3, 1)
-				tp := autodiff.NewTape[float64]()
-				for _, p := range n.Params() {
-					p.ZeroGrad()
-				}
-				if err := tp.Backward(objective(n, tp, x, shape, cs, true)); err != nil {
-					t.Fatal(err)
-				}
-				checked := checkGradients(t, n.Trainable(), func() float64 {
-					tp.Reset()
-					return objective(n, tp, x, shape, cs, true).Item()
-				}, func(n int) int { return max(1, n/6) })
+				eval := backpropObjective(t, n, spec, rng, 2, true)
+				checked := checkGradients(t, n.Trainable(), eval, func(n int) int { return max(1, n/6) })
 				var global int
 				for _, p := range n.Trainable() {
 					if strings.HasPrefix(p.Name, runtime.GlobalUName+".") {
@@ -104,14 +85,8 @@ func TestGlobalKLMatchesRuntime(t *testing.T) {
 					il.jit = jitter
 				}
 			}
-			kls, err := n.LayerKLs()
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := n.Model()
-			if err != nil {
-				t.Fatal(err)
-			}
+			kls := layerKLs(t, n)
+			m := netModel(t, n)
 			want := map[string]float64{runtime.GlobalUName: m.GlobalKL()}
 			for _, li := range m.Layers() {
 				want[li.Name] = li.KL
@@ -156,38 +131,7 @@ func TestGlobalRuntimeParity(t *testing.T) {
 				t.Fatal(err)
 			}
 			trainSteps(t, n, spec, 4, rng)
-			batch := 5
-			xs := make([]float32, batch*prod(spec.InputShape))
-			for i := range xs {
-				xs[i] = float32(0.5 + rng.NormFloat64())
-			}
-			tp := autodiff.NewTape[float32]()
-			var want []float32
-			tp.NoGrad(func() {
-				want = append(want, n.ForwardMean(tp, tp.Const(xs, append([]int{batch}, spec.InputShape...)...)).Value()...)
-			})
-			if err := tp.Err(); err != nil {
-				t.Fatal(err)
-			}
-			dir := t.TempDir()
-			ckpt := filepath.Join(dir, "ckpt.ebnn")
-			writeCheckpoint(t, n, ckpt)
-			m, err := runtime.Load(ckpt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			compareLogits(t, "checkpoint", runtimeLogits(t, m, xs, batch), want)
-			conv := filepath.Join(dir, "model.ebnn")
-			if _, err := convert.Convert(convert.Options{Checkpoint: ckpt, Out: conv}); err != nil {
-				t.Fatal(err)
-			}
-			cm, err := runtime.Load(conv)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cm.Close()
-			compareLogits(t, "converted", runtimeLogits(t, cm, xs, batch), want)
+			checkRuntimeParity(t, n, spec, rng)
 		})
 	}
 }

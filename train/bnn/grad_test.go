@@ -115,31 +115,14 @@ func TestGradients(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					rng := rand.New(rand.NewPCG(7, 8))
 					spec := tinySpec(pc.post, conv)
-					n, err := New[float64](spec, nil, rng)
-					if err != nil {
-						t.Fatal(err)
-					}
-					perturb(n, rng)
+					n := perturbedNet(t, spec, rng)
 					for _, l := range n.layers {
 						if il, ok := l.(*inducing[float64]); ok {
 							il.jit = 0
 						}
 					}
-					batch := 2
-					shape := append([]int{batch}, spec.InputShape...)
-					x := randn(rng, batch*prod(spec.InputShape), 1)
-					c := randn(rng, batch*3, 1)
-					tp := autodiff.NewTape[float64]()
-					for _, p := range n.Params() {
-						p.ZeroGrad()
-					}
-					if err := tp.Backward(objective(n, tp, x, shape, c, train)); err != nil {
-						t.Fatal(err)
-					}
-					checked := checkGradients(t, n.Trainable(), func() float64 {
-						tp.Reset()
-						return objective(n, tp, x, shape, c, train).Item()
-					}, func(n int) int { return max(1, n/6) })
+					eval := backpropObjective(t, n, spec, rng, 2, train)
+					checked := checkGradients(t, n.Trainable(), eval, func(n int) int { return max(1, n/6) })
 					if checked == 0 && pc.post != nil {
 						t.Fatal("no parameters checked")
 					}
@@ -167,11 +150,7 @@ func TestKLMatchesRuntime(t *testing.T) {
 		t.Run(pc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 4))
 			spec := tinySpec(pc.post, true)
-			n, err := New[float64](spec, nil, rng)
-			if err != nil {
-				t.Fatal(err)
-			}
-			perturb(n, rng)
+			n := perturbedNet(t, spec, rng)
 			compareKLs(t, n)
 		})
 	}
@@ -181,14 +160,8 @@ func TestKLMatchesRuntime(t *testing.T) {
 // and returns the trainer's.
 func compareKLs(t *testing.T, n *Net[float64]) []LayerKL {
 	t.Helper()
-	kls, err := n.LayerKLs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := n.Model()
-	if err != nil {
-		t.Fatal(err)
-	}
+	kls := layerKLs(t, n)
+	m := netModel(t, n)
 	defer m.Close()
 	rt := m.Layers()
 	if len(rt) != len(kls) {

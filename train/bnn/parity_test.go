@@ -39,6 +39,13 @@ func fixtureNet[T Float](t *testing.T, fixture string) (*Net[T], *safetensors.Fi
 	if err != nil {
 		t.Fatal(err)
 	}
+	return net, loadFixtureState(t, net, dir)
+}
+
+// loadFixtureState loads dir's state_dict.safetensors into n, checks that every state_dict tensor
+// is one of n's parameters (same names as bayesianize), and returns dir's reference.safetensors.
+func loadFixtureState[T Float](t *testing.T, n *Net[T], dir string) *safetensors.File {
+	t.Helper()
 	sd, err := safetensors.ReadFile(filepath.Join(dir, "state_dict.safetensors"))
 	if err != nil {
 		t.Fatal(err)
@@ -52,12 +59,11 @@ func fixtureNet[T Float](t *testing.T, fixture string) (*Net[T], *safetensors.Fi
 		}
 		src[tn.Name] = runtime.Tensor{Shape: tn.Shape, Data: v}
 	}
-	if err := net.Load(src); err != nil {
+	if err := n.Load(src); err != nil {
 		t.Fatal(err)
 	}
-	// Every state_dict tensor must be one of the net's (same names as bayesianize).
 	have := map[string]bool{}
-	for _, p := range net.Params() {
+	for _, p := range n.Params() {
 		have[p.Name] = true
 	}
 	for name := range src {
@@ -69,7 +75,7 @@ func fixtureNet[T Float](t *testing.T, fixture string) (*Net[T], *safetensors.Fi
 	if err != nil {
 		t.Fatal(err)
 	}
-	return net, ref
+	return ref
 }
 
 // TestKLParity checks every layer's KL against bayesianize's kl_divergence() in the fixtures.
@@ -77,16 +83,10 @@ func TestKLParity(t *testing.T) {
 	for _, fx := range []string{"mlp_ffgu", "cnn_ensembleu", "cnn_noisy_ffgu"} {
 		t.Run(fx, func(t *testing.T) {
 			net, ref := fixtureNet[float64](t, fx)
-			kls, err := net.LayerKLs()
-			if err != nil {
-				t.Fatal(err)
-			}
+			kls := layerKLs(t, net)
 			// The float32 training tape must agree too.
 			net32, _ := fixtureNet[float32](t, fx)
-			kls32, err := net32.LayerKLs()
-			if err != nil {
-				t.Fatal(err)
-			}
+			kls32 := layerKLs(t, net32)
 			for i := range kls32 {
 				if rel := math.Abs(kls32[i].KL-kls[i].KL) / math.Abs(kls[i].KL); !(rel < 1e-4) {
 					t.Errorf("layer %s: float32 KL %.8g, float64 %.8g", kls[i].Name, kls32[i].KL, kls[i].KL)

@@ -41,11 +41,7 @@ func TestPointEstimates(t *testing.T) {
 			post.MaxLamda, post.MaxSDU = c.maxLamda, c.maxSDU
 			rng := rand.New(rand.NewPCG(11, 12))
 			spec := tinySpec(post, false)
-			n, err := New[float64](spec, nil, rng)
-			if err != nil {
-				t.Fatal(err)
-			}
-			perturb(n, rng)
+			n := perturbedNet(t, spec, rng)
 			pointW := c.maxLamda != nil && *c.maxLamda == 0
 			pointU := c.maxSDU != nil && *c.maxSDU == 0
 
@@ -137,10 +133,7 @@ func TestPointEstimates(t *testing.T) {
 			if !c.deterministic || c.q == runtime.QEnsemble {
 				return // the runtime's samples cycle through the members
 			}
-			m, err := n.Model()
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := netModel(t, n)
 			defer m.Close()
 			// The runtime's samples, by either strategy, are all that one network.
 			xs := make([]float32, len(x))

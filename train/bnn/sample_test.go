@@ -32,6 +32,18 @@ func transpose(a []float64, n, m int) []float64 {
 	return t
 }
 
+// pivotRow returns the row r ≥ c of the n×n matrix m with the largest |m[r, c]| (the first
+// of equal ones): partial pivoting's choice for column c.
+func pivotRow(m []float64, n, c int) int {
+	p := c
+	for r := c + 1; r < n; r++ {
+		if math.Abs(m[r*n+c]) > math.Abs(m[p*n+c]) {
+			p = r
+		}
+	}
+	return p
+}
+
 // inverse by Gauss–Jordan elimination with partial pivoting.
 func inverse(a []float64, n int) []float64 {
 	m := append([]float64(nil), a...)
@@ -40,12 +52,7 @@ func inverse(a []float64, n int) []float64 {
 		inv[i*n+i] = 1
 	}
 	for c := 0; c < n; c++ {
-		p := c
-		for r := c + 1; r < n; r++ {
-			if math.Abs(m[r*n+c]) > math.Abs(m[p*n+c]) {
-				p = r
-			}
-		}
+		p := pivotRow(m, n, c)
 		for j := 0; j < n; j++ {
 			m[c*n+j], m[p*n+j] = m[p*n+j], m[c*n+j]
 			inv[c*n+j], inv[p*n+j] = inv[p*n+j], inv[c*n+j]
@@ -79,11 +86,7 @@ func TestMatheronMoments(t *testing.T) {
 	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{k},
 		Layers: []runtime.LayerSpec{{Name: "0", Op: runtime.OpLinear, In: k, Out: dOut, Bias: true, Posterior: p}}}
 	rng := rand.New(rand.NewPCG(5, 6))
-	n, err := New[float64](spec, nil, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	perturb(n, rng)
+	n := perturbedNet(t, spec, rng)
 	l := n.layers[0].(*inducing[float64])
 	l.jit = 0
 	sig := p.PriorSD

@@ -227,16 +227,25 @@ func (o *Online) posteriorH() error {
 	return nil
 }
 
-// Observe consumes one observation θ_t (length D). On error the estimate is left unchanged
-// except for the running averages of observations already accepted.
-func (o *Online) Observe(theta []float64) error {
-	if len(theta) != o.d {
-		return fmt.Errorf("fa: online: observation has %d values, want %d", len(theta), o.d)
+// checkObserved checks that the k-th vector observed (what, e.g. "fa: online: observation")
+// has d finite values.
+func checkObserved(what string, theta []float64, d, k int) error {
+	if len(theta) != d {
+		return fmt.Errorf("%s has %d values, want %d", what, len(theta), d)
 	}
 	for i, v := range theta {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("fa: online: observation %d: entry %d is %g", o.t+1, i, v)
+			return fmt.Errorf("%s %d: entry %d is %g", what, k, i, v)
 		}
+	}
+	return nil
+}
+
+// Observe consumes one observation θ_t (length D). On error the estimate is left unchanged
+// except for the running averages of observations already accepted.
+func (o *Online) Observe(theta []float64) error {
+	if err := checkObserved("fa: online: observation", theta, o.d, o.t+1); err != nil {
+		return err
 	}
 	o.t++
 	inv := 1 / float64(o.t)

@@ -42,13 +42,8 @@ func (s *SWAG) Count() int { return s.n }
 
 // Observe adds one iterate.
 func (s *SWAG) Observe(theta []float64) error {
-	if len(theta) != s.d {
-		return fmt.Errorf("fa: swag: iterate has %d values, want %d", len(theta), s.d)
-	}
-	for i, v := range theta {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("fa: swag: iterate %d: entry %d is %g", s.n+1, i, v)
-		}
+	if err := checkObserved("fa: swag: iterate", theta, s.d, s.n+1); err != nil {
+		return err
 	}
 	s.n++
 	w := 1 / float64(s.n)

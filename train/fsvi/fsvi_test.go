@@ -63,6 +63,17 @@ func tinyNet(t *testing.T, kind string) (*bnn.Net[float64], []int) {
 	return n, in
 }
 
+// jacobian linearises n at the m context points x (Jacobian on a new tape), failing the test on
+// an error.
+func jacobian(t *testing.T, n *bnn.Net[float64], ts []bnn.FFGTensor[float64], x []float64, m int, shape []int) *Linearization {
+	t.Helper()
+	lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, x, m, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lin
+}
+
 func contextInputs(shape []int, m int, seed uint64) []float64 {
 	dim := 1
 	for _, s := range shape {
@@ -116,10 +127,7 @@ func TestJacobianMatchesFiniteDifferences(t *testing.T) {
 		n, shape := tinyNet(t, kind)
 		ts, _ := n.FFGTensors()
 		x := contextInputs(shape, 3, 1)
-		lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, x, 3, shape)
-		if err != nil {
-			t.Fatal(err)
-		}
+		lin := jacobian(t, n, ts, x, 3, shape)
 		if lin.Points != 3 || lin.Outputs != 2 {
 			t.Fatalf("%s: %d points × %d outputs, want 3 × 2", kind, lin.Points, lin.Outputs)
 		}
@@ -229,10 +237,7 @@ func TestKLMatchesDenseReference(t *testing.T) {
 			n, shape := tinyNet(t, kind)
 			ts, _ := n.FFGTensors()
 			x := contextInputs(shape, 4, 2)
-			lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, x, 4, shape)
-			if err != nil {
-				t.Fatal(err)
-			}
+			lin := jacobian(t, n, ts, x, 4, shape)
 			got, err := AddKLGrad(autodiff.NewTape[float64](), ts, lin, 0, Options{Jitter: 1e-3, PerOutput: per})
 			if err != nil {
 				t.Fatal(err)
@@ -260,10 +265,7 @@ func TestKLScalarClosedForm(t *testing.T) {
 	}
 	ts, _ := n.FFGTensors()
 	ts[0].Mean.Value[0], ts[1].Mean.Value[0] = 0.7, -0.2 // w, b; prior means 0
-	lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, []float64{2}, 1, []int{1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	lin := jacobian(t, n, ts, []float64{2}, 1, []int{1})
 	const eps = 1e-4
 	kl, err := AddKLGrad(autodiff.NewTape[float64](), ts, lin, 0, Options{Jitter: eps})
 	if err != nil {
@@ -295,10 +297,7 @@ func TestKLGradFiniteDifferences(t *testing.T) {
 		n, shape := tinyNet(t, kind)
 		ts, _ := n.FFGTensors()
 		x := contextInputs(shape, 3, 3)
-		lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, x, 3, shape)
-		if err != nil {
-			t.Fatal(err)
-		}
+		lin := jacobian(t, n, ts, x, 3, shape)
 		o := Options{Jitter: 1e-4}
 		for _, tt := range ts {
 			clear(tt.Mean.Grad)
@@ -331,10 +330,7 @@ func TestKLGradFiniteDifferences(t *testing.T) {
 func TestKLZeroAtPrior(t *testing.T) {
 	n, shape := tinyNet(t, "mlp")
 	ts, _ := n.FFGTensors()
-	lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, contextInputs(shape, 3, 4), 3, shape)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lin := jacobian(t, n, ts, contextInputs(shape, 3, 4), 3, shape)
 	for _, tt := range ts {
 		for k := range tt.Mean.Value {
 			tt.Mean.Value[k] = tt.PriorMean.Value[k]
@@ -388,10 +384,7 @@ func TestDirectMatchesTape(t *testing.T) {
 					ts[i].HasMax, ts[i].MaxSD = true, 0.6
 				}
 			}
-			lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, contextInputs(shape, 5, 6), 5, shape)
-			if err != nil {
-				t.Fatal(err)
-			}
+			lin := jacobian(t, n, ts, contextInputs(shape, 5, 6), 5, shape)
 			o := Options{Jitter: 1e-4, PerOutput: per}
 			ws := &Workspace{}
 			for rep := 0; rep < 2; rep++ { // the second call reuses the workspace
@@ -425,10 +418,7 @@ func TestJacobianGradFiniteDifferences(t *testing.T) {
 			for _, priorSide := range []bool{false, true} {
 				n, shape := tinyNet(t, kind)
 				ts, _ := n.FFGTensors()
-				lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, contextInputs(shape, 3, 9), 3, shape)
-				if err != nil {
-					t.Fatal(err)
-				}
+				lin := jacobian(t, n, ts, contextInputs(shape, 3, 9), 3, shape)
 				if !priorSide {
 					lin.priorBlocks = copyBlocks(lin.Blocks)
 				}
@@ -469,10 +459,7 @@ func TestKLGradThroughJacobian(t *testing.T) {
 			n, shape := tinyNet(t, kind)
 			ts, _ := n.FFGTensors()
 			x := contextInputs(shape, 3, 10)
-			lin, err := Jacobian(autodiff.NewTape[float64](), n, ts, x, 3, shape)
-			if err != nil {
-				t.Fatal(err)
-			}
+			lin := jacobian(t, n, ts, x, 3, shape)
 			o := Options{Jitter: 1e-4}
 			total := func() float64 {
 				l, err := Jacobian(autodiff.NewTape[float64](), n, ts, x, 3, shape)

@@ -40,17 +40,11 @@ func TestLinearRegressionVIFA(t *testing.T) {
 	case !long():
 		seeds = 2
 	}
-	var a, b, c []float64
-	for s := 0; s < seeds; s++ {
-		r, err := LinearRegression(cfg, uint64(s))
-		if err != nil {
-			t.Fatal(err)
-		}
-		a = append(a, r.Distances.RelMean)
-		b = append(b, r.Distances.RelCov)
-		c = append(c, r.Distances.W2PerDim)
+	ss := make([]uint64, seeds)
+	for s := range ss {
+		ss[s] = uint64(s)
 	}
-	sa, sb, sc := Summarize(a), Summarize(b), Summarize(c)
+	sa, sb, sc := summarizeDistances(t, LinearRegression, cfg, ss)
 	t.Logf("%d epochs, %d seeds: rel. mean %v, rel. cov %v, W2/dim %v", cfg.Epochs, seeds, sa, sb, sc)
 	// Paper 000, Table 4: 0.0031 ± 0.0005, 0.0983 ± 0.0129, 0.0194 ± 0.0023.
 	lim := [3]float64{0.0031, 0.0983, 0.0194}
@@ -74,17 +68,7 @@ func TestLogisticRegressionVIFA(t *testing.T) {
 	case !long():
 		cfg.N, cfg.Epochs, cfg.GridPoints, seeds = 1000, 2000, 61, []uint64{1}
 	}
-	var a, b, c []float64
-	for _, s := range seeds {
-		r, err := LogisticRegression(cfg, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a = append(a, r.Distances.RelMean)
-		b = append(b, r.Distances.RelCov)
-		c = append(c, r.Distances.W2PerDim)
-	}
-	sa, sb, sc := Summarize(a), Summarize(b), Summarize(c)
+	sa, sb, sc := summarizeDistances(t, LogisticRegression, cfg, seeds)
 	t.Logf("N=%d, %d epochs, grid %d², seeds %v: rel. mean %v, rel. cov %v, W2/dim %v", cfg.N, cfg.Epochs, cfg.GridPoints, seeds, sa, sb, sc)
 	// No paper numbers; a Gaussian cannot match a skewed posterior exactly.
 	lim := [3]float64{0.01, 0.15, 0.05}
@@ -133,4 +117,21 @@ func TestOnlineFA(t *testing.T) {
 	if r.EMRecentred[last] > ratio*r.Batch[last] {
 		t.Errorf("re-centred online EM %v above %v × batch %v", r.EMRecentred[last], ratio, r.Batch[last])
 	}
+}
+
+// summarizeDistances runs experiment at cfg once per seed and summarises the relative mean
+// error, the relative covariance error and W2 per dimension over the seeds.
+func summarizeDistances(t *testing.T, experiment func(RegressionConfig, uint64) (*RegressionResult, error), cfg RegressionConfig, seeds []uint64) (relMean, relCov, w2 Summary) {
+	t.Helper()
+	var a, b, c []float64
+	for _, s := range seeds {
+		r, err := experiment(cfg, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a = append(a, r.Distances.RelMean)
+		b = append(b, r.Distances.RelCov)
+		c = append(c, r.Distances.W2PerDim)
+	}
+	return Summarize(a), Summarize(b), Summarize(c)
 }
