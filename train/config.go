@@ -190,9 +190,10 @@ type Config struct {
 	ScaleTrilLR float64 `json:"scale_tril_lr" help:"learning-rate factor for the Cholesky factors of full-covariance posteriors (*scale_tril parameters)"`
 	// SDLR multiplies the learning rate of the mean-field standard deviations (every ffg layer's
 	// raw _weight_sd and _bias_sd, σ = softplus(ρ)). With σ ≪ 1, ρ ≈ log σ, and Adam moves ρ by
-	// at most about the learning rate per step, so at lr 1e-3 σ can grow by at most e^(steps/1000)
-	// from init_sd: 3 epochs of Fashion-MNIST leave FSVI's σ near 1e-4 (docs/results/fsvi_sd_lr.md).
-	// timrudner/FSVI's --learning_rate_scale_logvar plays this part for its log-variances.
+	// about the learning rate per step at most, so σ can grow by at most e^(lr·steps) from
+	// init_sd: MFVI's σ grow at exactly that rate. (FSVI's mostly do not move at all: their
+	// gradients are near Adam's ε; docs/results/fsvi_sd_lr.md.) timrudner/FSVI's
+	// --learning_rate_scale_logvar scales its log-variances' gradients, the SGD equivalent.
 	SDLR float64 `json:"sd_lr" help:"learning-rate factor for the standard deviations of ffg layers (_weight_sd and _bias_sd parameters)"`
 	// WeightDecay is the L2 penalty; for laplace 0 means the prior's, 1/(N·prior_precision).
 	WeightDecay float64 `json:"weight_decay" help:"L2 weight decay (laplace: 0 means 1/(N·prior_precision), the prior's)"`
