@@ -188,6 +188,13 @@ type Config struct {
 	// zero mean, and Adam moves each by about the learning rate whatever its gradient, so they
 	// random-walk and inflate the posterior's variance (docs/results/uvsw.md).
 	ScaleTrilLR float64 `json:"scale_tril_lr" help:"learning-rate factor for the Cholesky factors of full-covariance posteriors (*scale_tril parameters)"`
+	// SDLR multiplies the learning rate of the mean-field standard deviations (every ffg layer's
+	// raw _weight_sd and _bias_sd, σ = softplus(ρ)). With σ ≪ 1, ρ ≈ log σ, and Adam moves ρ by
+	// about the learning rate per step at most, so σ can grow by at most e^(lr·steps) from
+	// init_sd: MFVI's σ grow at exactly that rate. (FSVI's mostly do not move at all: their
+	// gradients are near Adam's ε; docs/results/fsvi_sd_lr.md.) timrudner/FSVI's
+	// --learning_rate_scale_logvar scales its log-variances' gradients, the SGD equivalent.
+	SDLR float64 `json:"sd_lr" help:"learning-rate factor for the standard deviations of ffg layers (_weight_sd and _bias_sd parameters)"`
 	// WeightDecay is the L2 penalty; for laplace 0 means the prior's, 1/(N·prior_precision).
 	WeightDecay float64 `json:"weight_decay" help:"L2 weight decay (laplace: 0 means 1/(N·prior_precision), the prior's)"`
 	// Milestones are the epochs at which the learning rate is multiplied by Gamma.
@@ -326,7 +333,7 @@ func DefaultConfig() Config {
 		ContextMargin: 0.5, FSVIJitter: 1e-6, FSVICovariance: "joint", FSVIJacobianGrad: DefaultFSVIJacobianGrad, Temperature: 1, EnsembleSize: 8,
 		HMCChains: DefaultHMCChains, HMCWarmup: DefaultHMCWarmup, HMCDraws: DefaultHMCDraws, HMCSamples: DefaultHMCSamples,
 		HMCMaxDepth: DefaultHMCMaxDepth, HMCTargetAccept: DefaultHMCTargetAccept, LatentDim: 1, PriorPrecision: 1, LaplaceGGN: "exact", LaplaceMCSamples: 1, MCSamples: 1, FAEvery: 1, FAWarmup: 100,
-		FALR: 0.001, Epochs: 10, BatchSize: 100, LR: 1e-3, ScaleTrilLR: 1, Optimizer: "adam", Momentum: 0.9,
+		FALR: 0.001, Epochs: 10, BatchSize: 100, LR: 1e-3, ScaleTrilLR: 1, SDLR: 1, Optimizer: "adam", Momentum: 0.9,
 		Gamma: 0.1, TrainSamples: 1, TestSamples: 8, EvalEvery: 1, CheckpointEvery: 1,
 		EvalMinSteps: DefaultMinSteps, CheckpointMinSteps: DefaultMinSteps, Seed: 42, Out: "model.ebnn",
 		TestFraction: 0.2, ConditionalKL: CondKLWeight}
@@ -573,6 +580,7 @@ var configBounds = []struct {
 	{"momentum", 0, 1},
 	{"weight_decay", 0, MaxRate},
 	{"scale_tril_lr", 0, MaxRate},
+	{"sd_lr", 0, MaxRate},
 	{"gamma", 0, MaxRate},
 	{"clip", 0, MaxClip},
 	{"ml_epochs", 0, MaxEpochs},

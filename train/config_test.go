@@ -51,6 +51,10 @@ func TestConfigBounds(t *testing.T) {
 		{"finetune_lr", "NaN"},
 		{"fa_weighting", "NaN"},
 		{"milestones", "1,99999999999"},
+		{"sd_lr", "-1"},
+		{"sd_lr", "NaN"},
+		{"sd_lr", "Inf"},
+		{"sd_lr", "1e300"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {

@@ -531,22 +531,40 @@ func (t *Trainer) buildOptimizer() error {
 	if c.Posterior == "laplace" && wd == 0 {
 		wd = 1 / (float64(t.Train.N) * c.PriorPrecision) // the MAP of the prior N(0, α⁻¹I)
 	}
-	groups := []optim.Group[float32]{{Params: t.params, LR: c.LR, WeightDecay: wd}}
-	if c.ScaleTrilLR != 1 {
-		// The Cholesky factors of full-covariance posteriors in a group of their own.
-		var rest, tril []*autodiff.Param[float32]
-		for _, p := range t.params {
-			if strings.HasSuffix(p.Name, "scale_tril") {
-				tril = append(tril, p)
+	// Parameter groups with their own learning-rate factor; the rest keep LR. With every factor
+	// 1 there is one group, as before the factors existed.
+	factors := []struct {
+		f     float64
+		match func(name string) bool
+	}{
+		// The Cholesky factors of full-covariance posteriors.
+		{c.ScaleTrilLR, func(name string) bool { return strings.HasSuffix(name, "scale_tril") }},
+		// The mean-field standard deviations of ffg layers.
+		{c.SDLR, func(name string) bool {
+			field := name[strings.LastIndexByte(name, '.')+1:]
+			return field == "_weight_sd" || field == "_bias_sd"
+		}},
+	}
+	rest := t.params
+	var extra []optim.Group[float32]
+	for _, fc := range factors {
+		if fc.f == 1 {
+			continue
+		}
+		var kept, own []*autodiff.Param[float32]
+		for _, p := range rest {
+			if fc.match(p.Name) {
+				own = append(own, p)
 			} else {
-				rest = append(rest, p)
+				kept = append(kept, p)
 			}
 		}
-		groups = []optim.Group[float32]{{Params: rest, LR: c.LR, WeightDecay: wd}}
-		if len(tril) > 0 {
-			groups = append(groups, optim.Group[float32]{Params: tril, LR: c.LR * c.ScaleTrilLR, WeightDecay: wd})
+		rest = kept
+		if len(own) > 0 {
+			extra = append(extra, optim.Group[float32]{Params: own, LR: c.LR * fc.f, WeightDecay: wd})
 		}
 	}
+	groups := append([]optim.Group[float32]{{Params: rest, LR: c.LR, WeightDecay: wd}}, extra...)
 	var err error
 	if c.Optimizer == "adam" {
 		t.opt, err = optim.NewAdam(groups, optim.DefaultAdamConfig())
