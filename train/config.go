@@ -195,6 +195,10 @@ type Config struct {
 	// gradients are near Adam's ε; docs/results/fsvi_sd_lr.md.) timrudner/FSVI's
 	// --learning_rate_scale_logvar scales its log-variances' gradients, the SGD equivalent.
 	SDLR float64 `json:"sd_lr" help:"learning-rate factor for the standard deviations of ffg layers (_weight_sd and _bias_sd parameters)"`
+	// AdamEps is Adam's ε (torch.optim.Adam's eps, default 1e-8): the update is m̂/(√v̂ + ε), so a
+	// parameter whose gradients stay below ε barely moves. FSVI's σ gradients are about 5e-9 at
+	// σ = 1e-4 (docs/results/fsvi_sd_lr.md).
+	AdamEps float64 `json:"adam_eps" help:"Adam's epsilon (the update is m/(sqrt(v)+eps); default 1e-8, PyTorch's)"`
 	// WeightDecay is the L2 penalty; for laplace 0 means the prior's, 1/(N·prior_precision).
 	WeightDecay float64 `json:"weight_decay" help:"L2 weight decay (laplace: 0 means 1/(N·prior_precision), the prior's)"`
 	// Milestones are the epochs at which the learning rate is multiplied by Gamma.
@@ -333,7 +337,7 @@ func DefaultConfig() Config {
 		ContextMargin: 0.5, FSVIJitter: 1e-6, FSVICovariance: "joint", FSVIJacobianGrad: DefaultFSVIJacobianGrad, Temperature: 1, EnsembleSize: 8,
 		HMCChains: DefaultHMCChains, HMCWarmup: DefaultHMCWarmup, HMCDraws: DefaultHMCDraws, HMCSamples: DefaultHMCSamples,
 		HMCMaxDepth: DefaultHMCMaxDepth, HMCTargetAccept: DefaultHMCTargetAccept, LatentDim: 1, PriorPrecision: 1, LaplaceGGN: "exact", LaplaceMCSamples: 1, MCSamples: 1, FAEvery: 1, FAWarmup: 100,
-		FALR: 0.001, Epochs: 10, BatchSize: 100, LR: 1e-3, ScaleTrilLR: 1, SDLR: 1, Optimizer: "adam", Momentum: 0.9,
+		FALR: 0.001, Epochs: 10, BatchSize: 100, LR: 1e-3, ScaleTrilLR: 1, SDLR: 1, AdamEps: 1e-8, Optimizer: "adam", Momentum: 0.9,
 		Gamma: 0.1, TrainSamples: 1, TestSamples: 8, EvalEvery: 1, CheckpointEvery: 1,
 		EvalMinSteps: DefaultMinSteps, CheckpointMinSteps: DefaultMinSteps, Seed: 42, Out: "model.ebnn",
 		TestFraction: 0.2, ConditionalKL: CondKLWeight}
@@ -581,6 +585,7 @@ var configBounds = []struct {
 	{"weight_decay", 0, MaxRate},
 	{"scale_tril_lr", 0, MaxRate},
 	{"sd_lr", 0, MaxRate},
+	{"adam_eps", 1e-30, 1},
 	{"gamma", 0, MaxRate},
 	{"clip", 0, MaxClip},
 	{"ml_epochs", 0, MaxEpochs},

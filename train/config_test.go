@@ -55,6 +55,10 @@ func TestConfigBounds(t *testing.T) {
 		{"sd_lr", "NaN"},
 		{"sd_lr", "Inf"},
 		{"sd_lr", "1e300"},
+		{"adam_eps", "0"},
+		{"adam_eps", "-1e-8"},
+		{"adam_eps", "NaN"},
+		{"adam_eps", "2"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {

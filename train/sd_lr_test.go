@@ -123,3 +123,49 @@ func TestSDLROneIsOneGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestAdamEps: adam_eps is the ε of Adam's update m̂/(√v̂ + ε). On the first step that update is
+// g/(|g| + ε) for each gradient entry g, so with ε = 1e-8 every entry that has a gradient moves by
+// about the learning rate and with ε = 1 by lr·|g|/(|g| + 1) — strictly less, in the same
+// direction.
+func TestAdamEps(t *testing.T) {
+	moves := func(eps float64) map[string][]float64 {
+		c := toyConfig(t, "ffg_w", "")
+		c.Arch, c.LR, c.AdamEps = "mlp:1-4-1:tanh", 1e-2, eps
+		tr, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := map[string][]float32{}
+		for _, p := range tr.params {
+			before[p.Name] = append([]float32(nil), p.Value...)
+		}
+		if _, _, _, err := tr.step([]int{0, 1, 2, 3, 60, 61}, 1); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]float64{}
+		for _, p := range tr.params {
+			for i, v := range p.Value {
+				out[p.Name] = append(out[p.Name], float64(v)-float64(before[p.Name][i]))
+			}
+		}
+		return out
+	}
+	small, big := moves(1e-8), moves(1)
+	n := 0
+	for name, ms := range small {
+		for i, m := range ms {
+			if math.Abs(m) < 1e-3 { // no gradient (or float32 rounding of one)
+				continue
+			}
+			n++
+			b := big[name][i]
+			if math.Abs(math.Abs(m)-1e-2) > 1e-4 || !(math.Abs(b) < math.Abs(m)) || b*m < 0 {
+				t.Fatalf("%s[%d]: move %g with ε = 1e-8 (want ±0.01), %g with ε = 1 (want smaller, same sign)", name, i, m, b)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no parameter moved")
+	}
+}

@@ -567,7 +567,9 @@ func (t *Trainer) buildOptimizer() error {
 	groups := append([]optim.Group[float32]{{Params: rest, LR: c.LR, WeightDecay: wd}}, extra...)
 	var err error
 	if c.Optimizer == "adam" {
-		t.opt, err = optim.NewAdam(groups, optim.DefaultAdamConfig())
+		ac := optim.DefaultAdamConfig()
+		ac.Eps = c.AdamEps
+		t.opt, err = optim.NewAdam(groups, ac)
 	} else {
 		t.opt, err = optim.NewSGD(groups, optim.SGDConfig{Momentum: c.Momentum})
 	}
