@@ -41,7 +41,10 @@ func loadFFG(b *builder, ls *LayerSpec, dOut, dIn int) (*ffg, error) {
 	}
 	nw := dOut * f.k
 	pwm, pws := prior("prior_weight_mean", nw, 0), prior("prior_weight_sd", nw, ls.Posterior.PriorSD)
-	pbm, pbs := prior("prior_bias_mean", dOut, 0), prior("prior_bias_sd", dOut, ls.Posterior.PriorSD)
+	var pbm, pbs []float32
+	if ls.Bias {
+		pbm, pbs = prior("prior_bias_mean", dOut, 0), prior("prior_bias_sd", dOut, ls.Posterior.PriorSD)
+	}
 	sd := func(raw float32) float64 {
 		v := softplus(float64(raw))
 		if p := ls.Posterior.MaxSD; p != nil {
