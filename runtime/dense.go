@@ -135,14 +135,14 @@ const normalCost = 16
 // autoLocal reports whether local sampling costs less than sampling W and applying it to n
 // inputs.
 func (d *dense) autoLocal(n int) bool {
-	return d.post.localCost(n) <= d.post.weightCost()+n*d.dOut*d.dIn
+	return d.post.localCost(n) <= d.weightCost(n)
 }
 
 // autoLocalShared is autoLocal for the first stochastic layer, whose inputs are the same for all
 // K samples, so that local sampling prepares them once.
 func (d *dense) autoLocalShared(n, K int) bool {
 	c := d.post.localCost(n) - d.post.prepCost(n) + d.post.prepCost(n)/max(K, 1)
-	return c <= d.post.weightCost()+n*d.dOut*d.dIn
+	return c <= d.weightCost(n)
 }
 
 func (d *dense) colSize() int {
@@ -169,7 +169,30 @@ func (d *dense) scratchSize(n, B int, st Strategy) int {
 	if sp := d.sparsePost(); sp != nil {
 		return sp.sparseScratch()
 	}
-	return d.dOut*d.dIn + d.dOut + max(d.post.weightScratch(), d.colSize())
+	formed := d.dOut*d.dIn + d.dOut + max(d.post.weightScratch(), d.colSize())
+	if l := d.factoredPost(n); l != nil {
+		return max(formed, l.factoredScratch(n))
+	}
+	return formed
+}
+
+// factoredPost returns the layer's inducing posterior when a weight sample applied to n inputs
+// goes through its factored form (inducing.forwardFactored, a Linear layer), else nil.
+func (d *dense) factoredPost(n int) *inducing {
+	if l, ok := d.post.(*inducing); ok && !d.conv && l.useFactored(n) {
+		return l
+	}
+	return nil
+}
+
+// weightCost is the cost model's price of one weight-strategy sample applied to n inputs.
+func (d *dense) weightCost(n int) int {
+	c := d.post.weightCost() + n*d.dOut*d.dIn
+	if l := d.factoredPost(n); l != nil {
+		formed, factored := l.factoredCosts(n)
+		c -= formed - factored
+	}
+	return c
 }
 
 // sparsePost returns the layer's pruned FFG posterior when its weight-sampling path uses the CSR
@@ -221,6 +244,11 @@ func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 func (d *dense) forwardWeight(fc *fwdCtx, in, out []float32, n int) {
 	if sp := d.sparsePost(); sp != nil {
 		sp.forwardSparse(fc, d.id, in, out, n, fc.scratch)
+		return
+	}
+	if l := d.factoredPost(n); l != nil && !fc.mean {
+		fc.rng.Reset(fc.seed, uint32(fc.sample), d.id)
+		l.forwardFactored(fc, &fc.rng, in, out, n, fc.scratch)
 		return
 	}
 	w := fc.scratch[:d.dOut*d.dIn]

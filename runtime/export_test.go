@@ -65,3 +65,20 @@ func GlobalWeights(m *Model, seed uint64, s int) [][]float32 {
 	})
 	return out
 }
+
+// SetInducingFactored makes the named inducing layer apply its weight samples in factored form
+// ("on"), form them ("off") or choose by cost ("auto"; the default), and reports whether the
+// layer is an inducing layer. Call it before NewPredictor: the scratch depends on it.
+func SetInducingFactored(m *Model, layer, mode string) bool {
+	l, ok := m.findDense(layer).post.(*inducing)
+	if ok {
+		l.factored = map[string]factoredMode{"on": factoredOn, "off": factoredOff}[mode]
+	}
+	return ok
+}
+
+// InducingFactored reports whether the named layer applies a weight sample to n inputs in
+// factored form.
+func InducingFactored(m *Model, layer string, n int) bool {
+	return m.findDense(layer).factoredPost(n) != nil
+}

@@ -30,6 +30,7 @@ type inducing struct {
 	members          [][]float32 // ensemble: each member's u, already whitened
 	meanU            []float32   // u at the posterior mean (member 0 for ensembles), whitened
 	guOff            int         // q global: offset of the layer's block in one U_{1:L} sample
+	factored         factoredMode
 	kl               float64
 	loc              localParams
 }
@@ -353,19 +354,44 @@ func (l *inducing) weightScratch() int {
 func (l *inducing) sampleWeight(fc *fwdCtx, rng *kernels.Stream, w, scratch []float32) {
 	mo, mi, dOut, dIn := l.mo, l.mi, l.dOut, l.dIn
 	d := mo * mi
+	core := l.sampleCore(fc, rng, w[:dOut*dIn], scratch)
+	// big = core C; W = σλ E1 + σ R big.
+	big := scratch[8*d : 8*d+mo*dIn]
+	kernels.Gemm(false, false, mo, dIn, mi, 1, core, mi, l.zcC[mi*dIn:], dIn, 0, big, dIn)
+	kernels.Gemm(false, false, dOut, dIn, mo, l.sigma, l.r, mo, big, dIn, l.sigma*l.lamda, w, dIn)
+}
+
+// zcInPlaceMax is the largest Z_c (values) that sampleCore multiplies row by row, reading it
+// once per row of Z_r E1: 128 KiB, about what a small core's L2 keeps; a larger Z_c is packed
+// once per sample by Gemm instead.
+const zcInPlaceMax = 32 << 10
+
+// sampleCore draws one sample's u ~ q(U), E1 (into e1, dOut × dIn), E2, E3 and E4, in this
+// order from rng, and returns core = u − λ Ū (mo × mi, inside scratch[6·mo·mi:7·mo·mi]), the part
+// of W = σ (λ E1 + R core C) that is not E1. scratch has weightScratch() values; all but core
+// may be reused once it returns.
+func (l *inducing) sampleCore(fc *fwdCtx, rng *kernels.Stream, e1, scratch []float32) []float32 {
+	mo, mi, dOut, dIn := l.mo, l.mi, l.dOut, l.dIn
+	d := mo * mi
 	u, tmp := scratch[:d], scratch[d:3*d]
 	e2, e3, e4 := scratch[3*d:4*d], scratch[4*d:5*d], scratch[5*d:6*d]
 	ubar, t := scratch[6*d:7*d], scratch[7*d:8*d]
 	big := scratch[8*d : 8*d+mo*dIn]
 	l.sampleU(fc, rng, u, tmp)
-	e1 := w[:dOut*dIn]
 	rng.Normal(e1)
 	rng.Normal(e2)
 	rng.Normal(e3)
 	rng.Normal(e4)
 	// Ū = (Z_r E1) Z_cᵀ
 	kernels.Gemm(false, false, mo, dIn, dOut, 1, l.zr, dOut, e1, dIn, 0, big, dIn)
-	kernels.Gemm(false, true, mo, mi, dIn, 1, big, dIn, l.zcC, dIn, 0, ubar, mi)
+	if mi*dIn <= zcInPlaceMax {
+		// Row by row, reading Z_c in place (Gemm would pack Z_cᵀ for every sample).
+		for i := 0; i < mo; i++ {
+			kernels.Gemv(false, mi, dIn, 1, l.zcC, dIn, big[i*dIn:(i+1)*dIn], 0, ubar[i*mi:(i+1)*mi])
+		}
+	} else {
+		kernels.Gemm(false, true, mo, mi, dIn, 1, big, dIn, l.zcC, dIn, 0, ubar, mi)
+	}
 	// + L̂_r E2 D_c
 	kernels.Gemm(false, false, mo, mi, mo, 1, l.lhatR, mo, e2, mi, 0, t, mi)
 	for i := 0; i < mo; i++ {
@@ -380,12 +406,11 @@ func (l *inducing) sampleWeight(fc *fwdCtx, rng *kernels.Stream, w, scratch []fl
 			ubar[i*mi+j] += l.dr[i] * (t[i*mi+j] + e4[i*mi+j]*l.dc[j])
 		}
 	}
-	// core = u − λŪ; big = core C; W = σλ E1 + σ R big.
+	// core = u − λŪ
 	for i := range ubar {
 		ubar[i] = u[i] - l.lamda*ubar[i]
 	}
-	kernels.Gemm(false, false, mo, dIn, mi, 1, ubar, mi, l.zcC[mi*dIn:], dIn, 0, big, dIn)
-	kernels.Gemm(false, false, dOut, dIn, mo, l.sigma, l.r, mo, big, dIn, l.sigma*l.lamda, w, dIn)
+	return ubar
 }
 
 // meanWeight is σ R u C with u at q(U)'s mean (member 0 for ensembles).
