@@ -26,6 +26,8 @@
 #   METHODS     the methods to train (default "ffgw fcgw ffgu fcgu ensembleu"; models of others
 #               in OUTDIR are reported too)
 #   SAMPLES, GRID   predictive samples per input (default 1000, one per HMC member) and grid points (81)
+#   VI_FLAGS    extra flags of every variational run, e.g. "--scale-tril-lr 0.1" (with METHODS=fcgw:
+#               docs/results/fcgw_toyhmc.md); put such runs in an OUTDIR of their own
 # --quick trains for a few steps (2 chains × (10 + 20) NUTS iterations of depth ≤ 3, 20 kept; 5 VI
 # steps), K = 20 and 21 grid points: seconds, for the test of the pipeline (outputs' shape only).
 set -e
@@ -65,9 +67,9 @@ train hmc --preset paper003-toy-hmc $HMC_FLAGS
 for s in $SEEDS; do
 	for m in $METHODS; do
 		# shellcheck disable=SC2086
-		train "${m}_s$s" --preset "paper003-toy-$m" --seed "$s" --data "csv:$O/toy1d.csv" --test-fraction 0 $VIQ
+		train "${m}_s$s" --preset "paper003-toy-$m" --seed "$s" --data "csv:$O/toy1d.csv" --test-fraction 0 $VIQ $VI_FLAGS
 	done
 done
-NOTE="What ran: HMC \`--preset paper003-toy-hmc $(cat "$O/hmc.flags" 2>/dev/null)\` (one seed); VI \`--preset paper003-toy-METHOD --seed S --data csv:toy1d.csv --test-fraction 0 $VIQ\`."
+NOTE="What ran: HMC \`--preset paper003-toy-hmc $(cat "$O/hmc.flags" 2>/dev/null)\` (one seed); VI \`--preset paper003-toy-METHOD --seed S --data csv:toy1d.csv --test-fraction 0 $VIQ $VI_FLAGS\`."
 "$TOOL" -dir "$O" -samples "$SAMPLES" -grid "$GRID" -note "$NOTE"
 echo "wrote $O/toyhmc.md, $O/toyhmc_grid.csv and $O/toyhmc.png"
