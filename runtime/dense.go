@@ -171,15 +171,15 @@ func (d *dense) scratchSize(n, B int, st Strategy) int {
 	}
 	formed := d.dOut*d.dIn + d.dOut + max(d.post.weightScratch(), d.colSize())
 	if l := d.factoredPost(n); l != nil {
-		return max(formed, l.factoredScratch(n))
+		return max(formed, d.factoredScratch(l, n))
 	}
 	return formed
 }
 
 // factoredPost returns the layer's inducing posterior when a weight sample applied to n inputs
-// goes through its factored form (inducing.forwardFactored, a Linear layer), else nil.
+// goes through its factored form (forwardFactored), else nil.
 func (d *dense) factoredPost(n int) *inducing {
-	if l, ok := d.post.(*inducing); ok && !d.conv && l.useFactored(n) {
+	if l, ok := d.post.(*inducing); ok && l.useFactored(d.factoredCols(n)) {
 		return l
 	}
 	return nil
@@ -189,7 +189,7 @@ func (d *dense) factoredPost(n int) *inducing {
 func (d *dense) weightCost(n int) int {
 	c := d.post.weightCost() + n*d.dOut*d.dIn
 	if l := d.factoredPost(n); l != nil {
-		formed, factored := l.factoredCosts(n)
+		formed, factored := l.factoredCosts(d.factoredCols(n))
 		c -= formed - factored
 	}
 	return c
@@ -247,8 +247,7 @@ func (d *dense) forwardWeight(fc *fwdCtx, in, out []float32, n int) {
 		return
 	}
 	if l := d.factoredPost(n); l != nil && !fc.mean {
-		fc.rng.Reset(fc.seed, uint32(fc.sample), d.id)
-		l.forwardFactored(fc, &fc.rng, in, out, n, fc.scratch)
+		d.forwardFactored(fc, l, in, out, n)
 		return
 	}
 	w := fc.scratch[:d.dOut*d.dIn]

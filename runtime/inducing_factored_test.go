@@ -64,7 +64,8 @@ func TestInducingFactoredMatchesFormed(t *testing.T) {
 	}
 }
 
-// TestInducingFactoredCrossover: the cost model applies a weight sample of the mlp_ffgu first
+// TestInducingFactoredCrossover: the cost model (forming W costs mo·mi·d_in + d_out·mo·d_in
+// more, the factored form mi·d_in + mo·mi + d_out·mo more per input column) applies a weight sample of the mlp_ffgu first
 // layer (d_out 128, d_in 785, M 16 × 24) in factored form to up to 89 inputs and forms it for
 // 90: formed 16·24·785 + 128·16·785 + 128·785·n against factored
 // n·(128·785 + 24·785 + 16·24 + 128·16), equal at n = 1 909 120 / 21 272 ≈ 89.75.
@@ -77,6 +78,76 @@ func TestInducingFactoredCrossover(t *testing.T) {
 	}{{1, true}, {89, true}, {90, false}, {256, false}} {
 		if got := runtime.InducingFactored(m, layer, c.n); got != c.want {
 			t.Errorf("n = %d: factored %v, want %v", c.n, got, c.want)
+		}
+	}
+	// A convolution meets P = 16 columns per input (64 → 128 channels, 3×3, padding 1, 4×4 input;
+	// d_in 577, M 8 × 8): formed 8·8·577 + 128·8·577 + 16n·128·577 against factored
+	// 16n·(128·577 + 8·577 + 8·8 + 128·8): 7 717 952 > 7 637 760 at n = 6, 8 899 648 < 8 910 720 at 7.
+	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{64, 4, 4},
+		Layers: []runtime.LayerSpec{{Name: "c", Op: runtime.OpConv2d, In: 64, Out: 128, Bias: true, Kernel: [2]int{3, 3},
+			Padding: [2]int{1, 1}, Posterior: inducingPost(8, 8, runtime.QDiagonal, true, 0)}, {Name: "flat", Op: runtime.OpFlatten}}}
+	conv := newModel(t, spec, randomTensors(spec, 3))
+	for _, c := range []struct {
+		n    int
+		want bool
+	}{{1, true}, {6, true}, {7, false}} {
+		if got := runtime.InducingFactored(conv, "c", c.n); got != c.want {
+			t.Errorf("convolution, n = %d: factored %v, want %v", c.n, got, c.want)
+		}
+	}
+}
+
+// TestInducingFactoredNetworks: the same check on whole networks — convolutions (im2col and
+// pointwise), residual blocks, BatchNorm, a Linear layer without bias, global U — every inducing
+// layer factored against every one formed, for batches of 1 and 3.
+func TestInducingFactoredNetworks(t *testing.T) {
+	cnn := cnnSpec()
+	cnn.Layers[5].Shortcut[0].Posterior = inducingPost(2, 2, runtime.QDiagonal, false, 0) // r2s: 1×1, pointwise
+	specs := map[string]*runtime.Spec{"mlp": mlpSpec(), "cnn": cnn, "global-mlp": globalMLPSpec(), "global-cnn": globalCNNSpec()}
+	for name, spec := range specs {
+		var layers []string
+		var walk func([]runtime.LayerSpec)
+		walk = func(ls []runtime.LayerSpec) {
+			for _, l := range ls {
+				walk(l.Body)
+				walk(l.Shortcut)
+				if l.Posterior != nil && l.Posterior.Kind == runtime.KindInducing {
+					layers = append(layers, l.Name)
+				}
+			}
+		}
+		walk(spec.Layers)
+		ts := randomTensors(spec, 11)
+		for _, n := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
+				if len(layers) < 2 {
+					t.Fatalf("%d inducing layers", len(layers))
+				}
+				m0 := newModel(t, spec, ts)
+				xs := randomInputs(m0, n, 5)
+				opts := runtime.Options{Samples: 8, Seed: 9, Strategy: runtime.Weight, MaxBatch: n, KeepSamples: true}
+				var got [2][]runtime.Prediction
+				for i, mode := range []string{"on", "off"} {
+					m := newModel(t, spec, ts)
+					for _, l := range layers {
+						if !runtime.SetInducingFactored(m, l, mode) {
+							t.Fatalf("%s is not an inducing layer", l)
+						}
+					}
+					got[i] = predictAll(t, m, opts, xs)
+				}
+				for i := range got[0] {
+					a, b := got[0][i].Outputs, got[1][i].Outputs
+					if len(a) == 0 || len(a) != len(b) {
+						t.Fatalf("input %d: %d and %d outputs", i, len(a), len(b))
+					}
+					for j := range a {
+						if d := math.Abs(float64(a[j] - b[j])); d > 1e-4*(1+math.Abs(float64(b[j]))) || math.IsNaN(d) {
+							t.Fatalf("input %d, output %d: factored %v, formed %v", i, j, a[j], b[j])
+						}
+					}
+				}
+			})
 		}
 	}
 }
