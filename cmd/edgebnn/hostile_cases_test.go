@@ -14,10 +14,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 // This file builds the hostile inputs of TestHostileInputsCLI: byte-level builders for
@@ -741,16 +741,8 @@ func hostileCases() []hostileCase {
 		boardsCase("60 KB of keys", func(t *testing.T, p string) {
 			writeHostile(t, filepath.Dir(p), filepath.Base(p), manyKeys(60000))
 		}),
-		boardsCase("symlink to /dev/zero", func(t *testing.T, p string) {
-			if err := os.Symlink("/dev/zero", p); err != nil {
-				t.Skip(err)
-			}
-		}),
-		boardsCase("FIFO", func(t *testing.T, p string) {
-			if err := syscall.Mkfifo(p, 0o644); err != nil {
-				t.Skip(err)
-			}
-		}),
+		boardsCase("symlink to /dev/zero", func(t *testing.T, p string) { testutil.DevZero(t, p) }),
+		boardsCase("FIFO", func(t *testing.T, p string) { testutil.Mkfifo(t, p) }),
 	)
 
 	// Flags: huge values are refused, naming the flag (or the setting), before anything is
