@@ -3,9 +3,7 @@
 package main
 
 import (
-	"archive/zip"
 	"bytes"
-	"compress/flate"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -253,53 +251,6 @@ func repeatedPickle(prefix, body []byte, n int) []byte {
 		b = append(b, body...)
 	}
 	return append(b, '.')
-}
-
-// zipMember is one member of a torch.save-like zip: stored bytes, or a raw deflate stream
-// with a declared uncompressed size.
-type zipMember struct {
-	name     string
-	data     []byte
-	deflate  []byte
-	declared uint64
-}
-
-func torchZip(t *testing.T, ms ...zipMember) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w := zip.NewWriter(&buf)
-	for _, m := range ms {
-		if m.deflate == nil {
-			f, err := w.CreateHeader(&zip.FileHeader{Name: m.name, Method: zip.Store})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.Write(m.data)
-			continue
-		}
-		f, err := w.CreateRaw(&zip.FileHeader{Name: m.name, Method: zip.Deflate,
-			CompressedSize64: uint64(len(m.deflate)), UncompressedSize64: m.declared})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Write(m.deflate)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// zerosDeflate returns a deflate stream that inflates to mib MiB of zeros: one MiB of zeros
-// compressed and sync-flushed (so it ends on a byte boundary, not final), that many times,
-// then an empty final block. Each copy's back-references reach only zeros.
-func zerosDeflate(mib int) []byte {
-	var one bytes.Buffer
-	fw, _ := flate.NewWriter(&one, flate.BestCompression)
-	fw.Write(make([]byte, 1<<20))
-	fw.Flush()
-	out := bytes.Repeat(one.Bytes(), mib)
-	return append(out, 0x03, 0x00)
 }
 
 // --- text inputs ---
@@ -601,39 +552,39 @@ func hostileCases() []hostileCase {
 	cs = append(cs,
 		checkpointCase("zip bomb, declared", "c.pt", func(t *testing.T) []byte {
 			const numel = 900 << 20 / 4
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: tensorDict("1.z_row", numel, 0, []int32{2}, []int32{1})},
-				zipMember{name: "archive/data/0", deflate: zerosDeflate(900), declared: numel * 4})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", numel, 0, []int32{2}, []int32{1})},
+				testutil.ZipMember{Name: "archive/data/0", Deflate: testutil.ZerosDeflate(900), Declared: numel * 4})
 		}),
 		checkpointCase("zip bomb, undeclared", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: tensorDict("1.z_row", 2, 0, []int32{2}, []int32{1})},
-				zipMember{name: "archive/data/0", deflate: zerosDeflate(900), declared: 8})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", 2, 0, []int32{2}, []int32{1})},
+				testutil.ZipMember{Name: "archive/data/0", Deflate: testutil.ZerosDeflate(900), Declared: 8})
 		}),
 		checkpointCase("pickle bomb", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", deflate: zerosDeflate(900), declared: 900 << 20})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Deflate: testutil.ZerosDeflate(900), Declared: 900 << 20})
 		}),
 		checkpointCase("stride-0 view", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: tensorDict("1.z_row", 1, 0, []int32{400_000_000}, []int32{0})},
-				zipMember{name: "archive/data/0", data: make([]byte, 4)})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", 1, 0, []int32{400_000_000}, []int32{0})},
+				testutil.ZipMember{Name: "archive/data/0", Data: make([]byte, 4)})
 		}),
 		checkpointCase("stride-0 2-d view", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: tensorDict("1.z_row", 4, 0, []int32{30000, 30000}, []int32{0, 0})},
-				zipMember{name: "archive/data/0", data: make([]byte, 16)})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", 4, 0, []int32{30000, 30000}, []int32{0, 0})},
+				testutil.ZipMember{Name: "archive/data/0", Data: make([]byte, 16)})
 		}),
 		checkpointCase("offset 2^30", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: tensorDict("1.z_row", 4, 1<<30, []int32{2}, []int32{1})},
-				zipMember{name: "archive/data/0", data: make([]byte, 16)})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", 4, 1<<30, []int32{2}, []int32{1})},
+				testutil.ZipMember{Name: "archive/data/0", Data: make([]byte, 16)})
 		}),
 		checkpointCase("repeated DUP", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: repeatedPickle([]byte{'}'}, []byte{'2'}, mib-200)})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: repeatedPickle([]byte{'}'}, []byte{'2'}, mib-200)})
 		}),
 		checkpointCase("repeated MARK", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: repeatedPickle(nil, []byte{'('}, mib-200)})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: repeatedPickle(nil, []byte{'('}, mib-200)})
 		}),
 		checkpointCase("repeated MARK EMPTY_DICT DUP", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: repeatedPickle(nil, []byte{'(', '}', '2'}, mib-200)})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: repeatedPickle(nil, []byte{'(', '}', '2'}, mib-200)})
 		}),
 		checkpointCase("list appended to itself", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: repeatedPickle([]byte{']', '2'}, []byte{'2', 'a'}, mib-200)})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: repeatedPickle([]byte{']', '2'}, []byte{'2', 'a'}, mib-200)})
 		}),
 		checkpointCase("random bytes", "c.pt", func(*testing.T) []byte { return seededBytes(mib, 16) }),
 	)

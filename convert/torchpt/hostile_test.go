@@ -1,7 +1,6 @@
 package torchpt
 
 import (
-	"archive/zip"
 	"bytes"
 	"compress/flate"
 	"encoding/binary"
@@ -12,58 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
-
-// zipMember is one member of a hand-made zip: either data stored as is,
-// or raw deflate bytes with the declared uncompressed size.
-type zipMember struct {
-	name     string
-	data     []byte // stored
-	raw      []byte // deflate stream (when non-nil)
-	declared uint64 // uncompressed size declared for raw
-}
-
-func buildZip(t testing.TB, ms ...zipMember) []byte {
-	var buf bytes.Buffer
-	w := zip.NewWriter(&buf)
-	for _, m := range ms {
-		if m.raw == nil {
-			f, err := w.CreateHeader(&zip.FileHeader{Name: m.name, Method: zip.Store})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.Write(m.data)
-			continue
-		}
-		f, err := w.CreateRaw(&zip.FileHeader{Name: m.name, Method: zip.Deflate,
-			CompressedSize64: uint64(len(m.raw)), UncompressedSize64: m.declared})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Write(m.raw)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// zeroBomb returns a deflate stream of about size bytes that inflates to
-// chunks MiB of zeros: one compressed MiB of zeros (a sequence of
-// non-final blocks ending byte-aligned) repeated, then a final block.
-func zeroBomb(t testing.TB, chunks int) []byte {
-	var one bytes.Buffer
-	fw, _ := flate.NewWriter(&one, flate.BestCompression)
-	fw.Write(make([]byte, 1<<20))
-	fw.Flush()
-	chunk := append([]byte(nil), one.Bytes()...)
-	var out bytes.Buffer
-	for i := 0; i < chunks; i++ {
-		out.Write(chunk)
-	}
-	out.Write([]byte{0x03, 0x00}) // final, fixed-Huffman, empty block
-	return out.Bytes()
-}
 
 // oneTensor is a pickle of {"a": FloatStorage view}.
 func oneTensor(numel, offset int, size, stride []int) []byte {
@@ -86,12 +36,12 @@ func deflated(t testing.TB, pkl []byte) []byte {
 	fw, _ := flate.NewWriter(&c, flate.BestCompression)
 	fw.Write(pkl)
 	fw.Close()
-	return buildZip(t, zipMember{name: "archive/data.pkl", raw: c.Bytes(), declared: uint64(len(pkl))})
+	return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Deflate: c.Bytes(), Declared: uint64(len(pkl))})
 }
 
 // stored wraps pkl as a stored (uncompressed) data.pkl.
 func stored(t testing.TB, pkl []byte) []byte {
-	return buildZip(t, zipMember{name: "archive/data.pkl", data: pkl})
+	return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: pkl})
 }
 
 // hostileCase is a hostile .pt file (at most about 1 MB) and the text its
@@ -107,19 +57,19 @@ var hostileCases = []hostileCase{
 		// The storage member declares 2.7 GB (consistent with the
 		// pickle) and really inflates to it.
 		const numel = 2700 << 20 / 4
-		return buildZip(t,
-			zipMember{name: "archive/data.pkl", data: oneTensor(numel, 0, []int{2}, []int{1})},
-			zipMember{name: "archive/data/0", raw: zeroBomb(t, 900), declared: numel * 4})
+		return testutil.Zip(t,
+			testutil.ZipMember{Name: "archive/data.pkl", Data: oneTensor(numel, 0, []int{2}, []int{1})},
+			testutil.ZipMember{Name: "archive/data/0", Deflate: testutil.ZerosDeflate(900), Declared: numel * 4})
 	}, "decompression budget"},
 	{"zip bomb undeclared", func(t testing.TB) []byte {
 		// The member declares 8 bytes but inflates to 900 MiB.
-		return buildZip(t,
-			zipMember{name: "archive/data.pkl", data: oneTensor(2, 0, []int{2}, []int{1})},
-			zipMember{name: "archive/data/0", raw: zeroBomb(t, 900), declared: 8})
+		return testutil.Zip(t,
+			testutil.ZipMember{Name: "archive/data.pkl", Data: oneTensor(2, 0, []int{2}, []int{1})},
+			testutil.ZipMember{Name: "archive/data/0", Deflate: testutil.ZerosDeflate(900), Declared: 8})
 	}, "more than its declared 8 bytes"},
 	{"pickle bomb", func(t testing.TB) []byte {
 		// data.pkl itself declares 2 GB.
-		return buildZip(t, zipMember{name: "archive/data.pkl", raw: zeroBomb(t, 900), declared: 2 << 30})
+		return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Deflate: testutil.ZerosDeflate(900), Declared: 2 << 30})
 	}, "data.pkl"},
 	{"stride-0 view", func(t testing.TB) []byte {
 		// Two 1.5 GB views of a one-element storage.
