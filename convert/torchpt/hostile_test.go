@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"encoding/binary"
-	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -228,73 +226,34 @@ const hostileEnv = "EDGEBNN_TORCHPT_HOSTILE_CASE"
 func TestHostileResources(t *testing.T) {
 	if name := os.Getenv(hostileEnv); name != "" {
 		hostileChild(name)
-		return
 	}
-	if testing.Short() {
-		// The emulated CI targets run -short: under qemu-user without binfmt_misc the test
-		// binary cannot re-execute itself, and QEMU's own memory would be measured anyway.
-		t.Skip("re-executes the test binary; not in -short runs")
-	}
-	if _, err := os.Stat("/proc/self/status"); err != nil {
-		t.Skip("no /proc/self/status")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skip(err)
-	}
+	testutil.SkipWithoutPeakRSS(t)
 	for _, c := range hostileCases {
 		t.Run(c.name, func(t *testing.T) {
-			cmd := exec.Command(exe, "-test.run=^TestHostileResources$", "-test.count=1")
-			cmd.Env = append(os.Environ(), hostileEnv+"="+c.name, "GOMAXPROCS=2")
-			start := time.Now()
-			out, err := cmd.CombinedOutput()
-			wall := time.Since(start)
-			if err != nil {
-				t.Fatalf("child: %v\n%s", err, out)
+			child := testutil.RunChild(t, "TestHostileResources", hostileEnv+"="+c.name, "GOMAXPROCS=2")
+			if child.Result != "refused" || child.PeakRSS < 0 {
+				t.Fatalf("child: %q, peak RSS %d", child.Result, child.PeakRSS)
 			}
-			var hwm int64
-			for _, line := range strings.Split(string(out), "\n") {
-				if v, ok := strings.CutPrefix(line, "VmHWM-kB "); ok {
-					hwm, _ = strconv.ParseInt(v, 10, 64)
-				}
+			t.Logf("peak RSS %d MB, %v", child.PeakRSS>>20, child.Wall.Round(time.Millisecond))
+			if child.PeakRSS > 256<<20 {
+				t.Errorf("peak RSS %d MB > 256 MB", child.PeakRSS>>20)
 			}
-			if hwm == 0 {
-				t.Fatalf("child reported no VmHWM:\n%s", out)
-			}
-			t.Logf("peak RSS %d MB, %v", hwm>>10, wall.Round(time.Millisecond))
-			if hwm > 256<<10 {
-				t.Errorf("peak RSS %d MB > 256 MB", hwm>>10)
-			}
-			if wall > 10*time.Second {
-				t.Errorf("took %v > 10 s", wall)
+			if child.Wall > 10*time.Second {
+				t.Errorf("took %v > 10 s", child.Wall)
 			}
 		})
 	}
 }
 
-// hostileChild parses the named case and prints its VmHWM in kB.
+// hostileChild parses the named case and reports "refused", "accepted" or "no case".
 func hostileChild(name string) {
 	for _, c := range hostileCases {
-		if c.name != name {
-			continue
-		}
-		data := c.build(&testing.T{})
-		if _, err := Parse(data); err == nil {
-			fmt.Println("accepted")
-			os.Exit(1)
-		}
-		status, err := os.ReadFile("/proc/self/status")
-		if err != nil {
-			fmt.Println(err)
-			os.Exit(1)
-		}
-		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				fmt.Println("VmHWM-kB", strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+		if c.name == name {
+			if _, err := Parse(c.build(&testing.T{})); err == nil {
+				testutil.ChildExit("accepted")
 			}
+			testutil.ChildExit("refused")
 		}
-		os.Exit(0)
 	}
-	fmt.Println("no case", name)
-	os.Exit(1)
+	testutil.ChildExit("no case " + name)
 }
