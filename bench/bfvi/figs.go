@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/edgebnn/edgebnn/internal/outfile"
+	trainplot "github.com/edgebnn/edgebnn/train/plot"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -41,14 +42,7 @@ type marks struct {
 	Cross  bool // crosses instead of filled circles
 }
 
-var colours = []color.Color{
-	color.RGBA{R: 31, G: 119, B: 180, A: 255},
-	color.RGBA{R: 255, G: 127, B: 14, A: 255},
-	color.RGBA{R: 44, G: 160, B: 44, A: 255},
-	color.RGBA{R: 214, G: 39, B: 40, A: 255},
-	color.RGBA{R: 148, G: 103, B: 189, A: 255},
-	color.RGBA{R: 140, G: 86, B: 75, A: 255},
-}
+var colours = trainplot.Tableau[:6]
 
 // figure describes one panel.
 type figure struct {

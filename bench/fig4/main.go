@@ -18,13 +18,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"image/color"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/train/eval"
+	trainplot "github.com/edgebnn/edgebnn/train/plot"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -283,10 +283,7 @@ func columns() []column {
 	}
 }
 
-var colours = []color.Color{
-	color.RGBA{R: 31, G: 119, B: 180, A: 255}, color.RGBA{R: 255, G: 127, B: 14, A: 255},
-	color.RGBA{R: 44, G: 160, B: 44, A: 255}, color.RGBA{R: 214, G: 39, B: 40, A: 255},
-}
+var colours = trainplot.Tableau[:4]
 
 // drawFigure draws metrics (accuracy, NLL, ECE, AUROC by entropy; rows) against the columns'
 // settings, each point a cell's mean with ± one standard error; cells without runs are skipped.
@@ -324,23 +321,12 @@ func drawFigure(path string, cells map[key][]result) error {
 				if len(pts) == 0 {
 					continue
 				}
-				l, sc, err := plotter.NewLinePoints(pts)
-				if err != nil {
-					return fmt.Errorf("plot %s: %w", path, err)
-				}
-				col := colours[k%len(colours)]
-				l.Color, sc.Color, l.Width = col, col, vg.Points(1.5)
-				eb, err := plotter.NewYErrorBars(struct {
-					plotter.XYer
-					plotter.YErrorer
-				}{pts, errs})
-				if err != nil {
-					return fmt.Errorf("plot %s: %w", path, err)
-				}
-				eb.Color = col
-				p.Add(l, sc, eb)
+				name := ""
 				if i == 0 {
-					p.Legend.Add(s.label, l, sc)
+					name = s.label
+				}
+				if _, _, err := trainplot.AddErrorLine(p, name, pts, errs, colours[k%len(colours)], false); err != nil {
+					return fmt.Errorf("plot %s: %w", path, err)
 				}
 			}
 			p.Legend.Top, p.Legend.Left = false, false

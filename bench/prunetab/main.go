@@ -12,13 +12,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"image/color"
 	"math"
 	"os"
 	"sort"
 	"strings"
 
 	"github.com/edgebnn/edgebnn/train/data"
+	trainplot "github.com/edgebnn/edgebnn/train/plot"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -262,10 +262,7 @@ func draw2(path string, groups []*group) error {
 			l2.pts[1] = append(l2.pts[1], plotter.XY{X: bm, Y: em})
 		}
 	}
-	colors := []color.Color{
-		color.RGBA{R: 31, G: 119, B: 180, A: 255}, color.RGBA{R: 255, G: 127, B: 14, A: 255},
-		color.RGBA{R: 44, G: 160, B: 44, A: 255}, color.RGBA{R: 214, G: 39, B: 40, A: 255},
-	}
+	colors := trainplot.Tableau[:4]
 	var plots [2]*plot.Plot
 	for k, ylabel := range []string{"accuracy (%)", "ECE (%)"} {
 		p := plot.New()

@@ -28,13 +28,45 @@ type Series struct {
 	X, Y []float64
 }
 
-var palette = []color.Color{
+// Tableau is the start of matplotlib's default colour cycle (tab10: blue, orange, green, red,
+// purple, brown, pink), which the trainer's and the benchmarks' figures share.
+var Tableau = []color.Color{
 	color.RGBA{R: 31, G: 119, B: 180, A: 255},
 	color.RGBA{R: 255, G: 127, B: 14, A: 255},
 	color.RGBA{R: 44, G: 160, B: 44, A: 255},
 	color.RGBA{R: 214, G: 39, B: 40, A: 255},
 	color.RGBA{R: 148, G: 103, B: 189, A: 255},
 	color.RGBA{R: 140, G: 86, B: 75, A: 255},
+	color.RGBA{R: 227, G: 119, B: 194, A: 255},
+}
+
+var palette = Tableau[:6]
+
+// AddErrorLine adds to p a line through pts with a point at each and ± errs error bars, all in
+// colour c (the line dashed if dashed), and names it in the legend unless name is empty. It
+// returns the line and the points for further styling.
+func AddErrorLine(p *plot.Plot, name string, pts plotter.XYs, errs plotter.YErrors, c color.Color, dashed bool) (*plotter.Line, *plotter.Scatter, error) {
+	l, sc, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.Color, sc.Color, l.Width = c, c, vg.Points(1.5)
+	if dashed {
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	}
+	eb, err := plotter.NewYErrorBars(struct {
+		plotter.XYer
+		plotter.YErrorer
+	}{pts, errs})
+	if err != nil {
+		return nil, nil, err
+	}
+	eb.Color = c
+	p.Add(l, sc, eb)
+	if name != "" {
+		p.Legend.Add(name, l, sc)
+	}
+	return l, sc, nil
 }
 
 func xys(x, y []float64) (plotter.XYs, error) {

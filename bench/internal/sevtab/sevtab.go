@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"github.com/edgebnn/edgebnn/train/data"
+	trainplot "github.com/edgebnn/edgebnn/train/plot"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -107,24 +108,9 @@ func Plot(path string, panels []Panel, cols int, w, h vg.Length) error {
 				pts = append(pts, plotter.XY{X: float64(s), Y: y})
 				errs = append(errs, struct{ Low, High float64 }{e, e})
 			}
-			l, sc, err := plotter.NewLinePoints(pts)
-			if err != nil {
+			if _, _, err := trainplot.AddErrorLine(p, ln.Name, pts, errs, ln.Color, ln.Dashed); err != nil {
 				return fmt.Errorf("plot %s: %s: %w", path, ln.Name, err)
 			}
-			l.Color, sc.Color, l.Width = ln.Color, ln.Color, vg.Points(1.5)
-			if ln.Dashed {
-				l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-			}
-			eb, err := plotter.NewYErrorBars(struct {
-				plotter.XYer
-				plotter.YErrorer
-			}{pts, errs})
-			if err != nil {
-				return fmt.Errorf("plot %s: %s: %w", path, ln.Name, err)
-			}
-			eb.Color = ln.Color
-			p.Add(l, sc, eb)
-			p.Legend.Add(ln.Name, l, sc)
 		}
 		p.Legend.Top, p.Legend.Left = pn.LegendTop, true
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
