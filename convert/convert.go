@@ -132,22 +132,27 @@ type LayerReport struct {
 	F16MaxRelErr float64 `json:"f16_max_rel_err"`
 }
 
-// Report is the outcome of Convert.
-type Report struct {
-	Out    string        `json:"out"`
-	Layers []LayerReport `json:"layers"`
-	// Parameters and DeterministicParameters total the layers. For an ensemble (Members > 1)
-	// Parameters counts every member and DeterministicParameters one network.
+// Sizes is what Convert and Plan report of a model's size.
+type Sizes struct {
+	// Parameters and DeterministicParameters total the layers. For an ensemble or a mixture
+	// (Members > 1) Parameters counts every member and DeterministicParameters one network.
 	Parameters              int64 `json:"parameters"`
 	DeterministicParameters int64 `json:"deterministic_parameters"`
-	// Members is the number of networks of an Ensemble-W model (runtime.Spec.Members); 0 for a
-	// single network.
+	// Members is the number of networks of an Ensemble-W model or of posteriors of a mixture
+	// (runtime.Spec.Members); 0 for a single network.
 	Members int `json:"members,omitempty"`
 	// FileBytes is the model file's size; DeterministicFP32Bytes = 4 × DeterministicParameters;
 	// Ratio = FileBytes / DeterministicFP32Bytes.
 	FileBytes              int64   `json:"file_bytes"`
 	DeterministicFP32Bytes int64   `json:"deterministic_fp32_bytes"`
 	Ratio                  float64 `json:"ratio"`
+}
+
+// Report is the outcome of Convert.
+type Report struct {
+	Out    string        `json:"out"`
+	Layers []LayerReport `json:"layers"`
+	Sizes
 	// SourceSHA256 is the provenance hash of the source tensors (see Info).
 	SourceSHA256 string        `json:"source_sha256"`
 	Prune        *prune.Report `json:"prune,omitempty"`
@@ -859,7 +864,7 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 	for k, v := range m.tensors {
 		data[k] = v
 	}
-	rep := &Report{SourceSHA256: m.hash, Members: m.spec.Members}
+	rep := &Report{SourceSHA256: m.hash, Sizes: Sizes{Members: m.spec.Members}}
 	info := Info{Converter: Version, Source: m.source, DType: o.dtype, Compress: o.compress}
 	if o.prune.Fraction > 0 {
 		var layers []prune.Layer
