@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
 	"github.com/edgebnn/edgebnn/quant"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/bfvi"
@@ -244,7 +245,7 @@ func TestConvertBernsteinF16(t *testing.T) {
 				}
 			}
 			for name, orig := range map[string][]float32{"fc.bf_weight": wv, "fc.bf_bias": bv} {
-				got := fileTensor(t, f, name).Data
+				got := modeltest.Tensor(t, f, name).Data
 				for i, v := range orig {
 					want := v
 					if tc.want[name] == "F16" {

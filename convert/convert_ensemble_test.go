@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -179,7 +180,7 @@ func TestConvertEnsemble(t *testing.T) {
 			if e > 0 {
 				full = fmt.Sprintf("member%d/%s", e, name)
 			}
-			ts[name] = fileTensor(t, f, full)
+			ts[name] = modeltest.Tensor(t, f, full)
 		}
 		sm, err := runtime.New(single, ts)
 		if err != nil {

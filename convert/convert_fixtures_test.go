@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/convert/safetensors"
-	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -29,20 +28,6 @@ func writeSafetensors(t *testing.T, path string, ts []safetensors.Tensor) {
 	if err := safetensors.WriteFile(path, ts, nil); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// fileTensor reads tensor name of the model file f as float32 values.
-func fileTensor(t *testing.T, f *format.File, name string) runtime.Tensor {
-	t.Helper()
-	tn, err := f.Tensor(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := tn.Float32s()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return runtime.Tensor{Shape: tn.Shape(), Data: v}
 }
 
 func refTensor(t testing.TB, fx, name string) ([]float64, []int) {

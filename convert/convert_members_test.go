@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -16,25 +17,14 @@ import (
 // by edit (may be nil).
 func perturbedCopy(t *testing.T, src, dst string, eps float64, edit func(*runtime.Spec)) {
 	t.Helper()
-	f, err := format.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	meta, err := f.Blob(runtime.MetaBlob)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := runtime.ParseSpec(meta)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := modeltest.Open(t, src)
+	spec := modeltest.Spec(t, f)
 	if edit != nil {
 		edit(spec)
 	}
 	w := format.NewWriter()
 	for _, name := range f.Tensors() {
-		tn := fileTensor(t, f, name)
+		tn := modeltest.Tensor(t, f, name)
 		c := make([]float32, len(tn.Data))
 		for i, x := range tn.Data {
 			c[i] = x * float32(1+eps*float64(i%7-3)/3)

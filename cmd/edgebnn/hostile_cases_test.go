@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
 	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
@@ -136,22 +137,11 @@ func zstdZeros(n, contentSize uint64) []byte {
 // through the format writer (so every checksum is right).
 func rewriteMeta(t *testing.T, src, dst string, edit func(meta string) string) {
 	t.Helper()
-	f, err := format.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := modeltest.Open(t, src)
 	w := format.NewWriter()
 	for _, name := range f.Tensors() {
-		tn, err := f.Tensor(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := tn.Float32s()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.AddTensor(name, tn.Shape(), data, format.AddOptions{}); err != nil {
+		tn := modeltest.Tensor(t, f, name)
+		if _, err := w.AddTensor(name, tn.Shape, tn.Data, format.AddOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
