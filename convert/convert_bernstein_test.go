@@ -217,14 +217,9 @@ func TestConvertBernsteinF16(t *testing.T) {
 			if _, err := w.AddTensor("fc.bf_bias", []int{out, np}, bv, format.AddOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			meta, _ := json.Marshal(&spec)
-			if err := w.AddBlob(runtime.MetaBlob, meta, false); err != nil {
-				t.Fatal(err)
-			}
+			modeltest.AddSpec(t, w, &spec)
 			src := filepath.Join(dir, "bf.ebnn")
-			if err := w.WriteFile(src, format.WriteOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			modeltest.Save(t, w, src)
 			dst := filepath.Join(dir, "bf16.ebnn")
 			rep, err := Convert(Options{Checkpoint: src, Out: dst, DType: "f16"})
 			if err != nil {
@@ -256,14 +251,7 @@ func TestConvertBernsteinF16(t *testing.T) {
 					}
 				}
 			}
-			meta2, err := f.Blob(runtime.MetaBlob)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s2, err := runtime.ParseSpec(meta2)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s2 := modeltest.Spec(t, f)
 			var info Info
 			if err := json.Unmarshal(s2.Info, &info); err != nil {
 				t.Fatal(err)

@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -89,19 +88,11 @@ func writeEnsembleCheckpoint(t *testing.T, path string, k int, edit func(map[str
 			t.Fatal(err)
 		}
 	}
-	meta, err := json.Marshal(ensSpec(k))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.AddBlob(runtime.MetaBlob, meta, false); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.AddSpec(t, w, ensSpec(k))
 	if err := w.AddBlob("train", []byte(`{}`), false); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.WriteFile(path, format.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.Save(t, w, path)
 	return members
 }
 

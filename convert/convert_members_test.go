@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"encoding/json"
 	"math"
 	"path/filepath"
 	"strings"
@@ -33,16 +32,8 @@ func perturbedCopy(t *testing.T, src, dst string, eps float64, edit func(*runtim
 			t.Fatal(err)
 		}
 	}
-	b, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.AddBlob(runtime.MetaBlob, b, false); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteFile(dst, format.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.AddSpec(t, w, spec)
+	modeltest.Save(t, w, dst)
 }
 
 // TestConvertMembers: three FFG-U posteriors (the mlp_ffgu fixture and two perturbed copies)

@@ -3,6 +3,7 @@
 package modeltest
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/format"
@@ -46,4 +47,24 @@ func Spec(t testing.TB, f *format.File) *runtime.Spec {
 		t.Fatal(err)
 	}
 	return spec
+}
+
+// AddSpec adds spec (a runtime.Spec or what marshals like one) to w as the model's meta blob.
+func AddSpec(t testing.TB, w *format.Writer, spec any) {
+	t.Helper()
+	meta, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddBlob(runtime.MetaBlob, meta, false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Save writes w's model file to path.
+func Save(t testing.TB, w *format.Writer, path string) {
+	t.Helper()
+	if err := w.WriteFile(path, format.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
