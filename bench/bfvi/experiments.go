@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/train/bfvi"
 	"github.com/edgebnn/edgebnn/train/eval"
 	"github.com/edgebnn/edgebnn/train/mcmc"
@@ -140,7 +141,7 @@ func runBernoulli(o options) (string, error) {
 		return "", err
 	}
 	a, bb := b.PosteriorParams()
-	lb := lbeta(a, bb)
+	lb := f64.LogBeta(a, bb)
 	var xs, exact []float64
 	for i := 1; i < 400; i++ {
 		p := float64(i) / 400
@@ -169,13 +170,6 @@ func runBernoulli(o options) (string, error) {
 	s.WriteString(klTable(rows, refStrings(refBernoulli), "reference run"))
 	s.WriteString("\n![Bernoulli](../../img/bfvi/bernoulli.png)\n")
 	return s.String(), nil
-}
-
-func lbeta(a, b float64) float64 {
-	la, _ := math.Lgamma(a)
-	lb, _ := math.Lgamma(b)
-	lab, _ := math.Lgamma(a + b)
-	return la + lb - lab
 }
 
 // nuts runs the reference sampler on a model's log joint (target acceptance 0.95 to keep

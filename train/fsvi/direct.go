@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/kernels"
 )
 
@@ -185,7 +186,7 @@ func directKL(ws *Workspace, views []tensorView, lin *Linearization, jitter floa
 		for k, r := range v.rawSD {
 			c := off + k
 			gmu[t][k] = ws.gmu[c]
-			ds := sigmoid64(r)
+			ds := f64.Sigmoid(r)
 			if v.hasMax {
 				if s := softplus64(r); s < 0 || s > v.maxSD {
 					ds = 0
@@ -346,14 +347,6 @@ func axpy64(alpha float64, x, y []float64) {
 }
 
 func softplus64(x float64) float64 { return max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
-
-func sigmoid64(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
-}
 
 // gaussianKL factorises ws.kq and ws.kp (the n×n covariances, jitter included) in place and
 // returns KL(N(0, K_q) ‖ N(δ, K_p)) for δ = ws.delta, leaving K_p⁻¹δ in ws.v, K_p⁻¹ in ws.ip

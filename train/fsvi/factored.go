@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/kernels"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 	"github.com/edgebnn/edgebnn/train/bnn"
@@ -603,7 +604,7 @@ func tMat(t, h, g []float64, D, m, Q, dOut int) {
 func setGrads(v tensorView, gm, diag, s2, gmu, grho []float64) {
 	copy(gmu, gm)
 	for k, r := range v.rawSD {
-		ds := sigmoid64(r)
+		ds := f64.Sigmoid(r)
 		if v.hasMax {
 			if s := softplus64(r); s < 0 || s > v.maxSD {
 				ds = 0
