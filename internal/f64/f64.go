@@ -30,3 +30,21 @@ func From[T ~float32 | ~float64](v []T) []float64 {
 	}
 	return out
 }
+
+// Dot returns Σ a_i b_i over a (b at least as long), with four partial sums (the order of
+// kernels' float32 dot product).
+func Dot(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}

@@ -30,3 +30,14 @@ func TestFrom(t *testing.T) {
 		t.Errorf("From = %v", got)
 	}
 }
+
+func TestDot(t *testing.T) {
+	a := []float64{1, 2, 3, 4, 5, 6, 7}
+	b := []float64{7, 6, 5, 4, 3, 2, 1, 100} // longer than a: the tail is not read
+	if got := Dot(a, b); got != 84 {
+		t.Errorf("Dot = %g, want 84", got)
+	}
+	if got := Dot(nil, nil); got != 0 {
+		t.Errorf("Dot(nil, nil) = %g", got)
+	}
+}

@@ -218,7 +218,7 @@ func gram64(k, a []float64, n, p int) {
 	for ; r < n; r++ {
 		ar := a[r*p : (r+1)*p]
 		for c := 0; c <= r; c++ {
-			v := dot64(ar, a[c*p:(c+1)*p])
+			v := f64.Dot(ar, a[c*p:(c+1)*p])
 			k[r*n+c], k[c*n+r] = v, v
 		}
 	}
@@ -321,22 +321,6 @@ func matMul64(c, a, b []float64, n, p int) {
 			axpy64(ai[l], b[l*p:(l+1)*p], ci)
 		}
 	}
-}
-
-func dot64(x, y []float64) float64 {
-	y = y[:len(x)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		s0 += x[i] * y[i]
-		s1 += x[i+1] * y[i+1]
-		s2 += x[i+2] * y[i+2]
-		s3 += x[i+3] * y[i+3]
-	}
-	for ; i < len(x); i++ {
-		s0 += x[i] * y[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 func axpy64(alpha float64, x, y []float64) {

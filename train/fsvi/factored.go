@@ -440,7 +440,7 @@ func factoredKL(ws *Workspace, views []tensorView, lin *Linearization, jitter fl
 		}
 		gemm(false, true, m, f.dOut, f.dIn, 1, f.a, f.dIn, w.dmu, f.dIn, 1, w.u, f.dOut)
 		for r := 0; r < D; r++ {
-			ws.dfull[r] += dot64(f.g[r*f.dOut:(r+1)*f.dOut], w.u[(r/Q)*f.dOut:(r/Q+1)*f.dOut])
+			ws.dfull[r] += f64.Dot(f.g[r*f.dOut:(r+1)*f.dOut], w.u[(r/Q)*f.dOut:(r/Q+1)*f.dOut])
 		}
 	}
 	for r := 0; r < D; r++ {
