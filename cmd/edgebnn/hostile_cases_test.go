@@ -193,45 +193,10 @@ func safetensorsFile(n uint64, header string, data []byte) []byte {
 
 // --- torch.save zips and pickles (protocol 2) ---
 
-// pickle builds pickle bytes opcode by opcode.
-type pickle struct{ b []byte }
-
-func (p *pickle) ops(b ...byte) *pickle { p.b = append(p.b, b...); return p }
-
-func (p *pickle) global(module, name string) *pickle {
-	return p.ops('c').ops([]byte(module + "\n" + name + "\n")...)
-}
-
-func (p *pickle) unicode(s string) *pickle {
-	p.ops('X')
-	p.b = lendian.AppendUint32(p.b, uint32(len(s)))
-	return p.ops([]byte(s)...)
-}
-
-func (p *pickle) binint(v int32) *pickle {
-	p.ops('J')
-	p.b = lendian.AppendUint32(p.b, uint32(v))
-	return p
-}
-
-func (p *pickle) tuple(vs ...int32) *pickle {
-	p.ops('(')
-	for _, v := range vs {
-		p.binint(v)
-	}
-	return p.ops('t')
-}
-
 // tensorDict returns the pickle of {key: a FloatStorage view (numel, offset, size, stride)}
 // as torch.save writes it.
-func tensorDict(key string, numel, offset int32, size, stride []int32) []byte {
-	p := (&pickle{}).ops(0x80, 2, '}')
-	p.unicode(key)
-	p.global("torch._utils", "_rebuild_tensor_v2").ops('(')
-	p.ops('(').unicode("storage").global("torch", "FloatStorage").unicode("0").unicode("cpu").binint(numel).ops('t', 'Q')
-	p.binint(offset).tuple(size...).tuple(stride...).ops(0x89)
-	p.global("collections", "OrderedDict").ops(')', 'R', 't', 'R')
-	return p.ops('s', '.').b
+func tensorDict(key string, numel, offset int, size, stride []int) []byte {
+	return (&testutil.Pickle{}).Op(0x80, 2, '}').Str(key).Tensor("FloatStorage", "0", numel, offset, size, stride).Op('s', '.').B
 }
 
 // repeatedPickle is PROTO 2, prefix, then body repeated up to about n bytes, then STOP.
@@ -542,26 +507,26 @@ func hostileCases() []hostileCase {
 	cs = append(cs,
 		checkpointCase("zip bomb, declared", "c.pt", func(t *testing.T) []byte {
 			const numel = 900 << 20 / 4
-			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", numel, 0, []int32{2}, []int32{1})},
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", numel, 0, []int{2}, []int{1})},
 				testutil.ZipMember{Name: "archive/data/0", Deflate: testutil.ZerosDeflate(900), Declared: numel * 4})
 		}),
 		checkpointCase("zip bomb, undeclared", "c.pt", func(t *testing.T) []byte {
-			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", 2, 0, []int32{2}, []int32{1})},
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", 2, 0, []int{2}, []int{1})},
 				testutil.ZipMember{Name: "archive/data/0", Deflate: testutil.ZerosDeflate(900), Declared: 8})
 		}),
 		checkpointCase("pickle bomb", "c.pt", func(t *testing.T) []byte {
 			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Deflate: testutil.ZerosDeflate(900), Declared: 900 << 20})
 		}),
 		checkpointCase("stride-0 view", "c.pt", func(t *testing.T) []byte {
-			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", 1, 0, []int32{400_000_000}, []int32{0})},
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", 1, 0, []int{400_000_000}, []int{0})},
 				testutil.ZipMember{Name: "archive/data/0", Data: make([]byte, 4)})
 		}),
 		checkpointCase("stride-0 2-d view", "c.pt", func(t *testing.T) []byte {
-			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", 4, 0, []int32{30000, 30000}, []int32{0, 0})},
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", 4, 0, []int{30000, 30000}, []int{0, 0})},
 				testutil.ZipMember{Name: "archive/data/0", Data: make([]byte, 16)})
 		}),
 		checkpointCase("offset 2^30", "c.pt", func(t *testing.T) []byte {
-			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", 4, 1<<30, []int32{2}, []int32{1})},
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", 4, 1<<30, []int{2}, []int{1})},
 				testutil.ZipMember{Name: "archive/data/0", Data: make([]byte, 16)})
 		}),
 		checkpointCase("repeated DUP", "c.pt", func(t *testing.T) []byte {

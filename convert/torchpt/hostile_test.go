@@ -15,7 +15,7 @@ import (
 
 // oneTensor is a pickle of {"a": FloatStorage view}.
 func oneTensor(numel, offset int, size, stride []int) []byte {
-	return dict(func(p *pk) { p.str("a").tensor("FloatStorage", "0", numel, offset, size, stride) })
+	return dict(func(p *testutil.Pickle) { p.Str("a").Tensor("FloatStorage", "0", numel, offset, size, stride) })
 }
 
 // ampPickle returns PROTO 2, then body repeated to about n bytes, then
@@ -71,9 +71,9 @@ var hostileCases = []hostileCase{
 	}, "data.pkl"},
 	{"stride-0 view", func(t testing.TB) []byte {
 		// Two 1.5 GB views of a one-element storage.
-		pkl := dict(func(p *pk) {
-			p.str("a").tensor("FloatStorage", "0", 1, 0, []int{400_000_000}, []int{0})
-			p.str("b").tensor("FloatStorage", "0", 1, 0, []int{400_000_000}, []int{0})
+		pkl := dict(func(p *testutil.Pickle) {
+			p.Str("a").Tensor("FloatStorage", "0", 1, 0, []int{400_000_000}, []int{0})
+			p.Str("b").Tensor("FloatStorage", "0", 1, 0, []int{400_000_000}, []int{0})
 		})
 		return archiveZip(t, pkl, map[string][]byte{"0": f32s(1)}, nil)
 	}, "overlapping"},
@@ -88,9 +88,9 @@ var hostileCases = []hostileCase{
 	{"shared storage", func(t testing.TB) []byte {
 		// 2000 full views of one 512 KiB storage: 1 GB of tensors.
 		const numel = 128 << 10
-		pkl := dict(func(p *pk) {
+		pkl := dict(func(p *testutil.Pickle) {
 			for i := 0; i < 2000; i++ {
-				p.str("t"+strconv.Itoa(i)).tensor("FloatStorage", "0", numel, 0, []int{numel}, []int{1})
+				p.Str("t"+strconv.Itoa(i)).Tensor("FloatStorage", "0", numel, 0, []int{numel}, []int{1})
 			}
 		})
 		return archiveZip(t, pkl, map[string][]byte{"0": make([]byte, numel*4)}, nil)
@@ -134,21 +134,21 @@ var hostileCases = []hostileCase{
 	{"reused dict key", func(t testing.TB) []byte {
 		// A 512 KiB string memoised, then set as a key again and again:
 		// each SETITEM would hash it.
-		p := (&pk{}).op(0x80, 2, '}').str(strings.Repeat("k", 512<<10)).op('q', 0, '0')
-		for len(p.b) < 1<<20 {
-			p.op('h', 0, 'N', 's')
+		p := (&testutil.Pickle{}).Op(0x80, 2, '}').Str(strings.Repeat("k", 512<<10)).Op('q', 0, '0')
+		for len(p.B) < 1<<20 {
+			p.Op('h', 0, 'N', 's')
 		}
-		return stored(t, p.op('.').b)
+		return stored(t, p.Op('.').B)
 	}, "referenced again"},
 	{"reused storage key", func(t testing.TB) []byte {
 		// One persistent id with a 512 KiB storage key, loaded again and
 		// again.
-		p := (&pk{}).op(0x80, 2, '}', '(').str("storage").global("torch", "FloatStorage")
-		p.str(strings.Repeat("s", 512<<10)).str("cpu").int(2).op('t', 'q', 1, '0')
-		for len(p.b) < 1<<20 {
-			p.op('h', 1, 'Q', '0')
+		p := (&testutil.Pickle{}).Op(0x80, 2, '}', '(').Str("storage").Global("torch", "FloatStorage")
+		p.Str(strings.Repeat("s", 512<<10)).Str("cpu").Int(2).Op('t', 'q', 1, '0')
+		for len(p.B) < 1<<20 {
+			p.Op('h', 1, 'Q', '0')
 		}
-		return stored(t, p.op('.').b)
+		return stored(t, p.Op('.').B)
 	}, "referenced again"},
 	{"huge LONG4", func(t testing.TB) []byte {
 		pkl := []byte{0x80, 2, 0x8b}
@@ -166,15 +166,15 @@ var hostileCases = []hostileCase{
 		return deflated(t, append(pkl, '.'))
 	}, "integer of 255 bytes"},
 	{"long key", func(t testing.TB) []byte {
-		return archiveZip(t, dict(func(p *pk) { p.str(strings.Repeat("k", 1<<20)).op('N') }), nil, nil)
+		return archiveZip(t, dict(func(p *testutil.Pickle) { p.Str(strings.Repeat("k", 1<<20)).Op('N') }), nil, nil)
 	}, "… (1048576 bytes)"},
 	{"long global", func(t testing.TB) []byte {
-		return archiveZip(t, dict(func(p *pk) { p.str("a").global(strings.Repeat("m", 1<<20), "x") }), nil, nil)
+		return archiveZip(t, dict(func(p *testutil.Pickle) { p.Str("a").Global(strings.Repeat("m", 1<<20), "x") }), nil, nil)
 	}, "… (1048578 bytes)"},
 	{"long storage key", func(t testing.TB) []byte {
 		long := strings.Repeat("s", 1<<20)
-		return archiveZip(t, dict(func(p *pk) {
-			p.str("a").tensor("FloatStorage", long, 2, 0, []int{2}, []int{1})
+		return archiveZip(t, dict(func(p *testutil.Pickle) {
+			p.Str("a").Tensor("FloatStorage", long, 2, 0, []int{2}, []int{1})
 		}), nil, nil)
 	}, "… (1048589 bytes)"},
 	{"deep marks", func(t testing.TB) []byte {
