@@ -671,32 +671,21 @@ func (m *model) fill(byName map[string]*statedict.Tensor, cfg *bnnconfig.Config)
 	var keep []schema.Tensor
 	for _, e := range m.expect {
 		t, ok := byName[e.Name]
-		if !ok {
-			switch e.Role {
-			case schema.RoleDropped:
-				continue
-			case schema.RoleOptBuf:
-				v, err := m.defaultPrior(e, cfg)
-				if err != nil {
-					return err
-				}
-				if err := checkValues(e.Name, v); err != nil {
-					return err
-				}
-				m.tensors[e.Name] = v
-				keep = append(keep, e)
-				continue
-			}
-			return fmt.Errorf("convert: tensor %s (shape %v) is missing from the checkpoint", clip.Q(e.Name), e.Shape)
-		}
-		used[e.Name] = true
-		if e.Role == schema.RoleDropped {
+		used[e.Name] = ok
+		var v []float32
+		var err error
+		switch {
+		case e.Role == schema.RoleDropped:
 			continue
-		}
-		if !runtime.SameShape(t.Shape, e.Shape) {
+		case !ok && e.Role == schema.RoleOptBuf:
+			v, err = m.defaultPrior(e, cfg)
+		case !ok:
+			return fmt.Errorf("convert: tensor %s (shape %v) is missing from the checkpoint", clip.Q(e.Name), e.Shape)
+		case !runtime.SameShape(t.Shape, e.Shape):
 			return fmt.Errorf("convert: tensor %s has shape %v in the checkpoint but the architecture needs %v", clip.Q(e.Name), t.Shape, e.Shape)
+		default:
+			v, err = toF32(t)
 		}
-		v, err := toF32(t)
 		if err != nil {
 			return err
 		}
