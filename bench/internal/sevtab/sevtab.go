@@ -52,12 +52,16 @@ func Sweep(base *data.Dataset, seed uint64, prep func(*data.Dataset) (*data.Data
 	return nil
 }
 
-// CorruptionMean is the mean of get over data.Corruptions (the tables' per-severity number).
-func CorruptionMean(get func(corruption string) float64) float64 {
+// SeverityMean is the tables' number at severity s of a model's results: metric of the clean set
+// at s = 0, else the mean of metric over data.Corruptions at severity s (corrupt is keyed by Key).
+func SeverityMean[M any](clean M, corrupt map[string]M, s int, metric func(M) float64) float64 {
+	if s == 0 {
+		return metric(clean)
+	}
 	cs := data.Corruptions()
 	t := 0.0
 	for _, c := range cs {
-		t += get(c)
+		t += metric(corrupt[Key(c, s)])
 	}
 	return t / float64(len(cs))
 }
