@@ -13,7 +13,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -22,7 +21,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/train/eval"
 	trainplot "github.com/edgebnn/edgebnn/train/plot"
 
@@ -30,7 +28,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // result is one trained and evaluated model.
@@ -334,22 +331,7 @@ func drawFigure(path string, cells map[key][]result) error {
 		}
 	}
 	const w, h = 16 * vg.Inch, 16 * vg.Inch
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(72))
-	dc := draw.New(img)
 	tiles := draw.Tiles{Rows: len(rows), Cols: len(cols), PadX: vg.Millimeter * 6, PadY: vg.Millimeter * 6,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
-	cs := plot.Align(grid, tiles, dc)
-	for i := range grid {
-		for j := range grid[i] {
-			grid[i][j].Draw(cs[i][j])
-		}
-	}
-	// Written atomically, as train/plot saves the trainer's figures.
-	if err := outfile.Write(context.Background(), path, func(w io.Writer) error {
-		_, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w)
-		return err
-	}); err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	return nil
+	return trainplot.SaveGrid(path, grid, w, h, 72, tiles)
 }

@@ -292,19 +292,5 @@ func draw2(path string, groups []*group) error {
 		plots[k] = p
 	}
 	const w, h = 12 * vg.Inch, 4.5 * vg.Inch
-	img := vgimg.New(w, h)
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 4}
-	canvases := plot.Align([][]*plot.Plot{{plots[0], plots[1]}}, tiles, dc)
-	plots[0].Draw(canvases[0][0])
-	plots[1].Draw(canvases[0][1])
-	out, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(out); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return trainplot.SaveGrid(path, [][]*plot.Plot{{plots[0], plots[1]}}, w, h, vgimg.DefaultDPI, draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 4})
 }

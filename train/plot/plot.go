@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Series is one named curve.
@@ -130,6 +131,27 @@ func save(p *plot.Plot, path string, w, h float64) error {
 	}
 	if err := outfile.Write(context.Background(), path, func(out io.Writer) error {
 		_, err := wt.WriteTo(out)
+		return err
+	}); err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return nil
+}
+
+// SaveGrid draws grid (rows of plots; nil tiles stay empty) on a w × h canvas at dpi, laid out
+// by tiles, and writes it to path as a PNG, atomically as save does.
+func SaveGrid(path string, grid [][]*plot.Plot, w, h vg.Length, dpi int, tiles draw.Tiles) error {
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))
+	cs := plot.Align(grid, tiles, draw.New(img))
+	for r := range grid {
+		for c, p := range grid[r] {
+			if p != nil {
+				p.Draw(cs[r][c])
+			}
+		}
+	}
+	if err := outfile.Write(context.Background(), path, func(out io.Writer) error {
+		_, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(out)
 		return err
 	}); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
 
 	"github.com/edgebnn/edgebnn/train/data"
 	trainplot "github.com/edgebnn/edgebnn/train/plot"
@@ -18,7 +17,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Key names one corrupted set in a results map: "corruption:severity".
@@ -120,23 +118,7 @@ func Plot(path string, panels []Panel, cols int, w, h vg.Length) error {
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 		grid[i/cols][i%cols] = p
 	}
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96))
-	dc := draw.New(img)
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 6, PadY: vg.Millimeter * 4,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
-	cs := plot.Align(grid, tiles, dc)
-	for r := range grid {
-		for c, p := range grid[r] {
-			p.Draw(cs[r][c])
-		}
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	return f.Close()
+	return trainplot.SaveGrid(path, grid, w, h, 96, tiles)
 }
