@@ -30,13 +30,19 @@ func writeSafetensors(t *testing.T, path string, ts []safetensors.Tensor) {
 	}
 }
 
-func refTensor(t testing.TB, fx, name string) ([]float64, []int) {
+// fixtureFile reads the safetensors file name (state_dict or reference) of fixture fx.
+func fixtureFile(t testing.TB, fx, name string) *safetensors.File {
 	t.Helper()
-	f, err := safetensors.ReadFile(filepath.Join(fixtureDir, fx, "reference.safetensors"))
+	f, err := safetensors.ReadFile(filepath.Join(fixtureDir, fx, name+".safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tn, ok := f.Tensor(name)
+	return f
+}
+
+func refTensor(t testing.TB, fx, name string) ([]float64, []int) {
+	t.Helper()
+	tn, ok := fixtureFile(t, fx, "reference").Tensor(name)
 	if !ok {
 		t.Fatalf("reference has no %q", name)
 	}
