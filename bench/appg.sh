@@ -30,16 +30,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 splits=10 steps=10000 out=runs/appg quick=0
 usage="usage: bench/appg.sh [--seeds N] [--boston-splits K] [--toy-steps T] [--quick] [--out DIR]"
-while (($#)); do
-	case $1 in
-	--seeds) seeds=$2; shift 2 ;;
-	--boston-splits) splits=$2; shift 2 ;;
-	--toy-steps) steps=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
-	--quick) quick=1 seeds=1 splits=1 steps=300; shift ;;
-	*) echo "$usage" >&2; exit 2 ;;
-	esac
-done
+source bench/lib/opts.sh
+parse_opts "$usage" "seeds=1 splits=1 steps=300" \
+	--seeds=seeds --boston-splits=splits --toy-steps=steps --out=out -- "$@"
 [[ $seeds =~ ^[1-9][0-9]*$ && $splits =~ ^[1-9][0-9]*$ && $steps =~ ^[1-9][0-9]*$ ]] || { echo "$usage" >&2; exit 2; }
 mkdir -p "$out/toy" "$out/boston" "$out/bin"
 bin=$out/bin

@@ -50,17 +50,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 epochs=3 samples=20 out=runs/fig4 png=docs/img/fig4.png
 trainlimit=0 testlimit=0 quick=0 pngset=0
-while (($#)); do
-	case $1 in
-	--seeds) seeds=$2; shift 2 ;;
-	--epochs) epochs=$2; shift 2 ;;
-	--samples) samples=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
-	--png) png=$2 pngset=1; shift 2 ;;
-	--quick) quick=1 seeds=1 epochs=1 samples=2 trainlimit=300 testlimit=200; shift ;;
-	*) echo "usage: bench/fig4.sh [--seeds N] [--epochs E] [--samples K] [--quick] [--out DIR] [--png FILE]" >&2; exit 2 ;;
-	esac
-done
+source bench/lib/opts.sh
+parse_opts "usage: bench/fig4.sh [--seeds N] [--epochs E] [--samples K] [--quick] [--out DIR] [--png FILE]" "seeds=1 epochs=1 samples=2 trainlimit=300 testlimit=200" \
+	--seeds=seeds --epochs=epochs --samples=samples --out=out --png=png -- "$@"
 ((quick && !pngset)) && png=$out/fig4.png
 ((seeds >= 1 && epochs >= 1)) || { echo "fig4.sh: need --seeds ≥ 1 and --epochs ≥ 1" >&2; exit 2; }
 ((seeds >= 3 || quick)) || echo "fig4.sh: fewer than 3 seeds: the standard errors mean little" >&2

@@ -6,15 +6,9 @@
 # checkpoint. docs/results/fsvi_sd_lr.md. Runs already in DIR are reused. Single-threaded, nice 10.
 set -euo pipefail
 epochs=1 seeds="1 2 3" factors="1 10 30" out=runs/fsvi_sd_lr
-while [ $# -gt 0 ]; do
-	case $1 in
-	--epochs) epochs=$2; shift 2 ;;
-	--seeds) seeds=$2; shift 2 ;;
-	--factors) factors=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
-	*) echo "usage: bench/fsvi_sd_lr.sh [--epochs E] [--seeds LIST] [--factors LIST] [--out DIR]" >&2; exit 2 ;;
-	esac
-done
+source "$(dirname "${BASH_SOURCE[0]}")/lib/opts.sh"
+parse_opts "usage: bench/fsvi_sd_lr.sh [--epochs E] [--seeds LIST] [--factors LIST] [--out DIR]" "" \
+	--epochs=epochs --seeds=seeds --factors=factors --out=out -- "$@"
 mkdir -p "$out"
 bin=${EDGEBNN:-edgebnn}
 export GOMAXPROCS=1

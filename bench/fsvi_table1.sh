@@ -51,27 +51,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 epochs=10 members=5 fmembers=5 ctx=32 cov=joint jgrad=q trainlimit=0 testlimit=0 temp=0.1 lval=5000 swagevery=30
 methods=fsvi,mfvi,mfvitempered,map,mcdropout,swag,laplace,ensemble,fsviensemble,ffgu,ensembleu out=runs/fsvi_table1 quick=0 jobs=1
 usage="usage: bench/fsvi_table1.sh [--seeds N] [--epochs E] [--quick] [--members M] [--fsvi-members M] [--temperature T] [--context-size C] [--fsvi-covariance joint|per_output] [--fsvi-jacobian-grad none|q|both] [--train-limit L] [--test-limit T] [--methods LIST] [--jobs J] [--out DIR]"
-while (($#)); do
-	case $1 in
-	--seeds) seeds=$2; shift 2 ;;
-	--epochs) epochs=$2; shift 2 ;;
-	--members) members=$2; shift 2 ;;
-	--fsvi-members) fmembers=$2; shift 2 ;;
-	--temperature) temp=$2; shift 2 ;;
-	--context-size) ctx=$2; shift 2 ;;
-	--fsvi-covariance) cov=$2; shift 2 ;;
-	--fsvi-jacobian-grad) jgrad=$2; shift 2 ;;
-	--train-limit) trainlimit=$2; shift 2 ;;
-	--test-limit) testlimit=$2; shift 2 ;;
-	--methods) methods=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
-	--jobs) jobs=$2; shift 2 ;;
-	--quick)
-		quick=1 jobs=2 seeds=1 epochs=1 members=2 fmembers=2 ctx=4 cov=per_output jgrad=none trainlimit=300 testlimit=200 lval=50 swagevery=1
-		shift ;;
-	*) echo "$usage" >&2; exit 2 ;;
-	esac
-done
+source bench/lib/opts.sh
+parse_opts "$usage" "jobs=2 seeds=1 epochs=1 members=2 fmembers=2 ctx=4 cov=per_output jgrad=none trainlimit=300 testlimit=200 lval=50 swagevery=1" \
+	--seeds=seeds --epochs=epochs --members=members --fsvi-members=fmembers --temperature=temp --context-size=ctx --fsvi-covariance=cov --fsvi-jacobian-grad=jgrad --train-limit=trainlimit --test-limit=testlimit --methods=methods --out=out --jobs=jobs -- "$@"
 ((seeds >= 1 && epochs >= 1 && members >= 2 && fmembers >= 2 && jobs >= 1)) ||
 	{ echo "fsvi_table1.sh: want --seeds, --epochs, --jobs ≥ 1 and --members, --fsvi-members ≥ 2" >&2; exit 2; }
 want() { [[ ",$methods," == *",$1,"* ]]; }

@@ -32,19 +32,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 epochs=12 finetune=1 samples=8 limit=0 out=runs/prunedc png=docs/img/prunedc.png quick=0 pngset=0
 usage="usage: bench/prunedc.sh [--seeds N] [--epochs E] [--finetune F] [--samples K] [--corrupt-limit L] [--quick] [--out DIR] [--png FILE]"
-while (($#)); do
-	case $1 in
-	--seeds) seeds=$2; shift 2 ;;
-	--epochs) epochs=$2; shift 2 ;;
-	--finetune) finetune=$2; shift 2 ;;
-	--samples) samples=$2; shift 2 ;;
-	--corrupt-limit) limit=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
-	--png) png=$2 pngset=1; shift 2 ;;
-	--quick) quick=1 samples=2 limit=200; shift ;;
-	*) echo "$usage" >&2; exit 2 ;;
-	esac
-done
+source bench/lib/opts.sh
+parse_opts "$usage" "samples=2 limit=200" \
+	--seeds=seeds --epochs=epochs --finetune=finetune --samples=samples --corrupt-limit=limit --out=out --png=png -- "$@"
 ((seeds >= 1 && epochs >= 1 && samples >= 1 && limit >= 0)) || { echo "$usage" >&2; exit 2; }
 ((quick && !pngset)) && png=$out/prunedc.png
 mkdir -p "$out" "$(dirname "$png")"

@@ -37,20 +37,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 epochs=4 finetune=1 ftlr=3e-4 ftlimit=20000 samples=16 out=runs/prunetab png=docs/img/prunetab.png
 trainlimit=0 testlimit=0 fttestlimit=1000 quick=0 pngset=0
-while (($#)); do
-	case $1 in
-	--seeds) seeds=$2; shift 2 ;;
-	--epochs) epochs=$2; shift 2 ;;
-	--finetune) finetune=$2; shift 2 ;;
-	--finetune-lr) ftlr=$2; shift 2 ;;
-	--finetune-limit) ftlimit=$2; shift 2 ;;
-	--samples) samples=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
-	--png) png=$2 pngset=1; shift 2 ;;
-	--quick) quick=1 seeds=1 epochs=1 ftlimit=300 samples=2 trainlimit=300 testlimit=200 fttestlimit=200; shift ;;
-	*) echo "usage: bench/prunetab.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M] [--samples K] [--quick] [--out DIR] [--png FILE]" >&2; exit 2 ;;
-	esac
-done
+source bench/lib/opts.sh
+parse_opts "usage: bench/prunetab.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M] [--samples K] [--quick] [--out DIR] [--png FILE]" "seeds=1 epochs=1 ftlimit=300 samples=2 trainlimit=300 testlimit=200 fttestlimit=200" \
+	--seeds=seeds --epochs=epochs --finetune=finetune --finetune-lr=ftlr --finetune-limit=ftlimit --samples=samples --out=out --png=png -- "$@"
 ((quick && !pngset)) && png=$out/prunetab.png
 ((seeds >= 3 || quick)) || echo "prunetab.sh: fewer than 3 seeds: the standard errors mean little" >&2
 mkdir -p "$out"

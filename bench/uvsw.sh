@@ -41,20 +41,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 members=5 epochs=6 samples=10 limit=2000 out=runs/uvsw md="" png=docs/img/uvsw_corruption.png
 trainlimit=0 testlimit=0 quick=0 pngset=0
-while (($#)); do
-	case $1 in
-	--seeds) seeds=$2; shift 2 ;;
-	--members) members=$2; shift 2 ;;
-	--epochs) epochs=$2; shift 2 ;;
-	--samples) samples=$2; shift 2 ;;
-	--corrupt-limit) limit=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
-	--md) md=$2; shift 2 ;;
-	--png) png=$2 pngset=1; shift 2 ;;
-	--quick) quick=1 seeds=1 members=2 epochs=1 samples=2 trainlimit=300 testlimit=200; shift ;;
-	*) echo "usage: bench/uvsw.sh [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--quick] [--out DIR] [--md FILE] [--png FILE]" >&2; exit 2 ;;
-	esac
-done
+source bench/lib/opts.sh
+parse_opts "usage: bench/uvsw.sh [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--quick] [--out DIR] [--md FILE] [--png FILE]" "seeds=1 members=2 epochs=1 samples=2 trainlimit=300 testlimit=200" \
+	--seeds=seeds --members=members --epochs=epochs --samples=samples --corrupt-limit=limit --out=out --md=md --png=png -- "$@"
 ((quick && !pngset)) && png=$out/uvsw_corruption.png
 ((seeds >= 1 && members >= 2)) || { echo "uvsw.sh: need --seeds ≥ 1 and --members ≥ 2" >&2; exit 2; }
 mkdir -p "$out"

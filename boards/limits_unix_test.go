@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/edgebnn/edgebnn/internal/readlimit"
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 // TestLoadDirHostileEntries: a *.json entry that is not a regular file, or is too large, is
@@ -23,21 +23,9 @@ func TestLoadDirHostileEntries(t *testing.T) {
 		lim  Limits
 		want error
 	}{
-		{"symlink to /dev/zero", func(t *testing.T, p string) {
-			if err := os.Symlink("/dev/zero", p); err != nil {
-				t.Fatal(err)
-			}
-		}, Limits{}, readlimit.ErrNotRegular},
-		{"fifo", func(t *testing.T, p string) {
-			if err := syscall.Mkfifo(p, 0o644); err != nil {
-				t.Skip("mkfifo:", err)
-			}
-		}, Limits{}, readlimit.ErrNotRegular},
-		{"directory", func(t *testing.T, p string) {
-			if err := os.Mkdir(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}, Limits{}, readlimit.ErrNotRegular},
+		{"symlink to /dev/zero", func(t *testing.T, p string) { testutil.DevZero(t, p) }, Limits{}, readlimit.ErrNotRegular},
+		{"fifo", func(t *testing.T, p string) { testutil.Mkfifo(t, p) }, Limits{}, readlimit.ErrNotRegular},
+		{"directory", func(t *testing.T, p string) { testutil.Mkdir(t, p) }, Limits{}, readlimit.ErrNotRegular},
 		{"too large", func(t *testing.T, p string) {
 			if err := os.WriteFile(p, make([]byte, DefaultMaxFileBytes+1), 0o644); err != nil {
 				t.Fatal(err)
@@ -54,15 +42,9 @@ func TestLoadDirHostileEntries(t *testing.T) {
 			dir := t.TempDir()
 			p := filepath.Join(dir, "bad.json")
 			tc.make(t, p)
-			done := make(chan error, 1)
-			go func() { _, err := LoadDirLimits(dir, tc.lim); done <- err }()
-			select {
-			case err := <-done:
-				if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), p) {
-					t.Fatalf("error %v, want %v naming %s", err, tc.want, p)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("LoadDir hangs")
+			err := testutil.Within(t, 5*time.Second, "LoadDir", func() error { _, err := LoadDirLimits(dir, tc.lim); return err })
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), p) {
+				t.Fatalf("error %v, want %v naming %s", err, tc.want, p)
 			}
 		})
 	}
@@ -88,24 +70,15 @@ func TestLoadDirMaxProfiles(t *testing.T) {
 // TestLoadDirNotADirectory: --dir naming a FIFO, /dev/zero or a file is an error at once.
 func TestLoadDirNotADirectory(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skip("mkfifo:", err)
-	}
+	fifo := testutil.Mkfifo(t, filepath.Join(dir, "fifo"))
 	file := filepath.Join(dir, "file.json")
 	if err := os.WriteFile(file, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{fifo, "/dev/zero", file} {
-		done := make(chan error, 1)
-		go func() { _, err := LoadDir(p); done <- err }()
-		select {
-		case err := <-done:
-			if err == nil || !strings.Contains(err.Error(), p) {
-				t.Errorf("%s: error %v", p, err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: LoadDir hangs", p)
+		err := testutil.Within(t, 5*time.Second, p+": LoadDir", func() error { _, err := LoadDir(p); return err })
+		if err == nil || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: error %v", p, err)
 		}
 	}
 }

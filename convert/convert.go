@@ -132,22 +132,27 @@ type LayerReport struct {
 	F16MaxRelErr float64 `json:"f16_max_rel_err"`
 }
 
-// Report is the outcome of Convert.
-type Report struct {
-	Out    string        `json:"out"`
-	Layers []LayerReport `json:"layers"`
-	// Parameters and DeterministicParameters total the layers. For an ensemble (Members > 1)
-	// Parameters counts every member and DeterministicParameters one network.
+// Sizes is what Convert and Plan report of a model's size.
+type Sizes struct {
+	// Parameters and DeterministicParameters total the layers. For an ensemble or a mixture
+	// (Members > 1) Parameters counts every member and DeterministicParameters one network.
 	Parameters              int64 `json:"parameters"`
 	DeterministicParameters int64 `json:"deterministic_parameters"`
-	// Members is the number of networks of an Ensemble-W model (runtime.Spec.Members); 0 for a
-	// single network.
+	// Members is the number of networks of an Ensemble-W model or of posteriors of a mixture
+	// (runtime.Spec.Members); 0 for a single network.
 	Members int `json:"members,omitempty"`
 	// FileBytes is the model file's size; DeterministicFP32Bytes = 4 × DeterministicParameters;
 	// Ratio = FileBytes / DeterministicFP32Bytes.
 	FileBytes              int64   `json:"file_bytes"`
 	DeterministicFP32Bytes int64   `json:"deterministic_fp32_bytes"`
 	Ratio                  float64 `json:"ratio"`
+}
+
+// Report is the outcome of Convert.
+type Report struct {
+	Out    string        `json:"out"`
+	Layers []LayerReport `json:"layers"`
+	Sizes
 	// SourceSHA256 is the provenance hash of the source tensors (see Info).
 	SourceSHA256 string        `json:"source_sha256"`
 	Prune        *prune.Report `json:"prune,omitempty"`
@@ -666,32 +671,21 @@ func (m *model) fill(byName map[string]*statedict.Tensor, cfg *bnnconfig.Config)
 	var keep []schema.Tensor
 	for _, e := range m.expect {
 		t, ok := byName[e.Name]
-		if !ok {
-			switch e.Role {
-			case schema.RoleDropped:
-				continue
-			case schema.RoleOptBuf:
-				v, err := m.defaultPrior(e, cfg)
-				if err != nil {
-					return err
-				}
-				if err := checkValues(e.Name, v); err != nil {
-					return err
-				}
-				m.tensors[e.Name] = v
-				keep = append(keep, e)
-				continue
-			}
-			return fmt.Errorf("convert: tensor %s (shape %v) is missing from the checkpoint", clip.Q(e.Name), e.Shape)
-		}
-		used[e.Name] = true
-		if e.Role == schema.RoleDropped {
+		used[e.Name] = ok
+		var v []float32
+		var err error
+		switch {
+		case e.Role == schema.RoleDropped:
 			continue
-		}
-		if !runtime.SameShape(t.Shape, e.Shape) {
+		case !ok && e.Role == schema.RoleOptBuf:
+			v, err = m.defaultPrior(e, cfg)
+		case !ok:
+			return fmt.Errorf("convert: tensor %s (shape %v) is missing from the checkpoint", clip.Q(e.Name), e.Shape)
+		case !runtime.SameShape(t.Shape, e.Shape):
 			return fmt.Errorf("convert: tensor %s has shape %v in the checkpoint but the architecture needs %v", clip.Q(e.Name), t.Shape, e.Shape)
+		default:
+			v, err = toF32(t)
 		}
-		v, err := toF32(t)
 		if err != nil {
 			return err
 		}
@@ -859,7 +853,7 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 	for k, v := range m.tensors {
 		data[k] = v
 	}
-	rep := &Report{SourceSHA256: m.hash, Members: m.spec.Members}
+	rep := &Report{SourceSHA256: m.hash, Sizes: Sizes{Members: m.spec.Members}}
 	info := Info{Converter: Version, Source: m.source, DType: o.dtype, Compress: o.compress}
 	if o.prune.Fraction > 0 {
 		var layers []prune.Layer

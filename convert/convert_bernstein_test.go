@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
 	"github.com/edgebnn/edgebnn/quant"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/bfvi"
@@ -216,14 +217,9 @@ func TestConvertBernsteinF16(t *testing.T) {
 			if _, err := w.AddTensor("fc.bf_bias", []int{out, np}, bv, format.AddOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			meta, _ := json.Marshal(&spec)
-			if err := w.AddBlob(runtime.MetaBlob, meta, false); err != nil {
-				t.Fatal(err)
-			}
+			modeltest.AddSpec(t, w, &spec)
 			src := filepath.Join(dir, "bf.ebnn")
-			if err := w.WriteFile(src, format.WriteOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			modeltest.Save(t, w, src)
 			dst := filepath.Join(dir, "bf16.ebnn")
 			rep, err := Convert(Options{Checkpoint: src, Out: dst, DType: "f16"})
 			if err != nil {
@@ -244,7 +240,7 @@ func TestConvertBernsteinF16(t *testing.T) {
 				}
 			}
 			for name, orig := range map[string][]float32{"fc.bf_weight": wv, "fc.bf_bias": bv} {
-				got := fileTensor(t, f, name).Data
+				got := modeltest.Tensor(t, f, name).Data
 				for i, v := range orig {
 					want := v
 					if tc.want[name] == "F16" {
@@ -255,14 +251,7 @@ func TestConvertBernsteinF16(t *testing.T) {
 					}
 				}
 			}
-			meta2, err := f.Blob(runtime.MetaBlob)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s2, err := runtime.ParseSpec(meta2)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s2 := modeltest.Spec(t, f)
 			var info Info
 			if err := json.Unmarshal(s2.Info, &info); err != nil {
 				t.Fatal(err)

@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -88,19 +88,11 @@ func writeEnsembleCheckpoint(t *testing.T, path string, k int, edit func(map[str
 			t.Fatal(err)
 		}
 	}
-	meta, err := json.Marshal(ensSpec(k))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.AddBlob(runtime.MetaBlob, meta, false); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.AddSpec(t, w, ensSpec(k))
 	if err := w.AddBlob("train", []byte(`{}`), false); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.WriteFile(path, format.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.Save(t, w, path)
 	return members
 }
 
@@ -179,7 +171,7 @@ func TestConvertEnsemble(t *testing.T) {
 			if e > 0 {
 				full = fmt.Sprintf("member%d/%s", e, name)
 			}
-			ts[name] = fileTensor(t, f, full)
+			ts[name] = modeltest.Tensor(t, f, full)
 		}
 		sm, err := runtime.New(single, ts)
 		if err != nil {

@@ -15,11 +15,7 @@ import (
 // TestCheckpointMismatch: missing, extra and mis-shaped tensors are errors naming the tensor
 // (and both shapes); num_batches_tracked-style integer buffers of BatchNorm are dropped.
 func TestCheckpointMismatch(t *testing.T) {
-	d := filepath.Join(fixtureDir, "mlp_ffgu")
-	f, err := safetensors.ReadFile(filepath.Join(d, "state_dict.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := fixtureFile(t, "mlp_ffgu", "state_dict")
 	dir := t.TempDir()
 	write := func(ts []safetensors.Tensor) string {
 		p := filepath.Join(dir, "sd.safetensors")

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/convert/safetensors"
-	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -31,27 +30,19 @@ func writeSafetensors(t *testing.T, path string, ts []safetensors.Tensor) {
 	}
 }
 
-// fileTensor reads tensor name of the model file f as float32 values.
-func fileTensor(t *testing.T, f *format.File, name string) runtime.Tensor {
+// fixtureFile reads the safetensors file name (state_dict or reference) of fixture fx.
+func fixtureFile(t testing.TB, fx, name string) *safetensors.File {
 	t.Helper()
-	tn, err := f.Tensor(name)
+	f, err := safetensors.ReadFile(filepath.Join(fixtureDir, fx, name+".safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := tn.Float32s()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return runtime.Tensor{Shape: tn.Shape(), Data: v}
+	return f
 }
 
 func refTensor(t testing.TB, fx, name string) ([]float64, []int) {
 	t.Helper()
-	f, err := safetensors.ReadFile(filepath.Join(fixtureDir, fx, "reference.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tn, ok := f.Tensor(name)
+	tn, ok := fixtureFile(t, fx, "reference").Tensor(name)
 	if !ok {
 		t.Fatalf("reference has no %q", name)
 	}

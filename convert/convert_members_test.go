@@ -1,13 +1,13 @@
 package convert
 
 import (
-	"encoding/json"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -16,25 +16,14 @@ import (
 // by edit (may be nil).
 func perturbedCopy(t *testing.T, src, dst string, eps float64, edit func(*runtime.Spec)) {
 	t.Helper()
-	f, err := format.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	meta, err := f.Blob(runtime.MetaBlob)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := runtime.ParseSpec(meta)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := modeltest.Open(t, src)
+	spec := modeltest.Spec(t, f)
 	if edit != nil {
 		edit(spec)
 	}
 	w := format.NewWriter()
 	for _, name := range f.Tensors() {
-		tn := fileTensor(t, f, name)
+		tn := modeltest.Tensor(t, f, name)
 		c := make([]float32, len(tn.Data))
 		for i, x := range tn.Data {
 			c[i] = x * float32(1+eps*float64(i%7-3)/3)
@@ -43,16 +32,8 @@ func perturbedCopy(t *testing.T, src, dst string, eps float64, edit func(*runtim
 			t.Fatal(err)
 		}
 	}
-	b, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.AddBlob(runtime.MetaBlob, b, false); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteFile(dst, format.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.AddSpec(t, w, spec)
+	modeltest.Save(t, w, dst)
 }
 
 // TestConvertMembers: three FFG-U posteriors (the mlp_ffgu fixture and two perturbed copies)

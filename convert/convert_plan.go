@@ -54,21 +54,13 @@ type PlanOptions struct {
 	Out string
 }
 
-// PlanReport sizes a model.
+// PlanReport sizes a model. Its FileBytes is the size of the model file the converter would
+// write. Tensor sections do not depend on the values without compression (pruning is applied),
+// so it is exact for f32 without compression; with f16 the error figures in the metadata blob
+// vary in length by a few bytes (usually absorbed by the 64-byte alignment). With zstd it is the
+// size for random stand-in values; trained values usually compress better.
 type PlanReport struct {
-	Parameters              int64 `json:"parameters"`
-	DeterministicParameters int64 `json:"deterministic_parameters"`
-	// Members is the number of networks of a planned ensemble (0 for one network); Parameters
-	// counts all of them, DeterministicParameters one.
-	Members int `json:"members,omitempty"`
-	// FileBytes is the size of the model file the converter would write. Tensor sections do
-	// not depend on the values without compression (pruning is applied), so it is exact for
-	// f32 without compression; with f16 the error figures in the metadata blob vary in length
-	// by a few bytes (usually absorbed by the 64-byte alignment). With zstd it is the size for
-	// random stand-in values; trained values usually compress better.
-	FileBytes              int64   `json:"file_bytes"`
-	DeterministicFP32Bytes int64   `json:"deterministic_fp32_bytes"`
-	Ratio                  float64 `json:"ratio"`
+	Sizes
 	// ModelBytes is the heap memory the loaded Model holds beyond the (memory-mapped) file,
 	// measured while loading it; ScratchBytes is Predictor.ScratchBytes.
 	ModelBytes   int64 `json:"model_bytes"`
@@ -170,9 +162,8 @@ func plan(opts PlanOptions) (*PlanReport, error) {
 			return nil, fmt.Errorf("convert: plan: writing %s: %w", opts.Out, err)
 		}
 	}
-	pr := &PlanReport{Parameters: rep.Parameters, DeterministicParameters: rep.DeterministicParameters,
-		FileBytes: int64(len(data)), DeterministicFP32Bytes: rep.DeterministicFP32Bytes, Ratio: rep.Ratio,
-		Layers: rep.Layers, BudgetBytes: opts.BudgetBytes, Members: rep.Members}
+	pr := &PlanReport{Sizes: rep.Sizes, Layers: rep.Layers, BudgetBytes: opts.BudgetBytes}
+	pr.FileBytes = int64(len(data))
 	w, m = nil, nil
 	var before, after goruntime.MemStats
 	// Two collections: sync.Pool keeps its objects in a victim cache for one GC, so after a single

@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -60,17 +60,9 @@ func writeFFGModel(t *testing.T) (string, map[string][]float32) {
 			}
 		}
 	}
-	meta, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.AddBlob(runtime.MetaBlob, meta, false); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.AddSpec(t, w, spec)
 	path := filepath.Join(t.TempDir(), "ffgw.ebnn")
-	if err := w.WriteFile(path, format.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.Save(t, w, path)
 	return path, ts
 }
 

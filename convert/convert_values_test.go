@@ -17,11 +17,7 @@ import (
 // and the first bad element, in f32 and in f16; a value beyond the fp16
 // range is refused for f16 unless AllowClamp is set.
 func TestPosteriorValues(t *testing.T) {
-	d := filepath.Join(fixtureDir, "mlp_ffgu")
-	f, err := safetensors.ReadFile(filepath.Join(d, "state_dict.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := fixtureFile(t, "mlp_ffgu", "state_dict")
 	dir := t.TempDir()
 	// edit returns the fixture with element i of tensor name set to v.
 	edit := func(name string, i int, v float32) string {
@@ -160,10 +156,7 @@ func TestConfigValues(t *testing.T) {
 // TestLongNamesClipped: tensors with megabyte names in a checkpoint give
 // an error quoting only short prefixes of them.
 func TestLongNamesClipped(t *testing.T) {
-	f, err := safetensors.ReadFile(filepath.Join(fixtureDir, "mlp_ffgu", "state_dict.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := fixtureFile(t, "mlp_ffgu", "state_dict")
 	ts := append([]safetensors.Tensor(nil), f.Tensors...)
 	for _, c := range "abc" {
 		x, _ := safetensors.NewF32(strings.Repeat(string(c), 1<<20), []int{1}, []float32{1})
@@ -174,7 +167,7 @@ func TestLongNamesClipped(t *testing.T) {
 	writeSafetensors(t, p, ts)
 	o := fixtureOpts("mlp_ffgu", ".pt", filepath.Join(dir, "out.ebnn"))
 	o.Checkpoint = p
-	_, err = Convert(o)
+	_, err := Convert(o)
 	if err == nil {
 		t.Fatal("converted")
 	}

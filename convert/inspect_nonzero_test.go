@@ -14,10 +14,7 @@ import (
 // the stored count is unchanged and the nonzero count falls by 10, in those layers.
 func TestInspectNonzeroParameters(t *testing.T) {
 	d := filepath.Join(fixtureDir, "mlp_ffgu")
-	f, err := safetensors.ReadFile(filepath.Join(d, "state_dict.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := fixtureFile(t, "mlp_ffgu", "state_dict")
 	nonzero := func(ts []safetensors.Tensor) (n int64) {
 		for _, tt := range ts {
 			v, err := tt.Float32s()

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/edgebnn/edgebnn/convert/torcharch"
 	"github.com/edgebnn/edgebnn/convert/torchpt"
 	"github.com/edgebnn/edgebnn/internal/readlimit"
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 // TestSpecialInputFiles: a checkpoint, architecture, inference config or validation set that is
@@ -25,18 +25,9 @@ import (
 // read), with an error naming the file.
 func TestSpecialInputFiles(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo.pt")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skip("mkfifo:", err)
-	}
-	zero := filepath.Join(dir, "zero.json")
-	if err := os.Symlink("/dev/zero", zero); err != nil {
-		t.Fatal(err)
-	}
-	sub := filepath.Join(dir, "sub.safetensors")
-	if err := os.Mkdir(sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	fifo := testutil.Mkfifo(t, filepath.Join(dir, "fifo.pt"))
+	zero := testutil.DevZero(t, filepath.Join(dir, "zero.json"))
+	sub := testutil.Mkdir(t, filepath.Join(dir, "sub.safetensors"))
 	out := filepath.Join(dir, "out.ebnn")
 	readers := []struct {
 		name string
@@ -59,15 +50,9 @@ func TestSpecialInputFiles(t *testing.T) {
 	for _, r := range readers {
 		for _, path := range []string{fifo, zero, sub} {
 			t.Run(r.name+"/"+filepath.Base(path), func(t *testing.T) {
-				done := make(chan error, 1)
-				go func() { done <- r.read(path) }()
-				select {
-				case err := <-done:
-					if err == nil || !errors.Is(err, readlimit.ErrNotRegular) || !strings.Contains(err.Error(), path) {
-						t.Fatalf("error %v, want one naming %s and wrapping readlimit.ErrNotRegular", err, path)
-					}
-				case <-time.After(5 * time.Second):
-					t.Fatal("hangs")
+				err := testutil.Within(t, 5*time.Second, r.name, func() error { return r.read(path) })
+				if err == nil || !errors.Is(err, readlimit.ErrNotRegular) || !strings.Contains(err.Error(), path) {
+					t.Fatalf("error %v, want one naming %s and wrapping readlimit.ErrNotRegular", err, path)
 				}
 			})
 		}

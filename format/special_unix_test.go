@@ -4,12 +4,12 @@ package format
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 // TestOpenSpecialFiles: Open reads regular files only. A FIFO must be refused at once (opening
@@ -18,14 +18,8 @@ import (
 // with an error naming the path.
 func TestOpenSpecialFiles(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "model.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	zero := filepath.Join(dir, "zero.ebnn")
-	if err := os.Symlink("/dev/zero", zero); err != nil {
-		t.Fatal(err)
-	}
+	fifo := testutil.Mkfifo(t, filepath.Join(dir, "model.fifo"))
+	zero := testutil.DevZero(t, filepath.Join(dir, "zero.ebnn"))
 	for _, c := range []struct{ name, path, want string }{
 		{"fifo", fifo, "not a regular file"},
 		{"symlink to /dev/zero", zero, "not a regular file"},
@@ -33,23 +27,17 @@ func TestOpenSpecialFiles(t *testing.T) {
 		{"missing", filepath.Join(dir, "none.ebnn"), "open"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			done := make(chan error, 1)
-			go func() {
+			err := testutil.Within(t, 5*time.Second, "Open("+c.path+")", func() error {
 				f, err := Open(c.path)
 				if f != nil {
 					f.Close()
 				}
-				done <- err
-			}()
-			select {
-			case err := <-done:
-				var fe *Error
-				if err == nil || !errors.As(err, &fe) || !errors.Is(err, ErrIO) ||
-					!strings.Contains(err.Error(), c.path) || !strings.Contains(err.Error(), c.want) {
-					t.Fatalf("Open(%s) = %v, want an ErrIO naming the path and %q", c.path, err, c.want)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatalf("Open(%s) still blocked after 5 s", c.path)
+				return err
+			})
+			var fe *Error
+			if err == nil || !errors.As(err, &fe) || !errors.Is(err, ErrIO) ||
+				!strings.Contains(err.Error(), c.path) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Open(%s) = %v, want an ErrIO naming the path and %q", c.path, err, c.want)
 			}
 		})
 	}

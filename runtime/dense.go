@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/edgebnn/edgebnn/kernels"
 )
@@ -338,6 +339,21 @@ func (d *dense) apply(_ *fwdCtx, w []float32, ldw int, bias, in, out []float32, 
 				}
 			}
 		}
+	}
+}
+
+// localMoments computes what the local strategy needs of a layer with independent Gaussian
+// weights for n inputs: proj = X̃ Aᵀ (rows values per input, the means first) and sd = √(X̃² Vᵀ)
+// (dOut per input), V (dOut × dIn) holding the weights' variances; sq is scratch for the squared
+// inputs (n·k values).
+func localMoments(a []float32, rows int, v []float32, dOut, k, dIn int, hasBias bool, in []float32, n int, proj, sd, sq []float32) {
+	augmentedProject(a, rows, k, dIn, hasBias, in, n, proj, rows)
+	for i, x := range in[:n*k] {
+		sq[i] = x * x
+	}
+	augmentedProject(v, dOut, k, dIn, hasBias, sq, n, sd, dOut)
+	for i, x := range sd {
+		sd[i] = float32(math.Sqrt(math.Max(float64(x), 0)))
 	}
 }
 

@@ -96,14 +96,7 @@ func (l *faLayer) prepare(in []float32, n int, prep []float32) {
 	proj := prep[:n*rows]
 	sd := prep[n*rows : n*rows+n*l.dOut]
 	sq := prep[n*rows+n*l.dOut : n*rows+n*l.dOut+n*l.k]
-	augmentedProject(l.stacked, rows, l.k, l.dIn, l.hasBias, in, n, proj, rows)
-	for i, v := range in[:n*l.k] {
-		sq[i] = v * v
-	}
-	augmentedProject(l.psi, l.dOut, l.k, l.dIn, l.hasBias, sq, n, sd, l.dOut)
-	for i, v := range sd {
-		sd[i] = float32(math.Sqrt(math.Max(float64(v), 0)))
-	}
+	localMoments(l.stacked, rows, l.psi, l.dOut, l.k, l.dIn, l.hasBias, in, n, proj, sd, sq)
 }
 
 func (l *faLayer) applyScratch(_, B int) int { return l.dOut }

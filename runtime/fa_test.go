@@ -38,6 +38,17 @@ func faTensors(seed uint64, dim int) (runtime.Tensors, []float64, mat) {
 
 func faPosterior() *runtime.PosteriorSpec { return &runtime.PosteriorSpec{Kind: runtime.KindFA} }
 
+// faLinearModel is a regression model of one linear layer (k → dOut with bias) whose weights and
+// bias have an FA posterior of mean c and covariance cov (faTensors with seed).
+func faLinearModel(t *testing.T, seed uint64, k, dOut int) (*runtime.Model, []float64, mat) {
+	dim := dOut*k + dOut
+	ts, c, cov := faTensors(seed, dim)
+	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{k},
+		FA:     &runtime.FASpec{Dim: dim, Rank: faRank},
+		Layers: []runtime.LayerSpec{{Name: "fc", Op: runtime.OpLinear, In: k, Out: dOut, Bias: true, Posterior: faPosterior()}}}
+	return newModel(t, spec, ts), c, cov
+}
+
 // TestFASingleLayer: one linear layer (4 → 3 with bias, D = 15). With the Weight strategy the
 // parameter vector θ (weight row-major, then bias) recovered from each sample has mean c and
 // covariance F Fᵀ + diag ψ; with the Local strategy each input's output f = A_x θ has mean A_x c
@@ -45,11 +56,7 @@ func faPosterior() *runtime.PosteriorSpec { return &runtime.PosteriorSpec{Kind: 
 func TestFASingleLayer(t *testing.T) {
 	const k, dOut = 4, 3
 	dim := dOut*k + dOut
-	ts, c, cov := faTensors(1, dim)
-	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{k},
-		FA:     &runtime.FASpec{Dim: dim, Rank: faRank},
-		Layers: []runtime.LayerSpec{{Name: "fc", Op: runtime.OpLinear, In: k, Out: dOut, Bias: true, Posterior: faPosterior()}}}
-	m := newModel(t, spec, ts)
+	m, c, cov := faLinearModel(t, 1, k, dOut)
 	n := sampleCount(100_008)
 	t.Run("weight", func(t *testing.T) {
 		checkMoments(t, "θ", sampleMoments(thetaSamples(t, m, n, k, dOut, 3), dim), c, cov)
@@ -187,12 +194,7 @@ func TestFATwoLayers(t *testing.T) {
 // TestFAMean: the Mean option and MeanWeight use θ = c.
 func TestFAMean(t *testing.T) {
 	const k, dOut = 4, 3
-	dim := dOut*k + dOut
-	ts, c, _ := faTensors(3, dim)
-	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{k},
-		FA:     &runtime.FASpec{Dim: dim, Rank: faRank},
-		Layers: []runtime.LayerSpec{{Name: "fc", Op: runtime.OpLinear, In: k, Out: dOut, Bias: true, Posterior: faPosterior()}}}
-	m := newModel(t, spec, ts)
+	m, c, _ := faLinearModel(t, 3, k, dOut)
 	w, _, _, err := m.MeanWeight("fc")
 	if err != nil {
 		t.Fatal(err)

@@ -95,14 +95,7 @@ func (f *ffg) prepSize(n int) int { return n * (2*f.dOut + f.k) }
 func (f *ffg) prepare(in []float32, n int, prep []float32) {
 	mean, sd := prep[:n*f.dOut], prep[n*f.dOut:2*n*f.dOut]
 	sq := prep[2*n*f.dOut : 2*n*f.dOut+n*f.k]
-	augmentedProject(f.m, f.dOut, f.k, f.dIn, f.hasBias, in, n, mean, f.dOut)
-	for i, v := range in[:n*f.k] {
-		sq[i] = v * v
-	}
-	augmentedProject(f.s2, f.dOut, f.k, f.dIn, f.hasBias, sq, n, sd, f.dOut)
-	for i, v := range sd {
-		sd[i] = float32(math.Sqrt(math.Max(float64(v), 0)))
-	}
+	localMoments(f.m, f.dOut, f.s2, f.dOut, f.k, f.dIn, f.hasBias, in, n, mean, sd, sq)
 }
 
 func (f *ffg) applyScratch(_, B int) int { return f.dOut }

@@ -226,14 +226,7 @@ func (f *prunedFFG) prepare(in []float32, n int, prep []float32) {
 	for i, v := range ws2 {
 		ws2[i] = v * v
 	}
-	augmentedProject(wm, f.dOut, f.k, f.dIn, f.hasBias, in, n, mean, f.dOut)
-	for i, v := range in[:n*f.k] {
-		sq[i] = v * v
-	}
-	augmentedProject(ws2, f.dOut, f.k, f.dIn, f.hasBias, sq, n, sd, f.dOut)
-	for i, v := range sd {
-		sd[i] = float32(math.Sqrt(math.Max(float64(v), 0)))
-	}
+	localMoments(wm, f.dOut, ws2, f.dOut, f.k, f.dIn, f.hasBias, in, n, mean, sd, sq)
 }
 
 func (f *prunedFFG) applyScratch(_, _ int) int { return f.dOut }

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -55,19 +56,13 @@ func writeRegModel(t testing.TB, dir string, policy bool) string {
 	spec := runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, InputShape: []int{3}, NoiseVar: 0.01,
 		Layers: []runtime.LayerSpec{{Name: "fc", Op: runtime.OpLinear, In: 3, Out: 2, Bias: true,
 			Posterior: &runtime.PosteriorSpec{Kind: runtime.KindFFG}}}}
-	meta, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := format.NewWriter()
 	add := func(name string, shape []int, data []float32) {
 		if _, err := w.AddTensor(name, shape, data, format.AddOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := w.AddBlob(runtime.MetaBlob, meta, false); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.AddSpec(t, w, spec)
 	add("fc.weight_mean", []int{2, 3}, []float32{0.5, -0.25, 1, 0.75, 0.1, -0.6})
 	add("fc._weight_sd", []int{2, 3}, []float32{-3, -2.5, -3, -2, -3, -2.2})
 	add("fc.bias_mean", []int{2}, []float32{0.1, -0.2})
@@ -81,9 +76,7 @@ func writeRegModel(t testing.TB, dir string, policy bool) string {
 		}
 	}
 	path := filepath.Join(dir, "reg.ebnn")
-	if err := w.WriteFile(path, format.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.Save(t, w, path)
 	return path
 }
 

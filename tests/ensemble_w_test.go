@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/convert"
-	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train"
 	"github.com/edgebnn/edgebnn/train/eval"
@@ -74,19 +74,8 @@ func trainEnsemble(t *testing.T, c train.Config) *train.Trainer {
 // (member k's under "member<k>/"; spec without members).
 func memberModels(t *testing.T, path string) []*runtime.Model {
 	t.Helper()
-	f, err := format.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	meta, err := f.Blob(runtime.MetaBlob)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := runtime.ParseSpec(meta)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := modeltest.Open(t, path)
+	spec := modeltest.Spec(t, f)
 	k := spec.Members
 	spec.Members = 0
 	var out []*runtime.Model
@@ -101,15 +90,7 @@ func memberModels(t *testing.T, path string) []*runtime.Model {
 			if !ok || strings.HasPrefix(name, "optim/") || (e == 0 && strings.HasPrefix(name, "member")) {
 				continue
 			}
-			tn, err := f.Tensor(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, err := tn.Float32s()
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts[rest] = runtime.Tensor{Shape: tn.Shape(), Data: v}
+			ts[rest] = modeltest.Tensor(t, f, name)
 		}
 		m, err := runtime.New(spec, ts)
 		if err != nil {

@@ -1,27 +1,20 @@
 package tests
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"sort"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/format"
-	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
 )
 
 // writeFixtureModel writes a fixture as a model file (f32, the hand-built Spec) into dir, without
 // going through convert/, and returns its path.
 func writeFixtureModel(t testing.TB, fixture, dir string) string {
 	t.Helper()
-	meta, err := json.Marshal(fixtureSpec(fixture))
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := format.NewWriter()
-	if err := w.AddBlob(runtime.MetaBlob, meta, false); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.AddSpec(t, w, fixtureSpec(fixture))
 	sd := stateDict(t, fixture)
 	names := make([]string, 0, len(sd))
 	for n := range sd {
@@ -34,8 +27,6 @@ func writeFixtureModel(t testing.TB, fixture, dir string) string {
 		}
 	}
 	path := filepath.Join(dir, fixture+".ebnn")
-	if err := w.WriteFile(path, format.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.Save(t, w, path)
 	return path
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/convert"
-	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -81,22 +81,10 @@ func checkMCDropoutModel(t *testing.T, path string, m *runtime.Model) {
 			plain.Layers = append(plain.Layers, l)
 		}
 	}
-	f, err := format.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := modeltest.Open(t, path)
 	ts := runtime.Tensors{}
 	for _, name := range m.TensorsUsed() {
-		tn, err := f.Tensor(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := tn.Float32s()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts[name] = runtime.Tensor{Shape: tn.Shape(), Data: append([]float32(nil), data...)}
+		ts[name] = modeltest.Tensor(t, f, name)
 	}
 	pm, err := runtime.New(&plain, ts)
 	if err != nil {

@@ -76,31 +76,43 @@ func (c *Config) TotalEpochs() int {
 // zParams groups the inducing layers' z_row and z_col parameters of every network by layer, in
 // network order (the order prune ranks ties in).
 func (t *Trainer) zParams() (layers []prune.Layer, params [][2]*autodiff.Param[float32]) {
-	for _, n := range t.Nets {
-		var cur *prune.Layer
-		var pair [2]*autodiff.Param[float32]
-		for _, p := range n.Params() {
-			layer, field, ok := cutLast(p.Name)
-			if !ok || (field != "z_row" && field != "z_col") {
-				continue
-			}
-			if cur == nil || cur.Name != layer {
-				if cur != nil {
-					layers, params = append(layers, *cur), append(params, pair)
-				}
-				cur, pair = &prune.Layer{Name: layer}, [2]*autodiff.Param[float32]{}
-			}
-			if field == "z_row" {
-				cur.ZRow, pair[0] = p.Value, p.Param
-			} else {
-				cur.ZCol, pair[1] = p.Value, p.Param
-			}
-		}
-		if cur != nil {
-			layers, params = append(layers, *cur), append(params, pair)
-		}
+	names, params := t.layerPairs("z_row", "z_col")
+	for i, name := range names {
+		layers = append(layers, prune.Layer{Name: name, ZRow: value(params[i][0]), ZCol: value(params[i][1])})
 	}
 	return layers, params
+}
+
+// layerPairs returns, network by network and layer by layer in parameter order, the layers that
+// have a parameter named layer.first or layer.second, and those two parameters (nil if absent).
+func (t *Trainer) layerPairs(first, second string) (names []string, pairs [][2]*autodiff.Param[float32]) {
+	for _, n := range t.Nets {
+		cur := -1
+		for _, p := range n.Params() {
+			layer, field, ok := cutLast(p.Name)
+			if !ok || (field != first && field != second) {
+				continue
+			}
+			if cur < 0 || names[cur] != layer {
+				names, pairs = append(names, layer), append(pairs, [2]*autodiff.Param[float32]{})
+				cur = len(names) - 1
+			}
+			if field == first {
+				pairs[cur][0] = p.Param
+			} else {
+				pairs[cur][1] = p.Param
+			}
+		}
+	}
+	return names, pairs
+}
+
+// value is p's values, nil for no parameter.
+func value(p *autodiff.Param[float32]) []float32 {
+	if p == nil {
+		return nil
+	}
+	return p.Value
 }
 
 // cutLast splits "layer.name.field" at its last dot.
@@ -210,29 +222,9 @@ func (t *Trainer) ffgParams() (layers []prune.FFGLayer, params [][2]*autodiff.Pa
 			maxSD[l.Name] = *p.MaxSD
 		}
 	})
-	for _, n := range t.Nets {
-		var cur *prune.FFGLayer
-		var pair [2]*autodiff.Param[float32]
-		for _, p := range n.Params() {
-			layer, field, ok := cutLast(p.Name)
-			if !ok || (field != "weight_mean" && field != "_weight_sd") {
-				continue
-			}
-			if cur == nil || cur.Name != layer {
-				if cur != nil {
-					layers, params = append(layers, *cur), append(params, pair)
-				}
-				cur, pair = &prune.FFGLayer{Name: layer, MaxSD: maxSD[layer]}, [2]*autodiff.Param[float32]{}
-			}
-			if field == "weight_mean" {
-				cur.Mean, pair[0] = p.Value, p.Param
-			} else {
-				cur.RawSD, pair[1] = p.Value, p.Param
-			}
-		}
-		if cur != nil {
-			layers, params = append(layers, *cur), append(params, pair)
-		}
+	names, params := t.layerPairs("weight_mean", "_weight_sd")
+	for i, name := range names {
+		layers = append(layers, prune.FFGLayer{Name: name, MaxSD: maxSD[name], Mean: value(params[i][0]), RawSD: value(params[i][1])})
 	}
 	return layers, params
 }

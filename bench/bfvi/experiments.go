@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/train/bfvi"
 	"github.com/edgebnn/edgebnn/train/eval"
 	"github.com/edgebnn/edgebnn/train/mcmc"
@@ -66,33 +67,49 @@ func klFigure(title string, rows []bfvi.KLRow, ref map[int]float64) figure {
 	return f
 }
 
-// fitDensities fits BF-VI of each degree (and Gaussian VI) with seed cfg.Seed and returns
-// the fitted 1-D marginals.
-func fitDensities(m bfvi.Model, degrees []int, cfg bfvi.TrainConfig) ([]bfvi.Marginal, error) {
-	var out []bfvi.Marginal
+// densityCurves fits BF-VI of each degree (and Gaussian VI) with seed cfg.Seed and returns
+// their densities at xs, density(q, x) being a fitted 1-D marginal's density at x.
+func densityCurves(m bfvi.Model, degrees []int, cfg bfvi.TrainConfig, xs []float64, density func(q bfvi.Marginal, x float64) float64) ([]curve, error) {
+	var qs []bfvi.Marginal
 	for _, d := range degrees {
 		q, _, err := bfvi.FitBFVI(m, d, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("density fit M=%d: %w", d, err)
 		}
-		out = append(out, q.Coords[0])
+		qs = append(qs, q.Coords[0])
 	}
 	q, _, err := bfvi.FitGaussianVI(m, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("density fit Gaussian: %w", err)
 	}
-	return append(out, q.Coords[0]), nil
+	var out []curve
+	for i, q := range append(qs, q.Coords[0]) {
+		c := curve{Name: "Gaussian VI", X: xs}
+		if i < len(degrees) {
+			c.Name = fmt.Sprintf("BF-VI M=%d", degrees[i])
+		}
+		for _, x := range xs {
+			c.Y = append(c.Y, density(q, x))
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
-func checkKL(rows []bfvi.KLRow) error {
+// klRows is bfvi.KLvsDegree, checked: every KL finite and not negative.
+func klRows(m bfvi.Model, logPost bfvi.LogDensity1D, degrees []int, runs int, cfg bfvi.TrainConfig) ([]bfvi.KLRow, error) {
+	rows, err := bfvi.KLvsDegree(m, logPost, degrees, runs, cfg)
+	if err != nil {
+		return nil, err
+	}
 	for _, r := range rows {
 		for _, v := range r.KL {
 			if math.IsNaN(v) || math.IsInf(v, 0) || v < -1e-6 {
-				return fmt.Errorf("%s M=%d: KL %g", r.Method, r.Degree, v)
+				return nil, fmt.Errorf("%s M=%d: KL %g", r.Method, r.Degree, v)
 			}
 		}
 	}
-	return nil
+	return rows, nil
 }
 
 // Reference values: means over the 20 runs logged in the reference repository
@@ -119,20 +136,12 @@ func runBernoulli(o options) (string, error) {
 	}
 	runs := o.n(20, 2)
 	degrees := degreeList(o.quick)
-	rows, err := bfvi.KLvsDegree(b, b.LogPosterior, degrees, runs, cfg)
-	if err != nil {
-		return "", err
-	}
-	if err := checkKL(rows); err != nil {
-		return "", err
-	}
-	dens := []int{1, 10, 30}
-	qs, err := fitDensities(b, dens, cfg)
+	rows, err := klRows(b, b.LogPosterior, degrees, runs, cfg)
 	if err != nil {
 		return "", err
 	}
 	a, bb := b.PosteriorParams()
-	lb := lbeta(a, bb)
+	lb := f64.LogBeta(a, bb)
 	var xs, exact []float64
 	for i := 1; i < 400; i++ {
 		p := float64(i) / 400
@@ -140,19 +149,14 @@ func runBernoulli(o options) (string, error) {
 		exact = append(exact, math.Exp((a-1)*math.Log(p)+(bb-1)*math.Log1p(-p)-lb))
 	}
 	df := figure{Title: "Bernoulli: q(π) vs Beta(3.1, 1.1)", XLabel: "π", YLabel: "density", XMin: 0, XMax: 1}
-	df.Curves = append(df.Curves, curve{Name: "exact", X: xs, Y: exact, Dashed: true})
-	for i, q := range qs {
-		name := "Gaussian VI"
-		if i < len(dens) {
-			name = fmt.Sprintf("BF-VI M=%d", dens[i])
-		}
-		c := curve{Name: name, X: xs}
-		for _, p := range xs {
-			x := math.Log(p / (1 - p))
-			c.Y = append(c.Y, math.Exp(q.LogDensity(x))/(p*(1-p)))
-		}
-		df.Curves = append(df.Curves, c)
+	fitted, err := densityCurves(b, []int{1, 10, 30}, cfg, xs, func(q bfvi.Marginal, p float64) float64 {
+		return math.Exp(q.LogDensity(math.Log(p/(1-p)))) / (p * (1 - p))
+	})
+	if err != nil {
+		return "", err
 	}
+	df.Curves = append(df.Curves, curve{Name: "exact", X: xs, Y: exact, Dashed: true})
+	df.Curves = append(df.Curves, fitted...)
 	if err := savePanels(o.img("bernoulli.png"), 2, 10, 4, []plotter2{df,
 		klFigure("Bernoulli: KL(q‖p) vs degree", rows, refBernoulli)}); err != nil {
 		return "", err
@@ -166,13 +170,6 @@ func runBernoulli(o options) (string, error) {
 	s.WriteString(klTable(rows, refStrings(refBernoulli), "reference run"))
 	s.WriteString("\n![Bernoulli](../../img/bfvi/bernoulli.png)\n")
 	return s.String(), nil
-}
-
-func lbeta(a, b float64) float64 {
-	la, _ := math.Lgamma(a)
-	lb, _ := math.Lgamma(b)
-	lab, _ := math.Lgamma(a + b)
-	return la + lb - lab
 }
 
 // nuts runs the reference sampler on a model's log joint (target acceptance 0.95 to keep
@@ -209,15 +206,7 @@ func runCauchy(o options) (string, error) {
 		cfg.Steps, cfg.Samples = 200, 10
 	}
 	runs := o.n(10, 2)
-	rows, err := bfvi.KLvsDegree(c, post.LogDensity, degreeList(o.quick), runs, cfg)
-	if err != nil {
-		return "", err
-	}
-	if err := checkKL(rows); err != nil {
-		return "", err
-	}
-	dens := []int{1, 20, 30, 50}
-	qs, err := fitDensities(c, dens, cfg)
+	rows, err := klRows(c, post.LogDensity, degreeList(o.quick), runs, cfg)
 	if err != nil {
 		return "", err
 	}
@@ -234,18 +223,14 @@ func runCauchy(o options) (string, error) {
 	}
 	df := figure{Title: "Cauchy: q(ξ) vs posterior", XLabel: "ξ", YLabel: "density", XMin: -6, XMax: 6,
 		Hist: draws, HistBins: 80, HistName: "NUTS draws"}
-	df.Curves = append(df.Curves, curve{Name: "exact (grid)", X: xs, Y: exact, Dashed: true})
-	for i, q := range qs {
-		name := "Gaussian VI"
-		if i < len(dens) {
-			name = fmt.Sprintf("BF-VI M=%d", dens[i])
-		}
-		cv := curve{Name: name, X: xs}
-		for _, x := range xs {
-			cv.Y = append(cv.Y, math.Exp(q.LogDensity(x)))
-		}
-		df.Curves = append(df.Curves, cv)
+	fitted, err := densityCurves(c, []int{1, 20, 30, 50}, cfg, xs, func(q bfvi.Marginal, x float64) float64 {
+		return math.Exp(q.LogDensity(x))
+	})
+	if err != nil {
+		return "", err
 	}
+	df.Curves = append(df.Curves, curve{Name: "exact (grid)", X: xs, Y: exact, Dashed: true})
+	df.Curves = append(df.Curves, fitted...)
 	if err := savePanels(o.img("cauchy.png"), 2, 10, 4, []plotter2{df,
 		klFigure("Cauchy: KL(q‖p) vs degree", rows, refCauchy)}); err != nil {
 		return "", err

@@ -1,19 +1,16 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"image/color"
-	"io"
 	"math"
 
-	"github.com/edgebnn/edgebnn/internal/outfile"
+	trainplot "github.com/edgebnn/edgebnn/train/plot"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // curve is one named line of a figure; Dashed draws it dashed, Points adds markers. Colour, if
@@ -41,14 +38,7 @@ type marks struct {
 	Cross  bool // crosses instead of filled circles
 }
 
-var colours = []color.Color{
-	color.RGBA{R: 31, G: 119, B: 180, A: 255},
-	color.RGBA{R: 255, G: 127, B: 14, A: 255},
-	color.RGBA{R: 44, G: 160, B: 44, A: 255},
-	color.RGBA{R: 214, G: 39, B: 40, A: 255},
-	color.RGBA{R: 148, G: 103, B: 189, A: 255},
-	color.RGBA{R: 140, G: 86, B: 75, A: 255},
-}
+var colours = trainplot.Tableau[:6]
 
 // figure describes one panel.
 type figure struct {
@@ -242,23 +232,7 @@ func savePanels(path string, cols int, w, h float64, panels []plotter2) error {
 			}
 		}
 	}
-	img := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch, vg.Length(h)*vg.Inch), vgimg.UseDPI(90))
-	dc := draw.New(img)
 	t := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 2, PadY: vg.Millimeter * 2,
 		PadTop: vg.Millimeter, PadBottom: vg.Millimeter, PadLeft: vg.Millimeter, PadRight: vg.Millimeter}
-	canvases := plot.Align(grid, t, dc)
-	for r := range grid {
-		for c, p := range grid[r] {
-			if p != nil {
-				p.Draw(canvases[r][c])
-			}
-		}
-	}
-	if err := outfile.Write(context.Background(), path, func(out io.Writer) error {
-		_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(out)
-		return err
-	}); err != nil {
-		return fmt.Errorf("figure %s: %w", path, err)
-	}
-	return nil
+	return trainplot.SaveGrid(path, grid, vg.Length(w)*vg.Inch, vg.Length(h)*vg.Inch, 90, t)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 	"github.com/edgebnn/edgebnn/train/bfvi"
 	"github.com/edgebnn/edgebnn/train/data"
@@ -242,7 +243,7 @@ func ssJoint(d *ssData, q bfvi.Marginal, cfg ssConfig, seed uint64) (*ssNet, err
 			for j, k := range idx {
 				g := 0.0
 				for s, bs := range beta {
-					r := float64(d.Y[k]) - ssSigmoid(float64(fv[j])+bs*d.Tab[k])
+					r := float64(d.Y[k]) - f64.Sigmoid(float64(fv[j])+bs*d.Tab[k])
 					g += r
 					gb[s] += r * d.Tab[k]
 				}
@@ -276,14 +277,6 @@ func ssJoint(d *ssData, q bfvi.Marginal, cfg ssConfig, seed uint64) (*ssNet, err
 	return net, nil
 }
 
-func ssSigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
-}
-
 // ssLogLik returns log p(y | η) = y·η − log(1 + e^η) without overflow.
 func ssLogLik(y int, eta float64) float64 {
 	if y == 1 {
@@ -313,7 +306,7 @@ func ssPredict(y []int, ns int, eta func(i, s int) float64) ssScore {
 			e := eta(i, s)
 			lv[s] = ssLogLik(yi, e)
 			mx = math.Max(mx, lv[s])
-			pm += ssSigmoid(e)
+			pm += f64.Sigmoid(e)
 		}
 		sum := 0.0
 		for _, l := range lv {

@@ -51,6 +51,7 @@ import (
 	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/eval"
+	trainplot "github.com/edgebnn/edgebnn/train/plot"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -473,12 +474,7 @@ func drawPlot(path string, res *Results, arm []ARMCount) error {
 	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.ConstantTicks(kTicks(res))
 	p.Y.Min = 0
 	p.Add(plotter.NewGrid())
-	colors := []color.Color{
-		color.RGBA{R: 31, G: 119, B: 180, A: 255}, color.RGBA{R: 255, G: 127, B: 14, A: 255},
-		color.RGBA{R: 44, G: 160, B: 44, A: 255}, color.RGBA{R: 214, G: 39, B: 40, A: 255},
-		color.RGBA{R: 148, G: 103, B: 189, A: 255}, color.RGBA{R: 140, G: 86, B: 75, A: 255},
-		color.RGBA{R: 227, G: 119, B: 194, A: 255},
-	}
+	colors := trainplot.Tableau
 	n := 0
 	curve := func(key, name string, batch int) error {
 		byK := map[int][]float64{}
@@ -497,26 +493,13 @@ func drawPlot(path string, res *Results, arm []ARMCount) error {
 			pts, errs = append(pts, plotter.XY{X: float64(k), Y: m}), append(errs, struct{ Low, High float64 }{se, se})
 		}
 		sort.Sort(byX{pts, errs})
-		l, sc, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return fmt.Errorf("fig3: plot: %w", err)
-		}
 		c := colors[n%len(colors)]
 		n++
-		l.Color, l.Width, sc.Color, sc.Radius = c, vg.Points(1.5), c, vg.Points(2.5)
-		if batch > 1 {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		}
-		eb, err := plotter.NewYErrorBars(struct {
-			plotter.XYer
-			plotter.YErrorer
-		}{pts, errs})
+		_, sc, err := trainplot.AddErrorLine(p, name, pts, errs, c, batch > 1)
 		if err != nil {
 			return fmt.Errorf("fig3: plot: %w", err)
 		}
-		eb.Color = c
-		p.Add(l, sc, eb)
-		p.Legend.Add(name, l, sc)
+		sc.Radius = vg.Points(2.5)
 		return nil
 	}
 	for _, me := range methods {

@@ -13,24 +13,21 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"image/color"
 	"io"
 	"os"
 	"strings"
 
-	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/train/eval"
+	trainplot "github.com/edgebnn/edgebnn/train/plot"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // result is one trained and evaluated model.
@@ -283,10 +280,7 @@ func columns() []column {
 	}
 }
 
-var colours = []color.Color{
-	color.RGBA{R: 31, G: 119, B: 180, A: 255}, color.RGBA{R: 255, G: 127, B: 14, A: 255},
-	color.RGBA{R: 44, G: 160, B: 44, A: 255}, color.RGBA{R: 214, G: 39, B: 40, A: 255},
-}
+var colours = trainplot.Tableau[:4]
 
 // drawFigure draws metrics (accuracy, NLL, ECE, AUROC by entropy; rows) against the columns'
 // settings, each point a cell's mean with ± one standard error; cells without runs are skipped.
@@ -324,23 +318,12 @@ func drawFigure(path string, cells map[key][]result) error {
 				if len(pts) == 0 {
 					continue
 				}
-				l, sc, err := plotter.NewLinePoints(pts)
-				if err != nil {
-					return fmt.Errorf("plot %s: %w", path, err)
-				}
-				col := colours[k%len(colours)]
-				l.Color, sc.Color, l.Width = col, col, vg.Points(1.5)
-				eb, err := plotter.NewYErrorBars(struct {
-					plotter.XYer
-					plotter.YErrorer
-				}{pts, errs})
-				if err != nil {
-					return fmt.Errorf("plot %s: %w", path, err)
-				}
-				eb.Color = col
-				p.Add(l, sc, eb)
+				name := ""
 				if i == 0 {
-					p.Legend.Add(s.label, l, sc)
+					name = s.label
+				}
+				if _, _, err := trainplot.AddErrorLine(p, name, pts, errs, colours[k%len(colours)], false); err != nil {
+					return fmt.Errorf("plot %s: %w", path, err)
 				}
 			}
 			p.Legend.Top, p.Legend.Left = false, false
@@ -348,22 +331,7 @@ func drawFigure(path string, cells map[key][]result) error {
 		}
 	}
 	const w, h = 16 * vg.Inch, 16 * vg.Inch
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(72))
-	dc := draw.New(img)
 	tiles := draw.Tiles{Rows: len(rows), Cols: len(cols), PadX: vg.Millimeter * 6, PadY: vg.Millimeter * 6,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
-	cs := plot.Align(grid, tiles, dc)
-	for i := range grid {
-		for j := range grid[i] {
-			grid[i][j].Draw(cs[i][j])
-		}
-	}
-	// Written atomically, as train/plot saves the trainer's figures.
-	if err := outfile.Write(context.Background(), path, func(w io.Writer) error {
-		_, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w)
-		return err
-	}); err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	return nil
+	return trainplot.SaveGrid(path, grid, w, h, 72, tiles)
 }

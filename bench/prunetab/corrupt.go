@@ -86,10 +86,7 @@ func (r *corruptResult) complete() bool {
 
 // at is metric at severity s: the clean number at 0, else the mean over the corruptions.
 func (r *corruptResult) at(s int, metric func(cmetrics) float64) float64 {
-	if s == 0 {
-		return metric(r.Clean)
-	}
-	return sevtab.CorruptionMean(func(c string) float64 { return metric(r.Corrupt[sevtab.Key(c, s)]) })
+	return sevtab.SeverityMean(r.Clean, r.Corrupt, s, metric)
 }
 
 // corruptRows picks one group per method and kept fraction: the fine-tuned one where there is

@@ -12,13 +12,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"image/color"
 	"math"
 	"os"
 	"sort"
 	"strings"
 
 	"github.com/edgebnn/edgebnn/train/data"
+	trainplot "github.com/edgebnn/edgebnn/train/plot"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -262,10 +262,7 @@ func draw2(path string, groups []*group) error {
 			l2.pts[1] = append(l2.pts[1], plotter.XY{X: bm, Y: em})
 		}
 	}
-	colors := []color.Color{
-		color.RGBA{R: 31, G: 119, B: 180, A: 255}, color.RGBA{R: 255, G: 127, B: 14, A: 255},
-		color.RGBA{R: 44, G: 160, B: 44, A: 255}, color.RGBA{R: 214, G: 39, B: 40, A: 255},
-	}
+	colors := trainplot.Tableau[:4]
 	var plots [2]*plot.Plot
 	for k, ylabel := range []string{"accuracy (%)", "ECE (%)"} {
 		p := plot.New()
@@ -295,19 +292,5 @@ func draw2(path string, groups []*group) error {
 		plots[k] = p
 	}
 	const w, h = 12 * vg.Inch, 4.5 * vg.Inch
-	img := vgimg.New(w, h)
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 4}
-	canvases := plot.Align([][]*plot.Plot{{plots[0], plots[1]}}, tiles, dc)
-	plots[0].Draw(canvases[0][0])
-	plots[1].Draw(canvases[0][1])
-	out, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(out); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return trainplot.SaveGrid(path, [][]*plot.Plot{{plots[0], plots[1]}}, w, h, vgimg.DefaultDPI, draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 4})
 }

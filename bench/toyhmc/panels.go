@@ -1,18 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
-	"os"
 
 	"github.com/edgebnn/edgebnn/train/data"
+	trainplot "github.com/edgebnn/edgebnn/train/plot"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // colours of the six methods in the line panels, in the order of methods.
@@ -57,25 +55,9 @@ func panels(path string, fits map[string][]*fit, train *data.Dataset) error {
 	}
 	ps = append(ps, sp, wp)
 	const w, h = 20 * vg.Inch, 8 * vg.Inch
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96))
-	dc := draw.New(img)
 	tiles := draw.Tiles{Rows: 2, Cols: 4, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	grid := [][]*plot.Plot{ps[:4], ps[4:8]}
-	cs := plot.Align(grid, tiles, dc)
-	for r := range grid {
-		for c := range grid[r] {
-			grid[r][c].Draw(cs[r][c])
-		}
-	}
-	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
-		return fmt.Errorf("encode png: %w", err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write png: %w", err)
-	}
-	return nil
+	return trainplot.SaveGrid(path, [][]*plot.Plot{ps[:4], ps[4:8]}, w, h, 96, tiles)
 }
 
 // band returns the polygon mean ± k·sd.

@@ -416,10 +416,7 @@ func pick(rs []*result, f func(*result) float64) []float64 {
 
 // severityMean is the mean over data.Corruptions of metric at severity s (0: clean).
 func severityMean(r *result, s int, metric func(metrics) float64) float64 {
-	if s == 0 {
-		return metric(r.Clean)
-	}
-	return sevtab.CorruptionMean(func(c string) float64 { return metric(r.Corrupt[sevtab.Key(c, s)]) })
+	return sevtab.SeverityMean(r.Clean, r.Corrupt, s, metric)
 }
 
 func paperNum(v float64, f string) string {

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"math"
 	"path/filepath"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -22,18 +22,12 @@ func writeFAModel(t *testing.T) (path string, c, f, psi, w2, b2 []float32) {
 			{Name: "1", Op: runtime.OpTanh},
 			{Name: "2", Op: runtime.OpLinear, In: 2, Out: 1, Bias: true},
 		}}
-	meta, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
 	c = []float32{0.5, -1, 2, 0.25, 0.1, -0.3}
 	f = []float32{1, 0, 0.5, 1, -1, 2, 0, 0.5, 1, 1, 0.2, -0.4}
 	psi = []float32{0.1, 0.2, 0.3, 0.4, 0.05, 0.06}
 	w2, b2 = []float32{1.5, -2}, []float32{0.75}
 	wr := format.NewWriter()
-	if err := wr.AddBlob(runtime.MetaBlob, meta, false); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.AddSpec(t, wr, spec)
 	for _, tn := range []struct {
 		name  string
 		shape []int
@@ -45,9 +39,7 @@ func writeFAModel(t *testing.T) (path string, c, f, psi, w2, b2 []float32) {
 		}
 	}
 	path = filepath.Join(t.TempDir(), "fa.ebnn")
-	if err := wr.WriteFile(path, format.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.Save(t, wr, path)
 	return path, c, f, psi, w2, b2
 }
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -46,23 +46,7 @@ func TestTrainLaplace(t *testing.T) {
 	if kinds != 2 {
 		t.Fatalf("%d ffg Linear layers, want 2", kinds)
 	}
-	read := func(path, name string) []float32 {
-		t.Helper()
-		f, err := format.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		tn, err := f.Tensor(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := tn.Float32s()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return append([]float32(nil), v...)
-	}
+	read := func(path, name string) []float32 { return modeltest.Tensor(t, modeltest.Open(t, path), name).Data }
 	for _, pair := range [][2]string{{"1.weight", "1.weight_mean"}, {"3.bias", "3.bias_mean"}} {
 		a, b := read(mapPath, pair[0]), read(conv, pair[1])
 		if len(a) != len(b) {

@@ -3,9 +3,7 @@
 package main
 
 import (
-	"archive/zip"
 	"bytes"
-	"compress/flate"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -14,10 +12,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 // This file builds the hostile inputs of TestHostileInputsCLI: byte-level builders for
@@ -138,22 +137,11 @@ func zstdZeros(n, contentSize uint64) []byte {
 // through the format writer (so every checksum is right).
 func rewriteMeta(t *testing.T, src, dst string, edit func(meta string) string) {
 	t.Helper()
-	f, err := format.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := modeltest.Open(t, src)
 	w := format.NewWriter()
 	for _, name := range f.Tensors() {
-		tn, err := f.Tensor(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := tn.Float32s()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.AddTensor(name, tn.Shape(), data, format.AddOptions{}); err != nil {
+		tn := modeltest.Tensor(t, f, name)
+		if _, err := w.AddTensor(name, tn.Shape, tn.Data, format.AddOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -205,45 +193,10 @@ func safetensorsFile(n uint64, header string, data []byte) []byte {
 
 // --- torch.save zips and pickles (protocol 2) ---
 
-// pickle builds pickle bytes opcode by opcode.
-type pickle struct{ b []byte }
-
-func (p *pickle) ops(b ...byte) *pickle { p.b = append(p.b, b...); return p }
-
-func (p *pickle) global(module, name string) *pickle {
-	return p.ops('c').ops([]byte(module + "\n" + name + "\n")...)
-}
-
-func (p *pickle) unicode(s string) *pickle {
-	p.ops('X')
-	p.b = lendian.AppendUint32(p.b, uint32(len(s)))
-	return p.ops([]byte(s)...)
-}
-
-func (p *pickle) binint(v int32) *pickle {
-	p.ops('J')
-	p.b = lendian.AppendUint32(p.b, uint32(v))
-	return p
-}
-
-func (p *pickle) tuple(vs ...int32) *pickle {
-	p.ops('(')
-	for _, v := range vs {
-		p.binint(v)
-	}
-	return p.ops('t')
-}
-
 // tensorDict returns the pickle of {key: a FloatStorage view (numel, offset, size, stride)}
 // as torch.save writes it.
-func tensorDict(key string, numel, offset int32, size, stride []int32) []byte {
-	p := (&pickle{}).ops(0x80, 2, '}')
-	p.unicode(key)
-	p.global("torch._utils", "_rebuild_tensor_v2").ops('(')
-	p.ops('(').unicode("storage").global("torch", "FloatStorage").unicode("0").unicode("cpu").binint(numel).ops('t', 'Q')
-	p.binint(offset).tuple(size...).tuple(stride...).ops(0x89)
-	p.global("collections", "OrderedDict").ops(')', 'R', 't', 'R')
-	return p.ops('s', '.').b
+func tensorDict(key string, numel, offset int, size, stride []int) []byte {
+	return (&testutil.Pickle{}).Op(0x80, 2, '}').Str(key).Tensor("FloatStorage", "0", numel, offset, size, stride).Op('s', '.').B
 }
 
 // repeatedPickle is PROTO 2, prefix, then body repeated up to about n bytes, then STOP.
@@ -253,53 +206,6 @@ func repeatedPickle(prefix, body []byte, n int) []byte {
 		b = append(b, body...)
 	}
 	return append(b, '.')
-}
-
-// zipMember is one member of a torch.save-like zip: stored bytes, or a raw deflate stream
-// with a declared uncompressed size.
-type zipMember struct {
-	name     string
-	data     []byte
-	deflate  []byte
-	declared uint64
-}
-
-func torchZip(t *testing.T, ms ...zipMember) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w := zip.NewWriter(&buf)
-	for _, m := range ms {
-		if m.deflate == nil {
-			f, err := w.CreateHeader(&zip.FileHeader{Name: m.name, Method: zip.Store})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.Write(m.data)
-			continue
-		}
-		f, err := w.CreateRaw(&zip.FileHeader{Name: m.name, Method: zip.Deflate,
-			CompressedSize64: uint64(len(m.deflate)), UncompressedSize64: m.declared})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Write(m.deflate)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// zerosDeflate returns a deflate stream that inflates to mib MiB of zeros: one MiB of zeros
-// compressed and sync-flushed (so it ends on a byte boundary, not final), that many times,
-// then an empty final block. Each copy's back-references reach only zeros.
-func zerosDeflate(mib int) []byte {
-	var one bytes.Buffer
-	fw, _ := flate.NewWriter(&one, flate.BestCompression)
-	fw.Write(make([]byte, 1<<20))
-	fw.Flush()
-	out := bytes.Repeat(one.Bytes(), mib)
-	return append(out, 0x03, 0x00)
 }
 
 // --- text inputs ---
@@ -601,39 +507,39 @@ func hostileCases() []hostileCase {
 	cs = append(cs,
 		checkpointCase("zip bomb, declared", "c.pt", func(t *testing.T) []byte {
 			const numel = 900 << 20 / 4
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: tensorDict("1.z_row", numel, 0, []int32{2}, []int32{1})},
-				zipMember{name: "archive/data/0", deflate: zerosDeflate(900), declared: numel * 4})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", numel, 0, []int{2}, []int{1})},
+				testutil.ZipMember{Name: "archive/data/0", Deflate: testutil.ZerosDeflate(900), Declared: numel * 4})
 		}),
 		checkpointCase("zip bomb, undeclared", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: tensorDict("1.z_row", 2, 0, []int32{2}, []int32{1})},
-				zipMember{name: "archive/data/0", deflate: zerosDeflate(900), declared: 8})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", 2, 0, []int{2}, []int{1})},
+				testutil.ZipMember{Name: "archive/data/0", Deflate: testutil.ZerosDeflate(900), Declared: 8})
 		}),
 		checkpointCase("pickle bomb", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", deflate: zerosDeflate(900), declared: 900 << 20})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Deflate: testutil.ZerosDeflate(900), Declared: 900 << 20})
 		}),
 		checkpointCase("stride-0 view", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: tensorDict("1.z_row", 1, 0, []int32{400_000_000}, []int32{0})},
-				zipMember{name: "archive/data/0", data: make([]byte, 4)})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", 1, 0, []int{400_000_000}, []int{0})},
+				testutil.ZipMember{Name: "archive/data/0", Data: make([]byte, 4)})
 		}),
 		checkpointCase("stride-0 2-d view", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: tensorDict("1.z_row", 4, 0, []int32{30000, 30000}, []int32{0, 0})},
-				zipMember{name: "archive/data/0", data: make([]byte, 16)})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", 4, 0, []int{30000, 30000}, []int{0, 0})},
+				testutil.ZipMember{Name: "archive/data/0", Data: make([]byte, 16)})
 		}),
 		checkpointCase("offset 2^30", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: tensorDict("1.z_row", 4, 1<<30, []int32{2}, []int32{1})},
-				zipMember{name: "archive/data/0", data: make([]byte, 16)})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: tensorDict("1.z_row", 4, 1<<30, []int{2}, []int{1})},
+				testutil.ZipMember{Name: "archive/data/0", Data: make([]byte, 16)})
 		}),
 		checkpointCase("repeated DUP", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: repeatedPickle([]byte{'}'}, []byte{'2'}, mib-200)})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: repeatedPickle([]byte{'}'}, []byte{'2'}, mib-200)})
 		}),
 		checkpointCase("repeated MARK", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: repeatedPickle(nil, []byte{'('}, mib-200)})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: repeatedPickle(nil, []byte{'('}, mib-200)})
 		}),
 		checkpointCase("repeated MARK EMPTY_DICT DUP", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: repeatedPickle(nil, []byte{'(', '}', '2'}, mib-200)})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: repeatedPickle(nil, []byte{'(', '}', '2'}, mib-200)})
 		}),
 		checkpointCase("list appended to itself", "c.pt", func(t *testing.T) []byte {
-			return torchZip(t, zipMember{name: "archive/data.pkl", data: repeatedPickle([]byte{']', '2'}, []byte{'2', 'a'}, mib-200)})
+			return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: repeatedPickle([]byte{']', '2'}, []byte{'2', 'a'}, mib-200)})
 		}),
 		checkpointCase("random bytes", "c.pt", func(*testing.T) []byte { return seededBytes(mib, 16) }),
 	)
@@ -741,16 +647,8 @@ func hostileCases() []hostileCase {
 		boardsCase("60 KB of keys", func(t *testing.T, p string) {
 			writeHostile(t, filepath.Dir(p), filepath.Base(p), manyKeys(60000))
 		}),
-		boardsCase("symlink to /dev/zero", func(t *testing.T, p string) {
-			if err := os.Symlink("/dev/zero", p); err != nil {
-				t.Skip(err)
-			}
-		}),
-		boardsCase("FIFO", func(t *testing.T, p string) {
-			if err := syscall.Mkfifo(p, 0o644); err != nil {
-				t.Skip(err)
-			}
-		}),
+		boardsCase("symlink to /dev/zero", func(t *testing.T, p string) { testutil.DevZero(t, p) }),
+		boardsCase("FIFO", func(t *testing.T, p string) { testutil.Mkfifo(t, p) }),
 	)
 
 	// Flags: huge values are refused, naming the flag (or the setting), before anything is

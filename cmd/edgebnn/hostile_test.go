@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 // Resource budget of one hostile command (issue 14): any input of up to hostileMaxInput bytes
@@ -265,9 +267,7 @@ func TestPredictSpecialInputs(t *testing.T) {
 	fifoCSV := filepath.Join(dir, "in.csv")
 	fifoST := filepath.Join(dir, "in.safetensors")
 	for _, p := range []string{fifoCSV, fifoST} {
-		if err := syscall.Mkfifo(p, 0o644); err != nil {
-			t.Skip("mkfifo:", err)
-		}
+		testutil.Mkfifo(t, p)
 	}
 	long := filepath.Join(dir, "long.csv")
 	mustWrite(t, long, bytes.Repeat([]byte("1"), 17<<20))
@@ -290,16 +290,13 @@ func TestPredictSpecialInputs(t *testing.T) {
 func TestBoardsDirHostile(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		make func(path string) error
+		make func(t testing.TB, path string) string
 	}{
-		{"dev zero", func(p string) error { return os.Symlink("/dev/zero", p) }},
-		{"fifo", func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+		{"dev zero", testutil.DevZero},
+		{"fifo", testutil.Mkfifo},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "evil.json")
-			if err := c.make(p); err != nil {
-				t.Skip(err)
-			}
+			p := c.make(t, filepath.Join(t.TempDir(), "evil.json"))
 			code, _, stderr := runCLITimeout(t, 10*time.Second, "boards", "--dir", filepath.Dir(p))
 			if code != 1 || !strings.Contains(stderr, p) || !strings.Contains(stderr, "not a regular file") {
 				t.Fatalf("exit %d: %s", code, stderr)

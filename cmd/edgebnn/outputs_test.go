@@ -8,9 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 // copyFile copies src to dst.
@@ -27,22 +28,13 @@ func copyFile(t *testing.T, src, dst string) {
 // (an output that is a FIFO must be refused, not opened).
 func runCLITimeout(t *testing.T, d time.Duration, args ...string) (int, string, string) {
 	t.Helper()
-	type result struct {
-		code           int
-		stdout, stderr string
-	}
-	done := make(chan result, 1)
-	go func() {
-		code, stdout, stderr := runCLI(args...)
-		done <- result{code, stdout, stderr}
-	}()
-	select {
-	case r := <-done:
-		return r.code, r.stdout, r.stderr
-	case <-time.After(d):
-		t.Fatalf("edgebnn %s did not return within %v", strings.Join(args, " "), d)
-		return 0, "", ""
-	}
+	var code int
+	var stdout, stderr string
+	testutil.Within(t, d, "edgebnn "+strings.Join(args, " "), func() error {
+		code, stdout, stderr = runCLI(args...)
+		return nil
+	})
+	return code, stdout, stderr
 }
 
 // linkTo returns a hostile output path maker that makes name a link (os.Symlink or os.Link) to
@@ -166,9 +158,7 @@ func TestHostileOutputs(t *testing.T) {
 			}
 			cases := []hostile{
 				{"fifo", func(t *testing.T) string {
-					if err := syscall.Mkfifo(oc.outFile("fifo"), 0o644); err != nil {
-						t.Skipf("mkfifo: %v", err)
-					}
+					testutil.Mkfifo(t, oc.outFile("fifo"))
 					return "fifo"
 				}, "named pipe"},
 				{"symlink", func(t *testing.T) string {
@@ -372,10 +362,7 @@ func TestCheckBuildOutput(t *testing.T) {
 	for _, f := range []string{"go.mod", "go.sum", "main.go", "profile.json"} {
 		mustWrite(t, filepath.Join(root, f), []byte("x"))
 	}
-	fifo := filepath.Join(root, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
+	fifo := testutil.Mkfifo(t, filepath.Join(root, "fifo"))
 	other := t.TempDir()
 	tests := []struct {
 		name string
@@ -469,9 +456,7 @@ func TestTrainSideOutputs(t *testing.T) {
 		want    string
 	}{
 		{"fifo metrics log", func(t *testing.T) {
-			if err := syscall.Mkfifo("m.metrics.jsonl", 0o644); err != nil {
-				t.Skipf("mkfifo: %v", err)
-			}
+			testutil.Mkfifo(t, "m.metrics.jsonl")
 		}, "named pipe"},
 		{"symlink per-epoch checkpoint", func(t *testing.T) {
 			if err := os.Symlink("data.csv", "m.last.ebnn"); err != nil {

@@ -5,11 +5,11 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 const predictMemEnv = "EDGEBNN_PREDICT_MEM_ARGS"
@@ -22,16 +22,9 @@ func TestPredictMemoryBounded(t *testing.T) {
 		var out lineCounter
 		var errb bytes.Buffer
 		code := run(strings.Split(args, "\x1f"), &out, &errb)
-		status, _ := os.ReadFile("/proc/self/status")
-		fmt.Printf("\nEXIT: %d %d lines %s\n%s", code, out, errb.String(), status)
-		os.Exit(0)
+		testutil.ChildExit(fmt.Sprintf("%d %d lines %s", code, out, errb.String()))
 	}
-	if _, err := os.Stat("/proc/self/status"); err != nil {
-		t.Skip("no /proc/self/status")
-	}
-	if testing.Short() {
-		t.Skip("-short")
-	}
+	testutil.SkipWithoutPeakRSS(t)
 	dir := t.TempDir()
 	row := strings.TrimSuffix(strings.Repeat("0.5,", 784), ",") + "\n"
 	many := filepath.Join(dir, "many.csv")
@@ -61,29 +54,13 @@ func TestPredictMemoryBounded(t *testing.T) {
 		{"huge batch and threads", []string{"predict", "--model", model, "--input", one, "--samples", "64", "--batch", "65536", "--threads", "4"}, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestPredictMemoryBounded$")
-			cmd.Env = append(os.Environ(), predictMemEnv+"="+strings.Join(c.args, "\x1f"))
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("child: %v\n%s", err, out)
+			child := testutil.RunChild(t, "TestPredictMemoryBounded", predictMemEnv+"="+strings.Join(c.args, "\x1f"))
+			t.Logf("peak RSS %.1f MB; %s", float64(child.PeakRSS)/1e6, child.Result)
+			if want := fmt.Sprintf("0 %d lines", c.lines); !strings.HasPrefix(child.Result, want) {
+				t.Errorf("exit/lines %q, want %q", child.Result, want)
 			}
-			var exit string
-			hwm := int64(-1)
-			for _, line := range strings.Split(string(out), "\n") {
-				if s, ok := strings.CutPrefix(line, "EXIT: "); ok {
-					exit = s
-				}
-				if s, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-					kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "kB")), 10, 64)
-					hwm = kb << 10
-				}
-			}
-			t.Logf("peak RSS %.1f MB; %s", float64(hwm)/1e6, exit)
-			if want := fmt.Sprintf("0 %d lines", c.lines); !strings.HasPrefix(exit, want) {
-				t.Errorf("exit/lines %q, want %q", exit, want)
-			}
-			if hwm < 0 || hwm > limit {
-				t.Errorf("peak RSS %d bytes (limit %d)", hwm, limit)
+			if child.PeakRSS < 0 || child.PeakRSS > limit {
+				t.Errorf("peak RSS %d bytes (limit %d)", child.PeakRSS, limit)
 			}
 		})
 	}

@@ -149,10 +149,15 @@ func (s *InducingSettings) Cols(dIn int) int {
 // EffectivePriorSD returns prior_sd, divided by sqrt(dIn) when
 // sqrt_width_scaling is set (dIn as in Cols).
 func (s *InducingSettings) EffectivePriorSD(dIn int) float64 {
-	if s.SqrtWidthScaling {
-		return s.PriorSD / math.Sqrt(float64(dIn))
+	return widthScaled(s.PriorSD, s.SqrtWidthScaling, dIn)
+}
+
+// widthScaled returns sd, divided by √dIn when scaled (sqrt_width_scaling).
+func widthScaled(sd float64, scaled bool, dIn int) float64 {
+	if scaled {
+		return sd / math.Sqrt(float64(dIn))
 	}
-	return s.PriorSD
+	return sd
 }
 
 // FFGSettings are the arguments of FFGMixin.__init__ with defaults.
@@ -171,20 +176,13 @@ type FFGSettings struct {
 // prior_weight_sd (÷ sqrt(dIn) with sqrt_width_scaling, dIn counting the
 // bias) × nonlinearity_scale.
 func (s *FFGSettings) EffectivePriorWeightSD(dIn int) float64 {
-	sd := s.PriorWeightSD
-	if s.SqrtWidthScaling {
-		sd /= math.Sqrt(float64(dIn))
-	}
-	return sd * s.NonlinearityScale
+	return widthScaled(s.PriorWeightSD, s.SqrtWidthScaling, dIn) * s.NonlinearityScale
 }
 
 // EffectivePriorBiasSD returns the prior sd of the bias: prior_bias_sd,
 // ÷ sqrt(dIn) with sqrt_width_scaling (not scaled by nonlinearity_scale).
 func (s *FFGSettings) EffectivePriorBiasSD(dIn int) float64 {
-	if s.SqrtWidthScaling {
-		return s.PriorBiasSD / math.Sqrt(float64(dIn))
-	}
-	return s.PriorBiasSD
+	return widthScaled(s.PriorBiasSD, s.SqrtWidthScaling, dIn)
 }
 
 // FCGSettings are the arguments of FCGMixin.__init__ with defaults.

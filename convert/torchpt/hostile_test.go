@@ -1,73 +1,21 @@
 package torchpt
 
 import (
-	"archive/zip"
 	"bytes"
 	"compress/flate"
 	"encoding/binary"
-	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
-
-// zipMember is one member of a hand-made zip: either data stored as is,
-// or raw deflate bytes with the declared uncompressed size.
-type zipMember struct {
-	name     string
-	data     []byte // stored
-	raw      []byte // deflate stream (when non-nil)
-	declared uint64 // uncompressed size declared for raw
-}
-
-func buildZip(t testing.TB, ms ...zipMember) []byte {
-	var buf bytes.Buffer
-	w := zip.NewWriter(&buf)
-	for _, m := range ms {
-		if m.raw == nil {
-			f, err := w.CreateHeader(&zip.FileHeader{Name: m.name, Method: zip.Store})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.Write(m.data)
-			continue
-		}
-		f, err := w.CreateRaw(&zip.FileHeader{Name: m.name, Method: zip.Deflate,
-			CompressedSize64: uint64(len(m.raw)), UncompressedSize64: m.declared})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Write(m.raw)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// zeroBomb returns a deflate stream of about size bytes that inflates to
-// chunks MiB of zeros: one compressed MiB of zeros (a sequence of
-// non-final blocks ending byte-aligned) repeated, then a final block.
-func zeroBomb(t testing.TB, chunks int) []byte {
-	var one bytes.Buffer
-	fw, _ := flate.NewWriter(&one, flate.BestCompression)
-	fw.Write(make([]byte, 1<<20))
-	fw.Flush()
-	chunk := append([]byte(nil), one.Bytes()...)
-	var out bytes.Buffer
-	for i := 0; i < chunks; i++ {
-		out.Write(chunk)
-	}
-	out.Write([]byte{0x03, 0x00}) // final, fixed-Huffman, empty block
-	return out.Bytes()
-}
 
 // oneTensor is a pickle of {"a": FloatStorage view}.
 func oneTensor(numel, offset int, size, stride []int) []byte {
-	return dict(func(p *pk) { p.str("a").tensor("FloatStorage", "0", numel, offset, size, stride) })
+	return dict(func(p *testutil.Pickle) { p.Str("a").Tensor("FloatStorage", "0", numel, offset, size, stride) })
 }
 
 // ampPickle returns PROTO 2, then body repeated to about n bytes, then
@@ -86,12 +34,12 @@ func deflated(t testing.TB, pkl []byte) []byte {
 	fw, _ := flate.NewWriter(&c, flate.BestCompression)
 	fw.Write(pkl)
 	fw.Close()
-	return buildZip(t, zipMember{name: "archive/data.pkl", raw: c.Bytes(), declared: uint64(len(pkl))})
+	return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Deflate: c.Bytes(), Declared: uint64(len(pkl))})
 }
 
 // stored wraps pkl as a stored (uncompressed) data.pkl.
 func stored(t testing.TB, pkl []byte) []byte {
-	return buildZip(t, zipMember{name: "archive/data.pkl", data: pkl})
+	return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Data: pkl})
 }
 
 // hostileCase is a hostile .pt file (at most about 1 MB) and the text its
@@ -107,25 +55,25 @@ var hostileCases = []hostileCase{
 		// The storage member declares 2.7 GB (consistent with the
 		// pickle) and really inflates to it.
 		const numel = 2700 << 20 / 4
-		return buildZip(t,
-			zipMember{name: "archive/data.pkl", data: oneTensor(numel, 0, []int{2}, []int{1})},
-			zipMember{name: "archive/data/0", raw: zeroBomb(t, 900), declared: numel * 4})
+		return testutil.Zip(t,
+			testutil.ZipMember{Name: "archive/data.pkl", Data: oneTensor(numel, 0, []int{2}, []int{1})},
+			testutil.ZipMember{Name: "archive/data/0", Deflate: testutil.ZerosDeflate(900), Declared: numel * 4})
 	}, "decompression budget"},
 	{"zip bomb undeclared", func(t testing.TB) []byte {
 		// The member declares 8 bytes but inflates to 900 MiB.
-		return buildZip(t,
-			zipMember{name: "archive/data.pkl", data: oneTensor(2, 0, []int{2}, []int{1})},
-			zipMember{name: "archive/data/0", raw: zeroBomb(t, 900), declared: 8})
+		return testutil.Zip(t,
+			testutil.ZipMember{Name: "archive/data.pkl", Data: oneTensor(2, 0, []int{2}, []int{1})},
+			testutil.ZipMember{Name: "archive/data/0", Deflate: testutil.ZerosDeflate(900), Declared: 8})
 	}, "more than its declared 8 bytes"},
 	{"pickle bomb", func(t testing.TB) []byte {
 		// data.pkl itself declares 2 GB.
-		return buildZip(t, zipMember{name: "archive/data.pkl", raw: zeroBomb(t, 900), declared: 2 << 30})
+		return testutil.Zip(t, testutil.ZipMember{Name: "archive/data.pkl", Deflate: testutil.ZerosDeflate(900), Declared: 2 << 30})
 	}, "data.pkl"},
 	{"stride-0 view", func(t testing.TB) []byte {
 		// Two 1.5 GB views of a one-element storage.
-		pkl := dict(func(p *pk) {
-			p.str("a").tensor("FloatStorage", "0", 1, 0, []int{400_000_000}, []int{0})
-			p.str("b").tensor("FloatStorage", "0", 1, 0, []int{400_000_000}, []int{0})
+		pkl := dict(func(p *testutil.Pickle) {
+			p.Str("a").Tensor("FloatStorage", "0", 1, 0, []int{400_000_000}, []int{0})
+			p.Str("b").Tensor("FloatStorage", "0", 1, 0, []int{400_000_000}, []int{0})
 		})
 		return archiveZip(t, pkl, map[string][]byte{"0": f32s(1)}, nil)
 	}, "overlapping"},
@@ -140,9 +88,9 @@ var hostileCases = []hostileCase{
 	{"shared storage", func(t testing.TB) []byte {
 		// 2000 full views of one 512 KiB storage: 1 GB of tensors.
 		const numel = 128 << 10
-		pkl := dict(func(p *pk) {
+		pkl := dict(func(p *testutil.Pickle) {
 			for i := 0; i < 2000; i++ {
-				p.str("t"+strconv.Itoa(i)).tensor("FloatStorage", "0", numel, 0, []int{numel}, []int{1})
+				p.Str("t"+strconv.Itoa(i)).Tensor("FloatStorage", "0", numel, 0, []int{numel}, []int{1})
 			}
 		})
 		return archiveZip(t, pkl, map[string][]byte{"0": make([]byte, numel*4)}, nil)
@@ -186,21 +134,21 @@ var hostileCases = []hostileCase{
 	{"reused dict key", func(t testing.TB) []byte {
 		// A 512 KiB string memoised, then set as a key again and again:
 		// each SETITEM would hash it.
-		p := (&pk{}).op(0x80, 2, '}').str(strings.Repeat("k", 512<<10)).op('q', 0, '0')
-		for len(p.b) < 1<<20 {
-			p.op('h', 0, 'N', 's')
+		p := (&testutil.Pickle{}).Op(0x80, 2, '}').Str(strings.Repeat("k", 512<<10)).Op('q', 0, '0')
+		for len(p.B) < 1<<20 {
+			p.Op('h', 0, 'N', 's')
 		}
-		return stored(t, p.op('.').b)
+		return stored(t, p.Op('.').B)
 	}, "referenced again"},
 	{"reused storage key", func(t testing.TB) []byte {
 		// One persistent id with a 512 KiB storage key, loaded again and
 		// again.
-		p := (&pk{}).op(0x80, 2, '}', '(').str("storage").global("torch", "FloatStorage")
-		p.str(strings.Repeat("s", 512<<10)).str("cpu").int(2).op('t', 'q', 1, '0')
-		for len(p.b) < 1<<20 {
-			p.op('h', 1, 'Q', '0')
+		p := (&testutil.Pickle{}).Op(0x80, 2, '}', '(').Str("storage").Global("torch", "FloatStorage")
+		p.Str(strings.Repeat("s", 512<<10)).Str("cpu").Int(2).Op('t', 'q', 1, '0')
+		for len(p.B) < 1<<20 {
+			p.Op('h', 1, 'Q', '0')
 		}
-		return stored(t, p.op('.').b)
+		return stored(t, p.Op('.').B)
 	}, "referenced again"},
 	{"huge LONG4", func(t testing.TB) []byte {
 		pkl := []byte{0x80, 2, 0x8b}
@@ -218,15 +166,15 @@ var hostileCases = []hostileCase{
 		return deflated(t, append(pkl, '.'))
 	}, "integer of 255 bytes"},
 	{"long key", func(t testing.TB) []byte {
-		return archiveZip(t, dict(func(p *pk) { p.str(strings.Repeat("k", 1<<20)).op('N') }), nil, nil)
+		return archiveZip(t, dict(func(p *testutil.Pickle) { p.Str(strings.Repeat("k", 1<<20)).Op('N') }), nil, nil)
 	}, "… (1048576 bytes)"},
 	{"long global", func(t testing.TB) []byte {
-		return archiveZip(t, dict(func(p *pk) { p.str("a").global(strings.Repeat("m", 1<<20), "x") }), nil, nil)
+		return archiveZip(t, dict(func(p *testutil.Pickle) { p.Str("a").Global(strings.Repeat("m", 1<<20), "x") }), nil, nil)
 	}, "… (1048578 bytes)"},
 	{"long storage key", func(t testing.TB) []byte {
 		long := strings.Repeat("s", 1<<20)
-		return archiveZip(t, dict(func(p *pk) {
-			p.str("a").tensor("FloatStorage", long, 2, 0, []int{2}, []int{1})
+		return archiveZip(t, dict(func(p *testutil.Pickle) {
+			p.Str("a").Tensor("FloatStorage", long, 2, 0, []int{2}, []int{1})
 		}), nil, nil)
 	}, "… (1048589 bytes)"},
 	{"deep marks", func(t testing.TB) []byte {
@@ -278,73 +226,34 @@ const hostileEnv = "EDGEBNN_TORCHPT_HOSTILE_CASE"
 func TestHostileResources(t *testing.T) {
 	if name := os.Getenv(hostileEnv); name != "" {
 		hostileChild(name)
-		return
 	}
-	if testing.Short() {
-		// The emulated CI targets run -short: under qemu-user without binfmt_misc the test
-		// binary cannot re-execute itself, and QEMU's own memory would be measured anyway.
-		t.Skip("re-executes the test binary; not in -short runs")
-	}
-	if _, err := os.Stat("/proc/self/status"); err != nil {
-		t.Skip("no /proc/self/status")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skip(err)
-	}
+	testutil.SkipWithoutPeakRSS(t)
 	for _, c := range hostileCases {
 		t.Run(c.name, func(t *testing.T) {
-			cmd := exec.Command(exe, "-test.run=^TestHostileResources$", "-test.count=1")
-			cmd.Env = append(os.Environ(), hostileEnv+"="+c.name, "GOMAXPROCS=2")
-			start := time.Now()
-			out, err := cmd.CombinedOutput()
-			wall := time.Since(start)
-			if err != nil {
-				t.Fatalf("child: %v\n%s", err, out)
+			child := testutil.RunChild(t, "TestHostileResources", hostileEnv+"="+c.name, "GOMAXPROCS=2")
+			if child.Result != "refused" || child.PeakRSS < 0 {
+				t.Fatalf("child: %q, peak RSS %d", child.Result, child.PeakRSS)
 			}
-			var hwm int64
-			for _, line := range strings.Split(string(out), "\n") {
-				if v, ok := strings.CutPrefix(line, "VmHWM-kB "); ok {
-					hwm, _ = strconv.ParseInt(v, 10, 64)
-				}
+			t.Logf("peak RSS %d MB, %v", child.PeakRSS>>20, child.Wall.Round(time.Millisecond))
+			if child.PeakRSS > 256<<20 {
+				t.Errorf("peak RSS %d MB > 256 MB", child.PeakRSS>>20)
 			}
-			if hwm == 0 {
-				t.Fatalf("child reported no VmHWM:\n%s", out)
-			}
-			t.Logf("peak RSS %d MB, %v", hwm>>10, wall.Round(time.Millisecond))
-			if hwm > 256<<10 {
-				t.Errorf("peak RSS %d MB > 256 MB", hwm>>10)
-			}
-			if wall > 10*time.Second {
-				t.Errorf("took %v > 10 s", wall)
+			if child.Wall > 10*time.Second {
+				t.Errorf("took %v > 10 s", child.Wall)
 			}
 		})
 	}
 }
 
-// hostileChild parses the named case and prints its VmHWM in kB.
+// hostileChild parses the named case and reports "refused", "accepted" or "no case".
 func hostileChild(name string) {
 	for _, c := range hostileCases {
-		if c.name != name {
-			continue
-		}
-		data := c.build(&testing.T{})
-		if _, err := Parse(data); err == nil {
-			fmt.Println("accepted")
-			os.Exit(1)
-		}
-		status, err := os.ReadFile("/proc/self/status")
-		if err != nil {
-			fmt.Println(err)
-			os.Exit(1)
-		}
-		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				fmt.Println("VmHWM-kB", strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+		if c.name == name {
+			if _, err := Parse(c.build(&testing.T{})); err == nil {
+				testutil.ChildExit("accepted")
 			}
+			testutil.ChildExit("refused")
 		}
-		os.Exit(0)
 	}
-	fmt.Println("no case", name)
-	os.Exit(1)
+	testutil.ChildExit("no case " + name)
 }

@@ -9,13 +9,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 // TestLimitsAreFields checks that tighter limits refuse what the defaults
 // accept, with ErrLimit.
 func TestLimitsAreFields(t *testing.T) {
-	good := archiveZip(t, dict(func(p *pk) {
-		p.str("a").tensor("FloatStorage", "0", 4, 0, []int{2, 2}, []int{2, 1})
+	good := archiveZip(t, dict(func(p *testutil.Pickle) {
+		p.Str("a").Tensor("FloatStorage", "0", 4, 0, []int{2, 2}, []int{2, 1})
 	}), map[string][]byte{"0": f32s(1, 2, 3, 4)}, nil)
 	if _, err := Parse(good); err != nil {
 		t.Fatal(err)

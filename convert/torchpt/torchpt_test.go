@@ -13,54 +13,16 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/convert/safetensors"
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
-// pk builds pickle byte streams by hand (protocol 2 opcodes), independent
-// of the code under test.
-type pk struct{ b []byte }
-
-func (p *pk) op(b ...byte) *pk { p.b = append(p.b, b...); return p }
-func (p *pk) global(mod, name string) *pk {
-	p.b = append(p.b, 'c')
-	p.b = append(p.b, mod+"\n"+name+"\n"...)
-	return p
-}
-func (p *pk) str(s string) *pk {
-	p.b = append(p.b, 'X')
-	p.b = binary.LittleEndian.AppendUint32(p.b, uint32(len(s)))
-	p.b = append(p.b, s...)
-	return p
-}
-func (p *pk) int(v int) *pk {
-	p.b = append(p.b, 'J')
-	p.b = binary.LittleEndian.AppendUint32(p.b, uint32(int32(v)))
-	return p
-}
-func (p *pk) ints(vs ...int) *pk {
-	p.op('(')
-	for _, v := range vs {
-		p.int(v)
-	}
-	return p.op('t')
-}
-
-// tensor appends _rebuild_tensor_v2(storage(class, key, numel), offset,
-// size, stride, False, OrderedDict()).
-func (p *pk) tensor(class, key string, numel, offset int, size, stride []int) *pk {
-	p.global("torch._utils", "_rebuild_tensor_v2").op('(')
-	p.op('(').str("storage").global("torch", class).str(key).str("cpu").int(numel).op('t', 'Q')
-	p.int(offset).ints(size...).ints(stride...).op(0x89)
-	p.global("collections", "OrderedDict").op(')', 'R')
-	return p.op('t', 'R')
-}
-
 // dict wraps key/value pickles into OrderedDict + SETITEMS + STOP.
-func dict(items func(p *pk)) []byte {
-	p := &pk{}
-	p.op(0x80, 2).global("collections", "OrderedDict").op(')', 'R', '(')
+func dict(items func(p *testutil.Pickle)) []byte {
+	p := &testutil.Pickle{}
+	p.Op(0x80, 2).Global("collections", "OrderedDict").Op(')', 'R', '(')
 	items(p)
-	p.op('u', '.')
-	return p.b
+	p.Op('u', '.')
+	return p.B
 }
 
 // archiveZip writes a torch.save-like zip: prefix/data.pkl, prefix/data/<k>.
@@ -135,9 +97,9 @@ func TestViews(t *testing.T) {
 		{"empty", 3, []int{0, 5}, []int{5, 1}},
 		{"column", 3, []int{3, 1}, []int{4, 1}},
 	}
-	pkl := dict(func(p *pk) {
+	pkl := dict(func(p *testutil.Pickle) {
 		for _, tc := range tests {
-			p.str(tc.name).tensor("FloatStorage", "0", len(storage), tc.offset, tc.size, tc.stride)
+			p.Str(tc.name).Tensor("FloatStorage", "0", len(storage), tc.offset, tc.size, tc.stride)
 		}
 	})
 	data := archiveZip(t, pkl, map[string][]byte{"0": f32s(storage...)}, nil)
@@ -190,9 +152,9 @@ func TestDTypes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.class, func(t *testing.T) {
-			pkl := dict(func(p *pk) {
-				p.str("x").tensor(tc.class, "k", 2, 0, []int{2}, []int{1})
-				p.str("y").tensor(tc.class, "k", 2, 1, []int{}, []int{})
+			pkl := dict(func(p *testutil.Pickle) {
+				p.Str("x").Tensor(tc.class, "k", 2, 0, []int{2}, []int{1})
+				p.Str("y").Tensor(tc.class, "k", 2, 1, []int{}, []int{})
 			})
 			got, err := Parse(archiveZip(t, pkl, map[string][]byte{"k": tc.raw}, nil))
 			if err != nil {
@@ -210,13 +172,13 @@ func TestDTypes(t *testing.T) {
 }
 
 func TestParameterAndPlainDict(t *testing.T) {
-	p := &pk{}
-	p.op(0x80, 2, '}', '(')
-	p.str("w").global("torch._utils", "_rebuild_parameter").op('(')
-	p.tensor("FloatStorage", "0", 2, 0, []int{2}, []int{1})
-	p.op(0x89).global("collections", "OrderedDict").op(')', 'R', 't', 'R')
-	p.op('u', '.')
-	got, err := Parse(archiveZip(t, p.b, map[string][]byte{"0": f32s(1, 2)}, nil))
+	p := &testutil.Pickle{}
+	p.Op(0x80, 2, '}', '(')
+	p.Str("w").Global("torch._utils", "_rebuild_parameter").Op('(')
+	p.Tensor("FloatStorage", "0", 2, 0, []int{2}, []int{1})
+	p.Op(0x89).Global("collections", "OrderedDict").Op(')', 'R', 't', 'R')
+	p.Op('u', '.')
+	got, err := Parse(archiveZip(t, p.B, map[string][]byte{"0": f32s(1, 2)}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,12 +188,12 @@ func TestParameterAndPlainDict(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	okPkl := dict(func(p *pk) { p.str("a.weight").tensor("FloatStorage", "0", 2, 0, []int{2}, []int{1}) })
+	okPkl := dict(func(p *testutil.Pickle) { p.Str("a.weight").Tensor("FloatStorage", "0", 2, 0, []int{2}, []int{1}) })
 	okZip := archiveZip(t, okPkl, map[string][]byte{"0": f32s(1, 2)}, nil)
-	module := &pk{}
-	module.op(0x80, 2).global("torch.nn.modules.container", "Sequential").op(')', 0x81, '}', 'b', '.')
-	hugeStr := &pk{}
-	hugeStr.op(0x80, 2, 'X', 0xff, 0xff, 0xff, 0xf0, '.')
+	module := &testutil.Pickle{}
+	module.Op(0x80, 2).Global("torch.nn.modules.container", "Sequential").Op(')', 0x81, '}', 'b', '.')
+	hugeStr := &testutil.Pickle{}
+	hugeStr.Op(0x80, 2, 'X', 0xff, 0xff, 0xff, 0xf0, '.')
 	tests := []struct {
 		name string
 		data []byte
@@ -242,34 +204,34 @@ func TestErrors(t *testing.T) {
 		{"not zip", []byte("hello world"), []string{"zip"}, nil},
 		{"truncated zip", okZip[:len(okZip)/2], []string{"zip"}, nil},
 		{"truncated zip tail", okZip[:len(okZip)-10], []string{"zip"}, nil},
-		{"whole module", archiveZip(t, module.b, nil, nil), []string{"torch.nn.modules.container.Sequential", "state_dict"}, ErrNotStateDict},
-		{"other global", archiveZip(t, dict(func(p *pk) { p.str("k").global("os", "system") }), nil, nil), []string{"os.system"}, ErrNotStateDict},
+		{"whole module", archiveZip(t, module.B, nil, nil), []string{"torch.nn.modules.container.Sequential", "state_dict"}, ErrNotStateDict},
+		{"other global", archiveZip(t, dict(func(p *testutil.Pickle) { p.Str("k").Global("os", "system") }), nil, nil), []string{"os.system"}, ErrNotStateDict},
 		{"list", archiveZip(t, []byte{0x80, 2, ']', '.'}, nil, nil), []string{"a list"}, ErrNotStateDict},
-		{"non-tensor value", archiveZip(t, dict(func(p *pk) { p.str("epoch").int(3) }), nil, nil), []string{`"epoch"`, "value 3"}, ErrNotStateDict},
-		{"non-string key", archiveZip(t, dict(func(p *pk) { p.int(1).int(3) }), nil, nil), []string{"key 1"}, ErrNotStateDict},
-		{"unknown storage", archiveZip(t, dict(func(p *pk) {
-			p.str("z").tensor("ComplexFloatStorage", "0", 1, 0, []int{1}, []int{1})
+		{"non-tensor value", archiveZip(t, dict(func(p *testutil.Pickle) { p.Str("epoch").Int(3) }), nil, nil), []string{`"epoch"`, "value 3"}, ErrNotStateDict},
+		{"non-string key", archiveZip(t, dict(func(p *testutil.Pickle) { p.Int(1).Int(3) }), nil, nil), []string{"key 1"}, ErrNotStateDict},
+		{"unknown storage", archiveZip(t, dict(func(p *testutil.Pickle) {
+			p.Str("z").Tensor("ComplexFloatStorage", "0", 1, 0, []int{1}, []int{1})
 		}), map[string][]byte{"0": make([]byte, 8)}, nil), []string{`"z"`, "torch.ComplexFloatStorage"}, nil},
-		{"short storage", archiveZip(t, dict(func(p *pk) {
-			p.str("s").tensor("FloatStorage", "0", 3, 0, []int{3}, []int{1})
+		{"short storage", archiveZip(t, dict(func(p *testutil.Pickle) {
+			p.Str("s").Tensor("FloatStorage", "0", 3, 0, []int{3}, []int{1})
 		}), map[string][]byte{"0": f32s(1, 2)}, nil), []string{`"s"`, `storage "0"`}, nil},
-		{"long storage", archiveZip(t, dict(func(p *pk) {
-			p.str("s").tensor("FloatStorage", "0", 1, 0, []int{1}, []int{1})
+		{"long storage", archiveZip(t, dict(func(p *testutil.Pickle) {
+			p.Str("s").Tensor("FloatStorage", "0", 1, 0, []int{1}, []int{1})
 		}), map[string][]byte{"0": f32s(1, 2)}, nil), []string{`"s"`, "archive/data/0"}, nil},
 		{"missing storage", archiveZip(t, okPkl, nil, nil), []string{`"a.weight"`, "missing"}, nil},
-		{"view out of bounds", archiveZip(t, dict(func(p *pk) {
-			p.str("v").tensor("FloatStorage", "0", 2, 1, []int{2}, []int{1})
+		{"view out of bounds", archiveZip(t, dict(func(p *testutil.Pickle) {
+			p.Str("v").Tensor("FloatStorage", "0", 2, 1, []int{2}, []int{1})
 		}), map[string][]byte{"0": f32s(1, 2)}, nil), []string{`"v"`, "reaches element 2"}, nil},
-		{"negative stride", archiveZip(t, dict(func(p *pk) {
-			p.str("v").tensor("FloatStorage", "0", 2, 1, []int{2}, []int{-1})
+		{"negative stride", archiveZip(t, dict(func(p *testutil.Pickle) {
+			p.Str("v").Tensor("FloatStorage", "0", 2, 1, []int{2}, []int{-1})
 		}), map[string][]byte{"0": f32s(1, 2)}, nil), []string{`"v"`, "stride"}, nil},
-		{"rank mismatch", archiveZip(t, dict(func(p *pk) {
-			p.str("v").tensor("FloatStorage", "0", 2, 0, []int{2}, []int{1, 1})
+		{"rank mismatch", archiveZip(t, dict(func(p *testutil.Pickle) {
+			p.Str("v").Tensor("FloatStorage", "0", 2, 0, []int{2}, []int{1, 1})
 		}), map[string][]byte{"0": f32s(1, 2)}, nil), []string{`"v"`, "rank"}, nil},
-		{"huge stride", archiveZip(t, dict(func(p *pk) {
-			p.str("v").tensor("FloatStorage", "0", 2, 0, []int{2, 2}, []int{math.MaxInt32, math.MaxInt32})
+		{"huge stride", archiveZip(t, dict(func(p *testutil.Pickle) {
+			p.Str("v").Tensor("FloatStorage", "0", 2, 0, []int{2, 2}, []int{math.MaxInt32, math.MaxInt32})
 		}), map[string][]byte{"0": f32s(1, 2)}, nil), []string{`"v"`}, nil},
-		{"hostile length", archiveZip(t, hugeStr.b, nil, nil), []string{"data.pkl", "needs 4043309059 bytes"}, nil},
+		{"hostile length", archiveZip(t, hugeStr.B, nil, nil), []string{"data.pkl", "needs 4043309059 bytes"}, nil},
 		{"no stop", archiveZip(t, okPkl[:len(okPkl)-1], map[string][]byte{"0": f32s(1, 2)}, nil), []string{"STOP"}, nil},
 		{"bad opcode", archiveZip(t, []byte{0x80, 2, 0xff, '.'}, nil, nil), []string{"opcode 0xff"}, nil},
 		{"torchscript", archiveZip(t, okPkl, map[string][]byte{"0": f32s(1, 2)}, map[string][]byte{"archive/constants.pkl": {'.'}}), []string{"TorchScript"}, nil},
@@ -282,9 +244,9 @@ func TestErrors(t *testing.T) {
 			return buf.Bytes()
 		}(), []string{"no data.pkl"}, nil},
 		{"duplicate key", archiveZip(t, func() []byte {
-			p := &pk{}
-			p.op(0x80, 2, '}', '(').str("a").int(1).str("a").int(2).op('u', '.')
-			return p.b
+			p := &testutil.Pickle{}
+			p.Op(0x80, 2, '}', '(').Str("a").Int(1).Str("a").Int(2).Op('u', '.')
+			return p.B
 		}(), nil, nil), []string{`"a"`}, ErrNotStateDict},
 	}
 	dir := t.TempDir()
@@ -383,8 +345,8 @@ func TestTruncations(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	f.Add(archiveZip(f, dict(func(p *pk) {
-		p.str("a").tensor("FloatStorage", "0", 2, 0, []int{2}, []int{1})
+	f.Add(archiveZip(f, dict(func(p *testutil.Pickle) {
+		p.Str("a").Tensor("FloatStorage", "0", 2, 0, []int{2}, []int{1})
 	}), map[string][]byte{"0": f32s(1, 2)}, nil))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ts, err := Parse(data)
@@ -407,7 +369,7 @@ func FuzzParse(f *testing.F) {
 
 // FuzzPickle feeds arbitrary pickles through a valid zip wrapper.
 func FuzzPickle(f *testing.F) {
-	f.Add(dict(func(p *pk) { p.str("a").tensor("FloatStorage", "0", 2, 0, []int{2}, []int{1}) }))
+	f.Add(dict(func(p *testutil.Pickle) { p.Str("a").Tensor("FloatStorage", "0", 2, 0, []int{2}, []int{1}) }))
 	f.Add([]byte{0x80, 2, 'X', 0xff, 0xff, 0xff, 0xf0, '.'})
 	f.Fuzz(func(t *testing.T, pkl []byte) {
 		_, _ = Parse(archiveZip(t, pkl, map[string][]byte{"0": f32s(1, 2)}, nil))

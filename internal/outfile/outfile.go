@@ -26,6 +26,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+
+	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
 
 // ErrUnsafe is wrapped by every error Check returns for an output path that
@@ -52,7 +54,7 @@ func Check(what, path string, inputs ...string) error {
 	switch {
 	case err == nil:
 		if !st.Mode().IsRegular() {
-			return fmt.Errorf("%s %s: %w: it is %s, not a regular file; refusing to replace it", what, path, ErrUnsafe, describe(st.Mode()))
+			return fmt.Errorf("%s %s: %w: it is %s, not a regular file; refusing to replace it", what, path, ErrUnsafe, readlimit.DescribeMode(st.Mode()))
 		}
 	case errors.Is(err, fs.ErrNotExist):
 		st = nil
@@ -90,26 +92,6 @@ func Check(what, path string, inputs ...string) error {
 		}
 	}
 	return nil
-}
-
-// describe names a non-regular file mode for error messages.
-func describe(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m.IsDir():
-		return "a directory"
-	default:
-		return "not a regular file (" + m.String() + ")"
-	}
 }
 
 // Tracker records the staging directories of a command's outputs that are in

@@ -9,9 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 // entries lists dir's names.
@@ -46,14 +47,8 @@ func TestCheck(t *testing.T) {
 	if err := os.Link(in, hard); err != nil {
 		t.Fatal(err)
 	}
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	sub := filepath.Join(dir, "sub")
-	if err := os.Mkdir(sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	fifo := testutil.Mkfifo(t, filepath.Join(dir, "fifo"))
+	sub := testutil.Mkdir(t, filepath.Join(dir, "sub"))
 	dirLink := filepath.Join(dir, "dirlink")
 	if err := os.Symlink(dir, dirLink); err != nil {
 		t.Fatal(err)
@@ -93,14 +88,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			done := make(chan error, 1)
-			go func() { done <- Check("--out", tc.out, tc.inputs...) }()
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(2 * time.Second):
-				t.Fatal("Check blocked")
-			}
+			err := testutil.Within(t, 2*time.Second, "Check", func() error { return Check("--out", tc.out, tc.inputs...) })
 			if tc.ok != (err == nil) {
 				t.Fatalf("Check(%q, %q) = %v, want ok=%v", tc.out, tc.inputs, err, tc.ok)
 			}
@@ -210,9 +198,7 @@ func TestCommitRefusesReplacedOutput(t *testing.T) {
 	if err := os.WriteFile(s.Path(), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(out, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
+	testutil.Mkfifo(t, out)
 	if err := s.Commit(context.Background()); !errors.Is(err, ErrUnsafe) {
 		t.Fatalf("Commit over a FIFO: %v, want ErrUnsafe", err)
 	}

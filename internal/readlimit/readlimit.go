@@ -37,7 +37,7 @@ func Open(path string, maxBytes int64) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, &os.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, describeMode(fi.Mode()))}
+		return nil, &os.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w: it is %s", ErrNotRegular, DescribeMode(fi.Mode()))}
 	}
 	if maxBytes > 0 && fi.Size() > maxBytes {
 		f.Close()
@@ -90,18 +90,22 @@ func (l *limited) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func describeMode(m os.FileMode) string {
+// DescribeMode names the kind of a file that is not a regular one, for error messages: "a
+// directory", "a named pipe (FIFO)", "a symbolic link" (as Lstat reports it), ….
+func DescribeMode(m os.FileMode) string {
 	switch {
-	case m.IsDir():
-		return "a directory"
+	case m&os.ModeSymlink != 0:
+		return "a symbolic link"
 	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
+		return "a named pipe (FIFO)"
 	case m&os.ModeCharDevice != 0:
 		return "a character device"
 	case m&os.ModeDevice != 0:
 		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a directory"
 	}
-	return "mode " + m.String()
+	return "a file of mode " + m.String()
 }

@@ -8,9 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 func TestOpen(t *testing.T) {
@@ -19,14 +20,8 @@ func TestOpen(t *testing.T) {
 	if err := os.WriteFile(regular, []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	zero := filepath.Join(dir, "zero")
-	if err := os.Symlink("/dev/zero", zero); err != nil {
-		t.Fatal(err)
-	}
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skip("no mkfifo:", err)
-	}
+	zero := testutil.DevZero(t, filepath.Join(dir, "zero"))
+	fifo := testutil.Mkfifo(t, filepath.Join(dir, "fifo"))
 	link := filepath.Join(dir, "link.txt")
 	if err := os.Symlink(regular, link); err != nil {
 		t.Fatal(err)
@@ -47,15 +42,8 @@ func TestOpen(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			done := make(chan struct{})
 			var b []byte
-			var err error
-			go func() { b, err = ReadFile(tt.path, tt.max); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				t.Fatal("ReadFile hangs")
-			}
+			err := testutil.Within(t, 5*time.Second, "ReadFile", func() (err error) { b, err = ReadFile(tt.path, tt.max); return err })
 			if tt.want == nil {
 				if err != nil || string(b) != "hello" {
 					t.Fatalf("got %q, %v", b, err)

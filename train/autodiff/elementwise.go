@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/edgebnn/edgebnn/internal/f64"
 )
 
 type binOp int
@@ -333,19 +335,11 @@ func (t *Tape[T]) ReLU(a *Var[T]) *Var[T] {
 	})
 }
 
-func sigmoid64(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
-}
-
 func softplus64(x float64) float64 { return max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
 
 // Sigmoid returns 1/(1+e⁻ˣ) elementwise, computed without overflow (torch.sigmoid).
 func (t *Tape[T]) Sigmoid(a *Var[T]) *Var[T] {
-	return t.unary("Sigmoid", a, func(x T) T { return T(sigmoid64(float64(x))) }, func(_, y T) T { return y * (1 - y) })
+	return t.unary("Sigmoid", a, func(x T) T { return T(f64.Sigmoid(float64(x))) }, func(_, y T) T { return y * (1 - y) })
 }
 
 // Softplus returns log(1+eˣ) elementwise computed stably as max(x,0) + log1p(e^−|x|); the
@@ -353,7 +347,7 @@ func (t *Tape[T]) Sigmoid(a *Var[T]) *Var[T] {
 // is exact for every x (the two agree to float precision).
 func (t *Tape[T]) Softplus(a *Var[T]) *Var[T] {
 	return t.unary("Softplus", a, func(x T) T { return T(softplus64(float64(x))) },
-		func(x, _ T) T { return T(sigmoid64(float64(x))) })
+		func(x, _ T) T { return T(f64.Sigmoid(float64(x))) })
 }
 
 // GELU returns the exact (erf) GELU x·Φ(x) elementwise (torch.nn.functional.gelu with

@@ -3,6 +3,8 @@ package autodiff
 import (
 	"fmt"
 	"math"
+
+	"github.com/edgebnn/edgebnn/internal/f64"
 )
 
 // normAxis maps a possibly negative axis (−1 = last) into [0, rank).
@@ -423,7 +425,7 @@ func (t *Tape[T]) VecToChol(v *Var[T]) *Var[T] {
 	t.record(out, func() {
 		gv, g := v.gradBuf(), out.grad
 		for i := 0; i < d; i++ {
-			gv[i] += g[i*d+i] * T(sigmoid64(float64(vv[i])))
+			gv[i] += g[i*d+i] * T(f64.Sigmoid(float64(vv[i])))
 		}
 		k := d
 		for i := 0; i < d; i++ {

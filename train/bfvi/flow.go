@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/edgebnn/edgebnn/internal/f64"
 )
 
 // MaxDegree is the largest Bernstein degree NewFlow accepts.
@@ -112,16 +114,16 @@ func (f *Flow) SetParams(p []float64) error {
 		return fmt.Errorf("bfvi: flow scale parameters a₁′ = %g, a₂′ = %g underflow", p[0], p[m+3])
 	}
 	copy(f.p, p)
-	f.a1, f.logA1, f.sA1 = a1, logSoftplus(p[0]), sigmoid(p[0])
+	f.a1, f.logA1, f.sA1 = a1, logSoftplus(p[0]), f64.Sigmoid(p[0])
 	f.sA1A1 = math.Exp(-softplus(-p[0]) - f.logA1)
-	f.a2, f.logA2, f.sA2 = a2, logSoftplus(p[m+3]), sigmoid(p[m+3])
+	f.a2, f.logA2, f.sA2 = a2, logSoftplus(p[m+3]), f64.Sigmoid(p[m+3])
 	f.sA2A2 = math.Exp(-softplus(-p[m+3]) - f.logA2)
 	th := p[2]
 	for j := 0; j < m; j++ {
 		d := p[3+j]
 		f.delta[j] = softplus(d)
 		f.logDel[j] = logSoftplus(d)
-		f.sDel[j] = sigmoid(d)
+		f.sDel[j] = f64.Sigmoid(d)
 		f.logSD[j] = -softplus(-d)
 		th += f.delta[j]
 	}
@@ -238,7 +240,7 @@ func (f *Flow) Eval(z float64, dTheta, dLogDet []float64) (theta, logDet float64
 			w := math.Exp(f.lbM2[i] + float64(i+1)*lt + float64(m-1-i)*l1t - lbp)
 			r += (f.delta[i+1] - f.delta[i]) * w
 		}
-		dz1 := f.mm1*r + sigmoid(-z1) - sigmoid(z1)
+		dz1 := f.mm1*r + f64.Sigmoid(-z1) - f64.Sigmoid(z1)
 		dLogDet[0] = dz1*z*f.sA1 + f.sA1A1
 		dLogDet[1] = -dz1
 		dLogDet[2] = 0

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/edgebnn/edgebnn/internal/f64"
 )
 
 // Sampler is a variational family that can be sampled with its log density, e.g. *MeanField or
@@ -142,7 +144,7 @@ func FitFullRankGaussianVI(m Model, cfg TrainConfig) (*FullRankGaussian, []float
 			k := 0
 			for i := 0; i < d; i++ {
 				grad[i] += lg[i]
-				sr := sigmoid(g.rho[i])
+				sr := f64.Sigmoid(g.rho[i])
 				grad[d+i] += lg[i]*z[i]*sr + math.Exp(-softplus(-g.rho[i])-logSoftplus(g.rho[i]))
 				for j := 0; j < i; j++ {
 					grad[2*d+k] += lg[i] * z[j]

@@ -3,6 +3,8 @@ package bfvi
 import (
 	"fmt"
 	"math"
+
+	"github.com/edgebnn/edgebnn/internal/f64"
 )
 
 // Logistic is a Bayesian logistic regression with one covariate and an optional fixed offset per
@@ -90,7 +92,7 @@ func (m *Logistic) LogJoint(x, grad []float64) float64 {
 	var g0, g1 float64
 	for i, xi := range m.x {
 		eta := m.Linear(x, i)
-		r := -sigmoid(eta)
+		r := -f64.Sigmoid(eta)
 		if m.y[i] {
 			lp += -softplus(-eta)
 			r++

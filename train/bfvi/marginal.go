@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/edgebnn/edgebnn/internal/f64"
 )
 
 // Marginal is a 1-D reparameterised variational family θ = T_λ(z), z ~ N(0, 1): a Bernstein
@@ -69,7 +71,7 @@ func (g *Gaussian) SetParams(p []float64) error {
 		return fmt.Errorf("bfvi: Gaussian marginal scale softplus(%g) underflows", p[1])
 	}
 	g.mu, g.rho, g.sd, g.logSD = p[0], p[1], sd, logSoftplus(p[1])
-	g.sRho = sigmoid(p[1])
+	g.sRho = f64.Sigmoid(p[1])
 	g.sSD = math.Exp(-softplus(-p[1]) - g.logSD)
 	return nil
 }

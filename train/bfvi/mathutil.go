@@ -24,15 +24,6 @@ func logSoftplus(x float64) float64 {
 	return math.Log(softplus(x))
 }
 
-// sigmoid returns 1/(1 + e⁻ˣ) without overflow.
-func sigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
-}
-
 // softplusInv returns y + log(−expm1(−y)), the inverse of softplus for y > 0.
 func softplusInv(y float64) float64 {
 	return y + math.Log(-math.Expm1(-y))

@@ -3,6 +3,8 @@ package bfvi
 import (
 	"fmt"
 	"math"
+
+	"github.com/edgebnn/edgebnn/internal/f64"
 )
 
 // Model is a statistical model written as a log-joint over unconstrained parameters x ∈ R^Dim.
@@ -44,7 +46,7 @@ func NewBernoulli(y []int, alpha, beta float64) (*Bernoulli, error) {
 		}
 		s += v
 	}
-	return &Bernoulli{n: len(y), s: s, alpha: alpha, beta: beta, lbeta: logBeta(alpha, beta)}, nil
+	return &Bernoulli{n: len(y), s: s, alpha: alpha, beta: beta, lbeta: f64.LogBeta(alpha, beta)}, nil
 }
 
 // PaperBernoulli is paper 002's Bernoulli experiment: y = (1, 1), prior Beta(1.1, 1.1); its
@@ -61,7 +63,7 @@ func (m *Bernoulli) Dim() int { return 1 }
 func (m *Bernoulli) Names() []string { return []string{"pi"} }
 
 // Constrain writes π = σ(x).
-func (m *Bernoulli) Constrain(x, out []float64) { out[0] = sigmoid(x[0]) }
+func (m *Bernoulli) Constrain(x, out []float64) { out[0] = f64.Sigmoid(x[0]) }
 
 // PosteriorParams returns the conjugate posterior Beta(α + Σy, β + n − Σy).
 func (m *Bernoulli) PosteriorParams() (a, b float64) {
@@ -77,7 +79,7 @@ func (m *Bernoulli) LogJoint(x, grad []float64) float64 {
 	a, b := m.PosteriorParams()
 	lp, l1p := -softplus(-x[0]), -softplus(x[0])
 	if grad != nil {
-		grad[0] = a*sigmoid(-x[0]) - b*sigmoid(x[0])
+		grad[0] = a*f64.Sigmoid(-x[0]) - b*f64.Sigmoid(x[0])
 	}
 	return a*lp + b*l1p - m.lbeta
 }
@@ -86,14 +88,7 @@ func (m *Bernoulli) LogJoint(x, grad []float64) float64 {
 // log Beta(σ(x); a, b) + log σ(x) + log(1 − σ(x)).
 func (m *Bernoulli) LogPosterior(x float64) float64 {
 	a, b := m.PosteriorParams()
-	return a*(-softplus(-x)) + b*(-softplus(x)) - logBeta(a, b)
-}
-
-func logBeta(a, b float64) float64 {
-	la, _ := math.Lgamma(a)
-	lb, _ := math.Lgamma(b)
-	lab, _ := math.Lgamma(a + b)
-	return la + lb - lab
+	return a*(-softplus(-x)) + b*(-softplus(x)) - f64.LogBeta(a, b)
 }
 
 // CauchyLocation is y_i ~ Cauchy(ξ, γ) with known γ and ξ ~ N(0, 1) (paper 002, Listing 1); x = ξ.
@@ -212,7 +207,7 @@ func (m *LinReg) LogJoint(x, grad []float64) float64 {
 	sd := softplus(rho)
 	lsd := logSoftplus(rho)
 	lp := logNormal(mu0, 0, 10) + logNormal(b1, 0, 10) + logNormal(b2, 0, 10)
-	// LogNormal(σ; 0.5, 1) = N(log σ; 0.5, 1)/σ, plus the Jacobian log σ′(ρ) = log sigmoid(ρ).
+	// LogNormal(σ; 0.5, 1) = N(log σ; 0.5, 1)/σ, plus the Jacobian log σ′(ρ) = log f64.Sigmoid(ρ).
 	lp += logNormal01(lsd-0.5) - lsd - softplus(-rho)
 	g0, g1, g2 := -mu0/100, -b1/100, -b2/100
 	dsd := -(1 + (lsd - 0.5)) / sd // d/dσ of the log-normal prior
@@ -227,7 +222,7 @@ func (m *LinReg) LogJoint(x, grad []float64) float64 {
 	}
 	if grad != nil {
 		grad[0], grad[1], grad[2] = g0, g1, g2
-		grad[3] = dsd*sigmoid(rho) + sigmoid(-rho)
+		grad[3] = dsd*f64.Sigmoid(rho) + f64.Sigmoid(-rho)
 	}
 	return lp
 }
@@ -316,7 +311,7 @@ func (m EightSchools) LogJoint(x, grad []float64) float64 {
 	}
 	if grad != nil {
 		grad[0] = gmu
-		grad[1] = gtau*sigmoid(rho) + sigmoid(-rho)
+		grad[1] = gtau*f64.Sigmoid(rho) + f64.Sigmoid(-rho)
 		if m.ReferenceTau {
 			grad[1] = gtau * 0.1 * tau
 		}

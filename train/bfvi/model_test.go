@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/edgebnn/edgebnn/internal/f64"
 )
 
 func TestModelGradientsFiniteDifference(t *testing.T) {
@@ -63,7 +65,7 @@ func TestLogEvidence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := logBeta(3.1, 1.1) - logBeta(1.1, 1.1)
+	want := f64.LogBeta(3.1, 1.1) - f64.LogBeta(1.1, 1.1)
 	if math.Abs(g.LogEvidence-want) > 1e-6 {
 		t.Errorf("Bernoulli log evidence %.8f, want %.8f", g.LogEvidence, want)
 	}

@@ -3,6 +3,8 @@ package bfvi
 import (
 	"fmt"
 	"math"
+
+	"github.com/edgebnn/edgebnn/internal/f64"
 )
 
 // NNRegression is a small Bayesian neural network for 1-D regression written as a log-joint
@@ -92,7 +94,7 @@ func (m *NNRegression) Mean(theta []float64, x float64) float64 {
 	h := m.hidden
 	mu := theta[3*h]
 	for k := 0; k < h; k++ {
-		mu += theta[2*h+k] * sigmoid(theta[2*k]*x+theta[2*k+1])
+		mu += theta[2*h+k] * f64.Sigmoid(theta[2*k]*x+theta[2*k+1])
 	}
 	return mu
 }
@@ -117,7 +119,7 @@ func (m *NNRegression) LogJoint(x, grad []float64) float64 {
 	for i, xi := range m.x {
 		mu := x[3*h]
 		for k := 0; k < h; k++ {
-			act[k] = sigmoid(x[2*k]*xi + x[2*k+1])
+			act[k] = f64.Sigmoid(x[2*k]*xi + x[2*k+1])
 			mu += x[2*h+k] * act[k]
 		}
 		r := m.y[i] - mu

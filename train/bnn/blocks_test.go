@@ -1,7 +1,6 @@
 package bnn
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 )
@@ -254,21 +254,13 @@ func writeCheckpoint(t *testing.T, n *Net[float32], path string) {
 	t.Helper()
 	w := format.NewWriter()
 	spec := n.Spec()
-	meta, err := json.Marshal(&spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.AddBlob(runtime.MetaBlob, meta, false); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.AddSpec(t, w, &spec)
 	for _, p := range n.Params() {
 		if _, err := w.AddTensor(p.Name, p.Shape, p.Value, format.AddOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := w.WriteFile(path, format.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.Save(t, w, path)
 }
 
 // runtimeLogits predicts xs with Options{Mean: true} and returns the logits.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/edgebnn/edgebnn/internal/f64"
 )
 
 // ErrNoDensity is wrapped by Net.Draw when a layer's posterior has no closed-form density over
@@ -66,15 +68,6 @@ func (n *Net[T]) Draw(rng *rand.Rand) ([]LayerDraw, error) {
 	return out, nil
 }
 
-// float64s returns v as float64.
-func float64s[T Float](v []T) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = float64(x)
-	}
-	return out
-}
-
 // logNormalPDF is log N(x; m, s²).
 func logNormalPDF(x, m, s float64) float64 {
 	r := (x - m) / s
@@ -82,9 +75,9 @@ func logNormalPDF(x, m, s float64) float64 {
 }
 
 func (l *deterministic[T]) draw(*rand.Rand) (LayerDraw, error) {
-	d := LayerDraw{Layer: l.affine.name, Weight: float64s(l.w.Value)}
+	d := LayerDraw{Layer: l.affine.name, Weight: f64.From(l.w.Value)}
 	if l.bias {
-		d.Bias = float64s(l.b.Value)
+		d.Bias = f64.From(l.b.Value)
 	}
 	return d, nil
 }

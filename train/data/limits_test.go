@@ -6,15 +6,15 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
-	"github.com/edgebnn/edgebnn/internal/csvrecords"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgebnn/edgebnn/internal/csvrecords"
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 func TestReadIDXLimits(t *testing.T) {
@@ -97,49 +97,24 @@ const bombEnv = "EDGEBNN_IDX_BOMB_DIR"
 func TestIDXBombsBounded(t *testing.T) {
 	if dir := os.Getenv(bombEnv); dir != "" {
 		_, err := FashionMNIST(dir, "train")
-		status, _ := os.ReadFile("/proc/self/status")
-		fmt.Printf("\nERR: %v\n%s", err, status)
-		os.Exit(0)
+		testutil.ChildExit(fmt.Sprint(err))
 	}
-	if _, err := os.Stat("/proc/self/status"); err != nil {
-		t.Skip("no /proc/self/status")
-	}
-	if testing.Short() {
-		t.Skip("-short")
-	}
+	testutil.SkipWithoutPeakRSS(t)
 	for _, bc := range bombCases {
 		t.Run(bc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			bc.make(t, dir)
 			os.WriteFile(filepath.Join(dir, "train-labels-idx1-ubyte"), idxBytes([]uint32{10}, make([]byte, 10)), 0o644)
-			cmd := exec.Command(os.Args[0], "-test.run=^TestIDXBombsBounded$")
-			cmd.Env = append(os.Environ(), bombEnv+"="+dir)
-			start := time.Now()
-			out, err := cmd.Output()
-			wall := time.Since(start)
-			if err != nil {
-				t.Fatalf("child: %v\n%s", err, out)
+			child := testutil.RunChild(t, "TestIDXBombsBounded", bombEnv+"="+dir)
+			t.Logf("%s: %v, peak RSS %.1f MB: %s", bc.name, child.Wall.Round(time.Millisecond), float64(child.PeakRSS)/1e6, child.Result)
+			if !strings.Contains(child.Result, bc.want) {
+				t.Errorf("error %q, want %q", child.Result, bc.want)
 			}
-			var errLine string
-			hwm := int64(-1)
-			for _, line := range strings.Split(string(out), "\n") {
-				if s, ok := strings.CutPrefix(line, "ERR: "); ok {
-					errLine = s
-				}
-				if s, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-					kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "kB")), 10, 64)
-					hwm = kb << 10
-				}
+			if child.PeakRSS < 0 || child.PeakRSS > 256<<20 {
+				t.Errorf("peak RSS %d bytes (limit 256 MiB)", child.PeakRSS)
 			}
-			t.Logf("%s: %v, peak RSS %.1f MB: %s", bc.name, wall.Round(time.Millisecond), float64(hwm)/1e6, errLine)
-			if !strings.Contains(errLine, bc.want) {
-				t.Errorf("error %q, want %q", errLine, bc.want)
-			}
-			if hwm < 0 || hwm > 256<<20 {
-				t.Errorf("peak RSS %d bytes (limit 256 MiB)", hwm)
-			}
-			if wall > 10*time.Second {
-				t.Errorf("took %v (limit 10 s)", wall)
+			if child.Wall > 10*time.Second {
+				t.Errorf("took %v (limit 10 s)", child.Wall)
 			}
 		})
 	}

@@ -6,31 +6,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 // TestSpecialFiles: a CSV or IDX path that is a FIFO, a link to /dev/zero or a directory is an
 // error at once, naming the file.
 func TestSpecialFiles(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo.csv")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skip("mkfifo:", err)
-	}
-	zero := filepath.Join(dir, "zero.csv")
-	if err := os.Symlink("/dev/zero", zero); err != nil {
-		t.Fatal(err)
-	}
-	idxDir := filepath.Join(dir, "fmnist")
-	if err := os.Mkdir(idxDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	images := filepath.Join(idxDir, "t10k-images-idx3-ubyte.gz")
-	if err := os.Symlink("/dev/zero", images); err != nil {
-		t.Fatal(err)
-	}
+	fifo := testutil.Mkfifo(t, filepath.Join(dir, "fifo.csv"))
+	zero := testutil.DevZero(t, filepath.Join(dir, "zero.csv"))
+	idxDir := testutil.Mkdir(t, filepath.Join(dir, "fmnist"))
+	images := testutil.DevZero(t, filepath.Join(idxDir, "t10k-images-idx3-ubyte.gz"))
 	os.WriteFile(filepath.Join(idxDir, "t10k-labels-idx1-ubyte"), idxBytes([]uint32{1}, []byte{0}), 0o644)
 	for _, c := range []struct {
 		name string
@@ -43,15 +32,9 @@ func TestSpecialFiles(t *testing.T) {
 		{"idx /dev/zero", func() error { _, err := FashionMNIST(idxDir, "test"); return err }, images},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			done := make(chan error, 1)
-			go func() { done <- c.load() }()
-			select {
-			case err := <-done:
-				if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "not a regular file") {
-					t.Fatalf("error %v", err)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("hangs")
+			err := testutil.Within(t, 5*time.Second, c.name, c.load)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "not a regular file") {
+				t.Fatalf("error %v", err)
 			}
 		})
 	}

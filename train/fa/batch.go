@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/kernels"
 )
 
@@ -253,27 +254,10 @@ func symTimes(s []float64, d int, x []float64, k int) []float64 {
 	for i := 0; i < d; i++ {
 		row := s[i*d : (i+1)*d]
 		for j := 0; j < k; j++ {
-			out[i*k+j] = dot(row, xt[j*d:(j+1)*d])
+			out[i*k+j] = f64.Dot(row, xt[j*d:(j+1)*d])
 		}
 	}
 	return out
-}
-
-// dot is Σ a_i b_i with four partial sums.
-func dot(a, b []float64) float64 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // ppcaInit is the probabilistic-PCA start: F = V_K (Λ_K − σ²)^½, ψ = diag(S) − rowsum(F²).

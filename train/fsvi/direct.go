@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/kernels"
 )
 
@@ -185,7 +186,7 @@ func directKL(ws *Workspace, views []tensorView, lin *Linearization, jitter floa
 		for k, r := range v.rawSD {
 			c := off + k
 			gmu[t][k] = ws.gmu[c]
-			ds := sigmoid64(r)
+			ds := f64.Sigmoid(r)
 			if v.hasMax {
 				if s := softplus64(r); s < 0 || s > v.maxSD {
 					ds = 0
@@ -217,7 +218,7 @@ func gram64(k, a []float64, n, p int) {
 	for ; r < n; r++ {
 		ar := a[r*p : (r+1)*p]
 		for c := 0; c <= r; c++ {
-			v := dot64(ar, a[c*p:(c+1)*p])
+			v := f64.Dot(ar, a[c*p:(c+1)*p])
 			k[r*n+c], k[c*n+r] = v, v
 		}
 	}
@@ -322,22 +323,6 @@ func matMul64(c, a, b []float64, n, p int) {
 	}
 }
 
-func dot64(x, y []float64) float64 {
-	y = y[:len(x)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		s0 += x[i] * y[i]
-		s1 += x[i+1] * y[i+1]
-		s2 += x[i+2] * y[i+2]
-		s3 += x[i+3] * y[i+3]
-	}
-	for ; i < len(x); i++ {
-		s0 += x[i] * y[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
 func axpy64(alpha float64, x, y []float64) {
 	y = y[:len(x)]
 	for i, v := range x {
@@ -346,14 +331,6 @@ func axpy64(alpha float64, x, y []float64) {
 }
 
 func softplus64(x float64) float64 { return max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
-
-func sigmoid64(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
-}
 
 // gaussianKL factorises ws.kq and ws.kp (the n×n covariances, jitter included) in place and
 // returns KL(N(0, K_q) ‖ N(δ, K_p)) for δ = ws.delta, leaving K_p⁻¹δ in ws.v, K_p⁻¹ in ws.ip

@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/kernels"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 	"github.com/edgebnn/edgebnn/train/bnn"
@@ -439,7 +440,7 @@ func factoredKL(ws *Workspace, views []tensorView, lin *Linearization, jitter fl
 		}
 		gemm(false, true, m, f.dOut, f.dIn, 1, f.a, f.dIn, w.dmu, f.dIn, 1, w.u, f.dOut)
 		for r := 0; r < D; r++ {
-			ws.dfull[r] += dot64(f.g[r*f.dOut:(r+1)*f.dOut], w.u[(r/Q)*f.dOut:(r/Q+1)*f.dOut])
+			ws.dfull[r] += f64.Dot(f.g[r*f.dOut:(r+1)*f.dOut], w.u[(r/Q)*f.dOut:(r/Q+1)*f.dOut])
 		}
 	}
 	for r := 0; r < D; r++ {
@@ -603,7 +604,7 @@ func tMat(t, h, g []float64, D, m, Q, dOut int) {
 func setGrads(v tensorView, gm, diag, s2, gmu, grho []float64) {
 	copy(gmu, gm)
 	for k, r := range v.rawSD {
-		ds := sigmoid64(r)
+		ds := f64.Sigmoid(r)
 		if v.hasMax {
 			if s := softplus64(r); s < 0 || s > v.maxSD {
 				ds = 0

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 	"github.com/edgebnn/edgebnn/train/bnn"
 )
@@ -255,14 +256,14 @@ func AddKLGrad[T bnn.Float](tp *autodiff.Tape[float64], ts []bnn.FFGTensor[T], l
 		raws := make([]*autodiff.Var[float64], len(ts))
 		for i, t := range ts {
 			p := len(t.Mean.Value)
-			means[i] = tp.Leaf(to64(t.Mean.Value), p)
-			raws[i] = tp.Leaf(to64(t.RawSD.Value), p)
+			means[i] = tp.Leaf(f64.From(t.Mean.Value), p)
+			raws[i] = tp.Leaf(f64.From(t.RawSD.Value), p)
 			sd := tp.Softplus(raws[i])
 			if t.HasMax {
 				sd = tp.Clamp(sd, 0, t.MaxSD)
 			}
 			q[i] = Gaussian{Mean: means[i], SD: sd}
-			prior[i] = Gaussian{Mean: tp.Const(to64(t.PriorMean.Value), p), SD: tp.Const(to64(t.PriorSD.Value), p)}
+			prior[i] = Gaussian{Mean: tp.Const(f64.From(t.PriorMean.Value), p), SD: tp.Const(f64.From(t.PriorSD.Value), p)}
 		}
 		kl := KL(tp, lin, q, prior, jitter, o.PerOutput)
 		if err := tp.Backward(kl); err != nil {
@@ -279,8 +280,8 @@ func AddKLGrad[T bnn.Float](tp *autodiff.Tape[float64], ts []bnn.FFGTensor[T], l
 		}
 		views := make([]tensorView, len(ts))
 		for i, t := range ts {
-			views[i] = tensorView{mean: to64(t.Mean.Value), rawSD: to64(t.RawSD.Value), priorMean: to64(t.PriorMean.Value),
-				priorSD: to64(t.PriorSD.Value), hasMax: t.HasMax, maxSD: t.MaxSD}
+			views[i] = tensorView{mean: f64.From(t.Mean.Value), rawSD: f64.From(t.RawSD.Value), priorMean: f64.From(t.PriorMean.Value),
+				priorSD: f64.From(t.PriorSD.Value), hasMax: t.HasMax, maxSD: t.MaxSD}
 			gmu[i], grho[i] = make([]float64, len(t.Mean.Value)), make([]float64, len(t.Mean.Value))
 		}
 		var err error
@@ -305,14 +306,6 @@ func AddKLGrad[T bnn.Float](tp *autodiff.Tape[float64], ts []bnn.FFGTensor[T], l
 		}
 	}
 	return v, nil
-}
-
-func to64[T bnn.Float](v []T) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = float64(x)
-	}
-	return out
 }
 
 // DefaultVJPStep is the largest change of any mean in JacobianVJP's finite differences.

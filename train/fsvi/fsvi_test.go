@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 	"github.com/edgebnn/edgebnn/train/bnn"
@@ -356,8 +357,8 @@ func gradsOf[T bnn.Float](t *testing.T, ts []bnn.FFGTensor[T], lin *Linearizatio
 	}
 	var gm, gr []float64
 	for _, tt := range ts {
-		gm = append(gm, to64(tt.Mean.Grad)...)
-		gr = append(gr, to64(tt.RawSD.Grad)...)
+		gm = append(gm, f64.From(tt.Mean.Grad)...)
+		gr = append(gr, f64.From(tt.RawSD.Grad)...)
 	}
 	return kl, gm, gr
 }

@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Series is one named curve.
@@ -28,13 +29,45 @@ type Series struct {
 	X, Y []float64
 }
 
-var palette = []color.Color{
+// Tableau is the start of matplotlib's default colour cycle (tab10: blue, orange, green, red,
+// purple, brown, pink), which the trainer's and the benchmarks' figures share.
+var Tableau = []color.Color{
 	color.RGBA{R: 31, G: 119, B: 180, A: 255},
 	color.RGBA{R: 255, G: 127, B: 14, A: 255},
 	color.RGBA{R: 44, G: 160, B: 44, A: 255},
 	color.RGBA{R: 214, G: 39, B: 40, A: 255},
 	color.RGBA{R: 148, G: 103, B: 189, A: 255},
 	color.RGBA{R: 140, G: 86, B: 75, A: 255},
+	color.RGBA{R: 227, G: 119, B: 194, A: 255},
+}
+
+var palette = Tableau[:6]
+
+// AddErrorLine adds to p a line through pts with a point at each and ± errs error bars, all in
+// colour c (the line dashed if dashed), and names it in the legend unless name is empty. It
+// returns the line and the points for further styling.
+func AddErrorLine(p *plot.Plot, name string, pts plotter.XYs, errs plotter.YErrors, c color.Color, dashed bool) (*plotter.Line, *plotter.Scatter, error) {
+	l, sc, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.Color, sc.Color, l.Width = c, c, vg.Points(1.5)
+	if dashed {
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	}
+	eb, err := plotter.NewYErrorBars(struct {
+		plotter.XYer
+		plotter.YErrorer
+	}{pts, errs})
+	if err != nil {
+		return nil, nil, err
+	}
+	eb.Color = c
+	p.Add(l, sc, eb)
+	if name != "" {
+		p.Legend.Add(name, l, sc)
+	}
+	return l, sc, nil
 }
 
 func xys(x, y []float64) (plotter.XYs, error) {
@@ -98,6 +131,27 @@ func save(p *plot.Plot, path string, w, h float64) error {
 	}
 	if err := outfile.Write(context.Background(), path, func(out io.Writer) error {
 		_, err := wt.WriteTo(out)
+		return err
+	}); err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return nil
+}
+
+// SaveGrid draws grid (rows of plots; nil tiles stay empty) on a w × h canvas at dpi, laid out
+// by tiles, and writes it to path as a PNG, atomically as save does.
+func SaveGrid(path string, grid [][]*plot.Plot, w, h vg.Length, dpi int, tiles draw.Tiles) error {
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))
+	cs := plot.Align(grid, tiles, draw.New(img))
+	for r := range grid {
+		for c, p := range grid[r] {
+			if p != nil {
+				p.Draw(cs[r][c])
+			}
+		}
+	}
+	if err := outfile.Write(context.Background(), path, func(out io.Writer) error {
+		_, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(out)
 		return err
 	}); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)

@@ -9,15 +9,14 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
 
 	"github.com/edgebnn/edgebnn/train/data"
+	trainplot "github.com/edgebnn/edgebnn/train/plot"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Key names one corrupted set in a results map: "corruption:severity".
@@ -51,12 +50,16 @@ func Sweep(base *data.Dataset, seed uint64, prep func(*data.Dataset) (*data.Data
 	return nil
 }
 
-// CorruptionMean is the mean of get over data.Corruptions (the tables' per-severity number).
-func CorruptionMean(get func(corruption string) float64) float64 {
+// SeverityMean is the tables' number at severity s of a model's results: metric of the clean set
+// at s = 0, else the mean of metric over data.Corruptions at severity s (corrupt is keyed by Key).
+func SeverityMean[M any](clean M, corrupt map[string]M, s int, metric func(M) float64) float64 {
+	if s == 0 {
+		return metric(clean)
+	}
 	cs := data.Corruptions()
 	t := 0.0
 	for _, c := range cs {
-		t += get(c)
+		t += metric(corrupt[Key(c, s)])
 	}
 	return t / float64(len(cs))
 }
@@ -107,46 +110,15 @@ func Plot(path string, panels []Panel, cols int, w, h vg.Length) error {
 				pts = append(pts, plotter.XY{X: float64(s), Y: y})
 				errs = append(errs, struct{ Low, High float64 }{e, e})
 			}
-			l, sc, err := plotter.NewLinePoints(pts)
-			if err != nil {
+			if _, _, err := trainplot.AddErrorLine(p, ln.Name, pts, errs, ln.Color, ln.Dashed); err != nil {
 				return fmt.Errorf("plot %s: %s: %w", path, ln.Name, err)
 			}
-			l.Color, sc.Color, l.Width = ln.Color, ln.Color, vg.Points(1.5)
-			if ln.Dashed {
-				l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-			}
-			eb, err := plotter.NewYErrorBars(struct {
-				plotter.XYer
-				plotter.YErrorer
-			}{pts, errs})
-			if err != nil {
-				return fmt.Errorf("plot %s: %s: %w", path, ln.Name, err)
-			}
-			eb.Color = ln.Color
-			p.Add(l, sc, eb)
-			p.Legend.Add(ln.Name, l, sc)
 		}
 		p.Legend.Top, p.Legend.Left = pn.LegendTop, true
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 		grid[i/cols][i%cols] = p
 	}
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96))
-	dc := draw.New(img)
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 6, PadY: vg.Millimeter * 4,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
-	cs := plot.Align(grid, tiles, dc)
-	for r := range grid {
-		for c, p := range grid[r] {
-			p.Draw(cs[r][c])
-		}
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	return f.Close()
+	return trainplot.SaveGrid(path, grid, w, h, 96, tiles)
 }

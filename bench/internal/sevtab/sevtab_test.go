@@ -59,17 +59,22 @@ func TestSweep(t *testing.T) {
 	}
 }
 
-func TestCorruptionMean(t *testing.T) {
+func TestSeverityMean(t *testing.T) {
 	cs := data.Corruptions()
 	v := map[string]float64{}
 	want := 0.0
 	for i, c := range cs {
-		v[c] = float64(i * i)
+		v[Key(c, 2)] = float64(i * i)
+		v[Key(c, 3)] = -1
 		want += float64(i * i)
 	}
 	want /= float64(len(cs))
-	if got := CorruptionMean(func(c string) float64 { return v[c] }); math.Abs(got-want) > 1e-12 {
-		t.Errorf("CorruptionMean = %g, want %g", got, want)
+	id := func(x float64) float64 { return x }
+	if got := SeverityMean(7.5, v, 2, id); math.Abs(got-want) > 1e-12 {
+		t.Errorf("SeverityMean at 2 = %g, want %g", got, want)
+	}
+	if got := SeverityMean(7.5, v, 0, id); got != 7.5 {
+		t.Errorf("SeverityMean at 0 = %g, want the clean 7.5", got)
 	}
 }
 

@@ -5,18 +5,16 @@ package faexp
 import (
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 // TestReadUCICSVFiles: a FIFO and a directory are refused before they are opened (a FIFO
 // without a writer would block), a missing file is an error naming it.
 func TestReadUCICSVFiles(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
+	fifo := testutil.Mkfifo(t, filepath.Join(dir, "fifo"))
 	for _, p := range []string{fifo, dir} {
 		if _, err := ReadUCICSV(p); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 			t.Errorf("%s: %v, want not a regular file", p, err)

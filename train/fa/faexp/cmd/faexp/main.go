@@ -32,9 +32,11 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/edgebnn/edgebnn/train/fa/faexp"
 	"github.com/edgebnn/edgebnn/train/mcmc"
+	trainplot "github.com/edgebnn/edgebnn/train/plot"
 )
 
 func main() {
@@ -498,10 +500,8 @@ func curvePlot(title, ylabel string, ts []int, series [][]faexp.Summary, present
 func savePlots(plots []*plot.Plot, png string) error {
 	cols := 2
 	rows := (len(plots) + cols - 1) / cols
-	img := vgimgCanvas(vg.Length(cols)*5*vg.Inch, vg.Length(rows)*4*vg.Inch)
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	dc := draw.New(img)
 	grid := make([][]*plot.Plot, rows)
 	for i := range grid {
 		grid[i] = make([]*plot.Plot, cols)
@@ -509,11 +509,7 @@ func savePlots(plots []*plot.Plot, png string) error {
 	for i, p := range plots {
 		grid[i/cols][i%cols] = p
 	}
-	canvases := plot.Align(grid, tiles, dc)
-	for i, p := range plots {
-		p.Draw(canvases[i/cols][i%cols])
-	}
-	if err := savePNG(img, png); err != nil {
+	if err := trainplot.SaveGrid(png, grid, vg.Length(cols)*5*vg.Inch, vg.Length(rows)*4*vg.Inch, vgimg.DefaultDPI, tiles); err != nil {
 		return err
 	}
 	fmt.Println("wrote", png)

@@ -1,0 +1,32 @@
+# bench/lib/opts.sh: the option parser the bench scripts share; source it, then call
+#
+#   parse_opts USAGE QUICK FLAG=VAR... -- "$@"
+#
+# "FLAG VALUE" sets the variable VAR to VALUE and VARset to 1 (a value given, not the default).
+# --quick sets quick=1 and then each NAME=VALUE word of QUICK; with QUICK empty, --quick is not
+# an option. Anything else (an unknown flag, a flag without its value) prints USAGE to stderr and
+# exits with status 2.
+parse_opts() {
+	local usage=$1 quickset=$2 a
+	local -A opt_vars=()
+	shift 2
+	while (($#)) && [[ $1 != -- ]]; do
+		opt_vars[${1%%=*}]=${1#*=}
+		shift
+	done
+	shift
+	while (($#)); do
+		if [[ $1 == --quick && -n $quickset ]]; then
+			quick=1
+			for a in $quickset; do printf -v "${a%%=*}" %s "${a#*=}"; done
+			shift
+		elif [[ -n ${opt_vars[$1]-} ]] && (($# >= 2)); then
+			printf -v "${opt_vars[$1]}" %s "$2"
+			printf -v "${opt_vars[$1]}set" %s 1
+			shift 2
+		else
+			echo "$usage" >&2
+			exit 2
+		fi
+	done
+}

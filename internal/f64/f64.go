@@ -1,0 +1,50 @@
+// Package f64 holds the float64 scalar and slice functions the host packages (trainer, benchmarks)
+// share. The device runtime keeps its own: it imports only the standard library and the card's
+// modules.
+package f64
+
+import "math"
+
+// Sigmoid returns 1/(1 + e^−x) without overflow.
+func Sigmoid(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
+// LogBeta returns log B(a, b) = log Γ(a) + log Γ(b) − log Γ(a + b).
+func LogBeta(a, b float64) float64 {
+	la, _ := math.Lgamma(a)
+	lb, _ := math.Lgamma(b)
+	lab, _ := math.Lgamma(a + b)
+	return la + lb - lab
+}
+
+// From returns v converted to float64.
+func From[T ~float32 | ~float64](v []T) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+// Dot returns Σ a_i b_i over a (b at least as long), with four partial sums (the order of
+// kernels' float32 dot product).
+func Dot(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}

@@ -1,0 +1,43 @@
+package f64
+
+import (
+	"math"
+	"testing"
+)
+
+func TestSigmoid(t *testing.T) {
+	for _, c := range []struct{ x, want float64 }{
+		{0, 0.5}, {math.Log(3), 0.75}, {-math.Log(3), 0.25}, {800, 1}, {-800, 0},
+	} {
+		if got := Sigmoid(c.x); math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("Sigmoid(%g) = %g, want %g", c.x, got, c.want)
+		}
+	}
+}
+
+func TestLogBeta(t *testing.T) {
+	// B(1, 1) = 1, B(2, 3) = 1/12, B(0.5, 0.5) = π.
+	for _, c := range []struct{ a, b, want float64 }{{1, 1, 0}, {2, 3, -math.Log(12)}, {0.5, 0.5, math.Log(math.Pi)}} {
+		if got := LogBeta(c.a, c.b); math.Abs(got-c.want) > 1e-13 {
+			t.Errorf("LogBeta(%g, %g) = %g, want %g", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+func TestFrom(t *testing.T) {
+	got := From([]float32{1.5, -2, 0.1})
+	if len(got) != 3 || got[0] != 1.5 || got[1] != -2 || got[2] != float64(float32(0.1)) {
+		t.Errorf("From = %v", got)
+	}
+}
+
+func TestDot(t *testing.T) {
+	a := []float64{1, 2, 3, 4, 5, 6, 7}
+	b := []float64{7, 6, 5, 4, 3, 2, 1, 100} // longer than a: the tail is not read
+	if got := Dot(a, b); got != 84 {
+		t.Errorf("Dot = %g, want 84", got)
+	}
+	if got := Dot(nil, nil); got != 0 {
+		t.Errorf("Dot(nil, nil) = %g", got)
+	}
+}
