@@ -135,22 +135,51 @@ func TestDot4MatchesGeneric(t *testing.T) {
 	}
 }
 
-func TestZigFastMatchesGeneric(t *testing.T) {
+// zigFastRef is the ziggurat's fast path for one word: ok when the word lies in its layer's
+// rectangle, with x = float32(u)·w32 and the sign bit or-ed in (what the NEON code computes).
+func zigFastRef(w uint32) (x float32, ok bool) {
+	l := w & (zigLayers - 1)
+	u := w >> 8
+	if u >= zig.k[l] {
+		return 0, false
+	}
+	x = float32(u) * zig.w32[l]
+	return math.Float32frombits(math.Float32bits(x) | (w&0x80)<<24), true
+}
+
+func TestZigRunMatchesGeneric(t *testing.T) {
 	s := NewStream(9, 8, 7)
 	words := make([]uint32, 4096)
 	for i := range words {
 		words[i] = s.word()
 	}
-	forSubslices(len(words), []int{0, 1, 3}, func(n, off int) {
-		w := words[off : off+n]
-		got, want := make([]float32, n), make([]float32, n)
-		j, k := zigFast(w, got), zigFastGeneric(w, want)
-		if j != k {
-			t.Fatalf("n=%d off=%d: stops at %d, generic at %d", n, off, j, k)
+	// Words that stop the run or take the wedge path at every position of a group of eight:
+	// the base layer, layer 1 (always a wedge) with a low and a high height word, and a word
+	// just at its layer's threshold.
+	for i := 0; i < 64; i++ {
+		switch i % 4 {
+		case 0:
+			words[100+i*9] = 0x12345600 | uint32(i&1)<<7 // layer 0, outside its rectangle or not
+		case 1:
+			words[100+i*9], words[101+i*9] = 0xfffff001, 0 // layer 1 wedge, lowest height: accepted
+		case 2:
+			words[100+i*9], words[101+i*9] = 0xfffff081, 0xffffffff // highest height: rejected
+		case 3:
+			l := uint32(2 + i%120)
+			words[100+i*9] = zig.k[l]<<8 | l
 		}
-		for i := 0; i < j; i++ {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("n=%d off=%d: out[%d] = %v, generic %v", n, off, i, got[i], want[i])
+	}
+	forSubslices(len(words), []int{0, 1, 3, 100, 109}, func(n, off int) {
+		w := words[off : off+n]
+		for _, m := range []int{n, n / 2, n + 3, 1} {
+			got, want := make([]float32, m), make([]float32, m)
+			c, p := zigRun(w, got)
+			c2, p2 := zigRunGeneric(w, want)
+			if c != c2 || p != p2 {
+				t.Fatalf("n=%d off=%d out %d: consumed, produced %d, %d; generic %d, %d", n, off, m, c, p, c2, p2)
+			}
+			if !equal32(got[:p], want[:p]) {
+				t.Fatalf("n=%d off=%d out %d: values differ from the generic twin", n, off, m)
 			}
 		}
 	})
@@ -161,9 +190,8 @@ func TestZigFastMatchesGeneric(t *testing.T) {
 func normalRef(s *Stream, dst []float32) {
 	for i := range dst {
 		w := s.word()
-		var x [1]float32
-		if zigFastGeneric([]uint32{w}, x[:]) == 1 {
-			dst[i] = x[0]
+		if x, ok := zigFastRef(w); ok {
+			dst[i] = x
 			continue
 		}
 		dst[i] = float32(s.zigSlow(w))

@@ -40,37 +40,50 @@
 	UZP2((k)+1, d, (d)+2)
 
 // R14 = the number of trailing one bits of d6 (the all-ones masks of the lanes accepted before
-// the first rejected one), R17 = the words read so far, (R0 − R15)/4.
+// the first rejected one).
 #define FAILED_LANE_BITS \
 	WORD $0x9e6600ce; /* fmov x14, d6 */ \
 	MVN  R14, R14; \
 	RBIT R14, R14; \
-	CLZ  R14, R14; \
-	SUB  R15, R0, R17; \
-	LSR  $2, R17, R17
+	CLZ  R14, R14
 
-// func zigNEON(words *uint32, n int, out *float32, tab *[2 * zigLayers][2]uint32) int
+// func zigRunNEON(words *uint32, nw int, out *float32, nout int, fast *[2 * zigLayers][2]uint32, wedge *[zigLayers]zigWedge) (consumed, produced int)
 //
-// The ziggurat's fast path (see zigFastGeneric) over n words: for each word, its low byte b picks
-// the pair tab[b] = {k, ±w} (layer b & 127, the sign from bit 7), u = word >> 8 is accepted when
-// u < k and then gives out = float32(u)·(±w). It returns the index of the first word that is not
-// accepted (n if there is none); out[j] is written for every j before it, and out[j] for j from
-// there up to the end of its group of eight or four (within n) may be overwritten too. Eight
-// words per pass: the eight low bytes by UMOV, the eight pairs by scalar 64-bit loads combined by
-// INS and split into k and w vectors by UZP1/UZP2; then four words once, then single words.
-// Instructions Go's assembler does not spell are the macros above or WORDs with their mnemonic
-// beside them (scripts/neonwords.py encodes those).
-TEXT ·zigNEON(SB), NOSPLIT, $0-40
-	MOVD words+0(FP), R0
-	MOVD n+8(FP), R1
-	MOVD out+16(FP), R2
-	MOVD tab+24(FP), R3
-	MOVD R0, R15
-	MOVD R1, R12
-	SUBS $8, R1, R1
-	BLT  after8
+// The ziggurat over nw words into nout values (see zigRunGeneric). The fast path: for each word,
+// its low byte b picks the pair fast[b] = {k, ±w} (layer b & 127, the sign from bit 7), u =
+// word >> 8 is accepted when u < k and then gives out = float32(u)·(±w); eight words per pass
+// (the eight low bytes by UMOV, the eight pairs by scalar 64-bit loads combined by INS and split
+// into k and w vectors by UZP1/UZP2), then four words once, then single words. The first word of
+// a group that is not accepted goes to the wedge test (slow), in float64 scalar code with the same
+// operations as zigRunGeneric (x = float64(u)·w, y = f + U·d by FMADD, the two lines in x·x by
+// FMADD);
+// accepted, the run goes on at the word after its height word; rejected, that word starts the
+// draw again, in float64 (zigSlow's retry) if it lies in its rectangle. It returns when out is
+// full, the words run out, or at a word it leaves to Go (base layer, no height word, or a height
+// between the lines, or a rejected one without its retry word). out[j] past the values it reports may be overwritten up to the end of a
+// group of eight or four. Instructions Go's assembler does not spell are the macros above or WORDs
+// with their mnemonic beside them (scripts/neonwords.py encodes those).
+//
+// Registers: R0 the next word, R1 the words left, R2 the next value, R12 the values left, R3 the
+// pair table, R19 the wedge rows, R15 and R16 the starts of words and out; F30 = 0.5, F31 = 2⁻³².
+TEXT ·zigRunNEON(SB), NOSPLIT, $0-64
+	MOVD  words+0(FP), R0
+	MOVD  nw+8(FP), R1
+	MOVD  out+16(FP), R2
+	MOVD  nout+24(FP), R12
+	MOVD  fast+32(FP), R3
+	MOVD  wedge+40(FP), R19
+	MOVD  R0, R15
+	MOVD  R2, R16
+	FMOVD $0.5, F30
+	MOVD  $0x3df0000000000000, R4
+	FMOVD R4, F31
 
 loop8:
+	CMP  $8, R1
+	BLT  after8
+	CMP  $8, R12
+	BLT  after8
 	WORD $0x4cdfa800 // ld1 {v0.4s, v1.4s}, [x0], #32
 	LOW_BYTES(0, 4)
 	LOW_BYTES(1, 8)
@@ -93,12 +106,14 @@ loop8:
 	WORD $0x1e2600cd // fmov w13, s6
 	WORD $0x4c9fa842 // st1 {v2.4s, v3.4s}, [x2], #32
 	CBZW R13, fail8
-	SUBS $8, R1, R1
-	BGE  loop8
+	SUB  $8, R1, R1
+	SUB  $8, R12, R12
+	B    loop8
 
 after8:
-	ADD  $8, R1, R1
 	CMP  $4, R1
+	BLT  single
+	CMP  $4, R12
 	BLT  single
 	WORD $0x4cdf7800 // ld1 {v0.4s}, [x0], #16
 	LOW_BYTES(0, 4)
@@ -114,55 +129,125 @@ after8:
 	WORD $0x4c9f7842 // st1 {v2.4s}, [x2], #16
 	CBZW R13, fail4
 	SUB  $4, R1, R1
+	SUB  $4, R12, R12
 
 single:
-	CBZ     R1, all
-	MOVWU.P 4(R0), R4
+	CBZ     R1, done
+	CBZ     R12, done
+	MOVWU   (R0), R4
 	AND     $255, R4, R5
 	ADD     R5<<3, R3, R6
 	LDPW    (R6), (R7, R8)
 	LSRW    $8, R4, R9
 	CMPW    R7, R9
-	BHS     failone
+	BHS     slow
 	UCVTFWS R9, F0
 	FMOVS   R8, F1
 	FMULS   F1, F0, F0
 	FMOVS.P F0, 4(R2)
+	ADD     $4, R0, R0
 	SUB     $1, R1, R1
+	SUB     $1, R12, R12
 	B       single
 
-all:
-	MOVD R12, ret+32(FP)
-	RET
-
-failone:
-	// The word just loaded failed.
-	SUB  R15, R0, R14
-	LSR  $2, R14, R14
-	SUB  $1, R14, R14
-	MOVD R14, ret+32(FP)
-	RET
-
-fail4:
-	// First zero lane of v4 (lanes 0-3 of the group just stored).
-	WORD $0x0e612886 // xtn v6.4h, v4.4s
-	MOVD $4, R16
-	B    lane
-
 fail8:
-	// First zero lane of v4:v5 (the eight lanes just stored).
+	// First zero lane j of v4:v5 (the eight lanes just stored): back to word and value j.
 	WORD $0x4e451886 // uzp1 v6.8h, v4.8h, v5.8h
 	WORD $0x0e2128c6 // xtn v6.8b, v6.8h
 	FAILED_LANE_BITS
-	SUB  $8, R17, R17
-	ADD  R14>>3, R17, R17
-	MOVD R17, ret+32(FP)
-	RET
+	SUB  $32, R0, R0
+	SUB  $32, R2, R2
+	ADD  R14>>1, R0, R0
+	ADD  R14>>1, R2, R2
+	LSR  $3, R14, R17
+	SUB  R17, R1, R1
+	SUB  R17, R12, R12
+	B    slow
 
-lane:
-	// v6.4h holds the four lanes' masks (16 bits each); R16 is the group's length.
+fail4:
+	// First zero lane j of v4 (lanes 0-3 of the group just stored).
+	WORD $0x0e612886 // xtn v6.4h, v4.4s
 	FAILED_LANE_BITS
-	SUB  R16, R17, R17
-	ADD  R14>>4, R17, R17
-	MOVD R17, ret+32(FP)
+	SUB  $16, R0, R0
+	SUB  $16, R2, R2
+	ADD  R14>>2, R0, R0
+	ADD  R14>>2, R2, R2
+	LSR  $4, R14, R17
+	SUB  R17, R1, R1
+	SUB  R17, R12, R12
+
+slow:
+	// The word at R0 is outside its layer's rectangle (R1 ≥ 1, R12 ≥ 1).
+	MOVWU   (R0), R4
+	AND     $127, R4, R5
+	CBZ     R5, done     // base layer: the tail is Go's
+	CMP     $2, R1
+	BLT     done         // no height word
+	MOVWU   4(R0), R6
+	LSRW    $8, R4, R7
+	ADD     R5<<6, R19, R8
+	FLDPD   (R8), (F0, F1)   // w, f
+	FLDPD   16(R8), (F2, F3) // d, b
+	FLDPD   32(R8), (F4, F5) // alo, ahi
+	UCVTFWD R7, F6
+	FMULD   F0, F6, F6       // x = u·w
+	FMULD   F6, F6, F8       // q = x·x
+	UCVTFWD R6, F7
+	FADDD   F30, F7, F7
+	FMULD   F31, F7, F7      // U = (height + 0.5)·2⁻³²
+	FMADDD  F2, F1, F7, F1   // y = f + U·d
+	FMADDD  F3, F4, F8, F4   // alo + q·b
+	FCMPD   F4, F1
+	BMI     accept
+	FMADDD  F3, F5, F8, F5   // ahi + q·b
+	FCMPD   F5, F1
+	BLE     done             // between the lines (or unordered): exp decides, in Go
+	CMP     $3, R1
+	BLT     done             // rejected, no retry word: Go does this wedge again
+	ADD     $8, R0, R0
+	SUB     $2, R1, R1
+
+	// Rejected: the next word starts the draw again, its value in float64 (zigSlow's retry).
+	MOVWU   (R0), R4
+	AND     $255, R4, R5
+	ADD     R5<<3, R3, R6
+	MOVWU   (R6), R7
+	LSRW    $8, R4, R9
+	CMPW    R7, R9
+	BHS     slow
+	AND     $127, R4, R5
+	ADD     R5<<6, R19, R8
+	FMOVD   (R8), F0
+	UCVTFWD R9, F6
+	FMULD   F0, F6, F6
+	TBZ     $7, R4, retrypositive
+	FNEGD   F6, F6
+
+retrypositive:
+	FCVTDS  F6, F6
+	FMOVS.P F6, 4(R2)
+	ADD     $4, R0, R0
+	SUB     $1, R1, R1
+	SUB     $1, R12, R12
+	B       loop8
+
+accept:
+	TBZ     $7, R4, positive
+	FNEGD   F6, F6
+
+positive:
+	FCVTDS  F6, F6
+	FMOVS.P F6, 4(R2)
+	ADD     $8, R0, R0
+	SUB     $2, R1, R1
+	SUB     $1, R12, R12
+	B       loop8
+
+done:
+	SUB  R15, R0, R6
+	LSR  $2, R6, R6
+	MOVD R6, consumed+48(FP)
+	SUB  R16, R2, R7
+	LSR  $2, R7, R7
+	MOVD R7, produced+56(FP)
 	RET
