@@ -54,7 +54,7 @@ func philoxRound(c0, c1, c2, c3, k0, k1 uint32) (uint32, uint32, uint32, uint32)
 // Philox4x32-10: the key is the 64-bit seed and the 128-bit counter holds a 64-bit block index
 // and the two stream identifiers (a, b). Streams with different (seed, a, b) are independent, and
 // the output of a stream depends only on (seed, a, b) and the sequence of calls made on it, never
-// on other streams or on scheduling. A Stream is a value with no pointers (about 550 bytes, most
+// on other streams or on scheduling. A Stream is a value with no pointers (about 2 KiB, most
 // of them buffered words): copying it forks an identical sequence, and it must not be used from
 // two goroutines at once. The zero Stream is the same as NewStream(0, 0, 0).
 //
@@ -72,8 +72,10 @@ type Stream struct {
 	avail uint32                   // number of words of buf not yet consumed (0 = generate more)
 }
 
-// streamBlocks is the most Philox blocks a Stream generates at once.
-const streamBlocks = 32
+// streamBlocks is the most Philox blocks a Stream generates at once: a large draw pays the calls
+// of a refill once per 512 words (on the Cortex-A53 this saves 1.8 of 17.7 instructions per
+// normal against 32 blocks), a short one still generates only what it asks for.
+const streamBlocks = 128
 
 // NewStream returns the stream identified by (seed, a, b). The runtime uses a = sample index and
 // b = layer index.
