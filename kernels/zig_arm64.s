@@ -64,8 +64,9 @@
 // group of eight or four. Instructions Go's assembler does not spell are the macros above or WORDs
 // with their mnemonic beside them (scripts/neonwords.py encodes those).
 //
-// Registers: R0 the next word, R1 the words left, R2 the next value, R12 the values left, R3 the
-// pair table, R19 the wedge rows, R15 and R16 the starts of words and out; F30 = 0.5, F31 = 2⁻³².
+// Registers: R0 the next word, R1 the words left, R2 the next value, R12 the values left (both
+// not updated within a run of groups of eight), R3 the pair table, R19 the wedge rows, R15 and
+// R16 the starts of words and out; F30 = 0.5, F31 = 2⁻³².
 TEXT ·zigRunNEON(SB), NOSPLIT, $0-64
 	MOVD  words+0(FP), R0
 	MOVD  nw+8(FP), R1
@@ -80,10 +81,15 @@ TEXT ·zigRunNEON(SB), NOSPLIT, $0-64
 	FMOVD R4, F31
 
 loop8:
-	CMP  $8, R1
+	// R20 counts down the values of whole groups of eight that fit in both words and out; R1 and
+	// R12 are brought up to date (from R23, R0 at the start) when the groups stop.
+	CMP  R12, R1
+	CSEL LT, R1, R12, R20
+	MOVD R0, R23
+	SUBS $8, R20, R20
 	BLT  after8
-	CMP  $8, R12
-	BLT  after8
+
+group8:
 	WORD $0x4cdfa800 // ld1 {v0.4s, v1.4s}, [x0], #32
 	LOW_BYTES(0, 4)
 	LOW_BYTES(1, 8)
@@ -106,9 +112,11 @@ loop8:
 	WORD $0x1e2600cd // fmov w13, s6
 	WORD $0x4c9fa842 // st1 {v2.4s, v3.4s}, [x2], #32
 	CBZW R13, fail8
-	SUB  $8, R1, R1
-	SUB  $8, R12, R12
-	B    loop8
+	SUBS $8, R20, R20
+	BGE  group8
+	SUB  R23, R0, R24
+	SUB  R24>>2, R1, R1
+	SUB  R24>>2, R12, R12
 
 after8:
 	CMP  $4, R1
@@ -159,9 +167,9 @@ fail8:
 	SUB  $32, R2, R2
 	ADD  R14>>1, R0, R0
 	ADD  R14>>1, R2, R2
-	LSR  $3, R14, R17
-	SUB  R17, R1, R1
-	SUB  R17, R12, R12
+	SUB  R23, R0, R24
+	SUB  R24>>2, R1, R1
+	SUB  R24>>2, R12, R12
 	B    slow
 
 fail4:
