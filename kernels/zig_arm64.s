@@ -47,42 +47,114 @@
 	RBIT R14, R14; \
 	CLZ  R14, R14
 
-// func zigRunNEON(words *uint32, nw int, out *float32, nout int, fast *[2 * zigLayers][2]uint32, wedge *[zigLayers]zigWedge) (consumed, produced int)
+// func zigRunNEON(words *uint32, nw int, out *float32, nout int, fast *[2 * zigLayers][2]uint32, wedge *[zigLayers]zigWedge, tbl *zigTBL) (consumed, produced int)
 //
-// The ziggurat over nw words into nout values (see zigRunGeneric). The fast path: for each word,
-// its low byte b picks the pair fast[b] = {k, ±w} (layer b & 127, the sign from bit 7), u =
-// word >> 8 is accepted when u < k and then gives out = float32(u)·(±w); eight words per pass
-// (the eight low bytes by UMOV, the eight pairs by scalar 64-bit loads combined by INS and split
-// into k and w vectors by UZP1/UZP2), then four words once, then single words. The first word of
-// a group that is not accepted goes to the wedge test (slow), in float64 scalar code with the same
-// operations as zigRunGeneric (x = float64(u)·w, y = f + U·d by FMADD, the two lines in x·x by
-// FMADD);
-// accepted, the run goes on at the word after its height word; rejected, that word starts the
-// draw again, in float64 (zigSlow's retry) if it lies in its rectangle. It returns when out is
-// full, the words run out, or at a word it leaves to Go (base layer, no height word, or a height
-// between the lines, or a rejected one without its retry word). out[j] past the values it reports may be overwritten up to the end of a
-// group of eight or four. Instructions Go's assembler does not spell are the macros above or WORDs
-// with their mnemonic beside them (scripts/neonwords.py encodes those).
+// The ziggurat over nw words into nout values (see zigRunGeneric). The fast path: a word's low
+// byte b gives its layer b & 127 and sign (bit 7), u = word >> 8 is accepted when u < k of its
+// layer and then gives out = float32(u)·(±w) (w = w32 of the layer). Sixteen words per pass while
+// both words and out have sixteen: LD4 splits their bytes into four vectors, TBL/TBX look up the
+// layers' khi (kept in v24-v31) and the four bytes of w (tbl's 128-byte tables, loaded per pass)
+// for all sixteen at once, ZIP joins w's bytes into words, and u >> 16 < khi accepts (a word with
+// u >> 16 = khi goes to the exact test of one word, recheck). Then groups of eight (the pairs fast[b]
+// = {k, ±w} by UMOV and scalar 64-bit loads, combined by INS and split by UZP1/UZP2), four, and
+// single words. The first word of a group that is not accepted goes to the wedge test (slow), in
+// float64 scalar code with the same operations as zigRunGeneric (x = float64(u)·w, y = f + U·d by
+// FMADD, the two lines in x·x by FMADD); accepted, the run goes on at the word after its height
+// word; rejected, that word starts the draw again, in float64 (zigSlow's retry) if it lies in its
+// rectangle. It returns when out is full, the words run out, or at a word it leaves to Go (base
+// layer, no height word, a height between the lines, or a rejected wedge without its retry word).
+// out[j] past the values it reports may be overwritten up to the end of a group. Instructions Go's
+// assembler does not spell are the macros above or WORDs with their mnemonic beside them
+// (scripts/neonwords.py encodes those).
 //
 // Registers: R0 the next word, R1 the words left, R2 the next value, R12 the values left (both
-// not updated within a run of groups of eight), R3 the pair table, R19 the wedge rows, R15 and
-// R16 the starts of words and out; F30 = 0.5, F31 = 2⁻³².
-TEXT ·zigRunNEON(SB), NOSPLIT, $0-64
-	MOVD  words+0(FP), R0
-	MOVD  nw+8(FP), R1
-	MOVD  out+16(FP), R2
-	MOVD  nout+24(FP), R12
-	MOVD  fast+32(FP), R3
-	MOVD  wedge+40(FP), R19
-	MOVD  R0, R15
-	MOVD  R2, R16
-	FMOVD $0.5, F30
-	MOVD  $0x3df0000000000000, R4
-	FMOVD R4, F31
+// not updated within a run of groups), R3 the pair table, R19 the wedge rows, R21 tbl.khi, R22
+// tbl.w, R15 and R16 the starts of words and out; in the groups of sixteen v12 = 0x7f and v13 =
+// 0x40 in every byte.
+TEXT ·zigRunNEON(SB), NOSPLIT, $0-72
+	MOVD words+0(FP), R0
+	MOVD nw+8(FP), R1
+	MOVD out+16(FP), R2
+	MOVD nout+24(FP), R12
+	MOVD fast+32(FP), R3
+	MOVD wedge+40(FP), R19
+	MOVD tbl+48(FP), R21
+	ADD  $128, R21, R22
+	MOVD R0, R15
+	MOVD R2, R16
+	WORD $0x4f03e7ec // movi v12.16b, #0x7f
+	WORD $0x4f02e40d // movi v13.16b, #0x40
+
+loop16:
+	// R20 counts down the values of whole groups of sixteen that fit in both words and out; R1
+	// and R12 are brought up to date (from R23, R0 at the start) when the groups stop.
+	CMP  R12, R1
+	CSEL LT, R1, R12, R20
+	SUBS $16, R20, R20
+	BLT  loop8
+	MOVD R0, R23
+	WORD $0x4c4022b8 // ld1 {v24.16b, v25.16b, v26.16b, v27.16b}, [x21]
+	ADD  $64, R21, R24
+	WORD $0x4c40231c // ld1 {v28.16b, v29.16b, v30.16b, v31.16b}, [x24]
+
+group16:
+	WORD $0x4c400004 // ld4 {v4.16b, v5.16b, v6.16b, v7.16b}, [x0]
+	WORD $0x4cdf2800 // ld1 {v0.4s, v1.4s, v2.4s, v3.4s}, [x0], #64
+	WORD $0x4e2c1c88 // and v8.16b, v4.16b, v12.16b
+	WORD $0x6e2d1d09 // eor v9.16b, v8.16b, v13.16b
+	WORD $0x4e08630a // tbl v10.16b, {v24.16b, v25.16b, v26.16b, v27.16b}, v8.16b
+	WORD $0x4e09738a // tbx v10.16b, {v28.16b, v29.16b, v30.16b, v31.16b}, v9.16b
+	WORD $0x6e27354a // cmhi v10.16b, v10.16b, v7.16b
+	WORD $0x6e31a94b // uminv b11, v10.16b
+	WORD $0x1e26016d // fmov w13, s11
+	WORD $0x6f09048e // ushr v14.16b, v4.16b, #7
+	WORD $0x4cdf22d0 // ld1 {v16.16b, v17.16b, v18.16b, v19.16b}, [x22], #64
+	WORD $0x4cdf22d4 // ld1 {v20.16b, v21.16b, v22.16b, v23.16b}, [x22], #64
+	WORD $0x4e086204 // tbl v4.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v8.16b
+	WORD $0x4e097284 // tbx v4.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v9.16b
+	WORD $0x4cdf22d0 // ld1 {v16.16b, v17.16b, v18.16b, v19.16b}, [x22], #64
+	WORD $0x4cdf22d4 // ld1 {v20.16b, v21.16b, v22.16b, v23.16b}, [x22], #64
+	WORD $0x4e086205 // tbl v5.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v8.16b
+	WORD $0x4e097285 // tbx v5.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v9.16b
+	WORD $0x4cdf22d0 // ld1 {v16.16b, v17.16b, v18.16b, v19.16b}, [x22], #64
+	WORD $0x4cdf22d4 // ld1 {v20.16b, v21.16b, v22.16b, v23.16b}, [x22], #64
+	WORD $0x4e086206 // tbl v6.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v8.16b
+	WORD $0x4e097286 // tbx v6.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v9.16b
+	WORD $0x4cdf22d0 // ld1 {v16.16b, v17.16b, v18.16b, v19.16b}, [x22], #64
+	WORD $0x4cdf22d4 // ld1 {v20.16b, v21.16b, v22.16b, v23.16b}, [x22], #64
+	WORD $0x4e086207 // tbl v7.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v8.16b
+	WORD $0x4e097287 // tbx v7.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v9.16b
+	SUB  $512, R22, R22
+	WORD $0x6f0f55c7 // sli v7.16b, v14.16b, #7
+	WORD $0x4e05388e // zip1 v14.16b, v4.16b, v5.16b
+	WORD $0x4e05788f // zip2 v15.16b, v4.16b, v5.16b
+	WORD $0x4e0738c4 // zip1 v4.16b, v6.16b, v7.16b
+	WORD $0x4e0778c5 // zip2 v5.16b, v6.16b, v7.16b
+	WORD $0x4e4439c6 // zip1 v6.8h, v14.8h, v4.8h
+	WORD $0x4e4479c7 // zip2 v7.8h, v14.8h, v4.8h
+	WORD $0x4e4539ee // zip1 v14.8h, v15.8h, v5.8h
+	WORD $0x4e4579ef // zip2 v15.8h, v15.8h, v5.8h
+	WORD $0x6f380400 // ushr v0.4s, v0.4s, #8
+	WORD $0x6f380421 // ushr v1.4s, v1.4s, #8
+	WORD $0x6f380442 // ushr v2.4s, v2.4s, #8
+	WORD $0x6f380463 // ushr v3.4s, v3.4s, #8
+	WORD $0x6e21d800 // ucvtf v0.4s, v0.4s
+	WORD $0x6e21d821 // ucvtf v1.4s, v1.4s
+	WORD $0x6e21d842 // ucvtf v2.4s, v2.4s
+	WORD $0x6e21d863 // ucvtf v3.4s, v3.4s
+	WORD $0x6e26dc00 // fmul v0.4s, v0.4s, v6.4s
+	WORD $0x6e27dc21 // fmul v1.4s, v1.4s, v7.4s
+	WORD $0x6e2edc42 // fmul v2.4s, v2.4s, v14.4s
+	WORD $0x6e2fdc63 // fmul v3.4s, v3.4s, v15.4s
+	WORD $0x4c9f2840 // st1 {v0.4s, v1.4s, v2.4s, v3.4s}, [x2], #64
+	CBZW R13, fail16
+	SUBS $16, R20, R20
+	BGE  group16
+	SUB  R23, R0, R24
+	SUB  R24>>2, R1, R1
+	SUB  R24>>2, R12, R12
 
 loop8:
-	// R20 counts down the values of whole groups of eight that fit in both words and out; R1 and
-	// R12 are brought up to date (from R23, R0 at the start) when the groups stop.
 	CMP  R12, R1
 	CSEL LT, R1, R12, R20
 	MOVD R0, R23
@@ -140,6 +212,8 @@ after8:
 	SUB  $4, R12, R12
 
 single:
+	// One word by the exact test; back to the groups after it (R1 ≥ 1 and R12 ≥ 1 past the two
+	// CBZ).
 	CBZ     R1, done
 	CBZ     R12, done
 	MOVWU   (R0), R4
@@ -156,7 +230,30 @@ single:
 	ADD     $4, R0, R0
 	SUB     $1, R1, R1
 	SUB     $1, R12, R12
-	B       single
+	B       loop16
+
+fail16:
+	// First zero lane j of v10 (the sixteen lanes just stored): back to word and value j, which
+	// the exact test decides (u >> 16 = khi may still be accepted).
+	WORD $0x9e66014e // fmov x14, d10
+	MOVD $16, R17
+	CMN  $1, R14
+	BNE  lane16
+	WORD $0x4e183d4e // mov x14, v10.d[1]
+	MOVD $8, R17
+
+lane16:
+	MVN  R14, R14
+	RBIT R14, R14
+	CLZ  R14, R14
+	SUB  R17<<2, R0, R0
+	SUB  R17<<2, R2, R2
+	ADD  R14>>1, R0, R0
+	ADD  R14>>1, R2, R2
+	SUB  R23, R0, R24
+	SUB  R24>>2, R1, R1
+	SUB  R24>>2, R12, R12
+	B    single
 
 fail8:
 	// First zero lane j of v4:v5 (the eight lanes just stored): back to word and value j.
@@ -188,9 +285,9 @@ slow:
 	// The word at R0 is outside its layer's rectangle (R1 ≥ 1, R12 ≥ 1).
 	MOVWU   (R0), R4
 	AND     $127, R4, R5
-	CBZ     R5, done     // base layer: the tail is Go's
+	CBZ     R5, done         // base layer: the tail is Go's
 	CMP     $2, R1
-	BLT     done         // no height word
+	BLT     done             // no height word
 	MOVWU   4(R0), R6
 	LSRW    $8, R4, R7
 	ADD     R5<<6, R19, R8
@@ -200,9 +297,10 @@ slow:
 	UCVTFWD R7, F6
 	FMULD   F0, F6, F6       // x = u·w
 	FMULD   F6, F6, F8       // q = x·x
-	UCVTFWD R6, F7
-	FADDD   F30, F7, F7
-	FMULD   F31, F7, F7      // U = (height + 0.5)·2⁻³²
+	// U = (2·height + 1)·2⁻³³ = (height + 0.5)·2⁻³², exactly.
+	LSL     $1, R6, R6
+	ORR     $1, R6, R6
+	WORD    $0x9e437cc7 // ucvtf d7, x6, #33
 	FMADDD  F2, F1, F7, F1   // y = f + U·d
 	FMADDD  F3, F4, F8, F4   // alo + q·b
 	FCMPD   F4, F1
@@ -237,7 +335,7 @@ retrypositive:
 	ADD     $4, R0, R0
 	SUB     $1, R1, R1
 	SUB     $1, R12, R12
-	B       loop8
+	B       loop16
 
 accept:
 	TBZ     $7, R4, positive
@@ -249,13 +347,13 @@ positive:
 	ADD     $8, R0, R0
 	SUB     $2, R1, R1
 	SUB     $1, R12, R12
-	B       loop8
+	B       loop16
 
 done:
 	SUB  R15, R0, R6
 	LSR  $2, R6, R6
-	MOVD R6, consumed+48(FP)
+	MOVD R6, consumed+56(FP)
 	SUB  R16, R2, R7
 	LSR  $2, R7, R7
-	MOVD R7, produced+56(FP)
+	MOVD R7, produced+64(FP)
 	RET

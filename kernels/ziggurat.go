@@ -29,9 +29,20 @@ type zigTables struct {
 	// one 64-bit load and gets the sign from the product, since float32(u)·(−w) = −(float32(u)·w)
 	// exactly (−0 for u = 0, as or-ing the sign bit in gives).
 	fast [2 * zigLayers][2]uint32
+	// tbl is the fast path's tables for byte-wise lookups (NEON TBL); see zigTBL.
+	tbl zigTBL
 	// wedge holds, per layer i ≥ 1, what the wedge test of zigRun needs (see zigWedge); of entry
 	// 0 only w is set (the base layer's slow path is the tail, which zigRun leaves to Go).
 	wedge [zigLayers]zigWedge
+}
+
+// zigTBL holds the fast path's tables one byte per layer, for a lookup of sixteen words at once
+// by TBL/TBX over 128-byte tables: khi[l] = k[l] >> 16, so that u >> 16 < khi[l] implies u < k[l]
+// (a word with u >> 16 = khi[l] is left to the exact test), and w[b][l] = byte b of the bits of
+// w32[l].
+type zigTBL struct {
+	khi [zigLayers]uint8
+	w   [4][zigLayers]uint8
 }
 
 // zigWedge is one layer's row of the wedge test without exp: x = float64(u)·w, the uniform
@@ -79,6 +90,13 @@ func newZigTables() *zigTables {
 	for b := range t.fast {
 		l := b & (zigLayers - 1)
 		t.fast[b] = [2]uint32{t.k[l], math.Float32bits(t.w32[l]) | uint32(b&0x80)<<24}
+	}
+	for l := range zigLayers {
+		t.tbl.khi[l] = uint8(t.k[l] >> 16)
+		bits := math.Float32bits(t.w32[l])
+		for b := range t.tbl.w {
+			t.tbl.w[b][l] = uint8(bits >> (8 * b))
+		}
 	}
 	t.wedge[0].w = t.w[0] // for a retry word in the base layer's rectangle
 	for i := 1; i < zigLayers; i++ {
