@@ -153,11 +153,12 @@ func TestZigRunMatchesGeneric(t *testing.T) {
 	for i := range words {
 		words[i] = s.word()
 	}
-	// Words that stop the run or take the wedge path at every position of a group of eight:
-	// the base layer, layer 1 (always a wedge) with a low and a high height word, and a word
-	// just at its layer's threshold.
-	for i := 0; i < 64; i++ {
-		switch i % 4 {
+	// Words that stop the run or take the wedge path at every position of a group of sixteen:
+	// the base layer, layer 1 (always a wedge) with a low and a high height word, a word just at
+	// its layer's threshold, and one in its rectangle that only the exact test accepts (u >> 16 =
+	// k >> 16, the byte-wise test of the NEON code fails it).
+	for i := 0; i < 80; i++ {
+		switch i % 5 {
 		case 0:
 			words[100+i*9] = 0x12345600 | uint32(i&1)<<7 // layer 0, outside its rectangle or not
 		case 1:
@@ -167,9 +168,12 @@ func TestZigRunMatchesGeneric(t *testing.T) {
 		case 3:
 			l := uint32(2 + i%120)
 			words[100+i*9] = zig.k[l]<<8 | l
+		case 4:
+			l := uint32(2 + i%120)
+			words[100+i*9] = zig.k[l]>>16<<24 | l | uint32(i&2)<<6
 		}
 	}
-	forSubslices(len(words), []int{0, 1, 3, 100, 109}, func(n, off int) {
+	forSubslices(len(words), []int{0, 1, 3, 100, 109, 125}, func(n, off int) {
 		w := words[off : off+n]
 		for _, m := range []int{n, n / 2, n + 3, 1} {
 			got, want := make([]float32, m), make([]float32, m)
