@@ -39,6 +39,19 @@
 	UZP1(k, d, (d)+2); \
 	UZP2((k)+1, d, (d)+2)
 
+// tbl v{d}.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v8.16b
+#define TBL_LO(d) WORD $(0x4e086200 | (d))
+// tbx v{d}.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v9.16b
+#define TBX_HI(d) WORD $(0x4e097280 | (d))
+
+// vd = the bytes of the next of tbl.w's four 128-byte tables (R22, advanced past it) for the
+// layers in v8 (v9 = v8 ^ 64): entries 0-63 by TBL, 64-127 by TBX.
+#define W_PLANE(d) \
+	WORD $0x4cdf22d0; /* ld1 {v16.16b, v17.16b, v18.16b, v19.16b}, [x22], #64 */ \
+	WORD $0x4cdf22d4; /* ld1 {v20.16b, v21.16b, v22.16b, v23.16b}, [x22], #64 */ \
+	TBL_LO(d); \
+	TBX_HI(d)
+
 // R14 = the number of trailing one bits of d6 (the all-ones masks of the lanes accepted before
 // the first rejected one).
 #define FAILED_LANE_BITS \
@@ -46,6 +59,20 @@
 	MVN  R14, R14; \
 	RBIT R14, R14; \
 	CLZ  R14, R14
+
+// R0 and R2 back by bytes (the group just loaded and stored), then on to the first rejected lane,
+// whose number is R14 >> (shift + 2) (R14 from FAILED_LANE_BITS: 8 or 16 bits per lane).
+#define BACK_TO_LANE(bytes, shift) \
+	SUB bytes, R0, R0; \
+	SUB bytes, R2, R2; \
+	ADD R14>>shift, R0, R0; \
+	ADD R14>>shift, R2, R2
+
+// R1 and R12 less the words read since R23 (the run of groups that just stopped).
+#define SYNC_COUNTS \
+	SUB R23, R0, R24; \
+	SUB R24>>2, R1, R1; \
+	SUB R24>>2, R12, R12
 
 // func zigRunNEON(words *uint32, nw int, out *float32, nout int, fast *[2 * zigLayers][2]uint32, wedge *[zigLayers]zigWedge, tbl *zigTBL) (consumed, produced int)
 //
@@ -108,22 +135,10 @@ group16:
 	WORD $0x6e31a94b // uminv b11, v10.16b
 	WORD $0x1e26016d // fmov w13, s11
 	WORD $0x6f09048e // ushr v14.16b, v4.16b, #7
-	WORD $0x4cdf22d0 // ld1 {v16.16b, v17.16b, v18.16b, v19.16b}, [x22], #64
-	WORD $0x4cdf22d4 // ld1 {v20.16b, v21.16b, v22.16b, v23.16b}, [x22], #64
-	WORD $0x4e086204 // tbl v4.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v8.16b
-	WORD $0x4e097284 // tbx v4.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v9.16b
-	WORD $0x4cdf22d0 // ld1 {v16.16b, v17.16b, v18.16b, v19.16b}, [x22], #64
-	WORD $0x4cdf22d4 // ld1 {v20.16b, v21.16b, v22.16b, v23.16b}, [x22], #64
-	WORD $0x4e086205 // tbl v5.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v8.16b
-	WORD $0x4e097285 // tbx v5.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v9.16b
-	WORD $0x4cdf22d0 // ld1 {v16.16b, v17.16b, v18.16b, v19.16b}, [x22], #64
-	WORD $0x4cdf22d4 // ld1 {v20.16b, v21.16b, v22.16b, v23.16b}, [x22], #64
-	WORD $0x4e086206 // tbl v6.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v8.16b
-	WORD $0x4e097286 // tbx v6.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v9.16b
-	WORD $0x4cdf22d0 // ld1 {v16.16b, v17.16b, v18.16b, v19.16b}, [x22], #64
-	WORD $0x4cdf22d4 // ld1 {v20.16b, v21.16b, v22.16b, v23.16b}, [x22], #64
-	WORD $0x4e086207 // tbl v7.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v8.16b
-	WORD $0x4e097287 // tbx v7.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v9.16b
+	W_PLANE(4)
+	W_PLANE(5)
+	W_PLANE(6)
+	W_PLANE(7)
 	SUB  $512, R22, R22
 	WORD $0x6f0f55c7 // sli v7.16b, v14.16b, #7
 	WORD $0x4e05388e // zip1 v14.16b, v4.16b, v5.16b
@@ -150,9 +165,7 @@ group16:
 	CBZW R13, fail16
 	SUBS $16, R20, R20
 	BGE  group16
-	SUB  R23, R0, R24
-	SUB  R24>>2, R1, R1
-	SUB  R24>>2, R12, R12
+	SYNC_COUNTS
 
 loop8:
 	CMP  R12, R1
@@ -186,9 +199,7 @@ group8:
 	CBZW R13, fail8
 	SUBS $8, R20, R20
 	BGE  group8
-	SUB  R23, R0, R24
-	SUB  R24>>2, R1, R1
-	SUB  R24>>2, R12, R12
+	SYNC_COUNTS
 
 after8:
 	CMP  $4, R1
@@ -246,13 +257,8 @@ lane16:
 	MVN  R14, R14
 	RBIT R14, R14
 	CLZ  R14, R14
-	SUB  R17<<2, R0, R0
-	SUB  R17<<2, R2, R2
-	ADD  R14>>1, R0, R0
-	ADD  R14>>1, R2, R2
-	SUB  R23, R0, R24
-	SUB  R24>>2, R1, R1
-	SUB  R24>>2, R12, R12
+	BACK_TO_LANE(R17<<2, 1)
+	SYNC_COUNTS
 	B    single
 
 fail8:
@@ -260,23 +266,15 @@ fail8:
 	WORD $0x4e451886 // uzp1 v6.8h, v4.8h, v5.8h
 	WORD $0x0e2128c6 // xtn v6.8b, v6.8h
 	FAILED_LANE_BITS
-	SUB  $32, R0, R0
-	SUB  $32, R2, R2
-	ADD  R14>>1, R0, R0
-	ADD  R14>>1, R2, R2
-	SUB  R23, R0, R24
-	SUB  R24>>2, R1, R1
-	SUB  R24>>2, R12, R12
+	BACK_TO_LANE($32, 1)
+	SYNC_COUNTS
 	B    slow
 
 fail4:
 	// First zero lane j of v4 (lanes 0-3 of the group just stored).
 	WORD $0x0e612886 // xtn v6.4h, v4.4s
 	FAILED_LANE_BITS
-	SUB  $16, R0, R0
-	SUB  $16, R2, R2
-	ADD  R14>>2, R0, R0
-	ADD  R14>>2, R2, R2
+	BACK_TO_LANE($16, 2)
 	LSR  $4, R14, R17
 	SUB  R17, R1, R1
 	SUB  R17, R12, R12
