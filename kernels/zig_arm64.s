@@ -111,6 +111,12 @@ TEXT ·zigRunNEON(SB), NOSPLIT, $0-72
 	MOVD R2, R16
 	WORD $0x4f03e7ec // movi v12.16b, #0x7f
 	WORD $0x4f02e40d // movi v13.16b, #0x40
+	// khi stays in v24-v31 while groups of sixteen run: the groups of eight and four, which use
+	// those registers, run only once fewer than sixteen words or values are left, and then the
+	// groups of sixteen never run again.
+	WORD $0x4c4022b8 // ld1 {v24.16b, v25.16b, v26.16b, v27.16b}, [x21]
+	ADD  $64, R21, R24
+	WORD $0x4c40231c // ld1 {v28.16b, v29.16b, v30.16b, v31.16b}, [x24]
 
 loop16:
 	// R20 counts down the values of whole groups of sixteen that fit in both words and out; R1
@@ -120,9 +126,6 @@ loop16:
 	SUBS $16, R20, R20
 	BLT  loop8
 	MOVD R0, R23
-	WORD $0x4c4022b8 // ld1 {v24.16b, v25.16b, v26.16b, v27.16b}, [x21]
-	ADD  $64, R21, R24
-	WORD $0x4c40231c // ld1 {v28.16b, v29.16b, v30.16b, v31.16b}, [x24]
 
 group16:
 	WORD $0x4c400004 // ld4 {v4.16b, v5.16b, v6.16b, v7.16b}, [x0]
