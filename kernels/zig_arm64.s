@@ -230,13 +230,15 @@ single:
 	// CBZ).
 	CBZ     R1, done
 	CBZ     R12, done
+
+recheck:
 	MOVWU   (R0), R4
 	AND     $255, R4, R5
 	ADD     R5<<3, R3, R6
 	LDPW    (R6), (R7, R8)
 	LSRW    $8, R4, R9
 	CMPW    R7, R9
-	BHS     slow
+	BHS     slowloaded
 	UCVTFWS R9, F0
 	FMOVS   R8, F1
 	FMULS   F1, F0, F0
@@ -262,7 +264,7 @@ lane16:
 	CLZ  R14, R14
 	BACK_TO_LANE(R17<<2, 1)
 	SYNC_COUNTS
-	B    single
+	B    recheck
 
 fail8:
 	// First zero lane j of v4:v5 (the eight lanes just stored): back to word and value j.
@@ -285,17 +287,20 @@ fail4:
 slow:
 	// The word at R0 is outside its layer's rectangle (R1 ≥ 1, R12 ≥ 1).
 	MOVWU   (R0), R4
+	LSRW    $8, R4, R9
+
+slowloaded:
+	// R4 = the word at R0, R9 = its u.
 	AND     $127, R4, R5
 	CBZ     R5, done         // base layer: the tail is Go's
 	CMP     $2, R1
 	BLT     done             // no height word
 	MOVWU   4(R0), R6
-	LSRW    $8, R4, R7
 	ADD     R5<<6, R19, R8
 	FLDPD   (R8), (F0, F1)   // w, f
 	FLDPD   16(R8), (F2, F3) // d, b
 	FLDPD   32(R8), (F4, F5) // alo, ahi
-	UCVTFWD R7, F6
+	UCVTFWD R9, F6
 	FMULD   F0, F6, F6       // x = u·w
 	FMULD   F6, F6, F8       // q = x·x
 	// U = (2·height + 1)·2⁻³³ = (height + 0.5)·2⁻³², exactly.
@@ -321,7 +326,7 @@ slow:
 	MOVWU   (R6), R7
 	LSRW    $8, R4, R9
 	CMPW    R7, R9
-	BHS     slow
+	BHS     slowloaded
 	AND     $127, R4, R5
 	ADD     R5<<6, R19, R8
 	FMOVD   (R8), F0
