@@ -140,7 +140,8 @@ func dot4(a []float32, lda int, x []float32, out *[4]float32) {
 }
 
 //go:noescape
-func zigRunNEON(words *uint32, nw int, out *float32, nout int, fast *[2 * zigLayers][2]uint32, wedge *[zigLayers]zigWedge, tbl *zigTBL) (consumed, produced int)
+func zigRunNEON(words *uint32, nw int, out *float32, nout int,
+	fast *[2 * zigLayers][2]uint32, wedge *[zigLayers]zigWedge, tbl *zigTBL) (consumed, produced int)
 
 // zigRun is the ziggurat over buffered words into out, the fast path sixteen words at a time in
 // NEON (table lookups by TBL) and the wedges in scalar code (zig_arm64.s); see zigRunGeneric.

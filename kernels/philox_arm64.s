@@ -134,7 +134,7 @@
 	EOR(h1, h1, ka); \
 	EOR((h1)+8, (h1)+8, ka)
 
-// ROUND with KA, KB first loaded from the next round's keys at R19 (rounds 5-9).
+// ROUND with KA, KB first loaded from R19 (rounds 5-9).
 #define ROUNDK(c0, c1, c2, c3, p, q, r, t, n3, h0, n1, h1) \
 	LD2R_KEYS; \
 	ROUND(c0, c1, c2, c3, p, q, r, t, n3, h0, n1, h1, 24, 25)

@@ -225,7 +225,8 @@ func zigRunGeneric(words []uint32, out []float32) (consumed, produced int) {
 				break
 			}
 			if y <= e.ahi+e.b*q || i+2 == len(words) {
-				return i, j // between the lines (exp decides), or rejected without a retry word here
+				// Between the lines (exp decides), or rejected without a retry word here.
+				return i, j
 			}
 			i += 2
 			w = words[i]

@@ -362,7 +362,8 @@ func TestZigWedgeLines(t *testing.T) {
 			g := math.Exp(-0.5 * x * x)
 			l, h := e.alo+e.b*x*x, e.ahi+e.b*x*x
 			if !(l < g-1e-14 && g+1e-14 < h) {
-				t.Fatalf("layer %d, u = %d (x = %g): lines %g, %g do not enclose exp(−x²/2) = %g", i, u, x, l, h, g)
+				t.Fatalf("layer %d, u = %d (x = %g): lines %g, %g do not enclose exp(−x²/2) = %g",
+					i, u, x, l, h, g)
 			}
 			band = max(band, (h-l)/e.d)
 		}

@@ -168,7 +168,8 @@ func TestZigRunMatchesGeneric(t *testing.T) {
 			c, p := zigRun(w, got)
 			c2, p2 := zigRunGeneric(w, want)
 			if c != c2 || p != p2 {
-				t.Fatalf("n=%d off=%d out %d: consumed, produced %d, %d; generic %d, %d", n, off, m, c, p, c2, p2)
+				t.Fatalf("n=%d off=%d out %d: consumed, produced %d, %d; generic %d, %d",
+					n, off, m, c, p, c2, p2)
 			}
 			if !equal32(got[:p], want[:p]) {
 				t.Fatalf("n=%d off=%d out %d: values differ from the generic twin", n, off, m)

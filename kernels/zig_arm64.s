@@ -81,10 +81,10 @@
 // layer and then gives out = float32(u)·(±w) (w = w32 of the layer). Sixteen words per pass while
 // both words and out have sixteen: LD4 splits their bytes into four vectors, TBL/TBX look up the
 // layers' khi (kept in v24-v31) and the four bytes of w (tbl's 128-byte tables, loaded per pass)
-// for all sixteen at once, ZIP joins w's bytes into words, and u >> 16 < khi accepts (a word with
-// u >> 16 = khi goes to the exact test of one word, recheck). Then groups of eight (the pairs fast[b]
-// = {k, ±w} by UMOV and scalar 64-bit loads, combined by INS and split by UZP1/UZP2), four, and
-// single words. The first word of a group that is not accepted goes to the wedge test (slow), in
+// for all sixteen at once, ZIP joins w's bytes into words, and u >> 16 < khi accepts (a word
+// with u >> 16 = khi goes to the exact test of one word, recheck). Then groups of eight (the
+// pairs fast[b] = {k, ±w} by UMOV and scalar 64-bit loads, combined by INS and split by
+// UZP1/UZP2), four, and single words. The first word of a group that is not accepted goes to the wedge test (slow), in
 // float64 scalar code with the same operations as zigRunGeneric (x = float64(u)·w, y = f + U·d by
 // FMADD, the two lines in x·x by FMADD); accepted, the run goes on at the word after its height
 // word; rejected, that word starts the draw again, in float64 (zigSlow's retry) if it lies in its

@@ -118,7 +118,10 @@ func newZigWedge(w float64, k uint32, f, fUp float64) zigWedge {
 	chord := G(qa) - b*qa
 	qs := -2 * math.Log(-2*b)
 	tangent := G(qs) - b*qs
-	return zigWedge{w: w, f: f, d: fUp - f, b: b, alo: tangent - zigWedgeMargin, ahi: chord + zigWedgeMargin}
+	return zigWedge{
+		w: w, f: f, d: fUp - f,
+		b: b, alo: tangent - zigWedgeMargin, ahi: chord + zigWedgeMargin,
+	}
 }
 
 // uniformOpen maps a word to (0, 1).

@@ -137,7 +137,7 @@ def macro_text():
             lines.append("; \\\n".join("\t" + x for x in ins_))
             lines.append("")
         if name == "ROUND":
-            lines.append("// ROUND with KA, KB first loaded from the next round's keys at R19 (rounds 5-9).")
+            lines.append("// ROUND with KA, KB first loaded from R19 (rounds 5-9).")
             for pair in (False, True):
                 sfx = "_PAIR" if pair else ""
                 ps = params[:-2]
