@@ -126,8 +126,10 @@ func dot4(a []float32, lda int, x []float32, out *[4]float32) {
 	}
 }
 
-// zigFast is the ziggurat's fast path over words; see zigFastGeneric.
-func zigFast(words []uint32, out []float32) int { return zigFastGeneric(words, out) }
+// zigRun is the ziggurat over buffered words into out; see zigRunGeneric.
+func zigRun(words []uint32, out []float32) (consumed, produced int) {
+	return zigRunGeneric(words, out)
+}
 
 // branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather
 // than a runtime call (so ReLU can use it without a branch).

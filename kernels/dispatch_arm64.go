@@ -140,18 +140,18 @@ func dot4(a []float32, lda int, x []float32, out *[4]float32) {
 }
 
 //go:noescape
-func zigNEON(words *uint32, n int, out *float32, tab *[2 * zigLayers][2]uint32) int
+func zigRunNEON(words *uint32, nw int, out *float32, nout int,
+	fast *[2 * zigLayers][2]uint32, wedge *[zigLayers]zigWedge, tbl *zigTBL) (consumed, produced int)
 
-// zigFast is the ziggurat's fast path over words, eight at a time in NEON; see zigFastGeneric.
-// Unlike the generic twin it may also overwrite out[j] for a few j past the returned index (up to
-// the end of its group of eight or four words), which the caller writes afterwards.
-func zigFast(words []uint32, out []float32) int {
-	n := len(words)
-	if n == 0 {
-		return 0
+// zigRun is the ziggurat over buffered words into out, the fast path sixteen words at a time in
+// NEON (table lookups by TBL) and the wedges in scalar code (zig_arm64.s); see zigRunGeneric.
+// Unlike the generic twin it may also overwrite out[j] for a few j past the values it reports (up
+// to the end of a group of sixteen, eight or four), which the caller writes afterwards.
+func zigRun(words []uint32, out []float32) (consumed, produced int) {
+	if len(words) == 0 || len(out) == 0 {
+		return 0, 0
 	}
-	_ = out[n-1] // the bound the assembly relies on
-	return zigNEON(&words[0], n, &out[0], &zig.fast)
+	return zigRunNEON(&words[0], len(words), &out[0], len(out), &zig.fast, &zig.wedge, &zig.tbl)
 }
 
 // branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather

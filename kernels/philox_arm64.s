@@ -8,7 +8,7 @@
 // A64 encoding of the instruction in the comment, checked by scripts/neonwords.py), and the rounds of Philox4x32-10 built of them
 // on the constants of the prologue:
 //   M0 = v26, M1 = v27, B1 = v16, D0 = v17, D1 = v18, K02 = v19, F = v20, KA, KB = v24, v25,
-//   W0, W1 = v28, v29, K3A, K3B = v30, v31.
+//   K4A, K4B = v28, v29, K3A, K3B = v30, v31.
 // A round macro's …_PAIR twin runs the round for set b too (its registers eight on, its
 // counter in vctrb), each instruction for set b right after set a's.
 
@@ -24,6 +24,9 @@
 #define EOR(d, n, m) WORD $(0x6e201c00 | (m)<<16 | (n)<<5 | (d))
 // add v{d}.4s, v{n}.4s, v{m}.4s
 #define ADD(d, n, m) WORD $(0x4ea08400 | (m)<<16 | (n)<<5 | (d))
+// KA, KB = the next round's keys, from R19 on.
+#define LD2R_KEYS \
+	WORD $0x4dffca78; /* ld2r {v24.4s, v25.4s}, [x19], #8 */
 
 // vp, vq = the 64-bit products of vm's lanes and vx's, lanes 0-1 and 2-3.
 #define MUL(x, m, p, q) \
@@ -131,15 +134,13 @@
 	EOR(h1, h1, ka); \
 	EOR((h1)+8, (h1)+8, ka)
 
-// ROUND with KA, KB first advanced by the Weyl constants W0, W1 (rounds 5-9).
+// ROUND with KA, KB first loaded from R19 (rounds 5-9).
 #define ROUNDK(c0, c1, c2, c3, p, q, r, t, n3, h0, n1, h1) \
-	ADD(24, 24, 28); \
-	ADD(25, 25, 29); \
+	LD2R_KEYS; \
 	ROUND(c0, c1, c2, c3, p, q, r, t, n3, h0, n1, h1, 24, 25)
 
 #define ROUNDK_PAIR(c0, c1, c2, c3, p, q, r, t, n3, h0, n1, h1) \
-	ADD(24, 24, 28); \
-	ADD(25, 25, 29); \
+	LD2R_KEYS; \
 	ROUND_PAIR(c0, c1, c2, c3, p, q, r, t, n3, h0, n1, h1, 24, 25)
 
 
@@ -150,14 +151,15 @@
 // they do not wrap within the call), hi the high counter word, (a, b) the stream. Only the low
 // counter word c0 differs between the blocks, so round 0's product M1·c2 and its new c0, c1 are
 // the same for every block (c0 = hi(M1·a) ^ hi ^ k0, c1 = lo(M1·a)), and so is round 1's product
-// M0·c0: the prologue folds them with the keys of rounds 0-2 into five constants, and rounds 4-9
-// add the Weyl constants to round 3's key. Two groups per pass, one set of four blocks in
-// v0-v7 and one in v8-v15 (the four blocks of a set in the four lanes of each register, c0…c3
-// one register each), then one group alone if groups is odd. The 32×32→64-bit products by
-// UMULL/UMULL2 and their halves by UZP1/UZP2; ST4 interleaves the lanes back into block order.
-// Instructions Go's assembler does not spell are the macros above or WORDs with their mnemonic
-// beside them.
-TEXT ·philoxNEON(SB), NOSPLIT, $0-44
+// M0·c0: the prologue folds them with the keys of rounds 0-2 into five constants, keeps the keys
+// of rounds 3 and 4 in registers and writes those of rounds 5-9 to the frame, from where each
+// round loads its pair with one LD2R (R19, reset every pass). Two groups per pass, one set of
+// four blocks in v0-v7 and one in v8-v15 (the four blocks of a set in the four lanes of each
+// register, c0…c3 one register each), then one group alone if groups is odd. The 32×32→64-bit
+// products by UMULL/UMULL2 and their halves by UZP1/UZP2; ST4 interleaves the lanes back into
+// block order. Instructions Go's assembler does not spell are the macros above or WORDs with
+// their mnemonic beside them.
+TEXT ·philoxNEON(SB), NOSPLIT, $48-44
 	MOVD  dst+0(FP), R0
 	MOVD  groups+8(FP), R1
 	MOVD  key+16(FP), R2
@@ -177,8 +179,6 @@ TEXT ·philoxNEON(SB), NOSPLIT, $0-44
 	WORD $0x72b3c6ee // movk w14, #0x9e37, lsl #16
 	WORD $0x5295d0af // mov w15, #0xae85
 	WORD $0x72b76cef // movk w15, #0xbb67, lsl #16
-	WORD $0x4e040ddc // dup v28.4s, w14
-	WORD $0x4e040dfd // dup v29.4s, w15
 	WORD $0x9baa7cab // umull x11, w5, w10
 	WORD $0xd360fd6c // lsr x12, x11, #32
 	WORD $0x4a04018c // eor w12, w12, w4
@@ -202,6 +202,26 @@ TEXT ·philoxNEON(SB), NOSPLIT, $0-44
 	WORD $0x0b0f0108 // add w8, w8, w15
 	WORD $0x4e040cfe // dup v30.4s, w7
 	WORD $0x4e040d1f // dup v31.4s, w8
+	WORD $0x0b0e00e7 // add w7, w7, w14
+	WORD $0x0b0f0108 // add w8, w8, w15
+	WORD $0x4e040cfc // dup v28.4s, w7
+	WORD $0x4e040d1d // dup v29.4s, w8
+	MOVD $keys-40(SP), R19
+	WORD $0x0b0e00e7 // add w7, w7, w14
+	WORD $0x0b0f0108 // add w8, w8, w15
+	WORD $0x29002267 // stp w7, w8, [x19, #0]
+	WORD $0x0b0e00e7 // add w7, w7, w14
+	WORD $0x0b0f0108 // add w8, w8, w15
+	WORD $0x29012267 // stp w7, w8, [x19, #8]
+	WORD $0x0b0e00e7 // add w7, w7, w14
+	WORD $0x0b0f0108 // add w8, w8, w15
+	WORD $0x29022267 // stp w7, w8, [x19, #16]
+	WORD $0x0b0e00e7 // add w7, w7, w14
+	WORD $0x0b0f0108 // add w8, w8, w15
+	WORD $0x29032267 // stp w7, w8, [x19, #24]
+	WORD $0x0b0e00e7 // add w7, w7, w14
+	WORD $0x0b0f0108 // add w8, w8, w15
+	WORD $0x29042267 // stp w7, w8, [x19, #32]
 	WORD $0x4f000497 // movi v23.4s, #4
 	WORD $0x4eb786b6 // add v22.4s, v21.4s, v23.4s
 	WORD $0x4f000517 // movi v23.4s, #8
@@ -213,21 +233,19 @@ pair:
 	ROUND1_PAIR(3, 2, 4, 5, 6, 7)
 	ROUND2_PAIR(7, 6, 2, 0, 1, 3, 4, 5, 7, 2, 0)
 	ROUND_PAIR(0, 2, 7, 5, 1, 3, 4, 6, 0, 7, 1, 3, 30, 31)
-	WORD $0x4ebc87d8 // add v24.4s, v30.4s, v28.4s
-	WORD $0x4ebd87f9 // add v25.4s, v31.4s, v29.4s
-	ROUND_PAIR(3, 1, 7, 0, 4, 6, 2, 5, 3, 7, 4, 6, 24, 25)
+	ROUND_PAIR(3, 1, 7, 0, 4, 6, 2, 5, 3, 7, 4, 6, 28, 29)
 	ROUNDK_PAIR(6, 4, 7, 3, 2, 5, 1, 0, 6, 7, 2, 5)
 	ROUNDK_PAIR(5, 2, 7, 6, 1, 0, 4, 3, 5, 7, 1, 0)
 	ROUNDK_PAIR(0, 1, 7, 5, 4, 3, 2, 6, 0, 7, 4, 3)
 	ROUNDK_PAIR(3, 4, 7, 0, 2, 6, 1, 5, 3, 7, 2, 6)
-	WORD $0x4ebc8718 // add v24.4s, v24.4s, v28.4s
-	WORD $0x4ebd8739 // add v25.4s, v25.4s, v29.4s
+	WORD $0x4dffca78 // ld2r {v24.4s, v25.4s}, [x19], #8
 	ROUND(6, 2, 7, 3, 1, 5, 4, 0, 7, 6, 5, 4, 24, 25)
 	ROUND(14, 10, 15, 11, 9, 13, 12, 8, 15, 14, 13, 12, 24, 25)
 	WORD $0x4c9f0804 // st4 {v4.4s, v5.4s, v6.4s, v7.4s}, [x0], #64
 	WORD $0x4c9f080c // st4 {v12.4s, v13.4s, v14.4s, v15.4s}, [x0], #64
 	WORD $0x4eb786b5 // add v21.4s, v21.4s, v23.4s
 	WORD $0x4eb786d6 // add v22.4s, v22.4s, v23.4s
+	SUB  $40, R19, R19
 	SUBS $1, R2, R2
 	BNE  pair
 
@@ -237,9 +255,7 @@ single:
 	ROUND1(3, 2, 4, 5, 6, 7)
 	ROUND2(7, 6, 2, 0, 1, 3, 4, 5, 7, 2, 0)
 	ROUND(0, 2, 7, 5, 1, 3, 4, 6, 0, 7, 1, 3, 30, 31)
-	WORD $0x4ebc87d8 // add v24.4s, v30.4s, v28.4s
-	WORD $0x4ebd87f9 // add v25.4s, v31.4s, v29.4s
-	ROUND(3, 1, 7, 0, 4, 6, 2, 5, 3, 7, 4, 6, 24, 25)
+	ROUND(3, 1, 7, 0, 4, 6, 2, 5, 3, 7, 4, 6, 28, 29)
 	ROUNDK(6, 4, 7, 3, 2, 5, 1, 0, 6, 7, 2, 5)
 	ROUNDK(5, 2, 7, 6, 1, 0, 4, 3, 5, 7, 1, 0)
 	ROUNDK(0, 1, 7, 5, 4, 3, 2, 6, 0, 7, 4, 3)

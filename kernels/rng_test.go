@@ -338,3 +338,37 @@ func TestUniformMatchesWords(t *testing.T) {
 		}
 	}
 }
+
+// TestZigWedgeLines checks the lines of every layer's wedge row against math.Exp over the x the
+// wedge can give (u from k to 2²⁴−1, ends included): the lower one below the density and the upper
+// one above it by more than Exp's rounding, so that zigRun's decisions are exp's. And the band
+// between them, where exp is still needed, stays thin (under 10 % of the layer's height; under
+// 1 % but in the outermost layers).
+func TestZigWedgeLines(t *testing.T) {
+	steps := 4000
+	if testing.Short() {
+		steps = 400
+	}
+	for i := 1; i < zigLayers; i++ {
+		e := zig.wedge[i]
+		if e.w != zig.w[i] || e.f != zig.f[i] || e.d != zig.f[i-1]-zig.f[i] {
+			t.Fatalf("layer %d: wedge row %+v does not copy w, f, f[i-1]-f", i, e)
+		}
+		lo, hi := uint64(zig.k[i]), uint64(zigScale-1)
+		var band float64
+		for j := 0; j <= steps; j++ {
+			u := lo + (hi-lo)*uint64(j)/uint64(steps)
+			x := float64(u) * zig.w[i]
+			g := math.Exp(-0.5 * x * x)
+			l, h := e.alo+e.b*x*x, e.ahi+e.b*x*x
+			if !(l < g-1e-14 && g+1e-14 < h) {
+				t.Fatalf("layer %d, u = %d (x = %g): lines %g, %g do not enclose exp(−x²/2) = %g",
+					i, u, x, l, h, g)
+			}
+			band = max(band, (h-l)/e.d)
+		}
+		if band > 0.1 {
+			t.Errorf("layer %d: the lines are %.3g of the layer's height apart", i, band)
+		}
+	}
+}

@@ -135,22 +135,44 @@ func TestDot4MatchesGeneric(t *testing.T) {
 	}
 }
 
-func TestZigFastMatchesGeneric(t *testing.T) {
+func TestZigRunMatchesGeneric(t *testing.T) {
 	s := NewStream(9, 8, 7)
 	words := make([]uint32, 4096)
 	for i := range words {
 		words[i] = s.word()
 	}
-	forSubslices(len(words), []int{0, 1, 3}, func(n, off int) {
-		w := words[off : off+n]
-		got, want := make([]float32, n), make([]float32, n)
-		j, k := zigFast(w, got), zigFastGeneric(w, want)
-		if j != k {
-			t.Fatalf("n=%d off=%d: stops at %d, generic at %d", n, off, j, k)
+	// Words that stop the run or take the wedge path at every position of a group of sixteen:
+	// the base layer, layer 1 (always a wedge) with a low and a high height word, a word just at
+	// its layer's threshold, and one in its rectangle that only the exact test accepts (u >> 16 =
+	// k >> 16, the byte-wise test of the NEON code fails it).
+	for i := 0; i < 80; i++ {
+		switch i % 5 {
+		case 0:
+			words[100+i*9] = 0x12345600 | uint32(i&1)<<7 // layer 0, outside its rectangle or not
+		case 1:
+			words[100+i*9], words[101+i*9] = 0xfffff001, 0 // layer 1 wedge, lowest height: accepted
+		case 2:
+			words[100+i*9], words[101+i*9] = 0xfffff081, 0xffffffff // highest height: rejected
+		case 3:
+			l := uint32(2 + i%120)
+			words[100+i*9] = zig.k[l]<<8 | l
+		case 4:
+			l := uint32(2 + i%120)
+			words[100+i*9] = zig.k[l]>>16<<24 | l | uint32(i&2)<<6
 		}
-		for i := 0; i < j; i++ {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("n=%d off=%d: out[%d] = %v, generic %v", n, off, i, got[i], want[i])
+	}
+	forSubslices(len(words), []int{0, 1, 3, 100, 109, 125}, func(n, off int) {
+		w := words[off : off+n]
+		for _, m := range []int{n, n / 2, n + 3, 1} {
+			got, want := make([]float32, m), make([]float32, m)
+			c, p := zigRun(w, got)
+			c2, p2 := zigRunGeneric(w, want)
+			if c != c2 || p != p2 {
+				t.Fatalf("n=%d off=%d out %d: consumed, produced %d, %d; generic %d, %d",
+					n, off, m, c, p, c2, p2)
+			}
+			if !equal32(got[:p], want[:p]) {
+				t.Fatalf("n=%d off=%d out %d: values differ from the generic twin", n, off, m)
 			}
 		}
 	})

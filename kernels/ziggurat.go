@@ -29,7 +29,38 @@ type zigTables struct {
 	// one 64-bit load and gets the sign from the product, since float32(u)·(−w) = −(float32(u)·w)
 	// exactly (−0 for u = 0, as or-ing the sign bit in gives).
 	fast [2 * zigLayers][2]uint32
+	// tbl is the fast path's tables for byte-wise lookups (NEON TBL); see zigTBL.
+	tbl zigTBL
+	// wedge holds, per layer i ≥ 1, what the wedge test of zigRun needs (see zigWedge); of entry
+	// 0 only w is set (the base layer's slow path is the tail, which zigRun leaves to Go).
+	wedge [zigLayers]zigWedge
 }
+
+// zigTBL holds the fast path's tables one byte per layer, for a lookup of sixteen words at once
+// by TBL/TBX over 128-byte tables: khi[l] = k[l] >> 16, so that u >> 16 < khi[l] implies u < k[l]
+// (a word with u >> 16 = khi[l] is left to the exact test), and w[b][l] = byte b of the bits of
+// w32[l].
+type zigTBL struct {
+	khi [zigLayers]uint8
+	w   [4][zigLayers]uint8
+}
+
+// zigWedge is one layer's row of the wedge test without exp: x = float64(u)·w, the uniform
+// height y = f + U·d (d = f[i−1] − f[i], the same double Stream.Normal computes), and two lines
+// in q = x·x with the common slope b that bound the density over every x the wedge can give:
+// alo + b·q < exp(−x²/2) < ahi + b·q, with a margin far above the rounding of these products and
+// of math.Exp. A draw with y below the lower line is accepted and one above the upper line
+// rejected exactly as y < math.Exp(−x²/2) decides; only a y between the lines needs exp. The row
+// is 64 bytes (two fields spare) so that the assembly indexes it with a shift.
+type zigWedge struct {
+	w, f, d, b, alo, ahi float64
+	_                    [2]float64
+}
+
+// zigWedgeMargin is how far the lines of zigWedge are moved apart beyond the bound on the
+// density's distance from its chord: the rounding of y, of the lines' fused multiply-adds and of
+// math.Exp(−0.5·x·x) (argument rounding included) are all below 1e-14 for x ≤ r.
+const zigWedgeMargin = 1e-12
 
 var zig = newZigTables()
 
@@ -60,7 +91,37 @@ func newZigTables() *zigTables {
 		l := b & (zigLayers - 1)
 		t.fast[b] = [2]uint32{t.k[l], math.Float32bits(t.w32[l]) | uint32(b&0x80)<<24}
 	}
+	for l := range zigLayers {
+		t.tbl.khi[l] = uint8(t.k[l] >> 16)
+		bits := math.Float32bits(t.w32[l])
+		for b := range t.tbl.w {
+			t.tbl.w[b][l] = uint8(bits >> (8 * b))
+		}
+	}
+	t.wedge[0].w = t.w[0] // for a retry word in the base layer's rectangle
+	for i := 1; i < zigLayers; i++ {
+		t.wedge[i] = newZigWedge(t.w[i], t.k[i], t.f[i], t.f[i-1])
+	}
 	return t
+}
+
+// newZigWedge computes a layer's zigWedge from its scale w, threshold k and the densities at its
+// right edge (f) and at the edge above (fUp). The wedge's x run over [a, c] = [k·w, (2²⁴−1)·w];
+// as a function of q = x², the density G(q) = exp(−q/2) is convex, so over [a², c²] it lies below
+// its chord and above the tangent parallel to the chord (at q* where G′(q*) = −G(q*)/2 is the
+// chord's slope).
+func newZigWedge(w float64, k uint32, f, fUp float64) zigWedge {
+	G := func(q float64) float64 { return math.Exp(-0.5 * q) }
+	a, c := float64(k)*w, float64(zigScale-1)*w
+	qa, qc := a*a, c*c
+	b := (G(qc) - G(qa)) / (qc - qa)
+	chord := G(qa) - b*qa
+	qs := -2 * math.Log(-2*b)
+	tangent := G(qs) - b*qs
+	return zigWedge{
+		w: w, f: f, d: fUp - f,
+		b: b, alo: tangent - zigWedgeMargin, ahi: chord + zigWedgeMargin,
+	}
 }
 
 // uniformOpen maps a word to (0, 1).

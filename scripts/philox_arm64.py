@@ -5,7 +5,8 @@ The Philox4x32-10 NEON generator: eight blocks per pass in two sets of four lane
 round by round, and one set of four for an odd group. Rounds 0-2 use constants the prologue
 computes: only the counter's low word differs
 between blocks, so in round 0 the product of c2 = a and the words c1, c3 are the same for every
-block, and in round 1 the product of c0; rounds 4-9 add the Weyl constants to round 3's key.
+block, and in round 1 the product of c0; the keys of rounds 3 and 4 stay in registers, those of
+rounds 5-9 are loaded (LD2R, both words at once) from the frame, where the prologue writes them.
 Registers of each set's state are allocated round by round from a pool of eight. The rounds are
 macros (MUL, HALVES, PRODUCTS, ROUND0…ROUND and their …_PAIR twins for the two interleaved sets)
 defined at the top of the output from the templates in MACROS; the loops call the rounds with the
@@ -18,7 +19,7 @@ M0, M1 = "v26", "v27"
 B1, D0, D1, K02, F = "v16", "v17", "v18", "v19", "v20"
 CTRA, CTRB, INC = "v21", "v22", "v23"
 KA, KB = "v24", "v25"
-W0, W1, K3A, K3B = "v28", "v29", "v30", "v31"
+K4A, K4B, K3A, K3B = "v28", "v29", "v30", "v31"
 
 out = []
 
@@ -101,12 +102,15 @@ def macro_text():
     instruction by instruction; ROUND0_PAIR takes set b's counter as ctrb)."""
     lines = [f"//   M0 = v{num(M0)}, M1 = v{num(M1)}, B1 = v{num(B1)}, D0 = v{num(D0)}, D1 = v{num(D1)}, "
              f"K02 = v{num(K02)}, F = v{num(F)}, KA, KB = v{num(KA)}, v{num(KB)},",
-             f"//   W0, W1 = v{num(W0)}, v{num(W1)}, K3A, K3B = v{num(K3A)}, v{num(K3B)}.",
+             f"//   K4A, K4B = v{num(K4A)}, v{num(K4B)}, K3A, K3B = v{num(K3A)}, v{num(K3B)}.",
              "// A round macro's …_PAIR twin runs the round for set b too (its registers eight on, its",
              "// counter in vctrb), each instruction for set b right after set a's.", ""]
     for op, (base, mn) in ENC.items():
         lines.append(f"// {mn}")
         lines.append(f"#define {op}(d, n, m) WORD $({base:#010x} | (m)<<16 | (n)<<5 | (d))")
+    lines.append(f"// KA, KB = the next round's keys, from R19 on.")
+    lines.append(f"#define LD2R_KEYS \\")
+    lines.append(f"\tWORD $0; /* ld2r {{{KA}.4s, {KB}.4s}}, [x19], #8 */")
     lines.append("")
 
     def arg(x, b):
@@ -133,13 +137,12 @@ def macro_text():
             lines.append("; \\\n".join("\t" + x for x in ins_))
             lines.append("")
         if name == "ROUND":
-            lines.append("// ROUND with KA, KB first advanced by the Weyl constants W0, W1 (rounds 5-9).")
+            lines.append("// ROUND with KA, KB first loaded from R19 (rounds 5-9).")
             for pair in (False, True):
                 sfx = "_PAIR" if pair else ""
                 ps = params[:-2]
                 lines.append(f"#define ROUNDK{sfx}({', '.join(ps)}) \\")
-                lines.append(f"\tADD({num(KA)}, {num(KA)}, {num(W0)}); \\")
-                lines.append(f"\tADD({num(KB)}, {num(KB)}, {num(W1)}); \\")
+                lines.append(f"\tLD2R_KEYS; \\")
                 lines.append(f"\tROUND{sfx}({', '.join(ps)}, {num(KA)}, {num(KB)})")
                 lines.append("")
     return "\n".join(lines)
@@ -172,12 +175,9 @@ def rounds(sets, ctrs, last_targets):
     for rnd in range(2, 10):
         name = "ROUND2" if rnd == 2 else "ROUNDK" if rnd > 4 else "ROUND"
         last = rnd == 9
-        if rnd == 4 or (last and len(sets) > 1):
-            src = (K3A, K3B) if rnd == 4 else (KA, KB)
-            ins(f"add {KA}.4s, {src[0]}.4s, {W0}.4s")
-            ins(f"add {KB}.4s, {src[1]}.4s, {W1}.4s")
-            if last:
-                name = "ROUND"
+        if last and len(sets) > 1:
+            ins(f"ld2r {{{KA}.4s, {KB}.4s}}, [x19], #8")
+            name = "ROUND"
         calls = []
         for k, s in enumerate(sets):
             c0, c1, c2 = s.st["c0"], s.st["c1"], s.st["c2"]
@@ -199,7 +199,7 @@ def rounds(sets, ctrs, last_targets):
                 s.release(p, q)
             args = [c0, c1, c2] + ([c3] if c3 is not None else []) + [p, q, r, t, n3, h0, n1, h1]
             if name == "ROUND":
-                args += [KA, KB] if rnd > 3 else [K3A, K3B]
+                args += [KA, KB] if rnd > 4 else [K4A, K4B] if rnd == 4 else [K3A, K3B]
             calls.append((name, args))
             s.st = {"c0": h1, "c1": n1, "c2": h0, "c3": n3}
         emit(calls, serial=last)
@@ -220,7 +220,7 @@ def emit(calls, serial=False):
     aside), one …_PAIR call."""
     if len(calls) == 2 and not serial:
         (na, a), (nb, b) = calls
-        shift = [x if x in (CTRA, KA, KB, K3A, K3B) else f"v{num(x) + 8}" for x in a]
+        shift = [x if x in (CTRA, KA, KB, K3A, K3B, K4A, K4B) else f"v{num(x) + 8}" for x in a]
         if na != nb or [x for x, y in zip(b, shift) if x != y and x != CTRB]:
             raise SystemExit(f"set b's {nb}{b} is not set a's {na}{a} shifted by eight")
         args = [str(num(x)) for x in a] + ([str(num(b[0]))] if na == "ROUND0" else [])
@@ -249,14 +249,15 @@ def main():
 // they do not wrap within the call), hi the high counter word, (a, b) the stream. Only the low
 // counter word c0 differs between the blocks, so round 0's product M1·c2 and its new c0, c1 are
 // the same for every block (c0 = hi(M1·a) ^ hi ^ k0, c1 = lo(M1·a)), and so is round 1's product
-// M0·c0: the prologue folds them with the keys of rounds 0-2 into five constants, and rounds 4-9
-// add the Weyl constants to round 3's key. Two groups per pass, one set of four blocks in
-// v0-v7 and one in v8-v15 (the four blocks of a set in the four lanes of each register, c0…c3
-// one register each), then one group alone if groups is odd. The 32×32→64-bit products by
-// UMULL/UMULL2 and their halves by UZP1/UZP2; ST4 interleaves the lanes back into block order.
-// Instructions Go's assembler does not spell are the macros above or WORDs with their mnemonic
-// beside them.
-TEXT ·philoxNEON(SB), NOSPLIT, $0-44
+// M0·c0: the prologue folds them with the keys of rounds 0-2 into five constants, keeps the keys
+// of rounds 3 and 4 in registers and writes those of rounds 5-9 to the frame, from where each
+// round loads its pair with one LD2R (R19, reset every pass). Two groups per pass, one set of
+// four blocks in v0-v7 and one in v8-v15 (the four blocks of a set in the four lanes of each
+// register, c0…c3 one register each), then one group alone if groups is odd. The 32×32→64-bit
+// products by UMULL/UMULL2 and their halves by UZP1/UZP2; ST4 interleaves the lanes back into
+// block order. Instructions Go's assembler does not spell are the macros above or WORDs with
+// their mnemonic beside them.
+TEXT ·philoxNEON(SB), NOSPLIT, $48-44
 	MOVD  dst+0(FP), R0
 	MOVD  groups+8(FP), R1
 	MOVD  key+16(FP), R2
@@ -271,7 +272,6 @@ TEXT ·philoxNEON(SB), NOSPLIT, $0-44
               "mov w9, #0x1f53", "movk w9, #0xd251, lsl #16", "mov w10, #0x8d57", "movk w10, #0xcd9e, lsl #16",
               f"dup {M0}.4s, w9", f"dup {M1}.4s, w10",
               "mov w14, #0x79b9", "movk w14, #0x9e37, lsl #16", "mov w15, #0xae85", "movk w15, #0xbb67, lsl #16",
-              f"dup {W0}.4s, w14", f"dup {W1}.4s, w15",
               "umull x11, w5, w10", "lsr x12, x11, #32", "eor w12, w12, w4", "eor w12, w12, w7",
               "umull x13, w12, w9",
               "eor w2, w6, w8", f"dup {B1}.4s, w2",
@@ -281,8 +281,16 @@ TEXT ·philoxNEON(SB), NOSPLIT, $0-44
               "add w7, w7, w14", "add w8, w8, w15",
               f"dup {K02}.4s, w7", "eor w2, w13, w8", f"dup {F}.4s, w2",
               "add w7, w7, w14", "add w8, w8, w15",
-              f"dup {K3A}.4s, w7", f"dup {K3B}.4s, w8"]:
+              f"dup {K3A}.4s, w7", f"dup {K3B}.4s, w8",
+              "add w7, w7, w14", "add w8, w8, w15",
+              f"dup {K4A}.4s, w7", f"dup {K4B}.4s, w8"]:
         ins(x)
+    # The keys of rounds 5-9, one pair of words each, in the frame from R19 on.
+    go("MOVD $keys-40(SP), R19")
+    for r in range(5, 10):
+        ins("add w7, w7, w14")
+        ins("add w8, w8, w15")
+        ins(f"stp w7, w8, [x19, #{8 * (r - 5)}]")
     ins(f"movi {INC}.4s, #4")
     ins(f"add {CTRB}.4s, {CTRA}.4s, {INC}.4s")
     ins(f"movi {INC}.4s, #8")
@@ -298,6 +306,7 @@ TEXT ·philoxNEON(SB), NOSPLIT, $0-44
         ins(f"st4 {{{c['c0']}.4s, {c['c1']}.4s, {c['c2']}.4s, {c['c3']}.4s}}, [x0], #64")
     ins(f"add {CTRA}.4s, {CTRA}.4s, {INC}.4s")
     ins(f"add {CTRB}.4s, {CTRB}.4s, {INC}.4s")
+    go("SUB  $40, R19, R19")
     go("SUBS $1, R2, R2")
     go("BNE  pair")
     out.append("\nsingle:")
