@@ -2,7 +2,10 @@
 
 package kernels
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // TestGenericPathOnNEON: with useNEON cleared, Gemm runs the generic micro-kernel on a CPU that
 // has NEON, and agrees with the NEON kernel to float32 rounding.
@@ -15,4 +18,96 @@ func TestGenericPathOnNEON(t *testing.T) {
 	useNEON = false
 	defer func() { useNEON = true }()
 	checkGemmPaths(t, "NEON", k, neon, run())
+}
+
+// withoutNEON runs f with useNEON cleared (the ARMv6 dispatch: VFP and scalar ARM assembly) and
+// restores it.
+func withoutNEON(f func()) {
+	saved := useNEON
+	useNEON = false
+	defer func() { useNEON = saved }()
+	f()
+}
+
+// TestVFPKernelBitIdentical: the VFPv2 micro-kernel gives C bit for bit as gemmKernelGeneric
+// does (VMLA.F32 rounds the product and then the sum, like c += a*b), over depths around its
+// odd step and pair loop and unaligned, offset slices. With useVFP cleared both sides are the
+// generic kernel.
+func TestVFPKernelBitIdentical(t *testing.T) {
+	if !useVFP {
+		t.Skip("this CPU has no VFP")
+	}
+	r := newRand(61)
+	kcs := []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 31, 64, 255, 256}
+	for range 8 {
+		kcs = append(kcs, 1+r.IntN(300))
+	}
+	withoutNEON(func() {
+		for _, kc := range kcs {
+			for _, ldc := range []int{gemmNR, gemmNR + 1, 3*gemmNR + 5} {
+				for _, off := range []int{0, 1, 3} {
+					a := randSlice(r, off+kc*gemmMR)[off:]
+					b := randSlice(r, off+kc*gemmNR)[off:]
+					c0 := randSlice(r, off+(gemmMR-1)*ldc+gemmNR+2)[off:]
+					got := append([]float32(nil), c0...)
+					want := append([]float32(nil), c0...)
+					gemmKernel(kc, -0.625, a, b, got, ldc)
+					gemmKernelGeneric(kc, -0.625, a, b, want, ldc)
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("kc=%d ldc=%d off=%d: c[%d] = %g, generic %g", kc, ldc, off, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestGenericPathWithoutNEON: with useVFP also cleared Gemm runs the generic micro-kernel, and
+// it agrees with the VFP kernel bit for bit.
+func TestGenericPathWithoutNEON(t *testing.T) {
+	if !useVFP {
+		t.Skip("this CPU has no VFP: the generic kernel is the only one")
+	}
+	withoutNEON(func() {
+		run, _ := gemmDispatchCase(23)
+		vfp := run()
+		useVFP = false
+		defer func() { useVFP = true }()
+		gen := run()
+		for i := range vfp {
+			if math.Float32bits(vfp[i]) != math.Float32bits(gen[i]) {
+				t.Fatalf("Gemm c[%d]: VFP %g, generic %g", i, vfp[i], gen[i])
+			}
+		}
+	})
+}
+
+// TestPhiloxARMMatchesGeneric: the scalar ARM Philox (the path without NEON) gives the generic
+// words exactly, across the low counter word's wrap, which it leaves to the generic code; with
+// useARM cleared philoxBlocks is the generic code itself.
+func TestPhiloxARMMatchesGeneric(t *testing.T) {
+	keys := [][2]uint32{{0, 0}, {0xffffffff, 0xffffffff}, {0x243f6a88, 0x85a308d3}}
+	for _, asm := range []bool{true, false} {
+		withoutNEON(func() {
+			useARM = asm
+			defer func() { useARM = true }()
+			for _, key := range keys {
+				for _, start := range []uint64{0, 1, 0xfffffff0, 0xfffffffe, 0xffffffff, 1<<40 + 3} {
+					for _, nb := range []int{0, 1, 2, 3, 5, 16, 17, 33} {
+						got, want := make([]uint32, 4*nb), make([]uint32, 4*nb)
+						philoxBlocks(got, key, start, 7, 0xdeadbeef)
+						philoxBlocksGeneric(want, key, start, 7, 0xdeadbeef)
+						for i := range got {
+							if got[i] != want[i] {
+								t.Fatalf("asm=%v key=%x start=%#x blocks=%d: word %d = %#x, generic %#x",
+									asm, key, start, nb, i, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		})
+	}
 }
