@@ -5,8 +5,8 @@ package kernels
 // The 32-bit ARM build: the generic twins, except the Gemm micro-kernel and Philox block
 // generation, which are ARMv7 NEON assembly (gemm_arm.s, philox_arm.s) on CPUs that have NEON
 // (most ARMv7 cores), and on CPUs without it (the ARMv6 ARM1176 of the Raspberry Pi Zero and 1)
-// VFPv2 assembly (gemm_vfp_arm.s, where the CPU has VFP) and scalar ARM assembly
-// (philox_umull_arm.s). dispatch_purego.go is the portable counterpart.
+// VFPv2 assembly (gemm_vfp_arm.s, and dot4_vfp_arm.s for Gemv, where the CPU has VFP) and
+// scalar ARM assembly (philox_umull_arm.s). dispatch_purego.go is the portable counterpart.
 
 import "golang.org/x/sys/cpu"
 
@@ -127,9 +127,22 @@ func philoxGroup() int {
 // of its scalar four-row loops.
 func vectorDot() bool { return false }
 
-// dot4 computes out[r] = (row r of a)·x for four rows of a with leading dimension lda; see
-// dot4Generic.
-func dot4(a []float32, lda int, x []float32, out *[4]float32) { dot4Generic(a, lda, x, out) }
+//go:noescape
+func dot4VFP(a *float32, lda int, x *float32, n int, out *[4]float32)
+
+// dot4 computes out[r] = (row r of a)·x for four rows of a with leading dimension lda, in VFP
+// assembly where the CPU has VFP and not NEON (the NEON build's Gemv uses the generic code, as
+// before); see dot4Generic.
+func dot4(a []float32, lda int, x []float32, out *[4]float32) {
+	n := len(x)
+	if useNEON || !useVFP || n == 0 {
+		dot4Generic(a, lda, x, out)
+		return
+	}
+	// The bounds the assembly relies on.
+	_ = a[3*lda+n-1]
+	dot4VFP(&a[0], lda, &x[0], n, out)
+}
 
 // zigFast is the ziggurat's fast path over words; see zigFastGeneric.
 func zigFast(words []uint32, out []float32) int { return zigFastGeneric(words, out) }

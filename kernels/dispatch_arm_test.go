@@ -111,3 +111,34 @@ func TestPhiloxARMMatchesGeneric(t *testing.T) {
 		})
 	}
 }
+
+// TestDot4VFPBitIdentical: the VFPv2 dot4 gives the generic sums bit for bit (same accumulators,
+// same order, VMLA.F32 rounding twice) for every length around its four-column loop, pair and
+// single column, on unaligned rows.
+func TestDot4VFPBitIdentical(t *testing.T) {
+	if !useVFP {
+		t.Skip("this CPU has no VFP")
+	}
+	r := newRand(62)
+	withoutNEON(func() {
+		for _, n := range twinSizes {
+			for _, lda := range []int{n, n + 1, n + 7} {
+				for _, off := range []int{0, 1} {
+					if lda == 0 {
+						continue
+					}
+					a := randSlice(r, off+3*lda+n)[off:]
+					x := randSlice(r, off+n)[off:]
+					var got, want [4]float32
+					dot4(a, lda, x, &got)
+					dot4Generic(a, lda, x, &want)
+					for row := range got {
+						if math.Float32bits(got[row]) != math.Float32bits(want[row]) {
+							t.Fatalf("n=%d lda=%d off=%d: row %d = %g, generic %g", n, lda, off, row, got[row], want[row])
+						}
+					}
+				}
+			}
+		}
+	})
+}

@@ -1,10 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
-
-// VMLA.F32 on single registers as a macro of register numbers over its Arm A32 (VFPv2) encoding:
-// vmla.f32 s{d}, s{n}, s{m}; d < 32, n < 32, m < 32
-#define VMLA_S(d, n, m) WORD $(0xee000a00 | ((d)&1)<<22 | ((d)>>1)<<12 | ((n)&1)<<7 | ((n)>>1)<<16 | ((m)&1)<<5 | ((m)>>1))
+#include "vfp_arm.h"
 
 // One depth step of a 2×8 sub-tile: A's four values to S16–S19 and B's eight to S20–S27 (both
 // pointers advance), then accumulator row 0 (S0–S7) += s(a0)·B and row 1 (S8–S15) += s(a0+1)·B.
@@ -51,7 +48,7 @@
 // pass uses two, and the eight B values) and sixteen VMLA.F32, which on VFP multiplies, rounds,
 // adds and rounds, as the generic kernel's c += a*b does. Go's 32-bit ARM assembler names only
 // the even single registers (F0–F15): every VFP instruction is a WORD with its mnemonic beside it
-// or the VMLA_S macro above.
+// or a macro of vfp_arm.h.
 TEXT ·gemmKernelVFP(SB), NOSPLIT, $0-24
 	MOVW kc+0(FP), R0
 	MOVW c+16(FP), R3
