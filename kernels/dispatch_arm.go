@@ -5,8 +5,8 @@ package kernels
 // The 32-bit ARM build: the generic twins, except the Gemm micro-kernel and Philox block
 // generation, which are ARMv7 NEON assembly (gemm_arm.s, philox_arm.s) on CPUs that have NEON
 // (most ARMv7 cores), and on CPUs without it (the ARMv6 ARM1176 of the Raspberry Pi Zero and 1)
-// VFPv2 assembly (gemm_vfp_arm.s, and dot4_vfp_arm.s for Gemv, where the CPU has VFP) and
-// scalar ARM assembly (philox_umull_arm.s). dispatch_purego.go is the portable counterpart.
+// VFPv2 assembly (gemm_vfp_arm.s, dot4_vfp_arm.s for Gemv and zig_vfp_arm.s for the
+// ziggurat's fast path, where the CPU has VFP) and scalar ARM assembly (philox_umull_arm.s). dispatch_purego.go is the portable counterpart.
 
 import "golang.org/x/sys/cpu"
 
@@ -144,8 +144,19 @@ func dot4(a []float32, lda int, x []float32, out *[4]float32) {
 	dot4VFP(&a[0], lda, &x[0], n, out)
 }
 
-// zigFast is the ziggurat's fast path over words; see zigFastGeneric.
-func zigFast(words []uint32, out []float32) int { return zigFastGeneric(words, out) }
+//go:noescape
+func zigFastVFP(words *uint32, n int, out *float32, fast *[2 * zigLayers][2]uint32) int
+
+// zigFast is the ziggurat's fast path over words, in VFP assembly where the CPU has VFP and not
+// NEON (the NEON build uses the generic code, as before); see zigFastGeneric.
+func zigFast(words []uint32, out []float32) int {
+	n := len(words)
+	if useNEON || !useVFP || n == 0 {
+		return zigFastGeneric(words, out)
+	}
+	_ = out[n-1] // the bound the assembly relies on
+	return zigFastVFP(&words[0], n, &out[0], &zig.fast)
+}
 
 // branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather
 // than a runtime call (so ReLU can use it without a branch).

@@ -142,3 +142,43 @@ func TestDot4VFPBitIdentical(t *testing.T) {
 		}
 	})
 }
+
+// TestZigFastVFPBitIdentical: the VFPv2 ziggurat fast path writes the generic values bit for bit
+// (both signs, u = 0 giving ±0) and stops at the same word, on random words and on words built
+// to sit at the edges of their layer's rectangle.
+func TestZigFastVFPBitIdentical(t *testing.T) {
+	if !useVFP {
+		t.Skip("this CPU has no VFP")
+	}
+	r := newRand(63)
+	edge := func(b uint32) []uint32 { // u = 0, k−1, k (the first rejected) for low byte b
+		k := zig.k[b&(zigLayers-1)]
+		return []uint32{b, (k-1)<<8 | b, k<<8 | b}
+	}
+	var cases [][]uint32
+	for b := uint32(0); b < 256; b++ {
+		e := edge(b)
+		cases = append(cases, e[:1], e[:2], e)
+	}
+	for _, n := range twinSizes {
+		w := make([]uint32, n)
+		for i := range w {
+			w[i] = r.Uint32()
+		}
+		cases = append(cases, w)
+	}
+	withoutNEON(func() {
+		for ci, words := range cases {
+			got, want := fill(len(words), 7), fill(len(words), 7)
+			gi, wi := zigFast(words, got), zigFastGeneric(words, want)
+			if gi != wi {
+				t.Fatalf("case %d (%d words): stops at %d, generic %d", ci, len(words), gi, wi)
+			}
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("case %d: out[%d] = %g (word %#x), generic %g", ci, i, got[i], words[i], want[i])
+				}
+			}
+		}
+	})
+}
