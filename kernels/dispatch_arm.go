@@ -2,11 +2,14 @@
 
 package kernels
 
-// The 32-bit ARM build: the generic twins, except the Gemm micro-kernel and Philox block
-// generation, which are ARMv7 NEON assembly (gemm_arm.s, philox_arm.s) on CPUs that have NEON
-// (most ARMv7 cores), and on CPUs without it (the ARMv6 ARM1176 of the Raspberry Pi Zero and 1)
-// VFPv2 assembly (gemm_vfp_arm.s, dot4_vfp_arm.s for Gemv and zig_vfp_arm.s for the
-// ziggurat's fast path, where the CPU has VFP) and scalar ARM assembly (philox_umull_arm.s). dispatch_purego.go is the portable counterpart.
+// The 32-bit ARM build: the generic twins, except
+//   - the Gemm micro-kernel and Philox block generation: ARMv7 NEON assembly (gemm_arm.s,
+//     philox_arm.s) on CPUs that have NEON (most ARMv7 cores), else (the ARMv6 ARM1176 of the
+//     Raspberry Pi Zero and 1) VFPv2 assembly (gemm_vfp_arm.s) and scalar ARM assembly
+//     (philox_umull_arm.s);
+//   - Gemv's four-row dot4 and the ziggurat's fast path: VFPv2 assembly (dot4_vfp_arm.s,
+//     zig_vfp_arm.s) on every CPU with VFP, NEON or not.
+// dispatch_purego.go is the portable counterpart.
 
 import "golang.org/x/sys/cpu"
 
@@ -20,9 +23,9 @@ const (
 // generic kernel; nothing else writes it.
 var useNEON = cpu.ARM.HasNEON
 
-// useVFP reports VFP (every ARMv6 board Go's GOARM=6 targets has VFPv2; a GOARM=5 build may run
-// without it), read once at start-up, and useARM the scalar ARM assembly: both are what runs
-// where NEON is absent. Tests clear them to force the generic kernels; nothing else writes them.
+// useVFP reports VFP (every board Go's GOARM=6 and 7 target has it; a GOARM=5 build may run
+// without it), read once at start-up, and useARM enables the scalar ARM Philox (used where NEON
+// is absent). Tests clear them to force the generic kernels; nothing else writes them.
 var (
 	useVFP = cpu.ARM.HasVFP
 	useARM = true
@@ -131,27 +134,26 @@ func vectorDot() bool { return false }
 func dot4VFP(a *float32, lda int, x *float32, n int, out *[4]float32)
 
 // dot4 computes out[r] = (row r of a)·x for four rows of a with leading dimension lda, in VFP
-// assembly where the CPU has VFP and not NEON (the NEON build's Gemv uses the generic code, as
-// before); see dot4Generic.
+// assembly where the CPU has VFP (with or without NEON: there is no NEON dot4 on arm); see
+// dot4Generic.
 func dot4(a []float32, lda int, x []float32, out *[4]float32) {
 	n := len(x)
-	if useNEON || !useVFP || n == 0 {
+	if !useVFP || n == 0 {
 		dot4Generic(a, lda, x, out)
 		return
 	}
-	// The bounds the assembly relies on.
-	_ = a[3*lda+n-1]
+	_ = a[3*lda+n-1] // the bound the assembly relies on
 	dot4VFP(&a[0], lda, &x[0], n, out)
 }
 
 //go:noescape
 func zigFastVFP(words *uint32, n int, out *float32, fast *[2 * zigLayers][2]uint32) int
 
-// zigFast is the ziggurat's fast path over words, in VFP assembly where the CPU has VFP and not
-// NEON (the NEON build uses the generic code, as before); see zigFastGeneric.
+// zigFast is the ziggurat's fast path over words, in VFP assembly where the CPU has VFP (with or
+// without NEON: there is no NEON one on arm); see zigFastGeneric.
 func zigFast(words []uint32, out []float32) int {
 	n := len(words)
-	if useNEON || !useVFP || n == 0 {
+	if !useVFP || n == 0 {
 		return zigFastGeneric(words, out)
 	}
 	_ = out[n-1] // the bound the assembly relies on

@@ -120,27 +120,25 @@ func TestDot4VFPBitIdentical(t *testing.T) {
 		t.Skip("this CPU has no VFP")
 	}
 	r := newRand(62)
-	withoutNEON(func() {
-		for _, n := range twinSizes {
-			for _, lda := range []int{n, n + 1, n + 7} {
-				for _, off := range []int{0, 1} {
-					if lda == 0 {
-						continue
-					}
-					a := randSlice(r, off+3*lda+n)[off:]
-					x := randSlice(r, off+n)[off:]
-					var got, want [4]float32
-					dot4(a, lda, x, &got)
-					dot4Generic(a, lda, x, &want)
-					for row := range got {
-						if math.Float32bits(got[row]) != math.Float32bits(want[row]) {
-							t.Fatalf("n=%d lda=%d off=%d: row %d = %g, generic %g", n, lda, off, row, got[row], want[row])
-						}
+	for _, n := range twinSizes {
+		for _, lda := range []int{n, n + 1, n + 7} {
+			for _, off := range []int{0, 1} {
+				if lda == 0 {
+					continue
+				}
+				a := randSlice(r, off+3*lda+n)[off:]
+				x := randSlice(r, off+n)[off:]
+				var got, want [4]float32
+				dot4(a, lda, x, &got)
+				dot4Generic(a, lda, x, &want)
+				for row := range got {
+					if math.Float32bits(got[row]) != math.Float32bits(want[row]) {
+						t.Fatalf("n=%d lda=%d off=%d: row %d = %g, generic %g", n, lda, off, row, got[row], want[row])
 					}
 				}
 			}
 		}
-	})
+	}
 }
 
 // TestZigFastVFPBitIdentical: the VFPv2 ziggurat fast path writes the generic values bit for bit
@@ -167,18 +165,37 @@ func TestZigFastVFPBitIdentical(t *testing.T) {
 		}
 		cases = append(cases, w)
 	}
-	withoutNEON(func() {
-		for ci, words := range cases {
-			got, want := fill(len(words), 7), fill(len(words), 7)
-			gi, wi := zigFast(words, got), zigFastGeneric(words, want)
-			if gi != wi {
-				t.Fatalf("case %d (%d words): stops at %d, generic %d", ci, len(words), gi, wi)
-			}
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("case %d: out[%d] = %g (word %#x), generic %g", ci, i, got[i], words[i], want[i])
-				}
+	for ci, words := range cases {
+		got, want := fill(len(words), 7), fill(len(words), 7)
+		gi, wi := zigFast(words, got), zigFastGeneric(words, want)
+		if gi != wi {
+			t.Fatalf("case %d (%d words): stops at %d, generic %d", ci, len(words), gi, wi)
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("case %d: out[%d] = %g (word %#x), generic %g", ci, i, got[i], words[i], want[i])
 			}
 		}
-	})
+	}
+}
+
+// TestNormalsGenericPath: the normals of a stream are the same bits with every 32-bit ARM
+// kernel this CPU has (NEON or VFP and scalar ARM) as with the generic code alone.
+func TestNormalsGenericPath(t *testing.T) {
+	draw := func() []float32 {
+		s := NewStream(0x5eed, 3, 9)
+		x := make([]float32, 10007)
+		s.Normal(x)
+		return x
+	}
+	asm := draw()
+	neon, vfp := useNEON, useVFP
+	useNEON, useVFP, useARM = false, false, false
+	defer func() { useNEON, useVFP, useARM = neon, vfp, true }()
+	gen := draw()
+	for i := range asm {
+		if math.Float32bits(asm[i]) != math.Float32bits(gen[i]) {
+			t.Fatalf("normal %d: %g, generic %g", i, asm[i], gen[i])
+		}
+	}
 }

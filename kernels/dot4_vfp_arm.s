@@ -5,13 +5,13 @@
 
 // func dot4VFP(a *float32, lda int, x *float32, n int, out *[4]float32)
 //
-// VFPv2 twin of dot4Generic (the caller checks cpu.ARM.HasVFP; n ≥ 1): out[r] = (row r of a)·x
-// for four rows of a with leading dimension lda, with the generic code's accumulators — s_r over
-// the even columns in S0–S3, t_r over the odd ones in S4–S7, out[r] = s_r + t_r — each
-// accumulating its products in the same order by VMLA.F32 (product rounded, then the sum), so
-// the result is the generic one bit for bit. Four columns per loop (x in S8–S11, rows in
-// S12–S27, one VLDM each), then a pair and a single column. The VFP instructions are WORDs
-// with their mnemonics beside them or macros of vfp_arm.h.
+// VFPv2 twin of dot4Generic, with or without NEON (the caller checks cpu.ARM.HasVFP; n ≥ 1):
+// out[r] = (row r of a)·x for four rows of a with leading dimension lda, with the generic code's
+// accumulators — s_r over the even columns in S0–S3, t_r over the odd ones in S4–S7, out[r] =
+// s_r + t_r — each accumulating its products in the same order by VMLA.F32 (product rounded,
+// then the sum), so the result is the generic one bit for bit. Four columns per loop (x in
+// S8–S11, rows in S12–S27, one VLDM each), then a pair and a single column. The VFP
+// instructions are WORDs with their mnemonics beside them or macros of vfp_arm.h.
 TEXT ·dot4VFP(SB), NOSPLIT, $0-20
 	MOVW a+0(FP), R1
 	MOVW lda+4(FP), R0

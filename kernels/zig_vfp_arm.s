@@ -4,13 +4,13 @@
 
 // func zigFastVFP(words *uint32, n int, out *float32, fast *[256][2]uint32) int
 //
-// VFPv2 twin of zigFastGeneric (the caller checks cpu.ARM.HasVFP; n ≥ 1): for each word w, the
-// pair {k, ±w32} of its low byte from fast (zig.fast: the layer's threshold and scale, the scale
-// negated when the sign bit 7 is set); if u = w>>8 ≥ k it stops and returns the word's index,
-// else out gets float32(u)·(±w32) (VCVT.F32.U32, exact for u < 2²⁴, then VMUL.F32: the generic
-// product, its sign from the multiplier, −0 for u = 0 as the generic or-ed sign bit gives).
-// Returns n if every word is inside its rectangle. The VFP instructions are WORDs with their
-// mnemonics beside them.
+// VFPv2 twin of zigFastGeneric, with or without NEON (the caller checks cpu.ARM.HasVFP; n ≥ 1):
+// for each word w, the pair {k, ±w32} of its low byte from fast (zig.fast: the layer's threshold
+// and scale, the scale negated when the sign bit 7 is set); if u = w>>8 ≥ k it stops and returns
+// the word's index, else out gets float32(u)·(±w32) (VCVT.F32.U32, exact for u < 2²⁴, then
+// VMUL.F32: the generic product, its sign from the multiplier, −0 for u = 0 as the generic or-ed
+// sign bit gives). Returns n if every word is inside its rectangle. The VFP instructions are
+// WORDs with their mnemonics beside them.
 TEXT ·zigFastVFP(SB), NOSPLIT, $0-20
 	MOVW words+0(FP), R0
 	MOVW n+4(FP), R1
