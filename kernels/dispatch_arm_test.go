@@ -20,6 +20,17 @@ func TestGenericPathOnNEON(t *testing.T) {
 	checkGemmPaths(t, "NEON", k, neon, run())
 }
 
+// firstBitDiff returns the first index where got and want (of equal length) differ in their bits,
+// or -1.
+func firstBitDiff(got, want []float32) int {
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
 // withoutNEON runs f with useNEON cleared (the ARMv6 dispatch: VFP and scalar ARM assembly) and
 // restores it.
 func withoutNEON(f func()) {
@@ -53,10 +64,8 @@ func TestVFPKernelBitIdentical(t *testing.T) {
 					want := append([]float32(nil), c0...)
 					gemmKernel(kc, -0.625, a, b, got, ldc)
 					gemmKernelGeneric(kc, -0.625, a, b, want, ldc)
-					for i := range got {
-						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-							t.Fatalf("kc=%d ldc=%d off=%d: c[%d] = %g, generic %g", kc, ldc, off, i, got[i], want[i])
-						}
+					if i := firstBitDiff(got, want); i >= 0 {
+						t.Fatalf("kc=%d ldc=%d off=%d: c[%d] = %g, generic %g", kc, ldc, off, i, got[i], want[i])
 					}
 				}
 			}
@@ -76,10 +85,8 @@ func TestGenericPathWithoutNEON(t *testing.T) {
 		useVFP = false
 		defer func() { useVFP = true }()
 		gen := run()
-		for i := range vfp {
-			if math.Float32bits(vfp[i]) != math.Float32bits(gen[i]) {
-				t.Fatalf("Gemm c[%d]: VFP %g, generic %g", i, vfp[i], gen[i])
-			}
+		if i := firstBitDiff(vfp, gen); i >= 0 {
+			t.Fatalf("Gemm c[%d]: VFP %g, generic %g", i, vfp[i], gen[i])
 		}
 	})
 }
@@ -131,10 +138,8 @@ func TestDot4VFPBitIdentical(t *testing.T) {
 				var got, want [4]float32
 				dot4(a, lda, x, &got)
 				dot4Generic(a, lda, x, &want)
-				for row := range got {
-					if math.Float32bits(got[row]) != math.Float32bits(want[row]) {
-						t.Fatalf("n=%d lda=%d off=%d: row %d = %g, generic %g", n, lda, off, row, got[row], want[row])
-					}
+				if row := firstBitDiff(got[:], want[:]); row >= 0 {
+					t.Fatalf("n=%d lda=%d off=%d: row %d = %g, generic %g", n, lda, off, row, got[row], want[row])
 				}
 			}
 		}
@@ -171,10 +176,8 @@ func TestZigFastVFPBitIdentical(t *testing.T) {
 		if gi != wi {
 			t.Fatalf("case %d (%d words): stops at %d, generic %d", ci, len(words), gi, wi)
 		}
-		for i := range got {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("case %d: out[%d] = %g (word %#x), generic %g", ci, i, got[i], words[i], want[i])
-			}
+		if i := firstBitDiff(got, want); i >= 0 {
+			t.Fatalf("case %d: out[%d] = %g (word %#x), generic %g", ci, i, got[i], words[i], want[i])
 		}
 	}
 }
@@ -193,9 +196,7 @@ func TestNormalsGenericPath(t *testing.T) {
 	useNEON, useVFP, useARM = false, false, false
 	defer func() { useNEON, useVFP, useARM = neon, vfp, true }()
 	gen := draw()
-	for i := range asm {
-		if math.Float32bits(asm[i]) != math.Float32bits(gen[i]) {
-			t.Fatalf("normal %d: %g, generic %g", i, asm[i], gen[i])
-		}
+	if i := firstBitDiff(asm, gen); i >= 0 {
+		t.Fatalf("normal %d: %g, generic %g", i, asm[i], gen[i])
 	}
 }

@@ -3,6 +3,14 @@
 #include "textflag.h"
 #include "vfp_arm.h"
 
+// Column c of the loaded block (x in S(8+c), row r's value in S(12+4r+c)) into the accumulators
+// S(acc)–S(acc+3) (acc 0 for s, 4 for t).
+#define DOT4_COL(acc, c) \
+	VMLA_S(acc, 12+(c), 8+(c)); \
+	VMLA_S((acc)+1, 16+(c), 8+(c)); \
+	VMLA_S((acc)+2, 20+(c), 8+(c)); \
+	VMLA_S((acc)+3, 24+(c), 8+(c))
+
 // func dot4VFP(a *float32, lda int, x *float32, n int, out *[4]float32)
 //
 // VFPv2 twin of dot4Generic, with or without NEON (the caller checks cpu.ARM.HasVFP; n ≥ 1):
@@ -32,22 +40,10 @@ quad:
 	WORD $0xecb28a04 // vldmia r2!, {s16-s19}
 	WORD $0xecb3aa04 // vldmia r3!, {s20-s23}
 	WORD $0xecb4ca04 // vldmia r4!, {s24-s27}
-	VMLA_S(0, 12, 8)
-	VMLA_S(1, 16, 8)
-	VMLA_S(2, 20, 8)
-	VMLA_S(3, 24, 8)
-	VMLA_S(4, 13, 9)
-	VMLA_S(5, 17, 9)
-	VMLA_S(6, 21, 9)
-	VMLA_S(7, 25, 9)
-	VMLA_S(0, 14, 10)
-	VMLA_S(1, 18, 10)
-	VMLA_S(2, 22, 10)
-	VMLA_S(3, 26, 10)
-	VMLA_S(4, 15, 11)
-	VMLA_S(5, 19, 11)
-	VMLA_S(6, 23, 11)
-	VMLA_S(7, 27, 11)
+	DOT4_COL(0, 0)
+	DOT4_COL(4, 1)
+	DOT4_COL(0, 2)
+	DOT4_COL(4, 3)
 	SUB.S $1, R7
 	BNE   quad
 
@@ -59,14 +55,8 @@ pair:
 	WORD $0xecb28a02 // vldmia r2!, {s16-s17}
 	WORD $0xecb3aa02 // vldmia r3!, {s20-s21}
 	WORD $0xecb4ca02 // vldmia r4!, {s24-s25}
-	VMLA_S(0, 12, 8)
-	VMLA_S(1, 16, 8)
-	VMLA_S(2, 20, 8)
-	VMLA_S(3, 24, 8)
-	VMLA_S(4, 13, 9)
-	VMLA_S(5, 17, 9)
-	VMLA_S(6, 21, 9)
-	VMLA_S(7, 25, 9)
+	DOT4_COL(0, 0)
+	DOT4_COL(4, 1)
 
 single:
 	TST $1, R6
@@ -76,10 +66,7 @@ single:
 	WORD $0xed928a00 // vldr s16, [r2]
 	WORD $0xed93aa00 // vldr s20, [r3]
 	WORD $0xed94ca00 // vldr s24, [r4]
-	VMLA_S(0, 12, 8)
-	VMLA_S(1, 16, 8)
-	VMLA_S(2, 20, 8)
-	VMLA_S(3, 24, 8)
+	DOT4_COL(0, 0)
 
 sum:
 	VADD_S(0, 0, 4)

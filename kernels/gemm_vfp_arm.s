@@ -39,6 +39,28 @@
 	WORD $0xec83aa08; /* vstmia r3, {s20-s27} */ \
 	ADD R4, R3
 
+// Rows a0−16 and a0−15 of the tile (A's values in S(a0), S(a0+1)): the accumulators zeroed from
+// ·vfpZeros, one depth step if kc is odd, then pairs, then the two rows added to C at R3 (R3
+// advances two rows). pairs and store are the pass's labels.
+#define PASS(a0, pairs, store) \
+	MOVW R0, R7; \
+	MOVW a+8(FP), R1; \
+	MOVW b+12(FP), R2; \
+	WORD $0xec960a10; /* vldmia r6, {s0-s15} */ \
+	TST  $1, R7; \
+	BEQ  pairs; \
+	STEP(a0); \
+	SUB.S $1, R7; \
+	BEQ  store; \
+pairs: \
+	STEP(a0); \
+	STEP(a0); \
+	SUB.S $2, R7; \
+	BNE   pairs; \
+store: \
+	STORE_ROW(0); \
+	STORE_ROW(8)
+
 // func gemmKernelVFP(kc int, alpha float32, a, b, c *float32, ldc int)
 //
 // VFPv2 (ARMv6, the ARM1176 of the Raspberry Pi Zero and 1; the caller checks cpu.ARM.HasVFP):
@@ -57,47 +79,8 @@ TEXT ·gemmKernelVFP(SB), NOSPLIT, $0-24
 	MOVW alpha+4(FP), R5
 	WORD $0xee0e5a10 // vmov s28, r5
 	MOVW $·vfpZeros(SB), R6
-	// Rows 0 and 1: the accumulators zeroed, one depth step if kc is odd, then pairs.
-	MOVW R0, R7
-	MOVW a+8(FP), R1
-	MOVW b+12(FP), R2
-	WORD $0xec960a10 // vldmia r6, {s0-s15}
-	TST  $1, R7
-	BEQ  pairs0
-	STEP(16)
-	SUB.S $1, R7
-	BEQ  store0
-
-pairs0:
-	STEP(16)
-	STEP(16)
-	SUB.S $2, R7
-	BNE   pairs0
-
-store0:
-	STORE_ROW(0)
-	STORE_ROW(8)
-
-	// Rows 2 and 3: the accumulators zeroed, one depth step if kc is odd, then pairs.
-	MOVW R0, R7
-	MOVW a+8(FP), R1
-	MOVW b+12(FP), R2
-	WORD $0xec960a10 // vldmia r6, {s0-s15}
-	TST  $1, R7
-	BEQ  pairs1
-	STEP(18)
-	SUB.S $1, R7
-	BEQ  store1
-
-pairs1:
-	STEP(18)
-	STEP(18)
-	SUB.S $2, R7
-	BNE   pairs1
-
-store1:
-	STORE_ROW(0)
-	STORE_ROW(8)
+	PASS(16, pairs0, store0)
+	PASS(18, pairs1, store1)
 	RET
 
 // vfpZeros is sixteen float32 zeros, loaded by one VLDM to clear the accumulators (VFPv2 has no
