@@ -2,9 +2,14 @@
 
 package kernels
 
-// The 32-bit ARM build: the generic twins, except the Gemm micro-kernel and Philox block
-// generation, which are ARMv7 NEON assembly (gemm_arm.s, philox_arm.s) on CPUs that have NEON (most ARMv7 cores; not the ARMv6 ARM1176 of the
-// Raspberry Pi Zero and 1). dispatch_purego.go is the portable counterpart.
+// The 32-bit ARM build: the generic twins, except
+//   - the Gemm micro-kernel and Philox block generation: ARMv7 NEON assembly (gemm_arm.s,
+//     philox_arm.s) on CPUs that have NEON (most ARMv7 cores), else (the ARMv6 ARM1176 of the
+//     Raspberry Pi Zero and 1) VFPv2 assembly (gemm_vfp_arm.s) and scalar ARM assembly
+//     (philox_umull_arm.s);
+//   - Gemv's four-row dot4 and the ziggurat's fast path: VFPv2 assembly (dot4_vfp_arm.s,
+//     zig_vfp_arm.s) on every CPU with VFP, NEON or not.
+// dispatch_purego.go is the portable counterpart.
 
 import "golang.org/x/sys/cpu"
 
@@ -18,12 +23,23 @@ const (
 // generic kernel; nothing else writes it.
 var useNEON = cpu.ARM.HasNEON
 
+// useVFP reports VFP (every board Go's GOARM=6 and 7 target has it; a GOARM=5 build may run
+// without it), read once at start-up, and useARM enables the scalar ARM Philox (used where NEON
+// is absent). Tests clear them to force the generic kernels; nothing else writes them.
+var (
+	useVFP = cpu.ARM.HasVFP
+	useARM = true
+)
+
 //go:noescape
 func gemmKernelNEON(kc int, alpha float32, a, b, c *float32, ldc int)
 
+//go:noescape
+func gemmKernelVFP(kc int, alpha float32, a, b, c *float32, ldc int)
+
 // gemmKernel is the Gemm micro-kernel; see gemmKernelGeneric for the contract.
 func gemmKernel(kc int, alpha float32, a, b, c []float32, ldc int) {
-	if !useNEON || kc < 1 {
+	if !(useNEON || useVFP) || kc < 1 {
 		gemmKernelGeneric(kc, alpha, a, b, c, ldc)
 		return
 	}
@@ -31,7 +47,11 @@ func gemmKernel(kc int, alpha float32, a, b, c []float32, ldc int) {
 	_ = a[kc*gemmMR-1]
 	_ = b[kc*gemmNR-1]
 	_ = c[(gemmMR-1)*ldc+gemmNR-1]
-	gemmKernelNEON(kc, alpha, &a[0], &b[0], &c[0], ldc)
+	if useNEON {
+		gemmKernelNEON(kc, alpha, &a[0], &b[0], &c[0], ldc)
+	} else {
+		gemmKernelVFP(kc, alpha, &a[0], &b[0], &c[0], ldc)
+	}
 }
 
 // gemmInPlaceA reports whether gemmKernelRows is a kernel of its own: here it is not, and the
@@ -61,13 +81,31 @@ func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
 //go:noescape
 func philoxNEON(dst *uint32, groups int, key *[2]uint32, ctr *[4]uint32, hi, a, b uint32)
 
+//go:noescape
+func philoxARM(dst *uint32, blocks int, rk *[20]uint32, a, b, lo, hi uint32)
+
 // philoxBlocks fills dst (a multiple of 4 words) with consecutive Philox4x32-10 blocks, four
-// blocks at a time in NEON where the CPU has it and the low counter word does not wrap, the rest
-// generic; see philoxBlocksGeneric.
+// blocks at a time in NEON where the CPU has it, else one at a time in scalar ARM assembly, as
+// long as the low counter word does not wrap; the rest generic; see philoxBlocksGeneric.
 func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
 	nb := len(dst) / 4
 	groups := uint64(0)
 	lo := uint32(block)
+	if !useNEON && useARM {
+		n := min(uint64(nb), 1<<32-uint64(lo))
+		if n > 0 {
+			var rk [20]uint32
+			k0, k1 := key[0], key[1]
+			for r := 0; r < 10; r++ {
+				rk[2*r], rk[2*r+1] = k0, k1
+				k0 += philoxW0
+				k1 += philoxW1
+			}
+			philoxARM(&dst[0], int(n), &rk, a, b, lo, uint32(block>>32))
+		}
+		philoxBlocksGeneric(dst[4*n:4*nb], key, block+n, a, b)
+		return
+	}
 	if useNEON {
 		groups = min(uint64(nb/4), (1<<32-uint64(lo))/4)
 	}
@@ -92,13 +130,43 @@ func philoxGroup() int {
 // of its scalar four-row loops.
 func vectorDot() bool { return false }
 
-// dot4 computes out[r] = (row r of a)·x for four rows of a with leading dimension lda; see
-// dot4Generic.
-func dot4(a []float32, lda int, x []float32, out *[4]float32) { dot4Generic(a, lda, x, out) }
+//go:noescape
+func dot4VFP(a *float32, lda int, x *float32, n int, out *[4]float32)
 
-// zigRun is the ziggurat over buffered words into out; see zigRunGeneric.
+// zigRun is the ziggurat over buffered words into out, its fast path in VFP assembly where the
+// CPU has VFP; see zigRunGeneric.
 func zigRun(words []uint32, out []float32) (consumed, produced int) {
-	return zigRunGeneric(words, out)
+	if !useVFP {
+		return zigRunGeneric(words, out)
+	}
+	return zigRunWith(zigFast, words, out)
+}
+
+// dot4 computes out[r] = (row r of a)·x for four rows of a with leading dimension lda, in VFP
+// assembly where the CPU has VFP (with or without NEON: there is no NEON dot4 on arm); see
+// dot4Generic.
+func dot4(a []float32, lda int, x []float32, out *[4]float32) {
+	n := len(x)
+	if !useVFP || n == 0 {
+		dot4Generic(a, lda, x, out)
+		return
+	}
+	_ = a[3*lda+n-1] // the bound the assembly relies on
+	dot4VFP(&a[0], lda, &x[0], n, out)
+}
+
+//go:noescape
+func zigFastVFP(words *uint32, n int, out *float32, fast *[2 * zigLayers][2]uint32) int
+
+// zigFast is the ziggurat's fast path over words, in VFP assembly where the CPU has VFP (with or
+// without NEON: there is no NEON one on arm); see zigFastGeneric.
+func zigFast(words []uint32, out []float32) int {
+	n := len(words)
+	if !useVFP || n == 0 {
+		return zigFastGeneric(words, out)
+	}
+	_ = out[n-1] // the bound the assembly relies on
+	return zigFastVFP(&words[0], n, &out[0], &zig.fast)
 }
 
 // branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather

@@ -193,13 +193,18 @@ func (s *Stream) Normal(dst []float32) {
 // next word for its height and, rejected, the word after that starts the draw again, its value
 // computed in float64 like the wedge's (zigSlow's retry), not by the float32 fast path.
 func zigRunGeneric(words []uint32, out []float32) (consumed, produced int) {
+	return zigRunWith(zigFastGeneric, words, out)
+}
+
+// zigRunWith is zigRunGeneric with fast as the fast path (zigFastGeneric or an assembly twin).
+func zigRunWith(fast func(words []uint32, out []float32) int, words []uint32, out []float32) (consumed, produced int) {
 	i, j := 0, 0
 	for {
 		n := min(len(words)-i, len(out)-j)
 		if n == 0 {
 			return i, j
 		}
-		k := zigFastGeneric(words[i:i+n], out[j:j+n])
+		k := fast(words[i:i+n], out[j:j+n])
 		i, j = i+k, j+k
 		if k == n {
 			continue
