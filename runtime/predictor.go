@@ -937,6 +937,7 @@ func (p *Predictor) accumulate(y []float32, k, n int) {
 		}
 		h := softmaxEntropy(p.probs, yi)
 		p.sumH[i] += h
+		s, s2 = s[:len(p.probs)], s2[:len(p.probs)]
 		for j, q := range p.probs {
 			qv := float64(q)
 			s[j] += qv
@@ -950,46 +951,55 @@ func (p *Predictor) accumulate(y []float32, k, n int) {
 }
 
 // softmaxEntropy writes softmax(z) into probs and returns its entropy, computed as
-// log Σ exp(d) − Σ p d with d = z − max z: one logarithm per sample instead of one per class. As
-// in kernels.Softmax, a non-finite maximum gives NaNs.
+// log Σ exp(d) − Σ p d with d = z − max z: one logarithm per sample instead of one per class.
+// The exponentials, the normalisation and Σ p d are float32 (the probabilities are float32
+// anyway, and |Σ p d| ≤ len(z)/e bounds the rounding of the sum to a few 1e-7 nats); the
+// logarithm is float64. As in kernels.Softmax, a non-finite maximum gives NaNs.
 func softmaxEntropy(probs, z []float32) float64 {
-	mx := float64(z[0])
+	probs = probs[:len(z)]
+	mx := z[0]
 	for _, v := range z[1:] {
-		if f := float64(v); f > mx || f != f {
-			mx = f
+		if v > mx || v != v {
+			mx = v
 		}
 	}
-	sum := 0.0
+	var sum float32
 	for j, v := range z {
-		e := expNonPos(float64(v) - mx)
-		probs[j] = float32(e)
+		e := exp32NonPos(v - mx)
+		probs[j] = e
 		sum += e
 	}
 	inv := 1 / sum
-	pd := 0.0
+	var pd float32
 	for j, v := range z {
-		q := float64(probs[j]) * inv
-		probs[j] = float32(q)
-		pd += q * (float64(v) - mx)
+		q := probs[j] * inv
+		probs[j] = q
+		pd += q * (v - mx)
 	}
-	return max(math.Log(sum)-pd, 0)
+	return max(math.Log(float64(sum))-float64(pd), 0)
 }
 
-// expNonPos returns e^x for x ≤ 0 (NaN for NaN) with a relative error below 1e-9, plenty for the
-// float32 probabilities it feeds and a few times cheaper than math.Exp: x = n·ln 2 + r with
-// |r| ≤ ln 2 / 2, e^r from its degree-8 Taylor polynomial (truncation error below 2e-10), times
-// 2^n built from its bits. Below −700 it returns 0 (e^−700 is far below float32's range).
-func expNonPos(x float64) float64 {
-	if !(x > -700) {
+// exp32NonPos returns e^x for x ≤ 0 (NaN for NaN) within a few float32 ulps: x = n·ln 2 + r with
+// |r| ≤ ln 2 / 2 (ln 2 in two parts, so that n·ln2Hi is exact), e^r from its degree-7 Taylor
+// polynomial (truncation error below 6e-9), times 2^n built from its bits. Below −87 it returns
+// 0 (e^−87 ≈ 1.6e-38, at the bottom of float32's normal range).
+func exp32NonPos(x float32) float32 {
+	if !(x > -87) {
 		if x != x {
 			return x
 		}
 		return 0
 	}
-	n := math.Floor(x*math.Log2E + 0.5)
-	r := x - n*math.Ln2
-	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040+r*(1.0/40320))))))))
-	return p * math.Float64frombits(uint64(int64(n)+1023)<<52)
+	const (
+		log2e = 1.44269504088896340736
+		ln2Hi = 0.693359375 // nine significant bits: n·ln2Hi is exact for |n| ≤ 126
+		ln2Lo = -2.12194440054690582e-4
+	)
+	// n = round(x·log₂e) for x ≤ 0: the conversion truncates the positive 0.5 − x·log₂e.
+	n := -float32(int32(0.5 - x*log2e))
+	r := (x - n*ln2Hi) - n*ln2Lo
+	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
+	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
 }
 
 // finish turns input i's sums over its first k samples into the predictive summaries
