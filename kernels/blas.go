@@ -84,6 +84,21 @@ func scaleOrZero(beta float32, x []float32) {
 	}
 }
 
+// scaleRowsOrZero applies scaleOrZero to the m rows of n values of c (leading dimension ldc): one
+// call for the whole matrix when its rows are contiguous.
+func scaleRowsOrZero(beta float32, c []float32, m, n, ldc int) {
+	if beta == 1 {
+		return
+	}
+	if ldc == n {
+		scaleOrZero(beta, c[:m*n])
+		return
+	}
+	for i := 0; i < m; i++ {
+		scaleOrZero(beta, c[i*ldc:i*ldc+n])
+	}
+}
+
 // Gemv computes y = alpha*op(A)*x + beta*y, where A is m×n row-major with leading dimension lda
 // and op(A) = A (x has n elements, y has m) or Aᵀ if trans (x has m elements, y has n).
 // When beta == 0, y is overwritten (NaNs in y are ignored). It panics on inconsistent sizes.

@@ -77,16 +77,14 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 	if m == 0 || n == 0 {
 		return
 	}
-	if beta != 1 {
-		for i := 0; i < m; i++ {
-			scaleOrZero(beta, c[i*ldc:i*ldc+n])
-		}
-	}
+	scaleRowsOrZero(beta, c, m, n, ldc)
 	if k == 0 || alpha == 0 {
 		return
 	}
-	p := gemmParams{transA: transA, m: m, k: k, a: a, lda: lda}
-	var tile [gemmMR * gemmNR]float32
+	var (
+		p    gemmParams // the operand A for packA, set when a panel needs packing
+		tile [gemmMR * gemmNR]float32
+	)
 	off := 0
 	for pc := 0; pc < k; pc += gemmKC {
 		kb := min(gemmKC, k-pc)
@@ -98,6 +96,7 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 			// With gemmInPlaceA the kernel reads a full panel of A in place.
 			inPlace := gemmInPlaceA && !transA && mr == gemmMR
 			if !inPlace {
+				p = gemmParams{transA: transA, m: m, k: k, a: a, lda: lda}
 				packA(&p, pa, ir, mr, pc, kb)
 			}
 			for jr := 0; jr < n; jr += gemmNR {

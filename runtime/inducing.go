@@ -415,17 +415,21 @@ func (l *inducing) meanWeight(w, scratch []float32) {
 
 // localParams are the load-time factors of the local sampler.
 type localParams struct {
-	proj  []float32 // pr × dIn: Ĉ, then C below it when u is not whitened
-	pr    int       // rows of proj: mi, or 2mi
-	rstar []float32 // dOut × mo
-	gz    []float32 // mo × dOut
-	gd    []float32 // mo × mo (lower triangular, or diagonal)
-	s2    []float32 // diagonal family: sd², mo × mi
-	muT   []float32 // the mean of u (unwhitened), mo × mi; ensemble: member 0
-	raw   [][]float32
+	proj []float32 // pr × dIn: Ĉ, then C below it when u is not whitened
+	// projBias is proj's last column when the layer has a bias (the 1 appended to the input).
+	projBias []float32
+	pr       int       // rows of proj: mi, or 2mi
+	rstar    []float32 // dOut × mo
+	gz       []float32 // mo × dOut
+	gd       []float32 // mo × mo (lower triangular, or diagonal)
+	s2       []float32 // diagonal family: sd², mo × mi
+	muT      []float32 // the mean of u (unwhitened), mo × mi; ensemble: member 0
+	raw      [][]float32
+	// gzd is [G_z G_d] (mo × (dOut + mo)), so that ĝ is one product with a sample's (e, e′).
+	gzd []float32
 	// The same factors packed for kernels.GemmPacked (right operands of the per-sample products):
-	// projᵀ (without the bias column), R⋆ᵀ, G_zᵀ, G_dᵀ, μᵀ and (s⊙s)ᵀ.
-	projP, rstarP, gzP, gdP, muP, s2P *kernels.PackedB
+	// projᵀ (without the bias column), R⋆ᵀ, [G_z G_d]ᵀ, μᵀ and (s⊙s)ᵀ.
+	projP, rstarP, gzdP, muP, s2P *kernels.PackedB
 }
 
 // loadLocal computes the local sampler's factors from float64 Z_r, Z_c, D_r and the jittered
@@ -481,12 +485,22 @@ func (l *inducing) loadLocal(zr, zc, dr, lr, lc []float64, meanRaw [][]float32) 
 			lp.s2[i] = v * v
 		}
 	}
+	if l.hasBias {
+		lp.projBias = make([]float32, lp.pr)
+		for r := range lp.projBias {
+			lp.projBias[r] = lp.proj[r*dIn+l.k]
+		}
+	}
 	lp.raw = meanRaw
 	lp.muT = meanRaw[0]
 	lp.projP = kernels.NewPackedB(true, l.k, lp.pr, lp.proj, dIn)
 	lp.rstarP = kernels.NewPackedB(true, mo, dOut, lp.rstar, mo)
-	lp.gzP = kernels.NewPackedB(true, dOut, mo, lp.gz, dOut)
-	lp.gdP = kernels.NewPackedB(true, mo, mo, lp.gd, mo)
+	lp.gzd = make([]float32, mo*(dOut+mo))
+	for i := 0; i < mo; i++ {
+		copy(lp.gzd[i*(dOut+mo):], lp.gz[i*dOut:(i+1)*dOut])
+		copy(lp.gzd[i*(dOut+mo)+dOut:], lp.gd[i*mo:(i+1)*mo])
+	}
+	lp.gzdP = kernels.NewPackedB(true, dOut+mo, mo, lp.gzd, dOut+mo)
 	lp.muP = kernels.NewPackedB(true, mi, mo, lp.muT, mi)
 	if lp.s2 != nil {
 		lp.s2P = kernels.NewPackedB(true, mi, mo, lp.s2, mi)
@@ -519,10 +533,7 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 	kernels.GemmPacked(false, n, 1, in, l.k, lp.projP, 0, prep, st, work)
 	if l.hasBias {
 		for i := 0; i < n; i++ {
-			row := prep[i*st : i*st+lp.pr]
-			for r := range row {
-				row[r] += lp.proj[r*l.dIn+l.k]
-			}
+			kernels.Axpy(1, lp.projBias, prep[i*st:i*st+lp.pr])
 		}
 	}
 	vOff := 0
@@ -544,7 +555,7 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 		t := row[lp.pr+2:]
 		switch l.q {
 		case QDiagonal:
-			v2 := t[2*mo : 2*mo+mi]
+			v2 := t[2*mo : 2*mo+len(v)]
 			for j, vj := range v {
 				v2[j] = vj * vj
 			}
@@ -578,10 +589,22 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 	}
 }
 
+// zStride is the number of normals one local sample of the layer draws: ε (M_r values, M_r·M_c
+// for the full family, none otherwise), then e (d_out), then e′ (M_r).
+func (l *inducing) zStride() (first, stride int) {
+	switch l.q {
+	case QDiagonal, QMatrix:
+		first = l.mo
+	case QFull:
+		first = l.mo * l.mi
+	}
+	return first, first + l.dOut + l.mo
+}
+
 // applyScratch is the scratch apply needs for B samples of n inputs each.
 func (l *inducing) applyScratch(n, B int) int {
-	d := l.mo * l.mi
-	return B*(l.dOut+3*l.mo) + B*n*l.mo + 2*d + kernels.GemmPackedWork + max(l.mo, d) + l.dOut + l.mo
+	_, zst := l.zStride()
+	return B*zst + B*l.mo + B*n*l.mo + l.mo*l.mi + kernels.GemmPackedWork
 }
 
 // apply draws samples fc.sample … fc.sample+B−1 of the layer's outputs for n inputs each into out
@@ -592,75 +615,62 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 	lp := &l.loc
 	rows := B * n
 	d := mo * mi
-	e, rest := scratch[:B*dOut], scratch[B*dOut:]
-	e2, rest := rest[:B*mo], rest[B*mo:]
-	eps, rest := rest[:B*mo], rest[B*mo:]
+	first, zst := l.zStride()
+	// z holds sample b's normals in row b (B × zst), drawn in one Normal call each: ε, e, e′. The
+	// products below read e and (e, e′) in place.
+	z, rest := scratch[:B*zst], scratch[B*zst:]
 	g, rest := rest[:B*mo], rest[B*mo:]
 	t, rest := rest[:rows*mo], rest[rows*mo:]
-	u := rest[:d]
-	ucov := rest[d : 2*d]
-	work := rest[2*d : 2*d+kernels.GemmPackedWork]
-	// z receives each sample's normals in one Normal call (the stream gives the same values
-	// however a draw is split): first ε (q diagonal or matrix) or ε_U (q full), then e and e′.
-	z := rest[2*d+kernels.GemmPackedWork:]
-	prow := func(r int) []float32 {
+	u, rest := rest[:d], rest[d:]
+	work := rest[:kernels.GemmPackedWork]
+	// prep row of output row r (sample r/n, input r%n).
+	pOff := func(r int) int {
 		if shared {
 			r %= n
 		}
-		return prep[r*st : (r+1)*st]
+		return r * st
 	}
 	vOff := 0
 	if !l.whitened {
 		vOff = mi
 	}
+	aOff, cOff, mOff := lp.pr, lp.pr+1, lp.pr+2
 	// Draws, sample by sample from its own stream, and t = u v.
 	for b := 0; b < B; b++ {
 		s := fc.sample + b
 		tb := t[b*n*mo : (b+1)*n*mo]
-		rng := &fc.rng
-		var zs []float32 // this sample's e and e′ (after its first draw, if any)
+		zb := z[b*zst : (b+1)*zst]
 		if !fc.mean {
-			rng.Reset(fc.seed, uint32(s), id)
-			first := 0
-			switch l.q {
-			case QDiagonal, QMatrix:
-				first = mo
-			case QFull:
-				first = d
-			}
-			zb := z[:first+dOut+mo]
-			rng.Normal(zb)
-			switch l.q {
-			case QDiagonal, QMatrix:
-				copy(eps[b*mo:(b+1)*mo], zb[:mo])
-			case QFull:
-				copy(ucov[:d], zb[:d])
-			}
-			zs = zb[first:]
+			fc.rng.Reset(fc.seed, uint32(s), id)
+			fc.rng.Normal(zb)
 		}
 		switch l.q {
 		case QDiagonal, QMatrix:
-			ep := eps[b*mo : (b+1)*mo]
+			ep := zb[:mo]
 			if l.q == QMatrix && !fc.mean {
 				// L_row ε, once per sample.
-				kernels.Gemv(false, mo, mo, 1, l.rowTril, mo, ep, 0, g[b*mo:(b+1)*mo])
-				copy(ep, g[b*mo:(b+1)*mo])
+				gb := g[b*mo : (b+1)*mo]
+				kernels.Gemv(false, mo, mo, 1, l.rowTril, mo, ep, 0, gb)
+				copy(ep, gb)
 			}
 			for i := 0; i < n; i++ {
-				pr := prow(b*n + i)
-				mv := pr[lp.pr+2 : lp.pr+2+mo]
+				po := pOff(b*n + i)
+				mv := prep[po+mOff : po+mOff+mo]
 				ti := tb[i*mo : (i+1)*mo]
 				if fc.mean {
 					copy(ti, mv)
 					continue
 				}
+				ep := ep[:len(ti)]
 				if l.q == QDiagonal {
-					sd := pr[lp.pr+2+mo : lp.pr+2+2*mo]
+					sd := prep[po+mOff+mo : po+mOff+2*mo]
+					sd, mv := sd[:len(ti)], mv[:len(ti)]
 					for o := range ti {
 						ti[o] = mv[o] + sd[o]*ep[o]
 					}
 				} else {
-					sc := pr[lp.pr+2+mo]
+					sc := prep[po+mOff+mo]
+					mv := mv[:len(ti)]
 					for o := range ti {
 						ti[o] = mv[o] + sc*ep[o]
 					}
@@ -674,28 +684,27 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 			case l.q == QEnsemble && !fc.mean:
 				um = lp.raw[s%len(lp.raw)]
 			case l.q == QFull && !fc.mean:
-				ev := ucov[:d] // drawn above
 				copy(u, lp.muT)
-				kernels.Gemv(false, d, d, 1, l.tril, d, ev, 1, u)
+				kernels.Gemv(false, d, d, 1, l.tril, d, zb[:d], 1, u)
 				um = u
 			}
 			for i := 0; i < n; i++ {
-				pr := prow(b*n + i)
-				kernels.Gemv(false, mo, mi, 1, um, mi, pr[vOff:vOff+mi], 0, tb[i*mo:(i+1)*mo])
+				po := pOff(b*n + i)
+				kernels.Gemv(false, mo, mi, 1, um, mi, prep[po+vOff:po+vOff+mi], 0, tb[i*mo:(i+1)*mo])
 			}
-		}
-		if !fc.mean {
-			copy(e[b*dOut:(b+1)*dOut], zs[:dOut])
-			copy(e2[b*mo:(b+1)*mo], zs[dOut:dOut+mo])
 		}
 	}
 	if !fc.mean {
-		// ĝ = E G_zᵀ + E′ G_dᵀ for the B samples at once; t ← t − λ c ĝ.
-		kernels.GemmPacked(false, B, 1, e, dOut, lp.gzP, 0, g, mo, work)
-		kernels.GemmPacked(false, B, 1, e2, mo, lp.gdP, 1, g, mo, work)
-		for r := 0; r < rows; r++ {
-			c := l.lamda * prow(r)[lp.pr+1]
-			kernels.Axpy(-c, g[(r/n)*mo:(r/n+1)*mo], t[r*mo:(r+1)*mo])
+		// ĝ = [E E′] [G_z G_d]ᵀ for the B samples at once, reading (e, e′) in place; t ← t − λ c ĝ.
+		kernels.GemmPacked(false, B, 1, z[first:], zst, lp.gzdP, 0, g, mo, work)
+		if shared && n == 1 {
+			// One input: the same c for every sample, and t has the layout of g.
+			kernels.Axpy(-l.lamda*prep[cOff], g, t)
+		} else {
+			for r := 0; r < rows; r++ {
+				c := l.lamda * prep[pOff(r)+cOff]
+				kernels.Axpy(-c, g[(r/n)*mo:(r/n+1)*mo], t[r*mo:(r+1)*mo])
+			}
 		}
 	}
 	// out = σ t R⋆ᵀ (+ σλ √a e).
@@ -705,7 +714,8 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 	}
 	sl := l.sigma * l.lamda
 	for r := 0; r < rows; r++ {
-		kernels.Axpy(sl*prow(r)[lp.pr], e[(r/n)*dOut:(r/n+1)*dOut], out[r*dOut:(r+1)*dOut])
+		e := z[(r/n)*zst+first : (r/n)*zst+first+dOut]
+		kernels.Axpy(sl*prep[pOff(r)+aOff], e, out[r*dOut:(r+1)*dOut])
 	}
 }
 
