@@ -132,3 +132,6 @@ func zigFast(words []uint32, out []float32) int { return zigFastGeneric(words, o
 // branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather
 // than a runtime call (so ReLU can use it without a branch).
 const branchFreeMax = true
+
+// expShift is ExpShift; see expShiftGeneric.
+func expShift(x []float32, shift float32) (sum, dot float32) { return expShiftGeneric(x, shift) }

@@ -2,6 +2,8 @@
 
 package kernels
 
+import "math"
+
 // The arm64 build's kernels: NEON assembly (gemm_arm64.s, blas_arm64.s; Advanced SIMD is part
 // of every ARMv8-A core) where it exists, the generic twins otherwise; dispatch_purego.go is the
 // portable counterpart.
@@ -157,3 +159,24 @@ func zigFast(words []uint32, out []float32) int {
 // branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather
 // than a runtime call (so ReLU can use it without a branch).
 const branchFreeMax = true
+
+//go:noescape
+func expShiftNEON(x *float32, n int, shift float32) (sum, dot float32)
+
+// expShift is ExpShift; see expShiftGeneric. A last group of fewer than four values goes through
+// the vector code padded with −Inf (whose value, 0, is dropped).
+func expShift(x []float32, shift float32) (sum, dot float32) {
+	n4 := len(x) &^ 3
+	if n4 > 0 {
+		sum, dot = expShiftNEON(&x[0], n4/4, shift)
+	}
+	if n4 < len(x) {
+		ninf := float32(math.Inf(-1))
+		t := [4]float32{ninf, ninf, ninf, ninf}
+		copy(t[:], x[n4:])
+		s, d := expShiftNEON(&t[0], 1, shift)
+		copy(x[n4:], t[:])
+		sum, dot = sum+s, dot+d
+	}
+	return sum, dot
+}

@@ -952,9 +952,10 @@ func (p *Predictor) accumulate(y []float32, k, n int) {
 
 // softmaxEntropy writes softmax(z) into probs and returns its entropy, computed as
 // log Σ exp(d) − Σ p d with d = z − max z: one logarithm per sample instead of one per class.
-// The exponentials, the normalisation and Σ p d are float32 (the probabilities are float32
-// anyway, and |Σ p d| ≤ len(z)/e bounds the rounding of the sum to a few 1e-7 nats); the
-// logarithm is float64. As in kernels.Softmax, a non-finite maximum gives NaNs.
+// The exponentials, their sums and the normalisation are float32 (kernels.ExpShift; the
+// probabilities are float32 anyway, and |Σ p d| ≤ len(z)/e bounds the rounding of that sum to a
+// few 1e-7 nats); the logarithm is float64. As in kernels.Softmax, a non-finite maximum gives
+// NaNs.
 func softmaxEntropy(probs, z []float32) float64 {
 	probs = probs[:len(z)]
 	mx := z[0]
@@ -963,43 +964,11 @@ func softmaxEntropy(probs, z []float32) float64 {
 			mx = v
 		}
 	}
-	var sum float32
-	for j, v := range z {
-		e := exp32NonPos(v - mx)
-		probs[j] = e
-		sum += e
-	}
+	copy(probs, z)
+	sum, dot := kernels.ExpShift(probs, mx)
 	inv := 1 / sum
-	var pd float32
-	for j, v := range z {
-		q := probs[j] * inv
-		probs[j] = q
-		pd += q * (v - mx)
-	}
-	return max(math.Log(float64(sum))-float64(pd), 0)
-}
-
-// exp32NonPos returns e^x for x ≤ 0 (NaN for NaN) within a few float32 ulps: x = n·ln 2 + r with
-// |r| ≤ ln 2 / 2 (ln 2 in two parts, so that n·ln2Hi is exact), e^r from its degree-7 Taylor
-// polynomial (truncation error below 6e-9), times 2^n built from its bits. Below −87 it returns
-// 0 (e^−87 ≈ 1.6e-38, at the bottom of float32's normal range).
-func exp32NonPos(x float32) float32 {
-	if !(x > -87) {
-		if x != x {
-			return x
-		}
-		return 0
-	}
-	const (
-		log2e = 1.44269504088896340736
-		ln2Hi = 0.693359375 // nine significant bits: n·ln2Hi is exact for |n| ≤ 126
-		ln2Lo = -2.12194440054690582e-4
-	)
-	// n = round(x·log₂e) for x ≤ 0: the conversion truncates the positive 0.5 − x·log₂e.
-	n := -float32(int32(0.5 - x*log2e))
-	r := (x - n*ln2Hi) - n*ln2Lo
-	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
-	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
+	kernels.Scale(inv, probs)
+	return max(math.Log(float64(sum))-float64(dot*inv), 0)
 }
 
 // finish turns input i's sums over its first k samples into the predictive summaries
