@@ -37,6 +37,27 @@ func gemmKernelRows(kc int, alpha float32, a []float32, lda int, b []float32, ld
 }
 
 //go:noescape
+func gemmPanelRowsNEON(kc int, alpha float32, a *float32, lda int, b *float32, ldb, bstep int, c *float32, ldc, tiles, over int)
+
+// gemmPanelRows is gemmKernelRows for tiles tiles side by side; see gemmPanelRowsGeneric for the
+// contract. Its results are bit for bit those of gemmKernelRows tile by tile (with C cleared
+// first when over is set).
+func gemmPanelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb, bstep int, c []float32, ldc, tiles int, over bool) {
+	if tiles < 1 {
+		return
+	}
+	// The bounds the assembly relies on.
+	_ = a[(gemmMR-1)*lda+kc-1]
+	_ = b[(tiles-1)*bstep+(kc-1)*ldb+gemmNR-1]
+	_ = c[(gemmMR-1)*ldc+tiles*gemmNR-1]
+	o := 0
+	if over {
+		o = 1
+	}
+	gemmPanelRowsNEON(kc, alpha, &a[0], lda, &b[0], ldb, bstep, &c[0], ldc, tiles, o)
+}
+
+//go:noescape
 func dotNEON(x, y *float32, n int) float32
 
 //go:noescape
