@@ -110,3 +110,12 @@ func expShift(x []float32, shift float32) (sum, dot float32) { return expShiftGe
 func gemmPanelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb, bstep int, c []float32, ldc, tiles int, over bool) {
 	gemmPanelRowsGeneric(kc, alpha, a, lda, b, ldb, bstep, c, ldc, tiles, over)
 }
+
+// mulAdd is MulAdd; see mulAddGeneric.
+func mulAdd(dst, a, x, y []float32) { mulAddGeneric(dst, a, x, y) }
+
+// mul is Mul; see mulGeneric.
+func mul(dst, x, y []float32) { mulGeneric(dst, x, y) }
+
+// sqrtPos is SqrtPos; see sqrtPosGeneric.
+func sqrtPos(x []float32) { sqrtPosGeneric(x) }

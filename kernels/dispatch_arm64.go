@@ -201,3 +201,26 @@ func expShift(x []float32, shift float32) (sum, dot float32) {
 	}
 	return sum, dot
 }
+
+//go:noescape
+func mulAddNEON(dst, a, x, y *float32, n int)
+
+//go:noescape
+func mulNEON(dst, x, y *float32, n int)
+
+//go:noescape
+func sqrtPosNEON(x *float32, n int)
+
+// mulAdd is MulAdd for a non-empty dst whose operands are long enough; see mulAddGeneric.
+func mulAdd(dst, a, x, y []float32) { mulAddNEON(&dst[0], &a[0], &x[0], &y[0], len(dst)) }
+
+// mul is Mul for a non-empty dst whose operands are long enough; see mulGeneric.
+func mul(dst, x, y []float32) { mulNEON(&dst[0], &x[0], &y[0], len(dst)) }
+
+// sqrtPos is SqrtPos; see sqrtPosGeneric.
+func sqrtPos(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	sqrtPosNEON(&x[0], len(x))
+}

@@ -555,10 +555,7 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 		t := row[lp.pr+2:]
 		switch l.q {
 		case QDiagonal:
-			v2 := t[2*mo : 2*mo+len(v)]
-			for j, vj := range v {
-				v2[j] = vj * vj
-			}
+			kernels.Mul(t[2*mo:2*mo+mi], v, v)
 		case QMatrix:
 			// |L_colᵀ v|.
 			nrm := 0.0
@@ -581,10 +578,7 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 	if l.q == QDiagonal {
 		kernels.GemmPacked(false, n, 1, prep[t0+2*mo:], st, lp.s2P, 0, prep[t0+mo:], st, work)
 		for i := 0; i < n; i++ {
-			sd := prep[i*st+t0+mo : i*st+t0+2*mo]
-			for o, v := range sd {
-				sd[o] = float32(math.Sqrt(float64(max(v, 0))))
-			}
+			kernels.SqrtPos(prep[i*st+t0+mo : i*st+t0+2*mo])
 		}
 	}
 }
@@ -661,19 +655,11 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 					copy(ti, mv)
 					continue
 				}
-				ep := ep[:len(ti)]
 				if l.q == QDiagonal {
-					sd := prep[po+mOff+mo : po+mOff+2*mo]
-					sd, mv := sd[:len(ti)], mv[:len(ti)]
-					for o := range ti {
-						ti[o] = mv[o] + sd[o]*ep[o]
-					}
+					kernels.MulAdd(ti, mv, prep[po+mOff+mo:po+mOff+2*mo], ep)
 				} else {
-					sc := prep[po+mOff+mo]
-					mv := mv[:len(ti)]
-					for o := range ti {
-						ti[o] = mv[o] + sc*ep[o]
-					}
+					copy(ti, mv)
+					kernels.Axpy(prep[po+mOff+mo], ep, ti)
 				}
 			}
 		case QFull, QEnsemble, QGlobal:
