@@ -605,91 +605,43 @@ func (l *inducing) applyScratch(n, B int) int {
 // (B × n × dOut, sample-major). prep holds n rows shared by every sample (shared) or B·n rows,
 // one per output row.
 func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out []float32, n, B int, scratch []float32) {
-	mo, mi, dOut, st := l.mo, l.mi, l.dOut, l.prepStride()
+	mo, dOut, st := l.mo, l.dOut, l.prepStride()
 	lp := &l.loc
 	rows := B * n
-	d := mo * mi
 	first, zst := l.zStride()
 	// z holds sample b's normals in row b (B × zst), drawn in one Normal call each: ε, e, e′. The
 	// products below read e and (e, e′) in place.
 	z, rest := scratch[:B*zst], scratch[B*zst:]
 	g, rest := rest[:B*mo], rest[B*mo:]
 	t, rest := rest[:rows*mo], rest[rows*mo:]
-	u, rest := rest[:d], rest[d:]
+	u, rest := rest[:l.mo*l.mi], rest[l.mo*l.mi:]
 	work := rest[:kernels.GemmPackedWork]
-	// prep row of output row r (sample r/n, input r%n).
-	pOff := func(r int) int {
-		if shared {
-			r %= n
-		}
-		return r * st
+	// Output row r = b·n + i (sample b, input i) reads the prep row at b·pStep + i·st.
+	pStep := n * st
+	if shared {
+		pStep = 0
 	}
-	vOff := 0
-	if !l.whitened {
-		vOff = mi
-	}
-	aOff, cOff, mOff := lp.pr, lp.pr+1, lp.pr+2
-	// Draws, sample by sample from its own stream, and t = u v.
-	for b := 0; b < B; b++ {
-		s := fc.sample + b
-		tb := t[b*n*mo : (b+1)*n*mo]
-		zb := z[b*zst : (b+1)*zst]
-		if !fc.mean {
-			fc.rng.Reset(fc.seed, uint32(s), id)
-			fc.rng.Normal(zb)
-		}
-		switch l.q {
-		case QDiagonal, QMatrix:
-			ep := zb[:mo]
-			if l.q == QMatrix && !fc.mean {
-				// L_row ε, once per sample.
-				gb := g[b*mo : (b+1)*mo]
-				kernels.Gemv(false, mo, mo, 1, l.rowTril, mo, ep, 0, gb)
-				copy(ep, gb)
-			}
-			for i := 0; i < n; i++ {
-				po := pOff(b*n + i)
-				mv := prep[po+mOff : po+mOff+mo]
-				ti := tb[i*mo : (i+1)*mo]
-				if fc.mean {
-					copy(ti, mv)
-					continue
-				}
-				if l.q == QDiagonal {
-					kernels.MulAdd(ti, mv, prep[po+mOff+mo:po+mOff+2*mo], ep)
-				} else {
-					copy(ti, mv)
-					kernels.Axpy(prep[po+mOff+mo], ep, ti)
-				}
-			}
-		case QFull, QEnsemble, QGlobal:
-			um := lp.muT
-			switch {
-			case l.q == QGlobal && !fc.mean:
-				um = l.globalBlock(fc, b)
-			case l.q == QEnsemble && !fc.mean:
-				um = lp.raw[s%len(lp.raw)]
-			case l.q == QFull && !fc.mean:
-				copy(u, lp.muT)
-				kernels.Gemv(false, d, d, 1, l.tril, d, zb[:d], 1, u)
-				um = u
-			}
-			for i := 0; i < n; i++ {
-				po := pOff(b*n + i)
-				kernels.Gemv(false, mo, mi, 1, um, mi, prep[po+vOff:po+vOff+mi], 0, tb[i*mo:(i+1)*mo])
-			}
+	if !fc.mean {
+		for b := 0; b < B; b++ {
+			fc.rng.Reset(fc.seed, uint32(fc.sample+b), id)
+			fc.rng.Normal(z[b*zst : (b+1)*zst])
 		}
 	}
+	l.sampleT(fc, prep, pStep, z, zst, g, t, u, n, B)
 	if !fc.mean {
 		// ĝ = [E E′] [G_z G_d]ᵀ for the B samples at once, reading (e, e′) in place; t ← t − λ c ĝ.
 		kernels.GemmPacked(false, B, 1, z[first:], zst, lp.gzdP, 0, g, mo, work)
-		if shared && n == 1 {
+		cOff := lp.pr + 1
+		if pStep == 0 && n == 1 {
 			// One input: the same c for every sample, and t has the layout of g.
 			kernels.Axpy(-l.lamda*prep[cOff], g, t)
 		} else {
-			for r := 0; r < rows; r++ {
-				c := l.lamda * prep[pOff(r)+cOff]
-				kernels.Axpy(-c, g[(r/n)*mo:(r/n+1)*mo], t[r*mo:(r+1)*mo])
+			for b := 0; b < B; b++ {
+				gb := g[b*mo : (b+1)*mo]
+				for i := 0; i < n; i++ {
+					r := b*n + i
+					kernels.Axpy(-l.lamda*prep[b*pStep+i*st+cOff], gb, t[r*mo:(r+1)*mo])
+				}
 			}
 		}
 	}
@@ -698,10 +650,71 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 	if fc.mean {
 		return
 	}
-	sl := l.sigma * l.lamda
-	for r := 0; r < rows; r++ {
-		e := z[(r/n)*zst+first : (r/n)*zst+first+dOut]
-		kernels.Axpy(sl*prep[pOff(r)+aOff], e, out[r*dOut:(r+1)*dOut])
+	sl, aOff := l.sigma*l.lamda, lp.pr
+	for b := 0; b < B; b++ {
+		e := z[b*zst+first : b*zst+first+dOut]
+		for i := 0; i < n; i++ {
+			r := b*n + i
+			kernels.Axpy(sl*prep[b*pStep+i*st+aOff], e, out[r*dOut:(r+1)*dOut])
+		}
+	}
+}
+
+// sampleT writes t = u v for the B·n output rows of apply (rows × mo, sample-major): for the
+// diagonal and matrix families the exact Gaussian μ v + scale ⊙ ε from ε in z (drawn, or the mean
+// μ v), for the others u (the sample's, or the mean) times v. See apply for the arguments.
+func (l *inducing) sampleT(fc *fwdCtx, prep []float32, pStep int, z []float32, zst int, g, t, u []float32, n, B int) {
+	mo, mi, st := l.mo, l.mi, l.prepStride()
+	lp := &l.loc
+	mOff := lp.pr + 2
+	switch l.q {
+	case QDiagonal, QMatrix:
+		for b := 0; b < B; b++ {
+			ep := z[b*zst : b*zst+mo]
+			if l.q == QMatrix && !fc.mean {
+				// L_row ε, once per sample.
+				gb := g[b*mo : (b+1)*mo]
+				kernels.Gemv(false, mo, mo, 1, l.rowTril, mo, ep, 0, gb)
+				copy(ep, gb)
+			}
+			for i := 0; i < n; i++ {
+				po := b*pStep + i*st + mOff
+				ti := t[(b*n+i)*mo : (b*n+i+1)*mo]
+				switch {
+				case fc.mean:
+					copy(ti, prep[po:po+mo])
+				case l.q == QDiagonal:
+					kernels.MulAdd(ti, prep[po:], prep[po+mo:], ep)
+				default:
+					copy(ti, prep[po:po+mo])
+					kernels.Axpy(prep[po+mo], ep, ti)
+				}
+			}
+		}
+	default: // QFull, QEnsemble, QGlobal
+		d := mo * mi
+		vOff := 0
+		if !l.whitened {
+			vOff = mi
+		}
+		for b := 0; b < B; b++ {
+			um := lp.muT
+			switch {
+			case fc.mean:
+			case l.q == QGlobal:
+				um = l.globalBlock(fc, b)
+			case l.q == QEnsemble:
+				um = lp.raw[(fc.sample+b)%len(lp.raw)]
+			case l.q == QFull:
+				copy(u, lp.muT)
+				kernels.Gemv(false, d, d, 1, l.tril, d, z[b*zst:b*zst+d], 1, u)
+				um = u
+			}
+			for i := 0; i < n; i++ {
+				po := b*pStep + i*st + vOff
+				kernels.Gemv(false, mo, mi, 1, um, mi, prep[po:po+mi], 0, t[(b*n+i)*mo:(b*n+i+1)*mo])
+			}
+		}
 	}
 }
 
