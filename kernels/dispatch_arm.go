@@ -106,6 +106,9 @@ const branchFreeMax = false
 // expShift is ExpShift; see expShiftGeneric.
 func expShift(x []float32, shift float32) (sum, dot float32) { return expShiftGeneric(x, shift) }
 
+// expMax is ExpMax; see expMaxGeneric.
+func expMax(x []float32) (mx, sum, dot float32) { return expMaxGeneric(x) }
+
 // gemmPanelRows is gemmKernelRows for tiles tiles side by side; see gemmPanelRowsGeneric.
 func gemmPanelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb, bstep int, c []float32, ldc, tiles int, over bool) {
 	gemmPanelRowsGeneric(kc, alpha, a, lda, b, ldb, bstep, c, ldc, tiles, over)

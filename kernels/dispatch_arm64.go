@@ -182,24 +182,34 @@ func zigFast(words []uint32, out []float32) int {
 const branchFreeMax = true
 
 //go:noescape
-func expShiftNEON(x *float32, n int, shift float32) (sum, dot float32)
+func expShiftNEON(x *float32, n int, shift float32, findMax int) (sum, dot, mx float32)
 
 // expShift is ExpShift; see expShiftGeneric. A last group of fewer than four values goes through
 // the vector code padded with −Inf (whose value, 0, is dropped).
 func expShift(x []float32, shift float32) (sum, dot float32) {
 	n4 := len(x) &^ 3
 	if n4 > 0 {
-		sum, dot = expShiftNEON(&x[0], n4/4, shift)
+		sum, dot, _ = expShiftNEON(&x[0], n4/4, shift, 0)
 	}
 	if n4 < len(x) {
 		ninf := float32(math.Inf(-1))
 		t := [4]float32{ninf, ninf, ninf, ninf}
 		copy(t[:], x[n4:])
-		s, d := expShiftNEON(&t[0], 1, shift)
+		s, d, _ := expShiftNEON(&t[0], 1, shift, 0)
 		copy(x[n4:], t[:])
 		sum, dot = sum+s, dot+d
 	}
 	return sum, dot
+}
+
+// expMax is ExpMax; see expMaxGeneric. A multiple of four values goes through the vector code in
+// one pass (the maximum included).
+func expMax(x []float32) (mx, sum, dot float32) {
+	if len(x) == 0 || len(x)%4 != 0 {
+		return expMaxGeneric(x)
+	}
+	sum, dot, mx = expShiftNEON(&x[0], len(x)/4, 0, 1)
+	return mx, sum, dot
 }
 
 //go:noescape

@@ -10,6 +10,24 @@ import "math"
 // there and in both sums.
 func ExpShift(x []float32, shift float32) (sum, dot float32) { return expShift(x, shift) }
 
+// ExpMax is ExpShift with shift the maximum of x, which it returns as mx: a NaN in x makes mx NaN
+// (and every value), a +Inf makes mx +Inf; an empty x gives −Inf, 0, 0. Padding x with −Inf to a
+// multiple of four values (which become 0 and add nothing to the sums) lets the assembly versions
+// do it in one call.
+func ExpMax(x []float32) (mx, sum, dot float32) { return expMax(x) }
+
+// expMaxGeneric is ExpMax in Go: the maximum, then expShiftGeneric.
+func expMaxGeneric(x []float32) (mx, sum, dot float32) {
+	mx = float32(math.Inf(-1))
+	for _, v := range x {
+		if v > mx || v != v { // once NaN, mx stays NaN
+			mx = v
+		}
+	}
+	sum, dot = expShiftGeneric(x, mx)
+	return mx, sum, dot
+}
+
 // expShiftMin is the smallest exponent ExpShift evaluates; below it the value is 0.
 const expShiftMin = -87
 

@@ -2,18 +2,39 @@
 
 #include "textflag.h"
 
-// func expShiftNEON(x *float32, n int, shift float32) (sum, dot float32)
+// func expShiftNEON(x *float32, n int, shift float32, findMax int) (sum, dot, mx float32)
 //
-// expShiftGeneric for the 4n values at x (n ≥ 1), four per pass: d = x − shift, dc = max(d, −87)
+// expShiftGeneric for the 4n values at x (n ≥ 1), with shift the maximum of the values when
+// findMax ≠ 0 (a first pass of FMAX and an FMAXV across lanes, both NaN-propagating), returned
+// as mx; then, four per pass: d = x − shift, dc = max(d, −87)
 // (FMAX keeps NaN), k = round(dc·log₂e) (FRINTN), r = (dc − k·ln2Hi) − k·ln2Lo, e^r by Horner on
 // the degree-7 Taylor polynomial, times 2^k from the bits (k + 127) << 23, and 0 where d < −87;
 // e goes back to x, Σ e into V28 and Σ e·dc into V29, each summed across lanes at the end. The
 // instructions Go's assembler does not spell are WORDs with their mnemonic beside them
 // (scripts/neonwords.py checks them).
-TEXT ·expShiftNEON(SB), NOSPLIT, $0-32
+TEXT ·expShiftNEON(SB), NOSPLIT, $0-44
 	MOVD  x+0(FP), R0
 	MOVD  n+8(FP), R1
+	MOVD  findMax+24(FP), R3
 	FMOVS shift+16(FP), F16
+	CBZ   R3, shifted
+	MOVD  R0, R4
+	MOVD  R1, R5
+	VLD1.P 16(R4), [V16.S4]
+	SUBS  $1, R5, R5
+	BEQ   maxdone
+
+maxloop:
+	VLD1.P 16(R4), [V0.S4]
+	WORD   $0x4e20f610 // fmax v16.4s, v16.4s, v0.4s
+	SUBS   $1, R5, R5
+	BNE    maxloop
+
+maxdone:
+	WORD $0x6e30fa10 // fmaxv s16, v16.4s
+
+shifted:
+	FMOVS F16, mx+40(FP)
 	WORD  $0x4e040610 // dup v16.4s, v16.s[0]
 	MOVW  $0xc2ae0000, R2 // −87
 	WORD  $0x4e040c51 // dup v17.4s, w2
@@ -81,6 +102,6 @@ loop:
 	WORD  $0x7e30db80 // faddp s0, v28.2s
 	WORD  $0x6e3dd7bd // faddp v29.4s, v29.4s, v29.4s
 	WORD  $0x7e30dba1 // faddp s1, v29.2s
-	FMOVS F0, sum+24(FP)
-	FMOVS F1, dot+28(FP)
+	FMOVS F0, sum+32(FP)
+	FMOVS F1, dot+36(FP)
 	RET

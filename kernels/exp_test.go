@@ -111,3 +111,57 @@ func TestExpShiftMatchesGeneric(t *testing.T) {
 		}
 	}
 }
+
+// TestExpMax: ExpMax (assembly where the build has it) against its generic twin and against
+// ExpShift at the maximum, on lengths with and without −Inf padding, with NaN and ±Inf among the
+// values and the maximum anywhere.
+func TestExpMax(t *testing.T) {
+	r := newRand(23)
+	ninf, inf, nan := float32(math.Inf(-1)), float32(math.Inf(1)), float32(math.NaN())
+	for _, n := range twinSizes {
+		for trial := 0; trial < 6; trial++ {
+			x := randSlice(r, n)
+			for i := range x {
+				x[i] *= 30
+			}
+			if n > 0 {
+				switch trial {
+				case 1:
+					x[r.IntN(n)] = nan
+				case 2:
+					x[r.IntN(n)] = inf
+				case 3:
+					x[r.IntN(n)] = ninf
+				case 4: // −Inf padding to a multiple of four
+					for len(x)%4 != 0 {
+						x = append(x, ninf)
+					}
+				}
+			}
+			tag := fmt.Sprintf("n=%d trial=%d", len(x), trial)
+			x1, x2, x3 := append([]float32(nil), x...), append([]float32(nil), x...), append([]float32(nil), x...)
+			m1, s1, d1 := ExpMax(x1)
+			m2, s2, d2 := expMaxGeneric(x2)
+			wantMax := float32(math.Inf(-1))
+			for _, v := range x {
+				if v > wantMax || v != v {
+					wantMax = v
+				}
+			}
+			if math.Float32bits(m1) != math.Float32bits(m2) && !(m1 != m1 && m2 != m2) || (m1 != m1) != (wantMax != wantMax) || (m1 == m1 && m1 != wantMax) {
+				t.Fatalf("%s: max %v, generic %v, want %v", tag, m1, m2, wantMax)
+			}
+			s3, d3 := expShift(x3, wantMax)
+			for _, c := range [][2]float32{{s1, s2}, {d1, d2}, {s1, s3}, {d1, d3}} {
+				if (c[0] != c[0]) != (c[1] != c[1]) || (c[0] == c[0] && !closeTo(float64(c[0]), float64(c[1]), 1e-6*(math.Abs(float64(c[1]))+float64(s2)))) {
+					t.Fatalf("%s: sums %v, %v; generic %v, %v; ExpShift %v, %v", tag, s1, d1, s2, d2, s3, d3)
+				}
+			}
+			for i := range x1 {
+				if (x1[i] != x1[i]) != (x3[i] != x3[i]) || (x1[i] == x1[i] && x1[i] != x3[i]) {
+					t.Fatalf("%s: x[%d] = %v, ExpShift %v", tag, i, x1[i], x3[i])
+				}
+			}
+		}
+	}
+}

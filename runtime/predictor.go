@@ -177,7 +177,7 @@ func (m *Model) predictorBytes(opts Options, block, maxAct, scratch int) (int64,
 	add(4, n, in, 2)   // zeros, and the warm-up's zero batch
 	add(8, n, out, 2)  // sum, sum2
 	add(8, n)          // sumH
-	add(4, out)        // probs
+	add(4, out+3)      // probs
 	add(4, n, out, 2)  // the warm-up's predictions (Probs and Std)
 	add(4, n, out, 2)  // the predictions NewPredictor warms up (reused afterwards)
 	if opts.Adaptive { // the kept per-sample values, entropies and flags
@@ -431,7 +431,7 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	p.allocAdaptive()
 	p.sum, p.sum2 = make([]float64, n*out), make([]float64, n*out)
 	p.sumH = make([]float64, n)
-	p.probs = make([]float32, out)
+	p.probs = make([]float32, (out+3)&^3) // padded for kernels.ExpMax (softmaxEntropy)
 	if opts.Threads > 1 {
 		p.job.outs = make([]float32, opts.Samples*n*out)
 		p.stop = &stopper{}
@@ -935,39 +935,40 @@ func (p *Predictor) accumulate(y []float32, k, n int) {
 			}
 			continue
 		}
+		probs := p.probs[:c]
 		h := softmaxEntropy(p.probs, yi)
 		p.sumH[i] += h
-		s, s2 = s[:len(p.probs)], s2[:len(p.probs)]
-		for j, q := range p.probs {
+		s, s2 = s[:len(probs)], s2[:len(probs)]
+		for j, q := range probs {
 			qv := float64(q)
 			s[j] += qv
 			s2[j] += qv * qv
 		}
 		if a != nil {
-			copy(a.vals[(i*a.k+k)*c:(i*a.k+k+1)*c], p.probs)
+			copy(a.vals[(i*a.k+k)*c:(i*a.k+k+1)*c], probs)
 			a.h[i*a.k+k] = h
 		}
 	}
 }
 
-// softmaxEntropy writes softmax(z) into probs and returns its entropy, computed as
+// softmaxEntropy writes softmax(z) into buf[:len(z)] and returns its entropy, computed as
 // log Σ exp(d) − Σ p d with d = z − max z: one logarithm per sample instead of one per class.
-// The exponentials, their sums and the normalisation are float32 (kernels.ExpShift; the
-// probabilities are float32 anyway, and |Σ p d| ≤ len(z)/e bounds the rounding of that sum to a
-// few 1e-7 nats); the logarithm is float64. As in kernels.Softmax, a non-finite maximum gives
-// NaNs.
-func softmaxEntropy(probs, z []float32) float64 {
-	probs = probs[:len(z)]
-	mx := z[0]
-	for _, v := range z[1:] {
-		if v > mx || v != v {
-			mx = v
-		}
+// buf has len(z) rounded up to a multiple of 4 values, the rest padded with −Inf here (they add
+// nothing), so that kernels.ExpMax finds the maximum and the exponentials with their sums in one
+// call. Those are float32 (the probabilities are float32 anyway, and |Σ p d| ≤ len(z)/e bounds
+// the rounding of that sum to a few 1e-7 nats); the logarithm is float64. As in kernels.Softmax,
+// a non-finite maximum gives NaNs.
+func softmaxEntropy(buf, z []float32) float64 {
+	copy(buf, z)
+	for j := len(z); j < len(buf); j++ {
+		buf[j] = float32(math.Inf(-1))
 	}
-	copy(probs, z)
-	sum, dot := kernels.ExpShift(probs, mx)
+	_, sum, dot := kernels.ExpMax(buf)
 	inv := 1 / sum
-	kernels.Scale(inv, probs)
+	probs := buf[:len(z)]
+	for j, e := range probs {
+		probs[j] = e * inv
+	}
 	return max(math.Log(float64(sum))-float64(dot*inv), 0)
 }
 
