@@ -88,20 +88,10 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 	fullM, fullN := m/gemmMR*gemmMR, n/gemmNR*gemmNR
 	if !over {
 		scaleRowsOrZero(beta, c, m, n, ldc)
-	} else {
-		if fullN < n {
-			for i := 0; i < fullM; i++ {
-				clear(c[i*ldc+fullN : i*ldc+n])
-			}
-		}
-		if fullM < m {
-			scaleRowsOrZero(0, c[fullM*ldc:], m-fullM, n, ldc)
-		}
+	} else if fullM < m {
+		scaleRowsOrZero(0, c[fullM*ldc:], m-fullM, n, ldc)
 	}
-	var (
-		p    gemmParams // the operand A for packA, set when a panel needs packing
-		tile [gemmMR * gemmNR]float32
-	)
+	var p gemmParams // the operand A for packA, set when a panel needs packing
 	off := 0
 	for pc := 0; pc < k; pc += gemmKC {
 		kb := min(gemmKC, k-pc)
@@ -116,9 +106,7 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 				ap := a[ir*lda+pc:]
 				gemmPanelRows(kb, alpha, ap, lda, blk, gemmNR, kb*gemmNR, c[ir*ldc:], ldc, fullN/gemmNR, over && pc == 0)
 				if fullN < n {
-					tile = [gemmMR * gemmNR]float32{}
-					gemmKernelRows(kb, alpha, ap, lda, blk[fullN*kb:], gemmNR, tile[:], gemmNR)
-					addTile(c[ir*ldc+fullN:], ldc, &tile, mr, n-fullN)
+					rowsTile(kb, alpha, ap, lda, blk[fullN*kb:], c[ir*ldc+fullN:], ldc, n-fullN, over && pc == 0)
 				}
 				continue
 			}
@@ -132,19 +120,31 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 					gemmKernel(kb, alpha, pa, bp, c[ci:], ldc)
 					continue
 				}
-				tile = [gemmMR * gemmNR]float32{}
+				var tile [gemmMR * gemmNR]float32
 				gemmKernel(kb, alpha, pa, bp, tile[:], gemmNR)
-				addTile(c[ci:], ldc, &tile, mr, nr)
+				addTile(c[ci:], ldc, &tile, mr, nr, false)
 			}
 		}
 	}
 }
 
+// rowsTile is gemmKernelRows for the last nr < gemmNR columns of a full panel of A: through a
+// tile, added to C (leading dimension ldc), or written over it with over.
+func rowsTile(kb int, alpha float32, a []float32, lda int, b, c []float32, ldc, nr int, over bool) {
+	var tile [gemmMR * gemmNR]float32
+	gemmKernelRows(kb, alpha, a, lda, b, gemmNR, tile[:], gemmNR)
+	addTile(c, ldc, &tile, gemmMR, nr, over)
+}
+
 // addTile adds the first mr rows and nr columns of a micro-kernel tile to C (leading dimension
-// ldc).
-func addTile(c []float32, ldc int, tile *[gemmMR * gemmNR]float32, mr, nr int) {
+// ldc), or writes them over C's with over.
+func addTile(c []float32, ldc int, tile *[gemmMR * gemmNR]float32, mr, nr int, over bool) {
 	for r := 0; r < mr; r++ {
 		row := c[r*ldc : r*ldc+nr]
+		if over {
+			copy(row, tile[r*gemmNR:])
+			continue
+		}
 		for j := range row {
 			row[j] += tile[r*gemmNR+j]
 		}

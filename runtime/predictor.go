@@ -935,11 +935,13 @@ func (p *Predictor) accumulate(y []float32, k, n int) {
 			}
 			continue
 		}
-		probs := p.probs[:c]
-		h := softmaxEntropy(p.probs, yi)
+		h, inv := softmaxEntropy(p.probs, yi)
 		p.sumH[i] += h
+		probs := p.probs[:c]
 		s, s2 = s[:len(probs)], s2[:len(probs)]
-		for j, q := range probs {
+		for j, e := range probs {
+			q := e * inv
+			probs[j] = q
 			qv := float64(q)
 			s[j] += qv
 			s2[j] += qv * qv
@@ -951,25 +953,23 @@ func (p *Predictor) accumulate(y []float32, k, n int) {
 	}
 }
 
-// softmaxEntropy writes softmax(z) into buf[:len(z)] and returns its entropy, computed as
-// log Σ exp(d) − Σ p d with d = z − max z: one logarithm per sample instead of one per class.
+// softmaxEntropy writes exp(z − max z) into buf[:len(z)] and returns the entropy of softmax(z)
+// and the factor inv that normalises buf into softmax(z) (the caller does, in its own pass). The
+// entropy is log Σ exp(d) − Σ p d with d = z − max z: one logarithm per sample instead of one per
+// class.
 // buf has len(z) rounded up to a multiple of 4 values, the rest padded with −Inf here (they add
 // nothing), so that kernels.ExpMax finds the maximum and the exponentials with their sums in one
 // call. Those are float32 (the probabilities are float32 anyway, and |Σ p d| ≤ len(z)/e bounds
 // the rounding of that sum to a few 1e-7 nats); the logarithm is float64. As in kernels.Softmax,
 // a non-finite maximum gives NaNs.
-func softmaxEntropy(buf, z []float32) float64 {
+func softmaxEntropy(buf, z []float32) (h float64, inv float32) {
 	copy(buf, z)
 	for j := len(z); j < len(buf); j++ {
 		buf[j] = float32(math.Inf(-1))
 	}
 	_, sum, dot := kernels.ExpMax(buf)
-	inv := 1 / sum
-	probs := buf[:len(z)]
-	for j, e := range probs {
-		probs[j] = e * inv
-	}
-	return max(logPos(sum)-float64(dot*inv), 0)
+	inv = 1 / sum
+	return max(logPos(sum)-float64(dot*inv), 0), inv
 }
 
 // logPos returns ln x within 1e-10 (relative), several times cheaper than math.Log for a positive
