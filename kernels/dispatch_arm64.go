@@ -18,22 +18,19 @@ const (
 //go:noescape
 func gemmKernelNEON(kc int, alpha float32, a, b, c *float32, ldc int)
 
-//go:noescape
-func gemmKernelRowsNEON(kc int, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-
 // gemmInPlaceA reports that gemmKernelRows reads the left operand in place, so that the Gemm
 // drivers pack A only for panels of fewer than gemmMR rows (and when it is transposed).
 const gemmInPlaceA = true
 
-// gemmKernelRows is the Gemm micro-kernel with A read in place and B at any leading dimension;
-// see gemmKernelRowsGeneric for the contract. Its results are bit for bit those of gemmKernel on
-// the packed panels.
+// gemmKernelRows is the Gemm micro-kernel with A read in place and B at any leading dimension
+// (gemmPanelRowsNEON for one tile); see gemmKernelRowsGeneric for the contract. Its results are
+// bit for bit those of gemmKernel on the packed panels.
 func gemmKernelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	// The bounds the assembly relies on.
 	_ = a[(gemmMR-1)*lda+kc-1]
 	_ = b[(kc-1)*ldb+gemmNR-1]
 	_ = c[(gemmMR-1)*ldc+gemmNR-1]
-	gemmKernelRowsNEON(kc, alpha, &a[0], lda, &b[0], ldb, &c[0], ldc)
+	gemmPanelRowsNEON(kc, alpha, &a[0], lda, &b[0], ldb, 0, &c[0], ldc, 1, 0)
 }
 
 //go:noescape

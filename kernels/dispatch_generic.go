@@ -1,0 +1,26 @@
+//go:build purego || !arm64
+
+package kernels
+
+// The kernels that have assembly on arm64 only (dispatch_arm64.go): their generic twins
+// everywhere else, and under the purego tag.
+
+// expShift is ExpShift; see expShiftGeneric.
+func expShift(x []float32, shift float32) (sum, dot float32) { return expShiftGeneric(x, shift) }
+
+// expMax is ExpMax; see expMaxGeneric.
+func expMax(x []float32) (mx, sum, dot float32) { return expMaxGeneric(x) }
+
+// gemmPanelRows is gemmKernelRows for tiles tiles side by side; see gemmPanelRowsGeneric.
+func gemmPanelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb, bstep int, c []float32, ldc, tiles int, over bool) {
+	gemmPanelRowsGeneric(kc, alpha, a, lda, b, ldb, bstep, c, ldc, tiles, over)
+}
+
+// mulAdd is MulAdd; see mulAddGeneric.
+func mulAdd(dst, a, x, y []float32) { mulAddGeneric(dst, a, x, y) }
+
+// mul is Mul; see mulGeneric.
+func mul(dst, x, y []float32) { mulGeneric(dst, x, y) }
+
+// sqrtPos is SqrtPos; see sqrtPosGeneric.
+func sqrtPos(x []float32) { sqrtPosGeneric(x) }
