@@ -231,3 +231,11 @@ func sqrtPos(x []float32) {
 	}
 	sqrtPosNEON(&x[0], len(x))
 }
+
+//go:noescape
+func axpyRowsNEON(rows, n int, alpha *float32, astep int, x *float32, ldx int, y *float32, ldy int)
+
+// axpyRows is AxpyRows for rows, n ≥ 1 and slices long enough; see axpyRowsGeneric.
+func axpyRows(rows, n int, alpha []float32, astep int, x []float32, ldx int, y []float32, ldy int) {
+	axpyRowsNEON(rows, n, &alpha[0], astep, &x[0], ldx, &y[0], ldy)
+}

@@ -24,3 +24,8 @@ func mul(dst, x, y []float32) { mulGeneric(dst, x, y) }
 
 // sqrtPos is SqrtPos; see sqrtPosGeneric.
 func sqrtPos(x []float32) { sqrtPosGeneric(x) }
+
+// axpyRows is AxpyRows; see axpyRowsGeneric.
+func axpyRows(rows, n int, alpha []float32, astep int, x []float32, ldx int, y []float32, ldy int) {
+	axpyRowsGeneric(rows, n, alpha, astep, x, ldx, y, ldy)
+}

@@ -96,3 +96,41 @@ func TestElementwiseMatchGeneric(t *testing.T) {
 		}
 	}
 }
+
+// TestAxpyRowsMatchesAxpy: AxpyRows gives, bit for bit, Axpy row by row (with NaN and ±Inf among
+// the values), for row lengths around the vector widths, one alpha or one x row for every row
+// (astep, ldx = 0), leaving the values between and after the rows alone; and its generic twin the
+// same.
+func TestAxpyRowsMatchesAxpy(t *testing.T) {
+	r := newRand(24)
+	same := func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b) }
+	for _, n := range twinSizes {
+		for _, rows := range []int{1, 2, 3, 8} {
+			for _, st := range [][2]int{{1, n + 3}, {0, n + 1}, {1, 0}, {0, 0}} {
+				astep, ldx := st[0], st[1]
+				tag := fmt.Sprintf("n=%d rows=%d astep=%d ldx=%d", n, rows, astep, ldx)
+				ldy := n + 2
+				alpha := randSlice(r, rows)
+				x := randSlice(r, (rows-1)*ldx+n+1)
+				if n > 0 {
+					x[r.IntN(len(x))] = float32(math.NaN())
+					x[r.IntN(len(x))] = float32(math.Inf(1))
+				}
+				y0 := randSlice(r, rows*ldy+1)
+				got, gen, want := append([]float32(nil), y0...), append([]float32(nil), y0...), append([]float32(nil), y0...)
+				AxpyRows(rows, n, alpha, astep, x, ldx, got, ldy)
+				if n > 0 {
+					axpyRowsGeneric(rows, n, alpha, astep, x, ldx, gen, ldy)
+				}
+				for i := 0; i < rows; i++ {
+					Axpy(alpha[i*astep], x[i*ldx:i*ldx+n], want[i*ldy:i*ldy+n])
+				}
+				for i := range got {
+					if !same(got[i], want[i]) || !same(gen[i], want[i]) {
+						t.Fatalf("%s: y[%d] = %v (generic %v), Axpy row by row %v", tag, i, got[i], gen[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

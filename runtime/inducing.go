@@ -507,6 +507,9 @@ func (l *inducing) loadLocal(zr, zc, dr, lr, lc []float64, meanRaw [][]float32) 
 	}
 }
 
+// unitAlpha is the factor 1 for kernels.AxpyRows.
+var unitAlpha = [1]float32{1}
+
 // prepStride is the number of prep values per input: proj (pr), √a, c, then for the diagonal and
 // matrix families μ v (mo) and the scale of ε (mo, or one value).
 func (l *inducing) prepStride() int {
@@ -532,9 +535,7 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 	work := prep[n*st : n*st+kernels.GemmPackedWork]
 	kernels.GemmPacked(false, n, 1, in, l.k, lp.projP, 0, prep, st, work)
 	if l.hasBias {
-		for i := 0; i < n; i++ {
-			kernels.Axpy(1, lp.projBias, prep[i*st:i*st+lp.pr])
-		}
+		kernels.AxpyRows(n, lp.pr, unitAlpha[:], 0, lp.projBias, 0, prep, st)
 	}
 	vOff := 0
 	if !l.whitened {
@@ -598,7 +599,7 @@ func (l *inducing) zStride() (first, stride int) {
 // applyScratch is the scratch apply needs for B samples of n inputs each.
 func (l *inducing) applyScratch(n, B int) int {
 	_, zst := l.zStride()
-	return B*zst + B*l.mo + B*n*l.mo + l.mo*l.mi + kernels.GemmPackedWork
+	return B*zst + B*l.mo + B*n*l.mo + l.mo*l.mi + B*n + kernels.GemmPackedWork
 }
 
 // apply draws samples fc.sample … fc.sample+B−1 of the layer's outputs for n inputs each into out
@@ -615,6 +616,7 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 	g, rest := rest[:B*mo], rest[B*mo:]
 	t, rest := rest[:rows*mo], rest[rows*mo:]
 	u, rest := rest[:l.mo*l.mi], rest[l.mo*l.mi:]
+	al, rest := rest[:rows], rest[rows:] // per-row factors for kernels.AxpyRows
 	work := rest[:kernels.GemmPackedWork]
 	// Output row r = b·n + i (sample b, input i) reads the prep row at b·pStep + i·st.
 	pStep := n * st
@@ -631,18 +633,12 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 	if !fc.mean {
 		// ĝ = [E E′] [G_z G_d]ᵀ for the B samples at once, reading (e, e′) in place; t ← t − λ c ĝ.
 		kernels.GemmPacked(false, B, 1, z[first:], zst, lp.gzdP, 0, g, mo, work)
-		cOff := lp.pr + 1
 		if pStep == 0 && n == 1 {
 			// One input: the same c for every sample, and t has the layout of g.
-			kernels.Axpy(-l.lamda*prep[cOff], g, t)
+			kernels.Axpy(-l.lamda*prep[lp.pr+1], g, t)
 		} else {
-			for b := 0; b < B; b++ {
-				gb := g[b*mo : (b+1)*mo]
-				for i := 0; i < n; i++ {
-					r := b*n + i
-					kernels.Axpy(-l.lamda*prep[b*pStep+i*st+cOff], gb, t[r*mo:(r+1)*mo])
-				}
-			}
+			l.rowFactors(al, -l.lamda, prep, pStep, lp.pr+1, n, B)
+			rowsAxpy(al, g, mo, t, mo, n, B)
 		}
 	}
 	// out = σ t R⋆ᵀ (+ σλ √a e).
@@ -650,13 +646,30 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 	if fc.mean {
 		return
 	}
-	sl, aOff := l.sigma*l.lamda, lp.pr
+	l.rowFactors(al, l.sigma*l.lamda, prep, pStep, lp.pr, n, B)
+	rowsAxpy(al, z[first:], zst, out, dOut, n, B)
+}
+
+// rowFactors writes f times the prep value at offset off of each of apply's B·n output rows into
+// al (see apply for pStep).
+func (l *inducing) rowFactors(al []float32, f float32, prep []float32, pStep, off, n, B int) {
+	st := l.prepStride()
 	for b := 0; b < B; b++ {
-		e := z[b*zst+first : b*zst+first+dOut]
 		for i := 0; i < n; i++ {
-			r := b*n + i
-			kernels.Axpy(sl*prep[b*pStep+i*st+aOff], e, out[r*dOut:(r+1)*dOut])
+			al[b*n+i] = f * prep[b*pStep+i*st+off]
 		}
+	}
+}
+
+// rowsAxpy adds al[r] times row r / n of x (B rows of ldy values, leading dimension ldx) to row r
+// of y (B·n rows of ldy values, contiguous): each sample's vector, scaled per input.
+func rowsAxpy(al, x []float32, ldx int, y []float32, ldy, n, B int) {
+	if n == 1 {
+		kernels.AxpyRows(B, ldy, al, 1, x, ldx, y, ldy)
+		return
+	}
+	for b := 0; b < B; b++ {
+		kernels.AxpyRows(n, ldy, al[b*n:], 1, x[b*ldx:], 0, y[b*n*ldy:], ldy)
 	}
 }
 
