@@ -210,7 +210,7 @@ func expMax(x []float32) (mx, sum, dot float32) {
 }
 
 //go:noescape
-func mulAddNEON(dst, a, x, y *float32, n int)
+func mulAddRowsNEON(rows, n int, a *float32, lda int, x *float32, ldx int, y *float32, ldy int, dst *float32, ldd int)
 
 //go:noescape
 func mulNEON(dst, x, y *float32, n int)
@@ -218,8 +218,10 @@ func mulNEON(dst, x, y *float32, n int)
 //go:noescape
 func sqrtPosNEON(x *float32, n int)
 
-// mulAdd is MulAdd for a non-empty dst whose operands are long enough; see mulAddGeneric.
-func mulAdd(dst, a, x, y []float32) { mulAddNEON(&dst[0], &a[0], &x[0], &y[0], len(dst)) }
+// mulAddRows is MulAddRows for rows, n ≥ 1 and slices long enough; see mulAddRowsGeneric.
+func mulAddRows(rows, n int, a []float32, lda int, x []float32, ldx int, y []float32, ldy int, dst []float32, ldd int) {
+	mulAddRowsNEON(rows, n, &a[0], lda, &x[0], ldx, &y[0], ldy, &dst[0], ldd)
+}
 
 // mul is Mul for a non-empty dst whose operands are long enough; see mulGeneric.
 func mul(dst, x, y []float32) { mulNEON(&dst[0], &x[0], &y[0], len(dst)) }

@@ -16,8 +16,10 @@ func gemmPanelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb
 	gemmPanelRowsGeneric(kc, alpha, a, lda, b, ldb, bstep, c, ldc, tiles, over)
 }
 
-// mulAdd is MulAdd; see mulAddGeneric.
-func mulAdd(dst, a, x, y []float32) { mulAddGeneric(dst, a, x, y) }
+// mulAddRows is MulAddRows; see mulAddRowsGeneric.
+func mulAddRows(rows, n int, a []float32, lda int, x []float32, ldx int, y []float32, ldy int, dst []float32, ldd int) {
+	mulAddRowsGeneric(rows, n, a, lda, x, ldx, y, ldy, dst, ldd)
+}
 
 // mul is Mul; see mulGeneric.
 func mul(dst, x, y []float32) { mulGeneric(dst, x, y) }

@@ -1,23 +1,35 @@
 package kernels
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
-// MulAdd computes dst[i] = a[i] + x[i]·y[i] for i < len(dst) (a, x and y at least as long; dst
-// may be a). Where the build has an assembly version the product and sum are one fused
-// multiply-add.
-func MulAdd(dst, a, x, y []float32) {
-	if len(dst) == 0 {
+// MulAddRows computes dst[r*ldd+i] = a[r*lda+i] + x[r*ldx+i]·y[r*ldy+i] for r < rows and i < n:
+// rows of matrices, any of lda, ldx and ldy 0 for one row used by every row. Where the build has
+// an assembly version the product and sum are one fused multiply-add. A row of dst may be a row of
+// a at the same position (dst = a, ldd = lda); ldd must be at least n (or rows at most 1). It panics
+// on negative sizes or slices too short.
+func MulAddRows(rows, n int, a []float32, lda int, x []float32, ldx int, y []float32, ldy int, dst []float32, ldd int) {
+	if rows < 0 || n < 0 || lda < 0 || ldx < 0 || ldy < 0 || (rows > 1 && ldd < n) {
+		panic(fmt.Sprintf("kernels.MulAddRows: rows=%d n=%d lda=%d ldx=%d ldy=%d ldd=%d", rows, n, lda, ldx, ldy, ldd))
+	}
+	if rows == 0 || n == 0 {
 		return
 	}
-	_, _, _ = a[len(dst)-1], x[len(dst)-1], y[len(dst)-1]
-	mulAdd(dst, a, x, y)
+	last := n - 1
+	_, _, _, _ = a[(rows-1)*lda+last], x[(rows-1)*ldx+last], y[(rows-1)*ldy+last], dst[(rows-1)*ldd+last]
+	mulAddRows(rows, n, a, lda, x, ldx, y, ldy, dst, ldd)
 }
 
-// mulAddGeneric is MulAdd in Go, the twin of the assembly versions.
-func mulAddGeneric(dst, a, x, y []float32) {
-	a, x, y = a[:len(dst)], x[:len(dst)], y[:len(dst)]
-	for i := range dst {
-		dst[i] = a[i] + x[i]*y[i]
+// mulAddRowsGeneric is MulAddRows (without its checks) in Go, the twin of the assembly versions.
+func mulAddRowsGeneric(rows, n int, a []float32, lda int, x []float32, ldx int, y []float32, ldy int, dst []float32, ldd int) {
+	for r := 0; r < rows; r++ {
+		d := dst[r*ldd : r*ldd+n]
+		ar, xr, yr := a[r*lda:r*lda+n], x[r*ldx:r*ldx+n], y[r*ldy:r*ldy+n]
+		for i := range d {
+			d[i] = ar[i] + xr[i]*yr[i]
+		}
 	}
 }
 

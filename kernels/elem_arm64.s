@@ -5,15 +5,32 @@
 // Elementwise kernels: four values per pass, then one at a time. The instructions Go's assembler
 // does not spell are WORDs with their mnemonic beside them (scripts/neonwords.py checks them).
 
-// func mulAddNEON(dst, a, x, y *float32, n int)
+// func mulAddRowsNEON(rows, n int, a *float32, lda int, x *float32, ldx int, y *float32, ldy int, dst *float32, ldd int)
 //
-// dst[i] = a[i] + x[i]·y[i] (one FMLA: a single rounding) for i < n; dst may be a.
-TEXT ·mulAddNEON(SB), NOSPLIT, $0-40
-	MOVD dst+0(FP), R0
-	MOVD a+8(FP), R1
-	MOVD x+16(FP), R2
-	MOVD y+24(FP), R3
-	MOVD n+32(FP), R4
+// Row by row (rows ≥ 1), dst[r·ldd + i] = a[r·lda + i] + x[r·ldx + i]·y[r·ldy + i] for i < n (one
+// FMLA: a single rounding); a row of dst may be the same as a's.
+TEXT ·mulAddRowsNEON(SB), NOSPLIT, $0-80
+	MOVD rows+0(FP), R5
+	MOVD n+8(FP), R6
+	MOVD a+16(FP), R7
+	MOVD lda+24(FP), R8
+	MOVD x+32(FP), R9
+	MOVD ldx+40(FP), R10
+	MOVD y+48(FP), R11
+	MOVD ldy+56(FP), R12
+	MOVD dst+64(FP), R13
+	MOVD ldd+72(FP), R14
+	LSL  $2, R8, R8
+	LSL  $2, R10, R10
+	LSL  $2, R12, R12
+	LSL  $2, R14, R14
+
+row:
+	MOVD R13, R0
+	MOVD R7, R1
+	MOVD R9, R2
+	MOVD R11, R3
+	MOVD R6, R4
 	CMP  $4, R4
 	BLT  tail1
 
@@ -28,7 +45,7 @@ loop4:
 	BGE    loop4
 
 tail1:
-	CBZ R4, done
+	CBZ R4, next
 
 loop1:
 	FMOVS.P 4(R1), F0
@@ -39,7 +56,13 @@ loop1:
 	SUBS    $1, R4, R4
 	BNE     loop1
 
-done:
+next:
+	ADD  R8, R7, R7
+	ADD  R10, R9, R9
+	ADD  R12, R11, R11
+	ADD  R14, R13, R13
+	SUBS $1, R5, R5
+	BNE  row
 	RET
 
 // func mulNEON(dst, x, y *float32, n int)

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestElementwiseMatchGeneric: MulAdd, Mul and SqrtPos (assembly where the build has it) against
+// TestElementwiseMatchGeneric: MulAddRows (one row), Mul and SqrtPos (assembly where the build has it) against
 // their generic twins at every size and offset around the vector width, with NaN, ±0 and ±Inf
 // among the inputs, aliasing dst with an operand, and leaving the values beyond dst alone: Mul
 // and SqrtPos bit for bit (both NaN together), MulAdd within one rounding of the product (fused
@@ -38,12 +38,12 @@ func TestElementwiseMatchGeneric(t *testing.T) {
 					copy(d2[off:], a[off:])
 					a1, a2 = d1[off:], d2[off:]
 				}
-				MulAdd(d1[off:off+n], a1, x[off:], y[off:])
-				mulAddGeneric(d2[off:off+n], a2, x[off:], y[off:])
+				MulAddRows(1, n, a1, 0, x[off:], 0, y[off:], 0, d1[off:], 0)
+				mulAddRowsGeneric(1, n, a2, 0, x[off:], 0, y[off:], 0, d2[off:], 0)
 				for i := range d1 {
 					if i < off || i >= off+n {
 						if !same(d1[i], d0[i]) && !(alias && i >= off && i < off+n) {
-							t.Fatalf("MulAdd %s: dst[%d] beyond n changed", tag, i)
+							t.Fatalf("MulAddRows %s: dst[%d] beyond n changed", tag, i)
 						}
 						continue
 					}
@@ -53,12 +53,12 @@ func TestElementwiseMatchGeneric(t *testing.T) {
 					for _, v := range []float32{d1[i], d2[i]} {
 						if want != want || math.IsInf(want, 0) || math.Abs(want) > math.MaxFloat32 {
 							if !same(d1[i], d2[i]) && !(math.Abs(want) > math.MaxFloat32 && math.IsInf(float64(v), 0)) {
-								t.Fatalf("MulAdd %s: dst[%d] = %v, generic %v (a %v, x %v, y %v)", tag, i, d1[i], d2[i], a[i], x[i], y[i])
+								t.Fatalf("MulAddRows %s: dst[%d] = %v, generic %v (a %v, x %v, y %v)", tag, i, d1[i], d2[i], a[i], x[i], y[i])
 							}
 							continue
 						}
 						if !closeTo(float64(v), want, tol+1e-38) {
-							t.Fatalf("MulAdd %s: dst[%d] = %v (generic %v), want %v", tag, i, d1[i], d2[i], want)
+							t.Fatalf("MulAddRows %s: dst[%d] = %v (generic %v), want %v", tag, i, d1[i], d2[i], want)
 						}
 					}
 				}
@@ -128,6 +128,44 @@ func TestAxpyRowsMatchesAxpy(t *testing.T) {
 				for i := range got {
 					if !same(got[i], want[i]) || !same(gen[i], want[i]) {
 						t.Fatalf("%s: y[%d] = %v (generic %v), Axpy row by row %v", tag, i, got[i], gen[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMulAddRows: several rows at once give, bit for bit, one call per row (strides, one row of
+// an operand for every row, dst the same rows as a), leaving the values between the rows alone.
+func TestMulAddRows(t *testing.T) {
+	r := newRand(25)
+	for _, n := range []int{1, 3, 4, 5, 10, 16, 17, 24} {
+		for _, rows := range []int{1, 2, 8} {
+			for _, ld := range [][3]int{{n + 1, n + 2, n}, {0, n + 3, 0}, {n, 0, n + 5}} {
+				for _, inPlace := range []bool{false, true} {
+					tag := fmt.Sprintf("n=%d rows=%d ld=%v inPlace=%v", n, rows, ld, inPlace)
+					lda, ldx, ldy, ldd := ld[0], ld[1], ld[2], n+3
+					a := randSlice(r, (rows-1)*lda+n)
+					x := randSlice(r, (rows-1)*ldx+n)
+					y := randSlice(r, (rows-1)*ldy+n)
+					d0 := randSlice(r, rows*ldd)
+					got, want := append([]float32(nil), d0...), append([]float32(nil), d0...)
+					ga, wa, gld := a, a, lda
+					if inPlace { // dst's rows hold a's values first
+						for i := 0; i < rows; i++ {
+							copy(got[i*ldd:i*ldd+n], a[i*lda:i*lda+n])
+							copy(want[i*ldd:i*ldd+n], a[i*lda:i*lda+n])
+						}
+						ga, wa, gld = got, want, ldd
+					}
+					MulAddRows(rows, n, ga, gld, x, ldx, y, ldy, got, ldd)
+					for i := 0; i < rows; i++ {
+						MulAddRows(1, n, wa[i*gld:], 0, x[i*ldx:], 0, y[i*ldy:], 0, want[i*ldd:], 0)
+					}
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s: dst[%d] = %v, row by row %v", tag, i, got[i], want[i])
+						}
 					}
 				}
 			}

@@ -682,6 +682,18 @@ func (l *inducing) sampleT(fc *fwdCtx, prep []float32, pStep int, z []float32, z
 	mOff := lp.pr + 2
 	switch l.q {
 	case QDiagonal, QMatrix:
+		if l.q == QDiagonal && !fc.mean {
+			// t = μ v + √((s⊙s)(v⊙v)) ⊙ ε, row by row: rows of prep and of ε (z) at their strides.
+			if n == 1 {
+				kernels.MulAddRows(B, mo, prep[mOff:], pStep, prep[mOff+mo:], pStep, z, zst, t, mo)
+				return
+			}
+			for b := 0; b < B; b++ {
+				po := b*pStep + mOff
+				kernels.MulAddRows(n, mo, prep[po:], st, prep[po+mo:], st, z[b*zst:], 0, t[b*n*mo:], mo)
+			}
+			return
+		}
 		for b := 0; b < B; b++ {
 			ep := z[b*zst : b*zst+mo]
 			if l.q == QMatrix && !fc.mean {
@@ -693,13 +705,8 @@ func (l *inducing) sampleT(fc *fwdCtx, prep []float32, pStep int, z []float32, z
 			for i := 0; i < n; i++ {
 				po := b*pStep + i*st + mOff
 				ti := t[(b*n+i)*mo : (b*n+i+1)*mo]
-				switch {
-				case fc.mean:
-					copy(ti, prep[po:po+mo])
-				case l.q == QDiagonal:
-					kernels.MulAdd(ti, prep[po:], prep[po+mo:], ep)
-				default:
-					copy(ti, prep[po:po+mo])
+				copy(ti, prep[po:po+mo])
+				if !fc.mean { // the matrix family
 					kernels.Axpy(prep[po+mo], ep, ti)
 				}
 			}
