@@ -420,12 +420,11 @@ type localParams struct {
 	projBias []float32
 	pr       int       // rows of proj: mi, or 2mi
 	rstar    []float32 // dOut × mo
-	gz       []float32 // mo × dOut
-	gd       []float32 // mo × mo (lower triangular, or diagonal)
 	s2       []float32 // diagonal family: sd², mo × mi
 	muT      []float32 // the mean of u (unwhitened), mo × mi; ensemble: member 0
 	raw      [][]float32
-	// gzd is [G_z G_d] (mo × (dOut + mo)), so that ĝ is one product with a sample's (e, e′).
+	// gzd is [G_z G_d]: G_z (mo × dOut) beside G_d (mo × mo, lower triangular or diagonal), so
+	// that ĝ is one product with a sample's (e, e′).
 	gzd []float32
 	// The same factors packed for kernels.GemmPacked (right operands of the per-sample products):
 	// projᵀ (without the bias column), R⋆ᵀ, [G_z G_d]ᵀ, μᵀ and (s⊙s)ᵀ.
@@ -454,6 +453,7 @@ func (l *inducing) loadLocal(zr, zc, dr, lr, lc []float64, meanRaw [][]float32) 
 	zhat := append([]float64(nil), zr...)
 	kernels.SolveTriangular(kernels.Left, kernels.Lower, false, mo, dOut, lr, mo, zhat, dOut)
 	gd := make([]float64, mo*mo)
+	var gz []float32 // G_z, mo × dOut
 	if l.whitened {
 		// R⋆ = Ẑ_rᵀ, G_z = Ẑ_r, G_d = L_r⁻¹ D_r.
 		rs := make([]float64, dOut*mo)
@@ -462,7 +462,7 @@ func (l *inducing) loadLocal(zr, zc, dr, lr, lc []float64, meanRaw [][]float32) 
 				rs[j*mo+i] = zhat[i*dOut+j]
 			}
 		}
-		lp.rstar, lp.gz = to32(rs), to32(zhat)
+		lp.rstar, gz = to32(rs), to32(zhat)
 		for i := 0; i < mo; i++ {
 			gd[i*mo+i] = 1
 		}
@@ -473,12 +473,12 @@ func (l *inducing) loadLocal(zr, zc, dr, lr, lc []float64, meanRaw [][]float32) 
 			}
 		}
 	} else {
-		lp.rstar, lp.gz = l.r, l.zr
+		lp.rstar, gz = l.r, l.zr
 		for i := 0; i < mo; i++ {
 			gd[i*mo+i] = dr[i]
 		}
 	}
-	lp.gd = to32(gd)
+	gd32 := to32(gd)
 	if l.sd != nil {
 		lp.s2 = make([]float32, len(l.sd))
 		for i, v := range l.sd {
@@ -497,8 +497,8 @@ func (l *inducing) loadLocal(zr, zc, dr, lr, lc []float64, meanRaw [][]float32) 
 	lp.rstarP = kernels.NewPackedB(true, mo, dOut, lp.rstar, mo)
 	lp.gzd = make([]float32, mo*(dOut+mo))
 	for i := 0; i < mo; i++ {
-		copy(lp.gzd[i*(dOut+mo):], lp.gz[i*dOut:(i+1)*dOut])
-		copy(lp.gzd[i*(dOut+mo)+dOut:], lp.gd[i*mo:(i+1)*mo])
+		copy(lp.gzd[i*(dOut+mo):], gz[i*dOut:(i+1)*dOut])
+		copy(lp.gzd[i*(dOut+mo)+dOut:], gd32[i*mo:(i+1)*mo])
 	}
 	lp.gzdP = kernels.NewPackedB(true, dOut+mo, mo, lp.gzd, dOut+mo)
 	lp.muP = kernels.NewPackedB(true, mi, mo, lp.muT, mi)
