@@ -241,3 +241,12 @@ func axpyRowsNEON(rows, n int, alpha *float32, astep int, x *float32, ldx int, y
 func axpyRows(rows, n int, alpha []float32, astep int, x []float32, ldx int, y []float32, ldy int) {
 	axpyRowsNEON(rows, n, &alpha[0], astep, &x[0], ldx, &y[0], ldy)
 }
+
+//go:noescape
+func accMomentsNEON(x *float32, n int, scale float32, s, s2 *float64)
+
+// accMoments is AccumulateMoments for a non-empty x and s, s2 long enough; see
+// accMomentsGeneric.
+func accMoments(x []float32, scale float32, s, s2 []float64) {
+	accMomentsNEON(&x[0], len(x), scale, &s[0], &s2[0])
+}

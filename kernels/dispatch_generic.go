@@ -31,3 +31,6 @@ func sqrtPos(x []float32) { sqrtPosGeneric(x) }
 func axpyRows(rows, n int, alpha []float32, astep int, x []float32, ldx int, y []float32, ldy int) {
 	axpyRowsGeneric(rows, n, alpha, astep, x, ldx, y, ldy)
 }
+
+// accMoments is AccumulateMoments; see accMomentsGeneric.
+func accMoments(x []float32, scale float32, s, s2 []float64) { accMomentsGeneric(x, scale, s, s2) }

@@ -61,3 +61,27 @@ func sqrtPosGeneric(x []float32) {
 		x[i] = float32(math.Sqrt(float64(max(v, 0))))
 	}
 }
+
+// AccumulateMoments multiplies x by scale in place and adds the products to s and their squares
+// to s2 in float64: x[i] *= scale, s[i] += x[i], s2[i] += x[i]² for i < len(x) (s and s2 at
+// least as long) — a sample's probabilities normalised and added to the running sums of p and
+// p². The results are the same bits as those of the plain loop (x[i]² is exact in float64).
+func AccumulateMoments(x []float32, scale float32, s, s2 []float64) {
+	if len(x) == 0 {
+		return
+	}
+	_, _ = s[len(x)-1], s2[len(x)-1]
+	accMoments(x, scale, s, s2)
+}
+
+// accMomentsGeneric is AccumulateMoments in Go, the twin of the assembly versions.
+func accMomentsGeneric(x []float32, scale float32, s, s2 []float64) {
+	s, s2 = s[:len(x)], s2[:len(x)]
+	for i, v := range x {
+		q := v * scale
+		x[i] = q
+		qv := float64(q)
+		s[i] += qv
+		s2[i] += qv * qv
+	}
+}

@@ -172,3 +172,40 @@ func TestMulAddRows(t *testing.T) {
 		}
 	}
 }
+
+// TestAccumulateMoments: AccumulateMoments (assembly where the build has it) gives, bit for bit,
+// the plain float64 loop — its generic twin and a loop written here — at every size and offset
+// around the vector width, with NaN and ±Inf among the values, leaving the sums beyond len(x)
+// alone.
+func TestAccumulateMoments(t *testing.T) {
+	r := newRand(26)
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) || (a != a && b != b) }
+	for _, n := range twinSizes {
+		for _, off := range []int{0, 1, 3} {
+			tag := fmt.Sprintf("n=%d off=%d", n, off)
+			x := randSlice(r, n+off)
+			if n > 1 {
+				x[off+r.IntN(n)] = float32(math.NaN())
+				x[off+r.IntN(n)] = float32(math.Inf(-1))
+			}
+			s0, q0 := randSlice64(r, n+off+2), randSlice64(r, n+off+2)
+			x1, s1, q1 := append([]float32(nil), x...), append([]float64(nil), s0...), append([]float64(nil), q0...)
+			x2, s2, q2 := append([]float32(nil), x...), append([]float64(nil), s0...), append([]float64(nil), q0...)
+			AccumulateMoments(x1[off:off+n], 0.37, s1[off:], q1[off:])
+			accMomentsGeneric(x2[off:off+n], 0.37, s2[off:], q2[off:])
+			for i := range s0 {
+				want, want2 := s0[i], q0[i]
+				if i >= off && i < off+n {
+					v := float64(x[i] * 0.37)
+					want, want2 = want+v, want2+v*v
+					if math.Float32bits(x1[i]) != math.Float32bits(x[i]*0.37) && !(x1[i] != x1[i]) {
+						t.Fatalf("%s: x[%d] = %v, want %v", tag, i, x1[i], x[i]*0.37)
+					}
+				}
+				if !same(s1[i], want) || !same(q1[i], want2) || !same(s2[i], want) || !same(q2[i], want2) {
+					t.Fatalf("%s: s[%d], s2[%d] = %v, %v (generic %v, %v), want %v, %v", tag, i, i, s1[i], q1[i], s2[i], q2[i], want, want2)
+				}
+			}
+		}
+	}
+}

@@ -938,14 +938,7 @@ func (p *Predictor) accumulate(y []float32, k, n int) {
 		h, inv := softmaxEntropy(p.probs, yi)
 		p.sumH[i] += h
 		probs := p.probs[:c]
-		s, s2 = s[:len(probs)], s2[:len(probs)]
-		for j, e := range probs {
-			q := e * inv
-			probs[j] = q
-			qv := float64(q)
-			s[j] += qv
-			s2[j] += qv * qv
-		}
+		kernels.AccumulateMoments(probs, inv, s, s2) // normalised, and added to Σ p and Σ p²
 		if a != nil {
 			copy(a.vals[(i*a.k+k)*c:(i*a.k+k+1)*c], probs)
 			a.h[i*a.k+k] = h
