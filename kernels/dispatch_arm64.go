@@ -57,9 +57,6 @@ func gemmPanelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb
 //go:noescape
 func dotNEON(x, y *float32, n int) float32
 
-//go:noescape
-func axpyNEON(alpha float32, x, y *float32, n int)
-
 // gemmKernel is the Gemm micro-kernel; see gemmKernelGeneric for the contract.
 func gemmKernel(kc int, alpha float32, a, b, c []float32, ldc int) {
 	if kc < 1 {
@@ -88,7 +85,7 @@ func axpy(alpha float32, x, y []float32) {
 		return
 	}
 	_ = y[len(x)-1]
-	axpyNEON(alpha, &x[0], &y[0], len(x))
+	axpyRowsNEON(1, len(x), &alpha, 0, &x[0], 0, &y[0], 0)
 }
 
 //go:noescape
