@@ -7,10 +7,11 @@
 # top functions and the share of named groups. Counts are exact for one thread (GOMAXPROCS=1).
 #
 # Usage: bench/armprof.sh [-arch arm64|arm] [-cpu NAME] [-top N] [-group name=regexp]...
-#                         [-base "BASE ARGS" -per N] -- PROGRAM [ARGS...]
+#                         [-lines regexp] [-base "BASE ARGS" -per N] -- PROGRAM [ARGS...]
 # With -base, PROGRAM also runs with BASE ARGS (the same work minus N units, e.g. --count 2
 # against --count 12 with -per 10) and the difference per unit is reported: start-up, loading and
-# warm-up cancel.
+# warm-up cancel. -lines also lists the instructions of the functions matching regexp by source
+# line.
 # Example (the GEMM share of one ResNet-18 prediction on a Cortex-A53):
 #   bench/armprof.sh -group 'gemm=kernels\.(gemm|Gemm|pack)' -base "bench --model r18.ebnn --count 1" -per 1 \
 #       -- /tmp/edgebnn-arm64 bench --model r18.ebnn --count 2
@@ -21,7 +22,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 shared=${SHARED:-../shared}
 home=${ARMCOUNT_HOME:-$HOME/.cache/armcount}
 arch=arm64 cpu= top=30 base= per=1
-groups=()
+aflags=()
 while (($#)); do
 	case $1 in
 	-arch) arch=$2; shift 2 ;;
@@ -29,12 +30,13 @@ while (($#)); do
 	-top) top=$2; shift 2 ;;
 	-base) base=$2; shift 2 ;;
 	-per) per=$2; shift 2 ;;
-	-group) groups+=(-group "$2"); shift 2 ;;
+	-group) aflags+=(-group "$2"); shift 2 ;;
+	-lines) aflags+=(-lines "$2"); shift 2 ;;
 	--) shift; break ;;
 	*) break ;;
 	esac
 done
-(($#)) || { sed -n '2,19p' "$0" >&2; exit 2; }
+(($#)) || { sed -n '2,21p' "$0" >&2; exit 2; }
 case $arch in
 arm64) qemu=qemu-aarch64 cpu=${cpu:-cortex-a53} ;;
 arm) qemu=qemu-arm cpu=${cpu:-cortex-a7} ;;
@@ -60,4 +62,4 @@ if [[ -n $base ]]; then
 	prof "$work/base.txt" "$1" "${bargs[@]}"
 	baseflags=(-base "$work/base.txt" -per "$per")
 fi
-go run ./bench/armprof -bin "$1" -prof "$work/prof.txt" "${baseflags[@]}" -top "$top" "${groups[@]}"
+go run ./bench/armprof -bin "$1" -prof "$work/prof.txt" "${baseflags[@]}" -top "$top" "${aflags[@]}"

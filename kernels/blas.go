@@ -62,6 +62,28 @@ func axpyGeneric(alpha float32, x, y []float32) {
 	}
 }
 
+// AxpyRows computes y[r*ldy : r*ldy+n] += alpha[r*astep] * x[r*ldx : r*ldx+n] for r < rows:
+// Axpy on rows of matrices, each row's result bit for bit Axpy's. astep or ldx may be 0 (one
+// alpha, or one row of x, for every row); ldy must be at least n (or rows at most 1). It panics on
+// negative sizes or slices too short.
+func AxpyRows(rows, n int, alpha []float32, astep int, x []float32, ldx int, y []float32, ldy int) {
+	if rows < 0 || n < 0 || astep < 0 || ldx < 0 || (rows > 1 && ldy < n) {
+		panic(fmt.Sprintf("kernels.AxpyRows: rows=%d n=%d astep=%d ldx=%d ldy=%d", rows, n, astep, ldx, ldy))
+	}
+	if rows == 0 || n == 0 {
+		return
+	}
+	_, _, _ = alpha[(rows-1)*astep], x[(rows-1)*ldx+n-1], y[(rows-1)*ldy+n-1]
+	axpyRows(rows, n, alpha, astep, x, ldx, y, ldy)
+}
+
+// axpyRowsGeneric is AxpyRows (without its checks) in Go, the twin of the assembly versions.
+func axpyRowsGeneric(rows, n int, alpha []float32, astep int, x []float32, ldx int, y []float32, ldy int) {
+	for r := 0; r < rows; r++ {
+		axpy(alpha[r*astep], x[r*ldx:r*ldx+n], y[r*ldy:r*ldy+n])
+	}
+}
+
 // Scale computes x *= alpha.
 func Scale(alpha float32, x []float32) { scale(alpha, x) }
 
@@ -81,6 +103,21 @@ func scaleOrZero(beta float32, x []float32) {
 		clear(x)
 	default:
 		Scale(beta, x)
+	}
+}
+
+// scaleRowsOrZero applies scaleOrZero to the m rows of n values of c (leading dimension ldc): one
+// call for the whole matrix when its rows are contiguous.
+func scaleRowsOrZero(beta float32, c []float32, m, n, ldc int) {
+	if beta == 1 {
+		return
+	}
+	if ldc == n {
+		scaleOrZero(beta, c[:m*n])
+		return
+	}
+	for i := 0; i < m; i++ {
+		scaleOrZero(beta, c[i*ldc:i*ldc+n])
 	}
 }
 

@@ -104,56 +104,6 @@ done:
 	FMOVS F0, ret+24(FP)
 	RET
 
-// func axpyNEON(alpha float32, x, y *float32, n int)
-//
-// y[i] += alpha·x[i] for i < n, 16 values per iteration, then 4, then one at a time.
-TEXT ·axpyNEON(SB), NOSPLIT, $0-32
-	FMOVS alpha+0(FP), F0
-	MOVD  x+8(FP), R0
-	MOVD  y+16(FP), R1
-	MOVD  n+24(FP), R2
-	CMP   $16, R2
-	BLT   tail4
-
-loop16:
-	VLD1.P 64(R0), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1   (R1), [V16.S4, V17.S4, V18.S4, V19.S4]
-	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
-	WORD $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
-	WORD $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
-	WORD $0x4f8010f3 // fmla v19.4s, v7.4s, v0.s[0]
-	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R1)
-	SUB    $16, R2, R2
-	CMP    $16, R2
-	BGE    loop16
-
-tail4:
-	CMP $4, R2
-	BLT tail1
-
-loop4:
-	VLD1.P 16(R0), [V4.S4]
-	VLD1   (R1), [V16.S4]
-	WORD $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
-	VST1.P [V16.S4], 16(R1)
-	SUB    $4, R2, R2
-	CMP    $4, R2
-	BGE    loop4
-
-tail1:
-	CBZ R2, done
-
-loop1:
-	FMOVS.P 4(R0), F4
-	FMOVS   (R1), F5
-	WORD $0x1f001485 // fmadd s5, s4, s0, s5
-	FMOVS.P F5, 4(R1)
-	SUBS    $1, R2, R2
-	BNE     loop1
-
-done:
-	RET
-
 // func scaleNEON(alpha float32, x *float32, n int)
 //
 // x[i] *= alpha for i < n: 16 values per iteration, then 4 at a time, then one at a time.
@@ -173,3 +123,73 @@ TEXT ·reluNEON(SB), NOSPLIT, $0-16
 	MOVD n+8(FP), R2
 	VEOR V7.B16, V7.B16, V7.B16
 	MAP_INPLACE(FMAX_VEC, 7, FMAXS, F7)
+
+// func axpyRowsNEON(rows, n int, alpha *float32, astep int, x *float32, ldx int, y *float32, ldy int)
+//
+// y[r·ldy : r·ldy+n] += alpha[r·astep]·x[r·ldx : r·ldx+n] for r < rows (rows ≥ 1; Axpy is one
+// row): per row 16 values per iteration, then 4, then one at a time, each an FMLA by the row's
+// alpha.
+TEXT ·axpyRowsNEON(SB), NOSPLIT, $0-64
+	MOVD rows+0(FP), R5
+	MOVD n+8(FP), R6
+	MOVD alpha+16(FP), R7
+	MOVD astep+24(FP), R8
+	MOVD x+32(FP), R9
+	MOVD ldx+40(FP), R10
+	MOVD y+48(FP), R11
+	MOVD ldy+56(FP), R12
+	LSL  $2, R8, R8
+	LSL  $2, R10, R10
+	LSL  $2, R12, R12
+
+row:
+	FMOVS (R7), F0
+	MOVD  R9, R0
+	MOVD  R11, R1
+	MOVD  R6, R2
+	CMP   $16, R2
+	BLT   rtail4
+
+rloop16:
+	VLD1.P 64(R0), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1   (R1), [V16.S4, V17.S4, V18.S4, V19.S4]
+	WORD   $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
+	WORD   $0x4f8010b1 // fmla v17.4s, v5.4s, v0.s[0]
+	WORD   $0x4f8010d2 // fmla v18.4s, v6.4s, v0.s[0]
+	WORD   $0x4f8010f3 // fmla v19.4s, v7.4s, v0.s[0]
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R1)
+	SUB    $16, R2, R2
+	CMP    $16, R2
+	BGE    rloop16
+
+rtail4:
+	CMP $4, R2
+	BLT rtail1
+
+rloop4:
+	VLD1.P 16(R0), [V4.S4]
+	VLD1   (R1), [V16.S4]
+	WORD   $0x4f801090 // fmla v16.4s, v4.4s, v0.s[0]
+	VST1.P [V16.S4], 16(R1)
+	SUB    $4, R2, R2
+	CMP    $4, R2
+	BGE    rloop4
+
+rtail1:
+	CBZ R2, rnext
+
+rloop1:
+	FMOVS.P 4(R0), F4
+	FMOVS   (R1), F5
+	WORD    $0x1f001485 // fmadd s5, s4, s0, s5
+	FMOVS.P F5, 4(R1)
+	SUBS    $1, R2, R2
+	BNE     rloop1
+
+rnext:
+	ADD  R8, R7, R7
+	ADD  R10, R9, R9
+	ADD  R12, R11, R11
+	SUBS $1, R5, R5
+	BNE  row
+	RET

@@ -2,6 +2,8 @@
 
 package kernels
 
+import "math"
+
 // The arm64 build's kernels: NEON assembly (gemm_arm64.s, blas_arm64.s; Advanced SIMD is part
 // of every ARMv8-A core) where it exists, the generic twins otherwise; dispatch_purego.go is the
 // portable counterpart.
@@ -16,29 +18,44 @@ const (
 //go:noescape
 func gemmKernelNEON(kc int, alpha float32, a, b, c *float32, ldc int)
 
-//go:noescape
-func gemmKernelRowsNEON(kc int, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-
 // gemmInPlaceA reports that gemmKernelRows reads the left operand in place, so that the Gemm
 // drivers pack A only for panels of fewer than gemmMR rows (and when it is transposed).
 const gemmInPlaceA = true
 
-// gemmKernelRows is the Gemm micro-kernel with A read in place and B at any leading dimension;
-// see gemmKernelRowsGeneric for the contract. Its results are bit for bit those of gemmKernel on
-// the packed panels.
+// gemmKernelRows is the Gemm micro-kernel with A read in place and B at any leading dimension
+// (gemmPanelRowsNEON for one tile); see gemmKernelRowsGeneric for the contract. Its results are
+// bit for bit those of gemmKernel on the packed panels.
 func gemmKernelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	// The bounds the assembly relies on.
 	_ = a[(gemmMR-1)*lda+kc-1]
 	_ = b[(kc-1)*ldb+gemmNR-1]
 	_ = c[(gemmMR-1)*ldc+gemmNR-1]
-	gemmKernelRowsNEON(kc, alpha, &a[0], lda, &b[0], ldb, &c[0], ldc)
+	gemmPanelRowsNEON(kc, alpha, &a[0], lda, &b[0], ldb, 0, &c[0], ldc, 1, 0)
+}
+
+//go:noescape
+func gemmPanelRowsNEON(kc int, alpha float32, a *float32, lda int, b *float32, ldb, bstep int, c *float32, ldc, tiles, over int)
+
+// gemmPanelRows is gemmKernelRows for tiles tiles side by side; see gemmPanelRowsGeneric for the
+// contract. Its results are bit for bit those of gemmKernelRows tile by tile (with C cleared
+// first when over is set).
+func gemmPanelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb, bstep int, c []float32, ldc, tiles int, over bool) {
+	if tiles < 1 {
+		return
+	}
+	// The bounds the assembly relies on.
+	_ = a[(gemmMR-1)*lda+kc-1]
+	_ = b[(tiles-1)*bstep+(kc-1)*ldb+gemmNR-1]
+	_ = c[(gemmMR-1)*ldc+tiles*gemmNR-1]
+	o := 0
+	if over {
+		o = 1
+	}
+	gemmPanelRowsNEON(kc, alpha, &a[0], lda, &b[0], ldb, bstep, &c[0], ldc, tiles, o)
 }
 
 //go:noescape
 func dotNEON(x, y *float32, n int) float32
-
-//go:noescape
-func axpyNEON(alpha float32, x, y *float32, n int)
 
 // gemmKernel is the Gemm micro-kernel; see gemmKernelGeneric for the contract.
 func gemmKernel(kc int, alpha float32, a, b, c []float32, ldc int) {
@@ -68,7 +85,7 @@ func axpy(alpha float32, x, y []float32) {
 		return
 	}
 	_ = y[len(x)-1]
-	axpyNEON(alpha, &x[0], &y[0], len(x))
+	axpyRowsNEON(1, len(x), &alpha, 0, &x[0], 0, &y[0], 0)
 }
 
 //go:noescape
@@ -157,3 +174,76 @@ func zigRun(words []uint32, out []float32) (consumed, produced int) {
 // branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather
 // than a runtime call (so ReLU can use it without a branch).
 const branchFreeMax = true
+
+//go:noescape
+func expShiftNEON(x *float32, n int, shift float32, findMax int) (sum, dot, mx float32)
+
+// expShift is ExpShift; see expShiftGeneric. A last group of fewer than four values goes through
+// the vector code padded with −Inf (whose value, 0, is dropped).
+func expShift(x []float32, shift float32) (sum, dot float32) {
+	n4 := len(x) &^ 3
+	if n4 > 0 {
+		sum, dot, _ = expShiftNEON(&x[0], n4/4, shift, 0)
+	}
+	if n4 < len(x) {
+		ninf := float32(math.Inf(-1))
+		t := [4]float32{ninf, ninf, ninf, ninf}
+		copy(t[:], x[n4:])
+		s, d, _ := expShiftNEON(&t[0], 1, shift, 0)
+		copy(x[n4:], t[:])
+		sum, dot = sum+s, dot+d
+	}
+	return sum, dot
+}
+
+// expMax is ExpMax; see expMaxGeneric. A multiple of four values goes through the vector code in
+// one pass (the maximum included).
+func expMax(x []float32) (mx, sum, dot float32) {
+	if len(x) == 0 || len(x)%4 != 0 {
+		return expMaxGeneric(x)
+	}
+	sum, dot, mx = expShiftNEON(&x[0], len(x)/4, 0, 1)
+	return mx, sum, dot
+}
+
+//go:noescape
+func mulAddRowsNEON(rows, n int, a *float32, lda int, x *float32, ldx int, y *float32, ldy int, dst *float32, ldd int)
+
+//go:noescape
+func mulNEON(dst, x, y *float32, n int)
+
+//go:noescape
+func sqrtPosNEON(x *float32, n int)
+
+// mulAddRows is MulAddRows for rows, n ≥ 1 and slices long enough; see mulAddRowsGeneric.
+func mulAddRows(rows, n int, a []float32, lda int, x []float32, ldx int, y []float32, ldy int, dst []float32, ldd int) {
+	mulAddRowsNEON(rows, n, &a[0], lda, &x[0], ldx, &y[0], ldy, &dst[0], ldd)
+}
+
+// mul is Mul for a non-empty dst whose operands are long enough; see mulGeneric.
+func mul(dst, x, y []float32) { mulNEON(&dst[0], &x[0], &y[0], len(dst)) }
+
+// sqrtPos is SqrtPos; see sqrtPosGeneric.
+func sqrtPos(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	sqrtPosNEON(&x[0], len(x))
+}
+
+//go:noescape
+func axpyRowsNEON(rows, n int, alpha *float32, astep int, x *float32, ldx int, y *float32, ldy int)
+
+// axpyRows is AxpyRows for rows, n ≥ 1 and slices long enough; see axpyRowsGeneric.
+func axpyRows(rows, n int, alpha []float32, astep int, x []float32, ldx int, y []float32, ldy int) {
+	axpyRowsNEON(rows, n, &alpha[0], astep, &x[0], ldx, &y[0], ldy)
+}
+
+//go:noescape
+func accMomentsNEON(x *float32, n int, scale float32, s, s2 *float64)
+
+// accMoments is AccumulateMoments for a non-empty x and s, s2 long enough; see
+// accMomentsGeneric.
+func accMoments(x []float32, scale float32, s, s2 []float64) {
+	accMomentsNEON(&x[0], len(x), scale, &s[0], &s2[0])
+}

@@ -52,11 +52,7 @@ func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	if m == 0 || n == 0 {
 		return
 	}
-	if beta != 1 {
-		for i := 0; i < m; i++ {
-			scaleOrZero(beta, c[i*ldc:i*ldc+n])
-		}
-	}
+	scaleRowsOrZero(beta, c, m, n, ldc)
 	if k == 0 || alpha == 0 {
 		return
 	}

@@ -90,3 +90,19 @@ func gemmKernelRowsGeneric(kc int, alpha float32, a []float32, lda int, b []floa
 	}
 	gemmKernelGeneric(kc, alpha, pa[:kc*gemmMR], pb[:kc*gemmNR], c, ldc)
 }
+
+// gemmPanelRowsGeneric is gemmKernelRowsGeneric for tiles tiles side by side: tile t multiplies the
+// gemmMR rows of A by the kc×gemmNR panel of B at b[t*bstep:] (depth steps ldb apart) into
+// C[0:gemmMR, t*gemmNR:(t+1)*gemmNR]. With over, C = alpha·A·B is written without reading C (as
+// for beta = 0); otherwise C += alpha·A·B.
+func gemmPanelRowsGeneric(kc int, alpha float32, a []float32, lda int, b []float32, ldb, bstep int, c []float32, ldc, tiles int, over bool) {
+	for t := 0; t < tiles; t++ {
+		ct := c[t*gemmNR:]
+		if over {
+			for r := 0; r < gemmMR; r++ {
+				clear(ct[r*ldc : r*ldc+gemmNR])
+			}
+		}
+		gemmKernelRowsGeneric(kc, alpha, a, lda, b[t*bstep:], ldb, ct, ldc)
+	}
+}

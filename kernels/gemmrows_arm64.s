@@ -3,26 +3,36 @@
 #include "textflag.h"
 #include "neon_arm64.h"
 
-// func gemmKernelRowsNEON(kc int, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func gemmPanelRowsNEON(kc int, alpha float32, a *float32, lda int, b *float32, ldb, bstep int, c *float32, ldc, tiles, over int)
 //
-// gemmKernelNEON with A read in place: C[0:8, 0:8] += alpha * A·B, row r of A being the kc values
-// at a + r·lda, and depth step l of B the eight values at b + l·ldb (ldb = 8 for a packed panel,
-// B's leading dimension to read B in place too). Four depth steps per pass: one 4-value load per row
-// (V0–V7), the four steps' B in V8–V15 and 64 FMLA by element, in the same order per accumulator
-// as gemmKernelNEON, so the results are bit for bit the same as packing A first; the last kc mod 4
-// steps load one value per row. kc ≥ 1. The loads Go's assembler does not spell are WORDs with
-// their mnemonic beside them, the FMLA the macros of neon_arm64.h.
-TEXT ·gemmKernelRowsNEON(SB), NOSPLIT, $0-64
-	MOVD kc+0(FP), R0
-	MOVD a+16(FP), R5
-	MOVD lda+24(FP), R1
-	MOVD b+32(FP), R2
-	MOVD ldb+40(FP), R13
-	MOVD c+48(FP), R3
-	MOVD ldc+56(FP), R4
-	LSL  $2, R4, R4
-	LSL  $2, R13, R13
-	LSL  $2, R1, R1
+// The Gemm micro-kernel with A read in place, for tiles ≥ 1 tiles side by side: tile t computes
+// C[0:8, 8t:8t+8] += alpha·A·B (C at c, leading dimension ldc), row r of A being the kc values at
+// a + r·lda, and depth step l of B the eight values at b + t·bstep + l·ldb (ldb = 8 for a packed
+// panel, B's leading dimension to read B in place too). Four depth steps per pass: one 4-value
+// load per row (V0–V7), the four steps' B in V8–V15 and 64 FMLA by element, in the same order
+// per accumulator as gemmKernelNEON, so the results are bit for bit the same as packing A first;
+// the last kc mod 4 steps load one value per row. kc ≥ 1. With over ≠ 0 it writes C = alpha·A·B
+// without reading C (FMUL instead of FMLA: the same value, and C's NaNs are ignored, as for
+// beta = 0). The loads Go's assembler does not spell are WORDs with their mnemonic beside them,
+// the FMLA the macros of neon_arm64.h.
+TEXT ·gemmPanelRowsNEON(SB), NOSPLIT, $0-88
+	MOVD  kc+0(FP), R0
+	MOVD  a+16(FP), R14
+	MOVD  lda+24(FP), R1
+	MOVD  b+32(FP), R15
+	MOVD  ldb+40(FP), R13
+	MOVD  bstep+48(FP), R19
+	MOVD  c+56(FP), R20
+	MOVD  ldc+64(FP), R4
+	MOVD  tiles+72(FP), R21
+	MOVD  over+80(FP), R22
+	LSL   $2, R4, R4
+	LSL   $2, R13, R13
+	LSL   $2, R1, R1
+	LSL   $2, R19, R19
+
+ptile:
+	MOVD R14, R5
 	ADD  R1, R5, R6
 	ADD  R1, R6, R7
 	ADD  R1, R7, R8
@@ -30,12 +40,14 @@ TEXT ·gemmKernelRowsNEON(SB), NOSPLIT, $0-64
 	ADD  R1, R9, R10
 	ADD  R1, R10, R11
 	ADD  R1, R11, R12
+	MOVD R15, R2
+	MOVD R20, R3
 	ZERO_V16_V31
 	LSR  $2, R0, R16
 	AND  $3, R0, R17
-	CBZ  R16, rem
+	CBZ  R16, prem
 
-quad:
+pquad:
 	WORD $0x4cdf78a0 // ld1 {v0.4s}, [x5], #16
 	WORD $0x4cdf78c1 // ld1 {v1.4s}, [x6], #16
 	WORD $0x4cdf78e2 // ld1 {v2.4s}, [x7], #16
@@ -53,12 +65,12 @@ quad:
 	FMLA_TILE_ROWS(12, 13, 2)
 	FMLA_TILE_ROWS(14, 15, 3)
 	SUBS $1, R16, R16
-	BNE  quad
+	BNE  pquad
 
-rem:
-	CBZ  R17, store
+prem:
+	CBZ R17, pstore
 
-remloop:
+premloop:
 	WORD $0x0ddf80a0 // ld1 {v0.s}[0], [x5], #4
 	WORD $0x0ddf80c1 // ld1 {v1.s}[0], [x6], #4
 	WORD $0x0ddf80e2 // ld1 {v2.s}[0], [x7], #4
@@ -70,9 +82,20 @@ remloop:
 	WORD $0x4ccda848 // ld1 {v8.4s, v9.4s}, [x2], x13
 	FMLA_TILE_ROWS(8, 9, 0)
 	SUBS $1, R17, R17
-	BNE  remloop
+	BNE  premloop
 
-store:
+pstore:
 	FMOVS alpha+8(FP), F6
+	CBNZ  R22, pover
 	STORE_TILE
+	B     pnext
+
+pover:
+	STORE_TILE_OVER
+
+pnext:
+	ADD  R19, R15, R15
+	ADD  $32, R20, R20
+	SUBS $1, R21, R21
+	BNE  ptile
 	RET

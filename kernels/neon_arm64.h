@@ -9,6 +9,8 @@
 #define FMLA_ELEM(d, n, m, i) WORD $(0x4f801000 | ((i)&1)<<21 | ((i)>>1)<<11 | (m)<<16 | (n)<<5 | (d))
 // fmla v{d}.4s, v{n}.4s, v{m}.4s
 #define FMLA_VEC(d, n, m) WORD $(0x4e20cc00 | (m)<<16 | (n)<<5 | (d))
+// fmul v{d}.4s, v{n}.4s, v{m}.s[{i}]; m < 16, i < 4
+#define FMUL_ELEM(d, n, m, i) WORD $(0x4f809000 | ((i)&1)<<21 | ((i)>>1)<<11 | (m)<<16 | (n)<<5 | (d))
 // fadd v{d}.4s, v{n}.4s, v{m}.4s
 #define FADD_VEC(d, n, m) WORD $(0x4e20d400 | (m)<<16 | (n)<<5 | (d))
 
@@ -71,3 +73,26 @@
 	STORE_ROW_NEXT(26); \
 	STORE_ROW_NEXT(28); \
 	STORE_ROW(30)
+
+// C row at R3 = alpha (V6 lane 0) × the tile row in vlo, v(lo+1), without reading C; V4, V5 are
+// scratch.
+#define STORE_ROW_OVER(lo) \
+	FMUL_ELEM(4, lo, 6, 0); \
+	FMUL_ELEM(5, (lo)+1, 6, 0); \
+	VST1 [V4.S4, V5.S4], (R3)
+
+// STORE_ROW_OVER(lo), then R3 to C's next row (R4 bytes on).
+#define STORE_ROW_OVER_NEXT(lo) \
+	STORE_ROW_OVER(lo); \
+	ADD R4, R3, R3
+
+// STORE_TILE writing C[0:8, 0:8] = alpha × the tile instead of adding to it (C is not read).
+#define STORE_TILE_OVER \
+	STORE_ROW_OVER_NEXT(16); \
+	STORE_ROW_OVER_NEXT(18); \
+	STORE_ROW_OVER_NEXT(20); \
+	STORE_ROW_OVER_NEXT(22); \
+	STORE_ROW_OVER_NEXT(24); \
+	STORE_ROW_OVER_NEXT(26); \
+	STORE_ROW_OVER_NEXT(28); \
+	STORE_ROW_OVER(30)

@@ -77,16 +77,21 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 	if m == 0 || n == 0 {
 		return
 	}
-	if beta != 1 {
-		for i := 0; i < m; i++ {
-			scaleOrZero(beta, c[i*ldc:i*ldc+n])
-		}
-	}
 	if k == 0 || alpha == 0 {
+		scaleRowsOrZero(beta, c, m, n, ldc)
 		return
 	}
-	p := gemmParams{transA: transA, m: m, k: k, a: a, lda: lda}
-	var tile [gemmMR * gemmNR]float32
+	// With gemmInPlaceA, full row panels of A go to gemmPanelRows, which with beta = 0 writes its
+	// tiles in the first depth block without reading C: only the rest of C is cleared first.
+	inPlaceA := gemmInPlaceA && !transA
+	over := inPlaceA && beta == 0
+	fullM, fullN := m/gemmMR*gemmMR, n/gemmNR*gemmNR
+	if !over {
+		scaleRowsOrZero(beta, c, m, n, ldc)
+	} else if fullM < m {
+		scaleRowsOrZero(0, c[fullM*ldc:], m-fullM, n, ldc)
+	}
+	var p gemmParams // the operand A for packA, set when a panel needs packing
 	off := 0
 	for pc := 0; pc < k; pc += gemmKC {
 		kb := min(gemmKC, k-pc)
@@ -95,36 +100,53 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 		pa := work[:kb*gemmMR]
 		for ir := 0; ir < m; ir += gemmMR {
 			mr := min(gemmMR, m-ir)
-			// With gemmInPlaceA the kernel reads a full panel of A in place.
-			inPlace := gemmInPlaceA && !transA && mr == gemmMR
-			if !inPlace {
-				packA(&p, pa, ir, mr, pc, kb)
+			if inPlaceA && mr == gemmMR {
+				// A full panel of A read in place: its full tiles in one call, then the last
+				// columns through a tile.
+				ap := a[ir*lda+pc:]
+				gemmPanelRows(kb, alpha, ap, lda, blk, gemmNR, kb*gemmNR, c[ir*ldc:], ldc, fullN/gemmNR, over && pc == 0)
+				if fullN < n {
+					rowsTile(kb, alpha, ap, lda, blk[fullN*kb:], c[ir*ldc+fullN:], ldc, n-fullN, over && pc == 0)
+				}
+				continue
 			}
+			p = gemmParams{transA: transA, m: m, k: k, a: a, lda: lda}
+			packA(&p, pa, ir, mr, pc, kb)
 			for jr := 0; jr < n; jr += gemmNR {
 				nr := min(gemmNR, n-jr)
 				bp := blk[jr*kb : jr*kb+kb*gemmNR]
 				ci := ir*ldc + jr
 				if mr == gemmMR && nr == gemmNR {
-					if inPlace {
-						gemmKernelRows(kb, alpha, a[ir*lda+pc:], lda, bp, gemmNR, c[ci:], ldc)
-					} else {
-						gemmKernel(kb, alpha, pa, bp, c[ci:], ldc)
-					}
+					gemmKernel(kb, alpha, pa, bp, c[ci:], ldc)
 					continue
 				}
-				tile = [gemmMR * gemmNR]float32{}
-				if inPlace {
-					gemmKernelRows(kb, alpha, a[ir*lda+pc:], lda, bp, gemmNR, tile[:], gemmNR)
-				} else {
-					gemmKernel(kb, alpha, pa, bp, tile[:], gemmNR)
-				}
-				for r := 0; r < mr; r++ {
-					row := c[ci+r*ldc : ci+r*ldc+nr]
-					for j := range row {
-						row[j] += tile[r*gemmNR+j]
-					}
-				}
+				var tile [gemmMR * gemmNR]float32
+				gemmKernel(kb, alpha, pa, bp, tile[:], gemmNR)
+				addTile(c[ci:], ldc, &tile, mr, nr, false)
 			}
+		}
+	}
+}
+
+// rowsTile is gemmKernelRows for the last nr < gemmNR columns of a full panel of A: through a
+// tile, added to C (leading dimension ldc), or written over it with over.
+func rowsTile(kb int, alpha float32, a []float32, lda int, b, c []float32, ldc, nr int, over bool) {
+	var tile [gemmMR * gemmNR]float32
+	gemmKernelRows(kb, alpha, a, lda, b, gemmNR, tile[:], gemmNR)
+	addTile(c, ldc, &tile, gemmMR, nr, over)
+}
+
+// addTile adds the first mr rows and nr columns of a micro-kernel tile to C (leading dimension
+// ldc), or writes them over C's with over.
+func addTile(c []float32, ldc int, tile *[gemmMR * gemmNR]float32, mr, nr int, over bool) {
+	for r := 0; r < mr; r++ {
+		row := c[r*ldc : r*ldc+nr]
+		if over {
+			copy(row, tile[r*gemmNR:])
+			continue
+		}
+		for j := range row {
+			row[j] += tile[r*gemmNR+j]
 		}
 	}
 }

@@ -2,19 +2,22 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"testing"
 )
 
 // TestGemmPacked: GemmPacked agrees with a float64 reference on shapes around the tile, the
-// flat-product fallback and the depth block, with every transposition, alpha and beta.
+// flat-product fallback and the depth block, with every transposition, alpha and beta = 0.5, 1
+// and 0 (C's NaNs then ignored), leaving C's columns beyond n alone.
 func TestGemmPacked(t *testing.T) {
 	r := newRand(31)
 	work := make([]float32, GemmPackedWork)
 	for _, m := range []int{0, 1, gemmMR/2 - 1, gemmMR / 2, gemmMR - 1, gemmMR, gemmMR + 1, 3*gemmMR + 5} {
 		for _, n := range []int{1, gemmNR - 1, gemmNR, gemmNR + 3, 130} {
 			for _, k := range []int{1, 7, 16, gemmKC, gemmKC + 45} {
-				for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
-					name := fmt.Sprintf("m=%d/n=%d/k=%d/tA=%v/tB=%v", m, n, k, tr[0], tr[1])
+				for _, tb := range [][3]float64{{0, 0, 0}, {0, 1, 0.5}, {1, 0, 1}, {1, 1, 0}, {0, 0, 0.5}, {1, 1, 0.5}} {
+					tr, beta := [2]bool{tb[0] == 1, tb[1] == 1}, tb[2]
+					name := fmt.Sprintf("m=%d/n=%d/k=%d/tA=%v/tB=%v/beta=%g", m, n, k, tr[0], tr[1], beta)
 					lda, ldb, ldc := k+2, n+1, n+3
 					if tr[0] {
 						lda = m + 2
@@ -25,12 +28,25 @@ func TestGemmPacked(t *testing.T) {
 					a := randSlice(r, max(1, (max(m, k))*lda))
 					b := randSlice(r, max(1, (max(n, k))*ldb))
 					c0 := randSlice(r, max(1, m*ldc))
+					if beta == 0 {
+						for i := 0; i < len(c0); i += 3 {
+							c0[i] = float32(math.NaN())
+						}
+					}
 					got := append([]float32(nil), c0...)
 					pb := NewPackedB(tr[1], k, n, b, ldb)
-					GemmPacked(tr[0], m, 0.75, a, lda, pb, 0.5, got, ldc, work)
+					GemmPacked(tr[0], m, 0.75, a, lda, pb, float32(beta), got, ldc, work)
 					for i := 0; i < m; i++ {
+						for j := n; j < ldc && i*ldc+j < len(got); j++ {
+							if math.Float32bits(got[i*ldc+j]) != math.Float32bits(c0[i*ldc+j]) {
+								t.Fatalf("%s: c[%d,%d] beyond n changed", name, i, j)
+							}
+						}
 						for j := 0; j < n; j++ {
-							want, mag := 0.5*float64(c0[i*ldc+j]), 0.5
+							want, mag := 0.0, beta
+							if beta != 0 {
+								want = beta * float64(c0[i*ldc+j])
+							}
 							for l := 0; l < k; l++ {
 								p := opAt(a, lda, tr[0], i, l) * opAt(b, ldb, tr[1], l, j)
 								want += 0.75 * p

@@ -440,17 +440,20 @@ func (l *inducing) meanWeight(w, scratch []float32) {
 
 // localParams are the load-time factors of the local sampler.
 type localParams struct {
-	proj  []float32 // pr × dIn: Ĉ, then C below it when u is not whitened
-	pr    int       // rows of proj: mi, or 2mi
-	rstar []float32 // dOut × mo
-	gz    []float32 // mo × dOut
-	gd    []float32 // mo × mo (lower triangular, or diagonal)
-	s2    []float32 // diagonal family: sd², mo × mi
-	muT   []float32 // the mean of u (unwhitened), mo × mi; ensemble: member 0
-	raw   [][]float32
+	proj []float32 // pr × dIn: Ĉ, then C below it when u is not whitened
+	// projBias is proj's last column when the layer has a bias (the 1 appended to the input).
+	projBias []float32
+	pr       int       // rows of proj: mi, or 2mi
+	rstar    []float32 // dOut × mo
+	s2       []float32 // diagonal family: sd², mo × mi
+	muT      []float32 // the mean of u (unwhitened), mo × mi; ensemble: member 0
+	raw      [][]float32
+	// gzd is [G_z G_d]: G_z (mo × dOut) beside G_d (mo × mo, lower triangular or diagonal), so
+	// that ĝ is one product with a sample's (e, e′).
+	gzd []float32
 	// The same factors packed for kernels.GemmPacked (right operands of the per-sample products):
-	// projᵀ (without the bias column), R⋆ᵀ, G_zᵀ, G_dᵀ, μᵀ and (s⊙s)ᵀ.
-	projP, rstarP, gzP, gdP, muP, s2P *kernels.PackedB
+	// projᵀ (without the bias column), R⋆ᵀ, [G_z G_d]ᵀ, μᵀ and (s⊙s)ᵀ.
+	projP, rstarP, gzdP, muP, s2P *kernels.PackedB
 }
 
 // loadLocal computes the local sampler's factors from float64 Z_r, Z_c, D_r and the jittered
@@ -475,6 +478,7 @@ func (l *inducing) loadLocal(zr, zc, dr, lr, lc []float64, meanRaw [][]float32) 
 	zhat := append([]float64(nil), zr...)
 	kernels.SolveTriangular(kernels.Left, kernels.Lower, false, mo, dOut, lr, mo, zhat, dOut)
 	gd := make([]float64, mo*mo)
+	var gz []float32 // G_z, mo × dOut
 	if l.whitened {
 		// R⋆ = Ẑ_rᵀ, G_z = Ẑ_r, G_d = L_r⁻¹ D_r.
 		rs := make([]float64, dOut*mo)
@@ -483,7 +487,7 @@ func (l *inducing) loadLocal(zr, zc, dr, lr, lc []float64, meanRaw [][]float32) 
 				rs[j*mo+i] = zhat[i*dOut+j]
 			}
 		}
-		lp.rstar, lp.gz = to32(rs), to32(zhat)
+		lp.rstar, gz = to32(rs), to32(zhat)
 		for i := 0; i < mo; i++ {
 			gd[i*mo+i] = 1
 		}
@@ -494,29 +498,42 @@ func (l *inducing) loadLocal(zr, zc, dr, lr, lc []float64, meanRaw [][]float32) 
 			}
 		}
 	} else {
-		lp.rstar, lp.gz = l.r, l.zr
+		lp.rstar, gz = l.r, l.zr
 		for i := 0; i < mo; i++ {
 			gd[i*mo+i] = dr[i]
 		}
 	}
-	lp.gd = to32(gd)
+	gd32 := to32(gd)
 	if l.sd != nil {
 		lp.s2 = make([]float32, len(l.sd))
 		for i, v := range l.sd {
 			lp.s2[i] = v * v
 		}
 	}
+	if l.hasBias {
+		lp.projBias = make([]float32, lp.pr)
+		for r := range lp.projBias {
+			lp.projBias[r] = lp.proj[r*dIn+l.k]
+		}
+	}
 	lp.raw = meanRaw
 	lp.muT = meanRaw[0]
 	lp.projP = kernels.NewPackedB(true, l.k, lp.pr, lp.proj, dIn)
 	lp.rstarP = kernels.NewPackedB(true, mo, dOut, lp.rstar, mo)
-	lp.gzP = kernels.NewPackedB(true, dOut, mo, lp.gz, dOut)
-	lp.gdP = kernels.NewPackedB(true, mo, mo, lp.gd, mo)
+	lp.gzd = make([]float32, mo*(dOut+mo))
+	for i := 0; i < mo; i++ {
+		copy(lp.gzd[i*(dOut+mo):], gz[i*dOut:(i+1)*dOut])
+		copy(lp.gzd[i*(dOut+mo)+dOut:], gd32[i*mo:(i+1)*mo])
+	}
+	lp.gzdP = kernels.NewPackedB(true, dOut+mo, mo, lp.gzd, dOut+mo)
 	lp.muP = kernels.NewPackedB(true, mi, mo, lp.muT, mi)
 	if lp.s2 != nil {
 		lp.s2P = kernels.NewPackedB(true, mi, mo, lp.s2, mi)
 	}
 }
+
+// unitAlpha is the factor 1 for kernels.AxpyRows.
+var unitAlpha = [1]float32{1}
 
 // prepStride is the number of prep values per input: proj (pr), √a, c, then for the diagonal and
 // matrix families μ v (mo) and the scale of ε (mo, or one value).
@@ -543,12 +560,7 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 	work := prep[n*st : n*st+kernels.GemmPackedWork]
 	kernels.GemmPacked(false, n, 1, in, l.k, lp.projP, 0, prep, st, work)
 	if l.hasBias {
-		for i := 0; i < n; i++ {
-			row := prep[i*st : i*st+lp.pr]
-			for r := range row {
-				row[r] += lp.proj[r*l.dIn+l.k]
-			}
-		}
+		kernels.AxpyRows(n, lp.pr, unitAlpha[:], 0, lp.projBias, 0, prep, st)
 	}
 	vOff := 0
 	if !l.whitened {
@@ -569,10 +581,7 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 		t := row[lp.pr+2:]
 		switch l.q {
 		case QDiagonal:
-			v2 := t[2*mo : 2*mo+mi]
-			for j, vj := range v {
-				v2[j] = vj * vj
-			}
+			kernels.Mul(t[2*mo:2*mo+mi], v, v)
 		case QMatrix:
 			// |L_colᵀ v|.
 			nrm := 0.0
@@ -595,132 +604,66 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 	if l.q == QDiagonal {
 		kernels.GemmPacked(false, n, 1, prep[t0+2*mo:], st, lp.s2P, 0, prep[t0+mo:], st, work)
 		for i := 0; i < n; i++ {
-			sd := prep[i*st+t0+mo : i*st+t0+2*mo]
-			for o, v := range sd {
-				sd[o] = float32(math.Sqrt(float64(max(v, 0))))
-			}
+			kernels.SqrtPos(prep[i*st+t0+mo : i*st+t0+2*mo])
 		}
 	}
 }
 
+// zStride is the number of normals one local sample of the layer draws: ε (M_r values, M_r·M_c
+// for the full family, none otherwise), then e (d_out), then e′ (M_r).
+func (l *inducing) zStride() (first, stride int) {
+	switch l.q {
+	case QDiagonal, QMatrix:
+		first = l.mo
+	case QFull:
+		first = l.mo * l.mi
+	}
+	return first, first + l.dOut + l.mo
+}
+
 // applyScratch is the scratch apply needs for B samples of n inputs each.
 func (l *inducing) applyScratch(n, B int) int {
-	d := l.mo * l.mi
-	return B*(l.dOut+3*l.mo) + B*n*l.mo + 2*d + kernels.GemmPackedWork + max(l.mo, d) + l.dOut + l.mo
+	_, zst := l.zStride()
+	return B*zst + B*l.mo + B*n*l.mo + l.mo*l.mi + B*n + kernels.GemmPackedWork
 }
 
 // apply draws samples fc.sample … fc.sample+B−1 of the layer's outputs for n inputs each into out
 // (B × n × dOut, sample-major). prep holds n rows shared by every sample (shared) or B·n rows,
 // one per output row.
 func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out []float32, n, B int, scratch []float32) {
-	mo, mi, dOut, st := l.mo, l.mi, l.dOut, l.prepStride()
+	mo, dOut, st := l.mo, l.dOut, l.prepStride()
 	lp := &l.loc
 	rows := B * n
-	d := mo * mi
-	e, rest := scratch[:B*dOut], scratch[B*dOut:]
-	e2, rest := rest[:B*mo], rest[B*mo:]
-	eps, rest := rest[:B*mo], rest[B*mo:]
+	first, zst := l.zStride()
+	// z holds sample b's normals in row b (B × zst), drawn in one Normal call each: ε, e, e′. The
+	// products below read e and (e, e′) in place.
+	z, rest := scratch[:B*zst], scratch[B*zst:]
 	g, rest := rest[:B*mo], rest[B*mo:]
 	t, rest := rest[:rows*mo], rest[rows*mo:]
-	u := rest[:d]
-	ucov := rest[d : 2*d]
-	work := rest[2*d : 2*d+kernels.GemmPackedWork]
-	// z receives each sample's normals in one Normal call (the stream gives the same values
-	// however a draw is split): first ε (q diagonal or matrix) or ε_U (q full), then e and e′.
-	z := rest[2*d+kernels.GemmPackedWork:]
-	prow := func(r int) []float32 {
-		if shared {
-			r %= n
-		}
-		return prep[r*st : (r+1)*st]
-	}
-	vOff := 0
-	if !l.whitened {
-		vOff = mi
-	}
-	// Draws, sample by sample from its own stream, and t = u v.
-	for b := 0; b < B; b++ {
-		s := fc.sample + b
-		tb := t[b*n*mo : (b+1)*n*mo]
-		rng := &fc.rng
-		var zs []float32 // this sample's e and e′ (after its first draw, if any)
-		if !fc.mean {
-			rng.Reset(fc.seed, uint32(s), id)
-			first := 0
-			switch l.q {
-			case QDiagonal, QMatrix:
-				first = mo
-			case QFull:
-				first = d
-			}
-			zb := z[:first+dOut+mo]
-			rng.Normal(zb)
-			switch l.q {
-			case QDiagonal, QMatrix:
-				copy(eps[b*mo:(b+1)*mo], zb[:mo])
-			case QFull:
-				copy(ucov[:d], zb[:d])
-			}
-			zs = zb[first:]
-		}
-		switch l.q {
-		case QDiagonal, QMatrix:
-			ep := eps[b*mo : (b+1)*mo]
-			if l.q == QMatrix && !fc.mean {
-				// L_row ε, once per sample.
-				kernels.Gemv(false, mo, mo, 1, l.rowTril, mo, ep, 0, g[b*mo:(b+1)*mo])
-				copy(ep, g[b*mo:(b+1)*mo])
-			}
-			for i := 0; i < n; i++ {
-				pr := prow(b*n + i)
-				mv := pr[lp.pr+2 : lp.pr+2+mo]
-				ti := tb[i*mo : (i+1)*mo]
-				if fc.mean {
-					copy(ti, mv)
-					continue
-				}
-				if l.q == QDiagonal {
-					sd := pr[lp.pr+2+mo : lp.pr+2+2*mo]
-					for o := range ti {
-						ti[o] = mv[o] + sd[o]*ep[o]
-					}
-				} else {
-					sc := pr[lp.pr+2+mo]
-					for o := range ti {
-						ti[o] = mv[o] + sc*ep[o]
-					}
-				}
-			}
-		case QFull, QEnsemble, QGlobal:
-			um := lp.muT
-			switch {
-			case l.q == QGlobal && !fc.mean:
-				um = l.globalBlock(fc, b)
-			case l.q == QEnsemble && !fc.mean:
-				um = lp.raw[s%len(lp.raw)]
-			case l.q == QFull && !fc.mean:
-				ev := ucov[:d] // drawn above
-				copy(u, lp.muT)
-				kernels.Gemv(false, d, d, 1, l.tril, d, ev, 1, u)
-				um = u
-			}
-			for i := 0; i < n; i++ {
-				pr := prow(b*n + i)
-				kernels.Gemv(false, mo, mi, 1, um, mi, pr[vOff:vOff+mi], 0, tb[i*mo:(i+1)*mo])
-			}
-		}
-		if !fc.mean {
-			copy(e[b*dOut:(b+1)*dOut], zs[:dOut])
-			copy(e2[b*mo:(b+1)*mo], zs[dOut:dOut+mo])
-		}
+	u, rest := rest[:l.mo*l.mi], rest[l.mo*l.mi:]
+	al, rest := rest[:rows], rest[rows:] // per-row factors for kernels.AxpyRows
+	work := rest[:kernels.GemmPackedWork]
+	// Output row r = b·n + i (sample b, input i) reads the prep row at b·pStep + i·st.
+	pStep := n * st
+	if shared {
+		pStep = 0
 	}
 	if !fc.mean {
-		// ĝ = E G_zᵀ + E′ G_dᵀ for the B samples at once; t ← t − λ c ĝ.
-		kernels.GemmPacked(false, B, 1, e, dOut, lp.gzP, 0, g, mo, work)
-		kernels.GemmPacked(false, B, 1, e2, mo, lp.gdP, 1, g, mo, work)
-		for r := 0; r < rows; r++ {
-			c := l.lamda * prow(r)[lp.pr+1]
-			kernels.Axpy(-c, g[(r/n)*mo:(r/n+1)*mo], t[r*mo:(r+1)*mo])
+		for b := 0; b < B; b++ {
+			fc.rng.Reset(fc.seed, uint32(fc.sample+b), id)
+			fc.rng.Normal(z[b*zst : (b+1)*zst])
+		}
+	}
+	l.sampleT(fc, prep, pStep, z, zst, g, t, u, n, B)
+	if !fc.mean {
+		// ĝ = [E E′] [G_z G_d]ᵀ for the B samples at once, reading (e, e′) in place; t ← t − λ c ĝ.
+		kernels.GemmPacked(false, B, 1, z[first:], zst, lp.gzdP, 0, g, mo, work)
+		if pStep == 0 && n == 1 {
+			// One input: the same c for every sample, and t has the layout of g.
+			kernels.Axpy(-l.lamda*prep[lp.pr+1], g, t)
+		} else {
+			l.rowFactors(al, -l.lamda, prep, pStep, lp.pr+1, n, B)
+			rowsAxpy(al, g, mo, t, mo, n, B)
 		}
 	}
 	// out = σ t R⋆ᵀ (+ σλ √a e).
@@ -728,9 +671,95 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 	if fc.mean {
 		return
 	}
-	sl := l.sigma * l.lamda
-	for r := 0; r < rows; r++ {
-		kernels.Axpy(sl*prow(r)[lp.pr], e[(r/n)*dOut:(r/n+1)*dOut], out[r*dOut:(r+1)*dOut])
+	l.rowFactors(al, l.sigma*l.lamda, prep, pStep, lp.pr, n, B)
+	rowsAxpy(al, z[first:], zst, out, dOut, n, B)
+}
+
+// rowFactors writes f times the prep value at offset off of each of apply's B·n output rows into
+// al (see apply for pStep).
+func (l *inducing) rowFactors(al []float32, f float32, prep []float32, pStep, off, n, B int) {
+	st := l.prepStride()
+	for b := 0; b < B; b++ {
+		for i := 0; i < n; i++ {
+			al[b*n+i] = f * prep[b*pStep+i*st+off]
+		}
+	}
+}
+
+// rowsAxpy adds al[r] times row r / n of x (B rows of ldy values, leading dimension ldx) to row r
+// of y (B·n rows of ldy values, contiguous): each sample's vector, scaled per input.
+func rowsAxpy(al, x []float32, ldx int, y []float32, ldy, n, B int) {
+	if n == 1 {
+		kernels.AxpyRows(B, ldy, al, 1, x, ldx, y, ldy)
+		return
+	}
+	for b := 0; b < B; b++ {
+		kernels.AxpyRows(n, ldy, al[b*n:], 1, x[b*ldx:], 0, y[b*n*ldy:], ldy)
+	}
+}
+
+// sampleT writes t = u v for the B·n output rows of apply (rows × mo, sample-major): for the
+// diagonal and matrix families the exact Gaussian μ v + scale ⊙ ε from ε in z (drawn, or the mean
+// μ v), for the others u (the sample's, or the mean) times v. See apply for the arguments.
+func (l *inducing) sampleT(fc *fwdCtx, prep []float32, pStep int, z []float32, zst int, g, t, u []float32, n, B int) {
+	mo, mi, st := l.mo, l.mi, l.prepStride()
+	lp := &l.loc
+	mOff := lp.pr + 2
+	switch l.q {
+	case QDiagonal, QMatrix:
+		if l.q == QDiagonal && !fc.mean {
+			// t = μ v + √((s⊙s)(v⊙v)) ⊙ ε, row by row: rows of prep and of ε (z) at their strides.
+			if n == 1 {
+				kernels.MulAddRows(B, mo, prep[mOff:], pStep, prep[mOff+mo:], pStep, z, zst, t, mo)
+				return
+			}
+			for b := 0; b < B; b++ {
+				po := b*pStep + mOff
+				kernels.MulAddRows(n, mo, prep[po:], st, prep[po+mo:], st, z[b*zst:], 0, t[b*n*mo:], mo)
+			}
+			return
+		}
+		for b := 0; b < B; b++ {
+			ep := z[b*zst : b*zst+mo]
+			if l.q == QMatrix && !fc.mean {
+				// L_row ε, once per sample.
+				gb := g[b*mo : (b+1)*mo]
+				kernels.Gemv(false, mo, mo, 1, l.rowTril, mo, ep, 0, gb)
+				copy(ep, gb)
+			}
+			for i := 0; i < n; i++ {
+				po := b*pStep + i*st + mOff
+				ti := t[(b*n+i)*mo : (b*n+i+1)*mo]
+				copy(ti, prep[po:po+mo])
+				if !fc.mean { // the matrix family
+					kernels.Axpy(prep[po+mo], ep, ti)
+				}
+			}
+		}
+	default: // QFull, QEnsemble, QGlobal
+		d := mo * mi
+		vOff := 0
+		if !l.whitened {
+			vOff = mi
+		}
+		for b := 0; b < B; b++ {
+			um := lp.muT
+			switch {
+			case fc.mean:
+			case l.q == QGlobal:
+				um = l.globalBlock(fc, b)
+			case l.q == QEnsemble:
+				um = lp.raw[(fc.sample+b)%len(lp.raw)]
+			case l.q == QFull:
+				copy(u, lp.muT)
+				kernels.Gemv(false, d, d, 1, l.tril, d, z[b*zst:b*zst+d], 1, u)
+				um = u
+			}
+			for i := 0; i < n; i++ {
+				po := b*pStep + i*st + vOff
+				kernels.Gemv(false, mo, mi, 1, um, mi, prep[po:po+mi], 0, t[(b*n+i)*mo:(b*n+i+1)*mo])
+			}
+		}
 	}
 }
 

@@ -177,7 +177,7 @@ func (m *Model) predictorBytes(opts Options, block, maxAct, scratch int) (int64,
 	add(4, n, in, 2)   // zeros, and the warm-up's zero batch
 	add(8, n, out, 2)  // sum, sum2
 	add(8, n)          // sumH
-	add(4, out)        // probs
+	add(4, out+3)      // probs
 	add(4, n, out, 2)  // the warm-up's predictions (Probs and Std)
 	add(4, n, out, 2)  // the predictions NewPredictor warms up (reused afterwards)
 	if opts.Adaptive { // the kept per-sample values, entropies and flags
@@ -431,7 +431,7 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	p.allocAdaptive()
 	p.sum, p.sum2 = make([]float64, n*out), make([]float64, n*out)
 	p.sumH = make([]float64, n)
-	p.probs = make([]float32, out)
+	p.probs = make([]float32, (out+3)&^3) // padded for kernels.ExpMax (softmaxEntropy)
 	if opts.Threads > 1 {
 		p.job.outs = make([]float32, opts.Samples*n*out)
 		p.stop = &stopper{}
@@ -935,61 +935,54 @@ func (p *Predictor) accumulate(y []float32, k, n int) {
 			}
 			continue
 		}
-		h := softmaxEntropy(p.probs, yi)
+		h, inv := softmaxEntropy(p.probs, yi)
 		p.sumH[i] += h
-		for j, q := range p.probs {
-			qv := float64(q)
-			s[j] += qv
-			s2[j] += qv * qv
-		}
+		probs := p.probs[:c]
+		kernels.AccumulateMoments(probs, inv, s, s2) // normalised, and added to Σ p and Σ p²
 		if a != nil {
-			copy(a.vals[(i*a.k+k)*c:(i*a.k+k+1)*c], p.probs)
+			copy(a.vals[(i*a.k+k)*c:(i*a.k+k+1)*c], probs)
 			a.h[i*a.k+k] = h
 		}
 	}
 }
 
-// softmaxEntropy writes softmax(z) into probs and returns its entropy, computed as
-// log Σ exp(d) − Σ p d with d = z − max z: one logarithm per sample instead of one per class. As
-// in kernels.Softmax, a non-finite maximum gives NaNs.
-func softmaxEntropy(probs, z []float32) float64 {
-	mx := float64(z[0])
-	for _, v := range z[1:] {
-		if f := float64(v); f > mx || f != f {
-			mx = f
-		}
+// softmaxEntropy writes exp(z − max z) into buf[:len(z)] and returns the entropy of softmax(z)
+// and the factor inv that normalises buf into softmax(z) (the caller does, in its own pass). The
+// entropy is log Σ exp(d) − Σ p d with d = z − max z: one logarithm per sample instead of one per
+// class.
+// buf has len(z) rounded up to a multiple of 4 values, the rest padded with −Inf here (they add
+// nothing), so that kernels.ExpMax finds the maximum and the exponentials with their sums in one
+// call. Those are float32 (the probabilities are float32 anyway, and |Σ p d| ≤ len(z)/e bounds
+// the rounding of that sum to a few 1e-7 nats); the logarithm is float64. As in kernels.Softmax,
+// a non-finite maximum gives NaNs.
+func softmaxEntropy(buf, z []float32) (h float64, inv float32) {
+	copy(buf, z)
+	for j := len(z); j < len(buf); j++ {
+		buf[j] = float32(math.Inf(-1))
 	}
-	sum := 0.0
-	for j, v := range z {
-		e := expNonPos(float64(v) - mx)
-		probs[j] = float32(e)
-		sum += e
-	}
-	inv := 1 / sum
-	pd := 0.0
-	for j, v := range z {
-		q := float64(probs[j]) * inv
-		probs[j] = float32(q)
-		pd += q * (float64(v) - mx)
-	}
-	return max(math.Log(sum)-pd, 0)
+	_, sum, dot := kernels.ExpMax(buf)
+	inv = 1 / sum
+	return max(logPos(sum)-float64(dot*inv), 0), inv
 }
 
-// expNonPos returns e^x for x ≤ 0 (NaN for NaN) with a relative error below 1e-9, plenty for the
-// float32 probabilities it feeds and a few times cheaper than math.Exp: x = n·ln 2 + r with
-// |r| ≤ ln 2 / 2, e^r from its degree-8 Taylor polynomial (truncation error below 2e-10), times
-// 2^n built from its bits. Below −700 it returns 0 (e^−700 is far below float32's range).
-func expNonPos(x float64) float64 {
-	if !(x > -700) {
-		if x != x {
-			return x
-		}
-		return 0
+// logPos returns ln x within 1e-10 (relative), several times cheaper than math.Log for a positive
+// normal float32 (softmaxEntropy's sum, which is at least 1): x = m·2^e with m in [√½, √2), ln m
+// = 2 atanh s = 2(s + s³/3 + … + s¹¹/11) with s = (m − 1)/(m + 1), |s| ≤ 0.172 (the next term is
+// below 2e-11). Anything else (0, subnormal, negative, infinite, NaN) goes to math.Log.
+func logPos(x float32) float64 {
+	b := math.Float32bits(x)
+	if b-0x00800000 >= 0x7f000000 {
+		return math.Log(float64(x))
 	}
-	n := math.Floor(x*math.Log2E + 0.5)
-	r := x - n*math.Ln2
-	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040+r*(1.0/40320))))))))
-	return p * math.Float64frombits(uint64(int64(n)+1023)<<52)
+	e := float64(int32(b>>23) - 127)
+	m := float64(math.Float32frombits(b&0x007fffff | 0x3f800000)) // [1, 2)
+	if m > math.Sqrt2 {
+		m *= 0.5
+		e++
+	}
+	s := (m - 1) / (m + 1)
+	s2 := s * s
+	return e*math.Ln2 + 2*s*(1+s2*(1.0/3+s2*(1.0/5+s2*(1.0/7+s2*(1.0/9+s2*(1.0/11))))))
 }
 
 // finish turns input i's sums over its first k samples into the predictive summaries

@@ -6,17 +6,22 @@
 //
 // Usage:
 //
-//	go run ./bench/armprof -bin BINARY -prof PROFILE [-base PROFILE -per N] [-top 30] [-group name=regexp ...]
+//	go run ./bench/armprof -bin BINARY -prof PROFILE [-base PROFILE -per N] [-top 30] [-group name=regexp ...] [-lines regexp]
 //
 // With -base, the counts of a second run (the same program doing less work, for example R
 // predictions against R+N) are subtracted and the difference divided by -per: start-up, loading
 // and warm-up cancel, leaving the instructions of one unit of work.
+//
+// With -lines, the instructions of the functions whose names match the regexp are also listed by
+// source line (from the binary's DWARF line table; ARM instructions are 4 bytes, so each block's
+// instructions are attributed one by one).
 //
 // bench/armprof.sh runs the plugin and this command together.
 package main
 
 import (
 	"bufio"
+	"debug/dwarf"
 	"debug/elf"
 	"errors"
 	"flag"
@@ -42,6 +47,7 @@ func main() {
 	top := flag.Int("top", 30, "functions to list")
 	var groups groupFlag
 	flag.Var(&groups, "group", "name=regexp: report the share of the functions matching regexp (repeatable)")
+	lines := flag.String("lines", "", "regexp: list the matching functions' instructions by source line")
 	flag.Parse()
 	if *bin == "" || *prof == "" {
 		fmt.Fprintln(os.Stderr, "armprof: -bin and -prof are required")
@@ -51,7 +57,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "armprof: -per must be positive")
 		os.Exit(2)
 	}
-	if err := run(os.Stdout, *bin, *prof, *base, *per, *top, groups); err != nil {
+	if err := run(os.Stdout, *bin, *prof, *base, *per, *top, groups, *lines); err != nil {
 		fmt.Fprintln(os.Stderr, "armprof:", err)
 		os.Exit(1)
 	}
@@ -95,8 +101,9 @@ func lookup(syms []symbol, addr uint64) string {
 	return syms[i].name
 }
 
-// readProfile adds up the plugin's blocks by function.
-func readProfile(syms []symbol, prof string) (map[string]float64, error) {
+// readProfile adds up the plugin's blocks by function, and when byAddr is not nil the executions
+// of each instruction of the functions matching linesRE by its address.
+func readProfile(syms []symbol, prof string, linesRE *regexp.Regexp, byAddr map[uint64]float64, sign float64) (map[string]float64, error) {
 	f, err := os.Open(prof)
 	if err != nil {
 		return nil, err
@@ -117,7 +124,13 @@ func readProfile(syms []symbol, prof string) (map[string]float64, error) {
 		if err := errors.Join(err1, err2, err3); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", prof, line, err)
 		}
-		byFunc[lookup(syms, addr)] += float64(n * execs)
+		fn := lookup(syms, addr)
+		byFunc[fn] += float64(n * execs)
+		if linesRE != nil && linesRE.MatchString(fn) {
+			for i := uint64(0); i < n; i++ {
+				byAddr[addr+4*i] += sign * float64(execs)
+			}
+		}
 		blocks++
 	}
 	if err := sc.Err(); err != nil {
@@ -129,7 +142,7 @@ func readProfile(syms []symbol, prof string) (map[string]float64, error) {
 	return byFunc, nil
 }
 
-func run(w io.Writer, bin, prof, base string, per float64, top int, groups []string) error {
+func run(w io.Writer, bin, prof, base string, per float64, top int, groups []string, lines string) error {
 	syms, err := symbols(bin)
 	if err != nil {
 		return err
@@ -151,12 +164,22 @@ func run(w io.Writer, bin, prof, base string, per float64, top int, groups []str
 		}
 		gs = append(gs, &group{name: name, re: re})
 	}
-	byFunc, err := readProfile(syms, prof)
+	var (
+		linesRE *regexp.Regexp
+		byAddr  map[uint64]float64
+	)
+	if lines != "" {
+		if linesRE, err = regexp.Compile(lines); err != nil {
+			return fmt.Errorf("-lines: %w", err)
+		}
+		byAddr = map[uint64]float64{}
+	}
+	byFunc, err := readProfile(syms, prof, linesRE, byAddr, 1)
 	if err != nil {
 		return err
 	}
 	if base != "" {
-		b, err := readProfile(syms, base)
+		b, err := readProfile(syms, base, linesRE, byAddr, -1)
 		if err != nil {
 			return err
 		}
@@ -191,6 +214,76 @@ func run(w io.Writer, bin, prof, base string, per float64, top int, groups []str
 			break
 		}
 		fmt.Fprintf(w, "%14.0f %5.1f%%  %s\n", byFunc[n], 100*byFunc[n]/total, n)
+	}
+	if linesRE != nil {
+		return printLines(w, bin, byAddr, per, total)
+	}
+	return nil
+}
+
+// printLines lists the per-instruction counts of byAddr by source line, most first.
+func printLines(w io.Writer, bin string, byAddr map[uint64]float64, per, total float64) error {
+	f, err := elf.Open(bin)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	d, err := f.DWARF()
+	if err != nil {
+		return fmt.Errorf("%s: no DWARF line table (built with -ldflags=-w?): %w", bin, err)
+	}
+	// The line table's rows, sorted by address: each covers [row.Address, next row's).
+	type row struct {
+		addr uint64
+		pos  string
+	}
+	var rows []row
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil {
+			return fmt.Errorf("%s: %w", bin, err)
+		}
+		if e == nil {
+			break
+		}
+		if e.Tag != dwarf.TagCompileUnit {
+			r.SkipChildren()
+			continue
+		}
+		lr, err := d.LineReader(e)
+		if err != nil || lr == nil {
+			continue
+		}
+		var le dwarf.LineEntry
+		for lr.Next(&le) == nil {
+			pos := "?"
+			if le.File != nil {
+				pos = fmt.Sprintf("%s:%d", le.File.Name, le.Line)
+			}
+			rows = append(rows, row{le.Address, pos})
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].addr < rows[j].addr })
+	byLine := map[string]float64{}
+	for a, c := range byAddr {
+		i := sort.Search(len(rows), func(i int) bool { return rows[i].addr > a }) - 1
+		pos := "?"
+		if i >= 0 {
+			pos = rows[i].pos
+		}
+		byLine[pos] += c / per
+	}
+	names := make([]string, 0, len(byLine))
+	for n, c := range byLine {
+		if c >= 0.5 {
+			names = append(names, n)
+		}
+	}
+	sort.Slice(names, func(i, j int) bool { return byLine[names[i]] > byLine[names[j]] })
+	fmt.Fprintf(w, "\nby source line:\n")
+	for _, n := range names {
+		fmt.Fprintf(w, "%14.0f %5.1f%%  %s\n", byLine[n], 100*byLine[n]/total, n)
 	}
 	return nil
 }

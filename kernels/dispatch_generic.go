@@ -1,0 +1,36 @@
+//go:build purego || !arm64
+
+package kernels
+
+// The kernels that have assembly on arm64 only (dispatch_arm64.go): their generic twins
+// everywhere else, and under the purego tag.
+
+// expShift is ExpShift; see expShiftGeneric.
+func expShift(x []float32, shift float32) (sum, dot float32) { return expShiftGeneric(x, shift) }
+
+// expMax is ExpMax; see expMaxGeneric.
+func expMax(x []float32) (mx, sum, dot float32) { return expMaxGeneric(x) }
+
+// gemmPanelRows is gemmKernelRows for tiles tiles side by side; see gemmPanelRowsGeneric.
+func gemmPanelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb, bstep int, c []float32, ldc, tiles int, over bool) {
+	gemmPanelRowsGeneric(kc, alpha, a, lda, b, ldb, bstep, c, ldc, tiles, over)
+}
+
+// mulAddRows is MulAddRows; see mulAddRowsGeneric.
+func mulAddRows(rows, n int, a []float32, lda int, x []float32, ldx int, y []float32, ldy int, dst []float32, ldd int) {
+	mulAddRowsGeneric(rows, n, a, lda, x, ldx, y, ldy, dst, ldd)
+}
+
+// mul is Mul; see mulGeneric.
+func mul(dst, x, y []float32) { mulGeneric(dst, x, y) }
+
+// sqrtPos is SqrtPos; see sqrtPosGeneric.
+func sqrtPos(x []float32) { sqrtPosGeneric(x) }
+
+// axpyRows is AxpyRows; see axpyRowsGeneric.
+func axpyRows(rows, n int, alpha []float32, astep int, x []float32, ldx int, y []float32, ldy int) {
+	axpyRowsGeneric(rows, n, alpha, astep, x, ldx, y, ldy)
+}
+
+// accMoments is AccumulateMoments; see accMomentsGeneric.
+func accMoments(x []float32, scale float32, s, s2 []float64) { accMomentsGeneric(x, scale, s, s2) }

@@ -1,0 +1,185 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// Elementwise kernels: four values per pass, then one at a time. The instructions Go's assembler
+// does not spell are WORDs with their mnemonic beside them (scripts/neonwords.py checks them).
+
+// func mulAddRowsNEON(rows, n int, a *float32, lda int, x *float32, ldx int, y *float32, ldy int, dst *float32, ldd int)
+//
+// Row by row (rows ≥ 1), dst[r·ldd + i] = a[r·lda + i] + x[r·ldx + i]·y[r·ldy + i] for i < n (one
+// FMLA: a single rounding); a row of dst may be the same as a's.
+TEXT ·mulAddRowsNEON(SB), NOSPLIT, $0-80
+	MOVD rows+0(FP), R5
+	MOVD n+8(FP), R6
+	MOVD a+16(FP), R7
+	MOVD lda+24(FP), R8
+	MOVD x+32(FP), R9
+	MOVD ldx+40(FP), R10
+	MOVD y+48(FP), R11
+	MOVD ldy+56(FP), R12
+	MOVD dst+64(FP), R13
+	MOVD ldd+72(FP), R14
+	LSL  $2, R8, R8
+	LSL  $2, R10, R10
+	LSL  $2, R12, R12
+	LSL  $2, R14, R14
+
+row:
+	MOVD R13, R0
+	MOVD R7, R1
+	MOVD R9, R2
+	MOVD R11, R3
+	MOVD R6, R4
+	CMP  $4, R4
+	BLT  tail1
+
+loop4:
+	VLD1.P 16(R1), [V0.S4]
+	VLD1.P 16(R2), [V1.S4]
+	VLD1.P 16(R3), [V2.S4]
+	WORD   $0x4e22cc20 // fmla v0.4s, v1.4s, v2.4s
+	VST1.P [V0.S4], 16(R0)
+	SUB    $4, R4, R4
+	CMP    $4, R4
+	BGE    loop4
+
+tail1:
+	CBZ R4, next
+
+loop1:
+	FMOVS.P 4(R1), F0
+	FMOVS.P 4(R2), F1
+	FMOVS.P 4(R3), F2
+	WORD    $0x1f020020 // fmadd s0, s1, s2, s0
+	FMOVS.P F0, 4(R0)
+	SUBS    $1, R4, R4
+	BNE     loop1
+
+next:
+	ADD  R8, R7, R7
+	ADD  R10, R9, R9
+	ADD  R12, R11, R11
+	ADD  R14, R13, R13
+	SUBS $1, R5, R5
+	BNE  row
+	RET
+
+// func mulNEON(dst, x, y *float32, n int)
+//
+// dst[i] = x[i]·y[i] for i < n; dst may be x or y.
+TEXT ·mulNEON(SB), NOSPLIT, $0-32
+	MOVD dst+0(FP), R0
+	MOVD x+8(FP), R2
+	MOVD y+16(FP), R3
+	MOVD n+24(FP), R4
+	CMP  $4, R4
+	BLT  tail1
+
+loop4:
+	VLD1.P 16(R2), [V1.S4]
+	VLD1.P 16(R3), [V2.S4]
+	WORD   $0x6e22dc20 // fmul v0.4s, v1.4s, v2.4s
+	VST1.P [V0.S4], 16(R0)
+	SUB    $4, R4, R4
+	CMP    $4, R4
+	BGE    loop4
+
+tail1:
+	CBZ R4, done
+
+loop1:
+	FMOVS.P 4(R2), F1
+	FMOVS.P 4(R3), F2
+	WORD    $0x1e220820 // fmul s0, s1, s2
+	FMOVS.P F0, 4(R0)
+	SUBS    $1, R4, R4
+	BNE     loop1
+
+done:
+	RET
+
+// func sqrtPosNEON(x *float32, n int)
+//
+// x[i] = √max(x[i], 0) for i < n (FMAX: NaN stays NaN; FSQRT is correctly rounded).
+TEXT ·sqrtPosNEON(SB), NOSPLIT, $0-16
+	MOVD x+0(FP), R0
+	MOVD n+8(FP), R4
+	VEOR V7.B16, V7.B16, V7.B16
+	CMP  $4, R4
+	BLT  tail1
+
+loop4:
+	VLD1   (R0), [V0.S4]
+	WORD   $0x4e27f400 // fmax v0.4s, v0.4s, v7.4s
+	WORD   $0x6ea1f800 // fsqrt v0.4s, v0.4s
+	VST1.P [V0.S4], 16(R0)
+	SUB    $4, R4, R4
+	CMP    $4, R4
+	BGE    loop4
+
+tail1:
+	CBZ R4, done
+
+loop1:
+	FMOVS   (R0), F0
+	WORD    $0x1e274800 // fmax s0, s0, s7
+	WORD    $0x1e21c000 // fsqrt s0, s0
+	FMOVS.P F0, 4(R0)
+	SUBS    $1, R4, R4
+	BNE     loop1
+
+done:
+	RET
+
+// func accMomentsNEON(x *float32, n int, scale float32, s, s2 *float64)
+//
+// x[i] *= scale, then s[i] += x[i] and s2[i] += x[i]² in float64, for i < n: four values per
+// pass (FCVTL/FCVTL2 widen them), then one at a time. x[i]² is exact in float64, so the fused
+// FMLA gives the same sums as a multiply and an add.
+TEXT ·accMomentsNEON(SB), NOSPLIT, $0-40
+	MOVD  x+0(FP), R0
+	MOVD  n+8(FP), R4
+	FMOVS scale+16(FP), F7
+	MOVD  s+24(FP), R1
+	MOVD  s2+32(FP), R2
+	CMP   $4, R4
+	BLT   tail1
+
+loop4:
+	VLD1   (R0), [V0.S4]
+	WORD   $0x4f879000 // fmul v0.4s, v0.4s, v7.s[0]
+	VST1.P [V0.S4], 16(R0)
+	WORD   $0x0e617801 // fcvtl v1.2d, v0.2s
+	WORD   $0x4e617802 // fcvtl2 v2.2d, v0.4s
+	VLD1   (R1), [V3.D2, V4.D2]
+	WORD   $0x4e61d463 // fadd v3.2d, v3.2d, v1.2d
+	WORD   $0x4e62d484 // fadd v4.2d, v4.2d, v2.2d
+	VST1.P [V3.D2, V4.D2], 32(R1)
+	VLD1   (R2), [V5.D2, V6.D2]
+	WORD   $0x4e61cc25 // fmla v5.2d, v1.2d, v1.2d
+	WORD   $0x4e62cc46 // fmla v6.2d, v2.2d, v2.2d
+	VST1.P [V5.D2, V6.D2], 32(R2)
+	SUB    $4, R4, R4
+	CMP    $4, R4
+	BGE    loop4
+
+tail1:
+	CBZ R4, done
+
+loop1:
+	FMOVS   (R0), F0
+	WORD    $0x1e270800 // fmul s0, s0, s7
+	FMOVS.P F0, 4(R0)
+	WORD    $0x1e22c001 // fcvt d1, s0
+	FMOVD   (R1), F3
+	WORD    $0x1e612863 // fadd d3, d3, d1
+	FMOVD.P F3, 8(R1)
+	FMOVD   (R2), F5
+	WORD    $0x1f411425 // fmadd d5, d1, d1, d5
+	FMOVD.P F5, 8(R2)
+	SUBS    $1, R4, R4
+	BNE     loop1
+
+done:
+	RET
