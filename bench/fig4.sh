@@ -52,7 +52,7 @@ seeds=3 epochs=3 samples=20 out=runs/fig4 png=docs/img/fig4.png
 trainlimit=0 testlimit=0 quick=0 pngset=0
 source bench/lib/opts.sh
 parse_opts "usage: bench/fig4.sh [--seeds N] [--epochs E] [--samples K] [--quick] [--out DIR] [--png FILE]" "seeds=1 epochs=1 samples=2 trainlimit=300 testlimit=200" \
-	--seeds=seeds --epochs=epochs --samples=samples --out=out --png=png -- "$@"
+	--seeds=seeds:int --epochs=epochs:int --samples=samples:int --out=out --png=png -- "$@"
 ((quick && !pngset)) && png=$out/fig4.png
 ((seeds >= 1 && epochs >= 1)) || { echo "fig4.sh: need --seeds ≥ 1 and --epochs ≥ 1" >&2; exit 2; }
 ((seeds >= 3 || quick)) || echo "fig4.sh: fewer than 3 seeds: the standard errors mean little" >&2

@@ -8,7 +8,7 @@ set -euo pipefail
 epochs=1 seeds="1 2 3" factors="1 10 30" out=runs/fsvi_sd_lr
 source "$(dirname "${BASH_SOURCE[0]}")/lib/opts.sh"
 parse_opts "usage: bench/fsvi_sd_lr.sh [--epochs E] [--seeds LIST] [--factors LIST] [--out DIR]" "" \
-	--epochs=epochs --seeds=seeds --factors=factors --out=out -- "$@"
+	--epochs=epochs:int --seeds=seeds --factors=factors --out=out -- "$@"
 mkdir -p "$out"
 bin=${EDGEBNN:-edgebnn}
 export GOMAXPROCS=1

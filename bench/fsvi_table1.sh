@@ -53,7 +53,7 @@ methods=fsvi,mfvi,mfvitempered,map,mcdropout,swag,laplace,ensemble,fsviensemble,
 usage="usage: bench/fsvi_table1.sh [--seeds N] [--epochs E] [--quick] [--members M] [--fsvi-members M] [--temperature T] [--context-size C] [--fsvi-covariance joint|per_output] [--fsvi-jacobian-grad none|q|both] [--train-limit L] [--test-limit T] [--methods LIST] [--jobs J] [--out DIR]"
 source bench/lib/opts.sh
 parse_opts "$usage" "jobs=2 seeds=1 epochs=1 members=2 fmembers=2 ctx=4 cov=per_output jgrad=none trainlimit=300 testlimit=200 lval=50 swagevery=1" \
-	--seeds=seeds --epochs=epochs --members=members --fsvi-members=fmembers --temperature=temp --context-size=ctx --fsvi-covariance=cov --fsvi-jacobian-grad=jgrad --train-limit=trainlimit --test-limit=testlimit --methods=methods --out=out --jobs=jobs -- "$@"
+	--seeds=seeds:int --epochs=epochs:int --members=members:int --fsvi-members=fmembers:int --temperature=temp --context-size=ctx:int --fsvi-covariance=cov --fsvi-jacobian-grad=jgrad --train-limit=trainlimit:int --test-limit=testlimit:int --methods=methods --out=out --jobs=jobs:int -- "$@"
 ((seeds >= 1 && epochs >= 1 && members >= 2 && fmembers >= 2 && jobs >= 1)) ||
 	{ echo "fsvi_table1.sh: want --seeds, --epochs, --jobs ≥ 1 and --members, --fsvi-members ≥ 2" >&2; exit 2; }
 want() { [[ ",$methods," == *",$1,"* ]]; }

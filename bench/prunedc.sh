@@ -34,7 +34,7 @@ seeds=3 epochs=12 finetune=1 samples=8 limit=0 out=runs/prunedc png=docs/img/pru
 usage="usage: bench/prunedc.sh [--seeds N] [--epochs E] [--finetune F] [--samples K] [--corrupt-limit L] [--quick] [--out DIR] [--png FILE]"
 source bench/lib/opts.sh
 parse_opts "$usage" "samples=2 limit=200" \
-	--seeds=seeds --epochs=epochs --finetune=finetune --samples=samples --corrupt-limit=limit --out=out --png=png -- "$@"
+	--seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --samples=samples:int --corrupt-limit=limit:int --out=out --png=png -- "$@"
 ((seeds >= 1 && epochs >= 1 && samples >= 1 && limit >= 0)) || { echo "$usage" >&2; exit 2; }
 ((quick && !pngset)) && png=$out/prunedc.png
 mkdir -p "$out" "$(dirname "$png")"

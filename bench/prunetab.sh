@@ -39,7 +39,7 @@ seeds=3 epochs=4 finetune=1 ftlr=3e-4 ftlimit=20000 samples=16 out=runs/prunetab
 trainlimit=0 testlimit=0 fttestlimit=1000 quick=0 pngset=0
 source bench/lib/opts.sh
 parse_opts "usage: bench/prunetab.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M] [--samples K] [--quick] [--out DIR] [--png FILE]" "seeds=1 epochs=1 ftlimit=300 samples=2 trainlimit=300 testlimit=200 fttestlimit=200" \
-	--seeds=seeds --epochs=epochs --finetune=finetune --finetune-lr=ftlr --finetune-limit=ftlimit --samples=samples --out=out --png=png -- "$@"
+	--seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr --finetune-limit=ftlimit:int --samples=samples:int --out=out --png=png -- "$@"
 ((quick && !pngset)) && png=$out/prunetab.png
 ((seeds >= 3 || quick)) || echo "prunetab.sh: fewer than 3 seeds: the standard errors mean little" >&2
 mkdir -p "$out"

@@ -43,7 +43,7 @@ seeds=3 members=5 epochs=6 samples=10 limit=2000 out=runs/uvsw md="" png=docs/im
 trainlimit=0 testlimit=0 quick=0 pngset=0
 source bench/lib/opts.sh
 parse_opts "usage: bench/uvsw.sh [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--quick] [--out DIR] [--md FILE] [--png FILE]" "seeds=1 members=2 epochs=1 samples=2 trainlimit=300 testlimit=200" \
-	--seeds=seeds --members=members --epochs=epochs --samples=samples --corrupt-limit=limit --out=out --md=md --png=png -- "$@"
+	--seeds=seeds:int --members=members:int --epochs=epochs:int --samples=samples:int --corrupt-limit=limit:int --out=out --md=md --png=png -- "$@"
 ((quick && !pngset)) && png=$out/uvsw_corruption.png
 ((seeds >= 1 && members >= 2)) || { echo "uvsw.sh: need --seeds ≥ 1 and --members ≥ 2" >&2; exit 2; }
 mkdir -p "$out"

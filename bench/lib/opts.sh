@@ -2,12 +2,14 @@
 #
 #   parse_opts USAGE QUICK FLAG=VAR... -- "$@"
 #
-# "FLAG VALUE" sets the variable VAR to VALUE and VARset to 1 (a value given, not the default).
+# "FLAG VALUE" sets the variable VAR to VALUE and VARset to 1 (a value given, not the default);
+# FLAG=VAR:int takes only a whole number (the scripts do arithmetic with it, and bash arithmetic
+# would evaluate any other word as an expression).
 # --quick sets quick=1 and then each NAME=VALUE word of QUICK; with QUICK empty, --quick is not
 # an option. Anything else (an unknown flag, a flag without its value) prints USAGE to stderr and
 # exits with status 2.
 parse_opts() {
-	local usage=$1 quickset=$2 a
+	local usage=$1 quickset=$2 a var
 	local -A opt_vars=()
 	shift 2
 	while (($#)) && [[ $1 != -- ]]; do
@@ -21,8 +23,14 @@ parse_opts() {
 			for a in $quickset; do printf -v "${a%%=*}" %s "${a#*=}"; done
 			shift
 		elif [[ -n ${opt_vars[$1]-} ]] && (($# >= 2)); then
-			printf -v "${opt_vars[$1]}" %s "$2"
-			printf -v "${opt_vars[$1]}set" %s 1
+			var=${opt_vars[$1]%:int}
+			if [[ $var != "${opt_vars[$1]}" && ! $2 =~ ^[0-9]{1,9}$ ]]; then
+				echo "$1 takes a whole number, not \"$2\"" >&2
+				echo "$usage" >&2
+				exit 2
+			fi
+			printf -v "$var" %s "$2"
+			printf -v "${var}set" %s 1
 			shift 2
 		else
 			echo "$usage" >&2
