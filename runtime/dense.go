@@ -332,12 +332,7 @@ func (d *dense) apply(_ *fwdCtx, w []float32, ldw int, bias, in, out []float32, 
 		y := out[i*d.dOut*p : (i+1)*d.dOut*p]
 		kernels.Gemm(false, false, d.dOut, p, d.k, 1, w, ldw, col, p, 0, y, p)
 		if bias != nil {
-			for o, b := range bias {
-				row := y[o*p : (o+1)*p]
-				for j := range row {
-					row[j] += b
-				}
-			}
+			addColumnTo(y, bias, d.dOut, 1, 0, p)
 		}
 	}
 }

@@ -125,7 +125,7 @@ func (d *dense) forwardFactored(fc *fwdCtx, l *inducing, in, out []float32, n in
 }
 
 // addColumnTo adds column k of a (rows × lda) to every row of y (rows × p): a bias column
-// applied to p positions.
+// applied to p positions (a bias vector is a with lda 1 and k 0).
 func addColumnTo(y, a []float32, rows, lda, k, p int) {
 	for o := 0; o < rows; o++ {
 		b := a[o*lda+k]

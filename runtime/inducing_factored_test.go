@@ -48,17 +48,7 @@ func TestInducingFactoredMatchesFormed(t *testing.T) {
 					}
 					got[i] = predictAll(t, m, opts, xs)
 				}
-				for i := range got[0] {
-					a, b := got[0][i].Outputs, got[1][i].Outputs
-					if len(a) != K*indOut || len(b) != len(a) {
-						t.Fatalf("input %d: %d and %d outputs, want %d", i, len(a), len(b), K*indOut)
-					}
-					for j := range a {
-						if d := math.Abs(float64(a[j] - b[j])); d > 1e-5*(1+math.Abs(float64(b[j]))) || math.IsNaN(d) {
-							t.Fatalf("input %d, output %d: factored %v, formed %v", i, j, a[j], b[j])
-						}
-					}
-				}
+				sameOutputs(t, got[0], got[1], K*indOut, 1e-5)
 			})
 		}
 	}
@@ -136,18 +126,26 @@ func TestInducingFactoredNetworks(t *testing.T) {
 					}
 					got[i] = predictAll(t, m, opts, xs)
 				}
-				for i := range got[0] {
-					a, b := got[0][i].Outputs, got[1][i].Outputs
-					if len(a) == 0 || len(a) != len(b) {
-						t.Fatalf("input %d: %d and %d outputs", i, len(a), len(b))
-					}
-					for j := range a {
-						if d := math.Abs(float64(a[j] - b[j])); d > 1e-4*(1+math.Abs(float64(b[j]))) || math.IsNaN(d) {
-							t.Fatalf("input %d, output %d: factored %v, formed %v", i, j, a[j], b[j])
-						}
-					}
-				}
+				sameOutputs(t, got[0], got[1], 0, 1e-4)
 			})
+		}
+	}
+}
+
+// sameOutputs fails t unless every input's kept outputs agree between the factored (a) and the
+// formed (b) predictions within tol relative (plus tol absolute); size, if not 0, is the number
+// of outputs each input must have.
+func sameOutputs(t *testing.T, a, b []runtime.Prediction, size int, tol float64) {
+	t.Helper()
+	for i := range a {
+		x, y := a[i].Outputs, b[i].Outputs
+		if len(x) == 0 || len(y) != len(x) || (size != 0 && len(x) != size) {
+			t.Fatalf("input %d: %d and %d outputs, want %d", i, len(x), len(y), size)
+		}
+		for j := range x {
+			if d := math.Abs(float64(x[j] - y[j])); d > tol*(1+math.Abs(float64(y[j]))) || math.IsNaN(d) {
+				t.Fatalf("input %d, output %d: factored %v, formed %v", i, j, x[j], y[j])
+			}
 		}
 	}
 }
