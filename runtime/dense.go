@@ -170,30 +170,31 @@ func (d *dense) scratchSize(n, B int, st Strategy) int {
 	if sp := d.sparsePost(); sp != nil {
 		return sp.sparseScratch()
 	}
-	formed := d.dOut*d.dIn + d.dOut + max(d.post.weightScratch(), d.colSize())
-	if l := d.factoredPost(n); l != nil {
-		return max(formed, d.factoredScratch(l, n))
+	s := d.dOut*d.dIn + d.dOut + max(d.post.weightScratch(), d.colSize())
+	if l, ok := d.post.(*inducing); ok {
+		s = max(s, d.pathScratch(l, n))
+		if d.gramPost(Local, n) != nil && st != Weight { // Auto may take it for a smaller batch
+			s = max(s, d.gramScratch(l))
+		}
 	}
-	return formed
+	return s
 }
 
-// factoredPost returns the layer's inducing posterior when a weight sample applied to n inputs
-// goes through its factored form (forwardFactored), else nil.
-func (d *dense) factoredPost(n int) *inducing {
-	if l, ok := d.post.(*inducing); ok && l.useFactored(d.factoredCols(n)) {
-		return l
+// inducingPath returns the layer's inducing posterior and the path a weight sample applied to n
+// inputs takes (choosePath), or nil and pathFormed for other layers.
+func (d *dense) inducingPath(n int) (*inducing, weightPath) {
+	if l, ok := d.post.(*inducing); ok {
+		return l, l.choosePath(d.factoredCols(n))
 	}
-	return nil
+	return nil, pathFormed
 }
 
 // weightCost is the cost model's price of one weight-strategy sample applied to n inputs.
 func (d *dense) weightCost(n int) int {
-	c := d.post.weightCost() + n*d.dOut*d.dIn
-	if l := d.factoredPost(n); l != nil {
-		formed, factored := l.factoredCosts(d.factoredCols(n))
-		c -= formed - factored
+	if l, ok := d.post.(*inducing); ok {
+		return l.pathCost(d.factoredCols(n))
 	}
-	return c
+	return d.post.weightCost() + n*d.dOut*d.dIn
 }
 
 // sparsePost returns the layer's pruned FFG posterior when its weight-sampling path uses the CSR
@@ -219,7 +220,9 @@ func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 		d.post.apply(fc, d.id, prep, false, out, n, B, fc.scratch[len(prep):])
 		return
 	}
-	// One weight sample (or ensemble member) per sample of the block.
+	// One weight sample (or ensemble member) per sample of the block; an inducing convolution
+	// under Local (or Auto, where cheaper) draws one per input along the gram path instead.
+	gl := d.gramPost(fc.strategy, n)
 	s0, inSz, outSz := fc.sample, d.in.size(), d.out.size()
 	defer func() { fc.sample, fc.faH, fc.guH = s0, nil, nil }()
 	for b := 0; b < B; b++ {
@@ -236,6 +239,12 @@ func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 		if fc.glob != nil {
 			fc.guH = fc.guHs[b*fc.glob.size() : (b+1)*fc.glob.size()]
 		}
+		if gl != nil && !fc.mean {
+			for i := 0; i < n; i++ {
+				d.forwardGram(fc, gl, xb[i*inSz:(i+1)*inSz], yb[i*outSz:(i+1)*outSz])
+			}
+			continue
+		}
 		d.forwardWeight(fc, xb, yb, n)
 	}
 }
@@ -247,7 +256,7 @@ func (d *dense) forwardWeight(fc *fwdCtx, in, out []float32, n int) {
 		sp.forwardSparse(fc, d.id, in, out, n, fc.scratch)
 		return
 	}
-	if l := d.factoredPost(n); l != nil && !fc.mean {
+	if l, path := d.inducingPath(n); path == pathFactored && !fc.mean {
 		d.forwardFactored(fc, l, in, out, n)
 		return
 	}

@@ -72,7 +72,7 @@ func GlobalWeights(m *Model, seed uint64, s int) [][]float32 {
 func SetInducingFactored(m *Model, layer, mode string) bool {
 	l, ok := m.findDense(layer).post.(*inducing)
 	if ok {
-		l.factored = map[string]factoredMode{"on": factoredOn, "off": factoredOff}[mode]
+		l.path = map[string]weightPath{"on": pathFactored, "off": pathFormed}[mode]
 	}
 	return ok
 }
@@ -80,5 +80,21 @@ func SetInducingFactored(m *Model, layer, mode string) bool {
 // InducingFactored reports whether the named layer applies a weight sample to n inputs in
 // factored form.
 func InducingFactored(m *Model, layer string, n int) bool {
-	return m.findDense(layer).factoredPost(n) != nil
+	return InducingPath(m, layer, n) == "factored"
+}
+
+// InducingPath names the path a weight sample of the named layer applied to n inputs takes:
+// "formed" or "factored" ("" for a layer that is not inducing).
+func InducingPath(m *Model, layer string, n int) string {
+	l, p := m.findDense(layer).inducingPath(n)
+	if l == nil {
+		return ""
+	}
+	return map[weightPath]string{pathFormed: "formed", pathFactored: "factored"}[p]
+}
+
+// InducingGram reports whether the named convolution samples along the gram path under
+// strategy st for batches of n.
+func InducingGram(m *Model, layer string, st Strategy, n int) bool {
+	return m.findDense(layer).gramPost(st, n) != nil
 }

@@ -30,7 +30,8 @@ type inducing struct {
 	members          [][]float32 // ensemble: each member's u, already whitened
 	meanU            []float32   // u at the posterior mean (member 0 for ensembles), whitened
 	guOff            int         // q global: offset of the layer's block in one U_{1:L} sample
-	factored         factoredMode
+	lz               []float32   // chol(Z_c Z_cᵀ) without jitter (gram path), nil if Z_c's rows are nearly dependent
+	path             weightPath  // how weight samples meet their inputs (pathAuto: by cost)
 	kl               float64
 	loc              localParams
 }
@@ -118,6 +119,7 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 	l.dr, l.dc = to32(dr), to32(dc)
 	l.lhatR, l.lhatC = to32(lhr), to32(lhc)
 	l.lr, l.lc = to32(lr), to32(lc)
+	l.lz = gramFactor(zc, mi, dIn)
 
 	var (
 		klU float64
@@ -374,14 +376,10 @@ func (l *inducing) sampleCore(fc *fwdCtx, rng *kernels.Stream, e1, scratch []flo
 	mo, mi, dOut, dIn := l.mo, l.mi, l.dOut, l.dIn
 	d := mo * mi
 	u, tmp := scratch[:d], scratch[d:3*d]
-	e2, e3, e4 := scratch[3*d:4*d], scratch[4*d:5*d], scratch[5*d:6*d]
-	ubar, t := scratch[6*d:7*d], scratch[7*d:8*d]
+	ubar := scratch[6*d : 7*d]
 	big := scratch[8*d : 8*d+mo*dIn]
 	l.sampleU(fc, rng, u, tmp)
 	rng.Normal(e1)
-	rng.Normal(e2)
-	rng.Normal(e3)
-	rng.Normal(e4)
 	// Ū = (Z_r E1) Z_cᵀ
 	kernels.Gemm(false, false, mo, dIn, dOut, 1, l.zr, dOut, e1, dIn, 0, big, dIn)
 	if mi*dIn <= zcInPlaceMax {
@@ -392,6 +390,19 @@ func (l *inducing) sampleCore(fc *fwdCtx, rng *kernels.Stream, e1, scratch []flo
 	} else {
 		kernels.Gemm(false, true, mo, mi, dIn, 1, big, dIn, l.zcC, dIn, 0, ubar, mi)
 	}
+	return l.finishCore(rng, u, ubar, scratch)
+}
+
+// finishCore draws E2, E3 and E4 from rng and turns ubar = Z_r E1 Z_cᵀ (scratch[6·mo·mi:
+// 7·mo·mi]) into core = u − λ Ū, Ū = Z_r E1 Z_cᵀ + L̂_r E2 D_c + D_r E3 L̂_cᵀ + D_r E4 D_c, in
+// place. scratch is sampleCore's (its first 8·mo·mi values).
+func (l *inducing) finishCore(rng *kernels.Stream, u, ubar, scratch []float32) []float32 {
+	mo, mi := l.mo, l.mi
+	d := mo * mi
+	e2, e3, e4, t := scratch[3*d:4*d], scratch[4*d:5*d], scratch[5*d:6*d], scratch[7*d:8*d]
+	rng.Normal(e2)
+	rng.Normal(e3)
+	rng.Normal(e4)
 	// + L̂_r E2 D_c
 	kernels.Gemm(false, false, mo, mi, mo, 1, l.lhatR, mo, e2, mi, 0, t, mi)
 	for i := 0; i < mo; i++ {
@@ -786,6 +797,6 @@ func (l *inducing) prepCost(n int) int {
 
 // weightCost is the cost of drawing one weight matrix.
 func (l *inducing) weightCost() int {
-	d := l.mo * l.mi
-	return 2*l.mo*l.dOut*l.dIn + l.mo*l.mi*l.dIn + 2*l.dOut*l.dIn + normalCost*(l.dOut*l.dIn+4*d)
+	formed, _ := l.pathCosts(0)
+	return formed
 }

@@ -14,35 +14,58 @@ import "github.com/edgebnn/edgebnn/kernels"
 // the same normals drawn in the same order, so the same W up to float32 rounding — only the order
 // of the sums differs.
 
-// factoredMode chooses between forming a weight sample and applying it in factored form.
-type factoredMode int8
+// weightPath is how a weight sample of an inducing layer meets the input columns of a batch.
+type weightPath int8
 
 const (
-	factoredAuto factoredMode = iota // the cheaper of the two for the batch (factoredCosts)
-	factoredOn                       // always factored (tests)
-	factoredOff                      // always formed (tests)
+	pathAuto     weightPath = iota // the cheaper for the batch (pathCosts)
+	pathFormed                     // W formed (sampleWeight), then applied
+	pathFactored                   // σλ E1 x̃ + σ R (core (C x̃)): the formed path's normals, W never formed
 )
 
-// factoredCosts returns the multiply-adds per sample of the weight strategy applied to cols
-// input columns when W is formed (the rule's two products, then W x̃) and in factored form. The
-// normals and Z_r E1 Z_cᵀ are the same in both and left out.
-func (l *inducing) factoredCosts(cols int) (formed, factored int) {
-	formed = l.mo*l.mi*l.dIn + l.dOut*l.mo*l.dIn + cols*l.dOut*l.dIn
-	factored = cols * (l.dOut*l.dIn + l.mi*l.dIn + l.mo*l.mi + l.dOut*l.mo)
+// pathCosts returns the price, in multiply-adds with a normal at normalCost, of one weight sample
+// applied to cols input columns when it is formed and in factored form. Drawing u is the same
+// on both and left out.
+func (l *inducing) pathCosts(cols int) (formed, factored int) {
+	mo, mi, dOut, dIn := l.mo, l.mi, l.dOut, l.dIn
+	// E1…E4 and Z_r E1 Z_cᵀ, the same on both paths.
+	rule := normalCost*(dOut*dIn+4*mo*mi) + mo*dOut*dIn + mo*mi*dIn
+	formed = rule + mo*mi*dIn + dOut*mo*dIn + cols*dOut*dIn
+	factored = rule + cols*(dOut*dIn+mi*dIn+mo*mi+dOut*mo)
 	return formed, factored
 }
 
-// useFactored reports whether a weight sample applied to cols input columns goes through the
-// factored form.
-func (l *inducing) useFactored(cols int) bool {
-	switch l.factored {
-	case factoredOn:
-		return true
-	case factoredOff:
-		return false
+// choosePath returns the path a weight sample applied to cols input columns takes: the forced
+// one (tests), else the cheaper by pathCosts.
+func (l *inducing) choosePath(cols int) weightPath {
+	if l.path != pathAuto {
+		return l.path
 	}
-	formed, factored := l.factoredCosts(cols)
-	return factored < formed
+	if formed, factored := l.pathCosts(cols); factored < formed {
+		return pathFactored
+	}
+	return pathFormed
+}
+
+// pathCost is the price (pathCosts) of the path choosePath takes.
+func (l *inducing) pathCost(cols int) int {
+	formed, factored := l.pathCosts(cols)
+	if l.choosePath(cols) == pathFactored {
+		return factored
+	}
+	return formed
+}
+
+// pathScratch is the largest scratch a weight sample of l applied to any batch of 1…n inputs
+// needs beyond the formed path's: choosePath may pick the factored path for a smaller batch than
+// the one the predictor was sized for. The factored path costs more per column, so once the
+// formed path wins it wins for every larger batch and the scan stops.
+func (d *dense) pathScratch(l *inducing, n int) int {
+	s := 0
+	for b := 1; b <= n && l.choosePath(d.factoredCols(b)) == pathFactored; b++ {
+		s = max(s, d.factoredScratch(l, b))
+	}
+	return s
 }
 
 // factoredGemvMax is the largest batch of a Linear layer that forwardFactored applies input by

@@ -1,0 +1,141 @@
+package runtime_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+// gramConv turns indLayer's Linear layer into a convolution with the same d_in = 7 (6 weights
+// and a bias per output channel): 2 channels with a 3×1 kernel on a 2×3×2 input (padding 1
+// along the height: 6 positions, some reading the padding), or 6 channels 1×1 on 6×2×1
+// (pointwise: 2 positions, no im2col).
+func gramConv(spec *runtime.Spec, pointwise bool) *runtime.Spec {
+	l := spec.Layers[0]
+	l.Op = runtime.OpConv2d
+	if pointwise {
+		spec.InputShape = []int{6, 2, 1}
+		l.In, l.Kernel = 6, [2]int{1, 1}
+	} else {
+		spec.InputShape = []int{2, 3, 2}
+		l.In, l.Kernel, l.Padding = 2, [2]int{3, 1}, [2]int{1, 0}
+	}
+	spec.Layers = []runtime.LayerSpec{l, {Name: "flat", Op: runtime.OpFlatten}}
+	return spec
+}
+
+// im2colRef is the float64 im2col matrix (d_in × P, bias row of ones last) of one input of
+// gramConv's convolution: row c·KH·KW + i·KW + j, column oh·W_out + ow reads channel c at
+// (oh − pad_h + i, ow − pad_w + j), 0 outside the image.
+func im2colRef(spec *runtime.Spec, x []float32) (xt [][]float64, pos int) {
+	l := spec.Layers[0]
+	c, h, w := spec.InputShape[0], spec.InputShape[1], spec.InputShape[2]
+	kh, kw, ph, pw := l.Kernel[0], l.Kernel[1], l.Padding[0], l.Padding[1]
+	oh, ow := h+2*ph-kh+1, w+2*pw-kw+1
+	pos = oh * ow
+	for ch := 0; ch < c; ch++ {
+		for i := 0; i < kh; i++ {
+			for j := 0; j < kw; j++ {
+				row := make([]float64, pos)
+				for y := 0; y < oh; y++ {
+					for z := 0; z < ow; z++ {
+						iy, iz := y-ph+i, z-pw+j
+						if iy >= 0 && iy < h && iz >= 0 && iz < w {
+							row[y*ow+z] = float64(x[(ch*h+iy)*w+iz])
+						}
+					}
+				}
+				xt = append(xt, row)
+			}
+		}
+	}
+	ones := make([]float64, pos)
+	for i := range ones {
+		ones[i] = 1
+	}
+	return append(xt, ones), pos
+}
+
+// TestInducingGramMoments: the Local strategy samples an inducing convolution per input along
+// the gram path; one input's outputs at all positions, y = W X̃, must have the moments of the
+// closed form of W (weightMoments, MATH.md §1) mapped through the input's im2col matrix:
+// E[y] = A E[vec W], Cov(y) = A Cov(vec W) Aᵀ with A[(o,p),(o,j)] = X̃[j,p]. Every q(U) family,
+// 3×1 (im2col) and 1×1 (pointwise) kernels, an input of zeros (every column the bias alone: a
+// rank-one X̃ᵀX̃) and random ones (6 positions and a bias in d_in = 7 with M_in = 2: the Schur
+// complement is singular).
+func TestInducingGramMoments(t *testing.T) {
+	n := sampleCount(100_008)
+	for ci, c := range indCases {
+		for _, pw := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/pointwise=%v", c.name, pw), func(t *testing.T) {
+				spec, ts := indLayer(t, c, uint64(ci+1))
+				spec = gramConv(spec, pw)
+				m := newModel(t, spec, ts)
+				if !runtime.InducingGram(m, "fc", runtime.Local, 2) {
+					t.Fatal("the convolution does not take the gram path under Local")
+				}
+				if runtime.InducingGram(m, "fc", runtime.Weight, 2) {
+					t.Fatal("the gram path under Weight")
+				}
+				r := rand.New(rand.NewPCG(uint64(ci), 9))
+				in := m.InputSize()
+				xs := append(make([]float32, in), randn(r, in, 1)...)
+				out := predictAll(t, m, runtime.Options{Samples: n, Seed: uint64(400 + ci), Strategy: runtime.Local,
+					MaxBatch: 2, KeepSamples: true}, xs)
+				wMean, wCov := newIndRef(c, ts).weightMoments()
+				for i := range out {
+					xt, pos := im2colRef(spec, xs[i*in:(i+1)*in])
+					p := indOut * pos
+					a := newMat(p, indOut*indDIn)
+					for o := 0; o < indOut; o++ {
+						for q := 0; q < pos; q++ {
+							for j := 0; j < indDIn; j++ {
+								a.set(o*pos+q, o*indDIn+j, xt[j][q])
+							}
+						}
+					}
+					mean, cov := matVec(a, wMean), mul(mul(a, wCov), a.T())
+					checkMoments(t, fmt.Sprintf("y(x_%d)", i), sampleMoments(to64s(out[i].Outputs), p), mean, cov)
+				}
+			})
+		}
+	}
+}
+
+// TestInducingGramAuto: Auto samples an inducing convolution along the gram path where one
+// input's gram sample (gramCost) costs less than a weight sample applied to the batch. A 64 →
+// 128 3×3 convolution on 4×4 (d_in 577, M 8 × 8, P = 16): the gram path costs
+// 16·(128·24 + 4·64) + 2·8·577·16 + 577·16² + (8²·16 + 8·16² + 16³/3) + 128·24² + 8·128·8 +
+// 16·(8·8 + 128·8) = 452 437 per input; a weight sample 1 813 568 (normals and Z_r E1 Z_cᵀ) plus
+// 1 272 960 (factored, one input) or 627 776 + 1 181 696·n (formed): gram for every batch. A 64 → 16
+// 3×3 convolution on 16×16 (P = 256, M 8 × 8) pays 577·256² = 37.8 M for X̃ᵀX̃ alone against
+// 16·577·256 = 2.4 M to apply a formed W: never gram. Past 512 positions there is no gram path.
+func TestInducingGramAuto(t *testing.T) {
+	conv := func(out, hw int) *runtime.Model {
+		spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{64, hw, hw},
+			Layers: []runtime.LayerSpec{{Name: "c", Op: runtime.OpConv2d, In: 64, Out: out, Bias: true, Kernel: [2]int{3, 3},
+				Padding: [2]int{1, 1}, Posterior: inducingPost(8, 8, runtime.QDiagonal, true, 0)}, {Name: "flat", Op: runtime.OpFlatten}}}
+		return newModel(t, spec, randomTensors(spec, 3))
+	}
+	for _, c := range []struct {
+		name       string
+		m          *runtime.Model
+		auto, loc  bool
+		batchSizes []int
+	}{
+		{"128ch-4x4", conv(128, 4), true, true, []int{1, 7, 256}},
+		{"16ch-16x16", conv(16, 16), false, true, []int{1, 7}},
+		{"16ch-32x32", conv(16, 32), false, false, []int{1}},
+	} {
+		for _, n := range c.batchSizes {
+			if got := runtime.InducingGram(c.m, "c", runtime.Auto, n); got != c.auto {
+				t.Errorf("%s, n = %d: Auto takes the gram path: %v, want %v", c.name, n, got, c.auto)
+			}
+			if got := runtime.InducingGram(c.m, "c", runtime.Local, n); got != c.loc {
+				t.Errorf("%s, n = %d: Local takes the gram path: %v, want %v", c.name, n, got, c.loc)
+			}
+		}
+	}
+}
