@@ -39,9 +39,11 @@ func nsPerBatch(tb testing.TB, m *runtime.Model, opts runtime.Options, xs []floa
 }
 
 // BenchmarkAutoStrategy checks the Auto strategy's cost model: for an inducing (the mlp_ffgu
-// fixture) and a mean-field Gaussian MLP, K = 8, at batch sizes from 1 to 256, it times Auto and
-// reports auto_vs_best, Auto's time over the faster of Weight and Local measured in the same
-// run (1 when Auto picks the faster one; Auto may also mix strategies per layer).
+// fixture) and a mean-field Gaussian MLP, and two inducing convolutions (Auto samples the 4×4 one
+// along the gram path, the 16×16 one as weights: TestInducingGramAuto), K = 8, at batch sizes
+// from 1 to 256, it times Auto and reports auto_vs_best, Auto's time over the faster of Weight
+// and Local measured in the same run (1 when Auto picks the faster one; Auto may also mix
+// strategies per layer).
 func BenchmarkAutoStrategy(b *testing.B) {
 	models := []struct {
 		name string
@@ -49,6 +51,8 @@ func BenchmarkAutoStrategy(b *testing.B) {
 	}{
 		{"inducing-mlp_ffgu", fixtureMLP},
 		{"ffg-256-128-10", func(tb testing.TB) *runtime.Model { return buildModel(tb, ffgMLPSpec(), 1) }},
+		{"inducing-conv-64-128-4x4", func(tb testing.TB) *runtime.Model { return buildModel(tb, indConvSpec(128, 4), 1) }},
+		{"inducing-conv-64-16-16x16", func(tb testing.TB) *runtime.Model { return buildModel(tb, indConvSpec(16, 16), 1) }},
 	}
 	for _, mc := range models {
 		m := mc.m(b)

@@ -114,10 +114,7 @@ func TestInducingGramMoments(t *testing.T) {
 // 16·577·256 = 2.4 M to apply a formed W: never gram. Past 512 positions there is no gram path.
 func TestInducingGramAuto(t *testing.T) {
 	conv := func(out, hw int) *runtime.Model {
-		spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{64, hw, hw},
-			Layers: []runtime.LayerSpec{{Name: "c", Op: runtime.OpConv2d, In: 64, Out: out, Bias: true, Kernel: [2]int{3, 3},
-				Padding: [2]int{1, 1}, Posterior: inducingPost(8, 8, runtime.QDiagonal, true, 0)}, {Name: "flat", Op: runtime.OpFlatten}}}
-		return newModel(t, spec, randomTensors(spec, 3))
+		return newModel(t, indConvSpec(out, hw), randomTensors(indConvSpec(out, hw), 3))
 	}
 	for _, c := range []struct {
 		name       string
@@ -138,4 +135,12 @@ func TestInducingGramAuto(t *testing.T) {
 			}
 		}
 	}
+}
+
+// indConvSpec is one inducing convolution, 64 → out channels, 3×3, padding 1, on hw × hw
+// inputs, M 8 × 8 (diagonal, whitened), flattened.
+func indConvSpec(out, hw int) *runtime.Spec {
+	return &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{64, hw, hw},
+		Layers: []runtime.LayerSpec{{Name: "c", Op: runtime.OpConv2d, In: 64, Out: out, Bias: true, Kernel: [2]int{3, 3},
+			Padding: [2]int{1, 1}, Posterior: inducingPost(8, 8, runtime.QDiagonal, true, 0)}, {Name: "flat", Op: runtime.OpFlatten}}}
 }

@@ -25,7 +25,10 @@ const (
 	// every layer kind.
 	Weight
 	// Local samples each dense layer's outputs per input (MATH.md §1 and §2), which is exact per
-	// input and much cheaper for small batches; conv layers still sample weights.
+	// input and much cheaper for small batches; an inducing convolution's outputs are sampled per
+	// input with W shared by the input's positions (the gram path, inducing_gram.go), other conv
+	// layers still sample weights. The inputs of a batch share each sample's random stream, not
+	// its W.
 	Local
 )
 
