@@ -198,17 +198,12 @@ for kind in fsvi fsvidigits mfvi mfvitempered map mcdropout swag laplace ensembl
 			secs+=("$(cat "$stem.seconds")")
 		fi
 	done
-	python3 - "${label[$kind]}" "${paper[$kind]}" "${secs[*]}" "${reports[@]}" <<'EOF'
-import json, math, sys
+	PYTHONPATH=bench/lib python3 - "${label[$kind]}" "${paper[$kind]}" "${secs[*]}" "${reports[@]}" <<'EOF'
+import json, sys
+from stats import cell
 label, paper, secs, paths = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4:]
 digits = [json.load(open(p)) for p in paths[0::2]]
 shuffled = [json.load(open(p)) for p in paths[1::2]]
-def cell(v, fmt):
-    m = sum(v) / len(v)
-    c = fmt % m
-    if len(v) > 1:
-        c += " ± " + fmt % math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v))
-    return c
 acc = [100 * r["classification"]["accuracy"] for r in digits]
 ece = [r["classification"]["ece"] for r in digits]
 aud = [100 * r["ood"]["entropy"]["auroc"] for r in digits]
