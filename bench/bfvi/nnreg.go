@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/edgebnn/edgebnn/train/bfvi"
+	"github.com/edgebnn/edgebnn/train/eval"
 	"github.com/edgebnn/edgebnn/train/mcmc"
 	trainplot "github.com/edgebnn/edgebnn/train/plot"
 )
@@ -402,11 +403,7 @@ func cell(xs []float64, prec int) string {
 	if len(xs) == 0 {
 		return "–"
 	}
-	m, se := meanSE(xs)
-	if len(xs) == 1 {
-		return fmt.Sprintf("%.*f", prec, m)
-	}
-	return fmt.Sprintf("%.*f ± %.*f", prec, m, prec, se)
+	return eval.FormatMeanSE(xs, fmt.Sprintf("%%.%df", prec))
 }
 
 var (

@@ -396,14 +396,10 @@ func cell(x []float64, scale float64, f string) string {
 	for i := range x {
 		v[i] = x[i] * scale
 	}
-	m, se := meanSE(v)
-	if math.IsNaN(m) {
+	if m, _ := meanSE(v); math.IsNaN(m) {
 		return "—"
 	}
-	if math.IsNaN(se) {
-		return fmt.Sprintf(f, m)
-	}
-	return fmt.Sprintf(f+" ± "+f, m, se)
+	return eval.FormatMeanSE(v, f)
 }
 
 // pick returns f(r) for every result.
