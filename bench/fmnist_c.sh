@@ -11,6 +11,7 @@
 # with a freshly built binary — the table's shape (tests/bench_quick_test.go).
 # MODEL defaults to testdata/trained/fmnist_ffgu/model.ebnn, the binary to edgebnn on the PATH.
 set -euo pipefail
+lib=$(dirname "${BASH_SOURCE[0]}")/lib # stats.py
 seeds=1 samples="" limit=0 quick=0 out="" pos=()
 usage="usage: bench/fmnist_c.sh [--seeds N] [--samples K] [--test-limit T] [--quick] [--out DIR] [MODEL.ebnn] [edgebnn binary]"
 while (($#)); do
@@ -50,18 +51,10 @@ for c in gaussian_noise shot_noise impulse_noise gaussian_blur contrast brightne
 	for s in 0 1 2 3 4 5; do
 		cell=$(for i in $(seq 0 $((seeds - 1))); do
 			"$bin" eval --data "fmnist-c:$c:$s" --seed $((42 + i)) --json "${extra[@]}" "$model"
-		done | python3 -c '
-import json, math, sys
-text, rs, dec, i = sys.stdin.read(), [], json.JSONDecoder(), 0
-while text[i:].strip():
-    i += len(text[i:]) - len(text[i:].lstrip())
-    r, i = dec.raw_decode(text, i)
-    rs.append(r["classification"])
-def cell(v, f):
-    m = sum(v) / len(v)
-    if len(v) == 1:
-        return f % m
-    return (f % m) + " ± " + (f % math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v)))
+		done | PYTHONPATH=$lib python3 -c '
+import sys
+from stats import cell, json_stream
+rs = [r["classification"] for r in json_stream(sys.stdin.read())]
 print(cell([100 * r["accuracy"] for r in rs], "%.2f") + " / " + cell([r["ece"] for r in rs], "%.3f"))')
 		row="$row $cell |"
 	done

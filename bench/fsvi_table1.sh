@@ -115,18 +115,22 @@ evaljson() { # model samples ood → path of the cached eval --json report
 }
 declare -A files samples groups
 tasks=() # kind:seed, the expensive FSVI runs first
-if want fsvi || want fsviensemble; then
+ensemble_tasks() { # kind ensemble M → the seeds × M runs of kind, and the seeds ensembles of M of them
+	local kind=$1 ens=$2 m=$3 g k s grp
 	for g in $(seq 0 $((seeds - 1))); do
 		grp=()
-		for k in $(seq 1 "$fmembers"); do
-			s=$((g * fmembers + k))
-			tasks+=("fsvi:$s")
-			grp+=("$out/fsvi_$s.ebnn")
-			files[fsvi]+=" $out/fsvi_$s.ebnn"
+		for k in $(seq 1 "$m"); do
+			s=$((g * m + k))
+			tasks+=("$kind:$s")
+			grp+=("$out/${kind}_$s.ebnn")
+			files[$kind]+=" $out/${kind}_$s.ebnn"
 		done
-		groups[fsviensemble_g$((g + 1))_m$fmembers]="${grp[*]}"
-		files[fsviensemble]+=" $out/fsviensemble_g$((g + 1))_m$fmembers.ebnn"
+		groups[${ens}_g$((g + 1))_m$m]="${grp[*]}"
+		files[$ens]+=" $out/${ens}_g$((g + 1))_m$m.ebnn"
 	done
+}
+if want fsvi || want fsviensemble; then
+	ensemble_tasks fsvi fsviensemble "$fmembers"
 fi
 for s in $(seq 1 "$seeds"); do
 	for kind in mfvi mfvitempered mcdropout swag ffgu ensembleu fsvidigits; do
@@ -140,17 +144,7 @@ if want laplace && ! want map && ! want ensemble; then
 	for s in $(seq 1 "$seeds"); do tasks+=("map:$s"); done # the networks Laplace starts from
 fi
 if want map || want ensemble; then
-	for g in $(seq 0 $((seeds - 1))); do
-		grp=()
-		for k in $(seq 1 "$members"); do
-			s=$((g * members + k))
-			tasks+=("map:$s")
-			grp+=("$out/map_$s.ebnn")
-			files[map]+=" $out/map_$s.ebnn"
-		done
-		groups[ensemble_g$((g + 1))_m$members]="${grp[*]}"
-		files[ensemble]+=" $out/ensemble_g$((g + 1))_m$members.ebnn"
-	done
+	ensemble_tasks map ensemble "$members"
 fi
 for task in "${tasks[@]}"; do # at most $jobs trainings at a time
 	while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
@@ -198,17 +192,12 @@ for kind in fsvi fsvidigits mfvi mfvitempered map mcdropout swag laplace ensembl
 			secs+=("$(cat "$stem.seconds")")
 		fi
 	done
-	python3 - "${label[$kind]}" "${paper[$kind]}" "${secs[*]}" "${reports[@]}" <<'EOF'
-import json, math, sys
+	PYTHONPATH=bench/lib python3 - "${label[$kind]}" "${paper[$kind]}" "${secs[*]}" "${reports[@]}" <<'EOF'
+import json, sys
+from stats import cell
 label, paper, secs, paths = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4:]
 digits = [json.load(open(p)) for p in paths[0::2]]
 shuffled = [json.load(open(p)) for p in paths[1::2]]
-def cell(v, fmt):
-    m = sum(v) / len(v)
-    c = fmt % m
-    if len(v) > 1:
-        c += " ± " + fmt % math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v))
-    return c
 acc = [100 * r["classification"]["accuracy"] for r in digits]
 ece = [r["classification"]["ece"] for r in digits]
 aud = [100 * r["ood"]["entropy"]["auroc"] for r in digits]

@@ -63,20 +63,12 @@ done
 row() { # label files...
 	local label=$1
 	shift
-	cat "$@" | python3 -c '
-import json, math, sys
+	cat "$@" | PYTHONPATH=bench/lib python3 -c '
+import sys
+from stats import cell, json_stream
 label = sys.argv[1]
-text, objs, dec = sys.stdin.read(), [], json.JSONDecoder()
-i = 0
-while text[i:].strip():
-    i += len(text[i:]) - len(text[i:].lstrip())
-    r, i = dec.raw_decode(text, i)
-    objs.append(r)
+objs = json_stream(sys.stdin.read())
 rs = [(objs[k], objs[k + 1]) for k in range(0, len(objs), 2)]
-def cell(v, f):
-    m = sum(v) / len(v)
-    se = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v))
-    return (f % m) + " ± " + (f % se)
 cells = [str(rs[0][0]["parameters"]) if len({r[0]["parameters"] for r in rs}) == 1 else cell([r[0]["parameters"] for r in rs], "%.0f"),
          str(rs[0][0]["file_bytes"]) if len({r[0]["file_bytes"] for r in rs}) == 1 else cell([r[0]["file_bytes"] for r in rs], "%.0f"),
          cell([100 * r[1]["classification"]["accuracy"] for r in rs], "%.2f") + " %",

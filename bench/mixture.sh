@@ -68,15 +68,11 @@ evaljson() { # model samples → JSON report
 row() { # label files... (samples in $K): mean ± se over the files of every metric
 	local label=$1
 	shift
-	for f in "$@"; do evaljson "$f" "$K"; done | python3 -c '
-import json, math, sys
+	for f in "$@"; do evaljson "$f" "$K"; done | PYTHONPATH=bench/lib python3 -c '
+import sys
+from stats import cell, json_stream
 label = sys.argv[1]
-text, rs, dec = sys.stdin.read(), [], json.JSONDecoder()
-i = 0
-while text[i:].strip():
-    i += len(text[i:]) - len(text[i:].lstrip())
-    r, i = dec.raw_decode(text, i)
-    rs.append(r)
+rs = json_stream(sys.stdin.read())
 def get(r, key):
     c = r["classification"]
     if key in c:
@@ -86,15 +82,9 @@ cells = []
 for key in ["accuracy", "nll", "ece", "brier", "maxprob", "entropy", "mi"]:
     v = [get(r, key) for r in rs]
     if key == "accuracy":
-        v = [100 * x for x in v]
-    m = sum(v) / len(v)
-    f = "%.2f" if key == "accuracy" else "%.4f"
-    cell = f % m
-    if len(v) > 1:
-        cell += " ± " + f % math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v))
-    if key == "accuracy":
-        cell += " %"
-    cells.append(cell)
+        cells.append(cell([100 * x for x in v], "%.2f") + " %")
+    else:
+        cells.append(cell(v, "%.4f"))
 print("| " + label + " | " + " | ".join(cells) + " |")
 ' "$label"
 }

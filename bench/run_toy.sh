@@ -51,8 +51,9 @@ echo "|---|---:|---:|---:|---:|"
 for m in "${models[@]}"; do
 	logs=("$O/toy_$m.train.txt")
 	for s in $(seq 2 "$seeds"); do logs+=("$O/toy_${m}_s$s.train.txt"); done
-	python3 - "${label[$m]}" "${logs[@]}" <<'PY'
-import math, re, sys
+	PYTHONPATH=$(dirname "${BASH_SOURCE[0]}")/lib python3 - "${label[$m]}" "${logs[@]}" <<'PY'
+import re, sys
+from stats import cell
 label, paths = sys.argv[1], sys.argv[2:]
 pat = re.compile(r"epistemic sd at x=0: (\S+); mean over training inputs: (\S+); ratio (\S+)")
 rows = []
@@ -61,11 +62,6 @@ for p in paths:
     if not m:
         sys.exit(f"run_toy.sh: no toy summary in {p}")
     rows.append([float(x) for x in m.groups()])
-def cell(v):
-    m = sum(v) / len(v)
-    if len(v) == 1:
-        return "%.4f" % m
-    return "%.4f ± %.4f" % (m, math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v)))
-print("| %s | %d | %s |" % (label, len(rows), " | ".join(cell([r[j] for r in rows]) for j in range(3))))
+print("| %s | %d | %s |" % (label, len(rows), " | ".join(cell([r[j] for r in rows], "%.4f") for j in range(3))))
 PY
 done

@@ -155,8 +155,9 @@ func run(paths []string, dir string, K, seeds, limit int, coverage, delta float6
 			accF, accA = append(accF, float64(cf)/float64(n)), append(accA, float64(ca)/float64(n))
 		}
 		m.Close()
-		fmt.Printf("| %s | %s | %s of %d | %s | %s× | %s / %s |\n", path, how, pm(samples, "%.2f"), K,
-			pm(scale(agree, 100), "%.2f %%"), pm(speed, "%.2f"), pm(scale(accF, 100), "%.2f %%"), pm(scale(accA, 100), "%.2f %%"))
+		fmt.Printf("| %s | %s | %s of %d | %s | %s× | %s / %s |\n", path, how, eval.FormatMeanSE(samples, "%.2f"), K,
+			eval.FormatMeanSE(scale(agree, 100), "%.2f %%"), eval.FormatMeanSE(speed, "%.2f"),
+			eval.FormatMeanSE(scale(accF, 100), "%.2f %%"), eval.FormatMeanSE(scale(accA, 100), "%.2f %%"))
 	}
 	return nil
 }
@@ -179,13 +180,4 @@ func scale(x []float64, s float64) []float64 {
 		out[i] = v * s
 	}
 	return out
-}
-
-// pm formats mean ± standard error (eval.MeanSE).
-func pm(x []float64, f string) string {
-	mean, se := eval.MeanSE(x)
-	if len(x) < 2 {
-		return fmt.Sprintf(f, mean)
-	}
-	return fmt.Sprintf(f+" ± "+f, mean, se)
 }

@@ -76,14 +76,7 @@ func (f figure) plot() (*plot.Plot, error) {
 		}
 	}
 	for _, b := range f.Bands {
-		var poly plotter.XYs
-		for k := range b.X {
-			poly = append(poly, plotter.XY{X: b.X[k], Y: b.Lo[k]})
-		}
-		for k := len(b.X) - 1; k >= 0; k-- {
-			poly = append(poly, plotter.XY{X: b.X[k], Y: b.Hi[k]})
-		}
-		pg, err := plotter.NewPolygon(poly)
+		pg, err := trainplot.BandPolygon(b.X, b.Lo, b.Hi)
 		if err != nil {
 			return nil, err
 		}

@@ -12,7 +12,9 @@ import (
 	"sync"
 
 	"github.com/edgebnn/edgebnn/train/bfvi"
+	"github.com/edgebnn/edgebnn/train/eval"
 	"github.com/edgebnn/edgebnn/train/mcmc"
+	trainplot "github.com/edgebnn/edgebnn/train/plot"
 )
 
 // stanNNRef is the reference run's Stan posterior predictive of the network experiment
@@ -401,18 +403,14 @@ func cell(xs []float64, prec int) string {
 	if len(xs) == 0 {
 		return "–"
 	}
-	m, se := meanSE(xs)
-	if len(xs) == 1 {
-		return fmt.Sprintf("%.*f", prec, m)
-	}
-	return fmt.Sprintf("%.*f ± %.*f", prec, m, prec, se)
+	return eval.FormatMeanSE(xs, fmt.Sprintf("%%.%df", prec))
 }
 
 var (
 	colNUTS  = color.RGBA{R: 90, G: 90, B: 90, A: 255}
-	colBF    = color.RGBA{R: 31, G: 119, B: 180, A: 255}
-	colGauss = color.RGBA{R: 255, G: 127, B: 14, A: 255}
-	colMAF   = color.RGBA{R: 148, G: 103, B: 189, A: 255}
+	colBF    = trainplot.Blue
+	colGauss = trainplot.Orange
+	colMAF   = trainplot.Purple
 )
 
 // nnFigure draws one panel per method: predictive mean and 95 % band (seed 1), the training data,
@@ -433,7 +431,7 @@ func nnFigure(path string, r *nnResult) error {
 		f.Bands = []band{{Name: "95 % predictive band", X: r.Grid, Lo: meth.First.Lo, Hi: meth.First.Hi, Colour: col}}
 		f.Curves = []curve{
 			{Name: "predictive mean", X: r.Grid, Y: meth.First.Mean, Colour: col},
-			{Name: "sin x (on [−6.5, 6.5])", X: sx, Y: sy, Colour: color.RGBA{R: 44, G: 160, B: 44, A: 255}},
+			{Name: "sin x (on [−6.5, 6.5])", X: sx, Y: sy, Colour: trainplot.Green},
 		}
 		if i > 0 {
 			f.Curves = append(f.Curves,
@@ -448,7 +446,7 @@ func nnFigure(path string, r *nnResult) error {
 			}
 			f.Marks = append(f.Marks, marks{Name: "Stan reference run 2.5/50/97.5 %", X: rx, Y: ry, Colour: color.Black, Cross: true})
 		}
-		f.Marks = append(f.Marks, marks{Name: "training data", X: dx, Y: dy, Colour: color.RGBA{R: 214, G: 39, B: 40, A: 255}})
+		f.Marks = append(f.Marks, marks{Name: "training data", X: dx, Y: dy, Colour: trainplot.Red})
 		panels = append(panels, f)
 	}
 	return savePanels(path, 2, 12, 8, panels)

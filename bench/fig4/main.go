@@ -206,26 +206,17 @@ func read(path string) (map[key][]result, float64, int, error) {
 	return cells, cpu, n, nil
 }
 
-// stat is a metric's mean and standard error over a cell's seeds (NaN, NaN without runs).
-func stat(rs []result, m metric) (mean, se float64) {
+// values is a metric over a cell's seeds.
+func values(rs []result, m metric) []float64 {
 	xs := make([]float64, len(rs))
 	for i, r := range rs {
 		xs[i] = m.get(r)
 	}
-	return eval.MeanSE(xs)
+	return xs
 }
 
 // cell formats a table cell: "mean ± se", the mean alone for one seed, "—" for none.
-func cell(rs []result, m metric) string {
-	if len(rs) == 0 {
-		return "—"
-	}
-	mean, se := stat(rs, m)
-	if len(rs) == 1 {
-		return fmt.Sprintf(m.format, mean)
-	}
-	return fmt.Sprintf(m.format+" ± "+m.format, mean, se)
-}
+func cell(rs []result, m metric) string { return eval.FormatMeanSE(values(rs, m), m.format) }
 
 // series is one line of a panel: its label and the cell at each x position.
 type series struct {
@@ -311,7 +302,7 @@ func drawFigure(path string, cells map[key][]result) error {
 					if len(rs) == 0 {
 						continue
 					}
-					mean, se := stat(rs, m)
+					mean, se := eval.MeanSE(values(rs, m))
 					pts = append(pts, plotter.XY{X: float64(x), Y: mean})
 					errs = append(errs, struct{ Low, High float64 }{se, se})
 				}

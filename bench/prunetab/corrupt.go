@@ -25,6 +25,7 @@ import (
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/eval"
+	trainplot "github.com/edgebnn/edgebnn/train/plot"
 
 	"gonum.org/v1/plot/vg"
 )
@@ -331,11 +332,7 @@ func corruptTables(w io.Writer, rows []*group, res map[string]*corruptResult, o 
 // corruptPlot draws accuracy and ECE against severity, one line per pruning level, FFG-W in the
 // top row and FFG-U (with its matched rows) in the bottom one.
 func corruptPlot(path string, rows []*group, res map[string]*corruptResult) error {
-	palette := []color.Color{
-		color.Black, color.RGBA{R: 31, G: 119, B: 180, A: 255}, color.RGBA{R: 255, G: 127, B: 14, A: 255},
-		color.RGBA{R: 44, G: 160, B: 44, A: 255}, color.RGBA{R: 214, G: 39, B: 40, A: 255},
-		color.RGBA{R: 148, G: 103, B: 189, A: 255}, color.RGBA{R: 140, G: 86, B: 75, A: 255},
-	}
+	palette := append([]color.Color{color.Black}, trainplot.Tableau...)
 	var panels []sevtab.Panel
 	for _, fam := range []string{"FFG-W", "FFG-U"} {
 		for _, m := range []struct {

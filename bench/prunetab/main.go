@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/edgebnn/edgebnn/train/data"
+	"github.com/edgebnn/edgebnn/train/eval"
 	trainplot "github.com/edgebnn/edgebnn/train/plot"
 
 	"gonum.org/v1/plot"
@@ -83,11 +84,11 @@ func meanSE(rs []result, f func(result) float64) (m, se float64) {
 }
 
 func cell(rs []result, f func(result) float64, format string) string {
-	m, se := meanSE(rs, f)
-	if math.IsNaN(se) {
-		return fmt.Sprintf(format, m)
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = f(r)
 	}
-	return fmt.Sprintf(format+" ± "+format, m, se)
+	return eval.FormatMeanSE(xs, format)
 }
 
 func main() {

@@ -44,6 +44,7 @@ import (
 
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/data"
+	"github.com/edgebnn/edgebnn/train/eval"
 )
 
 // method is one row of the comparison.
@@ -350,11 +351,7 @@ func halfFloor(ref *fit) (w1, ks float64) {
 
 // pm formats mean ± standard error of the values of one method over its seeds.
 func pm(vals []float64, prec int) string {
-	m, se := meanSE(vals)
-	if math.IsNaN(se) {
-		return strconv.FormatFloat(m, 'f', prec, 64)
-	}
-	return strconv.FormatFloat(m, 'f', prec, 64) + " ± " + strconv.FormatFloat(se, 'f', prec, 64)
+	return eval.FormatMeanSE(vals, "%."+strconv.Itoa(prec)+"f")
 }
 
 // markdown renders the comparison table.

@@ -14,14 +14,7 @@ import (
 )
 
 // colours of the six methods in the line panels, in the order of methods.
-var colours = []color.Color{
-	color.Black,
-	color.RGBA{R: 214, G: 39, B: 40, A: 255},
-	color.RGBA{R: 255, G: 127, B: 14, A: 255},
-	color.RGBA{R: 31, G: 119, B: 180, A: 255},
-	color.RGBA{R: 44, G: 160, B: 44, A: 255},
-	color.RGBA{R: 148, G: 103, B: 189, A: 255},
-}
+var colours = []color.Color{color.Black, trainplot.Red, trainplot.Orange, trainplot.Blue, trainplot.Green, trainplot.Purple}
 
 // panels draws the eight-panel figure: HMC and each method's first seed (training data, true
 // function, predictive mean, ±2 total predictive sd and ±2 epistemic sd; an empty panel saying so
@@ -60,23 +53,6 @@ func panels(path string, fits map[string][]*fit, train *data.Dataset) error {
 	return trainplot.SaveGrid(path, [][]*plot.Plot{ps[:4], ps[4:8]}, w, h, 96, tiles)
 }
 
-// band returns the polygon mean ± k·sd.
-func band(x, mean, sd []float64, k float64, c color.Color) (*plotter.Polygon, error) {
-	var poly plotter.XYs
-	for i := range x {
-		poly = append(poly, plotter.XY{X: x[i], Y: mean[i] + k*sd[i]})
-	}
-	for i := len(x) - 1; i >= 0; i-- {
-		poly = append(poly, plotter.XY{X: x[i], Y: mean[i] - k*sd[i]})
-	}
-	pg, err := plotter.NewPolygon(poly)
-	if err != nil {
-		return nil, fmt.Errorf("band: %w", err)
-	}
-	pg.Color, pg.LineStyle.Color, pg.LineStyle.Width = c, c, vg.Points(0.1)
-	return pg, nil
-}
-
 // bandPanel draws one model's predictive fit, with a legend if legend is set.
 func bandPanel(f *fit, train *data.Dataset, legend bool) (*plot.Plot, error) {
 	p := plot.New()
@@ -89,13 +65,13 @@ func bandPanel(f *fit, train *data.Dataset, legend bool) (*plot.Plot, error) {
 		p.Title.Text += fmt.Sprintf(", W1 %.3f, KS %.3f", f.MeanW1, f.MeanKS)
 	}
 	p.X.Label.Text, p.Y.Label.Text = "x", "y"
-	total, err := band(f.X, f.Mean, f.Total, 2, color.RGBA{R: 200, G: 220, B: 242, A: 255})
+	total, err := trainplot.SDBand(f.X, f.Mean, f.Total, 2, color.RGBA{R: 200, G: 220, B: 242, A: 255})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("band: %w", err)
 	}
-	epi, err := band(f.X, f.Mean, f.Epi, 2, color.RGBA{R: 130, G: 175, B: 225, A: 255})
+	epi, err := trainplot.SDBand(f.X, f.Mean, f.Epi, 2, color.RGBA{R: 130, G: 175, B: 225, A: 255})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("band: %w", err)
 	}
 	p.Add(total, epi)
 	var truth, mean, pts plotter.XYs
@@ -120,7 +96,7 @@ func bandPanel(f *fit, train *data.Dataset, legend bool) (*plot.Plot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
-	sc.Shape, sc.Color, sc.Radius = draw.CircleGlyph{}, color.RGBA{R: 214, G: 39, B: 40, A: 255}, vg.Points(1.5)
+	sc.Shape, sc.Color, sc.Radius = draw.CircleGlyph{}, trainplot.Red, vg.Points(1.5)
 	p.Add(tl, ml, sc)
 	if legend {
 		p.Legend.Add("±2 total sd", total)

@@ -38,6 +38,7 @@ import (
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/eval"
+	trainplot "github.com/edgebnn/edgebnn/train/plot"
 
 	"gonum.org/v1/plot/vg"
 )
@@ -395,14 +396,10 @@ func cell(x []float64, scale float64, f string) string {
 	for i := range x {
 		v[i] = x[i] * scale
 	}
-	m, se := meanSE(v)
-	if math.IsNaN(m) {
+	if m, _ := meanSE(v); math.IsNaN(m) {
 		return "—"
 	}
-	if math.IsNaN(se) {
-		return fmt.Sprintf(f, m)
-	}
-	return fmt.Sprintf(f+" ± "+f, m, se)
+	return eval.FormatMeanSE(v, f)
 }
 
 // pick returns f(r) for every result.
@@ -515,14 +512,7 @@ func tables(w io.Writer, entries []*entry, seeds, members, samples, epochs, limi
 }
 
 // colours of the methods, in the order of methods.
-var colours = []color.Color{
-	color.Black,
-	color.RGBA{R: 255, G: 127, B: 14, A: 255},
-	color.RGBA{R: 214, G: 39, B: 40, A: 255},
-	color.RGBA{R: 31, G: 119, B: 180, A: 255},
-	color.RGBA{R: 148, G: 103, B: 189, A: 255},
-	color.RGBA{R: 44, G: 160, B: 44, A: 255},
-}
+var colours = []color.Color{color.Black, trainplot.Orange, trainplot.Red, trainplot.Blue, trainplot.Purple, trainplot.Green}
 
 // severityPlot draws accuracy and ECE (mean over corruptions, mean over seeds, ± s.e. error bars)
 // against severity 0–5, one line per method, side by side, and writes a PNG.

@@ -63,15 +63,7 @@ type Config struct {
 
 // ParseFile reads the config at path.
 func ParseFile(path string) (*Config, error) {
-	b, err := readlimit.ReadFile(path, 0)
-	if err != nil {
-		return nil, fmt.Errorf("bnnconfig: %w", err)
-	}
-	c, err := Parse(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return c, nil
+	return readlimit.ParseFile("bnnconfig", path, 0, Parse)
 }
 
 // Parse parses a bayesianize inference config. Every key must be one that

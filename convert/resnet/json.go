@@ -72,15 +72,9 @@ func ParseJSON(r io.Reader) ([]Node, error) {
 
 // ParseJSONFile reads the JSON architecture (see ParseJSON) at path; errors name the file.
 func ParseJSONFile(path string) ([]Node, error) {
-	b, err := readlimit.ReadFile(path, 0)
-	if err != nil {
-		return nil, fmt.Errorf("resnet: %w", err)
-	}
-	nodes, err := ParseJSON(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return nodes, nil
+	return readlimit.ParseFile("resnet", path, 0, func(b []byte) ([]Node, error) {
+		return ParseJSON(bytes.NewReader(b))
+	})
 }
 
 func hasResidual(layers []json.RawMessage) bool {

@@ -94,15 +94,9 @@ func ReadFile(path string) (*File, error) {
 
 // ReadFileLimits is ReadFile within lim.
 func ReadFileLimits(path string, lim Limits) (*File, error) {
-	data, err := readlimit.ReadFile(path, lim.withDefaults().MaxFileBytes)
-	if err != nil {
-		return nil, fmt.Errorf("safetensors: %w", err)
-	}
-	f, err := ParseLimits(data, lim)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return f, nil
+	return readlimit.ParseFile("safetensors", path, lim.withDefaults().MaxFileBytes, func(b []byte) (*File, error) {
+		return ParseLimits(b, lim)
+	})
 }
 
 // Read reads a whole safetensors stream from r and validates it. The header

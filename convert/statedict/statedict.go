@@ -130,15 +130,10 @@ type Limits struct {
 
 // LoadLimits is Load within lim.
 func LoadLimits(path string, lim Limits) (*StateDict, error) {
-	data, err := readlimit.ReadFile(path, 0)
-	if err != nil {
-		return nil, fmt.Errorf("statedict: %w", err)
-	}
-	sd, err := ParseLimits(data, strings.ToLower(filepath.Ext(path)), lim)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return sd, nil
+	ext := strings.ToLower(filepath.Ext(path))
+	return readlimit.ParseFile("statedict", path, 0, func(b []byte) (*StateDict, error) {
+		return ParseLimits(b, ext, lim)
+	})
 }
 
 // Parse decodes a state_dict held in memory. ext is the file extension

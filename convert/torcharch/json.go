@@ -53,15 +53,9 @@ func ParseJSON(r io.Reader) ([]Module, error) {
 
 // ParseJSONFile reads the JSON architecture at path.
 func ParseJSONFile(path string) ([]Module, error) {
-	b, err := readlimit.ReadFile(path, 0)
-	if err != nil {
-		return nil, fmt.Errorf("torcharch: %w", err)
-	}
-	mods, err := ParseJSON(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return mods, nil
+	return readlimit.ParseFile("torcharch", path, 0, func(b []byte) ([]Module, error) {
+		return ParseJSON(bytes.NewReader(b))
+	})
 }
 
 func parseJSONLayer(raw json.RawMessage) (Module, error) {

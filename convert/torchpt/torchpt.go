@@ -66,15 +66,9 @@ func ReadFile(path string) ([]safetensors.Tensor, error) {
 // ReadFileLimits reads the state_dict saved at path within lim (zero
 // fields take their defaults).
 func ReadFileLimits(path string, lim Limits) ([]safetensors.Tensor, error) {
-	data, err := readlimit.ReadFile(path, 0)
-	if err != nil {
-		return nil, fmt.Errorf("torchpt: %w", err)
-	}
-	ts, err := ParseLimits(data, lim)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return ts, nil
+	return readlimit.ParseFile("torchpt", path, 0, func(b []byte) ([]safetensors.Tensor, error) {
+		return ParseLimits(b, lim)
+	})
 }
 
 // IsZip reports whether data starts like a zip archive (the torch.save

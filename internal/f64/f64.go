@@ -14,6 +14,9 @@ func Sigmoid(x float64) float64 {
 	return e / (1 + e)
 }
 
+// Softplus returns log(1 + eˣ) without overflow, as max(x, 0) + log1p(e^−|x|).
+func Softplus(x float64) float64 { return max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
+
 // LogBeta returns log B(a, b) = log Γ(a) + log Γ(b) − log Γ(a + b).
 func LogBeta(a, b float64) float64 {
 	la, _ := math.Lgamma(a)

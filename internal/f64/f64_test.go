@@ -15,6 +15,17 @@ func TestSigmoid(t *testing.T) {
 	}
 }
 
+func TestSoftplus(t *testing.T) {
+	// log(1 + e⁰) = log 2, log(1 + e^{log 3}) = log 4; far out, x itself and eˣ.
+	for _, c := range []struct{ x, want float64 }{
+		{0, math.Log(2)}, {math.Log(3), math.Log(4)}, {-math.Log(3), math.Log(4.0 / 3)}, {800, 800}, {-800, 0}, {-40, math.Exp(-40)},
+	} {
+		if got := Softplus(c.x); math.Abs(got-c.want) > 1e-15*math.Abs(c.want) {
+			t.Errorf("Softplus(%g) = %g, want %g", c.x, got, c.want)
+		}
+	}
+}
+
 func TestLogBeta(t *testing.T) {
 	// B(1, 1) = 1, B(2, 3) = 1/12, B(0.5, 0.5) = π.
 	for _, c := range []struct{ a, b, want float64 }{{1, 1, 0}, {2, 3, -math.Log(12)}, {0.5, 0.5, math.Log(math.Pi)}} {

@@ -56,6 +56,23 @@ func ReadFile(path string, maxBytes int64) ([]byte, error) {
 	return io.ReadAll(Reader(f, path, maxBytes))
 }
 
+// ParseFile reads path (see ReadFile) and returns what parse makes of its contents: the
+// "read the file, then parse it" of the checkpoint, architecture and config readers. A read
+// error (which names path) is prefixed with pkg, a parse error with path, so that either says
+// which file; on error the result is T's zero value.
+func ParseFile[T any](pkg, path string, maxBytes int64, parse func([]byte) (T, error)) (T, error) {
+	var zero T
+	b, err := ReadFile(path, maxBytes)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", pkg, err)
+	}
+	v, err := parse(b)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", path, err)
+	}
+	return v, nil
+}
+
 // Reader returns r limited to maxBytes bytes (maxBytes ≤ 0: r itself): reading past the limit
 // fails with an *os.PathError naming name and wrapping ErrTooLarge, rather than stopping
 // silently.

@@ -75,3 +75,30 @@ func TestReader(t *testing.T) {
 		}
 	}
 }
+
+// TestParseFile: the contents reach parse; a read error is prefixed with the package and names
+// the file, a parse error is prefixed with the path; either way the result is the zero value.
+func TestParseFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cfg.txt")
+	if err := os.WriteFile(path, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	length := func(b []byte) (*int, error) { n := len(b); return &n, nil }
+	if n, err := ParseFile("pkg", path, 0, length); err != nil || n == nil || *n != 5 {
+		t.Fatalf("ParseFile = %v, %v, want 5", n, err)
+	}
+	missing := filepath.Join(dir, "missing.txt")
+	n, err := ParseFile("pkg", missing, 0, length)
+	if n != nil || !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), "pkg: ") || !strings.Contains(err.Error(), missing) {
+		t.Errorf("missing file: %v, %v, want a nil result and an error \"pkg: …\" naming %s", n, err, missing)
+	}
+	if n, err := ParseFile("pkg", path, 4, length); n != nil || !errors.Is(err, ErrTooLarge) {
+		t.Errorf("over the limit: %v, %v, want ErrTooLarge", n, err)
+	}
+	bad := errors.New("bad syntax")
+	n, err = ParseFile("pkg", path, 0, func([]byte) (*int, error) { k := 1; return &k, bad })
+	if n != nil || !errors.Is(err, bad) || err.Error() != path+": bad syntax" {
+		t.Errorf("parse error: %v, %v, want a nil result and %q", n, err, path+": bad syntax")
+	}
+}

@@ -116,7 +116,12 @@ type Pool2DOptions struct {
 	PadH, PadW       int
 }
 
+// poolGeom checks x and opt (failing the tape when they do not fit) and returns the strides
+// and the output size.
 func (t *Tape[T]) poolGeom(name string, x *Var[T], opt Pool2DOptions) (sh, sw, oh, ow int, ok bool) {
+	if !t.check(name, x) {
+		return 0, 0, 0, 0, false
+	}
 	if len(x.shape) != 4 {
 		t.failf("%s: need an (N,C,H,W) input, got shape %v", name, x.shape)
 		return 0, 0, 0, 0, false
@@ -147,9 +152,6 @@ func (t *Tape[T]) poolGeom(name string, x *Var[T], opt Pool2DOptions) (sh, sw, o
 // shape (N, C, OH, OW), OH = ⌊(H + 2·PadH − KH)/StrideH⌋ + 1 (torch.nn.functional.max_pool2d,
 // floor mode). The gradient goes to the first maximal element of each window.
 func (t *Tape[T]) MaxPool2D(x *Var[T], opt Pool2DOptions) *Var[T] {
-	if !t.check("MaxPool2D", x) {
-		return t.placeholder()
-	}
 	sh, sw, oh, ow, ok := t.poolGeom("MaxPool2D", x, opt)
 	if !ok {
 		return t.placeholder()
@@ -199,9 +201,6 @@ func (t *Tape[T]) MaxPool2D(x *Var[T], opt Pool2DOptions) *Var[T] {
 // AvgPool2D returns the mean over each window of x (N, C, H, W) with zero padding counted in
 // the divisor KH·KW (torch.nn.functional.avg_pool2d with count_include_pad=True, floor mode).
 func (t *Tape[T]) AvgPool2D(x *Var[T], opt Pool2DOptions) *Var[T] {
-	if !t.check("AvgPool2D", x) {
-		return t.placeholder()
-	}
 	sh, sw, oh, ow, ok := t.poolGeom("AvgPool2D", x, opt)
 	if !ok {
 		return t.placeholder()

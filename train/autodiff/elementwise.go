@@ -335,8 +335,6 @@ func (t *Tape[T]) ReLU(a *Var[T]) *Var[T] {
 	})
 }
 
-func softplus64(x float64) float64 { return max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
-
 // Sigmoid returns 1/(1+e⁻ˣ) elementwise, computed without overflow (torch.sigmoid).
 func (t *Tape[T]) Sigmoid(a *Var[T]) *Var[T] {
 	return t.unary("Sigmoid", a, func(x T) T { return T(f64.Sigmoid(float64(x))) }, func(_, y T) T { return y * (1 - y) })
@@ -346,7 +344,7 @@ func (t *Tape[T]) Sigmoid(a *Var[T]) *Var[T] {
 // gradient is sigmoid(x). Unlike torch.nn.functional.softplus it has no linear threshold, so it
 // is exact for every x (the two agree to float precision).
 func (t *Tape[T]) Softplus(a *Var[T]) *Var[T] {
-	return t.unary("Softplus", a, func(x T) T { return T(softplus64(float64(x))) },
+	return t.unary("Softplus", a, func(x T) T { return T(f64.Softplus(float64(x))) },
 		func(x, _ T) T { return T(f64.Sigmoid(float64(x))) })
 }
 

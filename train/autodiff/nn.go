@@ -128,68 +128,63 @@ func maxSumExp[T Float](x []T) (m, s float64) {
 	return m, s
 }
 
-// Softmax returns the softmax along the last dimension (torch.softmax(a, dim=-1)).
-func (t *Tape[T]) Softmax(a *Var[T]) *Var[T] {
-	if !t.check("Softmax", a) {
+// lastDimOp applies fwd to each row of a along its last dimension, writing the row y of the
+// result, and records bwd, which adds to dst a row's input gradient given its output y and
+// output gradient g.
+func (t *Tape[T]) lastDimOp(name string, a *Var[T], fwd func(x, y []T), bwd func(y, g, dst []T)) *Var[T] {
+	if !t.check(name, a) {
 		return t.placeholder()
 	}
 	rows, n := rowsLast(a.shape)
 	out := t.newVar(a.shape, false)
 	for r := 0; r < rows; r++ {
-		x, y := a.value[r*n:(r+1)*n], out.value[r*n:(r+1)*n]
-		m, sum := maxSumExp(x)
-		for i, v := range x {
-			y[i] = T(math.Exp(float64(v)-m) / sum)
-		}
+		fwd(a.value[r*n:(r+1)*n], out.value[r*n:(r+1)*n])
 	}
 	t.record(out, func() {
 		ga := a.gradBuf()
 		for r := 0; r < rows; r++ {
-			y, g := out.value[r*n:(r+1)*n], out.grad[r*n:(r+1)*n]
-			var s T
-			for i := range y {
-				s += g[i] * y[i]
-			}
-			dst := ga[r*n : (r+1)*n]
-			for i := range y {
-				dst[i] += y[i] * (g[i] - s)
-			}
+			bwd(out.value[r*n:(r+1)*n], out.grad[r*n:(r+1)*n], ga[r*n:(r+1)*n])
 		}
 	}, a)
 	return out
 }
 
+// Softmax returns the softmax along the last dimension (torch.softmax(a, dim=-1)).
+func (t *Tape[T]) Softmax(a *Var[T]) *Var[T] {
+	return t.lastDimOp("Softmax", a, func(x, y []T) {
+		m, sum := maxSumExp(x)
+		for i, v := range x {
+			y[i] = T(math.Exp(float64(v)-m) / sum)
+		}
+	}, func(y, g, dst []T) {
+		var s T
+		for i := range y {
+			s += g[i] * y[i]
+		}
+		for i := range y {
+			dst[i] += y[i] * (g[i] - s)
+		}
+	})
+}
+
 // LogSoftmax returns x − logsumexp(x) along the last dimension, computed stably
 // (torch.log_softmax(a, dim=-1)).
 func (t *Tape[T]) LogSoftmax(a *Var[T]) *Var[T] {
-	if !t.check("LogSoftmax", a) {
-		return t.placeholder()
-	}
-	rows, n := rowsLast(a.shape)
-	out := t.newVar(a.shape, false)
-	for r := 0; r < rows; r++ {
-		x, y := a.value[r*n:(r+1)*n], out.value[r*n:(r+1)*n]
+	return t.lastDimOp("LogSoftmax", a, func(x, y []T) {
 		m, sum := maxSumExp(x)
 		ls := math.Log(sum)
 		for i, v := range x {
 			y[i] = T(float64(v) - m - ls)
 		}
-	}
-	t.record(out, func() {
-		ga := a.gradBuf()
-		for r := 0; r < rows; r++ {
-			y, g := out.value[r*n:(r+1)*n], out.grad[r*n:(r+1)*n]
-			var s T
-			for _, v := range g {
-				s += v
-			}
-			dst := ga[r*n : (r+1)*n]
-			for i := range y {
-				dst[i] += g[i] - T(math.Exp(float64(y[i])))*s
-			}
+	}, func(y, g, dst []T) {
+		var s T
+		for _, v := range g {
+			s += v
 		}
-	}, a)
-	return out
+		for i := range y {
+			dst[i] += g[i] - T(math.Exp(float64(y[i])))*s
+		}
+	})
 }
 
 // NLLPerExample returns the per-example cross-entropy −log softmax(logits)[i, labels[i]] of

@@ -413,7 +413,7 @@ func (t *Tape[T]) VecToChol(v *Var[T]) *Var[T] {
 	out := t.newVar([]int{d, d}, true)
 	vv, ov := v.value, out.value
 	for i := 0; i < d; i++ {
-		ov[i*d+i] = T(softplus64(float64(vv[i])))
+		ov[i*d+i] = T(f64.Softplus(float64(vv[i])))
 	}
 	k := d
 	for i := 0; i < d; i++ {

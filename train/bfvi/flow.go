@@ -109,22 +109,22 @@ func (f *Flow) SetParams(p []float64) error {
 		return fmt.Errorf("bfvi: flow parameters must be finite")
 	}
 	m := f.m
-	a1, a2 := softplus(p[0]), softplus(p[m+3])
+	a1, a2 := f64.Softplus(p[0]), f64.Softplus(p[m+3])
 	if !(a1 > 0) || !(a2 > 0) {
 		return fmt.Errorf("bfvi: flow scale parameters a₁′ = %g, a₂′ = %g underflow", p[0], p[m+3])
 	}
 	copy(f.p, p)
 	f.a1, f.logA1, f.sA1 = a1, logSoftplus(p[0]), f64.Sigmoid(p[0])
-	f.sA1A1 = math.Exp(-softplus(-p[0]) - f.logA1)
+	f.sA1A1 = math.Exp(-f64.Softplus(-p[0]) - f.logA1)
 	f.a2, f.logA2, f.sA2 = a2, logSoftplus(p[m+3]), f64.Sigmoid(p[m+3])
-	f.sA2A2 = math.Exp(-softplus(-p[m+3]) - f.logA2)
+	f.sA2A2 = math.Exp(-f64.Softplus(-p[m+3]) - f.logA2)
 	th := p[2]
 	for j := 0; j < m; j++ {
 		d := p[3+j]
-		f.delta[j] = softplus(d)
+		f.delta[j] = f64.Softplus(d)
 		f.logDel[j] = logSoftplus(d)
 		f.sDel[j] = f64.Sigmoid(d)
-		f.logSD[j] = -softplus(-d)
+		f.logSD[j] = -f64.Softplus(-d)
 		th += f.delta[j]
 	}
 	f.thetaM = th
@@ -162,7 +162,7 @@ func (f *Flow) LogQ(z float64) float64 {
 // poly returns z₃ = B(σ(z₁)) and log(dz₃/dz₁) = log B′(t) + log t + log(1−t).
 func (f *Flow) poly(z1 float64) (z3, logSlope float64) {
 	m := f.m
-	lt, l1t := -softplus(-z1), -softplus(z1)
+	lt, l1t := -f64.Softplus(-z1), -f64.Softplus(z1)
 	tail := 0.0
 	for i := m; i >= 1; i-- {
 		tail += math.Exp(f.lbM[i] + float64(i)*lt + float64(m-i)*l1t)
@@ -210,7 +210,7 @@ func (f *Flow) Eval(z float64, dTheta, dLogDet []float64) (theta, logDet float64
 	}
 	m := f.m
 	z1 := f.a1*z - f.p[1]
-	lt, l1t := -softplus(-z1), -softplus(z1)
+	lt, l1t := -f64.Softplus(-z1), -f64.Softplus(z1)
 	tail, z3 := 0.0, 0.0
 	for i := m; i >= 1; i-- {
 		tail += math.Exp(f.lbM[i] + float64(i)*lt + float64(m-i)*l1t)

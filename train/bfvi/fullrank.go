@@ -75,7 +75,7 @@ func (g *FullRankGaussian) chol() []float64 {
 			l[i*d+j] = g.low[k]
 			k++
 		}
-		l[i*d+i] = softplus(g.rho[i])
+		l[i*d+i] = f64.Softplus(g.rho[i])
 	}
 	return l
 }
@@ -99,7 +99,7 @@ func (g *FullRankGaussian) Sample(rng *rand.Rand, theta []float64) (float64, err
 func (g *FullRankGaussian) apply(z, theta []float64) {
 	k := 0
 	for i := 0; i < g.d; i++ {
-		v := g.mu[i] + softplus(g.rho[i])*z[i]
+		v := g.mu[i] + f64.Softplus(g.rho[i])*z[i]
 		for j := 0; j < i; j++ {
 			v += g.low[k] * z[j]
 			k++
@@ -145,7 +145,7 @@ func FitFullRankGaussianVI(m Model, cfg TrainConfig) (*FullRankGaussian, []float
 			for i := 0; i < d; i++ {
 				grad[i] += lg[i]
 				sr := f64.Sigmoid(g.rho[i])
-				grad[d+i] += lg[i]*z[i]*sr + math.Exp(-softplus(-g.rho[i])-logSoftplus(g.rho[i]))
+				grad[d+i] += lg[i]*z[i]*sr + math.Exp(-f64.Softplus(-g.rho[i])-logSoftplus(g.rho[i]))
 				for j := 0; j < i; j++ {
 					grad[2*d+k] += lg[i] * z[j]
 					k++

@@ -94,10 +94,10 @@ func (m *Logistic) LogJoint(x, grad []float64) float64 {
 		eta := m.Linear(x, i)
 		r := -f64.Sigmoid(eta)
 		if m.y[i] {
-			lp += -softplus(-eta)
+			lp += -f64.Softplus(-eta)
 			r++
 		} else {
-			lp += -softplus(eta)
+			lp += -f64.Softplus(eta)
 		}
 		g0 += r
 		g1 += r * xi

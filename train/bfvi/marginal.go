@@ -66,13 +66,13 @@ func (g *Gaussian) SetParams(p []float64) error {
 	if len(p) != 2 || !allFinite(p) {
 		return fmt.Errorf("bfvi: Gaussian marginal needs 2 finite parameters, got %v", p)
 	}
-	sd := softplus(p[1])
+	sd := f64.Softplus(p[1])
 	if !(sd > 0) {
-		return fmt.Errorf("bfvi: Gaussian marginal scale softplus(%g) underflows", p[1])
+		return fmt.Errorf("bfvi: Gaussian marginal scale f64.Softplus(%g) underflows", p[1])
 	}
 	g.mu, g.rho, g.sd, g.logSD = p[0], p[1], sd, logSoftplus(p[1])
 	g.sRho = f64.Sigmoid(p[1])
-	g.sSD = math.Exp(-softplus(-p[1]) - g.logSD)
+	g.sSD = math.Exp(-f64.Softplus(-p[1]) - g.logSD)
 	return nil
 }
 

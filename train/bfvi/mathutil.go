@@ -1,19 +1,15 @@
 package bfvi
 
-import "math"
+import (
+	"math"
+
+	"github.com/edgebnn/edgebnn/internal/f64"
+)
 
 const (
 	log2Pi     = 1.8378770664093453 // log(2π)
 	halfLog2Pi = 0.9189385332046727 // ½·log(2π)
 )
-
-// softplus returns log(1 + eˣ) without overflow.
-func softplus(x float64) float64 {
-	if x > 0 {
-		return x + math.Log1p(math.Exp(-x))
-	}
-	return math.Log1p(math.Exp(x))
-}
 
 // logSoftplus returns log(softplus(x)), accurate for very negative x where softplus underflows.
 func logSoftplus(x float64) float64 {
@@ -21,7 +17,7 @@ func logSoftplus(x float64) float64 {
 		// softplus(x) = eˣ(1 − eˣ/2 + …); the correction is below 1e-13 relative.
 		return x - math.Exp(x)/2
 	}
-	return math.Log(softplus(x))
+	return math.Log(f64.Softplus(x))
 }
 
 // softplusInv returns y + log(−expm1(−y)), the inverse of softplus for y > 0.

@@ -77,7 +77,7 @@ func (m *Bernoulli) LogJoint(x, grad []float64) float64 {
 		return math.NaN()
 	}
 	a, b := m.PosteriorParams()
-	lp, l1p := -softplus(-x[0]), -softplus(x[0])
+	lp, l1p := -f64.Softplus(-x[0]), -f64.Softplus(x[0])
 	if grad != nil {
 		grad[0] = a*f64.Sigmoid(-x[0]) - b*f64.Sigmoid(x[0])
 	}
@@ -88,7 +88,7 @@ func (m *Bernoulli) LogJoint(x, grad []float64) float64 {
 // log Beta(σ(x); a, b) + log σ(x) + log(1 − σ(x)).
 func (m *Bernoulli) LogPosterior(x float64) float64 {
 	a, b := m.PosteriorParams()
-	return a*(-softplus(-x)) + b*(-softplus(x)) - f64.LogBeta(a, b)
+	return a*(-f64.Softplus(-x)) + b*(-f64.Softplus(x)) - f64.LogBeta(a, b)
 }
 
 // CauchyLocation is y_i ~ Cauchy(ξ, γ) with known γ and ξ ~ N(0, 1) (paper 002, Listing 1); x = ξ.
@@ -195,7 +195,7 @@ func (m *LinReg) Names() []string { return []string{"mu0", "beta1", "beta2", "si
 // Constrain writes (μ₀, β₁, β₂, softplus(ρ)).
 func (m *LinReg) Constrain(x, out []float64) {
 	copy(out[:3], x[:3])
-	out[3] = softplus(x[3])
+	out[3] = f64.Softplus(x[3])
 }
 
 // LogJoint implements Model.
@@ -204,11 +204,11 @@ func (m *LinReg) LogJoint(x, grad []float64) float64 {
 		return math.NaN()
 	}
 	mu0, b1, b2, rho := x[0], x[1], x[2], x[3]
-	sd := softplus(rho)
+	sd := f64.Softplus(rho)
 	lsd := logSoftplus(rho)
 	lp := logNormal(mu0, 0, 10) + logNormal(b1, 0, 10) + logNormal(b2, 0, 10)
 	// LogNormal(σ; 0.5, 1) = N(log σ; 0.5, 1)/σ, plus the Jacobian log σ′(ρ) = log f64.Sigmoid(ρ).
-	lp += logNormal01(lsd-0.5) - lsd - softplus(-rho)
+	lp += logNormal01(lsd-0.5) - lsd - f64.Softplus(-rho)
 	g0, g1, g2 := -mu0/100, -b1/100, -b2/100
 	dsd := -(1 + (lsd - 0.5)) / sd // d/dσ of the log-normal prior
 	inv := 1 / (sd * sd)
@@ -266,7 +266,7 @@ func (m EightSchools) Names() []string {
 // Constrain writes (μ, τ = softplus(ρ) or exp(0.1·ρ), θ or η).
 func (m EightSchools) Constrain(x, out []float64) {
 	copy(out, x)
-	out[1] = softplus(x[1])
+	out[1] = f64.Softplus(x[1])
 	if m.ReferenceTau {
 		out[1] = math.Exp(0.1 * x[1])
 	}
@@ -278,14 +278,14 @@ func (m EightSchools) LogJoint(x, grad []float64) float64 {
 		return math.NaN()
 	}
 	mu, rho := x[0], x[1]
-	tau, ltau := softplus(rho), logSoftplus(rho)
+	tau, ltau := f64.Softplus(rho), logSoftplus(rho)
 	if m.ReferenceTau {
 		tau, ltau = math.Exp(0.1*rho), 0.1*rho
 	}
 	// half-Cauchy(τ; 5) = 2/(5π(1 + (τ/5)²)), Jacobian dτ/dρ = σ(ρ) (log σ(ρ) = −softplus(−ρ)).
 	lp := logNormal(mu, 0, 5) + math.Log(2/(5*math.Pi)) - math.Log1p(tau*tau/25)
 	if !m.ReferenceTau {
-		lp -= softplus(-rho)
+		lp -= f64.Softplus(-rho)
 	}
 	gmu := -mu / 25
 	gtau := -2 * tau / (25 + tau*tau)

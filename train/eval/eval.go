@@ -289,3 +289,17 @@ func MeanSE(x []float64) (mean, se float64) {
 	}
 	return mean, math.Sqrt(ss / float64(len(x)-1) / float64(len(x)))
 }
+
+// FormatMeanSE formats x as a cell of a table of repeated runs: the mean in verb (a fmt verb such
+// as "%.2f"), then " ± " and the standard error in verb when x has two or more values; "—" when
+// it has none.
+func FormatMeanSE(x []float64, verb string) string {
+	if len(x) == 0 {
+		return "—"
+	}
+	mean, se := MeanSE(x)
+	if len(x) == 1 {
+		return fmt.Sprintf(verb, mean)
+	}
+	return fmt.Sprintf(verb+" ± "+verb, mean, se)
+}

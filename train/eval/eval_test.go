@@ -192,6 +192,25 @@ func TestMeanSE(t *testing.T) {
 	}
 }
 
+// TestFormatMeanSE: the cell of 1, 2, 3, 4 is 2.50 ± 0.65 (√(5/3)/2 = 0.6455), of one value the
+// value alone, of none a dash.
+func TestFormatMeanSE(t *testing.T) {
+	for _, c := range []struct {
+		x    []float64
+		verb string
+		want string
+	}{
+		{[]float64{1, 2, 3, 4}, "%.2f", "2.50 ± 0.65"},
+		{[]float64{1, 2, 3, 4}, "%.3f %%", "2.500 % ± 0.645 %"},
+		{[]float64{7}, "%.1f", "7.0"},
+		{nil, "%.1f", "—"},
+	} {
+		if got := FormatMeanSE(c.x, c.verb); got != c.want {
+			t.Errorf("FormatMeanSE(%v, %q) = %q, want %q", c.x, c.verb, got, c.want)
+		}
+	}
+}
+
 // TestCombineMD2: members' probabilities [1, 0] and [0, 1] about p̄ = [½, ½]: MD² = 2 classes ×
 // ((½)² + (½)²)/2 = ½; with members that have MD² of their own (0.1 and 0.3, as many samples
 // each) their mean adds: 0.7.

@@ -81,7 +81,7 @@ func directKL(ws *Workspace, views []tensorView, lin *Linearization, jitter floa
 	off := 0
 	for _, v := range views {
 		for k, r := range v.rawSD {
-			s := softplus64(r)
+			s := f64.Softplus(r)
 			if v.hasMax {
 				s = min(max(s, 0), v.maxSD)
 			}
@@ -188,7 +188,7 @@ func directKL(ws *Workspace, views []tensorView, lin *Linearization, jitter floa
 			gmu[t][k] = ws.gmu[c]
 			ds := f64.Sigmoid(r)
 			if v.hasMax {
-				if s := softplus64(r); s < 0 || s > v.maxSD {
+				if s := f64.Softplus(r); s < 0 || s > v.maxSD {
 					ds = 0
 				}
 			}
@@ -329,8 +329,6 @@ func axpy64(alpha float64, x, y []float64) {
 		y[i] += alpha * v
 	}
 }
-
-func softplus64(x float64) float64 { return max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
 
 // gaussianKL factorises ws.kq and ws.kp (the n×n covariances, jitter included) in place and
 // returns KL(N(0, K_q) ‖ N(δ, K_p)) for δ = ws.delta, leaving K_p⁻¹δ in ws.v, K_p⁻¹ in ws.ip

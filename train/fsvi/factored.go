@@ -381,7 +381,7 @@ func factoredKL(ws *Workspace, views []tensorView, lin *Linearization, jitter fl
 		w.b2, w.b02, w.dmub = grow(w.b2, f.dOut), grow(w.b02, f.dOut), grow(w.dmub, f.dOut)
 		fill := func(v tensorView, s2, s02, dmu []float64) {
 			for k, r := range v.rawSD {
-				s := softplus64(r)
+				s := f64.Softplus(r)
 				if v.hasMax {
 					s = min(max(s, 0), v.maxSD)
 				}
@@ -606,7 +606,7 @@ func setGrads(v tensorView, gm, diag, s2, gmu, grho []float64) {
 	for k, r := range v.rawSD {
 		ds := f64.Sigmoid(r)
 		if v.hasMax {
-			if s := softplus64(r); s < 0 || s > v.maxSD {
+			if s := f64.Softplus(r); s < 0 || s > v.maxSD {
 				ds = 0
 			}
 		}

@@ -29,17 +29,20 @@ type Series struct {
 	X, Y []float64
 }
 
-// Tableau is the start of matplotlib's default colour cycle (tab10: blue, orange, green, red,
-// purple, brown, pink), which the trainer's and the benchmarks' figures share.
-var Tableau = []color.Color{
-	color.RGBA{R: 31, G: 119, B: 180, A: 255},
-	color.RGBA{R: 255, G: 127, B: 14, A: 255},
-	color.RGBA{R: 44, G: 160, B: 44, A: 255},
-	color.RGBA{R: 214, G: 39, B: 40, A: 255},
-	color.RGBA{R: 148, G: 103, B: 189, A: 255},
-	color.RGBA{R: 140, G: 86, B: 75, A: 255},
-	color.RGBA{R: 227, G: 119, B: 194, A: 255},
-}
+// The start of matplotlib's default colour cycle (tab10), which the trainer's and the
+// benchmarks' figures share.
+var (
+	Blue   = color.RGBA{R: 31, G: 119, B: 180, A: 255}
+	Orange = color.RGBA{R: 255, G: 127, B: 14, A: 255}
+	Green  = color.RGBA{R: 44, G: 160, B: 44, A: 255}
+	Red    = color.RGBA{R: 214, G: 39, B: 40, A: 255}
+	Purple = color.RGBA{R: 148, G: 103, B: 189, A: 255}
+	Brown  = color.RGBA{R: 140, G: 86, B: 75, A: 255}
+	Pink   = color.RGBA{R: 227, G: 119, B: 194, A: 255}
+)
+
+// Tableau is that cycle in its order: blue, orange, green, red, purple, brown, pink.
+var Tableau = []color.Color{Blue, Orange, Green, Red, Purple, Brown, Pink}
 
 var palette = Tableau[:6]
 
@@ -224,6 +227,33 @@ type Band1D struct {
 	TrueX, TrueY   []float64
 }
 
+// BandPolygon returns the region between two curves over x: the polygon that runs along edge1
+// from the first x to the last and back along edge2.
+func BandPolygon(x, edge1, edge2 []float64) (*plotter.Polygon, error) {
+	poly := make(plotter.XYs, 0, 2*len(x))
+	for i := range x {
+		poly = append(poly, plotter.XY{X: x[i], Y: edge1[i]})
+	}
+	for i := len(x) - 1; i >= 0; i-- {
+		poly = append(poly, plotter.XY{X: x[i], Y: edge2[i]})
+	}
+	return plotter.NewPolygon(poly)
+}
+
+// SDBand returns the band mean ± k·sd over x, filled and outlined (0.1 pt) in c.
+func SDBand(x, mean, sd []float64, k float64, c color.Color) (*plotter.Polygon, error) {
+	hi, lo := make([]float64, len(x)), make([]float64, len(x))
+	for i := range x {
+		hi[i], lo[i] = mean[i]+k*sd[i], mean[i]-k*sd[i]
+	}
+	pg, err := BandPolygon(x, hi, lo)
+	if err != nil {
+		return nil, err
+	}
+	pg.Color, pg.LineStyle.Color, pg.LineStyle.Width = c, c, vg.Points(0.1)
+	return pg, nil
+}
+
 // Regression1D draws the predictive mean with shaded ±1, 2 and 3 standard deviation bands and
 // the training data.
 func Regression1D(path, title string, b Band1D) error {
@@ -236,21 +266,11 @@ func Regression1D(path, title string, b Band1D) error {
 	p := plot.New()
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, "x", "y"
 	for k := 3; k >= 1; k-- {
-		var poly plotter.XYs
-		for i := range b.X {
-			poly = append(poly, plotter.XY{X: b.X[i], Y: b.Mean[i] + float64(k)*b.SD[i]})
-		}
-		for i := len(b.X) - 1; i >= 0; i-- {
-			poly = append(poly, plotter.XY{X: b.X[i], Y: b.Mean[i] - float64(k)*b.SD[i]})
-		}
-		pg, err := plotter.NewPolygon(poly)
+		shade := []color.RGBA{{R: 110, G: 160, B: 215, A: 255}, {R: 160, G: 195, B: 235, A: 255}, {R: 210, G: 228, B: 246, A: 255}}
+		pg, err := SDBand(b.X, b.Mean, b.SD, float64(k), shade[k-1])
 		if err != nil {
 			return err
 		}
-		shade := []color.RGBA{{R: 110, G: 160, B: 215, A: 255}, {R: 160, G: 195, B: 235, A: 255}, {R: 210, G: 228, B: 246, A: 255}}
-		pg.Color = shade[k-1]
-		pg.LineStyle.Color = shade[k-1]
-		pg.LineStyle.Width = vg.Points(0.1)
 		p.Add(pg)
 	}
 	mean, _ := xys(b.X, b.Mean)

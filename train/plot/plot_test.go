@@ -2,6 +2,7 @@ package plot
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -47,5 +48,29 @@ func TestPlots(t *testing.T) {
 	}
 	if err := Regression1D(filepath.Join(dir, "bad2.png"), "", Band1D{X: []float64{1, 0}, Mean: []float64{0, 0}, SD: []float64{1, 1}}); err == nil {
 		t.Error("decreasing inputs accepted")
+	}
+}
+
+// TestSDBand: the band mean ± k·sd runs along mean + k·sd from the first x to the last and back
+// along mean − k·sd (values worked out by hand), in the colour given; a NaN is an error.
+func TestSDBand(t *testing.T) {
+	pg, err := SDBand([]float64{0, 1, 2}, []float64{1, 2, 3}, []float64{0.5, 1, 0}, 2, Red)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][2]float64{{0, 2}, {1, 4}, {2, 3}, {2, 3}, {1, 0}, {0, 0}}
+	if len(pg.XYs) != 1 || pg.XYs[0].Len() != len(want) {
+		t.Fatalf("polygon %v, want one ring of %d points", pg.XYs, len(want))
+	}
+	for i, w := range want {
+		if x, y := pg.XYs[0].XY(i); x != w[0] || y != w[1] {
+			t.Errorf("point %d = (%g, %g), want (%g, %g)", i, x, y, w[0], w[1])
+		}
+	}
+	if pg.Color != Red || pg.LineStyle.Color != Red {
+		t.Errorf("colours %v / %v, want %v", pg.Color, pg.LineStyle.Color, Red)
+	}
+	if _, err := SDBand([]float64{0, 1}, []float64{0, math.NaN()}, []float64{1, 1}, 1, Red); err == nil {
+		t.Error("a NaN mean gave no error")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/edgebnn/edgebnn/train/eval"
 	"github.com/edgebnn/edgebnn/train/fa"
 )
 
@@ -313,22 +314,10 @@ func logisticVIFA(cfg RegressionConfig, seed uint64, x, y []float64) (*Regressio
 // Summary is a mean and its standard error over seeds.
 type Summary struct{ Mean, SE float64 }
 
-// Summarize returns the mean and standard error (sample sd / √n) of xs.
+// Summarize returns the mean and standard error (sample sd / √n) of xs (eval.MeanSE).
 func Summarize(xs []float64) Summary {
-	n := float64(len(xs))
-	m := 0.0
-	for _, v := range xs {
-		m += v
-	}
-	m /= n
-	if len(xs) < 2 {
-		return Summary{Mean: m}
-	}
-	v := 0.0
-	for _, x := range xs {
-		v += (x - m) * (x - m)
-	}
-	return Summary{Mean: m, SE: math.Sqrt(v/(n-1)) / math.Sqrt(n)}
+	m, se := eval.MeanSE(xs)
+	return Summary{Mean: m, SE: se}
 }
 
 // String formats a summary as "mean ± se".

@@ -1,0 +1,26 @@
+"""What the bench scripts' Python table rows share: reading edgebnn's concatenated --json
+reports and the mean ± standard error cell. A script makes it importable with
+PYTHONPATH=bench/lib (from the repository root) or PYTHONPATH="$(dirname "${BASH_SOURCE[0]}")/lib"."""
+
+import json
+import math
+
+
+def json_stream(text):
+    """The JSON values of text in order: the reports of several `edgebnn … --json` runs, one
+    after another."""
+    values, dec, i = [], json.JSONDecoder(), 0
+    while text[i:].strip():
+        i += len(text[i:]) - len(text[i:].lstrip())
+        v, i = dec.raw_decode(text, i)
+        values.append(v)
+    return values
+
+
+def cell(v, fmt):
+    """fmt % the mean of v, then " ± " and fmt % its standard error when v has more than one
+    value."""
+    m = sum(v) / len(v)
+    if len(v) == 1:
+        return fmt % m
+    return fmt % m + " ± " + fmt % math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v))
