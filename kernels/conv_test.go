@@ -15,6 +15,14 @@ var convGeoms = []ConvGeom{
 	{InC: 1, InH: 3, InW: 10, KH: 1, KW: 4, StrideH: 3, StrideW: 1, PadH: 4, PadW: 0, DilH: 1, DilW: 2},
 	{InC: 2, InH: 2, InW: 2, KH: 1, KW: 1, StrideH: 1, StrideW: 1, PadH: 3, PadW: 3, DilH: 1, DilW: 1}, // mostly padding
 	{InC: 3, InH: 16, InW: 16, KH: 3, KW: 3, StrideH: 1, StrideW: 1, PadH: 1, PadW: 1, DilH: 1, DilW: 1},
+	// Stride 1 and as many output as input columns (im2colSameWidth): a ResNet's late 3×3 on
+	// 4×4, dilated, a kernel taller than the image, asymmetric padding, 1 wide, unpadded 1×1.
+	{InC: 5, InH: 4, InW: 4, KH: 3, KW: 3, StrideH: 1, StrideW: 1, PadH: 1, PadW: 1, DilH: 1, DilW: 1},
+	{InC: 2, InH: 6, InW: 5, KH: 3, KW: 3, StrideH: 1, StrideW: 1, PadH: 2, PadW: 2, DilH: 2, DilW: 2},
+	{InC: 2, InH: 2, InW: 3, KH: 7, KW: 3, StrideH: 1, StrideW: 1, PadH: 3, PadW: 1, DilH: 1, DilW: 1},
+	{InC: 1, InH: 3, InW: 6, KH: 2, KW: 1, StrideH: 1, StrideW: 1, PadH: 4, PadW: 0, DilH: 1, DilW: 1},
+	{InC: 3, InH: 5, InW: 1, KH: 3, KW: 1, StrideH: 1, StrideW: 1, PadH: 1, PadW: 0, DilH: 1, DilW: 1},
+	{InC: 4, InH: 3, InW: 5, KH: 1, KW: 1, StrideH: 1, StrideW: 1, DilH: 1, DilW: 1},
 }
 
 func TestConvGeom(t *testing.T) {

@@ -30,7 +30,7 @@ type inducing struct {
 	members          [][]float32 // ensemble: each member's u, already whitened
 	meanU            []float32   // u at the posterior mean (member 0 for ensembles), whitened
 	guOff            int         // q global: offset of the layer's block in one U_{1:L} sample
-	lz               []float32   // chol(Z_c Z_cᵀ) without jitter (gram path), nil if Z_c's rows are nearly dependent
+	lz, lzInv        []float32   // chol(Z_c Z_cᵀ) without jitter and its inverse (gram path); nil if Z_c's rows are nearly dependent
 	path             weightPath  // how weight samples meet their inputs (pathAuto: by cost)
 	kl               float64
 	loc              localParams
@@ -119,7 +119,7 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 	l.dr, l.dc = to32(dr), to32(dc)
 	l.lhatR, l.lhatC = to32(lhr), to32(lhc)
 	l.lr, l.lc = to32(lr), to32(lc)
-	l.lz = gramFactor(zc, mi, dIn)
+	l.lz, l.lzInv = gramFactor(zc, mi, dIn)
 
 	var (
 		klU float64

@@ -36,12 +36,13 @@ const gramMaxCols = 512
 // products that form it.
 const gramPivotTol = 1e-5
 
-// gramFactor returns chol(Z_c Z_cᵀ) (mi × mi, lower, zero above the diagonal) for the gram path,
-// or nil when Z_c has at least as many rows as columns or its rows are nearly dependent (a
-// pivot² below 10⁻⁶ of the largest diagonal entry), where a float32 L_z⁻¹ would lose too much.
-func gramFactor(zc []float64, mi, dIn int) []float32 {
+// gramFactor returns chol(Z_c Z_cᵀ) and its inverse (mi × mi, lower, zero above the diagonal)
+// for the gram path, or nils when Z_c has at least as many rows as columns or its rows are
+// nearly dependent (a pivot² below 10⁻⁶ of the largest diagonal entry), where a float32 L_z⁻¹
+// would lose too much.
+func gramFactor(zc []float64, mi, dIn int) (lz, lzInv []float32) {
 	if mi >= dIn {
-		return nil
+		return nil, nil
 	}
 	g := gram(zc, mi, dIn, nil)
 	top := 0.0
@@ -49,15 +50,20 @@ func gramFactor(zc []float64, mi, dIn int) []float32 {
 		top = math.Max(top, g[i*mi+i])
 	}
 	if err := kernels.Cholesky(g, mi); err != nil || !(top > 0) {
-		return nil
+		return nil, nil
 	}
 	for i := 0; i < mi; i++ {
 		if p := g[i*mi+i]; !(p*p >= 1e-6*top) {
-			return nil
+			return nil, nil
 		}
 		clear(g[i*mi+i+1 : (i+1)*mi])
 	}
-	return to32(g)
+	inv := make([]float64, mi*mi)
+	for i := 0; i < mi; i++ {
+		inv[i*mi+i] = 1
+	}
+	kernels.SolveTriangular(kernels.Left, kernels.Lower, false, mi, mi, g, mi, inv, mi)
+	return to32(g), to32(inv)
 }
 
 // gramOK reports whether a convolution with P = cols output positions can sample along the
@@ -101,7 +107,7 @@ func (d *dense) gramPost(st Strategy, n int) *inducing {
 func (d *dense) gramScratch(l *inducing) int {
 	cols := d.out.h * d.out.w
 	m := l.mi + cols
-	return 8*l.mo*l.mi + cols*(3*l.mi+cols+l.mo+1) + m*m + 2*l.dOut*m + d.colSize() + cols*d.k
+	return 8*l.mo*l.mi + cols*(3*l.mi+cols+l.mo+1) + m*m + 2*l.dOut*m + d.colSize()
 }
 
 // forwardGram draws sample fc.sample of the convolution's outputs for one input x (into y,
@@ -117,32 +123,35 @@ func (d *dense) forwardGram(fc *fwdCtx, l *inducing, x, y []float32) {
 		return v
 	}
 	cs := take(8 * mo * mi) // sampleCore's layout
-	p := take(cols * 2 * mi)
+	p := take(2 * mi * cols)
 	a := take(cols * cols)
 	diag := take(cols)
-	l21 := take(cols * mi)
+	l21t := take(mi * cols)
 	f := take(m * m)
 	g := take(dOut * m)
 	h := take(dOut * m)
-	vt := take(cols * mo)
-	xt := take(cols * k) // the rows of X̃ᵀ: one position's im2col column each
-	d.gatherColumns(x, take(d.colSize()), xt)
-
-	// P = X̃ᵀ [Z_c; C]ᵀ (cols × 2mi) and A = X̃ᵀX̃.
-	augmentedProject(l.zcC, 2*mi, k, l.dIn, l.hasBias, xt, cols, p, 2*mi)
-	kernels.Gemm(false, true, cols, cols, k, 1, xt, k, xt, k, 0, a, cols)
-	for c := 0; c < cols; c++ {
-		if l.hasBias {
-			for j := range a[c*cols : (c+1)*cols] {
-				a[c*cols+j]++
-			}
-		}
-		diag[c] = a[c*cols+c]
-		copy(l21[c*mi:(c+1)*mi], p[c*2*mi:c*2*mi+mi])
+	v := take(mo * cols)
+	xc := x // X̃ without its bias row (k × P): the input of a pointwise convolution, else im2col
+	if !d.pointwise() {
+		xc = take(d.colSize())
+		kernels.Im2Col(d.geom, x, xc)
 	}
-	// L_21 = (X̃ᵀ Z_cᵀ) L_z⁻ᵀ; the Schur complement A − L_21 L_21ᵀ and its factor L_22, in a.
-	kernels.SolveTriangular(kernels.Right, kernels.Lower, true, cols, mi, l.lz, mi, l21, mi)
-	kernels.Gemm(false, true, cols, cols, mi, -1, l21, mi, l21, mi, 1, a, cols)
+
+	// P = [Z_c; C] X̃ (2mi × P) and A = X̃ᵀX̃.
+	kernels.Gemm(false, false, 2*mi, cols, k, 1, l.zcC, l.dIn, xc, cols, 0, p, cols)
+	kernels.Gemm(true, false, cols, cols, k, 1, xc, cols, xc, cols, 0, a, cols)
+	if l.hasBias {
+		addColumnTo(p, l.zcC, 2*mi, l.dIn, k, cols)
+		for i := range a {
+			a[i]++
+		}
+	}
+	for c := range diag {
+		diag[c] = a[c*cols+c]
+	}
+	// L_21ᵀ = L_z⁻¹ (Z_c X̃); the Schur complement A − L_21 L_21ᵀ and its factor L_22, in a.
+	kernels.Gemm(false, false, mi, cols, mi, 1, l.lzInv, mi, p, cols, 0, l21t, cols)
+	kernels.Gemm(true, false, cols, cols, mi, -1, l21t, cols, l21t, cols, 1, a, cols)
 	psdCholesky(a, cols, diag)
 	clear(f)
 	for i := 0; i < mi; i++ {
@@ -150,7 +159,9 @@ func (d *dense) forwardGram(fc *fwdCtx, l *inducing, x, y []float32) {
 	}
 	for c := 0; c < cols; c++ {
 		row := f[(mi+c)*m:]
-		copy(row[:mi], l21[c*mi:(c+1)*mi])
+		for i := 0; i < mi; i++ {
+			row[i] = l21t[i*cols+c]
+		}
 		copy(row[mi:mi+c+1], a[c*cols:c*cols+c+1])
 	}
 
@@ -163,33 +174,16 @@ func (d *dense) forwardGram(fc *fwdCtx, l *inducing, x, y []float32) {
 	ubar := cs[6*d2 : 7*d2]
 	kernels.Gemm(false, false, mo, mi, dOut, 1, l.zr, dOut, h, m, 0, ubar, mi)
 	core := l.finishCore(&fc.rng, cs[:d2], ubar, cs)
-	// V = (C X̃)ᵀ coreᵀ (cols × mo); y = σλ E1 X̃ + σ R Vᵀ.
-	kernels.Gemm(false, true, cols, mo, mi, 1, p[mi:], 2*mi, core, mi, 0, vt, mo)
+	// y = σλ E1 X̃ + σ R (core (C X̃)).
+	kernels.Gemm(false, false, mo, cols, mi, 1, core, mi, p[mi*cols:], cols, 0, v, cols)
 	sl := l.sigma * l.lamda
 	for o := 0; o < dOut; o++ {
 		dst := y[o*cols : (o+1)*cols]
-		for j, v := range h[o*m+mi : (o+1)*m] {
-			dst[j] = sl * v
+		for j, e := range h[o*m+mi : (o+1)*m] {
+			dst[j] = sl * e
 		}
 	}
-	kernels.Gemm(false, true, dOut, cols, mo, l.sigma, l.r, mo, vt, mo, 1, y, cols)
-}
-
-// gatherColumns writes the im2col columns of one input x of a convolution as the rows of xt
-// (P × k, P the output positions): its im2col matrix (k × P, built in col unless the
-// convolution is pointwise), transposed.
-func (d *dense) gatherColumns(x, col, xt []float32) {
-	k, pos := d.k, d.out.h*d.out.w
-	src := x
-	if !d.pointwise() {
-		kernels.Im2Col(d.geom, x, col)
-		src = col
-	}
-	for r := 0; r < k; r++ {
-		for j, v := range src[r*pos : (r+1)*pos] {
-			xt[j*k+r] = v
-		}
-	}
+	kernels.Gemm(false, false, dOut, cols, mo, l.sigma, l.r, mo, v, cols, 1, y, cols)
 }
 
 // psdCholesky overwrites the symmetric positive semi-definite n × n matrix a with a lower
