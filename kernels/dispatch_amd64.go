@@ -111,7 +111,13 @@ func axpy(alpha float32, x, y []float32) {
 }
 
 // relu computes x = max(x, 0) in place; see reluGeneric.
-func relu(x []float32) { reluGeneric(x) }
+func relu(x []float32) {
+	if !useAVX2 || len(x) == 0 {
+		reluGeneric(x)
+		return
+	}
+	reluAVX2(&x[0], len(x))
+}
 
 // scale computes x *= alpha; see scaleGeneric.
 func scale(alpha float32, x []float32) { scaleGeneric(alpha, x) }
@@ -176,3 +182,81 @@ func zigRun(words []uint32, out []float32) (consumed, produced int) {
 // branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather
 // than a runtime call (so ReLU can use it without a branch).
 const branchFreeMax = true
+
+//go:noescape
+func expShiftAVX2(x *float32, n int, shift float32, findMax int) (sum, dot, mx float32)
+
+// expShift is ExpShift; see expShiftGeneric. The values are the twin's bit for bit (the same
+// operations, eight at a time); the sums are added in another order.
+func expShift(x []float32, shift float32) (sum, dot float32) {
+	if !useAVX2 || len(x) == 0 {
+		return expShiftGeneric(x, shift)
+	}
+	sum, dot, _ = expShiftAVX2(&x[0], len(x), shift, 0)
+	return sum, dot
+}
+
+// expMax is ExpMax; see expMaxGeneric. The maximum and the exponentials in one call.
+func expMax(x []float32) (mx, sum, dot float32) {
+	if !useAVX2 || len(x) == 0 {
+		return expMaxGeneric(x)
+	}
+	sum, dot, mx = expShiftAVX2(&x[0], len(x), 0, 1)
+	return mx, sum, dot
+}
+
+//go:noescape
+func mulAddRowsAVX2(rows, n int, a *float32, lda int, x *float32, ldx int, y *float32, ldy int, dst *float32, ldd int)
+
+//go:noescape
+func mulAVX2(dst, x, y *float32, n int)
+
+//go:noescape
+func sqrtPosAVX2(x *float32, n int)
+
+//go:noescape
+func reluAVX2(x *float32, n int)
+
+//go:noescape
+func axpyRowsAVX2(rows, n int, alpha *float32, astep int, x *float32, ldx int, y *float32, ldy int)
+
+// mulAddRows is MulAddRows for rows, n ≥ 1 and slices long enough; see mulAddRowsGeneric (whose
+// bits it gives: the product is rounded before the sum).
+func mulAddRows(rows, n int, a []float32, lda int, x []float32, ldx int, y []float32, ldy int, dst []float32, ldd int) {
+	if !useAVX2 {
+		mulAddRowsGeneric(rows, n, a, lda, x, ldx, y, ldy, dst, ldd)
+		return
+	}
+	mulAddRowsAVX2(rows, n, &a[0], lda, &x[0], ldx, &y[0], ldy, &dst[0], ldd)
+}
+
+// mul is Mul for a non-empty dst whose operands are long enough; see mulGeneric.
+func mul(dst, x, y []float32) {
+	if !useAVX2 {
+		mulGeneric(dst, x, y)
+		return
+	}
+	mulAVX2(&dst[0], &x[0], &y[0], len(dst))
+}
+
+// sqrtPos is SqrtPos; see sqrtPosGeneric.
+func sqrtPos(x []float32) {
+	if !useAVX2 || len(x) == 0 {
+		sqrtPosGeneric(x)
+		return
+	}
+	sqrtPosAVX2(&x[0], len(x))
+}
+
+// axpyRows is AxpyRows for rows, n ≥ 1 and slices long enough; see axpyRowsGeneric (each row
+// bit for bit axpy's).
+func axpyRows(rows, n int, alpha []float32, astep int, x []float32, ldx int, y []float32, ldy int) {
+	if !useAVX2 {
+		axpyRowsGeneric(rows, n, alpha, astep, x, ldx, y, ldy)
+		return
+	}
+	axpyRowsAVX2(rows, n, &alpha[0], astep, &x[0], ldx, &y[0], ldy)
+}
+
+// accMoments is AccumulateMoments; see accMomentsGeneric.
+func accMoments(x []float32, scale float32, s, s2 []float64) { accMomentsGeneric(x, scale, s, s2) }

@@ -1,15 +1,20 @@
-//go:build purego || !arm64
+//go:build purego || !(amd64 || arm64)
 
 package kernels
 
-// The kernels that have assembly on arm64 only (dispatch_arm64.go): their generic twins
-// everywhere else, and under the purego tag.
+// The kernels that have assembly on arm64 and amd64 only (dispatch_arm64.go, dispatch_amd64.go):
+// their generic twins everywhere else, and under the purego tag.
 
 // expShift is ExpShift; see expShiftGeneric.
 func expShift(x []float32, shift float32) (sum, dot float32) { return expShiftGeneric(x, shift) }
 
 // expMax is ExpMax; see expMaxGeneric.
 func expMax(x []float32) (mx, sum, dot float32) { return expMaxGeneric(x) }
+
+// gemmPanelRows is gemmKernelRows for tiles tiles side by side; see gemmPanelRowsGeneric.
+func gemmPanelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb, bstep int, c []float32, ldc, tiles int, over bool) {
+	gemmPanelRowsGeneric(kc, alpha, a, lda, b, ldb, bstep, c, ldc, tiles, over)
+}
 
 // mulAddRows is MulAddRows; see mulAddRowsGeneric.
 func mulAddRows(rows, n int, a []float32, lda int, x []float32, ldx int, y []float32, ldy int, dst []float32, ldd int) {
