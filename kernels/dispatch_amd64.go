@@ -174,9 +174,31 @@ func dot4(a []float32, lda int, x []float32, out *[4]float32) {
 	}
 }
 
-// zigRun is the ziggurat over buffered words into out; see zigRunGeneric.
+//go:noescape
+func zigFastAVX2(words *uint32, groups int, out *float32, fast *[2 * zigLayers][2]uint32) int
+
+// zigRun is the ziggurat over buffered words into out, its fast path eight words at a time in
+// AVX2 (zigFast); see zigRunGeneric.
 func zigRun(words []uint32, out []float32) (consumed, produced int) {
-	return zigRunGeneric(words, out)
+	if !useAVX2 {
+		return zigRunGeneric(words, out)
+	}
+	return zigRunWith(zigFast, words, out)
+}
+
+// zigFast is the ziggurat's fast path over words, the groups of eight in AVX2 (zigFastAVX2,
+// writing out only up to the word it stops at) and the last few words generic; see
+// zigFastGeneric.
+func zigFast(words []uint32, out []float32) int {
+	n8 := len(words) &^ 7
+	if !useAVX2 || n8 == 0 {
+		return zigFastGeneric(words, out)
+	}
+	_ = out[len(words)-1] // the bound the assembly relies on
+	if j := zigFastAVX2(&words[0], n8/8, &out[0], &zig.fast); j < n8 {
+		return j
+	}
+	return n8 + zigFastGeneric(words[n8:], out[n8:])
 }
 
 // branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather

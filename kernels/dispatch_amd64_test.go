@@ -148,3 +148,57 @@ func TestElementwiseAVX2BitIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestZigFastAVX2BitIdentical: the AVX2 ziggurat fast path writes the generic values bit for bit
+// (both signs, u = 0 giving ±0), stops at the same word and writes nothing from there on, on
+// words at the edges of every low byte's rectangle (u = 0, k−1 and k, the first rejected) placed
+// at every lane of a group, and on random words of every length around the group of eight.
+func TestZigFastAVX2BitIdentical(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("this CPU has no AVX2+FMA")
+	}
+	r := newRand(43)
+	var cases [][]uint32
+	for b := uint32(0); b < 256; b++ {
+		k := zig.k[b&(zigLayers-1)]
+		for _, u := range []uint32{0, max(k, 1) - 1, k} {
+			for lane := 0; lane < 9; lane++ {
+				w := make([]uint32, 17)
+				for i := range w {
+					w[i] = uint32(r.IntN(1<<16)) << 8 // inside every rectangle but layer 1's
+					w[i] |= 2 + uint32(r.IntN(zigLayers-2)) | uint32(r.IntN(2))<<7
+				}
+				w[lane] = u<<8 | b
+				cases = append(cases, w)
+			}
+		}
+	}
+	for _, n := range twinSizes {
+		w := make([]uint32, n)
+		for i := range w {
+			w[i] = r.Uint32()
+		}
+		cases = append(cases, w)
+	}
+	for ci, words := range cases {
+		got, want := fill(len(words), 7), fill(len(words), 7)
+		gi, wi := zigFast(words, got), zigFastGeneric(words, want)
+		if gi != wi {
+			t.Fatalf("case %d (%d words): stops at %d, generic %d", ci, len(words), gi, wi)
+		}
+		if i := firstBitDiff(got, want); i >= 0 {
+			t.Fatalf("case %d: out[%d] = %g (word %#x), generic %g", ci, i, got[i], words[i], want[i])
+		}
+	}
+}
+
+// firstBitDiff returns the first index where got and want (of equal length) differ in their bits,
+// or -1.
+func firstBitDiff(got, want []float32) int {
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			return i
+		}
+	}
+	return -1
+}
