@@ -180,25 +180,5 @@ func TestZigFastAVX2BitIdentical(t *testing.T) {
 		}
 		cases = append(cases, w)
 	}
-	for ci, words := range cases {
-		got, want := fill(len(words), 7), fill(len(words), 7)
-		gi, wi := zigFast(words, got), zigFastGeneric(words, want)
-		if gi != wi {
-			t.Fatalf("case %d (%d words): stops at %d, generic %d", ci, len(words), gi, wi)
-		}
-		if i := firstBitDiff(got, want); i >= 0 {
-			t.Fatalf("case %d: out[%d] = %g (word %#x), generic %g", ci, i, got[i], words[i], want[i])
-		}
-	}
-}
-
-// firstBitDiff returns the first index where got and want (of equal length) differ in their bits,
-// or -1.
-func firstBitDiff(got, want []float32) int {
-	for i := range got {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			return i
-		}
-	}
-	return -1
+	checkZigFast(t, zigFast, cases)
 }
