@@ -192,3 +192,57 @@ func reportRate(b *testing.B, cpu0, count float64, unit string) {
 		b.ReportMetric(count*float64(b.N)/cpu, unit+"/cpu-s")
 	}
 }
+
+// BenchmarkGemmPackedLocal times GemmPacked on the products of the local sampler's second layer
+// and first-layer output (mlp_ffgu, K = 32: 32 rows), whose A the drivers read in place where the
+// build has an in-place kernel (gemmInPlaceA), and reports GFLOP/s.
+func BenchmarkGemmPackedLocal(b *testing.B) {
+	for _, s := range []struct{ m, n, k int }{{32, 25, 128}, {32, 16, 144}, {32, 128, 16}, {32, 10, 16}, {32, 16, 24}} {
+		b.Run(fmt.Sprintf("m%d_n%d_k%d", s.m, s.n, s.k), func(b *testing.B) {
+			r := newRand(2)
+			a, bm, c := randSlice(r, s.m*s.k), randSlice(r, s.k*s.n), make([]float32, s.m*s.n)
+			pb := NewPackedB(false, s.k, s.n, bm, s.n)
+			work := make([]float32, GemmPackedWork)
+			for b.Loop() {
+				GemmPacked(false, s.m, 1, a, s.k, pb, 0, c, s.n, work)
+			}
+			b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// BenchmarkElementwise times the vector kernels of the local sampler and the softmax (assembly
+// where the build has it) and their generic twins, on n values (rows × 16 for the row kernels),
+// and reports values per second.
+func BenchmarkElementwise(b *testing.B) {
+	for _, n := range []int{12, 128, 4096} {
+		r := newRand(3)
+		x, y, z := randSlice(r, n), randSlice(r, n), randSlice(r, n)
+		e := make([]float32, n)
+		alpha := randSlice(r, n/16+1)
+		for _, k := range []struct {
+			name string
+			f    func()
+		}{
+			{"ReLU", func() { relu(x) }},
+			{"ReLU/generic", func() { reluGeneric(x) }},
+			{"SqrtPos", func() { sqrtPos(x) }},
+			{"SqrtPos/generic", func() { sqrtPosGeneric(x) }},
+			{"Mul", func() { mul(z, x, y) }},
+			{"Mul/generic", func() { mulGeneric(z, x, y) }},
+			{"MulAddRows", func() { mulAddRows(max(1, n/16), min(n, 16), x, 16, y, 16, z, 0, e, 16) }},
+			{"MulAddRows/generic", func() { mulAddRowsGeneric(max(1, n/16), min(n, 16), x, 16, y, 16, z, 0, e, 16) }},
+			{"AxpyRows", func() { axpyRows(max(1, n/16), min(n, 16), alpha, 1, x, 16, e, 16) }},
+			{"AxpyRows/generic", func() { axpyRowsGeneric(max(1, n/16), min(n, 16), alpha, 1, x, 16, e, 16) }},
+			{"ExpMax", func() { copy(e, x); expMax(e) }},
+			{"ExpMax/generic", func() { copy(e, x); expMaxGeneric(e) }},
+		} {
+			b.Run(fmt.Sprintf("%s/n=%d", k.name, n), func(b *testing.B) {
+				for b.Loop() {
+					k.f()
+				}
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "values/s")
+			})
+		}
+	}
+}

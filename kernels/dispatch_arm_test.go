@@ -2,10 +2,7 @@
 
 package kernels
 
-import (
-	"math"
-	"testing"
-)
+import "testing"
 
 // TestGenericPathOnNEON: with useNEON cleared, Gemm runs the generic micro-kernel on a CPU that
 // has NEON, and agrees with the NEON kernel to float32 rounding.
@@ -18,17 +15,6 @@ func TestGenericPathOnNEON(t *testing.T) {
 	useNEON = false
 	defer func() { useNEON = true }()
 	checkGemmPaths(t, "NEON", k, neon, run())
-}
-
-// firstBitDiff returns the first index where got and want (of equal length) differ in their bits,
-// or -1.
-func firstBitDiff(got, want []float32) int {
-	for i := range got {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			return i
-		}
-	}
-	return -1
 }
 
 // withoutNEON runs f with useNEON cleared (the ARMv6 dispatch: VFP and scalar ARM assembly) and
@@ -170,16 +156,7 @@ func TestZigFastVFPBitIdentical(t *testing.T) {
 		}
 		cases = append(cases, w)
 	}
-	for ci, words := range cases {
-		got, want := fill(len(words), 7), fill(len(words), 7)
-		gi, wi := zigFast(words, got), zigFastGeneric(words, want)
-		if gi != wi {
-			t.Fatalf("case %d (%d words): stops at %d, generic %d", ci, len(words), gi, wi)
-		}
-		if i := firstBitDiff(got, want); i >= 0 {
-			t.Fatalf("case %d: out[%d] = %g (word %#x), generic %g", ci, i, got[i], words[i], want[i])
-		}
-	}
+	checkZigFast(t, zigFast, cases)
 }
 
 // TestNormalsGenericPath: the normals of a stream are the same bits with every 32-bit ARM

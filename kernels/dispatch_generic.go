@@ -1,9 +1,9 @@
-//go:build purego || !arm64
+//go:build purego || !(amd64 || arm64)
 
 package kernels
 
-// The kernels that have assembly on arm64 only (dispatch_arm64.go): their generic twins
-// everywhere else, and under the purego tag.
+// The kernels that have assembly on arm64 and amd64 only (dispatch_arm64.go, dispatch_amd64.go):
+// their generic twins everywhere else, and under the purego tag.
 
 // expShift is ExpShift; see expShiftGeneric.
 func expShift(x []float32, shift float32) (sum, dot float32) { return expShiftGeneric(x, shift) }

@@ -69,7 +69,7 @@ func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	switch {
 	case m*n <= gemmTinyFlops/k:
 		gemmTiny(&p)
-	case gemmInPlaceA && !transA && !transB:
+	case gemmInPlaceA && !transA && !transB && (gemmInPlaceLarge || m <= gemmMCSmall || n <= gemmNCSmall || k <= gemmKCSmall):
 		gemmInPlace(&p)
 	case m <= gemmMCSmall || n <= gemmNCSmall || k <= gemmKCSmall:
 		gemmMedium(&p)

@@ -2,6 +2,52 @@
 
 #include "textflag.h"
 
+// C[0:6, 0:16] += Y0 · (Y4…Y15), row r of the tile in Y(4+2r) and Y(5+2r), C at p with rows
+// ld bytes apart (p ends at the last row); Y1 and Y2 are clobbered.
+#define ADD_TILE(p, ld) \
+	VMOVUPS (p), Y1; \
+	VFMADD231PS Y4, Y0, Y1; \
+	VMOVUPS Y1, (p); \
+	VMOVUPS 32(p), Y2; \
+	VFMADD231PS Y5, Y0, Y2; \
+	VMOVUPS Y2, 32(p); \
+	ADDQ ld, p; \
+	VMOVUPS (p), Y1; \
+	VFMADD231PS Y6, Y0, Y1; \
+	VMOVUPS Y1, (p); \
+	VMOVUPS 32(p), Y2; \
+	VFMADD231PS Y7, Y0, Y2; \
+	VMOVUPS Y2, 32(p); \
+	ADDQ ld, p; \
+	VMOVUPS (p), Y1; \
+	VFMADD231PS Y8, Y0, Y1; \
+	VMOVUPS Y1, (p); \
+	VMOVUPS 32(p), Y2; \
+	VFMADD231PS Y9, Y0, Y2; \
+	VMOVUPS Y2, 32(p); \
+	ADDQ ld, p; \
+	VMOVUPS (p), Y1; \
+	VFMADD231PS Y10, Y0, Y1; \
+	VMOVUPS Y1, (p); \
+	VMOVUPS 32(p), Y2; \
+	VFMADD231PS Y11, Y0, Y2; \
+	VMOVUPS Y2, 32(p); \
+	ADDQ ld, p; \
+	VMOVUPS (p), Y1; \
+	VFMADD231PS Y12, Y0, Y1; \
+	VMOVUPS Y1, (p); \
+	VMOVUPS 32(p), Y2; \
+	VFMADD231PS Y13, Y0, Y2; \
+	VMOVUPS Y2, 32(p); \
+	ADDQ ld, p; \
+	VMOVUPS (p), Y1; \
+	VFMADD231PS Y14, Y0, Y1; \
+	VMOVUPS Y1, (p); \
+	VMOVUPS 32(p), Y2; \
+	VFMADD231PS Y15, Y0, Y2; \
+	VMOVUPS Y2, 32(p)
+
+
 // func gemmKernelAVX2(kc int, alpha float32, a, b, c *float32, ldc int)
 //
 // C[0:6, 0:16] += alpha * A·B for a packed 6×kc panel a (6 values per depth step) and a packed
@@ -55,46 +101,125 @@ loop:
 	JNZ  loop
 
 	VBROADCASTSS alpha+8(FP), Y0
-	VMOVUPS (DX), Y1
-	VFMADD231PS Y4, Y0, Y1
-	VMOVUPS Y1, (DX)
-	VMOVUPS 32(DX), Y2
-	VFMADD231PS Y5, Y0, Y2
-	VMOVUPS Y2, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS (DX), Y1
-	VFMADD231PS Y6, Y0, Y1
-	VMOVUPS Y1, (DX)
-	VMOVUPS 32(DX), Y2
-	VFMADD231PS Y7, Y0, Y2
-	VMOVUPS Y2, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS (DX), Y1
-	VFMADD231PS Y8, Y0, Y1
-	VMOVUPS Y1, (DX)
-	VMOVUPS 32(DX), Y2
-	VFMADD231PS Y9, Y0, Y2
-	VMOVUPS Y2, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS (DX), Y1
-	VFMADD231PS Y10, Y0, Y1
-	VMOVUPS Y1, (DX)
-	VMOVUPS 32(DX), Y2
-	VFMADD231PS Y11, Y0, Y2
-	VMOVUPS Y2, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS (DX), Y1
-	VFMADD231PS Y12, Y0, Y1
-	VMOVUPS Y1, (DX)
-	VMOVUPS 32(DX), Y2
-	VFMADD231PS Y13, Y0, Y2
-	VMOVUPS Y2, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS (DX), Y1
-	VFMADD231PS Y14, Y0, Y1
-	VMOVUPS Y1, (DX)
-	VMOVUPS 32(DX), Y2
-	VFMADD231PS Y15, Y0, Y2
-	VMOVUPS Y2, 32(DX)
+	ADD_TILE(DX, R8)
+	VZEROUPPER
+	RET
+
+// func gemmPanelRowsAVX2(kc int, alpha float32, a *float32, lda int, b *float32, ldb, bstep int, c *float32, ldc, tiles, over int)
+//
+// gemmKernelAVX2 with A read in place (row r of the 6×kc panel at a + r·lda) for tiles tiles
+// side by side: tile t reads the kc×16 panel of B at b + t·bstep (depth steps ldb apart) and
+// computes C[0:6, 16t:16t+16] += alpha·A·B, or, with over ≠ 0, writes alpha·A·B over C without
+// reading it. kc ≥ 1, tiles ≥ 1; leading dimensions and bstep in elements. The multiply-adds are
+// those of gemmKernelAVX2 in the same order, so the sums are bit for bit the packed kernel's.
+// Registers: SI, R9 rows 0 and 3 of A; R10 lda, R11 ldb, R12 bstep, R8 ldc (bytes); BX, DX the
+// tile's B and C; R13 the tiles left; in the depth loop DI, AX rows 0 and 3 and R14 B's step.
+TEXT ·gemmPanelRowsAVX2(SB), NOSPLIT, $0-88
+	MOVQ a+16(FP), SI
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	LEAQ (R10)(R10*2), R9
+	ADDQ SI, R9
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ bstep+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+56(FP), DX
+	MOVQ ldc+64(FP), R8
+	SHLQ $2, R8
+	MOVQ tiles+72(FP), R13
+
+tile:
+	MOVQ kc+0(FP), CX
+	MOVQ SI, DI
+	MOVQ R9, AX
+	MOVQ BX, R14
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+
+loop:
+	VMOVUPS (R14), Y0
+	VMOVUPS 32(R14), Y1
+	VBROADCASTSS (DI), Y2
+	VFMADD231PS Y0, Y2, Y4
+	VFMADD231PS Y1, Y2, Y5
+	VBROADCASTSS (DI)(R10*1), Y3
+	VFMADD231PS Y0, Y3, Y6
+	VFMADD231PS Y1, Y3, Y7
+	VBROADCASTSS (DI)(R10*2), Y2
+	VFMADD231PS Y0, Y2, Y8
+	VFMADD231PS Y1, Y2, Y9
+	VBROADCASTSS (AX), Y3
+	VFMADD231PS Y0, Y3, Y10
+	VFMADD231PS Y1, Y3, Y11
+	VBROADCASTSS (AX)(R10*1), Y2
+	VFMADD231PS Y0, Y2, Y12
+	VFMADD231PS Y1, Y2, Y13
+	VBROADCASTSS (AX)(R10*2), Y3
+	VFMADD231PS Y0, Y3, Y14
+	VFMADD231PS Y1, Y3, Y15
+	ADDQ $4, DI
+	ADDQ $4, AX
+	ADDQ R11, R14
+	DECQ CX
+	JNZ  loop
+
+	VBROADCASTSS alpha+8(FP), Y0
+	MOVQ DX, DI
+	CMPQ over+80(FP), $0
+	JNE  overwrite
+
+	// C += alpha·acc, row by row.
+	ADD_TILE(DI, R8)
+	JMP  next
+
+overwrite:
+	// C = alpha·acc (the value C += alpha·acc gives on C cleared first).
+	VMULPS Y4, Y0, Y1
+	VMOVUPS Y1, (DI)
+	VMULPS Y5, Y0, Y2
+	VMOVUPS Y2, 32(DI)
+	ADDQ R8, DI
+	VMULPS Y6, Y0, Y1
+	VMOVUPS Y1, (DI)
+	VMULPS Y7, Y0, Y2
+	VMOVUPS Y2, 32(DI)
+	ADDQ R8, DI
+	VMULPS Y8, Y0, Y1
+	VMOVUPS Y1, (DI)
+	VMULPS Y9, Y0, Y2
+	VMOVUPS Y2, 32(DI)
+	ADDQ R8, DI
+	VMULPS Y10, Y0, Y1
+	VMOVUPS Y1, (DI)
+	VMULPS Y11, Y0, Y2
+	VMOVUPS Y2, 32(DI)
+	ADDQ R8, DI
+	VMULPS Y12, Y0, Y1
+	VMOVUPS Y1, (DI)
+	VMULPS Y13, Y0, Y2
+	VMOVUPS Y2, 32(DI)
+	ADDQ R8, DI
+	VMULPS Y14, Y0, Y1
+	VMOVUPS Y1, (DI)
+	VMULPS Y15, Y0, Y2
+	VMOVUPS Y2, 32(DI)
+
+next:
+	ADDQ R12, BX
+	ADDQ $64, DX
+	DECQ R13
+	JNZ  tile
 	VZEROUPPER
 	RET

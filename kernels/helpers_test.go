@@ -85,3 +85,30 @@ func checkGemmPaths(t *testing.T, name string, k int, asm, gen []float32) {
 		}
 	}
 }
+
+// firstBitDiff returns the first index where got and want (of equal length) differ in their bits,
+// or -1.
+func firstBitDiff(got, want []float32) int {
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkZigFast fails t unless fast, a twin of the ziggurat's fast path, stops at the same word as
+// zigFastGeneric on each of cases and writes the same bits before it and nothing from there on.
+func checkZigFast(t *testing.T, fast func(words []uint32, out []float32) int, cases [][]uint32) {
+	t.Helper()
+	for ci, words := range cases {
+		got, want := fill(len(words), 7), fill(len(words), 7)
+		gi, wi := fast(words, got), zigFastGeneric(words, want)
+		if gi != wi {
+			t.Fatalf("case %d (%d words): stops at %d, generic %d", ci, len(words), gi, wi)
+		}
+		if i := firstBitDiff(got, want); i >= 0 {
+			t.Fatalf("case %d: out[%d] = %g (word %#x), generic %g", ci, i, got[i], words[i], want[i])
+		}
+	}
+}

@@ -85,10 +85,14 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 	// tiles in the first depth block without reading C: only the rest of C is cleared first.
 	inPlaceA := gemmInPlaceA && !transA
 	over := inPlaceA && beta == 0
+	// With over and a single depth block, a last panel of fewer than gemmMR rows goes through the
+	// full panel that ends with it, read in place: its first rows get again, over C, the values
+	// the panel before wrote (the same operations on the same operands), and nothing is packed.
+	tailInPlace := over && k <= gemmKC && m >= gemmMR
 	fullM, fullN := m/gemmMR*gemmMR, n/gemmNR*gemmNR
 	if !over {
 		scaleRowsOrZero(beta, c, m, n, ldc)
-	} else if fullM < m {
+	} else if fullM < m && !tailInPlace {
 		scaleRowsOrZero(0, c[fullM*ldc:], m-fullM, n, ldc)
 	}
 	var p gemmParams // the operand A for packA, set when a panel needs packing
@@ -100,6 +104,9 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 		pa := work[:kb*gemmMR]
 		for ir := 0; ir < m; ir += gemmMR {
 			mr := min(gemmMR, m-ir)
+			if mr < gemmMR && tailInPlace {
+				ir, mr = m-gemmMR, gemmMR
+			}
 			if inPlaceA && mr == gemmMR {
 				// A full panel of A read in place: its full tiles in one call, then the last
 				// columns through a tile.

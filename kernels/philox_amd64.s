@@ -10,6 +10,61 @@ DATA philoxConsts<>+12(SB)/4, $0xBB67AE85
 DATA philoxConsts<>+16(SB)/4, $8
 GLOBL philoxConsts<>(SB), RODATA|NOPTR, $20
 
+// philoxM0: the multiplier of c0, in all eight lanes (memory operands of the two-group loop).
+DATA philoxM0<>+0(SB)/4, $0xd2511f53
+DATA philoxM0<>+4(SB)/4, $0xd2511f53
+DATA philoxM0<>+8(SB)/4, $0xd2511f53
+DATA philoxM0<>+12(SB)/4, $0xd2511f53
+DATA philoxM0<>+16(SB)/4, $0xd2511f53
+DATA philoxM0<>+20(SB)/4, $0xd2511f53
+DATA philoxM0<>+24(SB)/4, $0xd2511f53
+DATA philoxM0<>+28(SB)/4, $0xd2511f53
+GLOBL philoxM0<>(SB), RODATA|NOPTR, $32
+
+// philoxM1: the multiplier of c2, in all eight lanes (memory operands of the two-group loop).
+DATA philoxM1<>+0(SB)/4, $0xcd9e8d57
+DATA philoxM1<>+4(SB)/4, $0xcd9e8d57
+DATA philoxM1<>+8(SB)/4, $0xcd9e8d57
+DATA philoxM1<>+12(SB)/4, $0xcd9e8d57
+DATA philoxM1<>+16(SB)/4, $0xcd9e8d57
+DATA philoxM1<>+20(SB)/4, $0xcd9e8d57
+DATA philoxM1<>+24(SB)/4, $0xcd9e8d57
+DATA philoxM1<>+28(SB)/4, $0xcd9e8d57
+GLOBL philoxM1<>(SB), RODATA|NOPTR, $32
+
+// philoxW0: the Weyl increment of k0, in all eight lanes (memory operands of the two-group loop).
+DATA philoxW0<>+0(SB)/4, $0x9e3779b9
+DATA philoxW0<>+4(SB)/4, $0x9e3779b9
+DATA philoxW0<>+8(SB)/4, $0x9e3779b9
+DATA philoxW0<>+12(SB)/4, $0x9e3779b9
+DATA philoxW0<>+16(SB)/4, $0x9e3779b9
+DATA philoxW0<>+20(SB)/4, $0x9e3779b9
+DATA philoxW0<>+24(SB)/4, $0x9e3779b9
+DATA philoxW0<>+28(SB)/4, $0x9e3779b9
+GLOBL philoxW0<>(SB), RODATA|NOPTR, $32
+
+// philoxW1: the Weyl increment of k1, in all eight lanes (memory operands of the two-group loop).
+DATA philoxW1<>+0(SB)/4, $0xbb67ae85
+DATA philoxW1<>+4(SB)/4, $0xbb67ae85
+DATA philoxW1<>+8(SB)/4, $0xbb67ae85
+DATA philoxW1<>+12(SB)/4, $0xbb67ae85
+DATA philoxW1<>+16(SB)/4, $0xbb67ae85
+DATA philoxW1<>+20(SB)/4, $0xbb67ae85
+DATA philoxW1<>+24(SB)/4, $0xbb67ae85
+DATA philoxW1<>+28(SB)/4, $0xbb67ae85
+GLOBL philoxW1<>(SB), RODATA|NOPTR, $32
+
+// philoxEight: the counter step of a group, in all eight lanes (memory operands of the two-group loop).
+DATA philoxEight<>+0(SB)/4, $0x8
+DATA philoxEight<>+4(SB)/4, $0x8
+DATA philoxEight<>+8(SB)/4, $0x8
+DATA philoxEight<>+12(SB)/4, $0x8
+DATA philoxEight<>+16(SB)/4, $0x8
+DATA philoxEight<>+20(SB)/4, $0x8
+DATA philoxEight<>+24(SB)/4, $0x8
+DATA philoxEight<>+28(SB)/4, $0x8
+GLOBL philoxEight<>(SB), RODATA|NOPTR, $32
+
 // func philoxAVX2(dst *uint32, groups int, key *[2]uint32, ctr *[8]uint32, hi, a, b uint32)
 //
 // Writes groups×8 consecutive Philox4x32-10 blocks (32 words per group) to dst. ctr holds the
@@ -17,7 +72,9 @@ GLOBL philoxConsts<>(SB), RODATA|NOPTR, $20
 // within the call), hi the high counter word, (a, b) the stream. The eight blocks of a group run
 // in the eight lanes of Y0–Y3 (c0…c3); VPMULUDQ multiplies the even lanes, so each product is
 // taken twice (even lanes, and odd lanes shifted down) and the halves are recombined with
-// VPBLENDD. Four unpacks and four lane permutes turn the lanes back into block order.
+// VPBLENDD. Four unpacks and four lane permutes turn the lanes back into block order. Two groups
+// go together, their rounds interleaved (one group alone waits on each round's multiplies); a
+// last odd group runs alone. ctr is advanced in place by the two-group loop.
 TEXT ·philoxAVX2(SB), NOSPLIT, $0-44
 	MOVQ         dst+0(FP), DI
 	MOVQ         groups+8(FP), CX
@@ -26,6 +83,458 @@ TEXT ·philoxAVX2(SB), NOSPLIT, $0-44
 	MOVL         hi+32(FP), R8
 	MOVL         a+36(FP), R9
 	MOVL         b+40(FP), R10
+	CMPQ         CX, $2
+	JLT          single
+
+	// Two groups per iteration (written by scripts/philox_amd64_pairs.py), ctr moved on in place.
+pairs:
+	VMOVDQU      (DX), Y0
+	VPADDD       philoxEight<>(SB), Y0, Y7
+	VMOVD        R8, X1
+	VPBROADCASTD X1, Y1
+	VMOVD        R9, X2
+	VPBROADCASTD X2, Y2
+	VMOVD        R10, X3
+	VPBROADCASTD X3, Y3
+	VMOVDQA      Y1, Y8
+	VMOVDQA      Y2, Y9
+	VMOVDQA      Y3, Y10
+	VPBROADCASTD 0(SI), Y14
+	VPBROADCASTD 4(SI), Y15
+	// round 0, groups A and B
+	VPSRLQ   $32, Y0, Y4
+	VPSRLQ   $32, Y7, Y11
+	VPMULUDQ philoxM0<>(SB), Y0, Y5
+	VPMULUDQ philoxM0<>(SB), Y7, Y12
+	VPMULUDQ philoxM0<>(SB), Y4, Y4
+	VPMULUDQ philoxM0<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y0
+	VPSLLQ   $32, Y11, Y7
+	VPBLENDD $0xAA, Y0, Y5, Y0
+	VPBLENDD $0xAA, Y7, Y12, Y7
+	VPSRLQ   $32, Y5, Y5
+	VPSRLQ   $32, Y12, Y12
+	VPBLENDD $0xAA, Y4, Y5, Y5
+	VPBLENDD $0xAA, Y11, Y12, Y12
+	VPSRLQ   $32, Y2, Y4
+	VPSRLQ   $32, Y9, Y11
+	VPMULUDQ philoxM1<>(SB), Y2, Y6
+	VPMULUDQ philoxM1<>(SB), Y9, Y13
+	VPMULUDQ philoxM1<>(SB), Y4, Y4
+	VPMULUDQ philoxM1<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y2
+	VPSLLQ   $32, Y11, Y9
+	VPBLENDD $0xAA, Y2, Y6, Y2
+	VPBLENDD $0xAA, Y9, Y13, Y9
+	VPSRLQ   $32, Y6, Y6
+	VPSRLQ   $32, Y13, Y13
+	VPBLENDD $0xAA, Y4, Y6, Y6
+	VPBLENDD $0xAA, Y11, Y13, Y13
+	VPXOR    Y1, Y6, Y6
+	VPXOR    Y8, Y13, Y13
+	VPXOR    Y14, Y6, Y6
+	VPXOR    Y14, Y13, Y13
+	VPXOR    Y3, Y5, Y5
+	VPXOR    Y10, Y12, Y12
+	VPXOR    Y15, Y5, Y5
+	VPXOR    Y15, Y12, Y12
+	VPADDD       philoxW0<>(SB), Y14, Y14
+	VPADDD       philoxW1<>(SB), Y15, Y15
+	// round 1, groups A and B
+	VPSRLQ   $32, Y6, Y4
+	VPSRLQ   $32, Y13, Y11
+	VPMULUDQ philoxM0<>(SB), Y6, Y1
+	VPMULUDQ philoxM0<>(SB), Y13, Y8
+	VPMULUDQ philoxM0<>(SB), Y4, Y4
+	VPMULUDQ philoxM0<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y6
+	VPSLLQ   $32, Y11, Y13
+	VPBLENDD $0xAA, Y6, Y1, Y6
+	VPBLENDD $0xAA, Y13, Y8, Y13
+	VPSRLQ   $32, Y1, Y1
+	VPSRLQ   $32, Y8, Y8
+	VPBLENDD $0xAA, Y4, Y1, Y1
+	VPBLENDD $0xAA, Y11, Y8, Y8
+	VPSRLQ   $32, Y5, Y4
+	VPSRLQ   $32, Y12, Y11
+	VPMULUDQ philoxM1<>(SB), Y5, Y3
+	VPMULUDQ philoxM1<>(SB), Y12, Y10
+	VPMULUDQ philoxM1<>(SB), Y4, Y4
+	VPMULUDQ philoxM1<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y5
+	VPSLLQ   $32, Y11, Y12
+	VPBLENDD $0xAA, Y5, Y3, Y5
+	VPBLENDD $0xAA, Y12, Y10, Y12
+	VPSRLQ   $32, Y3, Y3
+	VPSRLQ   $32, Y10, Y10
+	VPBLENDD $0xAA, Y4, Y3, Y3
+	VPBLENDD $0xAA, Y11, Y10, Y10
+	VPXOR    Y2, Y3, Y3
+	VPXOR    Y9, Y10, Y10
+	VPXOR    Y14, Y3, Y3
+	VPXOR    Y14, Y10, Y10
+	VPXOR    Y0, Y1, Y1
+	VPXOR    Y7, Y8, Y8
+	VPXOR    Y15, Y1, Y1
+	VPXOR    Y15, Y8, Y8
+	VPADDD       philoxW0<>(SB), Y14, Y14
+	VPADDD       philoxW1<>(SB), Y15, Y15
+	// round 2, groups A and B
+	VPSRLQ   $32, Y3, Y4
+	VPSRLQ   $32, Y10, Y11
+	VPMULUDQ philoxM0<>(SB), Y3, Y2
+	VPMULUDQ philoxM0<>(SB), Y10, Y9
+	VPMULUDQ philoxM0<>(SB), Y4, Y4
+	VPMULUDQ philoxM0<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y3
+	VPSLLQ   $32, Y11, Y10
+	VPBLENDD $0xAA, Y3, Y2, Y3
+	VPBLENDD $0xAA, Y10, Y9, Y10
+	VPSRLQ   $32, Y2, Y2
+	VPSRLQ   $32, Y9, Y9
+	VPBLENDD $0xAA, Y4, Y2, Y2
+	VPBLENDD $0xAA, Y11, Y9, Y9
+	VPSRLQ   $32, Y1, Y4
+	VPSRLQ   $32, Y8, Y11
+	VPMULUDQ philoxM1<>(SB), Y1, Y0
+	VPMULUDQ philoxM1<>(SB), Y8, Y7
+	VPMULUDQ philoxM1<>(SB), Y4, Y4
+	VPMULUDQ philoxM1<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y1
+	VPSLLQ   $32, Y11, Y8
+	VPBLENDD $0xAA, Y1, Y0, Y1
+	VPBLENDD $0xAA, Y8, Y7, Y8
+	VPSRLQ   $32, Y0, Y0
+	VPSRLQ   $32, Y7, Y7
+	VPBLENDD $0xAA, Y4, Y0, Y0
+	VPBLENDD $0xAA, Y11, Y7, Y7
+	VPXOR    Y5, Y0, Y0
+	VPXOR    Y12, Y7, Y7
+	VPXOR    Y14, Y0, Y0
+	VPXOR    Y14, Y7, Y7
+	VPXOR    Y6, Y2, Y2
+	VPXOR    Y13, Y9, Y9
+	VPXOR    Y15, Y2, Y2
+	VPXOR    Y15, Y9, Y9
+	VPADDD       philoxW0<>(SB), Y14, Y14
+	VPADDD       philoxW1<>(SB), Y15, Y15
+	// round 3, groups A and B
+	VPSRLQ   $32, Y0, Y4
+	VPSRLQ   $32, Y7, Y11
+	VPMULUDQ philoxM0<>(SB), Y0, Y5
+	VPMULUDQ philoxM0<>(SB), Y7, Y12
+	VPMULUDQ philoxM0<>(SB), Y4, Y4
+	VPMULUDQ philoxM0<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y0
+	VPSLLQ   $32, Y11, Y7
+	VPBLENDD $0xAA, Y0, Y5, Y0
+	VPBLENDD $0xAA, Y7, Y12, Y7
+	VPSRLQ   $32, Y5, Y5
+	VPSRLQ   $32, Y12, Y12
+	VPBLENDD $0xAA, Y4, Y5, Y5
+	VPBLENDD $0xAA, Y11, Y12, Y12
+	VPSRLQ   $32, Y2, Y4
+	VPSRLQ   $32, Y9, Y11
+	VPMULUDQ philoxM1<>(SB), Y2, Y6
+	VPMULUDQ philoxM1<>(SB), Y9, Y13
+	VPMULUDQ philoxM1<>(SB), Y4, Y4
+	VPMULUDQ philoxM1<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y2
+	VPSLLQ   $32, Y11, Y9
+	VPBLENDD $0xAA, Y2, Y6, Y2
+	VPBLENDD $0xAA, Y9, Y13, Y9
+	VPSRLQ   $32, Y6, Y6
+	VPSRLQ   $32, Y13, Y13
+	VPBLENDD $0xAA, Y4, Y6, Y6
+	VPBLENDD $0xAA, Y11, Y13, Y13
+	VPXOR    Y1, Y6, Y6
+	VPXOR    Y8, Y13, Y13
+	VPXOR    Y14, Y6, Y6
+	VPXOR    Y14, Y13, Y13
+	VPXOR    Y3, Y5, Y5
+	VPXOR    Y10, Y12, Y12
+	VPXOR    Y15, Y5, Y5
+	VPXOR    Y15, Y12, Y12
+	VPADDD       philoxW0<>(SB), Y14, Y14
+	VPADDD       philoxW1<>(SB), Y15, Y15
+	// round 4, groups A and B
+	VPSRLQ   $32, Y6, Y4
+	VPSRLQ   $32, Y13, Y11
+	VPMULUDQ philoxM0<>(SB), Y6, Y1
+	VPMULUDQ philoxM0<>(SB), Y13, Y8
+	VPMULUDQ philoxM0<>(SB), Y4, Y4
+	VPMULUDQ philoxM0<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y6
+	VPSLLQ   $32, Y11, Y13
+	VPBLENDD $0xAA, Y6, Y1, Y6
+	VPBLENDD $0xAA, Y13, Y8, Y13
+	VPSRLQ   $32, Y1, Y1
+	VPSRLQ   $32, Y8, Y8
+	VPBLENDD $0xAA, Y4, Y1, Y1
+	VPBLENDD $0xAA, Y11, Y8, Y8
+	VPSRLQ   $32, Y5, Y4
+	VPSRLQ   $32, Y12, Y11
+	VPMULUDQ philoxM1<>(SB), Y5, Y3
+	VPMULUDQ philoxM1<>(SB), Y12, Y10
+	VPMULUDQ philoxM1<>(SB), Y4, Y4
+	VPMULUDQ philoxM1<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y5
+	VPSLLQ   $32, Y11, Y12
+	VPBLENDD $0xAA, Y5, Y3, Y5
+	VPBLENDD $0xAA, Y12, Y10, Y12
+	VPSRLQ   $32, Y3, Y3
+	VPSRLQ   $32, Y10, Y10
+	VPBLENDD $0xAA, Y4, Y3, Y3
+	VPBLENDD $0xAA, Y11, Y10, Y10
+	VPXOR    Y2, Y3, Y3
+	VPXOR    Y9, Y10, Y10
+	VPXOR    Y14, Y3, Y3
+	VPXOR    Y14, Y10, Y10
+	VPXOR    Y0, Y1, Y1
+	VPXOR    Y7, Y8, Y8
+	VPXOR    Y15, Y1, Y1
+	VPXOR    Y15, Y8, Y8
+	VPADDD       philoxW0<>(SB), Y14, Y14
+	VPADDD       philoxW1<>(SB), Y15, Y15
+	// round 5, groups A and B
+	VPSRLQ   $32, Y3, Y4
+	VPSRLQ   $32, Y10, Y11
+	VPMULUDQ philoxM0<>(SB), Y3, Y2
+	VPMULUDQ philoxM0<>(SB), Y10, Y9
+	VPMULUDQ philoxM0<>(SB), Y4, Y4
+	VPMULUDQ philoxM0<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y3
+	VPSLLQ   $32, Y11, Y10
+	VPBLENDD $0xAA, Y3, Y2, Y3
+	VPBLENDD $0xAA, Y10, Y9, Y10
+	VPSRLQ   $32, Y2, Y2
+	VPSRLQ   $32, Y9, Y9
+	VPBLENDD $0xAA, Y4, Y2, Y2
+	VPBLENDD $0xAA, Y11, Y9, Y9
+	VPSRLQ   $32, Y1, Y4
+	VPSRLQ   $32, Y8, Y11
+	VPMULUDQ philoxM1<>(SB), Y1, Y0
+	VPMULUDQ philoxM1<>(SB), Y8, Y7
+	VPMULUDQ philoxM1<>(SB), Y4, Y4
+	VPMULUDQ philoxM1<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y1
+	VPSLLQ   $32, Y11, Y8
+	VPBLENDD $0xAA, Y1, Y0, Y1
+	VPBLENDD $0xAA, Y8, Y7, Y8
+	VPSRLQ   $32, Y0, Y0
+	VPSRLQ   $32, Y7, Y7
+	VPBLENDD $0xAA, Y4, Y0, Y0
+	VPBLENDD $0xAA, Y11, Y7, Y7
+	VPXOR    Y5, Y0, Y0
+	VPXOR    Y12, Y7, Y7
+	VPXOR    Y14, Y0, Y0
+	VPXOR    Y14, Y7, Y7
+	VPXOR    Y6, Y2, Y2
+	VPXOR    Y13, Y9, Y9
+	VPXOR    Y15, Y2, Y2
+	VPXOR    Y15, Y9, Y9
+	VPADDD       philoxW0<>(SB), Y14, Y14
+	VPADDD       philoxW1<>(SB), Y15, Y15
+	// round 6, groups A and B
+	VPSRLQ   $32, Y0, Y4
+	VPSRLQ   $32, Y7, Y11
+	VPMULUDQ philoxM0<>(SB), Y0, Y5
+	VPMULUDQ philoxM0<>(SB), Y7, Y12
+	VPMULUDQ philoxM0<>(SB), Y4, Y4
+	VPMULUDQ philoxM0<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y0
+	VPSLLQ   $32, Y11, Y7
+	VPBLENDD $0xAA, Y0, Y5, Y0
+	VPBLENDD $0xAA, Y7, Y12, Y7
+	VPSRLQ   $32, Y5, Y5
+	VPSRLQ   $32, Y12, Y12
+	VPBLENDD $0xAA, Y4, Y5, Y5
+	VPBLENDD $0xAA, Y11, Y12, Y12
+	VPSRLQ   $32, Y2, Y4
+	VPSRLQ   $32, Y9, Y11
+	VPMULUDQ philoxM1<>(SB), Y2, Y6
+	VPMULUDQ philoxM1<>(SB), Y9, Y13
+	VPMULUDQ philoxM1<>(SB), Y4, Y4
+	VPMULUDQ philoxM1<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y2
+	VPSLLQ   $32, Y11, Y9
+	VPBLENDD $0xAA, Y2, Y6, Y2
+	VPBLENDD $0xAA, Y9, Y13, Y9
+	VPSRLQ   $32, Y6, Y6
+	VPSRLQ   $32, Y13, Y13
+	VPBLENDD $0xAA, Y4, Y6, Y6
+	VPBLENDD $0xAA, Y11, Y13, Y13
+	VPXOR    Y1, Y6, Y6
+	VPXOR    Y8, Y13, Y13
+	VPXOR    Y14, Y6, Y6
+	VPXOR    Y14, Y13, Y13
+	VPXOR    Y3, Y5, Y5
+	VPXOR    Y10, Y12, Y12
+	VPXOR    Y15, Y5, Y5
+	VPXOR    Y15, Y12, Y12
+	VPADDD       philoxW0<>(SB), Y14, Y14
+	VPADDD       philoxW1<>(SB), Y15, Y15
+	// round 7, groups A and B
+	VPSRLQ   $32, Y6, Y4
+	VPSRLQ   $32, Y13, Y11
+	VPMULUDQ philoxM0<>(SB), Y6, Y1
+	VPMULUDQ philoxM0<>(SB), Y13, Y8
+	VPMULUDQ philoxM0<>(SB), Y4, Y4
+	VPMULUDQ philoxM0<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y6
+	VPSLLQ   $32, Y11, Y13
+	VPBLENDD $0xAA, Y6, Y1, Y6
+	VPBLENDD $0xAA, Y13, Y8, Y13
+	VPSRLQ   $32, Y1, Y1
+	VPSRLQ   $32, Y8, Y8
+	VPBLENDD $0xAA, Y4, Y1, Y1
+	VPBLENDD $0xAA, Y11, Y8, Y8
+	VPSRLQ   $32, Y5, Y4
+	VPSRLQ   $32, Y12, Y11
+	VPMULUDQ philoxM1<>(SB), Y5, Y3
+	VPMULUDQ philoxM1<>(SB), Y12, Y10
+	VPMULUDQ philoxM1<>(SB), Y4, Y4
+	VPMULUDQ philoxM1<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y5
+	VPSLLQ   $32, Y11, Y12
+	VPBLENDD $0xAA, Y5, Y3, Y5
+	VPBLENDD $0xAA, Y12, Y10, Y12
+	VPSRLQ   $32, Y3, Y3
+	VPSRLQ   $32, Y10, Y10
+	VPBLENDD $0xAA, Y4, Y3, Y3
+	VPBLENDD $0xAA, Y11, Y10, Y10
+	VPXOR    Y2, Y3, Y3
+	VPXOR    Y9, Y10, Y10
+	VPXOR    Y14, Y3, Y3
+	VPXOR    Y14, Y10, Y10
+	VPXOR    Y0, Y1, Y1
+	VPXOR    Y7, Y8, Y8
+	VPXOR    Y15, Y1, Y1
+	VPXOR    Y15, Y8, Y8
+	VPADDD       philoxW0<>(SB), Y14, Y14
+	VPADDD       philoxW1<>(SB), Y15, Y15
+	// round 8, groups A and B
+	VPSRLQ   $32, Y3, Y4
+	VPSRLQ   $32, Y10, Y11
+	VPMULUDQ philoxM0<>(SB), Y3, Y2
+	VPMULUDQ philoxM0<>(SB), Y10, Y9
+	VPMULUDQ philoxM0<>(SB), Y4, Y4
+	VPMULUDQ philoxM0<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y3
+	VPSLLQ   $32, Y11, Y10
+	VPBLENDD $0xAA, Y3, Y2, Y3
+	VPBLENDD $0xAA, Y10, Y9, Y10
+	VPSRLQ   $32, Y2, Y2
+	VPSRLQ   $32, Y9, Y9
+	VPBLENDD $0xAA, Y4, Y2, Y2
+	VPBLENDD $0xAA, Y11, Y9, Y9
+	VPSRLQ   $32, Y1, Y4
+	VPSRLQ   $32, Y8, Y11
+	VPMULUDQ philoxM1<>(SB), Y1, Y0
+	VPMULUDQ philoxM1<>(SB), Y8, Y7
+	VPMULUDQ philoxM1<>(SB), Y4, Y4
+	VPMULUDQ philoxM1<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y1
+	VPSLLQ   $32, Y11, Y8
+	VPBLENDD $0xAA, Y1, Y0, Y1
+	VPBLENDD $0xAA, Y8, Y7, Y8
+	VPSRLQ   $32, Y0, Y0
+	VPSRLQ   $32, Y7, Y7
+	VPBLENDD $0xAA, Y4, Y0, Y0
+	VPBLENDD $0xAA, Y11, Y7, Y7
+	VPXOR    Y5, Y0, Y0
+	VPXOR    Y12, Y7, Y7
+	VPXOR    Y14, Y0, Y0
+	VPXOR    Y14, Y7, Y7
+	VPXOR    Y6, Y2, Y2
+	VPXOR    Y13, Y9, Y9
+	VPXOR    Y15, Y2, Y2
+	VPXOR    Y15, Y9, Y9
+	VPADDD       philoxW0<>(SB), Y14, Y14
+	VPADDD       philoxW1<>(SB), Y15, Y15
+	// round 9, groups A and B
+	VPSRLQ   $32, Y0, Y4
+	VPSRLQ   $32, Y7, Y11
+	VPMULUDQ philoxM0<>(SB), Y0, Y5
+	VPMULUDQ philoxM0<>(SB), Y7, Y12
+	VPMULUDQ philoxM0<>(SB), Y4, Y4
+	VPMULUDQ philoxM0<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y0
+	VPSLLQ   $32, Y11, Y7
+	VPBLENDD $0xAA, Y0, Y5, Y0
+	VPBLENDD $0xAA, Y7, Y12, Y7
+	VPSRLQ   $32, Y5, Y5
+	VPSRLQ   $32, Y12, Y12
+	VPBLENDD $0xAA, Y4, Y5, Y5
+	VPBLENDD $0xAA, Y11, Y12, Y12
+	VPSRLQ   $32, Y2, Y4
+	VPSRLQ   $32, Y9, Y11
+	VPMULUDQ philoxM1<>(SB), Y2, Y6
+	VPMULUDQ philoxM1<>(SB), Y9, Y13
+	VPMULUDQ philoxM1<>(SB), Y4, Y4
+	VPMULUDQ philoxM1<>(SB), Y11, Y11
+	VPSLLQ   $32, Y4, Y2
+	VPSLLQ   $32, Y11, Y9
+	VPBLENDD $0xAA, Y2, Y6, Y2
+	VPBLENDD $0xAA, Y9, Y13, Y9
+	VPSRLQ   $32, Y6, Y6
+	VPSRLQ   $32, Y13, Y13
+	VPBLENDD $0xAA, Y4, Y6, Y6
+	VPBLENDD $0xAA, Y11, Y13, Y13
+	VPXOR    Y1, Y6, Y6
+	VPXOR    Y8, Y13, Y13
+	VPXOR    Y14, Y6, Y6
+	VPXOR    Y14, Y13, Y13
+	VPXOR    Y3, Y5, Y5
+	VPXOR    Y10, Y12, Y12
+	VPXOR    Y15, Y5, Y5
+	VPXOR    Y15, Y12, Y12
+	// Lanes back to block order; A's eight blocks, then B's.
+	VPUNPCKLDQ  Y2, Y6, Y4
+	VPUNPCKHDQ  Y2, Y6, Y6
+	VPUNPCKLDQ  Y0, Y5, Y1
+	VPUNPCKHDQ  Y0, Y5, Y5
+	VPUNPCKLQDQ Y1, Y4, Y2
+	VPUNPCKHQDQ Y1, Y4, Y0
+	VPUNPCKLQDQ Y5, Y6, Y3
+	VPUNPCKHQDQ Y5, Y6, Y1
+	VPERM2I128  $0x20, Y0, Y2, Y4
+	VPERM2I128  $0x20, Y1, Y3, Y6
+	VPERM2I128  $0x31, Y0, Y2, Y5
+	VPERM2I128  $0x31, Y1, Y3, Y0
+	VMOVDQU     Y4, 0(DI)
+	VMOVDQU     Y6, 32(DI)
+	VMOVDQU     Y5, 64(DI)
+	VMOVDQU     Y0, 96(DI)
+	VPUNPCKLDQ  Y9, Y13, Y11
+	VPUNPCKHDQ  Y9, Y13, Y13
+	VPUNPCKLDQ  Y7, Y12, Y8
+	VPUNPCKHDQ  Y7, Y12, Y12
+	VPUNPCKLQDQ Y8, Y11, Y9
+	VPUNPCKHQDQ Y8, Y11, Y7
+	VPUNPCKLQDQ Y12, Y13, Y10
+	VPUNPCKHQDQ Y12, Y13, Y8
+	VPERM2I128  $0x20, Y7, Y9, Y11
+	VPERM2I128  $0x20, Y8, Y10, Y13
+	VPERM2I128  $0x31, Y7, Y9, Y12
+	VPERM2I128  $0x31, Y8, Y10, Y7
+	VMOVDQU     Y11, 128(DI)
+	VMOVDQU     Y13, 160(DI)
+	VMOVDQU     Y12, 192(DI)
+	VMOVDQU     Y7, 224(DI)
+	VMOVDQU      (DX), Y0
+	VPADDD       philoxEight<>(SB), Y0, Y0
+	VPADDD       philoxEight<>(SB), Y0, Y0
+	VMOVDQU      Y0, (DX)
+	ADDQ         $256, DI
+	SUBQ         $2, CX
+	CMPQ         CX, $2
+	JGE          pairs
+
+single:
+	// A last group alone.
+	TESTQ        CX, CX
+	JE           done
 	VMOVDQU      (DX), Y15
 	VPBROADCASTD philoxConsts<>+0(SB), Y6
 	VPBROADCASTD philoxConsts<>+4(SB), Y7
@@ -293,5 +802,7 @@ loop:
 	VPADDD      Y10, Y15, Y15
 	DECQ        CX
 	JNZ         loop
+
+done:
 	VZEROUPPER
 	RET

@@ -94,7 +94,7 @@ func TestF16ToF32sMatchesGeneric(t *testing.T) {
 func TestPhiloxBlocksMatchGeneric(t *testing.T) {
 	keys := [][2]uint32{{0, 0}, {0xffffffff, 0xffffffff}, {0x243f6a88, 0x85a308d3}}
 	for _, key := range keys {
-		for _, start := range []uint64{0, 1, 0xfffffffe, 1<<40 + 3} {
+		for _, start := range []uint64{0, 1, 0xfffffffe, 1<<32 - 40, 1<<40 + 3} { // 1<<32 − 40: five groups of eight before the low word wraps
 			for _, nb := range []int{1, 2, 3, 4, 5, 7, 8, 9, 12, 17, 20, 28, 32, 33, 128} {
 				name := fmt.Sprintf("key=%x/start=%d/blocks=%d", key, start, nb)
 				got, want := make([]uint32, 4*nb), make([]uint32, 4*nb)
