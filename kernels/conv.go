@@ -171,10 +171,15 @@ func im2colSameWidth(g ConvGeom, img, col []float32, oh int) {
 				base := (ylo+offH)*g.InW + offW
 				j0, j1 := max(0, -base), min(len(run), size-base)
 				copy(run[j0:j1], plane[base+j0:base+j1])
-				for y := 0; y < yhi-ylo; y++ {
-					r := run[y*ow : (y+1)*ow]
-					clear(r[:lo])
-					clear(r[hi:])
+				// Element stores: the edges are a column or two, too short for a clear call.
+				for y := 0; y < len(run); y += ow {
+					r := run[y : y+ow]
+					for x := 0; x < lo; x++ {
+						r[x] = 0
+					}
+					for x := hi; x < ow; x++ {
+						r[x] = 0
+					}
 				}
 			}
 		}

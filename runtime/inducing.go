@@ -405,22 +405,14 @@ func (l *inducing) finishCore(rng *kernels.Stream, u, ubar, scratch []float32) [
 	rng.Normal(e4)
 	// + L̂_r E2 D_c
 	kernels.Gemm(false, false, mo, mi, mo, 1, l.lhatR, mo, e2, mi, 0, t, mi)
-	for i := 0; i < mo; i++ {
-		for j := 0; j < mi; j++ {
-			ubar[i*mi+j] += t[i*mi+j] * l.dc[j]
-		}
-	}
-	// + D_r E3 L̂_cᵀ
+	kernels.MulAddRows(mo, mi, ubar, mi, t, mi, l.dc, 0, ubar, mi)
+	// + D_r (E3 L̂_cᵀ + E4 D_c)
 	kernels.Gemm(false, true, mo, mi, mi, 1, e3, mi, l.lhatC, mi, 0, t, mi)
-	for i := 0; i < mo; i++ {
-		for j := 0; j < mi; j++ {
-			ubar[i*mi+j] += l.dr[i] * (t[i*mi+j] + e4[i*mi+j]*l.dc[j])
-		}
-	}
+	kernels.MulAddRows(mo, mi, t, mi, e4, mi, l.dc, 0, t, mi)
+	kernels.AxpyRows(mo, mi, l.dr, 1, t, mi, ubar, mi)
 	// core = u − λŪ
-	for i := range ubar {
-		ubar[i] = u[i] - l.lamda*ubar[i]
-	}
+	kernels.Scale(-l.lamda, ubar[:d])
+	kernels.Axpy(1, u[:d], ubar[:d])
 	return ubar
 }
 
