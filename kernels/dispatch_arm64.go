@@ -114,7 +114,7 @@ func relu(x []float32) {
 func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
 
 //go:noescape
-func philoxNEON(dst *uint32, groups int, key *[2]uint32, ctr *[4]uint32, hi, a, b uint32)
+func philoxNEON(dst *uint32, groups int, key *[2]uint32, ctr *[4]uint32, hi, a, b uint32, rows int)
 
 // philoxBlocks fills dst (a multiple of 4 words) with consecutive Philox4x32-10 blocks, eight or
 // four blocks at a time in NEON (philox_arm64.s, written by scripts/philox_arm64.py) while the low
@@ -126,11 +126,23 @@ func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
 	groups = min(groups, (1<<32-uint64(lo))/4)
 	if groups > 0 {
 		ctr := [4]uint32{lo, lo + 1, lo + 2, lo + 3}
-		philoxNEON(&dst[0], int(groups), &key, &ctr, uint32(block>>32), a, b)
+		philoxNEON(&dst[0], int(groups), &key, &ctr, uint32(block>>32), a, b, 1)
 	}
 	if done := int(16 * groups); done < 4*nb {
 		philoxBlocksGeneric(dst[done:4*nb], key, block+4*groups, a, b)
 	}
+}
+
+// philoxRows fills dst with the first nb Philox blocks of the streams (a, b), (a+1, b), … one
+// after the other (4·nb words each, len(dst)/(4·nb) streams; nb a multiple of philoxGroup()), all
+// in one NEON call; see philoxRowsGeneric.
+func philoxRows(dst []uint32, key [2]uint32, a, b uint32, nb int) {
+	rows := len(dst) / (4 * nb)
+	if rows == 0 {
+		return
+	}
+	ctr := [4]uint32{0, 1, 2, 3}
+	philoxNEON(&dst[0], nb/4, &key, &ctr, 0, a, b, rows)
 }
 
 // philoxGroup is the number of Philox blocks philoxBlocks generates together (4 in NEON):

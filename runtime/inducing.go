@@ -635,8 +635,8 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 	lp := &l.loc
 	rows := B * n
 	first, zst := l.zStride()
-	// z holds sample b's normals in row b (B × zst), drawn in one Normal call each: ε, e, e′. The
-	// products below read e and (e, e′) in place.
+	// z holds sample b's normals in row b (B × zst), drawn from its stream in one go: ε, e, e′.
+	// The products below read e and (e, e′) in place.
 	z, rest := scratch[:B*zst], scratch[B*zst:]
 	g, rest := rest[:B*mo], rest[B*mo:]
 	t, rest := rest[:rows*mo], rest[rows*mo:]
@@ -649,10 +649,7 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 		pStep = 0
 	}
 	if !fc.mean {
-		for b := 0; b < B; b++ {
-			fc.rng.Reset(fc.seed, uint32(fc.sample+b), id)
-			fc.rng.Normal(z[b*zst : (b+1)*zst])
-		}
+		fc.rng.NormalRows(fc.seed, uint32(fc.sample), id, z, B, zst, zst)
 	}
 	l.sampleT(fc, prep, pStep, z, zst, g, t, u, n, B)
 	if !fc.mean {
