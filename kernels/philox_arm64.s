@@ -156,12 +156,11 @@
 // rounds 0-2 kept in R20-R23 for the rows, of rounds 3 and 4 in registers, of rounds 5-9 written
 // to the frame, from where each round loads its pair with one LD2R: R19, reset every pass), and
 // each row folds its products with the keys of rounds 0-2 into three constants (B1 and K02 do not
-// depend on a). Two groups per pass, one set of
-// four blocks in v0-v7 and one in v8-v15 (the four blocks of a set in the four lanes of each
-// register, c0…c3 one register each), then one group alone if groups is odd. The 32×32→64-bit
-// products by UMULL/UMULL2 and their halves by UZP1/UZP2; ST4 interleaves the lanes back into
-// block order. Instructions Go's assembler does not spell are the macros above or WORDs with
-// their mnemonic beside them.
+// depend on a). Two groups per pass, one set of four blocks in v0-v7 and one in v8-v15 (the four
+// blocks of a set in the four lanes of each register, c0…c3 one register each), then one group
+// alone if groups is odd. The 32×32→64-bit products by UMULL/UMULL2 and their halves by
+// UZP1/UZP2; ST4 interleaves the lanes back into block order. Instructions Go's assembler does not
+// spell are the macros above or WORDs with their mnemonic beside them.
 TEXT ·philoxNEON(SB), NOSPLIT, $48-56
 	MOVD  dst+0(FP), R0
 	MOVD  groups+8(FP), R1

@@ -2,7 +2,7 @@
 """scripts/philox_arm64.py: writes kernels/philox_arm64.s (then run scripts/neonwords.py on it).
 
 The Philox4x32-10 NEON generator: eight blocks per pass in two sets of four lanes, interleaved
-round by round, and one set of four for an odd group. Rounds 0-2 use constants the prologue
+round by round, and one set of four for an odd group, for one or several streams (rows) a call. Rounds 0-2 use constants the prologue
 computes: only the counter's low word differs
 between blocks, so in round 0 the product of c2 = a and the words c1, c3 are the same for every
 block, and in round 1 the product of c0; the keys of rounds 3 and 4 stay in registers, those of
@@ -254,12 +254,11 @@ def main():
 // rounds 0-2 kept in R20-R23 for the rows, of rounds 3 and 4 in registers, of rounds 5-9 written
 // to the frame, from where each round loads its pair with one LD2R: R19, reset every pass), and
 // each row folds its products with the keys of rounds 0-2 into three constants (B1 and K02 do not
-// depend on a). Two groups per pass, one set of
-// four blocks in v0-v7 and one in v8-v15 (the four blocks of a set in the four lanes of each
-// register, c0…c3 one register each), then one group alone if groups is odd. The 32×32→64-bit
-// products by UMULL/UMULL2 and their halves by UZP1/UZP2; ST4 interleaves the lanes back into
-// block order. Instructions Go's assembler does not spell are the macros above or WORDs with
-// their mnemonic beside them.
+// depend on a). Two groups per pass, one set of four blocks in v0-v7 and one in v8-v15 (the four
+// blocks of a set in the four lanes of each register, c0…c3 one register each), then one group
+// alone if groups is odd. The 32×32→64-bit products by UMULL/UMULL2 and their halves by
+// UZP1/UZP2; ST4 interleaves the lanes back into block order. Instructions Go's assembler does not
+// spell are the macros above or WORDs with their mnemonic beside them.
 TEXT ·philoxNEON(SB), NOSPLIT, $48-56
 	MOVD  dst+0(FP), R0
 	MOVD  groups+8(FP), R1
