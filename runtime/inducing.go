@@ -537,8 +537,9 @@ func (l *inducing) loadLocal(zr, zc, dr, lr, lc []float64, meanRaw [][]float32) 
 // unitAlpha is the factor 1 for kernels.AxpyRows.
 var unitAlpha = [1]float32{1}
 
-// prepStride is the number of prep values per input: proj (pr), √a, c, then for the diagonal and
-// matrix families μ v (mo), and for the matrix family the scale of ε (one value).
+// prepStride is the number of prep values per input: proj (pr), σλ√a and −λc (the factors of e and
+// ĝ in apply), then for the diagonal and matrix families μ v (mo), and for the matrix family the
+// scale of ε (one value).
 func (l *inducing) prepStride() int {
 	s := l.loc.pr + 2
 	switch l.q {
@@ -569,8 +570,8 @@ func (l *inducing) diagBlocks(prep []float32, n int) (vv, sc []float32) {
 }
 
 // prepare computes, for n inputs, everything of the local sample that depends on the input only:
-// the projections V x̃ (with Ĉ x̃), √a, c and the mean and scale of t for the diagonal and matrix
-// families. The rows are stored with stride prepStride() in prep (the diagonal family's v⊙v and
+// the projections V x̃ (with Ĉ x̃), σλ√a, −λc and the mean and scale of t for the diagonal and
+// matrix families. The rows are stored with stride prepStride() in prep (the diagonal family's v⊙v and
 // scale in blocks after them, see diagBlocks).
 func (l *inducing) prepare(in []float32, n int, prep []float32) {
 	mi, mo, st := l.mi, l.mo, l.prepStride()
@@ -594,8 +595,8 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 		}
 		b := float64(kernels.Dot(row[:mi], row[:mi]))
 		rest := max(a-b, 0)
-		row[lp.pr] = float32(math.Sqrt(a))
-		row[lp.pr+1] = float32(math.Sqrt(a) - math.Sqrt(rest))
+		row[lp.pr] = l.sigma * l.lamda * float32(math.Sqrt(a))
+		row[lp.pr+1] = -l.lamda * float32(math.Sqrt(a)-math.Sqrt(rest))
 		v := row[vOff : vOff+mi]
 		t := row[lp.pr+2:]
 		if l.q == QMatrix {
@@ -641,7 +642,7 @@ func (l *inducing) zStride() (first, stride int) {
 // applyScratch is the scratch apply needs for B samples of n inputs each.
 func (l *inducing) applyScratch(n, B int) int {
 	_, zst := l.zStride()
-	return B*zst + B*l.mo + B*n*l.mo + l.mo*l.mi + B*n + kernels.GemmPackedWork
+	return B*zst + B*l.mo + B*n*l.mo + l.mo*l.mi + kernels.GemmPackedWork
 }
 
 // apply draws samples fc.sample … fc.sample+B−1 of the layer's outputs for n inputs each into out
@@ -658,7 +659,6 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 	g, rest := rest[:B*mo], rest[B*mo:]
 	t, rest := rest[:rows*mo], rest[rows*mo:]
 	u, rest := rest[:l.mo*l.mi], rest[l.mo*l.mi:]
-	al, rest := rest[:rows], rest[rows:] // per-row factors for kernels.AxpyRows
 	work := rest[:kernels.GemmPackedWork]
 	// Output row r = b·n + i (sample b, input i) reads the prep row at b·pStep + i·st.
 	pStep := n * st
@@ -685,10 +685,9 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 		kernels.GemmPacked(false, B, 1, z[first:], zst, lp.gzdP, 0, g, mo, work)
 		if pStep == 0 && n == 1 {
 			// One input: the same c for every sample, and t has the layout of g.
-			kernels.Axpy(-l.lamda*prep[lp.pr+1], g, t)
+			kernels.Axpy(prep[lp.pr+1], g, t)
 		} else {
-			l.rowFactors(al, -l.lamda, prep, pStep, lp.pr+1, n, B)
-			rowsAxpy(al, g, mo, t, mo, n, B)
+			l.rowsAxpy(prep[lp.pr+1:], pStep, g, mo, t, mo, n, B)
 		}
 	}
 	// out = σ t R⋆ᵀ (+ σλ √a e).
@@ -696,30 +695,21 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 	if fc.mean {
 		return
 	}
-	l.rowFactors(al, l.sigma*l.lamda, prep, pStep, lp.pr, n, B)
-	rowsAxpy(al, z[first:], zst, out, dOut, n, B)
+	l.rowsAxpy(prep[lp.pr:], pStep, z[first:], zst, out, dOut, n, B)
 }
 
-// rowFactors writes f times the prep value at offset off of each of apply's B·n output rows into
-// al (see apply for pStep).
-func (l *inducing) rowFactors(al []float32, f float32, prep []float32, pStep, off, n, B int) {
-	st := l.prepStride()
-	for b := 0; b < B; b++ {
-		for i := 0; i < n; i++ {
-			al[b*n+i] = f * prep[b*pStep+i*st+off]
-		}
-	}
-}
-
-// rowsAxpy adds al[r] times row r / n of x (B rows of ldy values, leading dimension ldx) to row r
-// of y (B·n rows of ldy values, contiguous): each sample's vector, scaled per input.
-func rowsAxpy(al, x []float32, ldx int, y []float32, ldy, n, B int) {
+// rowsAxpy adds, for each of apply's B·n output rows r = b·n + i, the factor al[b·pStep + i·st]
+// (a column of the prep rows, see apply for pStep) times row b of x (B rows of ldy values, leading
+// dimension ldx) to row r of y (B·n rows of ldy values, contiguous): each sample's vector, scaled
+// per input.
+func (l *inducing) rowsAxpy(al []float32, pStep int, x []float32, ldx int, y []float32, ldy, n, B int) {
 	if n == 1 {
-		kernels.AxpyRows(B, ldy, al, 1, x, ldx, y, ldy)
+		kernels.AxpyRows(B, ldy, al, pStep, x, ldx, y, ldy)
 		return
 	}
+	st := l.prepStride()
 	for b := 0; b < B; b++ {
-		kernels.AxpyRows(n, ldy, al[b*n:], 1, x[b*ldx:], 0, y[b*n*ldy:], ldy)
+		kernels.AxpyRows(n, ldy, al[b*pStep:], st, x[b*ldx:], 0, y[b*n*ldy:], ldy)
 	}
 }
 
