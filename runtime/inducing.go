@@ -586,21 +586,22 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 	if !l.whitened {
 		vOff = mi
 	}
+	f, g := l.sigma*l.lamda, -l.lamda
 	for i := 0; i < n; i++ {
-		row := prep[i*st : (i+1)*st]
 		x := in[i*l.k : (i+1)*l.k]
+		p := prep[i*st : i*st+lp.pr+2]
 		a := float64(kernels.Dot(x, x))
 		if l.hasBias {
 			a++
 		}
-		b := float64(kernels.Dot(row[:mi], row[:mi]))
+		b := float64(kernels.Dot(p[:mi], p[:mi]))
 		rest := max(a-b, 0)
-		row[lp.pr] = l.sigma * l.lamda * float32(math.Sqrt(a))
-		row[lp.pr+1] = -l.lamda * float32(math.Sqrt(a)-math.Sqrt(rest))
-		v := row[vOff : vOff+mi]
-		t := row[lp.pr+2:]
+		sa := math.Sqrt(a)
+		p[lp.pr] = f * float32(sa)
+		p[lp.pr+1] = g * float32(sa-math.Sqrt(rest))
 		if l.q == QMatrix {
 			// |L_colᵀ v|.
+			v := prep[i*st+vOff : i*st+vOff+mi]
 			nrm := 0.0
 			for c := 0; c < mi; c++ {
 				acc := float32(0)
@@ -609,7 +610,7 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 				}
 				nrm += float64(acc) * float64(acc)
 			}
-			t[mo] = float32(math.Sqrt(nrm))
+			prep[i*st+lp.pr+2+mo] = float32(math.Sqrt(nrm))
 		}
 	}
 	if l.q != QDiagonal && l.q != QMatrix {
