@@ -170,7 +170,7 @@ func dot4(a []float32, lda int, x []float32, out *[4]float32) {
 
 //go:noescape
 func zigRunNEON(words *uint32, nw int, out *float32, nout int,
-	fast *[2 * zigLayers][2]uint32, wedge *[zigLayers]zigWedge, tbl *zigTBL) (consumed, produced int)
+	fast *[2 * zigLayers][2]uint32, wedge *[zigLayers]zigWedge, tbl *zigTBL, ld, rows int) (consumed, produced, left int)
 
 // zigRun is the ziggurat over buffered words into out, the fast path sixteen words at a time in
 // NEON (table lookups by TBL) and the wedges in scalar code (zig_arm64.s); see zigRunGeneric.
@@ -180,7 +180,23 @@ func zigRun(words []uint32, out []float32) (consumed, produced int) {
 	if len(words) == 0 || len(out) == 0 {
 		return 0, 0
 	}
-	return zigRunNEON(&words[0], len(words), &out[0], len(out), &zig.fast, &zig.wedge, &zig.tbl)
+	c, p, _ := zigRunNEON(&words[0], len(words), &out[0], len(out), &zig.fast, &zig.wedge, &zig.tbl, 0, 1)
+	return c, p
+}
+
+// zigRows is zigRun over the rows of words: row r's words words[r·nw : (r+1)·nw] into
+// out[r·ld : r·ld+n] (len(words)/nw rows), all in one call of the NEON run; see zigRowsGeneric.
+func zigRows(words []uint32, nw int, out []float32, ld, n int) (row, consumed, produced int) {
+	m := len(words) / nw
+	if m == 0 || n == 0 {
+		return m, 0, 0
+	}
+	_ = out[(m-1)*ld+n-1]
+	c, p, left := zigRunNEON(&words[0], nw, &out[0], n, &zig.fast, &zig.wedge, &zig.tbl, ld, m)
+	if left == 0 {
+		return m, 0, 0
+	}
+	return m - left, c, p
 }
 
 // branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather

@@ -40,3 +40,8 @@ func accMoments(x []float32, scale float32, s, s2 []float64) { accMomentsGeneric
 func philoxRows(dst []uint32, key [2]uint32, a, b uint32, nb int) {
 	philoxRowsGeneric(dst, key, a, b, nb)
 }
+
+// zigRows is zigRun over the rows of words; see zigRowsGeneric.
+func zigRows(words []uint32, nw int, out []float32, ld, n int) (row, consumed, produced int) {
+	return zigRowsGeneric(words, nw, out, ld, n)
+}

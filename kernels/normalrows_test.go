@@ -101,3 +101,45 @@ func TestNormalRowsSlowRows(t *testing.T) {
 	}
 	t.Logf("%d of %d rows go on through Normal", slow, 2*rows)
 }
+
+// TestZigRowsMatchesGeneric: zigRows (one NEON call for all rows on arm64) returns what
+// zigRowsGeneric does, the row it stops at and that row's consumed and produced counts, and
+// writes the same values into the rows before it and into that row's produced values; rows of
+// words cut short (nw below what n values need) and rows with base-layer words stop it.
+func TestZigRowsMatchesGeneric(t *testing.T) {
+	key := [2]uint32{0x243f6a88, 0x85a308d3}
+	stops := 0
+	for _, c := range []struct{ n, nb, rows, gap int }{
+		{42, 12, 40, 0}, {42, 12, 40, 3}, {16, 4, 30, 1}, {160, 44, 6, 0}, {47, 12, 10, 0}, {5, 4, 64, 2},
+	} {
+		nw, ld := 4*c.nb, c.n+c.gap
+		words := make([]uint32, c.rows*nw)
+		for a := uint32(0); a < 200; a++ {
+			philoxRowsGeneric(words, key, a*uint32(c.rows), 9, c.nb)
+			got, want := make([]float32, c.rows*ld), make([]float32, c.rows*ld)
+			for r := 0; r < c.rows; {
+				k, cg, pg := zigRows(words[r*nw:], nw, got[r*ld:], ld, c.n)
+				kw, cw, pw := zigRowsGeneric(words[r*nw:], nw, want[r*ld:], ld, c.n)
+				if k != kw || cg != cw || pg != pw {
+					t.Fatalf("n=%d nw=%d a=%d from row %d: (row, consumed, produced) = (%d, %d, %d), generic (%d, %d, %d)",
+						c.n, nw, a, r, k, cg, pg, kw, cw, pw)
+				}
+				end := (r+k)*ld + pg
+				if r+k == c.rows {
+					end = len(got)
+				} else {
+					stops++
+				}
+				for i := r * ld; i < end; i++ {
+					if i%ld < c.n && math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("n=%d nw=%d a=%d: value %d = %v, generic %v", c.n, nw, a, i, got[i], want[i])
+					}
+				}
+				r += k + 1
+			}
+		}
+	}
+	if stops == 0 {
+		t.Fatal("no row stopped a run; the stops are untested")
+	}
+}

@@ -161,16 +161,17 @@ func (s *Stream) NormalRows(seed uint64, a, b uint32, dst []float32, rows, n, ld
 	for r0 := 0; r0 < rows; r0 += per {
 		m := min(per, rows-r0)
 		philoxRows(s.buf[:m*nw], key, a+uint32(r0), b, nb)
-		for r := 0; r < m; r++ {
-			row := dst[(r0+r)*ld : (r0+r)*ld+n]
-			if c, p := zigRun(s.buf[r*nw:(r+1)*nw], row); p < n {
-				// On as the row's stream: its unconsumed words in place, then its next blocks. A
-				// refill writes at most nb blocks, over this pass's first row, done by now (or
-				// this row itself, its words all consumed by then).
-				s.key, s.a, s.b, s.block = key, a+uint32(r0+r), b, uint64(nb)
-				s.n, s.avail = uint32((r+1)*nw), uint32(nw-c)
-				s.Normal(row[p:])
+		for r := 0; ; r++ {
+			k, c, p := zigRows(s.buf[r*nw:m*nw], nw, dst[(r0+r)*ld:], ld, n)
+			if r += k; r == m {
+				break
 			}
+			// Row r is not complete. On as the row's stream: its unconsumed words in place, then
+			// its next blocks. A refill writes at most nb blocks, over this pass's first row, done
+			// by now (or this row itself, its words all consumed by then).
+			s.key, s.a, s.b, s.block = key, a+uint32(r0+r), b, uint64(nb)
+			s.n, s.avail = uint32((r+1)*nw), uint32(nw-c)
+			s.Normal(dst[(r0+r)*ld+p : (r0+r)*ld+n])
 		}
 	}
 	s.Reset(seed, a+uint32(rows), b)
@@ -235,6 +236,19 @@ func (s *Stream) Normal(dst []float32) {
 		dst[0] = float32(s.zigSlow(w))
 		dst = dst[1:]
 	}
+}
+
+// zigRowsGeneric runs zigRun over the rows of words, row r's words words[r·nw : (r+1)·nw] into
+// out[r·ld : r·ld+n] (len(words)/nw rows), and stops at the first row they do not complete: it
+// returns that row's index and what zigRun returned for it, or the number of rows and 0, 0.
+func zigRowsGeneric(words []uint32, nw int, out []float32, ld, n int) (row, consumed, produced int) {
+	m := len(words) / nw
+	for r := 0; r < m; r++ {
+		if c, p := zigRun(words[r*nw:(r+1)*nw], out[r*ld:r*ld+n]); p < n {
+			return r, c, p
+		}
+	}
+	return m, 0, 0
 }
 
 // zigRunGeneric is the portable zigRun: the ziggurat over the buffered words, writing out in
