@@ -114,7 +114,7 @@ func relu(x []float32) {
 func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
 
 //go:noescape
-func philoxNEON(dst *uint32, groups int, key *[2]uint32, ctr *[4]uint32, hi, a, b uint32)
+func philoxNEON(dst *uint32, groups int, key *[2]uint32, ctr *[4]uint32, hi, a, b uint32, rows int)
 
 // philoxBlocks fills dst (a multiple of 4 words) with consecutive Philox4x32-10 blocks, eight or
 // four blocks at a time in NEON (philox_arm64.s, written by scripts/philox_arm64.py) while the low
@@ -126,11 +126,23 @@ func philoxBlocks(dst []uint32, key [2]uint32, block uint64, a, b uint32) {
 	groups = min(groups, (1<<32-uint64(lo))/4)
 	if groups > 0 {
 		ctr := [4]uint32{lo, lo + 1, lo + 2, lo + 3}
-		philoxNEON(&dst[0], int(groups), &key, &ctr, uint32(block>>32), a, b)
+		philoxNEON(&dst[0], int(groups), &key, &ctr, uint32(block>>32), a, b, 1)
 	}
 	if done := int(16 * groups); done < 4*nb {
 		philoxBlocksGeneric(dst[done:4*nb], key, block+4*groups, a, b)
 	}
+}
+
+// philoxRows fills dst with the first nb Philox blocks of the streams (a, b), (a+1, b), … one
+// after the other (4·nb words each, len(dst)/(4·nb) streams; nb a multiple of philoxGroup()), all
+// in one NEON call; see philoxRowsGeneric.
+func philoxRows(dst []uint32, key [2]uint32, a, b uint32, nb int) {
+	rows := len(dst) / (4 * nb)
+	if rows == 0 {
+		return
+	}
+	ctr := [4]uint32{0, 1, 2, 3}
+	philoxNEON(&dst[0], nb/4, &key, &ctr, 0, a, b, rows)
 }
 
 // philoxGroup is the number of Philox blocks philoxBlocks generates together (4 in NEON):
@@ -158,7 +170,7 @@ func dot4(a []float32, lda int, x []float32, out *[4]float32) {
 
 //go:noescape
 func zigRunNEON(words *uint32, nw int, out *float32, nout int,
-	fast *[2 * zigLayers][2]uint32, wedge *[zigLayers]zigWedge, tbl *zigTBL) (consumed, produced int)
+	fast *[2 * zigLayers][2]uint32, wedge *[zigLayers]zigWedge, tbl *zigTBL, ld, rows int) (consumed, produced, left int)
 
 // zigRun is the ziggurat over buffered words into out, the fast path sixteen words at a time in
 // NEON (table lookups by TBL) and the wedges in scalar code (zig_arm64.s); see zigRunGeneric.
@@ -168,7 +180,23 @@ func zigRun(words []uint32, out []float32) (consumed, produced int) {
 	if len(words) == 0 || len(out) == 0 {
 		return 0, 0
 	}
-	return zigRunNEON(&words[0], len(words), &out[0], len(out), &zig.fast, &zig.wedge, &zig.tbl)
+	c, p, _ := zigRunNEON(&words[0], len(words), &out[0], len(out), &zig.fast, &zig.wedge, &zig.tbl, 0, 1)
+	return c, p
+}
+
+// zigRows is zigRun over the rows of words: row r's words words[r·nw : (r+1)·nw] into
+// out[r·ld : r·ld+n] (len(words)/nw rows), all in one call of the NEON run; see zigRowsGeneric.
+func zigRows(words []uint32, nw int, out []float32, ld, n int) (row, consumed, produced int) {
+	m := len(words) / nw
+	if m == 0 || n == 0 {
+		return m, 0, 0
+	}
+	_ = out[(m-1)*ld+n-1]
+	c, p, left := zigRunNEON(&words[0], nw, &out[0], n, &zig.fast, &zig.wedge, &zig.tbl, ld, m)
+	if left == 0 {
+		return m, 0, 0
+	}
+	return m - left, c, p
 }
 
 // branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather

@@ -2,8 +2,9 @@
 
 #include "textflag.h"
 
-// Elementwise kernels: four values per pass, then one at a time. The instructions Go's assembler
-// does not spell are WORDs with their mnemonic beside them (scripts/neonwords.py checks them).
+// Elementwise kernels: four values per pass (sixteen, then four, in mulAddRowsNEON), then one at
+// a time. The instructions Go's assembler does not spell are WORDs with their mnemonic beside them
+// (scripts/neonwords.py checks them).
 
 // func mulAddRowsNEON(rows, n int, a *float32, lda int, x *float32, ldx int, y *float32, ldy int, dst *float32, ldd int)
 //
@@ -31,8 +32,25 @@ row:
 	MOVD R9, R2
 	MOVD R11, R3
 	MOVD R6, R4
-	CMP  $4, R4
-	BLT  tail1
+	CMP  $16, R4
+	BLT  tail4
+
+loop16:
+	VLD1.P 64(R1), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R2), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R3), [V16.S4, V17.S4, V18.S4, V19.S4]
+	WORD   $0x4e30cc80 // fmla v0.4s, v4.4s, v16.4s
+	WORD   $0x4e31cca1 // fmla v1.4s, v5.4s, v17.4s
+	WORD   $0x4e32ccc2 // fmla v2.4s, v6.4s, v18.4s
+	WORD   $0x4e33cce3 // fmla v3.4s, v7.4s, v19.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	SUB    $16, R4, R4
+	CMP    $16, R4
+	BGE    loop16
+
+tail4:
+	CMP $4, R4
+	BLT tail1
 
 loop4:
 	VLD1.P 16(R1), [V0.S4]

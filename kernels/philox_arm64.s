@@ -144,31 +144,33 @@
 	ROUND_PAIR(c0, c1, c2, c3, p, q, r, t, n3, h0, n1, h1, 24, 25)
 
 
-// func philoxNEON(dst *uint32, groups int, key *[2]uint32, ctr *[4]uint32, hi, a, b uint32)
+// func philoxNEON(dst *uint32, groups int, key *[2]uint32, ctr *[4]uint32, hi, a, b uint32, rows int)
 //
-// Writes groups×4 consecutive Philox4x32-10 blocks (16 words per group) to dst. ctr holds the low
-// counter words of the first group's four blocks (lo, lo+1, lo+2, lo+3; the caller guarantees
-// they do not wrap within the call), hi the high counter word, (a, b) the stream. Only the low
-// counter word c0 differs between the blocks, so round 0's product M1·c2 and its new c0, c1 are
-// the same for every block (c0 = hi(M1·a) ^ hi ^ k0, c1 = lo(M1·a)), and so is round 1's product
-// M0·c0: the prologue folds them with the keys of rounds 0-2 into five constants, keeps the keys
-// of rounds 3 and 4 in registers and writes those of rounds 5-9 to the frame, from where each
-// round loads its pair with one LD2R (R19, reset every pass). Two groups per pass, one set of
-// four blocks in v0-v7 and one in v8-v15 (the four blocks of a set in the four lanes of each
-// register, c0…c3 one register each), then one group alone if groups is odd. The 32×32→64-bit
-// products by UMULL/UMULL2 and their halves by UZP1/UZP2; ST4 interleaves the lanes back into
-// block order. Instructions Go's assembler does not spell are the macros above or WORDs with
-// their mnemonic beside them.
-TEXT ·philoxNEON(SB), NOSPLIT, $48-44
+// Writes groups×4 consecutive Philox4x32-10 blocks (16 words per group) to dst, for rows ≥ 1
+// streams one after the other: (a, b), (a+1, b), …, (a+rows−1, b) (a wrapping as a uint32), each
+// from the same counters. ctr holds the low counter words of the first group's four blocks (lo,
+// lo+1, lo+2, lo+3; the caller guarantees they do not wrap within a row), hi the high counter
+// word. Only the low counter word c0 differs between a row's blocks, so round 0's product M1·c2
+// and its new c0, c1 are the same for every block of the row (c0 = hi(M1·a) ^ hi ^ k0, c1 =
+// lo(M1·a)), and so is round 1's product M0·c0: the prologue computes the keys once (those of
+// rounds 0-2 kept in R20-R23 for the rows, of rounds 3 and 4 in registers, of rounds 5-9 written
+// to the frame, from where each round loads its pair with one LD2R: R19, reset every pass), and
+// each row folds its products with the keys of rounds 0-2 into three constants (B1 and K02 do not
+// depend on a). Two groups per pass, one set of four blocks in v0-v7 and one in v8-v15 (the four
+// blocks of a set in the four lanes of each register, c0…c3 one register each), then one group
+// alone if groups is odd. The 32×32→64-bit products by UMULL/UMULL2 and their halves by
+// UZP1/UZP2; ST4 interleaves the lanes back into block order. Instructions Go's assembler does not
+// spell are the macros above or WORDs with their mnemonic beside them.
+TEXT ·philoxNEON(SB), NOSPLIT, $48-56
 	MOVD  dst+0(FP), R0
 	MOVD  groups+8(FP), R1
 	MOVD  key+16(FP), R2
-	MOVD  ctr+24(FP), R3
+	MOVD  ctr+24(FP), R24
 	MOVWU hi+32(FP), R4
 	MOVWU a+36(FP), R5
 	MOVWU b+40(FP), R6
+	MOVD  rows+48(FP), R25
 	WORD $0x29402047 // ldp w7, w8, [x2]
-	WORD $0x4c407875 // ld1 {v21.4s}, [x3]
 	WORD $0x5283ea69 // mov w9, #0x1f53
 	WORD $0x72ba4a29 // movk w9, #0xd251, lsl #16
 	WORD $0x5291aaea // mov w10, #0x8d57
@@ -179,27 +181,16 @@ TEXT ·philoxNEON(SB), NOSPLIT, $48-44
 	WORD $0x72b3c6ee // movk w14, #0x9e37, lsl #16
 	WORD $0x5295d0af // mov w15, #0xae85
 	WORD $0x72b76cef // movk w15, #0xbb67, lsl #16
-	WORD $0x9baa7cab // umull x11, w5, w10
-	WORD $0xd360fd6c // lsr x12, x11, #32
-	WORD $0x4a04018c // eor w12, w12, w4
-	WORD $0x4a07018c // eor w12, w12, w7
-	WORD $0x9ba97d8d // umull x13, w12, w9
 	WORD $0x4a0800c2 // eor w2, w6, w8
 	WORD $0x4e040c50 // dup v16.4s, w2
-	WORD $0x0b0e00e7 // add w7, w7, w14
-	WORD $0x0b0f0108 // add w8, w8, w15
-	WORD $0x4a070162 // eor w2, w11, w7
-	WORD $0x4e040c51 // dup v17.4s, w2
-	WORD $0xd360fda3 // lsr x3, x13, #32
-	WORD $0x4a080063 // eor w3, w3, w8
-	WORD $0x4e040c72 // dup v18.4s, w3
-	WORD $0x0b0e00e7 // add w7, w7, w14
-	WORD $0x0b0f0108 // add w8, w8, w15
+	WORD $0x2a0703f4 // mov w20, w7
+	WORD $0x0b0e00f5 // add w21, w7, w14
+	WORD $0x0b0f0116 // add w22, w8, w15
+	WORD $0x0b0e02a7 // add w7, w21, w14
+	WORD $0x0b0f02d7 // add w23, w22, w15
 	WORD $0x4e040cf3 // dup v19.4s, w7
-	WORD $0x4a0801a2 // eor w2, w13, w8
-	WORD $0x4e040c54 // dup v20.4s, w2
 	WORD $0x0b0e00e7 // add w7, w7, w14
-	WORD $0x0b0f0108 // add w8, w8, w15
+	WORD $0x0b0f02e8 // add w8, w23, w15
 	WORD $0x4e040cfe // dup v30.4s, w7
 	WORD $0x4e040d1f // dup v31.4s, w8
 	WORD $0x0b0e00e7 // add w7, w7, w14
@@ -222,6 +213,21 @@ TEXT ·philoxNEON(SB), NOSPLIT, $48-44
 	WORD $0x0b0e00e7 // add w7, w7, w14
 	WORD $0x0b0f0108 // add w8, w8, w15
 	WORD $0x29042267 // stp w7, w8, [x19, #32]
+
+row:
+	WORD $0x9baa7cab // umull x11, w5, w10
+	WORD $0xd360fd6c // lsr x12, x11, #32
+	WORD $0x4a04018c // eor w12, w12, w4
+	WORD $0x4a14018c // eor w12, w12, w20
+	WORD $0x9ba97d8d // umull x13, w12, w9
+	WORD $0x4a150162 // eor w2, w11, w21
+	WORD $0x4e040c51 // dup v17.4s, w2
+	WORD $0xd360fda3 // lsr x3, x13, #32
+	WORD $0x4a160063 // eor w3, w3, w22
+	WORD $0x4e040c72 // dup v18.4s, w3
+	WORD $0x4a1701a2 // eor w2, w13, w23
+	WORD $0x4e040c54 // dup v20.4s, w2
+	WORD $0x4c407b15 // ld1 {v21.4s}, [x24]
 	WORD $0x4f000497 // movi v23.4s, #4
 	WORD $0x4eb786b6 // add v22.4s, v21.4s, v23.4s
 	WORD $0x4f000517 // movi v23.4s, #8
@@ -250,7 +256,7 @@ pair:
 	BNE  pair
 
 single:
-	TBZ  $0, R1, done
+	TBZ  $0, R1, next
 	ROUND0(21, 0, 1, 2, 3)
 	ROUND1(3, 2, 4, 5, 6, 7)
 	ROUND2(7, 6, 2, 0, 1, 3, 4, 5, 7, 2, 0)
@@ -262,6 +268,10 @@ single:
 	ROUNDK(3, 4, 7, 0, 2, 6, 1, 5, 3, 7, 2, 6)
 	ROUNDK(6, 2, 7, 3, 1, 5, 4, 0, 7, 6, 5, 4)
 	WORD $0x4c9f0804 // st4 {v4.4s, v5.4s, v6.4s, v7.4s}, [x0], #64
+	SUB  $40, R19, R19
 
-done:
+next:
+	ADDW $1, R5, R5
+	SUBS $1, R25, R25
+	BNE  row
 	RET

@@ -44,6 +44,14 @@ func philoxBlocksGeneric(dst []uint32, key [2]uint32, block uint64, a, b uint32)
 }
 
 // philoxRound is one Philox4x32 S-P round with round key (k0, k1).
+// philoxRowsGeneric fills dst with the first nb blocks of the streams (a, b), (a+1, b), … one
+// after the other, 4·nb words each (len(dst)/(4·nb) streams).
+func philoxRowsGeneric(dst []uint32, key [2]uint32, a, b uint32, nb int) {
+	for r := 0; r < len(dst)/(4*nb); r++ {
+		philoxBlocks(dst[r*4*nb:(r+1)*4*nb], key, 0, a+uint32(r), b)
+	}
+}
+
 func philoxRound(c0, c1, c2, c3, k0, k1 uint32) (uint32, uint32, uint32, uint32) {
 	hi0, lo0 := bits.Mul32(philoxM0, c0)
 	hi1, lo1 := bits.Mul32(philoxM1, c2)
@@ -122,6 +130,53 @@ func (s *Stream) Uint64() uint64 {
 	return uint64(hi)<<32 | uint64(lo)
 }
 
+// NormalRows fills rows rows of dst, row r at dst[r·ld : r·ld+n], with the first n normals of the
+// stream (seed, a+r, b) (a+r wrapping as a uint32): the values Reset(seed, a+r, b) and then
+// Normal(dst[r·ld : r·ld+n]) give, row after row. It generates the Philox blocks of several rows
+// in one call, enough for n values and a margin of wedge words, and runs the ziggurat over each
+// row's words; a row those words do not complete (a draw that needs Normal's slow path, or more
+// words than the margin) goes on through Normal from where it stopped. Afterwards s is the fresh
+// stream (seed, a+rows, b).
+func (s *Stream) NormalRows(seed uint64, a, b uint32, dst []float32, rows, n, ld int) {
+	if rows <= 0 || n <= 0 {
+		s.Reset(seed, a+uint32(max(rows, 0)), b)
+		return
+	}
+	_ = dst[(rows-1)*ld+n-1]
+	// Words for n values: one per value, and a wedge's height word for about 2.8 % of them; the
+	// margin n/32 + 4 is more than five standard deviations above that for n ≤ 512.
+	g := philoxGroup()
+	nb := ((n+n/32+4+3)/4 + g - 1) / g * g
+	per := len(s.buf) / (4 * nb)
+	if per == 0 {
+		for r := 0; r < rows; r++ {
+			s.Reset(seed, a+uint32(r), b)
+			s.Normal(dst[r*ld : r*ld+n])
+		}
+		s.Reset(seed, a+uint32(rows), b)
+		return
+	}
+	key := [2]uint32{uint32(seed), uint32(seed >> 32)}
+	nw := 4 * nb
+	for r0 := 0; r0 < rows; r0 += per {
+		m := min(per, rows-r0)
+		philoxRows(s.buf[:m*nw], key, a+uint32(r0), b, nb)
+		for r := 0; ; r++ {
+			k, c, p := zigRows(s.buf[r*nw:m*nw], nw, dst[(r0+r)*ld:], ld, n)
+			if r += k; r == m {
+				break
+			}
+			// Row r is not complete. On as the row's stream: its unconsumed words in place, then
+			// its next blocks. A refill writes at most nb blocks, over this pass's first row, done
+			// by now (or this row itself, its words all consumed by then).
+			s.key, s.a, s.b, s.block = key, a+uint32(r0+r), b, uint64(nb)
+			s.n, s.avail = uint32((r+1)*nw), uint32(nw-c)
+			s.Normal(dst[(r0+r)*ld+p : (r0+r)*ld+n])
+		}
+	}
+	s.Reset(seed, a+uint32(rows), b)
+}
+
 // Uniform fills dst with values uniform on [0, 1), each with 24 random bits.
 func (s *Stream) Uniform(dst []float32) {
 	// Whole runs of buffered words at a time, refilled for what is still wanted: the same words
@@ -181,6 +236,19 @@ func (s *Stream) Normal(dst []float32) {
 		dst[0] = float32(s.zigSlow(w))
 		dst = dst[1:]
 	}
+}
+
+// zigRowsGeneric runs zigRun over the rows of words, row r's words words[r·nw : (r+1)·nw] into
+// out[r·ld : r·ld+n] (len(words)/nw rows), and stops at the first row they do not complete: it
+// returns that row's index and what zigRun returned for it, or the number of rows and 0, 0.
+func zigRowsGeneric(words []uint32, nw int, out []float32, ld, n int) (row, consumed, produced int) {
+	m := len(words) / nw
+	for r := 0; r < m; r++ {
+		if c, p := zigRun(words[r*nw:(r+1)*nw], out[r*ld:r*ld+n]); p < n {
+			return r, c, p
+		}
+	}
+	return m, 0, 0
 }
 
 // zigRunGeneric is the portable zigRun: the ziggurat over the buffered words, writing out in

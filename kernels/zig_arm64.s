@@ -74,9 +74,13 @@
 	SUB R24>>2, R1, R1; \
 	SUB R24>>2, R12, R12
 
-// func zigRunNEON(words *uint32, nw int, out *float32, nout int, fast *[2 * zigLayers][2]uint32, wedge *[zigLayers]zigWedge, tbl *zigTBL) (consumed, produced int)
+// func zigRunNEON(words *uint32, nw int, out *float32, nout int, fast *[2 * zigLayers][2]uint32, wedge *[zigLayers]zigWedge, tbl *zigTBL, ld, rows int) (consumed, produced, left int)
 //
-// The ziggurat over nw words into nout values (see zigRunGeneric). The fast path: a word's low
+// The ziggurat over nw words into nout values (see zigRunGeneric), for rows ≥ 1 rows one after
+// the other: row r's nw words at words + r·nw into the nout values at out + r·ld, on to the next
+// row only once a row's nout values are all written. It returns what the run of the last row it
+// started consumed and produced, and left, the rows not completed (0 when all were; else the
+// row stopped at is row rows − left). The fast path: a word's low
 // byte b gives its layer b & 127 and sign (bit 7), u = word >> 8 is accepted when u < k of its
 // layer and then gives out = float32(u)·(±w) (w = w32 of the layer). Sixteen words per pass while
 // both words and out have sixteen: LD4 splits their bytes into four vectors, TBL/TBX look up the
@@ -96,9 +100,9 @@
 //
 // Registers: R0 the next word, R1 the words left, R2 the next value, R12 the values left (both
 // not updated within a run of groups), R3 the pair table, R19 the wedge rows, R21 tbl.khi, R22
-// tbl.w, R15 and R16 the starts of words and out; in the groups of sixteen v12 = 0x7f and v13 =
-// 0x40 in every byte.
-TEXT ·zigRunNEON(SB), NOSPLIT, $0-72
+// tbl.w, R15 and R16 the starts of the row's words and out, R25 the rows left; in the groups of
+// sixteen v12 = 0x7f and v13 = 0x40 in every byte.
+TEXT ·zigRunNEON(SB), NOSPLIT, $0-96
 	MOVD words+0(FP), R0
 	MOVD nw+8(FP), R1
 	MOVD out+16(FP), R2
@@ -106,6 +110,9 @@ TEXT ·zigRunNEON(SB), NOSPLIT, $0-72
 	MOVD fast+32(FP), R3
 	MOVD wedge+40(FP), R19
 	MOVD tbl+48(FP), R21
+	MOVD rows+64(FP), R25
+
+row:
 	ADD  $128, R21, R22
 	MOVD R0, R15
 	MOVD R2, R16
@@ -358,8 +365,22 @@ positive:
 done:
 	SUB  R15, R0, R6
 	LSR  $2, R6, R6
-	MOVD R6, consumed+56(FP)
 	SUB  R16, R2, R7
 	LSR  $2, R7, R7
-	MOVD R7, produced+64(FP)
+	// A complete row: on to the next one, if any (R25 counts the rows left, this one included).
+	MOVD nout+24(FP), R12
+	CMP  R12, R7
+	BNE  stop
+	SUBS $1, R25, R25
+	BEQ  stop
+	MOVD nw+8(FP), R1
+	ADD  R1<<2, R15, R0
+	MOVD ld+56(FP), R8
+	ADD  R8<<2, R16, R2
+	B    row
+
+stop:
+	MOVD R6, consumed+72(FP)
+	MOVD R7, produced+80(FP)
+	MOVD R25, left+88(FP)
 	RET

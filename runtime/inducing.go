@@ -449,6 +449,7 @@ type localParams struct {
 	pr       int       // rows of proj: mi, or 2mi
 	rstar    []float32 // dOut × mo
 	s2       []float32 // diagonal family: sd², mo × mi
+	zero     []float32 // diagonal family: mi zeros (v⊙v as 0 + v·v by kernels.MulAddRows)
 	muT      []float32 // the mean of u (unwhitened), mo × mi; ensemble: member 0
 	raw      [][]float32
 	// gzd is [G_z G_d]: G_z (mo × dOut) beside G_d (mo × mo, lower triangular or diagonal), so
@@ -532,35 +533,54 @@ func (l *inducing) loadLocal(zr, zc, dr, lr, lc []float64, meanRaw [][]float32) 
 	lp.muP = kernels.NewPackedB(true, mi, mo, lp.muT, mi)
 	if lp.s2 != nil {
 		lp.s2P = kernels.NewPackedB(true, mi, mo, lp.s2, mi)
+		lp.zero = make([]float32, mi)
 	}
 }
 
 // unitAlpha is the factor 1 for kernels.AxpyRows.
 var unitAlpha = [1]float32{1}
 
-// prepStride is the number of prep values per input: proj (pr), √a, c, then for the diagonal and
-// matrix families μ v (mo) and the scale of ε (mo, or one value).
+// prepStride is the number of prep values per input: proj (pr), σλ√a and −λc (the factors of e and
+// ĝ in apply), then for the diagonal and matrix families μ v (mo), and for the matrix family the
+// scale of ε (one value).
 func (l *inducing) prepStride() int {
 	s := l.loc.pr + 2
 	switch l.q {
 	case QDiagonal:
-		s += 2*l.mo + l.mi // and v⊙v
+		s += l.mo
 	case QMatrix:
 		s += l.mo + 1
 	}
 	return s
 }
 
-// prepSize is n rows of prepStride values and the packed products' work slice.
-func (l *inducing) prepSize(n int) int { return n*l.prepStride() + kernels.GemmPackedWork }
+// prepSize is n rows of prepStride values, for the diagonal family n rows of v⊙v (mi) and then
+// n rows of the scale of ε (mo), each block contiguous (see diagBlocks), and the packed products'
+// work slice.
+func (l *inducing) prepSize(n int) int {
+	s := n * l.prepStride()
+	if l.q == QDiagonal {
+		s += n * (l.mi + l.mo)
+	}
+	return s + kernels.GemmPackedWork
+}
+
+// diagBlocks returns the diagonal family's v⊙v (n × mi) and scale √((s⊙s)(v⊙v)) (n × mo) blocks
+// of a prep of n rows.
+func (l *inducing) diagBlocks(prep []float32, n int) (vv, sc []float32) {
+	o := n * l.prepStride()
+	return prep[o : o+n*l.mi], prep[o+n*l.mi : o+n*(l.mi+l.mo)]
+}
 
 // prepare computes, for n inputs, everything of the local sample that depends on the input only:
-// the projections V x̃ (with Ĉ x̃), √a, c and the mean and scale of t for the diagonal and matrix
-// families. The rows are stored with stride prepStride() in prep.
+// the projections V x̃ (with Ĉ x̃), σλ√a, −λc and the mean and scale of t for the diagonal and
+// matrix families. The rows are stored with stride prepStride() in prep (the diagonal family's v⊙v and
+// scale in blocks after them, see diagBlocks).
 func (l *inducing) prepare(in []float32, n int, prep []float32) {
 	mi, mo, st := l.mi, l.mo, l.prepStride()
 	lp := &l.loc
-	work := prep[n*st : n*st+kernels.GemmPackedWork]
+	ps := l.prepSize(n)
+	work := prep[ps-kernels.GemmPackedWork : ps]
 	kernels.GemmPacked(false, n, 1, in, l.k, lp.projP, 0, prep, st, work)
 	if l.hasBias {
 		kernels.AxpyRows(n, lp.pr, unitAlpha[:], 0, lp.projBias, 0, prep, st)
@@ -569,24 +589,22 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 	if !l.whitened {
 		vOff = mi
 	}
+	f, g := l.sigma*l.lamda, -l.lamda
 	for i := 0; i < n; i++ {
-		row := prep[i*st : (i+1)*st]
 		x := in[i*l.k : (i+1)*l.k]
+		p := prep[i*st : i*st+lp.pr+2]
 		a := float64(kernels.Dot(x, x))
 		if l.hasBias {
 			a++
 		}
-		b := float64(kernels.Dot(row[:mi], row[:mi]))
+		b := float64(kernels.Dot(p[:mi], p[:mi]))
 		rest := max(a-b, 0)
-		row[lp.pr] = float32(math.Sqrt(a))
-		row[lp.pr+1] = float32(math.Sqrt(a) - math.Sqrt(rest))
-		v := row[vOff : vOff+mi]
-		t := row[lp.pr+2:]
-		switch l.q {
-		case QDiagonal:
-			kernels.Mul(t[2*mo:2*mo+mi], v, v)
-		case QMatrix:
+		sa := math.Sqrt(a)
+		p[lp.pr] = f * float32(sa)
+		p[lp.pr+1] = g * float32(sa-math.Sqrt(rest))
+		if l.q == QMatrix {
 			// |L_colᵀ v|.
+			v := prep[i*st+vOff : i*st+vOff+mi]
 			nrm := 0.0
 			for c := 0; c < mi; c++ {
 				acc := float32(0)
@@ -595,20 +613,21 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 				}
 				nrm += float64(acc) * float64(acc)
 			}
-			t[mo] = float32(math.Sqrt(nrm))
+			prep[i*st+lp.pr+2+mo] = float32(math.Sqrt(nrm))
 		}
 	}
 	if l.q != QDiagonal && l.q != QMatrix {
 		return
 	}
-	// μ v for all rows; for the diagonal family also √((s⊙s)(v⊙v)).
+	// μ v for all rows; for the diagonal family also √((s⊙s)(v⊙v)), v⊙v as 0 + v·v for all rows
+	// in one call.
 	t0 := lp.pr + 2
 	kernels.GemmPacked(false, n, 1, prep[vOff:], st, lp.muP, 0, prep[t0:], st, work)
 	if l.q == QDiagonal {
-		kernels.GemmPacked(false, n, 1, prep[t0+2*mo:], st, lp.s2P, 0, prep[t0+mo:], st, work)
-		for i := 0; i < n; i++ {
-			kernels.SqrtPos(prep[i*st+t0+mo : i*st+t0+2*mo])
-		}
+		vv, sc := l.diagBlocks(prep, n)
+		kernels.MulAddRows(n, mi, lp.zero, 0, prep[vOff:], st, prep[vOff:], st, vv, mi)
+		kernels.GemmPacked(false, n, 1, vv, mi, lp.s2P, 0, sc, mo, work)
+		kernels.SqrtPos(sc)
 	}
 }
 
@@ -627,7 +646,7 @@ func (l *inducing) zStride() (first, stride int) {
 // applyScratch is the scratch apply needs for B samples of n inputs each.
 func (l *inducing) applyScratch(n, B int) int {
 	_, zst := l.zStride()
-	return B*zst + B*l.mo + B*n*l.mo + l.mo*l.mi + B*n + kernels.GemmPackedWork
+	return B*zst + B*l.mo + B*n*l.mo + l.mo*l.mi + kernels.GemmPackedWork
 }
 
 // apply draws samples fc.sample … fc.sample+B−1 of the layer's outputs for n inputs each into out
@@ -638,35 +657,41 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 	lp := &l.loc
 	rows := B * n
 	first, zst := l.zStride()
-	// z holds sample b's normals in row b (B × zst), drawn in one Normal call each: ε, e, e′. The
-	// products below read e and (e, e′) in place.
+	// z holds sample b's normals in row b (B × zst), drawn from its stream in one go: ε, e, e′.
+	// The products below read e and (e, e′) in place.
 	z, rest := scratch[:B*zst], scratch[B*zst:]
 	g, rest := rest[:B*mo], rest[B*mo:]
 	t, rest := rest[:rows*mo], rest[rows*mo:]
 	u, rest := rest[:l.mo*l.mi], rest[l.mo*l.mi:]
-	al, rest := rest[:rows], rest[rows:] // per-row factors for kernels.AxpyRows
 	work := rest[:kernels.GemmPackedWork]
 	// Output row r = b·n + i (sample b, input i) reads the prep row at b·pStep + i·st.
 	pStep := n * st
 	if shared {
 		pStep = 0
 	}
-	if !fc.mean {
-		for b := 0; b < B; b++ {
-			fc.rng.Reset(fc.seed, uint32(fc.sample+b), id)
-			fc.rng.Normal(z[b*zst : (b+1)*zst])
+	// The diagonal family's scale of ε for output row b·n + i at sc[b·sStep + i·mo].
+	var sc []float32
+	sStep := 0
+	if l.q == QDiagonal {
+		if shared {
+			_, sc = l.diagBlocks(prep, n)
+		} else {
+			_, sc = l.diagBlocks(prep, rows)
+			sStep = n * mo
 		}
 	}
-	l.sampleT(fc, prep, pStep, z, zst, g, t, u, n, B)
+	if !fc.mean {
+		fc.rng.NormalRows(fc.seed, uint32(fc.sample), id, z, B, zst, zst)
+	}
+	l.sampleT(fc, prep, pStep, sc, sStep, z, zst, g, t, u, n, B)
 	if !fc.mean {
 		// ĝ = [E E′] [G_z G_d]ᵀ for the B samples at once, reading (e, e′) in place; t ← t − λ c ĝ.
 		kernels.GemmPacked(false, B, 1, z[first:], zst, lp.gzdP, 0, g, mo, work)
 		if pStep == 0 && n == 1 {
 			// One input: the same c for every sample, and t has the layout of g.
-			kernels.Axpy(-l.lamda*prep[lp.pr+1], g, t)
+			kernels.Axpy(prep[lp.pr+1], g, t)
 		} else {
-			l.rowFactors(al, -l.lamda, prep, pStep, lp.pr+1, n, B)
-			rowsAxpy(al, g, mo, t, mo, n, B)
+			l.rowsAxpy(prep[lp.pr+1:], pStep, g, mo, t, mo, n, B)
 		}
 	}
 	// out = σ t R⋆ᵀ (+ σλ √a e).
@@ -674,51 +699,43 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 	if fc.mean {
 		return
 	}
-	l.rowFactors(al, l.sigma*l.lamda, prep, pStep, lp.pr, n, B)
-	rowsAxpy(al, z[first:], zst, out, dOut, n, B)
+	l.rowsAxpy(prep[lp.pr:], pStep, z[first:], zst, out, dOut, n, B)
 }
 
-// rowFactors writes f times the prep value at offset off of each of apply's B·n output rows into
-// al (see apply for pStep).
-func (l *inducing) rowFactors(al []float32, f float32, prep []float32, pStep, off, n, B int) {
-	st := l.prepStride()
-	for b := 0; b < B; b++ {
-		for i := 0; i < n; i++ {
-			al[b*n+i] = f * prep[b*pStep+i*st+off]
-		}
-	}
-}
-
-// rowsAxpy adds al[r] times row r / n of x (B rows of ldy values, leading dimension ldx) to row r
-// of y (B·n rows of ldy values, contiguous): each sample's vector, scaled per input.
-func rowsAxpy(al, x []float32, ldx int, y []float32, ldy, n, B int) {
+// rowsAxpy adds, for each of apply's B·n output rows r = b·n + i, the factor al[b·pStep + i·st]
+// (a column of the prep rows, see apply for pStep) times row b of x (B rows of ldy values, leading
+// dimension ldx) to row r of y (B·n rows of ldy values, contiguous): each sample's vector, scaled
+// per input.
+func (l *inducing) rowsAxpy(al []float32, pStep int, x []float32, ldx int, y []float32, ldy, n, B int) {
 	if n == 1 {
-		kernels.AxpyRows(B, ldy, al, 1, x, ldx, y, ldy)
+		kernels.AxpyRows(B, ldy, al, pStep, x, ldx, y, ldy)
 		return
 	}
+	st := l.prepStride()
 	for b := 0; b < B; b++ {
-		kernels.AxpyRows(n, ldy, al[b*n:], 1, x[b*ldx:], 0, y[b*n*ldy:], ldy)
+		kernels.AxpyRows(n, ldy, al[b*pStep:], st, x[b*ldx:], 0, y[b*n*ldy:], ldy)
 	}
 }
 
 // sampleT writes t = u v for the B·n output rows of apply (rows × mo, sample-major): for the
 // diagonal and matrix families the exact Gaussian μ v + scale ⊙ ε from ε in z (drawn, or the mean
 // μ v), for the others u (the sample's, or the mean) times v. See apply for the arguments.
-func (l *inducing) sampleT(fc *fwdCtx, prep []float32, pStep int, z []float32, zst int, g, t, u []float32, n, B int) {
+func (l *inducing) sampleT(fc *fwdCtx, prep []float32, pStep int, sc []float32, sStep int, z []float32, zst int, g, t, u []float32, n, B int) {
 	mo, mi, st := l.mo, l.mi, l.prepStride()
 	lp := &l.loc
 	mOff := lp.pr + 2
 	switch l.q {
 	case QDiagonal, QMatrix:
 		if l.q == QDiagonal && !fc.mean {
-			// t = μ v + √((s⊙s)(v⊙v)) ⊙ ε, row by row: rows of prep and of ε (z) at their strides.
+			// t = μ v + √((s⊙s)(v⊙v)) ⊙ ε, row by row: rows of prep, of the scales (sc) and of
+			// ε (z) at their strides.
 			if n == 1 {
-				kernels.MulAddRows(B, mo, prep[mOff:], pStep, prep[mOff+mo:], pStep, z, zst, t, mo)
+				kernels.MulAddRows(B, mo, prep[mOff:], pStep, sc, sStep, z, zst, t, mo)
 				return
 			}
 			for b := 0; b < B; b++ {
 				po := b*pStep + mOff
-				kernels.MulAddRows(n, mo, prep[po:], st, prep[po+mo:], st, z[b*zst:], 0, t[b*n*mo:], mo)
+				kernels.MulAddRows(n, mo, prep[po:], st, sc[b*sStep:], mo, z[b*zst:], 0, t[b*n*mo:], mo)
 			}
 			return
 		}

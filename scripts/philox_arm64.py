@@ -2,7 +2,7 @@
 """scripts/philox_arm64.py: writes kernels/philox_arm64.s (then run scripts/neonwords.py on it).
 
 The Philox4x32-10 NEON generator: eight blocks per pass in two sets of four lanes, interleaved
-round by round, and one set of four for an odd group. Rounds 0-2 use constants the prologue
+round by round, and one set of four for an odd group, for one or several streams (rows) a call. Rounds 0-2 use constants the prologue
 computes: only the counter's low word differs
 between blocks, so in round 0 the product of c2 = a and the words c1, c3 are the same for every
 block, and in round 1 the product of c0; the keys of rounds 3 and 4 stay in registers, those of
@@ -242,45 +242,44 @@ def main():
 // on the constants of the prologue:
 %s
 
-// func philoxNEON(dst *uint32, groups int, key *[2]uint32, ctr *[4]uint32, hi, a, b uint32)
+// func philoxNEON(dst *uint32, groups int, key *[2]uint32, ctr *[4]uint32, hi, a, b uint32, rows int)
 //
-// Writes groups×4 consecutive Philox4x32-10 blocks (16 words per group) to dst. ctr holds the low
-// counter words of the first group's four blocks (lo, lo+1, lo+2, lo+3; the caller guarantees
-// they do not wrap within the call), hi the high counter word, (a, b) the stream. Only the low
-// counter word c0 differs between the blocks, so round 0's product M1·c2 and its new c0, c1 are
-// the same for every block (c0 = hi(M1·a) ^ hi ^ k0, c1 = lo(M1·a)), and so is round 1's product
-// M0·c0: the prologue folds them with the keys of rounds 0-2 into five constants, keeps the keys
-// of rounds 3 and 4 in registers and writes those of rounds 5-9 to the frame, from where each
-// round loads its pair with one LD2R (R19, reset every pass). Two groups per pass, one set of
-// four blocks in v0-v7 and one in v8-v15 (the four blocks of a set in the four lanes of each
-// register, c0…c3 one register each), then one group alone if groups is odd. The 32×32→64-bit
-// products by UMULL/UMULL2 and their halves by UZP1/UZP2; ST4 interleaves the lanes back into
-// block order. Instructions Go's assembler does not spell are the macros above or WORDs with
-// their mnemonic beside them.
-TEXT ·philoxNEON(SB), NOSPLIT, $48-44
+// Writes groups×4 consecutive Philox4x32-10 blocks (16 words per group) to dst, for rows ≥ 1
+// streams one after the other: (a, b), (a+1, b), …, (a+rows−1, b) (a wrapping as a uint32), each
+// from the same counters. ctr holds the low counter words of the first group's four blocks (lo,
+// lo+1, lo+2, lo+3; the caller guarantees they do not wrap within a row), hi the high counter
+// word. Only the low counter word c0 differs between a row's blocks, so round 0's product M1·c2
+// and its new c0, c1 are the same for every block of the row (c0 = hi(M1·a) ^ hi ^ k0, c1 =
+// lo(M1·a)), and so is round 1's product M0·c0: the prologue computes the keys once (those of
+// rounds 0-2 kept in R20-R23 for the rows, of rounds 3 and 4 in registers, of rounds 5-9 written
+// to the frame, from where each round loads its pair with one LD2R: R19, reset every pass), and
+// each row folds its products with the keys of rounds 0-2 into three constants (B1 and K02 do not
+// depend on a). Two groups per pass, one set of four blocks in v0-v7 and one in v8-v15 (the four
+// blocks of a set in the four lanes of each register, c0…c3 one register each), then one group
+// alone if groups is odd. The 32×32→64-bit products by UMULL/UMULL2 and their halves by
+// UZP1/UZP2; ST4 interleaves the lanes back into block order. Instructions Go's assembler does not
+// spell are the macros above or WORDs with their mnemonic beside them.
+TEXT ·philoxNEON(SB), NOSPLIT, $48-56
 	MOVD  dst+0(FP), R0
 	MOVD  groups+8(FP), R1
 	MOVD  key+16(FP), R2
-	MOVD  ctr+24(FP), R3
+	MOVD  ctr+24(FP), R24
 	MOVWU hi+32(FP), R4
 	MOVWU a+36(FP), R5
-	MOVWU b+40(FP), R6'''
+	MOVWU b+40(FP), R6
+	MOVD  rows+48(FP), R25'''
     out.append(hdr % macro_text())
-    # The constants of rounds 0-3 (see the file comment of philoxNEON): M1·a → (ah, al),
-    # c0 = ah ^ hi ^ k0 after round 0, M0·c0 → (eh, el) in round 1.
-    for x in ["ldp w7, w8, [x2]", f"ld1 {{{CTRA}.4s}}, [x3]",
+    # The keys, once: k0 of round 0 in R20, the keys of round 1 in R21, R22, k1 of round 2 in R23
+    # (see the file comment of philoxNEON); B1 = b ^ k1 and K02 do not depend on a.
+    for x in ["ldp w7, w8, [x2]",
               "mov w9, #0x1f53", "movk w9, #0xd251, lsl #16", "mov w10, #0x8d57", "movk w10, #0xcd9e, lsl #16",
               f"dup {M0}.4s, w9", f"dup {M1}.4s, w10",
               "mov w14, #0x79b9", "movk w14, #0x9e37, lsl #16", "mov w15, #0xae85", "movk w15, #0xbb67, lsl #16",
-              "umull x11, w5, w10", "lsr x12, x11, #32", "eor w12, w12, w4", "eor w12, w12, w7",
-              "umull x13, w12, w9",
-              "eor w2, w6, w8", f"dup {B1}.4s, w2",
-              "add w7, w7, w14", "add w8, w8, w15",
-              "eor w2, w11, w7", f"dup {D0}.4s, w2",
-              "lsr x3, x13, #32", "eor w3, w3, w8", f"dup {D1}.4s, w3",
-              "add w7, w7, w14", "add w8, w8, w15",
-              f"dup {K02}.4s, w7", "eor w2, w13, w8", f"dup {F}.4s, w2",
-              "add w7, w7, w14", "add w8, w8, w15",
+              "eor w2, w6, w8", f"dup {B1}.4s, w2", "mov w20, w7",
+              "add w21, w7, w14", "add w22, w8, w15",
+              "add w7, w21, w14", "add w23, w22, w15",
+              f"dup {K02}.4s, w7",
+              "add w7, w7, w14", "add w8, w23, w15",
               f"dup {K3A}.4s, w7", f"dup {K3B}.4s, w8",
               "add w7, w7, w14", "add w8, w8, w15",
               f"dup {K4A}.4s, w7", f"dup {K4B}.4s, w8"]:
@@ -291,9 +290,17 @@ TEXT ·philoxNEON(SB), NOSPLIT, $48-44
         ins("add w7, w7, w14")
         ins("add w8, w8, w15")
         ins(f"stp w7, w8, [x19, #{8 * (r - 5)}]")
-    ins(f"movi {INC}.4s, #4")
-    ins(f"add {CTRB}.4s, {CTRA}.4s, {INC}.4s")
-    ins(f"movi {INC}.4s, #8")
+    # Each row: M1·a → (ah, al), c0 = ah ^ hi ^ k0 after round 0, M0·c0 → (eh, el) in round 1,
+    # D0 = al ^ k0', D1 = eh ^ k1', F = el ^ k1'' (the keys of rounds 1 and 2).
+    out.append("\nrow:")
+    for x in ["umull x11, w5, w10", "lsr x12, x11, #32", "eor w12, w12, w4", "eor w12, w12, w20",
+              "umull x13, w12, w9",
+              "eor w2, w11, w21", f"dup {D0}.4s, w2",
+              "lsr x3, x13, #32", "eor w3, w3, w22", f"dup {D1}.4s, w3",
+              "eor w2, w13, w23", f"dup {F}.4s, w2",
+              f"ld1 {{{CTRA}.4s}}, [x24]", f"movi {INC}.4s, #4", f"add {CTRB}.4s, {CTRA}.4s, {INC}.4s",
+              f"movi {INC}.4s, #8"]:
+        ins(x)
     go("LSR  $1, R1, R2")
     go("CBZ  R2, single")
     out.append("\npair:")
@@ -310,12 +317,16 @@ TEXT ·philoxNEON(SB), NOSPLIT, $48-44
     go("SUBS $1, R2, R2")
     go("BNE  pair")
     out.append("\nsingle:")
-    go("TBZ  $0, R1, done")
+    go("TBZ  $0, R1, next")
     a = Set([f"v{i}" for i in range(0, 8)])
     rounds([a], [CTRA], [ta])
     c = a.st
     ins(f"st4 {{{c['c0']}.4s, {c['c1']}.4s, {c['c2']}.4s, {c['c3']}.4s}}, [x0], #64")
-    out.append("\ndone:")
+    go("SUB  $40, R19, R19")
+    out.append("\nnext:")
+    go("ADDW $1, R5, R5")
+    go("SUBS $1, R25, R25")
+    go("BNE  row")
     go("RET")
     print("\n".join(out))
 
