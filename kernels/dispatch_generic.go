@@ -34,14 +34,3 @@ func axpyRows(rows, n int, alpha []float32, astep int, x []float32, ldx int, y [
 
 // accMoments is AccumulateMoments; see accMomentsGeneric.
 func accMoments(x []float32, scale float32, s, s2 []float64) { accMomentsGeneric(x, scale, s, s2) }
-
-// philoxRows fills dst with the first nb Philox blocks of the streams (a, b), (a+1, b), … one
-// after the other; see philoxRowsGeneric.
-func philoxRows(dst []uint32, key [2]uint32, a, b uint32, nb int) {
-	philoxRowsGeneric(dst, key, a, b, nb)
-}
-
-// zigRows is zigRun over the rows of words; see zigRowsGeneric.
-func zigRows(words []uint32, nw int, out []float32, ld, n int) (row, consumed, produced int) {
-	return zigRowsGeneric(words, nw, out, ld, n)
-}
