@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -143,4 +144,54 @@ func indConvSpec(out, hw int) *runtime.Spec {
 	return &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{64, hw, hw},
 		Layers: []runtime.LayerSpec{{Name: "c", Op: runtime.OpConv2d, In: 64, Out: out, Bias: true, Kernel: [2]int{3, 3},
 			Padding: [2]int{1, 1}, Posterior: inducingPost(8, 8, runtime.QDiagonal, true, 0)}, {Name: "flat", Op: runtime.OpFlatten}}}
+}
+
+// TestInducingGramMatchesWeight: on a larger convolution than TestInducingGramMoments' (64 → 32
+// channels, 3×3 on 4×4, d_in 577, M 16 × 16, an input with a ReLU's zeros) the gram path's
+// outputs (Local) have the per-output means and variances of whole weight samples (Weight):
+// two-sample z-tests on all 512 outputs, 5 standard errors (variances of near-Gaussian outputs:
+// se² = 2σ⁴/(n−1) per side). It catches layout and scale errors at a size the closed-form test
+// does not reach (positions reversed in the output: 108 outputs fail; X̃ᵀX̃ halved: all 512);
+// the structure of F (L_21, the pivot tolerance) is that test's to check: here M_c/d_in ≈ 3 %,
+// so dropping L_21 moves the variances by less than their standard error.
+func TestInducingGramMatchesWeight(t *testing.T) {
+	n := sampleCount(12_000)
+	spec := indConvSpec(32, 4)
+	spec.Layers[0].Posterior = inducingPost(16, 16, runtime.QDiagonal, true, 0)
+	ts := randomTensors(spec, 5)
+	m := newModel(t, spec, ts)
+	if !runtime.InducingGram(m, "c", runtime.Local, 1) {
+		t.Fatal("no gram path under Local")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	x := randn(r, m.InputSize(), 1)
+	for i := range x {
+		x[i] = max(x[i], 0)
+	}
+	var mean, vari [2][]float64
+	for s, st := range []runtime.Strategy{runtime.Local, runtime.Weight} {
+		out := predictAll(t, m, runtime.Options{Samples: n, Seed: uint64(20 + s), Strategy: st, KeepSamples: true}, x)
+		got := sampleMoments(to64s(out[0].Outputs), 32*16)
+		mean[s], vari[s] = got.mean, make([]float64, got.p)
+		for j := range vari[s] {
+			vari[s][j] = got.cov.at(j, j)
+		}
+	}
+	bad := 0
+	for j := range mean[0] {
+		dm := mean[0][j] - mean[1][j]
+		seM := math.Sqrt((vari[0][j] + vari[1][j]) / float64(n))
+		dv := vari[0][j] - vari[1][j]
+		seV := math.Sqrt(2 * (vari[0][j]*vari[0][j] + vari[1][j]*vari[1][j]) / float64(n-1))
+		if math.Abs(dm) > 5*seM || math.Abs(dv) > 5*seV {
+			bad++
+			if bad <= 5 {
+				t.Errorf("output %d: gram mean %.5g var %.5g, weight mean %.5g var %.5g (%.1f, %.1f se)",
+					j, mean[0][j], vari[0][j], mean[1][j], vari[1][j], dm/seM, dv/seV)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d outputs differ", bad, len(mean[0]))
+	}
 }
