@@ -149,3 +149,26 @@ func sameOutputs(t *testing.T, a, b []runtime.Prediction, size int, tol float64)
 		}
 	}
 }
+
+// TestInducingFactoredSmallerBatch: a Predictor sized for a batch the factored path does not take
+// (MaxBatch 4096: W formed) still has the scratch the factored path needs when a smaller batch
+// takes it (one input of a 64 → 128 3×3 convolution on 4×4, factored up to 6 inputs:
+// TestInducingFactoredCrossover). At 17c8c00 this panicked (slice bounds out of range).
+func TestInducingFactoredSmallerBatch(t *testing.T) {
+	for _, st := range []runtime.Strategy{runtime.Weight, runtime.Auto, runtime.Local} {
+		m := newModel(t, indConvSpec(128, 4), randomTensors(indConvSpec(128, 4), 3))
+		if runtime.InducingFactored(m, "c", 4096) || !runtime.InducingFactored(m, "c", 1) {
+			t.Fatal("the crossover moved; pick another layer")
+		}
+		p, err := m.NewPredictor(runtime.Options{Samples: 2, Seed: 1, Strategy: st, MaxBatch: 4096})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 6, 7} {
+			out := make([]runtime.Prediction, n)
+			if err := p.PredictBatch(randomInputs(m, n, 3), out); err != nil {
+				t.Fatalf("%v, %d inputs: %v", st, n, err)
+			}
+		}
+	}
+}
