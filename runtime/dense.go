@@ -173,7 +173,7 @@ func (d *dense) scratchSize(n, B int, st Strategy) int {
 	s := d.dOut*d.dIn + d.dOut + max(d.post.weightScratch(), d.colSize())
 	if l, ok := d.post.(*inducing); ok {
 		s = max(s, d.pathScratch(l, n))
-		if d.gramPost(Local, n) != nil && st != Weight { // Auto may take it for a smaller batch
+		if st != Weight && d.gramPost(Auto, 1) != nil { // Local's choice, and Auto's for some batch ≤ n
 			s = max(s, d.gramScratch(l))
 		}
 	}

@@ -93,6 +93,17 @@ func InducingPath(m *Model, layer string, n int) string {
 	return map[weightPath]string{pathFormed: "formed", pathFactored: "factored"}[p]
 }
 
+// SetInducingGram forces the named inducing convolution's gram path on ("on": Local and Auto
+// take it), off ("off") or leaves it to the cost model ("auto"), and reports whether the layer is
+// an inducing layer. Call it before NewPredictor.
+func SetInducingGram(m *Model, layer, mode string) bool {
+	l, ok := m.findDense(layer).post.(*inducing)
+	if ok {
+		l.gram = map[string]int8{"on": 1, "off": -1}[mode]
+	}
+	return ok
+}
+
 // InducingGram reports whether the named convolution samples along the gram path under
 // strategy st for batches of n.
 func InducingGram(m *Model, layer string, st Strategy, n int) bool {

@@ -32,6 +32,7 @@ type inducing struct {
 	guOff            int         // q global: offset of the layer's block in one U_{1:L} sample
 	lz, lzInv        []float32   // chol(Z_c Z_cᵀ) without jitter and its inverse (gram path); nil if Z_c's rows are nearly dependent
 	path             weightPath  // how weight samples meet their inputs (pathAuto: by cost)
+	gram             int8        // the gram path forced on (1) or off (−1) by a test; 0: by cost (gramPost)
 	kl               float64
 	loc              localParams
 }

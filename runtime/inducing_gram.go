@@ -85,20 +85,24 @@ func (l *inducing) gramCost(cols int) int {
 }
 
 // gramPost returns the layer's inducing posterior when, under strategy st and for batches of n,
-// its samples are drawn per input along the gram path, else nil: Local takes it wherever the
-// layer can, Auto where it costs less than a weight sample applied to the batch.
+// its samples are drawn per input along the gram path, else nil: where one input's gram sample
+// costs less than a weight sample applied to it (Local: the choice must not depend on the batch,
+// whose inputs get the samples they get alone) or to the whole batch (Auto). Weight never takes
+// it. A test may force it on or off (inducing.gram).
 func (d *dense) gramPost(st Strategy, n int) *inducing {
 	l, ok := d.post.(*inducing)
-	if !ok || !d.conv || !l.gramOK(d.out.h*d.out.w) {
+	pos := d.out.h * d.out.w
+	if !ok || !d.conv || !l.gramOK(pos) || st == Weight || l.gram < 0 {
 		return nil
 	}
-	switch st {
-	case Local:
+	if l.gram > 0 {
 		return l
-	case Auto:
-		if n*l.gramCost(d.out.h*d.out.w) < l.pathCost(d.factoredCols(n)) {
-			return l
-		}
+	}
+	if st == Local {
+		n = 1
+	}
+	if n*l.gramCost(pos) < l.pathCost(d.factoredCols(n)) {
+		return l
 	}
 	return nil
 }

@@ -74,7 +74,8 @@ func TestInducingGramMoments(t *testing.T) {
 				spec, ts := indLayer(t, c, uint64(ci+1))
 				spec = gramConv(spec, pw)
 				m := newModel(t, spec, ts)
-				if !runtime.InducingGram(m, "fc", runtime.Local, 2) {
+				// A layer this small is cheaper as weights: force the gram path.
+				if !runtime.SetInducingGram(m, "fc", "on") || !runtime.InducingGram(m, "fc", runtime.Local, 2) {
 					t.Fatal("the convolution does not take the gram path under Local")
 				}
 				if runtime.InducingGram(m, "fc", runtime.Weight, 2) {
@@ -106,13 +107,15 @@ func TestInducingGramMoments(t *testing.T) {
 }
 
 // TestInducingGramAuto: Auto samples an inducing convolution along the gram path where one
-// input's gram sample (gramCost) costs less than a weight sample applied to the batch. A 64 →
+// input's gram sample (gramCost) costs less than a weight sample applied to the batch, Local
+// where it costs less than a weight sample applied to one input (whatever the batch). A 64 →
 // 128 3×3 convolution on 4×4 (d_in 577, M 8 × 8, P = 16): the gram path costs
 // 16·(128·24 + 4·64) + 2·8·577·16 + 577·16² + (8²·16 + 8·16² + 16³/3) + 128·24² + 8·128·8 +
 // 16·(8·8 + 128·8) = 452 437 per input; a weight sample 1 813 568 (normals and Z_r E1 Z_cᵀ) plus
 // 1 272 960 (factored, one input) or 627 776 + 1 181 696·n (formed): gram for every batch. A 64 → 16
 // 3×3 convolution on 16×16 (P = 256, M 8 × 8) pays 577·256² = 37.8 M for X̃ᵀX̃ alone against
-// 16·577·256 = 2.4 M to apply a formed W: never gram. Past 512 positions there is no gram path.
+// 16·577·256 = 2.4 M to apply a formed W: never gram, under Local either. Past 512 positions
+// there is no gram path.
 func TestInducingGramAuto(t *testing.T) {
 	conv := func(out, hw int) *runtime.Model {
 		return newModel(t, indConvSpec(out, hw), randomTensors(indConvSpec(out, hw), 3))
@@ -124,7 +127,7 @@ func TestInducingGramAuto(t *testing.T) {
 		batchSizes []int
 	}{
 		{"128ch-4x4", conv(128, 4), true, true, []int{1, 7, 256}},
-		{"16ch-16x16", conv(16, 16), false, true, []int{1, 7}},
+		{"16ch-16x16", conv(16, 16), false, false, []int{1, 7}},
 		{"16ch-32x32", conv(16, 32), false, false, []int{1}},
 	} {
 		for _, n := range c.batchSizes {
@@ -193,5 +196,77 @@ func TestInducingGramMatchesWeight(t *testing.T) {
 	}
 	if bad > 0 {
 		t.Errorf("%d of %d outputs differ", bad, len(mean[0]))
+	}
+}
+
+// TestInducingGramContracts: with the gram path forced on every inducing convolution of the test
+// CNN (im2col and pointwise, residual blocks, BatchNorm; a global-U CNN too), the Local strategy
+// keeps its contracts: an input gets the same samples alone, in a batch and in chunks (to float
+// rounding); any number of threads gives the same bits; a prediction allocates nothing.
+func TestInducingGramContracts(t *testing.T) {
+	cnn := cnnSpec()
+	cnn.Layers[5].Shortcut[0].Posterior = inducingPost(2, 2, runtime.QDiagonal, false, 0) // r2s: 1×1, pointwise
+	for name, spec := range map[string]*runtime.Spec{"cnn": cnn, "global-cnn": globalCNNSpec()} {
+		t.Run(name, func(t *testing.T) {
+			build := func() *runtime.Model {
+				m := buildModel(t, spec, 3)
+				forced := 0
+				var walk func([]runtime.LayerSpec)
+				walk = func(ls []runtime.LayerSpec) {
+					for _, l := range ls {
+						walk(l.Body)
+						walk(l.Shortcut)
+						if l.Op == runtime.OpConv2d && l.Posterior != nil && l.Posterior.Kind == runtime.KindInducing &&
+							runtime.SetInducingGram(m, l.Name, "on") && runtime.InducingGram(m, l.Name, runtime.Local, 1) {
+							forced++
+						}
+					}
+				}
+				walk(spec.Layers)
+				if forced < 2 {
+					t.Fatalf("%d convolutions on the gram path", forced)
+				}
+				return m
+			}
+			const n = 5
+			m := build()
+			xs := randomInputs(m, n, 4)
+			opts := runtime.Options{Samples: 4, Seed: 7, Strategy: runtime.Local, MaxBatch: n, KeepSamples: true}
+			batch := predictAll(t, m, opts, xs)
+			opts.MaxBatch = 2
+			chunked := predictAll(t, m, opts, xs)
+			opts.MaxBatch, opts.Threads = n, 3
+			threaded := predictAll(t, build(), opts, xs)
+			opts.MaxBatch, opts.Threads = 1, 1
+			p, err := m.NewPredictor(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := m.InputSize()
+			for i := 0; i < n; i++ {
+				var one runtime.Prediction
+				if err := p.Predict(xs[i*in:(i+1)*in], &one); err != nil {
+					t.Fatal(err)
+				}
+				if err := closePrediction(&batch[i], &one, 1e-5); err != nil {
+					t.Errorf("input %d alone: %v", i, err)
+				}
+				if err := closePrediction(&batch[i], &chunked[i], 1e-5); err != nil {
+					t.Errorf("input %d in chunks of 2: %v", i, err)
+				}
+				if err := samePrediction(&batch[i], &threaded[i]); err != nil {
+					t.Errorf("input %d, 3 threads: %v", i, err)
+				}
+			}
+			x := xs[:in]
+			var one runtime.Prediction
+			if a := testing.AllocsPerRun(5, func() {
+				if err := p.Predict(x, &one); err != nil {
+					t.Fatal(err)
+				}
+			}); a != 0 {
+				t.Errorf("Predict: %v allocations", a)
+			}
+		})
 	}
 }
