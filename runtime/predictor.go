@@ -26,9 +26,9 @@ const (
 	Weight
 	// Local samples each dense layer's outputs per input (MATH.md §1 and §2), which is exact per
 	// input and much cheaper for small batches; an inducing convolution's outputs are sampled per
-	// input with W shared by the input's positions (the gram path, inducing_gram.go), other conv
-	// layers still sample weights. The inputs of a batch share each sample's random stream, not
-	// its W.
+	// input with W shared by the input's positions where that costs less than a weight sample (the
+	// gram path, inducing_gram.go), other conv layers sample weights. The inputs of a batch share
+	// each sample's random stream, not its W.
 	Local
 )
 
