@@ -43,14 +43,7 @@ func gemmPanelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb
 	if tiles < 1 {
 		return
 	}
-	// The bounds the assembly relies on.
-	_ = a[(gemmMR-1)*lda+kc-1]
-	_ = b[(tiles-1)*bstep+(kc-1)*ldb+gemmNR-1]
-	_ = c[(gemmMR-1)*ldc+tiles*gemmNR-1]
-	o := 0
-	if over {
-		o = 1
-	}
+	o := panelRowsChecked(kc, a, lda, b, ldb, bstep, c, ldc, tiles, over)
 	gemmPanelRowsNEON(kc, alpha, &a[0], lda, &b[0], ldb, bstep, &c[0], ldc, tiles, o)
 }
 
