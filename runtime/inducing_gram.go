@@ -152,6 +152,13 @@ func (d *dense) forwardGram(fc *fwdCtx, l *inducing, x, y []float32) {
 	}
 	for c := range diag {
 		diag[c] = a[c*cols+c]
+		if !(diag[c] <= math.MaxFloat32) {
+			// |x̃|² overflowed float32 (an input around 1e19 or more; a NaN): F cannot be formed,
+			// but W x̃ may still be finite. This input's sample is a whole weight sample instead —
+			// the same distribution, and what the Weight strategy draws for it.
+			d.forwardWeight(fc, x, y, 1)
+			return
+		}
 	}
 	// L_21ᵀ = L_z⁻¹ (Z_c X̃); the Schur complement A − L_21 L_21ᵀ and its factor L_22, in a.
 	kernels.Gemm(false, false, mi, cols, mi, 1, l.lzInv, mi, p, cols, 0, l21t, cols)

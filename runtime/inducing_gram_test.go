@@ -270,3 +270,28 @@ func TestInducingGramContracts(t *testing.T) {
 		})
 	}
 }
+
+// TestInducingGramOverflow: an input so large that |x̃|² overflows float32 (1e30: the gram path's
+// X̃ᵀX̃ is infinite, while W x̃ is not) is sampled as a whole weight sample instead — exactly the
+// Weight strategy's prediction for this one-layer model — not with its E1 term silently dropped.
+func TestInducingGramOverflow(t *testing.T) {
+	m := newModel(t, indConvSpec(128, 4), randomTensors(indConvSpec(128, 4), 3))
+	if !runtime.InducingGram(m, "c", runtime.Local, 1) {
+		t.Fatal("no gram path under Local")
+	}
+	x := randomInputs(m, 1, 2)
+	x[5] = 1e30
+	var got [2]runtime.Prediction
+	for i, st := range []runtime.Strategy{runtime.Local, runtime.Weight} {
+		p, err := m.NewPredictor(runtime.Options{Samples: 4, Seed: 3, Strategy: st, KeepSamples: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Predict(x, &got[i]); err != nil {
+			t.Fatalf("%v: %v", st, err)
+		}
+	}
+	if err := samePrediction(&got[0], &got[1]); err != nil {
+		t.Errorf("Local with an overflowing input vs Weight: %v", err)
+	}
+}
