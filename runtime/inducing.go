@@ -120,7 +120,9 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 	l.dr, l.dc = to32(dr), to32(dc)
 	l.lhatR, l.lhatC = to32(lhr), to32(lhc)
 	l.lr, l.lc = to32(lr), to32(lc)
-	l.lz, l.lzInv = gramFactor(zc, mi, dIn)
+	if ls.Op == OpConv2d { // only convolutions sample along the gram path (inducing_gram.go)
+		l.lz, l.lzInv = gramFactor(zc, mi, dIn)
+	}
 
 	var (
 		klU float64
