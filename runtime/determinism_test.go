@@ -63,35 +63,44 @@ func TestBatchMatchesSingle(t *testing.T) {
 		for _, st := range []runtime.Strategy{runtime.Weight, runtime.Local} {
 			t.Run(tm.name+"/"+st.String(), func(t *testing.T) {
 				m := buildModel(t, tm.spec(), 3)
-				const n = 5
-				xs := randomInputs(m, n, 4)
-				opts := runtime.Options{Samples: 4, Seed: 7, Strategy: st, MaxBatch: n, KeepSamples: true}
-				batch := predictAll(t, m, opts, xs)
-				opts.MaxBatch = 2
-				chunked := predictAll(t, m, opts, xs)
-				opts.MaxBatch = 1
-				p, err := m.NewPredictor(opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				in := m.InputSize()
-				for i := 0; i < n; i++ {
-					var one runtime.Prediction
-					if err := p.Predict(xs[i*in:(i+1)*in], &one); err != nil {
-						t.Fatal(err)
-					}
-					for _, c := range []struct {
-						what string
-						p    *runtime.Prediction
-					}{{"single", &one}, {"chunks of 2", &chunked[i]}} {
-						if err := closePrediction(&batch[i], c.p, 1e-5); err != nil {
-							t.Errorf("input %d: batch of %d vs %s differ beyond rounding: %v", i, n, c.what, err)
-						}
-					}
-				}
+				xs := randomInputs(m, 5, 4)
+				batchMatchesSingle(t, m, runtime.Options{Samples: 4, Seed: 7, Strategy: st, KeepSamples: true}, xs)
 			})
 		}
 	}
+}
+
+// batchMatchesSingle fails t unless each input of xs gets, to rounding (1e-5), the same
+// prediction in one batch, in chunks of 2 (MaxBatch 2) and alone (Predict); opts' MaxBatch is
+// set here. It returns the batch's predictions.
+func batchMatchesSingle(t *testing.T, m *runtime.Model, opts runtime.Options, xs []float32) []runtime.Prediction {
+	t.Helper()
+	in := m.InputSize()
+	n := len(xs) / in
+	opts.MaxBatch = n
+	batch := predictAll(t, m, opts, xs)
+	opts.MaxBatch = 2
+	chunked := predictAll(t, m, opts, xs)
+	opts.MaxBatch = 1
+	p, err := m.NewPredictor(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		var one runtime.Prediction
+		if err := p.Predict(xs[i*in:(i+1)*in], &one); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			what string
+			p    *runtime.Prediction
+		}{{"single", &one}, {"chunks of 2", &chunked[i]}} {
+			if err := closePrediction(&batch[i], c.p, 1e-5); err != nil {
+				t.Errorf("input %d: batch of %d vs %s differ beyond rounding: %v", i, n, c.what, err)
+			}
+		}
+	}
+	return batch
 }
 
 // TestConcurrentPredictors: one shared Model, 16 goroutines each with its own Predictor, give the

@@ -231,33 +231,21 @@ func TestInducingGramContracts(t *testing.T) {
 			const n = 5
 			m := build()
 			xs := randomInputs(m, n, 4)
-			opts := runtime.Options{Samples: 4, Seed: 7, Strategy: runtime.Local, MaxBatch: n, KeepSamples: true}
-			batch := predictAll(t, m, opts, xs)
-			opts.MaxBatch = 2
-			chunked := predictAll(t, m, opts, xs)
+			opts := runtime.Options{Samples: 4, Seed: 7, Strategy: runtime.Local, KeepSamples: true}
+			batch := batchMatchesSingle(t, m, opts, xs)
 			opts.MaxBatch, opts.Threads = n, 3
 			threaded := predictAll(t, build(), opts, xs)
+			for i := range batch {
+				if err := samePrediction(&batch[i], &threaded[i]); err != nil {
+					t.Errorf("input %d, 3 threads: %v", i, err)
+				}
+			}
 			opts.MaxBatch, opts.Threads = 1, 1
 			p, err := m.NewPredictor(opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			in := m.InputSize()
-			for i := 0; i < n; i++ {
-				var one runtime.Prediction
-				if err := p.Predict(xs[i*in:(i+1)*in], &one); err != nil {
-					t.Fatal(err)
-				}
-				if err := closePrediction(&batch[i], &one, 1e-5); err != nil {
-					t.Errorf("input %d alone: %v", i, err)
-				}
-				if err := closePrediction(&batch[i], &chunked[i], 1e-5); err != nil {
-					t.Errorf("input %d in chunks of 2: %v", i, err)
-				}
-				if err := samePrediction(&batch[i], &threaded[i]); err != nil {
-					t.Errorf("input %d, 3 threads: %v", i, err)
-				}
-			}
 			x := xs[:in]
 			var one runtime.Prediction
 			if a := testing.AllocsPerRun(5, func() {
