@@ -182,3 +182,14 @@ func TestZigFastAVX2BitIdentical(t *testing.T) {
 	}
 	checkZigFast(t, zigFast, cases)
 }
+
+// TestGemmPackedRowsIndependentGeneric: GemmPacked's rows are independent of the call's row count
+// on the generic path of an AVX2 CPU too (packed panels, partial tiles through C's values).
+func TestGemmPackedRowsIndependentGeneric(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("this CPU has no AVX2+FMA: TestGemmPackedRowsIndependent ran the generic path")
+	}
+	useAVX2, gemmInPlaceA = false, false
+	defer func() { useAVX2, gemmInPlaceA = true, true }()
+	checkRowsIndependent(t)
+}

@@ -85,15 +85,21 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 	// tiles in the first depth block without reading C: only the rest of C is cleared first.
 	inPlaceA := gemmInPlaceA && !transA
 	over := inPlaceA && beta == 0
-	// With over and a single depth block, a last panel of fewer than gemmMR rows goes through the
-	// full panel that ends with it, read in place: its first rows get again, over C, the values
-	// the panel before wrote (the same operations on the same operands), and nothing is packed.
-	tailInPlace := over && k <= gemmKC && m >= gemmMR
-	fullM, fullN := m/gemmMR*gemmMR, n/gemmNR*gemmNR
+	// With over, a last panel of fewer than gemmMR rows goes through the full panel that ends with
+	// it, read in place, after the other panels are done: its first rows get again, over C, the
+	// values the panels before wrote (the same operations on the same operands, depth block after
+	// depth block), and nothing is packed. So every row of C is computed by the same instructions
+	// whatever the number of rows (at least gemmMR) and wherever the row sits.
+	tailInPlace := over && m >= gemmMR
+	fullM := m / gemmMR * gemmMR
 	if !over {
 		scaleRowsOrZero(beta, c, m, n, ldc)
 	} else if fullM < m && !tailInPlace {
 		scaleRowsOrZero(0, c[fullM*ldc:], m-fullM, n, ldc)
+	}
+	mMain := m
+	if tailInPlace {
+		mMain = fullM
 	}
 	var p gemmParams // the operand A for packA, set when a panel needs packing
 	off := 0
@@ -102,19 +108,12 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 		blk := pb.data[off : off+kb*pb.np]
 		off += kb * pb.np
 		pa := work[:kb*gemmMR]
-		for ir := 0; ir < m; ir += gemmMR {
+		for ir := 0; ir < mMain; ir += gemmMR {
 			mr := min(gemmMR, m-ir)
-			if mr < gemmMR && tailInPlace {
-				ir, mr = m-gemmMR, gemmMR
-			}
 			if inPlaceA && mr == gemmMR {
 				// A full panel of A read in place: its full tiles in one call, then the last
 				// columns through a tile.
-				ap := a[ir*lda+pc:]
-				gemmPanelRows(kb, alpha, ap, lda, blk, gemmNR, kb*gemmNR, c[ir*ldc:], ldc, fullN/gemmNR, over && pc == 0)
-				if fullN < n {
-					rowsTile(kb, alpha, ap, lda, blk[fullN*kb:], c[ir*ldc+fullN:], ldc, n-fullN, over && pc == 0)
-				}
+				panelInPlace(kb, alpha, a[ir*lda+pc:], lda, blk, c[ir*ldc:], ldc, n, over && pc == 0)
 				continue
 			}
 			p = gemmParams{transA: transA, m: m, k: k, a: a, lda: lda}
@@ -127,11 +126,35 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 					gemmKernel(kb, alpha, pa, bp, c[ci:], ldc)
 					continue
 				}
+				// A partial tile: C's values go through a tile that the micro-kernel updates as
+				// it updates C in a full one, so that each value of C sees the same operations.
 				var tile [gemmMR * gemmNR]float32
+				for r := 0; r < mr; r++ {
+					copy(tile[r*gemmNR:r*gemmNR+nr], c[ci+r*ldc:ci+r*ldc+nr])
+				}
 				gemmKernel(kb, alpha, pa, bp, tile[:], gemmNR)
-				addTile(c[ci:], ldc, &tile, mr, nr, false)
+				addTile(c[ci:], ldc, &tile, mr, nr, true)
 			}
 		}
+	}
+	if mMain < m {
+		off = 0
+		for pc := 0; pc < k; pc += gemmKC {
+			kb := min(gemmKC, k-pc)
+			panelInPlace(kb, alpha, a[(m-gemmMR)*lda+pc:], lda, pb.data[off:off+kb*pb.np], c[(m-gemmMR)*ldc:], ldc, n, over && pc == 0)
+			off += kb * pb.np
+		}
+	}
+}
+
+// panelInPlace runs a full panel of A (gemmMR rows read in place, depth kb) against a packed
+// depth block b of n columns: the full tiles in one call, then the last columns through a tile;
+// over writes C instead of adding to it.
+func panelInPlace(kb int, alpha float32, a []float32, lda int, b, c []float32, ldc, n int, over bool) {
+	fullN := n / gemmNR * gemmNR
+	gemmPanelRows(kb, alpha, a, lda, b, gemmNR, kb*gemmNR, c, ldc, fullN/gemmNR, over)
+	if fullN < n {
+		rowsTile(kb, alpha, a, lda, b[fullN*kb:], c[fullN:], ldc, n-fullN, over)
 	}
 }
 

@@ -73,3 +73,46 @@ func TestGemmPackedNoAllocations(t *testing.T) {
 		t.Errorf("%v allocations per GemmPacked", n)
 	}
 }
+
+// TestGemmPackedRowsIndependent: with beta = 0 and at least gemmMR rows, each row of C comes out
+// bit-identical whatever the number of rows in the call and wherever the row sits in it — full
+// panels or a last partial one, one depth block or several. The runtime relies on it: a sample's arithmetic does not depend on
+// how many samples are drawn together (Predictor passes).
+func TestGemmPackedRowsIndependent(t *testing.T) { checkRowsIndependent(t) }
+
+// checkRowsIndependent is TestGemmPackedRowsIndependent's body, for the dispatched kernels.
+func checkRowsIndependent(t *testing.T) {
+	t.Helper()
+	r := newRand(33)
+	work := make([]float32, GemmPackedWork)
+	const total = 5*gemmMR + 3
+	for _, k := range []int{1, 7, 64, gemmKC, gemmKC + 45, 3*gemmKC + 1} {
+		for _, n := range []int{1, 5, gemmNR, gemmNR + 3, 40} {
+			for _, beta := range []float32{0} {
+				lda, ldc := k+1, n+2
+				a := randSlice(r, total*lda)
+				pb := NewPackedB(false, k, n, randSlice(r, k*n), n)
+				c0 := randSlice(r, total*ldc)
+				full := append([]float32(nil), c0...)
+				GemmPacked(false, total, 0.75, a, lda, pb, beta, full, ldc, work)
+				for _, r0 := range []int{0, 1, gemmMR / 2, gemmMR, 2*gemmMR + 1} {
+					for _, m := range []int{gemmMR, gemmMR + 2, 2 * gemmMR, 2*gemmMR + 1, 3*gemmMR - 1} {
+						if r0+m > total {
+							continue
+						}
+						got := append([]float32(nil), c0[r0*ldc:(r0+m)*ldc]...)
+						GemmPacked(false, m, 0.75, a[r0*lda:], lda, pb, beta, got, ldc, work)
+						for i := 0; i < m; i++ {
+							for j := 0; j < n; j++ {
+								if g, w := got[i*ldc+j], full[(r0+i)*ldc+j]; math.Float32bits(g) != math.Float32bits(w) {
+									t.Fatalf("k=%d n=%d beta=%g: row %d of C as row %d of %d rows: c[%d] = %v, as row %d of %d: %v",
+										k, n, beta, r0+i, i, m, j, g, r0+i, total, w)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -109,3 +109,7 @@ func SetInducingGram(m *Model, layer, mode string) bool {
 func InducingGram(m *Model, layer string, st Strategy, n int) bool {
 	return m.findDense(layer).gramPost(st, n) != nil
 }
+
+// PassSamples returns the most samples p draws in one pass (whole blocks drawn together) and its
+// block.
+func PassSamples(p *Predictor) (pass, block int) { return p.pass, p.block }

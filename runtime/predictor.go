@@ -263,8 +263,9 @@ type Predictor struct {
 	stop    *stopper
 	// prep holds the first stochastic layer's input projections when it samples locally.
 	prep []float32
-	// block is the number of samples drawn together in one pass through the network.
-	block int
+	// block is the unit of samples drawn together: a pass through the network draws one block,
+	// or (pass > block) several whole blocks at once.
+	block, pass int
 	// zeros (MaxBatch inputs' worth) checks inputs for NaN and infinities (Σ 0·x).
 	zeros []float32
 	// Accumulators, MaxBatch × outputs.
@@ -326,6 +327,7 @@ type job struct {
 	outs     []float32 // threads > 1: samples × n × outSz
 	strategy Strategy
 	block    int
+	pass     int // samples per pass of whole blocks (Predictor.pass)
 	// The samples drawn are one member's of a mixture: local sample l is the prediction's sample
 	// l·stride + offset (stride 1, offset 0 for a single network).
 	stride, offset int
@@ -398,21 +400,25 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	maxAct := m.inShape.size()
 	walkNodes(m.nodes, func(nd node) { maxAct = max(maxAct, nd.outSize()) })
 	p.block = blockSize(opts.Samples, n, maxAct)
+	p.pass = p.block
+	if m.passMerge() {
+		p.pass = passSize(opts.Samples, n, maxAct, p.block)
+	}
 	if err := p.setAdaptive(); err != nil {
 		return nil, err
 	}
 	scratch := 0
 	walkNodes(m.nodes, func(nd node) {
-		scratch = max(scratch, nd.scratchSize(n, p.block, opts.Strategy))
+		scratch = max(scratch, nd.scratchSize(n, p.pass, opts.Strategy))
 		if opts.Strategy == Auto {
-			scratch = max(scratch, nd.scratchSize(n, p.block, Weight), nd.scratchSize(n, p.block, Local))
+			scratch = max(scratch, nd.scratchSize(n, p.pass, Weight), nd.scratchSize(n, p.pass, Local))
 		}
 	})
 	limit := opts.MaxMemory
 	if limit == 0 {
 		limit = DefaultMaxMemory()
 	}
-	if need, ok := m.predictorBytes(p.opts, p.block, maxAct, scratch); limit > 0 && (!ok || need > limit) {
+	if need, ok := m.predictorBytes(p.opts, p.pass, maxAct, scratch); limit > 0 && (!ok || need > limit) {
 		what := "more than 4 EiB"
 		if ok {
 			what = sizeString(need)
@@ -440,14 +446,14 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 		p.stop = &stopper{}
 	}
 	for t := 0; t < opts.Threads; t++ {
-		w := &worker{id: t, bufSz: maxAct * n * p.block,
+		w := &worker{id: t, bufSz: maxAct * n * p.pass,
 			fc: fwdCtx{seed: opts.Seed, strategy: opts.Strategy, mean: opts.Mean, scratch: make([]float32, scratch)}}
 		if m.fa != nil {
-			w.fc.faHs = make([]float32, p.block*m.fa.rank)
+			w.fc.faHs = make([]float32, p.pass*m.fa.rank)
 		}
 		if gs, gsc := m.globalSizes(); gs > 0 {
 			w.fc.glob = m.glob
-			w.fc.guHs = make([]float32, p.block*gs)
+			w.fc.guHs = make([]float32, p.pass*gs)
 			w.fc.guScratch = make([]float32, gsc)
 		}
 		if t > 0 {
@@ -460,10 +466,10 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	if p.stop != nil {
 		goruntime.AddCleanup(p, func(s *stopper) { s.close() }, p.stop)
 	}
-	// Warm up: one pass over a zero batch per strategy in use, with one block per thread,
+	// Warm up: one pass over a zero batch per strategy in use, with one full pass per thread,
 	// creates every activation buffer.
 	saved := p.opts.Samples
-	p.opts.Samples = min(saved, opts.Threads*p.block)
+	p.opts.Samples = min(saved, opts.Threads*p.pass)
 	warm := make([]Prediction, n)
 	zeros := make([]float32, n*m.inShape.size())
 	for _, st := range []Strategy{Weight, Local} {
@@ -490,6 +496,63 @@ const (
 	maxBlockSamples = 8
 	maxBlockValues  = 1 << 18
 )
+
+// maxPassSamples is the most samples a pass of whole blocks draws (Predictor.pass).
+const maxPassSamples = 32
+
+// passSize is the number of samples a pass of whole blocks of block samples draws together, for
+// batches of n inputs whose largest activation has maxAct values: as many whole blocks as the
+// samples fill, up to maxPassSamples and maxBlockValues values per activation buffer. Threads
+// does not enter: each worker takes a contiguous range of blocks and draws its whole blocks in
+// passes of at most this size (worker.run); the arithmetic of a sample does not depend on how
+// many blocks a pass holds (Model.passMerge), so the predictions do not either.
+func passSize(samples, n, maxAct, block int) int {
+	b := maxPassSamples
+	if per := n * maxAct; per > 0 {
+		b = min(b, maxBlockValues/per)
+	}
+	return max(block, min(b, samples)/block*block)
+}
+
+// passMerge reports whether whole blocks of samples may be drawn in one pass: every node after
+// the deterministic prefix treats its rows alike whatever their number — elementwise and
+// per-image layers, convolutions (one product per image), and inducing layers, whose local
+// sampler's products go through kernels.GemmPacked with at least one block of rows, row for row
+// the same in any number of rows — and the model has no FA posterior or mixture members (their
+// per-block state is sized by block). Other layers (a Linear layer's plain Gemm over all rows,
+// whose blocking depends on their number) keep one block per pass.
+func (m *Model) passMerge() bool {
+	if m.fa != nil || m.parts != nil {
+		return false
+	}
+	ok := true
+	var walk func(nodes []node)
+	walk = func(nodes []node) {
+		for _, nd := range nodes {
+			switch v := nd.(type) {
+			case *residual:
+				walk(v.shortcut)
+				walk(v.body)
+			case *dense:
+				if _, ind := v.post.(*inducing); !ind && (v.post != nil || !v.conv) {
+					ok = false
+				}
+			case *activation, *pool, *adaptivePool, *batchNorm, *dropout:
+			default:
+				ok = false
+			}
+		}
+	}
+	first := len(m.nodes)
+	for i, nd := range m.nodes {
+		if nd.stochastic() {
+			first = i
+			break
+		}
+	}
+	walk(m.nodes[first:])
+	return ok
+}
 
 // blockSize is the number of samples drawn together for batches of n inputs whose largest
 // activation has maxAct values. It depends on neither Threads nor GOMAXPROCS, so the samples'
@@ -647,7 +710,15 @@ func (w *worker) reset() {
 // runSeq runs nodes on buffer in (never modified), w.fc.block samples of n inputs each, and
 // returns the buffer holding the result, which the caller owns (it is in itself when nodes is
 // empty).
-func (w *worker) runSeq(nodes []node, in, n int) int {
+func (w *worker) runSeq(nodes []node, in, n int) int { return w.runFrom(nodes, in, in, n) }
+
+// runOwned is runSeq on a buffer the caller hands over: in-place nodes overwrite it, and it is
+// released (or returned) like the intermediate buffers.
+func (w *worker) runOwned(nodes []node, in, n int) int { return w.runFrom(nodes, in, -1, n) }
+
+// runFrom runs nodes from buffer in; keep is the buffer never modified nor released (in for
+// runSeq, none for runOwned).
+func (w *worker) runFrom(nodes []node, in, keep, n int) int {
 	cur := in
 	for _, nd := range nodes {
 		if r, ok := nd.(*residual); ok {
@@ -658,13 +729,13 @@ func (w *worker) runSeq(nodes []node, in, n int) int {
 			if sc != cur {
 				w.release(sc)
 			}
-			if cur != in {
+			if cur != keep {
 				w.release(cur)
 			}
 			cur = body
 			continue
 		}
-		if nd.inPlace() && cur != in {
+		if nd.inPlace() && cur != keep {
 			nd.forward(&w.fc, w.bufs[cur], w.bufs[cur], n)
 			continue
 		}
@@ -675,7 +746,7 @@ func (w *worker) runSeq(nodes []node, in, n int) int {
 		} else {
 			nd.forward(&w.fc, w.bufs[cur], w.bufs[o], n)
 		}
-		if cur != in {
+		if cur != keep {
 			w.release(cur)
 		}
 		cur = o
@@ -694,19 +765,29 @@ func (w *worker) loop(j *job) {
 	}
 }
 
-// run draws this worker's blocks of samples (block b ≡ id mod threads holds samples b·block …)
-// of job j from the prefix output in its buffer pre (n rows, never modified). With p set (the
-// single-thread case) each sample's outputs are accumulated at once; otherwise they are stored in
-// j.outs.
+// run draws this worker's blocks of samples of job j from the prefix output in its buffer pre
+// (n rows, never modified): the blocks j.from, j.from+block, … up to j.samples are split into
+// one contiguous range per worker, whose whole blocks go in passes of up to j.pass samples and
+// whose last block, when the job ends with a partial one, goes alone. With p set (the
+// single-thread case) each sample's outputs are accumulated at once; otherwise they are stored
+// in j.outs.
 func (w *worker) run(j *job, p *Predictor, pre int) {
 	w.fc.strategy = j.strategy
 	n := j.n
 	fa := w.fc.faHs
-	for s0 := j.from + w.id*j.block; s0 < j.samples; s0 += j.threads * j.block {
-		B := min(j.block, j.samples-s0)
+	total := j.samples - j.from
+	full, nb := total/j.block, ceilDiv(total, j.block)
+	lo, hi := w.id*nb/j.threads, (w.id+1)*nb/j.threads
+	for bl := lo; bl < hi; {
+		s0 := j.from + bl*j.block
+		B := min(j.block, j.samples-s0) // the partial block
+		if bl < full {
+			B = min(j.pass/j.block, min(hi, full)-bl) * j.block
+		}
+		bl += ceilDiv(B, j.block)
 		w.fc.sample, w.fc.block = s0, B
 		if fa != nil {
-			rank := len(fa) / j.block
+			rank := len(fa) / j.pass
 			w.fc.faHs = fa[:B*rank]
 			for b := 0; b < B; b++ {
 				h := fa[b*rank : (b+1)*rank]
@@ -725,10 +806,7 @@ func (w *worker) run(j *job, p *Predictor, pre int) {
 		if j.cached != nil {
 			o := w.acquire()
 			j.cached.post.apply(&w.fc, j.cached.id, j.prep, true, w.bufs[o], n, B, w.fc.scratch)
-			res = w.runSeq(j.nodes[1:], o, n)
-			if res != o {
-				w.release(o)
-			}
+			res = w.runOwned(j.nodes[1:], o, n)
 		} else {
 			// Every sample of the block starts from the prefix output.
 			in := w.bufs[pre][:len(j.pre)]
@@ -739,9 +817,10 @@ func (w *worker) run(j *job, p *Predictor, pre int) {
 					copy(w.bufs[src][b*len(in):(b+1)*len(in)], in)
 				}
 			}
-			res = w.runSeq(j.nodes, src, n)
-			if src != pre && res != src {
-				w.release(src)
+			if src == pre {
+				res = w.runSeq(j.nodes, src, n)
+			} else {
+				res = w.runOwned(j.nodes, src, n)
 			}
 		}
 		y := w.bufs[res][:B*n*j.outSz]
@@ -838,7 +917,7 @@ func (p *Predictor) setup(k int, xs []float32, n int, st Strategy) int {
 	j := p.job
 	j.nodes, j.n, j.threads, j.strategy = nodes[p.first:], n, p.opts.Threads, st
 	j.stride, j.offset = stride, k
-	j.block = p.block
+	j.block, j.pass = p.block, p.pass
 	j.pre = w0.bufs[pre][:n*p.inSizeAt(p.first)]
 	j.outSz = m.outShape.size()
 	j.cached, j.prep = nil, nil

@@ -79,3 +79,84 @@ func TestThreadsOptions(t *testing.T) {
 		})
 	}
 }
+
+// wideInducingSpec: 8 → inducing(300, q1) → ReLU → inducing(10, q2): the second layer samples
+// locally from its own inputs, 301 per row, so its products span two depth blocks of the GEMM.
+func wideInducingSpec(q1, q2 string, ens2 int) func() *runtime.Spec {
+	return func() *runtime.Spec {
+		return &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{8},
+			Layers: []runtime.LayerSpec{
+				{Name: "0", Op: runtime.OpLinear, In: 8, Out: 300, Bias: true, Posterior: inducingPost(5, 4, q1, true, 0)},
+				{Name: "1", Op: runtime.OpReLU},
+				{Name: "2", Op: runtime.OpLinear, In: 300, Out: 10, Bias: true, Posterior: inducingPost(3, 6, q2, false, ens2)},
+			}}
+	}
+}
+
+// inducingCNNSpec is cnnSpec with an inducing shortcut instead of the FFG one: every stochastic
+// layer inducing, so whole blocks are drawn together.
+func inducingCNNSpec() *runtime.Spec {
+	s := cnnSpec()
+	for i := range s.Layers {
+		if s.Layers[i].Name == "res2" {
+			s.Layers[i].Shortcut[0].Posterior = inducingPost(3, 2, runtime.QDiagonal, true, 0)
+		}
+	}
+	return s
+}
+
+// TestPassesBitIdentical: one thread draws whole blocks of samples in passes of up to 32
+// samples; several threads split the blocks and draw fewer per pass. The predictions (per-sample
+// outputs included) are bit-identical for any number of threads, for networks whose every
+// stochastic layer is inducing (passes merged: the local sampler's products over two depth
+// blocks, q(U) families, convolutions and residual blocks, global U), with a last partial block,
+// one or three inputs and every strategy; networks with other layers keep one block per pass.
+func TestPassesBitIdentical(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		spec  func() *runtime.Spec
+		merge bool
+	}{
+		{"wide-diagonal-matrix", wideInducingSpec(runtime.QDiagonal, runtime.QMatrix, 0), true},
+		{"wide-full-ensemble", wideInducingSpec(runtime.QFull, runtime.QEnsemble, 3), true},
+		{"inducing-cnn", inducingCNNSpec, true},
+		{"global-cnn", globalCNNSpec, true},
+		{"mlp-with-ffg", mlpSpec, false},
+		{"cnn-with-ffg", cnnSpec, false},
+		{"fa", faSpec, false},
+	} {
+		m := buildModel(t, c.spec(), 9)
+		xs := randomInputs(m, 3, 10)
+		for _, st := range strategies {
+			for _, samples := range []int{19, 40} {
+				for _, batch := range []int{1, 3} {
+					t.Run(fmt.Sprintf("%s/%v/K=%d/n=%d", c.name, st, samples, batch), func(t *testing.T) {
+						opts := runtime.Options{Samples: samples, Seed: 5, Strategy: st, MaxBatch: batch, KeepSamples: true}
+						p, err := m.NewPredictor(opts)
+						if err != nil {
+							t.Fatal(err)
+						}
+						pass, block := runtime.PassSamples(p)
+						wantPass := block
+						if c.merge {
+							wantPass = min(32, samples/block*block)
+						}
+						if pass != wantPass {
+							t.Fatalf("pass of %d samples (block %d), want %d", pass, block, wantPass)
+						}
+						want := predictAll(t, m, opts, xs)
+						for _, threads := range []int{2, 3, 5} {
+							opts.Threads = threads
+							got := predictAll(t, m, opts, xs)
+							for i := range want {
+								if err := samePrediction(&got[i], &want[i]); err != nil {
+									t.Errorf("%d threads, input %d: %v", threads, i, err)
+								}
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
