@@ -11,6 +11,37 @@ func Dot(x, y []float32) float32 {
 	return dot(x, y)
 }
 
+// DotRows computes out[r·incOut] = x_r·y_r for the rows rows of x and y (n values each, leading
+// dimensions ldx and ldy), as Dot does row by row, in one call (n = 0 gives zeros). It panics on
+// negative sizes, incOut < 1 or slices too short for them.
+func DotRows(rows, n int, x []float32, ldx int, y []float32, ldy int, out []float32, incOut int) {
+	checkMatrix("kernels.DotRows", "x", rows, n, x, ldx)
+	checkMatrix("kernels.DotRows", "y", rows, n, y, ldy)
+	if incOut < 1 {
+		panic(fmt.Sprintf("kernels.DotRows: incOut %d < 1", incOut))
+	}
+	if rows == 0 {
+		return
+	}
+	if need := (rows-1)*incOut + 1; len(out) < need {
+		panic(fmt.Sprintf("kernels.DotRows: out has %d values, need %d", len(out), need))
+	}
+	if n == 0 {
+		for r := 0; r < rows; r++ {
+			out[r*incOut] = 0
+		}
+		return
+	}
+	dotRows(rows, n, x, ldx, y, ldy, out, incOut)
+}
+
+// dotRowsGeneric is DotRows through dotGeneric (rows, n ≥ 1).
+func dotRowsGeneric(rows, n int, x []float32, ldx int, y []float32, ldy int, out []float32, incOut int) {
+	for r := 0; r < rows; r++ {
+		out[r*incOut] = dotGeneric(x[r*ldx:r*ldx+n], y[r*ldy:r*ldy+n])
+	}
+}
+
 // dotGeneric is the portable dot (Dot without the length check); y must be at least as long as x.
 func dotGeneric(x, y []float32) float32 {
 	n := len(x)

@@ -47,14 +47,27 @@ loop1: \
 done: \
 	RET
 
-// func dotNEON(x, y *float32, n int) float32
+// func dotRowsNEON(x *float32, ldx int, y *float32, ldy, n, rows int, out *float32, incOut int)
 //
-// Σ x[i]·y[i] for i < n: 16 values per iteration into four accumulators, then 4 at a time, then
-// one at a time; the accumulators are summed pairwise at the end.
-TEXT ·dotNEON(SB), NOSPLIT, $0-28
-	MOVD x+0(FP), R0
-	MOVD y+8(FP), R1
-	MOVD n+16(FP), R2
+// out[r·incOut] = Σ x[r·ldx + i]·y[r·ldy + i] for i < n and r < rows (n, rows ≥ 1): per row, 16
+// values per iteration into four accumulators, then 4 at a time, then one at a time; the
+// accumulators are summed pairwise at the end.
+TEXT ·dotRowsNEON(SB), NOSPLIT, $0-64
+	MOVD x+0(FP), R6
+	MOVD ldx+8(FP), R7
+	MOVD y+16(FP), R8
+	MOVD ldy+24(FP), R9
+	MOVD rows+40(FP), R10
+	MOVD out+48(FP), R11
+	MOVD incOut+56(FP), R12
+	LSL  $2, R7, R7
+	LSL  $2, R9, R9
+	LSL  $2, R12, R12
+
+row:
+	MOVD R6, R0
+	MOVD R8, R1
+	MOVD n+32(FP), R2
 	VEOR V0.B16, V0.B16, V0.B16
 	VEOR V1.B16, V1.B16, V1.B16
 	VEOR V2.B16, V2.B16, V2.B16
@@ -101,7 +114,12 @@ loop1:
 	BNE  loop1
 
 done:
-	FMOVS F0, ret+24(FP)
+	FMOVS F0, (R11)
+	ADD   R12, R11, R11
+	ADD   R7, R6, R6
+	ADD   R9, R8, R8
+	SUBS  $1, R10, R10
+	BNE   row
 	RET
 
 // func scaleNEON(alpha float32, x *float32, n int)

@@ -281,3 +281,48 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// TestDotRows: DotRows gives, bit for bit, Dot of each row pair (which TestDot checks against
+// float64 sums), at row lengths around every unroll, padded leading dimensions and output
+// strides, leaving the values between the outputs alone; n = 0 gives zeros.
+func TestDotRows(t *testing.T) {
+	r := newRand(51)
+	for _, n := range twinSizes {
+		for _, rows := range []int{1, 3, 7} {
+			for _, inc := range []int{1, 3} {
+				ldx, ldy := n+1, n+5
+				x, y := randSlice(r, rows*ldx), randSlice(r, rows*ldy)
+				out := randSlice(r, (rows-1)*inc+1)
+				out0 := append([]float32(nil), out...)
+				DotRows(rows, n, x, ldx, y, ldy, out, inc)
+				for i := range out {
+					want := out0[i]
+					if i%inc == 0 {
+						row := i / inc
+						want = Dot(x[row*ldx:row*ldx+n], y[row*ldy:row*ldy+n])
+					}
+					if math.Float32bits(out[i]) != math.Float32bits(want) {
+						t.Fatalf("n=%d rows=%d inc=%d: out[%d] = %v, want %v", n, rows, inc, i, out[i], want)
+					}
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{
+		{"short out", func() { DotRows(3, 2, make([]float32, 6), 2, make([]float32, 6), 2, make([]float32, 4), 2) }},
+		{"incOut 0", func() { DotRows(1, 2, make([]float32, 2), 2, make([]float32, 2), 2, make([]float32, 1), 0) }},
+		{"short y", func() { DotRows(2, 3, make([]float32, 6), 3, make([]float32, 5), 3, make([]float32, 2), 1) }},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", c.name)
+				}
+			}()
+			c.f()
+		}()
+	}
+}

@@ -80,7 +80,7 @@ func gemmPanelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb
 	if tiles < 1 {
 		return
 	}
-	o := panelRowsChecked(kc, a, lda, b, ldb, bstep, c, ldc, tiles, over)
+	o := panelRowsChecked(kc, a, lda, b, ldb, bstep, c, ldc, tiles, 1, over)
 	gemmPanelRowsAVX2(kc, alpha, &a[0], lda, &b[0], ldb, bstep, &c[0], ldc, tiles, o)
 }
 
@@ -91,6 +91,13 @@ func dot(x, y []float32) float32 {
 	}
 	_ = y[len(x)-1]
 	return dotAVX2(&x[0], &y[0], len(x))
+}
+
+// dotRows is DotRows for rows, n ≥ 1: dot row by row.
+func dotRows(rows, n int, x []float32, ldx int, y []float32, ldy int, out []float32, incOut int) {
+	for r := 0; r < rows; r++ {
+		out[r*incOut] = dot(x[r*ldx:r*ldx+n], y[r*ldy:r*ldy+n])
+	}
 }
 
 // axpy computes y[:len(x)] += alpha*x; see axpyGeneric.
@@ -209,6 +216,12 @@ func expShift(x []float32, shift float32) (sum, dot float32) {
 	}
 	sum, dot, _ = expShiftAVX2(&x[0], len(x), shift, 0)
 	return sum, dot
+}
+
+// softmaxMoments is SoftmaxMoments for rows, n ≥ 1: softmaxMomentsGeneric's steps row by row
+// through the dispatched expMax and accMoments.
+func softmaxMoments(rows, n int, x []float32, ldx int, p []float32, ldp int, sum, dot []float32, s, s2 []float64) {
+	softmaxMomentsBy(expMax, accMoments, rows, n, x, ldx, p, ldp, sum, dot, s, s2)
 }
 
 // expMax is ExpMax; see expMaxGeneric. The maximum and the exponentials in one call.

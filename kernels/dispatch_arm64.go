@@ -30,25 +30,36 @@ func gemmKernelRows(kc int, alpha float32, a []float32, lda int, b []float32, ld
 	_ = a[(gemmMR-1)*lda+kc-1]
 	_ = b[(kc-1)*ldb+gemmNR-1]
 	_ = c[(gemmMR-1)*ldc+gemmNR-1]
-	gemmPanelRowsNEON(kc, alpha, &a[0], lda, &b[0], ldb, 0, &c[0], ldc, 1, 0)
+	gemmPanelRowsNEON(kc, alpha, &a[0], lda, &b[0], ldb, 0, &c[0], ldc, 1, 1, 0)
 }
 
 //go:noescape
-func gemmPanelRowsNEON(kc int, alpha float32, a *float32, lda int, b *float32, ldb, bstep int, c *float32, ldc, tiles, over int)
+func gemmPanelRowsNEON(kc int, alpha float32, a *float32, lda int, b *float32, ldb, bstep int, c *float32, ldc, tiles, panels, over int)
 
 // gemmPanelRows is gemmKernelRows for tiles tiles side by side; see gemmPanelRowsGeneric for the
 // contract. Its results are bit for bit those of gemmKernelRows tile by tile (with C cleared
 // first when over is set).
 func gemmPanelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb, bstep int, c []float32, ldc, tiles int, over bool) {
-	if tiles < 1 {
+	gemmPanels(kc, alpha, a, lda, b, ldb, bstep, c, ldc, tiles, 1, over)
+}
+
+// gemmPanels is gemmPanelRows for panels ≥ 1 panels of gemmMR rows one below the other (panel
+// p's A and C gemmMR·p rows down), in one call.
+func gemmPanels(kc int, alpha float32, a []float32, lda int, b []float32, ldb, bstep int, c []float32, ldc, tiles, panels int, over bool) {
+	if tiles < 1 || panels < 1 {
 		return
 	}
-	o := panelRowsChecked(kc, a, lda, b, ldb, bstep, c, ldc, tiles, over)
-	gemmPanelRowsNEON(kc, alpha, &a[0], lda, &b[0], ldb, bstep, &c[0], ldc, tiles, o)
+	o := panelRowsChecked(kc, a, lda, b, ldb, bstep, c, ldc, tiles, panels, over)
+	gemmPanelRowsNEON(kc, alpha, &a[0], lda, &b[0], ldb, bstep, &c[0], ldc, tiles, panels, o)
 }
 
 //go:noescape
-func dotNEON(x, y *float32, n int) float32
+func dotRowsNEON(x *float32, ldx int, y *float32, ldy, n, rows int, out *float32, incOut int)
+
+// dotRows is DotRows for rows, n ≥ 1 and slices long enough; see dotRowsGeneric.
+func dotRows(rows, n int, x []float32, ldx int, y []float32, ldy int, out []float32, incOut int) {
+	dotRowsNEON(&x[0], ldx, &y[0], ldy, n, rows, &out[0], incOut)
+}
 
 // gemmKernel is the Gemm micro-kernel; see gemmKernelGeneric for the contract.
 func gemmKernel(kc int, alpha float32, a, b, c []float32, ldc int) {
@@ -69,7 +80,9 @@ func dot(x, y []float32) float32 {
 		return 0
 	}
 	_ = y[len(x)-1]
-	return dotNEON(&x[0], &y[0], len(x))
+	var d float32
+	dotRowsNEON(&x[0], 0, &y[0], 0, len(x), 1, &d, 0)
+	return d
 }
 
 // axpy computes y[:len(x)] += alpha*x; see axpyGeneric.
@@ -225,6 +238,15 @@ func expMax(x []float32) (mx, sum, dot float32) {
 	}
 	sum, dot, mx = expShiftNEON(&x[0], len(x)/4, 0, 1)
 	return mx, sum, dot
+}
+
+//go:noescape
+func softmaxMomentsNEON(rows, n int, x *float32, ldx int, p *float32, ldp int, sum, dot *float32, s, s2 *float64)
+
+// softmaxMoments is SoftmaxMoments for rows, n ≥ 1 and slices long enough; see
+// softmaxMomentsGeneric (the sums are added in another order).
+func softmaxMoments(rows, n int, x []float32, ldx int, p []float32, ldp int, sum, dot []float32, s, s2 []float64) {
+	softmaxMomentsNEON(rows, n, &x[0], ldx, &p[0], ldp, &sum[0], &dot[0], &s[0], &s2[0])
 }
 
 //go:noescape

@@ -34,3 +34,8 @@ func axpyRows(rows, n int, alpha []float32, astep int, x []float32, ldx int, y [
 
 // accMoments is AccumulateMoments; see accMomentsGeneric.
 func accMoments(x []float32, scale float32, s, s2 []float64) { accMomentsGeneric(x, scale, s, s2) }
+
+// softmaxMoments is SoftmaxMoments for rows, n ≥ 1; see softmaxMomentsGeneric.
+func softmaxMoments(rows, n int, x []float32, ldx int, p []float32, ldp int, sum, dot []float32, s, s2 []float64) {
+	softmaxMomentsGeneric(rows, n, x, ldx, p, ldp, sum, dot, s, s2)
+}

@@ -29,6 +29,11 @@ func gemmKernelRows(kc int, alpha float32, a []float32, lda int, b []float32, ld
 // dot returns the inner product of x and y[:len(x)]; see dotGeneric.
 func dot(x, y []float32) float32 { return dotGeneric(x, y) }
 
+// dotRows is DotRows for rows, n ≥ 1; see dotRowsGeneric.
+func dotRows(rows, n int, x []float32, ldx int, y []float32, ldy int, out []float32, incOut int) {
+	dotRowsGeneric(rows, n, x, ldx, y, ldy, out, incOut)
+}
+
 // axpy computes y[:len(x)] += alpha*x; see axpyGeneric.
 func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
 

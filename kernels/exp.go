@@ -1,6 +1,9 @@
 package kernels
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // ExpShift replaces each x[i] by e^(x[i] − shift) and returns Σ e^(x[i] − shift) and
 // Σ e^(x[i] − shift)·max(x[i] − shift, −87): the two sums a softmax with its entropy needs, with
@@ -58,4 +61,50 @@ func expShiftGeneric(x []float32, shift float32) (sum, dot float32) {
 		dot += e * dc
 	}
 	return sum, dot
+}
+
+// SoftmaxMoments turns each of rows rows of x (n values each, leading dimension ldx) into its
+// softmax in p (leading dimension ldp; p may be x itself with ldp = ldx), as ExpMax then a
+// multiplication by 1/Σ e do: sum[r] and dot[r] get row r's two ExpMax sums (its entropy is
+// log sum[r] − dot[r]/sum[r]), and the probabilities and their squares are added, row after row,
+// to s and s2 (n values each, float64), as AccumulateMoments does. This is a prediction's
+// summary of a block of samples of one input in one call. n = 0 sets the sums to 0. It panics
+// on negative sizes or slices too short for them.
+func SoftmaxMoments(rows, n int, x []float32, ldx int, p []float32, ldp int, sum, dot []float32, s, s2 []float64) {
+	const fn = "kernels.SoftmaxMoments"
+	checkMatrix(fn, "x", rows, n, x, ldx)
+	checkMatrix(fn, "p", rows, n, p, ldp)
+	if len(sum) < rows || len(dot) < rows {
+		panic(fmt.Sprintf("%s: sum and dot have %d and %d values, need %d", fn, len(sum), len(dot), rows))
+	}
+	if len(s) < n || len(s2) < n {
+		panic(fmt.Sprintf("%s: s and s2 have %d and %d values, need %d", fn, len(s), len(s2), n))
+	}
+	if rows == 0 {
+		return
+	}
+	if n == 0 {
+		clear(sum[:rows])
+		clear(dot[:rows])
+		return
+	}
+	softmaxMoments(rows, n, x, ldx, p, ldp, sum, dot, s, s2)
+}
+
+// softmaxMomentsGeneric is SoftmaxMoments in Go, the twin of the assembly version, for rows,
+// n ≥ 1: row by row, expMaxGeneric on the row copied to p, then accMomentsGeneric with
+// 1/Σ e.
+func softmaxMomentsGeneric(rows, n int, x []float32, ldx int, p []float32, ldp int, sum, dot []float32, s, s2 []float64) {
+	softmaxMomentsBy(expMaxGeneric, accMomentsGeneric, rows, n, x, ldx, p, ldp, sum, dot, s, s2)
+}
+
+// softmaxMomentsBy is softmaxMomentsGeneric with the row kernels expMax and accMoments given.
+func softmaxMomentsBy(expMax func([]float32) (float32, float32, float32), accMoments func([]float32, float32, []float64, []float64),
+	rows, n int, x []float32, ldx int, p []float32, ldp int, sum, dot []float32, s, s2 []float64) {
+	for r := 0; r < rows; r++ {
+		pr := p[r*ldp : r*ldp+n]
+		copy(pr, x[r*ldx:r*ldx+n])
+		_, sum[r], dot[r] = expMax(pr)
+		accMoments(pr, 1/sum[r], s, s2)
+	}
 }

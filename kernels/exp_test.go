@@ -165,3 +165,137 @@ func TestExpMax(t *testing.T) {
 		}
 	}
 }
+
+// TestSoftmaxMoments: SoftmaxMoments (assembly where the build has it) against float64 softmaxes
+// of each row — probabilities, the two sums, and s and s2 accumulated over the rows — on row
+// lengths around the vector width, padded leading dimensions, p aliasing x, rows whose values
+// span more than 87 (the small probabilities are 0), and a row with NaN (NaN there only).
+func TestSoftmaxMoments(t *testing.T) {
+	r := newRand(41)
+	for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 10, 13, 17, 33} {
+		for _, rows := range []int{1, 2, 5, 9} {
+			for _, alias := range []bool{false, true} {
+				name := fmt.Sprintf("n=%d/rows=%d/alias=%v", n, rows, alias)
+				ldx, ldp := n+3, n+1
+				if alias {
+					ldp = ldx
+				}
+				x := randSlice(r, rows*ldx)
+				for i := range x {
+					x[i] *= 6
+				}
+				if rows > 2 {
+					x[2*ldx] = 120 // the rest of row 2 underflows
+				}
+				x0 := append([]float32(nil), x...)
+				p := make([]float32, rows*ldp)
+				if alias {
+					p = x
+				}
+				sum, dot := make([]float32, rows), make([]float32, rows)
+				s, s2 := randSlice64(r, n), randSlice64(r, n)
+				ws, ws2 := append([]float64(nil), s...), append([]float64(nil), s2...)
+				SoftmaxMoments(rows, n, x, ldx, p, ldp, sum, dot, s, s2)
+				for i := 0; i < rows; i++ {
+					row := x0[i*ldx : i*ldx+n]
+					mx := math.Inf(-1)
+					for _, v := range row {
+						mx = math.Max(mx, float64(v))
+					}
+					var es, ed float64
+					e := make([]float64, n)
+					for j, v := range row {
+						d := float64(v) - mx
+						if d >= -87 {
+							e[j] = math.Exp(d)
+						}
+						es += e[j]
+						ed += e[j] * math.Max(d, -87)
+					}
+					if !closeTo(float64(sum[i]), es, 4e-7*es*float64(n)) || !closeTo(float64(dot[i]), ed, 4e-7*float64(n)*(es+1)*90) {
+						t.Fatalf("%s: row %d sums %g, %g, want %g, %g", name, i, sum[i], dot[i], es, ed)
+					}
+					for j := range n {
+						q := e[j] / es
+						if got := float64(p[i*ldp+j]); !closeTo(got, q, 1e-6*q+1e-30) {
+							t.Fatalf("%s: p[%d,%d] = %g, want %g", name, i, j, got, q)
+						}
+						ws[j] += float64(p[i*ldp+j])
+						ws2[j] += float64(p[i*ldp+j]) * float64(p[i*ldp+j])
+					}
+				}
+				for j := range n {
+					if !closeTo(s[j], ws[j], 1e-12*(1+math.Abs(ws[j]))) || !closeTo(s2[j], ws2[j], 1e-12*(1+math.Abs(ws2[j]))) {
+						t.Fatalf("%s: s[%d], s2[%d] = %g, %g, want %g, %g", name, j, j, s[j], s2[j], ws[j], ws2[j])
+					}
+				}
+			}
+		}
+	}
+	// A NaN in row 1 of 3 makes that row's values and sums NaN, and s and s2 NaN; rows 0 and 2
+	// are as alone.
+	for _, n := range []int{3, 6} {
+		x := randSlice(r, 3*n)
+		x[n+1] = float32(math.NaN())
+		p := make([]float32, 3*n)
+		sum, dot := make([]float32, 3), make([]float32, 3)
+		s, s2 := make([]float64, n), make([]float64, n)
+		SoftmaxMoments(3, n, x, n, p, n, sum, dot, s, s2)
+		if !math.IsNaN(float64(sum[1])) || !math.IsNaN(float64(dot[1])) || !math.IsNaN(s[0]) || !math.IsNaN(s2[n-1]) {
+			t.Errorf("n=%d: NaN row gives sums %v, %v and s[0] %v, s2[n-1] %v", n, sum[1], dot[1], s[0], s2[n-1])
+		}
+		for _, i := range []int{0, 2} {
+			if math.IsNaN(float64(sum[i])) || math.IsNaN(float64(p[i*n])) {
+				t.Errorf("n=%d: row %d is NaN", n, i)
+			}
+		}
+	}
+	// n = 0 zeroes the sums; rows = 0 does nothing.
+	sum, dot := []float32{1, 2}, []float32{3, 4}
+	SoftmaxMoments(2, 0, nil, 0, nil, 0, sum, dot, nil, nil)
+	SoftmaxMoments(0, 5, nil, 5, nil, 5, nil, nil, make([]float64, 5), make([]float64, 5))
+	if sum[0] != 0 || sum[1] != 0 || dot[0] != 0 || dot[1] != 0 {
+		t.Errorf("n = 0: sums %v, %v", sum, dot)
+	}
+}
+
+// TestSoftmaxMomentsMatchesGeneric: the dispatched SoftmaxMoments and its generic twin agree —
+// the exponentials bit for bit, so the probabilities within the rounding of 1/Σ e, the sums to
+// float32 rounding — on row lengths around every vector width, with unaligned rows.
+func TestSoftmaxMomentsMatchesGeneric(t *testing.T) {
+	r := newRand(42)
+	for _, n := range twinSizes[1:] {
+		for _, off := range []int{0, 1, 3} {
+			const rows = 3
+			ld := n + off
+			x := randSlice(r, rows*ld+off)[off:]
+			for i := range x {
+				x[i] *= 10
+			}
+			p1, p2 := make([]float32, rows*ld), make([]float32, rows*ld)
+			sm1, d1, sm2, d2 := make([]float32, rows), make([]float32, rows), make([]float32, rows), make([]float32, rows)
+			s1, q1 := randSlice64(r, n), randSlice64(r, n)
+			s2, q2 := append([]float64(nil), s1...), append([]float64(nil), q1...)
+			softmaxMoments(rows, n, x, ld, p1, ld, sm1, d1, s1, q1)
+			softmaxMomentsGeneric(rows, n, x, ld, p2, ld, sm2, d2, s2, q2)
+			// Sums of n positive values in two orders differ by at most n·eps32 relative, and so do
+			// the probabilities through 1/Σ e.
+			rel := 2 * eps32 * float64(n)
+			for i := 0; i < rows; i++ {
+				if !closeTo(float64(sm1[i]), float64(sm2[i]), rel*float64(sm2[i])) || !closeTo(float64(d1[i]), float64(d2[i]), rel*90*float64(sm2[i])) {
+					t.Fatalf("n=%d off=%d row %d: sums %g, %g, generic %g, %g", n, off, i, sm1[i], d1[i], sm2[i], d2[i])
+				}
+				for j := range n {
+					if a, b := p1[i*ld+j], p2[i*ld+j]; !closeTo(float64(a), float64(b), (rel+2*eps32)*float64(b)+1e-38) {
+						t.Fatalf("n=%d off=%d: p[%d,%d] = %g, generic %g", n, off, i, j, a, b)
+					}
+				}
+			}
+			for j := range n {
+				if !closeTo(s1[j], s2[j], 3*(rel+2*eps32)*(1+math.Abs(s2[j]))) || !closeTo(q1[j], q2[j], 3*(rel+2*eps32)*(1+math.Abs(q2[j]))) {
+					t.Fatalf("n=%d off=%d: s[%d] %g, %g, generic %g, %g", n, off, j, s1[j], q1[j], s2[j], q2[j])
+				}
+			}
+		}
+	}
+}

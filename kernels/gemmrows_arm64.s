@@ -3,9 +3,11 @@
 #include "textflag.h"
 #include "neon_arm64.h"
 
-// func gemmPanelRowsNEON(kc int, alpha float32, a *float32, lda int, b *float32, ldb, bstep int, c *float32, ldc, tiles, over int)
+// func gemmPanelRowsNEON(kc int, alpha float32, a *float32, lda int, b *float32, ldb, bstep int, c *float32, ldc, tiles, panels, over int)
 //
-// The Gemm micro-kernel with A read in place, for tiles ≥ 1 tiles side by side: tile t computes
+// The Gemm micro-kernel with A read in place, for panels ≥ 1 panels of 8 rows one below the
+// other (panel p's A at a + 8p·lda, its C at c + 8p·ldc, the same B), each with tiles ≥ 1 tiles
+// side by side: tile t computes
 // C[0:8, 8t:8t+8] += alpha·A·B (C at c, leading dimension ldc), row r of A being the kc values at
 // a + r·lda, and depth step l of B the eight values at b + t·bstep + l·ldb (ldb = 8 for a packed
 // panel, B's leading dimension to read B in place too). Four depth steps per pass: one 4-value
@@ -15,7 +17,7 @@
 // without reading C (FMUL instead of FMLA: the same value, and C's NaNs are ignored, as for
 // beta = 0). The loads Go's assembler does not spell are WORDs with their mnemonic beside them,
 // the FMLA the macros of neon_arm64.h.
-TEXT ·gemmPanelRowsNEON(SB), NOSPLIT, $0-88
+TEXT ·gemmPanelRowsNEON(SB), NOSPLIT, $0-96
 	MOVD  kc+0(FP), R0
 	MOVD  a+16(FP), R14
 	MOVD  lda+24(FP), R1
@@ -25,11 +27,13 @@ TEXT ·gemmPanelRowsNEON(SB), NOSPLIT, $0-88
 	MOVD  c+56(FP), R20
 	MOVD  ldc+64(FP), R4
 	MOVD  tiles+72(FP), R21
-	MOVD  over+80(FP), R22
+	MOVD  panels+80(FP), R23
+	MOVD  over+88(FP), R22
 	LSL   $2, R4, R4
 	LSL   $2, R13, R13
 	LSL   $2, R1, R1
 	LSL   $2, R19, R19
+	MOVD  R20, R24 // the panel's C
 
 ptile:
 	MOVD R14, R5
@@ -98,4 +102,16 @@ pnext:
 	ADD  $32, R20, R20
 	SUBS $1, R21, R21
 	BNE  ptile
+
+	// The next panel: A and C eight rows down, B and the tile count from the arguments.
+	SUBS  $1, R23, R23
+	BEQ   pdone
+	ADD   R1<<3, R14, R14
+	ADD   R4<<3, R24, R24
+	MOVD  R24, R20
+	MOVD  b+32(FP), R15
+	MOVD  tiles+72(FP), R21
+	B     ptile
+
+pdone:
 	RET

@@ -108,14 +108,14 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 		blk := pb.data[off : off+kb*pb.np]
 		off += kb * pb.np
 		pa := work[:kb*gemmMR]
-		for ir := 0; ir < mMain; ir += gemmMR {
+		ir0 := 0
+		if inPlaceA && fullM > 0 {
+			// The full panels of A read in place, in one call.
+			panelsInPlace(kb, alpha, a[pc:], lda, blk, c, ldc, n, fullM/gemmMR, over && pc == 0)
+			ir0 = fullM
+		}
+		for ir := ir0; ir < mMain; ir += gemmMR {
 			mr := min(gemmMR, m-ir)
-			if inPlaceA && mr == gemmMR {
-				// A full panel of A read in place: its full tiles in one call, then the last
-				// columns through a tile.
-				panelInPlace(kb, alpha, a[ir*lda+pc:], lda, blk, c[ir*ldc:], ldc, n, over && pc == 0)
-				continue
-			}
 			p = gemmParams{transA: transA, m: m, k: k, a: a, lda: lda}
 			packA(&p, pa, ir, mr, pc, kb)
 			for jr := 0; jr < n; jr += gemmNR {
@@ -141,20 +141,20 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 		off = 0
 		for pc := 0; pc < k; pc += gemmKC {
 			kb := min(gemmKC, k-pc)
-			panelInPlace(kb, alpha, a[(m-gemmMR)*lda+pc:], lda, pb.data[off:off+kb*pb.np], c[(m-gemmMR)*ldc:], ldc, n, over && pc == 0)
+			panelsInPlace(kb, alpha, a[(m-gemmMR)*lda+pc:], lda, pb.data[off:off+kb*pb.np], c[(m-gemmMR)*ldc:], ldc, n, 1, over && pc == 0)
 			off += kb * pb.np
 		}
 	}
 }
 
-// panelInPlace runs a full panel of A (gemmMR rows read in place, depth kb) against a packed
-// depth block b of n columns: the full tiles in one call, then the last columns through a tile;
-// over writes C instead of adding to it.
-func panelInPlace(kb int, alpha float32, a []float32, lda int, b, c []float32, ldc, n int, over bool) {
+// panelsInPlace runs panels full panels of A (gemmMR rows each, read in place, depth kb) against
+// a packed depth block b of n columns: the full tiles of all panels in one call, then the last
+// columns of each panel through a tile; over writes C instead of adding to it.
+func panelsInPlace(kb int, alpha float32, a []float32, lda int, b, c []float32, ldc, n, panels int, over bool) {
 	fullN := n / gemmNR * gemmNR
-	gemmPanelRows(kb, alpha, a, lda, b, gemmNR, kb*gemmNR, c, ldc, fullN/gemmNR, over)
-	if fullN < n {
-		rowsTile(kb, alpha, a, lda, b[fullN*kb:], c[fullN:], ldc, n-fullN, over)
+	gemmPanels(kb, alpha, a, lda, b, gemmNR, kb*gemmNR, c, ldc, fullN/gemmNR, panels, over)
+	for p := 0; p < panels && fullN < n; p++ {
+		rowsTile(kb, alpha, a[p*gemmMR*lda:], lda, b[fullN*kb:], c[p*gemmMR*ldc+fullN:], ldc, n-fullN, over)
 	}
 }
 

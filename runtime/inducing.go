@@ -593,14 +593,16 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 		vOff = mi
 	}
 	f, g := l.sigma*l.lamda, -l.lamda
+	// |x|² and |p[:mi]|² of every row into the two slots they become, in two calls.
+	kernels.DotRows(n, l.k, in, l.k, in, l.k, prep[lp.pr:], st)
+	kernels.DotRows(n, mi, prep, st, prep, st, prep[lp.pr+1:], st)
 	for i := 0; i < n; i++ {
-		x := in[i*l.k : (i+1)*l.k]
 		p := prep[i*st : i*st+lp.pr+2]
-		a := float64(kernels.Dot(x, x))
+		a := float64(p[lp.pr])
 		if l.hasBias {
 			a++
 		}
-		b := float64(kernels.Dot(p[:mi], p[:mi]))
+		b := float64(p[lp.pr+1])
 		rest := max(a-b, 0)
 		sa := math.Sqrt(a)
 		p[lp.pr] = f * float32(sa)

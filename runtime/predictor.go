@@ -177,13 +177,13 @@ func (m *Model) predictorBytes(opts Options, block, maxAct, scratch int) (int64,
 	if d, has := (&Predictor{m: m}).firstLocal(); has {
 		add(4, int64(d.post.prepSize(opts.MaxBatch)))
 	}
-	add(4, n, in, 2)   // zeros, and the warm-up's zero batch
-	add(8, n, out, 2)  // sum, sum2
-	add(8, n)          // sumH
-	add(4, out+3)      // probs
-	add(4, n, out, 2)  // the warm-up's predictions (Probs and Std)
-	add(4, n, out, 2)  // the predictions NewPredictor warms up (reused afterwards)
-	if opts.Adaptive { // the kept per-sample values, entropies and flags
+	add(4, n, in, 2)            // zeros, and the warm-up's zero batch
+	add(8, n, out, 2)           // sum, sum2
+	add(8, n)                   // sumH
+	add(4, int64(block), out+2) // probs, and the sums of SoftmaxMoments
+	add(4, n, out, 2)           // the warm-up's predictions (Probs and Std)
+	add(4, n, out, 2)           // the predictions NewPredictor warms up (reused afterwards)
+	if opts.Adaptive {          // the kept per-sample values, entropies and flags
 		add(4, int64(opts.Samples), n, out)
 		add(8, int64(opts.Samples), n)
 		add(n)
@@ -271,8 +271,9 @@ type Predictor struct {
 	// Accumulators, MaxBatch × outputs.
 	sum, sum2 []float64
 	sumH      []float64
-	probs     []float32
-	one       [1]Prediction
+	// probs, expSum and expDot hold a pass's probabilities and kernels.SoftmaxMoments's sums.
+	probs, expSum, expDot []float32
+	one                   [1]Prediction
 	// out is the chunk being predicted (for KeepSamples).
 	out []Prediction
 	// policy decides each prediction; adapt is the adaptive sampler's state (nil without it).
@@ -440,7 +441,8 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	p.allocAdaptive()
 	p.sum, p.sum2 = make([]float64, n*out), make([]float64, n*out)
 	p.sumH = make([]float64, n)
-	p.probs = make([]float32, (out+3)&^3) // padded for kernels.ExpMax (softmaxEntropy)
+	p.probs = make([]float32, p.pass*out)
+	p.expSum, p.expDot = make([]float32, p.pass), make([]float32, p.pass)
 	if opts.Threads > 1 {
 		p.job.outs = make([]float32, opts.Samples*n*out)
 		p.stop = &stopper{}
@@ -597,7 +599,7 @@ func (p *Predictor) Options() Options { return p.opts }
 // ScratchBytes is the memory the Predictor holds for activations, sampled weights, kept outputs
 // and accumulators, over all its threads.
 func (p *Predictor) ScratchBytes() int64 {
-	b := int64(len(p.prep)+len(p.probs)+len(p.job.outs)+len(p.zeros)) * 4
+	b := int64(len(p.prep)+len(p.probs)+len(p.expSum)+len(p.expDot)+len(p.job.outs)+len(p.zeros)) * 4
 	for _, w := range p.workers {
 		b += int64(len(w.fc.scratch)+len(w.fc.faHs)+len(w.fc.guHs)+len(w.fc.guScratch)) * 4
 		for _, buf := range w.bufs {
@@ -824,13 +826,10 @@ func (w *worker) run(j *job, p *Predictor, pre int) {
 			}
 		}
 		y := w.bufs[res][:B*n*j.outSz]
-		for b := 0; b < B; b++ {
-			yb := y[b*n*j.outSz : (b+1)*n*j.outSz]
-			if p != nil {
-				p.accumulate(yb, (s0+b)*j.stride+j.offset, n)
-			} else {
-				copy(j.outs[(s0+b)*n*j.outSz:(s0+b+1)*n*j.outSz], yb)
-			}
+		if p != nil {
+			p.accumulate(y, B, n, s0*j.stride+j.offset, j.stride)
+		} else {
+			copy(j.outs[s0*n*j.outSz:], y)
 		}
 		if res != pre {
 			w.release(res)
@@ -973,8 +972,9 @@ func (p *Predictor) draw(j *job, pre, from, to int) {
 	}
 	p.workers[0].run(j, nil, pre)
 	j.wg.Wait()
-	for k := from; k < to; k++ {
-		p.accumulate(j.outs[k*n*j.outSz:(k+1)*n*j.outSz], k*j.stride+j.offset, n)
+	for k := from; k < to; k += p.pass {
+		B := min(p.pass, to-k)
+		p.accumulate(j.outs[k*n*j.outSz:(k+B)*n*j.outSz], B, n, k*j.stride+j.offset, j.stride)
 	}
 }
 
@@ -993,62 +993,57 @@ func grow(s []float32, n int) []float32 {
 	return s[:n]
 }
 
-// accumulate adds sample k's outputs y (n × outputs) to the running sums (and, sampling
-// adaptively, keeps the sample's probabilities or regression means for the stopping test).
-func (p *Predictor) accumulate(y []float32, k, n int) {
+// accumulate adds B samples' outputs y (B × n × outputs, sample-major; at most p.pass samples)
+// to the running sums: sample b is the prediction's sample k0 + b·kStep. Classification turns
+// each input's B rows into probabilities and entropies in one kernels.SoftmaxMoments call; the
+// sums take the samples in order, so the results do not depend on B. Sampling adaptively it
+// keeps each sample's probabilities or regression means for the stopping test.
+func (p *Predictor) accumulate(y []float32, B, n, k0, kStep int) {
 	c := p.m.outShape.size()
 	a := p.adapt
 	for i := 0; i < n; i++ {
 		if a != nil && a.done[i] {
 			continue
 		}
-		yi := y[i*c : (i+1)*c]
 		if p.opts.KeepSamples {
-			copy(p.out[i].Outputs[k*c:(k+1)*c], yi)
+			for b := 0; b < B; b++ {
+				k := k0 + b*kStep
+				copy(p.out[i].Outputs[k*c:(k+1)*c], y[(b*n+i)*c:(b*n+i+1)*c])
+			}
 		}
 		s, s2 := p.sum[i*c:(i+1)*c], p.sum2[i*c:(i+1)*c]
 		if p.m.spec.Task == Regression {
-			for j, v := range yi {
-				s[j] += float64(v)
-				s2[j] += float64(v) * float64(v)
-			}
-			if a != nil {
-				copy(a.vals[(i*a.k+k)*c:(i*a.k+k+1)*c], yi)
+			for b := 0; b < B; b++ {
+				yi := y[(b*n+i)*c : (b*n+i+1)*c]
+				for j, v := range yi {
+					s[j] += float64(v)
+					s2[j] += float64(v) * float64(v)
+				}
+				if a != nil {
+					k := k0 + b*kStep
+					copy(a.vals[(i*a.k+k)*c:(i*a.k+k+1)*c], yi)
+				}
 			}
 			continue
 		}
-		h, inv := softmaxEntropy(p.probs, yi)
-		p.sumH[i] += h
-		probs := p.probs[:c]
-		kernels.AccumulateMoments(probs, inv, s, s2) // normalised, and added to Σ p and Σ p²
-		if a != nil {
-			copy(a.vals[(i*a.k+k)*c:(i*a.k+k+1)*c], probs)
-			a.h[i*a.k+k] = h
+		// Softmax of each sample's row, Σ p and Σ p² (normalised probabilities), and the entropy
+		// log Σ e − Σ p d (d = z − max z): one logarithm per sample.
+		kernels.SoftmaxMoments(B, c, y[i*c:], n*c, p.probs, c, p.expSum, p.expDot, s, s2)
+		for b := 0; b < B; b++ {
+			sum := p.expSum[b]
+			h := max(logPos(sum)-float64(p.expDot[b]*(1/sum)), 0)
+			p.sumH[i] += h
+			if a != nil {
+				k := k0 + b*kStep
+				copy(a.vals[(i*a.k+k)*c:(i*a.k+k+1)*c], p.probs[b*c:(b+1)*c])
+				a.h[i*a.k+k] = h
+			}
 		}
 	}
 }
 
-// softmaxEntropy writes exp(z − max z) into buf[:len(z)] and returns the entropy of softmax(z)
-// and the factor inv that normalises buf into softmax(z) (the caller does, in its own pass). The
-// entropy is log Σ exp(d) − Σ p d with d = z − max z: one logarithm per sample instead of one per
-// class.
-// buf has len(z) rounded up to a multiple of 4 values, the rest padded with −Inf here (they add
-// nothing), so that kernels.ExpMax finds the maximum and the exponentials with their sums in one
-// call. Those are float32 (the probabilities are float32 anyway, and |Σ p d| ≤ len(z)/e bounds
-// the rounding of that sum to a few 1e-7 nats); the logarithm is float64. As in kernels.Softmax,
-// a non-finite maximum gives NaNs.
-func softmaxEntropy(buf, z []float32) (h float64, inv float32) {
-	copy(buf, z)
-	for j := len(z); j < len(buf); j++ {
-		buf[j] = float32(math.Inf(-1))
-	}
-	_, sum, dot := kernels.ExpMax(buf)
-	inv = 1 / sum
-	return max(logPos(sum)-float64(dot*inv), 0), inv
-}
-
 // logPos returns ln x within 1e-10 (relative), several times cheaper than math.Log for a positive
-// normal float32 (softmaxEntropy's sum, which is at least 1): x = m·2^e with m in [√½, √2), ln m
+// normal float32 (the sum of kernels.SoftmaxMoments, which is at least 1): x = m·2^e with m in [√½, √2), ln m
 // = 2 atanh s = 2(s + s³/3 + … + s¹¹/11) with s = (m − 1)/(m + 1), |s| ≤ 0.172 (the next term is
 // below 2e-11). Anything else (0, subnormal, negative, infinite, NaN) goes to math.Log.
 func logPos(x float32) float64 {
