@@ -216,8 +216,9 @@ func TestSoftmaxMoments(t *testing.T) {
 						t.Fatalf("%s: row %d sums %g, %g, want %g, %g", name, i, sum[i], dot[i], es, ed)
 					}
 					for j := range n {
-						q := e[j] / es
-						if got := float64(p[i*ldp+j]); !closeTo(got, q, 1e-6*q+1e-30) {
+						// x − max rounds to float32 (half an ulp of |d|), a relative error of e^d.
+						q, d := e[j]/es, math.Abs(float64(row[j])-mx)
+						if got := float64(p[i*ldp+j]); !closeTo(got, q, (1e-6+eps32*d)*q+1e-30) {
 							t.Fatalf("%s: p[%d,%d] = %g, want %g", name, i, j, got, q)
 						}
 						ws[j] += float64(p[i*ldp+j])

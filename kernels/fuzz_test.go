@@ -47,3 +47,69 @@ func FuzzGemm(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSoftmaxMoments: SoftmaxMoments against float64 softmaxes for fuzzed row counts, lengths,
+// leading dimensions, value scales and aliasing (p = x), with the running sums s and s2 checked
+// too.
+func FuzzSoftmaxMoments(f *testing.F) {
+	f.Add(uint8(1), uint8(1), uint8(0), false, float32(1), uint64(1))
+	f.Add(uint8(9), uint8(10), uint8(3), true, float32(30), uint64(2))
+	f.Add(uint8(4), uint8(37), uint8(1), false, float32(200), uint64(3))
+	f.Fuzz(func(t *testing.T, rows8, n8, pad8 uint8, alias bool, scale float32, seed uint64) {
+		rows, n, pad := int(rows8)%20+1, int(n8)%70+1, int(pad8)%5
+		if !(math.Abs(float64(scale)) <= 1e3) { // NaN too
+			scale = 1
+		}
+		r := newRand(seed)
+		ld := n + pad
+		x := randSlice(r, rows*ld)
+		for i := range x {
+			x[i] *= scale
+		}
+		x0 := append([]float32(nil), x...)
+		p := make([]float32, rows*ld)
+		if alias {
+			p = x
+		}
+		sum, dot := make([]float32, rows), make([]float32, rows)
+		s, s2 := make([]float64, n), make([]float64, n)
+		SoftmaxMoments(rows, n, x, ld, p, ld, sum, dot, s, s2)
+		ws, ws2 := make([]float64, n), make([]float64, n)
+		for i := 0; i < rows; i++ {
+			row := x0[i*ld : i*ld+n]
+			mx := math.Inf(-1)
+			for _, v := range row {
+				mx = math.Max(mx, float64(v))
+			}
+			var es float64
+			for _, v := range row {
+				if d := float64(v) - mx; d >= -87 {
+					es += math.Exp(d)
+				}
+			}
+			if !closeTo(float64(sum[i]), es, 4e-7*float64(n)*es) {
+				t.Fatalf("rows=%d n=%d: row %d sum %g, want %g", rows, n, i, sum[i], es)
+			}
+			for j, v := range row {
+				q := 0.0
+				if d := float64(v) - mx; d >= -87 {
+					q = math.Exp(d) / es
+				}
+				// x − max rounds to float32 (half an ulp of |d|), which e^d carries as a relative
+				// error.
+				got := float64(p[i*ld+j])
+				d := math.Abs(float64(v) - mx)
+				if !closeTo(got, q, (1e-6+4e-7*float64(n)+eps32*d)*q+1e-30) {
+					t.Fatalf("rows=%d n=%d: p[%d,%d] = %g, want %g", rows, n, i, j, got, q)
+				}
+				ws[j] += got
+				ws2[j] += got * got
+			}
+		}
+		for j := range n {
+			if !closeTo(s[j], ws[j], 1e-12*(1+ws[j])) || !closeTo(s2[j], ws2[j], 1e-12*(1+ws2[j])) {
+				t.Fatalf("rows=%d n=%d: s[%d], s2[%d] = %g, %g, want %g, %g", rows, n, j, j, s[j], s2[j], ws[j], ws2[j])
+			}
+		}
+	})
+}
