@@ -1,6 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "neon_arm64.h"
 
 // Elementwise kernels: four values per pass (sixteen, then four, in mulAddRowsNEON), then one at
 // a time. The instructions Go's assembler does not spell are WORDs with their mnemonic beside them
@@ -165,19 +166,7 @@ TEXT ·accMomentsNEON(SB), NOSPLIT, $0-40
 	BLT   tail1
 
 loop4:
-	VLD1   (R0), [V0.S4]
-	WORD   $0x4f879000 // fmul v0.4s, v0.4s, v7.s[0]
-	VST1.P [V0.S4], 16(R0)
-	WORD   $0x0e617801 // fcvtl v1.2d, v0.2s
-	WORD   $0x4e617802 // fcvtl2 v2.2d, v0.4s
-	VLD1   (R1), [V3.D2, V4.D2]
-	WORD   $0x4e61d463 // fadd v3.2d, v3.2d, v1.2d
-	WORD   $0x4e62d484 // fadd v4.2d, v4.2d, v2.2d
-	VST1.P [V3.D2, V4.D2], 32(R1)
-	VLD1   (R2), [V5.D2, V6.D2]
-	WORD   $0x4e61cc25 // fmla v5.2d, v1.2d, v1.2d
-	WORD   $0x4e62cc46 // fmla v6.2d, v2.2d, v2.2d
-	VST1.P [V5.D2, V6.D2], 32(R2)
+	MOMENTS4(R0, R1, R2)
 	SUB    $4, R4, R4
 	CMP    $4, R4
 	BGE    loop4
@@ -186,16 +175,7 @@ tail1:
 	CBZ R4, done
 
 loop1:
-	FMOVS   (R0), F0
-	WORD    $0x1e270800 // fmul s0, s0, s7
-	FMOVS.P F0, 4(R0)
-	WORD    $0x1e22c001 // fcvt d1, s0
-	FMOVD   (R1), F3
-	WORD    $0x1e612863 // fadd d3, d3, d1
-	FMOVD.P F3, 8(R1)
-	FMOVD   (R2), F5
-	WORD    $0x1f411425 // fmadd d5, d1, d1, d5
-	FMOVD.P F5, 8(R2)
+	MOMENTS1(R0, R1, R2)
 	SUBS    $1, R4, R4
 	BNE     loop1
 

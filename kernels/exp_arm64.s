@@ -1,6 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "neon_arm64.h"
 
 // EXP_CONSTS loads the constants of EXP4 into V17–V27 and V30 (R2 is clobbered).
 #define EXP_CONSTS \
@@ -223,19 +224,7 @@ sums:
 	MOVD R10, R15
 
 momloop:
-	VLD1   (R13), [V0.S4]
-	WORD   $0x4f879000 // fmul v0.4s, v0.4s, v7.s[0]
-	VST1.P [V0.S4], 16(R13)
-	WORD   $0x0e617801 // fcvtl v1.2d, v0.2s
-	WORD   $0x4e617802 // fcvtl2 v2.2d, v0.4s
-	VLD1   (R12), [V3.D2, V4.D2]
-	WORD   $0x4e61d463 // fadd v3.2d, v3.2d, v1.2d
-	WORD   $0x4e62d484 // fadd v4.2d, v4.2d, v2.2d
-	VST1.P [V3.D2, V4.D2], 32(R12)
-	VLD1   (R14), [V5.D2, V6.D2]
-	WORD   $0x4e61cc25 // fmla v5.2d, v1.2d, v1.2d
-	WORD   $0x4e62cc46 // fmla v6.2d, v2.2d, v2.2d
-	VST1.P [V5.D2, V6.D2], 32(R14)
+	MOMENTS4(R13, R12, R14)
 	SUBS   $1, R15, R15
 	BNE    momloop
 
@@ -244,16 +233,7 @@ momtail:
 	MOVD R11, R15
 
 momloop1:
-	FMOVS   (R13), F0
-	WORD    $0x1e270800 // fmul s0, s0, s7
-	FMOVS.P F0, 4(R13)
-	WORD    $0x1e22c001 // fcvt d1, s0
-	FMOVD   (R12), F3
-	WORD    $0x1e612863 // fadd d3, d3, d1
-	FMOVD.P F3, 8(R12)
-	FMOVD   (R14), F5
-	WORD    $0x1f411425 // fmadd d5, d1, d1, d5
-	FMOVD.P F5, 8(R14)
+	MOMENTS1(R13, R12, R14)
 	SUBS    $1, R15, R15
 	BNE     momloop1
 

@@ -96,3 +96,35 @@
 	STORE_ROW_OVER_NEXT(26); \
 	STORE_ROW_OVER_NEXT(28); \
 	STORE_ROW_OVER(30)
+
+// The running moments of four scaled values (accMomentsNEON, softmaxMomentsNEON): the four float32
+// at x times v7.s[0], stored back (x += 16), widened to float64 in v1, v2; s (two pairs at s,
+// s += 32) += them and s2 (at s2, s2 += 32) += their squares (exact in float64, so one FMLA).
+// v0–v6 are scratch.
+#define MOMENTS4(x, s, s2) \
+	VLD1   (x), [V0.S4]; \
+	WORD   $0x4f879000; /* fmul v0.4s, v0.4s, v7.s[0] */ \
+	VST1.P [V0.S4], 16(x); \
+	WORD   $0x0e617801; /* fcvtl v1.2d, v0.2s */ \
+	WORD   $0x4e617802; /* fcvtl2 v2.2d, v0.4s */ \
+	VLD1   (s), [V3.D2, V4.D2]; \
+	WORD   $0x4e61d463; /* fadd v3.2d, v3.2d, v1.2d */ \
+	WORD   $0x4e62d484; /* fadd v4.2d, v4.2d, v2.2d */ \
+	VST1.P [V3.D2, V4.D2], 32(s); \
+	VLD1   (s2), [V5.D2, V6.D2]; \
+	WORD   $0x4e61cc25; /* fmla v5.2d, v1.2d, v1.2d */ \
+	WORD   $0x4e62cc46; /* fmla v6.2d, v2.2d, v2.2d */ \
+	VST1.P [V5.D2, V6.D2], 32(s2)
+
+// MOMENTS4 for one value: x += 4, s += 8, s2 += 8; s7 holds the scale, s0, d1, d3, d5 are scratch.
+#define MOMENTS1(x, s, s2) \
+	FMOVS   (x), F0; \
+	WORD    $0x1e270800; /* fmul s0, s0, s7 */ \
+	FMOVS.P F0, 4(x); \
+	WORD    $0x1e22c001; /* fcvt d1, s0 */ \
+	FMOVD   (s), F3; \
+	WORD    $0x1e612863; /* fadd d3, d3, d1 */ \
+	FMOVD.P F3, 8(s); \
+	FMOVD   (s2), F5; \
+	WORD    $0x1f411425; /* fmadd d5, d1, d1, d5 */ \
+	FMOVD.P F5, 8(s2)
