@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# bench/uvsw.sh [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--quick] [--out DIR]
-#               [--md FILE] [--png FILE]: paper 003's U-versus-W comparison (Tables 2–3 shape) and corruption
-# robustness (Tables 11–12 shape) on Fashion-MNIST (issue 16, seed 003 items 4 and 5).
+# bench/uvsw.sh [--model mlp|resnet] [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L]
+#               [--quick] [--out DIR] [--md FILE] [--png FILE]: paper 003's U-versus-W comparison (Tables 2–3
+# shape) and corruption robustness (Tables 11–12 shape) on Fashion-MNIST (issue 16, seed 003 items 4 and 5).
 #
-# Every model is the MLP 784-256-256-5 trained for E epochs on classes 0–4 (classes 5–9 are the
-# held-out-class OOD set), seeds 1…N:
+# --model mlp (the default): every model is the MLP 784-256-256-5; --model resnet: the residual CNN
+# of bench/configs/fmnist_resnet5_arch.json (fmnist_resnet_arch.json with a 5-way head: 16-channel
+# conv stem, two BasicBlocks with BatchNorm, 16 then 32 channels, adaptive average pooling, linear
+# 32→5) and the configs bench/configs/fmnist_resnet_<method>.json (conv Z 8×12, linear Z 10×16,
+# prior sd 1; 1 maximum-likelihood epoch, 1 of KL annealing). Either is trained for E epochs on
+# classes 0–4 (classes 5–9 are the held-out-class OOD set), seeds 1…N:
 #   det        deterministic (bench/configs/fmnist_det.json); seeds 1, M+1, 2M+1, … (the first
 #              member of each Ensemble-W)
 #   ensw       Ensemble-W: M deterministic networks, seeds gM+1 … gM+M, trained independently and
 #              combined with `edgebnn convert --member` (one ensemble per seed g = 0…N−1)
-#   ffgw       FFG-W, mean-field q(W) with σ ≤ σ_max = 0.1 (bench/configs/fmnist_ffgw.json)
-#   ffgu       FFG-U, diagonal q(U), U 32×32 (bench/configs/fmnist_ffgu.json)
-#   fcgu       FCG-U, full-covariance q(U), U 32×32 (bench/configs/fmnist_fcgu.json)
-#   ensembleu  Ensemble-U, M = 5 members (bench/configs/fmnist_ensembleu5.json)
+#   ffgw       FFG-W, mean-field q(W) with σ ≤ σ_max = 0.1 (bench/configs/fmnist[_resnet]_ffgw.json)
+#   ffgu       FFG-U, diagonal q(U), U 32×32 for the MLP (bench/configs/fmnist[_resnet]_ffgu.json)
+#   fcgu       FCG-U, full-covariance q(U), U 32×32 for the MLP (bench/configs/fmnist[_resnet]_fcgu.json)
+#   ensembleu  Ensemble-U, M = 5 members (bench/configs/fmnist[_resnet]_ensembleu5.json)
 # All share the schedule of the FFG-U config (Adam 3e-3; the variational ones 1 maximum-likelihood
-# epoch, 2 of KL annealing), shortened to E epochs (default 6) with the learning rate ×0.1 after
+# epoch, then 2 of KL annealing for the MLP, 1 for the residual CNN), shortened to E epochs (default 6) with the learning rate ×0.1 after
 # epoch ⌊2E/3⌋ (the config's 8 of 12). Each checkpoint is converted to an f32 model file
 # (uncompressed): its parameter count and bytes are the table's. bench/uvsw (Go) then evaluates
 # every model through the runtime, caching one JSON per model beside it: accuracy, NLL, ECE on the
@@ -27,24 +31,36 @@
 # draws the accuracy/ECE-against-severity plot.
 #
 # Runs (checkpoints, converted models, evaluation JSON) already in DIR are reused. Training is the
-# cost: per epoch on one free core about 2 s for a deterministic network, 5 s FFG-U, 6 s Ensemble-U,
+# cost: per epoch on one free core about 2 s for a deterministic MLP, 5 s FFG-U, 6 s Ensemble-U,
 # 15 s FFG-W, 20–25 s FCG-U (about 20 min of CPU for the defaults, plus 30 s per model of
-# evaluation); two jobs run at a time (JOBS=…).
+# evaluation); the residual CNN about 19 s deterministic, 20 s FFG-U, FCG-U and Ensemble-U, 44 s
+# FFG-W (about 10 min of CPU per epoch of the defaults, plus 1–2 min per variational model of
+# evaluation at L = 1000); two jobs run at a time (JOBS=…).
 #
-# Options: --seeds N (3), --members M (5), --epochs E (6), --samples K (10), --corrupt-limit L
-# (2000), --out DIR (runs/uvsw), --md FILE (none), --png FILE (docs/img/uvsw_corruption.png).
+# Options: --model mlp|resnet (mlp), --seeds N (3), --members M (5), --epochs E (6), --samples K
+# (10), --corrupt-limit L (2000), --out DIR (runs/uvsw; runs/uvsw_resnet for the resnet), --md FILE
+# (none), --png FILE (docs/img/uvsw_corruption.png; docs/img/uvsw_resnet_corruption.png).
 # --quick: 1 seed, M = 2, 1 epoch on the first 300 training images, K = 2, every evaluation on the
 # first 200 Fashion-MNIST test images (bench/uvsw -test-limit: before the class selection and the
 # corruptions), the plot in DIR — all four tables' shape in about a minute
 # (tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-seeds=3 members=5 epochs=6 samples=10 limit=2000 out=runs/uvsw md="" png=docs/img/uvsw_corruption.png
-trainlimit=0 testlimit=0 quick=0 pngset=0
+model=mlp seeds=3 members=5 epochs=6 samples=10 limit=2000 out="" md="" png=""
+trainlimit=0 testlimit=0 quick=0
 source bench/lib/opts.sh
-parse_opts "usage: bench/uvsw.sh [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--quick] [--out DIR] [--md FILE] [--png FILE]" "seeds=1 members=2 epochs=1 samples=2 trainlimit=300 testlimit=200" \
-	--seeds=seeds:int --members=members:int --epochs=epochs:int --samples=samples:int --corrupt-limit=limit:int --out=out --md=md --png=png -- "$@"
-((quick && !pngset)) && png=$out/uvsw_corruption.png
+parse_opts "usage: bench/uvsw.sh [--model mlp|resnet] [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--quick] [--out DIR] [--md FILE] [--png FILE]" "seeds=1 members=2 epochs=1 samples=2 trainlimit=300 testlimit=200" \
+	--model=model --seeds=seeds:int --members=members:int --epochs=epochs:int --samples=samples:int --corrupt-limit=limit:int --out=out --md=md --png=png -- "$@"
+case $model in
+mlp) cfg=fmnist arch=mlp:784-256-256-5 stem=uvsw ;;
+resnet) cfg=fmnist_resnet arch=bench/configs/fmnist_resnet5_arch.json stem=uvsw_resnet ;;
+*) echo "uvsw.sh: --model is mlp or resnet, not \"$model\"" >&2; exit 2 ;;
+esac
+[[ -n $out ]] || out=runs/$stem
+if [[ -z $png ]]; then
+	png=docs/img/${stem}_corruption.png
+	((quick)) && png=$out/${stem}_corruption.png
+fi
 ((seeds >= 1 && members >= 2)) || { echo "uvsw.sh: need --seeds ≥ 1 and --members ≥ 2" >&2; exit 2; }
 mkdir -p "$out"
 bin=$out/edgebnn
@@ -60,13 +76,13 @@ train_one() { # kind seed
 	local kind=$1 s=$2 f=$out/$1_$2
 	[[ -f $f.model.ebnn ]] && return 0
 	echo "training $kind seed $s" >&2
-	"$bin" train --config "bench/configs/fmnist_$kind.json" --classes 0-4 --arch mlp:784-256-256-5 \
+	"$bin" train --config "bench/configs/${cfg}_$kind.json" --classes 0-4 --arch "$arch" \
 		--epochs "$epochs" --milestones $((epochs * 2 / 3)) --seed "$s" --eval-every "$epochs" --checkpoint-every "$epochs" \
 		--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet --out "$f.ebnn" >"$f.log" 2>&1
 	"$bin" convert --checkpoint "$f.ebnn" --out "$f.model.ebnn" --dtype f32 --compress none >>"$f.log"
 }
 export -f train_one
-export bin out epochs trainlimit testlimit
+export bin out epochs trainlimit testlimit cfg arch
 printf '%s\n' "${jobs[@]}" | xargs -P "${JOBS:-2}" -L 1 bash -c 'train_one "$@"' _
 
 # Ensemble-W g: the deterministic networks gM+1 … gM+M in one model file.
@@ -81,5 +97,5 @@ go build -o "$out/uvsw" ./bench/uvsw
 mkdir -p "$(dirname "$png")"
 mdargs=()
 [[ -n $md ]] && mdargs=(-md "$md")
-"$out/uvsw" -dir "$out" -seeds "$seeds" -members "$members" -samples "$samples" -epochs "$epochs" -corrupt-limit "$limit" \
+"$out/uvsw" -model "$model" -dir "$out" -seeds "$seeds" -members "$members" -samples "$samples" -epochs "$epochs" -corrupt-limit "$limit" \
 	-test-limit "$testlimit" -png "$png" "${mdargs[@]}"

@@ -1,5 +1,6 @@
 // Command uvsw evaluates the models bench/uvsw.sh trains — paper 003's U-versus-W comparison on
-// the Fashion-MNIST MLP (784-256-256-5, classes 0–4) — through the runtime, and prints two
+// Fashion-MNIST classes 0–4, with the MLP 784-256-256-5 (-model mlp) or the residual CNN of
+// bench/configs/fmnist_resnet5_arch.json (-model resnet) — through the runtime, and prints two
 // Markdown tables in the shape of paper 003's Tables 2–3 (parameters stored, file bytes,
 // accuracy, NLL, ECE, OOD AUROC by entropy / mutual information / max probability against the
 // held-out classes 5–9 and against scikit-learn's digits) and Tables 11–12 (accuracy and ECE
@@ -18,6 +19,7 @@
 // `edgebnn eval --classes 0-4 --samples K [--ood digits] [--data fmnist-c:C:S] MODEL` prints.
 //
 //	go run ./bench/uvsw -dir runs/uvsw -seeds 3 -png docs/img/uvsw_corruption.png
+//	go run ./bench/uvsw -model resnet -dir runs/uvsw_resnet -seeds 3 -corrupt-limit 1000
 package main
 
 import (
@@ -70,6 +72,18 @@ var methods = []method{
 		[5]float64{nan, nan, nan, nan, nan}, [5]float64{nan, nan, nan, nan, nan}},
 	{"ensembleu5", "Ensemble-U", 94.94, 0.45, .90, .93, 27.10,
 		[5]float64{87.35, 80.45, 73.89, 66.52, 54.89}, [5]float64{2.77, 5.86, 9.06, 12.54, 19.66}},
+}
+
+// network is the -model the models are: what the tables' caption and the plot's titles call it.
+type network struct {
+	Caption string // in the first table's caption
+	Short   string // in the plot's titles ("" for the MLP: its titles as before -model)
+}
+
+// networks are the -model values.
+var networks = map[string]network{
+	"mlp":    {Caption: "MLP 784-256-256-5"},
+	"resnet": {Caption: "residual CNN of bench/configs/fmnist_resnet5_arch.json: conv stem, two BasicBlocks with BatchNorm, linear 32→5", Short: "residual CNN"},
 }
 
 // oodSets are the OOD sets of the tables: the held-out classes and the digits.
@@ -146,6 +160,7 @@ func main() {
 
 func run(args []string, stdout io.Writer) error {
 	fl := flag.NewFlagSet("uvsw", flag.ContinueOnError)
+	model := fl.String("model", "mlp", "the network the models are, for the captions: mlp or resnet")
 	dir := fl.String("dir", "runs/uvsw", "directory of the models (<method>_<seed>.model.ebnn)")
 	seeds := fl.Int("seeds", 3, "seeds per method")
 	members := fl.Int("members", 5, "members of each Ensemble-W (det uses seeds 1, M+1, …)")
@@ -161,6 +176,10 @@ func run(args []string, stdout io.Writer) error {
 	mdPath := fl.String("md", "", "also write the tables to this Markdown file")
 	if err := fl.Parse(args); err != nil {
 		return err
+	}
+	net, ok := networks[*model]
+	if !ok {
+		return fmt.Errorf("-model is mlp or resnet, not %q", *model)
 	}
 	if *seeds < 1 || *members < 1 || *samples < 1 {
 		return fmt.Errorf("-seeds, -members and -samples must be positive")
@@ -186,7 +205,7 @@ func run(args []string, stdout io.Writer) error {
 	if *testLimit > 0 {
 		fmt.Fprintf(&b, "(evaluated on the first %d Fashion-MNIST test images only: -test-limit)\n\n", *testLimit)
 	}
-	tables(&b, entries, *seeds, *members, *samples, *epochs, *limit)
+	tables(&b, net, entries, *seeds, *members, *samples, *epochs, *limit)
 	fmt.Fprint(stdout, b.String())
 	if *mdPath != "" {
 		if err := os.WriteFile(*mdPath, []byte(b.String()), 0o644); err != nil {
@@ -194,7 +213,7 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}
 	if *pngPath != "" {
-		if err := severityPlot(*pngPath, entries); err != nil {
+		if err := severityPlot(*pngPath, net, entries); err != nil {
 			return err
 		}
 	}
@@ -424,11 +443,11 @@ func paperNum(v float64, f string) string {
 }
 
 // tables writes the U-versus-W tables and the corruption tables.
-func tables(w io.Writer, entries []*entry, seeds, members, samples, epochs, limit int) {
+func tables(w io.Writer, net network, entries []*entry, seeds, members, samples, epochs, limit int) {
 	rs := byMethod(entries)
 	acc := func(m metrics) float64 { return m.Accuracy }
 	ece := func(m metrics) float64 { return m.ECE }
-	fmt.Fprintf(w, "U versus W on Fashion-MNIST (MLP 784-256-256-5, classes 0–4, %d epochs; mean ± s.e. over the seeds, %d per method unless the seeds column says otherwise; Ensemble-W = %d networks; %d samples per prediction for the variational methods). Paper 003: ResNet-50 on CIFAR-10 (Tables 2, 5, 9).\n\n", epochs, seeds, members, samples)
+	fmt.Fprintf(w, "U versus W on Fashion-MNIST (%s, classes 0–4, %d epochs; mean ± s.e. over the seeds, %d per method unless the seeds column says otherwise; Ensemble-W = %d networks; %d samples per prediction for the variational methods). Paper 003: ResNet-50 on CIFAR-10 (Tables 2, 5, 9).\n\n", net.Caption, epochs, seeds, members, samples)
 	fmt.Fprintln(w, "| method | seeds | parameters stored | rel. to det. | file bytes (f32) | accuracy % | NLL | ECE % | paper: rel. size | paper: accuracy % | paper: ECE % |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, m := range methods {
@@ -516,15 +535,19 @@ var colours = []color.Color{color.Black, trainplot.Orange, trainplot.Red, trainp
 
 // severityPlot draws accuracy and ECE (mean over corruptions, mean over seeds, ± s.e. error bars)
 // against severity 0–5, one line per method, side by side, and writes a PNG.
-func severityPlot(path string, entries []*entry) error {
+func severityPlot(path string, net network, entries []*entry) error {
 	rs := byMethod(entries)
+	classes := "classes 0–4"
+	if net.Short != "" {
+		classes = net.Short + ", " + classes
+	}
 	var panels []sevtab.Panel
 	for _, panel := range []struct {
 		title, ylabel string
 		metric        func(metrics) float64
 	}{
-		{"Fashion-MNIST-C accuracy (classes 0–4)", "accuracy (%)", func(m metrics) float64 { return m.Accuracy }},
-		{"Fashion-MNIST-C ECE (classes 0–4)", "ECE (%)", func(m metrics) float64 { return m.ECE }},
+		{"Fashion-MNIST-C accuracy (" + classes + ")", "accuracy (%)", func(m metrics) float64 { return m.Accuracy }},
+		{"Fashion-MNIST-C ECE (" + classes + ")", "ECE (%)", func(m metrics) float64 { return m.ECE }},
 	} {
 		// The empty corners: bottom left for accuracy, top left for ECE.
 		pn := sevtab.Panel{Title: panel.title, XLabel: "severity (mean over 9 corruptions; 0 = clean)", YLabel: panel.ylabel,

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/bench/internal/sevtab"
@@ -51,5 +53,26 @@ func TestSeverityMean(t *testing.T) {
 	}
 	if r.complete() {
 		t.Error("a result without OOD numbers is complete")
+	}
+}
+
+// TestModelCaption: -model names the network in the first table's caption (the MLP's caption as
+// before the flag), and an unknown -model is refused before any model is loaded.
+func TestModelCaption(t *testing.T) {
+	for _, c := range []struct {
+		model, want string
+	}{
+		{"mlp", "U versus W on Fashion-MNIST (MLP 784-256-256-5, classes 0–4, 6 epochs; mean ± s.e. over the seeds, 3 per method"},
+		{"resnet", "U versus W on Fashion-MNIST (residual CNN of bench/configs/fmnist_resnet5_arch.json: conv stem, two BasicBlocks with BatchNorm, linear 32→5, classes 0–4, 6 epochs;"},
+	} {
+		var b strings.Builder
+		tables(&b, networks[c.model], nil, 3, 5, 10, 6, 1000)
+		if !strings.HasPrefix(b.String(), c.want) {
+			t.Errorf("-model %s: caption %q, want it to start %q", c.model, strings.SplitN(b.String(), "\n", 2)[0], c.want)
+		}
+	}
+	err := run([]string{"-model", "cnn", "-dir", t.TempDir()}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "mlp or resnet") {
+		t.Errorf("-model cnn: error %v, want one naming mlp and resnet", err)
 	}
 }
