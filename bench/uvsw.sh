@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/uvsw.sh [--model mlp|resnet] [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L]
-#               [--quick] [--out DIR] [--md FILE] [--png FILE]: paper 003's U-versus-W comparison (Tables 2–3
+#               [--corrupt yes|no] [--quick] [--out DIR] [--md FILE] [--png FILE]: paper 003's U-versus-W comparison (Tables 2–3
 # shape) and corruption robustness (Tables 11–12 shape) on Fashion-MNIST (issue 16, seed 003 items 4 and 5).
 #
 # --model mlp (the default): every model is the MLP 784-256-256-5; --model resnet: the residual CNN
@@ -38,7 +38,8 @@
 # evaluation at L = 1000); two jobs run at a time (JOBS=…).
 #
 # Options: --model mlp|resnet (mlp), --seeds N (3), --members M (5), --epochs E (6), --samples K
-# (10), --corrupt-limit L (2000), --out DIR (runs/uvsw; runs/uvsw_resnet for the resnet), --md FILE
+# (10), --corrupt-limit L (2000), --corrupt no (skip the corruptions: the first two tables only, no
+# plot; default yes), --out DIR (runs/uvsw; runs/uvsw_resnet for the resnet), --md FILE
 # (none), --png FILE (docs/img/uvsw_corruption.png; docs/img/uvsw_resnet_corruption.png).
 # --quick: 1 seed, M = 2, 1 epoch on the first 300 training images, K = 2, every evaluation on the
 # first 200 Fashion-MNIST test images (bench/uvsw -test-limit: before the class selection and the
@@ -46,15 +47,20 @@
 # (tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-model=mlp seeds=3 members=5 epochs=6 samples=10 limit=2000 out="" md="" png=""
+model=mlp corrupt=yes seeds=3 members=5 epochs=6 samples=10 limit=2000 out="" md="" png=""
 trainlimit=0 testlimit=0 quick=0
 source bench/lib/opts.sh
-parse_opts "usage: bench/uvsw.sh [--model mlp|resnet] [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--quick] [--out DIR] [--md FILE] [--png FILE]" "seeds=1 members=2 epochs=1 samples=2 trainlimit=300 testlimit=200" \
-	--model=model --seeds=seeds:int --members=members:int --epochs=epochs:int --samples=samples:int --corrupt-limit=limit:int --out=out --md=md --png=png -- "$@"
+parse_opts "usage: bench/uvsw.sh [--model mlp|resnet] [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--corrupt yes|no] [--quick] [--out DIR] [--md FILE] [--png FILE]" "seeds=1 members=2 epochs=1 samples=2 trainlimit=300 testlimit=200" \
+	--model=model --seeds=seeds:int --members=members:int --epochs=epochs:int --samples=samples:int --corrupt-limit=limit:int --corrupt=corrupt --out=out --md=md --png=png -- "$@"
 case $model in
 mlp) cfg=fmnist arch=mlp:784-256-256-5 stem=uvsw ;;
 resnet) cfg=fmnist_resnet arch=bench/configs/fmnist_resnet5_arch.json stem=uvsw_resnet ;;
 *) echo "uvsw.sh: --model is mlp or resnet, not \"$model\"" >&2; exit 2 ;;
+esac
+case $corrupt in
+yes) corruptargs=() ;;
+no) corruptargs=(-no-corrupt) ;;
+*) echo "uvsw.sh: --corrupt is yes or no, not \"$corrupt\"" >&2; exit 2 ;;
 esac
 [[ -n $out ]] || out=runs/$stem
 if [[ -z $png ]]; then
@@ -98,4 +104,4 @@ mkdir -p "$(dirname "$png")"
 mdargs=()
 [[ -n $md ]] && mdargs=(-md "$md")
 "$out/uvsw" -model "$model" -dir "$out" -seeds "$seeds" -members "$members" -samples "$samples" -epochs "$epochs" -corrupt-limit "$limit" \
-	-test-limit "$testlimit" -png "$png" "${mdargs[@]}"
+	-test-limit "$testlimit" -png "$png" "${corruptargs[@]}" "${mdargs[@]}"

@@ -120,15 +120,19 @@ type result struct {
 	Corrupt map[string]metrics `json:"corrupt"`
 }
 
-// complete reports whether r holds every number the tables need.
-func (r *result) complete() bool {
-	if r.OOD == nil || r.Corrupt == nil {
+// complete reports whether r holds every number the tables need (the corruptions' only with
+// corrupt).
+func (r *result) complete(corrupt bool) bool {
+	if r.OOD == nil || (corrupt && r.Corrupt == nil) {
 		return false
 	}
 	for _, s := range oodSets {
 		if len(r.OOD[s]) < len(scores) {
 			return false
 		}
+	}
+	if !corrupt {
+		return true
 	}
 	for _, c := range data.Corruptions() {
 		for s := 1; s <= data.MaxSeverity; s++ {
@@ -172,6 +176,7 @@ func run(args []string, stdout io.Writer) error {
 	limit := fl.Int("corrupt-limit", 2000, "evaluate each corrupted set on its first N images of classes 0–4 (0: all 5000)")
 	testLimit := fl.Int("test-limit", 0, "evaluate on the first N Fashion-MNIST test images only, before the class selection and the corruptions (0: all 10 000; for quick runs: the numbers then differ from edgebnn eval's)")
 	force := fl.Bool("force", false, "re-evaluate models that have a cached evaluation")
+	noCorrupt := fl.Bool("no-corrupt", false, "skip the corruptions: the U-versus-W and OOD tables only, no plot")
 	pngPath := fl.String("png", "", "write the accuracy/ECE-against-severity plot here")
 	mdPath := fl.String("md", "", "also write the tables to this Markdown file")
 	if err := fl.Parse(args); err != nil {
@@ -187,7 +192,8 @@ func run(args []string, stdout io.Writer) error {
 	if *limit < 0 || *testLimit < 0 {
 		return fmt.Errorf("-corrupt-limit and -test-limit must not be negative")
 	}
-	entries, err := load(*dir, *seeds, *members, *samples, *seed, *limit, *testLimit, *force)
+	corrupt := !*noCorrupt
+	entries, err := load(*dir, *seeds, *members, *samples, *seed, *limit, *testLimit, corrupt, *force)
 	if err != nil {
 		return err
 	}
@@ -198,21 +204,21 @@ func run(args []string, stdout io.Writer) error {
 			}
 		}
 	}()
-	if err := evaluate(entries, *dataDir, *digits, *seed, *limit, *testLimit); err != nil {
+	if err := evaluate(entries, *dataDir, *digits, *seed, *limit, *testLimit, corrupt); err != nil {
 		return err
 	}
 	var b strings.Builder
 	if *testLimit > 0 {
 		fmt.Fprintf(&b, "(evaluated on the first %d Fashion-MNIST test images only: -test-limit)\n\n", *testLimit)
 	}
-	tables(&b, net, entries, *seeds, *members, *samples, *epochs, *limit)
+	tables(&b, net, entries, *seeds, *members, *samples, *epochs, *limit, corrupt)
 	fmt.Fprint(stdout, b.String())
 	if *mdPath != "" {
 		if err := os.WriteFile(*mdPath, []byte(b.String()), 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", *mdPath, err)
 		}
 	}
-	if *pngPath != "" {
+	if *pngPath != "" && corrupt {
 		if err := severityPlot(*pngPath, net, entries); err != nil {
 			return err
 		}
@@ -221,7 +227,7 @@ func run(args []string, stdout io.Writer) error {
 }
 
 // load opens every model of every method and its cached evaluation, if usable.
-func load(dir string, seeds, members, samples int, seed uint64, limit, testLimit int, force bool) ([]*entry, error) {
+func load(dir string, seeds, members, samples int, seed uint64, limit, testLimit int, corrupt, force bool) ([]*entry, error) {
 	var out []*entry
 	for _, m := range methods {
 		for s := 1; s <= seeds; s++ {
@@ -247,7 +253,7 @@ func load(dir string, seeds, members, samples int, seed uint64, limit, testLimit
 				if err := json.Unmarshal(raw, &r); err != nil {
 					return nil, fmt.Errorf("%s: %w", e.Cache, err)
 				}
-				if r.Seed == seed && r.CorruptLimit == limit && r.TestLimit == testLimit && r.complete() {
+				if r.Seed == seed && (!corrupt || r.CorruptLimit == limit) && r.TestLimit == testLimit && r.complete(corrupt) {
 					e.Res = &r
 				}
 			}
@@ -281,9 +287,9 @@ func load(dir string, seeds, members, samples int, seed uint64, limit, testLimit
 }
 
 // evaluate fills in the results of the entries that have no cached evaluation: the clean test
-// set and the two OOD sets, then every corruption and severity (each corrupted set built once and
-// shared by the models).
-func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit, testLimit int) error {
+// set and the two OOD sets, then, with corrupt, every corruption and severity (each corrupted set
+// built once and shared by the models).
+func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit, testLimit int, corrupt bool) error {
 	var pending []*entry
 	for _, e := range entries {
 		if e.Model != nil {
@@ -348,19 +354,21 @@ func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit, 
 		}
 		return cd.Head(limit), nil
 	}
-	err = sevtab.Sweep(full, seed, prep, func(c string, s int, cd *data.Dataset) error {
-		for _, e := range pending {
-			r, err := eval.Evaluate(e.Model, cd, nil, e.Opt)
-			if err != nil {
-				return fmt.Errorf("%s: %s: %w", e.Path, cd.Name, err)
+	if corrupt {
+		err = sevtab.Sweep(full, seed, prep, func(c string, s int, cd *data.Dataset) error {
+			for _, e := range pending {
+				r, err := eval.Evaluate(e.Model, cd, nil, e.Opt)
+				if err != nil {
+					return fmt.Errorf("%s: %s: %w", e.Path, cd.Name, err)
+				}
+				e.Res.Corrupt[sevtab.Key(c, s)] = metricsOf(r)
 			}
-			e.Res.Corrupt[sevtab.Key(c, s)] = metricsOf(r)
+			fmt.Fprintf(os.Stderr, "uvsw: %s done\n", cd.Name)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(os.Stderr, "uvsw: %s done\n", cd.Name)
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	for _, e := range pending {
 		raw, err := json.MarshalIndent(e.Res, "", "  ")
@@ -443,7 +451,7 @@ func paperNum(v float64, f string) string {
 }
 
 // tables writes the U-versus-W tables and the corruption tables.
-func tables(w io.Writer, net network, entries []*entry, seeds, members, samples, epochs, limit int) {
+func tables(w io.Writer, net network, entries []*entry, seeds, members, samples, epochs, limit int, corrupt bool) {
 	rs := byMethod(entries)
 	acc := func(m metrics) float64 { return m.Accuracy }
 	ece := func(m metrics) float64 { return m.ECE }
@@ -477,6 +485,10 @@ func tables(w io.Writer, net network, entries []*entry, seeds, members, samples,
 			}
 		}
 		fmt.Fprintf(w, "%s | %s | %s |\n", row, paperNum(m.PaperC100, "%.2f"), paperNum(m.PaperSVHN, "%.2f"))
+	}
+	if !corrupt {
+		fmt.Fprintf(w, "\n(corruptions not evaluated: -no-corrupt)\n")
+		return
 	}
 	for _, t := range []struct {
 		name   string

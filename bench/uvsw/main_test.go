@@ -51,8 +51,22 @@ func TestSeverityMean(t *testing.T) {
 	if got := severityMean(r, 0, acc); got != 0.9 {
 		t.Errorf("severity 0: %g, want the clean 0.9", got)
 	}
-	if r.complete() {
+	if r.complete(true) || r.complete(false) {
 		t.Error("a result without OOD numbers is complete")
+	}
+	r.OOD = map[string]map[string]float64{}
+	for _, set := range oodSets {
+		r.OOD[set] = map[string]float64{"entropy": 0.8, "mi": 0.7, "maxprob": 0.8}
+	}
+	if !r.complete(true) || !r.complete(false) {
+		t.Error("a result with every OOD and corruption number is not complete")
+	}
+	delete(r.Corrupt, sevtab.Key(data.Corruptions()[0], data.MaxSeverity))
+	if r.complete(true) {
+		t.Error("a result without one corruption is complete with the corruptions")
+	}
+	if !r.complete(false) {
+		t.Error("a result without one corruption is not complete without them")
 	}
 }
 
@@ -66,10 +80,15 @@ func TestModelCaption(t *testing.T) {
 		{"resnet", "U versus W on Fashion-MNIST (residual CNN of bench/configs/fmnist_resnet5_arch.json: conv stem, two BasicBlocks with BatchNorm, linear 32→5, classes 0–4, 6 epochs;"},
 	} {
 		var b strings.Builder
-		tables(&b, networks[c.model], nil, 3, 5, 10, 6, 1000)
+		tables(&b, networks[c.model], nil, 3, 5, 10, 6, 1000, true)
 		if !strings.HasPrefix(b.String(), c.want) {
 			t.Errorf("-model %s: caption %q, want it to start %q", c.model, strings.SplitN(b.String(), "\n", 2)[0], c.want)
 		}
+	}
+	var b strings.Builder
+	tables(&b, networks["resnet"], nil, 3, 5, 10, 6, 1000, false)
+	if out := b.String(); !strings.Contains(out, "(corruptions not evaluated: -no-corrupt)") || strings.Contains(out, "Fashion-MNIST-C") {
+		t.Errorf("-no-corrupt: the corruption tables are printed, or the note is not:\n%s", out)
 	}
 	err := run([]string{"-model", "cnn", "-dir", t.TempDir()}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "mlp or resnet") {
