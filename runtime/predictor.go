@@ -427,13 +427,7 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 		return nil, fmt.Errorf("runtime: a predictor for batch %d, %d samples and %d threads needs %s for activations (largest layer output %d values, input %v) and scratch (%d values); the limit is %s (Options.MaxMemory): %w",
 			n, opts.Samples, opts.Threads, what, maxAct, m.inShape, scratch, sizeString(limit), ErrMemory)
 	}
-	p.first = len(m.nodes)
-	for i, nd := range m.nodes {
-		if nd.stochastic() {
-			p.first = i
-			break
-		}
-	}
+	p.first = m.firstStochastic()
 	if d, ok := p.firstLocal(); ok {
 		p.prep = make([]float32, d.post.prepSize(n))
 	}
@@ -545,15 +539,19 @@ func (m *Model) passMerge() bool {
 			}
 		}
 	}
-	first := len(m.nodes)
+	walk(m.nodes[m.firstStochastic():])
+	return ok
+}
+
+// firstStochastic is the index of the first stochastic top-level node (len(nodes) if none): the
+// nodes before it are the deterministic prefix, run once per batch.
+func (m *Model) firstStochastic() int {
 	for i, nd := range m.nodes {
 		if nd.stochastic() {
-			first = i
-			break
+			return i
 		}
 	}
-	walk(m.nodes[first:])
-	return ok
+	return len(m.nodes)
 }
 
 // blockSize is the number of samples drawn together for batches of n inputs whose largest
