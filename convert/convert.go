@@ -718,34 +718,42 @@ func (m *model) fill(byName map[string]*statedict.Tensor, cfg *bnnconfig.Config)
 	return nil
 }
 
-// defaultPrior builds an FFG prior buffer bayesianize would have stored, from the config.
+// defaultPrior builds an FFG prior buffer a checkpoint left out: the one bayesianize would have
+// registered, from the config, or without a config (an edgebnn model file, which leaves out the
+// buffers that hold the spec's prior) the runtime's default.
 func (m *model) defaultPrior(e schema.Tensor, cfg *bnnconfig.Config) ([]float32, error) {
-	if cfg == nil {
-		return nil, fmt.Errorf("convert: tensor %s is missing and there is no config to rebuild it from", clip.Q(e.Name))
-	}
 	l := findLayer(m.spec.Layers, e.Layer)
 	if l == nil {
 		return nil, fmt.Errorf("convert: tensor %s: no layer %s", clip.Q(e.Name), clip.Q(e.Layer))
 	}
-	k := l.In
-	class := "Linear"
-	if l.Op == runtime.OpConv2d {
-		k *= l.Kernel[0] * l.Kernel[1]
-		class = "Conv2d"
-	}
-	if l.Bias {
-		k++
-	}
-	mean, wsd, bsd, err := ffgPriors(cfg, l.Name, class, k)
-	if err != nil {
-		return nil, err
-	}
-	v := mean
-	switch e.Name[len(e.Layer)+1:] {
-	case "prior_weight_sd":
-		v = wsd
-	case "prior_bias_sd":
-		v = bsd
+	var v float64
+	if cfg == nil {
+		c, ok := runtime.PriorDefault(l, e.Field())
+		if !ok {
+			return nil, fmt.Errorf("convert: tensor %s is missing and there is no config to rebuild it from", clip.Q(e.Name))
+		}
+		v = float64(c)
+	} else {
+		k := l.In
+		class := "Linear"
+		if l.Op == runtime.OpConv2d {
+			k *= l.Kernel[0] * l.Kernel[1]
+			class = "Conv2d"
+		}
+		if l.Bias {
+			k++
+		}
+		mean, wsd, bsd, err := ffgPriors(cfg, l.Name, class, k)
+		if err != nil {
+			return nil, err
+		}
+		v = mean
+		switch e.Field() {
+		case "prior_weight_sd":
+			v = wsd
+		case "prior_bias_sd":
+			v = bsd
+		}
 	}
 	out := make([]float32, e.Size())
 	for i := range out {
@@ -900,6 +908,7 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 	}
 	w := format.NewWriter()
 	stored := map[string]int64{}
+	omitPrior := schema.PriorOmitter(m.spec)
 	// The meta blob is added last, once the reports are complete; tensors go in canonical order.
 	for _, e := range m.expect {
 		v := data[e.Name]
@@ -908,6 +917,9 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 			if e, v, skip = snr.replace(e, v); skip {
 				continue
 			}
+		}
+		if omitPrior(e.Name, v) {
+			continue // the runtime rebuilds it from the spec
 		}
 		useF16 := false
 		if o.f16 {

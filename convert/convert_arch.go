@@ -288,7 +288,11 @@ func Posterior(m *torcharch.Module, ls *runtime.LayerSpec, cfg *bnnconfig.Config
 		return p, layer, nil
 	case bnnconfig.FFG:
 		s := layer.FFG
-		return &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: s.EffectivePriorWeightSD(dIn), MaxSD: s.MaxSD}, layer, nil
+		p := &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: s.EffectivePriorWeightSD(dIn), MaxSD: s.MaxSD}
+		if b := s.EffectivePriorBiasSD(dIn); ls.Bias && b != p.PriorSD {
+			p.PriorBiasSD = b // nonlinearity_scale or prior_bias_sd ≠ prior_weight_sd
+		}
+		return p, layer, nil
 	case bnnconfig.FCG:
 		// FCGMixin: prior_weight_sd ("neal": fan_in^-1/2, without the bias) for the weights and
 		// prior_bias_sd for the biases; no width scaling.

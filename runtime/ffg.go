@@ -28,22 +28,19 @@ func loadFFG(b *builder, ls *LayerSpec, dOut, dIn int) (*ffg, error) {
 		return nil, err
 	}
 	wm, ws, bm, bs := t["weight_mean"], t["_weight_sd"], t["bias_mean"], t["_bias_sd"]
-	// Prior buffers (bayesianize stores them in the state_dict); default N(0, prior_sd²).
-	prior := func(name string, n int, def float64) []float32 {
-		if v, ok := t[name]; ok {
-			return v
+	// Prior buffers (bayesianize stores them in the state_dict); absent ones are the spec's
+	// constant prior (PriorDefault), never materialised.
+	prior := func(field string) priorBuf {
+		if v, ok := t[field]; ok {
+			return priorBuf{v: v}
 		}
-		out := make([]float32, n)
-		for i := range out {
-			out[i] = float32(def)
-		}
-		return out
+		c, _ := PriorDefault(ls, field)
+		return priorBuf{c: c}
 	}
-	nw := dOut * f.k
-	pwm, pws := prior("prior_weight_mean", nw, 0), prior("prior_weight_sd", nw, ls.Posterior.PriorSD)
-	var pbm, pbs []float32
+	pwm, pws := prior("prior_weight_mean"), prior("prior_weight_sd")
+	var pbm, pbs priorBuf
 	if ls.Bias {
-		pbm, pbs = prior("prior_bias_mean", dOut, 0), prior("prior_bias_sd", dOut, ls.Posterior.PriorSD)
+		pbm, pbs = prior("prior_bias_mean"), prior("prior_bias_sd")
 	}
 	sd := func(raw float32) float64 {
 		v := softplus(float64(raw))
@@ -60,12 +57,12 @@ func loadFFG(b *builder, ls *LayerSpec, dOut, dIn int) (*ffg, error) {
 		for j := 0; j < f.k; j++ {
 			s := sd(ws[o*f.k+j])
 			f.m[o*dIn+j], f.s[o*dIn+j] = wm[o*f.k+j], float32(s)
-			f.kl += klTerm(float64(wm[o*f.k+j]), s, float64(pwm[o*f.k+j]), float64(pws[o*f.k+j]))
+			f.kl += klTerm(float64(wm[o*f.k+j]), s, pwm.at(o*f.k+j), pws.at(o*f.k+j))
 		}
 		if ls.Bias {
 			s := sd(bs[o])
 			f.m[o*dIn+f.k], f.s[o*dIn+f.k] = bm[o], float32(s)
-			f.kl += klTerm(float64(bm[o]), s, float64(pbm[o]), float64(pbs[o]))
+			f.kl += klTerm(float64(bm[o]), s, pbm.at(o), pbs.at(o))
 		}
 	}
 	for i, v := range f.s {
@@ -75,6 +72,70 @@ func loadFFG(b *builder, ls *LayerSpec, dOut, dIn int) (*ffg, error) {
 		f.s2[i] = v * v
 	}
 	return f, nil
+}
+
+// priorBuf is one of an FFG layer's prior buffers: the stored tensor v, or the constant c when
+// the file leaves the buffer out.
+type priorBuf struct {
+	v []float32
+	c float32
+}
+
+func (p priorBuf) at(i int) float64 {
+	if p.v != nil {
+		return float64(p.v[i])
+	}
+	return float64(p.c)
+}
+
+// ffgPriorSD is an FFG layer's prior standard deviation for its weights or its biases:
+// PriorSD, the biases' PriorBiasSD when set, and 1 (bayesianize's prior_weight_sd default) for a
+// spec without PriorSD.
+func ffgPriorSD(p *PosteriorSpec, bias bool) float64 {
+	if bias && p.PriorBiasSD > 0 {
+		return p.PriorBiasSD
+	}
+	if p.PriorSD > 0 {
+		return p.PriorSD
+	}
+	return 1
+}
+
+// PriorDefault returns the value an FFG layer's optional prior buffer (field prior_weight_mean,
+// prior_weight_sd, prior_bias_mean or prior_bias_sd) takes when the file does not store it: 0
+// for the means, the weights' and the biases' prior standard deviation (PriorSD, PriorBiasSD)
+// for the sds. ok is false for any other field or posterior kind. The buffers matter only for
+// the layer's KL (inspect); a writer may leave out any buffer whose values all equal the
+// default (OmitPrior), which halves a file of mean-field Gaussian layers.
+func PriorDefault(ls *LayerSpec, field string) (v float32, ok bool) {
+	p := ls.Posterior
+	if p == nil || p.Kind != KindFFG {
+		return 0, false
+	}
+	switch field {
+	case "prior_weight_mean", "prior_bias_mean":
+		return 0, true
+	case "prior_weight_sd":
+		return float32(ffgPriorSD(p, false)), true
+	case "prior_bias_sd":
+		return float32(ffgPriorSD(p, true)), true
+	}
+	return 0, false
+}
+
+// OmitPrior reports whether the prior buffer field of layer ls may be left out of a model file:
+// every value of v equals PriorDefault's, so the loader rebuilds it exactly.
+func OmitPrior(ls *LayerSpec, field string, v []float32) bool {
+	c, ok := PriorDefault(ls, field)
+	if !ok {
+		return false
+	}
+	for _, x := range v {
+		if x != c {
+			return false
+		}
+	}
+	return true
 }
 
 func (f *ffg) weightScratch() int { return 0 }

@@ -59,11 +59,10 @@ func loadPrunedFFG(b *builder, ls *LayerSpec, dOut, dIn int) (*prunedFFG, error)
 		}
 		return v
 	}
-	ps := ls.Posterior.PriorSD
-	if !(ps > 0) {
-		ps = 1
+	klTerm := func(m, s float64, bias bool) float64 {
+		ps := ffgPriorSD(ls.Posterior, bias)
+		return math.Log(ps/s) + (s*s+m*m)/(2*ps*ps) - 0.5
 	}
-	klTerm := func(m, s float64) float64 { return math.Log(ps/s) + (s*s+m*m)/(2*ps*ps) - 0.5 }
 	check := func(meanT, sdT string, i int, m float32, s float64) error {
 		if math.IsNaN(float64(m)) || math.IsInf(float64(m), 0) {
 			return fmt.Errorf("runtime: layer %q (pruned ffg): tensor %q: mean %d is %g", name, b.fullName(name, meanT), i, m)
@@ -86,7 +85,7 @@ func loadPrunedFFG(b *builder, ls *LayerSpec, dOut, dIn int) (*prunedFFG, error)
 			return nil, err
 		}
 		f.s[i] = float32(s)
-		f.kl += klTerm(float64(wm[i]), s)
+		f.kl += klTerm(float64(wm[i]), s, false)
 	}
 	for o := 0; o < dOut; o++ {
 		f.rowptr[o+1] += f.rowptr[o]
@@ -99,7 +98,7 @@ func loadPrunedFFG(b *builder, ls *LayerSpec, dOut, dIn int) (*prunedFFG, error)
 				return nil, err
 			}
 			f.bs[o] = float32(s)
-			f.kl += klTerm(float64(bm[o]), s)
+			f.kl += klTerm(float64(bm[o]), s, true)
 		}
 	}
 	f.sparse = float64(kept) < SparseDensity*float64(dOut*f.k)

@@ -145,21 +145,28 @@ func TestPrunedFFGPathsAgree(t *testing.T) {
 	}
 }
 
-// TestPrunedFFGKL: the reported KL is that of the kept weights and the biases against
-// N(0, prior_sd²).
+// TestPrunedFFGKL: the reported KL is that of the kept weights against N(0, prior_sd²) and the
+// biases against N(0, prior_bias_sd²) (prior_sd when 0).
 func TestPrunedFFGKL(t *testing.T) {
-	spec, src := prunedModel(t, prunedCases[1].keep)
-	m := newModel(t, spec, src)
-	mean, sd := prunedRef(src, prunedCases[1].keep)
-	want := 0.0
-	for i := range mean {
-		if sd[i] > 0 {
-			want += math.Log(ffgPriorSD/sd[i]) + (sd[i]*sd[i]+mean[i]*mean[i])/(2*ffgPriorSD*ffgPriorSD) - 0.5
+	for _, biasSD := range []float64{0, 0.35} {
+		spec, src := prunedModel(t, prunedCases[1].keep)
+		spec.Layers[0].Posterior.PriorBiasSD = biasSD
+		m := newModel(t, spec, src)
+		mean, sd := prunedRef(src, prunedCases[1].keep)
+		want := 0.0
+		for i := range mean {
+			ps := ffgPriorSD
+			if i%(ffgK+1) == ffgK && biasSD > 0 {
+				ps = biasSD
+			}
+			if sd[i] > 0 {
+				want += math.Log(ps/sd[i]) + (sd[i]*sd[i]+mean[i]*mean[i])/(2*ps*ps) - 0.5
+			}
 		}
-	}
-	ls := m.Layers()
-	if len(ls) != 1 || ls[0].Kind != runtime.KindFFG || math.Abs(ls[0].KL-want) > 1e-6*math.Abs(want) {
-		t.Fatalf("Layers() = %+v, want kind ffg and KL %.9g", ls, want)
+		ls := m.Layers()
+		if len(ls) != 1 || ls[0].Kind != runtime.KindFFG || math.Abs(ls[0].KL-want) > 1e-6*math.Abs(want) {
+			t.Fatalf("prior_bias_sd %g: Layers() = %+v, want kind ffg and KL %.9g", biasSD, ls, want)
+		}
 	}
 }
 

@@ -184,7 +184,7 @@ type PosteriorSpec struct {
 	// (EncodeKeptIndex); every other weight is exactly zero (mean and standard deviation). The
 	// biases stay dense. Readers that predate the field refuse such a file (unknown field).
 	Pruned bool `json:"pruned,omitempty"`
-	// FCG: the biases' prior standard deviation (0: PriorSD, which is the weights').
+	// FCG and FFG: the biases' prior standard deviation (0: PriorSD, which is the weights').
 	PriorBiasSD float64 `json:"prior_bias_sd,omitempty"`
 	// Bernstein: the flows' degree M (1 to MaxBernsteinDegree) and the runtime's quantile-table
 	// size G per weight (0: DefaultBernsteinTable; 2 to MaxBernsteinTable). The table holds
@@ -327,6 +327,11 @@ func (s *Spec) Validate() error {
 			}
 			if p := l.Posterior; p != nil && p.Pruned && p.Kind != KindFFG {
 				return fmt.Errorf("spec: layer %q: pruned applies to ffg posteriors, not %s", l.Name, p.Kind)
+			}
+			if p := l.Posterior; p != nil && p.Kind == KindFFG {
+				if !(p.PriorSD >= 0) || math.IsInf(p.PriorSD, 0) || !(p.PriorBiasSD >= 0) || math.IsInf(p.PriorBiasSD, 0) {
+					return fmt.Errorf("spec: layer %q: ffg prior_sd %g and prior_bias_sd %g must be non-negative (0: the default) and finite", l.Name, p.PriorSD, p.PriorBiasSD)
+				}
 			}
 			if p := l.Posterior; p != nil && p.Kind == KindBernstein {
 				if p.Degree < 1 || p.Degree > MaxBernsteinDegree {

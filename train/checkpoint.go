@@ -12,6 +12,7 @@ import (
 	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/internal/outfile"
+	"github.com/edgebnn/edgebnn/internal/schema"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/optim"
 )
@@ -135,8 +136,17 @@ func (t *Trainer) save(path string, optimizer bool) error {
 		}
 		nets = nil // the network's parameters are under optim/fa_net/ (fa_em, fa_sga, swag) or scratch (vifa)
 	}
+	// A model file leaves out the prior buffers that hold the spec's prior (the runtime rebuilds
+	// them); a checkpoint keeps every tensor.
+	omitPrior := func(string, []float32) bool { return false }
+	if !optimizer {
+		omitPrior = schema.PriorOmitter(&spec)
+	}
 	for _, n := range nets {
 		for _, p := range n.Params() {
+			if omitPrior(p.Name, p.Value) {
+				continue
+			}
 			if _, err := w.AddTensor(p.Name, p.Shape, p.Value, format.AddOptions{}); err != nil {
 				return fmt.Errorf("checkpoint %s: tensor %q: %w", path, p.Name, err)
 			}

@@ -44,6 +44,35 @@ func (t Tensor) Size() int {
 	return n
 }
 
+// Field is the tensor's name within its layer ("weight_mean" for "member2/fc.weight_mean").
+func (t Tensor) Field() string {
+	_, name := memberOf(t.Name)
+	return strings.TrimPrefix(name, t.Layer+".")
+}
+
+// PriorOmitter returns a writer's test for the tensors of spec: whether the tensor called name
+// (a member's too), with values v, is an optional prior buffer that holds exactly the prior the
+// runtime rebuilds from the spec when it is absent (runtime.OmitPrior), so a model file may
+// leave it out.
+func PriorOmitter(spec *runtime.Spec) func(name string, v []float32) bool {
+	layers := map[string]*runtime.LayerSpec{}
+	runtime.WalkLayers(spec.Layers, func(l *runtime.LayerSpec) {
+		if l.Op != runtime.OpResidual {
+			layers[l.Name] = l
+		}
+	})
+	opt := map[string]Tensor{}
+	for _, t := range Expected(spec) {
+		if t.Role == RoleOptBuf {
+			opt[t.Name] = t
+		}
+	}
+	return func(name string, v []float32) bool {
+		t, ok := opt[name]
+		return ok && layers[t.Layer] != nil && runtime.OmitPrior(layers[t.Layer], t.Field(), v)
+	}
+}
+
 // Expected lists every tensor of a Spec in a canonical order (layer order, then the order of
 // runtime.LayerTensors within each layer): the order of the tensor sections in the model file.
 // An ensemble (Spec.Members = K > 1) lists member 0's tensors, then member 1's (named
