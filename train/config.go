@@ -94,6 +94,11 @@ type Config struct {
 	// FSVICovariance is "joint" (one Gaussian over all |X_C|·Q outputs, eq. 11) or "per_output"
 	// (outputs independent: the reference code's one KL per class).
 	FSVICovariance string `json:"fsvi_covariance" help:"fsvi: joint (|X_C|·Q-dimensional Gaussians) or per_output (one |X_C|-dimensional KL per output)"`
+	// FSVIKL is the form of fsvi's KL: "linearized" (paper 004 eq. 11: the whole network
+	// linearised at the means, every layer random) or "last_layer" (timrudner/FSVI's
+	// implementation: only the last Linear layer random, the features those of one weight sample
+	// of the earlier layers, the prior the network's initialisation; docs/FSVI.md).
+	FSVIKL string `json:"fsvi_kl" help:"fsvi: linearized (eq. 11, the whole network linearised at the means) or last_layer (the reference code's: last layer random over sampled features, prior = the initialisation)"`
 	// FSVIJacobianGrad is how the KL's gradient treats the linearisation point J(μ): "none" (J
 	// held fixed), "q" (through the J of q̃'s covariance, the prior side held fixed as the
 	// reference code stops its prior's gradient) or "both" (through every J: the exact
@@ -334,7 +339,7 @@ const DefaultMinSteps = 200
 func DefaultConfig() Config {
 	return Config{Arch: "mlp:784-256-256-10", Data: "fmnist", Task: "classification", Posterior: "inducing",
 		NoisePrecision: 1, Objective: "elbo", Context: "random-monochrome", ContextSize: DefaultContextSize,
-		ContextMargin: 0.5, FSVIJitter: 1e-6, FSVICovariance: "joint", FSVIJacobianGrad: DefaultFSVIJacobianGrad, Temperature: 1, EnsembleSize: 8,
+		ContextMargin: 0.5, FSVIJitter: 1e-6, FSVICovariance: "joint", FSVIKL: "linearized", FSVIJacobianGrad: DefaultFSVIJacobianGrad, Temperature: 1, EnsembleSize: 8,
 		HMCChains: DefaultHMCChains, HMCWarmup: DefaultHMCWarmup, HMCDraws: DefaultHMCDraws, HMCSamples: DefaultHMCSamples,
 		HMCMaxDepth: DefaultHMCMaxDepth, HMCTargetAccept: DefaultHMCTargetAccept, LatentDim: 1, PriorPrecision: 1, LaplaceGGN: "exact", LaplaceMCSamples: 1, MCSamples: 1, FAEvery: 1, FAWarmup: 100,
 		FALR: 0.001, Epochs: 10, BatchSize: 100, LR: 1e-3, ScaleTrilLR: 1, SDLR: 1, AdamEps: 1e-8, Optimizer: "adam", Momentum: 0.9,
@@ -782,6 +787,8 @@ func (c *Config) Validate() error {
 			return errf("fsvi_jitter %g must be positive", c.FSVIJitter)
 		case c.FSVICovariance != "joint" && c.FSVICovariance != "per_output":
 			return errf("fsvi_covariance %q is not joint or per_output", c.FSVICovariance)
+		case c.FSVIKL != "linearized" && c.FSVIKL != "last_layer":
+			return errf("fsvi_kl %q is not linearized or last_layer", c.FSVIKL)
 		case c.FSVIJacobianGrad != "none" && c.FSVIJacobianGrad != "q" && c.FSVIJacobianGrad != "both":
 			return errf("fsvi_jacobian_grad %q is not none, q or both", c.FSVIJacobianGrad)
 		}

@@ -77,7 +77,8 @@ func alternateSteps(b *testing.B, fs, mf *Trainer, warm, block int) {
 
 // BenchmarkFSVIStepFMNIST is the step cost on paper 004's Fashion-MNIST network (mlp:784-256-256-10,
 // 538 644 parameters of q, batch 100, 32 random-monochrome context points: the defaults) for
-// each covariance and gradient mode, as the ratio to an MFVI step timed alternately (fsvi/mfvi).
+// each covariance and gradient mode and for fsvi_kl last_layer, as the ratio to an MFVI step timed
+// alternately (fsvi/mfvi).
 // Needs the Fashion-MNIST files (Debian's dataset-fashion-mnist).
 func BenchmarkFSVIStepFMNIST(b *testing.B) {
 	build := func(objective, cov, jgrad string) *Trainer {
@@ -85,6 +86,9 @@ func BenchmarkFSVIStepFMNIST(b *testing.B) {
 		c.Arch, c.Data, c.Posterior, c.Objective = "mlp:784-256-256-10", "fmnist", "ffg_w", objective
 		c.Context, c.BatchSize, c.TrainLimit, c.TestLimit = "random-monochrome", 100, 200, 10
 		c.FSVICovariance, c.FSVIJacobianGrad = cov, jgrad
+		if cov == "last_layer" {
+			c.FSVICovariance, c.FSVIKL = "joint", "last_layer"
+		}
 		c.Out = filepath.Join(b.TempDir(), "m.ebnn")
 		tr, err := New(c)
 		if err != nil {
@@ -100,4 +104,10 @@ func BenchmarkFSVIStepFMNIST(b *testing.B) {
 			})
 		}
 	}
+	// fsvi_kl last_layer (the reference code's KL): no Jacobian, the gradient through the
+	// features on the step's own tape.
+	b.Run("last_layer", func(b *testing.B) {
+		mf, fs := build("elbo", "joint", "none"), build("fsvi", "last_layer", "none")
+		alternateSteps(b, fs, mf, 1, 3)
+	})
 }

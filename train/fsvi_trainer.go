@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 	"github.com/edgebnn/edgebnn/train/bnn"
@@ -24,7 +25,17 @@ type fsviRun struct {
 	dJ, gmu, grho [][]float64
 	rows          fsvi.FactoredRows // ∂KL/∂J of a factored linearisation (dJ is then not used)
 	kl            float64
+	// fsvi_kl last_layer: the network's last layer, the prior network (the initialisation with
+	// the run's seed) and its tape, and the prior side of the step's KL.
+	last  *bnn.LastLayer[float32]
+	prior *bnn.Net[float32]
+	ptape *autodiff.Tape[float32]
+	pside fsvi.LastLayerPrior
 }
+
+// lastLayer reports whether the run uses the last-layer KL (fsvi_kl last_layer), which the
+// step records on its own tape, instead of the linearisation's.
+func (f *fsviRun) lastLayer() bool { return f.last != nil }
 
 // fsviMemoryFraction: the Jacobian (D×P float64) and the KL's D×P temporaries may use at most
 // this fraction of the memory.
@@ -50,6 +61,9 @@ func newFSVIRun(t *Trainer) (*fsviRun, error) {
 	d := int64(c.ContextSize) * int64(m.OutputSize())
 	if d > MaxFSVIDim {
 		return nil, fmt.Errorf("config: context_size %d × %d outputs = %d output dimensions (at most %d)", c.ContextSize, m.OutputSize(), d, MaxFSVIDim)
+	}
+	if c.FSVIKL == "last_layer" {
+		return newLastLayerRun(t, ts, s)
 	}
 	tp := autodiff.NewTape[float32]()
 	factored, err := fsvi.Factorable(tp, t.Nets[0], ts, s.Shape())
@@ -90,12 +104,64 @@ func newFSVIRun(t *Trainer) (*fsviRun, error) {
 			Workspace: &fsvi.Workspace{}}}, nil
 }
 
-// linearize draws the step's context points (from a generator keyed by the seed and the step, so
-// a resumed run draws the same ones) and computes the Jacobian at the current means.
-func (f *fsviRun) linearize(t *Trainer) (*fsvi.Linearization, error) {
+// newLastLayerRun prepares fsvi_kl last_layer: the network must end with a Linear ffg layer, and
+// the prior network is the network as buildNets initialises it with the run's seed (whatever
+// init_from or a resumed checkpoint loaded since), as timrudner/FSVI's prior mean parameters are
+// its model's initialisation.
+func newLastLayerRun(t *Trainer, ts []bnn.FFGTensor[float32], s *fsvi.Sampler) (*fsviRun, error) {
+	last, err := t.Nets[0].LastFFGLinear()
+	if err != nil {
+		return nil, fmt.Errorf("config: fsvi_kl last_layer: %w", err)
+	}
+	prior, err := bnn.New[float32](t.spec, t.inits, initRNG(t.Config.Seed))
+	if err != nil {
+		return nil, err
+	}
+	return &fsviRun{ts: ts, sampler: s, last: last, prior: prior, ptape: autodiff.NewTape[float32](),
+		opts: fsvi.Options{Jitter: t.Config.FSVIJitter, Workspace: &fsvi.Workspace{}}}, nil
+}
+
+// sample draws the step's context points into f.xc, from a generator keyed by the seed and the
+// step, so a resumed run draws the same ones.
+func (f *fsviRun) sample(t *Trainer) {
 	c := &t.Config
 	rng := rand.New(rand.NewPCG(c.Seed^0xf5c1, uint64(t.Step)))
 	f.xc = f.sampler.Sample(rng, c.ContextSize, f.xc)
+}
+
+// lastLayerKL records the step's last-layer KL (fsvi.LastLayerKL) on tp: the features of the
+// context points at one weight sample of the network's earlier layers (drawn from its stream
+// after the likelihood's), against the prior network's features and outputs at the same points.
+func (f *fsviRun) lastLayerKL(t *Trainer, tp *autodiff.Tape[float32]) (*autodiff.Var[float32], error) {
+	c := &t.Config
+	f.sample(t)
+	shape := append([]int{c.ContextSize}, f.sampler.Shape()...)
+	pt := f.ptape
+	pt.Reset()
+	x0 := pt.Const(f.xc, shape...)
+	phi0, out0 := f.prior.Features(pt, x0, true), f.prior.ForwardMean(pt, x0)
+	if err := pt.Err(); err != nil {
+		return nil, fmt.Errorf("fsvi: prior network: %w", err)
+	}
+	sw, sb := f.last.PriorSD()
+	f.pside = fsvi.LastLayerPrior{N: c.ContextSize, H: f.last.In, Q: f.last.Out,
+		Phi0: f64.From(phi0.Value()), F0: f64.From(out0.Value()), SW: f64.From(sw)}
+	if sb != nil {
+		f.pside.SB = f64.From(sb)
+	}
+	phi := t.Nets[0].Features(tp, tp.Const(f.xc, shape...), false)
+	wm, ws, bm, bs := f.last.Vars(tp)
+	kl := fsvi.LastLayerKL(tp, phi, wm, ws, bm, bs, &f.pside, f.opts.Jitter, f.opts.Workspace)
+	if err := tp.Err(); err != nil {
+		return nil, err
+	}
+	return kl, nil
+}
+
+// linearize draws the step's context points and computes the Jacobian at the current means.
+func (f *fsviRun) linearize(t *Trainer) (*fsvi.Linearization, error) {
+	c := &t.Config
+	f.sample(t)
 	lin, err := fsvi.Linearize(t.tape, t.Nets[0], f.ts, f.xc, c.ContextSize, f.sampler.Shape())
 	if err != nil {
 		return nil, fmt.Errorf("fsvi: %w", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/autodiff"
 )
 
 func fsviToyConfig(t *testing.T) Config {
@@ -35,6 +36,7 @@ func TestFSVIConfigValidation(t *testing.T) {
 		{"covariance", func(c *Config) { c.FSVICovariance = "diag" }, "fsvi_covariance"},
 		{"jitter", func(c *Config) { c.FSVIJitter = 0 }, "fsvi_jitter"},
 		{"jacobian_grad", func(c *Config) { c.FSVIJacobianGrad = "true" }, "fsvi_jacobian_grad \"true\""},
+		{"fsvi_kl", func(c *Config) { c.FSVIKL = "full" }, "fsvi_kl \"full\" is not linearized or last_layer"},
 		{"temperature", func(c *Config) { c.Temperature = -1 }, "temperature -1 outside"},
 	}
 	for _, tc := range cases {
@@ -157,7 +159,14 @@ func TestFSVIJacobianGradStep(t *testing.T) {
 // is an ordinary ffg model: runtime.Load reads it and its mean prediction equals the network
 // computed by hand from the file's weight_mean/bias_mean tensors.
 func TestFSVITrainCheckpointRuntime(t *testing.T) {
+	for _, kl := range []string{"linearized", "last_layer"} {
+		t.Run(kl, func(t *testing.T) { fsviTrainCheckpointRuntime(t, kl) })
+	}
+}
+
+func fsviTrainCheckpointRuntime(t *testing.T, fsviKL string) {
 	c := fsviToyConfig(t)
+	c.FSVIKL = fsviKL
 	tr, err := New(c)
 	if err != nil {
 		t.Fatal(err)
@@ -227,5 +236,78 @@ func TestFSVITrainCheckpointRuntime(t *testing.T) {
 	}
 	if !(out.EpistemicVar[0] > 0) {
 		t.Errorf("epistemic variance %g at x = 3", out.EpistemicVar[0])
+	}
+}
+
+// TestFSVILastLayerGradient: with fsvi_kl last_layer the step's KL (its features from one weight
+// sample of the earlier layers, fixed by the step's seed) has gradients with respect to the
+// earlier layers' means and raw σ's — the path by which timrudner/FSVI's KL trains them — and
+// those and the last layer's agree with central differences of the KL.
+func TestFSVILastLayerGradient(t *testing.T) {
+	c := fsviToyConfig(t)
+	c.FSVIKL = "last_layer"
+	if err := c.Inference.Set(`{"inference": "ffg", "init_sd": 0.2}`); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := tr.Nets[0]
+	kl := func(grad bool) float64 {
+		tp := autodiff.NewTape[float32]()
+		n.Begin()
+		n.Seed(c.Seed, 0)
+		v, err := tr.fs.lastLayerKL(tr, tp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if grad {
+			for _, x := range tr.fs.ts {
+				clear(x.Mean.Grad)
+				clear(x.RawSD.Grad)
+			}
+			if err := tp.Backward(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return float64(v.Item())
+	}
+	if k := kl(true); !(k > 0) {
+		t.Fatalf("KL = %g", k)
+	}
+	// ts: layer 1's weight and bias, layer 3's (the last) weight and bias.
+	type grads struct{ mean, raw []float32 }
+	var g []grads
+	for _, x := range tr.fs.ts {
+		g = append(g, grads{append([]float32(nil), x.Mean.Grad...), append([]float32(nil), x.RawSD.Grad...)})
+	}
+	for i, x := range tr.fs.ts {
+		for _, p := range []struct {
+			what string
+			v, g []float32
+		}{{"mean", x.Mean.Value, g[i].mean}, {"raw sd", x.RawSD.Value, g[i].raw}} {
+			nonzero := false
+			for k := range p.v {
+				nonzero = nonzero || p.g[k] != 0
+				if k%3 != 0 {
+					continue // a third of the entries: enough to catch a wrong formula
+				}
+				v0 := p.v[k]
+				h := float32(1e-2)
+				p.v[k] = v0 + h
+				up := kl(false)
+				p.v[k] = v0 - h
+				down := kl(false)
+				p.v[k] = v0
+				fd := (up - down) / float64(2*h)
+				if d := math.Abs(float64(p.g[k]) - fd); d > 0.02*math.Abs(fd)+1e-3 {
+					t.Errorf("tensor %d (%s) %s[%d]: gradient %.6g, central difference %.6g", i, x.Layer, p.what, k, p.g[k], fd)
+				}
+			}
+			if !nonzero {
+				t.Errorf("tensor %d (%s) %s: every gradient is zero", i, x.Layer, p.what)
+			}
+		}
 	}
 }

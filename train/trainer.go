@@ -56,6 +56,7 @@ type Trainer struct {
 	yb      []int
 	tb      []float32
 	spec    *runtime.Spec
+	inits   map[string]bnn.Init // the layers' initialisations (buildNets), for fsvi_kl last_layer's prior network
 	classes []int
 	fa      *faRun         // the factor-analysis posterior (vifa, fa_em, fa_sga), else nil
 	fs      *fsviRun       // the function-space objective (objective fsvi), else nil
@@ -415,7 +416,7 @@ func (t *Trainer) buildNets() error {
 			return err
 		}
 	}
-	t.spec = spec
+	t.spec, t.inits = spec, inits
 	if c.InitSDU > 0 {
 		for name, in := range inits {
 			in.InitSDU = c.InitSDU
@@ -438,7 +439,7 @@ func (t *Trainer) buildNets() error {
 	if err := checkTrainingMemory(spec, c, k, runtime.DefaultMaxMemory()); err != nil {
 		return err
 	}
-	rng := rand.New(rand.NewPCG(c.Seed, 0x1417))
+	rng := initRNG(c.Seed)
 	for i := 0; i < k; i++ {
 		n, err := bnn.New[float32](spec, inits, rng)
 		if err != nil {
@@ -466,6 +467,9 @@ func (t *Trainer) buildNets() error {
 	}
 	return nil
 }
+
+// initRNG is the generator buildNets initialises the networks from.
+func initRNG(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x1417)) }
 
 // bernsteinLast gives the network's last top-level Linear layer a Bernstein-flow posterior
 // (posterior bernstein_last); the body stays deterministic.
@@ -844,7 +848,7 @@ func (t *Trainer) step(idx []int, klw float64) (loss, nll, kl float64, err error
 	shape := append([]int{nb}, d.Shape...)
 	tp := t.tape
 	var lin *fsvi.Linearization
-	if t.fs != nil {
+	if t.fs != nil && !t.fs.lastLayer() {
 		// The linearisation's reverse passes use the tape and the parameters' gradients: before
 		// the step's own.
 		if lin, err = t.fs.linearize(t); err != nil {
@@ -879,8 +883,16 @@ func (t *Trainer) step(idx []int, klw float64) (loss, nll, kl float64, err error
 		}
 		nllV = tp.Scale(nllV, 1/float32(S))
 		obj := nllV
-		if t.fs == nil {
-			klV := n.KL(tp)
+		var klV *autodiff.Var[float32]
+		switch {
+		case t.fs == nil:
+			klV = n.KL(tp)
+		case t.fs.lastLayer():
+			if klV, err = t.fs.lastLayerKL(t, tp); err != nil {
+				return 0, 0, 0, err
+			}
+		}
+		if klV != nil {
 			obj = tp.Add(nllV, tp.Scale(klV, float32(klw*c.Temperature/float64(d.N))))
 			kl += float64(klV.Item())
 		}
@@ -895,7 +907,7 @@ func (t *Trainer) step(idx []int, klw float64) (loss, nll, kl float64, err error
 		return 0, 0, 0, err
 	}
 	loss = float64(total.Item())
-	if t.fs != nil {
+	if t.fs != nil && !t.fs.lastLayer() {
 		w := klw * c.Temperature / float64(d.N)
 		if kl, err = t.fs.addKLGrad(t, lin, w); err != nil {
 			return 0, 0, 0, err

@@ -74,9 +74,14 @@ Function-space VI (paper 004, eq. 11; docs/FSVI.md): --posterior ffg_w
 between the linearised network's output Gaussians at --context-size points
 drawn each step from --context (random-monochrome, uniform [widened by
 --context-margin], corrupted, or data:PATH, a CSV of inputs); the model file
-is an ordinary ffg model. The KL's gradient flows through the linearisation
-(--fsvi-jacobian-grad, default true; false holds J fixed, cheaper).
---temperature scales the KL of every objective.
+is an ordinary ffg model. The KL's gradient flows through the J of q's side
+of the linearisation (--fsvi-jacobian-grad q, the default; none holds J
+fixed, cheaper; both differentiates the prior's side too). --fsvi-kl
+last_layer computes the KL as timrudner/FSVI's code does instead: only the
+last Linear layer random, over the features of one weight sample of the
+earlier layers, against the network's initialisation as the prior (cheaper
+than an MFVI step; docs/FSVI.md). --temperature scales the KL of every
+objective.
 
 MC dropout (Gal & Ghahramani; paper 004's baseline): --posterior mc_dropout
 --dropout P trains a deterministic network (weight decay as --weight-decay)
