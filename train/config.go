@@ -209,8 +209,17 @@ type Config struct {
 	// Milestones are the epochs at which the learning rate is multiplied by Gamma.
 	Milestones []int   `json:"milestones" help:"comma-separated epochs at which the learning rate is multiplied by gamma"`
 	Gamma      float64 `json:"gamma" help:"learning-rate decay factor at each milestone"`
+	// LRSchedule is "step" (Milestones and Gamma, per epoch: torch's MultiStepLR) or "cosine"
+	// (per step over the whole run, from lr down to LRMinFactor·lr: optax's cosine_decay_schedule,
+	// torch's CosineAnnealingLR over the run's steps).
+	LRSchedule string `json:"lr_schedule" help:"step (milestones and gamma) or cosine (per step over the whole run, down to lr_min_factor·lr)"`
+	// LRMinFactor is the cosine schedule's final learning rate as a fraction of lr (optax's alpha).
+	LRMinFactor float64 `json:"lr_min_factor" help:"lr_schedule cosine: the final learning rate as a fraction of lr (optax's alpha)"`
 	// Clip is the gradient-norm clipping threshold (0: none).
 	Clip float64 `json:"clip" help:"clip the global gradient norm at this value (0: off)"`
+	// ClipValue clamps every gradient element to [−clip_value, clip_value] (0: none; torch's
+	// clip_grad_value_, optax.clip), before clip's norm clipping.
+	ClipValue float64 `json:"clip_value" help:"clamp every gradient element to [-clip_value, clip_value] (0: off)"`
 	// MLEpochs run with KL weight 0; the weight then grows linearly over AnnealingEpochs.
 	MLEpochs        int `json:"ml_epochs" help:"epochs with KL weight 0 (maximum likelihood)"`
 	AnnealingEpochs int `json:"annealing_epochs" help:"epochs over which the KL weight grows linearly to 1"`
@@ -343,7 +352,7 @@ func DefaultConfig() Config {
 		HMCChains: DefaultHMCChains, HMCWarmup: DefaultHMCWarmup, HMCDraws: DefaultHMCDraws, HMCSamples: DefaultHMCSamples,
 		HMCMaxDepth: DefaultHMCMaxDepth, HMCTargetAccept: DefaultHMCTargetAccept, LatentDim: 1, PriorPrecision: 1, LaplaceGGN: "exact", LaplaceMCSamples: 1, MCSamples: 1, FAEvery: 1, FAWarmup: 100,
 		FALR: 0.001, Epochs: 10, BatchSize: 100, LR: 1e-3, ScaleTrilLR: 1, SDLR: 1, AdamEps: 1e-8, Optimizer: "adam", Momentum: 0.9,
-		Gamma: 0.1, TrainSamples: 1, TestSamples: 8, EvalEvery: 1, CheckpointEvery: 1,
+		Gamma: 0.1, LRSchedule: "step", TrainSamples: 1, TestSamples: 8, EvalEvery: 1, CheckpointEvery: 1,
 		EvalMinSteps: DefaultMinSteps, CheckpointMinSteps: DefaultMinSteps, Seed: 42, Out: "model.ebnn",
 		TestFraction: 0.2, ConditionalKL: CondKLWeight}
 }
@@ -593,6 +602,8 @@ var configBounds = []struct {
 	{"adam_eps", 1e-30, 1},
 	{"gamma", 0, MaxRate},
 	{"clip", 0, MaxClip},
+	{"clip_value", 0, MaxClip},
+	{"lr_min_factor", 0, 1},
 	{"ml_epochs", 0, MaxEpochs},
 	{"annealing_epochs", 0, MaxEpochs},
 	{"prune_z", 0, 1},
@@ -719,6 +730,14 @@ func (c *Config) Validate() error {
 		return errf("train_samples and test_samples must be ≥ 1")
 	case c.Clip < 0 || c.WeightDecay < 0 || c.Momentum < 0 || !(c.Gamma > 0):
 		return errf("clip, weight_decay, momentum must be ≥ 0 and gamma > 0")
+	case c.LRSchedule != "step" && c.LRSchedule != "cosine":
+		return errf("lr_schedule %q is not step or cosine", c.LRSchedule)
+	case c.LRSchedule == "cosine" && len(c.Milestones) > 0:
+		return errf("lr_schedule cosine ignores milestones %v: give one or the other", c.Milestones)
+	case c.LRSchedule == "cosine" && c.Posterior == "vifa":
+		return errf("lr_schedule cosine is not supported by posterior vifa (its schedule is fa_decay_epochs)")
+	case c.ClipValue > 0 && c.Posterior == "vifa":
+		return errf("clip_value is not supported by posterior vifa (its clipping is clip, on the joint gradient norm)")
 	case !(c.TestFraction >= 0 && c.TestFraction < 1):
 		return errf("test_fraction %g outside [0, 1)", c.TestFraction)
 	case c.Out == "":

@@ -80,6 +80,9 @@ type StepInfo struct {
 	Step                  int64
 	// Loss is the objective, NLL its data term (mean over the batch and samples) and KL Σ_l KL_l.
 	Loss, NLL, KL, KLWeight float64
+	// LR is the step's base learning rate (lr times the schedule's factor; 0 where the run has
+	// no such rate: vifa's groups, hmc).
+	LR float64
 }
 
 // EpochMetrics summarise one epoch.
@@ -763,6 +766,12 @@ func due(epoch, every int, steps int64, minSteps int) bool {
 	return every > 0 && epoch%every == 0 && steps >= int64(minSteps)
 }
 
+// cosine is lr_schedule cosine over the run's training steps (epochs × batches; fine-tuning
+// epochs keep their own learning rate).
+func (t *Trainer) cosine() optim.CosineLR {
+	return optim.CosineLR{Total: t.Config.Epochs * t.Batches(), Alpha: t.Config.LRMinFactor}
+}
+
 // runEpoch trains one epoch (epoch index t.Epoch) and advances t.Epoch.
 func (t *Trainer) runEpoch(ctx context.Context, h Hooks) (EpochMetrics, error) {
 	if t.fa != nil && t.fa.vifa != nil {
@@ -771,6 +780,9 @@ func (t *Trainer) runEpoch(ctx context.Context, h Hooks) (EpochMetrics, error) {
 	c := &t.Config
 	e := t.Epoch
 	lrf := optim.MultiStepLR{Milestones: c.Milestones, Gamma: c.Gamma}.Factor(e)
+	if c.LRSchedule == "cosine" {
+		lrf = t.cosine().Factor(t.Step) // then set before every step
+	}
 	if c.finetuning(e) {
 		lrf = c.finetuneLR() / c.LR
 	}
@@ -787,6 +799,10 @@ func (t *Trainer) runEpoch(ctx context.Context, h Hooks) (EpochMetrics, error) {
 			return em, err
 		}
 		idx := perm[b*c.BatchSize : min((b+1)*c.BatchSize, t.Train.N)]
+		if c.LRSchedule == "cosine" && !c.finetuning(e) {
+			lrf = t.cosine().Factor(t.Step)
+			t.opt.SetLRFactor(lrf)
+		}
 		loss, nll, kl, err := t.step(idx, klw)
 		if err != nil {
 			return em, fmt.Errorf("train: epoch %d step %d: %w", e+1, t.Step, err)
@@ -801,7 +817,7 @@ func (t *Trainer) runEpoch(ctx context.Context, h Hooks) (EpochMetrics, error) {
 		em.NLL += nll
 		em.KL += kl
 		if h.Step != nil {
-			h.Step(StepInfo{Epoch: e + 1, Batch: b + 1, Batches: nb, Step: t.Step, Loss: loss, NLL: nll, KL: kl, KLWeight: klw})
+			h.Step(StepInfo{Epoch: e + 1, Batch: b + 1, Batches: nb, Step: t.Step, Loss: loss, NLL: nll, KL: kl, KLWeight: klw, LR: c.LR * lrf})
 		}
 	}
 	t.finishEpoch(&em, steps, start)
@@ -916,6 +932,11 @@ func (t *Trainer) step(idx []int, klw float64) (loss, nll, kl float64, err error
 	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return 0, 0, 0, fmt.Errorf("the loss is %v (lower the learning rate?)", loss)
+	}
+	if c.ClipValue > 0 {
+		if err := optim.ClipGradValue(t.params, c.ClipValue); err != nil {
+			return 0, 0, 0, err
+		}
 	}
 	if c.Clip > 0 {
 		if _, err := optim.ClipGradNorm(t.params, c.Clip); err != nil {

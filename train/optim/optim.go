@@ -307,6 +307,47 @@ func (s MultiStepLR) Factor(epoch int) float64 {
 	return f
 }
 
+// CosineLR is optax's cosine_decay_schedule (PyTorch's CosineAnnealingLR over one half-period,
+// with η_min = Alpha·lr): the learning-rate factor falls from 1 at step 0 to Alpha at step Total
+// along half a cosine, and stays at Alpha after it.
+type CosineLR struct {
+	Total int
+	Alpha float64
+}
+
+// Factor returns the learning-rate factor for (0-based) step: Alpha + (1 − Alpha)·½(1 +
+// cos(π·min(step, Total)/Total)); 1 when Total ≤ 0.
+func (s CosineLR) Factor(step int64) float64 {
+	if s.Total <= 0 {
+		return 1
+	}
+	t := math.Min(float64(max(step, 0)), float64(s.Total)) / float64(s.Total)
+	return s.Alpha + (1-s.Alpha)*0.5*(1+math.Cos(math.Pi*t))
+}
+
+// ClipGradValue clamps every gradient of params to [−limit, limit], as
+// torch.nn.utils.clip_grad_value_ and optax.clip. A non-finite gradient is an error (naming the
+// parameter) and leaves the gradients unchanged.
+func ClipGradValue[T autodiff.Float](params []*autodiff.Param[T], limit float64) error {
+	if !(limit > 0) {
+		return fmt.Errorf("optim: ClipGradValue: limit %v must be positive", limit)
+	}
+	for _, p := range params {
+		for i, g := range p.Grad {
+			if math.IsNaN(float64(g)) || math.IsInf(float64(g), 0) {
+				return fmt.Errorf("optim: ClipGradValue: parameter %q: gradient %d is %v", p.Name, i, g)
+			}
+		}
+	}
+	lo, hi := T(-limit), T(limit)
+	for _, p := range params {
+		for i, g := range p.Grad {
+			p.Grad[i] = min(max(g, lo), hi)
+		}
+	}
+	return nil
+}
+
 // ClipGradNorm rescales the gradients of params so that their global L2 norm (all gradients
 // concatenated) is at most maxNorm, as torch.nn.utils.clip_grad_norm_: each gradient is
 // multiplied by maxNorm/(norm + 1e-6) when that is below 1. It returns the norm before

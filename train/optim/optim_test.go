@@ -2,6 +2,8 @@ package optim
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/train/autodiff"
@@ -285,5 +287,60 @@ func TestTrainsFloat32MLP(t *testing.T) {
 	}
 	if loss > 0.05 {
 		t.Fatalf("final training loss %v, want < 0.05", loss)
+	}
+}
+
+// TestCosineLR: optax's cosine_decay_schedule at its landmarks and beyond its end.
+func TestCosineLR(t *testing.T) {
+	for _, c := range []struct {
+		s    CosineLR
+		step int64
+		want float64
+	}{
+		{CosineLR{Total: 100, Alpha: 0}, 0, 1},
+		{CosineLR{Total: 100, Alpha: 0}, 50, 0.5},
+		{CosineLR{Total: 100, Alpha: 0}, 100, 0},
+		{CosineLR{Total: 100, Alpha: 0}, 25, (1 + math.Sqrt2/2) / 2},
+		{CosineLR{Total: 100, Alpha: 0.005}, 100, 0.005},
+		{CosineLR{Total: 100, Alpha: 0.005}, 5000, 0.005},
+		{CosineLR{Total: 100, Alpha: 0.2}, 50, 0.6},
+		{CosineLR{Total: 100, Alpha: 0.2}, -3, 1},
+		{CosineLR{Total: 0, Alpha: 0.2}, 7, 1},
+	} {
+		if got := c.s.Factor(c.step); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%+v.Factor(%d) = %.15g, want %.15g", c.s, c.step, got, c.want)
+		}
+	}
+}
+
+// TestClipGradValue: every gradient clamped to [−limit, limit]; a non-finite gradient is an
+// error naming its parameter that leaves every gradient as it was; the limit must be positive.
+func TestClipGradValue(t *testing.T) {
+	a, _ := autodiff.NewParam("a", []float32{0, 0, 0}, 3)
+	b, _ := autodiff.NewParam("b", []float32{0, 0}, 2)
+	copy(a.Grad, []float32{-3, 0.5, 2})
+	copy(b.Grad, []float32{1, -0.25})
+	if err := ClipGradValue([]*autodiff.Param[float32]{a, b}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if want := []float32{-1, 0.5, 1}; !slices.Equal(a.Grad, want) {
+		t.Errorf("a: %v, want %v", a.Grad, want)
+	}
+	if want := []float32{1, -0.25}; !slices.Equal(b.Grad, want) {
+		t.Errorf("b: %v, want %v", b.Grad, want)
+	}
+	copy(a.Grad, []float32{-3, 0.5, 2})
+	b.Grad[1] = float32(math.NaN())
+	err := ClipGradValue([]*autodiff.Param[float32]{a, b}, 1)
+	if err == nil || !strings.Contains(err.Error(), `"b"`) {
+		t.Errorf("NaN gradient: error %v, want one naming parameter \"b\"", err)
+	}
+	if want := []float32{-3, 0.5, 2}; !slices.Equal(a.Grad, want) {
+		t.Errorf("after the error a's gradients are %v, want %v unchanged", a.Grad, want)
+	}
+	for _, limit := range []float64{0, -1, math.NaN()} {
+		if err := ClipGradValue([]*autodiff.Param[float32]{a}, limit); err == nil {
+			t.Errorf("limit %v: no error", limit)
+		}
 	}
 }
