@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/edgebnn/edgebnn/train/data"
 )
 
 // TestPresetFiles: every listed preset has its file, every file is listed, names are unique,
@@ -103,6 +105,12 @@ func TestPresetValidates(t *testing.T) {
 					t.Fatalf("no --data: %v, want an error naming the preset", err)
 				}
 				c.Data = "csv:" + lin
+			case c.Data == "fmnist" && strings.HasPrefix(c.Arch, "{"):
+				// A convolutional network needs images: the real data set, cut short.
+				if _, err := os.Stat(filepath.Join(data.DefaultFashionMNISTDir, "train-images-idx3-ubyte.gz")); err != nil {
+					t.Skipf("Fashion-MNIST not installed: %v", err)
+				}
+				c.TrainLimit, c.TestLimit = 256, 64
 			case c.Data == "fmnist":
 				c.Data = "csv:" + fm
 			}
@@ -220,6 +228,24 @@ func TestPresetValues(t *testing.T) {
 			"inference:max_sd_u", "0.1", "inference:max_lamda", "0.03"),
 		"paper003-fmnist-ensembleu": with(fm, "init_sd_u", "0", "inference:q_inducing", "ensemble",
 			"inference:ensemble_size", "5", "inference:max_lamda", "0.1"),
+		// timrudner/FSVI configs/fsvi-cnn-fmnist.json: --prior_var 1 --num_epochs 200
+		// --optimizer_name sgd --learning_rate 0.005 --alpha 0.005 --batch_size 128
+		// --context_batch_size 32 --momentum 0.9 --context_points train --context_transform True
+		// --mc_samples_llk 1 --mc_samples_eval 10 --weight_decay 0 --init_logvar -20
+		// --init_final_layer_bias_logvar -8 --prior_feature_logvar -20; optax.clip(1.0).
+		"paper004-fmnist-fsvi": {
+			"data": "fmnist", "posterior": "ffg_w", "objective": "fsvi", "fsvi_kl": "last_layer",
+			"context": "corrupted", "context_size": "32", "fsvi_jitter": "1e-06", "temperature": "1",
+			"epochs": "200", "batch_size": "128", "optimizer": "sgd", "lr": "0.005", "momentum": "0.9",
+			"lr_schedule": "cosine", "lr_min_factor": "0.005", "milestones": "", "clip_value": "1",
+			"weight_decay": "0", "train_samples": "1", "test_samples": "10",
+			"inference:inference.Conv2d.init_sd": fmt.Sprint(math.Exp(-20.0 / 2)),
+			"inference:inference.Conv2d.prior_weight_sd": fmt.Sprint(math.Exp(-20.0 / 2)),
+			"inference:inference.7.init_sd": fmt.Sprint(math.Exp(-20.0 / 2)),
+			"inference:inference.7.prior_weight_sd": fmt.Sprint(math.Exp(-20.0 / 2)),
+			"inference:inference.9.init_sd": fmt.Sprint(math.Exp(-8.0 / 2)),
+			"inference:inference.9.prior_weight_sd": "1", "inference:inference.9.prior_bias_sd": "1",
+		},
 		"edgebnn-fmnist-ffgu": with(ours, "epochs", "12", "milestones", "8", "inference:q_inducing", "diagonal",
 			"inference:max_lamda", "0.03", "inference:max_sd_u", "0.1", "test_samples", "8"),
 		"edgebnn-fmnist-ensembleu": with(ours, "epochs", "24", "milestones", "16", "inference:q_inducing", "ensemble",
