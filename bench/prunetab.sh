@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# bench/prunetab.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M]
-#                   [--samples K] [--quick] [--out DIR] [--png FILE]:
+# bench/prunetab.sh [--model mlp|resnet] [--reuse DIR] [--seeds N] [--epochs E] [--finetune F]
+#                   [--finetune-lr LR] [--finetune-limit M] [--samples K] [--quick] [--out DIR] [--png FILE]:
 # the pruning comparison of paper 003, Tables 7–8 (issue 16, seed 003 item 3), on the
-# Fashion-MNIST MLP 784-256-256-10.
+# Fashion-MNIST MLP 784-256-256-10 (--model mlp, the default) or on the residual CNN of
+# bench/uvsw.sh --model resnet (--model resnet; see below).
 #
 # Per seed 1…N it trains an FFG-W MLP (bench/configs/fmnist_ffgw_sd1e-4.json) and an FFG-U MLP
 # (bench/configs/fmnist_ffgu.json), E epochs each, and then
@@ -28,25 +29,50 @@
 # and an evaluation 20 s: 4 epochs (the default, learning rate ×0.1 after 3) keep the whole run
 # near an hour; the configs' own 12 epochs give better models.
 #
-# Options: --seeds N (3), --epochs E (4), --finetune F (1), --finetune-lr LR (3e-4),
+# --model resnet: the residual CNN of bench/configs/fmnist_resnet5_arch.json (5-way head) on
+# classes 0–4, trained exactly as bench/uvsw.sh --model resnet trains its FFG-W and FFG-U
+# (bench/configs/fmnist_resnet_ffgw.json — initial σ 1e-3, not the MLP's 1e-4 — and
+# fmnist_resnet_ffgu.json, whose own "arch" is the 10-way network: --arch overrides it as in
+# uvsw.sh; E = 6 epochs unless --epochs, learning rate ×0.1 after ⌊2E/3⌋, the same flags), so
+# --reuse DIR takes DIR's ffgw_<seed>.ebnn and ffgu_<seed>.ebnn checkpoints (a bench/uvsw.sh
+# --model resnet --out DIR run with the same --epochs: the script cannot check that) instead of
+# training them again. Fine-tuning then uses the first M training images of classes 0–4, and
+# every evaluation the test images of classes 0–4 (`edgebnn eval --classes 0-4`); the OOD set
+# is still the digits. On one free core a 6-epoch training takes about 2 min (FFG-U) and 4.5 min
+# (FFG-W), a fine-tuning run of M = 20000 (two thirds of an epoch) 15–30 s.
+#
+# Options: --model mlp|resnet (mlp), --reuse DIR (none; --model resnet only), --seeds N (3),
+# --epochs E (4; 6 for the resnet), --finetune F (1), --finetune-lr LR (3e-4),
 # --finetune-limit M (20000), --samples K (16), --out DIR (runs/prunetab), --png FILE
 # (docs/img/prunetab.png). --quick: 1 seed, 1 epoch on the first 300 training images, fine-tuning
 # on 300, K = 2, every evaluation on the first 200 test images (--test-limit), the plot in DIR —
 # every row of the table (printed after each phase) in about a minute (tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-seeds=3 epochs=4 finetune=1 ftlr=3e-4 ftlimit=20000 samples=16 out=runs/prunetab png=docs/img/prunetab.png
-trainlimit=0 testlimit=0 fttestlimit=1000 quick=0 pngset=0
+model=mlp reuse="" seeds=3 epochs=4 finetune=1 ftlr=3e-4 ftlimit=20000 samples=16 out="" png=""
+trainlimit=0 testlimit=0 fttestlimit=1000 quick=0 pngset=0 epochsset=0
 source bench/lib/opts.sh
-parse_opts "usage: bench/prunetab.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M] [--samples K] [--quick] [--out DIR] [--png FILE]" "seeds=1 epochs=1 ftlimit=300 samples=2 trainlimit=300 testlimit=200 fttestlimit=200" \
-	--seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr --finetune-limit=ftlimit:int --samples=samples:int --out=out --png=png -- "$@"
-((quick && !pngset)) && png=$out/prunetab.png
+parse_opts "usage: bench/prunetab.sh [--model mlp|resnet] [--reuse DIR] [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M] [--samples K] [--quick] [--out DIR] [--png FILE]" "seeds=1 epochs=1 ftlimit=300 samples=2 trainlimit=300 testlimit=200 fttestlimit=200" \
+	--model=model --reuse=reuse --seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr --finetune-limit=ftlimit:int --samples=samples:int --out=out --png=png -- "$@"
+case $model in
+mlp) stem=prunetab evalargs=() ;;
+resnet)
+	stem=prunetab_resnet evalargs=(--classes 0-4)
+	((quick || epochsset)) || epochs=6
+	;;
+*) echo "prunetab.sh: --model is mlp or resnet, not \"$model\"" >&2; exit 2 ;;
+esac
+[[ -z $reuse || $model == resnet ]] || { echo "prunetab.sh: --reuse takes bench/uvsw.sh --model resnet's checkpoints: --model resnet only" >&2; exit 2; }
+[[ -n $out ]] || out=runs/$stem
+[[ -n $png ]] || png=docs/img/$stem.png
+((quick && !pngset)) && png=$out/$stem.png
 ((seeds >= 3 || quick)) || echo "prunetab.sh: fewer than 3 seeds: the standard errors mean little" >&2
 mkdir -p "$out"
 bin=$out/edgebnn
 go build -o "$bin" ./cmd/edgebnn
 results=$out/results.jsonl
 milestone=$(((2 * epochs + 2) / 3)) # the learning rate drops ×0.1 there (the configs: 8 of 12)
+[[ $model == resnet ]] && milestone=$((epochs * 2 / 3)) # as bench/uvsw.sh
 wkeeps=(1 0.5 0.1 0.01 0.001)  # FFG-W: fraction of weights kept
 zkeeps=(1 0.75 0.5 0.25)       # FFG-U: fraction of Z kept (the paper's rows)
 ftw=" 0.1 0.01 0.001 "            # the FFG-W rows fine-tuned
@@ -54,8 +80,18 @@ ftz=" 0.5 0.25 "                  # the paper's FFG-U rows fine-tuned (and every
 
 train() { # kind seed
 	local f=$out/$1_$2.ebnn
+	if [[ ! -f $f && -n $reuse && -f $reuse/$1_$2.ebnn ]]; then
+		echo "reusing $reuse/$1_$2.ebnn" >&2
+		ln -s "$(realpath "$reuse/$1_$2.ebnn")" "$f"
+	fi
 	if [[ ! -f $f ]]; then
 		echo "training $1 seed $2" >&2
+		if [[ $model == resnet ]]; then # bench/uvsw.sh's command
+			"$bin" train --config "bench/configs/fmnist_resnet_$1.json" --classes 0-4 --arch bench/configs/fmnist_resnet5_arch.json \
+				--epochs "$epochs" --milestones "$milestone" --seed "$2" --eval-every "$epochs" --checkpoint-every "$epochs" \
+				--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet --out "$f" >"$out/$1_$2.log" 2>&1
+			return
+		fi
 		local cfg=bench/configs/fmnist_$1.json
 		[[ $1 == ffgw ]] && cfg=bench/configs/fmnist_ffgw_sd1e-4.json # bayesianize's initial σ 1e-4
 		"$bin" train --config "$cfg" --epochs "$epochs" --milestones "$milestone" --seed "$2" \
@@ -67,7 +103,7 @@ train() { # kind seed
 record() {
 	local method=$1 keep=$2 seed=$3 ft=$4 f=$5
 	local ev=${f%.ebnn}.eval.json
-	[[ -f $ev ]] || "$bin" eval --json --samples "$samples" --ood digits --test-limit "$testlimit" "$f" >"$ev"
+	[[ -f $ev ]] || "$bin" eval --json --samples "$samples" --ood digits --test-limit "$testlimit" "${evalargs[@]}" "$f" >"$ev"
 	python3 - "$method" "$keep" "$seed" "$ft" "$f" "$ev" "${f%.ebnn}.convert.json" <<'EOF' >>"$results"
 import json, os, sys
 method, keep, seed, ft, path, ev, conv = sys.argv[1:]
@@ -163,6 +199,6 @@ for phase in 0 1; do
 			fi
 		done
 	done
-	go run ./bench/prunetab --results "$results" --png "$png" --epochs "$epochs" --finetune "$finetune" --finetune-lr "$ftlr" \
+	go run ./bench/prunetab --model "$model" --results "$results" --png "$png" --epochs "$epochs" --finetune "$finetune" --finetune-lr "$ftlr" \
 		--finetune-limit "$ftlimit" --samples "$samples" | tee "$out/table.md"
 done

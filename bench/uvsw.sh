@@ -7,7 +7,9 @@
 # of bench/configs/fmnist_resnet5_arch.json (fmnist_resnet_arch.json with a 5-way head: 16-channel
 # conv stem, two BasicBlocks with BatchNorm, 16 then 32 channels, adaptive average pooling, linear
 # 32→5) and the configs bench/configs/fmnist_resnet_<method>.json (conv Z 8×12, linear Z 10×16,
-# prior sd 1; 1 maximum-likelihood epoch, 1 of KL annealing). Either is trained for E epochs on
+# prior sd 1; 1 maximum-likelihood epoch, 1 of KL annealing; --arch overrides each config's "arch":
+# fmnist_resnet_ffgu.json's own is the 10-way fmnist_resnet_arch.json of docs/RESULTS.md's
+# "Residual CNN with BatchNorm" run, which it still reproduces). Either is trained for E epochs on
 # classes 0–4 (classes 5–9 are the held-out-class OOD set), seeds 1…N:
 #   det        deterministic (bench/configs/fmnist_det.json); seeds 1, M+1, 2M+1, … (the first
 #              member of each Ensemble-W)
@@ -30,7 +32,9 @@
 # Markdown tables (mean ± standard error over the N seeds, paper 003's CIFAR-10 rows beside) and
 # draws the accuracy/ECE-against-severity plot.
 #
-# Runs (checkpoints, converted models, evaluation JSON) already in DIR are reused. Training is the
+# Runs (checkpoints, converted models, evaluation JSON) already in DIR are reused; an evaluation
+# per part (the clean and OOD numbers, each corrupted set: a --corrupt yes run after a --corrupt
+# no one evaluates only the corruptions, and an interrupted one resumes). Training is the
 # cost: per epoch on one free core about 2 s for a deterministic MLP, 5 s FFG-U, 6 s Ensemble-U,
 # 15 s FFG-W, 20–25 s FCG-U (about 20 min of CPU for the defaults, plus 30 s per model of
 # evaluation); the residual CNN about 19 s deterministic, 20 s FFG-U, FCG-U and Ensemble-U, 44 s

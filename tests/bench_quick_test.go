@@ -48,7 +48,7 @@ type tableSpec struct {
 // out: its 54 evaluations (9 corruptions × 6 severities, each corrupting the whole test set)
 // take about 40 s of CPU even on 200 images.
 func TestBenchQuick(t *testing.T) {
-	skipQuick(t, "trains small models: about 2 minutes on a loaded 2-core machine")
+	skipQuick(t, "trains small models: about 3 minutes of CPU, 7.5 minutes wall on a loaded 2-core machine (session 14)")
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skipf("bash not found: %v", err)
@@ -63,6 +63,10 @@ func TestBenchQuick(t *testing.T) {
 	// bench/prunedc.sh's rows: FFG-U 100/75/50/25 % of Z, the two matched rows, FFG-W 100 … 0.1 %.
 	prunedcRows := []string{"FFG-U", "FFG-U", "FFG-U", "FFG-U", "FFG-U@FFG-W", "FFG-U@FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W"}
 	prunedcSev := map[int]span{3: count, 4: pct, 5: pct, 6: pct, 7: pct, 8: pct, 9: pct}
+	// bench/prunetab.sh --model resnet's rows after the pruning phase, then with the fine-tuned
+	// rows (FFG-U 50 and 25 % of Z, the matched row, FFG-W 10, 1 and 0.1 %)
+	prunetabResnetRows := []string{"FFG-U", "FFG-U", "FFG-U", "FFG-U", "FFG-U@FFG-W0.1", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W",
+		"FFG-U", "FFG-U", "FFG-U", "FFG-U", "FFG-U", "FFG-U", "FFG-U@FFG-W0.1", "FFG-U@FFG-W0.1", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W"}
 	sev := map[int]span{} // the nine corruptions' "accuracy % / ECE %" cells
 	for i := 1; i <= 9; i++ {
 		sev[i] = pct
@@ -109,8 +113,10 @@ func TestBenchQuick(t *testing.T) {
 			header: "model (784-256-256-10", rows: 2, cells: 8, labels: []string{"per-layer U", "**global U**"},
 			cols: map[int]span{1: count, 2: count, 3: pct, 4: nll, 5: unit, 6: unit, 7: unit},
 		}}},
-		{name: "uvsw", cmd: []string{"bench/uvsw.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath}, tables: uvswTables,
-			check: captionNames("(MLP 784-256-256-5, classes 0–4")},
+		// the MLP without the corruptions (the first two tables), then bench/uvsw again with them:
+		// it must reuse the cached clean and OOD numbers and evaluate only the corruptions
+		{name: "uvsw", cmd: []string{"bench/uvsw.sh", "--quick", "--corrupt", "no"}, needs: []string{fmnist, data.DefaultDigitsPath},
+			tables: uvswTables[:2], check: uvswRerun(uvswTables, "(MLP 784-256-256-5, classes 0–4")},
 		// the residual CNN: about 20 s of CPU more
 		{name: "uvsw_resnet", cmd: []string{"bench/uvsw.sh", "--model", "resnet", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath},
 			tables: uvswTables, check: captionNames("(residual CNN of bench/configs/fmnist_resnet5_arch.json")},
@@ -134,6 +140,16 @@ func TestBenchQuick(t *testing.T) {
 			{header: "method", rows: 18, cells: 13,
 				cols: map[int]span{3: count, 4: count, 5: count, 6: pct, 7: nll, 8: pct, 9: brier, 10: unit, 11: unit}},
 		}},
+		// the residual CNN (bench/uvsw.sh --model resnet's recipe): its FFG-U range reaches only the
+		// 10 % FFG-W budget, so one matched row; about 40 s of CPU
+		{name: "prunetab_resnet", cmd: []string{"bench/prunetab.sh", "--model", "resnet", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath},
+			tables: []tableSpec{
+				// the 10 pruned rows, then with the 6 fine-tuned rows
+				{header: "method", rows: 10, cells: 13, labels: prunetabResnetRows[:10],
+					cols: map[int]span{3: count, 4: count, 5: count, 6: pct, 7: nll, 8: pct, 9: brier, 10: unit, 11: unit}},
+				{header: "method", rows: 16, cells: 13, labels: prunetabResnetRows[10:],
+					cols: map[int]span{3: count, 4: count, 5: count, 6: pct, 7: nll, 8: pct, 9: brier, 10: unit, 11: unit}},
+			}, check: captionNames("Fashion-MNIST residual CNN of bench/configs/fmnist_resnet5_arch.json (bench/uvsw.sh --model resnet), classes 0–4")},
 		{name: "prunedc", cmd: []string{"bench/prunedc.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath}, tables: []tableSpec{
 			// accuracy and ECE against severity 0–5 (one row per pruning level), then pruned − unpruned
 			{header: "method", rows: 11, cells: 15, labels: prunedcRows, cols: prunedcSev},
@@ -196,6 +212,42 @@ func captionNames(want string) func(t *testing.T, out, dir string) {
 	return func(t *testing.T, out, dir string) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output does not name the network (%q)", want)
+		}
+	}
+}
+
+// uvswRerun returns the check of the uvsw case run with --corrupt no: the output names the network
+// (caption), and bench/uvsw (built by the script into dir) run again on dir with the corruptions
+// evaluates no model's clean and OOD sets again (its cache has them), evaluates the corruptions of
+// every model and prints the tables (all of them: uvswTables).
+func uvswRerun(uvswTables []tableSpec, caption string) func(t *testing.T, out, dir string) {
+	return func(t *testing.T, out, dir string) {
+		t.Helper()
+		if !strings.Contains(out, caption) || !strings.Contains(out, "(corruptions not evaluated: -no-corrupt)") {
+			t.Errorf("the --corrupt no output does not name the network (%q) or the skipped corruptions:\n%s", caption, out)
+		}
+		cmd := exec.Command(filepath.Join(dir, "uvsw"), "-dir", dir, "-seeds", "1", "-members", "2", "-samples", "2", "-epochs", "1",
+			"-test-limit", "200", "-png", filepath.Join(dir, "rerun.png"))
+		cmd.Dir = ".."
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		raw, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bench/uvsw with the corruptions: %v\n%s", err, stderr.String())
+		}
+		log := stderr.String()
+		if strings.Contains(log, "clean and OOD") || !strings.Contains(log, "evaluating 6 models on the corrupted sets they lack") {
+			t.Errorf("the rerun re-evaluated clean sets, or not the corruptions of the 6 models:\n%s", log)
+		}
+		tables := markdownTables(string(raw))
+		if len(tables) != len(uvswTables) {
+			t.Fatalf("rerun: %d tables, want %d:\n%s", len(tables), len(uvswTables), raw)
+		}
+		for i, spec := range uvswTables {
+			checkTable(t, i, tables[i], spec)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "rerun.png")); err != nil {
+			t.Errorf("rerun: no plot: %v", err)
 		}
 	}
 }

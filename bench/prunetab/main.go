@@ -99,6 +99,7 @@ func main() {
 	ftlr := flag.String("finetune-lr", "3e-4", "fine-tuning learning rate (for the caption)")
 	ftlimit := flag.Int("finetune-limit", 20000, "training images of the fine-tuning epochs (for the caption)")
 	samples := flag.Int("samples", 16, "Monte Carlo samples of the evaluation (for the caption)")
+	model := flag.String("model", "mlp", "the network pruned, for the captions: mlp (784-256-256-10) or resnet (the residual CNN of bench/uvsw.sh --model resnet, classes 0–4)")
 	corrupt := flag.Bool("corrupt", false, "evaluate the models on Fashion-MNIST-C instead (paper 003 Tables 15–18; bench/prunedc.sh)")
 	var co corruptOptions
 	flag.IntVar(&co.samples, "corrupt-samples", 8, "with -corrupt: Monte Carlo samples per prediction")
@@ -108,25 +109,44 @@ func main() {
 	flag.StringVar(&co.png, "corrupt-png", "", "with -corrupt: write the accuracy/ECE-against-severity plot here")
 	flag.BoolVar(&co.force, "force", false, "with -corrupt: re-evaluate models that have a cached evaluation")
 	flag.Parse()
+	net, ok := networks[*model]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "prunetab: -model is mlp or resnet, not %q\n", *model)
+		os.Exit(2)
+	}
 	if *corrupt {
-		co.caption = fmt.Sprintf("Fashion-MNIST MLP 784-256-256-10, %d epochs; the pruned models fine-tuned %d epoch(s) of the first %d training images at lr %s where the kept column says so",
-			*epochs, *finetune, *ftlimit, *ftlr)
+		co.caption = fmt.Sprintf("Fashion-MNIST %s, %d epochs; the pruned models fine-tuned %d epoch(s) of the first %d training images at lr %s where the kept column says so",
+			net.Caption, *epochs, *finetune, *ftlimit, *ftlr)
 		if err := runCorrupt(*results, co, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "prunetab:", err)
 			os.Exit(1)
 		}
 		return
 	}
-	caption := fmt.Sprintf("Fashion-MNIST MLP 784-256-256-10, %d epochs; fine-tuning %d epoch(s) of the first %d training images at lr %s; "+
+	caption := fmt.Sprintf("Fashion-MNIST %s, %d epochs; fine-tuning %d epoch(s) of the first %d training images%s at lr %s; "+
 		"%d samples per prediction; OOD: scikit-learn's digits. Mean ± s.e. over seeds. Paper: ResNet-50 on CIFAR-10 (Tables 7–8, "+
-		"fine-tuned 50 epochs at 1e-4), not comparable in absolute terms.", *epochs, *finetune, *ftlimit, *ftlr, *samples)
-	if err := run(*results, *png, caption); err != nil {
+		"fine-tuned 50 epochs at 1e-4), not comparable in absolute terms.", net.Caption, *epochs, *finetune, *ftlimit, net.Of, *ftlr, *samples)
+	if err := run(*results, *png, caption, net); err != nil {
 		fmt.Fprintln(os.Stderr, "prunetab:", err)
 		os.Exit(1)
 	}
 }
 
-func run(path, png, caption string) error {
+// network is a -model: what the captions and the plot's titles call it.
+type network struct {
+	Caption string // in the captions
+	Of      string // after "training images" in the caption: the classes fine-tuned on
+	Title   string // the plot's titles start "Fashion-MNIST <Title>: "
+}
+
+// networks are the -model values.
+var networks = map[string]network{
+	"mlp": {Caption: "MLP 784-256-256-10", Title: "MLP"},
+	"resnet": {Caption: "residual CNN of bench/configs/fmnist_resnet5_arch.json (bench/uvsw.sh --model resnet), classes 0–4",
+		Of: " of classes 0–4", Title: "residual CNN"},
+}
+
+func run(path, png, caption string, net network) error {
 	groups, err := load(path)
 	if err != nil {
 		return err
@@ -171,7 +191,7 @@ func run(path, png, caption string) error {
 	if png == "" {
 		return nil
 	}
-	return draw2(png, groups)
+	return draw2(png, groups, net)
 }
 
 // load reads the per-model results and groups them by method, kept fraction and fine-tuning,
@@ -226,7 +246,7 @@ func load(path string) ([]*group, error) {
 
 // draw2 plots accuracy and ECE (means over seeds) against file bytes, one line per method and
 // fine-tuning.
-func draw2(path string, groups []*group) error {
+func draw2(path string, groups []*group, net network) error {
 	type line struct {
 		name string
 		pts  [2]plotter.XYs
@@ -267,7 +287,7 @@ func draw2(path string, groups []*group) error {
 	var plots [2]*plot.Plot
 	for k, ylabel := range []string{"accuracy (%)", "ECE (%)"} {
 		p := plot.New()
-		p.Title.Text = "Fashion-MNIST MLP: " + strings.Split(ylabel, " ")[0] + " against file bytes"
+		p.Title.Text = "Fashion-MNIST " + net.Title + ": " + strings.Split(ylabel, " ")[0] + " against file bytes"
 		p.X.Label.Text, p.Y.Label.Text = "model file bytes (log scale)", ylabel
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}

@@ -10,8 +10,12 @@
 //
 // It reads from -dir the converted model files <method>_<seed>.model.ebnn (methods det, ensw,
 // ffgw, ffgu, fcgu, ensembleu5; det uses the seeds 1, M+1, … of the first member of each
-// Ensemble-W) and keeps each model's evaluation in <model>.uvsw.json, reused when present and
-// newer than the model (-force re-evaluates).
+// Ensemble-W) and keeps each model's evaluation in <model>.uvsw.json, reused when present, newer
+// than the model and for the same sampling seed, samples and -test-limit (-force re-evaluates):
+// per part — the clean and OOD numbers, and each corrupted set's (those of another -corrupt-limit
+// dropped) — so a run after a -no-corrupt one evaluates only the corruptions, and an interrupted
+// sweep (the cache is written after the clean sets and after every corrupted set) resumes where
+// it stopped.
 //
 // Samples per prediction: 1 for the deterministic network, one per member for Ensemble-W (the
 // deep-ensemble predictive), -samples (default 10) for the variational posteriors. The sampling
@@ -120,10 +124,9 @@ type result struct {
 	Corrupt map[string]metrics `json:"corrupt"`
 }
 
-// complete reports whether r holds every number the tables need (the corruptions' only with
-// corrupt).
-func (r *result) complete(corrupt bool) bool {
-	if r.OOD == nil || (corrupt && r.Corrupt == nil) {
+// cleanComplete reports whether r holds the clean test set's and both OOD sets' numbers.
+func (r *result) cleanComplete() bool {
+	if r.OOD == nil {
 		return false
 	}
 	for _, s := range oodSets {
@@ -131,17 +134,48 @@ func (r *result) complete(corrupt bool) bool {
 			return false
 		}
 	}
-	if !corrupt {
-		return true
-	}
+	return true
+}
+
+// missing returns the keys (sevtab.Key) of the corrupted sets r has no numbers for, in sweep
+// order.
+func (r *result) missing() []string {
+	var out []string
 	for _, c := range data.Corruptions() {
 		for s := 1; s <= data.MaxSeverity; s++ {
 			if _, ok := r.Corrupt[sevtab.Key(c, s)]; !ok {
-				return false
+				out = append(out, sevtab.Key(c, s))
 			}
 		}
 	}
-	return true
+	return out
+}
+
+// complete reports whether r holds every number the tables need (the corruptions' only with
+// corrupt).
+func (r *result) complete(corrupt bool) bool {
+	return r.cleanComplete() && (!corrupt || len(r.missing()) == 0)
+}
+
+// reuse returns what of the cached evaluation r a run with these settings keeps, per entry: nil
+// when nothing (r is for another sampling seed, test limit or number of samples k), else r with
+// the maps it lacks made and, when the run evaluates the corruptions (corrupt) and r's are for
+// another -corrupt-limit, its corruption numbers dropped. The caller then evaluates only what the
+// kept result lacks: the clean and OOD sets unless cleanComplete, the corrupted sets in missing.
+func reuse(r *result, seed uint64, k, limit, testLimit int, corrupt bool) *result {
+	if r == nil || r.Seed != seed || r.TestLimit != testLimit || r.Samples != k {
+		return nil
+	}
+	if corrupt && r.CorruptLimit != limit {
+		r.Corrupt, r.CorruptLimit = nil, limit
+	}
+	if r.OOD == nil {
+		r.OOD = map[string]map[string]float64{}
+	}
+	if r.Corrupt == nil {
+		r.Corrupt = map[string]metrics{}
+	}
+	return r
 }
 
 // entry is one model to evaluate.
@@ -149,10 +183,12 @@ type entry struct {
 	Method method
 	Seed   int
 	Path   string
-	Model  *runtime.Model
+	Model  *runtime.Model // nil when its cached evaluation has every number the run needs
 	Opt    runtime.Options
 	Res    *result
 	Cache  string
+	// NeedClean: the clean and OOD sets are to be evaluated (the cache has not got them).
+	NeedClean bool
 }
 
 func main() {
@@ -244,6 +280,17 @@ func load(dir string, seeds, members, samples int, seed uint64, limit, testLimit
 				return nil, err
 			}
 			e := &entry{Method: m, Seed: s, Path: path, Cache: strings.TrimSuffix(path, ".model.ebnn") + ".uvsw.json"}
+			if e.Model, err = runtime.Load(path); err != nil {
+				return nil, err
+			}
+			k := samples
+			switch {
+			case e.Model.Members() > 1 && !e.Model.Mixture():
+				k = e.Model.Members() // Ensemble-W: one pass per member
+			case !e.Model.Stochastic():
+				k = 1
+			}
+			e.Opt = runtime.Options{Samples: k, Seed: seed, Strategy: runtime.Auto, MaxBatch: 100}
 			if cs, err := os.Stat(e.Cache); err == nil && !force && cs.ModTime().After(st.ModTime()) {
 				var r result
 				raw, err := os.ReadFile(e.Cache)
@@ -253,22 +300,9 @@ func load(dir string, seeds, members, samples int, seed uint64, limit, testLimit
 				if err := json.Unmarshal(raw, &r); err != nil {
 					return nil, fmt.Errorf("%s: %w", e.Cache, err)
 				}
-				if r.Seed == seed && (!corrupt || r.CorruptLimit == limit) && r.TestLimit == testLimit && r.complete(corrupt) {
-					e.Res = &r
-				}
+				e.Res = reuse(&r, seed, k, limit, testLimit, corrupt)
 			}
 			if e.Res == nil {
-				if e.Model, err = runtime.Load(path); err != nil {
-					return nil, err
-				}
-				k := samples
-				switch {
-				case e.Model.Members() > 1 && !e.Model.Mixture():
-					k = e.Model.Members() // Ensemble-W: one pass per member
-				case !e.Model.Stochastic():
-					k = 1
-				}
-				e.Opt = runtime.Options{Samples: k, Seed: seed, Strategy: runtime.Auto, MaxBatch: 100}
 				ins, err := convert.Inspect(path, false)
 				if err != nil {
 					return nil, err
@@ -276,6 +310,11 @@ func load(dir string, seeds, members, samples int, seed uint64, limit, testLimit
 				e.Res = &result{Model: path, Samples: k, Seed: seed, CorruptLimit: limit, TestLimit: testLimit, Parameters: ins.Parameters,
 					DetParams: ins.DeterministicParameters, FileBytes: ins.FileBytes,
 					OOD: map[string]map[string]float64{}, Corrupt: map[string]metrics{}}
+			}
+			e.NeedClean = !e.Res.cleanComplete()
+			if e.Res.complete(corrupt) {
+				e.Model.Close() // everything cached
+				e.Model = nil
 			}
 			out = append(out, e)
 		}
@@ -286,9 +325,10 @@ func load(dir string, seeds, members, samples int, seed uint64, limit, testLimit
 	return out, nil
 }
 
-// evaluate fills in the results of the entries that have no cached evaluation: the clean test
-// set and the two OOD sets, then, with corrupt, every corruption and severity (each corrupted set
-// built once and shared by the models).
+// evaluate fills in what the entries' results lack (the entries with a model: the others are
+// complete): the clean test set and the two OOD sets where NeedClean, then, with corrupt, each
+// corruption and severity a result has no numbers for (each corrupted set built once and shared
+// by the models that lack it; none built when no model lacks any).
 func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit, testLimit int, corrupt bool) error {
 	var pending []*entry
 	for _, e := range entries {
@@ -321,7 +361,10 @@ func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit, 
 	}
 	digits.Scale = test.Scale // as train.loadOOD: values on the test images' scale
 	for _, e := range pending {
-		fmt.Fprintf(os.Stderr, "uvsw: evaluating %s (%d samples)\n", e.Path, e.Opt.Samples)
+		if !e.NeedClean {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "uvsw: evaluating %s on the clean and OOD sets (%d samples)\n", e.Path, e.Opt.Samples)
 		p, err := eval.Predict(e.Model, test, e.Opt, 0)
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.Path, err)
@@ -346,6 +389,9 @@ func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit, 
 			}
 		}
 	}
+	if err := save(pending); err != nil {
+		return err
+	}
 	// As edgebnn eval --data fmnist-c:C:S --classes 0-4: corrupt, then select.
 	prep := func(cd *data.Dataset) (*data.Dataset, error) {
 		cd, err := cd.SelectClasses(in, true)
@@ -354,9 +400,19 @@ func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit, 
 		}
 		return cd.Head(limit), nil
 	}
-	if corrupt {
+	lacking := 0 // the pending models that lack a corrupted set
+	for _, e := range pending {
+		if len(e.Res.missing()) > 0 {
+			lacking++
+		}
+	}
+	if corrupt && lacking > 0 {
+		fmt.Fprintf(os.Stderr, "uvsw: evaluating %d models on the corrupted sets they lack\n", lacking)
 		err = sevtab.Sweep(full, seed, prep, func(c string, s int, cd *data.Dataset) error {
 			for _, e := range pending {
+				if _, ok := e.Res.Corrupt[sevtab.Key(c, s)]; ok {
+					continue
+				}
 				r, err := eval.Evaluate(e.Model, cd, nil, e.Opt)
 				if err != nil {
 					return fmt.Errorf("%s: %s: %w", e.Path, cd.Name, err)
@@ -364,13 +420,18 @@ func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit, 
 				e.Res.Corrupt[sevtab.Key(c, s)] = metricsOf(r)
 			}
 			fmt.Fprintf(os.Stderr, "uvsw: %s done\n", cd.Name)
-			return nil
+			return save(pending) // an interrupted sweep resumes after the last set done
 		})
 		if err != nil {
 			return err
 		}
 	}
-	for _, e := range pending {
+	return nil
+}
+
+// save writes the results of the entries to their cache files.
+func save(entries []*entry) error {
+	for _, e := range entries {
 		raw, err := json.MarshalIndent(e.Res, "", "  ")
 		if err != nil {
 			return err

@@ -95,3 +95,63 @@ func TestModelCaption(t *testing.T) {
 		t.Errorf("-model cnn: error %v, want one naming mlp and resnet", err)
 	}
 }
+
+// TestReuse: a cached evaluation is kept per part — the clean and OOD numbers whatever the
+// corruptions' state, the corruption numbers only for the run's -corrupt-limit — and dropped
+// whole for another sampling seed, test limit or number of samples.
+func TestReuse(t *testing.T) {
+	allOOD := func() map[string]map[string]float64 {
+		m := map[string]map[string]float64{}
+		for _, set := range oodSets {
+			m[set] = map[string]float64{"entropy": 0.8, "mi": 0.7, "maxprob": 0.8}
+		}
+		return m
+	}
+	first := sevtab.Key(data.Corruptions()[0], 1)
+	n := len(data.Corruptions()) * data.MaxSeverity // 45 corrupted sets
+	for _, c := range []struct {
+		name    string
+		cached  result
+		corrupt bool
+		kept    bool // any of it kept
+		clean   bool // the clean and OOD numbers kept (cleanComplete)
+		missing int  // corrupted sets to evaluate
+		limit   int  // the kept result's CorruptLimit
+	}{
+		{"a -no-corrupt run's cache, now with corruptions",
+			result{Seed: 42, Samples: 10, CorruptLimit: 1000, OOD: allOOD()}, true, true, true, n, 1000},
+		{"one corrupted set done, same limit",
+			result{Seed: 42, Samples: 10, CorruptLimit: 1000, OOD: allOOD(), Corrupt: map[string]metrics{first: {Accuracy: 0.5}}}, true, true, true, n - 1, 1000},
+		{"corruptions at another limit: dropped, the clean numbers kept",
+			result{Seed: 42, Samples: 10, CorruptLimit: 2000, OOD: allOOD(), Corrupt: map[string]metrics{first: {Accuracy: 0.5}}}, true, true, true, n, 1000},
+		{"another limit without corruptions: kept as they are",
+			result{Seed: 42, Samples: 10, CorruptLimit: 2000, OOD: allOOD(), Corrupt: map[string]metrics{first: {Accuracy: 0.5}}}, false, true, true, n - 1, 2000},
+		{"corruptions only (no OOD numbers): the clean sets to evaluate",
+			result{Seed: 42, Samples: 10, CorruptLimit: 1000, Corrupt: map[string]metrics{first: {Accuracy: 0.5}}}, true, true, false, n - 1, 1000},
+		{"one OOD set only", result{Seed: 42, Samples: 10, CorruptLimit: 1000,
+			OOD: map[string]map[string]float64{"classes": {"entropy": 0.8, "mi": 0.7, "maxprob": 0.8}}}, true, true, false, n, 1000},
+		{"another seed", result{Seed: 1, Samples: 10, CorruptLimit: 1000, OOD: allOOD()}, true, false, false, 0, 0},
+		{"another number of samples", result{Seed: 42, Samples: 8, CorruptLimit: 1000, OOD: allOOD()}, true, false, false, 0, 0},
+		{"another test limit", result{Seed: 42, Samples: 10, CorruptLimit: 1000, TestLimit: 200, OOD: allOOD()}, true, false, false, 0, 0},
+	} {
+		r := c.cached
+		got := reuse(&r, 42, 10, 1000, 0, c.corrupt)
+		if (got != nil) != c.kept {
+			t.Errorf("%s: kept %v, want %v", c.name, got != nil, c.kept)
+			continue
+		}
+		if got == nil {
+			continue
+		}
+		if got.cleanComplete() != c.clean || len(got.missing()) != c.missing || got.CorruptLimit != c.limit {
+			t.Errorf("%s: clean kept %v, %d corrupted sets missing, limit %d; want %v, %d, %d",
+				c.name, got.cleanComplete(), len(got.missing()), got.CorruptLimit, c.clean, c.missing, c.limit)
+		}
+		if got.OOD == nil || got.Corrupt == nil {
+			t.Errorf("%s: a nil map kept (the evaluation writes into both)", c.name)
+		}
+	}
+	if reuse(nil, 42, 10, 1000, 0, true) != nil {
+		t.Error("no cache: something kept")
+	}
+}
