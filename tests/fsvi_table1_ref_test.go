@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/edgebnn/edgebnn/format"
-	"github.com/edgebnn/edgebnn/train/data"
 )
 
 // TestFSVITable1QuickRef runs bench/fsvi_table1.sh --quick --methods fsviref,fsvi and checks that
@@ -21,12 +19,7 @@ import (
 // the paper's FSVI accuracy beside them.
 func TestFSVITable1QuickRef(t *testing.T) {
 	skipQuick(t, "trains 3 small FSVI models (seconds)")
-	if _, err := os.Stat(filepath.Join(data.DefaultFashionMNISTDir, "train-images-idx3-ubyte.gz")); err != nil {
-		t.Skipf("Fashion-MNIST is not installed in %s: %v", data.DefaultFashionMNISTDir, err)
-	}
-	if _, err := os.Stat(data.DefaultDigitsPath); err != nil {
-		t.Skipf("scikit-learn's digits are not installed (apt-get install python3-sklearn): %v", err)
-	}
+	skipNoTable1Data(t)
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skipf("bash not found: %v", err)
