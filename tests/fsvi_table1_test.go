@@ -16,12 +16,7 @@ import (
 // error for the rows of several runs) and the paper's beside them. Needs bash, Fashion-MNIST and scikit-learn's digits.
 func TestFSVITable1Quick(t *testing.T) {
 	skipQuick(t, "trains 11 small models and fits 1 Laplace approximation (about a minute on a loaded machine)")
-	if _, err := os.Stat(filepath.Join(data.DefaultFashionMNISTDir, "train-images-idx3-ubyte.gz")); err != nil {
-		t.Skipf("Fashion-MNIST is not installed in %s: %v", data.DefaultFashionMNISTDir, err)
-	}
-	if _, err := os.Stat(data.DefaultDigitsPath); err != nil {
-		t.Skipf("scikit-learn's digits are not installed (apt-get install python3-sklearn): %v", err)
-	}
+	skipNoTable1Data(t)
 	out, rows := runQuickTable(t, "fsvi_table1.sh")
 	methods := []string{"FSVI (", "MFVI", "MFVI (tempered", "MAP", "MC Dropout", "SWAG", "BNN-Laplace", "Deep Ensemble", "FSVI Ensemble", "FFG-U", "Ensemble-U"}
 	if len(rows) != 2+len(methods) {
@@ -49,5 +44,17 @@ func TestFSVITable1Quick(t *testing.T) {
 	if rows[2][5] != "92.52" || rows[10][5] != "94.44" || rows[4][5] != "91.38" || rows[7][5] != "92.56" || rows[8][5] != "92.25" {
 		t.Fatalf("the paper's accuracies beside FSVI, MFVI (tempered), SWAG, BNN-Laplace and the FSVI Ensemble are %q, %q, %q, %q and %q",
 			rows[2][5], rows[4][5], rows[7][5], rows[8][5], rows[10][5])
+	}
+}
+
+// skipNoTable1Data skips a test of bench/fsvi_table1.sh unless Fashion-MNIST and scikit-learn's
+// digits (its OOD set) are installed.
+func skipNoTable1Data(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(data.DefaultFashionMNISTDir, "train-images-idx3-ubyte.gz")); err != nil {
+		t.Skipf("Fashion-MNIST is not installed in %s: %v", data.DefaultFashionMNISTDir, err)
+	}
+	if _, err := os.Stat(data.DefaultDigitsPath); err != nil {
+		t.Skipf("scikit-learn's digits are not installed (apt-get install python3-sklearn): %v", err)
 	}
 }
