@@ -30,6 +30,10 @@
 #                  images), the context size and covariance / Jacobian options as the FSVI row;
 #                  everything else (optimizer, batch, epochs) the table's common settings
 #                  (docs/results/fsvi_reference.md)
+#   FSVI, last-layer KL  (--methods fsvill; not in the default set) FSVI with --fsvi-kl last_layer,
+#                  timrudner/FSVI's form of the KL (docs/FSVI.md): the output layer random over the
+#                  features of a weight sample of the hidden layers, the initial network as the
+#                  prior mean; the FSVI row's context and size, the table's common settings
 #   FSVI, digits context  (--methods fsvidigits; not in the default set) FSVI with
 #                  --context digits, the stand-in for the paper's KMNIST-context row; the context
 #                  is the digits OOD set itself, so only its shuffled-pixel AUROC is an OOD test
@@ -90,6 +94,7 @@ declare -A args=(
 	[ensembleu]="--config bench/configs/fmnist_ensembleu.json"
 	[fsvidigits]="--posterior ffg_w --objective fsvi --context digits ${fsviopts[*]}"
 	[fsviref]="--config bench/configs/paper004_fmnist_fsvi.json ${fsviopts[*]}"
+	[fsvill]="--posterior ffg_w --objective fsvi --fsvi-kl last_layer --context $fctx --context-size $ctx"
 )
 train1() { # kind seed → trains $out/kind_seed.ebnn unless it exists
 	local f=$out/$1_$2.ebnn
@@ -144,7 +149,7 @@ if want fsvi || want fsviensemble; then
 	ensemble_tasks fsvi fsviensemble "$fmembers"
 fi
 for s in $(seq 1 "$seeds"); do
-	for kind in fsviref mfvi mfvitempered mcdropout swag ffgu ensembleu fsvidigits; do
+	for kind in fsviref fsvill mfvi mfvitempered mcdropout swag ffgu ensembleu fsvidigits; do
 		if want "$kind"; then
 			tasks+=("$kind:$s")
 			files[$kind]+=" $out/${kind}_$s.ebnn"
@@ -174,21 +179,21 @@ for name in "${!groups[@]}"; do
 	# shellcheck disable=SC2086 # the group's member files
 	combine "$name" ${groups[$name]}
 done
-samples=([fsvi]=8 [fsviref]=8 [fsvidigits]=8 [mfvi]=8 [mfvitempered]=8 [swag]=8 [laplace]=8 [map]=1 [mcdropout]=8 [ensemble]=$members [fsviensemble]=$((8 * fmembers)) [ffgu]=8 [ensembleu]=8)
+samples=([fsvi]=8 [fsviref]=8 [fsvill]=8 [fsvidigits]=8 [mfvi]=8 [mfvitempered]=8 [swag]=8 [laplace]=8 [map]=1 [mcdropout]=8 [ensemble]=$members [fsviensemble]=$((8 * fmembers)) [ffgu]=8 [ensembleu]=8)
 declare -A label=(
-	[fsvi]="FSVI ($fctx)" [fsviref]="FSVI, reference prior (corrupted context)" [fsvidigits]="FSVI (digits context: digits AUROC not an OOD test)" [mfvi]=MFVI [mfvitempered]="MFVI (tempered, T = $temp)" [map]=MAP [mcdropout]="MC Dropout (p = 0.1)"
+	[fsvi]="FSVI ($fctx)" [fsviref]="FSVI, reference prior (corrupted context)" [fsvill]="FSVI, last-layer KL ($fctx)" [fsvidigits]="FSVI (digits context: digits AUROC not an OOD test)" [mfvi]=MFVI [mfvitempered]="MFVI (tempered, T = $temp)" [map]=MAP [mcdropout]="MC Dropout (p = 0.1)"
 	[swag]="SWAG (K = 20)" [laplace]="BNN-Laplace (diagonal GGN, α tuned)"
 	[ensemble]="Deep Ensemble (M = $members)" [fsviensemble]="FSVI Ensemble (M = $fmembers)"
 	[ffgu]="FFG-U (ours)" [ensembleu]="Ensemble-U (ours)")
 declare -A paper=(
-	[fsvi]="92.52 | 0.014 | 96.55 | 95.15" [fsviref]="92.52 | 0.014 | 96.55 | 95.15" [fsvidigits]="— (KMNIST context: see paper) | — | — | —" [mfvi]="91.03 | 0.038 | 93.10 | 88.88"
+	[fsvi]="92.52 | 0.014 | 96.55 | 95.15" [fsviref]="92.52 | 0.014 | 96.55 | 95.15" [fsvill]="92.52 | 0.014 | 96.55 | 95.15" [fsvidigits]="— (KMNIST context: see paper) | — | — | —" [mfvi]="91.03 | 0.038 | 93.10 | 88.88"
 	[mfvitempered]="91.38 | 0.058 | 86.30 | 80.78" [swag]="92.56 | 0.043 | 85.18 | 80.31" [laplace]="92.25 | 0.012 | 95.55 | —"
 	[map]="91.73 | 0.037 | 87.00 | 74.85" [mcdropout]="90.55 | 0.012 | 88.46 | 80.02"
 	[ensemble]="92.49 | 0.019 | 89.22 | 83.17" [fsviensemble]="94.44 | 0.020 | 97.85 | 96.95"
 	[ffgu]="— | — | — | —" [ensembleu]="— | — | — | —")
 echo "| method | accuracy | ECE | AUROC digits | AUROC shuffled | paper: accuracy | ECE | AUROC MNIST | AUROC NotMNIST | runs | train s / run |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-for kind in fsvi fsviref fsvidigits mfvi mfvitempered map mcdropout swag laplace ensemble fsviensemble ffgu ensembleu; do
+for kind in fsvi fsviref fsvill fsvidigits mfvi mfvitempered map mcdropout swag laplace ensemble fsviensemble ffgu ensembleu; do
 	want "$kind" || continue
 	reports=()
 	for f in ${files[$kind]}; do
