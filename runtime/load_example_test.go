@@ -8,8 +8,8 @@ import (
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
-// demoModel is the model built into the edgebnn binary: bayesianize's FFG-U MLP (784-128-10)
-// trained on Fashion-MNIST, converted to f16.
+// demoModel is the model built into the edgebnn binary: a mean-field Gaussian MLP (784-48-48-10)
+// trained on Fashion-MNIST by function-space VI, converted to f16 and calibrated.
 const demoModel = "../cmd/edgebnn/demo/model.ebnn"
 
 // Load a converted model file, make a Predictor (all scratch memory is allocated here, none
@@ -65,9 +65,10 @@ func ExampleLoadBytes() {
 		fmt.Printf("%s: %s %d×%d\n", l.Name, l.Kind, l.Rows, l.Cols)
 	}
 	// Output:
-	// 2 weight layers
-	// 1: inducing 128×785
-	// 3: inducing 10×129
+	// 3 weight layers
+	// 1: ffg 48×785
+	// 3: ffg 48×49
+	// 5: ffg 10×49
 }
 
 func sum(v []float32) float64 {

@@ -12,8 +12,8 @@ import (
 const demoImages = "../cmd/edgebnn/demo/images.bin"
 
 // NewPredictor sizes all scratch memory for the options once; Predict then allocates nothing.
-// The demo model takes pixels scaled to [0, 1] (a model converted with --input-scale would do
-// that itself: Model.Normalize).
+// The Predictor takes the network's inputs: for the demo model, pixels scaled to [0, 1]
+// (Model.Normalize makes them from raw pixels with the preprocessing the model file records).
 func ExampleModel_NewPredictor() {
 	m, err := runtime.Load(demoModel)
 	if err != nil {
@@ -37,7 +37,7 @@ func ExampleModel_NewPredictor() {
 		log.Fatal(err)
 	}
 	fmt.Printf("class %d (9 is ankle boot): %s (%s)\n", pred.Class, pred.Decision, pred.Decision.Reason)
-	// Output: class 9 (9 is ankle boot): abstain (low_confidence)
+	// Output: class 9 (9 is ankle boot): act (certain)
 }
 
 // PredictBatch predicts many inputs, laid out one after the other, in one call; each prediction
@@ -69,7 +69,7 @@ func ExamplePredictor_PredictBatch() {
 		fmt.Printf("image %d: class %d, %s (%s)\n", i, pr.Class, pr.Decision, pr.Decision.Reason)
 	}
 	// Output:
-	// image 0: class 9, abstain (low_confidence)
+	// image 0: class 9, act (certain)
 	// image 1: class 2, act (certain)
 	// image 2: class 1, act (certain)
 }

@@ -20,8 +20,12 @@ import (
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
-// demoModel is the demo's FFG-U MLP 784-128-10 (classification, no preprocess or policy).
+// demoModel is the demo's model, a mean-field Gaussian MLP 784-48-48-10 (classification, with
+// preprocessing and a policy).
 const demoModel = "../cmd/edgebnn/demo/model.ebnn"
+
+// fashionClasses are the demo model's class names (Fashion-MNIST's, as edgebnn train records them).
+var fashionClasses = []string{"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"}
 
 // demoInputs returns n pseudo-random inputs of the demo model, values in [0, 1).
 func demoInputs(n int, seed uint64) []float32 {

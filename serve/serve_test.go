@@ -26,11 +26,17 @@ import (
 func TestServePredictMatchesPredictor(t *testing.T) {
 	opts := runtime.Options{Samples: 32, Seed: 7, Strategy: runtime.Local}
 	_, ts := newTestServer(t, Config{Concurrency: 2}, ModelConfig{Name: "mnist", Path: demoModel, Options: opts})
-	_, p := serverPredictor(t, demoModel, opts)
+	m, p := serverPredictor(t, demoModel, opts)
 	const n = 3
 	xs := demoInputs(n, 1)
+	// The server applies the model's preprocessing to the raw values it receives; the
+	// in-process predictor is given the network's inputs.
+	norm := make([]float32, len(xs))
+	if err := m.Normalize(norm, xs); err != nil {
+		t.Fatal(err)
+	}
 	want := make([]runtime.Prediction, n)
-	if err := p.PredictBatch(xs, want); err != nil {
+	if err := p.PredictBatch(norm, want); err != nil {
 		t.Fatal(err)
 	}
 	url := ts.URL + "/v1/models/mnist:predict"
@@ -57,7 +63,7 @@ func TestServePredictMatchesPredictor(t *testing.T) {
 				// The demo model carries a policy (edgebnn calibrate): the server's decision is the
 				// in-process one.
 				if got[i].Decision != want[i].Decision.String() || got[i].Reason != want[i].Decision.Reason.String() ||
-					got[i].Samples != 32 || got[i].ClassName != "" {
+					got[i].Samples != 32 || got[i].ClassName != fashionClasses[want[i].Class] {
 					t.Fatalf("instance %d: %+v", i, got[i])
 				}
 			}
@@ -81,7 +87,7 @@ func TestServePredictMatchesPredictor(t *testing.T) {
 	// A batch of one input: the in-process prediction of that batch (a batch's arithmetic,
 	// not its samples, depends on its size).
 	var one runtime.Prediction
-	if err := p.Predict(xs[:784], &one); err != nil {
+	if err := p.Predict(norm[:784], &one); err != nil {
 		t.Fatal(err)
 	}
 	checkSame(t, 0, decodePredictions(t, body)[0], &one)

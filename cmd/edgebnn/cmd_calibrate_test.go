@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,8 +15,8 @@ import (
 )
 
 // calibrateInputs writes the mlp_ffgu fixture's 256 reference test images and their labels as a
-// CSV (784 pixel columns, the label last) and the built-in model to a new directory, and returns
-// the directory and the two paths.
+// CSV (784 raw pixel columns 0–255, as the built-in model's preprocessing expects; the label
+// last) and the built-in model to a new directory, and returns the directory and the two paths.
 func calibrateInputs(t *testing.T) (dir, csv, model string) {
 	t.Helper()
 	dir = t.TempDir()
@@ -23,7 +24,7 @@ func calibrateInputs(t *testing.T) (dir, csv, model string) {
 	var b strings.Builder
 	for i, y := range labels {
 		for _, v := range xs[i*784 : (i+1)*784] {
-			fmt.Fprintf(&b, "%g,", v)
+			fmt.Fprintf(&b, "%g,", math.Round(float64(v)*255))
 		}
 		fmt.Fprintf(&b, "%d\n", y)
 	}

@@ -16,7 +16,12 @@ import (
 	"github.com/edgebnn/edgebnn/train/data"
 )
 
+// demoFixture holds the reference inputs: the first 256 Fashion-MNIST test images.
 const demoFixture = "../../testdata/bayesianize/mlp_ffgu"
+
+// demoSource is the trained model the built-in one is converted from (f32, as edgebnn train wrote
+// it; cmd_demo.go has the command).
+const demoSource = "testdata/demo_source.ebnn"
 
 // referenceImages returns the mlp_ffgu fixture's reference inputs (the first 256 Fashion-MNIST
 // test images, 784 values each) and their labels.
@@ -39,20 +44,14 @@ func referenceImages(t *testing.T) ([]float32, []int64) {
 	return xs, labels
 }
 
-// TestDemoModelIsFresh: the built-in model is exactly what the converter makes of the fixture
+// TestDemoModelIsFresh: the built-in model is exactly what the converter makes of demoSource
 // plus the built-in policy section, and (without -short, when the Fashion-MNIST files are
 // installed) that policy is exactly what edgebnn calibrate fits with the settings it records.
 // Set EDGEBNN_REGEN_DEMO=1 to rewrite demo/model.ebnn (convert and calibrate; needs the data)
 // and demo/images.bin.
 func TestDemoModelIsFresh(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "model.ebnn")
-	if _, err := convert.Convert(convert.Options{
-		Checkpoint: filepath.Join(demoFixture, "state_dict.safetensors"),
-		Config:     filepath.Join(demoFixture, "inference_config.json"),
-		Arch:       filepath.Join(demoFixture, "model.txt"),
-		DType:      "f16",
-		Out:        out,
-	}); err != nil {
+	if _, err := convert.Convert(convert.Options{Checkpoint: demoSource, DType: "f16", Out: out}); err != nil {
 		t.Fatal(err)
 	}
 	fresh, err := os.ReadFile(out)

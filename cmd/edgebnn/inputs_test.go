@@ -90,10 +90,11 @@ func TestPredictBadInputs(t *testing.T) {
 		{"missing", filepath.Join(dir, "none.csv"), nil, []string{"none.csv"}},
 		// Finite inputs so large that the network overflows: an error naming the input, never
 		// class 0 with confidence −1 (issue 14, item 2), whatever the batch the input falls in.
-		{"overflowing inputs", file("huge.csv", row+"\n"+row+"\n"+strings.ReplaceAll(row, "0.5", "1e20")+"\n"), nil,
+		// (--normalized: the built-in model would first scale raw pixels by 1/255.)
+		{"overflowing inputs", file("huge.csv", row+"\n"+row+"\n"+strings.ReplaceAll(row, "0.5", "3e38")+"\n"), []string{"--normalized"},
 			[]string{"huge.csv", "input 2", "not finite"}},
-		{"overflowing inputs, batch 1", file("huge1.csv", row+"\n"+row+"\n"+strings.ReplaceAll(row, "0.5", "-1e20")+"\n"+row+"\n"),
-			[]string{"--batch", "1"}, []string{"huge1.csv", "input 2", "not finite"}},
+		{"overflowing inputs, batch 1", file("huge1.csv", row+"\n"+row+"\n"+strings.ReplaceAll(row, "0.5", "-3e38")+"\n"+row+"\n"),
+			[]string{"--batch", "1", "--normalized"}, []string{"huge1.csv", "input 2", "not finite"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
