@@ -2,7 +2,8 @@
 information (the epistemic part of the predictive entropy) instead of the entropy, with the mean MI
 on the test and the OOD images, from the eval reports the script cached in DIR/eval (KIND_S.digits.json,
 KIND_S.fmnist-shuffled.json for every run S of each KIND; ensembles KIND_gG_mM). Mean ± standard
-error over runs. A deterministic network (MAP) has MI 0 everywhere: its AUROC by MI is 50.
+error over runs. A deterministic network (MAP) has MI 0 everywhere: its AUROC by MI is 50 and its
+reports carry no mean MI ("—").
 
     python3 bench/fsvi_table1_mi.py runs/fsvi_table1 fsvi mfvi map
 """
@@ -26,17 +27,17 @@ def main(argv):
         if not digits:
             print("| %s | 0 | — | — | — | — | — |" % kind)
             continue
-        aud, aus, mt, md, ms = [], [], [], [], []
+        aud, aus, mis = [], [], {"mean_mi": [], "ood_mean_mi": [], "shuffled": []}
         for d in digits:
             s = d[: -len(".digits.json")] + ".fmnist-shuffled.json"
             rd, rs = json.load(open(d)), json.load(open(s))
             aud.append(100 * rd["ood"]["mi"]["auroc"])
             aus.append(100 * rs["ood"]["mi"]["auroc"])
-            mt.append(rd["mean_mi"])
-            md.append(rd["ood_mean_mi"])
-            ms.append(rs["ood_mean_mi"])
-        print("| %s | %d | %s | %s | %s | %s | %s |" % (kind, len(digits), cell(aud, "%.2f"), cell(aus, "%.2f"),
-              cell(mt, "%.2e"), cell(md, "%.2e"), cell(ms, "%.2e")))
+            for key, r, k in (("mean_mi", rd, "mean_mi"), ("ood_mean_mi", rd, "ood_mean_mi"), ("shuffled", rs, "ood_mean_mi")):
+                if k in r:
+                    mis[key].append(r[k])
+        mcells = [cell(v, "%.2e") if len(v) == len(digits) else "—" for v in mis.values()]
+        print("| %s | %d | %s | %s | %s |" % (kind, len(digits), cell(aud, "%.2f"), cell(aus, "%.2f"), " | ".join(mcells)))
 
 
 if __name__ == "__main__":
