@@ -84,11 +84,15 @@ done
 for s in $(seq 1 $((seeds * members))); do jobs+=("det $s"); done
 train_one() { # kind seed
 	local kind=$1 s=$2 f=$out/$1_$2
-	[[ -f $f.model.ebnn ]] && return 0
-	echo "training $kind seed $s" >&2
-	"$bin" train --config "bench/configs/${cfg}_$kind.json" --classes 0-4 --arch "$arch" \
-		--epochs "$epochs" --milestones $((epochs * 2 / 3)) --seed "$s" --eval-every "$epochs" --checkpoint-every "$epochs" \
-		--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet --out "$f.ebnn" >"$f.log" 2>&1
+	# Done when convert's line is in the log: edgebnn train writes a <stem>.model.ebnn of its own
+	# (with the priors) before convert replaces it, so a run stopped in between must convert again.
+	grep -qF "wrote $f.model.ebnn:" "$f.log" 2>/dev/null && [[ -f $f.model.ebnn ]] && return 0
+	if [[ ! -f $f.ebnn ]]; then
+		echo "training $kind seed $s" >&2
+		"$bin" train --config "bench/configs/${cfg}_$kind.json" --classes 0-4 --arch "$arch" \
+			--epochs "$epochs" --milestones $((epochs * 2 / 3)) --seed "$s" --eval-every "$epochs" --checkpoint-every "$epochs" \
+			--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet --out "$f.ebnn" >"$f.log" 2>&1
+	fi
 	"$bin" convert --checkpoint "$f.ebnn" --out "$f.model.ebnn" --dtype f32 --compress none >>"$f.log"
 }
 export -f train_one
