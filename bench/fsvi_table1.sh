@@ -4,9 +4,13 @@
 #
 # Rows (every network mlp:784-256-256-10 — paper 004's summary states no architecture; Adam,
 # batch 100, lr 3e-3 ×0.1 after ⌊2E/3⌋ epochs, as bench/configs/fmnist_*.json; E epochs):
-#   FSVI           --posterior ffg_w --objective fsvi --context random-monochrome (C points,
-#                  --fsvi-covariance / --fsvi-jacobian-grad as given); prior N(0, 1), q's initial
-#                  sd 1e-4 (bayesianize's ffg defaults)
+#   FSVI           --preset edgebnn-fmnist-fsvi: --posterior ffg_w --objective fsvi with
+#                  --fsvi-kl K (last_layer: timrudner/FSVI's form of the KL, with which the paper's
+#                  numbers were made — the output layer random over the features of a weight
+#                  sample of the hidden layers, the initial network as the prior mean;
+#                  docs/FSVI.md) and --context random-monochrome (C points); prior N(0, 1), q's
+#                  initial sd 1e-4 (bayesianize's ffg defaults). With --fsvi-kl linearized, eq. 11's
+#                  KL (the trainer's default) with --fsvi-covariance / --fsvi-jacobian-grad as given
 #   MFVI           the same q and prior with the ELBO (parameter-space KL)
 #   MFVI (tempered) the same with the KL × T, --temperature T (0.1: paper 004 does not state its
 #                  temperature, nor does the reference code's FMNIST config; ours)
@@ -29,12 +33,8 @@
 #                  its context (corrupted: shifted, flipped, brightness/contrast-jittered training
 #                  images), the context size and covariance / Jacobian options as the FSVI row;
 #                  everything else (optimizer, batch, epochs) the table's common settings
-#                  (docs/results/fsvi_reference.md)
-#   FSVI, last-layer KL  (--methods fsvill; not in the default set) FSVI with --fsvi-kl last_layer,
-#                  timrudner/FSVI's form of the KL (docs/FSVI.md): the output layer random over the
-#                  features of a weight sample of the hidden layers, the initial network as the
-#                  prior mean; the FSVI row's context and size, the table's common settings
-#   FSVI, digits context  (--methods fsvidigits; not in the default set) FSVI with
+#                  (docs/results/fsvi_reference.md); always eq. 11's linearised KL
+#   FSVI, digits context  (--methods fsvidigits; not in the default set) the FSVI row with
 #                  --context digits, the stand-in for the paper's KMNIST-context row; the context
 #                  is the digits OOD set itself, so only its shuffled-pixel AUROC is an OOD test
 #   FSVI Ensemble  Mf FSVI posteriors combined with `edgebnn convert --member` — the mixture
@@ -50,9 +50,9 @@
 # 8 per Bayesian model, 8·Mf for the FSVI Ensemble, one per network of a deep ensemble.
 #
 # Options: --seeds N (3), --epochs E (10), --members M (5), --fsvi-members Mf (5), --temperature T (0.1),
-# --context-size C (32), --fsvi-covariance joint|per_output (joint), --fsvi-context CTX (the FSVI
-# row's context: random-monochrome),
-# --fsvi-jacobian-grad none|q|both (q), --train-limit L / --test-limit T (0: all),
+# --context-size C (32), --fsvi-kl last_layer|linearized (last_layer), --fsvi-covariance
+# joint|per_output (joint) and --fsvi-jacobian-grad none|q|both (q) (linearized and the reference
+# row only), --fsvi-context CTX (the FSVI row's context: random-monochrome), --train-limit L / --test-limit T (0: all),
 # --methods fsvi,mfvi,mfvitempered,map,mcdropout,swag,laplace,ensemble,fsviensemble,ffgu,ensembleu (all),
 # --jobs J (1: trainings run at once; FSVI's first), --out DIR (runs/fsvi_table1). --quick: 1 seed, 1 epoch, 300 training and 200 test images,
 # 2 members, 4 context points, per_output, J fixed — the table's shape in well under a minute
@@ -63,13 +63,18 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 epochs=10 members=5 fmembers=5 ctx=32 cov=joint jgrad=q trainlimit=0 testlimit=0 temp=0.1 lval=5000 swagevery=30
 methods=fsvi,mfvi,mfvitempered,map,mcdropout,swag,laplace,ensemble,fsviensemble,ffgu,ensembleu out=runs/fsvi_table1 quick=0 jobs=1
-fctx=random-monochrome
-usage="usage: bench/fsvi_table1.sh [--seeds N] [--epochs E] [--quick] [--members M] [--fsvi-members M] [--temperature T] [--context-size C] [--fsvi-covariance joint|per_output] [--fsvi-jacobian-grad none|q|both] [--fsvi-context CTX] [--train-limit L] [--test-limit T] [--methods LIST] [--jobs J] [--out DIR]"
+fctx=random-monochrome fkl=last_layer
+allmethods=$methods,fsviref,fsvidigits
+usage="usage: bench/fsvi_table1.sh [--seeds N] [--epochs E] [--quick] [--members M] [--fsvi-members M] [--temperature T] [--context-size C] [--fsvi-kl last_layer|linearized] [--fsvi-covariance joint|per_output] [--fsvi-jacobian-grad none|q|both] [--fsvi-context CTX] [--train-limit L] [--test-limit T] [--methods LIST] [--jobs J] [--out DIR]"
 source bench/lib/opts.sh
 parse_opts "$usage" "jobs=2 seeds=1 epochs=1 members=2 fmembers=2 ctx=4 cov=per_output jgrad=none trainlimit=300 testlimit=200 lval=50 swagevery=1" \
-	--seeds=seeds:int --epochs=epochs:int --members=members:int --fsvi-members=fmembers:int --temperature=temp --context-size=ctx:int --fsvi-covariance=cov --fsvi-jacobian-grad=jgrad --fsvi-context=fctx --train-limit=trainlimit:int --test-limit=testlimit:int --methods=methods --out=out --jobs=jobs:int -- "$@"
+	--seeds=seeds:int --epochs=epochs:int --members=members:int --fsvi-members=fmembers:int --temperature=temp --context-size=ctx:int --fsvi-kl=fkl --fsvi-covariance=cov --fsvi-jacobian-grad=jgrad --fsvi-context=fctx --train-limit=trainlimit:int --test-limit=testlimit:int --methods=methods --out=out --jobs=jobs:int -- "$@"
 ((seeds >= 1 && epochs >= 1 && members >= 2 && fmembers >= 2 && jobs >= 1)) ||
 	{ echo "fsvi_table1.sh: want --seeds, --epochs, --jobs ≥ 1 and --members, --fsvi-members ≥ 2" >&2; exit 2; }
+[[ $fkl == last_layer || $fkl == linearized ]] || { echo "fsvi_table1.sh: --fsvi-kl $fkl is not last_layer or linearized" >&2; exit 2; }
+for m in ${methods//,/ }; do
+	[[ ",$allmethods," == *",$m,"* ]] || { echo "fsvi_table1.sh: --methods: unknown method $m (known: $allmethods)" >&2; exit 2; }
+done
 want() { [[ ",$methods," == *",$1,"* ]]; }
 mkdir -p "$out/eval"
 bin=$out/edgebnn
@@ -80,10 +85,11 @@ common=(--arch mlp:784-256-256-10 --epochs "$epochs" --batch-size 100 --optimize
 	--milestones "$milestones" --gamma 0.1 --train-limit "$trainlimit" --test-limit "$testlimit"
 	--eval-every "$epochs" --checkpoint-every "$epochs" --test-samples 8 --no-plots --quiet)
 wd=1.6667e-5 # 1/(N σ₀²), N = 60000, σ₀ = 1
-fsviopts=(--context-size "$ctx" --fsvi-covariance "$cov" --fsvi-jacobian-grad "$jgrad")
-fsvi=(--posterior ffg_w --objective fsvi --context "$fctx" "${fsviopts[@]}")
+linopts=(--fsvi-covariance "$cov" --fsvi-jacobian-grad "$jgrad") # eq. 11's KL only
+fsvirow=(--preset edgebnn-fmnist-fsvi --fsvi-kl "$fkl" --context-size "$ctx")
+[[ $fkl == linearized ]] && fsvirow+=("${linopts[@]}")
 declare -A args=(
-	[fsvi]="${fsvi[*]}"
+	[fsvi]="${fsvirow[*]} --context $fctx"
 	[mfvi]="--posterior ffg_w"
 	[mfvitempered]="--posterior ffg_w --temperature $temp"
 	[laplace]="--posterior laplace --laplace-val $lval"
@@ -92,9 +98,8 @@ declare -A args=(
 	[mcdropout]="--posterior mc_dropout --dropout 0.1 --weight-decay $wd"
 	[ffgu]="--config bench/configs/fmnist_ffgu.json"
 	[ensembleu]="--config bench/configs/fmnist_ensembleu.json"
-	[fsvidigits]="--posterior ffg_w --objective fsvi --context digits ${fsviopts[*]}"
-	[fsviref]="--config bench/configs/paper004_fmnist_fsvi.json ${fsviopts[*]}"
-	[fsvill]="--posterior ffg_w --objective fsvi --fsvi-kl last_layer --context $fctx --context-size $ctx"
+	[fsvidigits]="${fsvirow[*]} --context digits"
+	[fsviref]="--config bench/configs/paper004_fmnist_fsvi.json --context-size $ctx ${linopts[*]}"
 )
 train1() { # kind seed → trains $out/kind_seed.ebnn unless it exists
 	local f=$out/$1_$2.ebnn
@@ -149,7 +154,7 @@ if want fsvi || want fsviensemble; then
 	ensemble_tasks fsvi fsviensemble "$fmembers"
 fi
 for s in $(seq 1 "$seeds"); do
-	for kind in fsviref fsvill mfvi mfvitempered mcdropout swag ffgu ensembleu fsvidigits; do
+	for kind in fsviref mfvi mfvitempered mcdropout swag ffgu ensembleu fsvidigits; do
 		if want "$kind"; then
 			tasks+=("$kind:$s")
 			files[$kind]+=" $out/${kind}_$s.ebnn"
@@ -179,21 +184,21 @@ for name in "${!groups[@]}"; do
 	# shellcheck disable=SC2086 # the group's member files
 	combine "$name" ${groups[$name]}
 done
-samples=([fsvi]=8 [fsviref]=8 [fsvill]=8 [fsvidigits]=8 [mfvi]=8 [mfvitempered]=8 [swag]=8 [laplace]=8 [map]=1 [mcdropout]=8 [ensemble]=$members [fsviensemble]=$((8 * fmembers)) [ffgu]=8 [ensembleu]=8)
+samples=([fsvi]=8 [fsviref]=8 [fsvidigits]=8 [mfvi]=8 [mfvitempered]=8 [swag]=8 [laplace]=8 [map]=1 [mcdropout]=8 [ensemble]=$members [fsviensemble]=$((8 * fmembers)) [ffgu]=8 [ensembleu]=8)
 declare -A label=(
-	[fsvi]="FSVI ($fctx)" [fsviref]="FSVI, reference prior (corrupted context)" [fsvill]="FSVI, last-layer KL ($fctx)" [fsvidigits]="FSVI (digits context: digits AUROC not an OOD test)" [mfvi]=MFVI [mfvitempered]="MFVI (tempered, T = $temp)" [map]=MAP [mcdropout]="MC Dropout (p = 0.1)"
+	[fsvi]="FSVI ($fctx$([[ $fkl == linearized ]] && echo ", eq. 11's linearised KL"))" [fsviref]="FSVI, reference prior (corrupted context)" [fsvidigits]="FSVI (digits context: digits AUROC not an OOD test)" [mfvi]=MFVI [mfvitempered]="MFVI (tempered, T = $temp)" [map]=MAP [mcdropout]="MC Dropout (p = 0.1)"
 	[swag]="SWAG (K = 20)" [laplace]="BNN-Laplace (diagonal GGN, α tuned)"
 	[ensemble]="Deep Ensemble (M = $members)" [fsviensemble]="FSVI Ensemble (M = $fmembers)"
 	[ffgu]="FFG-U (ours)" [ensembleu]="Ensemble-U (ours)")
 declare -A paper=(
-	[fsvi]="92.52 | 0.014 | 96.55 | 95.15" [fsviref]="92.52 | 0.014 | 96.55 | 95.15" [fsvill]="92.52 | 0.014 | 96.55 | 95.15" [fsvidigits]="— (KMNIST context: see paper) | — | — | —" [mfvi]="91.03 | 0.038 | 93.10 | 88.88"
+	[fsvi]="92.52 | 0.014 | 96.55 | 95.15" [fsviref]="92.52 | 0.014 | 96.55 | 95.15" [fsvidigits]="— (KMNIST context: see paper) | — | — | —" [mfvi]="91.03 | 0.038 | 93.10 | 88.88"
 	[mfvitempered]="91.38 | 0.058 | 86.30 | 80.78" [swag]="92.56 | 0.043 | 85.18 | 80.31" [laplace]="92.25 | 0.012 | 95.55 | —"
 	[map]="91.73 | 0.037 | 87.00 | 74.85" [mcdropout]="90.55 | 0.012 | 88.46 | 80.02"
 	[ensemble]="92.49 | 0.019 | 89.22 | 83.17" [fsviensemble]="94.44 | 0.020 | 97.85 | 96.95"
 	[ffgu]="— | — | — | —" [ensembleu]="— | — | — | —")
 echo "| method | accuracy | ECE | AUROC digits | AUROC shuffled | paper: accuracy | ECE | AUROC MNIST | AUROC NotMNIST | runs | train s / run |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-for kind in fsvi fsviref fsvill fsvidigits mfvi mfvitempered map mcdropout swag laplace ensemble fsviensemble ffgu ensembleu; do
+for kind in fsvi fsviref fsvidigits mfvi mfvitempered map mcdropout swag laplace ensemble fsviensemble ffgu ensembleu; do
 	want "$kind" || continue
 	reports=()
 	for f in ${files[$kind]}; do
@@ -225,4 +230,4 @@ print("| %s | %s %% | %s | %s | %s | %s | %d | %s |" % (label, cell(acc, "%.2f")
 EOF
 done
 echo
-echo "($epochs epochs, train limit $trainlimit, test limit $testlimit (0: all); MFVI (tempered): KL × $temp; Laplace: prior precision tuned on the last $lval training images; FSVI: $fctx context, $ctx points, $cov covariance, jacobian grad $jgrad; OOD: AUROC of predictive entropy, digits = scikit-learn's 8×8 digits upsampled to 28×28 for MNIST, shuffled = the FMNIST test images with pixels permuted for NotMNIST)"
+echo "($epochs epochs, train limit $trainlimit, test limit $testlimit (0: all); MFVI (tempered): KL × $temp; Laplace: prior precision tuned on the last $lval training images; FSVI: fsvi_kl $fkl, $fctx context, $ctx points$([[ $fkl == linearized ]] && echo ", $cov covariance, jacobian grad $jgrad"); FSVI reference prior: linearized, $ctx points, $cov covariance, jacobian grad $jgrad; OOD: AUROC of predictive entropy, digits = scikit-learn's 8×8 digits upsampled to 28×28 for MNIST, shuffled = the FMNIST test images with pixels permuted for NotMNIST)"

@@ -250,6 +250,16 @@ func TestPresetValues(t *testing.T) {
 		},
 		"edgebnn-fmnist-ffgu": with(ours, "epochs", "12", "milestones", "8", "inference:q_inducing", "diagonal",
 			"inference:max_lamda", "0.03", "inference:max_sd_u", "0.1", "test_samples", "8"),
+		// bench/fsvi_table1.sh's FSVI row: its common recipe (Adam 3e-3 ×0.1 after ⌊2E/3⌋, batch
+		// 100, 8 test samples) at E = 10 with the reference code's KL and the paper's context.
+		"edgebnn-fmnist-fsvi": {
+			"arch": "mlp:784-256-256-10", "data": "fmnist", "posterior": "ffg_w", "objective": "fsvi",
+			"fsvi_kl": "last_layer", "context": "random-monochrome", "context_size": "32",
+			"epochs": "10", "milestones": "6", "gamma": "0.1", "batch_size": "100", "optimizer": "adam",
+			"lr": "0.003", "train_samples": "1", "test_samples": "8",
+			"inference:inference": "ffg", "inference:init_sd": "0.0001",
+			"inference:prior_weight_sd": "1", "inference:prior_bias_sd": "1",
+		},
 		"edgebnn-fmnist-ensembleu": with(ours, "epochs", "24", "milestones", "16", "inference:q_inducing", "ensemble",
 			"inference:ensemble_size", "8", "inference:max_lamda", "0.1", "test_samples", "8"),
 	}

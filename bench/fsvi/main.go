@@ -81,6 +81,7 @@ func main() {
 	sweep := flag.String("sweep", "", "toy1d only: run these comma-separated variants (see variants; \"all\") over -seeds seeds and print mean ± standard error")
 	seeds := flag.Int("seeds", 3, "-sweep: seeds 1..n")
 	sets := flag.String("data", "toy1d,moons", "comma-separated data sets to run (toy1d, moons)")
+	kl := flag.String("fsvi-kl", "", "FSVI's KL: linearized or last_layer (default: the trainer's for the task)")
 	flag.Parse()
 	if *sweep != "" {
 		if err := runSweep(*sweep, *seeds, *quick); err != nil {
@@ -93,13 +94,13 @@ func main() {
 	if *quick {
 		steps = 200
 	}
-	if err := run(*out, steps, *seed, strings.Split(*sets, ",")); err != nil {
+	if err := run(*out, steps, *seed, *kl, strings.Split(*sets, ",")); err != nil {
 		fmt.Fprintln(os.Stderr, "fsvi:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, steps int, seed uint64, sets []string) error {
+func run(out string, steps int, seed uint64, kl string, sets []string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -117,6 +118,9 @@ func run(out string, steps int, seed uint64, sets []string) error {
 			c, err := config(m, ds, steps, seed, tmp)
 			if err != nil {
 				return err
+			}
+			if m == "FSVI" && kl != "" {
+				c.FSVIKL = kl
 			}
 			tr, err := train.New(c)
 			if err != nil {

@@ -77,6 +77,14 @@ var variants = []variant{
 	{"relu2", "FSVI", 4000, arch("mlp:1-50-50-1:relu")},
 	{"mfvi-relu2", "MFVI", 4000, arch("mlp:1-50-50-1:relu")},
 	{"relu2-prior3", "FSVI", 4000, chain(arch("mlp:1-50-50-1:relu"), priorSD(3))},
+	{"linearized-lr1e-2-steps16k", "FSVI", 16000, chain(kl("linearized"), lr(1e-2))},
+	{"lastlayer", "FSVI", 4000, kl("last_layer")},
+	{"lastlayer-lr1e-2-steps16k", "FSVI", 16000, chain(kl("last_layer"), lr(1e-2))},
+}
+
+// kl sets the form of the function-space KL (fsvi_kl).
+func kl(form string) func(c *train.Config) error {
+	return func(c *train.Config) error { c.FSVIKL = form; return nil }
 }
 
 // jgrad lets the KL's gradient flow through every Jacobian (fsvi_jacobian_grad both); jgradQ
