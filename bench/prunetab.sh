@@ -103,7 +103,11 @@ train() { # kind seed
 record() {
 	local method=$1 keep=$2 seed=$3 ft=$4 f=$5
 	local ev=${f%.ebnn}.eval.json
-	[[ -f $ev ]] || "$bin" eval --json --samples "$samples" --ood digits --test-limit "$testlimit" "${evalargs[@]}" "$f" >"$ev"
+	# written whole or not at all, so an interrupted run re-evaluates instead of reading half a report
+	if [[ ! -s $ev ]]; then
+		"$bin" eval --json --samples "$samples" --ood digits --test-limit "$testlimit" "${evalargs[@]}" "$f" >"$ev.tmp"
+		mv "$ev.tmp" "$ev"
+	fi
 	python3 - "$method" "$keep" "$seed" "$ft" "$f" "$ev" "${f%.ebnn}.convert.json" <<'EOF' >>"$results"
 import json, os, sys
 method, keep, seed, ft, path, ev, conv = sys.argv[1:]
@@ -121,7 +125,11 @@ EOF
 convert() {
 	local src=$1 dst=$2
 	shift 2
-	[[ -f $dst ]] || "$bin" convert --json --checkpoint "$src" --out "$dst" "$@" >"${dst%.ebnn}.convert.json"
+	local rep=${dst%.ebnn}.convert.json
+	if [[ ! -f $dst || ! -s $rep ]]; then
+		"$bin" convert --json --checkpoint "$src" --out "$dst" "$@" >"$rep.tmp"
+		mv "$rep.tmp" "$rep"
+	fi
 }
 
 : >"$results"
