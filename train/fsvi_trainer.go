@@ -118,7 +118,8 @@ func newLastLayerRun(t *Trainer, ts []bnn.FFGTensor[float32], s *fsvi.Sampler) (
 		return nil, err
 	}
 	return &fsviRun{ts: ts, sampler: s, last: last, prior: prior, ptape: autodiff.NewTape[float32](),
-		opts: fsvi.Options{Jitter: t.Config.FSVIJitter, Workspace: &fsvi.Workspace{}}}, nil
+		pside: fsvi.LastLayerPrior{N: t.Config.ContextSize, H: last.In, Q: last.Out},
+		opts:  fsvi.Options{Jitter: t.Config.FSVIJitter, Workspace: &fsvi.Workspace{}}}, nil
 }
 
 // sample draws the step's context points into f.xc, from a generator keyed by the seed and the
@@ -143,11 +144,14 @@ func (f *fsviRun) lastLayerKL(t *Trainer, tp *autodiff.Tape[float32]) (*autodiff
 	if err := pt.Err(); err != nil {
 		return nil, fmt.Errorf("fsvi: prior network: %w", err)
 	}
+	// The prior side, converted into the same buffers every step (the sds are read each step, as
+	// a resumed checkpoint may have replaced the prior buffers).
+	p := &f.pside
+	p.Phi0, p.F0 = f64.Into(p.Phi0, phi0.Value()), f64.Into(p.F0, out0.Value())
 	sw, sb := f.last.PriorSD()
-	f.pside = fsvi.LastLayerPrior{N: c.ContextSize, H: f.last.In, Q: f.last.Out,
-		Phi0: f64.From(phi0.Value()), F0: f64.From(out0.Value()), SW: f64.From(sw)}
-	if sb != nil {
-		f.pside.SB = f64.From(sb)
+	p.SW = f64.Into(p.SW, sw)
+	if sb != nil { // nil for a last layer without bias, every step
+		p.SB = f64.Into(p.SB, sb)
 	}
 	phi := t.Nets[0].Features(tp, tp.Const(f.xc, shape...), false)
 	wm, ws, bm, bs := f.last.Vars(tp)

@@ -26,12 +26,19 @@ func LogBeta(a, b float64) float64 {
 }
 
 // From returns v converted to float64.
-func From[T ~float32 | ~float64](v []T) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = float64(x)
+func From[T ~float32 | ~float64](v []T) []float64 { return Into(nil, v) }
+
+// Into returns v converted to float64 in dst's memory when it has the capacity (a new slice
+// otherwise), so a loop converting same-sized vectors allocates once.
+func Into[T ~float32 | ~float64](dst []float64, v []T) []float64 {
+	if cap(dst) < len(v) {
+		dst = make([]float64, len(v))
 	}
-	return out
+	dst = dst[:len(v)]
+	for i, x := range v {
+		dst[i] = float64(x)
+	}
+	return dst
 }
 
 // Dot returns Σ a_i b_i over a (b at least as long), with four partial sums (the order of

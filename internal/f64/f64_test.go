@@ -42,6 +42,20 @@ func TestFrom(t *testing.T) {
 	}
 }
 
+func TestInto(t *testing.T) {
+	buf := make([]float64, 0, 4)
+	got := Into(buf, []float32{1.5, -2})
+	if len(got) != 2 || got[0] != 1.5 || got[1] != -2 || &got[0] != &buf[:1][0] {
+		t.Fatalf("Into(cap 4, 2 values) = %v, want [1.5 -2] in the given memory", got)
+	}
+	if got := Into(buf, []float32{1, 2, 3, 4, 5}); len(got) != 5 || got[4] != 5 {
+		t.Fatalf("Into(cap 4, 5 values) = %v, want a new slice [1 2 3 4 5]", got)
+	}
+	if got := Into(nil, []float64{}); len(got) != 0 {
+		t.Fatalf("Into(nil, empty) = %v, want empty", got)
+	}
+}
+
 func TestDot(t *testing.T) {
 	a := []float64{1, 2, 3, 4, 5, 6, 7}
 	b := []float64{7, 6, 5, 4, 3, 2, 1, 100} // longer than a: the tail is not read
