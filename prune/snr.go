@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/edgebnn/edgebnn/internal/f64"
 )
 
 // FFGLayer is the weight posterior of one mean-field Gaussian (FFG-W) layer: N(μ, σ²) per weight,
@@ -36,14 +38,6 @@ type SNRReport struct {
 	Weights      int        `json:"weights"`
 	Kept         int        `json:"kept"`
 	Layers       []SNRLayer `json:"layers"`
-}
-
-// softplus is log(1 + eˣ), computed stably.
-func softplus(x float64) float64 {
-	if x > 30 {
-		return x
-	}
-	return math.Log1p(math.Exp(x))
 }
 
 // SNR keeps the fraction keep of the FFG weights of all layers together with the largest
@@ -81,7 +75,7 @@ func SNR(layers []FFGLayer, keep float64) (*SNRReport, error) {
 	for li, l := range layers {
 		for i, m := range l.Mean {
 			mu := float64(m)
-			s := softplus(float64(l.RawSD[i]))
+			s := f64.Softplus(float64(l.RawSD[i]))
 			if l.MaxSD > 0 {
 				s = math.Min(s, l.MaxSD)
 			}

@@ -10,13 +10,13 @@ package main
 import (
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/f64"
 )
 
 func main() {
@@ -92,7 +92,7 @@ func sdStats(f *format.File, name string) (string, error) {
 func softplusStats(raw []float32) (med, lo, hi float64) {
 	s := make([]float64, len(raw))
 	for i, x := range raw {
-		s[i] = softplus(float64(x))
+		s[i] = f64.Softplus(float64(x))
 	}
 	sort.Float64s(s)
 	n := len(s)
@@ -101,12 +101,4 @@ func softplusStats(raw []float32) (med, lo, hi float64) {
 		med = (s[n/2-1] + s[n/2]) / 2
 	}
 	return med, s[0], s[n-1]
-}
-
-// softplus is log(1 + eˣ) without overflow.
-func softplus(x float64) float64 {
-	if x > 30 {
-		return x
-	}
-	return math.Log1p(math.Exp(x))
 }

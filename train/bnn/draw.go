@@ -89,7 +89,7 @@ func (l *ffg[T]) draw(rng *rand.Rand) (LayerDraw, error) {
 	part := func(m, raw, pm, ps Param[T]) ([]float64, error) {
 		out := make([]float64, len(m.Value))
 		for i, mu := range m.Value {
-			s := softplus64(float64(raw.Value[i]))
+			s := f64.Softplus(float64(raw.Value[i]))
 			if l.hasMax {
 				s = min(s, l.maxSD)
 			}
@@ -128,7 +128,7 @@ func (l *fcg[T]) draw(rng *rand.Rand) (LayerDraw, error) {
 	}
 	theta := make([]float64, D)
 	for r := 0; r < D; r++ {
-		lrr := softplus64(float64(l.diag.Value[r]))
+		lrr := f64.Softplus(float64(l.diag.Value[r]))
 		if !(lrr > 0) {
 			return d, fmt.Errorf("_scale_diag: entry %d gives a zero scale", r)
 		}
@@ -173,12 +173,4 @@ func (l *bernsteinLayer[T]) draw(rng *rand.Rand) (LayerDraw, error) {
 		}
 	}
 	return d, nil
-}
-
-// softplus64 is log(1 + eˣ), computed without overflow.
-func softplus64(x float64) float64 {
-	if x > 30 {
-		return x
-	}
-	return math.Log1p(math.Exp(x))
 }
