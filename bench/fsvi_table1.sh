@@ -2,7 +2,10 @@
 # bench/fsvi_table1.sh [--seeds N] [--epochs E] [--quick] [options]: paper 004's Table 1, top
 # block (Fashion-MNIST), on all 10 classes (issue 18, item 3).
 #
-# Rows (every network mlp:784-256-256-10 — paper 004's summary states no architecture; Adam,
+# Rows (every network --arch: mlp, mlp:784-256-256-10, or cnn, the trainer's small CNN —
+# bayesianize's CNN fixture with plain layers, bench/configs/fmnist_smallcnn_arch.txt: Conv 1→8
+# 3×3 → ReLU → max-pool → Conv 8→16 3×3 → ReLU → max-pool → Linear 576→10; paper 004's summary
+# states no architecture; Adam,
 # batch 100, lr 3e-3 ×0.1 after ⌊2E/3⌋ epochs, as bench/configs/fmnist_*.json; E epochs):
 #   FSVI           --preset edgebnn-fmnist-fsvi: --posterior ffg_w --objective fsvi with
 #                  --fsvi-kl K (last_layer: timrudner/FSVI's form of the KL, with which the paper's
@@ -39,7 +42,10 @@
 #                  is the digits OOD set itself, so only its shuffled-pixel AUROC is an OOD test
 #   FSVI Ensemble  Mf FSVI posteriors combined with `edgebnn convert --member` — the mixture
 #                  `edgebnn train --mixture Mf` writes, built from the FSVI row's runs
-#   FFG-U, Ensemble-U  bench/configs/fmnist_ffgu.json, fmnist_ensembleu.json (our recipes)
+#   FFG-U, Ensemble-U  bench/configs/fmnist_ffgu.json, fmnist_ensembleu.json (our recipes); with
+#                  --arch cnn fmnist_smallcnn_ffgu.json, fmnist_smallcnn_ensembleu.json (the same
+#                  recipes, U of bayesianize's CNN config: 8×12 in the convolutions, 10×32 in the
+#                  Linear layer)
 # The MAP row is every Deep Ensemble member (N·M networks, seeds 1…N·M), the FSVI row every FSVI
 # Ensemble member (N·Mf runs); the other single models have seeds 1…N; ensemble group g uses
 # members g·M+1 … (g+1)·M. Metrics (edgebnn eval --json): accuracy, ECE (15 bins) and OOD AUROC
@@ -49,7 +55,7 @@
 # the paper's numbers (mean over ten seeds, its MNIST / NotMNIST) beside ours. Test samples:
 # 8 per Bayesian model, 8·Mf for the FSVI Ensemble, one per network of a deep ensemble.
 #
-# Options: --seeds N (3), --epochs E (10), --members M (5), --fsvi-members Mf (5), --temperature T (0.1),
+# Options: --arch mlp|cnn (mlp), --seeds N (3), --epochs E (10), --members M (5), --fsvi-members Mf (5), --temperature T (0.1),
 # --context-size C (32), --fsvi-kl last_layer|linearized (last_layer), --fsvi-covariance
 # joint|per_output (joint) and --fsvi-jacobian-grad none|q|both (q) (linearized and the reference
 # row only), --fsvi-context CTX (the FSVI row's context: random-monochrome), --train-limit L / --test-limit T (0: all),
@@ -63,12 +69,12 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 epochs=10 members=5 fmembers=5 ctx=32 cov=joint jgrad=q trainlimit=0 testlimit=0 temp=0.1 lval=5000 swagevery=30
 methods=fsvi,mfvi,mfvitempered,map,mcdropout,swag,laplace,ensemble,fsviensemble,ffgu,ensembleu out=runs/fsvi_table1 quick=0 jobs=1
-fctx=random-monochrome fkl=last_layer
-allmethods=$methods,fsviref,fsvidigits
-usage="usage: bench/fsvi_table1.sh [--seeds N] [--epochs E] [--quick] [--members M] [--fsvi-members M] [--temperature T] [--context-size C] [--fsvi-kl last_layer|linearized] [--fsvi-covariance joint|per_output] [--fsvi-jacobian-grad none|q|both] [--fsvi-context CTX] [--train-limit L] [--test-limit T] [--methods LIST] [--jobs J] [--out DIR]"
+fctx=random-monochrome fkl=last_layer arch=mlp
+allmethods=$methods,fsviref,fsvidigits defaultmethods=$methods
+usage="usage: bench/fsvi_table1.sh [--arch mlp|cnn] [--seeds N] [--epochs E] [--quick] [--members M] [--fsvi-members M] [--temperature T] [--context-size C] [--fsvi-kl last_layer|linearized] [--fsvi-covariance joint|per_output] [--fsvi-jacobian-grad none|q|both] [--fsvi-context CTX] [--train-limit L] [--test-limit T] [--methods LIST] [--jobs J] [--out DIR]"
 source bench/lib/opts.sh
 parse_opts "$usage" "jobs=2 seeds=1 epochs=1 members=2 fmembers=2 ctx=4 cov=per_output jgrad=none trainlimit=300 testlimit=200 lval=50 swagevery=1" \
-	--seeds=seeds:int --epochs=epochs:int --members=members:int --fsvi-members=fmembers:int --temperature=temp --context-size=ctx:int --fsvi-kl=fkl --fsvi-covariance=cov --fsvi-jacobian-grad=jgrad --fsvi-context=fctx --train-limit=trainlimit:int --test-limit=testlimit:int --methods=methods --out=out --jobs=jobs:int -- "$@"
+	--arch=arch --seeds=seeds:int --epochs=epochs:int --members=members:int --fsvi-members=fmembers:int --temperature=temp --context-size=ctx:int --fsvi-kl=fkl --fsvi-covariance=cov --fsvi-jacobian-grad=jgrad --fsvi-context=fctx --train-limit=trainlimit:int --test-limit=testlimit:int --methods=methods --out=out --jobs=jobs:int -- "$@"
 ((seeds >= 1 && epochs >= 1 && members >= 2 && fmembers >= 2 && jobs >= 1)) ||
 	{ echo "fsvi_table1.sh: want --seeds, --epochs, --jobs ≥ 1 and --members, --fsvi-members ≥ 2" >&2; exit 2; }
 [[ $fkl == last_layer || $fkl == linearized ]] || { echo "fsvi_table1.sh: --fsvi-kl $fkl is not last_layer or linearized" >&2; exit 2; }
@@ -76,12 +82,25 @@ for m in ${methods//,/ }; do
 	[[ ",$allmethods," == *",$m,"* ]] || { echo "fsvi_table1.sh: --methods: unknown method $m (known: $allmethods)" >&2; exit 2; }
 done
 want() { [[ ",$methods," == *",$1,"* ]]; }
+case $arch in
+mlp) net=mlp:784-256-256-10 ucfg=fmnist ;;
+cnn)
+	net=bench/configs/fmnist_smallcnn_arch.txt ucfg=fmnist_smallcnn
+	# BNN-Laplace's GGN diagonal is for Linear layers only: not in the CNN's default set
+	[[ $methods == "$defaultmethods" ]] && methods=${methods/,laplace/}
+	# the reference prior's config names the MLP's layers
+	for m in fsviref laplace; do
+		! want $m || { echo "fsvi_table1.sh: --methods $m needs --arch mlp" >&2; exit 2; }
+	done
+	;;
+*) echo "fsvi_table1.sh: --arch $arch is not mlp or cnn" >&2; exit 2 ;;
+esac
 mkdir -p "$out/eval"
 bin=$out/edgebnn
 go build -o "$bin" ./cmd/edgebnn
 milestones=""
 ((epochs >= 3)) && milestones=$((2 * epochs / 3))
-common=(--arch mlp:784-256-256-10 --epochs "$epochs" --batch-size 100 --optimizer adam --lr 3e-3
+common=(--arch "$net" --epochs "$epochs" --batch-size 100 --optimizer adam --lr 3e-3
 	--milestones "$milestones" --gamma 0.1 --train-limit "$trainlimit" --test-limit "$testlimit"
 	--eval-every "$epochs" --checkpoint-every "$epochs" --test-samples 8 --no-plots --quiet)
 wd=1.6667e-5 # 1/(N σ₀²), N = 60000, σ₀ = 1
@@ -96,8 +115,8 @@ declare -A args=(
 	[swag]="--posterior swag --latent-dim 20 --fa-every $swagevery --fa-warmup 0 --fa-start-epoch $((epochs / 2)) --weight-decay $wd"
 	[map]="--posterior deterministic --weight-decay $wd"
 	[mcdropout]="--posterior mc_dropout --dropout 0.1 --weight-decay $wd"
-	[ffgu]="--config bench/configs/fmnist_ffgu.json"
-	[ensembleu]="--config bench/configs/fmnist_ensembleu.json"
+	[ffgu]="--config bench/configs/${ucfg}_ffgu.json"
+	[ensembleu]="--config bench/configs/${ucfg}_ensembleu.json"
 	[fsvidigits]="${fsvirow[*]} --context digits"
 	[fsviref]="--config bench/configs/paper004_fmnist_fsvi.json --context-size $ctx ${linopts[*]}"
 )
@@ -230,4 +249,4 @@ print("| %s | %s %% | %s | %s | %s | %s | %d | %s |" % (label, cell(acc, "%.2f")
 EOF
 done
 echo
-echo "($epochs epochs, train limit $trainlimit, test limit $testlimit (0: all); MFVI (tempered): KL × $temp; Laplace: prior precision tuned on the last $lval training images; FSVI: fsvi_kl $fkl, $fctx context, $ctx points$([[ $fkl == linearized ]] && echo ", $cov covariance, jacobian grad $jgrad"); FSVI reference prior: linearized, $ctx points, $cov covariance, jacobian grad $jgrad; OOD: AUROC of predictive entropy, digits = scikit-learn's 8×8 digits upsampled to 28×28 for MNIST, shuffled = the FMNIST test images with pixels permuted for NotMNIST)"
+echo "($net, $epochs epochs, train limit $trainlimit, test limit $testlimit (0: all); MFVI (tempered): KL × $temp; Laplace: prior precision tuned on the last $lval training images; FSVI: fsvi_kl $fkl, $fctx context, $ctx points$([[ $fkl == linearized ]] && echo ", $cov covariance, jacobian grad $jgrad"); FSVI reference prior: linearized, $ctx points, $cov covariance, jacobian grad $jgrad; OOD: AUROC of predictive entropy, digits = scikit-learn's 8×8 digits upsampled to 28×28 for MNIST, shuffled = the FMNIST test images with pixels permuted for NotMNIST)"

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -56,5 +57,58 @@ func skipNoTable1Data(t *testing.T) {
 	}
 	if _, err := os.Stat(data.DefaultDigitsPath); err != nil {
 		t.Skipf("scikit-learn's digits are not installed (apt-get install python3-sklearn): %v", err)
+	}
+}
+
+// TestFSVITable1QuickCNN runs bench/fsvi_table1.sh --quick --arch cnn with three rows: the trainer's
+// small CNN (bench/configs/fmnist_smallcnn_arch.txt) for FSVI and MAP and its inducing config for
+// FFG-U, each a row with our metrics in range.
+func TestFSVITable1QuickCNN(t *testing.T) {
+	skipQuick(t, "trains 4 small CNNs (seconds)")
+	skipNoTable1Data(t)
+	out, rows := runQuickTable(t, "fsvi_table1.sh", "--arch", "cnn", "--methods", "fsvi,map,ffgu")
+	methods := []string{"FSVI (random-monochrome)", "MAP", "FFG-U (ours)"}
+	if len(rows) != 2+len(methods) || !strings.Contains(out, "(bench/configs/fmnist_smallcnn_arch.txt, 1 epochs") {
+		t.Fatalf("want 3 rows and the small CNN named in the footer:\n%s", out)
+	}
+	for i, m := range methods {
+		r := rows[2+i]
+		if len(r) != 11 || r[0] != m {
+			t.Fatalf("row %d: %q, want %s with 11 cells", i, r, m)
+		}
+		acc, _, _ := strings.Cut(strings.TrimSuffix(r[1], " %"), " ± ")
+		if v, err := strconv.ParseFloat(acc, 64); err != nil || v <= 0 || v > 100 {
+			t.Fatalf("row %s: accuracy %q", m, r[1])
+		}
+	}
+}
+
+// TestFSVITable1BadOptions: options the script cannot honour are refused before anything is
+// built or trained, with a message naming the option.
+func TestFSVITable1BadOptions(t *testing.T) {
+	dependOnTree(t)
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skipf("bash not found: %v", err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--methods", "fsvi,bogus"}, "unknown method bogus"},
+		{[]string{"--fsvi-kl", "full"}, "--fsvi-kl full is not last_layer or linearized"},
+		{[]string{"--arch", "resnet"}, "--arch resnet is not mlp or cnn"},
+		{[]string{"--arch", "cnn", "--methods", "fsvi,laplace"}, "--methods laplace needs --arch mlp"},
+		{[]string{"--arch", "cnn", "--methods", "fsviref"}, "--methods fsviref needs --arch mlp"},
+	} {
+		dir := t.TempDir()
+		cmd := exec.Command(bash, append([]string{"../bench/fsvi_table1.sh", "--out", dir}, tc.args...)...)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("fsvi_table1.sh %q: err %v, output %q, want an error containing %q", tc.args, err, out, tc.want)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("fsvi_table1.sh %q wrote %d entries to --out before refusing", tc.args, len(entries))
+		}
 	}
 }
