@@ -12,6 +12,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/bnn"
 	"github.com/edgebnn/edgebnn/train/data"
@@ -131,8 +132,6 @@ func setParam(t *testing.T, tr *Trainer, name string, v ...float64) {
 	t.Fatalf("no parameter %q", name)
 }
 
-func softplusInv(y float64) float64 { return math.Log(math.Expm1(y)) }
-
 // TestPSISExactPosterior: when q is the exact posterior of a Bayesian linear regression (FCG-W
 // with μ and L from the closed form; FFG-W on a design whose posterior is diagonal; an FA q(θ)
 // with the posterior covariance written as f fᵀ + diag ψ), every log importance ratio equals the
@@ -150,7 +149,7 @@ func TestPSISExactPosterior(t *testing.T) {
 	setFCG := func(tr *Trainer, c float64) {
 		L := ex.chol
 		setParam(t, tr, "0.mean", ex.mean...)
-		setParam(t, tr, "0._scale_diag", softplusInv(c*L.At(0, 0)), softplusInv(c*L.At(1, 1)))
+		setParam(t, tr, "0._scale_diag", f64.SoftplusInv(c*L.At(0, 0)), f64.SoftplusInv(c*L.At(1, 1)))
 		setParam(t, tr, "0._scale_tril", 0, 0, c*L.At(1, 0), 0)
 	}
 	tr := psisLinRegTrainer(t, d, "fcg_w", s, tau)
@@ -214,7 +213,7 @@ func TestPSISExactPosterior(t *testing.T) {
 		}
 		tr := psisLinRegTrainer(t, od, "ffg_w", s, tau)
 		setParam(t, tr, "0.weight_mean", ox.mean...)
-		setParam(t, tr, "0._weight_sd", softplusInv(math.Sqrt(ox.cov.At(0, 0))), softplusInv(math.Sqrt(ox.cov.At(1, 1))))
+		setParam(t, tr, "0._weight_sd", f64.SoftplusInv(math.Sqrt(ox.cov.At(0, 0))), f64.SoftplusInv(math.Sqrt(ox.cov.At(1, 1))))
 		rep, err := tr.PSIS(ctx, PSISOptions{Draws: 200, Seed: 3})
 		if err != nil {
 			t.Fatal(err)

@@ -17,6 +17,10 @@ func Sigmoid(x float64) float64 {
 // Softplus returns log(1 + eˣ) without overflow, as max(x, 0) + log1p(e^−|x|).
 func Softplus(x float64) float64 { return max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
 
+// SoftplusInv returns the inverse of Softplus for y > 0, as y + log(−expm1(−y)), which stays
+// finite where log(expm1(y)) overflows (y > 709) and keeps its precision for small y.
+func SoftplusInv(y float64) float64 { return y + math.Log(-math.Expm1(-y)) }
+
 // LogBeta returns log B(a, b) = log Γ(a) + log Γ(b) − log Γ(a + b).
 func LogBeta(a, b float64) float64 {
 	la, _ := math.Lgamma(a)

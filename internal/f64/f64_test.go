@@ -42,6 +42,19 @@ func TestFrom(t *testing.T) {
 	}
 }
 
+func TestSoftplusInv(t *testing.T) {
+	for _, x := range []float64{-30, -9.21, -1, 0, 0.5, 3, 40, 800} {
+		y := Softplus(x)
+		if got := SoftplusInv(y); math.Abs(got-x) > 1e-9*max(1, math.Abs(x)) {
+			t.Errorf("SoftplusInv(Softplus(%g) = %g) = %g", x, y, got)
+		}
+	}
+	// log(e^y − 1) for a y where the direct form is exact enough to compare
+	if got, want := SoftplusInv(2), math.Log(math.Expm1(2)); math.Abs(got-want) > 1e-15 {
+		t.Errorf("SoftplusInv(2) = %g, want %g", got, want)
+	}
+}
+
 func TestInto(t *testing.T) {
 	buf := make([]float64, 0, 4)
 	got := Into(buf, []float32{1.5, -2})

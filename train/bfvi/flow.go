@@ -55,8 +55,8 @@ func FlowParamsLinear(m int, lo, hi float64) ([]float64, error) {
 		return nil, fmt.Errorf("bfvi: flow initial range (%g, %g) must be finite and increasing", lo, hi)
 	}
 	p := make([]float64, NumFlowParams(m))
-	one := softplusInv(1)
-	d := softplusInv((hi - lo) / float64(m))
+	one := f64.SoftplusInv(1)
+	d := f64.SoftplusInv((hi - lo) / float64(m))
 	if math.IsInf(d, 0) || math.IsNaN(d) {
 		return nil, fmt.Errorf("bfvi: flow initial range (%g, %g) too narrow for degree %d", lo, hi, m)
 	}

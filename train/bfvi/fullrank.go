@@ -38,7 +38,7 @@ func NewFullRankGaussian(d int, sd float64) (*FullRankGaussian, error) {
 	g := &FullRankGaussian{d: d, p: make([]float64, 2*d+d*(d-1)/2)}
 	g.mu, g.rho, g.low = g.p[:d], g.p[d:2*d], g.p[2*d:]
 	for i := range g.rho {
-		g.rho[i] = softplusInv(sd)
+		g.rho[i] = f64.SoftplusInv(sd)
 	}
 	return g, nil
 }

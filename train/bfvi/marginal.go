@@ -43,7 +43,7 @@ func NewGaussian(mu, sd float64) (*Gaussian, error) {
 		return nil, fmt.Errorf("bfvi: Gaussian marginal N(%g, %g²) needs finite mean and positive finite sd", mu, sd)
 	}
 	g := &Gaussian{}
-	if err := g.SetParams([]float64{mu, softplusInv(sd)}); err != nil {
+	if err := g.SetParams([]float64{mu, f64.SoftplusInv(sd)}); err != nil {
 		return nil, err
 	}
 	return g, nil

@@ -20,11 +20,6 @@ func logSoftplus(x float64) float64 {
 	return math.Log(f64.Softplus(x))
 }
 
-// softplusInv returns y + log(−expm1(−y)), the inverse of softplus for y > 0.
-func softplusInv(y float64) float64 {
-	return y + math.Log(-math.Expm1(-y))
-}
-
 // logNormal01 is the standard normal log density.
 func logNormal01(z float64) float64 { return -0.5*z*z - halfLog2Pi }
 

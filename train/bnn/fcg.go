@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 )
@@ -52,7 +53,7 @@ func newFCG[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand.Rand
 	}
 	d := declare[T](a.name, a.tensors)
 	l.mean = d.param("mean", mean)
-	l.diag = d.param("_scale_diag", full(D, softplusInv(in.InitSD)))
+	l.diag = d.param("_scale_diag", full(D, f64.SoftplusInv(in.InitSD)))
 	l.tril = d.param("_scale_tril", make([]float64, D*D))
 	if err := d.done(); err != nil {
 		return nil, err

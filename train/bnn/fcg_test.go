@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 )
@@ -60,7 +61,7 @@ func TestFCGKLClosedForm(t *testing.T) {
 					f.tril.Value[i] = 0.1 * rng.NormFloat64()
 				}
 				for i := range f.diag.Value {
-					f.diag.Value[i] = softplusInv(0.4 + 0.4*rng.Float64())
+					f.diag.Value[i] = f64.SoftplusInv(0.4 + 0.4*rng.Float64())
 				}
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 )
@@ -71,14 +72,14 @@ func perturb[T Float](n *Net[T], rng *rand.Rand) {
 	for _, p := range n.Params() {
 		switch {
 		case hasSuffix(p.Name, "._lamda"):
-			p.Value[0] = T(softplusInv(0.4))
+			p.Value[0] = T(f64.SoftplusInv(0.4))
 		case hasSuffix(p.Name, "._inducing_sd"), hasSuffix(p.Name, "._d_row"), hasSuffix(p.Name, "._d_col"):
 			for i := range p.Value {
-				p.Value[i] = T(softplusInv(0.2 + 0.3*rng.Float64()))
+				p.Value[i] = T(f64.SoftplusInv(0.2 + 0.3*rng.Float64()))
 			}
 		case hasSuffix(p.Name, "._weight_sd"), hasSuffix(p.Name, "._bias_sd"), hasSuffix(p.Name, "._scale_diag"):
 			for i := range p.Value {
-				p.Value[i] = T(softplusInv(0.05 + 0.2*rng.Float64()))
+				p.Value[i] = T(f64.SoftplusInv(0.05 + 0.2*rng.Float64()))
 			}
 		}
 	}

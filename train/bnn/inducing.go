@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 )
@@ -69,7 +70,7 @@ func newInducing[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand
 	l.zRow = dc.param("z_row", randn(rng, mo*a.dOut, 1/math.Sqrt(float64(mo))))
 	l.zCol = dc.param("z_col", randn(rng, mi*a.dIn, 1/math.Sqrt(float64(mi))))
 	d := mo * mi
-	small := softplusInv(1e-3)
+	small := f64.SoftplusInv(1e-3)
 	// q(U)'s initial scale: bayesianize's softplus⁻¹(1e-3) unless in.InitSDU is set (the
 	// matrix form's row and column factors multiply, so each gets the square root).
 	sdU, sdRowCol := small, small
@@ -77,7 +78,7 @@ func newInducing[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand
 		if l.q == runtime.QEnsemble {
 			return nil, errf("init_sd_u %g: an ensemble q(U) has no variance", in.InitSDU)
 		}
-		sdU, sdRowCol = softplusInv(in.InitSDU), softplusInv(math.Sqrt(in.InitSDU))
+		sdU, sdRowCol = f64.SoftplusInv(in.InitSDU), f64.SoftplusInv(math.Sqrt(in.InitSDU))
 	}
 	switch l.q {
 	case runtime.QFull:
@@ -116,7 +117,7 @@ func newInducing[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand
 	default:
 		return nil, errf("q_inducing %q is not diagonal, full, matrix or ensemble", l.q)
 	}
-	l.lamda = dc.param("_lamda", []float64{softplusInv(in.InitLamda)})
+	l.lamda = dc.param("_lamda", []float64{f64.SoftplusInv(in.InitLamda)})
 	l.lamda.Trainable = in.LearnLamda
 	l.dRow = dc.param("_d_row", full(mo, small))
 	l.dCol = dc.param("_d_col", full(mi, small))

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 )
@@ -106,7 +107,7 @@ func newFFG[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand.Rand
 		l.maxSD, l.hasMax = *p.MaxSD, true
 	}
 	nw := a.dOut * a.k
-	rho := softplusInv(in.InitSD)
+	rho := f64.SoftplusInv(in.InitSD)
 	d := declare[T](a.name, a.tensors)
 	l.wm = d.param("weight_mean", torchInit(rng, nw, a.k))
 	l.ws = d.param("_weight_sd", full(nw, rho))

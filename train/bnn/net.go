@@ -603,8 +603,6 @@ func newParam[T Float](layer, tensor string, trainable bool, data []float64, sha
 		Trainable: trainable}
 }
 
-func softplusInv(y float64) float64 { return math.Log(math.Expm1(y)) }
-
 func randn(rng *rand.Rand, n int, scale float64) []float64 {
 	out := make([]float64, n)
 	for i := range out {
