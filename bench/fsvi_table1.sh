@@ -46,6 +46,9 @@
 #                  --arch cnn fmnist_smallcnn_ffgu.json, fmnist_smallcnn_ensembleu.json (the same
 #                  recipes, U of bayesianize's CNN config: 8×12 in the convolutions, 10×32 in the
 #                  Linear layer)
+# With --arch cnn there is no BNN-Laplace row (its GGN diagonal is for Linear layers only; left out
+# of the default set, refused when named) and no reference-prior row (its config names the MLP's
+# layers).
 # The MAP row is every Deep Ensemble member (N·M networks, seeds 1…N·M), the FSVI row every FSVI
 # Ensemble member (N·Mf runs); the other single models have seeds 1…N; ensemble group g uses
 # members g·M+1 … (g+1)·M. Metrics (edgebnn eval --json): accuracy, ECE (15 bins) and OOD AUROC
@@ -249,4 +252,13 @@ print("| %s | %s %% | %s | %s | %s | %s | %d | %s |" % (label, cell(acc, "%.2f")
 EOF
 done
 echo
-echo "($net, $epochs epochs, train limit $trainlimit, test limit $testlimit (0: all); MFVI (tempered): KL × $temp; Laplace: prior precision tuned on the last $lval training images; FSVI: fsvi_kl $fkl, $fctx context, $ctx points$([[ $fkl == linearized ]] && echo ", $cov covariance, jacobian grad $jgrad"); FSVI reference prior: linearized, $ctx points, $cov covariance, jacobian grad $jgrad; OOD: AUROC of predictive entropy, digits = scikit-learn's 8×8 digits upsampled to 28×28 for MNIST, shuffled = the FMNIST test images with pixels permuted for NotMNIST)"
+# the footer names the settings of the rows that were run only
+notes=""
+want mfvitempered && notes+="; MFVI (tempered): KL × $temp"
+want laplace && notes+="; Laplace: prior precision tuned on the last $lval training images"
+if want fsvi || want fsviensemble || want fsvidigits; then
+	notes+="; FSVI: fsvi_kl $fkl, $fctx context, $ctx points"
+	[[ $fkl == linearized ]] && notes+=", $cov covariance, jacobian grad $jgrad"
+fi
+want fsviref && notes+="; FSVI reference prior: linearized, $ctx points, $cov covariance, jacobian grad $jgrad"
+echo "($net, $epochs epochs, train limit $trainlimit, test limit $testlimit (0: all)$notes; OOD: AUROC of predictive entropy, digits = scikit-learn's 8×8 digits upsampled to 28×28 for MNIST, shuffled = the FMNIST test images with pixels permuted for NotMNIST)"

@@ -9,7 +9,8 @@ reports carry no mean MI ("—").
 
 --paired A-B ... (after the kinds) adds a table of paired differences A − B over the seeds both
 kinds have run (the same seed: the same data order and initial means): accuracy and ECE, and the
-AUROC against both OOD sets by entropy and by MI, mean ± standard error of the differences.
+AUROC against both OOD sets by entropy and by MI, mean ± standard error of the differences (the MI
+columns "—" when either kind is deterministic: its reports carry no MI).
 
     python3 bench/fsvi_table1_mi.py runs/fsvi_table1 fsvi mfvi map --paired fsvi-mfvi fsvi-map
 """
@@ -55,8 +56,9 @@ def main(argv):
 
 
 def metrics(out, kind):
-    """seed → (accuracy %, ECE, AUROC digits, shuffled by entropy, the same by MI) of each run of
-    kind (single models KIND_S only, not ensembles)."""
+    """seed → (accuracy %, ECE, AUROC digits, shuffled by entropy, the same by MI — None for a
+    deterministic network, whose reports carry no mean MI) of each run of kind (single models
+    KIND_S only, not ensembles)."""
     runs = {}
     for d in glob.glob(os.path.join(out, "eval", kind + "_*.digits.json")):
         seed = os.path.basename(d)[len(kind) + 1 : -len(".digits.json")]
@@ -64,9 +66,10 @@ def metrics(out, kind):
             continue
         rd = json.load(open(d))
         rs = json.load(open(d[: -len(".digits.json")] + ".fmnist-shuffled.json"))
+        mi = "mean_mi" in rd
         runs[int(seed)] = (100 * rd["classification"]["accuracy"], rd["classification"]["ece"],
                            100 * rd["ood"]["entropy"]["auroc"], 100 * rs["ood"]["entropy"]["auroc"],
-                           100 * rd["ood"]["mi"]["auroc"], 100 * rs["ood"]["mi"]["auroc"])
+                           100 * rd["ood"]["mi"]["auroc"] if mi else None, 100 * rs["ood"]["mi"]["auroc"] if mi else None)
     return runs
 
 
@@ -81,9 +84,13 @@ def paired(out, pairs):
         if not seeds:
             print("| %s − %s | 0 | — | — | — | — | — | — |" % (a, b))
             continue
-        cols = [[ra[s][j] - rb[s][j] for s in seeds] for j in range(6)]
-        digits = [2, 3, 2, 2, 2, 2]
-        print("| %s − %s | %d | %s |" % (a, b, len(seeds), " | ".join(signed(c, d) for c, d in zip(cols, digits))))
+        cells = []
+        for j, d in enumerate([2, 3, 2, 2, 2, 2]):
+            if any(ra[s][j] is None or rb[s][j] is None for s in seeds):
+                cells.append("—")
+            else:
+                cells.append(signed([ra[s][j] - rb[s][j] for s in seeds], d))
+        print("| %s − %s | %d | %s |" % (a, b, len(seeds), " | ".join(cells)))
 
 
 def signed(v, digits):

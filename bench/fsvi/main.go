@@ -81,7 +81,7 @@ func main() {
 	sweep := flag.String("sweep", "", "toy1d only: run these comma-separated variants (see variants; \"all\") over -seeds seeds and print mean ± standard error")
 	seeds := flag.Int("seeds", 3, "-sweep: seeds 1..n")
 	sets := flag.String("data", "toy1d,moons", "comma-separated data sets to run (toy1d, moons)")
-	kl := flag.String("fsvi-kl", "", "FSVI's KL: linearized or last_layer (default: the trainer's for the task)")
+	kl := flag.String("fsvi-kl", "", "FSVI's KL: linearized or last_layer (default: the trainer's default, linearized)")
 	flag.Parse()
 	if *sweep != "" {
 		if err := runSweep(*sweep, *seeds, *quick); err != nil {
