@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/uvsw.sh [--model mlp|resnet] [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L]
-#               [--corrupt yes|no] [--quick] [--out DIR] [--md FILE] [--png FILE]: paper 003's U-versus-W comparison (Tables 2–3
+# bench/uvsw.sh [--model mlp|resnet] [--methods LIST] [--seeds N] [--members M] [--epochs E] [--samples K]
+#               [--corrupt-limit L] [--corrupt yes|no] [--quick] [--out DIR] [--md FILE] [--png FILE]: paper 003's U-versus-W comparison (Tables 2–3
 # shape) and corruption robustness (Tables 11–12 shape) on Fashion-MNIST (issue 16, seed 003 items 4 and 5).
 #
 # --model mlp (the default): every model is the MLP 784-256-256-5; --model resnet: the residual CNN
@@ -18,7 +18,14 @@
 #   ffgw       FFG-W, mean-field q(W) with σ ≤ σ_max = 0.1 (bench/configs/fmnist[_resnet]_ffgw.json)
 #   ffgu       FFG-U, diagonal q(U), U 32×32 for the MLP (bench/configs/fmnist[_resnet]_ffgu.json)
 #   fcgu       FCG-U, full-covariance q(U), U 32×32 for the MLP (bench/configs/fmnist[_resnet]_fcgu.json)
-#   ensembleu  Ensemble-U, M = 5 members (bench/configs/fmnist[_resnet]_ensembleu5.json)
+#   ensembleu5 Ensemble-U, M = 5 members (bench/configs/fmnist[_resnet]_ensembleu5.json)
+# and, with --methods naming them (MLP only), the factor-analysis posteriors of papers 000 and 001,
+# each on its own recipe, the configs' schedules without the ×0.1 step (docs/RESULTS.md, "edgebnn
+# train --posterior vifa | fa_em | fa_sga"):
+#   faem       online-EM FA (K = 3) of SGD iterates (bench/configs/fmnist_faem.json: SGD 0.02,
+#              momentum 0.9), collected every 2nd step from epoch ⌊E/2⌋+1
+#   swag       SWAG (K = 20) of the same SGD run's iterates, every 30th step from epoch ⌊E/2⌋+1
+#   vifa       VIFA (K = 3, bench/configs/fmnist_vifa.json: Adam 10⁻³, c alone for the first epoch)
 # All share the schedule of the FFG-U config (Adam 3e-3; the variational ones 1 maximum-likelihood
 # epoch, then 2 of KL annealing for the MLP, 1 for the residual CNN), shortened to E epochs (default 6) with the learning rate ×0.1 after
 # epoch ⌊2E/3⌋ (the config's 8 of 12). Each checkpoint is converted to an f32 model file
@@ -41,7 +48,8 @@
 # FFG-W (about 10 min of CPU per epoch of the defaults, plus 1–2 min per variational model of
 # evaluation at L = 1000); two jobs run at a time (JOBS=…).
 #
-# Options: --model mlp|resnet (mlp), --seeds N (3), --members M (5), --epochs E (6), --samples K
+# Options: --model mlp|resnet (mlp), --methods LIST (comma-separated, the rows: default
+# det,ensw,ffgw,ffgu,fcgu,ensembleu5; "all" adds faem,swag,vifa), --seeds N (3), --members M (5), --epochs E (6), --samples K
 # (10), --corrupt-limit L (2000), --corrupt no (skip the corruptions: the first two tables only, no
 # plot; default yes), --out DIR (runs/uvsw; runs/uvsw_resnet for the resnet), --md FILE
 # (none), --png FILE (docs/img/uvsw_corruption.png; docs/img/uvsw_resnet_corruption.png).
@@ -51,11 +59,11 @@
 # (tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-model=mlp corrupt=yes seeds=3 members=5 epochs=6 samples=10 limit=2000 out="" md="" png=""
+model=mlp methods=det,ensw,ffgw,ffgu,fcgu,ensembleu5 corrupt=yes seeds=3 members=5 epochs=6 samples=10 limit=2000 out="" md="" png=""
 trainlimit=0 testlimit=0 quick=0
 source bench/lib/opts.sh
-parse_opts "usage: bench/uvsw.sh [--model mlp|resnet] [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--corrupt yes|no] [--quick] [--out DIR] [--md FILE] [--png FILE]" "seeds=1 members=2 epochs=1 samples=2 trainlimit=300 testlimit=200" \
-	--model=model --seeds=seeds:int --members=members:int --epochs=epochs:int --samples=samples:int --corrupt-limit=limit:int --corrupt=corrupt --out=out --md=md --png=png -- "$@"
+parse_opts "usage: bench/uvsw.sh [--model mlp|resnet] [--methods LIST] [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--corrupt yes|no] [--quick] [--out DIR] [--md FILE] [--png FILE]" "seeds=1 members=2 epochs=1 samples=2 trainlimit=300 testlimit=200" \
+	--model=model --methods=methods --seeds=seeds:int --members=members:int --epochs=epochs:int --samples=samples:int --corrupt-limit=limit:int --corrupt=corrupt --out=out --md=md --png=png -- "$@"
 case $model in
 mlp) cfg=fmnist arch=mlp:784-256-256-5 stem=uvsw ;;
 resnet) cfg=fmnist_resnet arch=bench/configs/fmnist_resnet5_arch.json stem=uvsw_resnet ;;
@@ -66,6 +74,19 @@ yes) corruptargs=() ;;
 no) corruptargs=(-no-corrupt) ;;
 *) echo "uvsw.sh: --corrupt is yes or no, not \"$corrupt\"" >&2; exit 2 ;;
 esac
+[[ $methods == all ]] && methods=det,ensw,ffgw,ffgu,fcgu,ensembleu5,faem,swag,vifa
+declare -A want=()
+IFS=, read -ra mlist <<<"$methods"
+for m in "${mlist[@]}"; do
+	case $m in
+	det | ensw | ffgw | ffgu | fcgu | ensembleu5) ;;
+	faem | swag | vifa)
+		[[ $model == mlp ]] || { echo "uvsw.sh: --methods $m: the FA posteriors have configs for --model mlp only" >&2; exit 2; } ;;
+	*) echo "uvsw.sh: --methods: unknown method \"$m\" (det, ensw, ffgw, ffgu, fcgu, ensembleu5, faem, swag, vifa, or all)" >&2; exit 2 ;;
+	esac
+	want[$m]=1
+done
+((${#want[@]})) || { echo "uvsw.sh: --methods names no method" >&2; exit 2; }
 [[ -n $out ]] || out=runs/$stem
 if [[ -z $png ]]; then
 	png=docs/img/${stem}_corruption.png
@@ -78,19 +99,31 @@ go build -o "$bin" ./cmd/edgebnn
 
 # The training jobs, longest first: "kind seed" lines.
 jobs=()
-for kind in fcgu ffgw ensembleu5 ffgu; do
+for kind in fcgu ffgw vifa ensembleu5 faem ffgu swag; do
+	[[ -n ${want[$kind]-} ]] || continue
 	for s in $(seq 1 "$seeds"); do jobs+=("$kind $s"); done
 done
-for s in $(seq 1 $((seeds * members))); do jobs+=("det $s"); done
+if [[ -n ${want[ensw]-} ]]; then
+	for s in $(seq 1 $((seeds * members))); do jobs+=("det $s"); done
+elif [[ -n ${want[det]-} ]]; then
+	for g in $(seq 0 $((seeds - 1))); do jobs+=("det $((g * members + 1))"); done
+fi
 train_one() { # kind seed
-	local kind=$1 s=$2 f=$out/$1_$2
+	local kind=$1 s=$2 f=$out/$1_$2 recipe
 	# Done when convert's line is in the log: edgebnn train writes a <stem>.model.ebnn of its own
 	# (with the priors) before convert replaces it, so a run stopped in between must convert again.
 	grep -qF "wrote $f.model.ebnn:" "$f.log" 2>/dev/null && [[ -f $f.model.ebnn ]] && return 0
+	case $kind in
+	faem) recipe=(--config bench/configs/fmnist_faem.json --fa-start-epoch $((epochs / 2))) ;;
+	swag) recipe=(--config bench/configs/fmnist_faem.json --posterior swag --latent-dim 20 --fa-every 30 --fa-warmup 0
+		--fa-start-epoch $((epochs / 2))) ;;
+	vifa) recipe=(--config bench/configs/fmnist_vifa.json) ;;
+	*) recipe=(--config "bench/configs/${cfg}_$kind.json" --milestones $((epochs * 2 / 3))) ;;
+	esac
 	if [[ ! -f $f.ebnn ]]; then
 		echo "training $kind seed $s" >&2
-		"$bin" train --config "bench/configs/${cfg}_$kind.json" --classes 0-4 --arch "$arch" \
-			--epochs "$epochs" --milestones $((epochs * 2 / 3)) --seed "$s" --eval-every "$epochs" --checkpoint-every "$epochs" \
+		"$bin" train "${recipe[@]}" --classes 0-4 --arch "$arch" \
+			--epochs "$epochs" --seed "$s" --eval-every "$epochs" --checkpoint-every "$epochs" \
 			--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet --out "$f.ebnn" >"$f.log" 2>&1
 	fi
 	"$bin" convert --checkpoint "$f.ebnn" --out "$f.model.ebnn" --dtype f32 --compress none >>"$f.log"
@@ -100,16 +133,18 @@ export bin out epochs trainlimit testlimit cfg arch
 printf '%s\n' "${jobs[@]}" | xargs -P "${JOBS:-2}" -L 1 bash -c 'train_one "$@"' _
 
 # Ensemble-W g: the deterministic networks gM+1 … gM+M in one model file.
-for g in $(seq 0 $((seeds - 1))); do
-	f=$out/ensw_$((g + 1)).model.ebnn
-	[[ -f $f ]] && continue
-	args=(--checkpoint "$out/det_$((g * members + 1)).ebnn")
-	for k in $(seq 2 "$members"); do args+=(--member "$out/det_$((g * members + k)).ebnn"); done
-	"$bin" convert "${args[@]}" --out "$f" --dtype f32 --compress none >/dev/null
-done
+if [[ -n ${want[ensw]-} ]]; then
+	for g in $(seq 0 $((seeds - 1))); do
+		f=$out/ensw_$((g + 1)).model.ebnn
+		[[ -f $f ]] && continue
+		args=(--checkpoint "$out/det_$((g * members + 1)).ebnn")
+		for k in $(seq 2 "$members"); do args+=(--member "$out/det_$((g * members + k)).ebnn"); done
+		"$bin" convert "${args[@]}" --out "$f" --dtype f32 --compress none >/dev/null
+	done
+fi
 go build -o "$out/uvsw" ./bench/uvsw
 mkdir -p "$(dirname "$png")"
 mdargs=()
 [[ -n $md ]] && mdargs=(-md "$md")
-"$out/uvsw" -model "$model" -dir "$out" -seeds "$seeds" -members "$members" -samples "$samples" -epochs "$epochs" -corrupt-limit "$limit" \
+"$out/uvsw" -model "$model" -methods "$methods" -dir "$out" -seeds "$seeds" -members "$members" -samples "$samples" -epochs "$epochs" -corrupt-limit "$limit" \
 	-test-limit "$testlimit" -png "$png" "${corruptargs[@]}" "${mdargs[@]}"

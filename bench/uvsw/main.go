@@ -8,8 +8,9 @@
 // over the seeds, paper 003's CIFAR-10 numbers beside; and draws accuracy and ECE against
 // severity, one line per method, as a PNG.
 //
-// It reads from -dir the converted model files <method>_<seed>.model.ebnn (methods det, ensw,
-// ffgw, ffgu, fcgu, ensembleu5; det uses the seeds 1, M+1, … of the first member of each
+// It reads from -dir the converted model files <method>_<seed>.model.ebnn (-methods, by default
+// det, ensw, ffgw, ffgu, fcgu, ensembleu5; also faem, swag, vifa: the factor-analysis posteriors
+// of papers 000 and 001, evaluated the same way; det uses the seeds 1, M+1, … of the first member of each
 // Ensemble-W) and keeps each model's evaluation in <model>.uvsw.json, reused when present, newer
 // than the model and for the same sampling seed, samples and -test-limit (-force re-evaluates):
 // per part — the clean and OOD numbers, and each corrupted set's (those of another -corrupt-limit
@@ -62,8 +63,8 @@ type method struct {
 
 var nan = math.NaN()
 
-// methods in table order. Paper 003 has no FCG-U row on CIFAR (FCG-U is in its toy only).
-var methods = []method{
+// allMethods in table order. Paper 003 has no FCG-U row on CIFAR (FCG-U is in its toy only).
+var allMethods = []method{
 	{"det", "deterministic", 94.72, 4.46, .84, .93, 100,
 		[5]float64{87.90, 82.02, 76.31, 68.91, 57.94}, [5]float64{10.41, 15.58, 20.56, 27.06, 37.26}},
 	{"ensw", "Ensemble-W", 95.90, 1.08, .89, .95, 500,
@@ -76,6 +77,49 @@ var methods = []method{
 		[5]float64{nan, nan, nan, nan, nan}, [5]float64{nan, nan, nan, nan, nan}},
 	{"ensembleu5", "Ensemble-U", 94.94, 0.45, .90, .93, 27.10,
 		[5]float64{87.35, 80.45, 73.89, 66.52, 54.89}, [5]float64{2.77, 5.86, 9.06, 12.54, 19.66}},
+	// The factor-analysis posteriors of papers 000 and 001 (not in paper 003's tables).
+	{"faem", "FA, online EM", nan, nan, nan, nan, nan,
+		[5]float64{nan, nan, nan, nan, nan}, [5]float64{nan, nan, nan, nan, nan}},
+	{"swag", "SWAG", nan, nan, nan, nan, nan,
+		[5]float64{nan, nan, nan, nan, nan}, [5]float64{nan, nan, nan, nan, nan}},
+	{"vifa", "VIFA", nan, nan, nan, nan, nan,
+		[5]float64{nan, nan, nan, nan, nan}, [5]float64{nan, nan, nan, nan, nan}},
+}
+
+// defaultMethods are the -methods of paper 003's comparison.
+const defaultMethods = "det,ensw,ffgw,ffgu,fcgu,ensembleu5"
+
+// selectMethods returns the methods named in list (comma-separated keys), in table order.
+func selectMethods(list string) ([]method, error) {
+	want := map[string]bool{}
+	for _, k := range strings.Split(list, ",") {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			continue
+		}
+		known := false
+		for _, m := range allMethods {
+			known = known || m.Key == k
+		}
+		if !known {
+			keys := make([]string, len(allMethods))
+			for i, m := range allMethods {
+				keys[i] = m.Key
+			}
+			return nil, fmt.Errorf("-methods: unknown method %q (known: %s)", k, strings.Join(keys, ", "))
+		}
+		want[k] = true
+	}
+	var out []method
+	for _, m := range allMethods {
+		if want[m.Key] {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("-methods names no method")
+	}
+	return out, nil
 }
 
 // network is the -model the models are: what the tables' caption and the plot's titles call it.
@@ -215,7 +259,12 @@ func run(args []string, stdout io.Writer) error {
 	noCorrupt := fl.Bool("no-corrupt", false, "skip the corruptions: the U-versus-W and OOD tables only, no plot")
 	pngPath := fl.String("png", "", "write the accuracy/ECE-against-severity plot here")
 	mdPath := fl.String("md", "", "also write the tables to this Markdown file")
+	methodList := fl.String("methods", defaultMethods, "comma-separated methods, the table's rows: det, ensw, ffgw, ffgu, fcgu, ensembleu5, faem, swag, vifa")
 	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	ms, err := selectMethods(*methodList)
+	if err != nil {
 		return err
 	}
 	net, ok := networks[*model]
@@ -229,7 +278,7 @@ func run(args []string, stdout io.Writer) error {
 		return fmt.Errorf("-corrupt-limit and -test-limit must not be negative")
 	}
 	corrupt := !*noCorrupt
-	entries, err := load(*dir, *seeds, *members, *samples, *seed, *limit, *testLimit, corrupt, *force)
+	entries, err := load(ms, *dir, *seeds, *members, *samples, *seed, *limit, *testLimit, corrupt, *force)
 	if err != nil {
 		return err
 	}
@@ -247,7 +296,7 @@ func run(args []string, stdout io.Writer) error {
 	if *testLimit > 0 {
 		fmt.Fprintf(&b, "(evaluated on the first %d Fashion-MNIST test images only: -test-limit)\n\n", *testLimit)
 	}
-	tables(&b, net, entries, *seeds, *members, *samples, *epochs, *limit, corrupt)
+	tables(&b, ms, net, entries, *seeds, *members, *samples, *epochs, *limit, corrupt)
 	fmt.Fprint(stdout, b.String())
 	if *mdPath != "" {
 		if err := os.WriteFile(*mdPath, []byte(b.String()), 0o644); err != nil {
@@ -255,15 +304,15 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}
 	if *pngPath != "" && corrupt {
-		if err := severityPlot(*pngPath, net, entries); err != nil {
+		if err := severityPlot(*pngPath, ms, net, entries); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// load opens every model of every method and its cached evaluation, if usable.
-func load(dir string, seeds, members, samples int, seed uint64, limit, testLimit int, corrupt, force bool) ([]*entry, error) {
+// load opens every model of the methods and its cached evaluation, if usable.
+func load(methods []method, dir string, seeds, members, samples int, seed uint64, limit, testLimit int, corrupt, force bool) ([]*entry, error) {
 	var out []*entry
 	for _, m := range methods {
 		for s := 1; s <= seeds; s++ {
@@ -512,7 +561,7 @@ func paperNum(v float64, f string) string {
 }
 
 // tables writes the U-versus-W tables and the corruption tables.
-func tables(w io.Writer, net network, entries []*entry, seeds, members, samples, epochs, limit int, corrupt bool) {
+func tables(w io.Writer, methods []method, net network, entries []*entry, seeds, members, samples, epochs, limit int, corrupt bool) {
 	rs := byMethod(entries)
 	acc := func(m metrics) float64 { return m.Accuracy }
 	ece := func(m metrics) float64 { return m.ECE }
@@ -603,12 +652,23 @@ func tables(w io.Writer, net network, entries []*entry, seeds, members, samples,
 	}
 }
 
-// colours of the methods, in the order of methods.
-var colours = []color.Color{color.Black, trainplot.Orange, trainplot.Red, trainplot.Blue, trainplot.Purple, trainplot.Green}
+// colours of the methods, in the order of allMethods.
+var colours = []color.Color{color.Black, trainplot.Orange, trainplot.Red, trainplot.Blue, trainplot.Purple, trainplot.Green,
+	trainplot.Brown, trainplot.Pink, color.Gray{Y: 128}}
+
+// colourOf returns m's colour: the same for a method whichever -methods are drawn.
+func colourOf(m method) color.Color {
+	for i, a := range allMethods {
+		if a.Key == m.Key {
+			return colours[i%len(colours)]
+		}
+	}
+	return color.Black
+}
 
 // severityPlot draws accuracy and ECE (mean over corruptions, mean over seeds, ± s.e. error bars)
 // against severity 0–5, one line per method, side by side, and writes a PNG.
-func severityPlot(path string, net network, entries []*entry) error {
+func severityPlot(path string, methods []method, net network, entries []*entry) error {
 	rs := byMethod(entries)
 	classes := "classes 0–4"
 	if net.Short != "" {
@@ -625,12 +685,12 @@ func severityPlot(path string, net network, entries []*entry) error {
 		// The empty corners: bottom left for accuracy, top left for ECE.
 		pn := sevtab.Panel{Title: panel.title, XLabel: "severity (mean over 9 corruptions; 0 = clean)", YLabel: panel.ylabel,
 			LegendTop: panel.ylabel == "ECE (%)"}
-		for i, m := range methods {
+		for _, m := range methods {
 			r := rs[m.Key]
 			if len(r) == 0 {
 				continue
 			}
-			ln := sevtab.Line{Name: m.Name, Color: colours[i%len(colours)]}
+			ln := sevtab.Line{Name: m.Name, Color: colourOf(m)}
 			for s := 0; s <= data.MaxSeverity; s++ {
 				mean, se := meanSE(pick(r, func(x *result) float64 { return 100 * severityMean(x, s, panel.metric) }))
 				ln.Y, ln.Err = append(ln.Y, mean), append(ln.Err, se)

@@ -80,19 +80,57 @@ func TestModelCaption(t *testing.T) {
 		{"resnet", "U versus W on Fashion-MNIST (residual CNN of bench/configs/fmnist_resnet5_arch.json: conv stem, two BasicBlocks with BatchNorm, linear 32→5, classes 0–4, 6 epochs;"},
 	} {
 		var b strings.Builder
-		tables(&b, networks[c.model], nil, 3, 5, 10, 6, 1000, true)
+		tables(&b, allMethods, networks[c.model], nil, 3, 5, 10, 6, 1000, true)
 		if !strings.HasPrefix(b.String(), c.want) {
 			t.Errorf("-model %s: caption %q, want it to start %q", c.model, strings.SplitN(b.String(), "\n", 2)[0], c.want)
 		}
 	}
 	var b strings.Builder
-	tables(&b, networks["resnet"], nil, 3, 5, 10, 6, 1000, false)
+	tables(&b, allMethods, networks["resnet"], nil, 3, 5, 10, 6, 1000, false)
 	if out := b.String(); !strings.Contains(out, "(corruptions not evaluated: -no-corrupt)") || strings.Contains(out, "Fashion-MNIST-C") {
 		t.Errorf("-no-corrupt: the corruption tables are printed, or the note is not:\n%s", out)
 	}
 	err := run([]string{"-model", "cnn", "-dir", t.TempDir()}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "mlp or resnet") {
 		t.Errorf("-model cnn: error %v, want one naming mlp and resnet", err)
+	}
+}
+
+// TestSelectMethods: -methods picks rows by key, keeps the table's order whatever the list's,
+// and refuses an unknown key or an empty list, naming the flag.
+func TestSelectMethods(t *testing.T) {
+	for _, c := range []struct {
+		list string
+		want []string // keys; nil: an error
+	}{
+		{defaultMethods, []string{"det", "ensw", "ffgw", "ffgu", "fcgu", "ensembleu5"}},
+		{"vifa, faem,det", []string{"det", "faem", "vifa"}},
+		{"swag,swag", []string{"swag"}},
+		{"det,ffgx", nil},
+		{"", nil},
+		{" , ", nil},
+	} {
+		ms, err := selectMethods(c.list)
+		if c.want == nil {
+			if err == nil || !strings.Contains(err.Error(), "-methods") {
+				t.Errorf("%q: error %v, want one naming -methods", c.list, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", c.list, err)
+			continue
+		}
+		var got []string
+		for _, m := range ms {
+			got = append(got, m.Key)
+		}
+		if strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%q: methods %v, want %v", c.list, got, c.want)
+		}
+	}
+	if err := run([]string{"-methods", "det,nope", "-dir", t.TempDir()}, io.Discard); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("run -methods det,nope: error %v, want one naming the unknown method", err)
 	}
 }
 
