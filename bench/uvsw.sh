@@ -79,6 +79,7 @@ declare -A want=()
 IFS=, read -ra mlist <<<"$methods"
 for m in "${mlist[@]}"; do
 	case $m in
+	"") continue ;;
 	det | ensw | ffgw | ffgu | fcgu | ensembleu5) ;;
 	faem | swag | vifa)
 		[[ $model == mlp ]] || { echo "uvsw.sh: --methods $m: the FA posteriors have configs for --model mlp only" >&2; exit 2; } ;;

@@ -60,6 +60,7 @@ func TestBenchQuick(t *testing.T) {
 	mix := []string{"one FFG-U posterior", "**mixture of 2 FFG-U", "one deterministic network", "deep ensemble of 2"}
 	nonneg := span{0, 1e6}
 	uvswMethods := []string{"deterministic", "Ensemble-W", "FFG-W", "FFG-U", "FCG-U", "Ensemble-U"}
+	uvswFA := []string{"deterministic", "FA, online EM", "SWAG", "VIFA"}
 	// bench/prunedc.sh's rows: FFG-U 100/75/50/25 % of Z, the two matched rows, FFG-W 100 … 0.1 %.
 	prunedcRows := []string{"FFG-U", "FFG-U", "FFG-U", "FFG-U", "FFG-U@FFG-W", "FFG-U@FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W"}
 	prunedcSev := map[int]span{3: count, 4: pct, 5: pct, 6: pct, 7: pct, 8: pct, 9: pct}
@@ -117,6 +118,12 @@ func TestBenchQuick(t *testing.T) {
 		// it must reuse the cached clean and OOD numbers and evaluate only the corruptions
 		{name: "uvsw", cmd: []string{"bench/uvsw.sh", "--quick", "--corrupt", "no"}, needs: []string{fmnist, data.DefaultDigitsPath},
 			tables: uvswTables[:2], check: uvswRerun(uvswTables, "(MLP 784-256-256-5, classes 0–4")},
+		// the factor-analysis rows (--methods): their own recipes, the same evaluation
+		{name: "uvsw_fa", cmd: []string{"bench/uvsw.sh", "--quick", "--corrupt", "no", "--methods", "det,faem,swag,vifa"},
+			needs: []string{fmnist, data.DefaultDigitsPath}, tables: []tableSpec{
+				{header: "method", rows: 4, cells: 11, labels: uvswFA, cols: map[int]span{1: count, 2: count, 4: count, 5: pct, 6: nll, 7: pct}},
+				{header: "method", rows: 4, cells: 9, labels: uvswFA, cols: map[int]span{1: unit, 2: unit, 3: unit, 4: unit, 5: unit, 6: unit}},
+			}},
 		// the residual CNN: about 20 s of CPU more
 		{name: "uvsw_resnet", cmd: []string{"bench/uvsw.sh", "--model", "resnet", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath},
 			tables: uvswTables, check: captionNames("(residual CNN of bench/configs/fmnist_resnet5_arch.json")},
