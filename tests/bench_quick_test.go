@@ -124,6 +124,12 @@ func TestBenchQuick(t *testing.T) {
 				{header: "method", rows: 4, cells: 11, labels: uvswFA, cols: map[int]span{1: count, 2: count, 4: count, 5: pct, 6: nll, 7: pct}},
 				{header: "method", rows: 4, cells: 9, labels: uvswFA, cols: map[int]span{1: unit, 2: unit, 3: unit, 4: unit, 5: unit, 6: unit}},
 			}},
+		// the two convolutional tables of the trainer section over seeds: about 12 s of CPU
+		{name: "cnntabs", cmd: []string{"bench/cnntabs.sh", "--quick"}, needs: []string{fmnist}, tables: []tableSpec{{
+			header: "model (Fashion-MNIST", rows: 4, cells: 7,
+			labels: []string{"small CNN FFG-U (fixture recipe), trained", "small CNN FFG-U, converted", "residual CNN FFG-U, trained", "residual CNN FFG-U, converted"},
+			cols:   map[int]span{1: count, 2: pct, 3: nll, 4: unit, 5: brier, 6: pct},
+		}}},
 		// the residual CNN: about 20 s of CPU more
 		{name: "uvsw_resnet", cmd: []string{"bench/uvsw.sh", "--model", "resnet", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath},
 			tables: uvswTables, check: captionNames("(residual CNN of bench/configs/fmnist_resnet5_arch.json")},
