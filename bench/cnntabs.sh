@@ -52,7 +52,10 @@ for n in "${nlist[@]}"; do
 		f=$out/${n}_$s
 		if [[ ! -f $f.ebnn ]]; then
 			echo "training $n seed $s" >&2
+			# Under a temporary name: a run stopped between two checkpoints leaves no $f.ebnn.
 			"$bin" train "${train[@]}" --seed "$s" --out "$f.part.ebnn" >"$f.log" 2>&1
+			mv "$f.part.metrics.jsonl" "$f.metrics.jsonl"
+			rm -f "$f.part.model.ebnn" # the tables convert the checkpoint itself
 			mv "$f.part.ebnn" "$f.ebnn"
 		fi
 		[[ -f $f.deployed.ebnn ]] || "$bin" convert --checkpoint "$f.ebnn" --out "$f.deployed.ebnn" "${conv[@]}" >>"$f.log"
