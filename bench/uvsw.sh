@@ -53,6 +53,9 @@
 # (10), --corrupt-limit L (2000), --corrupt no (skip the corruptions: the first two tables only, no
 # plot; default yes), --out DIR (runs/uvsw; runs/uvsw_resnet for the resnet), --md FILE
 # (none), --png FILE (docs/img/uvsw_corruption.png; docs/img/uvsw_resnet_corruption.png).
+# TRAIN_FLAGS (environment): extra flags for every training run, after the method's own, e.g.
+# TRAIN_FLAGS="--train-samples 5" with --methods ensembleu5 (every member in every step); put such
+# runs in an --out of their own.
 # --quick: 1 seed, M = 2, 1 epoch on the first 300 training images, K = 2, every evaluation on the
 # first 200 Fashion-MNIST test images (bench/uvsw -test-limit: before the class selection and the
 # corruptions), the plot in DIR — all four tables' shape in about a minute
@@ -123,9 +126,10 @@ train_one() { # kind seed
 	esac
 	if [[ ! -f $f.ebnn ]]; then
 		echo "training $kind seed $s" >&2
+		# shellcheck disable=SC2086 # TRAIN_FLAGS is a list of words
 		"$bin" train "${recipe[@]}" --classes 0-4 --arch "$arch" \
 			--epochs "$epochs" --seed "$s" --eval-every "$epochs" --checkpoint-every "$epochs" \
-			--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet --out "$f.ebnn" >"$f.log" 2>&1
+			--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet ${TRAIN_FLAGS:-} --out "$f.ebnn" >"$f.log" 2>&1
 	fi
 	"$bin" convert --checkpoint "$f.ebnn" --out "$f.model.ebnn" --dtype f32 --compress none >>"$f.log"
 }
