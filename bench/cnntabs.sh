@@ -77,15 +77,13 @@ row() { # label files...
 	shift
 	cat "$@" | PYTHONPATH=bench/lib python3 -c '
 import sys
-from stats import cell, json_stream
+from stats import cell, report_pairs, same_or_cell
 label = sys.argv[1]
-objs = json_stream(sys.stdin.read())
-rs = [(objs[k], objs[k + 1]) for k in range(0, len(objs), 2)]
+rs = report_pairs(sys.stdin.read())
 def sel50(r):
     i = r[1]["selective_fractions"].index(0.5)
     return 100 * r[1]["selective"]["maxprob"][i]
-fb = [r[0]["file_bytes"] for r in rs]
-cells = [str(fb[0]) if len(set(fb)) == 1 else cell(fb, "%.0f"),
+cells = [same_or_cell([r[0]["file_bytes"] for r in rs], "%.0f"),
          cell([100 * r[1]["classification"]["accuracy"] for r in rs], "%.2f") + " %",
          cell([r[1]["classification"]["nll"] for r in rs], "%.4f"),
          cell([r[1]["classification"]["ece"] for r in rs], "%.4f"),

@@ -65,12 +65,11 @@ row() { # label files...
 	shift
 	cat "$@" | PYTHONPATH=bench/lib python3 -c '
 import sys
-from stats import cell, json_stream
+from stats import cell, report_pairs, same_or_cell
 label = sys.argv[1]
-objs = json_stream(sys.stdin.read())
-rs = [(objs[k], objs[k + 1]) for k in range(0, len(objs), 2)]
-cells = [str(rs[0][0]["parameters"]) if len({r[0]["parameters"] for r in rs}) == 1 else cell([r[0]["parameters"] for r in rs], "%.0f"),
-         str(rs[0][0]["file_bytes"]) if len({r[0]["file_bytes"] for r in rs}) == 1 else cell([r[0]["file_bytes"] for r in rs], "%.0f"),
+rs = report_pairs(sys.stdin.read())
+cells = [same_or_cell([r[0]["parameters"] for r in rs], "%.0f"),
+         same_or_cell([r[0]["file_bytes"] for r in rs], "%.0f"),
          cell([100 * r[1]["classification"]["accuracy"] for r in rs], "%.2f") + " %",
          cell([r[1]["classification"]["nll"] for r in rs], "%.4f"),
          cell([r[1]["classification"]["ece"] for r in rs], "%.4f"),

@@ -8,7 +8,7 @@ import (
 )
 
 // TestBenchBadOptions: the experiment scripts refuse what they cannot run before they build,
-// train or write anything, with a message naming the option.
+// train or write anything into --out, with a message naming the option.
 func TestBenchBadOptions(t *testing.T) {
 	dependOnTree(t)
 	bash, err := exec.LookPath("bash")
@@ -25,6 +25,11 @@ func TestBenchBadOptions(t *testing.T) {
 		{"uvsw.sh", []string{"--model", "resnet", "--methods", "ffgu,faem"}, "--methods faem: the FA posteriors have configs for --model mlp only"},
 		{"uvsw.sh", []string{"--model", "cnn"}, `--model is mlp or resnet, not "cnn"`},
 		{"uvsw.sh", []string{"--seeds", "x"}, "--seeds takes a whole number"},
+		{"fsvi_table1.sh", []string{"--methods", "fsvi,bogus"}, "unknown method bogus"},
+		{"fsvi_table1.sh", []string{"--fsvi-kl", "full"}, "--fsvi-kl full is not last_layer or linearized"},
+		{"fsvi_table1.sh", []string{"--arch", "resnet"}, "--arch resnet is not mlp or cnn"},
+		{"fsvi_table1.sh", []string{"--arch", "cnn", "--methods", "fsvi,laplace"}, "--methods laplace needs --arch mlp"},
+		{"fsvi_table1.sh", []string{"--arch", "cnn", "--methods", "fsviref"}, "--methods fsviref needs --arch mlp"},
 		{"cnntabs.sh", []string{"--nets", "cnn,mlp"}, `--nets: unknown net "mlp"`},
 		{"cnntabs.sh", []string{"--nets", ""}, "--nets names no net"},
 		{"cnntabs.sh", []string{"--seeds", "0"}, "--seeds must be at least 1"},
@@ -36,8 +41,8 @@ func TestBenchBadOptions(t *testing.T) {
 		if err == nil || !strings.Contains(string(out), tc.want) {
 			t.Errorf("%s %q: err %v, output %q, want an error containing %q", tc.script, tc.args, err, out, tc.want)
 		}
-		if _, err := os.Stat(dir); err == nil {
-			t.Errorf("%s %q created --out before refusing", tc.script, tc.args)
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("%s %q wrote %d entries to --out before refusing", tc.script, tc.args, len(entries))
 		}
 	}
 }

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -79,36 +78,6 @@ func TestFSVITable1QuickCNN(t *testing.T) {
 		acc, _, _ := strings.Cut(strings.TrimSuffix(r[1], " %"), " ± ")
 		if v, err := strconv.ParseFloat(acc, 64); err != nil || v <= 0 || v > 100 {
 			t.Fatalf("row %s: accuracy %q", m, r[1])
-		}
-	}
-}
-
-// TestFSVITable1BadOptions: options the script cannot honour are refused before anything is
-// built or trained, with a message naming the option.
-func TestFSVITable1BadOptions(t *testing.T) {
-	dependOnTree(t)
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skipf("bash not found: %v", err)
-	}
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--methods", "fsvi,bogus"}, "unknown method bogus"},
-		{[]string{"--fsvi-kl", "full"}, "--fsvi-kl full is not last_layer or linearized"},
-		{[]string{"--arch", "resnet"}, "--arch resnet is not mlp or cnn"},
-		{[]string{"--arch", "cnn", "--methods", "fsvi,laplace"}, "--methods laplace needs --arch mlp"},
-		{[]string{"--arch", "cnn", "--methods", "fsviref"}, "--methods fsviref needs --arch mlp"},
-	} {
-		dir := t.TempDir()
-		cmd := exec.Command(bash, append([]string{"../bench/fsvi_table1.sh", "--out", dir}, tc.args...)...)
-		out, err := cmd.CombinedOutput()
-		if err == nil || !strings.Contains(string(out), tc.want) {
-			t.Errorf("fsvi_table1.sh %q: err %v, output %q, want an error containing %q", tc.args, err, out, tc.want)
-		}
-		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-			t.Errorf("fsvi_table1.sh %q wrote %d entries to --out before refusing", tc.args, len(entries))
 		}
 	}
 }

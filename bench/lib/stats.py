@@ -24,3 +24,21 @@ def cell(v, fmt):
     if len(v) == 1:
         return fmt % m
     return fmt % m + " ± " + fmt % math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v))
+
+
+def report_pairs(text):
+    """The (inspect, eval) pairs of text: the --json reports of `edgebnn inspect` and `edgebnn
+    eval` of several models, each model's two one after the other (bench/globalu.sh,
+    bench/cnntabs.sh)."""
+    objs = json_stream(text)
+    if len(objs) % 2:
+        raise ValueError("%d reports: not inspect/eval pairs" % len(objs))
+    return [(objs[k], objs[k + 1]) for k in range(0, len(objs), 2)]
+
+
+def same_or_cell(v, fmt):
+    """v's one value (as an integer string) when every value is the same, else cell(v, fmt): for
+    parameter counts and file bytes, equal across seeds or nearly so."""
+    if len(set(v)) == 1:
+        return str(v[0])
+    return cell(v, fmt)
