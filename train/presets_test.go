@@ -261,7 +261,7 @@ func TestPresetValues(t *testing.T) {
 			"inference:prior_weight_sd": "1", "inference:prior_bias_sd": "1",
 		},
 		"edgebnn-fmnist-ensembleu": with(ours, "epochs", "24", "milestones", "16", "inference:q_inducing", "ensemble",
-			"inference:ensemble_size", "8", "inference:max_lamda", "0.1", "test_samples", "8"),
+			"inference:ensemble_size", "8", "inference:max_lamda", "0.03", "test_samples", "8"),
 	}
 	if len(want) != len(Presets()) {
 		t.Errorf("%d presets, %d with expected values", len(Presets()), len(want))
