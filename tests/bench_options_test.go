@@ -34,6 +34,9 @@ func TestBenchBadOptions(t *testing.T) {
 		{"cnntabs.sh", []string{"--nets", ""}, "--nets names no net"},
 		{"cnntabs.sh", []string{"--seeds", "0"}, "--seeds must be at least 1"},
 		{"cnntabs.sh", []string{"--epochs", "3"}, "usage: bench/cnntabs.sh"},
+		{"j2settings.sh", []string{"--scale", "3"}, "--scale must divide 50"},
+		{"j2settings.sh", []string{"--seeds", "1"}, "--seeds must be at least 2"},
+		{"j2settings.sh", []string{"--epochs", "0"}, "--epochs must be at least 1"},
 	} {
 		dir := t.TempDir() + "/out"
 		cmd := exec.Command(bash, append([]string{"../bench/" + tc.script, "--out", dir}, tc.args...)...)

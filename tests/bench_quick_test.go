@@ -130,6 +130,13 @@ func TestBenchQuick(t *testing.T) {
 			labels: []string{"small CNN FFG-U (fixture recipe), trained", "small CNN FFG-U, converted", "residual CNN FFG-U, trained", "residual CNN FFG-U, converted"},
 			cols:   map[int]span{1: count, 2: pct, 3: nll, 4: unit, 5: brier, 6: pct},
 		}}},
+		// paper 003 J.2's settings against ours, both ways: five arms × 2 seeds, K = 20 and 8
+		{name: "j2settings", cmd: []string{"bench/j2settings.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath}, tables: []tableSpec{
+			{header: "arm (2 seeds)", rows: 5, cells: 6, labels: []string{"ours (", "ours + J.2's q(U)", "ours + J.2's prior", "J.2 (", "J.2 ÷ 50 + our prior"},
+				cols: map[int]span{1: pct, 2: nll, 3: pct, 4: unit, 5: pct}},
+			{header: "difference, paired by seed", rows: 6, cells: 5,
+				cols: map[int]span{1: {-100, 100}, 2: {-20, 20}, 3: {-100, 100}, 4: {-1, 1}}},
+		}},
 		// the residual CNN: about 20 s of CPU more
 		{name: "uvsw_resnet", cmd: []string{"bench/uvsw.sh", "--model", "resnet", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath},
 			tables: uvswTables, check: captionNames("(residual CNN of bench/configs/fmnist_resnet5_arch.json")},

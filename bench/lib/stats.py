@@ -26,6 +26,16 @@ def cell(v, fmt):
     return fmt % m + " ± " + fmt % math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v))
 
 
+def signed_cell(v, fmt):
+    """Like cell, for differences: the mean with its sign ("%+" added to fmt), the standard
+    error without."""
+    m = sum(v) / len(v)
+    s = fmt.replace("%", "%+", 1) % m
+    if len(v) == 1:
+        return s
+    return s + " ± " + fmt % math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v))
+
+
 def report_pairs(text):
     """The (inspect, eval) pairs of text: the --json reports of `edgebnn inspect` and `edgebnn
     eval` of several models, each model's two one after the other (bench/globalu.sh,
