@@ -3,13 +3,18 @@
 #
 # Targets, in order:
 #   host         gofmt check, NEON encodings against llvm-mc (scripts/neonwords.py -check), vet of
-#                the device builds of cmd/edgebnn, go vet ./..., go test (-race for
-#                runtime/, kernels/, format/, serve/)
-#   host-purego  the same vet and tests with -tags purego (-short with
-#                EDGEBNN_PUREGO_SHORT=1)
+#                the device builds of cmd/edgebnn, go vet ./..., go test -race -short of
+#                runtime/, kernels/, format/, serve/, then go test of every package
+#   host-purego  the same vet and tests with -tags purego: the full tests of the
+#                packages that compute on the device (kernels, runtime, format,
+#                quant), -short for the rest (EDGEBNN_PUREGO)
 #   <emulated>   one per distinct (GOARCH, GOARM, QEMU, CPU) among the board
 #                profiles marked test_target (edgebnn boards --test-targets):
-#                go vet and go test -short of every package under qemu-user
+#                go vet and go test -short under qemu-user; the first target of
+#                each GOARCH (arm64-a53, armv7) tests every package, the others
+#                (another CPU of the same instruction set) the packages whose
+#                code paths depend on the CPU: kernels, runtime, format, quant
+#                (EDGEBNN_EMU_ALL=1: every package on every target)
 #   fuzz         every fuzz target (func FuzzX(f *testing.F) in a _test.go file,
 #                found automatically) for EDGEBNN_FUZZTIME each, one after the
 #                other, through scripts/fuzz.sh; a failure prints the failing
@@ -27,8 +32,11 @@
 #   EDGEBNN_HOST_TIMEOUT  go test -timeout on the host (default 20m)
 #   EDGEBNN_EMU_TIMEOUT   go test -timeout per package under QEMU (default 30m)
 #   EDGEBNN_TAIL          lines of a failing log to print (default 60)
-#   EDGEBNN_PUREGO_SHORT  1 runs the purego pass with -short (default 0: the full tests)
-#   EDGEBNN_FUZZTIME      fuzzing time per fuzz target (default 8s; a Go duration or a count like 500x)
+#   EDGEBNN_PUREGO        the purego pass: device (default: the device packages in full,
+#                         the rest -short), full (every package in full) or short
+#   EDGEBNN_EMU_ALL       1 tests every package on every emulated target (default 0)
+#   EDGEBNN_FUZZTIME      fuzzing time per fuzz target (default 4s with one worker per CPU, about
+#                         the executions of 8s on one; a Go duration or a count like 500x)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -39,7 +47,7 @@ out=$(cd "$out" && pwd)
 host_timeout=${EDGEBNN_HOST_TIMEOUT:-20m}
 emu_timeout=${EDGEBNN_EMU_TIMEOUT:-30m}
 tail_lines=${EDGEBNN_TAIL:-60}
-fuzztime=${EDGEBNN_FUZZTIME:-8s}
+fuzztime=${EDGEBNN_FUZZTIME:-4s}
 ncpu=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 jobs=${EDGEBNN_JOBS:-$((ncpu / 2))}
 if ! [[ $jobs =~ ^[0-9]+$ ]]; then
@@ -47,6 +55,16 @@ if ! [[ $jobs =~ ^[0-9]+$ ]]; then
 	exit 2
 fi
 ((jobs >= 1)) || jobs=1
+purego_mode=${EDGEBNN_PUREGO:-device}
+if [[ $purego_mode != device && $purego_mode != full && $purego_mode != short ]]; then
+	echo "test.sh: EDGEBNN_PUREGO=$purego_mode is not device, full or short" >&2
+	exit 2
+fi
+emu_all=${EDGEBNN_EMU_ALL:-0}
+if [[ $emu_all != 0 && $emu_all != 1 ]]; then
+	echo "test.sh: EDGEBNN_EMU_ALL=$emu_all is not 0 or 1" >&2
+	exit 2
+fi
 if ! [[ $fuzztime =~ ^([0-9]+(\.[0-9]+)?(h|m|s))+$|^[0-9]+x$ ]]; then
 	echo "test.sh: EDGEBNN_FUZZTIME=$fuzztime is not a duration (8s, 1m30s) or a count (500x)" >&2
 	exit 2
@@ -64,12 +82,21 @@ if ! go build -o "$out/bin/edgebnn" ./cmd/edgebnn >"$out/setup.log" 2>&1 ||
 	exit 1
 fi
 
-declare -A emu_line=()
+# emu_line[NAME]: the target's "GOARCH GOARM QEMU CPU PACKAGES", PACKAGES "all" for the first
+# target of its GOARCH (the list puts the 64-bit targets first, then by descending GOARM and CPU
+# name) and "cpu" for the others: the same instruction set on another core model, where only
+# code that dispatches on the CPU's features can behave differently.
+declare -A emu_line=() arch_seen=()
 all=(host host-purego)
 while read -r name goarch goarm qemu cpu; do
 	[[ -n $name ]] || continue
 	all+=("$name")
-	emu_line[$name]="$goarch $goarm $qemu $cpu"
+	set_of=cpu
+	if [[ -z ${arch_seen[$goarch]:-} || $emu_all == 1 ]]; then
+		set_of=all
+	fi
+	arch_seen[$goarch]=1
+	emu_line[$name]="$goarch $goarm $qemu $cpu $set_of"
 done <"$out/targets.txt"
 # Fuzzing goes last: a failing input is written into the package's testdata/fuzz/, where every
 # later go test of that package would replay it as a seed.
@@ -104,9 +131,11 @@ echo "targets: ${selected[*]}"
 # --- package sets: device packages and the server get the race detector ------
 go list -e ./... >"$out/packages.txt" 2>>"$out/setup.log" || true
 go list -e ./runtime/... ./kernels/... ./format/... ./serve/... 2>/dev/null | grep -v '^$' | sort -u >"$out/race-packages.txt" || true
-sort -u "$out/packages.txt" | comm -23 - "$out/race-packages.txt" >"$out/plain-packages.txt" || true
 mapfile -t race_pkgs <"$out/race-packages.txt"
-mapfile -t plain_pkgs <"$out/plain-packages.txt"
+mapfile -t all_pkgs < <(sort -u "$out/packages.txt" | grep -v '^$')
+# The packages that compute on the device: their code paths depend on the CPU (kernels dispatches
+# on its features; runtime, format and quant decode and predict through it).
+mapfile -t cpu_pkgs < <(go list -e ./kernels/... ./runtime/... ./format/... ./quant/... 2>/dev/null | grep -v '^$' | sort -u)
 
 # step LOG COMMAND...: runs the command with its output appended to LOG.
 step() {
@@ -154,34 +183,65 @@ check_asm_encodings() {
 	return $ok
 }
 
-# host_tests LOG SHORT [BUILD FLAGS...]: vet and test on the host; SHORT is
-# -short or empty.
+# host_tests LOG: vet and test on the host: the device packages and the server with -race on
+# their -short tests (the concurrency tests are all short; the long ones are statistical tests
+# with more samples, 5-10 times slower under the race detector), then every package's full tests
+# without it, together (go test interleaves the device packages with the long script tests).
 host_tests() {
-	local log=$1 short=$2 ok=0
-	shift 2
+	local log=$1 ok=0
 	local test_flags=(-vet=off -timeout "$host_timeout")
-	[[ -z $short ]] || test_flags+=("$short")
-	step "$log" go vet "$@" ./... || ok=1
+	step "$log" go vet ./... || ok=1
 	if ((${#race_pkgs[@]})); then
-		step "$log" go test "$@" "${test_flags[@]}" -race "${race_pkgs[@]}" || ok=1
+		step "$log" go test "${test_flags[@]}" -race -short "${race_pkgs[@]}" || ok=1
 	fi
-	if ((${#plain_pkgs[@]})); then
-		step "$log" go test "$@" "${test_flags[@]}" "${plain_pkgs[@]}" || ok=1
+	if ((${#all_pkgs[@]})); then
+		step "$log" go test "${test_flags[@]}" "${all_pkgs[@]}" || ok=1
 	fi
 	return "$ok"
 }
 
-# emu_tests LOG GOARCH GOARM QEMU CPU: cross vet and emulated tests.
+# purego_tests LOG: vet and test with -tags purego (the generic kernels everywhere): the device
+# packages in full and the rest -short (EDGEBNN_PUREGO=device), all in full (full) or all
+# -short (short).
+purego_tests() {
+	local log=$1 ok=0 p
+	local test_flags=(-tags purego -vet=off -timeout "$host_timeout")
+	local full=() rest=()
+	step "$log" go vet -tags purego ./... || ok=1
+	case $purego_mode in
+	full) full=("${all_pkgs[@]}") ;;
+	short) rest=("${all_pkgs[@]}") ;;
+	device)
+		full=("${cpu_pkgs[@]}")
+		for p in "${all_pkgs[@]}"; do
+			[[ " ${cpu_pkgs[*]} " == *" $p "* ]] || rest+=("$p")
+		done
+		;;
+	esac
+	if ((${#full[@]})); then
+		step "$log" go test "${test_flags[@]}" "${full[@]}" || ok=1
+	fi
+	if ((${#rest[@]})); then
+		step "$log" go test "${test_flags[@]}" -short "${rest[@]}" || ok=1
+	fi
+	return "$ok"
+}
+
+# emu_tests LOG GOARCH GOARM QEMU CPU SET: cross vet and emulated tests of every package (SET
+# all) or of the CPU-dependent ones (SET cpu).
 emu_tests() {
-	local log=$1 goarch=$2 goarm=$3 qemu=$4 cpu=$5 ok=0
+	local log=$1 goarch=$2 goarm=$3 qemu=$4 cpu=$5 set_of=$6 ok=0
+	local pkgs=(./...)
+	[[ $set_of == cpu ]] && pkgs=("${cpu_pkgs[@]}")
 	[[ $goarm == - ]] && goarm=
 	if ! command -v "$qemu" >/dev/null; then
 		echo "$qemu is not installed (apt-get install qemu-user-static)" >>"$log"
 		return 1
 	fi
 	local env=(env CGO_ENABLED=0 GOOS=linux GOARCH="$goarch" GOARM="$goarm")
-	step "$log" "${env[@]}" go vet ./... || ok=1
-	step "$log" "${env[@]}" go test -short -vet=off -timeout "$emu_timeout" -exec "$qemu -cpu $cpu" ./... || ok=1
+	echo "packages: ${pkgs[*]}" >>"$log"
+	step "$log" "${env[@]}" go vet "${pkgs[@]}" || ok=1
+	step "$log" "${env[@]}" go test -short -vet=off -timeout "$emu_timeout" -exec "$qemu -cpu $cpu" "${pkgs[@]}" || ok=1
 	return "$ok"
 }
 
@@ -197,21 +257,16 @@ run_target() {
 		# plan; --no-serve adds noserve) build, with their tests.
 		step "$log" go vet -tags device,nethttpomithttp2 ./cmd/edgebnn || ok=1
 		step "$log" go vet -tags device,noserve ./cmd/edgebnn || ok=1
-		host_tests "$log" "" || ok=1
+		host_tests "$log" || ok=1
 		;;
 	host-purego)
-		# The full tests by default: purego swaps the kernels underneath every
-		# package. EDGEBNN_PUREGO_SHORT=1 runs them with -short.
-		if [[ ${EDGEBNN_PUREGO_SHORT:-0} == 0 ]]; then
-			host_tests "$log" "" -tags purego || ok=1
-		else
-			host_tests "$log" -short -tags purego || ok=1
-		fi
+		purego_tests "$log" || ok=1
 		;;
 	fuzz)
-		# One worker per target, so the step's cost is about the number of
-		# targets times EDGEBNN_FUZZTIME; per-target logs go to $out/fuzz/.
-		step "$log" env EDGEBNN_FUZZ_OUT="$out/fuzz" EDGEBNN_FUZZ_PARALLEL=1 \
+		# One worker per CPU (the target runs last, alone), so the step's cost is
+		# about the number of targets times EDGEBNN_FUZZTIME; per-target logs go
+		# to $out/fuzz/.
+		step "$log" env EDGEBNN_FUZZ_OUT="$out/fuzz" EDGEBNN_FUZZ_PARALLEL="$ncpu" \
 			bash scripts/fuzz.sh "$fuzztime" || ok=1
 		;;
 	*)

@@ -179,6 +179,7 @@ func TestBenchQuick(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // as skipQuick's tests: mostly one process on one core at a time
 			for _, f := range c.needs {
 				if _, err := os.Stat(f); err != nil {
 					t.Skipf("optional data not installed: %v", err)

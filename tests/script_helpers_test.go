@@ -38,6 +38,9 @@ func skipQuick(t *testing.T, cost string) {
 		t.Skip(cost)
 	}
 	dependOnTree(t)
+	// Each script is mostly one process on one core at a time (building, loading data, training
+	// a small model): these tests run side by side, go test -parallel (GOMAXPROCS) at a time.
+	t.Parallel()
 }
 
 // dependOnTree stats every file of the repository but .git, docs and runs. go test caches a
