@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/fig3.sh [--quick] [--arm | --arm-counts FILE] [--out DIR] [--png FILE]: paper 003's Fig. 3
-# for ResNet-18.
+# bench/fig3.sh [--quick] [--arch resnet18|resnet50] [--arm | --arm-counts FILE] [--out DIR] [--png FILE]:
+# paper 003's Fig. 3 for ResNet-18 or (--arch resnet50) the paper's ResNet-50.
 #
 # The cost of a K-sample prediction of an inducing-weight ResNet-18 (CIFAR shape, U of 64 × 64,
 # 10 × 64 in the last layer; FFG-U under the weight, local and auto strategies, and Ensemble-U of
@@ -17,16 +17,19 @@
 # ResNet-18 forward is 0.22 G instructions and an FFG-U sample 1.1 G, each counted prediction runs
 # after four warm-up ones, at 40–100 M instructions a second under the plugin.
 #
+# --arch resnet50 (the paper's network): the same for ResNet-50, by default into
+# runs/fig3_resnet50 and docs/img/fig3_cost_resnet50.png; its Ensemble-W of 32 is a 3 GB file.
 # --quick: K = 1 and 2, one repetition, one call per method, no plot unless --png, a temporary
 # directory; checks that the table has its 12 rows (under a minute).
 # Environment: OUT (default runs/fig3), ARMCOUNT, SHARED (default ../shared beside the repository).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-quick=0 arm=0 counts= out=${OUT:-} png=docs/img/fig3_cost.png
+quick=0 arm=0 counts= out=${OUT:-} png= arch=resnet18
 while (($#)); do
 	case $1 in
 	--quick) quick=1 ;;
 	--arm) arm=1 ;;
+	--arch) arch=$2 && shift ;;
 	--arm-counts) counts=$2 && shift ;;
 	--out) out=$2 && shift ;;
 	--png) png=$2 && shift ;;
@@ -34,17 +37,26 @@ while (($#)); do
 	esac
 	shift
 done
+case $arch in
+resnet18) [[ -n $png ]] || png=docs/img/fig3_cost.png ;;
+resnet50) [[ -n $png ]] || png=docs/img/fig3_cost_resnet50.png ;;
+*) echo "fig3.sh: --arch $arch is not resnet18 or resnet50" >&2 && exit 2 ;;
+esac
 bin=$(mktemp -d "${TMPDIR:-/tmp}/fig3.XXXXXX")
 trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/fig3" ./bench/fig3
 if ((quick)); then
 	[[ -n $out ]] || out=$bin/out
-	[[ $png == docs/img/fig3_cost.png ]] && png=
+	[[ $png == docs/img/fig3_cost*.png ]] && png=
 	args=(-k 1,2 -reps 1 -min-time 1ms -min-calls 1 -batches 1)
 else
 	args=(-k 1,2,4,8,16,32 -reps 3 -batches 1,16 -batch-k 1,4)
 fi
-[[ -n $out ]] || out=runs/fig3
+if [[ -z $out ]]; then
+	out=runs/fig3
+	[[ $arch == resnet18 ]] || out=runs/fig3_$arch
+fi
+args+=(-arch "$arch")
 mkdir -p "$out"
 if ((arm)); then
 	shared=${SHARED:-../shared}

@@ -34,6 +34,7 @@ func TestBenchBadOptions(t *testing.T) {
 		{"cnntabs.sh", []string{"--nets", ""}, "--nets names no net"},
 		{"cnntabs.sh", []string{"--seeds", "0"}, "--seeds must be at least 1"},
 		{"cnntabs.sh", []string{"--epochs", "3"}, "usage: bench/cnntabs.sh"},
+		{"fig3.sh", []string{"--arch", "vgg16"}, "--arch vgg16 is not resnet18 or resnet50"},
 		{"j2settings.sh", []string{"--scale", "3"}, "--scale must divide 50"},
 		{"j2settings.sh", []string{"--seeds", "1"}, "--seeds must be at least 2"},
 		{"j2settings.sh", []string{"--epochs", "0"}, "--epochs must be at least 1"},

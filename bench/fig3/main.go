@@ -1,12 +1,12 @@
 // Command fig3 measures paper 003's Fig. 3 on this machine: the cost of a K-sample prediction of
-// an inducing-weight ResNet-18 (CIFAR shape: 3×32×32 input, 10 classes, U of 64 × 64 in every
-// convolution and 10 × 64 in the last layer, as bayesianize's configs/ffg_u_cifar10.json) relative
-// to an ensemble of K deterministic ResNet-18s (Ensemble-W), for K = 1, 2, 4, …, 32, and the
-// memory each needs.
+// an inducing-weight ResNet-18 or, with -arch resnet50, ResNet-50 (the paper's network; CIFAR
+// shape: 3×32×32 input, 10 classes, U of 64 × 64 in every convolution and 10 × 64 in the last
+// layer, as bayesianize's configs/ffg_u_cifar10.json) relative to an ensemble of K deterministic
+// networks (Ensemble-W), for K = 1, 2, 4, …, 32, and the memory each needs.
 //
 // The models are built by convert.Plan (what `edgebnn plan --out` does): the real architecture
 // and file format with random stand-in values, since the cost of a prediction does not depend on
-// what was learnt. They are written to -dir: det.ebnn (one deterministic ResNet-18), ffgu.ebnn
+// what was learnt. They are written to -dir: det.ebnn (one deterministic network), ffgu.ebnn
 // (FFG-U), ensw<K>.ebnn (Ensemble-W of K members, K > 1) and ensu<K>.ebnn (Ensemble-U of K
 // members). Plan also reports each model's file bytes, the heap its loaded form holds and the
 // predictor's scratch for K samples (RuntimeBytes is their sum).
@@ -115,6 +115,7 @@ func (t Timing) cost() float64 {
 
 // Results is what a run measured.
 type Results struct {
+	Arch    string             // "resnet18" or "resnet50" (empty in files from before -arch: resnet18)
 	Load    [3]float64         // load averages (1, 5, 15 min) at the start
 	LoadEnd [3]float64         // and at the end
 	Memory  map[string]*Memory // by "<method>/<K>" (batch 1); "det/1" for the baseline
@@ -138,7 +139,7 @@ func modelFile(dir, key string, k int) string {
 }
 
 // build writes the models for ks to dir and returns their memory as convert.Plan sizes it.
-func build(dir string, ks []int, log io.Writer) (map[string]*Memory, error) {
+func build(dir, arch string, ks []int, log io.Writer) (map[string]*Memory, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -148,7 +149,7 @@ func build(dir string, ks []int, log io.Writer) (map[string]*Memory, error) {
 	}
 	mem := map[string]*Memory{}
 	planOne := func(key string, k int, o convert.PlanOptions) error {
-		o.Arch, o.Classes, o.InputShape, o.MaxBatch = "resnet18", 10, []int{3, 32, 32}, 1
+		o.Arch, o.Classes, o.InputShape, o.MaxBatch = arch, 10, []int{3, 32, 32}, 1
 		start := time.Now()
 		rep, err := convert.Plan(o)
 		if err != nil {
@@ -469,7 +470,7 @@ func table(w io.Writer, res *Results, arm []ARMCount) error {
 // the larger batch sizes), mean ± standard error, with the A53 instruction ratios as marks.
 func drawPlot(path string, res *Results, arm []ARMCount) error {
 	p := plot.New()
-	p.Title.Text = "ResNet-18 (CIFAR): K-sample prediction / Ensemble-W of K members"
+	p.Title.Text = archName(res.Arch) + " (CIFAR): K-sample prediction / Ensemble-W of K members"
 	p.X.Label.Text, p.Y.Label.Text = "K (samples = ensemble members)", "CPU time relative to Ensemble-W"
 	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.ConstantTicks(kTicks(res))
 	p.Y.Min = 0
@@ -609,6 +610,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("fig3", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", "runs/fig3/models", "write the models to `DIR`")
+	arch := fs.String("arch", "resnet18", "the network: resnet18 or resnet50 (`NAME`)")
 	kList := fs.String("k", "1,2,4,8,16,32", "samples / ensemble members `K`, comma-separated")
 	reps := fs.Int("reps", 3, "repetitions")
 	minTime := fs.Duration("min-time", 300*time.Millisecond, "time each method for at least `D` per repetition")
@@ -638,13 +640,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *reps < 1 {
 		return errors.New("fig3: -reps must be positive")
 	}
+	if *arch != "resnet18" && *arch != "resnet50" {
+		return fmt.Errorf("fig3: -arch %q is not resnet18 or resnet50", *arch)
+	}
 	var arm []ARMCount
 	if *armPath != "" {
 		if arm, err = readARM(*armPath); err != nil {
 			return fmt.Errorf("fig3: -arm: %w", err)
 		}
 	}
-	res := &Results{Started: time.Now().UTC(), Load: loadAvg()}
+	res := &Results{Arch: *arch, Started: time.Now().UTC(), Load: loadAvg()}
 	if *from != "" {
 		raw, err := os.ReadFile(*from)
 		if err != nil {
@@ -654,7 +659,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("fig3: -from %s: %w", *from, err)
 		}
 	} else {
-		if res.Memory, err = build(*dir, ks, stderr); err != nil || *buildOnly {
+		if res.Memory, err = build(*dir, *arch, ks, stderr); err != nil || *buildOnly {
 			return err
 		}
 		t := timer{minTime: *minTime, minCalls: *minCalls}
@@ -667,8 +672,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		res.LoadEnd = loadAvg()
 	}
-	fmt.Fprintf(stdout, "ResNet-18 (CIFAR), GOMAXPROCS=%d, %s; load average %.2f / %.2f / %.2f at the start, %.2f / %.2f / %.2f at the end\n\n",
-		goruntime.GOMAXPROCS(0), res.Started.Format(time.RFC3339), res.Load[0], res.Load[1], res.Load[2],
+	fmt.Fprintf(stdout, "%s (CIFAR), GOMAXPROCS=%d, %s; load average %.2f / %.2f / %.2f at the start, %.2f / %.2f / %.2f at the end\n\n",
+		archName(res.Arch), goruntime.GOMAXPROCS(0), res.Started.Format(time.RFC3339), res.Load[0], res.Load[1], res.Load[2],
 		res.LoadEnd[0], res.LoadEnd[1], res.LoadEnd[2])
 	if err := table(stdout, res, arm); err != nil {
 		return err
@@ -688,6 +693,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// archName is the network's name as the paper writes it ("" is resnet18: results files from
+// before -arch).
+func archName(arch string) string {
+	if arch == "resnet50" {
+		return "ResNet-50"
+	}
+	return "ResNet-18"
 }
 
 func main() {

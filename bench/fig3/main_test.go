@@ -119,7 +119,7 @@ func BenchmarkFig3(b *testing.B) {
 				return
 			}
 		}
-		benchMem, benchErr = build(benchDir, ks, io.Discard)
+		benchMem, benchErr = build(benchDir, "resnet18", ks, io.Discard)
 		debug.FreeOSMemory() // the plans' garbage, collected now rather than during the timings
 	})
 	if benchErr != nil {
