@@ -177,3 +177,26 @@ func BenchmarkFig3(b *testing.B) {
 		}
 	}
 }
+
+// TestRunRefusesBadFlags: run names the flag and the bad value before it builds or measures
+// anything.
+func TestRunRefusesBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-arch", "vgg16"}, `-arch "vgg16" is not resnet18 or resnet50`},
+		{[]string{"-reps", "0"}, "-reps must be positive"},
+		{[]string{"-k", "1,x"}, "-k"},
+	} {
+		dir := filepath.Join(t.TempDir(), "models")
+		var out, errs strings.Builder
+		err := run(append([]string{"-dir", dir}, tc.args...), &out, &errs)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run %q: %v, want an error containing %q", tc.args, err, tc.want)
+		}
+		if _, statErr := os.Stat(dir); statErr == nil {
+			t.Errorf("run %q created %s before refusing", tc.args, dir)
+		}
+	}
+}
