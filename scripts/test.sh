@@ -27,9 +27,10 @@
 #
 # Environment knobs (all optional):
 #   EDGEBNN_TARGETS       comma-separated subset, e.g. host,arm64-a53 (default: all)
-#   EDGEBNN_JOBS          targets run concurrently (default: number of CPUs / 2, at least 1)
+#   EDGEBNN_JOBS          targets run concurrently (default: the number of CPUs; a QEMU target
+#                         leaves a core idle while its last test binary runs alone)
 #   EDGEBNN_OUT           directory for logs and the helper binary (default: a new temp dir)
-#   EDGEBNN_HOST_TIMEOUT  go test -timeout on the host (default 20m)
+#   EDGEBNN_HOST_TIMEOUT  go test -timeout on the host (default 30m)
 #   EDGEBNN_EMU_TIMEOUT   go test -timeout per package under QEMU (default 30m)
 #   EDGEBNN_TAIL          lines of a failing log to print (default 60)
 #   EDGEBNN_PUREGO        the purego pass: device (default: the device packages in full,
@@ -44,12 +45,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${EDGEBNN_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/edgebnn-test.XXXXXX")}
 mkdir -p "$out/bin"
 out=$(cd "$out" && pwd)
-host_timeout=${EDGEBNN_HOST_TIMEOUT:-20m}
+host_timeout=${EDGEBNN_HOST_TIMEOUT:-30m}
 emu_timeout=${EDGEBNN_EMU_TIMEOUT:-30m}
 tail_lines=${EDGEBNN_TAIL:-60}
 fuzztime=${EDGEBNN_FUZZTIME:-4s}
 ncpu=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
-jobs=${EDGEBNN_JOBS:-$((ncpu / 2))}
+jobs=${EDGEBNN_JOBS:-$ncpu}
 if ! [[ $jobs =~ ^[0-9]+$ ]]; then
 	echo "test.sh: EDGEBNN_JOBS=$jobs is not a number" >&2
 	exit 2
