@@ -95,7 +95,7 @@ done
 
 PYTHONPATH=bench/lib python3 - "$out" "$seeds" "$epochs" "$scale" <<'EOF'
 import json, sys
-from stats import cell, signed_cell
+from stats import cell
 out, seeds, epochs, d = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 def rep(arm, s, k):
     return json.load(open("%s/%s_%d.k%d.json" % (out, arm, s, k)))
@@ -131,7 +131,7 @@ pairs = [("q(U) variance 1e-3 (J.2) − sd 1e-3 (ours), our recipe", "ours+var",
          ("K = 20 (J.2) − K = 8 (ours), J.2's recipe ÷ %d" % d, "j2", "j2", 20, 8),
          ("J.2's recipe ÷ %d − ours (both K = 20)" % d, "j2", "ours", 20, 20)]
 for name, a, b, ka, kb in pairs:
-    c = [signed_cell([metric(rep(a, s, ka), m) - metric(rep(b, s, kb), m) for s in range(1, seeds + 1)], f)
+    c = [cell([metric(rep(a, s, ka), m) - metric(rep(b, s, kb), m) for s in range(1, seeds + 1)], f, signed=True)
          for m, f in ms]
     print("| " + name + " | " + " | ".join(c) + " |")
 EOF

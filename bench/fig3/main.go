@@ -470,7 +470,8 @@ func table(w io.Writer, res *Results, arm []ARMCount) error {
 // the larger batch sizes), mean ± standard error, with the A53 instruction ratios as marks.
 func drawPlot(path string, res *Results, arm []ARMCount) error {
 	p := plot.New()
-	p.Title.Text = archName(res.Arch) + " (CIFAR): K-sample prediction / Ensemble-W of K members"
+	name, _ := archName(res.Arch)
+	p.Title.Text = name + " (CIFAR): K-sample prediction / Ensemble-W of K members"
 	p.X.Label.Text, p.Y.Label.Text = "K (samples = ensemble members)", "CPU time relative to Ensemble-W"
 	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.ConstantTicks(kTicks(res))
 	p.Y.Min = 0
@@ -640,7 +641,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *reps < 1 {
 		return errors.New("fig3: -reps must be positive")
 	}
-	if *arch != "resnet18" && *arch != "resnet50" {
+	if _, ok := archName(*arch); !ok {
 		return fmt.Errorf("fig3: -arch %q is not resnet18 or resnet50", *arch)
 	}
 	var arm []ARMCount
@@ -672,8 +673,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		res.LoadEnd = loadAvg()
 	}
+	name, _ := archName(res.Arch)
 	fmt.Fprintf(stdout, "%s (CIFAR), GOMAXPROCS=%d, %s; load average %.2f / %.2f / %.2f at the start, %.2f / %.2f / %.2f at the end\n\n",
-		archName(res.Arch), goruntime.GOMAXPROCS(0), res.Started.Format(time.RFC3339), res.Load[0], res.Load[1], res.Load[2],
+		name, goruntime.GOMAXPROCS(0), res.Started.Format(time.RFC3339), res.Load[0], res.Load[1], res.Load[2],
 		res.LoadEnd[0], res.LoadEnd[1], res.LoadEnd[2])
 	if err := table(stdout, res, arm); err != nil {
 		return err
@@ -695,13 +697,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// archName is the network's name as the paper writes it ("" is resnet18: results files from
-// before -arch).
-func archName(arch string) string {
-	if arch == "resnet50" {
-		return "ResNet-50"
+// archName is the network's name as the paper writes it, and whether -arch takes arch
+// (convert.Plan's names; "" is resnet18: results files from before -arch).
+func archName(arch string) (string, bool) {
+	switch arch {
+	case "resnet18":
+		return "ResNet-18", true
+	case "resnet50":
+		return "ResNet-50", true
 	}
-	return "ResNet-18"
+	return "ResNet-18", false
 }
 
 func main() {

@@ -17,20 +17,11 @@ def json_stream(text):
     return values
 
 
-def cell(v, fmt):
+def cell(v, fmt, signed=False):
     """fmt % the mean of v, then " ± " and fmt % its standard error when v has more than one
-    value."""
+    value; signed (for differences) writes the mean with its sign, the standard error without."""
     m = sum(v) / len(v)
-    if len(v) == 1:
-        return fmt % m
-    return fmt % m + " ± " + fmt % math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v))
-
-
-def signed_cell(v, fmt):
-    """Like cell, for differences: the mean with its sign ("%+" added to fmt), the standard
-    error without."""
-    m = sum(v) / len(v)
-    s = fmt.replace("%", "%+", 1) % m
+    s = (fmt.replace("%", "%+", 1) if signed else fmt) % m
     if len(v) == 1:
         return s
     return s + " ± " + fmt % math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v))
