@@ -62,7 +62,7 @@ func LoadEvalData(cfg Config) (test, ood *data.Dataset, err error) {
 	if err := cfg.validateData(); err != nil {
 		return nil, nil, err
 	}
-	t := &Trainer{Config: cfg}
+	t := &Trainer{Config: cfg, evalOnly: true}
 	if err := t.loadData(); err != nil {
 		return nil, nil, err
 	}

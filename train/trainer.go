@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,6 +73,7 @@ type Trainer struct {
 	PruneSNRReport *prune.SNRReport
 	mask           *zMask // the pruned Z entries pinned at zero while fine-tuning
 	finetuning     bool   // the fine-tuning phase has begun
+	evalOnly       bool   // LoadEvalData's: the training set is not used
 }
 
 // StepInfo reports one optimizer step.
@@ -200,10 +202,7 @@ func (t *Trainer) loadData() error {
 		if dir == "" {
 			dir = data.DefaultFashionMNISTDir
 		}
-		if train, err = data.FashionMNIST(dir, "train"); err != nil {
-			return err
-		}
-		if test, err = data.FashionMNIST(dir, "test"); err != nil {
+		if train, test, err = t.fashionMNIST(dir); err != nil {
 			return err
 		}
 		if spec, ok := strings.CutPrefix(c.Data, "fmnist-c:"); ok {
@@ -270,10 +269,77 @@ func (t *Trainer) loadData() error {
 	if t.Train.N == 0 {
 		return fmt.Errorf("config: no training data")
 	}
-	if err := t.splitLaplaceVal(); err != nil {
-		return err
+	if !t.evalOnly {
+		if err := t.splitLaplaceVal(); err != nil {
+			return err
+		}
 	}
 	return t.loadOOD()
+}
+
+// fashionMNIST reads Fashion-MNIST's two splits only as far into their image files as the run
+// looks: the first train_limit (test_limit) examples of the trained classes and, in the test
+// split, of the held-out classes that make the OOD set. The labels files (tens of kilobytes) are
+// read whole to find that point; a split the limits do not shorten is read in full. LoadEvalData
+// (evalOnly) reads one training example, enough for the checks that follow.
+func (t *Trainer) fashionMNIST(dir string) (train, test *data.Dataset, err error) {
+	c := &t.Config
+	var trainGroups, testGroups [][]int // label sets whose first examples are kept; nil: any label
+	if c.Classes != "" {
+		cs, err := data.ParseClasses(c.Classes)
+		if err != nil {
+			return nil, nil, err
+		}
+		trainGroups = [][]int{cs}
+		testGroups = trainGroups
+		if rest := data.Complement(cs, len(data.FashionMNISTClasses())); len(rest) > 0 && (c.OOD == "" || c.OOD == "classes") {
+			testGroups = [][]int{cs, rest}
+		}
+	}
+	trainLimit := c.TrainLimit
+	if t.evalOnly {
+		trainLimit = 1
+	}
+	load := func(split string, limit int, groups [][]int) (*data.Dataset, error) {
+		n := 0
+		if limit > 0 {
+			labels, err := data.FashionMNISTLabels(dir, split)
+			if err != nil {
+				return nil, err
+			}
+			n = headFor(labels, limit, groups)
+		}
+		return data.FashionMNISTHead(dir, split, n)
+	}
+	if train, err = load("train", trainLimit, trainGroups); err != nil {
+		return nil, nil, err
+	}
+	if test, err = load("test", c.TestLimit, testGroups); err != nil {
+		return nil, nil, err
+	}
+	return train, test, nil
+}
+
+// headFor returns how many leading labels hold the first limit examples of every group (a set
+// of labels; no groups: any label), or 0 (all of them) when a group has fewer.
+func headFor(labels []int, limit int, groups [][]int) int {
+	if len(groups) == 0 {
+		return min(limit, len(labels))
+	}
+	counts, done := make([]int, len(groups)), 0
+	for i, y := range labels {
+		for g, set := range groups {
+			if counts[g] < limit && slices.Contains(set, y) {
+				if counts[g]++; counts[g] == limit {
+					done++
+				}
+			}
+		}
+		if done == len(groups) {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // loadOOD replaces the OOD set of held-out classes by the one the ood key names (see
@@ -288,8 +354,9 @@ func (t *Trainer) loadOOD() error {
 		}
 		return nil
 	case c.OOD == "fmnist-shuffled":
-		// Every test image (not only those of the trained classes): a fixed OOD set.
-		all, err := data.FashionMNIST(c.fmnistDir(), "test")
+		// Every test image (not only those of the trained classes): a fixed OOD set. Only the
+		// first test_limit are read (pixels are shuffled by one permutation for every image).
+		all, err := data.FashionMNISTHead(c.fmnistDir(), "test", c.TestLimit)
 		if err != nil {
 			return fmt.Errorf("config: ood %s: %w", c.OOD, err)
 		}

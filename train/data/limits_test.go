@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,6 +220,16 @@ func FuzzReadIDX(f *testing.F) {
 		}
 		if n != len(data) || len(data) > len(b) {
 			t.Fatalf("dims %v, %d bytes of data from %d", dims, len(data), len(b))
+		}
+		// The first records of a file that reads in full are the full read's leading bytes.
+		for _, r := range []int{1, dims[0] / 2} {
+			hd, head, err := ReadIDXLimits(bytes.NewReader(b), IDXLimits{MaxElements: 1 << 16, Records: int64(r)})
+			if r == 0 {
+				continue
+			}
+			if err != nil || hd[0] != r || !slices.Equal(hd[1:], dims[1:]) || !bytes.Equal(head, data[:len(data)/dims[0]*r]) {
+				t.Fatalf("first %d of dims %v: dims %v, %d bytes, %v", r, dims, hd, len(head), err)
+			}
 		}
 	})
 }
