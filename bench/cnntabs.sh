@@ -20,7 +20,7 @@
 #
 # Options: --nets LIST (cnn,resnet), --seeds N (3), --out DIR (runs/cnntabs). --quick: 2 seeds,
 # 1 epoch on the first 300 training images, 2 samples, evaluated on the first 200 test images —
-# the table's shape in about a minute (tests/bench_quick_test.go).
+# the table's shape in about 7 s of CPU (tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 nets=cnn,resnet seeds=3 out=runs/cnntabs epochs=0 samples=0 trainlimit=0 testlimit=0

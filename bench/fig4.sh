@@ -44,8 +44,8 @@
 #
 # Options: --seeds N (3), --epochs E (3), --samples K (20), --out DIR (runs/fig4), --png FILE
 # (docs/img/fig4.png). --quick: 1 seed, 1 epoch on the first 300 training images, K = 2, every
-# evaluation on the first 200 test images, the plot in DIR — every cell and table in about 30 s
-# of CPU (43 s wall with one other agent running, 200 s at load average 5; tests/bench_quick_test.go).
+# evaluation on the first 200 test images, the plot in DIR — every cell and table in about 15 s
+# of CPU (22 s wall beside a QEMU run on the other core; tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 epochs=3 samples=20 out=runs/fig4 png=docs/img/fig4.png

@@ -27,7 +27,7 @@
 # defaults), --samples K (8), --corrupt-limit L (0: all 10000 test images), --out DIR (runs/prunedc),
 # --png FILE (docs/img/prunedc.png). --quick: bench/prunetab.sh --quick (1 seed, 1 epoch on
 # 300 images, every evaluation on 200 test images), K = 2, L = 200, the plot in DIR — every
-# table's shape in about a minute (tests/bench_quick_test.go).
+# table's shape in about 35 s of CPU (tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 epochs=12 finetune=1 samples=8 limit=0 out=runs/prunedc png=docs/img/prunedc.png quick=0 pngset=0

@@ -44,11 +44,9 @@ type tableSpec struct {
 // and each number finite and in its metric's range (never its value: a quick run trains for one
 // epoch on 300 images). Each script builds cmd/edgebnn itself (Go's build cache makes the later
 // builds cheap) and writes into a temporary directory; the Go commands are built into it. Skipped
-// with -short; a case whose data is not installed is skipped. bench/fmnist_c.sh --quick is left
-// out: its 54 evaluations (9 corruptions × 6 severities, each corrupting the whole test set)
-// take about 40 s of CPU even on 200 images.
+// with -short; a case whose data is not installed is skipped.
 func TestBenchQuick(t *testing.T) {
-	skipQuick(t, "trains small models: about 3 minutes of CPU, 7.5 minutes wall on a loaded 2-core machine (session 14)")
+	skipQuick(t, "trains small models: about 4 minutes of CPU, 4 minutes wall on a loaded 2-core machine (session 18)")
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skipf("bash not found: %v", err)
@@ -106,6 +104,12 @@ func TestBenchQuick(t *testing.T) {
 			cols: map[int]span{1: pct, 2: nll, 3: unit, 4: brier, 5: unit, 6: unit, 7: unit},
 		}}},
 		{name: "convert_eval", cmd: []string{"bench/convert_eval.sh", "--quick"}, needs: []string{fmnist}, check: checkConvertEval},
+		// 54 evaluations (9 corruptions × 6 severities) of 200 test images: about 11 s of CPU
+		{name: "fmnist_c", cmd: []string{"bench/fmnist_c.sh", "--quick"}, needs: []string{fmnist}, tables: []tableSpec{{
+			header: "corruption", rows: 9, cells: 7,
+			labels: []string{"gaussian_noise", "shot_noise", "impulse_noise", "gaussian_blur", "contrast", "brightness", "rotation", "translation", "elastic"},
+			pairs:  map[int]span{1: pct, 2: pct, 3: pct, 4: pct, 5: pct, 6: pct},
+		}}},
 		{name: "adaptive", cmd: []string{"go", "./bench/adaptive", "-quick"}, needs: []string{fmnist}, setup: tinyModel, tables: []tableSpec{{
 			header: "model", rows: 1, cells: 6,
 			cols: map[int]span{3: pct, 4: {0, 1e3}}, pairs: map[int]span{5: pct},
