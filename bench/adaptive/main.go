@@ -71,11 +71,10 @@ func main() {
 }
 
 func run(paths []string, dir string, K, seeds, limit int, coverage, delta float64, round int) error {
-	test, err := data.FashionMNIST(dir, "test")
+	test, err := data.FashionMNISTHead(dir, "test", limit)
 	if err != nil {
 		return err
 	}
-	test = test.Head(limit)
 	half := test.N / 2
 	idx := make([]int, test.N-half)
 	for i := range idx {

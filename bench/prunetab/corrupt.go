@@ -170,12 +170,11 @@ func evaluateCorrupt(rows []*group, o corruptOptions) (map[string]*corruptResult
 	if len(pending) == 0 {
 		return res, nil
 	}
-	test, err := data.FashionMNIST(o.dataDir, "test")
+	// The first L images (FashionMNISTHead reads no more): the same as corrupting all and keeping
+	// the first L, as every image is corrupted from its own stream.
+	test, err := data.FashionMNISTHead(o.dataDir, "test", o.limit)
 	if err != nil {
 		return nil, err
-	}
-	if o.limit > 0 {
-		test = test.Head(o.limit) // the same images as corrupting all and keeping the first L
 	}
 	opt := runtime.Options{Samples: o.samples, Seed: o.seed, Strategy: runtime.Auto, MaxBatch: 100}
 	evalAll := func(d *data.Dataset, put func(r *corruptResult, m cmetrics)) error {

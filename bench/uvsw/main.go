@@ -388,12 +388,9 @@ func evaluate(entries []*entry, dataDir, digitsPath string, seed uint64, limit, 
 	if len(pending) == 0 {
 		return nil
 	}
-	full, err := data.FashionMNIST(dataDir, "test")
+	full, err := data.FashionMNISTHead(dataDir, "test", testLimit)
 	if err != nil {
 		return err
-	}
-	if testLimit > 0 {
-		full = full.Head(testLimit)
 	}
 	in := []int{0, 1, 2, 3, 4}
 	test, err := full.SelectClasses(in, true)

@@ -152,7 +152,7 @@ func (o *calibrateFlags) loadData() (*data.Dataset, string, error) {
 			dir = data.DefaultFashionMNISTDir
 		}
 		var err error
-		if d, err = data.FashionMNIST(dir, "test"); err != nil {
+		if d, err = data.FashionMNISTHead(dir, "test", o.limit); err != nil {
 			return nil, "", fmt.Errorf("--data fmnist (--data-dir %s): %w", dir, err)
 		}
 		what = "fashion-mnist test set"
