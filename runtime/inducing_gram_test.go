@@ -174,11 +174,7 @@ func TestInducingGramMatchesWeight(t *testing.T) {
 	var mean, vari [2][]float64
 	for s, st := range []runtime.Strategy{runtime.Local, runtime.Weight} {
 		out := predictAll(t, m, runtime.Options{Samples: n, Seed: uint64(20 + s), Strategy: st, KeepSamples: true}, x)
-		got := sampleMoments(to64s(out[0].Outputs), 32*16)
-		mean[s], vari[s] = got.mean, make([]float64, got.p)
-		for j := range vari[s] {
-			vari[s][j] = got.cov.at(j, j)
-		}
+		mean[s], vari[s] = sampleMeanVar(to64s(out[0].Outputs), 32*16)
 	}
 	bad := 0
 	for j := range mean[0] {
