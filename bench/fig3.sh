@@ -12,10 +12,12 @@
 #
 # --arm first counts Cortex-A53 instructions under QEMU with ../shared/tools/armcount (GOMAXPROCS=1,
 # `edgebnn bench --count 1` and `--count 2`, the difference is one prediction; ARM_K, default
-# "1 4", are the K counted for FFG-U (weight strategy) and Ensemble-W) and adds them to the table
-# and the plot (--arm-counts FILE reuses the arm.txt of an earlier --arm run). 20–40 minutes: a
-# ResNet-18 forward is 0.22 G instructions and an FFG-U sample 1.1 G, each counted prediction runs
-# after four warm-up ones, at 40–100 M instructions a second under the plugin.
+# "1 4", are the K counted for FFG-U and Ensemble-W; ARM_METHODS, default "ffgu-weight", the FFG-U
+# strategies counted: any of ffgu-weight, ffgu-local, ffgu-auto) and adds them to the table
+# and the plot (--arm-counts FILE reuses the arm.txt of an earlier --arm run). 20–40 minutes for
+# the defaults: a ResNet-18 forward is 0.21 G instructions and an FFG-U sample 0.71 G (weight;
+# session 18), each counted prediction runs after three warm-up ones, and the plugin runs 20–100 M
+# instructions a second (K = 16 under weight: about an hour).
 #
 # --arch resnet50 (the paper's network): the same for ResNet-50, by default into
 # runs/fig3_resnet50 and docs/img/fig3_cost_resnet50.png; its Ensemble-W of 32 is a 3 GB file.
@@ -42,6 +44,11 @@ resnet18) [[ -n $png ]] || png=docs/img/fig3_cost.png ;;
 resnet50) [[ -n $png ]] || png=docs/img/fig3_cost_resnet50.png ;;
 *) echo "fig3.sh: --arch $arch is not resnet18 or resnet50" >&2 && exit 2 ;;
 esac
+read -r -a arm_methods <<<"${ARM_METHODS:-ffgu-weight}"
+for m in "${arm_methods[@]}"; do
+	[[ $m == ffgu-weight || $m == ffgu-local || $m == ffgu-auto ]] ||
+		{ echo "fig3.sh: ARM_METHODS: $m is not ffgu-weight, ffgu-local or ffgu-auto" >&2 && exit 2; }
+done
 bin=$(mktemp -d "${TMPDIR:-/tmp}/fig3.XXXXXX")
 trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/fig3" ./bench/fig3
@@ -77,7 +84,9 @@ if ((arm)); then
 	}
 	cases=("det|1|det.ebnn|")
 	for k in "${ks[@]}"; do
-		cases+=("ffgu-weight|$k|ffgu.ebnn|--samples $k --strategy weight")
+		for m in "${arm_methods[@]}"; do
+			cases+=("$m|$k|ffgu.ebnn|--samples $k --strategy ${m#ffgu-}")
+		done
 		((k > 1)) && cases+=("ensw|$k|ensw$k.ebnn|")
 	done
 	echo "# Cortex-A53 instructions per prediction (bench/fig3.sh --arm, $(date -u +%FT%TZ))" >"$out/arm.txt"

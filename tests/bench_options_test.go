@@ -19,28 +19,31 @@ func TestBenchBadOptions(t *testing.T) {
 		script string
 		args   []string
 		want   string
+		env    []string // added to the environment
 	}{
-		{"uvsw.sh", []string{"--methods", "det,bogus"}, `--methods: unknown method "bogus"`},
-		{"uvsw.sh", []string{"--methods", ","}, "--methods names no method"},
-		{"uvsw.sh", []string{"--model", "resnet", "--methods", "ffgu,faem"}, "--methods faem: the FA posteriors have configs for --model mlp only"},
-		{"uvsw.sh", []string{"--model", "cnn"}, `--model is mlp or resnet, not "cnn"`},
-		{"uvsw.sh", []string{"--seeds", "x"}, "--seeds takes a whole number"},
-		{"fsvi_table1.sh", []string{"--methods", "fsvi,bogus"}, "unknown method bogus"},
-		{"fsvi_table1.sh", []string{"--fsvi-kl", "full"}, "--fsvi-kl full is not last_layer or linearized"},
-		{"fsvi_table1.sh", []string{"--arch", "resnet"}, "--arch resnet is not mlp or cnn"},
-		{"fsvi_table1.sh", []string{"--arch", "cnn", "--methods", "fsvi,laplace"}, "--methods laplace needs --arch mlp"},
-		{"fsvi_table1.sh", []string{"--arch", "cnn", "--methods", "fsviref"}, "--methods fsviref needs --arch mlp"},
-		{"cnntabs.sh", []string{"--nets", "cnn,mlp"}, `--nets: unknown net "mlp"`},
-		{"cnntabs.sh", []string{"--nets", ""}, "--nets names no net"},
-		{"cnntabs.sh", []string{"--seeds", "0"}, "--seeds must be at least 1"},
-		{"cnntabs.sh", []string{"--epochs", "3"}, "usage: bench/cnntabs.sh"},
-		{"fig3.sh", []string{"--arch", "vgg16"}, "--arch vgg16 is not resnet18 or resnet50"},
-		{"j2settings.sh", []string{"--scale", "3"}, "--scale must divide 50"},
-		{"j2settings.sh", []string{"--seeds", "1"}, "--seeds must be at least 2"},
-		{"j2settings.sh", []string{"--epochs", "0"}, "--epochs must be at least 1"},
+		{"uvsw.sh", []string{"--methods", "det,bogus"}, `--methods: unknown method "bogus"`, nil},
+		{"uvsw.sh", []string{"--methods", ","}, "--methods names no method", nil},
+		{"uvsw.sh", []string{"--model", "resnet", "--methods", "ffgu,faem"}, "--methods faem: the FA posteriors have configs for --model mlp only", nil},
+		{"uvsw.sh", []string{"--model", "cnn"}, `--model is mlp or resnet, not "cnn"`, nil},
+		{"uvsw.sh", []string{"--seeds", "x"}, "--seeds takes a whole number", nil},
+		{"fsvi_table1.sh", []string{"--methods", "fsvi,bogus"}, "unknown method bogus", nil},
+		{"fsvi_table1.sh", []string{"--fsvi-kl", "full"}, "--fsvi-kl full is not last_layer or linearized", nil},
+		{"fsvi_table1.sh", []string{"--arch", "resnet"}, "--arch resnet is not mlp or cnn", nil},
+		{"fsvi_table1.sh", []string{"--arch", "cnn", "--methods", "fsvi,laplace"}, "--methods laplace needs --arch mlp", nil},
+		{"fsvi_table1.sh", []string{"--arch", "cnn", "--methods", "fsviref"}, "--methods fsviref needs --arch mlp", nil},
+		{"cnntabs.sh", []string{"--nets", "cnn,mlp"}, `--nets: unknown net "mlp"`, nil},
+		{"cnntabs.sh", []string{"--nets", ""}, "--nets names no net", nil},
+		{"cnntabs.sh", []string{"--seeds", "0"}, "--seeds must be at least 1", nil},
+		{"cnntabs.sh", []string{"--epochs", "3"}, "usage: bench/cnntabs.sh", nil},
+		{"fig3.sh", []string{"--arch", "vgg16"}, "--arch vgg16 is not resnet18 or resnet50", nil},
+		{"fig3.sh", []string{"--arm"}, "ARM_METHODS: ensu is not ffgu-weight, ffgu-local or ffgu-auto", []string{"ARM_METHODS=ffgu-auto ensu"}},
+		{"j2settings.sh", []string{"--scale", "3"}, "--scale must divide 50", nil},
+		{"j2settings.sh", []string{"--seeds", "1"}, "--seeds must be at least 2", nil},
+		{"j2settings.sh", []string{"--epochs", "0"}, "--epochs must be at least 1", nil},
 	} {
 		dir := t.TempDir() + "/out"
 		cmd := exec.Command(bash, append([]string{"../bench/" + tc.script, "--out", dir}, tc.args...)...)
+		cmd.Env = append(os.Environ(), tc.env...)
 		out, err := cmd.CombinedOutput()
 		if err == nil || !strings.Contains(string(out), tc.want) {
 			t.Errorf("%s %q: err %v, output %q, want an error containing %q", tc.script, tc.args, err, out, tc.want)
