@@ -178,6 +178,7 @@ func TestBernsteinTableMatchesFlow(t *testing.T) {
 // overestimates the distance by at most 1/n), spot-checked against Φ(bfvi Inverse(θ)).
 // A coarse table (G = 5) must show a distance well above the DKW noise, so the check has power.
 func TestBernsteinKolmogorov(t *testing.T) {
+	skipUnderRace(t)
 	n := 100000
 	if testing.Short() {
 		n = 40000 // the emulated ARM targets: DKW noise 0.011, still a third of the G = 5 distance

@@ -223,6 +223,7 @@ func globalTensors(spec *runtime.Spec, seed uint64) runtime.Tensors {
 // TestGlobalUWeightMoments: the joint moments of both layers' sampled weights, including their
 // cross-layer covariance, match the closed form, for each q(G) family and three seeds.
 func TestGlobalUWeightMoments(t *testing.T) {
+	skipUnderRace(t)
 	n := sampleCount(60_000)
 	for ci, c := range globalCases {
 		for seed := uint64(1); seed <= 3; seed++ {
@@ -277,6 +278,7 @@ func globalOneLayer(c globalCase) *runtime.Spec {
 // TestGlobalUPredictorMoments: through the Predictor, with the weight strategy (weights recovered
 // from unit inputs) and the local strategy (outputs f = W x̃ of four inputs), for three seeds.
 func TestGlobalUPredictorMoments(t *testing.T) {
+	skipUnderRace(t)
 	n := sampleCount(60_000)
 	for ci, c := range globalCases {
 		for seed := uint64(1); seed <= 3; seed++ {

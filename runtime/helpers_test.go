@@ -187,6 +187,17 @@ func sampleCount(full int) int {
 	return (n + 11) / 12 * 12
 }
 
+// skipUnderRace skips a statistical test in a -race build. Such a test predicts on one goroutine
+// (Threads 1), so the race detector has nothing to find in it, while instrumentation makes its
+// sampling and moment loops 10–20 times slower (TestInducingGramMoments: 18 s of the host's
+// race pass). It runs in full without -race and with -short on every emulated CPU.
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("one goroutine: nothing for -race to find; runs without -race")
+	}
+}
+
 // moments are the sample mean and covariance of K draws of a p-vector with the standard errors of
 // each entry, estimated from the samples themselves.
 type moments struct {

@@ -67,6 +67,7 @@ func im2colRef(spec *runtime.Spec, x []float32) (xt [][]float64, pos int) {
 // rank-one X̃ᵀX̃) and random ones (6 positions and a bias in d_in = 7 with M_in = 2: the Schur
 // complement is singular).
 func TestInducingGramMoments(t *testing.T) {
+	skipUnderRace(t)
 	n := sampleCount(100_008)
 	for ci, c := range indCases {
 		for _, pw := range []bool{false, true} {

@@ -368,6 +368,7 @@ func to64s(x []float32) []float64 {
 }
 
 func TestInducingWeightMoments(t *testing.T) {
+	skipUnderRace(t)
 	n := sampleCount(100_008)
 	for ci, c := range indCases {
 		t.Run(c.name, func(t *testing.T) {
