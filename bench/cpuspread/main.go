@@ -34,6 +34,7 @@ import (
 	"github.com/edgebnn/edgebnn/kernels"
 	"github.com/edgebnn/edgebnn/runtime"
 	"golang.org/x/sys/unix"
+	"gonum.org/v1/gonum/stat"
 )
 
 func main() {
@@ -177,7 +178,7 @@ func summarize(w io.Writer, rows [][]float64) {
 	}
 	for j := 1; j < len(columns); j++ {
 		v := col(j)
-		mean, sd := meanSD(v)
+		mean, sd := stat.PopMeanStdDev(v, nil)
 		s := slices.Clone(v)
 		slices.Sort(s)
 		cv := math.NaN()
@@ -187,29 +188,7 @@ func summarize(w io.Writer, rows [][]float64) {
 		fmt.Fprintf(w, "# %s: min %.4g median %.4g max %.4g cv %.3f\n", columns[j], s[0], s[len(s)/2], s[len(s)-1], cv)
 	}
 	cpu := col(1)
-	fmt.Fprintf(w, "# correlation of cpu_ms with sweep_ms %.2f, with gemm_ms %.2f\n", corr(cpu, col(8)), corr(cpu, col(9)))
-}
-
-func meanSD(v []float64) (mean, sd float64) {
-	for _, x := range v {
-		mean += x
-	}
-	mean /= float64(len(v))
-	for _, x := range v {
-		sd += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(sd / float64(len(v)))
-}
-
-// corr is Pearson's correlation (NaN when either has no spread).
-func corr(x, y []float64) float64 {
-	mx, sx := meanSD(x)
-	my, sy := meanSD(y)
-	s := 0.0
-	for i := range x {
-		s += (x[i] - mx) * (y[i] - my)
-	}
-	return s / float64(len(x)) / (sx * sy)
+	fmt.Fprintf(w, "# correlation of cpu_ms with sweep_ms %.2f, with gemm_ms %.2f\n", stat.Correlation(cpu, col(8), nil), stat.Correlation(cpu, col(9), nil))
 }
 
 // threadMS is the calling thread's CPU time in milliseconds.
