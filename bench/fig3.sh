@@ -13,11 +13,14 @@
 # --arm first counts Cortex-A53 instructions under QEMU with ../shared/tools/armcount (GOMAXPROCS=1,
 # `edgebnn bench --count 1` and `--count 2`, the difference is one prediction; ARM_K, default
 # "1 4", are the K counted for FFG-U and Ensemble-W; ARM_METHODS, default "ffgu-weight", the FFG-U
-# strategies counted: any of ffgu-weight, ffgu-local, ffgu-auto) and adds them to the table
+# strategies counted: any of ffgu-weight, ffgu-local, ffgu-auto; ARM_WARMUP, default 3, the
+# warm-up predictions of each run, 0 for the largest K) and adds them to the table
 # and the plot (--arm-counts FILE reuses the arm.txt of an earlier --arm run). 20–40 minutes for
 # the defaults: a ResNet-18 forward is 0.21 G instructions and an FFG-U sample 0.71 G (weight;
-# session 18), each counted prediction runs after three warm-up ones, and the plugin runs 20–100 M
-# instructions a second (K = 16 under weight: about an hour).
+# session 18), each counted prediction runs after ARM_WARMUP warm-up ones, and the plugin runs
+# 20–100 M instructions a second (K = 16 under weight: about an hour with three warm-ups; with
+# none, the two runs predict three times instead of seven and the difference is the second
+# prediction, the first having sized the buffers — the same count, session 19).
 #
 # --arch resnet50 (the paper's network): the same for ResNet-50, by default into
 # runs/fig3_resnet50 and docs/img/fig3_cost_resnet50.png; its Ensemble-W of 32 is a 3 GB file.
@@ -45,6 +48,8 @@ resnet50) [[ -n $png ]] || png=docs/img/fig3_cost_resnet50.png ;;
 *) echo "fig3.sh: --arch $arch is not resnet18 or resnet50" >&2 && exit 2 ;;
 esac
 read -r -a arm_methods <<<"${ARM_METHODS:-ffgu-weight}"
+arm_warmup=${ARM_WARMUP:-3}
+[[ $arm_warmup =~ ^[0-9]{1,3}$ ]] || { echo "fig3.sh: ARM_WARMUP: $arm_warmup is not a count of 0 to 999" >&2 && exit 2; }
 for m in "${arm_methods[@]}"; do
 	[[ $m == ffgu-weight || $m == ffgu-local || $m == ffgu-auto ]] ||
 		{ echo "fig3.sh: ARM_METHODS: $m is not ffgu-weight, ffgu-local or ffgu-auto" >&2 && exit 2; }
@@ -80,7 +85,7 @@ if ((arm)); then
 		local model=$1 n=$2
 		shift 2
 		GOMAXPROCS=1 "$armcount" -arch arm64 -cpu cortex-a53 -- "$bin/edgebnn-arm64" bench \
-			--model "$out/models/$model" --count "$n" "$@" 2>&1 | sed -n 's/^icount: //p' | tail -n 1
+			--model "$out/models/$model" --count "$n" --warmup "$arm_warmup" "$@" 2>&1 | sed -n 's/^icount: //p' | tail -n 1
 	}
 	cases=("det|1|det.ebnn|")
 	for k in "${ks[@]}"; do

@@ -37,6 +37,7 @@ func TestBenchBadOptions(t *testing.T) {
 		{"cnntabs.sh", []string{"--epochs", "3"}, "usage: bench/cnntabs.sh", nil},
 		{"fig3.sh", []string{"--arch", "vgg16"}, "--arch vgg16 is not resnet18 or resnet50", nil},
 		{"fig3.sh", []string{"--arm"}, "ARM_METHODS: ensu is not ffgu-weight, ffgu-local or ffgu-auto", []string{"ARM_METHODS=ffgu-auto ensu"}},
+		{"fig3.sh", []string{"--arm"}, "ARM_WARMUP: x is not a count of 0 to 999", []string{"ARM_WARMUP=x"}},
 		{"j2settings.sh", []string{"--scale", "3"}, "--scale must divide 50", nil},
 		{"j2settings.sh", []string{"--seeds", "1"}, "--seeds must be at least 2", nil},
 		{"j2settings.sh", []string{"--epochs", "0"}, "--epochs must be at least 1", nil},

@@ -29,7 +29,11 @@ costs.
 predictions after the warm-up and nothing else (no timing loop, no
 deterministic comparison), for instruction counts: the difference between
 runs with --count R and --count 11R, divided by 10R, is one prediction
-(bench/armcount.sh does this under QEMU).
+(bench/armcount.sh does this under QEMU). --warmup N sets the number of
+warm-up predictions (3). The first prediction sizes the predictor's buffers
+and every later one takes the same path, so for instruction counts of large
+models, where each prediction costs minutes under QEMU, --warmup 0 with
+--count 1 and --count 2 gives one prediction from three instead of seven.
 
 With --json, one object with keys per_input_seconds_median,
 per_input_seconds_p90, inputs_per_second, allocs_per_prediction,
@@ -64,6 +68,9 @@ type benchResult struct {
 // maxBenchCount bounds --count.
 const maxBenchCount = 1 << 30
 
+// maxBenchWarmup bounds --warmup.
+const maxBenchWarmup = 1000
+
 func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("bench")
 	pf := addPredictFlags(fs, 1)
@@ -71,11 +78,15 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	pf.mean = fs.Bool("mean", false, "benchmark the deterministic forward at the posterior mean")
 	count := fs.Int("count", 0, "run exactly `N` predictions after the warm-up and stop (for instruction counts)")
+	warmup := fs.Int("warmup", 3, "`N` warm-up predictions before anything is timed or counted")
 	if err := parseFlagsOnly(fs, benchUsage, args, stdout); err != nil {
 		return err
 	}
 	if *count < 0 || *count > maxBenchCount {
 		return usagef("--count %d is out of range (1 to %d; 0: time for --min-time)", *count, maxBenchCount)
+	}
+	if *warmup < 0 || *warmup > maxBenchWarmup {
+		return usagef("--warmup %d is out of range (0 to %d)", *warmup, maxBenchWarmup)
 	}
 	if *minTime <= 0 {
 		return usagef("--min-time must be positive")
@@ -105,7 +116,7 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		}
 		return nil
 	}
-	if err := predictN(3); err != nil { // warm-up
+	if err := predictN(*warmup); err != nil {
 		return err
 	}
 	if *count > 0 {

@@ -4,8 +4,8 @@ import (
 	"testing"
 )
 
-// TestBenchFlags: --count runs exactly N predictions, --mean benchmarks the deterministic
-// forward, the timed mode reports the ratio to the deterministic forward, and bad values are
+// TestBenchFlags: --count runs exactly N predictions, --warmup sets the warm-up, --mean
+// benchmarks the deterministic forward, the timed mode reports the ratio to the deterministic forward, and bad values are
 // usage errors.
 func TestBenchFlags(t *testing.T) {
 	out := convertFixture(t, "mlp_ffgu", "--dtype", "f16")
@@ -20,6 +20,14 @@ func TestBenchFlags(t *testing.T) {
 			wantStderr: []string{"--count -1 is out of range"}},
 		{name: "huge count", args: []string{"bench", "--model", out, "--count", "99999999999"}, wantCode: 2,
 			wantStderr: []string{"out of range"}},
+		{name: "one warm-up", args: []string{"bench", "--model", out, "--count", "2", "--warmup", "1", "--samples", "4"},
+			wantStdout: []string{"predictions       2 (batch 1, 4 samples"}},
+		{name: "no warm-up", args: []string{"bench", "--model", out, "--count", "1", "--warmup", "0"},
+			wantStdout: []string{"predictions       1 (batch 1"}},
+		{name: "negative warm-up", args: []string{"bench", "--model", out, "--warmup", "-1"}, wantCode: 2,
+			wantStderr: []string{"--warmup -1 is out of range (0 to 1000)"}},
+		{name: "huge warm-up", args: []string{"bench", "--model", out, "--warmup", "1001"}, wantCode: 2,
+			wantStderr: []string{"--warmup 1001 is out of range"}},
 		{name: "zero min-time", args: []string{"bench", "--model", out, "--min-time", "0s"}, wantCode: 2,
 			wantStderr: []string{"--min-time must be positive"}},
 	})
