@@ -53,11 +53,14 @@ type dense struct {
 }
 
 // detWeights are one network's weights of a deterministic layer: w is dOut × k with leading
-// dimension ldw; bias may be nil.
+// dimension ldw; bias may be nil. scale, when not nil, is the per-output factor of a BatchNorm
+// that follows the layer: the layer computes (W x)·scale + bias, bias then holding
+// b·scale + shift (foldBatchNorm), so w stays the model file's tensor, never copied.
 type detWeights struct {
-	w    []float32
-	ldw  int
-	bias []float32
+	w     []float32
+	ldw   int
+	bias  []float32
+	scale []float32
 }
 
 func (b *builder) dense(ls *LayerSpec, id, dOut, k int) (*dense, error) {
@@ -211,7 +214,7 @@ func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 	B := fc.block
 	if d.post == nil && len(d.det) == 1 {
 		dw := &d.det[0]
-		d.apply(fc, dw.w, dw.ldw, dw.bias, in, out, B*n, fc.scratch)
+		d.applyScaled(fc, dw.w, dw.ldw, dw.scale, dw.bias, in, out, B*n, fc.scratch)
 		return
 	}
 	if d.post != nil && d.useLocal(fc.strategy, n) {
@@ -230,7 +233,7 @@ func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 		xb, yb := in[b*n*inSz:(b+1)*n*inSz], out[b*n*outSz:(b+1)*n*outSz]
 		if d.post == nil {
 			dw := &d.det[fc.sample%len(d.det)]
-			d.apply(fc, dw.w, dw.ldw, dw.bias, xb, yb, n, fc.scratch)
+			d.applyScaled(fc, dw.w, dw.ldw, dw.scale, dw.bias, xb, yb, n, fc.scratch)
 			continue
 		}
 		if fc.faHs != nil {
@@ -279,36 +282,36 @@ func (d *dense) forwardWeight(fc *fwdCtx, in, out []float32, n int) {
 	d.apply(fc, w, d.dIn, bias, in, out, n, rest)
 }
 
-// foldBatchNorm folds an inference-mode BatchNorm that follows this deterministic layer into its
-// weights and bias (W' = diag(scale) W, b' = scale ⊙ b + shift), member by member in an
-// ensemble (bn has as many members as d). The folded weights are a copy, so the model file's
-// tensors are left untouched.
+// foldBatchNorm folds an inference-mode BatchNorm that follows this deterministic layer into it,
+// member by member in an ensemble (bn has as many members as d): the layer then computes
+// (W x)·scale + (b·scale + shift) per output, the order PyTorch evaluates a convolution and its
+// BatchNorm in. Only the per-output vectors are new; the weights stay the model file's
+// (memory-mapped) tensors, where scaling W itself would copy every one of them.
 func (d *dense) foldBatchNorm(bn *batchNorm) {
 	for e := range d.det {
 		dw, bm := &d.det[e], &bn.members[e]
-		w := make([]float32, d.dOut*d.k)
 		bias := make([]float32, d.dOut)
-		for o := 0; o < d.dOut; o++ {
-			s := bm.scale[o]
-			row := dw.w[o*dw.ldw : o*dw.ldw+d.k]
-			for j, v := range row {
-				w[o*d.k+j] = v * s
-			}
+		for o, s := range bm.scale {
 			b := float32(0)
 			if dw.bias != nil {
 				b = dw.bias[o]
 			}
 			bias[o] = b*s + bm.shift[o]
 		}
-		*dw = detWeights{w: w, ldw: d.k, bias: bias}
+		dw.bias, dw.scale = bias, bm.scale
 	}
 }
 
-// weightMatrix writes member e's weights into w (dOut × dIn, bias as the last column).
+// weightMatrix writes member e's weights into w (dOut × dIn, bias as the last column), a
+// following BatchNorm folded in (W·scale row by row).
 func (d *dense) weightMatrix(e int, w []float32) {
 	dw := &d.det[e]
 	for o := 0; o < d.dOut; o++ {
-		copy(w[o*d.dIn:o*d.dIn+d.k], dw.w[o*dw.ldw:o*dw.ldw+d.k])
+		row := w[o*d.dIn : o*d.dIn+d.k]
+		copy(row, dw.w[o*dw.ldw:o*dw.ldw+d.k])
+		if dw.scale != nil {
+			kernels.Scale(dw.scale[o], row)
+		}
 		if d.hasBias {
 			w[o*d.dIn+d.k] = dw.bias[o]
 		}
@@ -316,14 +319,25 @@ func (d *dense) weightMatrix(e int, w []float32) {
 }
 
 // apply computes out = W x + b for n inputs with W (dOut × k, leading dimension ldw).
-func (d *dense) apply(_ *fwdCtx, w []float32, ldw int, bias, in, out []float32, n int, scratch []float32) {
+func (d *dense) apply(fc *fwdCtx, w []float32, ldw int, bias, in, out []float32, n int, scratch []float32) {
+	d.applyScaled(fc, w, ldw, nil, bias, in, out, n, scratch)
+}
+
+// applyScaled computes out = (W x)·scale + b for n inputs with W (dOut × k, leading dimension
+// ldw), scale per output (nil: 1) and b (nil: 0).
+func (d *dense) applyScaled(_ *fwdCtx, w []float32, ldw int, scale, bias, in, out []float32, n int, scratch []float32) {
 	if !d.conv {
 		kernels.Gemm(false, true, n, d.dOut, d.k, 1, in, d.k, w, ldw, 0, out, d.dOut)
-		if bias != nil {
-			for i := 0; i < n; i++ {
-				row := out[i*d.dOut : (i+1)*d.dOut]
-				for o, b := range bias {
-					row[o] += b
+		for i := 0; i < n && (scale != nil || bias != nil); i++ {
+			row := out[i*d.dOut : (i+1)*d.dOut]
+			switch {
+			case scale == nil:
+				kernels.Axpy(1, bias, row)
+			case bias == nil:
+				kernels.Mul(row, row, scale)
+			default:
+				for o, v := range row {
+					row[o] = v*scale[o] + bias[o]
 				}
 			}
 		}
@@ -340,8 +354,29 @@ func (d *dense) apply(_ *fwdCtx, w []float32, ldw int, bias, in, out []float32, 
 		}
 		y := out[i*d.dOut*p : (i+1)*d.dOut*p]
 		kernels.Gemm(false, false, d.dOut, p, d.k, 1, w, ldw, col, p, 0, y, p)
-		if bias != nil {
-			addColumnTo(y, bias, d.dOut, 1, 0, p)
+		if scale != nil || bias != nil {
+			affineRows(y, scale, bias, d.dOut, p)
+		}
+	}
+}
+
+// affineRows sets row o of y (rows × p) to y·scale[o] + bias[o]; a nil scale is 1, a nil bias 0.
+func affineRows(y, scale, bias []float32, rows, p int) {
+	for o := 0; o < rows; o++ {
+		row := y[o*p : (o+1)*p]
+		switch {
+		case scale == nil:
+			b := bias[o]
+			for j := range row {
+				row[j] += b
+			}
+		case bias == nil:
+			kernels.Scale(scale[o], row)
+		default:
+			s, b := scale[o], bias[o]
+			for j, v := range row {
+				row[j] = v*s + b
+			}
 		}
 	}
 }

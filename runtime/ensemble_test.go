@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	goruntime "runtime"
 	"sync"
 	"testing"
 
@@ -634,5 +635,89 @@ func BenchmarkEnsemble(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestBatchNormFoldKeepsWeights: building a model whose deterministic convolutions are followed
+// by BatchNorms allocates per-channel vectors, not another copy of the weights (the fold applies
+// the BatchNorm's scale to the layer's outputs), and the outputs still equal the network with the
+// BatchNorm folded into the weights by hand.
+func TestBatchNormFoldKeepsWeights(t *testing.T) {
+	const members, c = 3, 64
+	conv := func(name string) runtime.LayerSpec {
+		return runtime.LayerSpec{Name: name, Op: runtime.OpConv2d, In: c, Out: c, Kernel: [2]int{3, 3}, Padding: [2]int{1, 1}}
+	}
+	bn := func(name string) runtime.LayerSpec {
+		return runtime.LayerSpec{Name: name, Op: runtime.OpBatchNorm, In: c, Affine: true}
+	}
+	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{c, 4, 4},
+		Members: members, Layers: []runtime.LayerSpec{conv("c1"), bn("b1"), {Name: "r", Op: runtime.OpReLU},
+			conv("c2"), bn("b2"), {Name: "f", Op: runtime.OpFlatten},
+			{Name: "fc", Op: runtime.OpLinear, In: c * 16, Out: 3, Bias: true}}}
+	all, per := ensembleTensors(spec, members, 11)
+	weightBytes := uint64(members * 2 * c * c * 9 * 4)
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	m, err := runtime.New(spec, all)
+	goruntime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > weightBytes/4 {
+		t.Errorf("building the model allocated %d bytes; its convolution weights are %d bytes", got, weightBytes)
+	}
+	// The same members with each BatchNorm folded into its convolution's weights and bias by
+	// hand (W·s, shift as the bias), and no BatchNorm layers: the outputs agree.
+	folded := &runtime.Spec{Version: spec.Version, Task: spec.Task, InputShape: spec.InputShape, Members: members}
+	for _, l := range spec.Layers {
+		if l.Op == runtime.OpBatchNorm {
+			continue
+		}
+		if l.Op == runtime.OpConv2d {
+			l.Bias = true
+		}
+		folded.Layers = append(folded.Layers, l)
+	}
+	fts := runtime.Tensors{}
+	for e, ts := range per {
+		for name, tn := range ts {
+			fts[memberName(e, name)] = tn
+		}
+		for _, l := range [][2]string{{"c1", "b1"}, {"c2", "b2"}} {
+			w := append([]float32(nil), ts[l[0]+".weight"].Data...)
+			b := make([]float32, c)
+			for o := range c {
+				s := float64(ts[l[1]+".weight"].Data[o]) / math.Sqrt(float64(ts[l[1]+".running_var"].Data[o])+1e-5)
+				for j := range c * 9 {
+					w[o*c*9+j] = float32(s * float64(w[o*c*9+j]))
+				}
+				b[o] = float32(float64(ts[l[1]+".bias"].Data[o]) - float64(ts[l[1]+".running_mean"].Data[o])*s)
+			}
+			fts[memberName(e, l[0]+".weight")] = runtime.Tensor{Shape: ts[l[0]+".weight"].Shape, Data: w}
+			fts[memberName(e, l[0]+".bias")] = runtime.Tensor{Shape: []int{c}, Data: b}
+		}
+	}
+	mf := newModel(t, folded, fts)
+	xs := randomInputs(m, 2, 3)
+	got, want := make([]runtime.Prediction, 2), make([]runtime.Prediction, 2)
+	for _, p := range []struct {
+		m   *runtime.Model
+		out []runtime.Prediction
+	}{{m, got}, {mf, want}} {
+		pr, err := p.m.NewPredictor(runtime.Options{Samples: members, MaxBatch: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pr.PredictBatch(xs, p.out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range got {
+		for j, v := range got[i].Probs {
+			if w := want[i].Probs[j]; math.Abs(float64(v-w)) > 1e-5 {
+				t.Errorf("input %d class %d: %g with the BatchNorm applied to the outputs, %g folded into the weights", i, j, v, w)
+			}
+		}
 	}
 }

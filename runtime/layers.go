@@ -219,7 +219,9 @@ func (p *adaptivePool) forward(fc *fwdCtx, in, out []float32, n int) {
 
 // batchNorm is BatchNorm1d/2d in inference mode: y = x·scale + shift per channel, with scale and
 // shift folded from the running statistics and the affine parameters at load time — one pair per
-// member of an ensemble model (sample s uses member s mod K).
+// member of an ensemble model (sample s uses member s mod K). After a deterministic Linear or
+// Conv2d the builder merges it into that layer's output pass (dense.foldBatchNorm) and drops the
+// node; the layer's weights are not copied, so a memory-mapped model file stays the only copy.
 type batchNorm struct {
 	s       shape
 	members []bnMember
