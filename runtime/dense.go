@@ -175,7 +175,7 @@ func (d *dense) scratchSize(n, B int, st Strategy) int {
 	}
 	s := d.dOut*d.dIn + d.dOut + max(d.post.weightScratch(), d.colSize())
 	if l, ok := d.post.(*inducing); ok {
-		s = max(s, d.pathScratch(l, n))
+		s = max(s, d.pathScratch(l, n), d.meanScratch(l))
 		if st != Weight && d.gramPost(Auto, 1) != nil { // Local's choice, and Auto's for some batch ≤ n
 			s = max(s, d.gramScratch(l))
 		}
@@ -261,6 +261,9 @@ func (d *dense) forwardWeight(fc *fwdCtx, in, out []float32, n int) {
 	}
 	if l, path := d.inducingPath(n); path == pathFactored && !fc.mean {
 		d.forwardFactored(fc, l, in, out, n)
+		return
+	} else if l != nil && fc.mean && l.meanPath(d.factoredCols(n)) == pathFactored {
+		d.forwardMeanFactored(fc, l, in, out, n)
 		return
 	}
 	w := fc.scratch[:d.dOut*d.dIn]

@@ -93,6 +93,13 @@ func InducingPath(m *Model, layer string, n int) string {
 	return map[weightPath]string{pathFormed: "formed", pathFactored: "factored"}[p]
 }
 
+// InducingMeanPath names the path the posterior-mean weight of the named inducing layer applied
+// to n inputs takes: "formed" or "factored".
+func InducingMeanPath(m *Model, layer string, n int) string {
+	d := m.findDense(layer)
+	return map[weightPath]string{pathFormed: "formed", pathFactored: "factored"}[d.post.(*inducing).meanPath(d.factoredCols(n))]
+}
+
 // SetInducingGram forces the named inducing convolution's gram path on ("on": Local and Auto
 // take it), off ("off") or leaves it to the cost model ("auto"), and reports whether the layer is
 // an inducing layer. Call it before NewPredictor.

@@ -56,6 +56,69 @@ func (l *inducing) pathCost(cols int) int {
 	return formed
 }
 
+// meanPath returns the path the posterior-mean weight W̄ = σ R ū C (meanWeight) applied to cols
+// input columns takes: the forced one (tests), else the cheaper of forming W̄ (mo·mi·dIn +
+// dOut·mo·dIn, then dOut·dIn per column) and the factored σ R (ū (C x̃)) (mi·dIn + mo·mi + dOut·mo
+// per column). For a ResNet-18 3×3 convolution with 512 channels at 4 × 4 positions the factored
+// form is 39× cheaper; for one with 3 input channels at 32 × 32 positions forming is 5× cheaper.
+func (l *inducing) meanPath(cols int) weightPath {
+	if l.path != pathAuto {
+		return l.path
+	}
+	mo, mi, dOut, dIn := l.mo, l.mi, l.dOut, l.dIn
+	formed := mo*mi*dIn + dOut*mo*dIn + cols*dOut*dIn
+	factored := cols * (mi*dIn + mo*mi + dOut*mo)
+	if factored < formed {
+		return pathFactored
+	}
+	return pathFormed
+}
+
+// meanScratch is the scratch forwardMeanFactored needs: an input's im2col matrix and its C x̃ and
+// ū C x̃ columns.
+func (d *dense) meanScratch(l *inducing) int {
+	cols := 1
+	if d.conv {
+		cols = d.out.h * d.out.w
+	}
+	return d.colSize() + cols*(l.mi+l.mo)
+}
+
+// forwardMeanFactored applies the posterior-mean weight σ R ū C to n inputs without forming it,
+// input by input: y = σ R (ū (C x̃)).
+func (d *dense) forwardMeanFactored(fc *fwdCtx, l *inducing, in, out []float32, n int) {
+	mo, mi, dOut, dIn, k := l.mo, l.mi, l.dOut, l.dIn, l.k
+	c := l.zcC[mi*dIn:]
+	cols, inSize := 1, k
+	if d.conv {
+		cols, inSize = d.out.h*d.out.w, d.in.size()
+	}
+	col := fc.scratch[:d.colSize()]
+	cc := fc.scratch[len(col) : len(col)+mi*cols]
+	vv := fc.scratch[len(col)+mi*cols : len(col)+(mi+mo)*cols]
+	for i := 0; i < n; i++ {
+		x := in[i*inSize : (i+1)*inSize]
+		y := out[i*dOut*cols : (i+1)*dOut*cols]
+		if !d.conv {
+			augmentedProject(c, mi, k, dIn, l.hasBias, x, 1, cc, mi)
+			kernels.Gemv(false, mo, mi, 1, l.meanU, mi, cc, 0, vv)
+			kernels.Gemv(false, dOut, mo, l.sigma, l.r, mo, vv, 0, y)
+			continue
+		}
+		cx := x
+		if !d.pointwise() {
+			kernels.Im2Col(d.geom, x, col)
+			cx = col
+		}
+		kernels.Gemm(false, false, mi, cols, k, 1, c, dIn, cx, cols, 0, cc, cols)
+		if l.hasBias {
+			addColumnTo(cc, c, mi, dIn, k, cols)
+		}
+		kernels.Gemm(false, false, mo, cols, mi, 1, l.meanU, mi, cc, cols, 0, vv, cols)
+		kernels.Gemm(false, false, dOut, cols, mo, l.sigma, l.r, mo, vv, cols, 0, y, cols)
+	}
+}
+
 // pathScratch is the largest scratch a weight sample of l applied to any batch of 1…n inputs
 // needs beyond the formed path's: choosePath may pick the factored path for a smaller batch than
 // the one the predictor was sized for. The factored path costs more per column, so once the

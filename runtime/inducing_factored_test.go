@@ -89,7 +89,8 @@ func TestInducingFactoredCrossover(t *testing.T) {
 
 // TestInducingFactoredNetworks: the same check on whole networks — convolutions (im2col and
 // pointwise), residual blocks, BatchNorm, a Linear layer without bias, global U — every inducing
-// layer factored against every one formed, for batches of 1 and 3.
+// layer factored against every one formed, for batches of 1 and 3, for weight samples and for
+// the posterior mean (Options.Mean).
 func TestInducingFactoredNetworks(t *testing.T) {
 	cnn := cnnSpec()
 	cnn.Layers[5].Shortcut[0].Posterior = inducingPost(2, 2, runtime.QDiagonal, false, 0) // r2s: 1×1, pointwise
@@ -115,18 +116,23 @@ func TestInducingFactoredNetworks(t *testing.T) {
 				}
 				m0 := newModel(t, spec, ts)
 				xs := randomInputs(m0, n, 5)
-				opts := runtime.Options{Samples: 8, Seed: 9, Strategy: runtime.Weight, MaxBatch: n, KeepSamples: true}
-				var got [2][]runtime.Prediction
-				for i, mode := range []string{"on", "off"} {
-					m := newModel(t, spec, ts)
-					for _, l := range layers {
-						if !runtime.SetInducingFactored(m, l, mode) {
-							t.Fatalf("%s is not an inducing layer", l)
+				// Samples, and the posterior mean (σ R (ū (C x̃)) against W̄ = σ R ū C formed).
+				for _, opts := range []runtime.Options{
+					{Samples: 8, Seed: 9, Strategy: runtime.Weight, MaxBatch: n, KeepSamples: true},
+					{Mean: true, Strategy: runtime.Weight, MaxBatch: n, KeepSamples: true},
+				} {
+					var got [2][]runtime.Prediction
+					for i, mode := range []string{"on", "off"} {
+						m := newModel(t, spec, ts)
+						for _, l := range layers {
+							if !runtime.SetInducingFactored(m, l, mode) {
+								t.Fatalf("%s is not an inducing layer", l)
+							}
 						}
+						got[i] = predictAll(t, m, opts, xs)
 					}
-					got[i] = predictAll(t, m, opts, xs)
+					sameOutputs(t, got[0], got[1], 0, 1e-4)
 				}
-				sameOutputs(t, got[0], got[1], 0, 1e-4)
 			})
 		}
 	}
@@ -145,6 +151,30 @@ func sameOutputs(t *testing.T, a, b []runtime.Prediction, size int, tol float64)
 		for j := range x {
 			if d := math.Abs(float64(x[j] - y[j])); d > tol*(1+math.Abs(float64(y[j]))) || math.IsNaN(d) {
 				t.Fatalf("input %d, output %d: factored %v, formed %v", i, j, x[j], y[j])
+			}
+		}
+	}
+}
+
+// TestInducingMeanPath: the posterior-mean weight W̄ = σ R ū C meets cols input columns formed
+// (mo·mi·d_in + d_out·mo·d_in, then d_out·d_in per column) or factored (mi·d_in + mo·mi + d_out·mo
+// per column), whichever costs less. 64 → 128 channels, 3×3 on 4×4 (16 columns per input, d_in
+// 577, M 8 × 8): formed 36 928 + 590 848 + 1 181 696 n against factored 91 264 n — factored for
+// every batch. 3 → 8 channels, 3×3 on 8×8 (64 columns, d_in 28): formed 3 584 + 14 336 n against
+// factored 22 528 n — formed for every batch.
+func TestInducingMeanPath(t *testing.T) {
+	small := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{3, 8, 8},
+		Layers: []runtime.LayerSpec{{Name: "c", Op: runtime.OpConv2d, In: 3, Out: 8, Bias: true, Kernel: [2]int{3, 3},
+			Padding: [2]int{1, 1}, Posterior: inducingPost(8, 8, runtime.QDiagonal, true, 0)}, {Name: "flat", Op: runtime.OpFlatten}}}
+	for _, c := range []struct {
+		name string
+		spec *runtime.Spec
+		want string
+	}{{"64 → 128 on 4×4", indConvSpec(128, 4), "factored"}, {"3 → 8 on 8×8", small, "formed"}} {
+		m := newModel(t, c.spec, randomTensors(c.spec, 3))
+		for _, n := range []int{1, 2, 64} {
+			if got := runtime.InducingMeanPath(m, "c", n); got != c.want {
+				t.Errorf("%s, %d inputs: the mean weight is %s, want %s", c.name, n, got, c.want)
 			}
 		}
 	}
