@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -17,6 +18,44 @@ func ffgMLPSpec() *runtime.Spec {
 			{Name: "1", Op: runtime.OpReLU},
 			{Name: "2", Op: runtime.OpLinear, In: 128, Out: 10, Bias: true, Posterior: ffgPost()},
 		}}
+}
+
+// prunedSparseModel is one pruned mean-field Gaussian Linear layer (k → dOut, bias) that keeps
+// a random share density of its weights — below runtime.SparseDensity, so it runs the CSR
+// products.
+func prunedSparseModel(tb testing.TB, dOut, k int, density float64) *runtime.Model {
+	tb.Helper()
+	r := rand.New(rand.NewPCG(uint64(dOut), uint64(k)))
+	var keep []uint32
+	for i := range dOut * k {
+		if r.Float64() < density {
+			keep = append(keep, uint32(i))
+		}
+	}
+	index, err := runtime.EncodeKeptIndex(dOut, k, keep)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rawSD := func(n int) []float32 { // softplus⁻¹ of sds around 0.05
+		v := randn(r, n, 0.5)
+		for i := range v {
+			v[i] -= 3
+		}
+		return v
+	}
+	src := runtime.MemorySource{
+		Tensors: runtime.Tensors{
+			"fc.weight_mean_kept": tensor(randn(r, len(keep), 0.1), len(keep)),
+			"fc._weight_sd_kept":  tensor(rawSD(len(keep)), len(keep)),
+			"fc.bias_mean":        tensor(randn(r, dOut, 0.1), dOut),
+			"fc._bias_sd":         tensor(rawSD(dOut), dOut),
+		},
+		Blobs: map[string][]byte{"fc.weight_keep": index},
+	}
+	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{k},
+		Layers: []runtime.LayerSpec{{Name: "fc", Op: runtime.OpLinear, In: k, Out: dOut, Bias: true,
+			Posterior: &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: 1, Pruned: true}}}}
+	return newModel(tb, spec, src)
 }
 
 // nsPerBatch times PredictBatch for at least d.
@@ -53,6 +92,7 @@ func BenchmarkAutoStrategy(b *testing.B) {
 		{"ffg-256-128-10", func(tb testing.TB) *runtime.Model { return buildModel(tb, ffgMLPSpec(), 1) }},
 		{"inducing-conv-64-128-4x4", func(tb testing.TB) *runtime.Model { return buildModel(tb, indConvSpec(128, 4), 1) }},
 		{"inducing-conv-64-16-16x16", func(tb testing.TB) *runtime.Model { return buildModel(tb, indConvSpec(16, 16), 1) }},
+		{"pruned-ffg-1024-512-2%", func(tb testing.TB) *runtime.Model { return prunedSparseModel(tb, 512, 1024, 0.02) }},
 	}
 	for _, mc := range models {
 		m := mc.m(b)

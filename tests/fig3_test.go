@@ -54,9 +54,16 @@ func TestFig3Quick(t *testing.T) {
 	if f, d := num(ens2, 9), num(det, 9); f < 2*d-0.5 || f > 2*d+0.5 {
 		t.Errorf("Ensemble-W of 2: file %g MiB, want twice the network's %g", f, d)
 	}
+	// The inducing models store under a quarter of one network (paper 003: 24.28 % for
+	// ResNet-50) and, at run time, need less than one network does — under half of Ensemble-W of
+	// two. (Their run-time memory is not under a quarter: the loaded Matheron factors and the
+	// sampling scratch are of the network's order; results/fig3.md, session 19.)
 	for _, r := range rows[len(methods)+2:] {
-		if rel := num(r, 11); !(rel > 0 && rel < 0.25) {
-			t.Errorf("%s at K = 2: runtime memory %g × Ensemble-W's, want under a quarter", r[2], rel)
+		if f, d := num(r, 9), num(det, 9); !(f > 0 && f < d/4) {
+			t.Errorf("%s: file %g MiB, want under a quarter of the network's %g", r[2], f, d)
+		}
+		if rel := num(r, 11); !(rel > 0 && rel < 0.5) {
+			t.Errorf("%s at K = 2: runtime memory %g × Ensemble-W's, want under a half", r[2], rel)
 		}
 	}
 }
