@@ -16,7 +16,7 @@ type inducing struct {
 	hasBias          bool
 	sigma, lamda     float32
 	zr               []float32 // mo × dOut
-	zcC              []float32 // 2mi × dIn: Z_c stacked on C = Ψ_c⁻¹ Z_c
+	zc, c            []float32 // mi × dIn each: Z_c (the model's tensor, not copied) and C = Ψ_c⁻¹ Z_c
 	r                []float32 // dOut × mo: R = Z_rᵀ Ψ_r⁻¹
 	dr, dc           []float32 // diag(D_r), diag(D_c)
 	lhatR, lhatC     []float32 // chol(Z_r Z_rᵀ), chol(Z_c Z_cᵀ), jittered
@@ -112,11 +112,7 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 	kernels.CholeskySolve(lc, mi, c, dIn)
 
 	l.zr, l.r = zr32, to32(r)
-	l.zcC = make([]float32, 2*mi*dIn)
-	copy(l.zcC, zc32)
-	for i, v := range c {
-		l.zcC[mi*dIn+i] = float32(v)
-	}
+	l.zc, l.c = zc32, to32(c)
 	l.dr, l.dc = to32(dr), to32(dc)
 	l.lhatR, l.lhatC = to32(lhr), to32(lhc)
 	l.lr, l.lc = to32(lr), to32(lc)
@@ -362,7 +358,7 @@ func (l *inducing) sampleWeight(fc *fwdCtx, rng *kernels.Stream, w, scratch []fl
 	core := l.sampleCore(fc, rng, w[:dOut*dIn], scratch)
 	// big = core C; W = σλ E1 + σ R big.
 	big := scratch[8*d : 8*d+mo*dIn]
-	kernels.Gemm(false, false, mo, dIn, mi, 1, core, mi, l.zcC[mi*dIn:], dIn, 0, big, dIn)
+	kernels.Gemm(false, false, mo, dIn, mi, 1, core, mi, l.c, dIn, 0, big, dIn)
 	kernels.Gemm(false, false, dOut, dIn, mo, l.sigma, l.r, mo, big, dIn, l.sigma*l.lamda, w, dIn)
 }
 
@@ -388,10 +384,10 @@ func (l *inducing) sampleCore(fc *fwdCtx, rng *kernels.Stream, e1, scratch []flo
 	if mi*dIn <= zcInPlaceMax {
 		// Row by row, reading Z_c in place (Gemm would pack Z_cᵀ for every sample).
 		for i := 0; i < mo; i++ {
-			kernels.Gemv(false, mi, dIn, 1, l.zcC, dIn, big[i*dIn:(i+1)*dIn], 0, ubar[i*mi:(i+1)*mi])
+			kernels.Gemv(false, mi, dIn, 1, l.zc, dIn, big[i*dIn:(i+1)*dIn], 0, ubar[i*mi:(i+1)*mi])
 		}
 	} else {
-		kernels.Gemm(false, true, mo, mi, dIn, 1, big, dIn, l.zcC, dIn, 0, ubar, mi)
+		kernels.Gemm(false, true, mo, mi, dIn, 1, big, dIn, l.zc, dIn, 0, ubar, mi)
 	}
 	return l.finishCore(rng, u, ubar, scratch)
 }
@@ -422,7 +418,7 @@ func (l *inducing) finishCore(rng *kernels.Stream, u, ubar, scratch []float32) [
 // meanWeight is σ R u C with u at q(U)'s mean (member 0 for ensembles).
 func (l *inducing) meanWeight(w, scratch []float32) {
 	big := scratch[:l.mo*l.dIn]
-	kernels.Gemm(false, false, l.mo, l.dIn, l.mi, 1, l.meanU, l.mi, l.zcC[l.mi*l.dIn:], l.dIn, 0, big, l.dIn)
+	kernels.Gemm(false, false, l.mo, l.dIn, l.mi, 1, l.meanU, l.mi, l.c, l.dIn, 0, big, l.dIn)
 	kernels.Gemm(false, false, l.dOut, l.dIn, l.mo, l.sigma, l.r, l.mo, big, l.dIn, 0, w, l.dIn)
 }
 

@@ -88,7 +88,7 @@ func (d *dense) meanScratch(l *inducing) int {
 // input by input: y = σ R (ū (C x̃)).
 func (d *dense) forwardMeanFactored(fc *fwdCtx, l *inducing, in, out []float32, n int) {
 	mo, mi, dOut, dIn, k := l.mo, l.mi, l.dOut, l.dIn, l.k
-	c := l.zcC[mi*dIn:]
+	c := l.c
 	cols, inSize := 1, k
 	if d.conv {
 		cols, inSize = d.out.h*d.out.w, d.in.size()
@@ -169,7 +169,7 @@ func (d *dense) forwardFactored(fc *fwdCtx, l *inducing, in, out []float32, n in
 	fc.rng.Reset(fc.seed, uint32(fc.sample), d.id)
 	core := l.sampleCore(fc, &fc.rng, e1, rest)
 	free := rest[8*mo*mi:]
-	c := l.zcC[mi*dIn:]
+	c := l.c
 	sl := l.sigma * l.lamda
 	if !d.conv {
 		// Rows of X̃: y = σλ X̃ E1ᵀ + σ ((X̃ Cᵀ) coreᵀ) Rᵀ, up to factoredGemvMax inputs a pass

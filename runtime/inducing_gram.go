@@ -142,10 +142,13 @@ func (d *dense) forwardGram(fc *fwdCtx, l *inducing, x, y []float32) {
 	}
 
 	// P = [Z_c; C] X̃ (2mi × P) and A = X̃ᵀX̃.
-	kernels.Gemm(false, false, 2*mi, cols, k, 1, l.zcC, l.dIn, xc, cols, 0, p, cols)
+	pz, pc := p[:mi*cols], p[mi*cols:]
+	kernels.Gemm(false, false, mi, cols, k, 1, l.zc, l.dIn, xc, cols, 0, pz, cols)
+	kernels.Gemm(false, false, mi, cols, k, 1, l.c, l.dIn, xc, cols, 0, pc, cols)
 	kernels.Gemm(true, false, cols, cols, k, 1, xc, cols, xc, cols, 0, a, cols)
 	if l.hasBias {
-		addColumnTo(p, l.zcC, 2*mi, l.dIn, k, cols)
+		addColumnTo(pz, l.zc, mi, l.dIn, k, cols)
+		addColumnTo(pc, l.c, mi, l.dIn, k, cols)
 		for i := range a {
 			a[i]++
 		}

@@ -305,8 +305,8 @@ func (l *inducing) moments() (mean, cov []float64, members [][]float64) {
 	sigma, lam := float64(l.sigma), float64(l.lamda)
 	r := to64(l.r)                      // dOut × mo
 	zr := to64(l.zr)                    // mo × dOut
-	zc := to64(l.zcC[:mi*dIn])          // mi × dIn
-	c := to64(l.zcC[mi*dIn : 2*mi*dIn]) // mi × dIn
+	zc := to64(l.zc) // mi × dIn
+	c := to64(l.c)   // mi × dIn
 	dr, dc := to64(l.dr), to64(l.dc)
 	lhr, lhc := to64(l.lhatR), to64(l.lhatC)
 	// Noise: λ(E1 − R Ū C), Ū = Z_r E1 Z_cᵀ + L̂_r E2 D_c + D_r E3 L̂_cᵀ + D_r E4 D_c.
