@@ -5,8 +5,11 @@
 # cnn_noisy_ffgu bayesianize fixtures converted with --dtype f16, and a CIFAR-shape ResNet-18 with
 # inducing 64×64 (edgebnn plan --out: random stand-in values, the real shape) — and for every
 # (target, model, prediction) runs `edgebnn bench --count R` and `--count R2` under
-# ../shared/tools/armcount with GOMAXPROCS=1. (count(R2) − count(R)) / (R2 − R) is one
-# prediction: loading, start-up and warm-up cancel. Prints a Markdown table of instructions per
+# ../shared/tools/armcount with GOMAXPROCS=1 and GODEBUG=asyncpreemptoff=1. (count(R2) −
+# count(R)) / (R2 − R) is one prediction: loading, start-up and warm-up cancel. Without
+# asyncpreemptoff the Go runtime interrupts a long prediction every 10 ms of wall time to preempt
+# it, and QEMU's wall time follows the host's load: the same ResNet-18 forward then counted
+# 167.8 M to 208.2 M instructions from run to run, with it 202.4 / 202.4 / 203.6 M (session 19). Prints a Markdown table of instructions per
 # prediction, with each K-sample prediction's ratio to the deterministic forward (--mean) of the
 # same build.
 #
@@ -114,7 +117,7 @@ count() {
 	local bin=$1 arch=$2 cpu=$3 n=$4 model=$5
 	shift 5
 	local log
-	log=$(GOMAXPROCS=1 "$armcount" -arch "$arch" -cpu "$cpu" -- "$bin" bench --model "$model" --count "$n" "$@" 2>&1) ||
+	log=$(GODEBUG=${GODEBUG:-asyncpreemptoff=1} GOMAXPROCS=1 "$armcount" -arch "$arch" -cpu "$cpu" -- "$bin" bench --model "$model" --count "$n" "$@" 2>&1) ||
 		die "bench failed under armcount ($arch $cpu, $model $*): $log"
 	sed -n 's/^icount: //p' <<<"$log" | tail -n 1
 }

@@ -4,7 +4,9 @@
 # Runs PROGRAM under the same dynamic qemu-user that ../shared/tools/armcount installs, with the
 # armprof TCG plugin (bench/armprof/plugin/armprof.c: per-translation-block execution counts),
 # then attributes the instructions to PROGRAM's functions (go run ./bench/armprof) and prints the
-# top functions and the share of named groups. Counts are exact for one thread (GOMAXPROCS=1).
+# top functions and the share of named groups. Counts are exact for one thread (GOMAXPROCS=1) and
+# without the runtime's asynchronous preemption (GODEBUG=asyncpreemptoff=1 unless GODEBUG is set),
+# whose signals arrive every 10 ms of QEMU's load-dependent wall time (bench/armcount.sh).
 #
 # Usage: bench/armprof.sh [-arch arm64|arm] [-cpu NAME] [-top N] [-group name=regexp]...
 #                         [-lines regexp] [-base "BASE ARGS" -per N] -- PROGRAM [ARGS...]
@@ -53,7 +55,7 @@ cc -shared -fPIC -O2 -o "$work/armprof.so" bench/armprof/plugin/armprof.c
 prof() { # prof OUT PROGRAM ARGS...
 	local out=$1
 	shift
-	GOMAXPROCS=${GOMAXPROCS:-1} "$home/root/usr/bin/$qemu" -cpu "$cpu" -plugin "$work/armprof.so,out=$out" -d plugin "$@" >"$work/stdout.txt"
+	GODEBUG=${GODEBUG:-asyncpreemptoff=1} GOMAXPROCS=${GOMAXPROCS:-1} "$home/root/usr/bin/$qemu" -cpu "$cpu" -plugin "$work/armprof.so,out=$out" -d plugin "$@" >"$work/stdout.txt"
 }
 prof "$work/prof.txt" "$@"
 baseflags=()

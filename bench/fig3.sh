@@ -11,6 +11,7 @@
 # from the same stretch of the run; it prints a Markdown table and draws docs/img/fig3_cost.png.
 #
 # --arm first counts Cortex-A53 instructions under QEMU with ../shared/tools/armcount (GOMAXPROCS=1,
+# GODEBUG=asyncpreemptoff=1 unless GODEBUG is set: see bench/armcount.sh,
 # `edgebnn bench --count 1` and `--count 2`, the difference is one prediction; ARM_K, default
 # "1 4", are the K counted for FFG-U and Ensemble-W; ARM_METHODS, default "ffgu-weight", the FFG-U
 # strategies counted: any of ffgu-weight, ffgu-local, ffgu-auto; ARM_WARMUP, default 3, the
@@ -84,7 +85,7 @@ if ((arm)); then
 	count() { # model n flags… → guest instructions of start-up, warm-up and n predictions
 		local model=$1 n=$2
 		shift 2
-		GOMAXPROCS=1 "$armcount" -arch arm64 -cpu cortex-a53 -- "$bin/edgebnn-arm64" bench \
+		GODEBUG=${GODEBUG:-asyncpreemptoff=1} GOMAXPROCS=1 "$armcount" -arch arm64 -cpu cortex-a53 -- "$bin/edgebnn-arm64" bench \
 			--model "$out/models/$model" --count "$n" --warmup "$arm_warmup" "$@" 2>&1 | sed -n 's/^icount: //p' | tail -n 1
 	}
 	cases=("det|1|det.ebnn|")
