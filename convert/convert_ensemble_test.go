@@ -307,3 +307,37 @@ func TestPlanEnsemble(t *testing.T) {
 		t.Error("negative members accepted")
 	}
 }
+
+// TestPlanF16Memory: an fp16 model's tensors are decoded to float32 at load and their file pages
+// given back, so it needs about the memory of the float32 model at run time (not its file plus
+// the decoded copy), while its file is about half as large.
+func TestPlanF16Memory(t *testing.T) {
+	arch := filepath.Join(t.TempDir(), "model.txt")
+	const big = `Sequential(
+  (0): Linear(in_features=1024, out_features=256, bias=True)
+  (1): BatchNorm1d(256, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)
+  (2): ReLU()
+  (3): Linear(in_features=256, out_features=10, bias=True)
+)
+`
+	if err := os.WriteFile(arch, []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f32, err := Plan(PlanOptions{Arch: arch, Members: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f16, err := Plan(PlanOptions{Arch: arch, Members: 2, DType: "f16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f32.MappedBytes != f32.FileBytes {
+		t.Errorf("f32: %d of %d file bytes mapped, want all (read in place)", f32.MappedBytes, f32.FileBytes)
+	}
+	if f16.FileBytes > f32.FileBytes*6/10 {
+		t.Errorf("f16 file %d bytes, f32 %d", f16.FileBytes, f32.FileBytes)
+	}
+	if f16.MappedBytes > f16.FileBytes/2 || f16.RuntimeBytes > f32.RuntimeBytes*11/10 {
+		t.Errorf("f16: %d of %d file bytes mapped, %d at run time (f32: %d)", f16.MappedBytes, f16.FileBytes, f16.RuntimeBytes, f32.RuntimeBytes)
+	}
+}

@@ -61,11 +61,15 @@ type PlanOptions struct {
 // size for random stand-in values; trained values usually compress better.
 type PlanReport struct {
 	Sizes
-	// ModelBytes is the heap memory the loaded Model holds beyond the (memory-mapped) file,
-	// measured while loading it; ScratchBytes is Predictor.ScratchBytes.
+	// MappedBytes is the part of the memory-mapped file a loaded model keeps resident: FileBytes
+	// less the pages of the sections decoded into memory of their own at load (fp16, sparse and
+	// compressed tensors; format.File.ReleasedBytes). ModelBytes is the heap memory the loaded
+	// Model holds beyond the file, measured while loading it; ScratchBytes is
+	// Predictor.ScratchBytes.
+	MappedBytes  int64 `json:"mapped_bytes"`
 	ModelBytes   int64 `json:"model_bytes"`
 	ScratchBytes int64 `json:"scratch_bytes"`
-	// RuntimeBytes = FileBytes + ModelBytes + ScratchBytes: what a predicting process needs
+	// RuntimeBytes = MappedBytes + ModelBytes + ScratchBytes: what a predicting process needs
 	// for the model.
 	RuntimeBytes int64         `json:"runtime_bytes"`
 	BudgetBytes  int64         `json:"budget_bytes,omitempty"`
@@ -190,8 +194,8 @@ func plan(opts PlanOptions) (*PlanReport, error) {
 	o := p.Options()
 	pr.Samples, pr.MaxBatch = o.Samples, o.MaxBatch
 	pr.ScratchBytes = p.ScratchBytes()
-	goruntime.KeepAlive(f)
-	pr.RuntimeBytes = pr.FileBytes + pr.ModelBytes + pr.ScratchBytes
+	pr.MappedBytes = pr.FileBytes - f.ReleasedBytes()
+	pr.RuntimeBytes = pr.MappedBytes + pr.ModelBytes + pr.ScratchBytes
 	pr.Fits = opts.BudgetBytes == 0 || pr.RuntimeBytes <= opts.BudgetBytes
 	return pr, nil
 }

@@ -56,6 +56,7 @@ func OpenWith(path string, opt ReadOptions) (*File, error) {
 		return nil, err
 	}
 	f.unmap = unmap
+	f.mapped = unmap != nil
 	return f, nil
 }
 

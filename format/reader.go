@@ -3,6 +3,7 @@ package format
 import (
 	"encoding/binary"
 	"math"
+	"os"
 	"slices"
 	"sync"
 	"unicode/utf8"
@@ -61,6 +62,8 @@ type File struct {
 	sections []section
 	index    map[string]int
 	zeroCopy bool
+	mapped   bool  // data is a memory mapping of the file (Open), not bytes in memory
+	released int64 // bytes of decoded sections' whole pages given back (ReleasedBytes)
 
 	mu     sync.Mutex
 	closed bool
@@ -603,7 +606,48 @@ func (t *Tensor) Float32s() ([]float32, error) {
 		return nil, err
 	}
 	s.decoded = out
+	if !f.aliases(out) {
+		f.releaseLocked(t.i)
+	}
 	return out, nil
+}
+
+// aliases reports whether v points into the file's bytes (a zero-copy F32 tensor).
+func (f *File) aliases(v []float32) bool {
+	if len(v) == 0 || len(f.data) == 0 {
+		return false
+	}
+	p, base := uintptr(unsafe.Pointer(&v[0])), uintptr(unsafe.Pointer(&f.data[0]))
+	return p >= base && p-base < uintptr(len(f.data))
+}
+
+// releaseLocked gives back the whole pages of section i's stored bytes once the section has been
+// decoded into memory of its own (fp16, sparse or compressed tensors): on a memory-mapped file
+// the kernel drops them from the process's resident set (they are read again from the file only
+// if something reads the section's bytes again); either way they are counted in ReleasedBytes.
+// Pages are those of the file (a mapping starts at offset 0), os.Getpagesize() bytes each.
+func (f *File) releaseLocked(i int) {
+	s := &f.sections[i]
+	page := uint64(os.Getpagesize())
+	lo := (s.offset + page - 1) / page * page
+	hi := (s.offset + s.stored) / page * page
+	if hi <= lo {
+		return
+	}
+	if f.mapped {
+		releasePages(f.data[lo:hi])
+	}
+	f.released += int64(hi - lo)
+}
+
+// ReleasedBytes returns how many bytes of the file the decoded tensors no longer need: the whole
+// pages of every section that Float32s has decoded into memory of its own, which a
+// memory-mapped File (Open) has given back to the kernel. The file's resident memory in a
+// process that has loaded its model is about Size() − ReleasedBytes().
+func (f *File) ReleasedBytes() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.released
 }
 
 func (f *File) decodeLocked(i int) ([]float32, error) {

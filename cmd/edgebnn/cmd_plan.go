@@ -117,6 +117,9 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		fmt.Fprintf(tw, "ensemble\t%d networks (Ensemble-W), %d parameters each\n", rep.Members, rep.DeterministicParameters)
 	}
 	fmt.Fprintf(tw, "file\t%d bytes (%s), %.2f%% of the deterministic network in fp32\n", rep.FileBytes, formatBytes(rep.FileBytes), 100*rep.Ratio)
+	if rep.MappedBytes != rep.FileBytes {
+		fmt.Fprintf(tw, "mapped file\t%d bytes (%s) resident once loaded (the rest decoded, its pages given back)\n", rep.MappedBytes, formatBytes(rep.MappedBytes))
+	}
 	fmt.Fprintf(tw, "loaded model\t%d bytes (%s) beyond the mapped file\n", rep.ModelBytes, formatBytes(rep.ModelBytes))
 	fmt.Fprintf(tw, "predictor scratch\t%d bytes (%s) for %d samples, batch %d\n", rep.ScratchBytes, formatBytes(rep.ScratchBytes), rep.Samples, rep.MaxBatch)
 	fmt.Fprintf(tw, "runtime total\t%d bytes (%s)\n", rep.RuntimeBytes, formatBytes(rep.RuntimeBytes))
