@@ -303,8 +303,8 @@ func (l *inducing) moments() (mean, cov []float64, members [][]float64) {
 	mo, mi, dOut, dIn := l.mo, l.mi, l.dOut, l.dIn
 	n := dOut * dIn
 	sigma, lam := float64(l.sigma), float64(l.lamda)
-	r := to64(l.r)                      // dOut × mo
-	zr := to64(l.zr)                    // mo × dOut
+	r := to64(l.r)   // dOut × mo
+	zr := to64(l.zr) // mo × dOut
 	zc := to64(l.zc) // mi × dIn
 	c := to64(l.c)   // mi × dIn
 	dr, dc := to64(l.dr), to64(l.dc)
