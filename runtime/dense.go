@@ -175,7 +175,10 @@ func (d *dense) scratchSize(n, B int, st Strategy) int {
 	}
 	s := d.dOut*d.dIn + d.dOut + max(d.post.weightScratch(), d.colSize())
 	if l, ok := d.post.(*inducing); ok {
-		s = max(s, d.pathScratch(l, n), d.meanScratch(l))
+		s = max(s, d.pathScratch(l, n))
+		if l.meanPath(d.factoredCols(1)) == pathFactored { // then for some batch ≤ n (meanPath)
+			s = max(s, d.meanScratch(l))
+		}
 		if st != Weight && d.gramPost(Auto, 1) != nil { // Local's choice, and Auto's for some batch ≤ n
 			s = max(s, d.gramScratch(l))
 		}
@@ -365,21 +368,19 @@ func (d *dense) applyScaled(_ *fwdCtx, w []float32, ldw int, scale, bias, in, ou
 
 // affineRows sets row o of y (rows × p) to y·scale[o] + bias[o]; a nil scale is 1, a nil bias 0.
 func affineRows(y, scale, bias []float32, rows, p int) {
+	if scale == nil {
+		addColumnTo(y, bias, rows, 1, 0, p)
+		return
+	}
 	for o := 0; o < rows; o++ {
 		row := y[o*p : (o+1)*p]
-		switch {
-		case scale == nil:
-			b := bias[o]
-			for j := range row {
-				row[j] += b
-			}
-		case bias == nil:
+		if bias == nil {
 			kernels.Scale(scale[o], row)
-		default:
-			s, b := scale[o], bias[o]
-			for j, v := range row {
-				row[j] = v*s + b
-			}
+			continue
+		}
+		s, b := scale[o], bias[o]
+		for j, v := range row {
+			row[j] = v*s + b
 		}
 	}
 }

@@ -61,6 +61,8 @@ func (l *inducing) pathCost(cols int) int {
 // dOut·mo·dIn, then dOut·dIn per column) and the factored σ R (ū (C x̃)) (mi·dIn + mo·mi + dOut·mo
 // per column). For a ResNet-18 3×3 convolution with 512 channels at 4 × 4 positions the factored
 // form is 39× cheaper; for one with 3 input channels at 32 × 32 positions forming is 5× cheaper.
+// The factored form costs more per column whenever it is not cheaper for every batch, so if one
+// input's columns do not take it, no batch does.
 func (l *inducing) meanPath(cols int) weightPath {
 	if l.path != pathAuto {
 		return l.path
