@@ -292,8 +292,14 @@ func (d *dense) forwardWeight(fc *fwdCtx, in, out []float32, n int) {
 // member by member in an ensemble (bn has as many members as d): the layer then computes
 // (W x)·scale + (b·scale + shift) per output, the order PyTorch evaluates a convolution and its
 // BatchNorm in. Only the per-output vectors are new; the weights stay the model file's
-// (memory-mapped) tensors, where scaling W itself would copy every one of them.
+// (memory-mapped) tensors, where scaling W itself would copy every one of them. A layer without
+// a bias gains one (the shift): its weight matrix (MeanWeight, MemberWeight, Posterior) is the
+// folded layer's, dOut × (k+1).
 func (d *dense) foldBatchNorm(bn *batchNorm) {
+	if !d.hasBias {
+		d.hasBias = true
+		d.dIn++
+	}
 	for e := range d.det {
 		dw, bm := &d.det[e], &bn.members[e]
 		bias := make([]float32, d.dOut)

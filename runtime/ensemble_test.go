@@ -720,4 +720,29 @@ func TestBatchNormFoldKeepsWeights(t *testing.T) {
 			}
 		}
 	}
+	// The weights the model reports are the folded layer's, its BatchNorm shift included as the
+	// bias column of a convolution that had no bias.
+	for _, name := range []string{"c1", "c2"} {
+		for e := 0; e <= members; e++ {
+			get := func(md *runtime.Model) ([]float32, int, int, error) {
+				if e == members {
+					return md.MeanWeight(name)
+				}
+				return md.MemberWeight(name, e)
+			}
+			w, r, cols, err := get(m)
+			wf, rf, colsf, errf := get(mf)
+			if err != nil || errf != nil {
+				t.Fatal(err, errf)
+			}
+			if r != rf || cols != colsf {
+				t.Fatalf("%s member %d: %d × %d weights, the hand-folded layer %d × %d", name, e, r, cols, rf, colsf)
+			}
+			for i := range w {
+				if math.Abs(float64(w[i]-wf[i])) > 1e-5*(1+math.Abs(float64(wf[i]))) {
+					t.Fatalf("%s member %d: entry %d (row %d, column %d) is %g, the hand-folded layer's %g", name, e, i, i/cols, i%cols, w[i], wf[i])
+				}
+			}
+		}
+	}
 }

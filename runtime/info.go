@@ -8,7 +8,8 @@ type LayerInfo struct {
 	Op   Op
 	// Kind is the posterior kind: deterministic, inducing, ffg, fa or bernstein.
 	Kind string
-	// Rows and Cols are the weight matrix's shape (Cols counts the bias column).
+	// Rows and Cols are the weight matrix's shape (Cols counts the bias column; a deterministic
+	// layer with a BatchNorm folded in has one, the BatchNorm's shift, see MeanWeight).
 	Rows, Cols int
 	// KL is the layer's KL divergence from its prior as bayesianize defines it (MATH.md §1);
 	// zero for deterministic layers, for FA slices (whose KL is network-wide) and for Bernstein
@@ -66,8 +67,9 @@ func (m *Model) Layers() []LayerInfo {
 // conditional mean σ R u C at U's mean (MATH.md §1; bayesianize's weight at its mean); in an
 // ensemble model (Members > 1) the average of the members' weights, the mean of Posterior — as a
 // rows × cols row-major matrix with the bias as the last column. A deterministic layer followed by
-// a BatchNorm returns its weights with the BatchNorm folded in (see LayerSpec). MemberWeight gives
-// one member's weights. For a mixture of posteriors it is the members' posterior means averaged.
+// a BatchNorm returns its weights with the BatchNorm folded in (see LayerSpec) and a bias column
+// even where the layer itself has none: the folded bias b·scale + shift. MemberWeight gives one
+// member's weights. For a mixture of posteriors it is the members' posterior means averaged.
 func (m *Model) MeanWeight(layer string) ([]float32, int, int, error) {
 	if m.parts != nil {
 		var sum []float64
