@@ -1,10 +1,13 @@
-// Package calibrate fits a classifier's decision policy — when a device acts on a prediction and
-// when it abstains — on labelled held-out data, as `edgebnn calibrate` does (docs/CALIBRATE.md).
+// Package calibrate fits a model's decision policy — when a device acts on a prediction and when
+// it abstains — on labelled held-out data, as `edgebnn calibrate` does (docs/CALIBRATE.md).
 //
-// The data are per-input Records: the predicted class's probability (confidence), the mutual
-// information (epistemic uncertainty) and whether the prediction was right. A Rule accepts an
-// input when its confidence is at least MinConfidence and/or its mutual information is at most
-// MaxMutualInfo, exactly as runtime.Policy.Decide does. On a set of records a rule has a
+// The data are per-input Records: for a classifier the predicted class's probability
+// (confidence), the mutual information (epistemic uncertainty) and whether the prediction was
+// right; for a regression model the largest epistemic standard deviation of its outputs and
+// whether every output was within a tolerance of its target. A Rule accepts an input when its
+// confidence is at least MinConfidence and/or its mutual information is at most MaxMutualInfo
+// (a classifier), or when its epistemic standard deviation is at most MaxEpistemicStd (a
+// regression model), exactly as runtime.Policy.Decide does. On a set of records a rule has a
 // coverage (accepted / all) and a risk (errors among the accepted / accepted; 0 when nothing is
 // accepted). Fit chooses the thresholds that meet a Target: a risk target (risk ≤ r, coverage as
 // large as possible) or a coverage target (coverage ≥ c, risk as small as possible).
@@ -23,13 +26,18 @@ import (
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
-// Record is one classified input of the calibration data.
+// Record is one predicted input of the calibration data.
 type Record struct {
-	// Confidence is the predicted class's predictive probability.
+	// Confidence is the predicted class's predictive probability (a classifier).
 	Confidence float64
-	// MutualInfo is the mutual information between the prediction and the weights (nats).
+	// MutualInfo is the mutual information between the prediction and the weights (nats; a
+	// classifier).
 	MutualInfo float64
-	// Correct says whether the predicted class is the label.
+	// EpistemicStd is the largest epistemic standard deviation over the outputs (a regression
+	// model; the square root of runtime.Prediction's largest EpistemicVar).
+	EpistemicStd float64
+	// Correct says whether the predicted class is the label, or for a regression model whether
+	// every output is within the tolerance of its target.
 	Correct bool
 }
 
@@ -44,9 +52,12 @@ const (
 	OnMutualInfo On = "mutual_info"
 	// OnBoth accepts iff both hold.
 	OnBoth On = "both"
+	// OnEpistemicStd accepts iff the epistemic standard deviation ≤ MaxEpistemicStd (a
+	// regression model's rule).
+	OnEpistemicStd On = "epistemic_std"
 )
 
-// ParseOn parses "confidence", "mutual_info" (or "mi") or "both".
+// ParseOn parses "confidence", "mutual_info" (or "mi"), "both" or "epistemic_std".
 func ParseOn(s string) (On, error) {
 	switch s {
 	case "confidence":
@@ -55,8 +66,10 @@ func ParseOn(s string) (On, error) {
 		return OnMutualInfo, nil
 	case "both":
 		return OnBoth, nil
+	case "epistemic_std":
+		return OnEpistemicStd, nil
 	}
-	return "", fmt.Errorf("calibrate: score %q is not confidence, mutual_info or both", s)
+	return "", fmt.Errorf("calibrate: score %q is not confidence, mutual_info, both or epistemic_std", s)
 }
 
 // TargetKind is what a Target constrains.
@@ -101,17 +114,21 @@ func (t Target) validate() error {
 	return nil
 }
 
-// Rule is a decision rule: accept an input iff the thresholds that On selects hold. The other
-// threshold is ignored (Fit leaves it 0).
+// Rule is a decision rule: accept an input iff the thresholds that On selects hold. The others
+// are ignored (Fit leaves them 0).
 type Rule struct {
-	On            On
-	MinConfidence float64
-	MaxMutualInfo float64
+	On              On
+	MinConfidence   float64
+	MaxMutualInfo   float64
+	MaxEpistemicStd float64
 }
 
 // Accept reports whether the rule acts on the record. Like runtime.Policy.Decide it compares
 // with ≥ and ≤ (an input exactly at a threshold is accepted), so a NaN score is rejected.
 func (r Rule) Accept(rec Record) bool {
+	if r.On == OnEpistemicStd {
+		return rec.EpistemicStd <= r.MaxEpistemicStd
+	}
 	if r.On != OnMutualInfo && !(rec.Confidence >= r.MinConfidence) {
 		return false
 	}
@@ -139,6 +156,11 @@ func (r Rule) Evaluate(records []Record) Result {
 // fitted with the given number of samples per prediction.
 func (r Rule) Policy(samples int) *runtime.Policy {
 	p := &runtime.Policy{Version: runtime.DeployVersion, Samples: samples}
+	if r.On == OnEpistemicStd {
+		v := r.MaxEpistemicStd
+		p.MaxEpistemicStd = &v
+		return p
+	}
 	if r.On != OnMutualInfo {
 		v := r.MinConfidence
 		p.MinConfidence = &v
@@ -194,23 +216,40 @@ type Options struct {
 	Split float64
 	// Seed selects Calibrate's split.
 	Seed uint64
+	// Tolerance is recorded in the policy (Report.Policy) for a regression model: the distance
+	// from a target beyond which an output made its Record wrong. Fit does not read it.
+	Tolerance float64
 }
 
 // clamp maps the scores into the ranges a runtime.Policy can express — confidence into [0, 1],
-// mutual information into [0, ∞) — and rejects NaN and infinite scores. For thresholds in those
-// ranges a rule accepts exactly the same inputs before and after clamping (a mutual information
-// of −1e−9, a rounding artefact, is ≤ t iff 0 is).
+// mutual information and epistemic standard deviation into [0, ∞) — and rejects NaN and
+// infinite scores. For thresholds in those ranges a rule accepts exactly the same inputs before
+// and after clamping (a mutual information of −1e−9, a rounding artefact, is ≤ t iff 0 is).
 func clamp(records []Record) ([]Record, error) {
 	out := make([]Record, len(records))
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	for i, r := range records {
-		if math.IsNaN(r.Confidence) || math.IsInf(r.Confidence, 0) || math.IsNaN(r.MutualInfo) || math.IsInf(r.MutualInfo, 0) {
-			return nil, fmt.Errorf("calibrate: record %d has a non-finite score (confidence %g, mutual information %g)", i, r.Confidence, r.MutualInfo)
+		if !finite(r.Confidence) || !finite(r.MutualInfo) || !finite(r.EpistemicStd) {
+			return nil, fmt.Errorf("calibrate: record %d has a non-finite score (confidence %g, mutual information %g, epistemic std %g)",
+				i, r.Confidence, r.MutualInfo, r.EpistemicStd)
 		}
 		r.Confidence = min(max(r.Confidence, 0), 1)
 		r.MutualInfo = max(r.MutualInfo, 0)
+		r.EpistemicStd = max(r.EpistemicStd, 0)
 		out[i] = r
 	}
 	return out, nil
+}
+
+// asMutualInfo returns the records with the epistemic standard deviation in the MutualInfo
+// field: both are "accept iff score ≤ t" scores, so OnEpistemicStd is searched and drawn as
+// OnMutualInfo on these.
+func asMutualInfo(records []Record) []Record {
+	out := make([]Record, len(records))
+	for i, r := range records {
+		out[i] = Record{MutualInfo: r.EpistemicStd, Correct: r.Correct}
+	}
+	return out
 }
 
 // candidates returns the candidate thresholds of one score, ordered from the strictest to the
@@ -385,11 +424,13 @@ func search(records []Record, on On, grid int, t Target) (best candidate, found 
 //   - coverage target c: among the rules that accept at least a fraction c, one with the lowest
 //     risk (then the most accepted records).
 //
-// Remaining ties go to the higher MinConfidence, then the lower MaxMutualInfo. Thresholds are
+// Remaining ties go to the higher MinConfidence, then the lower MaxMutualInfo (or
+// MaxEpistemicStd). Thresholds are
 // always scores of records, so records with equal scores are accepted or rejected together. A
 // single score tries every distinct value, so the rule is optimal on the records; OnBoth tries
 // opt.Grid quantiles of each score and also the two single-score optima. Scores must be
-// finite; confidences are clamped to [0, 1] and mutual information to [0, ∞) (which changes no
+// finite; confidences are clamped to [0, 1], mutual information and epistemic standard
+// deviation to [0, ∞) (which changes no
 // rule's decisions; see clamp). When no rule meets the target the error wraps ErrTargetUnmet and
 // names the best achievable (for a risk target the lowest risk at non-zero coverage).
 func Fit(records []Record, opt Options) (Rule, Result, error) {
@@ -433,6 +474,8 @@ func Fit(records []Record, opt Options) (Rule, Result, error) {
 				fallback = f
 			}
 		}
+	} else if opt.On == OnEpistemicStd {
+		best, found, fallback = search(asMutualInfo(recs), OnMutualInfo, 0, opt.Target)
 	} else {
 		best, found, fallback = search(recs, opt.On, 0, opt.Target)
 	}
@@ -446,6 +489,10 @@ func Fit(records []Record, opt Options) (Rule, Result, error) {
 			opt.Target, opt.On, ErrTargetUnmet, fr.Coverage, fr.Risk)
 	}
 	rule := Rule{On: opt.On}
+	if opt.On == OnEpistemicStd {
+		rule.MaxEpistemicStd = best.rule.MaxMutualInfo
+		return rule, newResult(len(recs), best.a, best.e), nil
+	}
 	if opt.On != OnMutualInfo {
 		rule.MinConfidence = best.rule.MinConfidence
 	}

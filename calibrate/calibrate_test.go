@@ -10,6 +10,11 @@ import (
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
+// rec is a classifier's record.
+func rec(confidence, mutualInfo float64, correct bool) Record {
+	return Record{Confidence: confidence, MutualInfo: mutualInfo, Correct: correct}
+}
+
 // randomRecords draws n records whose scores take few distinct values (so that ties are common)
 // and whose correctness is likelier at high confidence and low mutual information.
 func randomRecords(rng *rand.Rand, n int) []Record {
@@ -17,7 +22,8 @@ func randomRecords(rng *rand.Rand, n int) []Record {
 	for i := range recs {
 		c := float64(rng.IntN(8)+2) / 10
 		m := float64(rng.IntN(6)) / 100
-		recs[i] = Record{Confidence: c, MutualInfo: m, Correct: rng.Float64() < c-2*m}
+		sd := float64(rng.IntN(7)) / 10
+		recs[i] = Record{Confidence: c, MutualInfo: m, EpistemicStd: sd, Correct: rng.Float64() < c-2*m-sd/4}
 	}
 	return recs
 }
@@ -29,8 +35,11 @@ func bruteForce(recs []Record, on On, t Target) (best Result, ok bool) {
 	for _, r := range recs {
 		cs = append(cs, r.Confidence)
 		ms = append(ms, r.MutualInfo)
+		if on == OnEpistemicStd {
+			ms[len(ms)-1] = r.EpistemicStd
+		}
 	}
-	if on == OnMutualInfo {
+	if on == OnMutualInfo || on == OnEpistemicStd {
 		cs = []float64{0}
 	}
 	if on == OnConfidence {
@@ -38,7 +47,11 @@ func bruteForce(recs []Record, on On, t Target) (best Result, ok bool) {
 	}
 	for _, c := range cs {
 		for _, m := range ms {
-			r := Rule{On: on, MinConfidence: c, MaxMutualInfo: m}.Evaluate(recs)
+			rule := Rule{On: on, MinConfidence: c, MaxMutualInfo: m}
+			if on == OnEpistemicStd {
+				rule = Rule{On: on, MaxEpistemicStd: m}
+			}
+			r := rule.Evaluate(recs)
 			var feas bool
 			if t.Kind == TargetRisk {
 				feas = r.Accepted > 0 && r.Risk <= t.Value
@@ -79,7 +92,7 @@ func TestFitMatchesBruteForce(t *testing.T) {
 	unmet := 0
 	for trial := range 300 {
 		recs := randomRecords(rng, 1+rng.IntN(40))
-		for _, on := range []On{OnConfidence, OnMutualInfo, OnBoth} {
+		for _, on := range []On{OnConfidence, OnMutualInfo, OnBoth, OnEpistemicStd} {
 			for _, tg := range targets {
 				want, ok := bruteForce(recs, on, tg)
 				rule, got, err := Fit(recs, Options{Target: tg, On: on})
@@ -144,6 +157,8 @@ func TestFitCases(t *testing.T) {
 	r := func(c, m float64, ok bool) Record { return Record{Confidence: c, MutualInfo: m, Correct: ok} }
 	four := []Record{r(0.9, 0.01, true), r(0.8, 0.02, true), r(0.7, 0.00, false), r(0.6, 0.03, true)}
 	tied := []Record{r(0.9, 0, true), r(0.8, 0, true), r(0.8, 0, false), r(0.5, 0, true)}
+	sd := func(sd float64, ok bool) Record { return Record{EpistemicStd: sd, Correct: ok} }
+	sds := []Record{sd(0.1, true), sd(0.2, false), sd(0.05, true), sd(0.7, true)}
 	for _, c := range []struct {
 		name     string
 		recs     []Record
@@ -172,6 +187,17 @@ func TestFitCases(t *testing.T) {
 		// the lower risk wins although it covers more.
 		{"tie coverage 0.5", tied, Options{Target: Target{TargetCoverage, 0.5}, On: OnConfidence},
 			Rule{On: OnConfidence, MinConfidence: 0.5}, 4, 1, ""},
+		// A regression model's rule: the record at sd 0.2 is wrong, so risk 0 keeps the two
+		// below it (coverage 0.5 too); coverage 0.75 must take it, and then 0.7 (risk 1/4)
+		// beats 0.2 (risk 1/3).
+		{"risk 0 on epistemic std", sds, Options{Target: Target{TargetRisk, 0}, On: OnEpistemicStd},
+			Rule{On: OnEpistemicStd, MaxEpistemicStd: 0.1}, 2, 0, ""},
+		{"coverage 0.5 on epistemic std", sds, Options{Target: Target{TargetCoverage, 0.5}, On: OnEpistemicStd},
+			Rule{On: OnEpistemicStd, MaxEpistemicStd: 0.1}, 2, 0, ""},
+		{"coverage 0.75 on epistemic std", sds, Options{Target: Target{TargetCoverage, 0.75}, On: OnEpistemicStd},
+			Rule{On: OnEpistemicStd, MaxEpistemicStd: 0.7}, 4, 1, ""},
+		{"risk 0.4 on epistemic std accepts all", sds, Options{Target: Target{TargetRisk, 0.4}, On: OnEpistemicStd},
+			Rule{On: OnEpistemicStd, MaxEpistemicStd: 0.7}, 4, 1, ""},
 		{"everything wrong", []Record{r(0.9, 0, false), r(0.4, 0, false)}, Options{Target: Target{TargetRisk, 0.5}, On: OnBoth},
 			Rule{}, 0, 0, "lowest risk at non-zero coverage is 1"},
 	} {
@@ -202,7 +228,7 @@ func TestFitCases(t *testing.T) {
 // other high confidence but high mutual information; only a rule on both scores excludes both
 // and keeps the three right ones.
 func TestFitBothBeatsEither(t *testing.T) {
-	recs := []Record{{0.95, 0.001, true}, {0.9, 0.002, true}, {0.85, 0.05, false}, {0.8, 0.003, true}, {0.6, 0.001, false}}
+	recs := []Record{rec(0.95, 0.001, true), rec(0.9, 0.002, true), rec(0.85, 0.05, false), rec(0.8, 0.003, true), rec(0.6, 0.001, false)}
 	risk0 := Target{TargetRisk, 0}
 	for _, c := range []struct {
 		on    On
@@ -226,7 +252,7 @@ func TestFitBothBeatsEither(t *testing.T) {
 
 // TestFitErrors: bad options and records are errors.
 func TestFitErrors(t *testing.T) {
-	ok := []Record{{0.9, 0, true}}
+	ok := []Record{rec(0.9, 0, true)}
 	for _, c := range []struct {
 		name string
 		recs []Record
@@ -239,7 +265,7 @@ func TestFitErrors(t *testing.T) {
 		{"coverage 0", ok, Options{Target: Target{TargetCoverage, 0}, On: OnBoth}, "target coverage"},
 		{"kind", ok, Options{Target: Target{"accuracy", 0.5}, On: OnBoth}, "target kind"},
 		{"on", ok, Options{Target: Target{TargetRisk, 0.1}, On: "entropy"}, "entropy"},
-		{"NaN score", []Record{{math.NaN(), 0, true}}, Options{Target: Target{TargetRisk, 0.1}, On: OnBoth}, "record 0"},
+		{"NaN score", []Record{rec(math.NaN(), 0, true)}, Options{Target: Target{TargetRisk, 0.1}, On: OnBoth}, "record 0"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, _, err := Fit(c.recs, c.opt); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -252,7 +278,7 @@ func TestFitErrors(t *testing.T) {
 // TestClampKeepsDecisions: a slightly negative mutual information or a confidence above 1
 // (rounding) is clamped, and the fitted thresholds make the same decisions on the raw records.
 func TestClampKeepsDecisions(t *testing.T) {
-	recs := []Record{{1.0000001, -1e-9, true}, {0.7, 0.01, false}, {0.8, 0.001, true}}
+	recs := []Record{rec(1.0000001, -1e-9, true), rec(0.7, 0.01, false), rec(0.8, 0.001, true)}
 	rule, res, err := Fit(recs, Options{Target: Target{TargetRisk, 0}, On: OnBoth})
 	if err != nil {
 		t.Fatal(err)
@@ -265,5 +291,58 @@ func TestClampKeepsDecisions(t *testing.T) {
 	}
 	if err := rule.Policy(8).Validate(runtime.Classification); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestEpistemicStdPolicyDecides: a regression rule fitted on records whose score is the
+// square root of the largest of float32 epistemic variances, as `edgebnn calibrate` computes it,
+// acts on exactly the predictions its runtime policy's Decide acts on, and validates for a
+// regression model only.
+func TestEpistemicStdPolicyDecides(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n, outputs = 400, 3
+	vars := make([][]float32, n)
+	recs := make([]Record, n)
+	for i := range recs {
+		vars[i] = make([]float32, outputs)
+		top := float32(0)
+		for j := range vars[i] {
+			vars[i][j] = float32(rng.IntN(50)) / 64 // ties and exact squares
+			top = max(top, vars[i][j])
+		}
+		recs[i] = Record{EpistemicStd: math.Sqrt(float64(top)), Correct: rng.Float64() > float64(top)}
+	}
+	for _, tg := range []Target{{TargetRisk, 0.2}, {TargetCoverage, 0.5}, {TargetCoverage, 1}} {
+		rule, res, err := Fit(recs, Options{Target: tg, On: OnEpistemicStd})
+		if err != nil {
+			t.Fatalf("%s: %v", tg, err)
+		}
+		pol := rule.Policy(8)
+		if pol.MinConfidence != nil || pol.MaxMutualInfo != nil || pol.MaxEpistemicStd == nil || *pol.MaxEpistemicStd != rule.MaxEpistemicStd {
+			t.Fatalf("%s: policy %+v from rule %+v", tg, pol, rule)
+		}
+		if err := pol.Validate(runtime.Regression); err != nil {
+			t.Errorf("%s: %v", tg, err)
+		}
+		if err := pol.Validate(runtime.Classification); err == nil {
+			t.Errorf("%s: a max_epistemic_std policy validates for a classifier", tg)
+		}
+		acted := 0
+		for i, r := range recs {
+			d := pol.Decide(&runtime.Prediction{EpistemicVar: vars[i]})
+			if d.Act != rule.Accept(r) {
+				t.Fatalf("%s: record %d (variances %v): Decide acts %v, the rule %v", tg, i, vars[i], d.Act, rule.Accept(r))
+			}
+			if d.Act {
+				acted++
+			}
+		}
+		if acted != res.Accepted {
+			t.Errorf("%s: Decide acts on %d, Fit reports %d accepted", tg, acted, res.Accepted)
+		}
+	}
+	if _, _, err := Fit([]Record{{EpistemicStd: math.Inf(1), Correct: true}}, Options{Target: Target{TargetRisk, 0.1}, On: OnEpistemicStd}); err == nil ||
+		!strings.Contains(err.Error(), "epistemic std +Inf") {
+		t.Errorf("an infinite epistemic std: %v", err)
 	}
 }

@@ -52,16 +52,20 @@ type Point struct {
 }
 
 // Curve is the risk–coverage curve of one score (OnConfidence: accept iff confidence ≥ t;
-// OnMutualInfo: accept iff mutual information ≤ t) over every distinct score value t, ordered
-// by increasing coverage (the strictest threshold first, the last accepting every record).
-// Scores are clamped as Fit clamps them; they must be finite.
+// OnMutualInfo: accept iff mutual information ≤ t; OnEpistemicStd: accept iff epistemic
+// standard deviation ≤ t) over every distinct score value t, ordered by increasing coverage (the
+// strictest threshold first, the last accepting every record). Scores are clamped as Fit clamps
+// them; they must be finite.
 func Curve(records []Record, score On) ([]Point, error) {
-	if score != OnConfidence && score != OnMutualInfo {
-		return nil, fmt.Errorf("calibrate: a curve is of confidence or mutual_info, not %q", score)
+	if score != OnConfidence && score != OnMutualInfo && score != OnEpistemicStd {
+		return nil, fmt.Errorf("calibrate: a curve is of confidence, mutual_info or epistemic_std, not %q", score)
 	}
 	recs, err := clamp(records)
 	if err != nil {
 		return nil, err
+	}
+	if score == OnEpistemicStd {
+		recs, score = asMutualInfo(recs), OnMutualInfo
 	}
 	cands := candidates(recs, score, 0)
 	idx := index(recs, score, cands)
@@ -149,13 +153,14 @@ func Calibrate(records []Record, opt Options) (*Report, error) {
 func (r *Report) Policy(samples int, data string) *runtime.Policy {
 	p := r.Rule.Policy(samples)
 	p.Calibration = &runtime.Calibration{
-		Target:  string(r.Options.Target.Kind),
-		Value:   r.Options.Target.Value,
-		On:      string(r.Options.On),
-		Data:    data,
-		Seed:    r.Options.Seed,
-		Fit:     r.Fit.Split(),
-		Holdout: r.Holdout.Split(),
+		Target:    string(r.Options.Target.Kind),
+		Value:     r.Options.Target.Value,
+		On:        string(r.Options.On),
+		Data:      data,
+		Seed:      r.Options.Seed,
+		Tolerance: r.Options.Tolerance,
+		Fit:       r.Fit.Split(),
+		Holdout:   r.Holdout.Split(),
 	}
 	return p
 }

@@ -64,7 +64,7 @@ var pinnedSplit = []int{0, 2, 3, 4}
 func TestCurve(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	recs := randomRecords(rng, 200)
-	for _, s := range []On{OnConfidence, OnMutualInfo} {
+	for _, s := range []On{OnConfidence, OnMutualInfo, OnEpistemicStd} {
 		pts, err := Curve(recs, s)
 		if err != nil {
 			t.Fatal(err)
@@ -73,7 +73,7 @@ func TestCurve(t *testing.T) {
 			t.Errorf("%s: last point covers %g", s, last.Coverage)
 		}
 		for i, p := range pts {
-			r := Rule{On: s, MinConfidence: p.Threshold, MaxMutualInfo: p.Threshold}
+			r := Rule{On: s, MinConfidence: p.Threshold, MaxMutualInfo: p.Threshold, MaxEpistemicStd: p.Threshold}
 			if got := r.Evaluate(recs); got != p.Result {
 				t.Fatalf("%s point %d: %+v, evaluating gives %+v", s, i, p.Result, got)
 			}

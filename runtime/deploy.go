@@ -189,8 +189,12 @@ type Calibration struct {
 	// at least a fraction Value of inputs).
 	Target string  `json:"target"`
 	Value  float64 `json:"value"`
-	// On is the score the rule thresholds: "confidence", "mutual_info" or "both".
+	// On is the score the rule thresholds: "confidence", "mutual_info" or "both" (a
+	// classifier), "epistemic_std" (a regression model).
 	On string `json:"on"`
+	// Tolerance is, for a regression model, what counted as an error: a prediction with some
+	// output farther than Tolerance from its target (in the targets' units). 0 for a classifier.
+	Tolerance float64 `json:"tolerance,omitempty"`
 	// Data names the calibration data; Seed the split of it.
 	Data string `json:"data,omitempty"`
 	Seed uint64 `json:"seed"`
@@ -249,6 +253,9 @@ func (p *Policy) Validate(task Task) error {
 		}
 		if c.On != "confidence" && c.On != "mutual_info" && c.On != "both" && c.On != "epistemic_std" {
 			return fmt.Errorf("policy: calibration on %q is not confidence, mutual_info, both or epistemic_std", c.On)
+		}
+		if math.IsNaN(c.Tolerance) || c.Tolerance < 0 || c.Tolerance > maxStatistic {
+			return fmt.Errorf("policy: calibration tolerance %g must be in [0, %g]", c.Tolerance, maxStatistic)
 		}
 		if len(c.Data) > 4096 {
 			return fmt.Errorf("policy: calibration data is %d bytes (limit 4096)", len(c.Data))

@@ -66,6 +66,8 @@ func TestPolicyValidateAndDecide(t *testing.T) {
 		{"mi on regression", pol(nil, f(0.1)), runtime.Regression, "for classifiers"},
 		{"epistemic on classifier", &runtime.Policy{Version: 1, MaxEpistemicStd: f(1)}, runtime.Classification, "for regression"},
 		{"calibration target", &runtime.Policy{Version: 1, Calibration: &runtime.Calibration{Target: "accuracy", On: "both"}}, runtime.Classification, `target "accuracy"`},
+		{"calibration tolerance NaN", &runtime.Policy{Version: 1, Calibration: &runtime.Calibration{Target: "risk", On: "epistemic_std", Tolerance: math.NaN()}}, runtime.Regression, "calibration tolerance NaN"},
+		{"calibration tolerance negative", &runtime.Policy{Version: 1, Calibration: &runtime.Calibration{Target: "risk", On: "epistemic_std", Tolerance: -1}}, runtime.Regression, "calibration tolerance -1 must be in"},
 	} {
 		if err := c.p.Validate(c.task); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)

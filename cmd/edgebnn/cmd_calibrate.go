@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -24,14 +25,19 @@ import (
 )
 
 const calibrateUsage = `Usage: edgebnn calibrate --model M.ebnn --out M2.ebnn (--target-risk R | --target-coverage C)
-                         [--on both] [--data fmnist|csv:PATH] [--split 0.5] [--seed S] [--samples K] [--plot P.png]
+                         [--on both] [--tolerance T] [--data fmnist|csv:PATH] [--split 0.5] [--seed S]
+                         [--samples K] [--plot P.png]
 
-Fits a classifier's decision policy — act on a prediction only when its
-confidence (the predicted class's probability) is at least a threshold and/or
-its mutual information (epistemic uncertainty) at most one — on labelled data,
-and writes M2: the model file M with a "policy" section holding the thresholds
-(every other section copied byte for byte; an existing policy is replaced).
-Devices read the policy (edgebnn predict, the runtime's Model.Decide).
+Fits a model's decision policy on labelled data — a classifier acts on a
+prediction only when its confidence (the predicted class's probability) is at
+least a threshold and/or its mutual information (epistemic uncertainty) at most
+one; a regression model only when the largest epistemic standard deviation of
+its outputs is at most a threshold (--on epistemic_std, its default), an error
+there being a prediction with an output farther than --tolerance T from its
+target (required; --data csv:PATH, the target in --csv-target) — and writes
+M2: the model file M with a "policy" section holding the thresholds (every
+other section copied byte for byte; an existing policy is replaced). Devices
+read the policy (edgebnn predict, the runtime's Model.Decide).
 
 It predicts every input with K samples, splits the inputs at random (seeded)
 into a fit part and a held-out part, chooses the thresholds on the fit part —
@@ -39,7 +45,7 @@ into a fit part and a held-out part, chooses the thresholds on the fit part —
 possible; --target-coverage C: accept at least a fraction C, with the lowest
 error rate — and reports the result on both parts, with an exact (Clopper–
 Pearson) 95% upper bound on the held-out risk. docs/CALIBRATE.md has the
-details. Regression models are refused.`
+details.`
 
 var calibrateCmd = command{
 	name:    "calibrate",
@@ -60,7 +66,7 @@ type calibrateFlags struct {
 	model, out, data, dataDir, csvTarget, plot string
 	target                                     calibrate.Target
 	on                                         calibrate.On
-	split                                      float64
+	split, tolerance                           float64
 	seed                                       uint64
 	samples, limit, grid                       int
 }
@@ -76,7 +82,8 @@ func parseCalibrateFlags(args []string, stdout io.Writer) (*calibrateFlags, erro
 	fs.IntVar(&o.limit, "limit", 0, "use only the first `N` inputs (0: all)")
 	risk := fs.Float64("target-risk", math.NaN(), "accept as many inputs as possible with an error rate ≤ `R` among them")
 	coverage := fs.Float64("target-coverage", math.NaN(), "accept at least a fraction `C` of the inputs, with the lowest error rate")
-	on := fs.String("on", "both", "threshold confidence, mutual_info or both")
+	on := fs.String("on", "", "threshold confidence, mutual_info or both (a classifier; default both), or epistemic_std\n(a regression model, the default)")
+	tolerance := fs.Float64("tolerance", math.NaN(), "regression: an error is a prediction with an output farther than `T` from its target")
 	fs.Float64Var(&o.split, "split", calibrate.DefaultSplit, "fraction of the inputs to fit on; the rest is held out")
 	fs.Uint64Var(&o.seed, "seed", 42, "random `seed` of the split and of the predictions")
 	fs.IntVar(&o.samples, "samples", 0, "Monte Carlo samples `K` per prediction (default: the model's policy's, else one per\nmember of an ensemble, else 32)")
@@ -107,9 +114,17 @@ func parseCalibrateFlags(args []string, stdout io.Writer) (*calibrateFlags, erro
 		}
 		o.target = calibrate.Target{Kind: calibrate.TargetCoverage, Value: *coverage}
 	}
-	var err error
-	if o.on, err = calibrate.ParseOn(*on); err != nil {
-		return nil, usagef("--on: %v", err)
+	if *on != "" {
+		var err error
+		if o.on, err = calibrate.ParseOn(*on); err != nil {
+			return nil, usagef("--on: %v", err)
+		}
+	}
+	if set["tolerance"] {
+		if !(*tolerance > 0 && *tolerance <= 1e15) {
+			return nil, usagef("--tolerance %g is not in (0, 1e15]", *tolerance)
+		}
+		o.tolerance = *tolerance
 	}
 	switch {
 	case !(o.split > 0 && o.split < 1):
@@ -136,13 +151,43 @@ func (o *calibrateFlags) csvPath() string {
 	return p
 }
 
-// loadData reads the labelled data and a description of it for the policy's record.
-func (o *calibrateFlags) loadData() (*data.Dataset, string, error) {
+// forTask checks the options against the model's task and fills in the default score.
+func (o *calibrateFlags) forTask(task runtime.Task) error {
+	if task == runtime.Regression {
+		switch {
+		case o.on == "":
+			o.on = calibrate.OnEpistemicStd
+		case o.on != calibrate.OnEpistemicStd:
+			return usagef("--on %s is for classifiers; --model %s is a regression model (--on epistemic_std)", o.on, o.model)
+		}
+		if o.tolerance == 0 {
+			return usagef("--model %s is a regression model: give --tolerance T, the distance from a target beyond which a prediction counts as an error", o.model)
+		}
+		if o.csvPath() == "" {
+			return usagef("--model %s is a regression model: --data must be csv:PATH with real-valued targets, not %s", o.model, o.data)
+		}
+		return nil
+	}
+	switch {
+	case o.on == "":
+		o.on = calibrate.OnBoth
+	case o.on == calibrate.OnEpistemicStd:
+		return usagef("--on epistemic_std is for regression models; --model %s is a classifier", o.model)
+	}
+	if o.tolerance != 0 {
+		return usagef("--tolerance is for regression models; --model %s is a classifier", o.model)
+	}
+	return nil
+}
+
+// loadData reads the labelled data (real-valued targets when regression) and a description of
+// it for the policy's record.
+func (o *calibrateFlags) loadData(regression bool) (*data.Dataset, string, error) {
 	var d *data.Dataset
 	var what string
 	if p := o.csvPath(); p != "" {
 		var err error
-		if d, err = data.ReadCSVFile(p, data.CSVOptions{Target: o.csvTarget}); err != nil {
+		if d, err = data.ReadCSVFile(p, data.CSVOptions{Target: o.csvTarget, Regression: regression}); err != nil {
 			return nil, "", fmt.Errorf("--data %s: %w", o.data, err)
 		}
 		what = "csv:" + p
@@ -191,8 +236,8 @@ func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error
 	if err != nil {
 		return fmt.Errorf("--model %s: %w", o.model, err)
 	}
-	if m.Task() != runtime.Classification {
-		return fmt.Errorf("--model %s is a %s model: calibrate fits classifiers' policies only (a regression policy's max_epistemic_std is not fitted yet)", o.model, m.Task())
+	if err := o.forTask(m.Task()); err != nil {
+		return err
 	}
 	samples := o.samples
 	if samples == 0 {
@@ -207,11 +252,14 @@ func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error
 			samples = 32
 		}
 	}
-	d, what, err := o.loadData()
+	d, what, err := o.loadData(m.Task() == runtime.Regression)
 	if err != nil {
 		return err
 	}
-	if d.Regression() {
+	switch {
+	case m.Task() == runtime.Regression && d.Outputs != m.OutputSize():
+		return fmt.Errorf("--data %s has %d target(s) per input; the model has %d outputs", o.data, d.Outputs, m.OutputSize())
+	case d.Regression() && m.Task() != runtime.Regression:
 		return fmt.Errorf("--data %s has real-valued targets; calibrate needs class labels", o.data)
 	}
 	for i, y := range d.Labels {
@@ -246,14 +294,39 @@ func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error
 	return printCalibration(stdout, o, what, samples, rep)
 }
 
-// calibration is calibrate's result: the report and the held-out risk–coverage curves.
+// calibration is calibrate's result: the report and the held-out risk–coverage curve of each
+// score (a classifier: confidence and mutual information; a regression model: the epistemic
+// standard deviation).
 type calibration struct {
 	report            *calibrate.Report
-	byConf, byMI      []calibrate.Point
+	curves            []scoreCurve
 	n, fitN, holdoutN int
+	// Regression: the root-mean-square error over the outputs of the inputs the policy accepts
+	// on each part.
+	regression        bool
+	fitRMSE, holdRMSE float64
 }
 
-// calibrateModel predicts every input of d and runs calibrate.Calibrate on the records.
+// scoreCurve is the held-out risk–coverage curve of one score. For a regression model sqSum[a]
+// is the squared error (summed over the outputs) of the a held-out inputs of smallest epistemic
+// standard deviation: a point accepting a inputs accepts those (ties go together).
+type scoreCurve struct {
+	score   calibrate.On
+	pts     []calibrate.Point
+	sqSum   []float64
+	outputs int
+}
+
+// rmse is the root-mean-square error of the inputs point p of a regression curve accepts.
+func (cv scoreCurve) rmse(p calibrate.Point) float64 {
+	return rmse(cv.sqSum[p.Accepted], p.Accepted, cv.outputs)
+}
+
+// calibrateModel predicts every input of d and runs calibrate.Calibrate on the records: for a
+// classifier, confidence, mutual information and whether the class is the label; for a
+// regression model, the square root of the largest epistemic variance over the outputs (what
+// runtime.Policy.Decide compares with max_epistemic_std) and whether every output is within
+// --tolerance of its target.
 func calibrateModel(ctx context.Context, m *runtime.Model, d *data.Dataset, o *calibrateFlags, samples int) (*calibration, error) {
 	preds, err := eval.Predict(m, d, runtime.Options{Samples: samples, Seed: o.seed, MaxBatch: 100}, calibrateWorkers)
 	if err != nil {
@@ -262,15 +335,32 @@ func calibrateModel(ctx context.Context, m *runtime.Model, d *data.Dataset, o *c
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	regression := m.Task() == runtime.Regression
 	records := make([]calibrate.Record, d.N)
-	for i := range records {
-		records[i] = calibrate.Record{Confidence: preds.Confidence[i], MutualInfo: preds.MutualInfo[i], Correct: preds.Class[i] == d.Labels[i]}
+	var sqErr []float64 // regression: per input, the squared error summed over the outputs
+	if regression {
+		sqErr = make([]float64, d.N)
 	}
-	rep, err := calibrate.Calibrate(records, calibrate.Options{Target: o.target, On: o.on, Grid: o.grid, Split: o.split, Seed: o.seed})
+	for i := range records {
+		if !regression {
+			records[i] = calibrate.Record{Confidence: preds.Confidence[i], MutualInfo: preds.MutualInfo[i], Correct: preds.Class[i] == d.Labels[i]}
+			continue
+		}
+		o1 := preds.Outputs
+		top, ok := float32(0), true
+		for j := i * o1; j < (i+1)*o1; j++ {
+			top = max(top, preds.EpistemicVar[j])
+			e := float64(preds.Mean[j]) - float64(d.Targets[j])
+			sqErr[i] += e * e
+			ok = ok && math.Abs(e) <= o.tolerance
+		}
+		records[i] = calibrate.Record{EpistemicStd: math.Sqrt(float64(top)), Correct: ok}
+	}
+	rep, err := calibrate.Calibrate(records, calibrate.Options{Target: o.target, On: o.on, Grid: o.grid, Split: o.split, Seed: o.seed, Tolerance: o.tolerance})
 	if err != nil {
 		return nil, err
 	}
-	_, hi, err := calibrate.Split(len(records), o.split, o.seed)
+	fi, hi, err := calibrate.Split(len(records), o.split, o.seed)
 	if err != nil {
 		return nil, err
 	}
@@ -278,14 +368,58 @@ func calibrateModel(ctx context.Context, m *runtime.Model, d *data.Dataset, o *c
 	for i, k := range hi {
 		held[i] = records[k]
 	}
-	c := &calibration{report: rep, n: len(records), fitN: rep.Fit.N, holdoutN: rep.Holdout.N}
-	if c.byConf, err = calibrate.Curve(held, calibrate.OnConfidence); err != nil {
-		return nil, err
+	c := &calibration{report: rep, n: len(records), fitN: rep.Fit.N, holdoutN: rep.Holdout.N, regression: regression}
+	scores := []calibrate.On{calibrate.OnConfidence, calibrate.OnMutualInfo}
+	if regression {
+		scores = []calibrate.On{calibrate.OnEpistemicStd}
 	}
-	if c.byMI, err = calibrate.Curve(held, calibrate.OnMutualInfo); err != nil {
-		return nil, err
+	for _, sc := range scores {
+		pts, err := calibrate.Curve(held, sc)
+		if err != nil {
+			return nil, err
+		}
+		c.curves = append(c.curves, scoreCurve{score: sc, pts: pts})
+	}
+	if regression {
+		c.curves[0].sqSum, c.curves[0].outputs = sortedSquaredErrors(held, hi, sqErr), preds.Outputs
+		c.fitRMSE = acceptedRMSE(rep.Rule, records, fi, sqErr, preds.Outputs)
+		c.holdRMSE = acceptedRMSE(rep.Rule, records, hi, sqErr, preds.Outputs)
 	}
 	return c, nil
+}
+
+// sortedSquaredErrors returns scoreCurve.sqSum of the held-out records (record i is input hi[i]).
+func sortedSquaredErrors(held []calibrate.Record, hi []int, sqErr []float64) []float64 {
+	order := make([]int, len(held))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return held[order[a]].EpistemicStd < held[order[b]].EpistemicStd })
+	sum := make([]float64, len(held)+1)
+	for r, i := range order {
+		sum[r+1] = sum[r] + sqErr[hi[i]]
+	}
+	return sum
+}
+
+// acceptedRMSE is the root-mean-square error of the inputs idx that the rule accepts.
+func acceptedRMSE(r calibrate.Rule, records []calibrate.Record, idx []int, sqErr []float64, outputs int) float64 {
+	sum, n := 0.0, 0
+	for _, k := range idx {
+		if r.Accept(records[k]) {
+			sum += sqErr[k]
+			n++
+		}
+	}
+	return rmse(sum, n, outputs)
+}
+
+// rmse is √(sum / (n·outputs)), NaN when nothing is accepted.
+func rmse(sum float64, n, outputs int) float64 {
+	if n == 0 {
+		return math.NaN()
+	}
+	return math.Sqrt(sum / float64(n*outputs))
 }
 
 // writeWithPolicy stages out: every section of f (the file at path in) except the policy copied
@@ -322,6 +456,13 @@ func writeWithPolicy(ctx context.Context, f *format.File, in, out string, pol *r
 	return st, nil
 }
 
+// scoreName names a score in the plot's legend.
+var scoreName = map[calibrate.On]string{
+	calibrate.OnConfidence:   "confidence",
+	calibrate.OnMutualInfo:   "mutual information",
+	calibrate.OnEpistemicStd: "epistemic std",
+}
+
 // plotCalibration draws the held-out risk–coverage curves with the fitted rule's fit and
 // held-out results marked.
 func plotCalibration(path string, c *calibration) error {
@@ -339,40 +480,69 @@ func plotCalibration(path string, c *calibration) error {
 		{Name: "policy on held-out part", X: r.Holdout.Coverage, Y: r.Holdout.Risk},
 	}
 	title := fmt.Sprintf("risk–coverage, held-out part (n = %d); target %s", c.holdoutN, r.Options.Target)
-	return plot.LinesWithMarks(path, title, "coverage", "risk (error rate among accepted)",
-		[]plot.Series{series("by confidence", c.byConf), series("by mutual information", c.byMI)}, marks, 6, 4)
+	var ss []plot.Series
+	for _, cv := range c.curves {
+		ss = append(ss, series("by "+scoreName[cv.score], cv.pts))
+	}
+	ylabel := "risk (error rate among accepted)"
+	if c.regression {
+		ylabel = fmt.Sprintf("risk (share of accepted off by > %g)", r.Options.Tolerance)
+	}
+	return plot.LinesWithMarks(path, title, "coverage", ylabel, ss, marks, 6, 4)
 }
 
 func printCalibration(w io.Writer, o *calibrateFlags, what string, samples int, c *calibration) error {
 	r := c.report
 	fmt.Fprintf(w, "%s on %s: %d inputs, %d samples each; split %g (seed %d): %d to fit, %d held out\n\n",
 		o.model, what, c.n, samples, o.split, o.seed, c.fitN, c.holdoutN)
-	fmt.Fprintf(w, "Risk–coverage on the held-out part (risk: error rate among accepted inputs):\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "COVERAGE\tMIN CONFIDENCE\tRISK\tMAX MUTUAL INFO\tRISK")
-	for _, cv := range calibrateCoverages {
-		pc, pm := calibrate.AtCoverage(c.byConf, cv), calibrate.AtCoverage(c.byMI, cv)
-		fmt.Fprintf(tw, "≥ %.0f%%\t%.4f\t%.2f%%\t%.4g\t%.2f%%\n", 100*cv, pc.Threshold, 100*pc.Risk, pm.Threshold, 100*pm.Risk)
+	if c.regression {
+		fmt.Fprintf(w, "Risk–coverage on the held-out part (risk: share of accepted inputs with an output off by more than %g):\n", o.tolerance)
+		fmt.Fprintln(tw, "COVERAGE\tMAX EPISTEMIC STD\tRISK\tRMSE")
+		cv := c.curves[0]
+		for _, cov := range calibrateCoverages {
+			p := calibrate.AtCoverage(cv.pts, cov)
+			fmt.Fprintf(tw, "≥ %.0f%%\t%.4g\t%.2f%%\t%.4g\n", 100*cov, p.Threshold, 100*p.Risk, cv.rmse(p))
+		}
+	} else {
+		fmt.Fprintf(w, "Risk–coverage on the held-out part (risk: error rate among accepted inputs):\n")
+		fmt.Fprintln(tw, "COVERAGE\tMIN CONFIDENCE\tRISK\tMAX MUTUAL INFO\tRISK")
+		for _, cov := range calibrateCoverages {
+			pc, pm := calibrate.AtCoverage(c.curves[0].pts, cov), calibrate.AtCoverage(c.curves[1].pts, cov)
+			fmt.Fprintf(tw, "≥ %.0f%%\t%.4f\t%.2f%%\t%.4g\t%.2f%%\n", 100*cov, pc.Threshold, 100*pc.Risk, pm.Threshold, 100*pm.Risk)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nTarget %s on %s: ", r.Options.Target, r.Options.On)
 	var th []string
-	if r.Options.On != calibrate.OnMutualInfo {
+	switch r.Options.On {
+	case calibrate.OnEpistemicStd:
+		th = append(th, fmt.Sprintf("max_epistemic_std %.6g", r.Rule.MaxEpistemicStd))
+	case calibrate.OnConfidence:
 		th = append(th, fmt.Sprintf("min_confidence %.6g", r.Rule.MinConfidence))
-	}
-	if r.Options.On != calibrate.OnConfidence {
+	case calibrate.OnMutualInfo:
 		th = append(th, fmt.Sprintf("max_mutual_info %.6g", r.Rule.MaxMutualInfo))
+	default:
+		th = append(th, fmt.Sprintf("min_confidence %.6g", r.Rule.MinConfidence), fmt.Sprintf("max_mutual_info %.6g", r.Rule.MaxMutualInfo))
 	}
 	fmt.Fprintln(w, strings.Join(th, ", "))
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PART\tN\tACCEPTED\tCOVERAGE\tERRORS\tRISK")
-	for _, p := range []struct {
+	head, rm := "PART\tN\tACCEPTED\tCOVERAGE\tERRORS\tRISK", []float64{c.fitRMSE, c.holdRMSE}
+	if c.regression {
+		head += "\tRMSE"
+	}
+	fmt.Fprintln(tw, head)
+	for i, p := range []struct {
 		name string
 		r    calibrate.Result
 	}{{"fit", r.Fit}, {"held out", r.Holdout}} {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f%%\t%d\t%.2f%%\n", p.name, p.r.N, p.r.Accepted, 100*p.r.Coverage, p.r.Errors, 100*p.r.Risk)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f%%\t%d\t%.2f%%", p.name, p.r.N, p.r.Accepted, 100*p.r.Coverage, p.r.Errors, 100*p.r.Risk)
+		if c.regression {
+			fmt.Fprintf(tw, "\t%.4g", rm[i])
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train"
 )
 
 // calibrateInputs writes the mlp_ffgu fixture's 256 reference test images and their labels as a
@@ -166,5 +167,133 @@ func TestCalibrateErrors(t *testing.T) {
 				t.Errorf("%s was written", out)
 			}
 		})
+	}
+}
+
+// trainRegressionModel trains a small regression MLP (FFG-W) on y = sin(3x) + noise and converts it;
+// it returns the model file and the CSV (x, y).
+func trainRegressionModel(t *testing.T) (model, csv string) {
+	t.Helper()
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("x,y\n")
+	for i := range 240 {
+		x := -1 + 2*float64(i)/239
+		fmt.Fprintf(&b, "%.5f,%.5f\n", x, math.Sin(3*x)+0.1*math.Sin(37*float64(i)))
+	}
+	csv = filepath.Join(dir, "reg.csv")
+	mustWrite(t, csv, []byte(b.String()))
+	c := train.DefaultConfig()
+	c.Data, c.Task, c.Arch, c.Posterior = "csv:"+csv, "regression", "mlp:1-16-1", "ffg_w"
+	c.Epochs, c.BatchSize, c.EvalEvery, c.LR = 40, 40, 0, 1e-2
+	c.Out = filepath.Join(dir, "reg.ckpt.ebnn")
+	trainConfig(t, c)
+	model = filepath.Join(dir, "reg.ebnn")
+	runOK(t, "convert", "--checkpoint", c.Out, "--out", model)
+	return model, csv
+}
+
+// TestCalibrateRegression: a regression model's policy thresholds the epistemic standard
+// deviation, an error being an output farther than --tolerance from its target: the policy
+// holds only max_epistemic_std and records the tolerance; a tolerance nothing misses makes
+// every rule riskless (risk 0 accepts everything), one everything misses makes a risk target
+// unmeetable; the flags that do not fit a regression model are refused, naming them.
+func TestCalibrateRegression(t *testing.T) {
+	model, csv := trainRegressionModel(t)
+	dir := filepath.Dir(model)
+	m2, png := filepath.Join(dir, "m2.ebnn"), filepath.Join(dir, "risk.png")
+	out := runOK(t, "calibrate", "--model", model, "--data", "csv:"+csv, "--tolerance", "0.3", "--target-coverage", "0.5",
+		"--samples", "16", "--seed", "5", "--out", m2, "--plot", png)
+	checkContains(t, "output", out, "240 inputs, 16 samples", "120 to fit, 120 held out", "off by more than 0.3",
+		"MAX EPISTEMIC STD", "RMSE", "Target coverage ≥ 0.5 on epistemic_std: max_epistemic_std ", "Clopper–Pearson")
+	t.Log("\n" + out)
+	if st, err := os.Stat(png); err != nil || st.Size() == 0 {
+		t.Errorf("plot: %v", err)
+	}
+	m, err := runtime.Load(m2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := m.Policy()
+	m.Close()
+	if p == nil || p.MaxEpistemicStd == nil || p.MinConfidence != nil || p.MaxMutualInfo != nil || p.Samples != 16 || p.Calibration == nil {
+		t.Fatalf("policy %+v", p)
+	}
+	if c := p.Calibration; c.On != "epistemic_std" || c.Tolerance != 0.3 || c.Target != "coverage" || c.Fit.N != 120 ||
+		c.Holdout.N != 120 || c.Fit.Coverage < 0.5 || *p.MaxEpistemicStd <= 0 {
+		t.Errorf("calibration %+v, max_epistemic_std %g", c, *p.MaxEpistemicStd)
+	}
+	checkContains(t, "inspect", runOK(t, "inspect", m2), "act when epistemic std ≤ ", "an error being an output off by more than 0.3")
+
+	// Nothing is an error: risk 0 is met by accepting every input.
+	m3 := filepath.Join(dir, "m3.ebnn")
+	out = runOK(t, "calibrate", "--model", model, "--data", "csv:"+csv, "--tolerance", "1e6", "--target-risk", "0",
+		"--samples", "16", "--out", m3)
+	m, err = runtime.Load(m3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.Policy().Calibration
+	m.Close()
+	if c.Fit.Coverage != 1 || c.Fit.Risk != 0 {
+		t.Errorf("tolerance 1e6, risk 0: fit %+v, want everything accepted", c.Fit)
+	}
+	// With everything accepted, the table's 100 % row and the held-out part are the same inputs:
+	// the RMSE computed both ways (sorted prefix sums, the rule's accepted set) agrees.
+	var row, part []string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && (f[0] == "≥" && f[1] == "100%") {
+			row = f
+		} else if len(f) > 2 && f[0] == "held" && f[1] == "out" {
+			part = f
+		}
+	}
+	if len(row) != 5 || len(part) != 8 || part[4] != "100.00%" || row[4] != part[7] {
+		t.Errorf("the 100%% row %q and the held-out part %q disagree on the RMSE", row, part)
+	}
+	// Everything is an error: no rule has risk ≤ 0.5 at non-zero coverage.
+	code, _, stderr := runCLI("calibrate", "--model", model, "--data", "csv:"+csv, "--tolerance", "1e-9", "--target-risk", "0.5",
+		"--samples", "16", "--out", m3)
+	if code != 1 || !strings.Contains(stderr, "target cannot be met: the lowest risk at non-zero coverage is 1") {
+		t.Errorf("tolerance 1e-9: exit %d, %s", code, stderr)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--data", "csv:" + csv}, "give --tolerance T"},
+		{[]string{"--data", "csv:" + csv, "--tolerance", "0.3", "--on", "confidence"}, "--on confidence is for classifiers"},
+		{[]string{"--tolerance", "0.3"}, "--data must be csv:PATH"},
+		{[]string{"--data", "csv:" + csv, "--tolerance", "-1"}, "--tolerance -1 is not in (0, 1e15]"},
+		{[]string{"--data", "csv:" + csv, "--tolerance", "NaN"}, "--tolerance NaN is not in"},
+	} {
+		args := append([]string{"calibrate", "--model", model, "--target-risk", "0.1", "--out", m3}, tc.args...)
+		code, _, stderr := runCLI(args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(m3); err != nil {
+		t.Errorf("the first run with --out m3 should have written it: %v", err)
+	}
+}
+
+// TestCalibrateClassifierRefusesRegressionFlags: --tolerance and --on epistemic_std are refused
+// for a classifier, naming the flag.
+func TestCalibrateClassifierRefusesRegressionFlags(t *testing.T) {
+	dir, csv, model := calibrateInputs(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tolerance", "0.5"}, "--tolerance is for regression models"},
+		{[]string{"--on", "epistemic_std"}, "--on epistemic_std is for regression models"},
+	} {
+		args := append([]string{"calibrate", "--model", model, "--data", "csv:" + csv, "--target-risk", "0.1", "--out", filepath.Join(dir, "x.ebnn")}, tc.args...)
+		code, _, stderr := runCLI(args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tc.args, code, stderr, tc.want)
+		}
 	}
 }

@@ -174,8 +174,12 @@ func summarisePolicy(p *runtime.Policy) string {
 		if c.Target == "coverage" {
 			rel = "≥"
 		}
+		on := c.On
+		if c.Tolerance > 0 {
+			on += fmt.Sprintf(", an error being an output off by more than %g", c.Tolerance)
+		}
 		s += fmt.Sprintf("\ncalibrated for %s %s %g on %s (%s, seed %d): fit n=%d risk %.2f%% coverage %.2f%%; held out n=%d risk %.2f%% coverage %.2f%%",
-			c.Target, rel, c.Value, c.On, c.Data, c.Seed, c.Fit.N, 100*c.Fit.Risk, 100*c.Fit.Coverage,
+			c.Target, rel, c.Value, on, c.Data, c.Seed, c.Fit.N, 100*c.Fit.Risk, 100*c.Fit.Coverage,
 			c.Holdout.N, 100*c.Holdout.Risk, 100*c.Holdout.Coverage)
 	}
 	return s
