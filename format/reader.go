@@ -8,6 +8,8 @@ import (
 	"sync"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/x448/float16"
 )
 
 // ReadOptions tunes Open and Decode. The zero value gives the defaults.
@@ -87,6 +89,8 @@ type section struct {
 	geom       geometry
 	crcChecked bool
 	decoded    []float32 // tensor cache
+	decoded16  []uint16  // F16 tensor cache (Float16s)
+	aliased16  bool      // decoded16 aliases the file's bytes
 	blob       []byte    // decompressed blob cache
 	err        error     // sticky decode error
 }
@@ -600,16 +604,113 @@ func (t *Tensor) Float32s() ([]float32, error) {
 	if s.decoded != nil || s.err != nil {
 		return s.decoded, s.err
 	}
-	out, err := f.decodeLocked(t.i)
+	var out []float32
+	var err error
+	if s.decoded16 != nil && !s.aliased16 {
+		// Decompressed by Float16s already: widen that copy, do not decompress again.
+		if err = f.charge(4*s.geom.n, t.i, "decoding"); err == nil {
+			out = make([]float32, len(s.decoded16))
+			for i, h := range s.decoded16 {
+				out[i] = float16.Frombits(h).Float32()
+			}
+		}
+	} else {
+		out, err = f.decodeLocked(t.i)
+	}
 	if err != nil {
 		s.err = err
 		return nil, err
 	}
 	s.decoded = out
-	if !f.aliases(out) {
+	if !f.aliases(out) && !s.aliased16 {
 		f.releaseLocked(t.i)
 	}
 	return out, nil
+}
+
+// Float16s returns a dense F16 tensor's elements as IEEE 754 binary16 bit patterns in row-major
+// order, for a consumer that widens them as it computes instead of holding a float32 copy (half
+// the memory). An uncompressed tensor on a little-endian host is returned without copying: the
+// slice aliases the (read-only, possibly memory-mapped) file. A compressed one is decompressed
+// once into memory of its own (2 bytes per element, charged to the allocation budget) and
+// cached. Any other encoding is an error wrapping ErrUnsupported. The result is shared: never
+// modify it, and do not use it after Close.
+func (t *Tensor) Float16s() ([]uint16, error) {
+	f := t.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := &f.sections[t.i]
+	if f.closed {
+		return nil, f.secErr(t.i, ErrClosed, nil, "read after Close")
+	}
+	if s.decoded16 != nil {
+		return s.decoded16, nil
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	if s.encoding != F16 {
+		return nil, f.secErr(t.i, ErrUnsupported, nil, "encoding %v is not dense float16", s.encoding)
+	}
+	out, aliased, err := f.decode16Locked(t.i)
+	if err != nil {
+		s.err = err
+		return nil, err
+	}
+	s.decoded16, s.aliased16 = out, aliased
+	return out, nil
+}
+
+// decode16Locked decodes dense F16 section i into binary16 bit patterns: aliasing the file when
+// it can, else into a new slice (charged).
+func (f *File) decode16Locked(i int) ([]uint16, bool, error) {
+	s := &f.sections[i]
+	n := s.geom.n
+	if n == 0 {
+		return []uint16{}, false, nil
+	}
+	if s.decoded != nil {
+		// Float32s widened it already (the values are exact binary16 values): narrow that.
+		if err := f.charge(2*n, i, "decoding"); err != nil {
+			return nil, false, err
+		}
+		out := make([]uint16, n)
+		for k, v := range s.decoded {
+			out[k] = float16.Fromfloat32(v).Bits()
+		}
+		return out, false, nil
+	}
+	if s.compression == Zstd && f.zstdPlanned(s) {
+		defer f.zstdDone(s)
+	}
+	b, err := f.storedLocked(i)
+	if err != nil {
+		return nil, false, err
+	}
+	if s.compression == None && f.zeroCopy && uintptr(unsafe.Pointer(&b[0]))%2 == 0 {
+		return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), int(n)), true, nil
+	}
+	if err := f.charge(2*n, i, "decoding"); err != nil {
+		return nil, false, err
+	}
+	out := make([]uint16, n)
+	if s.compression == Zstd {
+		if hostLittleEndian() {
+			return out, false, f.inflateLocked(i, b, unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), 2*int(n)))
+		}
+		raw, err := f.scratchLocked(i, s.raw)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := f.inflateLocked(i, b, raw); err != nil {
+			return nil, false, err
+		}
+		b = raw
+	}
+	for k := range out {
+		out[k] = binary.LittleEndian.Uint16(b[2*k:])
+	}
+	return out, false, nil
 }
 
 // aliases reports whether v points into the file's bytes (a zero-copy F32 tensor).
@@ -787,7 +888,7 @@ func (f *File) Close() error {
 	}
 	f.closed = true
 	for i := range f.sections {
-		f.sections[i].decoded, f.sections[i].blob = nil, nil
+		f.sections[i].decoded, f.sections[i].blob, f.sections[i].decoded16 = nil, nil, nil
 	}
 	if f.zdec != nil {
 		f.zdec.close()
