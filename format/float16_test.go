@@ -91,7 +91,7 @@ func TestFloat16s(t *testing.T) {
 	check16("plain", 0, 0)
 	check32("plain")
 	check16("zstd", 2*n, 8<<20) // and the zstd decoder
-	check32("zstd") // widened from the cached copy
+	check32("zstd")             // widened from the cached copy
 	check32("zstd2")
 	check16("zstd2", 2*n, 0) // narrowed from the float32 copy
 	if _, err := tensor("f32").Float16s(); !errors.Is(err, format.ErrUnsupported) || !strings.Contains(err.Error(), "f32") {
