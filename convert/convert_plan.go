@@ -49,6 +49,9 @@ type PlanOptions struct {
 	// (0: runtime.DefaultBernsteinTable). The stand-in flows are the trainer's initial ones.
 	BernsteinDegree int
 	BernsteinTable  int
+	// KeepF16 sizes the model loaded with runtime.LoadOptions.KeepF16 (with DType "f16": the
+	// deterministic layers' weights stay in the file, not decoded to float32).
+	KeepF16 bool
 	// Out, if set, is where the planned model (random stand-in values of the right shapes) is
 	// also written, atomically: a model of the real size for benchmarks, not a trained one.
 	Out string
@@ -179,7 +182,7 @@ func plan(opts PlanOptions) (*PlanReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rm, err := runtime.FromFile(f)
+	rm, err := runtime.FromFileWith(f, runtime.LoadOptions{KeepF16: opts.KeepF16})
 	if err != nil {
 		return nil, fmt.Errorf("convert: the planned model does not load: %w", err)
 	}

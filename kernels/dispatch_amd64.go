@@ -122,8 +122,26 @@ func relu(x []float32) {
 // scale computes x *= alpha; see scaleGeneric.
 func scale(alpha float32, x []float32) { scaleGeneric(alpha, x) }
 
-// f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src); see f16ToF32sGeneric.
-func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
+// useF16C reports the F16C conversions (with AVX), read once at start-up. Tests clear it to
+// force the generic twin; nothing else writes it.
+var useF16C = cpu.X86.HasF16C && cpu.X86.HasAVX
+
+//go:noescape
+func f16ToF32F16C(dst *float32, src *uint16, n int)
+
+// f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src), sixteen at a time
+// with F16C's VCVTPH2PS where the CPU has it, the last few generic; see f16ToF32sGeneric (a
+// signalling NaN comes out quiet).
+func f16ToF32s(dst []float32, src []uint16) {
+	n := 0
+	if useF16C {
+		if n = len(src) &^ 15; n > 0 {
+			_ = dst[n-1] // the bound the assembly relies on
+			f16ToF32F16C(&dst[0], &src[0], n)
+		}
+	}
+	f16ToF32sGeneric(dst[n:], src[n:])
+}
 
 //go:noescape
 func philoxAVX2(dst *uint32, groups int, key *[2]uint32, ctr *[8]uint32, hi, a, b uint32)

@@ -116,8 +116,19 @@ func relu(x []float32) {
 	reluNEON(&x[0], len(x))
 }
 
-// f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src); see f16ToF32sGeneric.
-func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
+//go:noescape
+func f16ToF32NEON(dst *float32, src *uint16, n int)
+
+// f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src), eight at a time in
+// NEON (FCVTL), the last few generic; see f16ToF32sGeneric (a signalling NaN comes out quiet).
+func f16ToF32s(dst []float32, src []uint16) {
+	n := len(src) &^ 7
+	if n > 0 {
+		_ = dst[n-1] // the bound the assembly relies on
+		f16ToF32NEON(&dst[0], &src[0], n)
+	}
+	f16ToF32sGeneric(dst[n:], src[n:])
+}
 
 //go:noescape
 func philoxNEON(dst *uint32, groups int, key *[2]uint32, ctr *[4]uint32, hi, a, b uint32, rows int)

@@ -6,7 +6,8 @@ import (
 )
 
 // F16ToF32 converts IEEE 754 binary16 bit patterns to float32, exactly (zeros, subnormals,
-// infinities and NaN payloads are preserved). It converts len(src) values into dst[:len(src)]
+// infinities and NaN payloads are preserved; the NEON and F16C conversions set a signalling
+// NaN's quiet bit, as the hardware does). It converts len(src) values into dst[:len(src)]
 // and panics if dst is shorter than src.
 func F16ToF32(dst []float32, src []uint16) {
 	if len(dst) < len(src) {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/edgebnn/edgebnn/kernels"
 )
@@ -53,11 +54,14 @@ type dense struct {
 }
 
 // detWeights are one network's weights of a deterministic layer: w is dOut × k with leading
-// dimension ldw; bias may be nil. scale, when not nil, is the per-output factor of a BatchNorm
-// that follows the layer: the layer computes (W x)·scale + bias, bias then holding
-// b·scale + shift (foldBatchNorm), so w stays the model file's tensor, never copied.
+// dimension ldw — or, when w16 is not nil (LoadOptions.KeepF16), w is nil and w16 holds them as
+// binary16 values (dOut × k), widened into scratch each time the layer runs; bias may be nil.
+// scale, when not nil, is the per-output factor of a BatchNorm that follows the layer: the layer
+// computes (W x)·scale + bias, bias then holding b·scale + shift (foldBatchNorm), so w stays the
+// model file's tensor, never copied.
 type detWeights struct {
 	w     []float32
+	w16   []uint16
 	ldw   int
 	bias  []float32
 	scale []float32
@@ -76,11 +80,26 @@ func (b *builder) dense(ls *LayerSpec, id, dOut, k int) (*dense, error) {
 		// One set of weights per ensemble member (one for a single network).
 		defer func() { b.member = 0 }()
 		for b.member = 0; b.member < b.m.members; b.member++ {
-			t, err := b.layerTensors(ls.Name, LayerTensors(ls), 0)
+			decls := LayerTensors(ls)
+			var w16 []uint16
+			for i, dc := range decls {
+				if dc.Name != "weight" {
+					continue
+				}
+				var ok bool
+				var err error
+				if w16, ok, err = b.tensor16(ls.Name, dc.Name, dc.Shape...); err != nil {
+					return nil, err
+				} else if ok {
+					decls = slices.Delete(slices.Clone(decls), i, i+1)
+				}
+				break
+			}
+			t, err := b.layerTensors(ls.Name, decls, 0)
 			if err != nil {
 				return nil, err
 			}
-			d.det = append(d.det, detWeights{w: t["weight"], ldw: k, bias: t["bias"]})
+			d.det = append(d.det, detWeights{w: t["weight"], w16: w16, ldw: k, bias: t["bias"]})
 		}
 		if len(d.det) > 1 {
 			b.m.stochastic = true
@@ -165,7 +184,7 @@ func (d *dense) pointwise() bool {
 // scratchSize is the scratch forward needs for blocks of B samples of n inputs each.
 func (d *dense) scratchSize(n, B int, st Strategy) int {
 	if d.post == nil {
-		return d.colSize()
+		return d.detScratch() + d.colSize()
 	}
 	if d.useLocal(st, n) {
 		return d.post.prepSize(B*n) + d.post.applyScratch(n, B)
@@ -216,8 +235,7 @@ func (d *dense) sparsePost() *prunedFFG {
 func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 	B := fc.block
 	if d.post == nil && len(d.det) == 1 {
-		dw := &d.det[0]
-		d.applyScaled(fc, dw.w, dw.ldw, dw.scale, dw.bias, in, out, B*n, fc.scratch)
+		d.applyDet(fc, &d.det[0], in, out, B*n, fc.scratch)
 		return
 	}
 	if d.post != nil && d.useLocal(fc.strategy, n) {
@@ -235,8 +253,7 @@ func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 		fc.sample = s0 + b
 		xb, yb := in[b*n*inSz:(b+1)*n*inSz], out[b*n*outSz:(b+1)*n*outSz]
 		if d.post == nil {
-			dw := &d.det[fc.sample%len(d.det)]
-			d.applyScaled(fc, dw.w, dw.ldw, dw.scale, dw.bias, xb, yb, n, fc.scratch)
+			d.applyDet(fc, &d.det[fc.sample%len(d.det)], xb, yb, n, fc.scratch)
 			continue
 		}
 		if fc.faHs != nil {
@@ -253,6 +270,28 @@ func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 		}
 		d.forwardWeight(fc, xb, yb, n)
 	}
+}
+
+// applyDet applies deterministic weights dw to n inputs, widening fp16 weights into the front
+// of scratch first (detScratch).
+func (d *dense) applyDet(fc *fwdCtx, dw *detWeights, in, out []float32, n int, scratch []float32) {
+	w, ldw := dw.w, dw.ldw
+	if dw.w16 != nil {
+		w, scratch, ldw = scratch[:len(dw.w16)], scratch[len(dw.w16):], d.k
+		kernels.F16ToF32(w, dw.w16)
+	}
+	d.applyScaled(fc, w, ldw, dw.scale, dw.bias, in, out, n, scratch)
+}
+
+// detScratch is the scratch the deterministic weights need beyond applyScaled's: a float32 copy
+// of fp16 weights (LoadOptions.KeepF16).
+func (d *dense) detScratch() int {
+	for _, dw := range d.det {
+		if dw.w16 != nil {
+			return d.dOut * d.k
+		}
+	}
+	return 0
 }
 
 // forwardWeight samples the weights of sample fc.sample (or takes the mean weights) and applies
@@ -320,7 +359,11 @@ func (d *dense) weightMatrix(e int, w []float32) {
 	dw := &d.det[e]
 	for o := 0; o < d.dOut; o++ {
 		row := w[o*d.dIn : o*d.dIn+d.k]
-		copy(row, dw.w[o*dw.ldw:o*dw.ldw+d.k])
+		if dw.w16 != nil {
+			kernels.F16ToF32(row, dw.w16[o*d.k:(o+1)*d.k])
+		} else {
+			copy(row, dw.w[o*dw.ldw:o*dw.ldw+d.k])
+		}
 		if dw.scale != nil {
 			kernels.Scale(dw.scale[o], row)
 		}

@@ -188,6 +188,21 @@ func (p prefixSource) Tensor(name string) ([]float32, []int, error) {
 	return p.src.Tensor(p.prefix + name)
 }
 
+// float16 implements float16Source when the underlying source does.
+func (p prefixSource) float16(name string) ([]uint16, []int, bool, error) {
+	if hs, ok := p.src.(float16Source); ok {
+		return hs.float16(p.prefix + name)
+	}
+	return nil, nil, false, nil
+}
+
+// float16Source is implemented by sources that can hand out a dense fp16 tensor as its binary16
+// values (a model file loaded with LoadOptions.KeepF16); ok is false when this one is not such
+// a tensor or the source does not keep them, and the float32 Tensor is read instead.
+type float16Source interface {
+	float16(name string) (data []uint16, shape []int, ok bool, err error)
+}
+
 // Blob implements BlobSource when the underlying source does.
 func (p prefixSource) Blob(name string) ([]byte, error) {
 	bs, ok := p.src.(BlobSource)
@@ -289,6 +304,34 @@ func (b *builder) blob(layer, name string) ([]byte, error) {
 		return nil, fmt.Errorf("runtime: layer %q: blob %q: %w", layer, full, err)
 	}
 	return data, nil
+}
+
+// tensor16 fetches a tensor of the current member as binary16 values, when the source keeps
+// fp16 tensors and this one is stored so (ok), and checks its shape.
+func (b *builder) tensor16(layer, name string, want ...int) ([]uint16, bool, error) {
+	hs, ok := b.src.(float16Source)
+	if !ok {
+		return nil, false, nil
+	}
+	full := b.fullName(layer, name)
+	data, shp, ok, err := hs.float16(full)
+	if err != nil {
+		return nil, false, fmt.Errorf("runtime: layer %q: tensor %q: %w", layer, full, err)
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	n, okN := elements(want)
+	switch {
+	case !okN:
+		return nil, false, fmt.Errorf("runtime: layer %q: tensor %q: shape %v is too large (limit %d values)", layer, full, want, maxTensor)
+	case !SameShape(shp, want):
+		return nil, false, fmt.Errorf("runtime: layer %q: tensor %q has shape %v, want %v", layer, full, shp, want)
+	case len(data) != n:
+		return nil, false, fmt.Errorf("runtime: layer %q: tensor %q has %d values, want %d", layer, full, len(data), n)
+	}
+	b.used = append(b.used, full)
+	return data, true, nil
 }
 
 // optTensor is tensor for an optional tensor: absent gives nil, nil.

@@ -156,6 +156,8 @@ type ModelConfig struct {
 	// KeepSamples is not supported. Predictions do not depend on MaxBatch for the Weight and
 	// Local strategies; for Auto they may.
 	Options runtime.Options
+	// Load configures how the file is loaded (LoadOptions.KeepF16), on Reload too.
+	Load runtime.LoadOptions
 }
 
 // ValidName reports whether name may name a model.

@@ -44,7 +44,7 @@ type reqBuf struct {
 
 // load reads path and makes conc Predictors. On error nothing is left open.
 func load(mc ModelConfig, cfg Config) (*loaded, error) {
-	m, err := runtime.Load(mc.Path)
+	m, err := runtime.LoadWith(mc.Path, mc.Load)
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,14 @@ func TestEnsembleCommands(t *testing.T) {
 		{name: "bench default samples", args: []string{"bench", "--model", out, "--min-time", "1ms"}, wantStdout: []string{"samples           3 "}},
 		{name: "bench samples flag", args: []string{"bench", "--model", out, "--min-time", "1ms", "--samples", "5"}, wantStdout: []string{"samples           5 "}},
 	})
+	// --keep-f16: the fp16 members' weights kept as stored predict the same bits.
+	inputs := filepath.Join(t.TempDir(), "x.csv")
+	mustWrite(t, inputs, []byte("0.1,2.2\n1.3,-0.4\n2.5,0.6\n-3,7\n"))
+	want := runOK(t, "predict", "--model", out, "--input", inputs, "--json")
+	if got := runOK(t, "predict", "--model", out, "--input", inputs, "--json", "--keep-f16"); got != want {
+		t.Errorf("predict --keep-f16 differs from predict:\n%s\n%s", got, want)
+	}
+	checkContains(t, "bench --keep-f16", runOK(t, "bench", "--model", out, "--min-time", "1ms", "--keep-f16"), "allocations       0.0 per prediction call")
 	arch := filepath.Join(t.TempDir(), "model.txt")
 	mustWrite(t, arch, []byte("Sequential(\n  (0): Linear(in_features=2, out_features=6, bias=True)\n  (1): ReLU()\n  (2): Linear(in_features=6, out_features=3, bias=True)\n)\n"))
 	runCases(t, []cliCase{

@@ -17,7 +17,7 @@ import (
 
 const planUsage = `Usage: edgebnn plan --arch ARCH [--config CFG] [--classes N] [--prune F] [--dtype f16|f32]
                     [--compress zstd|none] [--board NAME] [--samples K] [--batch N]
-                    [--members K] [--bernstein-last M [--bernstein-table G]]
+                    [--members K] [--bernstein-last M [--bernstein-table G]] [--keep-f16]
                     [--out FILE] [--json]
 
 Sizes a model before it is trained: its parameters, the exact size of the model
@@ -30,6 +30,8 @@ of K deterministic networks (Ensemble-W): the file holds every member.
 --bernstein-last M plans a Bernstein-flow last layer of degree M (as 'edgebnn
 train --posterior bernstein_last'): M+5 flow parameters per weight in the file,
 and the loaded model's quantile tables (G float32 values per weight).
+--keep-f16 sizes the predictor of 'predict --keep-f16' (fp16 deterministic
+weights kept as stored, widened per use; with --dtype f16).
 --out FILE also writes that model, random stand-in values and all, to FILE:
 a model of the real shape and size for 'edgebnn bench', not a trained one.`
 
@@ -54,6 +56,7 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs.IntVar(&o.MaxBatch, "batch", 1, "inputs `N` per predictor call")
 	fs.IntVar(&o.BernsteinDegree, "bernstein-last", 0, "give the last Linear layer a Bernstein-flow posterior of degree `M` (as train --posterior bernstein_last)")
 	fs.IntVar(&o.BernsteinTable, "bernstein-table", 0, "with --bernstein-last, the runtime quantile table's points `G` per weight (0: 257)")
+	fs.BoolVar(&o.KeepF16, "keep-f16", false, "size the model loaded with --keep-f16 (fp16 deterministic weights kept as stored)")
 	fs.IntVar(&o.Members, "members", 0, "plan an ensemble of `K` deterministic networks (Ensemble-W; no --config)")
 	board := fs.String("board", "", "check the memory budget of board `NAME`")
 	dir := fs.String("dir", "", "also load user board profiles (*.json) from `DIR`")

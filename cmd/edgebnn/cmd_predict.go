@@ -66,12 +66,15 @@ type predictFlags struct {
 	// adaptive, when set by a command that offers --adaptive, stops sampling early once the
 	// model's policy has decided (runtime.Options.Adaptive).
 	adaptive *bool
+	// keepF16 loads the model with runtime.LoadOptions.KeepF16.
+	keepF16 *bool
 }
 
 func addPredictFlags(fs interface {
 	String(string, string, string) *string
 	Int(string, int, string) *int
 	Uint64(string, uint64, string) *uint64
+	Bool(string, bool, string) *bool
 }, batchDefault int) predictFlags {
 	return predictFlags{
 		model:    fs.String("model", "", "the model `FILE` (from edgebnn convert)"),
@@ -80,7 +83,13 @@ func addPredictFlags(fs interface {
 		strategy: fs.String("strategy", "auto", "sampling `strategy`: weight, local or auto"),
 		batch:    fs.Int("batch", batchDefault, "inputs processed together (`B`)"),
 		threads:  fs.Int("threads", 1, "goroutines drawing the samples of a prediction in parallel (`T`); results do not depend on it"),
+		keepF16:  fs.Bool("keep-f16", false, "keep the fp16 weights of deterministic layers as stored and widen them per use: half their memory, bit-identical outputs"),
 	}
+}
+
+// load opens the model file of --model (with --keep-f16).
+func (f predictFlags) load() (*runtime.Model, error) {
+	return runtime.LoadWith(*f.model, runtime.LoadOptions{KeepF16: *f.keepF16})
 }
 
 // Limits of predict's and bench's numeric flags: larger values are refused (they would only
@@ -130,7 +139,7 @@ func (f predictFlags) open() (*runtime.Model, *runtime.Predictor, error) {
 	if err := f.validate(); err != nil {
 		return nil, nil, err
 	}
-	m, err := runtime.Load(*f.model)
+	m, err := f.load()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -200,7 +209,7 @@ func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if err := pf.validate(); err != nil {
 		return err
 	}
-	m, err := runtime.Load(*pf.model)
+	m, err := pf.load()
 	if err != nil {
 		return err
 	}

@@ -81,6 +81,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	strategy := fs.String("strategy", "auto", "sampling `strategy`: weight, local or auto (weight and local: a prediction does not depend on the other instances of its request)")
 	threads := fs.Int("threads", 1, "goroutines drawing the samples of one prediction (`T`)")
 	mean := fs.Bool("mean", false, "predict once at the posterior mean (no sampling)")
+	keepF16 := fs.Bool("keep-f16", false, "keep the fp16 weights of deterministic layers as stored and widen them per use: half their memory, bit-identical outputs")
 	adaptive := fs.Bool("adaptive", false, "adaptive sampling: stop drawing samples once the policy's decision is settled (needs a policy in the model file)")
 	batch := fs.Int("batch", 0, "instances predicted in one pass (`B`, default 16, at most --max-instances)")
 	conc := fs.Int("concurrency", 0, "predictors per model, i.e. requests of one model predicted at once (`N`, default GOMAXPROCS)")
@@ -122,6 +123,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for i := range models {
 		models[i].Options = runtime.Options{Samples: *samples, Seed: *seed, Strategy: st, Threads: *threads, Mean: *mean,
 			Adaptive: *adaptive, MaxBatch: *batch}
+		models[i].Load = runtime.LoadOptions{KeepF16: *keepF16}
 	}
 	cfg := serve.Config{Addr: *addr, MaxBodyBytes: *maxBody, MaxInstances: *maxInst, Concurrency: *conc, QueueTimeout: *queue,
 		ReadHeaderTimeout: *rht, ReadTimeout: *rt, WriteTimeout: *wt, IdleTimeout: *it, MaxHeaderBytes: *mhb,
