@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -173,28 +172,7 @@ func TestPrunedFFGKL(t *testing.T) {
 // writePruned writes the case's model file and returns its path.
 func writePruned(t *testing.T, spec *runtime.Spec, src runtime.MemorySource) string {
 	t.Helper()
-	w := format.NewWriter()
-	for _, name := range []string{"fc.weight_mean_kept", "fc._weight_sd_kept", "fc.bias_mean", "fc._bias_sd"} {
-		v := src.Tensors[name]
-		if _, err := w.AddTensor(name, v.Shape, v.Data, format.AddOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.AddBlob("fc.weight_keep", src.Blobs["fc.weight_keep"], false); err != nil {
-		t.Fatal(err)
-	}
-	meta, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.AddBlob(runtime.MetaBlob, meta, false); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "pruned.ebnn")
-	if err := w.WriteFile(path, format.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeModelFile(t, spec, src, nil)
 }
 
 // TestPrunedFFGRoundTrip: a pruned layer written to a model file loads with the same posterior

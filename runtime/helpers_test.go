@@ -1,12 +1,17 @@
 package runtime_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -408,4 +413,38 @@ func TestSampleMeanVar(t *testing.T) {
 			t.Errorf("coordinate %d: mean %g var %g, sampleMoments %g %g", j, mean[j], vari[j], want.mean[j], want.cov.at(j, j))
 		}
 	}
+}
+
+// writeModelFile writes a model file holding src's tensors (in name order, stored as opt says;
+// nil: float32) and blobs and the spec, and returns its path.
+func writeModelFile(t testing.TB, spec *runtime.Spec, src runtime.MemorySource, opt func(name string) format.AddOptions) string {
+	t.Helper()
+	w := format.NewWriter()
+	for _, name := range slices.Sorted(maps.Keys(src.Tensors)) {
+		var o format.AddOptions
+		if opt != nil {
+			o = opt(name)
+		}
+		v := src.Tensors[name]
+		if _, err := w.AddTensor(name, v.Shape, v.Data, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(src.Blobs)) {
+		if err := w.AddBlob(name, src.Blobs[name], false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	meta, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddBlob(runtime.MetaBlob, meta, false); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "model.ebnn")
+	if err := w.WriteFile(path, format.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

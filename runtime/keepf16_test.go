@@ -1,8 +1,6 @@
 package runtime_test
 
 import (
-	"encoding/json"
-	"path/filepath"
 	goruntime "runtime"
 	"slices"
 	"testing"
@@ -16,30 +14,9 @@ import (
 // zstd-compressed as well.
 func writeF16(t testing.TB, spec *runtime.Spec, ts runtime.Tensors, compress ...string) string {
 	t.Helper()
-	w := format.NewWriter()
-	names := make([]string, 0, len(ts))
-	for name := range ts {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		v := ts[name]
-		if _, err := w.AddTensor(name, v.Shape, v.Data, format.AddOptions{F16: true, Compress: slices.Contains(compress, name)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	meta, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.AddBlob(runtime.MetaBlob, meta, false); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "f16.ebnn")
-	if err := w.WriteFile(path, format.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeModelFile(t, spec, runtime.MemorySource{Tensors: ts}, func(name string) format.AddOptions {
+		return format.AddOptions{F16: true, Compress: slices.Contains(compress, name)}
+	})
 }
 
 // TestKeepF16: an fp16 model file loaded with KeepF16 — a single network and an Ensemble-W of
