@@ -8,7 +8,8 @@ package kernels
 //     Raspberry Pi Zero and 1) VFPv2 assembly (gemm_vfp_arm.s) and scalar ARM assembly
 //     (philox_umull_arm.s);
 //   - Gemv's four-row dot4 and the ziggurat's fast path: VFPv2 assembly (dot4_vfp_arm.s,
-//     zig_vfp_arm.s) on every CPU with VFP, NEON or not.
+//     zig_vfp_arm.s) on every CPU with VFP, NEON or not;
+//   - fp16 widening (F16ToF32): integer NEON assembly (f16_arm.s) on CPUs with NEON.
 // dispatch_purego.go is the portable counterpart.
 
 import "golang.org/x/sys/cpu"
@@ -80,8 +81,21 @@ func relu(x []float32) { reluGeneric(x) }
 // scale computes x *= alpha; see scaleGeneric.
 func scale(alpha float32, x []float32) { scaleGeneric(alpha, x) }
 
-// f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src); see f16ToF32sGeneric.
-func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
+//go:noescape
+func f16ToF32NEON(dst *float32, src *uint16, n int)
+
+// f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src), four at a time in
+// integer NEON where the CPU has NEON (f16_arm.s), the last few generic; see f16ToF32sGeneric.
+func f16ToF32s(dst []float32, src []uint16) {
+	n := 0
+	if useNEON {
+		if n = len(src) &^ 3; n > 0 {
+			_ = dst[n-1] // the bound the assembly relies on
+			f16ToF32NEON(&dst[0], &src[0], n)
+		}
+	}
+	f16ToF32sGeneric(dst[n:], src[n:])
+}
 
 //go:noescape
 func philoxNEON(dst *uint32, groups int, key *[2]uint32, ctr *[4]uint32, hi, a, b uint32)

@@ -16,10 +16,16 @@ func F16ToF32(dst []float32, src []uint16) {
 	f16ToF32s(dst[:len(src)], src)
 }
 
-// f16ToF32sGeneric is the portable f16ToF32s: dst[i] = f16ToF32(src[i]) for len(src) values.
+// f16ToF32sGeneric is the portable f16ToF32s: dst[i] = f16ToF32(src[i]) for len(src) values,
+// a normal number (the common case) by moving its exponent and mantissa into place and
+// rebiasing the exponent (+112), the rest through f16ToF32.
 func f16ToF32sGeneric(dst []float32, src []uint16) {
 	dst = dst[:len(src)]
 	for i, h := range src {
+		if e := h & 0x7c00; e != 0 && e != 0x7c00 {
+			dst[i] = math.Float32frombits(uint32(h&0x8000)<<16 | (uint32(h&0x7fff)<<13 + (127-15)<<23))
+			continue
+		}
 		dst[i] = f16ToF32(h)
 	}
 }
