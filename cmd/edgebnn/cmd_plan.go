@@ -31,7 +31,8 @@ of K deterministic networks (Ensemble-W): the file holds every member.
 train --posterior bernstein_last'): M+5 flow parameters per weight in the file,
 and the loaded model's quantile tables (G float32 values per weight).
 --keep-f16 sizes the predictor of 'predict --keep-f16' (fp16 deterministic
-weights kept as stored, widened per use; with --dtype f16).
+weights kept as stored, widened per use; with --dtype f16); an fp16 plan that
+does not fit --board says whether it would with --keep-f16.
 --out FILE also writes that model, random stand-in values and all, to FILE:
 a model of the real shape and size for 'edgebnn bench', not a trained one.`
 
@@ -132,6 +133,18 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 			verdict = "does NOT fit"
 		}
 		fmt.Fprintf(tw, "board %s\t%s its budget of %s\n", p.Name, verdict, formatBytes(p.BudgetBytes))
+		if !rep.Fits && o.DType == "f16" && !o.KeepF16 {
+			// The fp16 weights kept as stored may be what makes it fit: size that too.
+			k := o
+			k.KeepF16, k.Out = true, ""
+			if kr, err := convert.Plan(k); err == nil && kr.RuntimeBytes < rep.RuntimeBytes {
+				verdict = "would not fit either"
+				if kr.Fits {
+					verdict = "would fit"
+				}
+				fmt.Fprintf(tw, "with --keep-f16\t%s (%s at run time)\n", verdict, formatBytes(kr.RuntimeBytes))
+			}
+		}
 	}
 	return tw.Flush()
 }

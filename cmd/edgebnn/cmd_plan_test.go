@@ -70,3 +70,34 @@ func TestPlanOut(t *testing.T) {
 			wantStderr: []string{"m.ebnn"}},
 	})
 }
+
+// TestPlanKeepF16Hint: an fp16 plan that does not fit a board's budget says whether it would
+// with --keep-f16 (an Ensemble-W of four 1024-256-10 MLPs with BatchNorm: about 4.4 MB at run
+// time, 3.3 MB with the fp16 weights kept as stored, against a 4 000 000-byte budget), and
+// --keep-f16 then fits; a float32 plan gets no such line.
+func TestPlanKeepF16Hint(t *testing.T) {
+	dir := t.TempDir()
+	arch := filepath.Join(dir, "model.txt")
+	mustWrite(t, arch, []byte(`Sequential(
+  (0): Linear(in_features=1024, out_features=256, bias=True)
+  (1): BatchNorm1d(256, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)
+  (2): ReLU()
+  (3): Linear(in_features=256, out_features=10, bias=True)
+)
+`))
+	boardDir := filepath.Join(dir, "boards")
+	if err := os.Mkdir(boardDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(boardDir, "tiny.json"), []byte(`{"name": "tiny", "description": "a 4 MB budget", "goos": "linux",
+ "goarch": "arm64", "qemu": "qemu-aarch64-static", "qemu_cpu": "cortex-a53", "ram_bytes": 16000000,
+ "budget_bytes": 4000000, "simd": {"neon": true}}`))
+	base := []string{"plan", "--arch", arch, "--members", "4", "--board", "tiny", "--dir", boardDir}
+	runCases(t, []cliCase{
+		{name: "f16", args: append(base, "--dtype", "f16"), wantStdout: []string{"does NOT fit its budget", "with --keep-f16    would fit ("}},
+		{name: "f16 kept", args: append(base, "--dtype", "f16", "--keep-f16"), wantStdout: []string{"board tiny         fits its budget"}},
+	})
+	if out := runOK(t, append(base, "--dtype", "f32")...); strings.Contains(out, "--keep-f16") || !strings.Contains(out, "does NOT fit") {
+		t.Errorf("f32 plan:\n%s", out)
+	}
+}
