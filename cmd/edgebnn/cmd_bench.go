@@ -6,8 +6,11 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	goruntime "runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/edgebnn/edgebnn/runtime"
@@ -59,6 +62,10 @@ type benchResult struct {
 	Strategy    string  `json:"strategy"`
 	Threads     int     `json:"threads"`
 	Predictions int     `json:"predictions"`
+	// Resident is the process's resident memory after the timed predictions (VmRSS of Linux's
+	// /proc/self/status: the model file's pages in use, the loaded model, the predictor and the
+	// Go runtime), 0 where it cannot be read.
+	Resident int64 `json:"resident_bytes,omitempty"`
 	// Deterministic is the per-input time of the forward at the posterior mean, measured in the
 	// same run, and Ratio the median latency over it.
 	Deterministic float64 `json:"deterministic_seconds_per_input,omitempty"`
@@ -160,6 +167,7 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		Strategy:    p.Options().Strategy.String(),
 		Threads:     p.Options().Threads,
 		Predictions: len(lat),
+		Resident:    residentBytes(),
 	}
 	if !*pf.mean {
 		det, err := timeMeanForward(ctx, m, b, xs, *minTime/4)
@@ -178,11 +186,33 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fmt.Fprintf(stdout, "throughput        %.1f inputs/s\n", res.PerSecond)
 	fmt.Fprintf(stdout, "allocations       %.1f per prediction call\n", res.Allocs)
 	fmt.Fprintf(stdout, "predictor memory  %s\n", formatBytes(res.Bytes))
+	if res.Resident > 0 {
+		fmt.Fprintf(stdout, "resident memory   %s (the whole process, after the timed predictions)\n", formatBytes(res.Resident))
+	}
 	if res.Ratio > 0 {
 		fmt.Fprintf(stdout, "vs deterministic  %.2f× the forward at the posterior mean (%s per input, same run)\n",
 			res.Ratio, time.Duration(res.Deterministic*1e9))
 	}
 	return nil
+}
+
+// residentBytes returns the process's resident memory (VmRSS in /proc/self/status), or 0 where
+// that file is not there or has no such line.
+func residentBytes() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // timeMeanForward times the deterministic forward at the posterior mean (Options.Mean) on the

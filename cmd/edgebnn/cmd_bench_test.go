@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	goruntime "runtime"
 	"testing"
 )
 
@@ -35,5 +37,28 @@ func TestBenchFlags(t *testing.T) {
 	runCLIJSON(t, &res, "bench", "--model", out, "--min-time", "5ms", "--samples", "4", "--json")
 	if !(res.Deterministic > 0) || !(res.Ratio > 0) || res.Samples != 4 {
 		t.Errorf("bench --json: %+v", res)
+	}
+	// The resident memory where Linux's /proc/self/status says it: at least the predictor's
+	// scratch, less than the machine could hold.
+	if _, err := os.Stat("/proc/self/status"); err == nil && (res.Resident < res.Bytes || res.Resident > 1<<40) {
+		t.Errorf("bench --json: resident %d bytes, predictor %d", res.Resident, res.Bytes)
+	}
+}
+
+// TestResidentBytes: residentBytes reads VmRSS from /proc/self/status where there is one, and
+// grows by about what a newly touched allocation holds.
+func TestResidentBytes(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc/self/status")
+	}
+	before := residentBytes()
+	b := make([]byte, 64<<20)
+	for i := range b {
+		b[i] = 1
+	}
+	after := residentBytes()
+	goruntime.KeepAlive(b)
+	if before <= 0 || after-before < 48<<20 {
+		t.Errorf("resident %d bytes before touching 64 MiB, %d after", before, after)
 	}
 }
