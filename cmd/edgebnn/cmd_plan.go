@@ -69,6 +69,9 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if o.Arch == "" {
 		return usagef("missing --arch ARCH")
 	}
+	if o.KeepF16 && o.DType != "f16" {
+		return usagef("--keep-f16 sizes an fp16 model's weights kept as stored: give --dtype f16")
+	}
 	if o.Members > 1 && !flagSet(fs, "samples") {
 		o.Samples = 0 // the runtime's default for an ensemble: one sample per member
 	}

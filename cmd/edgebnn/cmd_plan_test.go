@@ -96,6 +96,7 @@ func TestPlanKeepF16Hint(t *testing.T) {
 	runCases(t, []cliCase{
 		{name: "f16", args: append(base, "--dtype", "f16"), wantStdout: []string{"does NOT fit its budget", "with --keep-f16    would fit ("}},
 		{name: "f16 kept", args: append(base, "--dtype", "f16", "--keep-f16"), wantStdout: []string{"board tiny         fits its budget"}},
+		{name: "f32 kept", args: append(base, "--keep-f16"), wantCode: 2, wantStderr: []string{"--keep-f16 sizes an fp16 model", "give --dtype f16"}},
 	})
 	if out := runOK(t, append(base, "--dtype", "f32")...); strings.Contains(out, "--keep-f16") || !strings.Contains(out, "does NOT fit") {
 		t.Errorf("f32 plan:\n%s", out)
