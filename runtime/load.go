@@ -46,7 +46,7 @@ func LoadWith(path string, opt LoadOptions) (*Model, error) {
 // embedded file's bytes are read-only). Close releases nothing for such a Model but is allowed.
 func LoadBytes(data []byte) (*Model, error) { return LoadBytesWith(data, LoadOptions{}) }
 
-// LoadBytesWith is LoadBytes with options.
+// LoadBytesWith is LoadBytes with options; with KeepF16 the fp16 weights are used in place too.
 func LoadBytesWith(data []byte, opt LoadOptions) (*Model, error) {
 	f, err := format.Decode(data)
 	if err != nil {
