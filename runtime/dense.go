@@ -181,28 +181,64 @@ func (d *dense) pointwise() bool {
 	return g.KH == 1 && g.KW == 1 && g.StrideH == 1 && g.StrideW == 1 && g.PadH == 0 && g.PadW == 0
 }
 
-// scratchSize is the scratch forward needs for blocks of B samples of n inputs each.
-func (d *dense) scratchSize(n, B int, st Strategy) int {
+// scratchSize is the scratch forward needs for blocks of B samples of batches of up to n inputs
+// each under strategy st (Auto: whatever it chooses for any batch, and the first stochastic
+// layer's shared projections), at the posterior mean if mean.
+func (d *dense) scratchSize(n, B int, st Strategy, mean bool) int {
 	if d.post == nil {
 		return d.detScratch() + d.colSize()
 	}
-	if d.useLocal(st, n) {
-		return d.post.prepSize(B*n) + d.post.applyScratch(n, B)
+	local := 0
+	if st != Weight && !d.conv && canLocal(d.post) {
+		local = d.post.prepSize(B*n) + d.post.applyScratch(n, B)
+		if st == Local {
+			return local
+		}
 	}
 	if sp := d.sparsePost(); sp != nil {
-		return sp.sparseScratch()
+		return max(local, sp.sparseScratch())
 	}
-	s := d.dOut*d.dIn + d.dOut + max(d.post.weightScratch(), d.colSize())
-	if l, ok := d.post.(*inducing); ok {
-		s = max(s, d.pathScratch(l, n))
-		if l.meanPath(d.factoredCols(1)) == pathFactored { // then for some batch ≤ n (meanPath)
-			s = max(s, d.meanScratch(l))
-		}
-		if st != Weight && d.gramPost(Auto, 1) != nil { // Local's choice, and Auto's for some batch ≤ n
-			s = max(s, d.gramScratch(l))
+	l, ok := d.post.(*inducing)
+	if !ok {
+		return max(local, d.formedScratch())
+	}
+	// An inducing layer's path depends on the batch: the largest of what each batch takes, so
+	// that a convolution that samples along the gram path for every batch holds no weight matrix.
+	// Each path that does not form W (gram, factored, the factored mean) wins, if at all, for
+	// the batches up to some size (what it costs per input against W's fixed price): once W is
+	// formed, it is for every larger batch.
+	s := local
+	for b := 1; b <= n; b++ {
+		need, formed := d.inducingScratch(l, b, st, mean)
+		s = max(s, need)
+		if formed {
+			break
 		}
 	}
 	return s
+}
+
+// formedScratch is the scratch of a weight sample formed in full and applied: W, its bias
+// column, and the larger of the sampler's and the convolution's im2col scratch.
+func (d *dense) formedScratch() int {
+	return d.dOut*d.dIn + d.dOut + max(d.post.weightScratch(), d.colSize())
+}
+
+// inducingScratch is the scratch of the path forward takes for a batch of n inputs of an
+// inducing layer that does not sample locally, under st, and whether that path forms W.
+func (d *dense) inducingScratch(l *inducing, n int, st Strategy, mean bool) (int, bool) {
+	cols := d.factoredCols(n)
+	switch {
+	case mean && l.meanPath(cols) == pathFactored:
+		return d.meanScratch(l), false
+	case mean:
+		return d.formedScratch(), true
+	case d.gramPost(st, n) != nil:
+		return d.gramScratch(l), false
+	case l.choosePath(cols) == pathFactored:
+		return d.factoredScratch(l, n), false
+	}
+	return d.formedScratch(), true
 }
 
 // inducingPath returns the layer's inducing posterior and the path a weight sample applied to n
@@ -236,6 +272,9 @@ func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 	B := fc.block
 	if d.post == nil && len(d.det) == 1 {
 		d.applyDet(fc, &d.det[0], in, out, B*n, fc.scratch)
+		return
+	}
+	if d.post != nil && fc.dry {
 		return
 	}
 	if d.post != nil && d.useLocal(fc.strategy, n) {
@@ -418,7 +457,7 @@ func (d *dense) applyScaled(_ *fwdCtx, w []float32, ldw int, scale, bias, in, ou
 // affineRows sets row o of y (rows × p) to y·scale[o] + bias[o]; a nil scale is 1, a nil bias 0.
 func affineRows(y, scale, bias []float32, rows, p int) {
 	if scale == nil {
-		addColumnTo(y, bias, rows, 1, 0, p)
+		addColumnTo(y, bias, 1, rows, 1, 0, p)
 		return
 	}
 	for o := 0; o < rows; o++ {

@@ -114,23 +114,11 @@ func (d *dense) forwardMeanFactored(fc *fwdCtx, l *inducing, in, out []float32, 
 		}
 		kernels.Gemm(false, false, mi, cols, k, 1, c, dIn, cx, cols, 0, cc, cols)
 		if l.hasBias {
-			addColumnTo(cc, c, mi, dIn, k, cols)
+			addColumnTo(cc, c, 1, mi, dIn, k, cols)
 		}
 		kernels.Gemm(false, false, mo, cols, mi, 1, l.meanU, mi, cc, cols, 0, vv, cols)
 		kernels.Gemm(false, false, dOut, cols, mo, l.sigma, l.r, mo, vv, cols, 0, y, cols)
 	}
-}
-
-// pathScratch is the largest scratch a weight sample of l applied to any batch of 1…n inputs
-// needs beyond the formed path's: choosePath may pick the factored path for a smaller batch than
-// the one the predictor was sized for. The factored path costs more per column, so once the
-// formed path wins it wins for every larger batch and the scan stops.
-func (d *dense) pathScratch(l *inducing, n int) int {
-	s := 0
-	for b := 1; b <= n && l.choosePath(d.factoredCols(b)) == pathFactored; b++ {
-		s = max(s, d.factoredScratch(l, b))
-	}
-	return s
 }
 
 // factoredGemvMax is the largest batch of a Linear layer that forwardFactored applies input by
@@ -204,19 +192,19 @@ func (d *dense) forwardFactored(fc *fwdCtx, l *inducing, in, out []float32, n in
 		kernels.Gemm(false, false, dOut, p, k, 1, e1, dIn, cx, p, 0, y, p)
 		kernels.Gemm(false, false, mi, p, k, 1, c, dIn, cx, p, 0, cc, p)
 		if l.hasBias {
-			addColumnTo(y, e1, dOut, dIn, k, p)
-			addColumnTo(cc, c, mi, dIn, k, p)
+			addColumnTo(y, e1, 1, dOut, dIn, k, p)
+			addColumnTo(cc, c, 1, mi, dIn, k, p)
 		}
 		kernels.Gemm(false, false, mo, p, mi, 1, core, mi, cc, p, 0, vv, p)
 		kernels.Gemm(false, false, dOut, p, mo, l.sigma, l.r, mo, vv, p, sl, y, p)
 	}
 }
 
-// addColumnTo adds column k of a (rows × lda) to every row of y (rows × p): a bias column
-// applied to p positions (a bias vector is a with lda 1 and k 0).
-func addColumnTo(y, a []float32, rows, lda, k, p int) {
+// addColumnTo adds column k of a (rows × lda), times s, to every row of y (rows × p): a bias
+// column applied to p positions (a bias vector is a with lda 1 and k 0).
+func addColumnTo(y, a []float32, s float32, rows, lda, k, p int) {
 	for o := 0; o < rows; o++ {
-		b := a[o*lda+k]
+		b := a[o*lda+k] * s
 		row := y[o*p : (o+1)*p]
 		for j := range row {
 			row[j] += b

@@ -111,7 +111,7 @@ func (d *dense) gramPost(st Strategy, n int) *inducing {
 func (d *dense) gramScratch(l *inducing) int {
 	cols := d.out.h * d.out.w
 	m := l.mi + cols
-	return 8*l.mo*l.mi + cols*(3*l.mi+cols+l.mo+1) + m*m + 2*l.dOut*m + d.colSize()
+	return 8*l.mo*l.mi + cols*(3*l.mi+cols+l.mo+1) + m*m + 2*l.dOut*m + l.k*cols
 }
 
 // forwardGram draws sample fc.sample of the convolution's outputs for one input x (into y,
@@ -135,33 +135,44 @@ func (d *dense) forwardGram(fc *fwdCtx, l *inducing, x, y []float32) {
 	g := take(dOut * m)
 	h := take(dOut * m)
 	v := take(mo * cols)
-	xc := x // X̃ without its bias row (k × P): the input of a pointwise convolution, else im2col
+	xc, buf := x, take(k*cols) // X̃ without its bias row (k × P): a pointwise convolution's input, else im2col
 	if !d.pointwise() {
-		xc = take(d.colSize())
+		xc = buf
 		kernels.Im2Col(d.geom, x, xc)
 	}
-
-	// P = [Z_c; C] X̃ (2mi × P) and A = X̃ᵀX̃.
+	// P = [Z_c; C] X̃ (2mi × P) and A = X̃ᵀX̃. Where |x̃|² overflows float32 (an input around
+	// 1e19 or more), x̃ — its bias entry too — is scaled by an exact power of two 2^-e first and
+	// the outputs by 2^e last: W x̃ is linear in x̃, and the same normals give the same sample.
 	pz, pc := p[:mi*cols], p[mi*cols:]
-	kernels.Gemm(false, false, mi, cols, k, 1, l.zc, l.dIn, xc, cols, 0, pz, cols)
-	kernels.Gemm(false, false, mi, cols, k, 1, l.c, l.dIn, xc, cols, 0, pc, cols)
-	kernels.Gemm(true, false, cols, cols, k, 1, xc, cols, xc, cols, 0, a, cols)
-	if l.hasBias {
-		addColumnTo(pz, l.zc, mi, l.dIn, k, cols)
-		addColumnTo(pc, l.c, mi, l.dIn, k, cols)
-		for i := range a {
-			a[i]++
+	bias, e := float32(1), 0
+	for {
+		kernels.Gemm(false, false, mi, cols, k, 1, l.zc, l.dIn, xc, cols, 0, pz, cols)
+		kernels.Gemm(false, false, mi, cols, k, 1, l.c, l.dIn, xc, cols, 0, pc, cols)
+		kernels.Gemm(true, false, cols, cols, k, 1, xc, cols, xc, cols, 0, a, cols)
+		if l.hasBias {
+			addColumnTo(pz, l.zc, bias, mi, l.dIn, k, cols)
+			addColumnTo(pc, l.c, bias, mi, l.dIn, k, cols)
+			b2 := bias * bias // 0 once it underflows, against columns of 2^40 and more
+			for i := range a {
+				a[i] += b2
+			}
 		}
-	}
-	for c := range diag {
-		diag[c] = a[c*cols+c]
-		if !(diag[c] <= math.MaxFloat32) {
-			// |x̃|² overflowed float32 (an input around 1e19 or more; a NaN): F cannot be formed,
-			// but W x̃ may still be finite. This input's sample is a whole weight sample instead —
-			// the same distribution, and what the Weight strategy draws for it.
-			d.forwardWeight(fc, x, y, 1)
+		finite := true
+		for c := range diag {
+			diag[c] = a[c*cols+c]
+			finite = finite && diag[c] <= math.MaxFloat32
+		}
+		if finite {
+			break
+		}
+		if e != 0 || !gramRescale(xc, buf, &e) {
+			// x̃ holds a NaN or an infinity (or rescaling did not help): so does W x̃.
+			for i := range y {
+				y[i] = float32(math.NaN())
+			}
 			return
 		}
+		xc, bias = buf, float32(math.Ldexp(1, -e))
 	}
 	// L_21ᵀ = L_z⁻¹ (Z_c X̃); the Schur complement A − L_21 L_21ᵀ and its factor L_22, in a.
 	kernels.Gemm(false, false, mi, cols, mi, 1, l.lzInv, mi, p, cols, 0, l21t, cols)
@@ -198,6 +209,48 @@ func (d *dense) forwardGram(fc *fwdCtx, l *inducing, x, y []float32) {
 		}
 	}
 	kernels.Gemm(false, false, dOut, cols, mo, l.sigma, l.r, mo, v, cols, 1, y, cols)
+	scaleOutputs(y, e)
+}
+
+// gramMaxAbsExp is the binary exponent gramRescale brings the largest |x̃| down to: column
+// sums of squares stay below 2^(2·gramMaxAbsExp) times d_in, far from float32's 2^128.
+const gramMaxAbsExp = 20
+
+// gramRescale writes x·2^-e into dst (which may be x) with e chosen to bring the largest |x|
+// to [2^(gramMaxAbsExp-1), 2^gramMaxAbsExp), and reports false (e unchanged) when x holds a NaN
+// or an infinity, or e would not be positive. Scaling by a power of two is exact but for values
+// that become subnormal, 2^-149 and less of the largest: below float32 rounding of any sum.
+func gramRescale(x, dst []float32, e *int) bool {
+	top := float32(0)
+	for _, v := range x {
+		a := float32(math.Abs(float64(v)))
+		if !(a <= math.MaxFloat32) {
+			return false
+		}
+		top = max(top, a)
+	}
+	_, exp := math.Frexp(float64(top))
+	s := exp - gramMaxAbsExp
+	if s <= 0 {
+		return false
+	}
+	f := float32(math.Ldexp(1, -s))
+	for i, v := range x {
+		dst[i] = v * f
+	}
+	*e = s
+	return true
+}
+
+// scaleOutputs multiplies y by 2^e (e ≥ 0), gramRescale's undoing.
+func scaleOutputs(y []float32, e int) {
+	if e == 0 {
+		return
+	}
+	f := float32(math.Ldexp(1, e))
+	for i := range y {
+		y[i] *= f
+	}
 }
 
 // psdCholesky overwrites the symmetric positive semi-definite n × n matrix a with a lower

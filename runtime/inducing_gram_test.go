@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -64,8 +65,9 @@ func im2colRef(spec *runtime.Spec, x []float32) (xt [][]float64, pos int) {
 // closed form of W (weightMoments, MATH.md §1) mapped through the input's im2col matrix:
 // E[y] = A E[vec W], Cov(y) = A Cov(vec W) Aᵀ with A[(o,p),(o,j)] = X̃[j,p]. Every q(U) family,
 // 3×1 (im2col) and 1×1 (pointwise) kernels, an input of zeros (every column the bias alone: a
-// rank-one X̃ᵀX̃) and random ones (6 positions and a bias in d_in = 7 with M_in = 2: the Schur
-// complement is singular).
+// rank-one X̃ᵀX̃), a random one (6 positions and a bias in d_in = 7 with M_in = 2: the Schur
+// complement is singular) and one of N(0, 2^132) values, whose X̃ᵀX̃ overflows float32 (the
+// path rescales x̃ by a power of two; outputs around 1e20 stay finite).
 func TestInducingGramMoments(t *testing.T) {
 	skipUnderRace(t)
 	n := sampleCount(100_008)
@@ -85,8 +87,12 @@ func TestInducingGramMoments(t *testing.T) {
 				r := rand.New(rand.NewPCG(uint64(ci), 9))
 				in := m.InputSize()
 				xs := append(make([]float32, in), randn(r, in, 1)...)
+				xs = append(xs, randn(r, in, 1<<66)...)
+				if xt, pos := im2colRef(spec, xs[2*in:]); !overflows(xt, pos) {
+					t.Fatal("the third input does not overflow X̃ᵀX̃")
+				}
 				out := predictAll(t, m, runtime.Options{Samples: n, Seed: uint64(400 + ci), Strategy: runtime.Local,
-					MaxBatch: 2, KeepSamples: true}, xs)
+					MaxBatch: 3, KeepSamples: true}, xs)
 				wMean, wCov := newIndRef(c, ts).weightMoments()
 				for i := range out {
 					xt, pos := im2colRef(spec, xs[i*in:(i+1)*in])
@@ -148,6 +154,47 @@ func indConvSpec(out, hw int) *runtime.Spec {
 	return &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{64, hw, hw},
 		Layers: []runtime.LayerSpec{{Name: "c", Op: runtime.OpConv2d, In: 64, Out: out, Bias: true, Kernel: [2]int{3, 3},
 			Padding: [2]int{1, 1}, Posterior: inducingPost(8, 8, runtime.QDiagonal, true, 0)}, {Name: "flat", Op: runtime.OpFlatten}}}
+}
+
+// TestInducingGramScratch: a predictor whose inducing convolution samples along the gram path
+// for every batch (Auto and Local on TestInducingGramAuto's 64 → 128 3×3 convolution on 4×4)
+// holds no weight matrix (128 × 577 float32 values, 295 KB): its memory is at least 80 % of one
+// below Weight's (the gram path's own scratch is the rest). It allocates nothing per prediction
+// at any batch up to MaxBatch: the warm-up's passes that create Weight's and Local's buffers
+// run dry, never touching the scratch Auto does not have.
+func TestInducingGramScratch(t *testing.T) {
+	spec := indConvSpec(128, 4)
+	m := newModel(t, spec, randomTensors(spec, 3))
+	wBytes := int64(4 * 128 * 577)
+	for _, batch := range []int{1, 4} {
+		var weight int64
+		for _, st := range []runtime.Strategy{runtime.Weight, runtime.Auto, runtime.Local} {
+			p, err := m.NewPredictor(runtime.Options{Samples: 8, Seed: 1, Strategy: st, MaxBatch: batch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st == runtime.Weight {
+				weight = p.ScratchBytes()
+			} else if saved := weight - p.ScratchBytes(); saved < wBytes*8/10 {
+				t.Errorf("%v, batch %d: %d bytes against Weight's %d: %d saved, want ≥ 80 %% of W's %d",
+					st, batch, p.ScratchBytes(), weight, saved, wBytes)
+			}
+			xs := randomInputs(m, batch, 5)
+			out := make([]runtime.Prediction, batch)
+			for n := 1; n <= batch; n++ {
+				if err := p.PredictBatch(xs[:n*m.InputSize()], out[:n]); err != nil {
+					t.Fatal(err)
+				}
+				if a := testing.AllocsPerRun(3, func() {
+					if err := p.PredictBatch(xs[:n*m.InputSize()], out[:n]); err != nil {
+						t.Fatal(err)
+					}
+				}); a != 0 {
+					t.Errorf("%v, batch %d of %d: %v allocations", st, n, batch, a)
+				}
+			}
+		}
+	}
 }
 
 // TestInducingGramMatchesWeight: on a larger convolution than TestInducingGramMoments' (64 → 32
@@ -256,27 +303,80 @@ func TestInducingGramContracts(t *testing.T) {
 	}
 }
 
-// TestInducingGramOverflow: an input so large that |x̃|² overflows float32 (1e30: the gram path's
-// X̃ᵀX̃ is infinite, while W x̃ is not) is sampled as a whole weight sample instead — exactly the
-// Weight strategy's prediction for this one-layer model — not with its E1 term silently dropped.
-func TestInducingGramOverflow(t *testing.T) {
-	m := newModel(t, indConvSpec(128, 4), randomTensors(indConvSpec(128, 4), 3))
-	if !runtime.InducingGram(m, "c", runtime.Local, 1) {
-		t.Fatal("no gram path under Local")
+// overflows reports whether a column of the im2col matrix xt (rows of pos values) has a squared
+// norm beyond float32's range.
+func overflows(xt [][]float64, pos int) bool {
+	for p := 0; p < pos; p++ {
+		s := 0.0
+		for _, row := range xt {
+			s += row[p] * row[p]
+		}
+		if s > math.MaxFloat32 {
+			return true
+		}
 	}
-	x := randomInputs(m, 1, 2)
+	return false
+}
+
+// TestInducingGramOverflow: on the gram path an input whose |x̃|² overflows float32 is sampled
+// as any other (its moments: TestInducingGramMoments) — alone, in a batch, under Local and Auto
+// alike — while an input holding an infinity (from a layer before it) gives ErrNonFinite, never
+// numbers.
+func TestInducingGramOverflow(t *testing.T) {
+	spec := indConvSpec(128, 4)
+	m := newModel(t, spec, randomTensors(spec, 3))
+	// The same convolution after a 1×1 one whose weights are all 1e30: an input of order one
+	// reaches it as values of order 1e31, one of 1e30 as infinities.
+	pre := runtime.LayerSpec{Name: "a", Op: runtime.OpConv2d, In: 64, Out: 64, Kernel: [2]int{1, 1}}
+	spec2 := indConvSpec(128, 4)
+	spec2.Layers = append([]runtime.LayerSpec{pre}, spec2.Layers...)
+	ts := randomTensors(spec2, 3)
+	w := make([]float32, 64*64)
+	for i := range w {
+		w[i] = 1e30
+	}
+	ts["a.weight"] = tensor(w, 64, 64, 1, 1)
+	m2 := newModel(t, spec2, ts)
+	in := m.InputSize()
+	x := randomInputs(m, 2, 2)
 	x[5] = 1e30
-	var got [2]runtime.Prediction
-	for i, st := range []runtime.Strategy{runtime.Local, runtime.Weight} {
-		p, err := m.NewPredictor(runtime.Options{Samples: 4, Seed: 3, Strategy: st, KeepSamples: true})
+	var alone runtime.Prediction
+	for _, st := range []runtime.Strategy{runtime.Local, runtime.Auto} {
+		if !runtime.InducingGram(m, "c", st, 2) || !runtime.InducingGram(m2, "c", st, 2) {
+			t.Fatalf("%v: no gram path", st)
+		}
+		p, err := m.NewPredictor(runtime.Options{Samples: 4, Seed: 3, Strategy: st, MaxBatch: 2, KeepSamples: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := p.Predict(x, &got[i]); err != nil {
+		got := make([]runtime.Prediction, 2)
+		if err := p.PredictBatch(x, got); err != nil {
 			t.Fatalf("%v: %v", st, err)
 		}
-	}
-	if err := samePrediction(&got[0], &got[1]); err != nil {
-		t.Errorf("Local with an overflowing input vs Weight: %v", err)
+		if st == runtime.Local {
+			if err := p.Predict(x[:in], &alone); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := samePrediction(&got[0], &alone); err != nil {
+			t.Errorf("%v, batch of 2 vs Local alone: %v", st, err)
+		}
+		big := 0.0
+		for _, v := range got[0].Outputs {
+			big = max(big, math.Abs(float64(v)))
+		}
+		if !(big > 1e20 && big < 1e36) {
+			t.Errorf("%v: largest |output| %g for an input of 1e30", st, big)
+		}
+		p2, err := m2.NewPredictor(runtime.Options{Samples: 4, Seed: 3, Strategy: st, MaxBatch: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p2.Predict(x[in:], &got[1]); err != nil {
+			t.Errorf("%v, inputs of order 1e31: %v", st, err)
+		}
+		if err := p2.Predict(x[:in], &got[1]); !errors.Is(err, runtime.ErrNonFinite) {
+			t.Errorf("%v, an infinite input: %v, want ErrNonFinite", st, err)
+		}
 	}
 }

@@ -17,8 +17,8 @@ type node interface {
 	inPlace() bool
 	outSize() int
 	// scratchSize is the shared scratch (float32 values) forward needs for blocks of B samples
-	// of n inputs each.
-	scratchSize(n, B int, st Strategy) int
+	// of up to n inputs each under strategy st, at the posterior mean if mean.
+	scratchSize(n, B int, st Strategy, mean bool) int
 	stochastic() bool
 }
 
@@ -41,18 +41,18 @@ func (a *activation) forward(fc *fwdCtx, in, out []float32, n int) {
 		kernels.GELU(x)
 	}
 }
-func (a *activation) inPlace() bool                        { return true }
-func (a *activation) outSize() int                         { return a.s.size() }
-func (a *activation) scratchSize(int, int, Strategy) int   { return 0 }
-func (a *activation) stochastic() bool                     { return false }
-func (p *pool) inPlace() bool                              { return false }
-func (p *pool) outSize() int                               { return p.out.size() }
-func (p *pool) scratchSize(int, int, Strategy) int         { return 0 }
-func (p *pool) stochastic() bool                           { return false }
-func (p *adaptivePool) inPlace() bool                      { return false }
-func (p *adaptivePool) outSize() int                       { return p.out.size() }
-func (p *adaptivePool) scratchSize(int, int, Strategy) int { return 0 }
-func (p *adaptivePool) stochastic() bool                   { return false }
+func (a *activation) inPlace() bool                              { return true }
+func (a *activation) outSize() int                               { return a.s.size() }
+func (a *activation) scratchSize(int, int, Strategy, bool) int   { return 0 }
+func (a *activation) stochastic() bool                           { return false }
+func (p *pool) inPlace() bool                                    { return false }
+func (p *pool) outSize() int                                     { return p.out.size() }
+func (p *pool) scratchSize(int, int, Strategy, bool) int         { return 0 }
+func (p *pool) stochastic() bool                                 { return false }
+func (p *adaptivePool) inPlace() bool                            { return false }
+func (p *adaptivePool) outSize() int                             { return p.out.size() }
+func (p *adaptivePool) scratchSize(int, int, Strategy, bool) int { return 0 }
+func (p *adaptivePool) stochastic() bool                         { return false }
 
 // pool is MaxPool2d or AvgPool2d with PyTorch's semantics (padding, dilation for max pooling,
 // ceil_mode, count_include_pad).
@@ -282,10 +282,10 @@ func (bn *batchNorm) forward(fc *fwdCtx, _, x []float32, n int) {
 		}
 	}
 }
-func (bn *batchNorm) inPlace() bool                      { return true }
-func (bn *batchNorm) outSize() int                       { return bn.s.size() }
-func (bn *batchNorm) scratchSize(int, int, Strategy) int { return 0 }
-func (bn *batchNorm) stochastic() bool                   { return len(bn.members) > 1 }
+func (bn *batchNorm) inPlace() bool                            { return true }
+func (bn *batchNorm) outSize() int                             { return bn.s.size() }
+func (bn *batchNorm) scratchSize(int, int, Strategy, bool) int { return 0 }
+func (bn *batchNorm) stochastic() bool                         { return len(bn.members) > 1 }
 
 // residual is body(x) + shortcut(x); the executor runs it (it needs extra activation buffers).
 type residual struct {
@@ -298,13 +298,13 @@ func (r *residual) forward(*fwdCtx, []float32, []float32, int) {
 }
 func (r *residual) inPlace() bool { return false }
 func (r *residual) outSize() int  { return r.s.size() }
-func (r *residual) scratchSize(n, B int, st Strategy) int {
+func (r *residual) scratchSize(n, B int, st Strategy, mean bool) int {
 	s := 0
 	for _, c := range r.body {
-		s = max(s, c.scratchSize(n, B, st))
+		s = max(s, c.scratchSize(n, B, st, mean))
 	}
 	for _, c := range r.shortcut {
-		s = max(s, c.scratchSize(n, B, st))
+		s = max(s, c.scratchSize(n, B, st, mean))
 	}
 	return s
 }

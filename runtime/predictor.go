@@ -289,7 +289,10 @@ type fwdCtx struct {
 	block    int
 	strategy Strategy
 	mean     bool
-	scratch  []float32
+	// dry makes the layers that sample leave their outputs as they are (NewPredictor's
+	// warm-up passes that only create activation buffers).
+	dry     bool
+	scratch []float32
 	// faHs holds the FA latent h of each sample of the block (block × rank); faH is the current
 	// sample's while a layer draws whole weight matrices.
 	faHs, faH []float32
@@ -409,12 +412,7 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 		return nil, err
 	}
 	scratch := 0
-	walkNodes(m.nodes, func(nd node) {
-		scratch = max(scratch, nd.scratchSize(n, p.pass, opts.Strategy))
-		if opts.Strategy == Auto {
-			scratch = max(scratch, nd.scratchSize(n, p.pass, Weight), nd.scratchSize(n, p.pass, Local))
-		}
-	})
+	walkNodes(m.nodes, func(nd node) { scratch = max(scratch, nd.scratchSize(n, p.pass, opts.Strategy, opts.Mean)) })
 	limit := opts.MaxMemory
 	if limit == 0 {
 		limit = DefaultMaxMemory()
@@ -462,19 +460,31 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	if p.stop != nil {
 		goruntime.AddCleanup(p, func(s *stopper) { s.close() }, p.stop)
 	}
-	// Warm up: one pass over a zero batch per strategy in use, with one full pass per thread,
-	// creates every activation buffer.
+	// Warm up: a pass over a zero batch, one full pass per thread, creates every activation
+	// buffer. Under Auto the first stochastic layer may or may not share its projections between
+	// samples (setup), so dry passes under Weight and Local create the buffers of both first: in
+	// them the layers that sample do nothing, so that Auto's scratch need not hold what Weight or
+	// Local alone would use (a whole weight matrix where Auto takes the gram path).
 	saved := p.opts.Samples
 	p.opts.Samples = min(saved, opts.Threads*p.pass)
 	warm := make([]Prediction, n)
 	zeros := make([]float32, n*m.inShape.size())
-	for _, st := range []Strategy{Weight, Local} {
-		if opts.Strategy == Auto || opts.Strategy == st {
-			p.predictChunk(zeros, warm, n, st)
-		}
+	if opts.Strategy == Auto {
+		p.setDry(true)
+		p.predictChunk(zeros, warm, n, Weight)
+		p.predictChunk(zeros, warm, n, Local)
+		p.setDry(false)
 	}
+	p.predictChunk(zeros, warm, n, opts.Strategy)
 	p.opts.Samples = saved
 	return p, nil
+}
+
+// setDry sets every worker's fwdCtx.dry.
+func (p *Predictor) setDry(dry bool) {
+	for _, w := range p.workers {
+		w.fc.dry = dry
+	}
 }
 
 // Close stops the Predictor's worker goroutines (Options.Threads > 1); it must not be used
