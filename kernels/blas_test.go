@@ -87,6 +87,51 @@ func TestGemm(t *testing.T) {
 	}
 }
 
+// TestGemmRowBlock: C computed in GemmRowBlock's blocks of rows (the last taking the rest),
+// one Gemm call each on a copy of the block's rows at another address, equals one Gemm call
+// bit for bit — shapes of every driver (tiny, in place, medium, large; depths beyond gemmKC,
+// few and many columns); the shapes with a block must get one.
+func TestGemmRowBlock(t *testing.T) {
+	r := newRand(9)
+	for _, s := range []struct {
+		m, n, k int
+		block   bool
+	}{
+		{2*gemmMC - 1, 50, 300, false}, {2 * gemmMC, 1, 10, false}, {2 * gemmMC, 16, 40, true},
+		{2 * gemmMC, 16, 577, true}, {2*gemmMC + 5, 7, 40, true}, {300, 256, 288, true},
+		{3*gemmMC + gemmMR + 1, 130, 600, true}, {512, 16, 1152, true}, {4 * gemmMC, 40, 100, true},
+		{1000, 1, 1, false},
+	} {
+		b := GemmRowBlock(s.m, s.n, s.k)
+		if (b > 0) != s.block {
+			t.Fatalf("m=%d n=%d k=%d: block %d", s.m, s.n, s.k, b)
+		}
+		if b == 0 {
+			continue
+		}
+		a, bm := randSlice(r, s.m*s.k), randSlice(r, s.k*s.n)
+		whole := make([]float32, s.m*s.n)
+		Gemm(false, false, s.m, s.n, s.k, 1, a, s.k, bm, s.n, 0, whole, s.n)
+		got := make([]float32, s.m*s.n)
+		rows := make([]float32, (2*b-1)*s.k+1) // one value in: another alignment than a's
+		for r0 := 0; r0 < s.m; {
+			r1 := r0 + b
+			if s.m-r1 < b {
+				r1 = s.m
+			}
+			blk := rows[1 : 1+(r1-r0)*s.k]
+			copy(blk, a[r0*s.k:r1*s.k])
+			Gemm(false, false, r1-r0, s.n, s.k, 1, blk, s.k, bm, s.n, 0, got[r0*s.n:r1*s.n], s.n)
+			r0 = r1
+		}
+		for i := range whole {
+			if math.Float32bits(got[i]) != math.Float32bits(whole[i]) {
+				t.Fatalf("m=%d n=%d k=%d, blocks of %d: C[%d,%d] = %v, in one call %v", s.m, s.n, s.k, b, i/s.n, i%s.n, got[i], whole[i])
+			}
+		}
+	}
+}
+
 func TestGemmDegenerate(t *testing.T) {
 	// k == 0 and alpha == 0 only scale C; m == 0 or n == 0 touch nothing.
 	c := []float32{1, 2, float32(math.NaN()), 4}

@@ -78,6 +78,24 @@ func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	}
 }
 
+// GemmRowBlock returns a block height b for Gemm(false, false, m, n, k, …) such that computing
+// C's rows in consecutive blocks of b rows, one Gemm call each and the last block taking the
+// m mod b rows left over as well (b to 2b−1 rows), gives C bit for bit as one call for all m
+// rows does; 0 when m < 2b or the blocks would take another path through Gemm than the whole.
+// A caller that produces A's rows on the fly (widening fp16 weights) then needs room for at
+// most 2b−1 of them.
+func GemmRowBlock(m, n, k int) int {
+	// Blocks start at multiples of gemmMC, a multiple of gemmMR: every block covers the same
+	// register tiles as the whole, and with more than gemmMCSmall rows (and more than one) each
+	// takes the driver, the depth blocking and the micro-kernels the whole takes, which then
+	// depend on n and k alone. Neither may be a tiny product (plain loops).
+	b := gemmMC
+	if n <= 0 || k <= 0 || m < 2*b || b <= gemmMCSmall || b*n <= gemmTinyFlops/k {
+		return 0
+	}
+	return b
+}
+
 // gemmParams carries the operands of one Gemm call through the drivers.
 type gemmParams struct {
 	transA, transB bool

@@ -312,21 +312,67 @@ func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 }
 
 // applyDet applies deterministic weights dw to n inputs, widening fp16 weights into the front
-// of scratch first (detScratch).
+// of scratch first (detScratch): all of them, or for a convolution with enough output channels
+// one block of rows at a time (f16Rows).
 func (d *dense) applyDet(fc *fwdCtx, dw *detWeights, in, out []float32, n int, scratch []float32) {
 	w, ldw := dw.w, dw.ldw
 	if dw.w16 != nil {
+		if b := d.f16Rows(); b > 0 {
+			d.applyF16Rows(dw, b, in, out, n, scratch)
+			return
+		}
 		w, scratch, ldw = scratch[:len(dw.w16)], scratch[len(dw.w16):], d.k
 		kernels.F16ToF32(w, dw.w16)
 	}
 	d.applyScaled(fc, w, ldw, dw.scale, dw.bias, in, out, n, scratch)
 }
 
+// f16Rows is the block of output channels a convolution's fp16 weights are widened in
+// (kernels.GemmRowBlock: the blocks' products are the whole's bit for bit), 0 for the whole.
+func (d *dense) f16Rows() int {
+	if !d.conv {
+		return 0
+	}
+	return kernels.GemmRowBlock(d.dOut, d.out.h*d.out.w, d.k)
+}
+
+// applyF16Rows is applyDet for a convolution whose fp16 weights are widened b rows at a time
+// (the last block takes the rows left over), for each input: a layer needs room for fewer than
+// 2b rows of float32 weights instead of all of them, and widens its weights once per input.
+func (d *dense) applyF16Rows(dw *detWeights, b int, in, out []float32, n int, scratch []float32) {
+	k, p, inSize := d.k, d.out.h*d.out.w, d.in.size()
+	rows := scratch[:(b+d.dOut%b)*k]
+	for i := 0; i < n; i++ {
+		col := in[i*inSize : (i+1)*inSize]
+		if !d.pointwise() {
+			col = scratch[len(rows) : len(rows)+k*p]
+			kernels.Im2Col(d.geom, in[i*inSize:(i+1)*inSize], col)
+		}
+		y := out[i*d.dOut*p : (i+1)*d.dOut*p]
+		for r0 := 0; r0 < d.dOut; {
+			r1 := r0 + b
+			if d.dOut-r1 < b {
+				r1 = d.dOut
+			}
+			w := rows[:(r1-r0)*k]
+			kernels.F16ToF32(w, dw.w16[r0*k:r1*k])
+			kernels.Gemm(false, false, r1-r0, p, k, 1, w, k, col, p, 0, y[r0*p:r1*p], p)
+			r0 = r1
+		}
+		if dw.scale != nil || dw.bias != nil {
+			affineRows(y, dw.scale, dw.bias, d.dOut, p)
+		}
+	}
+}
+
 // detScratch is the scratch the deterministic weights need beyond applyScaled's: a float32 copy
-// of fp16 weights (LoadOptions.KeepF16).
+// of fp16 weights (LoadOptions.KeepF16), whole or a block of rows (f16Rows) at a time.
 func (d *dense) detScratch() int {
 	for _, dw := range d.det {
 		if dw.w16 != nil {
+			if b := d.f16Rows(); b > 0 {
+				return (b + d.dOut%b) * d.k
+			}
 			return d.dOut * d.k
 		}
 	}

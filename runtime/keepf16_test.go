@@ -21,15 +21,19 @@ func writeF16(t testing.TB, spec *runtime.Spec, ts runtime.Tensors, compress ...
 
 // TestKeepF16: an fp16 model file loaded with KeepF16 — a single network and an Ensemble-W of
 // two, convolutions with and without bias, BatchNorm folded in, one member's weights
-// zstd-compressed — predicts bit-identically to the default load (which widens every tensor to
-// float32 at load), reports the same weights, allocates while loading the weights' float32 bytes
-// less and nothing per prediction.
+// zstd-compressed, convolutions wide enough to be widened a block of output channels at a time
+// (kernels.GemmRowBlock; im2col and pointwise) and one widened whole — predicts bit-identically
+// to the default load (which widens every tensor to float32 at load; every sample's logits
+// compared), reports the same weights, allocates while loading the weights' float32 bytes less
+// and nothing per prediction, and holds fewer than 128 rows of the widest layer's weights in
+// float32 (not its 300).
 func TestKeepF16(t *testing.T) {
-	const c = 32
+	const c, wide, mid = 32, 300, 130
 	layers := []runtime.LayerSpec{
-		{Name: "c1", Op: runtime.OpConv2d, In: c, Out: c, Kernel: [2]int{3, 3}, Padding: [2]int{1, 1}},
-		{Name: "b1", Op: runtime.OpBatchNorm, In: c, Affine: true}, {Name: "r", Op: runtime.OpReLU},
-		{Name: "c2", Op: runtime.OpConv2d, In: c, Out: c, Kernel: [2]int{1, 1}, Bias: true}, {Name: "f", Op: runtime.OpFlatten},
+		{Name: "c1", Op: runtime.OpConv2d, In: c, Out: wide, Kernel: [2]int{3, 3}, Padding: [2]int{1, 1}},
+		{Name: "b1", Op: runtime.OpBatchNorm, In: wide, Affine: true}, {Name: "r", Op: runtime.OpReLU},
+		{Name: "c2", Op: runtime.OpConv2d, In: wide, Out: mid, Kernel: [2]int{1, 1}, Bias: true}, {Name: "r2", Op: runtime.OpReLU},
+		{Name: "c3", Op: runtime.OpConv2d, In: mid, Out: c, Kernel: [2]int{1, 1}}, {Name: "f", Op: runtime.OpFlatten},
 		{Name: "fc", Op: runtime.OpLinear, In: c * 16, Out: 5, Bias: true}}
 	for _, members := range []int{0, 2} {
 		spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{c, 4, 4},
@@ -53,19 +57,21 @@ func TestKeepF16(t *testing.T) {
 		// The weights' float32 copies are not made: 4 bytes a weight, 2 for the compressed
 		// tensor, whose fp16 copy is.
 		k := max(members, 1)
-		c1, c2, fc := c*c*9, c*c, c*16*5
-		saved := uint64(4*k*(c1+c2+fc) - 2*c1)
+		c1, c2, c3, fc := wide*c*9, mid*wide, c*mid, c*16*5
+		saved := uint64(4*k*(c1+c2+c3+fc) - 2*c1)
 		t.Logf("members %d: loading allocated %d bytes widened to float32, %d kept in fp16 (%d fewer, %d expected)", members, a32, a16, int64(a32)-int64(a16), saved)
 		if a16 > a32 || a32-a16 < saved*9/10 {
 			t.Errorf("members %d: KeepF16 allocated %d bytes while loading, the default %d: want about %d fewer", members, a16, a32, saved)
 		}
 		xs := randomInputs(m32, 3, 7)
 		var preds [2][]runtime.Prediction
+		var scratch [2]int64
 		for i, m := range []*runtime.Model{m32, m16} {
-			pr, err := m.NewPredictor(runtime.Options{Samples: max(members, 1), MaxBatch: 3})
+			pr, err := m.NewPredictor(runtime.Options{Samples: max(members, 1), MaxBatch: 3, KeepSamples: true})
 			if err != nil {
 				t.Fatal(err)
 			}
+			scratch[i] = pr.ScratchBytes()
 			preds[i] = make([]runtime.Prediction, 3)
 			if err := pr.PredictBatch(xs, preds[i]); err != nil {
 				t.Fatal(err)
@@ -76,12 +82,16 @@ func TestKeepF16(t *testing.T) {
 				}
 			}
 		}
+		if extra := scratch[1] - scratch[0]; extra >= 4*128*c*9 {
+			t.Errorf("members %d: KeepF16's predictor holds %d bytes more than the default's: %d rows of c1's weights", members, extra, extra/(4*c*9))
+		}
 		for i := range preds[0] {
-			if !slices.Equal(preds[0][i].Probs, preds[1][i].Probs) || preds[0][i].MutualInfo != preds[1][i].MutualInfo {
+			if !slices.Equal(preds[0][i].Outputs, preds[1][i].Outputs) || !slices.Equal(preds[0][i].Probs, preds[1][i].Probs) ||
+				preds[0][i].MutualInfo != preds[1][i].MutualInfo {
 				t.Fatalf("members %d input %d: %v widened at load, %v kept in fp16", members, i, preds[0][i].Probs, preds[1][i].Probs)
 			}
 		}
-		for _, name := range []string{"c1", "c2", "fc"} {
+		for _, name := range []string{"c1", "c2", "c3", "fc"} {
 			for e := range max(members, 1) {
 				w32, r, cols, err := m32.MemberWeight(name, e)
 				w16, r16, cols16, err16 := m16.MemberWeight(name, e)
