@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"fmt"
+	goruntime "runtime"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/runtime"
@@ -65,6 +66,66 @@ func TestZeroAllocs(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestFirstCallAllocs: NewPredictor's warm-up leaves nothing to allocate for the first call of
+// any batch size up to MaxBatch (and a batch beyond it, in chunks), under every strategy — Auto
+// among them, whose warm-up creates Weight's and Local's buffers in dry passes and may meet a
+// path at a smaller batch that its one real pass did not take — with one thread and two. The
+// Predictions are sized by another Predictor first (growing the caller's slices is not the
+// Predictor's allocation). The allocation counter is the process's, which now and then counts
+// one of the Go runtime's own (testing.AllocsPerRun's average rounds it away): each first call
+// is measured on 8 fresh Predictors, and an allocation in half of them fails. (Testing
+// AllocsPerRun runs the function once before it counts, so TestZeroAllocs cannot see this.)
+func TestFirstCallAllocs(t *testing.T) {
+	const reps = 8
+	batches := []int{1, 2, 3, 5}
+	for _, tm := range testModels {
+		m := buildModel(t, tm.spec(), 8)
+		for _, c := range []struct {
+			st      runtime.Strategy
+			threads int
+		}{{runtime.Weight, 1}, {runtime.Local, 1}, {runtime.Auto, 1}, {runtime.Weight, 2}, {runtime.Local, 2}, {runtime.Auto, 2}} {
+			t.Run(fmt.Sprintf("%s/%v/threads=%d", tm.name, c.st, c.threads), func(t *testing.T) {
+				opts := runtime.Options{Samples: 3, Seed: 1, Strategy: c.st, MaxBatch: 3, Threads: c.threads}
+				xs := randomInputs(m, 5, 9)
+				out := make([]runtime.Prediction, 5)
+				sizer, err := m.NewPredictor(opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := sizer.PredictBatch(xs, out); err != nil {
+					t.Fatal(err)
+				}
+				allocs := make([]uint64, len(batches))
+				// One P, as testing.AllocsPerRun: ReadMemStats restarts the world, which may start
+				// an OS thread for a second P, and that allocates.
+				defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
+				for range reps {
+					p, err := m.NewPredictor(opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i, n := range batches {
+						var before, after goruntime.MemStats
+						goruntime.ReadMemStats(&before)
+						err := p.PredictBatch(xs[:n*m.InputSize()], out[:n])
+						goruntime.ReadMemStats(&after)
+						if err != nil {
+							t.Fatal(err)
+						}
+						allocs[i] += after.Mallocs - before.Mallocs
+					}
+					p.Close()
+				}
+				for i, n := range batches {
+					if allocs[i] >= reps/2 {
+						t.Errorf("first call with a batch of %d: %d allocations over %d Predictors", n, allocs[i], reps)
+					}
+				}
+			})
 		}
 	}
 }

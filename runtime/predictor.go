@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	goruntime "runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -477,6 +478,10 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	}
 	p.predictChunk(zeros, warm, n, opts.Strategy)
 	p.opts.Samples = saved
+	for _, w := range p.workers {
+		// Room to mark every buffer free (reset) whatever the order the warm-up created them in.
+		w.free = slices.Grow(w.free, len(w.bufs)-len(w.free))
+	}
 	return p, nil
 }
 
