@@ -340,15 +340,9 @@ func (d *dense) f16Rows() int {
 // (the last block takes the rows left over), for each input: a layer needs room for fewer than
 // 2b rows of float32 weights instead of all of them, and widens its weights once per input.
 func (d *dense) applyF16Rows(dw *detWeights, b int, in, out []float32, n int, scratch []float32) {
-	k, p, inSize := d.k, d.out.h*d.out.w, d.in.size()
+	k, p := d.k, d.out.h*d.out.w
 	rows := scratch[:(b+d.dOut%b)*k]
-	for i := 0; i < n; i++ {
-		col := in[i*inSize : (i+1)*inSize]
-		if !d.pointwise() {
-			col = scratch[len(rows) : len(rows)+k*p]
-			kernels.Im2Col(d.geom, in[i*inSize:(i+1)*inSize], col)
-		}
-		y := out[i*d.dOut*p : (i+1)*d.dOut*p]
+	d.convInputs(in, out, n, scratch[len(rows):], dw.scale, dw.bias, func(col, y []float32) {
 		for r0 := 0; r0 < d.dOut; {
 			r1 := r0 + b
 			if d.dOut-r1 < b {
@@ -359,10 +353,7 @@ func (d *dense) applyF16Rows(dw *detWeights, b int, in, out []float32, n int, sc
 			kernels.Gemm(false, false, r1-r0, p, k, 1, w, k, col, p, 0, y[r0*p:r1*p], p)
 			r0 = r1
 		}
-		if dw.scale != nil || dw.bias != nil {
-			affineRows(y, dw.scale, dw.bias, d.dOut, p)
-		}
-	}
+	})
 }
 
 // detScratch is the scratch the deterministic weights need beyond applyScaled's: a float32 copy
@@ -484,16 +475,24 @@ func (d *dense) applyScaled(_ *fwdCtx, w []float32, ldw int, scale, bias, in, ou
 		return
 	}
 	p := d.out.h * d.out.w
-	inSize := d.in.size()
+	d.convInputs(in, out, n, scratch, scale, bias, func(col, y []float32) {
+		kernels.Gemm(false, false, d.dOut, p, d.k, 1, w, ldw, col, p, 0, y, p)
+	})
+}
+
+// convInputs runs the convolution on n inputs: for each, its im2col matrix (k × P; the input
+// itself for a pointwise convolution, else written to colBuf), mul(col, y) into its dOut × P
+// outputs y, then the per-channel scale and bias (nil: 1 and 0).
+func (d *dense) convInputs(in, out []float32, n int, colBuf, scale, bias []float32, mul func(col, y []float32)) {
+	p, inSize := d.out.h*d.out.w, d.in.size()
 	for i := 0; i < n; i++ {
-		x := in[i*inSize : (i+1)*inSize]
-		col := x
+		col := in[i*inSize : (i+1)*inSize]
 		if !d.pointwise() {
-			col = scratch[:d.k*p]
-			kernels.Im2Col(d.geom, x, col)
+			col = colBuf[:d.k*p]
+			kernels.Im2Col(d.geom, in[i*inSize:(i+1)*inSize], col)
 		}
 		y := out[i*d.dOut*p : (i+1)*d.dOut*p]
-		kernels.Gemm(false, false, d.dOut, p, d.k, 1, w, ldw, col, p, 0, y, p)
+		mul(col, y)
 		if scale != nil || bias != nil {
 			affineRows(y, scale, bias, d.dOut, p)
 		}

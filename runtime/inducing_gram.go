@@ -165,14 +165,18 @@ func (d *dense) forwardGram(fc *fwdCtx, l *inducing, x, y []float32) {
 		if finite {
 			break
 		}
-		if e != 0 || !gramRescale(xc, buf, &e) {
-			// x̃ holds a NaN or an infinity (or rescaling did not help): so does W x̃.
-			for i := range y {
-				y[i] = float32(math.NaN())
+		if e == 0 {
+			if e = gramRescale(xc, buf); e > 0 {
+				xc, bias = buf, float32(math.Ldexp(1, -e))
+				continue
 			}
-			return
 		}
-		xc, bias = buf, float32(math.Ldexp(1, -e))
+		// x̃ holds a NaN or an infinity (or still overflows rescaled, at 2^88 values a column):
+		// so does W x̃.
+		for i := range y {
+			y[i] = float32(math.NaN())
+		}
+		return
 	}
 	// L_21ᵀ = L_z⁻¹ (Z_c X̃); the Schur complement A − L_21 L_21ᵀ and its factor L_22, in a.
 	kernels.Gemm(false, false, mi, cols, mi, 1, l.lzInv, mi, p, cols, 0, l21t, cols)
@@ -217,29 +221,29 @@ func (d *dense) forwardGram(fc *fwdCtx, l *inducing, x, y []float32) {
 const gramMaxAbsExp = 20
 
 // gramRescale writes x·2^-e into dst (which may be x) with e chosen to bring the largest |x|
-// to [2^(gramMaxAbsExp-1), 2^gramMaxAbsExp), and reports false (e unchanged) when x holds a NaN
-// or an infinity, or e would not be positive. Scaling by a power of two is exact but for values
-// that become subnormal, 2^-149 and less of the largest: below float32 rounding of any sum.
-func gramRescale(x, dst []float32, e *int) bool {
+// to [2^(gramMaxAbsExp-1), 2^gramMaxAbsExp), and returns e, or 0 (dst untouched) when x holds a
+// NaN or an infinity or e would not be positive. Scaling by a power of two is exact but for
+// values that become subnormal, 2^-149 and less of the largest: below float32 rounding of any
+// sum.
+func gramRescale(x, dst []float32) int {
 	top := float32(0)
 	for _, v := range x {
 		a := float32(math.Abs(float64(v)))
 		if !(a <= math.MaxFloat32) {
-			return false
+			return 0
 		}
 		top = max(top, a)
 	}
 	_, exp := math.Frexp(float64(top))
-	s := exp - gramMaxAbsExp
-	if s <= 0 {
-		return false
+	e := exp - gramMaxAbsExp
+	if e <= 0 {
+		return 0
 	}
-	f := float32(math.Ldexp(1, -s))
+	f := float32(math.Ldexp(1, -e))
 	for i, v := range x {
 		dst[i] = v * f
 	}
-	*e = s
-	return true
+	return e
 }
 
 // scaleOutputs multiplies y by 2^e (e ≥ 0), gramRescale's undoing.

@@ -479,7 +479,8 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	p.predictChunk(zeros, warm, n, opts.Strategy)
 	p.opts.Samples = saved
 	for _, w := range p.workers {
-		// Room to mark every buffer free (reset) whatever the order the warm-up created them in.
+		// Room to mark every buffer free (reset): the warm-up's last pass creates buffers after its
+		// own reset, and the first call's reset would grow the list.
 		w.free = slices.Grow(w.free, len(w.bufs)-len(w.free))
 	}
 	return p, nil
