@@ -36,13 +36,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/edgebnn/edgebnn/bench/internal/tabular"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train"
 	"github.com/edgebnn/edgebnn/train/data"
@@ -152,8 +152,8 @@ func run(o options, w io.Writer) error {
 			}
 			tr = tr.Head(o.trainSize)
 		}
-		st := standardise(tr)
-		trS, teS := st.apply(tr), st.apply(te)
+		st := tabular.Fit(tr)
+		trS, teS := st.Apply(tr), st.Apply(te)
 		tau := o.fixedPrecision
 		if tau == 0 {
 			if tau, err = selectPrecision(o, trS, s); err != nil {
@@ -201,74 +201,15 @@ func testSize(n int, frac float64) int { return int(math.Round(frac * float64(n)
 // split returns split s: the data shuffled with PCG(seed, s), the first testSize points the test
 // set, the rest the training set.
 func split(d *data.Dataset, frac float64, seed, s uint64) (train, test *data.Dataset, err error) {
-	m := testSize(d.N, frac)
-	if m < 1 || m >= d.N {
-		return nil, nil, fmt.Errorf("test fraction %g leaves %d of %d points for testing", frac, m, d.N)
+	sizes, err := tabular.Sizes(d.N, frac)
+	if err != nil {
+		return nil, nil, fmt.Errorf("test fraction: %w", err)
 	}
-	perm := rand.New(rand.NewPCG(seed, s)).Perm(d.N)
-	if test, err = d.Subset(perm[:m]); err != nil {
+	parts, err := tabular.Partition(d, sizes, seed, s)
+	if err != nil {
 		return nil, nil, err
 	}
-	if train, err = d.Subset(perm[m:]); err != nil {
-		return nil, nil, err
-	}
-	return train, test, nil
-}
-
-// scaler standardises inputs and targets with a training set's statistics.
-type scaler struct {
-	xMean, xSD []float64
-	yMean, ySD float64
-}
-
-// standardise returns the per-feature and target means and population standard deviations of
-// d (a constant column gets standard deviation 1).
-func standardise(d *data.Dataset) scaler {
-	st := scaler{xMean: make([]float64, d.Dim), xSD: make([]float64, d.Dim)}
-	for j := 0; j < d.Dim; j++ {
-		col := make([]float64, d.N)
-		for i := range col {
-			col[i] = float64(d.X[i*d.Dim+j])
-		}
-		st.xMean[j], st.xSD[j] = moments(col)
-	}
-	y := make([]float64, d.N)
-	for i, v := range d.Targets {
-		y[i] = float64(v)
-	}
-	st.yMean, st.ySD = moments(y)
-	return st
-}
-
-// moments returns the mean and population standard deviation of v (1 when it is 0).
-func moments(v []float64) (mean, sd float64) {
-	for _, x := range v {
-		mean += x
-	}
-	mean /= float64(len(v))
-	for _, x := range v {
-		sd += (x - mean) * (x - mean)
-	}
-	sd = math.Sqrt(sd / float64(len(v)))
-	if sd == 0 {
-		sd = 1
-	}
-	return mean, sd
-}
-
-// apply returns a standardised copy of d.
-func (st scaler) apply(d *data.Dataset) *data.Dataset {
-	out := *d
-	out.X = make([]float32, len(d.X))
-	for i, v := range d.X {
-		j := i % d.Dim
-		out.X[i] = float32((float64(v) - st.xMean[j]) / st.xSD[j])
-	}
-	out.Targets = make([]float32, len(d.Targets))
-	for i, v := range d.Targets {
-		out.Targets[i] = float32((float64(v) - st.yMean) / st.ySD)
-	}
-	return &out
+	return parts[1], parts[0], nil
 }
 
 // config is the common configuration of every run on n training points.
@@ -363,7 +304,7 @@ func selectPrecision(o options, trS *data.Dataset, s int) (float64, error) {
 }
 
 // runSplit trains every method on one split and evaluates it on the original scale.
-func runSplit(o options, trS, teS, te *data.Dataset, st scaler, tau float64, s int) (map[string]result, error) {
+func runSplit(o options, trS, teS, te *data.Dataset, st tabular.Scaler, tau float64, s int) (map[string]result, error) {
 	out := map[string]result{}
 	seed := o.seed + uint64(s)
 	detPath := filepath.Join(o.work, fmt.Sprintf("det%d.ebnn", s))
@@ -407,7 +348,7 @@ func runSplit(o options, trS, teS, te *data.Dataset, st scaler, tau float64, s i
 // evaluate predicts the standardised test set teS with S samples (one for a deterministic model)
 // and scores the de-standardised per-sample outputs against te's original targets: the mean of
 // log (1/S) Σ_s N(y; f_s, σ²) with σ² = s_y²/τ, and the RMSE of (1/S) Σ_s f_s.
-func evaluate(m *runtime.Model, teS, te *data.Dataset, st scaler, tau float64, samples int, seed uint64) (result, error) {
+func evaluate(m *runtime.Model, teS, te *data.Dataset, st tabular.Scaler, tau float64, samples int, seed uint64) (result, error) {
 	p, err := m.NewPredictor(runtime.Options{Samples: samples, Seed: seed, MaxBatch: 1, KeepSamples: true})
 	if err != nil {
 		return result{}, err
@@ -422,9 +363,9 @@ func evaluate(m *runtime.Model, teS, te *data.Dataset, st scaler, tau float64, s
 		}
 		f = f[:0]
 		for _, v := range pr.Outputs {
-			f = append(f, float64(v)*st.ySD+st.yMean)
+			f = append(f, float64(v)*st.YSD+st.YMean)
 		}
-		l, mean := mixture(f, float64(te.Targets[i]), st.ySD*st.ySD/tau)
+		l, mean := mixture(f, float64(te.Targets[i]), st.YSD*st.YSD/tau)
 		ll += l
 		se += (float64(te.Targets[i]) - mean) * (float64(te.Targets[i]) - mean)
 	}

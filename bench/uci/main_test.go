@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/bench/internal/tabular"
 	"github.com/edgebnn/edgebnn/train/data"
 )
 
@@ -54,15 +55,15 @@ func TestSplitStandardise(t *testing.T) {
 			t.Errorf("split %d's test set equals split 3's: %v, want %v", tc.s, same, tc.same)
 		}
 	}
-	trS := standardise(tr).apply(tr)
-	st := standardise(trS)
-	for j := range st.xMean {
-		if math.Abs(st.xMean[j]) > 1e-5 || math.Abs(st.xSD[j]-1) > 1e-5 {
-			t.Errorf("feature %d: mean %g, sd %g after standardising", j, st.xMean[j], st.xSD[j])
+	trS := tabular.Fit(tr).Apply(tr)
+	st := tabular.Fit(trS)
+	for j := range st.XMean {
+		if math.Abs(st.XMean[j]) > 1e-5 || math.Abs(st.XSD[j]-1) > 1e-5 {
+			t.Errorf("feature %d: mean %g, sd %g after standardising", j, st.XMean[j], st.XSD[j])
 		}
 	}
-	if math.Abs(st.yMean) > 1e-5 || math.Abs(st.ySD-1) > 1e-5 {
-		t.Errorf("target: mean %g, sd %g after standardising", st.yMean, st.ySD)
+	if math.Abs(st.YMean) > 1e-5 || math.Abs(st.YSD-1) > 1e-5 {
+		t.Errorf("target: mean %g, sd %g after standardising", st.YMean, st.YSD)
 	}
 }
 
