@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,6 +100,12 @@ func TestBenchQuick(t *testing.T) {
 			header: "method", rows: 7, cells: 3, labels: []string{"vifa", "vifa-x4", "vifa-init", "ffg_w", "fa_em", "swag", "deterministic"},
 			cols: map[int]span{1: {-1e4, 10}, 2: nonneg},
 		}}},
+		{name: "medsel", cmd: []string{"go", "./bench/medsel", "-quick"}, needs: []string{fmnist}, tables: append([]tableSpec{{
+			header: "metric", rows: 10, cells: 5,
+			labels: []string{"accuracy", "precision", "recall", "F1", "AUROC", "training time", "NLL", "ECE", "chosen log₁₀ α", "chosen log₁₀ η"},
+			cols:   map[int]span{1: {-10, 1e6}, 2: {-10, 1e6}},
+		}}, slices.Repeat([]tableSpec{{header: "retained", rows: 5, cells: 6, labels: []string{"90 %", "80 %", "70 %", "60 %", "50 %"},
+			cols: map[int]span{1: unit, 2: unit, 5: unit}}}, 3)...)},
 		{name: "mixture", cmd: []string{"bench/mixture.sh", "--quick"}, needs: []string{fmnist}, tables: []tableSpec{{
 			header: "model (classes 0–4", rows: 4, cells: 8, labels: mix,
 			cols: map[int]span{1: pct, 2: nll, 3: unit, 4: brier, 5: unit, 6: unit, 7: unit},
