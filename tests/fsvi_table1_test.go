@@ -81,3 +81,25 @@ func TestFSVITable1QuickCNN(t *testing.T) {
 		}
 	}
 }
+
+// TestFSVITable1QuickDigits runs bench/fsvi_table1.sh --quick --methods fsvidigits, the row that
+// stands in for paper 004's KMNIST-context FSVI: one row, our metrics in range, the paper's
+// KMNIST-context numbers beside them.
+func TestFSVITable1QuickDigits(t *testing.T) {
+	skipQuick(t, "trains one small FSVI model (seconds)")
+	skipNoTable1Data(t)
+	out, rows := runQuickTable(t, "fsvi_table1.sh", "--methods", "fsvidigits")
+	if len(rows) != 3 {
+		t.Fatalf("want a header, a separator and one row:\n%s", out)
+	}
+	r := rows[2]
+	if len(r) != 11 || !strings.HasPrefix(r[0], "FSVI (digits context; paper: KMNIST context") {
+		t.Fatalf("row %q, want the digits-context FSVI with 11 cells", r)
+	}
+	if acc, err := strconv.ParseFloat(strings.TrimSuffix(r[1], " %"), 64); err != nil || acc <= 0 || acc > 100 {
+		t.Fatalf("accuracy %q", r[1])
+	}
+	if got := strings.Join(r[5:9], " / "); got != "92.67 / 0.012 / 99.81 / 97.44" {
+		t.Fatalf("the paper's cells beside it are %q, want its KMNIST-context row", got)
+	}
+}
