@@ -2,8 +2,8 @@
 # Accuracy and ECE of a Fashion-MNIST model on the corrupted test sets (data fmnist-c:C:S,
 # train/data.Corrupt) at severities 0-5, as a Markdown table (cells accuracy % / ECE).
 #   bench/fmnist_c.sh [--seeds N] [--samples K] [--test-limit T] [--quick] [--out DIR] [MODEL.ebnn] [edgebnn binary]
-# Options: --seeds N (1: the single corruption and sampling seed 42 of the published table; N
-# seeds use 42 … 42+N−1 and every cell becomes mean ± standard error over them — the model is
+# Options: --seeds N (3; seeds 42 … 42+N−1 — --seeds 1 is the single corruption and sampling
+# seed 42 of the first published table and every cell becomes mean ± standard error over them — the model is
 # the same, so this is the spread of the corruptions and of the Monte Carlo samples, not of
 # training); --samples K (the model's own test samples); --test-limit T (0: all 10 000 test
 # images). --quick: 1 seed, K = 2, the first 200 test images and, unless MODEL is given, a small
@@ -12,7 +12,7 @@
 # MODEL defaults to testdata/trained/fmnist_ffgu/model.ebnn, the binary to edgebnn on the PATH.
 set -euo pipefail
 lib=$(dirname "${BASH_SOURCE[0]}")/lib # stats.py
-seeds=1 samples="" limit=0 quick=0 out="" pos=()
+seeds=3 samples="" limit=0 quick=0 out="" pos=()
 usage="usage: bench/fmnist_c.sh [--seeds N] [--samples K] [--test-limit T] [--quick] [--out DIR] [MODEL.ebnn] [edgebnn binary]"
 while (($#)); do
 	case $1 in

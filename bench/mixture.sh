@@ -18,13 +18,13 @@
 # G = 3 is about 20 min. Runs already in DIR are reused.
 #
 # Options: --seeds N (3: the members of a mixture / ensemble and the seeds of the single-model
-# rows), --groups G (1: the mixture and ensemble rows are one group each, so no standard error;
-# give G ≥ 2 for one), --epochs E (12), --out DIR (runs/mixture). --quick: N = 2, G = 1, 1 epoch
+# rows), --groups G (3: the mixture and ensemble rows are mean ± s.e. over G groups of N; 1 makes
+# each one group, without a standard error), --epochs E (12), --out DIR (runs/mixture). --quick: N = 2, G = 1, 1 epoch
 # on the first 300 training images, evaluated on the first 200 test images (--train-limit /
 # --test-limit) — the table's shape in well under a minute (tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-seeds=3 groups=1 epochs=12 out=runs/mixture trainlimit=0 testlimit=0
+seeds=3 groups=3 epochs=12 out=runs/mixture trainlimit=0 testlimit=0
 source bench/lib/opts.sh
 parse_opts "usage: bench/mixture.sh [--seeds N] [--groups G] [--epochs E] [--quick] [--out DIR]" "seeds=2 groups=1 epochs=1 trainlimit=300 testlimit=200" \
 	--seeds=seeds:int --groups=groups:int --epochs=epochs:int --out=out -- "$@"
