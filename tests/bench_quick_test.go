@@ -100,6 +100,13 @@ func TestBenchQuick(t *testing.T) {
 			header: "method", rows: 7, cells: 3, labels: []string{"vifa", "vifa-x4", "vifa-init", "ffg_w", "fa_em", "swag", "deterministic"},
 			cols: map[int]span{1: {-1e4, 10}, 2: nonneg},
 		}}},
+		{name: "fa_papers", cmd: []string{"bench/fa_papers.sh", "--quick"}, check: checkFAPapers, tables: []tableSpec{
+			{header: "setting", rows: 6, cells: 10, cols: map[int]span{1: count, 2: nonneg, 3: nonneg, 4: nonneg}},
+			{header: "T", rows: 3, cells: 9, labels: []string{"100", "200", "500"}, cols: map[int]span{1: nonneg, 2: nonneg, 3: nonneg, 4: nonneg, 5: nonneg}},
+			{header: "T", rows: 3, cells: 6, labels: []string{"100", "200", "500"}, cols: map[int]span{1: nonneg, 2: nonneg, 3: nonneg, 4: nonneg, 5: nonneg}},
+			{header: "T", rows: 3, cells: 9, labels: []string{"100", "200", "500"}, cols: map[int]span{1: nonneg, 2: nonneg, 3: nonneg, 4: nonneg, 5: nonneg}},
+			{header: "T", rows: 3, cells: 6, labels: []string{"100", "200", "500"}, cols: map[int]span{1: nonneg, 2: nonneg, 3: nonneg, 4: nonneg, 5: nonneg}},
+		}},
 		{name: "medsel", cmd: []string{"go", "./bench/medsel", "-quick"}, needs: []string{fmnist}, tables: append([]tableSpec{{
 			header: "metric", rows: 10, cells: 5,
 			labels: []string{"accuracy", "precision", "recall", "F1", "AUROC", "training time", "NLL", "ECE", "chosen log₁₀ α", "chosen log₁₀ η"},
@@ -401,6 +408,35 @@ func checkFALinReg(t *testing.T, out, _ string) {
 	for _, m := range lines {
 		if err := inSpan(m[2], span{0, math.MaxFloat64}); err != "" {
 			t.Errorf("%s %q: %s", m[1], m[2], err)
+		}
+	}
+}
+
+// checkFAPapers checks bench/fa_papers.sh --quick's summary lines: per experiment the number of
+// variants it runs, each with three distances as mean ± standard error over the 2 quick seeds,
+// and the paper's Table 7 and Table 10 lines beside the UCI runs.
+func checkFAPapers(t *testing.T, out, _ string) {
+	t.Helper()
+	for _, c := range []struct {
+		prefix string
+		n      int
+	}{{"linear regression, ", 4}, {"logistic regression, ", 3}, {"uci-linear, ", 3}, {"uci-logistic, ", 3}} {
+		re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(c.prefix) + `.*(?:seeds|splits) 0\.\.1: rel\. mean (\S+ ± \S+) \| rel\. cov (\S+ ± \S+) \| W2/dim (\S+ ± \S+)$`)
+		ms := re.FindAllStringSubmatch(out, -1)
+		if len(ms) != c.n {
+			t.Errorf("%d lines %q…, want %d:\n%s", len(ms), c.prefix, c.n, out)
+		}
+		for _, m := range ms {
+			for _, cell := range m[1:] {
+				if err := inSpan(cell, span{0, math.MaxFloat64}); err != "" {
+					t.Errorf("%q: %q: %s", m[0], cell, err)
+				}
+			}
+		}
+	}
+	for _, want := range []string{"paper 000 Table 7, Boston: rel. mean 0.0262", "paper 000 Table 10, Breast-cancer-scale", "## online"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
 		}
 	}
 }

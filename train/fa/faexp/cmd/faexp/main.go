@@ -10,6 +10,11 @@
 //	faexp -exp uci-linear -seeds 5           # VIFA vs exact posterior on Boston housing (paper 000 App. C, Table 7)
 //	faexp -exp uci-logistic -seeds 5         # VIFA vs NUTS on Wisconsin breast cancer (paper 000 App. D, Table 10)
 //
+// bench/fa_papers.sh runs them all with the documented settings. -quick shrinks every experiment
+// to seconds for a check of its output's shape (tests/bench_quick_test.go), never its values:
+// 20 epochs of the regressions on 300 inputs, online checkpoints T = 100, 200, 500, the SGD runs' pretraining
+// and collection to 20 and 10 epochs, the UCI runs to 5 epochs and NUTS to 4 × (100 + 100).
+//
 // The online experiment streams the same observations into online EM (Algorithm 2 as printed),
 // online EM with step t^(−α) and Polyak–Ruppert averaging of the statistics (-alpha,
 // -average-after; -alpha 0 leaves it out), online SGA and a moment accumulator for the batch ML
@@ -67,11 +72,12 @@ func run() error {
 	after := flag.Int("average-after", 5000, "online: averaged online EM averages the statistics after this many observations")
 	weighted := flag.Bool("weighted", false, "online: also run online EM with weights ∝ t")
 	recenter := flag.Bool("recenter", true, "online: also run averaged online EM with re-centred statistics (needs -alpha)")
+	quick := flag.Bool("quick", false, "shrink every experiment to seconds (the output's shape, not its values)")
 	w2 := flag.Bool("w2", true, "online: also record every estimate's 2-Wasserstein distance / D (O(D³) per estimate and checkpoint)")
 	flag.Parse()
 	switch *exp {
 	case "linear", "logistic":
-		return regression(*exp, *first, *seeds)
+		return regression(*exp, *first, *seeds, *quick)
 	case "online":
 		if *delay == 0 {
 			*delay = *d
@@ -80,18 +86,24 @@ func run() error {
 			Warmup: 100, SGALR: 0.001, BatchMaxIter: *batchIter, BatchCold: *batchCold,
 			EMStepExponent: *alpha, EMStepDelay: *delay, EMAverageAfter: *after, Weighted: *weighted,
 			EMRecenter: *recenter && *alpha != 0, W2: *w2}
+		if *quick {
+			cfg.Checkpoints = []int{100, 200, 500}
+		}
 		return online(*out, cfg, *first, *seeds, *batchFrom)
 	case "report":
 		return report(*out, *png)
 	case "sgd":
-		return sgd(*first, *seeds, *png)
+		return sgd(*first, *seeds, *png, *quick)
 	case "uci-linear", "uci-logistic":
-		return uci(*exp, *dataPath, *first, *seeds, *epochs, *nutsDraws)
+		if *quick {
+			*epochs, *nutsDraws = 5, 100
+		}
+		return uci(*exp, *dataPath, *first, *seeds, *epochs, *nutsDraws, *quick)
 	}
 	return fmt.Errorf("unknown -exp %q", *exp)
 }
 
-func regression(kind string, first, seeds int) error {
+func regression(kind string, first, seeds int, quick bool) error {
 	type variant struct {
 		name string
 		cfg  faexp.RegressionConfig
@@ -111,6 +123,11 @@ func regression(kind string, first, seeds int) error {
 		vs = append(vs, variant{"decay + tail average, η_F = 0.01", fast})
 		for i := range vs {
 			vs[i].cfg.N = 3000
+		}
+	}
+	if quick {
+		for i := range vs {
+			vs[i].cfg.Epochs, vs[i].cfg.N = 20, min(vs[i].cfg.N, 300)
 		}
 	}
 	res := make([][3][]float64, len(vs))
@@ -521,7 +538,7 @@ func savePlots(plots []*plot.Plot, png string) error {
 // online and batch FA fitted to the same samples, mean ± standard error over the seeds; with png,
 // the samples of the first seed over the posterior's contours, one panel per setting (Figs.
 // 6.1–6.2).
-func sgd(first, seeds int, png string) error {
+func sgd(first, seeds int, png string, quick bool) error {
 	type row struct {
 		name   string
 		cfg    faexp.SGDConfig
@@ -539,6 +556,11 @@ func sgd(first, seeds int, png string) error {
 		{"lr 0.01, λ 0.001", faexp.ThesisSGD(0.01, 0.001), "0.0010 ± 0.0002 / 0.9870 ± 0.0042 / 0.0739 ± 0.0010"},
 		{"lr 0.1, λ 0.001, batch 100, windows of 10", win(100, 10), "(Fig. 6.2 a: not representative)"},
 		{"lr 0.1, λ 0.001, batch 10, windows of 50", win(10, 50), "(Fig. 6.2 b: better)"},
+	}
+	if quick {
+		for i := range rows {
+			rows[i].cfg.PretrainEpochs, rows[i].cfg.CollectEpochs = 20, 10
+		}
 	}
 	fmt.Printf("SGD iterates as samples of the posterior of paper 000's linear regression (thesis 001 Table 6.1), seeds %d..%d, mean ± s.e.\n\n", first, first+seeds-1)
 	fmt.Println("| setting | samples | rel. dist. mean | rel. dist. covariance | W2 / dim | thesis (mean / cov / W2) | online EM FA: rel. cov. to posterior | online EM FA vs samples: rel. cov. | averaged online EM vs samples | batch FA vs samples |")
@@ -630,7 +652,7 @@ func sgdPanel(title string, r *faexp.SGDResult) (*plot.Plot, error) {
 
 // uci runs paper 000's appendix C (uci-linear) or D (uci-logistic) protocol on splits first …
 // first+seeds−1 and prints each variant's distances (mean ± standard error) beside the paper's.
-func uci(exp, path string, first, seeds, epochs, nutsDraws int) error {
+func uci(exp, path string, first, seeds, epochs, nutsDraws int, quick bool) error {
 	linear := exp == "uci-linear"
 	if path == "" {
 		path = "bench/data/boston_housing.csv"
@@ -665,6 +687,9 @@ func uci(exp, path string, first, seeds, epochs, nutsDraws int) error {
 	}
 	mc := mcmc.DefaultConfig()
 	mc.Draws = nutsDraws
+	if quick {
+		mc.Warmup = 100
+	}
 	res := make([][3][]float64, len(vs))
 	var alphas, betas, rhats, esss []float64
 	dim, n := 0, 0
@@ -693,8 +718,8 @@ func uci(exp, path string, first, seeds, epochs, nutsDraws int) error {
 			path, dim, n, faexp.Summarize(alphas), faexp.Summarize(betas))
 		fmt.Println("paper 000 Table 7, Boston: rel. mean 0.0262 | rel. cov 0.3185 | W2/dim 0.0468")
 	} else {
-		fmt.Printf("%s: %d parameters (inputs scaled to [−1, 1] and an intercept) on %d rows; prior precision %g; NUTS 4 × (1000 + %d): R̂ max %v, bulk ESS min %v\n",
-			path, dim, n, paper.Alpha, nutsDraws, faexp.Summarize(rhats), faexp.Summarize(esss))
+		fmt.Printf("%s: %d parameters (inputs scaled to [−1, 1] and an intercept) on %d rows; prior precision %g; NUTS 4 × (%d + %d): R̂ max %v, bulk ESS min %v\n",
+			path, dim, n, paper.Alpha, mc.Warmup, nutsDraws, faexp.Summarize(rhats), faexp.Summarize(esss))
 		fmt.Println("paper 000 Table 10, Breast-cancer-scale (341 rows, 10 input variables): rel. mean 0.0205 | rel. cov 0.1729 | W2/dim 0.0297")
 	}
 	for i, v := range vs {
