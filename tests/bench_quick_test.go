@@ -107,6 +107,10 @@ func TestBenchQuick(t *testing.T) {
 			{header: "T", rows: 3, cells: 9, labels: []string{"100", "200", "500"}, cols: map[int]span{1: nonneg, 2: nonneg, 3: nonneg, 4: nonneg, 5: nonneg}},
 			{header: "T", rows: 3, cells: 6, labels: []string{"100", "200", "500"}, cols: map[int]span{1: nonneg, 2: nonneg, 3: nonneg, 4: nonneg, 5: nonneg}},
 		}},
+		{name: "j1settings", cmd: []string{"bench/j1settings.sh", "--quick"}, tables: []tableSpec{{
+			header: "run", rows: 5, cells: 8, labels: []string{"J.1 (", "J.1, 1 sample", "J.1, U 7×1", "J.1, 40 000", "ours"},
+			cols: map[int]span{1: count, 2: nonneg, 3: nonneg, 4: nonneg, 5: {-1e6, 1e6}, 6: nonneg, 7: nonneg},
+		}}},
 		{name: "medsel", cmd: []string{"go", "./bench/medsel", "-quick"}, needs: []string{fmnist}, tables: append([]tableSpec{{
 			header: "metric", rows: 10, cells: 5,
 			labels: []string{"accuracy", "precision", "recall", "F1", "AUROC", "training time", "NLL", "ECE", "chosen log₁₀ α", "chosen log₁₀ η"},
