@@ -153,6 +153,11 @@ func (m *CauchyLocation) LogJoint(x, grad []float64) float64 {
 // μ₀, β₁, β₂ ~ N(0, 10²), σ ~ LogNormal(0.5, 1), with x = (μ₀, β₁, β₂, ρ), σ = softplus(ρ).
 type LinReg struct {
 	x1, x2, y []float64
+	// ReferenceSigma uses the paper's reference script's target instead
+	// (tensorchiefs/bfvi R/runs/regression_2D/multidimensional_script.R): the log-normal prior
+	// density of σ = softplus(ρ) taken as a density in ρ, without the Jacobian log σ′(ρ) — not
+	// the posterior of the model in ρ.
+	ReferenceSigma bool
 }
 
 // paperLinRegX and paperLinRegY are the six points of paper 002, appendix B-C2 (R, set.seed(42)).
@@ -207,8 +212,12 @@ func (m *LinReg) LogJoint(x, grad []float64) float64 {
 	sd := f64.Softplus(rho)
 	lsd := logSoftplus(rho)
 	lp := logNormal(mu0, 0, 10) + logNormal(b1, 0, 10) + logNormal(b2, 0, 10)
-	// LogNormal(σ; 0.5, 1) = N(log σ; 0.5, 1)/σ, plus the Jacobian log σ′(ρ) = log f64.Sigmoid(ρ).
-	lp += logNormal01(lsd-0.5) - lsd - f64.Softplus(-rho)
+	// LogNormal(σ; 0.5, 1) = N(log σ; 0.5, 1)/σ, plus the Jacobian log σ′(ρ) = log f64.Sigmoid(ρ)
+	// (left out under ReferenceSigma).
+	lp += logNormal01(lsd-0.5) - lsd
+	if !m.ReferenceSigma {
+		lp -= f64.Softplus(-rho)
+	}
 	g0, g1, g2 := -mu0/100, -b1/100, -b2/100
 	dsd := -(1 + (lsd - 0.5)) / sd // d/dσ of the log-normal prior
 	inv := 1 / (sd * sd)
@@ -222,7 +231,10 @@ func (m *LinReg) LogJoint(x, grad []float64) float64 {
 	}
 	if grad != nil {
 		grad[0], grad[1], grad[2] = g0, g1, g2
-		grad[3] = dsd*f64.Sigmoid(rho) + f64.Sigmoid(-rho)
+		grad[3] = dsd * f64.Sigmoid(rho)
+		if !m.ReferenceSigma {
+			grad[3] += f64.Sigmoid(-rho)
+		}
 	}
 	return lp
 }

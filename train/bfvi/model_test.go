@@ -16,6 +16,7 @@ func TestModelGradientsFiniteDifference(t *testing.T) {
 		{"bernoulli", PaperBernoulli()},
 		{"cauchy", PaperCauchy()},
 		{"linreg", PaperLinReg()},
+		{"linreg-reference", &LinReg{x1: PaperLinReg().x1, x2: PaperLinReg().x2, y: PaperLinReg().y, ReferenceSigma: true}},
 		{"8schools-cp", EightSchools{}},
 		{"8schools-ncp", EightSchools{NonCentred: true}},
 		{"8schools-cp-reference", EightSchools{ReferenceTau: true}},
@@ -53,6 +54,22 @@ func TestModelGradientsFiniteDifference(t *testing.T) {
 		}
 		if !math.IsNaN(tc.model.LogJoint(make([]float64, d+1), nil)) {
 			t.Errorf("%s: wrong-length x not reported", tc.name)
+		}
+	}
+}
+
+// TestLinRegReferenceSigma checks that the reference script's target differs from the model's
+// log joint in ρ by exactly the Jacobian log σ′(ρ) = log sigmoid(ρ) of σ = softplus(ρ).
+func TestLinRegReferenceSigma(t *testing.T) {
+	m := PaperLinReg()
+	ref := *m
+	ref.ReferenceSigma = true
+	for _, rho := range []float64{-8, -1, 0, 0.5, 3, 20} {
+		x := []float64{0.3, -1.2, 0.7, rho}
+		got := m.LogJoint(x, nil) - ref.LogJoint(x, nil)
+		want := math.Log(f64.Sigmoid(rho))
+		if math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+			t.Errorf("ρ = %g: log joint − reference target = %.12g, want log sigmoid(ρ) = %.12g", rho, got, want)
 		}
 	}
 }
