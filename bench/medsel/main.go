@@ -30,7 +30,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -228,8 +227,6 @@ func (o options) config(method string, tr *data.Dataset, alpha, lr float64, epoc
 	// NewWithData gets the data; c.Data only names them in the checkpoint.
 	c.Data, c.Task, c.Arch = "csv:"+o.data, "classification", fmt.Sprintf("mlp:%d-%s-2:relu", tr.Dim, o.hidden)
 	c.Epochs, c.BatchSize, c.LR, c.Optimizer, c.Clip = epochs, o.batch, lr, "adam", 10
-	c.EvalEvery, c.CheckpointEvery = train.MaxEpochs, train.MaxEpochs
-	c.EvalMinSteps, c.CheckpointMinSteps = 0, 0
 	c.TestSamples, c.Seed, c.Out = o.samples, seed, out
 	switch method {
 	case "gd":
@@ -242,24 +239,12 @@ func (o options) config(method string, tr *data.Dataset, alpha, lr float64, epoc
 	return c
 }
 
-// fit trains c on tr (va as its nominal test set) and returns the trainer.
-func fit(c train.Config, tr, va *data.Dataset) (*train.Trainer, error) {
-	t, err := train.NewWithData(c, tr, va)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Posterior, err)
-	}
-	if err := t.Run(context.Background(), train.Hooks{}); err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Posterior, err)
-	}
-	return t, nil
-}
-
 // runSplit pre-trains the starting network and runs the random search of both methods on one
 // split; it returns each method's test outcome at its best draw by validation NLL.
 func runSplit(o options, tr, va, te *data.Dataset, s int, log io.Writer) (map[string]outcome, error) {
 	seed := o.seed + uint64(s)
 	pre := filepath.Join(o.work, fmt.Sprintf("pre%d.ebnn", s))
-	if _, err := fit(o.config("gd", tr, 0, 1e-3, o.pretrainEpochs, pre, seed), tr, va); err != nil {
+	if _, err := tabular.Train(o.config("gd", tr, 0, 1e-3, o.pretrainEpochs, pre, seed), tr, va); err != nil {
 		return nil, fmt.Errorf("pre-training: %w", err)
 	}
 	opt := runtime.Options{Samples: o.samples, Seed: seed}
@@ -270,7 +255,7 @@ func runSplit(o options, tr, va, te *data.Dataset, s int, log io.Writer) (map[st
 			alpha, lr := o.draw(s, k)
 			c := o.config(m, tr, alpha, lr, o.epochs, filepath.Join(o.work, fmt.Sprintf("%s%d_%d.ebnn", m, s, k)), seed)
 			c.InitFrom = pre
-			t, err := fit(c, tr, va)
+			t, err := tabular.Train(c, tr, va)
 			if err != nil {
 				return nil, fmt.Errorf("draw %d (α %g, η %g): %w", k, alpha, lr, err)
 			}

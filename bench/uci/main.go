@@ -30,7 +30,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -218,8 +217,6 @@ func config(o options, method string, tau float64, n int, out string, seed uint6
 	c.Data, c.Task, c.Arch = "csv:"+o.csv, "regression", "mlp:13-50-1:relu"
 	c.NoisePrecision, c.PriorPrecision = tau, o.alpha
 	c.Epochs, c.BatchSize, c.LR, c.Optimizer, c.Clip = o.epochs, 10, o.lr, "adam", 10
-	c.EvalEvery, c.CheckpointEvery = train.MaxEpochs, train.MaxEpochs
-	c.EvalMinSteps, c.CheckpointMinSteps = 0, 0
 	c.TestSamples, c.Seed, c.Out = o.samples, seed, out
 	switch method {
 	case "deterministic":
@@ -269,18 +266,6 @@ func config(o options, method string, tau float64, n int, out string, seed uint6
 	return c, nil
 }
 
-// fit trains one method on trS and returns the trainer (for evaluation).
-func fit(c train.Config, trS, teS *data.Dataset) (*train.Trainer, error) {
-	t, err := train.NewWithData(c, trS, teS)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Posterior, err)
-	}
-	if err := t.Run(context.Background(), train.Hooks{}); err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Posterior, err)
-	}
-	return t, nil
-}
-
 // selectPrecision returns 1/MSE (standardised units) of a deterministic network trained on a
 // seeded 90 % of trS and scored on the other 10 %.
 func selectPrecision(o options, trS *data.Dataset, s int) (float64, error) {
@@ -292,7 +277,7 @@ func selectPrecision(o options, trS *data.Dataset, s int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	t, err := fit(c, inner, val)
+	t, err := tabular.Train(c, inner, val)
 	if err != nil {
 		return 0, err
 	}
@@ -325,7 +310,7 @@ func runSplit(o options, trS, teS, te *data.Dataset, st tabular.Scaler, tau floa
 		if m == "vifa-init" || m == "fa_em" || m == "swag" {
 			c.InitFrom = detPath
 		}
-		t, err := fit(c, trS, teS)
+		t, err := tabular.Train(c, trS, teS)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m, err)
 		}

@@ -1,14 +1,16 @@
-// Package tabular splits and standardises small tabular data sets the way the bench programs'
-// protocols do (paper 000's UCI experiments, its §4.3 selective-prediction protocol): a seeded
-// random partition per split, and inputs (and regression targets) standardised with the
-// training part's mean and population standard deviation.
+// Package tabular splits and standardises small data sets the way the bench programs' protocols
+// do (paper 000's UCI experiments, its §4.3 selective-prediction protocol): a seeded random
+// partition per split, inputs (and regression targets) standardised with the training part's
+// mean and population standard deviation, and a training run on the parts so made.
 package tabular
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 
+	"github.com/edgebnn/edgebnn/train"
 	"github.com/edgebnn/edgebnn/train/data"
 )
 
@@ -113,4 +115,19 @@ func (st Scaler) Apply(d *data.Dataset) *data.Dataset {
 		}
 	}
 	return &out
+}
+
+// Train runs the trainer with configuration c on the given training and test sets
+// (train.NewWithData), evaluating and checkpointing only at the end of the run, and returns it.
+func Train(c train.Config, tr, te *data.Dataset) (*train.Trainer, error) {
+	c.EvalEvery, c.CheckpointEvery = train.MaxEpochs, train.MaxEpochs
+	c.EvalMinSteps, c.CheckpointMinSteps = 0, 0
+	t, err := train.NewWithData(c, tr, te)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Posterior, err)
+	}
+	if err := t.Run(context.Background(), train.Hooks{}); err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Posterior, err)
+	}
+	return t, nil
 }
