@@ -41,6 +41,11 @@ func TestBenchBadOptions(t *testing.T) {
 		{"j2settings.sh", []string{"--scale", "3"}, "--scale must divide 50", nil},
 		{"j2settings.sh", []string{"--seeds", "1"}, "--seeds must be at least 2", nil},
 		{"j2settings.sh", []string{"--epochs", "0"}, "--epochs must be at least 1", nil},
+		{"fa_papers.sh", []string{"--only", "linear,bogus"}, "--only: unknown experiment bogus", nil},
+		{"fa_papers.sh", []string{"--seeds", "0"}, "--seeds must be ≥ 1", nil},
+		{"fa_papers.sh", []string{"--epochs", "3"}, "usage: bench/fa_papers.sh", nil},
+		{"j1settings.sh", []string{"--seeds", "0"}, "--seeds must be ≥ 1", nil},
+		{"j1settings.sh", []string{"--seeds", "two"}, "--seeds takes a whole number", nil},
 	} {
 		dir := t.TempDir() + "/out"
 		cmd := exec.Command(bash, append([]string{"../bench/" + tc.script, "--out", dir}, tc.args...)...)
