@@ -35,35 +35,31 @@ default_u="$out/j1_default_u.json"
 cat >"$default_u" <<'EOF'
 {"inference": "inducing", "q_inducing": "diagonal", "whitened_u": true, "prior_sd": 4.0, "sqrt_width_scaling": true}
 EOF
-long=(--epochs 40000 --milestones 20000 --gamma 0.1)
-q=() every=()
-if ((quick)); then
-	long=(--epochs 50 --milestones 25 --gamma 0.1)
-	q=(--epochs 50 --train-samples 4)
-	every=(--eval-every 50 --checkpoint-every 50)
-fi
 rows=(j1 j1_1sample j1_smallu j1_long ours)
 declare -A args=(
 	[j1]="--preset paper003-toy-ffgu"
 	[j1_1sample]="--preset paper003-toy-ffgu --train-samples 1"
 	[j1_smallu]="--preset paper003-toy-ffgu --inference $default_u"
-	[j1_long]="--preset paper003-toy-ffgu ${long[*]}"
+	[j1_long]="--preset paper003-toy-ffgu --epochs 40000 --milestones 20000 --gamma 0.1"
 	[ours]="--config $C/toy_base.json --posterior inducing --inference $C/toy_ffgu.json"
 )
+# --quick: 50 updates (×0.1 after 25 where a row decays), 4 MC samples where a row has 32; these
+# come after a row's own flags, and the last value of a flag wins
+declare -A quickargs=([j1]="--epochs 50 --train-samples 4" [j1_1sample]="--epochs 50"
+	[j1_smallu]="--epochs 50 --train-samples 4" [j1_long]="--epochs 50 --milestones 25 --train-samples 4"
+	[ours]="--epochs 50 --milestones 25")
 declare -A label=([j1]="J.1 (\`paper003-toy-ffgu\`)" [j1_1sample]="J.1, 1 sample per update" [j1_smallu]="J.1, U 7×1 / 1×7"
 	[j1_long]="J.1, 40 000 updates, ×0.1 at 20 000" [ours]="ours (1 sample, U 7×1 / 1×7, 40 000 updates)")
 for s in $(seq 1 "$seeds"); do
 	for r in "${rows[@]}"; do
 		f=$out/${r}_s$s.ebnn
 		[[ -f $f ]] && continue
-		extra=("${q[@]}")
-		# the quick sizes of the rows that are not the preset's 20 000 updates: their own
-		[[ $r == j1_long ]] && extra=()
-		[[ $r == ours && $quick == 1 ]] && extra=("${long[@]}")
-		[[ $r == j1_1sample && $quick == 1 ]] && extra=(--epochs 50)
+		extra=()
+		# shellcheck disable=SC2206 # quickargs[...] are word lists
+		((quick)) && extra=(${quickargs[$r]} --eval-every 50 --checkpoint-every 50)
 		t0=$(date +%s.%N)
 		# shellcheck disable=SC2086 # args[...] are word lists
-		"$bin" train ${args[$r]} "${extra[@]}" "${every[@]}" --seed "$s" --no-plots --quiet --out "$f" >"${f%.ebnn}.train.txt" 2>&1 ||
+		"$bin" train ${args[$r]} "${extra[@]}" --seed "$s" --no-plots --quiet --out "$f" >"${f%.ebnn}.train.txt" 2>&1 ||
 			{ echo "j1settings.sh: training $r seed $s failed, see ${f%.ebnn}.train.txt" >&2; exit 1; }
 		t1=$(date +%s.%N)
 		python3 -c "print(f'{$t1 - $t0:.1f}')" >"${f%.ebnn}.seconds"

@@ -96,9 +96,14 @@ func main() {
 	if *quick {
 		set := map[string]bool{}
 		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		for name, p := range map[string]*int{"seeds": &o.seeds, "search": &o.search, "epochs": &o.epochs, "stage1": &o.stage1, "ramp": &o.ramp, "pretrain-epochs": &o.pretrainEpochs, "samples": &o.samples, "limit": &o.limit} {
-			if !set[name] {
-				*p = map[string]int{"seeds": 2, "search": 2, "epochs": 3, "stage1": 1, "ramp": 1, "pretrain-epochs": 3, "samples": 10, "limit": 2000}[name]
+		for _, q := range []struct {
+			name string
+			p    *int
+			v    int
+		}{{"seeds", &o.seeds, 2}, {"search", &o.search, 2}, {"epochs", &o.epochs, 3}, {"stage1", &o.stage1, 1},
+			{"ramp", &o.ramp, 1}, {"pretrain-epochs", &o.pretrainEpochs, 3}, {"samples", &o.samples, 10}, {"limit", &o.limit, 2000}} {
+			if !set[q.name] {
+				*q.p = q.v
 			}
 		}
 	}
