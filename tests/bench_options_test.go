@@ -44,6 +44,10 @@ func TestBenchBadOptions(t *testing.T) {
 		{"fa_papers.sh", []string{"--only", "linear,bogus"}, "--only: unknown experiment bogus", nil},
 		{"fa_papers.sh", []string{"--seeds", "0"}, "--seeds must be ≥ 1", nil},
 		{"fa_papers.sh", []string{"--epochs", "3"}, "usage: bench/fa_papers.sh", nil},
+		{"appk.sh", []string{"--seeds", "1"}, "--seeds must be at least 2", nil},
+		{"appk.sh", []string{"--finetune", "0"}, "--epochs and --finetune must be at least 1", nil},
+		{"appk.sh", []string{"--prune", "1"}, `--prune is the fraction of Z pruned, in (0, 1), not "1"`, nil},
+		{"appk.sh", []string{"--prune", "nan"}, `--prune is the fraction of Z pruned, in (0, 1), not "nan"`, nil},
 		{"j1settings.sh", []string{"--seeds", "0"}, "--seeds must be ≥ 1", nil},
 		{"j1settings.sh", []string{"--seeds", "two"}, "--seeds takes a whole number", nil},
 	} {

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# bench/appk.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--prune P] [--samples K]
+#               [--quick] [--out DIR]: paper 003 appendix K's fine-tuning after pruning Z at the
+# paper's length (issue 20): 50 epochs of Adam 1e-4 on the whole training set, the pruned Z
+# entries pinned at zero. bench/prunetab.sh fine-tunes 200 steps at 3e-4 to fit its hour; there
+# the ECE of FFG-U at 50 % of Z stays at the unpruned model's (0.75 % against 0.74 %), whereas
+# the paper's rises from 0.64 % to 2.31 % (Table 8). This script asks whether the length of the
+# fine-tuning makes the difference, and whether it is the pruning or the extra epochs that move
+# the ECE: per seed 1…N it trains the FFG-U MLP exactly as bench/prunetab.sh does (E epochs of
+# bench/configs/fmnist_ffgu.json, learning rate ×0.1 after ⌈2E/3⌉; the same checkpoints when
+# prunetab.sh's --out is given as --out here), then fine-tunes it F epochs twice: with a fraction
+# P of Z pruned (`edgebnn train --resume … --prune-z P --finetune-epochs F --finetune-lr LR`), and
+# without pruning (`--finetune-epochs F` alone: the control). The trainer evaluates each
+# fine-tuning epoch on all test images (its own test samples, 8); the last models, converted, are
+# evaluated with `edgebnn eval --samples K --ood digits` beside the pruned and unpruned models
+# without fine-tuning. Prints two Markdown tables (mean ± standard error over the seeds): the
+# accuracy and ECE along the fine-tuning, and the final models with the paper's CIFAR-10 ResNet-50
+# numbers beside. Runs already in DIR are reused. Cost on one free core: an FFG-U epoch (training
+# and test evaluation) about 8 s, so about 2F + E epochs, 14 min per seed at F = 50.
+#
+# Options: --seeds N (3), --epochs E (4), --finetune F (50), --finetune-lr LR (1e-4), --prune P
+# (0.5: the fraction of Z pruned), --samples K (16), --out DIR (runs/appk). --quick: 2 seeds,
+# 1 epoch, F = 2, the first 300 training and 200 test images, K = 2 — the tables' shape in
+# seconds (tests/bench_quick_test.go).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+seeds=3 epochs=4 finetune=50 ftlr=1e-4 prune=0.5 samples=16 out=runs/appk trainlimit=0 testlimit=0
+source bench/lib/opts.sh
+parse_opts "usage: bench/appk.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--prune P] [--samples K] [--quick] [--out DIR]" \
+	"seeds=2 epochs=1 finetune=2 trainlimit=300 testlimit=200 samples=2" \
+	--seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr --prune=prune --samples=samples:int --out=out -- "$@"
+((seeds >= 2)) || { echo "appk.sh: --seeds must be at least 2 (the tables have error bars)" >&2; exit 2; }
+((epochs >= 1 && finetune >= 1)) || { echo "appk.sh: --epochs and --finetune must be at least 1" >&2; exit 2; }
+python3 -c "import sys; p = float(sys.argv[1]); sys.exit(not 0 < p < 1)" "$prune" 2>/dev/null ||
+	{ echo "appk.sh: --prune is the fraction of Z pruned, in (0, 1), not \"$prune\"" >&2; exit 2; }
+mkdir -p "$out"
+bin=$out/edgebnn
+go build -o "$bin" ./cmd/edgebnn
+milestone=$(((2 * epochs + 2) / 3)) # as bench/prunetab.sh
+
+# done_or_run FILE CMD...: runs CMD with its output to FILE.tmp, then renames it FILE, so that an
+# interrupted run leaves nothing that looks finished.
+done_or_run() {
+	local f=$1
+	shift
+	[[ -s $f ]] && return
+	"$@" >"$f.tmp"
+	mv "$f.tmp" "$f"
+}
+for s in $(seq 1 "$seeds"); do
+	base=$out/ffgu_$s.ebnn # bench/prunetab.sh's name and command
+	if [[ ! -f $base ]]; then
+		echo "training ffgu seed $s" >&2
+		"$bin" train --config bench/configs/fmnist_ffgu.json --epochs "$epochs" --milestones "$milestone" --seed "$s" \
+			--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --out "$base" --quiet >"$out/ffgu_$s.log" 2>&1
+	fi
+	for arm in pruned control; do
+		t=$out/appk_${arm}_$s.train.ebnn
+		args=(--finetune-epochs "$finetune" --finetune-lr "$ftlr")
+		[[ $arm == pruned ]] && args+=(--prune-z "$prune")
+		if [[ ! -f $t ]]; then
+			echo "fine-tuning ($arm) seed $s, $finetune epochs" >&2
+			"$bin" train --resume "$base" "${args[@]}" --eval-every 1 --eval-min-steps 0 --train-limit "$trainlimit" --test-limit "$testlimit" \
+				--no-plots --out "$out/appk_${arm}_$s.part.ebnn" --quiet >"${t%.ebnn}.log" 2>&1
+			mv "$out/appk_${arm}_$s.part.metrics.jsonl" "${t%.ebnn}.metrics.jsonl"
+			mv "$out/appk_${arm}_$s.part.ebnn" "$t"
+		fi
+	done
+	# The four evaluated files: before and after fine-tuning, unpruned and pruned.
+	pz=(--prune "$prune")
+	done_or_run "$out/ffgu_${s}_z0.convert.json" "$bin" convert --json --checkpoint "$base" --out "$out/ffgu_${s}_z0.ebnn"
+	done_or_run "$out/ffgu_${s}_zp.convert.json" "$bin" convert --json --checkpoint "$base" --out "$out/ffgu_${s}_zp.ebnn" "${pz[@]}"
+	done_or_run "$out/appk_control_$s.convert.json" "$bin" convert --json --checkpoint "$out/appk_control_$s.train.ebnn" --out "$out/appk_control_$s.ebnn"
+	done_or_run "$out/appk_pruned_$s.convert.json" "$bin" convert --json --checkpoint "$out/appk_pruned_$s.train.ebnn" --out "$out/appk_pruned_$s.ebnn" "${pz[@]}"
+	for f in ffgu_${s}_z0 ffgu_${s}_zp appk_control_$s appk_pruned_$s; do
+		done_or_run "$out/$f.eval.json" "$bin" eval --json --samples "$samples" --ood digits --test-limit "$testlimit" "$out/$f.ebnn"
+	done
+done
+
+PYTHONPATH=bench/lib python3 - "$out" "$seeds" "$epochs" "$finetune" "$ftlr" "$prune" "$samples" <<'EOF'
+import json, sys
+from stats import cell
+out, seeds, epochs, ft, lr, prune, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], float(sys.argv[6]), int(sys.argv[7])
+S = range(1, seeds + 1)
+keep = "%g %%" % (100 * (1 - prune))
+
+def history(arm, s):
+    """The trainer's per-epoch test reports of the fine-tuning epochs, by fine-tuning epoch 1…F."""
+    h = {}
+    for line in open("%s/appk_%s_%d.train.metrics.jsonl" % (out, arm, s)):
+        m = json.loads(line)
+        e = m.get("epoch", 0) - epochs  # the log counts from 1 and includes the base run's epochs
+        if 1 <= e <= ft and m.get("test") and m["test"].get("classification"):
+            h[e] = m["test"]["classification"]
+    missing = [e for e in range(1, ft + 1) if e not in h]
+    if missing:
+        sys.exit("appk.sh: %s seed %d: no test evaluation after fine-tuning epoch(s) %s" % (arm, s, missing))
+    return h
+
+hist = {(arm, s): history(arm, s) for arm in ("control", "pruned") for s in S}
+print("Fine-tuning FFG-U (Fashion-MNIST MLP 784-256-256-10, %d training epochs) for %d epochs at Adam %s, "
+      "without pruning and with %g %% of Z pruned (%s kept, pinned at zero); the trainer's test evaluation "
+      "after each epoch (8 samples). Mean ± s.e. over %d seeds." % (epochs, ft, lr, 100 * prune, keep, seeds))
+print()
+print("| fine-tuning epoch | accuracy %, unpruned | ECE %, unpruned | accuracy %, pruned | ECE %, pruned |")
+print("|---:|---:|---:|---:|---:|")
+for e in sorted({e for e in (1, 2, 5, 10, 20, 30, 40, 50, ft) if e <= ft}):
+    row = []
+    for arm in ("control", "pruned"):
+        row.append(cell([100 * hist[arm, s][e]["accuracy"] for s in S], "%.2f"))
+        row.append(cell([100 * hist[arm, s][e]["ece"] for s in S], "%.2f"))
+    print("| %d | %s |" % (e, " | ".join(row)))
+print()
+
+def ev(name, s):
+    return json.load(open("%s/%s.eval.json" % (out, name % s)))
+
+rows = [("FFG-U, 100 % of Z, not fine-tuned", "ffgu_%d_z0", "94.40 / 0.17 / 0.64"),
+        ("FFG-U, 100 %% of Z, fine-tuned %d epochs (control)" % ft, "appk_control_%d", "—"),
+        ("FFG-U, %s of Z, not fine-tuned" % keep, "ffgu_%d_zp", "—"),
+        ("FFG-U, %s of Z, fine-tuned %d epochs" % (keep, ft), "appk_pruned_%d", "94.31 / 0.18 / 2.31" if abs(prune - 0.5) < 1e-9 else "—")]
+print("The final models, converted and evaluated with `edgebnn eval --samples %d --ood digits` "
+      "(all test images; OOD: scikit-learn's digits). Paper 003 Table 8: ResNet-50 on CIFAR-10, "
+      "fine-tuned 50 epochs at 1e-4 after pruning; not comparable in absolute terms." % k)
+print()
+print("| model | accuracy % | NLL | ECE % | Brier | OOD AUROC entropy | paper acc % / NLL / ECE % |")
+print("|---|---:|---:|---:|---:|---:|---|")
+for name, f, paper in rows:
+    r = [ev(f, s) for s in S]
+    c = [cell([100 * x["classification"]["accuracy"] for x in r], "%.2f"),
+         cell([x["classification"]["nll"] for x in r], "%.3f"),
+         cell([100 * x["classification"]["ece"] for x in r], "%.2f"),
+         cell([x["classification"]["brier"] for x in r], "%.3f"),
+         cell([x["ood"]["entropy"]["auroc"] for x in r], "%.3f")]
+    print("| %s | %s | %s |" % (name, " | ".join(c), paper))
+print()
+print("| difference, paired by seed | accuracy (points) | ECE (points) |")
+print("|---|---:|---:|")
+for name, a, b in [("fine-tuned − not fine-tuned, unpruned", "appk_control_%d", "ffgu_%d_z0"),
+                   ("fine-tuned − not fine-tuned, pruned", "appk_pruned_%d", "ffgu_%d_zp"),
+                   ("pruned − unpruned, both fine-tuned", "appk_pruned_%d", "appk_control_%d"),
+                   ("pruned and fine-tuned − the unpruned model (the paper's comparison)", "appk_pruned_%d", "ffgu_%d_z0")]:
+    d = [[ev(a, s)["classification"][m] - ev(b, s)["classification"][m] for s in S] for m in ("accuracy", "ece")]
+    print("| %s | %s | %s |" % (name, cell([100 * x for x in d[0]], "%.2f", signed=True), cell([100 * x for x in d[1]], "%.2f", signed=True)))
+EOF
