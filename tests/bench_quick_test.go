@@ -101,7 +101,9 @@ func TestBenchQuick(t *testing.T) {
 			cols: map[int]span{1: {-1e4, 10}, 2: nonneg},
 		}}},
 		{name: "fa_papers", cmd: []string{"bench/fa_papers.sh", "--quick"}, check: checkFAPapers, tables: []tableSpec{
+			// thesis Table 6.1 and Fig. 6.2, then Table 6.1's four rows with the other pre-training
 			{header: "setting", rows: 6, cells: 10, cols: map[int]span{1: count, 2: nonneg, 3: nonneg, 4: nonneg}},
+			{header: "setting", rows: 4, cells: 10, cols: map[int]span{1: count, 2: nonneg, 3: nonneg, 4: nonneg}},
 			{header: "T", rows: 3, cells: 9, labels: []string{"100", "200", "500"}, cols: map[int]span{1: nonneg, 2: nonneg, 3: nonneg, 4: nonneg, 5: nonneg}},
 			{header: "T", rows: 3, cells: 6, labels: []string{"100", "200", "500"}, cols: map[int]span{1: nonneg, 2: nonneg, 3: nonneg, 4: nonneg, 5: nonneg}},
 			{header: "T", rows: 3, cells: 9, labels: []string{"100", "200", "500"}, cols: map[int]span{1: nonneg, 2: nonneg, 3: nonneg, 4: nonneg, 5: nonneg}},
