@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Paper 003's toy regression (appendix J.1, Fig. 2) against the HMC/NUTS reference: trains (or
 # reuses, when OUTDIR already holds them) the reference `--preset paper003-toy-hmc` (one seed, the
 # data's) and FFG-W, FCG-W, FFG-U, FCG-U, Ensemble-U (`--preset paper003-toy-M --seed S`) for
@@ -19,30 +19,40 @@
 #   toyhmc_grid.csv                                 per model and grid point: mean, sds, W1, KS
 #   toyhmc.png                                      the figure (copy it to docs/img/toyhmc.png)
 #
-# Usage: bench/toy_vs_hmc.sh [--quick] EDGEBNN [OUTDIR [SEEDS]]   (run from the repository root)
-#   OUTDIR defaults to runs/toyhmc, SEEDS to "1 2 3".
+# Usage: bench/toy_vs_hmc.sh [--seeds N] [--quick] [--out DIR] [--bin EDGEBNN]
+#   --seeds N   the variational fits' seeds 1…N (3; the paper's toy figure is one run)
+#   --out DIR   where the runs go (runs/toyhmc); runs already there are reused
+#   --bin FILE  the edgebnn binary (default: ./cmd/edgebnn built into DIR)
 #   HMC_FLAGS   extra flags of the HMC run, e.g. "--hmc-warmup 400 --hmc-draws 1250" (shortened);
 #               the full preset is 4 chains × (1250 + 5000) iterations, about an hour on 2 loaded cores
 #   METHODS     the methods to train (default "ffgw fcgw ffgu fcgu ensembleu"; models of others
-#               in OUTDIR are reported too)
+#               in DIR are reported too)
 #   SAMPLES, GRID   predictive samples per input (default 1000, one per HMC member) and grid points (81)
 #   VI_FLAGS    extra flags of every variational run, e.g. "--scale-tril-lr 0.1" (with METHODS=fcgw:
-#               docs/results/fcgw_toyhmc.md); put such runs in an OUTDIR of their own
+#               docs/results/fcgw_toyhmc.md); put such runs in a DIR of their own
 # --quick trains for a few steps (2 chains × (10 + 20) NUTS iterations of depth ≤ 3, 20 kept; 5 VI
-# steps), K = 20 and 21 grid points: seconds, for the test of the pipeline (outputs' shape only).
-set -e
-QUICK=0
-if [ "$1" = "--quick" ]; then QUICK=1; shift; fi
-B=${1:-edgebnn}; O=${2:-runs/toyhmc}; SEEDS=${3:-"1 2 3"}
+# steps), 2 seeds, K = 20 and 21 grid points: seconds, for the test of the pipeline (outputs' shape
+# only).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+seeds=3 O=runs/toyhmc B="" quick=0
+source bench/lib/opts.sh
+parse_opts "usage: bench/toy_vs_hmc.sh [--seeds N] [--quick] [--out DIR] [--bin EDGEBNN]" "seeds=2" \
+	--seeds=seeds:int --out=O --bin=B -- "$@"
+((seeds >= 1)) || { echo "toy_vs_hmc.sh: --seeds must be at least 1" >&2; exit 2; }
 METHODS=${METHODS:-"ffgw fcgw ffgu fcgu ensembleu"}
-SAMPLES=${SAMPLES:-1000}; GRID=${GRID:-81}
+SAMPLES=${SAMPLES:-1000} GRID=${GRID:-81} HMC_FLAGS=${HMC_FLAGS:-} VI_FLAGS=${VI_FLAGS:-}
 VIQ=""
-if [ $QUICK = 1 ]; then
+if ((quick)); then
 	HMC_FLAGS=${HMC_FLAGS:-"--hmc-chains 2 --hmc-warmup 10 --hmc-draws 20 --hmc-samples 20 --hmc-max-depth 3 --test-samples 20"}
 	VIQ="--epochs 5 --milestones 3 --eval-every 5 --checkpoint-every 5 --test-samples 8"
-	SAMPLES=20; GRID=21
+	SAMPLES=20 GRID=21
 fi
 mkdir -p "$O"
+if [[ -z $B ]]; then
+	B=$O/edgebnn
+	go build -o "$B" ./cmd/edgebnn
+fi
 TOOL="$O/.toyhmc"
 go build -o "$TOOL" ./bench/toyhmc
 "$TOOL" -export-data "$O/toy1d.csv" -data-seed 1
@@ -50,21 +60,21 @@ go build -o "$TOOL" ./bench/toyhmc
 # train NAME FLAGS...: trains OUTDIR/NAME.ebnn unless its model exists, timing the run.
 train() {
 	name=$1; shift
-	if [ -f "$O/$name.model.ebnn" ]; then
+	if [[ -f $O/$name.model.ebnn ]]; then
 		echo "reusing $O/$name.model.ebnn"
 		return
 	fi
 	t0=$(date +%s)
-	nice -n 10 $B train "$@" --out "$O/$name.ebnn" --quiet > "$O/$name.train.txt" 2>&1 ||
+	nice -n 10 "$B" train "$@" --out "$O/$name.ebnn" --quiet > "$O/$name.train.txt" 2>&1 ||
 		{ tail -5 "$O/$name.train.txt" >&2; echo "training $name failed (log $O/$name.train.txt)" >&2; exit 1; }
 	echo "$name $(($(date +%s) - t0))" >> "$O/times.txt"
 	echo "trained $name in $(($(date +%s) - t0)) s"
 }
 
-if [ ! -f "$O/hmc.model.ebnn" ]; then echo "$HMC_FLAGS" > "$O/hmc.flags"; fi
+[[ -f $O/hmc.model.ebnn ]] || echo "$HMC_FLAGS" >"$O/hmc.flags"
 # shellcheck disable=SC2086
 train hmc --preset paper003-toy-hmc $HMC_FLAGS
-for s in $SEEDS; do
+for s in $(seq 1 "$seeds"); do
 	for m in $METHODS; do
 		# shellcheck disable=SC2086
 		train "${m}_s$s" --preset "paper003-toy-$m" --seed "$s" --data "csv:$O/toy1d.csv" --test-fraction 0 $VIQ $VI_FLAGS

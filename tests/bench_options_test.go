@@ -44,6 +44,8 @@ func TestBenchBadOptions(t *testing.T) {
 		{"fa_papers.sh", []string{"--only", "linear,bogus"}, "--only: unknown experiment bogus", nil},
 		{"fa_papers.sh", []string{"--seeds", "0"}, "--seeds must be ≥ 1", nil},
 		{"fa_papers.sh", []string{"--epochs", "3"}, "usage: bench/fa_papers.sh", nil},
+		{"toy_vs_hmc.sh", []string{"--seeds", "0"}, "--seeds must be at least 1", nil},
+		{"toy_vs_hmc.sh", []string{"./edgebnn", "runs/toyhmc"}, "usage: bench/toy_vs_hmc.sh", nil},
 		{"appk.sh", []string{"--seeds", "1"}, "--seeds must be at least 2", nil},
 		{"appk.sh", []string{"--finetune", "0"}, "--epochs and --finetune must be at least 1", nil},
 		{"appk.sh", []string{"--prune", "1"}, `--prune is the fraction of Z pruned, in (0, 1), not "1"`, nil},

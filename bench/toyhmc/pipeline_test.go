@@ -19,7 +19,7 @@ func TestQuickPipeline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the pipeline run")
 	}
-	for _, tool := range []string{"sh", "go"} {
+	for _, tool := range []string{"bash", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("no %s: %v", tool, err)
 		}
@@ -38,7 +38,7 @@ func TestQuickPipeline(t *testing.T) {
 	if b, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, b)
 	}
-	run := exec.CommandContext(ctx, "sh", "bench/toy_vs_hmc.sh", "--quick", bin, out, "1 2")
+	run := exec.CommandContext(ctx, "bash", "bench/toy_vs_hmc.sh", "--quick", "--bin", bin, "--out", out)
 	run.Dir = root
 	b, err := run.CombinedOutput()
 	if err != nil {
