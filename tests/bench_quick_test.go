@@ -119,6 +119,14 @@ func TestBenchQuick(t *testing.T) {
 			cols:   map[int]span{1: {-10, 1e6}, 2: {-10, 1e6}},
 		}}, slices.Repeat([]tableSpec{{header: "retained", rows: 5, cells: 6, labels: []string{"90 %", "80 %", "70 %", "60 %", "50 %"},
 			cols: map[int]span{1: unit, 2: unit, 5: unit}}}, 3)...)},
+		// paper 004's toys (toy1d and Two Moons: FSVI, MFVI, MAP), 3 seeds of a few hundred steps
+		{name: "fsvi", cmd: []string{"go", "./bench/fsvi", "-quick"}, setup: func(t *testing.T, dir string) []string { return []string{"-out", dir} },
+			tables: []tableSpec{
+				{header: "method", rows: 3, cells: 6, labels: []string{"FSVI", "MFVI", "MAP"},
+					cols: map[int]span{1: nonneg, 2: nonneg, 3: nonneg, 4: nonneg, 5: nonneg}},
+				{header: "method", rows: 3, cells: 6, labels: []string{"FSVI", "MFVI", "MAP"},
+					cols: map[int]span{1: pct, 2: nonneg, 3: {0, math.Ln2}, 4: {0, math.Ln2}, 5: nonneg}},
+			}},
 		{name: "mixture", cmd: []string{"bench/mixture.sh", "--quick"}, needs: []string{fmnist}, tables: []tableSpec{{
 			header: "model (classes 0–4", rows: 4, cells: 8, labels: mix,
 			cols: map[int]span{1: pct, 2: nll, 3: unit, 4: brier, 5: unit, 6: unit, 7: unit},

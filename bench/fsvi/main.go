@@ -2,10 +2,11 @@
 // MFVI (the ELBO with the parameter-space KL, the same q and initialisation) and MAP (the
 // deterministic network with the weight decay of the same N(0, 1) prior, 1/N) on the 1-D
 // regression data (data toy1d) and Two Moons (data moons). It prints a Markdown table and writes
-// one PNG per data set and method (≤ 150 KB) to -out. -quick trains for a few hundred steps
+// one PNG per data set and method (≤ 150 KB, the first seed's) to -out; every number is the mean
+// ± standard error over -seeds seeds (seed, seed+1, …). -quick trains for a few hundred steps
 // (seconds; for CI) instead of the full runs.
 //
-//	go run ./bench/fsvi -out docs/img/fsvi          # full (a few minutes on two cores)
+//	go run ./bench/fsvi -out docs/img/fsvi          # full, 3 seeds (about 5 min of one core)
 //	go run ./bench/fsvi -quick -out /tmp/fsvi       # seconds
 //	go run ./bench/fsvi -sweep all -seeds 3         # toy1d variants, mean ± standard error
 package main
@@ -68,18 +69,20 @@ func config(method, dataset string, steps int, seed uint64, dir string) (train.C
 	return c, nil
 }
 
+// row is one data set and method: its metrics (toy or moons) and training seconds, one entry
+// per seed.
 type row struct {
 	dataset, method string
-	cols            []string
-	seconds         float64
+	cols            [][]float64
+	seconds         []float64
 }
 
 func main() {
 	quick := flag.Bool("quick", false, "train briefly (CI)")
 	out := flag.String("out", "docs/img/fsvi", "directory of the PNGs")
-	seed := flag.Uint64("seed", 1, "random seed")
+	seed := flag.Uint64("seed", 1, "the first random seed (not -sweep, which runs seeds 1..n)")
 	sweep := flag.String("sweep", "", "toy1d only: run these comma-separated variants (see variants; \"all\") over -seeds seeds and print mean ± standard error")
-	seeds := flag.Int("seeds", 3, "-sweep: seeds 1..n")
+	seeds := flag.Int("seeds", 3, "seeds per method (mean ± standard error)")
 	sets := flag.String("data", "toy1d,moons", "comma-separated data sets to run (toy1d, moons)")
 	kl := flag.String("fsvi-kl", "", "FSVI's KL: linearized or last_layer (default: the trainer's default, linearized)")
 	flag.Parse()
@@ -94,13 +97,17 @@ func main() {
 	if *quick {
 		steps = 200
 	}
-	if err := run(*out, steps, *seed, *kl, strings.Split(*sets, ",")); err != nil {
+	if *seeds < 1 {
+		fmt.Fprintln(os.Stderr, "fsvi: -seeds must be at least 1")
+		os.Exit(2)
+	}
+	if err := run(*out, steps, *seed, *seeds, *kl, strings.Split(*sets, ",")); err != nil {
 		fmt.Fprintln(os.Stderr, "fsvi:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, steps int, seed uint64, kl string, sets []string) error {
+func run(out string, steps int, first uint64, seeds int, kl string, sets []string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -115,58 +122,91 @@ func run(out string, steps int, seed uint64, kl string, sets []string) error {
 			return fmt.Errorf("data set %q is not toy1d or moons", ds)
 		}
 		for _, m := range methods {
-			c, err := config(m, ds, steps, seed, tmp)
-			if err != nil {
-				return err
-			}
-			if m == "FSVI" && kl != "" {
-				c.FSVIKL = kl
-			}
-			tr, err := train.New(c)
-			if err != nil {
-				return fmt.Errorf("%s %s: %w", ds, m, err)
-			}
-			start := time.Now()
-			if err := tr.Run(context.Background(), train.Hooks{}); err != nil {
-				return fmt.Errorf("%s %s: %w", ds, m, err)
-			}
-			r := row{dataset: ds, method: m, seconds: time.Since(start).Seconds()}
-			model, err := tr.Model()
-			if err != nil {
-				return err
-			}
-			opt := runtime.Options{Samples: c.TestSamples, Seed: 7, MaxBatch: 100}
-			if ds == "toy1d" {
-				r.cols, err = toy(model, opt, tr.Train, filepath.Join(out, "toy1d-"+m+".png"), m)
-			} else {
-				r.cols, err = moons(model, opt, tr.Train, tr.Test, filepath.Join(out, "moons-"+m+".png"))
-			}
-			if err != nil {
-				return fmt.Errorf("%s %s: %w", ds, m, err)
+			r := row{dataset: ds, method: m}
+			for seed := first; seed < first+uint64(seeds); seed++ {
+				c, err := config(m, ds, steps, seed, tmp)
+				if err != nil {
+					return err
+				}
+				if m == "FSVI" && kl != "" {
+					c.FSVIKL = kl
+				}
+				tr, err := train.New(c)
+				if err != nil {
+					return fmt.Errorf("%s %s seed %d: %w", ds, m, seed, err)
+				}
+				start := time.Now()
+				if err := tr.Run(context.Background(), train.Hooks{}); err != nil {
+					return fmt.Errorf("%s %s seed %d: %w", ds, m, seed, err)
+				}
+				r.seconds = append(r.seconds, time.Since(start).Seconds())
+				model, err := tr.Model()
+				if err != nil {
+					return err
+				}
+				opt := runtime.Options{Samples: c.TestSamples, Seed: 7, MaxBatch: 100}
+				png := "" // the first seed's figures only
+				if seed == first {
+					png = filepath.Join(out, ds+"-"+m+".png")
+				}
+				var cols []float64
+				if ds == "toy1d" {
+					cols, err = toy(model, opt, tr.Train, png, m)
+				} else {
+					cols, err = moons(model, opt, tr.Train, tr.Test, png)
+				}
+				if err != nil {
+					return fmt.Errorf("%s %s seed %d: %w", ds, m, seed, err)
+				}
+				r.cols = append(r.cols, cols)
 			}
 			rows = append(rows, r)
 		}
+	}
+	// cell is the mean ± standard error over the seeds of column j (with one seed: the value;
+	// "–" where a seed has none, as a grid with no far point).
+	cell := func(r row, j int, format string) string {
+		x := make([]float64, len(r.cols))
+		for i, c := range r.cols {
+			if math.IsNaN(c[j]) {
+				return "–"
+			}
+			x[i] = c[j]
+		}
+		m, se := meanSE(x)
+		if len(x) == 1 {
+			return fmt.Sprintf(format, m)
+		}
+		return fmt.Sprintf(format+" ± "+format, m, se)
 	}
 	for len(rows) > 0 {
 		ds, rs := rows[0].dataset, rows[:3]
 		rows = rows[3:]
 		if ds == "toy1d" {
-			fmt.Printf("toy1d (%d steps, Adam 10⁻²): RMSE of the mean against cos(4x+0.8) on the training intervals; mean epistemic sd in the data, in the gap (−0.7, 0.5) and outside (1.2 ≤ |x| ≤ 2)\n\n", toySteps*steps/4000)
+			fmt.Printf("toy1d (%d steps, Adam 10⁻²): RMSE of the mean against cos(4x+0.8) on the training intervals; mean epistemic sd in the data, in the gap (−0.7, 0.5) and outside (1.2 ≤ |x| ≤ 2); mean ± s.e. over seeds %d..%d\n\n", toySteps*steps/4000, first, first+uint64(seeds)-1)
 			fmt.Println("| method | RMSE | sd in data | sd in gap | sd outside | train s |")
 		} else {
-			fmt.Printf("moons (≈%d steps): test accuracy and NLL (1000 points); mean predictive entropy (nats) on the test set and on far inputs (grid points ≥ 1.5 from every training point)\n\n", steps)
+			fmt.Printf("moons (≈%d steps): test accuracy and NLL (1000 points); mean predictive entropy (nats) on the test set and on far inputs (grid points ≥ 1.5 from every training point); mean ± s.e. over seeds %d..%d\n\n", steps, first, first+uint64(seeds)-1)
 			fmt.Println("| method | accuracy | NLL | entropy test | entropy far | train s |")
 		}
 		fmt.Println("|---|---:|---:|---:|---:|---:|")
 		for _, r := range rs {
-			fmt.Printf("| %s | %s | %s | %s | %s | %.1f |\n", r.method, r.cols[0], r.cols[1], r.cols[2], r.cols[3], r.seconds)
+			const format = "%.3f"
+			c0 := cell(r, 0, format)
+			if ds == "moons" {
+				c0 = cell(r, 0, "%.1f") + " %"
+			}
+			secs, _ := meanSE(r.seconds)
+			fmt.Printf("| %s | %s | %s | %s | %s | %.1f |\n", r.method, c0, cell(r, 1, format), cell(r, 2, format), cell(r, 3, format), secs)
 		}
 		fmt.Println()
 	}
 	return nil
 }
 
-func toy(m *runtime.Model, opt runtime.Options, tr *data.Dataset, path, title string) ([]string, error) {
+// toy returns the RMSE of the predictive mean on the training intervals and the mean epistemic sd
+// in the data, in the gap and outside, and draws the fit to path (none when path is empty).
+func toy(m *runtime.Model, opt runtime.Options, tr *data.Dataset, path, title string) ([]float64, error) {
 	grid := data.Toy1DGrid(201, -2, 2)
 	p, err := m.NewPredictor(opt)
 	if err != nil {
@@ -210,14 +250,14 @@ func toy(m *runtime.Model, opt runtime.Options, tr *data.Dataset, path, title st
 			return nil, err
 		}
 	}
-	return []string{f3(math.Sqrt(se / nse)), f3(sd[0] / float64(nsd[0])), f3(sd[1] / float64(nsd[1])), f3(sd[2] / float64(nsd[2]))}, nil
+	return []float64{math.Sqrt(se / nse), sd[0] / float64(nsd[0]), sd[1] / float64(nsd[1]), sd[2] / float64(nsd[2])}, nil
 }
 
-func f3(v float64) string { return fmt.Sprintf("%.3f", v) }
-
-// moons evaluates on the test set and draws the predictive entropy over [−2, 3]×[−1.75, 2.25]
-// (white 0, dark ln 2) with the training points (class 0 red, class 1 blue).
-func moons(m *runtime.Model, opt runtime.Options, tr, te *data.Dataset, path string) ([]string, error) {
+// moons returns the test accuracy (%), NLL and mean predictive entropy and the mean entropy on the
+// far grid points (NaN when there are none), and draws the predictive entropy over
+// [−2, 3]×[−1.75, 2.25] (white 0, dark ln 2) with the training points (class 0 red, class 1 blue)
+// to path (none when path is empty).
+func moons(m *runtime.Model, opt runtime.Options, tr, te *data.Dataset, path string) ([]float64, error) {
 	p, err := m.NewPredictor(opt)
 	if err != nil {
 		return nil, err
@@ -276,20 +316,22 @@ func moons(m *runtime.Model, opt runtime.Options, tr, te *data.Dataset, path str
 			}
 		}
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
+	if path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, err
+		}
+		if err := png.Encode(f, img); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if err := f.Close(); err != nil {
+			return nil, err
+		}
 	}
-	if err := png.Encode(f, img); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	farS := "–"
+	farMean := math.NaN()
 	if nfar > 0 {
-		farS = f3(far / float64(nfar))
+		farMean = far / float64(nfar)
 	}
-	return []string{fmt.Sprintf("%.1f %%", 100*acc/n), f3(nll / n), f3(ent / n), farS}, nil
+	return []float64{100 * acc / n, nll / n, ent / n, farMean}, nil
 }

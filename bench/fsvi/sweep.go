@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -155,14 +154,10 @@ func runSweep(names string, n int, quick bool) error {
 			if err != nil {
 				return err
 			}
-			var x [4]float64
-			for i := range x {
-				if x[i], err = strconv.ParseFloat(r[i], 64); err != nil {
-					return err
-				}
-				cols[i] = append(cols[i], x[i])
+			for i, x := range r {
+				cols[i] = append(cols[i], x)
 			}
-			cols[4] = append(cols[4], x[2]/x[1])
+			cols[4] = append(cols[4], r[2]/r[1])
 		}
 		fmt.Printf("| %s | %s | %d |", v.name, v.method, steps)
 		for _, c := range cols {
