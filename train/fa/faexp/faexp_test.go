@@ -135,3 +135,20 @@ func summarizeDistances(t *testing.T, experiment func(RegressionConfig, uint64) 
 	}
 	return Summarize(a), Summarize(b), Summarize(c)
 }
+
+// TestRegressionUpdates: an epoch is N/M minibatches, not rounded down, and an update takes L.
+func TestRegressionUpdates(t *testing.T) {
+	for _, tc := range []struct {
+		n, batch, l, epochs, want int
+	}{
+		{1000, 100, 10, 5000, 5000}, // paper 000 §4.1
+		{253, 100, 10, 25000, 6325}, // Boston's half: 2.53 minibatches an epoch (5000 if rounded down)
+		{341, 100, 10, 23000, 7843}, // breast cancer's half (6900 if rounded down)
+		{50, 100, 1, 3, 1},          // a data set smaller than a minibatch
+	} {
+		c := RegressionConfig{N: tc.n, Batch: tc.batch, MCSamples: tc.l, Epochs: tc.epochs}
+		if got := c.Updates(); got != tc.want {
+			t.Errorf("N %d, M %d, L %d, %d epochs: %d updates, want %d", tc.n, tc.batch, tc.l, tc.epochs, got, tc.want)
+		}
+	}
+}

@@ -165,7 +165,7 @@ func TestReadUCICSV(t *testing.T) {
 }
 
 // TestUCILinearBoston runs appendix C on Boston housing (bench/data/boston_housing.csv) with a
-// the paper's VIFA settings (5 000 updates): the posterior has 13 parameters on 253 rows, α and β land near the paper's
+// the paper's VIFA settings (6 325 updates): the posterior has 13 parameters on 253 rows, α and β land near the paper's
 // Table 6 (0.2859, 0.0429; another random half) and VIFA's mean is close to the exact one.
 func TestUCILinearBoston(t *testing.T) {
 	data, err := ReadUCICSV("../../../bench/data/boston_housing.csv")
