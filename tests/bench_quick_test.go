@@ -97,8 +97,8 @@ func TestBenchQuick(t *testing.T) {
 		}}},
 		{name: "hmc_toy", cmd: []string{"bench/hmc_toy.sh", "--quick"}, check: checkHMCGrid},
 		{name: "uci", cmd: []string{"go", "./bench/uci", "-quick"}, tables: []tableSpec{{
-			header: "method", rows: 7, cells: 3, labels: []string{"vifa", "vifa-x4", "vifa-init", "ffg_w", "fa_em", "swag", "deterministic"},
-			cols: map[int]span{1: {-1e4, 10}, 2: nonneg},
+			header: "method", rows: 7, cells: 4, labels: []string{"vifa", "vifa-x4", "vifa-init", "ffg_w", "fa_em", "swag", "deterministic"},
+			cols: map[int]span{1: {-1e4, 10}, 2: nonneg}, pairs: map[int]span{3: {-10, 1e4}},
 		}}},
 		{name: "fa_papers", cmd: []string{"bench/fa_papers.sh", "--quick"}, check: checkFAPapers, tables: []tableSpec{
 			// thesis Table 6.1 and Fig. 6.2, then Table 6.1's four rows with the other pre-training

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -144,5 +145,18 @@ func TestRunTrainSize(t *testing.T) {
 	o.trainSize = 1000
 	if err := run(o, &out); err == nil || !strings.Contains(err.Error(), "-train-size 1000") {
 		t.Errorf("-train-size 1000: error %v", err)
+	}
+}
+
+// TestMedian: odd and even counts, unsorted input left as it was.
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		x    []float64
+		want float64
+	}{{[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		in := slices.Clone(tc.x)
+		if got := median(tc.x); got != tc.want || !slices.Equal(in, tc.x) {
+			t.Errorf("median(%v) = %v (input now %v), want %v", in, got, tc.x, tc.want)
+		}
 	}
 }
