@@ -127,6 +127,10 @@ func TestBenchQuick(t *testing.T) {
 				{header: "method", rows: 3, cells: 6, labels: []string{"FSVI", "MFVI", "MAP"},
 					cols: map[int]span{1: pct, 2: nonneg, 3: {0, math.Ln2}, 4: {0, math.Ln2}, 5: nonneg}},
 			}},
+		// FSVI's σ learning-rate factor and its MFVI control: one table per objective
+		{name: "fsvi_sd_lr", cmd: []string{"bench/fsvi_sd_lr.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath},
+			tables: slices.Repeat([]tableSpec{{header: "sd_lr", rows: 2, cells: 7, labels: []string{"1", "10"},
+				cols: map[int]span{1: pct, 2: pct, 3: nonneg, 4: nonneg, 5: unit, 6: unit}}}, 2)},
 		{name: "mixture", cmd: []string{"bench/mixture.sh", "--quick"}, needs: []string{fmnist}, tables: []tableSpec{{
 			header: "model (classes 0–4", rows: 4, cells: 8, labels: mix,
 			cols: map[int]span{1: pct, 2: nll, 3: unit, 4: brier, 5: unit, 6: unit, 7: unit},
