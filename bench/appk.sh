@@ -16,7 +16,8 @@
 # without fine-tuning. Prints two Markdown tables (mean ± standard error over the seeds): the
 # accuracy and ECE along the fine-tuning, and the final models with the paper's CIFAR-10 ResNet-50
 # numbers beside. Runs already in DIR are reused. Cost on one free core: an FFG-U epoch (training
-# and test evaluation) about 8 s, so about 2F + E epochs, 14 min per seed at F = 50.
+# and test evaluation) about 8 s, so about 2F + E epochs, 14 min per seed at F = 50 (session 23:
+# 3 seeds in 114 min of wall time beside four other jobs on two cores).
 #
 # Options: --seeds N (3), --epochs E (4), --finetune F (50), --finetune-lr LR (1e-4), --prune P
 # (0.5: the fraction of Z pruned), --samples K (16), --out DIR (runs/appk). --quick: 2 seeds,
@@ -64,6 +65,8 @@ for s in $(seq 1 "$seeds"); do
 				--no-plots --out "$out/appk_${arm}_$s.part.ebnn" --quiet >"${t%.ebnn}.log" 2>&1
 			mv "$out/appk_${arm}_$s.part.metrics.jsonl" "${t%.ebnn}.metrics.jsonl"
 			mv "$out/appk_${arm}_$s.part.ebnn" "$t"
+			# the trainer's side files (per-epoch checkpoint, its own model file): converted below instead
+			rm -f "$out/appk_${arm}_$s.part.last.ebnn" "$out/appk_${arm}_$s.part.model.ebnn"
 		fi
 	done
 	# The four evaluated files: before and after fine-tuning, unpruned and pruned.
