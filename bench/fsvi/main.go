@@ -27,6 +27,7 @@ import (
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train"
 	"github.com/edgebnn/edgebnn/train/data"
+	"github.com/edgebnn/edgebnn/train/eval"
 	"github.com/edgebnn/edgebnn/train/plot"
 )
 
@@ -163,8 +164,8 @@ func run(out string, steps int, first uint64, seeds int, kl string, sets []strin
 			rows = append(rows, r)
 		}
 	}
-	// cell is the mean ± standard error over the seeds of column j (with one seed: the value;
-	// "–" where a seed has none, as a grid with no far point).
+	// cell is column j over the seeds as eval.FormatMeanSE writes it ("–" where a seed has no
+	// value, as a grid with no far point).
 	cell := func(r row, j int, format string) string {
 		x := make([]float64, len(r.cols))
 		for i, c := range r.cols {
@@ -173,11 +174,7 @@ func run(out string, steps int, first uint64, seeds int, kl string, sets []strin
 			}
 			x[i] = c[j]
 		}
-		m, se := meanSE(x)
-		if len(x) == 1 {
-			return fmt.Sprintf(format, m)
-		}
-		return fmt.Sprintf(format+" ± "+format, m, se)
+		return eval.FormatMeanSE(x, format)
 	}
 	for len(rows) > 0 {
 		ds, rs := rows[0].dataset, rows[:3]
@@ -196,7 +193,7 @@ func run(out string, steps int, first uint64, seeds int, kl string, sets []strin
 			if ds == "moons" {
 				c0 = cell(r, 0, "%.1f") + " %"
 			}
-			secs, _ := meanSE(r.seconds)
+			secs, _ := eval.MeanSE(r.seconds)
 			fmt.Printf("| %s | %s | %s | %s | %s | %.1f |\n", r.method, c0, cell(r, 1, format), cell(r, 2, format), cell(r, 3, format), secs)
 		}
 		fmt.Println()

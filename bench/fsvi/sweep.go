@@ -161,13 +161,9 @@ func runSweep(names string, n int, quick bool) error {
 		}
 		fmt.Printf("| %s | %s | %d |", v.name, v.method, steps)
 		for _, c := range cols {
-			m, se := meanSE(c)
-			fmt.Printf(" %.3f ± %.3f |", m, se)
+			fmt.Printf(" %s |", eval.FormatMeanSE(c, "%.3f"))
 		}
 		fmt.Printf(" %.1f |\n", secs/float64(n))
 	}
 	return nil
 }
-
-// meanSE returns the mean and its standard error (eval.MeanSE).
-func meanSE(x []float64) (float64, float64) { return eval.MeanSE(x) }

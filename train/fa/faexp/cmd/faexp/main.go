@@ -540,13 +540,12 @@ func savePlots(plots []*plot.Plot, png string) error {
 // the samples of the first seed over the posterior's contours, one panel per setting (Figs.
 // 6.1–6.2).
 func sgd(first, seeds int, png string, quick bool) error {
-	type row = sgdRow
 	win := func(batch, w int) faexp.SGDConfig {
 		c := faexp.ThesisSGD(0.1, 0.001)
 		c.Batch, c.Window = batch, w
 		return c
 	}
-	rows := []row{
+	rows := []sgdRow{
 		{"lr 0.1, λ 0.1", faexp.ThesisSGD(0.1, 0.1), "0.0666 ± 0.0078 / 0.6200 ± 0.0750 / 0.4946 ± 0.1013"},
 		{"lr 0.1, λ 0.001", faexp.ThesisSGD(0.1, 0.001), "0.0006 ± 0.0001 / 0.8065 ± 0.0101 / 0.0439 ± 0.0012"},
 		{"lr 0.01, λ 0.1", faexp.ThesisSGD(0.01, 0.1), "0.0620 ± 0.0070 / 1.7110 ± 0.6187 / 0.4641 ± 0.0937"},
@@ -561,13 +560,13 @@ func sgd(first, seeds int, png string, quick bool) error {
 	}
 	// The other reading of the pre-training: with the same weight decay as the collection (the
 	// four rows of Table 6.1 only; the window rows have λ = 0.001, where it makes no difference).
-	decayed := make([]row, 4)
+	decayed := make([]sgdRow, 4)
 	for i, r := range rows[:4] {
 		r.cfg.PretrainLambda = r.cfg.Lambda
 		decayed[i] = r
 	}
 	var panels []*plot.Plot
-	for t, table := range [][]row{rows, decayed} {
+	for t, table := range [][]sgdRow{rows, decayed} {
 		caption := "pre-training without weight decay"
 		if t == 1 {
 			fmt.Println()
