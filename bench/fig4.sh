@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/fig4.sh [--seeds N] [--epochs E] [--samples K] [--quick] [--out DIR] [--png FILE]:
+# bench/fig4.sh [--seeds N] [--epochs E] [--samples K] [--quick] [--out DIR] [--png FILE] [--sweeps LIST] [--methods LIST]:
 # paper 003's hyper-parameter ablation (Fig. 4, appendix J "The study of hyper-parameter
 # selection") on the Fashion-MNIST MLP 784-256-256-10 (issue 20, item 3), reduced to one core.
 #
@@ -43,16 +43,26 @@
 # defaults.
 #
 # Options: --seeds N (3), --epochs E (3), --samples K (20), --out DIR (runs/fig4), --png FILE
-# (docs/img/fig4.png). --quick: 1 seed, 1 epoch on the first 300 training images, K = 2, every
+# (docs/img/fig4.png), --sweeps LIST (grid,M,small: which of the three sweeps to train; M
+# includes its M = 32 cells), --methods LIST (ffgu,ensu). Cells left out print "—" in the
+# tables, so e.g. `--sweeps M --methods ffgu --epochs 12` reruns FFG-U's M sweep at the recipe's
+# length on its own. --quick: 1 seed, 1 epoch on the first 300 training images, K = 2, every
 # evaluation on the first 200 test images, the plot in DIR — every cell and table in about 15 s
 # of CPU (22 s wall beside a QEMU run on the other core; tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 epochs=3 samples=20 out=runs/fig4 png=docs/img/fig4.png
-trainlimit=0 testlimit=0 quick=0 pngset=0
+trainlimit=0 testlimit=0 quick=0 pngset=0 sweeps=grid,M,small methods=ffgu,ensu
 source bench/lib/opts.sh
-parse_opts "usage: bench/fig4.sh [--seeds N] [--epochs E] [--samples K] [--quick] [--out DIR] [--png FILE]" "seeds=1 epochs=1 samples=2 trainlimit=300 testlimit=200" \
-	--seeds=seeds:int --epochs=epochs:int --samples=samples:int --out=out --png=png -- "$@"
+parse_opts "usage: bench/fig4.sh [--seeds N] [--epochs E] [--samples K] [--quick] [--out DIR] [--png FILE] [--sweeps grid,M,small] [--methods ffgu,ensu]" "seeds=1 epochs=1 samples=2 trainlimit=300 testlimit=200" \
+	--seeds=seeds:int --epochs=epochs:int --samples=samples:int --out=out --png=png --sweeps=sweeps --methods=methods -- "$@"
+for w in ${sweeps//,/ }; do
+	[[ $w == grid || $w == M || $w == small ]] || { echo "fig4.sh: --sweeps takes grid, M and small, not \"$w\"" >&2; exit 2; }
+done
+for w in ${methods//,/ }; do
+	[[ $w == ffgu || $w == ensu ]] || { echo "fig4.sh: --methods takes ffgu and ensu, not \"$w\"" >&2; exit 2; }
+done
+[[ -n ${sweeps//,/} && -n ${methods//,/} ]] || { echo "fig4.sh: --sweeps and --methods need at least one name" >&2; exit 2; }
 ((quick && !pngset)) && png=$out/fig4.png
 ((seeds >= 1 && epochs >= 1)) || { echo "fig4.sh: need --seeds ≥ 1 and --epochs ≥ 1" >&2; exit 2; }
 ((seeds >= 3 || quick)) || echo "fig4.sh: fewer than 3 seeds: the standard errors mean little" >&2
@@ -78,6 +88,14 @@ for m in 16 64 128; do cells+=("M ffgu $m 0.03 0.1"); done
 for m in 16 64 128; do cells+=("M ensu $m 0.1 -"); done
 # λ_max / 8 (see the header): FFG-U at σ_max 0.1 and Ensemble-U.
 for lam in 0.00375 0.0125; do cells+=("small ffgu 32 $lam 0.1" "small ensu 32 $lam -"); done
+# wanted SWEEP METHOD M LAM: whether --sweeps and --methods select the cell (the M sweep's M = 32
+# point is the grid cell at the default caps).
+wanted() {
+	[[ ,$methods, == *,$2,* ]] || return 1
+	[[ ,$sweeps, == *,$1,* ]] && return 0
+	[[ $1 == grid && $3 == 32 && ,$sweeps, == *,M,* ]] &&
+		{ [[ $2 == ffgu && $4 == 0.03 && $5 == 0.1 ]] || [[ $2 == ensu && $4 == 0.1 ]]; }
+}
 
 # cell_config METHOD M LAM SIG FILE: the recipe's config with the cell's settings.
 cell_config() {
@@ -106,6 +124,7 @@ for s in $(seq 1 "$seeds"); do
 	for cell in "${cells[@]}"; do
 		set -- $cell
 		sweep=$1 method=$2 m=$3 lam=$4 sig=$5
+		wanted "$sweep" "$method" "$m" "$lam" "$sig" || continue
 		stem=$out/${method}_M${m}_l${lam}_s${sig}_seed$s
 		if [[ ! -f $stem.eval.json ]]; then
 			echo "training $method M=$m λ_max=$lam σ_max=$sig seed $s" >&2

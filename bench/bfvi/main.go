@@ -60,6 +60,7 @@ type experiment struct {
 
 var experiments = []experiment{
 	{"bernoulli", runBernoulli, nil},
+	{"bernoulli-ref", runBernoulliRef, nil},
 	{"cauchy", runCauchy, nil},
 	{"linreg", runLinReg, nil},
 	{"linreg-ref", runLinRegRef, nil},
@@ -80,7 +81,7 @@ func runExperiments(name string, o options) (string, error) {
 		}
 	}
 	if len(chosen) == 0 {
-		return "", fmt.Errorf("unknown experiment %q (bernoulli, cauchy, linreg, linreg-ref, linreg-paperopt, eightschools, eightschools-ref, nnreg, semistruct or all)", name)
+		return "", fmt.Errorf("unknown experiment %q (bernoulli, bernoulli-ref, cauchy, linreg, linreg-ref, linreg-paperopt, eightschools, eightschools-ref, nnreg, semistruct or all)", name)
 	}
 	for _, d := range []string{o.outDir, o.imgDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -120,7 +121,7 @@ func runExperiments(name string, o options) (string, error) {
 
 func main() {
 	var o options
-	exp := flag.String("exp", "all", "experiment: bernoulli, cauchy, linreg, linreg-ref, linreg-paperopt, eightschools, eightschools-ref, nnreg, semistruct or all")
+	exp := flag.String("exp", "all", "experiment: bernoulli, bernoulli-ref, cauchy, linreg, linreg-ref, linreg-paperopt, eightschools, eightschools-ref, nnreg, semistruct or all")
 	flag.IntVar(&o.seeds, "seeds", 0, "number of seeds (runs) per setting; 0 = each experiment's default")
 	flag.BoolVar(&o.quick, "quick", false, "reduced sizes: checks that the experiments run, not their numbers")
 	flag.StringVar(&o.outDir, "out", "docs/results/bfvi", "directory for the Markdown tables")
