@@ -92,6 +92,10 @@ func TestBenchQuick(t *testing.T) {
 	}{
 		{name: "fa_linreg_cli", cmd: []string{"bench/fa_linreg_cli.sh", "--quick"}, check: checkFALinReg},
 		{name: "run_toy", cmd: []string{"bench/run_toy.sh", "--quick"}, tables: []tableSpec{{
+			header: "model", rows: 6, cells: 5, labels: []string{"deterministic", "FFG-W (J.1)", "FCG-W (J.1)", "FFG-U (J.1)", "FCG-U (J.1)", "Ensemble-U (8 members, J.1)"},
+			cols: map[int]span{1: count, 2: nonneg, 3: nonneg, 4: nonneg},
+		}}},
+		{name: "run_toy_ours", cmd: []string{"bench/run_toy.sh", "--recipe", "ours", "--quick"}, tables: []tableSpec{{
 			header: "model", rows: 5, cells: 5, labels: []string{"deterministic", "FFG-W", "FFG-U", "full-covariance", "Ensemble-U"},
 			cols: map[int]span{1: count, 2: nonneg, 3: nonneg, 4: nonneg},
 		}}},
