@@ -392,12 +392,13 @@ func nutsMoments(ctx context.Context, f mcmc.LogDensity, d int, mc mcmc.Config) 
 }
 
 // UCILogistic runs paper 000's appendix D protocol for one split: inputs scaled to [−1, 1] over
-// the whole data set (LIBSVM's "-scale" sets) and an intercept column of ones appended, the
+// the whole data set (LIBSVM's "-scale" sets) and, when intercept is set, a column of ones
+// appended (LIBSVM's and LIBLINEAR's models have no bias term unless asked for one), the
 // test half of a random split, the posterior under the prior N(0, α⁻¹I) (α = cfg.Alpha) by NUTS
 // (mc: the paper used 20 000 MCMC iterations with Bambi) summarised by its mean and covariance,
 // and VIFA with each of cfgs (prior precision cfgs[0].Alpha; one result per configuration,
 // against the same reference). The target must be 0 or 1.
-func UCILogistic(ctx context.Context, data *UCIData, cfgs []RegressionConfig, mc mcmc.Config, seed uint64) ([]*UCIResult, error) {
+func UCILogistic(ctx context.Context, data *UCIData, cfgs []RegressionConfig, mc mcmc.Config, seed uint64, intercept bool) ([]*UCIResult, error) {
 	if len(cfgs) == 0 {
 		return nil, errors.New("faexp: UCILogistic: no configurations")
 	}
@@ -412,12 +413,17 @@ func UCILogistic(ctx context.Context, data *UCIData, cfgs []RegressionConfig, mc
 		return nil, fmt.Errorf("faexp: %s: %w", data.Name, err)
 	}
 	rows := half(n, seed)
-	h, p := len(rows), d+1
+	h, p := len(rows), d
+	if intercept {
+		p++
+	}
 	x := make([]float64, 0, h*p)
 	y := make([]float64, 0, h)
 	for _, r := range rows {
 		x = append(x, xs[r*d:(r+1)*d]...)
-		x = append(x, 1)
+		if intercept {
+			x = append(x, 1)
+		}
 		y = append(y, data.Y[r])
 	}
 	mc.Seed = seed + 1

@@ -205,7 +205,7 @@ func TestUCILogisticBreastCancer(t *testing.T) {
 	cfg.Epochs = 500
 	mc := mcmc.DefaultConfig()
 	mc.Warmup, mc.Draws = 500, 500
-	rs, err := UCILogistic(context.Background(), data, []RegressionConfig{cfg}, mc, 0)
+	rs, err := UCILogistic(context.Background(), data, []RegressionConfig{cfg}, mc, 0, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,4 +214,49 @@ func TestUCILogisticBreastCancer(t *testing.T) {
 		t.Errorf("N %d, dim %d, R̂ %.3f, ESS %.0f, %+v", r.N, r.Dim, r.RhatMax, r.ESSMin, r.Distances)
 	}
 	t.Logf("R̂ %.3f ESS %.0f %+v", r.RhatMax, r.ESSMin, r.Distances)
+}
+
+// TestUCILogisticLIBSVMOrder: bench/data/breast_cancer_libsvm.csv (the sample code number
+// first, as LIBSVM's "breast-cancer") min-max scaled is LIBSVM's "breast-cancer_scale", paper 000's
+// data set — its first row is "2 1:-0.860107 2:-0.111111 3:-1 4:-1 5:-1 6:-0.777778 7:-1
+// 8:-0.555556 9:-1 10:-1" — and without the intercept the model has the paper's 10 input
+// variables as its only parameters.
+func TestUCILogisticLIBSVMOrder(t *testing.T) {
+	data, err := ReadUCICSV("../../../bench/data/breast_cancer_libsvm.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data.N != 683 || data.D != 10 {
+		t.Fatalf("%d rows × %d inputs, want 683 × 10", data.N, data.D)
+	}
+	xs := append([]float64(nil), data.X...)
+	if err := minMaxScale(xs, data.N, data.D); err != nil {
+		t.Fatal(err)
+	}
+	libsvm := []float64{-0.860107, -0.111111, -1, -1, -1, -0.777778, -1, -0.555556, -1, -1}
+	for j, want := range libsvm {
+		if math.Abs(xs[j]-want) > 1e-6 {
+			t.Errorf("row 1, feature %d: %.7f, LIBSVM's breast-cancer_scale has %g", j+1, xs[j], want)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	cfg := PaperUCILogistic()
+	cfg.Epochs = 200
+	mc := mcmc.DefaultConfig()
+	mc.Warmup, mc.Draws = 200, 200
+	for _, icpt := range []bool{false, true} {
+		rs, err := UCILogistic(context.Background(), data, []RegressionConfig{cfg}, mc, 0, icpt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 10
+		if icpt {
+			want = 11
+		}
+		if r := rs[0]; r.N != 341 || r.Dim != want || len(r.TrueMean) != want || math.IsNaN(r.Distances.RelMean) {
+			t.Errorf("intercept %v: N %d, dim %d (want 341, %d), %+v", icpt, r.N, r.Dim, want, r.Distances)
+		}
+	}
 }
