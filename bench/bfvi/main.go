@@ -8,6 +8,7 @@
 //	go run ./bench/bfvi -exp linreg         # Fig. 4: k̂ of BF-VI (MAF, M = 10) vs Gaussian VI, pair plots vs NUTS
 //	go run ./bench/bfvi -exp linreg-ref     # the same k̂ against the reference script's target (no Jacobian of σ)
 //	go run ./bench/bfvi -exp linreg-paperopt  # MAF and mean-field Gaussian k̂ with the paper's S = 600, lr 0.001
+//	go run ./bench/bfvi -exp linreg-refsamples -ref DIR  # k̂ of the reference repository's saved mean-field run
 //	go run ./bench/bfvi -exp eightschools   # k̂ on 8 schools CP and NCP, four families
 //	go run ./bench/bfvi -exp eightschools-ref   # the same against the reference scripts' target
 //	go run ./bench/bfvi -exp nnreg          # Fig. 5: 3-unit network, BF-VI and Gaussian VI vs NUTS predictive
@@ -34,6 +35,7 @@ type options struct {
 	quick  bool // reduced sizes, sanity only
 	outDir string
 	imgDir string
+	refDir string // a checkout of tensorchiefs/bfvi (linreg-refsamples)
 }
 
 // n returns the number of seeds: the -seeds override, else def (full) or quick (quick mode).
@@ -55,7 +57,7 @@ type experiment struct {
 	run  func(o options) (string, error)
 	// needs, if set, reports why the experiment cannot run on this host (missing data); "all"
 	// then skips it with a note, while naming it alone is an error.
-	needs func() error
+	needs func(o options) error
 }
 
 var experiments = []experiment{
@@ -65,6 +67,7 @@ var experiments = []experiment{
 	{"linreg", runLinReg, nil},
 	{"linreg-ref", runLinRegRef, nil},
 	{"linreg-paperopt", runLinRegPaperOpt, nil},
+	{"linreg-refsamples", runLinRegRefSamples, needRefSamples},
 	{"eightschools", runEightSchools, nil},
 	{"eightschools-ref", runEightSchoolsRef, nil},
 	{"nnreg", runNNReg, nil},
@@ -81,7 +84,7 @@ func runExperiments(name string, o options) (string, error) {
 		}
 	}
 	if len(chosen) == 0 {
-		return "", fmt.Errorf("unknown experiment %q (bernoulli, bernoulli-ref, cauchy, linreg, linreg-ref, linreg-paperopt, eightschools, eightschools-ref, nnreg, semistruct or all)", name)
+		return "", fmt.Errorf("unknown experiment %q (bernoulli, bernoulli-ref, cauchy, linreg, linreg-ref, linreg-paperopt, linreg-refsamples, eightschools, eightschools-ref, nnreg, semistruct or all)", name)
 	}
 	for _, d := range []string{o.outDir, o.imgDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -91,7 +94,7 @@ func runExperiments(name string, o options) (string, error) {
 	var all strings.Builder
 	for _, e := range chosen {
 		if e.needs != nil {
-			if err := e.needs(); err != nil {
+			if err := e.needs(o); err != nil {
 				if name != "all" {
 					return "", fmt.Errorf("%s: %w", e.name, err)
 				}
@@ -121,11 +124,12 @@ func runExperiments(name string, o options) (string, error) {
 
 func main() {
 	var o options
-	exp := flag.String("exp", "all", "experiment: bernoulli, bernoulli-ref, cauchy, linreg, linreg-ref, linreg-paperopt, eightschools, eightschools-ref, nnreg, semistruct or all")
+	exp := flag.String("exp", "all", "experiment: bernoulli, bernoulli-ref, cauchy, linreg, linreg-ref, linreg-paperopt, linreg-refsamples, eightschools, eightschools-ref, nnreg, semistruct or all")
 	flag.IntVar(&o.seeds, "seeds", 0, "number of seeds (runs) per setting; 0 = each experiment's default")
 	flag.BoolVar(&o.quick, "quick", false, "reduced sizes: checks that the experiments run, not their numbers")
 	flag.StringVar(&o.outDir, "out", "docs/results/bfvi", "directory for the Markdown tables")
 	flag.StringVar(&o.imgDir, "img", "docs/img/bfvi", "directory for the PNG figures")
+	flag.StringVar(&o.refDir, "ref", "", "linreg-refsamples: a checkout of tensorchiefs/bfvi (its "+refMFGDir+" draws)")
 	flag.Parse()
 	if o.seeds < 0 {
 		fmt.Fprintln(os.Stderr, "bfvi: -seeds must be ≥ 0")

@@ -21,7 +21,7 @@ func TestQuick(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range experiments {
-		if e.needs != nil && e.needs() != nil {
+		if e.needs != nil && e.needs(o) != nil {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(o.outDir, e.name+".md"))

@@ -800,7 +800,7 @@ func ssLog(o options, format string, args ...any) {
 }
 
 // needFashionMNIST reports whether the Fashion-MNIST IDX files are in data.DefaultFashionMNISTDir.
-func needFashionMNIST() error {
+func needFashionMNIST(options) error {
 	for _, f := range []string{"train-images-idx3-ubyte", "t10k-images-idx3-ubyte"} {
 		p := filepath.Join(data.DefaultFashionMNISTDir, f)
 		if _, err := os.Stat(p + ".gz"); err == nil {

@@ -122,7 +122,7 @@ func TestSemiStructQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains three small CNNs (a few seconds)")
 	}
-	if err := needFashionMNIST(); err != nil {
+	if err := needFashionMNIST(options{}); err != nil {
 		t.Skip(err)
 	}
 	dir := t.TempDir()

@@ -191,6 +191,16 @@ func PaperLinReg() *LinReg {
 	return m
 }
 
+// PaperLinRegData returns copies of paper 002's six points: the predictors x₁, x₂ and responses y.
+func PaperLinRegData() (x1, x2, y []float64) {
+	for i, x := range paperLinRegX {
+		x1 = append(x1, x[0])
+		x2 = append(x2, x[1])
+		y = append(y, paperLinRegY[i])
+	}
+	return x1, x2, y
+}
+
 // Dim returns 4.
 func (m *LinReg) Dim() int { return 4 }
 
