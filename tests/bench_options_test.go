@@ -58,6 +58,8 @@ func TestBenchBadOptions(t *testing.T) {
 		{"appk.sh", []string{"--prune", "1"}, `--prune is the fraction of Z pruned, in (0, 1), not "1"`, nil},
 		{"appk.sh", []string{"--prune", "nan"}, `--prune is the fraction of Z pruned, in (0, 1), not "nan"`, nil},
 		{"j1settings.sh", []string{"--seeds", "0"}, "--seeds must be ≥ 1", nil},
+		{"vifainit.sh", []string{"--seeds", "1"}, "--seeds must be at least 2", nil},
+		{"vifainit.sh", []string{"--epochs", "1"}, "--epochs must be at least 2", nil},
 		{"run_toy.sh", []string{"--recipe", "j2"}, `--recipe is paper or ours, not "j2"`, nil},
 		{"run_toy.sh", []string{"--seeds", "x"}, `--seeds takes a whole number, not "x"`, nil},
 		{"j1settings.sh", []string{"--seeds", "two"}, "--seeds takes a whole number", nil},

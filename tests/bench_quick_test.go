@@ -177,6 +177,13 @@ func TestBenchQuick(t *testing.T) {
 			{header: "difference, paired by seed", rows: 7, cells: 5,
 				cols: map[int]span{1: {-100, 100}, 2: {-20, 20}, 3: {-100, 100}, 4: {-1, 1}}},
 		}},
+		// VIFA from scratch and from the deterministic network: three rows × 2 seeds, 2 epochs
+		{name: "vifainit", cmd: []string{"bench/vifainit.sh", "--quick"}, needs: []string{fmnist}, tables: []tableSpec{
+			{header: "row (2 seeds", rows: 3, cells: 6, labels: []string{"deterministic", "VIFA (K = 3) from scratch", "VIFA (K = 3) from the deterministic"},
+				cols: map[int]span{1: pct, 2: nll, 3: pct, 4: unit, 5: unit}},
+			{header: "difference, paired by seed", rows: 2, cells: 6,
+				cols: map[int]span{1: {-100, 100}, 2: {-20, 20}, 3: {-100, 100}, 4: {-1, 1}, 5: {-1, 1}}},
+		}},
 		// the same for Ensemble-U: four arms (no q(U) variance for an ensemble)
 		{name: "j2settings_ensembleu", cmd: []string{"bench/j2settings.sh", "--method", "ensembleu", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath}, tables: []tableSpec{
 			{header: "arm (2 seeds)", rows: 4, cells: 6, labels: []string{"ours (`edgebnn-fmnist-ensembleu`", "ours + J.2's prior", "J.2 (`paper003-fmnist-ensembleu`", "J.2 ÷ 50 + our prior"},
