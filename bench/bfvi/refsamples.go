@@ -12,7 +12,9 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/train/bfvi"
@@ -58,6 +60,12 @@ const maxRefDraws = 10_000_000
 
 // readRefColumns reads a gzipped CSV of cols numeric columns after one header line.
 func readRefColumns(path string, cols int) ([][]float64, error) {
+	// Checked before opening: opening a FIFO for reading would block until a writer comes.
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -142,18 +150,8 @@ func (d *refDraws) logRatios(reference bool, shift int) []float64 {
 	return out
 }
 
-// logMeanExp is log((1/n) Σ exp(v)), computed stably.
-func logMeanExp(v []float64) float64 {
-	mx := math.Inf(-1)
-	for _, x := range v {
-		mx = math.Max(mx, x)
-	}
-	sum := 0.0
-	for _, x := range v {
-		sum += math.Exp(x - mx)
-	}
-	return mx + math.Log(sum/float64(len(v)))
-}
+// logMeanExp is log((1/n) Σ exp(v)).
+func logMeanExp(v []float64) float64 { return floats.LogSumExp(v) - math.Log(float64(len(v))) }
 
 // linRegLogEvidence is the toy regression's log evidence by 1-D quadrature: given σ, (μ₀, β₁, β₂)
 // ~ N(0, 10² I) integrates out in closed form, y | σ ~ N(0, σ²I + 100·XXᵀ) with X = [1 x₁ x₂];
@@ -198,7 +196,7 @@ func linRegLogEvidence(reference bool) (float64, error) {
 		}
 		terms = append(terms, lv+math.Log(h))
 	}
-	return logMeanExp(terms) + math.Log(float64(len(terms))), nil
+	return floats.LogSumExp(terms), nil
 }
 
 // runLinRegRefSamples computes k̂ of the reference repository's own mean-field Gaussian fit of the
@@ -253,51 +251,18 @@ func runLinRegRefSamples(o options) (string, error) {
 			fmt.Fprintf(&s, " %.3f | %.3f |\n", logMeanExp(lr), exact)
 		}
 	}
-	corr := sampleCorrelations(d.theta)
+	col := func(j int) []float64 {
+		c := make([]float64, len(d.theta))
+		for i, t := range d.theta {
+			c[i] = t[j]
+		}
+		return c
+	}
+	mu0, b1, b2, sd := col(0), col(1), col(2), col(3)
 	fmt.Fprintf(&s, "\nThe saved draws against a mean-field Gaussian in (μ₀, β₁, β₂): correlations (it would have none) "+
 		"μ₀–β₁ %.3f, μ₀–β₂ %.3f, β₁–β₂ %.3f, β₁–σ %.3f; excess kurtosis (a Gaussian marginal has 0) μ₀ %.2f, "+
-		"β₁ %.2f, β₂ %.2f.\n", corr[0][1], corr[0][2], corr[1][2], corr[1][3],
-		excessKurtosis(d.theta, 0), excessKurtosis(d.theta, 1), excessKurtosis(d.theta, 2))
+		"β₁ %.2f, β₂ %.2f.\n", stat.Correlation(mu0, b1, nil), stat.Correlation(mu0, b2, nil),
+		stat.Correlation(b1, b2, nil), stat.Correlation(b1, sd, nil),
+		stat.ExKurtosis(mu0, nil), stat.ExKurtosis(b1, nil), stat.ExKurtosis(b2, nil))
 	return s.String(), nil
-}
-
-// sampleCorrelations is the 4×4 correlation matrix of the draws.
-func sampleCorrelations(th [][4]float64) [4][4]float64 {
-	var mean [4]float64
-	for _, t := range th {
-		for j := range t {
-			mean[j] += t[j] / float64(len(th))
-		}
-	}
-	var c [4][4]float64
-	for _, t := range th {
-		for i := range t {
-			for j := range t {
-				c[i][j] += (t[i] - mean[i]) * (t[j] - mean[j])
-			}
-		}
-	}
-	var r [4][4]float64
-	for i := range c {
-		for j := range c {
-			r[i][j] = c[i][j] / math.Sqrt(c[i][i]*c[j][j])
-		}
-	}
-	return r
-}
-
-// excessKurtosis is the sample excess kurtosis of coordinate j of the draws.
-func excessKurtosis(th [][4]float64, j int) float64 {
-	n := float64(len(th))
-	mean := 0.0
-	for _, t := range th {
-		mean += t[j] / n
-	}
-	m2, m4 := 0.0, 0.0
-	for _, t := range th {
-		d := (t[j] - mean) * (t[j] - mean)
-		m2 += d / n
-		m4 += d * d / n
-	}
-	return m4/(m2*m2) - 3
 }

@@ -36,20 +36,7 @@ func writeRefDraws(t *testing.T, dir string, rows [][5]float64) {
 				fmt.Fprintf(&sb, "%.17g\n", r[4])
 			}
 		}
-		fh, err := os.Create(filepath.Join(dir, f.name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		zw := gzip.NewWriter(fh)
-		if _, err := zw.Write([]byte(sb.String())); err != nil {
-			t.Fatal(err)
-		}
-		if err := zw.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := fh.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeOne(t, filepath.Join(dir, f.name), sb.String())
 	}
 }
 
@@ -175,6 +162,11 @@ func TestRefSamplesBadInput(t *testing.T) {
 		{"fields", func(dir string) { writeOne(t, filepath.Join(dir, refMFGFiles[1].name), "w1,w2\n1\n2\n") }, "1 fields, want 2"},
 		{"sigma", func(dir string) { writeOne(t, filepath.Join(dir, refMFGFiles[2].name), "b\n1\n-2\n") }, "σ = -2 is not positive"},
 		{"empty", func(dir string) { writeOne(t, filepath.Join(dir, refMFGFiles[0].name), "") }, "no header line"},
+		{"directory", func(dir string) {
+			p := filepath.Join(dir, refMFGFiles[1].name)
+			os.Remove(p)
+			os.Mkdir(p, 0o755)
+		}, "not a regular file"},
 	} {
 		dir := t.TempDir()
 		writeRefDraws(t, dir, good)
@@ -189,6 +181,7 @@ func TestRefSamplesBadInput(t *testing.T) {
 	}
 }
 
+// writeOne writes text gzipped to path.
 func writeOne(t *testing.T, path, text string) {
 	t.Helper()
 	fh, err := os.Create(path)
@@ -196,11 +189,15 @@ func writeOne(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 	zw := gzip.NewWriter(fh)
-	zw.Write([]byte(text))
+	if _, err := zw.Write([]byte(text)); err != nil {
+		t.Fatal(err)
+	}
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	fh.Close()
+	if err := fh.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func lgamma(x float64) float64 {
