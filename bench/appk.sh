@@ -1,35 +1,56 @@
 #!/usr/bin/env bash
-# bench/appk.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--prune P] [--samples K]
-#               [--quick] [--out DIR]: paper 003 appendix K's fine-tuning after pruning Z at the
-# paper's length (issue 20): 50 epochs of Adam 1e-4 on the whole training set, the pruned Z
-# entries pinned at zero. bench/prunetab.sh fine-tunes 200 steps at 3e-4 to fit its hour; there
-# the ECE of FFG-U at 50 % of Z stays at the unpruned model's (0.75 % against 0.74 %), whereas
-# the paper's rises from 0.64 % to 2.31 % (Table 8). This script asks whether the length of the
-# fine-tuning makes the difference, and whether it is the pruning or the extra epochs that move
-# the ECE: per seed 1…N it trains the FFG-U MLP exactly as bench/prunetab.sh does (E epochs of
-# bench/configs/fmnist_ffgu.json, learning rate ×0.1 after ⌈2E/3⌉; the same checkpoints when
-# prunetab.sh's --out is given as --out here), then fine-tunes it F epochs twice: with a fraction
-# P of Z pruned (`edgebnn train --resume … --prune-z P --finetune-epochs F --finetune-lr LR`), and
-# without pruning (`--finetune-epochs F` alone: the control). The trainer evaluates each
-# fine-tuning epoch on all test images (its own test samples, 8); the last models, converted, are
-# evaluated with `edgebnn eval --samples K --ood digits` beside the pruned and unpruned models
-# without fine-tuning. Prints two Markdown tables (mean ± standard error over the seeds): the
-# accuracy and ECE along the fine-tuning, and the final models with the paper's CIFAR-10 ResNet-50
-# numbers beside. Runs already in DIR are reused. Cost on one free core: an FFG-U epoch (training
-# and test evaluation) about 8 s, so about 2F + E epochs, 14 min per seed at F = 50 (session 23:
-# 3 seeds in 114 min of wall time beside four other jobs on two cores).
+# bench/appk.sh [--model mlp|resnet] [--reuse DIR] [--seeds N] [--epochs E] [--finetune F]
+#               [--finetune-lr LR] [--prune P] [--samples K] [--quick] [--out DIR]: paper 003
+# appendix K's fine-tuning after pruning Z at the paper's length (issue 20): 50 epochs of Adam 1e-4
+# on the whole training set, the pruned Z entries pinned at zero. bench/prunetab.sh fine-tunes 200
+# steps at 3e-4 to fit its hour; there the ECE of FFG-U at 50 % of Z stays at the unpruned model's
+# (0.75 % against 0.74 %), whereas the paper's rises from 0.64 % to 2.31 % (Table 8). This script
+# asks whether the length of the fine-tuning makes the difference, and whether it is the pruning or
+# the extra epochs that move the ECE: per seed 1…N it trains FFG-U exactly as bench/prunetab.sh
+# does (the same checkpoints when prunetab.sh's --out is given as --out here), then fine-tunes it F
+# epochs twice: with a fraction P of Z pruned (`edgebnn train --resume … --prune-z P
+# --finetune-epochs F --finetune-lr LR`), and without pruning (`--finetune-epochs F` alone: the
+# control). The trainer evaluates each fine-tuning epoch on all test images (its own test samples,
+# 8); the last models, converted, are evaluated with `edgebnn eval --samples K --ood digits` beside
+# the pruned and unpruned models without fine-tuning. Prints two Markdown tables (mean ± standard
+# error over the seeds): the accuracy and ECE along the fine-tuning, and the final models with the
+# paper's CIFAR-10 ResNet-50 numbers beside. Runs already in DIR are reused.
 #
-# Options: --seeds N (3), --epochs E (4), --finetune F (50), --finetune-lr LR (1e-4), --prune P
-# (0.5: the fraction of Z pruned), --samples K (16), --out DIR (runs/appk). --quick: 2 seeds,
-# 1 epoch, F = 2, the first 300 training and 200 test images, K = 2 — the tables' shape in
+# --model mlp (the default): the MLP 784-256-256-10, E epochs of bench/configs/fmnist_ffgu.json,
+# learning rate ×0.1 after ⌈2E/3⌉. About 8 s an epoch (training and test evaluation) on one free
+# core, so about 2F + E epochs, 14 min per seed at F = 50, E = 4 (session 23: 3 seeds in 114 min of
+# wall time beside four other jobs on two cores).
+# --model resnet: the residual CNN of bench/uvsw.sh --model resnet (bench/configs/fmnist_resnet_ffgu.json
+# on bench/configs/fmnist_resnet5_arch.json, classes 0–4, ×0.1 after ⌊2E/3⌋; every evaluation on the
+# test images of classes 0–4), E = 6 unless given. --reuse DIR links DIR/ffgu_S.ebnn (bench/uvsw.sh
+# --model resnet's checkpoints, e.g. its 18-epoch runs) instead of training the base: the
+# fine-tuning epochs are counted from the checkpoint's own, so --epochs need not match. About 20 s
+# an epoch on one free core: 2F epochs, 35 min per seed at F = 50.
+#
+# Options: --model mlp|resnet (mlp), --reuse DIR (none; --model resnet only), --seeds N (3),
+# --epochs E (4; 6 for the resnet), --finetune F (50), --finetune-lr LR (1e-4), --prune P (0.5: the
+# fraction of Z pruned), --samples K (16), --out DIR (runs/appk; runs/appk_resnet). --quick: 2
+# seeds, 1 epoch, F = 2, the first 300 training and 200 test images, K = 2 — the tables' shape in
 # seconds (tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-seeds=3 epochs=4 finetune=50 ftlr=1e-4 prune=0.5 samples=16 out=runs/appk trainlimit=0 testlimit=0
+model=mlp reuse= seeds=3 epochs=4 finetune=50 ftlr=1e-4 prune=0.5 samples=16 out= trainlimit=0 testlimit=0 quick=0 epochsset=0
 source bench/lib/opts.sh
-parse_opts "usage: bench/appk.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--prune P] [--samples K] [--quick] [--out DIR]" \
+parse_opts "usage: bench/appk.sh [--model mlp|resnet] [--reuse DIR] [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--prune P] [--samples K] [--quick] [--out DIR]" \
 	"seeds=2 epochs=1 finetune=2 trainlimit=300 testlimit=200 samples=2" \
-	--seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr --prune=prune --samples=samples:int --out=out -- "$@"
+	--model=model --reuse=reuse --seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr --prune=prune --samples=samples:int --out=out -- "$@"
+case $model in
+mlp) modelargs=() evalargs=() ;;
+resnet)
+	modelargs=(--config bench/configs/fmnist_resnet_ffgu.json --classes 0-4 --arch bench/configs/fmnist_resnet5_arch.json)
+	evalargs=(--classes 0-4)
+	((quick || epochsset)) || epochs=6
+	;;
+*) echo "appk.sh: --model is mlp or resnet, not \"$model\"" >&2; exit 2 ;;
+esac
+[[ -z $reuse || $model == resnet ]] || { echo "appk.sh: --reuse takes bench/uvsw.sh --model resnet's checkpoints: --model resnet only" >&2; exit 2; }
+[[ -z $reuse || -d $reuse ]] || { echo "appk.sh: --reuse $reuse: not a directory" >&2; exit 2; }
+[[ -n $out ]] || { out=runs/appk; [[ $model == resnet ]] && out=runs/appk_resnet; }
 ((seeds >= 2)) || { echo "appk.sh: --seeds must be at least 2 (the tables have error bars)" >&2; exit 2; }
 ((epochs >= 1 && finetune >= 1)) || { echo "appk.sh: --epochs and --finetune must be at least 1" >&2; exit 2; }
 python3 -c "import sys; p = float(sys.argv[1]); sys.exit(not 0 < p < 1)" "$prune" 2>/dev/null ||
@@ -38,6 +59,7 @@ mkdir -p "$out"
 bin=$out/edgebnn
 go build -o "$bin" ./cmd/edgebnn
 milestone=$(((2 * epochs + 2) / 3)) # as bench/prunetab.sh
+[[ $model == resnet ]] && milestone=$((epochs * 2 / 3)) # as bench/uvsw.sh
 
 # done_or_run FILE CMD...: runs CMD with its output to FILE.tmp, then renames it FILE, so that an
 # interrupted run leaves nothing that looks finished.
@@ -50,10 +72,20 @@ done_or_run() {
 }
 for s in $(seq 1 "$seeds"); do
 	base=$out/ffgu_$s.ebnn # bench/prunetab.sh's name and command
+	if [[ ! -f $base && -n $reuse ]]; then
+		[[ -f $reuse/ffgu_$s.ebnn ]] || { echo "appk.sh: --reuse $reuse: no ffgu_$s.ebnn (seed $s) there" >&2; exit 1; }
+		echo "reusing $reuse/ffgu_$s.ebnn" >&2
+		ln -s "$(realpath "$reuse/ffgu_$s.ebnn")" "$base"
+	fi
 	if [[ ! -f $base ]]; then
 		echo "training ffgu seed $s" >&2
-		"$bin" train --config bench/configs/fmnist_ffgu.json --epochs "$epochs" --milestones "$milestone" --seed "$s" \
-			--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --out "$base" --quiet >"$out/ffgu_$s.log" 2>&1
+		if [[ $model == resnet ]]; then # bench/uvsw.sh's command
+			"$bin" train "${modelargs[@]}" --epochs "$epochs" --milestones "$milestone" --seed "$s" --eval-every "$epochs" \
+				--checkpoint-every "$epochs" --train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet --out "$base" >"$out/ffgu_$s.log" 2>&1
+		else
+			"$bin" train --config bench/configs/fmnist_ffgu.json --epochs "$epochs" --milestones "$milestone" --seed "$s" \
+				--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --out "$base" --quiet >"$out/ffgu_$s.log" 2>&1
+		fi
 	fi
 	for arm in pruned control; do
 		t=$out/appk_${arm}_$s.train.ebnn
@@ -76,34 +108,45 @@ for s in $(seq 1 "$seeds"); do
 	done_or_run "$out/appk_control_$s.convert.json" "$bin" convert --json --checkpoint "$out/appk_control_$s.train.ebnn" --out "$out/appk_control_$s.ebnn"
 	done_or_run "$out/appk_pruned_$s.convert.json" "$bin" convert --json --checkpoint "$out/appk_pruned_$s.train.ebnn" --out "$out/appk_pruned_$s.ebnn" "${pz[@]}"
 	for f in ffgu_${s}_z0 ffgu_${s}_zp appk_control_$s appk_pruned_$s; do
-		done_or_run "$out/$f.eval.json" "$bin" eval --json --samples "$samples" --ood digits --test-limit "$testlimit" "$out/$f.ebnn"
+		done_or_run "$out/$f.eval.json" "$bin" eval --json --samples "$samples" --ood digits --test-limit "$testlimit" "${evalargs[@]}" "$out/$f.ebnn"
 	done
 done
 
-PYTHONPATH=bench/lib python3 - "$out" "$seeds" "$epochs" "$finetune" "$ftlr" "$prune" "$samples" <<'EOF'
+PYTHONPATH=bench/lib python3 - "$out" "$seeds" "$finetune" "$ftlr" "$prune" "$samples" "$model" <<'EOF'
 import json, sys
 from stats import cell
-out, seeds, epochs, ft, lr, prune, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], float(sys.argv[6]), int(sys.argv[7])
+out, seeds, ft, lr, prune, k, model = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], float(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
 S = range(1, seeds + 1)
 keep = "%g %%" % (100 * (1 - prune))
 
 def history(arm, s):
-    """The trainer's per-epoch test reports of the fine-tuning epochs, by fine-tuning epoch 1…F."""
+    """The trainer's per-epoch test reports of the fine-tuning epochs, by fine-tuning epoch 1…F, and
+    the base run's epochs."""
+    ms = [json.loads(line) for line in open("%s/appk_%s_%d.train.metrics.jsonl" % (out, arm, s))]
+    # The log counts from 1 and includes the base run's epochs: the last F are the fine-tuning's.
+    base = max(m.get("epoch", 0) for m in ms) - ft
     h = {}
-    for line in open("%s/appk_%s_%d.train.metrics.jsonl" % (out, arm, s)):
-        m = json.loads(line)
-        e = m.get("epoch", 0) - epochs  # the log counts from 1 and includes the base run's epochs
+    for m in ms:
+        e = m.get("epoch", 0) - base
         if 1 <= e <= ft and m.get("test") and m["test"].get("classification"):
             h[e] = m["test"]["classification"]
     missing = [e for e in range(1, ft + 1) if e not in h]
     if missing:
         sys.exit("appk.sh: %s seed %d: no test evaluation after fine-tuning epoch(s) %s" % (arm, s, missing))
-    return h
+    return h, base
 
-hist = {(arm, s): history(arm, s) for arm in ("control", "pruned") for s in S}
-print("Fine-tuning FFG-U (Fashion-MNIST MLP 784-256-256-10, %d training epochs) for %d epochs at Adam %s, "
+hist, bases = {}, set()
+for arm in ("control", "pruned"):
+    for s in S:
+        hist[arm, s], b = history(arm, s)
+        bases.add(b)
+epochs = "/".join(str(b) for b in sorted(bases))
+net = ("Fashion-MNIST residual CNN of bench/configs/fmnist_resnet5_arch.json (bench/uvsw.sh --model resnet), classes 0–4"
+       if model == "resnet" else "Fashion-MNIST MLP 784-256-256-10")
+testset = "the test images of classes 0–4" if model == "resnet" else "all test images"
+print("Fine-tuning FFG-U (%s, %s training epochs) for %d epochs at Adam %s, "
       "without pruning and with %g %% of Z pruned (%s kept, pinned at zero); the trainer's test evaluation "
-      "after each epoch (8 samples). Mean ± s.e. over %d seeds." % (epochs, ft, lr, 100 * prune, keep, seeds))
+      "after each epoch (8 samples). Mean ± s.e. over %d seeds." % (net, epochs, ft, lr, 100 * prune, keep, seeds))
 print()
 print("| fine-tuning epoch | accuracy %, unpruned | ECE %, unpruned | accuracy %, pruned | ECE %, pruned |")
 print("|---:|---:|---:|---:|---:|")
@@ -123,8 +166,8 @@ rows = [("FFG-U, 100 % of Z, not fine-tuned", "ffgu_%d_z0", "94.40 / 0.17 / 0.64
         ("FFG-U, %s of Z, not fine-tuned" % keep, "ffgu_%d_zp", "—"),
         ("FFG-U, %s of Z, fine-tuned %d epochs" % (keep, ft), "appk_pruned_%d", "94.31 / 0.18 / 2.31" if abs(prune - 0.5) < 1e-9 else "—")]
 print("The final models, converted and evaluated with `edgebnn eval --samples %d --ood digits` "
-      "(all test images; OOD: scikit-learn's digits). Paper 003 Table 8: ResNet-50 on CIFAR-10, "
-      "fine-tuned 50 epochs at 1e-4 after pruning; not comparable in absolute terms." % k)
+      "(%s; OOD: scikit-learn's digits). Paper 003 Table 8: ResNet-50 on CIFAR-10, "
+      "fine-tuned 50 epochs at 1e-4 after pruning; not comparable in absolute terms." % (k, testset))
 print()
 print("| model | accuracy % | NLL | ECE % | Brier | OOD AUROC entropy | paper acc % / NLL / ECE % |")
 print("|---|---:|---:|---:|---:|---:|---|")

@@ -222,6 +222,13 @@ func TestBenchQuick(t *testing.T) {
 				cols: map[int]span{1: pct, 2: nll, 3: pct, 4: brier, 5: unit}},
 			{header: "difference, paired by seed", rows: 4, cells: 3, cols: map[int]span{1: {-100, 100}, 2: {-100, 100}}},
 		}},
+		// the same on the residual CNN (bench/uvsw.sh --model resnet's recipe, classes 0–4): about 12 s of CPU
+		{name: "appk_resnet", cmd: []string{"bench/appk.sh", "--model", "resnet", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath}, tables: []tableSpec{
+			{header: "fine-tuning epoch", rows: 2, cells: 5, labels: []string{"1", "2"}, cols: map[int]span{1: pct, 2: pct, 3: pct, 4: pct}},
+			{header: "model", rows: 4, cells: 7, labels: []string{"FFG-U, 100 % of Z, not", "FFG-U, 100 % of Z, fine-tuned 2 epochs (control)", "FFG-U, 50 % of Z, not", "FFG-U, 50 % of Z, fine-tuned 2"},
+				cols: map[int]span{1: pct, 2: nll, 3: pct, 4: brier, 5: unit}},
+			{header: "difference, paired by seed", rows: 4, cells: 3, cols: map[int]span{1: {-100, 100}, 2: {-100, 100}}},
+		}, check: captionNames("residual CNN of bench/configs/fmnist_resnet5_arch.json (bench/uvsw.sh --model resnet), classes 0–4")},
 		// the residual CNN (bench/uvsw.sh --model resnet's recipe): its FFG-U range reaches only the
 		// 10 % FFG-W budget, so one matched row; about 40 s of CPU
 		{name: "prunetab_resnet", cmd: []string{"bench/prunetab.sh", "--model", "resnet", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath},
