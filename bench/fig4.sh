@@ -9,8 +9,9 @@
 #   Ensemble-U, M = 32: λ_max ∈ {0, 0.03, 0.1, 0.3}                          (4 cells)
 #   M ∈ {16, 64, 128} (and the M = 32 cell above) at the papers' defaults: FFG-U λ_max = 0.03,
 #   σ_max = 0.1; Ensemble-U λ_max = 0.1                                       (6 cells)
-#   and FFG-U at λ_max = 0.03, σ_max = 0 (a MAP U; not in the paper): whether the drop from
-#   M = 64 to 128 at σ_max = 0.1 is the KL and noise of q(U) at a fixed σ_U  (3 cells)
+#   and FFG-U at λ_max = 0.03, σ_max = 0 (a MAP U) and at λ_max = 0, σ_max = 0 (no noise at all;
+#   neither in the paper): whether the drop from M = 64 to 128 at σ_max = 0.1 is the KL and noise
+#   of q(U) at a fixed σ_U, or of q(W|U)                                        (6 cells)
 #   λ_max ∈ {0.00375, 0.0125} (0.03 / 8 and 0.1 / 8), FFG-U σ_max = 0.1 and Ensemble-U, M = 32
 #   (4 cells): the project's prior sd on W is 8/√d_in, 8× the paper's 1/√d_in, and the noise of
 #   q(W|U) is σ_prior·λ, so the paper's λ_max grid corresponds to λ_max / 8 here
@@ -42,7 +43,7 @@
 # reused. The CPU seconds (user + system) of every training and evaluation are recorded and
 # summed under the tables. On the shared 2-core machine (another agent on the other core) an
 # epoch took about 8 s at M = 16–32, 16 s at M = 64 and 45 s at M = 128: about 40 min for the
-# defaults before the σ_max = 0 M cells, which add about 6 min.
+# defaults before the six σ_max = 0 M cells, which add about 12 min.
 #
 # Options: --seeds N (3), --epochs E (3), --samples K (20), --out DIR (runs/fig4), --png FILE
 # (docs/img/fig4.png), --sweeps LIST (grid,M,small: which of the three sweeps to train; M
@@ -87,18 +88,20 @@ for lam in 0 0.03 0.1 0.3; do
 done
 for lam in 0 0.03 0.1 0.3; do cells+=("grid ensu 32 $lam -"); done
 for m in 16 64 128; do cells+=("M ffgu $m 0.03 0.1"); done
-# FFG-U with a MAP U (σ_max = 0) over M: whether the drop at M = 128 is q(U)'s fixed noise.
-for m in 16 64 128; do cells+=("M ffgu $m 0.03 0"); done
+# FFG-U with a MAP U (σ_max = 0) over M, and fully point-estimated (λ_max = 0 too: W a deterministic
+# function of U and Z): whether the drop at M = 128 is q(U)'s fixed noise, or q(W|U)'s.
+for m in 16 64 128; do cells+=("M ffgu $m 0.03 0" "M ffgu $m 0 0"); done
 for m in 16 64 128; do cells+=("M ensu $m 0.1 -"); done
 # λ_max / 8 (see the header): FFG-U at σ_max 0.1 and Ensemble-U.
 for lam in 0.00375 0.0125; do cells+=("small ffgu 32 $lam 0.1" "small ensu 32 $lam -"); done
 # wanted SWEEP METHOD M LAM SIG: whether --sweeps and --methods select the cell (the M sweep's
-# M = 32 points are the grid cells at the default caps and, for FFG-U, at σ_max = 0).
+# M = 32 points are the grid cells at the default caps and, for FFG-U, at σ_max = 0 with λ_max
+# 0.03 and 0).
 wanted() {
 	[[ ,$methods, == *,$2,* ]] || return 1
 	[[ ,$sweeps, == *,$1,* ]] && return 0
 	[[ $1 == grid && $3 == 32 && ,$sweeps, == *,M,* ]] &&
-		{ [[ $2 == ffgu && $4 == 0.03 && ($5 == 0.1 || $5 == 0) ]] || [[ $2 == ensu && $4 == 0.1 ]]; }
+		{ [[ $2 == ffgu && (($4 == 0.03 && ($5 == 0.1 || $5 == 0)) || ($4 == 0 && $5 == 0)) ]] || [[ $2 == ensu && $4 == 0.1 ]]; }
 }
 
 # cell_config METHOD M LAM SIG FILE: the recipe's config with the cell's settings.

@@ -152,13 +152,15 @@ func run(w io.Writer, path, png, caption string) error {
 	for _, lam := range lamdas {
 		row(ensuKey(gridM, lam), fmt.Sprint(lam))
 	}
-	fmt.Fprintf(w, "\nM = M_in = M_out at the default caps (the paper's Fig. 4 right column), and FFG-U with a MAP U (σ_max = 0; not in the paper):\n\n")
+	fmt.Fprintf(w, "\nM = M_in = M_out at the default caps (the paper's Fig. 4 right column), and FFG-U with a MAP U (σ_max = 0) and with W|U a point estimate as well (λ_max = 0; neither in the paper):\n\n")
 	head("method", "M", "λ_max", "σ_max")
 	for _, m := range ms {
 		row(ffguKey(m, ffguLamda, ffguSDU), "FFG-U", fmt.Sprint(m), fmt.Sprint(ffguLamda), fmt.Sprint(ffguSDU))
 	}
-	for _, m := range ms {
-		row(ffguKey(m, ffguLamda, 0), "FFG-U", fmt.Sprint(m), fmt.Sprint(ffguLamda), "0")
+	for _, lam := range []float64{ffguLamda, 0} {
+		for _, m := range ms {
+			row(ffguKey(m, lam, 0), "FFG-U", fmt.Sprint(m), fmt.Sprint(lam), "0")
+		}
 	}
 	for _, m := range ms {
 		row(ensuKey(m, ensembleLam), "Ensemble-U", fmt.Sprint(m), fmt.Sprint(ensembleLam), "—")
@@ -262,17 +264,19 @@ func columns() []column {
 	}
 	fu, eu := series{label: fmt.Sprintf("FFG-U (%g, %g)", ffguLamda, ffguSDU)}, series{label: fmt.Sprintf("Ensemble-U (%g)", ensembleLam)}
 	fu0 := series{label: fmt.Sprintf("FFG-U (%g, 0: MAP U)", ffguLamda)}
+	fu00 := series{label: "FFG-U (0, 0: no noise)"}
 	var mTicks []string
 	for _, m := range ms {
 		fu.cells = append(fu.cells, ffguKey(m, ffguLamda, ffguSDU))
 		fu0.cells = append(fu0.cells, ffguKey(m, ffguLamda, 0))
+		fu00.cells = append(fu00.cells, ffguKey(m, 0, 0))
 		eu.cells = append(eu.cells, ensuKey(m, ensembleLam))
 		mTicks = append(mTicks, fmt.Sprint(m))
 	}
 	return []column{
 		{fmt.Sprintf("λ_max (M = %d)", gridM), lamTicks, byLam},
 		{fmt.Sprintf("σ_max (FFG-U, M = %d)", gridM), []string{"0", "0.1", "0.3"}, bySD},
-		{"M (default caps; FFG-U also at σ_max = 0)", mTicks, []series{fu, eu, fu0}},
+		{"M (default caps; FFG-U also at σ_max = 0)", mTicks, []series{fu, eu, fu0, fu00}},
 	}
 }
 
