@@ -212,9 +212,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if hasPreset {
 			return usagef("--preset and --resume exclude each other (the checkpoint holds its settings)")
 		}
-		st, err := train.ReadState(*resume)
-		if err != nil {
-			return err
+		st, rerr := train.ReadState(*resume)
+		if rerr != nil {
+			return rerr
 		}
 		cfg := st.Config
 		if err := apply(&cfg); err != nil {
@@ -223,6 +223,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := checkTrainOutputs(cfg, *configPath, *resume); err != nil {
 			return err
 		}
+		// err, not a new variable: a failed Resume must reach the check below.
 		t, err = train.Resume(*resume, apply)
 	} else {
 		cfg := train.DefaultConfig()

@@ -166,3 +166,24 @@ func TestTrainNumericLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestTrainResumeArchGone: a checkpoint whose --arch file has gone (or is resumed from another
+// directory, the path being relative) is refused with an error naming the architecture, not an
+// internal error (train.Resume's error once fell through to a nil trainer).
+func TestTrainResumeArchGone(t *testing.T) {
+	dir := t.TempDir()
+	arch := filepath.Join(dir, "toy_arch.txt")
+	const repr = "Sequential(\n  (0): Linear(in_features=1, out_features=8, bias=True)\n  (1): Tanh()\n  (2): Linear(in_features=8, out_features=1, bias=True)\n)\n"
+	if err := os.WriteFile(arch, []byte(repr), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "toy.ebnn")
+	runOK(t, "train", "--preset", "paper003-toy-ffgu", "--arch", arch, "--epochs", "2", "--out", out, "--quiet", "--no-plots")
+	if err := os.Remove(arch); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI("train", "--resume", out, "--epochs", "3", "--out", filepath.Join(dir, "toy2.ebnn"), "--quiet", "--no-plots")
+	if code == 0 || !strings.Contains(stderr, "toy_arch.txt") || strings.Contains(stderr, "internal error") {
+		t.Errorf("train --resume with the architecture file gone: exit %d, want an error naming it\n%s%s", code, stdout, stderr)
+	}
+}
