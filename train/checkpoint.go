@@ -161,7 +161,11 @@ func (t *Trainer) save(path string, optimizer bool) error {
 			return fmt.Errorf("checkpoint %s: optimizer tensor %q: %w", path, name, err)
 		}
 	}
-	s := State{Config: t.Config, Epoch: t.Epoch, Step: t.Step, OptimSteps: st.Step, TrainSeconds: t.TrainSeconds,
+	cfg := t.Config
+	if t.arch != "" {
+		cfg.Arch = t.arch
+	}
+	s := State{Config: cfg, Epoch: t.Epoch, Step: t.Step, OptimSteps: st.Step, TrainSeconds: t.TrainSeconds,
 		History: t.History, Members: max(1, len(nets)), HMC: t.HMC(), Laplace: t.lap}
 	blob, err := json.Marshal(&s)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -224,5 +225,51 @@ func TestArchNodesResNetErrors(t *testing.T) {
 	}
 	if c1 := nodes[0].Module; c1 == nil || c1.Name != "conv1" || c1.InChannels != 3 {
 		t.Fatalf("first module %+v, want conv1 with 3 input channels", c1)
+	}
+}
+
+// TestStoredArch: a checkpoint records an architecture file inline, and convert.ParseArch reads
+// the recorded text back as the file's tree; names, shorthands and inline JSON are kept as given.
+func TestStoredArch(t *testing.T) {
+	dir := t.TempDir()
+	repr := filepath.Join(dir, "net.txt")
+	if err := os.WriteFile(repr, []byte("Sequential(\n  (0): Conv2d(1, 4, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n  (1): ReLU()\n  (2): Flatten(start_dim=1, end_dim=-1)\n  (3): Linear(in_features=3136, out_features=10, bias=True)\n)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		arch   string
+		inline bool
+	}{
+		{exampleResNetArch, true},
+		{repr, true},
+		{"mlp:784-32-10", false},
+		{"resnet18", false},
+		{`{"layers": [{"name": "0", "type": "Linear", "in_features": 2, "out_features": 3}]}`, false},
+	} {
+		classes, in := 0, 0
+		if tc.arch == "resnet18" {
+			classes, in = 10, 1
+		}
+		want, _, err := convert.ParseArch(tc.arch, classes, in)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.arch, err)
+		}
+		got := storedArch(tc.arch, want)
+		if !tc.inline {
+			if got != tc.arch {
+				t.Errorf("%s: recorded as %.60q, want it as given", tc.arch, got)
+			}
+			continue
+		}
+		if !strings.HasPrefix(got, "{") || strings.Contains(got, "\n") {
+			t.Fatalf("%s: recorded as %.60q, want one line of inline JSON", tc.arch, got)
+		}
+		back, _, err := convert.ParseArch(got, 0, 0)
+		if err != nil {
+			t.Fatalf("%s: the recorded architecture does not parse: %v", tc.arch, err)
+		}
+		if !reflect.DeepEqual(back, want) {
+			t.Errorf("%s: the recorded architecture reads back as another tree", tc.arch)
+		}
 	}
 }

@@ -63,6 +63,7 @@ type Trainer struct {
 	fs      *fsviRun       // the function-space objective (objective fsvi), else nil
 	hmc     *hmcRun        // posterior hmc's sampler, else nil
 	lap     *LaplaceReport // posterior laplace once fitted (Nets[0] is then the ffg network), else nil
+	arch    string         // Config.Arch as checkpoints record it (storedArch)
 	lapVal  *data.Dataset  // laplace_val's held-out examples, else nil
 
 	// PruneReport is the outcome of prune_z once the fine-tuning phase has begun (nil before, and
@@ -461,6 +462,7 @@ func (t *Trainer) buildNets() error {
 	if err != nil {
 		return err
 	}
+	t.arch = storedArch(c.Arch, nodes)
 	cfg, err := t.inferenceConfig()
 	if err != nil {
 		return err

@@ -372,6 +372,15 @@ func sidePath(out, suffix string) string {
 	return strings.TrimSuffix(out, filepath.Ext(out)) + suffix
 }
 
+// archLabel names an architecture for the one-line report: inline JSON (as given, or as a
+// checkpoint records an architecture file) by its size, anything else as given.
+func archLabel(arch string) string {
+	if strings.HasPrefix(strings.TrimSpace(arch), "{") {
+		return fmt.Sprintf("an inline JSON architecture (%d bytes)", len(arch))
+	}
+	return arch
+}
+
 // metricsLogEvery is the least time between two rewrites of the metrics log during training.
 const metricsLogEvery = 2 * time.Second
 
@@ -380,7 +389,7 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 	if c.Preset != "" {
 		fmt.Fprintf(stdout, "preset %s (keys given explicitly override it)\n", c.Preset)
 	}
-	fmt.Fprintf(stdout, "training %s (%s) on %s: %d train, %d test examples", c.Arch, c.Posterior, t.Train.Name, t.Train.N, t.Test.N)
+	fmt.Fprintf(stdout, "training %s (%s) on %s: %d train, %d test examples", archLabel(c.Arch), c.Posterior, t.Train.Name, t.Train.N, t.Test.N)
 	if t.OOD != nil {
 		fmt.Fprintf(stdout, ", %d out-of-distribution", t.OOD.N)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train"
 )
 
 // TestTrainMCDropout: train --posterior mc_dropout --dropout 0.2 writes a model whose dropout
@@ -167,23 +168,33 @@ func TestTrainNumericLimits(t *testing.T) {
 	}
 }
 
-// TestTrainResumeArchGone: a checkpoint whose --arch file has gone (or is resumed from another
-// directory, the path being relative) is refused with an error naming the architecture, not an
+// TestTrainResumeArchGone: a checkpoint records an architecture read from a file inline, so it
+// resumes after the file has gone and from another directory, though --arch was a relative path;
+// an --arch given with --resume that cannot be read is refused with an error naming it, not an
 // internal error (train.Resume's error once fell through to a nil trainer).
 func TestTrainResumeArchGone(t *testing.T) {
 	dir := t.TempDir()
-	arch := filepath.Join(dir, "toy_arch.txt")
+	t.Chdir(dir)
 	const repr = "Sequential(\n  (0): Linear(in_features=1, out_features=8, bias=True)\n  (1): Tanh()\n  (2): Linear(in_features=8, out_features=1, bias=True)\n)\n"
-	if err := os.WriteFile(arch, []byte(repr), 0o644); err != nil {
+	if err := os.WriteFile("toy_arch.txt", []byte(repr), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "toy.ebnn")
-	runOK(t, "train", "--preset", "paper003-toy-ffgu", "--arch", arch, "--epochs", "2", "--out", out, "--quiet", "--no-plots")
-	if err := os.Remove(arch); err != nil {
+	runOK(t, "train", "--preset", "paper003-toy-ffgu", "--arch", "toy_arch.txt", "--epochs", "2", "--out", out, "--quiet", "--no-plots")
+	if err := os.Remove("toy_arch.txt"); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runCLI("train", "--resume", out, "--epochs", "3", "--out", filepath.Join(dir, "toy2.ebnn"), "--quiet", "--no-plots")
-	if code == 0 || !strings.Contains(stderr, "toy_arch.txt") || strings.Contains(stderr, "internal error") {
-		t.Errorf("train --resume with the architecture file gone: exit %d, want an error naming it\n%s%s", code, stdout, stderr)
+	t.Chdir(t.TempDir())
+	runOK(t, "train", "--resume", out, "--epochs", "3", "--out", filepath.Join(dir, "toy2.ebnn"), "--quiet", "--no-plots")
+	st, err := train.ReadState(filepath.Join(dir, "toy2.ebnn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Epoch != 3 || !strings.HasPrefix(st.Config.Arch, "{") {
+		t.Errorf("resumed checkpoint: epoch %d, arch %.40q; want 3 and the architecture inline", st.Epoch, st.Config.Arch)
+	}
+	code, stdout, stderr := runCLI("train", "--resume", out, "--arch", "gone_arch.txt", "--epochs", "3", "--out", filepath.Join(dir, "toy3.ebnn"), "--quiet", "--no-plots")
+	if code == 0 || !strings.Contains(stderr, "gone_arch.txt") || strings.Contains(stderr, "internal error") {
+		t.Errorf("train --resume --arch with a missing file: exit %d, want an error naming it\n%s%s", code, stdout, stderr)
 	}
 }
