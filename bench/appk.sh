@@ -36,13 +36,13 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 model=mlp reuse= seeds=3 epochs=4 finetune=50 ftlr=1e-4 prune=0.5 samples=16 out= trainlimit=0 testlimit=0 quick=0 epochsset=0
 source bench/lib/opts.sh
+source bench/lib/recipes.sh
 parse_opts "usage: bench/appk.sh [--model mlp|resnet] [--reuse DIR] [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--prune P] [--samples K] [--quick] [--out DIR]" \
 	"seeds=2 epochs=1 finetune=2 trainlimit=300 testlimit=200 samples=2" \
 	--model=model --reuse=reuse --seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr --prune=prune --samples=samples:int --out=out -- "$@"
 case $model in
-mlp) modelargs=() evalargs=() ;;
+mlp) evalargs=() ;;
 resnet)
-	modelargs=(--config bench/configs/fmnist_resnet_ffgu.json --classes 0-4 --arch bench/configs/fmnist_resnet5_arch.json)
 	evalargs=(--classes 0-4)
 	((quick || epochsset)) || epochs=6
 	;;
@@ -58,8 +58,7 @@ python3 -c "import sys; p = float(sys.argv[1]); sys.exit(not 0 < p < 1)" "$prune
 mkdir -p "$out"
 bin=$out/edgebnn
 go build -o "$bin" ./cmd/edgebnn
-milestone=$(((2 * epochs + 2) / 3)) # as bench/prunetab.sh
-[[ $model == resnet ]] && milestone=$((epochs * 2 / 3)) # as bench/uvsw.sh
+fmnist_recipe "$model" ffgu "$epochs" # the base run: bench/prunetab.sh's (bench/uvsw.sh's for the resnet)
 
 # done_or_run FILE CMD...: runs CMD with its output to FILE.tmp, then renames it FILE, so that an
 # interrupted run leaves nothing that looks finished.
@@ -79,13 +78,8 @@ for s in $(seq 1 "$seeds"); do
 	fi
 	if [[ ! -f $base ]]; then
 		echo "training ffgu seed $s" >&2
-		if [[ $model == resnet ]]; then # bench/uvsw.sh's command
-			"$bin" train "${modelargs[@]}" --epochs "$epochs" --milestones "$milestone" --seed "$s" --eval-every "$epochs" \
-				--checkpoint-every "$epochs" --train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet --out "$base" >"$out/ffgu_$s.log" 2>&1
-		else
-			"$bin" train --config bench/configs/fmnist_ffgu.json --epochs "$epochs" --milestones "$milestone" --seed "$s" \
-				--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --out "$base" --quiet >"$out/ffgu_$s.log" 2>&1
-		fi
+		"$bin" train "${recipe[@]}" --seed "$s" --train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet \
+			--out "$base" >"$out/ffgu_$s.log" 2>&1
 	fi
 	for arm in pruned control; do
 		t=$out/appk_${arm}_$s.train.ebnn

@@ -53,6 +53,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 model=mlp reuse="" seeds=3 epochs=4 finetune=1 ftlr=3e-4 ftlimit=20000 samples=16 out="" png=""
 trainlimit=0 testlimit=0 fttestlimit=1000 quick=0 pngset=0 epochsset=0
 source bench/lib/opts.sh
+source bench/lib/recipes.sh
 parse_opts "usage: bench/prunetab.sh [--model mlp|resnet] [--reuse DIR] [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M] [--samples K] [--quick] [--out DIR] [--png FILE]" "seeds=1 epochs=1 ftlimit=300 samples=2 trainlimit=300 testlimit=200 fttestlimit=200" \
 	--model=model --reuse=reuse --seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr --finetune-limit=ftlimit:int --samples=samples:int --out=out --png=png -- "$@"
 case $model in
@@ -72,8 +73,6 @@ mkdir -p "$out"
 bin=$out/edgebnn
 go build -o "$bin" ./cmd/edgebnn
 results=$out/results.jsonl
-milestone=$(((2 * epochs + 2) / 3)) # the learning rate drops ×0.1 there (the configs: 8 of 12)
-[[ $model == resnet ]] && milestone=$((epochs * 2 / 3)) # as bench/uvsw.sh
 wkeeps=(1 0.5 0.1 0.01 0.001)  # FFG-W: fraction of weights kept
 zkeeps=(1 0.75 0.5 0.25)       # FFG-U: fraction of Z kept (the paper's rows)
 ftw=" 0.1 0.01 0.001 "            # the FFG-W rows fine-tuned
@@ -87,16 +86,10 @@ train() { # kind seed
 	fi
 	if [[ ! -f $f ]]; then
 		echo "training $1 seed $2" >&2
-		if [[ $model == resnet ]]; then # bench/uvsw.sh's command
-			"$bin" train --config "bench/configs/fmnist_resnet_$1.json" --classes 0-4 --arch bench/configs/fmnist_resnet5_arch.json \
-				--epochs "$epochs" --milestones "$milestone" --seed "$2" --eval-every "$epochs" --checkpoint-every "$epochs" \
-				--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet --out "$f" >"$out/$1_$2.log" 2>&1
-			return
-		fi
-		local cfg=bench/configs/fmnist_$1.json
-		[[ $1 == ffgw ]] && cfg=bench/configs/fmnist_ffgw_sd1e-4.json # bayesianize's initial σ 1e-4
-		"$bin" train --config "$cfg" --epochs "$epochs" --milestones "$milestone" --seed "$2" \
-			--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --out "$f" --quiet >"$out/$1_$2.log" 2>&1
+		local recipe
+		fmnist_recipe "$model" "$1" "$epochs"
+		"$bin" train "${recipe[@]}" --seed "$2" --train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet \
+			--out "$f" >"$out/$1_$2.log" 2>&1
 	fi
 }
 

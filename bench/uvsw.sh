@@ -65,11 +65,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 model=mlp methods=det,ensw,ffgw,ffgu,fcgu,ensembleu5 corrupt=yes seeds=3 members=5 epochs=6 samples=10 limit=2000 out="" md="" png=""
 trainlimit=0 testlimit=0 quick=0
 source bench/lib/opts.sh
+source bench/lib/recipes.sh
 parse_opts "usage: bench/uvsw.sh [--model mlp|resnet] [--methods LIST] [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--corrupt yes|no] [--quick] [--out DIR] [--md FILE] [--png FILE]" "seeds=1 members=2 epochs=1 samples=2 trainlimit=300 testlimit=200" \
 	--model=model --methods=methods --seeds=seeds:int --members=members:int --epochs=epochs:int --samples=samples:int --corrupt-limit=limit:int --corrupt=corrupt --out=out --md=md --png=png -- "$@"
 case $model in
-mlp) cfg=fmnist arch=mlp:784-256-256-5 stem=uvsw ;;
-resnet) cfg=fmnist_resnet arch=bench/configs/fmnist_resnet5_arch.json stem=uvsw_resnet ;;
+mlp) arch=mlp:784-256-256-5 stem=uvsw ;;
+resnet) arch=bench/configs/fmnist_resnet5_arch.json stem=uvsw_resnet ;; # fmnist_recipe's
 *) echo "uvsw.sh: --model is mlp or resnet, not \"$model\"" >&2; exit 2 ;;
 esac
 case $corrupt in
@@ -117,19 +118,25 @@ train_one() { # kind seed
 	# Done when convert's line is in the log: edgebnn train writes a <stem>.model.ebnn of its own
 	# (with the priors) before convert replaces it, so a run stopped in between must convert again.
 	grep -qF "wrote $f.model.ebnn:" "$f.log" 2>/dev/null && [[ -f $f.model.ebnn ]] && return 0
+	local common=(--classes 0-4 --arch "$arch" --epochs "$epochs" --eval-every "$epochs" --checkpoint-every "$epochs")
 	case $kind in
-	faem) recipe=(--config bench/configs/fmnist_faem.json --fa-start-epoch $((epochs / 2))) ;;
+	faem) recipe=(--config bench/configs/fmnist_faem.json --fa-start-epoch $((epochs / 2)) "${common[@]}") ;;
 	swag) recipe=(--config bench/configs/fmnist_faem.json --posterior swag --latent-dim 20 --fa-every 30 --fa-warmup 0
-		--fa-start-epoch $((epochs / 2))) ;;
-	vifa) recipe=(--config bench/configs/fmnist_vifa.json) ;;
-	*) recipe=(--config "bench/configs/${cfg}_$kind.json" --milestones $((epochs * 2 / 3))) ;;
+		--fa-start-epoch $((epochs / 2)) "${common[@]}") ;;
+	vifa) recipe=(--config bench/configs/fmnist_vifa.json "${common[@]}") ;;
+	*)
+		if [[ $model == resnet ]]; then
+			fmnist_recipe resnet "$kind" "$epochs"
+		else
+			recipe=(--config "bench/configs/fmnist_$kind.json" --milestones $((epochs * 2 / 3)) "${common[@]}")
+		fi
+		;;
 	esac
 	if [[ ! -f $f.ebnn ]]; then
 		echo "training $kind seed $s" >&2
 		# shellcheck disable=SC2086 # TRAIN_FLAGS is a list of words
-		"$bin" train "${recipe[@]}" --classes 0-4 --arch "$arch" \
-			--epochs "$epochs" --seed "$s" --eval-every "$epochs" --checkpoint-every "$epochs" \
-			--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet ${TRAIN_FLAGS:-} --out "$f.ebnn" >"$f.log" 2>&1
+		"$bin" train "${recipe[@]}" --seed "$s" --train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet \
+			${TRAIN_FLAGS:-} --out "$f.ebnn" >"$f.log" 2>&1
 	fi
 	"$bin" convert --checkpoint "$f.ebnn" --out "$f.model.ebnn" --dtype f32 --compress none >>"$f.log"
 }
