@@ -15,6 +15,10 @@
 #   λ_max ∈ {0.00375, 0.0125} (0.03 / 8 and 0.1 / 8), FFG-U σ_max = 0.1 and Ensemble-U, M = 32
 #   (4 cells): the project's prior sd on W is 8/√d_in, 8× the paper's 1/√d_in, and the noise of
 #   q(W|U) is σ_prior·λ, so the paper's λ_max grid corresponds to λ_max / 8 here
+#   FFG-U at λ_max = σ_max = 0 with the KL term weighted 0 (--temperature 0: U and Z fitted by
+#   maximum likelihood alone, no pull of the whitened prior N(0, I) on U), M ∈ {16, 32, 64, 128}
+#   (4 cells, sweep "prior"; not in the paper): whether what remains of the drop from M = 64 to
+#   128 without any noise is that prior's pull, which grows with the number of U's entries
 # where M = M_in = M_out for every layer (the paper keeps M_out = 10 for the last layer; the
 # project's configs use M × M everywhere). The paper's first two columns use M = 128; we use
 # M = 32 (the project's recipe; M = 128 costs 4–5× the CPU per epoch). λ_max = 0 is the point
@@ -46,8 +50,8 @@
 # defaults before the six σ_max = 0 M cells, which add about 12 min.
 #
 # Options: --seeds N (3), --epochs E (3), --samples K (20), --out DIR (runs/fig4), --png FILE
-# (docs/img/fig4.png), --sweeps LIST (grid,M,small: which of the three sweeps to train; M
-# includes its M = 32 cells), --methods LIST (ffgu,ensu). Cells left out print "—" in the
+# (docs/img/fig4.png), --sweeps LIST (grid,M,small,prior: which of the four sweeps to train; M
+# includes its M = 32 cells; prior is FFG-U's only), --methods LIST (ffgu,ensu). Cells left out print "—" in the
 # tables, so e.g. `--sweeps M --methods ffgu --epochs 12` reruns FFG-U's M sweep at the recipe's
 # length on its own. --quick: 1 seed, 1 epoch on the first 300 training images, K = 2, every
 # evaluation on the first 200 test images, the plot in DIR — every cell and table in about 15 s
@@ -55,12 +59,12 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 epochs=3 samples=20 out=runs/fig4 png=docs/img/fig4.png
-trainlimit=0 testlimit=0 quick=0 pngset=0 sweeps=grid,M,small methods=ffgu,ensu
+trainlimit=0 testlimit=0 quick=0 pngset=0 sweeps=grid,M,small,prior methods=ffgu,ensu
 source bench/lib/opts.sh
-parse_opts "usage: bench/fig4.sh [--seeds N] [--epochs E] [--samples K] [--quick] [--out DIR] [--png FILE] [--sweeps grid,M,small] [--methods ffgu,ensu]" "seeds=1 epochs=1 samples=2 trainlimit=300 testlimit=200" \
+parse_opts "usage: bench/fig4.sh [--seeds N] [--epochs E] [--samples K] [--quick] [--out DIR] [--png FILE] [--sweeps grid,M,small,prior] [--methods ffgu,ensu]" "seeds=1 epochs=1 samples=2 trainlimit=300 testlimit=200" \
 	--seeds=seeds:int --epochs=epochs:int --samples=samples:int --out=out --png=png --sweeps=sweeps --methods=methods -- "$@"
 for w in ${sweeps//,/ }; do
-	[[ $w == grid || $w == M || $w == small ]] || { echo "fig4.sh: --sweeps takes grid, M and small, not \"$w\"" >&2; exit 2; }
+	[[ $w == grid || $w == M || $w == small || $w == prior ]] || { echo "fig4.sh: --sweeps takes grid, M, small and prior, not \"$w\"" >&2; exit 2; }
 done
 for w in ${methods//,/ }; do
 	[[ $w == ffgu || $w == ensu ]] || { echo "fig4.sh: --methods takes ffgu and ensu, not \"$w\"" >&2; exit 2; }
@@ -80,8 +84,9 @@ ml=$((epochs > 1 ? 1 : 0))
 milestone=$((epochs * 2 / 3))
 ((milestone >= 1)) || milestone=$epochs
 
-# The cells, in the order they train within a seed: "sweep method M λ_max σ_max" (σ_max "-" for
-# Ensemble-U, which has no q(U) variance). The M = 32 default cells belong to two sweeps.
+# The cells, in the order they train within a seed: "sweep method M λ_max σ_max [T]" (σ_max "-"
+# for Ensemble-U, which has no q(U) variance; T the KL term's weight, --temperature, 1 when
+# absent). The M = 32 default cells belong to two sweeps.
 cells=()
 for lam in 0 0.03 0.1 0.3; do
 	for sig in 0 0.1 0.3; do cells+=("grid ffgu 32 $lam $sig"); done
@@ -94,6 +99,8 @@ for m in 16 64 128; do cells+=("M ffgu $m 0.03 0" "M ffgu $m 0 0"); done
 for m in 16 64 128; do cells+=("M ensu $m 0.1 -"); done
 # λ_max / 8 (see the header): FFG-U at σ_max 0.1 and Ensemble-U.
 for lam in 0.00375 0.0125; do cells+=("small ffgu 32 $lam 0.1" "small ensu 32 $lam -"); done
+# No noise and no prior (see the header).
+for m in 16 32 64 128; do cells+=("prior ffgu $m 0 0 0"); done
 # wanted SWEEP METHOD M LAM SIG: whether --sweeps and --methods select the cell (the M sweep's
 # M = 32 points are the grid cells at the default caps and, for FFG-U, at σ_max = 0 with λ_max
 # 0.03 and 0).
@@ -130,25 +137,26 @@ TIMEFORMAT='%U %S'
 for s in $(seq 1 "$seeds"); do
 	for cell in "${cells[@]}"; do
 		set -- $cell
-		sweep=$1 method=$2 m=$3 lam=$4 sig=$5
+		sweep=$1 method=$2 m=$3 lam=$4 sig=$5 temp=${6:-1}
 		wanted "$sweep" "$method" "$m" "$lam" "$sig" || continue
 		stem=$out/${method}_M${m}_l${lam}_s${sig}_seed$s
+		[[ $temp == 1 ]] || stem=$out/${method}_M${m}_l${lam}_s${sig}_t${temp}_seed$s
 		if [[ ! -f $stem.eval.json ]]; then
 			echo "training $method M=$m λ_max=$lam σ_max=$sig seed $s" >&2
 			cell_config "$method" "$m" "$lam" "$sig" "$stem.json"
-			{ time "$bin" train --config "$stem.json" --epochs "$epochs" --ml-epochs "$ml" --annealing-epochs "$anneal" \
+			{ time "$bin" train --config "$stem.json" --epochs "$epochs" --ml-epochs "$ml" --annealing-epochs "$anneal" --temperature "$temp" \
 				--milestones "$milestone" --seed "$s" --eval-every "$epochs" --checkpoint-every "$epochs" \
 				--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet --out "$stem.ebnn" >"$stem.log" 2>&1; } 2>"$stem.cpu"
 			{ time "$bin" eval --json --samples "$samples" --ood digits --test-limit "$testlimit" "$stem.ebnn" >"$stem.eval.tmp"; } 2>>"$stem.cpu"
 			mv "$stem.eval.tmp" "$stem.eval.json"
 		fi
-		python3 - "$sweep" "$method" "$m" "$lam" "$sig" "$s" "$stem" <<'EOF' >>"$results"
+		python3 - "$sweep" "$method" "$m" "$lam" "$sig" "$s" "$stem" "$temp" <<'EOF' >>"$results"
 import json, sys
-sweep, method, m, lam, sig, seed, stem = sys.argv[1:]
+sweep, method, m, lam, sig, seed, stem, temp = sys.argv[1:]
 r = json.load(open(stem + ".eval.json"))
 cpu = sum(float(x) for line in open(stem + ".cpu") for x in line.split())
 print(json.dumps({"sweep": sweep, "method": method, "m": int(m), "lamda": float(lam),
-    "sd_u": None if sig == "-" else float(sig), "seed": int(seed), "cpu_seconds": cpu,
+    "sd_u": None if sig == "-" else float(sig), "temperature": float(temp), "seed": int(seed), "cpu_seconds": cpu,
     "accuracy": r["classification"]["accuracy"], "nll": r["classification"]["nll"],
     "ece": r["classification"]["ece"], "auroc_entropy": r["ood"]["entropy"]["auroc"],
     "auroc_mi": r["ood"]["mi"]["auroc"]}))

@@ -42,7 +42,7 @@ func TestBenchBadOptions(t *testing.T) {
 		{"j2settings.sh", []string{"--seeds", "1"}, "--seeds must be at least 2", nil},
 		{"j2settings.sh", []string{"--epochs", "0"}, "--epochs must be at least 1", nil},
 		{"j2settings.sh", []string{"--method", "ffgw"}, `--method must be ffgu or ensembleu, not "ffgw"`, nil},
-		{"fig4.sh", []string{"--sweeps", "M,lr"}, `--sweeps takes grid, M and small, not "lr"`, nil},
+		{"fig4.sh", []string{"--sweeps", "M,lr"}, `--sweeps takes grid, M, small and prior, not "lr"`, nil},
 		{"fig4.sh", []string{"--methods", "ffgw"}, `--methods takes ffgu and ensu, not "ffgw"`, nil},
 		{"fig4.sh", []string{"--sweeps", ","}, "--sweeps and --methods need at least one name", nil},
 		{"fa_papers.sh", []string{"--only", "linear,bogus"}, "--only: unknown experiment bogus", nil},

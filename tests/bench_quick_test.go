@@ -206,6 +206,9 @@ func TestBenchQuick(t *testing.T) {
 				cols: map[int]span{1: count, 2: unit, 4: count, 5: pct, 6: {0, 100}, 7: pct, 8: unit, 9: unit}},
 			{header: "method (small λ_max)", rows: 8, cells: 9, labels: []string{"FFG-U", "FFG-U", "FFG-U", "FFG-U", "Ensemble-U", "Ensemble-U", "Ensemble-U", "Ensemble-U"},
 				cols: map[int]span{1: unit, 3: count, 4: pct, 5: nll, 6: pct, 7: unit, 8: unit}},
+			// FFG-U without noise over M, the KL term weighted 1 and 0
+			{header: "FFG-U M (no noise)", rows: 8, cells: 8, labels: []string{"16", "32", "64", "128", "16", "32", "64", "128"},
+				cols: map[int]span{1: unit, 2: count, 3: pct, 4: {0, 100}, 5: pct, 6: unit, 7: unit}},
 		}},
 		{name: "prunetab", cmd: []string{"bench/prunetab.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath}, tables: []tableSpec{
 			// printed after the pruning phase (the 11 pruned rows), then with the 7 fine-tuned rows

@@ -2,8 +2,9 @@
 // Fashion-MNIST MLP: it reads the per-run results (JSON lines: sweep, method, M, λ_max, σ_max,
 // seed, CPU seconds and the metrics of `edgebnn eval --json --ood digits`), prints four
 // Markdown tables — FFG-U over λ_max × σ_max, Ensemble-U over λ_max (both at M = 32), both
-// methods over M at their default caps, and both over λ_max / 8 (the paper's grid scaled to the
-// project's 8× wider prior) — each cell mean ± standard error over the seeds, then
+// methods over M at their default caps, both over λ_max / 8 (the paper's grid scaled to the
+// project's 8× wider prior), and FFG-U without noise over M with the KL term weighted 1 and 0 —
+// each cell mean ± standard error over the seeds, then
 // the total CPU time, and draws the figure: accuracy, NLL, ECE and OOD AUROC (rows) against
 // λ_max (both grids on one categorical axis), σ_max and M (columns), as the paper's Fig. 4 (which
 // shows accuracy and ECE only).
@@ -36,7 +37,8 @@ type result struct {
 	Method       string   `json:"method"` // ffgu or ensu
 	M            int      `json:"m"`
 	Lamda        float64  `json:"lamda"`
-	SDU          *float64 `json:"sd_u"` // nil for Ensemble-U
+	SDU          *float64 `json:"sd_u"`        // nil for Ensemble-U
+	Temperature  *float64 `json:"temperature"` // the KL term's weight; nil (results before it was recorded): 1
 	Seed         int      `json:"seed"`
 	CPUSeconds   float64  `json:"cpu_seconds"`
 	Accuracy     float64  `json:"accuracy"`
@@ -46,18 +48,23 @@ type result struct {
 	AUROCMI      float64  `json:"auroc_mi"`
 }
 
-// key identifies a cell: the method and its settings (σ_max −1 for Ensemble-U).
+// key identifies a cell: the method and its settings (σ_max −1 for Ensemble-U; temp the KL
+// term's weight).
 type key struct {
 	method string
 	m      int
 	lamda  float64
 	sdU    float64
+	temp   float64
 }
 
 func (r result) key() key {
-	k := key{method: r.Method, m: r.M, lamda: r.Lamda, sdU: -1}
+	k := key{method: r.Method, m: r.M, lamda: r.Lamda, sdU: -1, temp: 1}
 	if r.SDU != nil {
 		k.sdU = *r.SDU
+	}
+	if r.Temperature != nil {
+		k.temp = *r.Temperature
 	}
 	return k
 }
@@ -81,8 +88,11 @@ const (
 	ensembleLam = 0.1 // paper 003's Ensemble-U setting
 )
 
-func ffguKey(m int, lam, sd float64) key { return key{"ffgu", m, lam, sd} }
-func ensuKey(m int, lam float64) key     { return key{"ensu", m, lam, -1} }
+func ffguKey(m int, lam, sd float64) key { return key{"ffgu", m, lam, sd, 1} }
+func ensuKey(m int, lam float64) key     { return key{"ensu", m, lam, -1, 1} }
+
+// noPriorKey is FFG-U without noise (λ_max = σ_max = 0) trained with the KL term weighted 0.
+func noPriorKey(m int) key { return key{"ffgu", m, 0, 0, 0} }
 
 // metric is one reported quantity of a result, in the tables' and the plot's units.
 type metric struct {
@@ -172,6 +182,17 @@ func run(w io.Writer, path, png, caption string) error {
 	}
 	for _, lam := range smallLamdas {
 		row(ensuKey(gridM, lam), "Ensemble-U", fmt.Sprint(lam), "—")
+	}
+	fmt.Fprintf(w, "\nFFG-U without noise (λ_max = σ_max = 0) over M, the KL term (the whitened prior's ½‖U‖² on U) weighted 1 (the ELBO's) and 0 (U and Z fitted by maximum likelihood alone; not in the paper):\n\n")
+	head("FFG-U M (no noise)", "KL weight")
+	for _, temp := range []float64{1, 0} {
+		for _, m := range ms {
+			k := ffguKey(m, 0, 0)
+			if temp == 0 {
+				k = noPriorKey(m)
+			}
+			row(k, fmt.Sprint(m), fmt.Sprint(temp))
+		}
 	}
 	fmt.Fprintf(w, "\nCPU time: %.0f s (%.2f h) of training and evaluation over %d runs.\n", cpu, cpu/3600, n)
 	if png == "" {
@@ -265,22 +286,24 @@ func columns() []column {
 	fu, eu := series{label: fmt.Sprintf("FFG-U (%g, %g)", ffguLamda, ffguSDU)}, series{label: fmt.Sprintf("Ensemble-U (%g)", ensembleLam)}
 	fu0 := series{label: fmt.Sprintf("FFG-U (%g, 0: MAP U)", ffguLamda)}
 	fu00 := series{label: "FFG-U (0, 0: no noise)"}
+	fuT0 := series{label: "FFG-U (0, 0), KL weight 0"}
 	var mTicks []string
 	for _, m := range ms {
 		fu.cells = append(fu.cells, ffguKey(m, ffguLamda, ffguSDU))
 		fu0.cells = append(fu0.cells, ffguKey(m, ffguLamda, 0))
 		fu00.cells = append(fu00.cells, ffguKey(m, 0, 0))
+		fuT0.cells = append(fuT0.cells, noPriorKey(m))
 		eu.cells = append(eu.cells, ensuKey(m, ensembleLam))
 		mTicks = append(mTicks, fmt.Sprint(m))
 	}
 	return []column{
 		{fmt.Sprintf("λ_max (M = %d)", gridM), lamTicks, byLam},
 		{fmt.Sprintf("σ_max (FFG-U, M = %d)", gridM), []string{"0", "0.1", "0.3"}, bySD},
-		{"M (default caps; FFG-U also at σ_max = 0)", mTicks, []series{fu, eu, fu0, fu00}},
+		{"M (default caps; FFG-U also at σ_max = 0, and without the KL)", mTicks, []series{fu, eu, fu0, fu00, fuT0}},
 	}
 }
 
-var colours = trainplot.Tableau[:4]
+var colours = trainplot.Tableau[:5]
 
 // drawFigure draws metrics (accuracy, NLL, ECE, AUROC by entropy; rows) against the columns'
 // settings, each point a cell's mean with ± one standard error; cells without runs are skipped.
