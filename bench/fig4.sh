@@ -39,7 +39,7 @@
 # paper's test samples) on the 10000 test images: accuracy, NLL, ECE (15 bins) and the OOD AUROC
 # by predictive entropy and by mutual information against scikit-learn's 8×8 digits upsampled to
 # 28×28 (the OOD set of bench/prunetab.sh and bench/globalu.sh for 10-class models). bench/fig4
-# (Go) prints the four Markdown tables (mean ± standard error over the seeds) and draws the
+# (Go) prints the five Markdown tables (mean ± standard error over the seeds) and draws the
 # figure: accuracy, NLL, ECE and AUROC (rows) against λ_max, σ_max and M (columns), as Fig. 4.
 #
 # Training runs one at a time (JOBS=1: run it with GOMAXPROCS=1 to use one core), seed by seed,
@@ -73,10 +73,6 @@ done
 ((quick && !pngset)) && png=$out/fig4.png
 ((seeds >= 1 && epochs >= 1)) || { echo "fig4.sh: need --seeds ≥ 1 and --epochs ≥ 1" >&2; exit 2; }
 ((seeds >= 3 || quick)) || echo "fig4.sh: fewer than 3 seeds: the standard errors mean little" >&2
-mkdir -p "$out"
-bin=$out/edgebnn
-go build -o "$bin" ./cmd/edgebnn
-go build -o "$out/fig4" ./bench/fig4
 results=$out/results.jsonl
 anneal=$(((epochs + 2) / 3))
 ((epochs > 1)) || anneal=0
@@ -110,6 +106,16 @@ wanted() {
 	[[ $1 == grid && $3 == 32 && ,$sweeps, == *,M,* ]] &&
 		{ [[ $2 == ffgu && (($4 == 0.03 && ($5 == 0.1 || $5 == 0)) || ($4 == 0 && $5 == 0)) ]] || [[ $2 == ensu && $4 == 0.1 ]]; }
 }
+n=0
+for cell in "${cells[@]}"; do
+	set -- $cell
+	wanted "$1" "$2" "$3" "$4" "$5" && n=$((n + 1))
+done
+((n)) || { echo "fig4.sh: --sweeps $sweeps with --methods $methods selects no cell (the prior sweep is FFG-U's only)" >&2; exit 2; }
+mkdir -p "$out"
+bin=$out/edgebnn
+go build -o "$bin" ./cmd/edgebnn
+go build -o "$out/fig4" ./bench/fig4
 
 # cell_config METHOD M LAM SIG FILE: the recipe's config with the cell's settings.
 cell_config() {
@@ -142,7 +148,7 @@ for s in $(seq 1 "$seeds"); do
 		stem=$out/${method}_M${m}_l${lam}_s${sig}_seed$s
 		[[ $temp == 1 ]] || stem=$out/${method}_M${m}_l${lam}_s${sig}_t${temp}_seed$s
 		if [[ ! -f $stem.eval.json ]]; then
-			echo "training $method M=$m λ_max=$lam σ_max=$sig seed $s" >&2
+			echo "training $method M=$m λ_max=$lam σ_max=$sig KL weight $temp seed $s" >&2
 			cell_config "$method" "$m" "$lam" "$sig" "$stem.json"
 			{ time "$bin" train --config "$stem.json" --epochs "$epochs" --ml-epochs "$ml" --annealing-epochs "$anneal" --temperature "$temp" \
 				--milestones "$milestone" --seed "$s" --eval-every "$epochs" --checkpoint-every "$epochs" \

@@ -140,9 +140,9 @@ train_one() { # kind seed
 	fi
 	"$bin" convert --checkpoint "$f.ebnn" --out "$f.model.ebnn" --dtype f32 --compress none >>"$f.log"
 }
-export -f train_one
-export bin out epochs trainlimit testlimit cfg arch
-printf '%s\n' "${jobs[@]}" | xargs -P "${JOBS:-2}" -L 1 bash -c 'train_one "$@"' _
+export -f train_one fmnist_recipe
+export bin out epochs trainlimit testlimit model arch
+printf '%s\n' "${jobs[@]}" | xargs -P "${JOBS:-2}" -L 1 bash -c 'set -euo pipefail; train_one "$@"' _
 
 # Ensemble-W g: the deterministic networks gM+1 … gM+M in one model file.
 if [[ -n ${want[ensw]-} ]]; then

@@ -45,6 +45,7 @@ func TestBenchBadOptions(t *testing.T) {
 		{"fig4.sh", []string{"--sweeps", "M,lr"}, `--sweeps takes grid, M, small and prior, not "lr"`, nil},
 		{"fig4.sh", []string{"--methods", "ffgw"}, `--methods takes ffgu and ensu, not "ffgw"`, nil},
 		{"fig4.sh", []string{"--sweeps", ","}, "--sweeps and --methods need at least one name", nil},
+		{"fig4.sh", []string{"--sweeps", "prior", "--methods", "ensu"}, "selects no cell", nil},
 		{"fa_papers.sh", []string{"--only", "linear,bogus"}, "--only: unknown experiment bogus", nil},
 		{"fa_papers.sh", []string{"--seeds", "0"}, "--seeds must be ≥ 1", nil},
 		{"fa_papers.sh", []string{"--epochs", "3"}, "usage: bench/fa_papers.sh", nil},

@@ -409,7 +409,9 @@ func (t *Trainer) splitLaplaceVal() error {
 func (t *Trainer) fitLaplace(ctx context.Context) error {
 	c := &t.Config
 	start := time.Now()
-	nodes, err := archNodes(c.Arch, c.Task, t.Train)
+	// t.arch, the architecture as buildNets read it (a file's inline): the file may have changed
+	// or gone since.
+	nodes, err := archNodes(t.arch, c.Task, t.Train)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,6 @@
 // Command fig4 summarises bench/fig4.sh, paper 003's hyper-parameter ablation (Fig. 4) on the
 // Fashion-MNIST MLP: it reads the per-run results (JSON lines: sweep, method, M, λ_max, σ_max,
-// seed, CPU seconds and the metrics of `edgebnn eval --json --ood digits`), prints four
+// seed, CPU seconds and the metrics of `edgebnn eval --json --ood digits`), prints five
 // Markdown tables — FFG-U over λ_max × σ_max, Ensemble-U over λ_max (both at M = 32), both
 // methods over M at their default caps, both over λ_max / 8 (the paper's grid scaled to the
 // project's 8× wider prior), and FFG-U without noise over M with the KL term weighted 1 and 0 —
