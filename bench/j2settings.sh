@@ -98,8 +98,13 @@ for s in $(seq 1 "$seeds"); do
 			echo "training $arm seed $s" >&2
 			# Trained under a temporary name: a stopped run leaves nothing that looks finished.
 			"$bin" train --config "$out/$arm.json" --seed "$s" --train-limit "$trainlimit" \
-				--test-limit "$testlimit" --out "$f.part.ckpt.ebnn" >"$f.log" 2>&1
+				--test-limit "$testlimit" --no-plots --out "$f.part.ckpt.ebnn" >"$f.log" 2>&1
 			"$bin" convert --checkpoint "$f.part.ckpt.ebnn" --out "$f.part.ebnn" >/dev/null
+			# Kept: the checkpoint (to resume or convert again) and the per-epoch metrics; the
+			# trainer's per-epoch checkpoint and its own model file are replaced by f.ebnn.
+			mv "$f.part.ckpt.metrics.jsonl" "$f.metrics.jsonl"
+			mv "$f.part.ckpt.ebnn" "$f.ckpt.ebnn"
+			rm -f "$f.part.ckpt.last.ebnn" "$f.part.ckpt.model.ebnn"
 			mv "$f.part.ebnn" "$f.ebnn"
 		fi
 		for k in 8 20; do
