@@ -145,8 +145,9 @@ for s in $(seq 1 "$seeds"); do
 		set -- $cell
 		sweep=$1 method=$2 m=$3 lam=$4 sig=$5 temp=${6:-1}
 		wanted "$sweep" "$method" "$m" "$lam" "$sig" || continue
-		stem=$out/${method}_M${m}_l${lam}_s${sig}_seed$s
-		[[ $temp == 1 ]] || stem=$out/${method}_M${m}_l${lam}_s${sig}_t${temp}_seed$s
+		t=_t$temp
+		[[ $temp == 1 ]] && t="" # the cells before the KL weight was a setting keep their names
+		stem=$out/${method}_M${m}_l${lam}_s${sig}${t}_seed$s
 		if [[ ! -f $stem.eval.json ]]; then
 			echo "training $method M=$m λ_max=$lam σ_max=$sig KL weight $temp seed $s" >&2
 			cell_config "$method" "$m" "$lam" "$sig" "$stem.json"

@@ -18,6 +18,12 @@ import (
 // it must be a regular file of at most this size.
 const MaxArchBytes = 16 << 20
 
+// ArchIsFile reports whether ParseArch reads arch as the path of a file: it is neither a
+// built-in name, the mlp: shorthand nor inline JSON (starting with '{').
+func ArchIsFile(arch string) bool {
+	return !resnet.Known(arch) && !strings.HasPrefix(arch, "mlp:") && !strings.HasPrefix(strings.TrimSpace(arch), "{")
+}
+
 // ParseArch reads an architecture in any form that --arch takes; convert, train and eval share
 // this one grammar:
 //   - a built-in name (resnet18, resnet34, resnet50): bayesianize's CIFAR ResNets (resnet.New)
@@ -48,7 +54,7 @@ func ParseArch(arch string, classes, inChannels int) (nodes []resnet.Node, built
 		return nodes, false, err
 	}
 	data, where := []byte(arch), "the inline architecture"
-	if !strings.HasPrefix(strings.TrimSpace(arch), "{") {
+	if ArchIsFile(arch) {
 		if data, err = readlimit.ReadFile(arch, MaxArchBytes); err != nil {
 			return nil, false, fmt.Errorf("convert: architecture %s is neither a built-in name (%s), mlp:WIDTHS, inline JSON nor a readable file: %w",
 				clip.Q(arch), strings.Join(resnet.Names(), ", "), err)

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/convert/resnet"
@@ -39,22 +37,18 @@ func archNodes(arch string, task string, train *data.Dataset) ([]resnet.Node, er
 }
 
 // storedArch returns the architecture as a checkpoint records it. An architecture read from a
-// file (a JSON architecture or a print(net) file) is recorded inline, as compact JSON
-// (resnet.WriteJSON, which convert.ParseArch reads back as the same tree), so that resuming,
-// converting or evaluating the checkpoint does not depend on that file still existing or on the
-// directory the training ran in. A built-in name, the mlp: shorthand and inline JSON are
-// recorded as given. Should the tree not be writable as JSON, the file's absolute path is
-// recorded instead.
+// file (convert.ArchIsFile: a JSON architecture or a print(net) file) is recorded inline, as
+// compact JSON (resnet.WriteJSON, which convert.ParseArch reads back as the same tree), so that
+// resuming, converting or evaluating the checkpoint does not depend on that file still existing
+// or on the directory the training ran in. Anything else is recorded as given, as is a tree
+// WriteJSON refuses (one ParseArch cannot produce).
 func storedArch(arch string, nodes []resnet.Node) string {
-	if resnet.Known(arch) || strings.HasPrefix(arch, "mlp:") || strings.HasPrefix(strings.TrimSpace(arch), "{") {
+	if !convert.ArchIsFile(arch) {
 		return arch
 	}
 	var b, c bytes.Buffer
-	if err := resnet.WriteJSON(&b, nodes); err == nil && json.Compact(&c, b.Bytes()) == nil {
-		return c.String()
+	if resnet.WriteJSON(&b, nodes) != nil || json.Compact(&c, b.Bytes()) != nil {
+		return arch
 	}
-	if abs, err := filepath.Abs(arch); err == nil {
-		return abs
-	}
-	return arch
+	return c.String()
 }

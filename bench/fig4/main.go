@@ -187,11 +187,7 @@ func run(w io.Writer, path, png, caption string) error {
 	head("FFG-U M (no noise)", "KL weight")
 	for _, temp := range []float64{1, 0} {
 		for _, m := range ms {
-			k := ffguKey(m, 0, 0)
-			if temp == 0 {
-				k = noPriorKey(m)
-			}
-			row(k, fmt.Sprint(m), fmt.Sprint(temp))
+			row(key{"ffgu", m, 0, 0, temp}, fmt.Sprint(m), fmt.Sprint(temp))
 		}
 	}
 	fmt.Fprintf(w, "\nCPU time: %.0f s (%.2f h) of training and evaluation over %d runs.\n", cpu, cpu/3600, n)
