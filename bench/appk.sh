@@ -14,7 +14,9 @@
 # 8); the last models, converted, are evaluated with `edgebnn eval --samples K --ood digits` beside
 # the pruned and unpruned models without fine-tuning. Prints two Markdown tables (mean ± standard
 # error over the seeds): the accuracy and ECE along the fine-tuning, and the final models with the
-# paper's CIFAR-10 ResNet-50 numbers beside. Runs already in DIR are reused.
+# paper's CIFAR-10 ResNet-50 numbers beside. Runs already in DIR are reused, and a fine-tuning
+# shorter than F there is continued to F epochs (`train --resume` of its checkpoint: the same run
+# as F epochs at once); DIR/appk_ARM_S.epochs records each fine-tuning's length.
 #
 # --model mlp (the default): the MLP 784-256-256-10, E epochs of bench/configs/fmnist_ffgu.json,
 # learning rate ×0.1 after ⌈2E/3⌉. About 8 s an epoch (training and test evaluation) on one free
@@ -83,17 +85,33 @@ for s in $(seq 1 "$seeds"); do
 	fi
 	for arm in pruned control; do
 		t=$out/appk_${arm}_$s.train.ebnn
+		ep=$out/appk_${arm}_$s.epochs # the fine-tuning epochs $t holds, written once it is complete
 		args=(--finetune-epochs "$finetune" --finetune-lr "$ftlr")
 		[[ $arm == pruned ]] && args+=(--prune-z "$prune")
-		if [[ ! -f $t ]]; then
+		from=$base have=0
+		if [[ -f $t ]]; then
+			[[ -f $ep ]] || { echo "appk.sh: $t has no $ep saying how many fine-tuning epochs it holds: remove $t (or write the number to $ep)" >&2; exit 1; }
+			have=$(<"$ep")
+			[[ $have =~ ^[0-9]+$ ]] || { echo "appk.sh: $ep: not a number of epochs: \"$have\"" >&2; exit 1; }
+			((have <= finetune)) || { echo "appk.sh: $t holds $have fine-tuning epochs, more than --finetune $finetune: use another --out" >&2; exit 1; }
+			((have < finetune)) || continue
+			# A shorter fine-tuning is continued: the checkpoint keeps the optimizer state, the
+			# pinned zeros of Z and the history, so this is the same run as F epochs at once.
+			from=$t
+			echo "continuing the fine-tuning ($arm) seed $s from $have to $finetune epochs" >&2
+		else
 			echo "fine-tuning ($arm) seed $s, $finetune epochs" >&2
-			"$bin" train --resume "$base" "${args[@]}" --eval-every 1 --eval-min-steps 0 --train-limit "$trainlimit" --test-limit "$testlimit" \
-				--no-plots --out "$out/appk_${arm}_$s.part.ebnn" --quiet >"${t%.ebnn}.log" 2>&1
-			mv "$out/appk_${arm}_$s.part.metrics.jsonl" "${t%.ebnn}.metrics.jsonl"
-			mv "$out/appk_${arm}_$s.part.ebnn" "$t"
-			# the trainer's side files (per-epoch checkpoint, its own model file): converted below instead
-			rm -f "$out/appk_${arm}_$s.part.last.ebnn" "$out/appk_${arm}_$s.part.model.ebnn"
 		fi
+		part=$out/appk_${arm}_$s.part
+		"$bin" train --resume "$from" "${args[@]}" --eval-every 1 --eval-min-steps 0 --train-limit "$trainlimit" --test-limit "$testlimit" \
+			--no-plots --out "$part.ebnn" --quiet >"$part.log" 2>&1
+		rm -f "$ep" "$out/appk_${arm}_$s".{convert.json,eval.json,ebnn} # the results of the shorter run
+		if ((have)); then cat "$part.log" >>"${t%.ebnn}.log"; else mv "$part.log" "${t%.ebnn}.log"; fi
+		mv "$part.metrics.jsonl" "${t%.ebnn}.metrics.jsonl" # the whole history, the base run's epochs too
+		mv "$part.ebnn" "$t"
+		echo "$finetune" >"$ep"
+		# the trainer's side files (per-epoch checkpoint, its own model file): converted below instead
+		rm -f "$part.log" "$part.last.ebnn" "$part.model.ebnn"
 	done
 	# The four evaluated files: before and after fine-tuning, unpruned and pruned.
 	pz=(--prune "$prune")

@@ -224,7 +224,7 @@ func TestBenchQuick(t *testing.T) {
 			{header: "model", rows: 4, cells: 7, labels: []string{"FFG-U, 100 % of Z, not", "FFG-U, 100 % of Z, fine-tuned 2 epochs (control)", "FFG-U, 50 % of Z, not", "FFG-U, 50 % of Z, fine-tuned 2"},
 				cols: map[int]span{1: pct, 2: nll, 3: pct, 4: brier, 5: unit}},
 			{header: "difference, paired by seed", rows: 4, cells: 3, cols: map[int]span{1: {-100, 100}, 2: {-100, 100}}},
-		}},
+		}, check: checkAppKContinue},
 		// the same on the residual CNN (bench/uvsw.sh --model resnet's recipe, classes 0–4): about 12 s of CPU
 		{name: "appk_resnet", cmd: []string{"bench/appk.sh", "--model", "resnet", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath}, tables: []tableSpec{
 			{header: "fine-tuning epoch", rows: 2, cells: 5, labels: []string{"1", "2"}, cols: map[int]span{1: pct, 2: pct, 3: pct, 4: pct}},
@@ -542,6 +542,45 @@ func checkHMCGrid(t *testing.T, _, dir string) {
 		if v[3] < 0 || v[2] < v[3]*(1-1e-4) {
 			t.Fatalf("row %d: %q: want sd ≥ epistemic sd ≥ 0", i, line)
 		}
+	}
+}
+
+// checkAppKContinue runs bench/appk.sh --quick again on its output with --finetune 3: it must
+// continue each 2-epoch fine-tuning to 3 (not train or fine-tune anew) and print the 3-epoch
+// tables; then with --finetune 2 it must refuse the longer runs it finds.
+func checkAppKContinue(t *testing.T, _, dir string) {
+	t.Helper()
+	run := func(ft string) (string, string, error) {
+		cmd := exec.Command("bash", "bench/appk.sh", "--quick", "--finetune", ft, "--out", dir)
+		cmd.Dir = ".."
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		return string(out), stderr.String(), err
+	}
+	out, log, err := run("3")
+	if err != nil {
+		t.Fatalf("bench/appk.sh --quick --finetune 3 on the 2-epoch runs: %v\n%s", err, log)
+	}
+	for _, want := range []string{"continuing the fine-tuning (pruned) seed 1 from 2 to 3 epochs", "continuing the fine-tuning (control) seed 2 from 2 to 3 epochs"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the rerun does not say %q:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "training ffgu") || strings.Contains("\n"+log, "\nfine-tuning (") {
+		t.Errorf("the rerun trained or fine-tuned from the start:\n%s", log)
+	}
+	tables := markdownTables(out)
+	if len(tables) != 3 {
+		t.Fatalf("the rerun printed %d tables, want 3:\n%s", len(tables), out)
+	}
+	checkTable(t, 0, tables[0], tableSpec{header: "fine-tuning epoch", rows: 3, cells: 5, labels: []string{"1", "2", "3"},
+		cols: map[int]span{1: pct, 2: pct, 3: pct, 4: pct}})
+	checkTable(t, 1, tables[1], tableSpec{header: "model", rows: 4, cells: 7,
+		labels: []string{"FFG-U, 100 % of Z, not", "FFG-U, 100 % of Z, fine-tuned 3 epochs (control)", "FFG-U, 50 % of Z, not", "FFG-U, 50 % of Z, fine-tuned 3"},
+		cols:   map[int]span{1: pct, 2: nll, 3: pct, 4: brier, 5: unit}})
+	if _, log, err := run("2"); err == nil || !strings.Contains(log, "holds 3 fine-tuning epochs, more than --finetune 2: use another --out") {
+		t.Errorf("--finetune 2 on 3-epoch runs: %v, want the refusal:\n%s", err, log)
 	}
 }
 
