@@ -19,8 +19,11 @@
 #   maximum likelihood alone, no pull of the whitened prior N(0, I) on U), M ∈ {16, 32, 64, 128}
 #   (4 cells, sweep "prior"; not in the paper): whether what remains of the drop from M = 64 to
 #   128 without any noise is that prior's pull, which grows with the number of U's entries
-# where M = M_in = M_out for every layer (the paper keeps M_out = 10 for the last layer; the
-# project's configs use M × M everywhere). The paper's first two columns use M = 128; we use
+#   FFG-U at the default caps with the last layer's U of 10 × M (M_out = 10, the paper's shape),
+#   M ∈ {16, 32, 64, 128} (4 cells, sweep "shape"): the effect of the one difference in U's
+#   shape between the paper's ablation and ours
+# where otherwise M = M_in = M_out for every layer (the paper keeps M_out = 10 for the last
+# layer; the project's configs use M × M everywhere). The paper's first two columns use M = 128; we use
 # M = 32 (the project's recipe; M = 128 costs 4–5× the CPU per epoch). λ_max = 0 is the point
 # estimate of W given U (λ ≡ 0, no conditional KL), σ_max = 0 the MAP estimate of U (−log p(U) in
 # place of KL[q(U) ‖ p(U)]): train/bnn and runtime implement both (before they gave a NaN loss).
@@ -39,7 +42,7 @@
 # paper's test samples) on the 10000 test images: accuracy, NLL, ECE (15 bins) and the OOD AUROC
 # by predictive entropy and by mutual information against scikit-learn's 8×8 digits upsampled to
 # 28×28 (the OOD set of bench/prunetab.sh and bench/globalu.sh for 10-class models). bench/fig4
-# (Go) prints the five Markdown tables (mean ± standard error over the seeds) and draws the
+# (Go) prints the six Markdown tables (mean ± standard error over the seeds) and draws the
 # figure: accuracy, NLL, ECE and AUROC (rows) against λ_max, σ_max and M (columns), as Fig. 4.
 #
 # Training runs one at a time (JOBS=1: run it with GOMAXPROCS=1 to use one core), seed by seed,
@@ -50,8 +53,8 @@
 # defaults before the six σ_max = 0 M cells, which add about 12 min.
 #
 # Options: --seeds N (3), --epochs E (3), --samples K (20), --out DIR (runs/fig4), --png FILE
-# (docs/img/fig4.png), --sweeps LIST (grid,M,small,prior: which of the four sweeps to train; M
-# includes its M = 32 cells; prior is FFG-U's only), --methods LIST (ffgu,ensu). Cells left out print "—" in the
+# (docs/img/fig4.png), --sweeps LIST (grid,M,small,prior,shape: which of the five sweeps to
+# train; M includes its M = 32 cells; prior and shape are FFG-U's only), --methods LIST (ffgu,ensu). Cells left out print "—" in the
 # tables, so e.g. `--sweeps M --methods ffgu --epochs 12` reruns FFG-U's M sweep at the recipe's
 # length on its own. --quick: 1 seed, 1 epoch on the first 300 training images, K = 2, every
 # evaluation on the first 200 test images, the plot in DIR — every cell and table in about 15 s
@@ -59,12 +62,13 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 epochs=3 samples=20 out=runs/fig4 png=docs/img/fig4.png
-trainlimit=0 testlimit=0 quick=0 pngset=0 sweeps=grid,M,small,prior methods=ffgu,ensu
+trainlimit=0 testlimit=0 quick=0 pngset=0 sweeps=grid,M,small,prior,shape methods=ffgu,ensu
 source bench/lib/opts.sh
-parse_opts "usage: bench/fig4.sh [--seeds N] [--epochs E] [--samples K] [--quick] [--out DIR] [--png FILE] [--sweeps grid,M,small,prior] [--methods ffgu,ensu]" "seeds=1 epochs=1 samples=2 trainlimit=300 testlimit=200" \
+parse_opts "usage: bench/fig4.sh [--seeds N] [--epochs E] [--samples K] [--quick] [--out DIR] [--png FILE] [--sweeps grid,M,small,prior,shape] [--methods ffgu,ensu]" "seeds=1 epochs=1 samples=2 trainlimit=300 testlimit=200" \
 	--seeds=seeds:int --epochs=epochs:int --samples=samples:int --out=out --png=png --sweeps=sweeps --methods=methods -- "$@"
 for w in ${sweeps//,/ }; do
-	[[ $w == grid || $w == M || $w == small || $w == prior ]] || { echo "fig4.sh: --sweeps takes grid, M, small and prior, not \"$w\"" >&2; exit 2; }
+	[[ $w == grid || $w == M || $w == small || $w == prior || $w == shape ]] ||
+		{ echo "fig4.sh: --sweeps takes grid, M, small, prior and shape, not \"$w\"" >&2; exit 2; }
 done
 for w in ${methods//,/ }; do
 	[[ $w == ffgu || $w == ensu ]] || { echo "fig4.sh: --methods takes ffgu and ensu, not \"$w\"" >&2; exit 2; }
@@ -80,9 +84,9 @@ ml=$((epochs > 1 ? 1 : 0))
 milestone=$((epochs * 2 / 3))
 ((milestone >= 1)) || milestone=$epochs
 
-# The cells, in the order they train within a seed: "sweep method M λ_max σ_max [T]" (σ_max "-"
-# for Ensemble-U, which has no q(U) variance; T the KL term's weight, --temperature, 1 when
-# absent). The M = 32 default cells belong to two sweeps.
+# The cells, in the order they train within a seed: "sweep method M λ_max σ_max [T [R]]" (σ_max
+# "-" for Ensemble-U, which has no q(U) variance; T the KL term's weight, --temperature, 1 when
+# absent; R the last layer's M_out, M when absent). The M = 32 default cells belong to two sweeps.
 cells=()
 for lam in 0 0.03 0.1 0.3; do
 	for sig in 0 0.1 0.3; do cells+=("grid ffgu 32 $lam $sig"); done
@@ -97,6 +101,8 @@ for m in 16 64 128; do cells+=("M ensu $m 0.1 -"); done
 for lam in 0.00375 0.0125; do cells+=("small ffgu 32 $lam 0.1" "small ensu 32 $lam -"); done
 # No noise and no prior (see the header).
 for m in 16 32 64 128; do cells+=("prior ffgu $m 0 0 0"); done
+# The paper's last layer (see the header).
+for m in 16 32 64 128; do cells+=("shape ffgu $m 0.03 0.1 1 10"); done
 # wanted SWEEP METHOD M LAM SIG: whether --sweeps and --methods select the cell (the M sweep's
 # M = 32 points are the grid cells at the default caps and, for FFG-U, at σ_max = 0 with λ_max
 # 0.03 and 0).
@@ -111,21 +117,26 @@ for cell in "${cells[@]}"; do
 	set -- $cell
 	wanted "$1" "$2" "$3" "$4" "$5" && n=$((n + 1))
 done
-((n)) || { echo "fig4.sh: --sweeps $sweeps with --methods $methods selects no cell (the prior sweep is FFG-U's only)" >&2; exit 2; }
+((n)) || { echo "fig4.sh: --sweeps $sweeps with --methods $methods selects no cell (the prior and shape sweeps are FFG-U's only)" >&2; exit 2; }
 mkdir -p "$out"
 bin=$out/edgebnn
 go build -o "$bin" ./cmd/edgebnn
 go build -o "$out/fig4" ./bench/fig4
 
-# cell_config METHOD M LAM SIG FILE: the recipe's config with the cell's settings.
+# cell_config METHOD M LAM SIG ROWS FILE: the recipe's config with the cell's settings (ROWS the
+# last layer's M_out, "-" for M).
 cell_config() {
 	python3 - "$@" <<'EOF'
 import json, sys
-method, m, lam, sig, path = sys.argv[1:]
+method, m, lam, sig, rows, path = sys.argv[1:]
 base = "bench/configs/fmnist_ffgu.json" if method == "ffgu" else "bench/configs/fmnist_ensembleu5.json"
 c = json.load(open(base))
 inf = c["inference"]
 inf["inference"]["Linear"]["inducing_rows"] = inf["inference"]["Linear"]["inducing_cols"] = int(m)
+if rows != "-":
+    # The MLP's last Linear is module "5" (Flatten is "0", the ReLUs "2" and "4"): an entry by
+    # name takes precedence over the class's, as in bayesianize_.
+    inf["inference"]["5"] = dict(inf["inference"]["Linear"], inducing_rows=int(rows))
 inf["max_lamda"] = float(lam)
 # λ fixed at the cap (see the header); λ_max = 0 ignores init_lamda, which must stay positive.
 inf["learn_lamda"] = False
@@ -143,27 +154,29 @@ TIMEFORMAT='%U %S'
 for s in $(seq 1 "$seeds"); do
 	for cell in "${cells[@]}"; do
 		set -- $cell
-		sweep=$1 method=$2 m=$3 lam=$4 sig=$5 temp=${6:-1}
+		sweep=$1 method=$2 m=$3 lam=$4 sig=$5 temp=${6:-1} rows=${7:--}
 		wanted "$sweep" "$method" "$m" "$lam" "$sig" || continue
-		t=_t$temp
+		t=_t$temp r=_r$rows
 		[[ $temp == 1 ]] && t="" # the cells before the KL weight was a setting keep their names
-		stem=$out/${method}_M${m}_l${lam}_s${sig}${t}_seed$s
+		[[ $rows == - ]] && r=""
+		stem=$out/${method}_M${m}_l${lam}_s${sig}${t}${r}_seed$s
 		if [[ ! -f $stem.eval.json ]]; then
-			echo "training $method M=$m λ_max=$lam σ_max=$sig KL weight $temp seed $s" >&2
-			cell_config "$method" "$m" "$lam" "$sig" "$stem.json"
+			echo "training $method M=$m λ_max=$lam σ_max=$sig KL weight $temp last M_out ${rows/-/M} seed $s" >&2
+			cell_config "$method" "$m" "$lam" "$sig" "$rows" "$stem.json"
 			{ time "$bin" train --config "$stem.json" --epochs "$epochs" --ml-epochs "$ml" --annealing-epochs "$anneal" --temperature "$temp" \
 				--milestones "$milestone" --seed "$s" --eval-every "$epochs" --checkpoint-every "$epochs" \
 				--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet --out "$stem.ebnn" >"$stem.log" 2>&1; } 2>"$stem.cpu"
 			{ time "$bin" eval --json --samples "$samples" --ood digits --test-limit "$testlimit" "$stem.ebnn" >"$stem.eval.tmp"; } 2>>"$stem.cpu"
 			mv "$stem.eval.tmp" "$stem.eval.json"
 		fi
-		python3 - "$sweep" "$method" "$m" "$lam" "$sig" "$s" "$stem" "$temp" <<'EOF' >>"$results"
+		python3 - "$sweep" "$method" "$m" "$lam" "$sig" "$s" "$stem" "$temp" "$rows" <<'EOF' >>"$results"
 import json, sys
-sweep, method, m, lam, sig, seed, stem, temp = sys.argv[1:]
+sweep, method, m, lam, sig, seed, stem, temp, rows = sys.argv[1:]
 r = json.load(open(stem + ".eval.json"))
 cpu = sum(float(x) for line in open(stem + ".cpu") for x in line.split())
 print(json.dumps({"sweep": sweep, "method": method, "m": int(m), "lamda": float(lam),
-    "sd_u": None if sig == "-" else float(sig), "temperature": float(temp), "seed": int(seed), "cpu_seconds": cpu,
+    "sd_u": None if sig == "-" else float(sig), "temperature": float(temp),
+    "last_rows": None if rows == "-" else int(rows), "seed": int(seed), "cpu_seconds": cpu,
     "accuracy": r["classification"]["accuracy"], "nll": r["classification"]["nll"],
     "ece": r["classification"]["ece"], "auroc_entropy": r["ood"]["entropy"]["auroc"],
     "auroc_mi": r["ood"]["mi"]["auroc"]}))

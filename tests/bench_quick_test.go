@@ -209,7 +209,10 @@ func TestBenchQuick(t *testing.T) {
 			// FFG-U without noise over M, the KL term weighted 1 and 0
 			{header: "FFG-U M (no noise)", rows: 8, cells: 8, labels: []string{"16", "32", "64", "128", "16", "32", "64", "128"},
 				cols: map[int]span{1: unit, 2: count, 3: pct, 4: {0, 100}, 5: pct, 6: unit, 7: unit}},
-		}},
+			// FFG-U over M with the last layer's U M × M and 10 × M (the paper's shape)
+			{header: "FFG-U M (shape)", rows: 8, cells: 8, labels: []string{"16", "16", "32", "32", "64", "64", "128", "128"},
+				cols: map[int]span{2: count, 3: pct, 4: {0, 100}, 5: pct, 6: unit, 7: unit}},
+		}, check: checkFig4Shape},
 		{name: "prunetab", cmd: []string{"bench/prunetab.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath}, tables: []tableSpec{
 			// printed after the pruning phase (the 11 pruned rows), then with the 7 fine-tuned rows
 			{header: "method", rows: 11, cells: 13,
@@ -541,6 +544,34 @@ func checkHMCGrid(t *testing.T, _, dir string) {
 		}
 		if v[3] < 0 || v[2] < v[3]*(1-1e-4) {
 			t.Fatalf("row %d: %q: want sd ≥ epistemic sd ≥ 0", i, line)
+		}
+	}
+}
+
+// checkFig4Shape checks that bench/fig4.sh's shape cells give the last layer (module "5") a U of
+// 10 × M and leave the others M × M: z_row is M_out × d_out.
+func checkFig4Shape(t *testing.T, _, dir string) {
+	t.Helper()
+	for _, c := range []struct{ file, layer, shape string }{
+		{"ffgu_M64_l0.03_s0.1_r10_seed1.ebnn", "5.z_row", "[10 10]"},
+		{"ffgu_M64_l0.03_s0.1_r10_seed1.ebnn", "3.z_row", "[64 256]"},
+		{"ffgu_M64_l0.03_s0.1_seed1.ebnn", "5.z_row", "[64 10]"},
+	} {
+		out, err := exec.Command(filepath.Join(dir, "edgebnn"), "inspect", filepath.Join(dir, c.file)).CombinedOutput()
+		if err != nil {
+			t.Fatalf("inspect %s: %v\n%s", c.file, err, out)
+		}
+		found := false
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) > 0 && f[0] == c.layer {
+				found = strings.Contains(line, c.shape)
+				if !found {
+					t.Errorf("%s: %s is not %s:\n%s", c.file, c.layer, c.shape, line)
+				}
+			}
+		}
+		if !found && !t.Failed() {
+			t.Errorf("%s: no tensor %s:\n%s", c.file, c.layer, out)
 		}
 	}
 }

@@ -1,10 +1,12 @@
 // Command fig4 summarises bench/fig4.sh, paper 003's hyper-parameter ablation (Fig. 4) on the
 // Fashion-MNIST MLP: it reads the per-run results (JSON lines: sweep, method, M, λ_max, σ_max,
-// seed, CPU seconds and the metrics of `edgebnn eval --json --ood digits`), prints five
+// the KL weight, the last layer's M_out, seed, CPU seconds and the metrics of `edgebnn eval
+// --json --ood digits`), prints six
 // Markdown tables — FFG-U over λ_max × σ_max, Ensemble-U over λ_max (both at M = 32), both
 // methods over M at their default caps, both over λ_max / 8 (the paper's grid scaled to the
-// project's 8× wider prior), and FFG-U without noise over M with the KL term weighted 1 and 0 —
-// each cell mean ± standard error over the seeds, then
+// project's 8× wider prior), FFG-U without noise over M with the KL term weighted 1 and 0, and
+// FFG-U over M with the paper's last-layer shape (M_out = 10) beside M × M in every layer — each
+// cell mean ± standard error over the seeds, then
 // the total CPU time, and draws the figure: accuracy, NLL, ECE and OOD AUROC (rows) against
 // λ_max (both grids on one categorical axis), σ_max and M (columns), as the paper's Fig. 4 (which
 // shows accuracy and ECE only).
@@ -39,6 +41,7 @@ type result struct {
 	Lamda        float64  `json:"lamda"`
 	SDU          *float64 `json:"sd_u"`        // nil for Ensemble-U
 	Temperature  *float64 `json:"temperature"` // the KL term's weight; nil (results before it was recorded): 1
+	LastRows     *int     `json:"last_rows"`   // the last layer's M_out; nil: M, as every other layer
 	Seed         int      `json:"seed"`
 	CPUSeconds   float64  `json:"cpu_seconds"`
 	Accuracy     float64  `json:"accuracy"`
@@ -49,13 +52,14 @@ type result struct {
 }
 
 // key identifies a cell: the method and its settings (σ_max −1 for Ensemble-U; temp the KL
-// term's weight).
+// term's weight; lastRows the last layer's M_out, 0 for M).
 type key struct {
-	method string
-	m      int
-	lamda  float64
-	sdU    float64
-	temp   float64
+	method   string
+	m        int
+	lamda    float64
+	sdU      float64
+	temp     float64
+	lastRows int
 }
 
 func (r result) key() key {
@@ -65,6 +69,9 @@ func (r result) key() key {
 	}
 	if r.Temperature != nil {
 		k.temp = *r.Temperature
+	}
+	if r.LastRows != nil {
+		k.lastRows = *r.LastRows
 	}
 	return k
 }
@@ -86,13 +93,19 @@ const (
 	ffguLamda   = 0.03 // paper 003's FFG-U setting (CIFAR-10), and fmnist_ffgu.json's
 	ffguSDU     = 0.1
 	ensembleLam = 0.1 // paper 003's Ensemble-U setting
+	// paperLastRows is M_out of the last layer in paper 003's ablation (appendix J: M × M
+	// everywhere else); the project's configs use M × M there too.
+	paperLastRows = 10
 )
 
-func ffguKey(m int, lam, sd float64) key { return key{"ffgu", m, lam, sd, 1} }
-func ensuKey(m int, lam float64) key     { return key{"ensu", m, lam, -1, 1} }
+func ffguKey(m int, lam, sd float64) key { return key{"ffgu", m, lam, sd, 1, 0} }
+func ensuKey(m int, lam float64) key     { return key{"ensu", m, lam, -1, 1, 0} }
 
 // noPriorKey is FFG-U without noise (λ_max = σ_max = 0) trained with the KL term weighted 0.
-func noPriorKey(m int) key { return key{"ffgu", m, 0, 0, 0} }
+func noPriorKey(m int) key { return key{"ffgu", m, 0, 0, 0, 0} }
+
+// shapeKey is FFG-U at the default caps with the paper's last-layer M_out.
+func shapeKey(m int) key { return key{"ffgu", m, ffguLamda, ffguSDU, 1, paperLastRows} }
 
 // metric is one reported quantity of a result, in the tables' and the plot's units.
 type metric struct {
@@ -187,8 +200,14 @@ func run(w io.Writer, path, png, caption string) error {
 	head("FFG-U M (no noise)", "KL weight")
 	for _, temp := range []float64{1, 0} {
 		for _, m := range ms {
-			row(key{"ffgu", m, 0, 0, temp}, fmt.Sprint(m), fmt.Sprint(temp))
+			row(key{"ffgu", m, 0, 0, temp, 0}, fmt.Sprint(m), fmt.Sprint(temp))
 		}
+	}
+	fmt.Fprintf(w, "\nFFG-U at the default caps (λ_max %g, σ_max %g) over M with the last layer's U of M × M (the project's shape) and of %d × M (M_out = %d: the paper's):\n\n", ffguLamda, ffguSDU, paperLastRows, paperLastRows)
+	head("FFG-U M (shape)", "last layer's U")
+	for _, m := range ms {
+		row(ffguKey(m, ffguLamda, ffguSDU), fmt.Sprint(m), fmt.Sprintf("%d × %d", m, m))
+		row(shapeKey(m), fmt.Sprint(m), fmt.Sprintf("%d × %d", paperLastRows, m))
 	}
 	fmt.Fprintf(w, "\nCPU time: %.0f s (%.2f h) of training and evaluation over %d runs.\n", cpu, cpu/3600, n)
 	if png == "" {
@@ -283,23 +302,25 @@ func columns() []column {
 	fu0 := series{label: fmt.Sprintf("FFG-U (%g, 0: MAP U)", ffguLamda)}
 	fu00 := series{label: "FFG-U (0, 0: no noise)"}
 	fuT0 := series{label: "FFG-U (0, 0), KL weight 0"}
+	fuShape := series{label: fmt.Sprintf("FFG-U (%g, %g), last layer M_out = %d", ffguLamda, ffguSDU, paperLastRows)}
 	var mTicks []string
 	for _, m := range ms {
 		fu.cells = append(fu.cells, ffguKey(m, ffguLamda, ffguSDU))
 		fu0.cells = append(fu0.cells, ffguKey(m, ffguLamda, 0))
 		fu00.cells = append(fu00.cells, ffguKey(m, 0, 0))
 		fuT0.cells = append(fuT0.cells, noPriorKey(m))
+		fuShape.cells = append(fuShape.cells, shapeKey(m))
 		eu.cells = append(eu.cells, ensuKey(m, ensembleLam))
 		mTicks = append(mTicks, fmt.Sprint(m))
 	}
 	return []column{
 		{fmt.Sprintf("λ_max (M = %d)", gridM), lamTicks, byLam},
 		{fmt.Sprintf("σ_max (FFG-U, M = %d)", gridM), []string{"0", "0.1", "0.3"}, bySD},
-		{"M (default caps; FFG-U also at σ_max = 0, and without the KL)", mTicks, []series{fu, eu, fu0, fu00, fuT0}},
+		{"M (default caps; FFG-U also at σ_max = 0, without the KL, with the paper's last layer)", mTicks, []series{fu, eu, fu0, fu00, fuT0, fuShape}},
 	}
 }
 
-var colours = trainplot.Tableau[:5]
+var colours = trainplot.Tableau[:6]
 
 // drawFigure draws metrics (accuracy, NLL, ECE, AUROC by entropy; rows) against the columns'
 // settings, each point a cell's mean with ± one standard error; cells without runs are skipped.
