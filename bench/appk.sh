@@ -16,7 +16,8 @@
 # error over the seeds): the accuracy and ECE along the fine-tuning, and the final models with the
 # paper's CIFAR-10 ResNet-50 numbers beside. Runs already in DIR are reused, and a fine-tuning
 # shorter than F there is continued to F epochs (`train --resume` of its checkpoint: the same run
-# as F epochs at once); DIR/appk_ARM_S.epochs records each fine-tuning's length.
+# as F epochs at once) if it has the same settings (learning rate, pruned fraction, limits);
+# DIR/appk_ARM_S.epochs records each fine-tuning's length, base epochs and settings.
 #
 # --model mlp (the default): the MLP 784-256-256-10, E epochs of bench/configs/fmnist_ffgu.json,
 # learning rate ×0.1 after ⌈2E/3⌉. About 8 s an epoch (training and test evaluation) on one free
@@ -85,14 +86,22 @@ for s in $(seq 1 "$seeds"); do
 	fi
 	for arm in pruned control; do
 		t=$out/appk_${arm}_$s.train.ebnn
-		ep=$out/appk_${arm}_$s.epochs # the fine-tuning epochs $t holds, written once it is complete
+		# $ep, written once $t is complete: "F B SETTINGS" — the fine-tuning epochs $t holds, the
+		# base run's epochs before them, and the settings a continuation must share.
+		ep=$out/appk_${arm}_$s.epochs
 		args=(--finetune-epochs "$finetune" --finetune-lr "$ftlr")
-		[[ $arm == pruned ]] && args+=(--prune-z "$prune")
-		from=$base have=0
+		settings="lr=$ftlr prune=0 train_limit=$trainlimit test_limit=$testlimit"
+		if [[ $arm == pruned ]]; then
+			args+=(--prune-z "$prune")
+			settings="lr=$ftlr prune=$prune train_limit=$trainlimit test_limit=$testlimit"
+		fi
+		from=$base have=0 had_base=
 		if [[ -f $t ]]; then
-			[[ -f $ep ]] || { echo "appk.sh: $t has no $ep saying how many fine-tuning epochs it holds: remove $t (or write the number to $ep)" >&2; exit 1; }
-			have=$(<"$ep")
-			[[ $have =~ ^[0-9]+$ ]] || { echo "appk.sh: $ep: not a number of epochs: \"$have\"" >&2; exit 1; }
+			[[ -f $ep ]] || { echo "appk.sh: $t has no record $ep of its fine-tuning (an interrupted or older run): remove $t to fine-tune again" >&2; exit 1; }
+			read -r have had_base had_settings <"$ep" || true
+			[[ $have =~ ^[0-9]+$ && $had_base =~ ^[0-9]+$ ]] || { echo "appk.sh: $ep: want \"EPOCHS BASE_EPOCHS SETTINGS\", not \"$(head -c 200 "$ep")\"" >&2; exit 1; }
+			[[ $had_settings == "$settings" ]] ||
+				{ echo "appk.sh: $t was fine-tuned with $had_settings, this run asks $settings: use another --out" >&2; exit 1; }
 			((have <= finetune)) || { echo "appk.sh: $t holds $have fine-tuning epochs, more than --finetune $finetune: use another --out" >&2; exit 1; }
 			((have < finetune)) || continue
 			# A shorter fine-tuning is continued: the checkpoint keeps the optimizer state, the
@@ -105,11 +114,17 @@ for s in $(seq 1 "$seeds"); do
 		part=$out/appk_${arm}_$s.part
 		"$bin" train --resume "$from" "${args[@]}" --eval-every 1 --eval-min-steps 0 --train-limit "$trainlimit" --test-limit "$testlimit" \
 			--no-plots --out "$part.ebnn" --quiet >"$part.log" 2>&1
+		# The history holds the base run's epochs, then the fine-tuning's.
+		last=$(python3 -c 'import json, sys; print(max(json.loads(l).get("epoch", 0) for l in open(sys.argv[1]) if l.strip()))' "$part.metrics.jsonl")
+		base_epochs=$((last - finetune))
+		[[ -z $had_base || $base_epochs == "$had_base" ]] ||
+			{ echo "appk.sh: continuing $t: its history ends at epoch $last, not $had_base + $finetune" >&2; exit 1; }
 		rm -f "$ep" "$out/appk_${arm}_$s".{convert.json,eval.json,ebnn} # the results of the shorter run
 		if ((have)); then cat "$part.log" >>"${t%.ebnn}.log"; else mv "$part.log" "${t%.ebnn}.log"; fi
-		mv "$part.metrics.jsonl" "${t%.ebnn}.metrics.jsonl" # the whole history, the base run's epochs too
+		mv "$part.metrics.jsonl" "${t%.ebnn}.metrics.jsonl"
 		mv "$part.ebnn" "$t"
-		echo "$finetune" >"$ep"
+		echo "$finetune $base_epochs $settings" >"$ep.tmp"
+		mv "$ep.tmp" "$ep"
 		# the trainer's side files (per-epoch checkpoint, its own model file): converted below instead
 		rm -f "$part.log" "$part.last.ebnn" "$part.model.ebnn"
 	done
@@ -135,8 +150,12 @@ def history(arm, s):
     """The trainer's per-epoch test reports of the fine-tuning epochs, by fine-tuning epoch 1…F, and
     the base run's epochs."""
     ms = [json.loads(line) for line in open("%s/appk_%s_%d.train.metrics.jsonl" % (out, arm, s))]
-    # The log counts from 1 and includes the base run's epochs: the last F are the fine-tuning's.
+    # The log counts from 1 and includes the base run's epochs: the last F are the fine-tuning's,
+    # after as many base epochs as the run's record says.
+    rec = open("%s/appk_%s_%d.epochs" % (out, arm, s)).read().split()
     base = max(m.get("epoch", 0) for m in ms) - ft
+    if int(rec[0]) != ft or int(rec[1]) != base:
+        sys.exit("appk.sh: %s seed %d: the record says %s fine-tuning epochs after %s, the history %d after %d" % (arm, s, rec[0], rec[1], ft, base))
     h = {}
     for m in ms:
         e = m.get("epoch", 0) - base

@@ -50,7 +50,8 @@
 # reused. The CPU seconds (user + system) of every training and evaluation are recorded and
 # summed under the tables. On the shared 2-core machine (another agent on the other core) an
 # epoch took about 8 s at M = 16–32, 16 s at M = 64 and 45 s at M = 128: about 40 min for the
-# defaults before the six σ_max = 0 M cells, which add about 12 min.
+# grid, M and small sweeps before the six σ_max = 0 M cells, which add about 12 min; the prior and
+# shape sweeps (four cells each, one at M = 128) add about 12 min each.
 #
 # Options: --seeds N (3), --epochs E (3), --samples K (20), --out DIR (runs/fig4), --png FILE
 # (docs/img/fig4.png), --sweeps LIST (grid,M,small,prior,shape: which of the five sweeps to
@@ -105,10 +106,12 @@ for m in 16 32 64 128; do cells+=("prior ffgu $m 0 0 0"); done
 for m in 16 32 64 128; do cells+=("shape ffgu $m 0.03 0.1 1 10"); done
 # wanted SWEEP METHOD M LAM SIG: whether --sweeps and --methods select the cell (the M sweep's
 # M = 32 points are the grid cells at the default caps and, for FFG-U, at σ_max = 0 with λ_max
-# 0.03 and 0).
+# 0.03 and 0; the shape sweep is compared with FFG-U's M sweep at the default caps, which it
+# selects too).
 wanted() {
 	[[ ,$methods, == *,$2,* ]] || return 1
 	[[ ,$sweeps, == *,$1,* ]] && return 0
+	[[ ,$sweeps, == *,shape,* && $2 == ffgu && $4 == 0.03 && $5 == 0.1 && ($1 == M || ($1 == grid && $3 == 32)) ]] && return 0
 	[[ $1 == grid && $3 == 32 && ,$sweeps, == *,M,* ]] &&
 		{ [[ $2 == ffgu && (($4 == 0.03 && ($5 == 0.1 || $5 == 0)) || ($4 == 0 && $5 == 0)) ]] || [[ $2 == ensu && $4 == 0.1 ]]; }
 }

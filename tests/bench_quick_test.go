@@ -577,19 +577,30 @@ func checkFig4Shape(t *testing.T, _, dir string) {
 }
 
 // checkAppKContinue runs bench/appk.sh --quick again on its output with --finetune 3: it must
-// continue each 2-epoch fine-tuning to 3 (not train or fine-tune anew) and print the 3-epoch
-// tables; then with --finetune 2 it must refuse the longer runs it finds.
+// continue each 2-epoch fine-tuning to 3 (not train or fine-tune anew: the old history is the new
+// one's prefix), evaluate the longer runs again and print the 3-epoch tables; then it must refuse
+// --finetune 2 (shorter than the runs it finds) and another fine-tuning learning rate.
 func checkAppKContinue(t *testing.T, _, dir string) {
 	t.Helper()
-	run := func(ft string) (string, string, error) {
-		cmd := exec.Command("bash", "bench/appk.sh", "--quick", "--finetune", ft, "--out", dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	run := func(args ...string) (string, string, error) {
+		cmd := exec.CommandContext(ctx, "bash", append(append([]string{"bench/appk.sh", "--quick"}, args...), "--out", dir)...)
 		cmd.Dir = ".."
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		return string(out), stderr.String(), err
 	}
-	out, log, err := run("3")
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	oldHistory, oldEval := read("appk_pruned_1.train.metrics.jsonl"), read("appk_pruned_1.eval.json")
+	out, log, err := run("--finetune", "3")
 	if err != nil {
 		t.Fatalf("bench/appk.sh --quick --finetune 3 on the 2-epoch runs: %v\n%s", err, log)
 	}
@@ -601,6 +612,16 @@ func checkAppKContinue(t *testing.T, _, dir string) {
 	if strings.Contains(log, "training ffgu") || strings.Contains("\n"+log, "\nfine-tuning (") {
 		t.Errorf("the rerun trained or fine-tuned from the start:\n%s", log)
 	}
+	newHistory := read("appk_pruned_1.train.metrics.jsonl")
+	if !strings.HasPrefix(newHistory, oldHistory) || strings.Count(newHistory, "\n") != strings.Count(oldHistory, "\n")+1 {
+		t.Errorf("the continued history is not the 2-epoch one and one epoch more:\n%s\n---\n%s", oldHistory, newHistory)
+	}
+	if read("appk_pruned_1.eval.json") == oldEval {
+		t.Error("the continued model was not evaluated again")
+	}
+	if rec := strings.Fields(read("appk_control_2.epochs")); len(rec) < 2 || rec[0] != "3" || rec[1] != "1" {
+		t.Errorf("appk_control_2.epochs: %q, want 3 fine-tuning epochs after 1", rec)
+	}
 	tables := markdownTables(out)
 	if len(tables) != 3 {
 		t.Fatalf("the rerun printed %d tables, want 3:\n%s", len(tables), out)
@@ -610,8 +631,16 @@ func checkAppKContinue(t *testing.T, _, dir string) {
 	checkTable(t, 1, tables[1], tableSpec{header: "model", rows: 4, cells: 7,
 		labels: []string{"FFG-U, 100 % of Z, not", "FFG-U, 100 % of Z, fine-tuned 3 epochs (control)", "FFG-U, 50 % of Z, not", "FFG-U, 50 % of Z, fine-tuned 3"},
 		cols:   map[int]span{1: pct, 2: nll, 3: pct, 4: brier, 5: unit}})
-	if _, log, err := run("2"); err == nil || !strings.Contains(log, "holds 3 fine-tuning epochs, more than --finetune 2: use another --out") {
-		t.Errorf("--finetune 2 on 3-epoch runs: %v, want the refusal:\n%s", err, log)
+	for _, c := range []struct{ args, want []string }{
+		{[]string{"--finetune", "2"}, []string{"holds 3 fine-tuning epochs, more than --finetune 2: use another --out"}},
+		{[]string{"--finetune", "4", "--finetune-lr", "3e-4"}, []string{"was fine-tuned with lr=1e-4 prune=0.5", "this run asks lr=3e-4 prune=0.5"}},
+	} {
+		_, log, err := run(c.args...)
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(log, w) {
+				t.Errorf("%s on the 3-epoch runs: %v, want an error saying %q:\n%s", c.args, err, w, log)
+			}
+		}
 	}
 }
 
