@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench/fig4.sh [--seeds N] [--epochs E] [--samples K] [--quick] [--out DIR] [--png FILE] [--sweeps LIST] [--methods LIST]:
+# bench/fig4.sh [--seeds N] [--epochs E] [--samples K] [--quick] [--out DIR] [--png FILE] [--sweeps LIST] [--methods LIST]
+# [--grid-m M] [--lr LR]:
 # paper 003's hyper-parameter ablation (Fig. 4, appendix J "The study of hyper-parameter
 # selection") on the Fashion-MNIST MLP 784-256-256-10 (issue 20, item 3), reduced to one core.
 #
@@ -7,13 +8,14 @@
 # Ensemble-U, fmnist_ensembleu5.json — the paper's 5 members):
 #   FFG-U, M = 32:      λ_max ∈ {0, 0.03, 0.1, 0.3} × σ_max ∈ {0, 0.1, 0.3}   (12 cells)
 #   Ensemble-U, M = 32: λ_max ∈ {0, 0.03, 0.1, 0.3}                          (4 cells)
+#   (sweep "grid"; its M is --grid-m, 32 unless given)
 #   M ∈ {16, 64, 128} (and the M = 32 cell above) at the papers' defaults: FFG-U λ_max = 0.03,
 #   σ_max = 0.1; Ensemble-U λ_max = 0.1                                       (6 cells)
 #   and FFG-U at λ_max = 0.03, σ_max = 0 (a MAP U) and at λ_max = 0, σ_max = 0 (no noise at all;
 #   neither in the paper): whether the drop from M = 64 to 128 at σ_max = 0.1 is the KL and noise
 #   of q(U) at a fixed σ_U, or of q(W|U)                                        (6 cells)
 #   λ_max ∈ {0.00375, 0.0125} (0.03 / 8 and 0.1 / 8), FFG-U σ_max = 0.1 and Ensemble-U, M = 32
-#   (4 cells): the project's prior sd on W is 8/√d_in, 8× the paper's 1/√d_in, and the noise of
+#   (4 cells, at the grid's M): the project's prior sd on W is 8/√d_in, 8× the paper's 1/√d_in, and the noise of
 #   q(W|U) is σ_prior·λ, so the paper's λ_max grid corresponds to λ_max / 8 here
 #   FFG-U at λ_max = σ_max = 0 with the KL term weighted 0 (--temperature 0: U and Z fitted by
 #   maximum likelihood alone, no pull of the whitened prior N(0, I) on U), M ∈ {16, 32, 64, 128}
@@ -24,13 +26,15 @@
 #   shape between the paper's ablation and ours
 # where otherwise M = M_in = M_out for every layer (the paper keeps M_out = 10 for the last
 # layer; the project's configs use M × M everywhere). The paper's first two columns use M = 128; we use
-# M = 32 (the project's recipe; M = 128 costs 4–5× the CPU per epoch). λ_max = 0 is the point
+# M = 32 (the project's recipe; M = 128 costs 4–5× the CPU per epoch) unless --grid-m says otherwise:
+# --grid-m 128 is the paper's grid (the M sweep's cells at M = 128 are then the grid's, and its
+# M = 32 cells are trained as M sweep cells). λ_max = 0 is the point
 # estimate of W given U (λ ≡ 0, no conditional KL), σ_max = 0 the MAP estimate of U (−log p(U) in
 # place of KL[q(U) ‖ p(U)]): train/bnn and runtime implement both (before they gave a NaN loss).
 #
 # Schedule: E epochs (default 3; the configs' 12 do not fit), the first maximum-likelihood, the
 # next ⌈E/3⌉ with the KL weight growing linearly to 1 (the paper: 50 / 40 / 10 % of 100 epochs),
-# Adam 3e-3 (the recipe; the paper's ablation uses 3e-4 over 100 epochs) ×0.1 after epoch
+# Adam 3e-3 (the recipe, or --lr; the paper's ablation uses 3e-4 over 100 epochs) ×0.1 after epoch
 # ⌊2E/3⌋. λ is fixed at λ_max (learn_lamda false, init_lamda λ_max) and q(U)'s standard
 # deviations start at σ_max (init_sd_u; they stay there, at 0.098–0.102 for σ_max = 0.1): with the
 # recipe's initial values (λ and σ_U 1e-3) three epochs end at λ ≈ 0.0013–0.0017 and σ_U ≈
@@ -55,18 +59,33 @@
 #
 # Options: --seeds N (3), --epochs E (3), --samples K (20), --out DIR (runs/fig4), --png FILE
 # (docs/img/fig4.png), --sweeps LIST (grid,M,small,prior,shape: which of the five sweeps to
-# train; M includes its M = 32 cells; prior and shape are FFG-U's only), --methods LIST (ffgu,ensu). Cells left out print "—" in the
-# tables, so e.g. `--sweeps M --methods ffgu --epochs 12` reruns FFG-U's M sweep at the recipe's
-# length on its own. --quick: 1 seed, 1 epoch on the first 300 training images, K = 2, every
+# train; M includes its cells at the grid's M; prior and shape are FFG-U's only), --methods LIST
+# (ffgu,ensu), --grid-m M (32; 16, 64 or 128: the M of the λ_max × σ_max grid and of the small
+# λ_max sweep), --lr LR (Adam's step size for every cell; the configs' 3e-3 unless given — session
+# 26 measured that M = 128 wants 1e-3 on this MLP, docs/results/fig4.md; cells trained with --lr
+# are stored as …_lrLR_seedS, so they sit beside the recipe's in one --out, and results.jsonl
+# records it). Cells left out print "—" in the tables, so e.g. `--sweeps M --methods ffgu --epochs
+# 12` reruns FFG-U's M sweep at the recipe's length on its own. --quick: 1 seed, 1 epoch on the first 300 training images, K = 2, every
 # evaluation on the first 200 test images, the plot in DIR — every cell and table in about 15 s
 # of CPU (22 s wall beside a QEMU run on the other core; tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-seeds=3 epochs=3 samples=20 out=runs/fig4 png=docs/img/fig4.png
+seeds=3 epochs=3 samples=20 out=runs/fig4 png=docs/img/fig4.png gridm=32 lr=
 trainlimit=0 testlimit=0 quick=0 pngset=0 sweeps=grid,M,small,prior,shape methods=ffgu,ensu
 source bench/lib/opts.sh
-parse_opts "usage: bench/fig4.sh [--seeds N] [--epochs E] [--samples K] [--quick] [--out DIR] [--png FILE] [--sweeps grid,M,small,prior,shape] [--methods ffgu,ensu]" "seeds=1 epochs=1 samples=2 trainlimit=300 testlimit=200" \
-	--seeds=seeds:int --epochs=epochs:int --samples=samples:int --out=out --png=png --sweeps=sweeps --methods=methods -- "$@"
+parse_opts "usage: bench/fig4.sh [--seeds N] [--epochs E] [--samples K] [--quick] [--out DIR] [--png FILE] [--sweeps grid,M,small,prior,shape] [--methods ffgu,ensu] [--grid-m 16|32|64|128] [--lr LR]" "seeds=1 epochs=1 samples=2 trainlimit=300 testlimit=200" \
+	--seeds=seeds:int --epochs=epochs:int --samples=samples:int --out=out --png=png --sweeps=sweeps --methods=methods \
+	--grid-m=gridm:int --lr=lr -- "$@"
+[[ $gridm == 16 || $gridm == 32 || $gridm == 64 || $gridm == 128 ]] ||
+	{ echo "fig4.sh: --grid-m takes 16, 32, 64 or 128 (the M sweep's values), not $gridm" >&2; exit 2; }
+if [[ -n ${lrset:-} ]]; then
+	# A positive decimal number, written in the run names as printf %g writes it (1e-3 and 0.001
+	# name the same runs).
+	[[ $lr =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$ && $(printf %g "$lr") != 0 ]] ||
+		{ echo "fig4.sh: --lr takes a positive number, not \"$lr\"" >&2; exit 2; }
+	lr=$(printf %g "$lr")
+	[[ $lr == 0.003 ]] && lr= # the configs' own: the recipe's runs
+fi
 for w in ${sweeps//,/ }; do
 	[[ $w == grid || $w == M || $w == small || $w == prior || $w == shape ]] ||
 		{ echo "fig4.sh: --sweeps takes grid, M, small, prior and shape, not \"$w\"" >&2; exit 2; }
@@ -87,32 +106,35 @@ milestone=$((epochs * 2 / 3))
 
 # The cells, in the order they train within a seed: "sweep method M λ_max σ_max [T [R]]" (σ_max
 # "-" for Ensemble-U, which has no q(U) variance; T the KL term's weight, --temperature, 1 when
-# absent; R the last layer's M_out, M when absent). The M = 32 default cells belong to two sweeps.
+# absent; R the last layer's M_out, M when absent). The grid's cells at the default caps are the M
+# sweep's at the grid's M (two sweeps, one cell), which the M sweep's loops therefore skip.
 cells=()
 for lam in 0 0.03 0.1 0.3; do
-	for sig in 0 0.1 0.3; do cells+=("grid ffgu 32 $lam $sig"); done
+	for sig in 0 0.1 0.3; do cells+=("grid ffgu $gridm $lam $sig"); done
 done
-for lam in 0 0.03 0.1 0.3; do cells+=("grid ensu 32 $lam -"); done
-for m in 16 64 128; do cells+=("M ffgu $m 0.03 0.1"); done
+for lam in 0 0.03 0.1 0.3; do cells+=("grid ensu $gridm $lam -"); done
+msweep=()
+for m in 16 32 64 128; do ((m == gridm)) || msweep+=("$m"); done
+for m in "${msweep[@]}"; do cells+=("M ffgu $m 0.03 0.1"); done
 # FFG-U with a MAP U (σ_max = 0) over M, and fully point-estimated (λ_max = 0 too: W a deterministic
 # function of U and Z): whether the drop at M = 128 is q(U)'s fixed noise, or q(W|U)'s.
-for m in 16 64 128; do cells+=("M ffgu $m 0.03 0" "M ffgu $m 0 0"); done
-for m in 16 64 128; do cells+=("M ensu $m 0.1 -"); done
+for m in "${msweep[@]}"; do cells+=("M ffgu $m 0.03 0" "M ffgu $m 0 0"); done
+for m in "${msweep[@]}"; do cells+=("M ensu $m 0.1 -"); done
 # λ_max / 8 (see the header): FFG-U at σ_max 0.1 and Ensemble-U.
-for lam in 0.00375 0.0125; do cells+=("small ffgu 32 $lam 0.1" "small ensu 32 $lam -"); done
+for lam in 0.00375 0.0125; do cells+=("small ffgu $gridm $lam 0.1" "small ensu $gridm $lam -"); done
 # No noise and no prior (see the header).
 for m in 16 32 64 128; do cells+=("prior ffgu $m 0 0 0"); done
 # The paper's last layer (see the header).
 for m in 16 32 64 128; do cells+=("shape ffgu $m 0.03 0.1 1 10"); done
 # wanted SWEEP METHOD M LAM SIG: whether --sweeps and --methods select the cell (the M sweep's
-# M = 32 points are the grid cells at the default caps and, for FFG-U, at σ_max = 0 with λ_max
-# 0.03 and 0; the shape sweep is compared with FFG-U's M sweep at the default caps, which it
+# points at the grid's M are the grid cells at the default caps and, for FFG-U, at σ_max = 0 with
+# λ_max 0.03 and 0; the shape sweep is compared with FFG-U's M sweep at the default caps, which it
 # selects too).
 wanted() {
 	[[ ,$methods, == *,$2,* ]] || return 1
 	[[ ,$sweeps, == *,$1,* ]] && return 0
-	[[ ,$sweeps, == *,shape,* && $2 == ffgu && $4 == 0.03 && $5 == 0.1 && ($1 == M || ($1 == grid && $3 == 32)) ]] && return 0
-	[[ $1 == grid && $3 == 32 && ,$sweeps, == *,M,* ]] &&
+	[[ ,$sweeps, == *,shape,* && $2 == ffgu && $4 == 0.03 && $5 == 0.1 && ($1 == M || $1 == grid) ]] && return 0
+	[[ $1 == grid && ,$sweeps, == *,M,* ]] &&
 		{ [[ $2 == ffgu && (($4 == 0.03 && ($5 == 0.1 || $5 == 0)) || ($4 == 0 && $5 == 0)) ]] || [[ $2 == ensu && $4 == 0.1 ]]; }
 }
 n=0
@@ -159,32 +181,35 @@ for s in $(seq 1 "$seeds"); do
 		set -- $cell
 		sweep=$1 method=$2 m=$3 lam=$4 sig=$5 temp=${6:-1} rows=${7:--}
 		wanted "$sweep" "$method" "$m" "$lam" "$sig" || continue
-		t=_t$temp r=_r$rows
+		t=_t$temp r=_r$rows l=_lr$lr
 		[[ $temp == 1 ]] && t="" # the cells before the KL weight was a setting keep their names
 		[[ $rows == - ]] && r=""
-		stem=$out/${method}_M${m}_l${lam}_s${sig}${t}${r}_seed$s
+		[[ -z $lr ]] && l=""
+		stem=$out/${method}_M${m}_l${lam}_s${sig}${t}${r}${l}_seed$s
 		if [[ ! -f $stem.eval.json ]]; then
-			echo "training $method M=$m λ_max=$lam σ_max=$sig KL weight $temp last M_out ${rows/-/M} seed $s" >&2
+			echo "training $method M=$m λ_max=$lam σ_max=$sig KL weight $temp last M_out ${rows/-/M} Adam ${lr:-3e-3} seed $s" >&2
 			cell_config "$method" "$m" "$lam" "$sig" "$rows" "$stem.json"
-			{ time "$bin" train --config "$stem.json" --epochs "$epochs" --ml-epochs "$ml" --annealing-epochs "$anneal" --temperature "$temp" \
+			{ time "$bin" train --config "$stem.json" ${lr:+--lr "$lr"} --epochs "$epochs" --ml-epochs "$ml" --annealing-epochs "$anneal" --temperature "$temp" \
 				--milestones "$milestone" --seed "$s" --eval-every "$epochs" --checkpoint-every "$epochs" \
 				--train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet --out "$stem.ebnn" >"$stem.log" 2>&1; } 2>"$stem.cpu"
 			{ time "$bin" eval --json --samples "$samples" --ood digits --test-limit "$testlimit" "$stem.ebnn" >"$stem.eval.tmp"; } 2>>"$stem.cpu"
 			mv "$stem.eval.tmp" "$stem.eval.json"
 		fi
-		python3 - "$sweep" "$method" "$m" "$lam" "$sig" "$s" "$stem" "$temp" "$rows" <<'EOF' >>"$results"
+		python3 - "$sweep" "$method" "$m" "$lam" "$sig" "$s" "$stem" "$temp" "$rows" "$lr" <<'EOF' >>"$results"
 import json, sys
-sweep, method, m, lam, sig, seed, stem, temp, rows = sys.argv[1:]
+sweep, method, m, lam, sig, seed, stem, temp, rows, lr = sys.argv[1:]
 r = json.load(open(stem + ".eval.json"))
 cpu = sum(float(x) for line in open(stem + ".cpu") for x in line.split())
 print(json.dumps({"sweep": sweep, "method": method, "m": int(m), "lamda": float(lam),
     "sd_u": None if sig == "-" else float(sig), "temperature": float(temp),
-    "last_rows": None if rows == "-" else int(rows), "seed": int(seed), "cpu_seconds": cpu,
+    "last_rows": None if rows == "-" else int(rows), "lr": float(lr) if lr else None,
+    "seed": int(seed), "cpu_seconds": cpu,
     "accuracy": r["classification"]["accuracy"], "nll": r["classification"]["nll"],
     "ece": r["classification"]["ece"], "auroc_entropy": r["ood"]["entropy"]["auroc"],
     "auroc_mi": r["ood"]["mi"]["auroc"]}))
 EOF
 	done
 	# The tables so far (every cell of the seeds finished).
-	"$out/fig4" -results "$results" -png "$png" -epochs "$epochs" -samples "$samples" -train-limit "$trainlimit" | tee "$out/table.md"
+	"$out/fig4" -results "$results" -png "$png" -epochs "$epochs" -samples "$samples" -train-limit "$trainlimit" \
+		-grid-m "$gridm" -lr "${lr:-0.003}" | tee "$out/table.md"
 done

@@ -212,7 +212,7 @@ func TestBenchQuick(t *testing.T) {
 			// FFG-U over M with the last layer's U M × M and 10 × M (the paper's shape)
 			{header: "FFG-U M (shape)", rows: 8, cells: 8, labels: []string{"16", "16", "32", "32", "64", "64", "128", "128"},
 				cols: map[int]span{2: count, 3: pct, 4: {0, 100}, 5: pct, 6: unit, 7: unit}},
-		}, check: checkFig4Shape},
+		}, check: checkFig4},
 		{name: "prunetab", cmd: []string{"bench/prunetab.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath}, tables: []tableSpec{
 			// printed after the pruning phase (the 11 pruned rows), then with the 7 fine-tuned rows
 			{header: "method", rows: 11, cells: 13,
@@ -544,6 +544,64 @@ func checkHMCGrid(t *testing.T, _, dir string) {
 		}
 		if v[3] < 0 || v[2] < v[3]*(1-1e-4) {
 			t.Fatalf("row %d: %q: want sd ≥ epistemic sd ≥ 0", i, line)
+		}
+	}
+}
+
+// checkFig4 checks the shape cells (checkFig4Shape) and a rerun with the grid at another M and
+// another step size (checkFig4GridLR).
+func checkFig4(t *testing.T, out, dir string) {
+	t.Helper()
+	checkFig4Shape(t, out, dir)
+	checkFig4GridLR(t, dir)
+}
+
+// checkFig4GridLR runs bench/fig4.sh --quick again on its output for Ensemble-U's grid and M sweep
+// with --grid-m 16 --lr 1e-3: every cell is trained anew under a name with the step size (the
+// first run's cells were Adam 3e-3), with that step size, the grid at M = 16 and the M sweep's M =
+// 32, 64 and 128 once each (M = 16 is the grid's cell: one seed per M, no cell counted twice).
+func checkFig4GridLR(t *testing.T, dir string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "bench/fig4.sh", "--quick", "--grid-m", "16", "--lr", "1e-3",
+		"--sweeps", "grid,M", "--methods", "ensu", "--out", dir)
+	cmd.Dir = ".."
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("bench/fig4.sh --grid-m 16 --lr 1e-3: %v\n%s", err, stderr.String())
+	}
+	log, out := stderr.String(), string(raw)
+	if n := strings.Count(log, "training ensu"); n != 7 || strings.Count(log, "Adam 0.001 seed 1") != 7 {
+		t.Errorf("trained %d cells, want 7 (4 at M = 16, 3 more M), all with Adam 0.001:\n%s", n, log)
+	}
+	for _, name := range []string{"ensu_M16_l0_s-_lr0.001_seed1", "ensu_M16_l0.3_s-_lr0.001_seed1", "ensu_M128_l0.1_s-_lr0.001_seed1"} {
+		b, err := os.ReadFile(filepath.Join(dir, name+".metrics.jsonl"))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		} else if !strings.HasPrefix(string(b), `{"epoch":1,`) || !strings.Contains(strings.SplitN(string(b), "\n", 2)[0], `"lr":0.001,`) {
+			t.Errorf("%s: the first epoch did not train at 0.001:\n%s", name, b)
+		}
+	}
+	if !strings.Contains(out, "epoch(s) of Adam 0.001 on 300 training images") || !strings.Contains(out, "Ensemble-U (5 members), M = 16 ") {
+		t.Errorf("the caption or the grid's heading does not say Adam 0.001 and M = 16:\n%s", out)
+	}
+	tables := markdownTables(out)
+	if len(tables) != 6 {
+		t.Fatalf("%d tables, want 6:\n%s", len(tables), out)
+	}
+	checkTable(t, 1, tables[1], tableSpec{header: "Ensemble-U λ_max", rows: 4, cells: 7, labels: fig4Lamdas(1),
+		cols: map[int]span{1: {1, 1}, 2: pct, 3: nll, 4: pct, 5: unit, 6: unit}})
+	// The M table: the FFG-U rows are empty; Ensemble-U has one seed at each M.
+	for _, row := range tables[2][2:] {
+		want := "0"
+		if row[0] == "Ensemble-U" {
+			want = "1"
+		}
+		if len(row) < 5 || row[4] != want {
+			t.Errorf("M table row %q: %s seeds, want %s", row, row[4], want)
 		}
 	}
 }

@@ -2,7 +2,7 @@
 // Fashion-MNIST MLP: it reads the per-run results (JSON lines: sweep, method, M, λ_max, σ_max,
 // the KL weight, the last layer's M_out, seed, CPU seconds and the metrics of `edgebnn eval
 // --json --ood digits`), prints six
-// Markdown tables — FFG-U over λ_max × σ_max, Ensemble-U over λ_max (both at M = 32), both
+// Markdown tables — FFG-U over λ_max × σ_max, Ensemble-U over λ_max (both at the grid's M, -grid-m), both
 // methods over M at their default caps, both over λ_max / 8 (the paper's grid scaled to the
 // project's 8× wider prior), FFG-U without noise over M with the KL term weighted 1 and 0, and
 // FFG-U over M with the paper's last-layer shape (M_out = 10) beside M × M in every layer — each
@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/edgebnn/edgebnn/train/eval"
@@ -42,6 +43,7 @@ type result struct {
 	SDU          *float64 `json:"sd_u"`        // nil for Ensemble-U
 	Temperature  *float64 `json:"temperature"` // the KL term's weight; nil (results before it was recorded): 1
 	LastRows     *int     `json:"last_rows"`   // the last layer's M_out; nil: M, as every other layer
+	LR           *float64 `json:"lr"`          // Adam's step size when not the configs'; nil: theirs
 	Seed         int      `json:"seed"`
 	CPUSeconds   float64  `json:"cpu_seconds"`
 	Accuracy     float64  `json:"accuracy"`
@@ -89,7 +91,6 @@ var (
 )
 
 const (
-	gridM       = 32
 	ffguLamda   = 0.03 // paper 003's FFG-U setting (CIFAR-10), and fmnist_ffgu.json's
 	ffguSDU     = 0.1
 	ensembleLam = 0.1 // paper 003's Ensemble-U setting
@@ -127,22 +128,29 @@ func main() {
 	epochs := flag.Int("epochs", 3, "training epochs (for the caption)")
 	samples := flag.Int("samples", 20, "Monte Carlo samples of the evaluation (for the caption)")
 	trainLimit := flag.Int("train-limit", 0, "training images used, 0 for all (for the caption)")
+	gridM := flag.Int("grid-m", 32, "M of the λ_max × σ_max grid and the small-λ_max sweep")
+	lr := flag.Float64("lr", 0.003, "Adam's step size (for the caption)")
 	flag.Parse()
 	train := "60000"
 	if *trainLimit > 0 {
 		train = fmt.Sprint(*trainLimit)
 	}
-	caption := fmt.Sprintf("Fashion-MNIST MLP 784-256-256-10, %d epoch(s) on %s training images, λ fixed at λ_max; "+
+	caption := fmt.Sprintf("Fashion-MNIST MLP 784-256-256-10, %d epoch(s) of Adam %g on %s training images, λ fixed at λ_max; "+
 		"%d samples per prediction; OOD: scikit-learn's digits. Mean ± standard error over seeds. "+
 		"Paper 003 Fig. 4: ResNet-18 on CIFAR-10, M = 128 in the λ_max and σ_max sweeps (its values are not in our copy of the text).",
-		*epochs, train, *samples)
-	if err := run(os.Stdout, *results, *png, caption); err != nil {
+		*epochs, *lr, train, *samples)
+	if err := run(os.Stdout, *results, *png, caption, *gridM); err != nil {
 		fmt.Fprintln(os.Stderr, "fig4:", err)
 		os.Exit(1)
 	}
 }
 
-func run(w io.Writer, path, png, caption string) error {
+// run prints the tables of the results in path with the grid and the small-λ_max sweep at M =
+// gridM, and draws the figure into png unless it is empty.
+func run(w io.Writer, path, png, caption string, gridM int) error {
+	if !slices.Contains(ms, gridM) {
+		return fmt.Errorf("-grid-m %d is not one of the M sweep's %v", gridM, ms)
+	}
 	cells, cpu, n, err := read(path)
 	if err != nil {
 		return err
@@ -213,7 +221,7 @@ func run(w io.Writer, path, png, caption string) error {
 	if png == "" {
 		return nil
 	}
-	return drawFigure(png, cells)
+	return drawFigure(png, cells, gridM)
 }
 
 // read loads the results, grouped by cell, with the total CPU seconds and the number of runs.
@@ -225,6 +233,7 @@ func read(path string) (map[key][]result, float64, int, error) {
 	defer f.Close()
 	cells := map[key][]result{}
 	cpu, n := 0.0, 0
+	var lr0 *float64 // the first result's step size: every cell's must be the same
 	sc := bufio.NewScanner(f)
 	for line := 1; sc.Scan(); line++ {
 		if strings.TrimSpace(sc.Text()) == "" {
@@ -233,6 +242,11 @@ func read(path string) (map[key][]result, float64, int, error) {
 		var r result
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, 0, 0, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if n == 0 {
+			lr0 = r.LR
+		} else if lrString(r.LR) != lrString(lr0) {
+			return nil, 0, 0, fmt.Errorf("%s:%d: step size %s after %s: one table per step size", path, line, lrString(r.LR), lrString(lr0))
 		}
 		cells[r.key()] = append(cells[r.key()], r)
 		cpu += r.CPUSeconds
@@ -245,6 +259,14 @@ func read(path string) (map[key][]result, float64, int, error) {
 		return nil, 0, 0, errors.New(path + ": no results")
 	}
 	return cells, cpu, n, nil
+}
+
+// lrString names a result's step size: the configs' when nil.
+func lrString(lr *float64) string {
+	if lr == nil {
+		return "the configs'"
+	}
+	return fmt.Sprint(*lr)
 }
 
 // values is a metric over a cell's seeds.
@@ -272,7 +294,7 @@ type column struct {
 	lines  []series
 }
 
-func columns() []column {
+func columns(gridM int) []column {
 	var lamTicks []string
 	for _, lam := range plotLamdas {
 		lamTicks = append(lamTicks, fmt.Sprint(lam))
@@ -324,8 +346,8 @@ var colours = trainplot.Tableau[:6]
 
 // drawFigure draws metrics (accuracy, NLL, ECE, AUROC by entropy; rows) against the columns'
 // settings, each point a cell's mean with ± one standard error; cells without runs are skipped.
-func drawFigure(path string, cells map[key][]result) error {
-	cols := columns()
+func drawFigure(path string, cells map[key][]result, gridM int) error {
+	cols := columns(gridM)
 	rows := metrics[:4]
 	grid := make([][]*plot.Plot, len(rows))
 	for i, m := range rows {
