@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/prunedc.sh [--seeds N] [--epochs E] [--finetune F] [--samples K] [--corrupt-limit L] [--quick]
-#                  [--out DIR] [--png FILE]:
+# bench/prunedc.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M]
+#                  [--samples K] [--corrupt-limit L] [--quick] [--out DIR] [--png FILE]:
 # paper 003's Tables 15–18 (appendix K: accuracy and ECE of pruned FFG-W and FFG-U on corrupted
 # data, by skew intensity) on Fashion-MNIST-C (issue 20 item 6).
 #
@@ -23,28 +23,31 @@
 # evaluation 2.6 min for the 33 models at L = 2000, 12.7 min at L = 0.
 #
 # Options: --seeds N (3), --epochs E (12, the configs' own; learning rate ×0.1 after 8),
-# --finetune F (1 epoch of the first 20000 training images at lr 3e-4: bench/prunetab.sh's
-# defaults), --samples K (8), --corrupt-limit L (0: all 10000 test images), --out DIR (runs/prunedc),
+# --finetune F (1), --finetune-lr LR (3e-4), --finetune-limit M (20000 training images; 0: all):
+# bench/prunetab.sh's defaults — appendix K's fine-tuning is `--finetune 50 --finetune-lr 1e-4
+# --finetune-limit 0` (≈ 50× the CPU of the default's fine-tunings; docs/results/appk.md measures
+# its effect on clean data) — --samples K (8), --corrupt-limit L (0: all 10000 test images), --out DIR (runs/prunedc),
 # --png FILE (docs/img/prunedc.png). --quick: bench/prunetab.sh --quick (1 seed, 1 epoch on
 # 300 images, every evaluation on 200 test images), K = 2, L = 200, the plot in DIR — every
 # table's shape in about 35 s of CPU (tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-seeds=3 epochs=12 finetune=1 samples=8 limit=0 out=runs/prunedc png=docs/img/prunedc.png quick=0 pngset=0
-usage="usage: bench/prunedc.sh [--seeds N] [--epochs E] [--finetune F] [--samples K] [--corrupt-limit L] [--quick] [--out DIR] [--png FILE]"
+seeds=3 epochs=12 finetune=1 ftlr=3e-4 ftlimit=20000 samples=8 limit=0 out=runs/prunedc png=docs/img/prunedc.png quick=0 pngset=0
+usage="usage: bench/prunedc.sh [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M] [--samples K] [--corrupt-limit L] [--quick] [--out DIR] [--png FILE]"
 source bench/lib/opts.sh
 parse_opts "$usage" "samples=2 limit=200" \
-	--seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --samples=samples:int --corrupt-limit=limit:int --out=out --png=png -- "$@"
+	--seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr:pos --finetune-limit=ftlimit:int \
+	--samples=samples:int --corrupt-limit=limit:int --out=out --png=png -- "$@"
 ((seeds >= 1 && epochs >= 1 && samples >= 1 && limit >= 0)) || { echo "$usage" >&2; exit 2; }
 ((quick && !pngset)) && png=$out/prunedc.png
 mkdir -p "$out" "$(dirname "$png")"
-ftlimit=20000
 if ((quick)); then
-	bench/prunetab.sh --quick --finetune "$finetune" --out "$out" --png "$out/prunetab.png" >&2
+	bench/prunetab.sh --quick --finetune "$finetune" --finetune-lr "$ftlr" --out "$out" --png "$out/prunetab.png" >&2
 	epochs=1 ftlimit=300
 else
-	bench/prunetab.sh --seeds "$seeds" --epochs "$epochs" --finetune "$finetune" --out "$out" --png "$out/prunetab.png" >&2
+	bench/prunetab.sh --seeds "$seeds" --epochs "$epochs" --finetune "$finetune" --finetune-lr "$ftlr" --finetune-limit "$ftlimit" \
+		--out "$out" --png "$out/prunetab.png" >&2
 fi
 go build -o "$out/prunetab" ./bench/prunetab
 "$out/prunetab" -corrupt -results "$out/results.jsonl" -corrupt-samples "$samples" -corrupt-limit "$limit" \
-	-corrupt-png "$png" -epochs "$epochs" -finetune "$finetune" -finetune-limit "$ftlimit" | tee "$out/prunedc.md"
+	-corrupt-png "$png" -epochs "$epochs" -finetune "$finetune" -finetune-lr "$ftlr" -finetune-limit "$ftlimit" | tee "$out/prunedc.md"

@@ -43,11 +43,13 @@
 #
 # Options: --model mlp|resnet (mlp), --reuse DIR (none; --model resnet only), --seeds N (3),
 # --epochs E (4; 6 for the resnet), --finetune F (1), --finetune-lr LR (3e-4),
-# --finetune-limit M (20000), --samples K (16), --out DIR (runs/prunetab), --png FILE
+# --finetune-limit M (20000; 0: all the training images), --samples K (16), --out DIR (runs/prunetab), --png FILE
 # (docs/img/prunetab.png). --quick: 1 seed, 1 epoch on the first 300 training images, fine-tuning
 # on 300, K = 2, every evaluation on the first 200 test images (--test-limit), the plot in DIR —
 # every row of the table (printed after each phase) in about 13 s of CPU, 28 s with --model resnet
-# (tests/bench_quick_test.go).
+# (tests/bench_quick_test.go). DIR keeps the settings its runs were made with (DIR/settings:
+# every option but --seeds, --out and --png); a rerun with other settings is refused, since it
+# would reuse the old models under the new caption.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 model=mlp reuse="" seeds=3 epochs=4 finetune=1 ftlr=3e-4 ftlimit=20000 samples=16 out="" png=""
@@ -55,7 +57,7 @@ trainlimit=0 testlimit=0 fttestlimit=1000 quick=0 pngset=0 epochsset=0
 source bench/lib/opts.sh
 source bench/lib/recipes.sh
 parse_opts "usage: bench/prunetab.sh [--model mlp|resnet] [--reuse DIR] [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M] [--samples K] [--quick] [--out DIR] [--png FILE]" "seeds=1 epochs=1 ftlimit=300 samples=2 trainlimit=300 testlimit=200 fttestlimit=200" \
-	--model=model --reuse=reuse --seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr --finetune-limit=ftlimit:int --samples=samples:int --out=out --png=png -- "$@"
+	--model=model --reuse=reuse --seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr:pos --finetune-limit=ftlimit:int --samples=samples:int --out=out --png=png -- "$@"
 case $model in
 mlp) stem=prunetab evalargs=() ;;
 resnet)
@@ -70,6 +72,20 @@ esac
 ((quick && !pngset)) && png=$out/$stem.png
 ((seeds >= 3 || quick)) || echo "prunetab.sh: fewer than 3 seeds: the standard errors mean little" >&2
 mkdir -p "$out"
+# The settings every cached file in DIR depends on (trainings, fine-tunings, evaluations; not the
+# seeds: a rerun with more seeds adds runs), recorded once: a rerun with other settings would
+# otherwise reuse the old files under the new caption.
+settings="model=$model epochs=$epochs train_limit=$trainlimit test_limit=$testlimit finetune=$finetune finetune_lr=$ftlr finetune_limit=$ftlimit finetune_test_limit=$fttestlimit samples=$samples reuse=$reuse"
+if [[ -f $out/settings ]]; then
+	[[ $(<"$out/settings") == "$settings" ]] ||
+		{ printf 'prunetab.sh: %s holds runs made with\n  %s\nthis run asks\n  %s\nuse another --out\n' "$out" "$(<"$out/settings")" "$settings" >&2; exit 2; }
+elif compgen -G "$out/*.ebnn" >/dev/null; then
+	echo "prunetab.sh: $out holds models but no record of their settings ($out/settings): use another --out" >&2
+	exit 2
+else
+	echo "$settings" >"$out/settings.tmp"
+	mv "$out/settings.tmp" "$out/settings"
+fi
 bin=$out/edgebnn
 go build -o "$bin" ./cmd/edgebnn
 results=$out/results.jsonl

@@ -251,7 +251,7 @@ func TestBenchQuick(t *testing.T) {
 			{header: "method", rows: 11, cells: 15, labels: prunedcRows, cols: prunedcSev},
 			{header: "method", rows: 9, cells: 8, labels: append(prunedcRows[1:6:6], prunedcRows[7:]...),
 				cols: map[int]span{2: {-100, 100}, 3: {-100, 100}, 4: {-100, 100}, 5: {-100, 100}, 6: {-100, 100}, 7: {-100, 100}}},
-		}},
+		}, check: checkPrunedcSettings},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel() // as skipQuick's tests: mostly one process on one core at a time
@@ -699,6 +699,30 @@ func checkAppKContinue(t *testing.T, _, dir string) {
 				t.Errorf("%s on the 3-epoch runs: %v, want an error saying %q:\n%s", c.args, err, w, log)
 			}
 		}
+	}
+}
+
+// checkPrunedcSettings: bench/prunedc.sh --quick run again on its output with another fine-tuning
+// step size must refuse (its fine-tuned models were made at 3e-4), naming both settings, and
+// leave the recorded settings as they were.
+func checkPrunedcSettings(t *testing.T, _, dir string) {
+	t.Helper()
+	before, err := os.ReadFile(filepath.Join(dir, "settings"))
+	if err != nil || !strings.Contains(string(before), "finetune_lr=3e-4") {
+		t.Fatalf("%s/settings: %v, %q: want the recorded settings with finetune_lr=3e-4", dir, err, before)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "bench/prunedc.sh", "--quick", "--finetune-lr", "1e-4", "--out", dir)
+	cmd.Dir = ".."
+	out, err := cmd.CombinedOutput()
+	for _, want := range []string{"holds runs made with", "finetune_lr=3e-4", "this run asks", "finetune_lr=1e-4", "use another --out"} {
+		if err == nil || !strings.Contains(string(out), want) {
+			t.Errorf("--finetune-lr 1e-4 on the 3e-4 runs: %v, want an error saying %q:\n%s", err, want, out)
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "settings")); string(after) != string(before) {
+		t.Errorf("the refused run changed %s/settings: %q, was %q", dir, after, before)
 	}
 }
 

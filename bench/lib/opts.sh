@@ -4,7 +4,8 @@
 #
 # "FLAG VALUE" sets the variable VAR to VALUE and VARset to 1 (a value given, not the default);
 # FLAG=VAR:int takes only a whole number (the scripts do arithmetic with it, and bash arithmetic
-# would evaluate any other word as an expression).
+# would evaluate any other word as an expression); FLAG=VAR:pos only a positive decimal number
+# (1e-3, 0.001, 3; not 0, a sign, nan or inf: a learning rate, a step size).
 # --quick sets quick=1 and then each NAME=VALUE word of QUICK; with QUICK empty, --quick is not
 # an option. Anything else (an unknown flag, a flag without its value) prints USAGE to stderr and
 # exits with status 2.
@@ -23,9 +24,14 @@ parse_opts() {
 			for a in $quickset; do printf -v "${a%%=*}" %s "${a#*=}"; done
 			shift
 		elif [[ -n ${opt_vars[$1]-} ]] && (($# >= 2)); then
-			var=${opt_vars[$1]%:int}
-			if [[ $var != "${opt_vars[$1]}" && ! $2 =~ ^[0-9]{1,9}$ ]]; then
+			var=${opt_vars[$1]%:*}
+			if [[ ${opt_vars[$1]} == *:int && ! $2 =~ ^[0-9]{1,9}$ ]]; then
 				echo "$1 takes a whole number, not \"$2\"" >&2
+				echo "$usage" >&2
+				exit 2
+			fi
+			if [[ ${opt_vars[$1]} == *:pos ]] && ! { [[ $2 =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,3})?$ ]] && [[ ${BASH_REMATCH[1]} =~ [1-9] ]]; }; then
+				echo "$1 takes a positive number, not \"$2\"" >&2
 				echo "$usage" >&2
 				exit 2
 			fi

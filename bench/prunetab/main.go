@@ -115,21 +115,30 @@ func main() {
 		os.Exit(2)
 	}
 	if *corrupt {
-		co.caption = fmt.Sprintf("Fashion-MNIST %s, %d epochs; the pruned models fine-tuned %d epoch(s) of the first %d training images at lr %s where the kept column says so",
-			net.Caption, *epochs, *finetune, *ftlimit, *ftlr)
+		co.caption = fmt.Sprintf("Fashion-MNIST %s, %d epochs; the pruned models fine-tuned %d epoch(s) of %s at lr %s where the kept column says so",
+			net.Caption, *epochs, *finetune, trainingImages(*ftlimit), *ftlr)
 		if err := runCorrupt(*results, co, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "prunetab:", err)
 			os.Exit(1)
 		}
 		return
 	}
-	caption := fmt.Sprintf("Fashion-MNIST %s, %d epochs; fine-tuning %d epoch(s) of the first %d training images%s at lr %s; "+
+	caption := fmt.Sprintf("Fashion-MNIST %s, %d epochs; fine-tuning %d epoch(s) of %s%s at lr %s; "+
 		"%d samples per prediction; OOD: scikit-learn's digits. Mean ± s.e. over seeds. Paper: ResNet-50 on CIFAR-10 (Tables 7–8, "+
-		"fine-tuned 50 epochs at 1e-4), not comparable in absolute terms.", net.Caption, *epochs, *finetune, *ftlimit, net.Of, *ftlr, *samples)
+		"fine-tuned 50 epochs at 1e-4), not comparable in absolute terms.", net.Caption, *epochs, *finetune, trainingImages(*ftlimit), net.Of, *ftlr, *samples)
 	if err := run(*results, *png, caption, net); err != nil {
 		fmt.Fprintln(os.Stderr, "prunetab:", err)
 		os.Exit(1)
 	}
+}
+
+// trainingImages names the fine-tuning's training set in the captions: the first limit
+// training images, all of them for limit 0 (edgebnn train --train-limit 0).
+func trainingImages(limit int) string {
+	if limit <= 0 {
+		return "all the training images"
+	}
+	return fmt.Sprintf("the first %d training images", limit)
 }
 
 // network is a -model: what the captions and the plot's titles call it.
