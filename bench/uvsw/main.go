@@ -627,7 +627,7 @@ func tables(w io.Writer, methods []method, net network, entries []*entry, seeds,
 			fmt.Fprintln(w, row+" |")
 		}
 	}
-	fmt.Fprintf(w, "\nPer corruption at severity 5: accuracy %% / ECE %% (mean over seeds).\n\n")
+	fmt.Fprintf(w, "\nPer corruption at severity 5: accuracy %% / ECE %% (mean ± s.e. over seeds).\n\n")
 	fmt.Fprint(w, "| method")
 	for _, c := range data.Corruptions() {
 		fmt.Fprintf(w, " | %s", c)
@@ -641,9 +641,9 @@ func tables(w io.Writer, methods []method, net network, entries []*entry, seeds,
 		}
 		row := "| " + m.Name
 		for _, c := range data.Corruptions() {
-			a, _ := meanSE(pick(r, func(x *result) float64 { return x.Corrupt[sevtab.Key(c, 5)].Accuracy }))
-			e, _ := meanSE(pick(r, func(x *result) float64 { return x.Corrupt[sevtab.Key(c, 5)].ECE }))
-			row += fmt.Sprintf(" | %.1f / %.1f", 100*a, 100*e)
+			a := cell(pick(r, func(x *result) float64 { return x.Corrupt[sevtab.Key(c, 5)].Accuracy }), 100, "%.1f")
+			e := cell(pick(r, func(x *result) float64 { return x.Corrupt[sevtab.Key(c, 5)].ECE }), 100, "%.1f")
+			row += " | " + a + " / " + e
 		}
 		fmt.Fprintln(w, row+" |")
 	}

@@ -193,3 +193,33 @@ func TestReuse(t *testing.T) {
 		t.Error("no cache: something kept")
 	}
 }
+
+// TestSeverity5Cells: the per-corruption table at severity 5 prints mean ± s.e. over the seeds of
+// accuracy and ECE (two seeds: accuracy 40 and 60 %, ECE 4 and 6 % in every corruption → mean
+// 50, s.e. 10; mean 5, s.e. 1), and the mean alone for one seed.
+func TestSeverity5Cells(t *testing.T) {
+	res := func(acc, ece float64) *result {
+		r := &result{Corrupt: map[string]metrics{}}
+		for _, c := range data.Corruptions() {
+			for s := 1; s <= data.MaxSeverity; s++ {
+				r.Corrupt[sevtab.Key(c, s)] = metrics{Accuracy: acc, ECE: ece}
+			}
+		}
+		return r
+	}
+	det, other := allMethods[0], allMethods[2]
+	entries := []*entry{{Method: det, Seed: 1, Res: res(0.4, 0.04)}, {Method: det, Seed: 2, Res: res(0.6, 0.06)},
+		{Method: other, Seed: 1, Res: res(0.7, 0.03)}}
+	var b strings.Builder
+	tables(&b, []method{det, other}, networks["mlp"], entries, 2, 5, 10, 6, 1000, true)
+	_, table, ok := strings.Cut(b.String(), "Per corruption at severity 5: accuracy % / ECE % (mean ± s.e. over seeds).")
+	if !ok {
+		t.Fatalf("no per-corruption table:\n%s", b.String())
+	}
+	for _, want := range []string{"| " + det.Name + strings.Repeat(" | 50.0 ± 10.0 / 5.0 ± 1.0", len(data.Corruptions())) + " |",
+		"| " + other.Name + strings.Repeat(" | 70.0 / 3.0", len(data.Corruptions())) + " |"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("want the row %q in:\n%s", want, table)
+		}
+	}
+}
