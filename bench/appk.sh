@@ -30,7 +30,7 @@
 # fine-tuning epochs are counted from the checkpoint's own, so --epochs need not match. About 20 s
 # an epoch on one free core: 2F epochs, 35 min per seed at F = 50.
 #
-# Options: --model mlp|resnet (mlp), --reuse DIR (none; --model resnet only), --seeds N (3),
+# Options: --model mlp|resnet (mlp), --reuse DIR (none; --model resnet only), --seeds N (3; paper 003 reports 5 runs; 3 fit this machine's CPU),
 # --epochs E (4; 6 for the resnet), --finetune F (50), --finetune-lr LR (1e-4), --prune P (0.5: the
 # fraction of Z pruned), --samples K (16), --out DIR (runs/appk; runs/appk_resnet). --quick: 2
 # seeds, 1 epoch, F = 2, the first 300 training and 200 test images, K = 2 — the tables' shape in

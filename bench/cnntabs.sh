@@ -18,7 +18,7 @@
 # standard error over the seeds. Runs already in DIR are reused. Cost per seed on one free core:
 # the small CNN about 5 min, the residual CNN about 8 min (3 epochs each).
 #
-# Options: --nets LIST (cnn,resnet), --seeds N (3), --out DIR (runs/cnntabs). --quick: 2 seeds,
+# Options: --nets LIST (cnn,resnet), --seeds N (3; paper 003 reports 5 runs; 3 fit this machine's CPU), --out DIR (runs/cnntabs). --quick: 2 seeds,
 # 1 epoch on the first 300 training images, 2 samples, evaluated on the first 200 test images —
 # the table's shape in about 7 s of CPU (tests/bench_quick_test.go).
 set -euo pipefail

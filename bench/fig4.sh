@@ -57,7 +57,7 @@
 # grid, M and small sweeps before the six σ_max = 0 M cells, which add about 12 min; the prior and
 # shape sweeps (four cells each, one at M = 128) add about 12 min each.
 #
-# Options: --seeds N (3), --epochs E (3), --samples K (20), --out DIR (runs/fig4), --png FILE
+# Options: --seeds N (3; paper 003 reports 5 runs; 3 fit this machine's CPU), --epochs E (3), --samples K (20), --out DIR (runs/fig4), --png FILE
 # (docs/img/fig4.png), --sweeps LIST (grid,M,small,prior,shape: which of the five sweeps to
 # train; M includes its cells at the grid's M; prior and shape are FFG-U's only), --methods LIST
 # (ffgu,ensu), --grid-m M (32; 16, 64 or 128: the M of the λ_max × σ_max grid and of the small

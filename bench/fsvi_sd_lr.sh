@@ -8,7 +8,7 @@
 # by entropy). docs/results/fsvi_sd_lr.md. Runs already in DIR are reused. Single-threaded, nice
 # 10; EDGEBNN names the binary (default: ./cmd/edgebnn built into DIR).
 #
-# Options: --epochs E (1), --seeds N (3), --factors LIST (1 10 30), --out DIR (runs/fsvi_sd_lr).
+# Options: --epochs E (1), --seeds N (3; paper 004's Table 1 averages 10 seeds), --factors LIST (1 10 30), --out DIR (runs/fsvi_sd_lr).
 # --quick: 2 seeds, factors 1 and 10, the first 300 training and 200 test images — the tables'
 # shape in seconds (tests/bench_quick_test.go).
 set -euo pipefail

@@ -58,7 +58,7 @@
 # the paper's numbers (mean over ten seeds, its MNIST / NotMNIST) beside ours. Test samples:
 # 8 per Bayesian model, 8·Mf for the FSVI Ensemble, one per network of a deep ensemble.
 #
-# Options: --arch mlp|cnn (mlp), --seeds N (3), --epochs E (10), --members M (5), --fsvi-members Mf (5), --temperature T (0.1),
+# Options: --arch mlp|cnn (mlp), --seeds N (3; paper 004's Table 1 averages 10 seeds, 3 fit this machine's CPU), --epochs E (10), --members M (5), --fsvi-members Mf (5), --temperature T (0.1),
 # --context-size C (32), --fsvi-kl last_layer|linearized (last_layer), --fsvi-covariance
 # joint|per_output (joint) and --fsvi-jacobian-grad none|q|both (q) (linearized and the reference
 # row only), --fsvi-context CTX (the FSVI row's context: random-monochrome), --train-limit L / --test-limit T (0: all),

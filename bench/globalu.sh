@@ -17,7 +17,7 @@
 # entropy and by mutual information, mean ± standard error over the N seeds. Runs already in DIR
 # are reused. One model takes about 3 min (12 epochs) on one loaded core.
 #
-# Options: --seeds N (3), --epochs E (12), --size M (32), --global RxC (MxM), --samples K (16),
+# Options: --seeds N (3; paper 003 reports 5 runs; 3 fit this machine's CPU), --epochs E (12), --size M (32), --global RxC (MxM), --samples K (16),
 # --out DIR (runs/globalu). --quick: 2 seeds, 1 epoch on the first 300 training images, K = 2,
 # evaluated on the first 200 test images (--train-limit / --test-limit) — the table's shape in
 # well under a minute (tests/bench_quick_test.go).

@@ -13,8 +13,9 @@
 #   ours                    bench/configs/toy_base.json + toy_ffgu.json (bench/run_toy.sh's FFG-U:
 #                           all three of ours)
 # Columns: the epistemic sd of f at x = 0 (between the two clusters of training inputs), its mean
-# over the training inputs and their ratio (the trainer's toy summary; HMC's ratio is 21.6 on the
-# seed-1 data, docs/RESULTS.md "Toy regression against HMC"), and the last update's training NLL
+# over the training inputs and their ratio (the trainer's toy summary; HMC's at x = 0 is 34–35 on
+# the seed-1 data — its 21.6 in docs/RESULTS.md "Toy regression against HMC" is the mean over the
+# 23 grid points between the clusters, another ratio), and the last update's training NLL
 # (per point; the noise floor at noise precision 100 is −0.88) and KL; mean ± standard error over
 # seeds 1…N (3), and the training seconds per run.
 # --quick: 2 seeds, 50 updates (×0.1 after 25 for the 40 000-update row), 4 MC samples for the

@@ -27,7 +27,7 @@
 # prior and schedule). Four arms — ours, ours+prior, j2/D, j2/D+prior: the q(U) initial variance
 # does not apply (an ensemble's members are point estimates of U).
 #
-# Options: --method (ffgu), --seeds N (3), --epochs E (the preset's: 12 for FFG-U, 24 for
+# Options: --method (ffgu), --seeds N (3; paper 003 reports 5 runs), --epochs E (the preset's: 12 for FFG-U, 24 for
 # Ensemble-U), --scale D (10; a divisor of 50), --out DIR (runs/j2settings, or
 # runs/j2settings_ensembleu). --quick: 2 seeds, 1 epoch, D = 50, the first 300 training and 200
 # test images — the table's shape in well under a minute (tests/bench_quick_test.go).

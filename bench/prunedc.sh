@@ -22,7 +22,7 @@
 # part 20 min for the defaults (a 12-epoch FFG-W training 5 min, FFG-U 2 min); the corruption
 # evaluation 2.6 min for the 33 models at L = 2000, 12.7 min at L = 0.
 #
-# Options: --seeds N (3), --epochs E (12, the configs' own; learning rate ×0.1 after 8),
+# Options: --seeds N (3; paper 003 reports 5 runs; 3 fit this machine's CPU), --epochs E (12, the configs' own; learning rate ×0.1 after 8),
 # --finetune F (1), --finetune-lr LR (3e-4), --finetune-limit M (20000 training images; 0: all):
 # bench/prunetab.sh's defaults — appendix K's fine-tuning is `--finetune 50 --finetune-lr 1e-4
 # --finetune-limit 0` (≈ 50× the CPU of the default's fine-tunings; docs/results/appk.md measures

@@ -41,7 +41,7 @@
 # is still the digits. On one free core a 6-epoch training takes about 2 min (FFG-U) and 4.5 min
 # (FFG-W), a fine-tuning run of M = 20000 (two thirds of an epoch) 15–30 s.
 #
-# Options: --model mlp|resnet (mlp), --reuse DIR (none; --model resnet only), --seeds N (3),
+# Options: --model mlp|resnet (mlp), --reuse DIR (none; --model resnet only), --seeds N (3; paper 003 reports 5 runs; 3 fit this machine's CPU),
 # --epochs E (4; 6 for the resnet), --finetune F (1), --finetune-lr LR (3e-4),
 # --finetune-limit M (20000; 0: all the training images), --samples K (16), --out DIR (runs/prunetab), --png FILE
 # (docs/img/prunetab.png). --quick: 1 seed, 1 epoch on the first 300 training images, fine-tuning

@@ -49,7 +49,7 @@
 # evaluation at L = 1000); two jobs run at a time (JOBS=…).
 #
 # Options: --model mlp|resnet (mlp), --methods LIST (comma-separated, the rows: default
-# det,ensw,ffgw,ffgu,fcgu,ensembleu5; "all" adds faem,swag,vifa), --seeds N (3), --members M (5), --epochs E (6), --samples K
+# det,ensw,ffgw,ffgu,fcgu,ensembleu5; "all" adds faem,swag,vifa), --seeds N (3; paper 003 reports 5 runs; 3 fit this machine's CPU), --members M (5), --epochs E (6), --samples K
 # (10), --corrupt-limit L (2000), --corrupt no (skip the corruptions: the first two tables only, no
 # plot; default yes), --out DIR (runs/uvsw; runs/uvsw_resnet for the resnet), --md FILE
 # (none), --png FILE (docs/img/uvsw_corruption.png; docs/img/uvsw_resnet_corruption.png).

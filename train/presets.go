@@ -34,7 +34,7 @@ var presets = []Preset{
 	{"paper003-fmnist-ffgu", "FFG-U with paper 003 J.2's (CIFAR) recipe on the Fashion-MNIST MLP: prior sd 1/√d_in, q(U) variance 1e-3, Adam 1e-3 ×0.1 at 200, 300 epochs (100 ML, 50 annealing), 20 test samples"},
 	{"paper003-fmnist-ensembleu", "Ensemble-U (5 members) with paper 003 J.2's recipe on the Fashion-MNIST MLP: as paper003-fmnist-ffgu, λ_max 0.1"},
 	{"paper004-fmnist-fsvi", "FSVI as timrudner/FSVI's Fashion-MNIST config runs it (paper 004 Table 1): its CNN, fsvi_kl last_layer, corrupted context of 32, output prior N(0, 1), initial σ e⁻¹⁰ (hidden) and e⁻⁴ (output), SGD 0.005 momentum 0.9 with cosine decay to ×0.005, element-wise clipping at 1, batch 128, 200 epochs"},
-	{"edgebnn-fmnist-ffgu", "our measured FFG-U recipe (docs/RESULTS.md, 88.07 %): prior sd 8/√d_in, Adam 3e-3 ×0.1 after 8, 12 epochs (bench/configs/fmnist_ffgu.json)"},
+	{"edgebnn-fmnist-ffgu", "our measured FFG-U recipe (87.89 ± 0.10 %, 3 seeds; docs/results/j2settings.md): prior sd 8/√d_in, Adam 3e-3 ×0.1 after 8, 12 epochs (bench/configs/fmnist_ffgu.json)"},
 	{"edgebnn-fmnist-fsvi", "our FSVI recipe for paper 004's Table 1 (docs/RESULTS.md): the MLP 784-256-256-10, fsvi_kl last_layer, random-monochrome context of 32, prior N(0, 1), initial σ 1e-4, Adam 3e-3 ×0.1 after 6, 10 epochs (bench/fsvi_table1.sh's FSVI row)"},
 	{"edgebnn-fmnist-ensembleu", "our measured Ensemble-U recipe (docs/RESULTS.md, 88.73 % over 3 seeds): 8 members, λ_max 0.03, prior sd 8/√d_in, Adam 3e-3 ×0.1 after 16, 24 epochs (bench/configs/fmnist_ensembleu24.json with max_lamda 0.03)"},
 }
