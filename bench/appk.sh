@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/appk.sh [--model mlp|resnet] [--reuse DIR] [--seeds N] [--epochs E] [--finetune F]
-#               [--finetune-lr LR] [--prune P] [--samples K] [--quick] [--out DIR]: paper 003
+#               [--finetune-lr LR] [--prune P] [--samples K] [--corrupt yes|no] [--corrupt-limit L]
+#               [--quick] [--out DIR]: paper 003
 # appendix K's fine-tuning after pruning Z at the paper's length (issue 20): 50 epochs of Adam 1e-4
 # on the whole training set, the pruned Z entries pinned at zero. bench/prunetab.sh fine-tunes 200
 # steps at 3e-4 to fit its hour; there the ECE of FFG-U at 50 % of Z stays at the unpruned model's
@@ -17,7 +18,17 @@
 # paper's CIFAR-10 ResNet-50 numbers beside. Runs already in DIR are reused, and a fine-tuning
 # shorter than F there is continued to F epochs (`train --resume` of its checkpoint: the same run
 # as F epochs at once) if it has the same settings (learning rate, pruned fraction, limits);
-# DIR/appk_ARM_S.epochs records each fine-tuning's length, base epochs and settings.
+# DIR/appk_ARM_S.epochs records each fine-tuning's length, base epochs and settings;
+# DIR/appk_eval.settings the evaluations' K and test limit (evaluations with others are redone).
+#
+# --corrupt yes (MLP only) also evaluates the four final models of each seed on Fashion-MNIST-C —
+# the first L test images (--corrupt-limit, 0: all 10 000), clean and under the nine corruptions
+# of data.Corrupt at severities 1–5, K samples — through `bench/prunetab -corrupt` (paper 003
+# Tables 15–18 shape: accuracy and ECE against severity with the paper's CIFAR-10-C rows beside,
+# and each model minus the unpruned one, paired by seed), into DIR/appk_corrupt.md and
+# DIR/appk_corrupt.png; bench/prunedc.sh's pruned rows are fine-tuned 200 steps, these F epochs,
+# the paper's length. The evaluations are cached beside the models (<model>.corrupt.json). About
+# 15 min of CPU for 3 seeds at L = 0, K = 16.
 #
 # --model mlp (the default): the MLP 784-256-256-10, E epochs of bench/configs/fmnist_ffgu.json,
 # learning rate ×0.1 after ⌈2E/3⌉. About 8 s an epoch (training and test evaluation) on one free
@@ -32,17 +43,19 @@
 #
 # Options: --model mlp|resnet (mlp), --reuse DIR (none; --model resnet only), --seeds N (3; paper 003 reports 5 runs; 3 fit this machine's CPU),
 # --epochs E (4; 6 for the resnet), --finetune F (50), --finetune-lr LR (1e-4), --prune P (0.5: the
-# fraction of Z pruned), --samples K (16), --out DIR (runs/appk; runs/appk_resnet). --quick: 2
-# seeds, 1 epoch, F = 2, the first 300 training and 200 test images, K = 2 — the tables' shape in
-# seconds (tests/bench_quick_test.go).
+# fraction of Z pruned), --samples K (16), --corrupt yes|no (no), --corrupt-limit L (0), --out DIR
+# (runs/appk; runs/appk_resnet). --quick: 2 seeds, 1 epoch, F = 2, the first 300 training and 200
+# test images, K = 2, L = 200 — the tables' shape in seconds (tests/bench_quick_test.go).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 model=mlp reuse= seeds=3 epochs=4 finetune=50 ftlr=1e-4 prune=0.5 samples=16 out= trainlimit=0 testlimit=0 quick=0 epochsset=0
+corrupt=no climit=0
 source bench/lib/opts.sh
 source bench/lib/recipes.sh
-parse_opts "usage: bench/appk.sh [--model mlp|resnet] [--reuse DIR] [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--prune P] [--samples K] [--quick] [--out DIR]" \
-	"seeds=2 epochs=1 finetune=2 trainlimit=300 testlimit=200 samples=2" \
-	--model=model --reuse=reuse --seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr --prune=prune --samples=samples:int --out=out -- "$@"
+parse_opts "usage: bench/appk.sh [--model mlp|resnet] [--reuse DIR] [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--prune P] [--samples K] [--corrupt yes|no] [--corrupt-limit L] [--quick] [--out DIR]" \
+	"seeds=2 epochs=1 finetune=2 trainlimit=300 testlimit=200 samples=2 climit=200" \
+	--model=model --reuse=reuse --seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr:pos --prune=prune --samples=samples:int \
+	--corrupt=corrupt --corrupt-limit=climit:int --out=out -- "$@"
 case $model in
 mlp) evalargs=() ;;
 resnet)
@@ -51,6 +64,9 @@ resnet)
 	;;
 *) echo "appk.sh: --model is mlp or resnet, not \"$model\"" >&2; exit 2 ;;
 esac
+[[ $corrupt == yes || $corrupt == no ]] || { echo "appk.sh: --corrupt is yes or no, not \"$corrupt\"" >&2; exit 2; }
+# bench/prunetab -corrupt evaluates all ten classes: the resnet's models know five.
+[[ $corrupt == no || $model == mlp ]] || { echo "appk.sh: --corrupt yes needs --model mlp (the resnet is trained on classes 0–4)" >&2; exit 2; }
 [[ -z $reuse || $model == resnet ]] || { echo "appk.sh: --reuse takes bench/uvsw.sh --model resnet's checkpoints: --model resnet only" >&2; exit 2; }
 [[ -z $reuse || -d $reuse ]] || { echo "appk.sh: --reuse $reuse: not a directory" >&2; exit 2; }
 [[ -n $out ]] || { out=runs/appk; [[ $model == resnet ]] && out=runs/appk_resnet; }
@@ -72,6 +88,11 @@ done_or_run() {
 	"$@" >"$f.tmp"
 	mv "$f.tmp" "$f"
 }
+# The evaluations' settings (DIR/appk_eval.settings): evaluations made with others (or before the
+# record) are made again, so that the tables' K is the one they were evaluated with.
+evalset="samples=$samples test_limit=$testlimit"
+stale=1
+[[ -f $out/appk_eval.settings && $(<"$out/appk_eval.settings") == "$evalset" ]] && stale=0
 for s in $(seq 1 "$seeds"); do
 	base=$out/ffgu_$s.ebnn # bench/prunetab.sh's name and command
 	if [[ ! -f $base && -n $reuse ]]; then
@@ -135,9 +156,12 @@ for s in $(seq 1 "$seeds"); do
 	done_or_run "$out/appk_control_$s.convert.json" "$bin" convert --json --checkpoint "$out/appk_control_$s.train.ebnn" --out "$out/appk_control_$s.ebnn"
 	done_or_run "$out/appk_pruned_$s.convert.json" "$bin" convert --json --checkpoint "$out/appk_pruned_$s.train.ebnn" --out "$out/appk_pruned_$s.ebnn" "${pz[@]}"
 	for f in ffgu_${s}_z0 ffgu_${s}_zp appk_control_$s appk_pruned_$s; do
+		((stale)) && rm -f "$out/$f.eval.json"
 		done_or_run "$out/$f.eval.json" "$bin" eval --json --samples "$samples" --ood digits --test-limit "$testlimit" "${evalargs[@]}" "$out/$f.ebnn"
 	done
 done
+echo "$evalset" >"$out/appk_eval.settings.tmp"
+mv "$out/appk_eval.settings.tmp" "$out/appk_eval.settings"
 
 PYTHONPATH=bench/lib python3 - "$out" "$seeds" "$finetune" "$ftlr" "$prune" "$samples" "$model" <<'EOF'
 import json, sys
@@ -220,3 +244,27 @@ for name, a, b in [("fine-tuned − not fine-tuned, unpruned", "appk_control_%d"
     d = [[ev(a, s)["classification"][m] - ev(b, s)["classification"][m] for s in S] for m in ("accuracy", "ece")]
     print("| %s | %s | %s |" % (name, cell([100 * x for x in d[0]], "%.2f", signed=True), cell([100 * x for x in d[1]], "%.2f", signed=True)))
 EOF
+
+[[ $corrupt == yes ]] || exit 0
+# The four final models of every seed as bench/prunetab -corrupt reads them (bench/prunetab.sh's
+# results lines): the unpruned model, the pruned one without and with the fine-tuning, and the
+# fine-tuned control — each its own row (a row is a method and a kept fraction; the fine-tuned
+# model of a row is the one shown).
+python3 - "$out" "$seeds" "$prune" <<'PY' >"$out/appk_corrupt.jsonl.tmp"
+import json, sys
+out, seeds, prune = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+for s in range(1, seeds + 1):
+    for method, keep, ft, name in [("FFG-U", 1, False, "ffgu_%d_z0"), ("FFG-U, not fine-tuned", 1 - prune, False, "ffgu_%d_zp"),
+                                   ("FFG-U", 1 - prune, True, "appk_pruned_%d"), ("FFG-U control", 1, True, "appk_control_%d")]:
+        f = "%s/%s" % (out, name % s)
+        print(json.dumps({"method": method, "keep": round(keep, 6), "seed": s, "finetuned": ft, "path": f + ".ebnn",
+                          "parameters": json.load(open(f + ".convert.json"))["parameters"]}))
+PY
+mv "$out/appk_corrupt.jsonl.tmp" "$out/appk_corrupt.jsonl"
+go build -o "$out/prunetab" ./bench/prunetab
+"$out/prunetab" -corrupt -results "$out/appk_corrupt.jsonl" -corrupt-samples "$samples" -corrupt-limit "$climit" \
+	-corrupt-png "$out/appk_corrupt.png" -epochs "$epochs" -finetune "$finetune" -finetune-lr "$ftlr" -finetune-limit "$trainlimit" \
+	>"$out/appk_corrupt.md.tmp"
+mv "$out/appk_corrupt.md.tmp" "$out/appk_corrupt.md"
+echo
+cat "$out/appk_corrupt.md"

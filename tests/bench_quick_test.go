@@ -700,6 +700,41 @@ func checkAppKContinue(t *testing.T, _, dir string) {
 			}
 		}
 	}
+	// --corrupt yes on the finished runs: nothing trained again, the four models of each seed
+	// evaluated on Fashion-MNIST-C (cached beside them), the three tables of bench/prunetab
+	// -corrupt after appk's own.
+	out, log, err = run("--finetune", "3", "--corrupt", "yes")
+	if err != nil {
+		t.Fatalf("--corrupt yes: %v\n%s", err, log)
+	}
+	if strings.Contains(log, "fine-tuning") || !strings.Contains(log, "evaluating 8 models on 200 images × (1 + 45 corrupted sets)") {
+		t.Errorf("--corrupt yes trained again, or did not evaluate the 8 models:\n%s", log)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "appk_pruned_2.corrupt.json")); err != nil {
+		t.Errorf("no cached corruption evaluation: %v", err)
+	}
+	tables = markdownTables(out)
+	if len(tables) != 6 {
+		t.Fatalf("--corrupt yes printed %d tables, want 3 + 3:\n%s", len(tables), out)
+	}
+	rows := []string{"FFG-U", "FFG-U", "FFG-U control", "FFG-U, not fine-tuned"}
+	sev := map[int]span{2: {2, 2}, 3: count, 4: pct, 5: pct, 6: pct, 7: pct, 8: pct, 9: pct}
+	checkTable(t, 3, tables[3], tableSpec{header: "method", rows: 4, cells: 15, labels: rows, cols: sev})
+	checkTable(t, 4, tables[4], tableSpec{header: "method", rows: 4, cells: 15, labels: rows, cols: sev})
+	checkTable(t, 5, tables[5], tableSpec{header: "method", rows: 3, cells: 8, labels: rows[1:],
+		cols: map[int]span{2: {-100, 100}, 3: {-100, 100}, 4: {-100, 100}, 5: {-100, 100}, 6: {-100, 100}, 7: {-100, 100}}})
+	if tables[3][2][1] != "100 % of Z" || tables[3][3][1] != "50 % of Z, fine-tuned" {
+		t.Errorf("kept column %q, %q: want the unpruned and the pruned fine-tuned rows first", tables[3][2][1], tables[3][3][1])
+	}
+	// Another K: the cached evaluations are made again (their K is not in their files), and the
+	// record says so.
+	evalK2 := read("appk_pruned_1.eval.json")
+	if _, log, err := run("--finetune", "3", "--samples", "3"); err != nil {
+		t.Fatalf("--samples 3: %v\n%s", err, log)
+	}
+	if read("appk_pruned_1.eval.json") == evalK2 || strings.TrimSpace(read("appk_eval.settings")) != "samples=3 test_limit=200" {
+		t.Errorf("--samples 3 reused the K = 2 evaluations, or did not record K = 3: %q", read("appk_eval.settings"))
+	}
 }
 
 // checkPrunedcSettings: bench/prunedc.sh --quick run again on its output with another fine-tuning
