@@ -6,16 +6,16 @@
 #
 # Cells (each trained for seeds 1…N, E epochs, from bench/configs/fmnist_ffgu.json or, for
 # Ensemble-U, fmnist_ensembleu5.json — the paper's 5 members):
-#   FFG-U, M = 32:      λ_max ∈ {0, 0.03, 0.1, 0.3} × σ_max ∈ {0, 0.1, 0.3}   (12 cells)
-#   Ensemble-U, M = 32: λ_max ∈ {0, 0.03, 0.1, 0.3}                          (4 cells)
-#   (sweep "grid"; its M is --grid-m, 32 unless given)
-#   M ∈ {16, 64, 128} (and the M = 32 cell above) at the papers' defaults: FFG-U λ_max = 0.03,
-#   σ_max = 0.1; Ensemble-U λ_max = 0.1                                       (6 cells)
+#   FFG-U, M = M_g:      λ_max ∈ {0, 0.03, 0.1, 0.3} × σ_max ∈ {0, 0.1, 0.3}  (12 cells)
+#   Ensemble-U, M = M_g: λ_max ∈ {0, 0.03, 0.1, 0.3}                         (4 cells)
+#   (sweep "grid"; the grid's M, M_g, is --grid-m: 32 unless given)
+#   the other three of M ∈ {16, 32, 64, 128} (and the M_g cells above) at the papers' defaults:
+#   FFG-U λ_max = 0.03, σ_max = 0.1; Ensemble-U λ_max = 0.1                  (6 cells)
 #   and FFG-U at λ_max = 0.03, σ_max = 0 (a MAP U) and at λ_max = 0, σ_max = 0 (no noise at all;
 #   neither in the paper): whether the drop from M = 64 to 128 at σ_max = 0.1 is the KL and noise
 #   of q(U) at a fixed σ_U, or of q(W|U)                                        (6 cells)
-#   λ_max ∈ {0.00375, 0.0125} (0.03 / 8 and 0.1 / 8), FFG-U σ_max = 0.1 and Ensemble-U, M = 32
-#   (4 cells, at the grid's M): the project's prior sd on W is 8/√d_in, 8× the paper's 1/√d_in, and the noise of
+#   λ_max ∈ {0.00375, 0.0125} (0.03 / 8 and 0.1 / 8), FFG-U σ_max = 0.1 and Ensemble-U, M = M_g
+#   (4 cells): the project's prior sd on W is 8/√d_in, 8× the paper's 1/√d_in, and the noise of
 #   q(W|U) is σ_prior·λ, so the paper's λ_max grid corresponds to λ_max / 8 here
 #   FFG-U at λ_max = σ_max = 0 with the KL term weighted 0 (--temperature 0: U and Z fitted by
 #   maximum likelihood alone, no pull of the whitened prior N(0, I) on U), M ∈ {16, 32, 64, 128}
@@ -63,9 +63,13 @@
 # (ffgu,ensu), --grid-m M (32; 16, 64 or 128: the M of the λ_max × σ_max grid and of the small
 # λ_max sweep), --lr LR (Adam's step size for every cell; the configs' 3e-3 unless given — session
 # 26 measured that M = 128 wants 1e-3 on this MLP, docs/results/fig4.md; cells trained with --lr
-# are stored as …_lrLR_seedS, so they sit beside the recipe's in one --out, and results.jsonl
-# records it). Cells left out print "—" in the tables, so e.g. `--sweeps M --methods ffgu --epochs
-# 12` reruns FFG-U's M sweep at the recipe's length on its own. --quick: 1 seed, 1 epoch on the first 300 training images, K = 2, every
+# are stored as …_lrLR_seedS, so they sit beside the recipe's in one --out). With --grid-m or --lr
+# the summary files are DIR/results_mM_lrLR.jsonl and DIR/table_mM_lrLR.md (the parts that apply),
+# the figure DIR/fig4_mM_lrLR.png unless --png, so that they do not overwrite the recipe's. Cells
+# left out print "—" in the tables, so e.g. `--sweeps M --methods ffgu --epochs 12 --out
+# runs/fig4m12` reruns FFG-U's M sweep at the recipe's length on its own. DIR keeps the settings its
+# runs were made with (DIR/settings: --epochs, --samples and --quick's limits; the cells' names hold
+# the rest) and refuses a rerun with others, which would reuse the old runs under the new caption. --quick: 1 seed, 1 epoch on the first 300 training images, K = 2, every
 # evaluation on the first 200 test images, the plot in DIR — every cell and table in about 15 s
 # of CPU (22 s wall beside a QEMU run on the other core; tests/bench_quick_test.go).
 set -euo pipefail
@@ -80,7 +84,7 @@ parse_opts "usage: bench/fig4.sh [--seeds N] [--epochs E] [--samples K] [--quick
 	{ echo "fig4.sh: --grid-m takes 16, 32, 64 or 128 (the M sweep's values), not $gridm" >&2; exit 2; }
 if [[ -n ${lrset:-} ]]; then
 	# Written in the run names as printf %g writes it (1e-3 and 0.001 name the same runs).
-	lr=$(printf %g "$lr")
+	lr=$(pos_norm "$lr")
 	[[ $lr == 0.003 ]] && lr= # the configs' own: the recipe's runs
 fi
 for w in ${sweeps//,/ }; do
@@ -91,10 +95,15 @@ for w in ${methods//,/ }; do
 	[[ $w == ffgu || $w == ensu ]] || { echo "fig4.sh: --methods takes ffgu and ensu, not \"$w\"" >&2; exit 2; }
 done
 [[ -n ${sweeps//,/} && -n ${methods//,/} ]] || { echo "fig4.sh: --sweeps and --methods need at least one name" >&2; exit 2; }
-((quick && !pngset)) && png=$out/fig4.png
+# The summary files of this grid M and step size (see the header).
+tag=
+((gridm == 32)) || tag+=_m$gridm
+[[ -z $lr ]] || tag+=_lr$lr
+((quick && !pngset)) && png=$out/fig4$tag.png
+[[ -n $tag && $pngset != 1 ]] && png=$out/fig4$tag.png
 ((seeds >= 1 && epochs >= 1)) || { echo "fig4.sh: need --seeds ≥ 1 and --epochs ≥ 1" >&2; exit 2; }
 ((seeds >= 3 || quick)) || echo "fig4.sh: fewer than 3 seeds: the standard errors mean little" >&2
-results=$out/results.jsonl
+results=$out/results$tag.jsonl
 anneal=$(((epochs + 2) / 3))
 ((epochs > 1)) || anneal=0
 ml=$((epochs > 1 ? 1 : 0))
@@ -141,6 +150,20 @@ for cell in "${cells[@]}"; do
 done
 ((n)) || { echo "fig4.sh: --sweeps $sweeps with --methods $methods selects no cell (the prior and shape sweeps are FFG-U's only)" >&2; exit 2; }
 mkdir -p "$out"
+# The settings the cached runs depend on beyond their names, recorded with the first run (as
+# bench/prunetab.sh does).
+settings="epochs=$epochs samples=$samples train_limit=$trainlimit test_limit=$testlimit"
+if ! compgen -G "$out/*.eval.json" >/dev/null; then
+	echo "$settings" >"$out/settings.tmp"
+	mv "$out/settings.tmp" "$out/settings"
+elif [[ ! -f $out/settings ]]; then
+	printf 'fig4.sh: %s holds runs but no record of their settings (%s; written since session 28):\nuse another --out, or if they were made with this run'"'"'s settings, record them with\n  echo '"'"'%s'"'"' > %s\n' \
+		"$out" "$out/settings" "$settings" "$out/settings" >&2
+	exit 2
+elif [[ $(<"$out/settings") != "$settings" ]]; then
+	printf 'fig4.sh: %s holds runs made with\n  %s\nthis run asks\n  %s\nuse another --out\n' "$out" "$(<"$out/settings")" "$settings" >&2
+	exit 2
+fi
 bin=$out/edgebnn
 go build -o "$bin" ./cmd/edgebnn
 go build -o "$out/fig4" ./bench/fig4
@@ -208,5 +231,5 @@ EOF
 	done
 	# The tables so far (every cell of the seeds finished).
 	"$out/fig4" -results "$results" -png "$png" -epochs "$epochs" -samples "$samples" -train-limit "$trainlimit" \
-		-grid-m "$gridm" -lr "${lr:-0.003}" | tee "$out/table.md"
+		-grid-m "$gridm" | tee "$out/table$tag.md"
 done

@@ -52,6 +52,8 @@ func TestBenchBadOptions(t *testing.T) {
 		{"fig4.sh", []string{"--lr", "0"}, `--lr takes a positive number, not "0"`, nil},
 		{"fig4.sh", []string{"--lr", "-1e-3"}, `--lr takes a positive number, not "-1e-3"`, nil},
 		{"fig4.sh", []string{"--lr", "nan"}, `--lr takes a positive number, not "nan"`, nil},
+		{"fig4.sh", []string{"--lr", "1e-400"}, `--lr takes a positive number, not "1e-400" (1e-12 to 1e6)`, nil},
+		{"fig4.sh", []string{"--lr", "1e999"}, `--lr takes a positive number, not "1e999"`, nil},
 		{"prunedc.sh", []string{"--finetune-lr", "0"}, `--finetune-lr takes a positive number, not "0"`, nil},
 		{"prunedc.sh", []string{"--finetune-limit", "-1"}, `--finetune-limit takes a whole number, not "-1"`, nil},
 		{"prunetab.sh", []string{"--finetune-lr", "1e-4x"}, `--finetune-lr takes a positive number, not "1e-4x"`, nil},

@@ -559,21 +559,29 @@ func checkFig4(t *testing.T, out, dir string) {
 // checkFig4GridLR runs bench/fig4.sh --quick again on its output for Ensemble-U's grid and M sweep
 // with --grid-m 16 --lr 1e-3: every cell is trained anew under a name with the step size (the
 // first run's cells were Adam 3e-3), with that step size, the grid at M = 16 and the M sweep's M =
-// 32, 64 and 128 once each (M = 16 is the grid's cell: one seed per M, no cell counted twice).
+// 32, 64 and 128 once each (M = 16 is the grid's cell: one seed per M, no cell counted twice),
+// into their own summary files. Then --lr 0.001 reuses them all, --lr 3e-3 reuses the recipe's
+// cells, and another --epochs is refused.
 func checkFig4GridLR(t *testing.T, dir string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "bench/fig4.sh", "--quick", "--grid-m", "16", "--lr", "1e-3",
-		"--sweeps", "grid,M", "--methods", "ensu", "--out", dir)
-	cmd.Dir = ".."
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	raw, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("bench/fig4.sh --grid-m 16 --lr 1e-3: %v\n%s", err, stderr.String())
+	run := func(args ...string) (string, string, error) {
+		cmd := exec.CommandContext(ctx, "bash", append(append([]string{"bench/fig4.sh", "--quick"}, args...), "--out", dir)...)
+		cmd.Dir = ".."
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		raw, err := cmd.Output()
+		return string(raw), stderr.String(), err
 	}
-	log, out := stderr.String(), string(raw)
+	recipe, err := os.ReadFile(filepath.Join(dir, "results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, log, err := run("--grid-m", "16", "--lr", "1e-3", "--sweeps", "grid,M", "--methods", "ensu")
+	if err != nil {
+		t.Fatalf("bench/fig4.sh --grid-m 16 --lr 1e-3: %v\n%s", err, log)
+	}
 	if n := strings.Count(log, "training ensu"); n != 7 || strings.Count(log, "Adam 0.001 seed 1") != 7 {
 		t.Errorf("trained %d cells, want 7 (4 at M = 16, 3 more M), all with Adam 0.001:\n%s", n, log)
 	}
@@ -588,6 +596,14 @@ func checkFig4GridLR(t *testing.T, dir string) {
 	if !strings.Contains(out, "epoch(s) of Adam 0.001 on 300 training images") || !strings.Contains(out, "Ensemble-U (5 members), M = 16 ") {
 		t.Errorf("the caption or the grid's heading does not say Adam 0.001 and M = 16:\n%s", out)
 	}
+	for _, f := range []string{"results_m16_lr0.001.jsonl", "table_m16_lr0.001.md", "fig4_m16_lr0.001.png"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("no %s: %v", f, err)
+		}
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, "results.jsonl")); string(now) != string(recipe) {
+		t.Error("the --grid-m 16 --lr 1e-3 run changed the recipe's results.jsonl")
+	}
 	tables := markdownTables(out)
 	if len(tables) != 6 {
 		t.Fatalf("%d tables, want 6:\n%s", len(tables), out)
@@ -601,8 +617,24 @@ func checkFig4GridLR(t *testing.T, dir string) {
 			want = "1"
 		}
 		if len(row) < 5 || row[4] != want {
-			t.Errorf("M table row %q: %s seeds, want %s", row, row[4], want)
+			t.Errorf("M table row %q: want %s seeds in cell 4", row, want)
 		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--grid-m", "16", "--lr", "0.001", "--sweeps", "grid,M", "--methods", "ensu"}, "epoch(s) of Adam 0.001 on"},
+		{[]string{"--lr", "3e-3", "--sweeps", "grid", "--methods", "ensu"}, "epoch(s) of Adam 3e-3 (the configs') on"},
+	} {
+		out, log, err := run(c.args...)
+		if err != nil || strings.Contains(log, "training") || !strings.Contains(out, c.want) {
+			t.Errorf("%q: %v; want no training and %q:\n%s\n%s", c.args, err, c.want, log, out)
+		}
+	}
+	if _, log, err := run("--epochs", "2", "--sweeps", "grid", "--methods", "ensu"); err == nil ||
+		!strings.Contains(log, "holds runs made with\n  epochs=1 samples=2 train_limit=300 test_limit=200\nthis run asks\n  epochs=2") {
+		t.Errorf("--epochs 2 on 1-epoch runs: %v, want a refusal naming both settings:\n%s", err, log)
 	}
 }
 
@@ -737,22 +769,29 @@ func checkAppKContinue(t *testing.T, _, dir string) {
 	}
 }
 
-// checkPrunedcSettings: bench/prunedc.sh --quick run again on its output with another fine-tuning
-// step size must refuse (its fine-tuned models were made at 3e-4), naming both settings, and
-// leave the recorded settings as they were.
+// checkPrunedcSettings: bench/prunedc.sh --quick run again on its output with the same step size
+// written another way (0.0003 for 3e-4) must reuse every model, and with another step size it
+// must refuse, naming both settings, and leave the recorded settings as they were.
 func checkPrunedcSettings(t *testing.T, _, dir string) {
 	t.Helper()
 	before, err := os.ReadFile(filepath.Join(dir, "settings"))
-	if err != nil || !strings.Contains(string(before), "finetune_lr=3e-4") {
-		t.Fatalf("%s/settings: %v, %q: want the recorded settings with finetune_lr=3e-4", dir, err, before)
+	if err != nil || !strings.Contains(string(before), "finetune_lr=0.0003 ") {
+		t.Fatalf("%s/settings: %v, %q: want the recorded settings with finetune_lr=0.0003", dir, err, before)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "bench/prunedc.sh", "--quick", "--finetune-lr", "1e-4", "--out", dir)
-	cmd.Dir = ".."
-	out, err := cmd.CombinedOutput()
-	for _, want := range []string{"holds runs made with", "finetune_lr=3e-4", "this run asks", "finetune_lr=1e-4", "use another --out"} {
-		if err == nil || !strings.Contains(string(out), want) {
+	run := func(lr string) (string, error) {
+		cmd := exec.CommandContext(ctx, "bash", "bench/prunedc.sh", "--quick", "--finetune-lr", lr, "--out", dir)
+		cmd.Dir = ".."
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run("0.0003"); err != nil || strings.Contains(out, "training ff") || strings.Contains(out, "fine-tuning ff") {
+		t.Errorf("--finetune-lr 0.0003 on the 3e-4 runs: %v; want them reused, nothing trained:\n%s", err, out)
+	}
+	out, err := run("1e-4")
+	for _, want := range []string{"holds runs made with", "finetune_lr=0.0003", "this run asks", "finetune_lr=0.0001", "use another --out"} {
+		if err == nil || !strings.Contains(out, want) {
 			t.Errorf("--finetune-lr 1e-4 on the 3e-4 runs: %v, want an error saying %q:\n%s", err, want, out)
 		}
 	}

@@ -129,16 +129,16 @@ func main() {
 	samples := flag.Int("samples", 20, "Monte Carlo samples of the evaluation (for the caption)")
 	trainLimit := flag.Int("train-limit", 0, "training images used, 0 for all (for the caption)")
 	gridM := flag.Int("grid-m", 32, "M of the λ_max × σ_max grid and the small-λ_max sweep")
-	lr := flag.Float64("lr", 0.003, "Adam's step size (for the caption)")
 	flag.Parse()
 	train := "60000"
 	if *trainLimit > 0 {
 		train = fmt.Sprint(*trainLimit)
 	}
-	caption := fmt.Sprintf("Fashion-MNIST MLP 784-256-256-10, %d epoch(s) of Adam %g on %s training images, λ fixed at λ_max; "+
+	// The step size is the results' own (one per file: read refuses a mix).
+	caption := fmt.Sprintf("Fashion-MNIST MLP 784-256-256-10, %d epoch(s) of Adam %%s on %s training images, λ fixed at λ_max; "+
 		"%d samples per prediction; OOD: scikit-learn's digits. Mean ± standard error over seeds. "+
 		"Paper 003 Fig. 4: ResNet-18 on CIFAR-10, M = 128 in the λ_max and σ_max sweeps (its values are not in our copy of the text).",
-		*epochs, *lr, train, *samples)
+		*epochs, train, *samples)
 	if err := run(os.Stdout, *results, *png, caption, *gridM); err != nil {
 		fmt.Fprintln(os.Stderr, "fig4:", err)
 		os.Exit(1)
@@ -146,16 +146,21 @@ func main() {
 }
 
 // run prints the tables of the results in path with the grid and the small-λ_max sweep at M =
-// gridM, and draws the figure into png unless it is empty.
+// gridM, and draws the figure into png unless it is empty. caption has one %s, for the results'
+// step size.
 func run(w io.Writer, path, png, caption string, gridM int) error {
 	if !slices.Contains(ms, gridM) {
 		return fmt.Errorf("-grid-m %d is not one of the M sweep's %v", gridM, ms)
 	}
-	cells, cpu, n, err := read(path)
+	cells, cpu, n, lr, err := read(path)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s\n\n", caption)
+	step := "3e-3 (the configs')"
+	if lr != nil {
+		step = fmt.Sprint(*lr)
+	}
+	fmt.Fprintf(w, caption+"\n\n", step)
 	head := func(first string, extra ...string) {
 		cols := append(append([]string{first}, extra...), "seeds")
 		for _, m := range metrics {
@@ -224,11 +229,12 @@ func run(w io.Writer, path, png, caption string, gridM int) error {
 	return drawFigure(png, cells, gridM)
 }
 
-// read loads the results, grouped by cell, with the total CPU seconds and the number of runs.
-func read(path string) (map[key][]result, float64, int, error) {
+// read loads the results, grouped by cell, with the total CPU seconds, the number of runs and
+// their step size (nil: the configs'; every run's must be the same).
+func read(path string) (map[key][]result, float64, int, *float64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, 0, nil, err
 	}
 	defer f.Close()
 	cells := map[key][]result{}
@@ -241,24 +247,24 @@ func read(path string) (map[key][]result, float64, int, error) {
 		}
 		var r result
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, 0, 0, fmt.Errorf("%s:%d: %w", path, line, err)
+			return nil, 0, 0, nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		if n == 0 {
 			lr0 = r.LR
 		} else if lrString(r.LR) != lrString(lr0) {
-			return nil, 0, 0, fmt.Errorf("%s:%d: step size %s after %s: one table per step size", path, line, lrString(r.LR), lrString(lr0))
+			return nil, 0, 0, nil, fmt.Errorf("%s:%d: step size %s after %s: one table per step size", path, line, lrString(r.LR), lrString(lr0))
 		}
 		cells[r.key()] = append(cells[r.key()], r)
 		cpu += r.CPUSeconds
 		n++
 	}
 	if err := sc.Err(); err != nil {
-		return nil, 0, 0, fmt.Errorf("%s: %w", path, err)
+		return nil, 0, 0, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if n == 0 {
-		return nil, 0, 0, errors.New(path + ": no results")
+		return nil, 0, 0, nil, errors.New(path + ": no results")
 	}
-	return cells, cpu, n, nil
+	return cells, cpu, n, lr0, nil
 }
 
 // lrString names a result's step size: the configs' when nil.

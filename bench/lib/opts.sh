@@ -5,10 +5,18 @@
 # "FLAG VALUE" sets the variable VAR to VALUE and VARset to 1 (a value given, not the default);
 # FLAG=VAR:int takes only a whole number (the scripts do arithmetic with it, and bash arithmetic
 # would evaluate any other word as an expression); FLAG=VAR:pos only a positive decimal number
-# (1e-3, 0.001, 3; not 0, a sign, nan or inf: a learning rate, a step size).
+# between 1e-12 and 1e6 (1e-3, 0.001, 3; not 0, a sign, nan, inf, nor what a float64 reads as 0
+# or infinity: a learning rate, a step size — the trainer's range).
+#
+# pos_norm X prints the positive number X as printf %g writes it in the C locale (1e-3 and 0.001
+# are both 0.001), for names and records that must not depend on how it was typed.
 # --quick sets quick=1 and then each NAME=VALUE word of QUICK; with QUICK empty, --quick is not
 # an option. Anything else (an unknown flag, a flag without its value) prints USAGE to stderr and
 # exits with status 2.
+pos_norm() {
+	LC_ALL=C printf %g "$1"
+}
+
 parse_opts() {
 	local usage=$1 quickset=$2 a var
 	local -A opt_vars=()
@@ -30,8 +38,9 @@ parse_opts() {
 				echo "$usage" >&2
 				exit 2
 			fi
-			if [[ ${opt_vars[$1]} == *:pos ]] && ! { [[ $2 =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,3})?$ ]] && [[ ${BASH_REMATCH[1]} =~ [1-9] ]]; }; then
-				echo "$1 takes a positive number, not \"$2\"" >&2
+			if [[ ${opt_vars[$1]} == *:pos ]] && ! { [[ $2 =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,3})?$ ]] &&
+				LC_ALL=C awk -v x="$2" 'BEGIN { exit !(x + 0 >= 1e-12 && x + 0 <= 1e6) }'; }; then
+				echo "$1 takes a positive number, not \"$2\" (1e-12 to 1e6)" >&2
 				echo "$usage" >&2
 				exit 2
 			fi
