@@ -19,6 +19,7 @@ import (
 	"image/color"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/edgebnn/edgebnn/bench/internal/sevtab"
@@ -334,6 +335,9 @@ func corruptPlot(path string, rows []*group, res map[string]*corruptResult) erro
 	palette := append([]color.Color{color.Black}, trainplot.Tableau...)
 	var panels []sevtab.Panel
 	for _, fam := range []string{"FFG-W", "FFG-U"} {
+		if !slices.ContainsFunc(rows, func(g *group) bool { return family(g.method) == fam }) {
+			continue // a family without rows (bench/appk.sh's FFG-U only) gets no empty panels
+		}
 		for _, m := range []struct {
 			name   string
 			metric func(cmetrics) float64
@@ -365,5 +369,5 @@ func corruptPlot(path string, rows []*group, res map[string]*corruptResult) erro
 			panels = append(panels, pn)
 		}
 	}
-	return sevtab.Plot(path, panels, 2, 13*vg.Inch, 10*vg.Inch)
+	return sevtab.Plot(path, panels, 2, 13*vg.Inch, 5*vg.Inch*vg.Length(len(panels)/2))
 }
