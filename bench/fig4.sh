@@ -150,20 +150,10 @@ for cell in "${cells[@]}"; do
 done
 ((n)) || { echo "fig4.sh: --sweeps $sweeps with --methods $methods selects no cell (the prior and shape sweeps are FFG-U's only)" >&2; exit 2; }
 mkdir -p "$out"
-# The settings the cached runs depend on beyond their names, recorded with the first run (as
-# bench/prunetab.sh does).
+# The settings the cached runs depend on beyond their names, recorded with the first run
+# (dir_settings, bench/lib/opts.sh).
 settings="epochs=$epochs samples=$samples train_limit=$trainlimit test_limit=$testlimit"
-if ! compgen -G "$out/*.eval.json" >/dev/null; then
-	echo "$settings" >"$out/settings.tmp"
-	mv "$out/settings.tmp" "$out/settings"
-elif [[ ! -f $out/settings ]]; then
-	printf 'fig4.sh: %s holds runs but no record of their settings (%s; written since session 28):\nuse another --out, or if they were made with this run'"'"'s settings, record them with\n  echo '"'"'%s'"'"' > %s\n' \
-		"$out" "$out/settings" "$settings" "$out/settings" >&2
-	exit 2
-elif [[ $(<"$out/settings") != "$settings" ]]; then
-	printf 'fig4.sh: %s holds runs made with\n  %s\nthis run asks\n  %s\nuse another --out\n' "$out" "$(<"$out/settings")" "$settings" >&2
-	exit 2
-fi
+dir_settings fig4.sh "$out" "$settings" "*.eval.json"
 bin=$out/edgebnn
 go build -o "$bin" ./cmd/edgebnn
 go build -o "$out/fig4" ./bench/fig4

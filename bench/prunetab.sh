@@ -77,17 +77,7 @@ mkdir -p "$out"
 # settings would otherwise reuse the old files under the new caption. The step size as printf %g
 # writes it and --reuse as a full path, so that 3e-4 and 0.0003 are the same run.
 settings="model=$model epochs=$epochs train_limit=$trainlimit test_limit=$testlimit finetune=$finetune finetune_lr=$(pos_norm "$ftlr") finetune_limit=$ftlimit finetune_test_limit=$fttestlimit samples=$samples reuse=${reuse:+$(realpath -m "$reuse")}"
-if ! compgen -G "$out/*.ebnn" >/dev/null; then
-	echo "$settings" >"$out/settings.tmp" # no model yet: whatever was recorded applies to nothing
-	mv "$out/settings.tmp" "$out/settings"
-elif [[ ! -f $out/settings ]]; then
-	printf 'prunetab.sh: %s holds models but no record of their settings (%s; written since session 28):\nuse another --out, or if they were made with this run'"'"'s settings, record them with\n  echo '"'"'%s'"'"' > %s\n' \
-		"$out" "$out/settings" "$settings" "$out/settings" >&2
-	exit 2
-elif [[ $(<"$out/settings") != "$settings" ]]; then
-	printf 'prunetab.sh: %s holds runs made with\n  %s\nthis run asks\n  %s\nuse another --out\n' "$out" "$(<"$out/settings")" "$settings" >&2
-	exit 2
-fi
+dir_settings prunetab.sh "$out" "$settings" "*.ebnn"
 bin=$out/edgebnn
 go build -o "$bin" ./cmd/edgebnn
 results=$out/results.jsonl

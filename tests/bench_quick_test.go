@@ -348,6 +348,21 @@ func uvswRerun(uvswTables []tableSpec, caption string) func(t *testing.T, out, d
 	}
 }
 
+// quickRerun returns a function that runs `bash SCRIPT --quick ARGS… --out dir` from the
+// repository root (at most 5 minutes in all) and returns its standard output and error, and the
+// cancel of its context.
+func quickRerun(script, dir string) (func(args ...string) (stdout, stderr string, err error), context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	return func(args ...string) (string, string, error) {
+		cmd := exec.CommandContext(ctx, "bash", append(append([]string{script, "--quick"}, args...), "--out", dir)...)
+		cmd.Dir = ".."
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		return string(out), stderr.String(), err
+	}, cancel
+}
+
 // fig4Lamdas is the first cells of bench/fig4.sh's λ_max rows: each of 0, 0.03, 0.1, 0.3 repeated
 // n times (once per σ_max).
 func fig4Lamdas(n int) []string {
@@ -564,16 +579,8 @@ func checkFig4(t *testing.T, out, dir string) {
 // cells, and another --epochs is refused.
 func checkFig4GridLR(t *testing.T, dir string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	run, cancel := quickRerun("bench/fig4.sh", dir)
 	defer cancel()
-	run := func(args ...string) (string, string, error) {
-		cmd := exec.CommandContext(ctx, "bash", append(append([]string{"bench/fig4.sh", "--quick"}, args...), "--out", dir)...)
-		cmd.Dir = ".."
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		raw, err := cmd.Output()
-		return string(raw), stderr.String(), err
-	}
 	recipe, err := os.ReadFile(filepath.Join(dir, "results.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -672,16 +679,8 @@ func checkFig4Shape(t *testing.T, _, dir string) {
 // --finetune 2 (shorter than the runs it finds) and another fine-tuning learning rate.
 func checkAppKContinue(t *testing.T, _, dir string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	run, cancel := quickRerun("bench/appk.sh", dir)
 	defer cancel()
-	run := func(args ...string) (string, string, error) {
-		cmd := exec.CommandContext(ctx, "bash", append(append([]string{"bench/appk.sh", "--quick"}, args...), "--out", dir)...)
-		cmd.Dir = ".."
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		return string(out), stderr.String(), err
-	}
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {

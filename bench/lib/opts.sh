@@ -1,4 +1,5 @@
-# bench/lib/opts.sh: the option parser the bench scripts share; source it, then call
+# bench/lib/opts.sh: the option parser the bench scripts share (and dir_settings, the record of the
+# settings a run directory's cached runs were made with); source it, then call
 #
 #   parse_opts USAGE QUICK FLAG=VAR... -- "$@"
 #
@@ -15,6 +16,26 @@
 # exits with status 2.
 pos_norm() {
 	LC_ALL=C printf %g "$1"
+}
+
+# dir_settings SCRIPT DIR SETTINGS GLOB: DIR/settings records the settings (one line) that the
+# cached runs in DIR — the files matching GLOB there — were made with, beyond what their names
+# say. With no such file yet it writes SETTINGS (whatever was recorded applies to nothing);
+# otherwise it exits with status 2, naming both, unless the record equals SETTINGS — or says how
+# to adopt a DIR made before the records (session 28).
+dir_settings() {
+	local script=$1 dir=$2 settings=$3 glob=$4
+	if ! compgen -G "$dir/$glob" >/dev/null; then
+		echo "$settings" >"$dir/settings.tmp"
+		mv "$dir/settings.tmp" "$dir/settings"
+	elif [[ ! -f $dir/settings ]]; then
+		printf '%s: %s holds runs but no record of their settings (%s; written since session 28):\n' "$script" "$dir" "$dir/settings" >&2
+		printf 'use another --out, or if they were made with this run'"'"'s settings, record them with\n  echo '"'"'%s'"'"' > %s\n' "$settings" "$dir/settings" >&2
+		exit 2
+	elif [[ $(<"$dir/settings") != "$settings" ]]; then
+		printf '%s: %s holds runs made with\n  %s\nthis run asks\n  %s\nuse another --out\n' "$script" "$dir" "$(<"$dir/settings")" "$settings" >&2
+		exit 2
+	fi
 }
 
 parse_opts() {
