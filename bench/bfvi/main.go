@@ -21,12 +21,15 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/edgebnn/edgebnn/internal/outfile"
 )
 
 // options are the command-line settings shared by the experiments.
@@ -113,7 +116,7 @@ func runExperiments(name string, o options) (string, error) {
 		}
 		md += fmt.Sprintf("\n%s run: CPU time %.1f s, wall time %.1f s (GOMAXPROCS-limited host, %s).\n",
 			mode, (cpuTime() - c0).Seconds(), time.Since(w0).Seconds(), time.Now().UTC().Format("2006-01-02"))
-		if err := os.WriteFile(filepath.Join(o.outDir, e.name+".md"), []byte(md), 0o644); err != nil {
+		if err := outfile.WriteBytes(context.Background(), filepath.Join(o.outDir, e.name+".md"), []byte(md)); err != nil {
 			return all.String(), fmt.Errorf("%s: %w", e.name, err)
 		}
 		all.WriteString(md)

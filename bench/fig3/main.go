@@ -30,6 +30,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -49,6 +50,7 @@ import (
 	"time"
 
 	"github.com/edgebnn/edgebnn/convert"
+	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/eval"
 	trainplot "github.com/edgebnn/edgebnn/train/plot"
@@ -144,7 +146,7 @@ func build(dir, arch string, ks []int, log io.Writer) (map[string]*Memory, error
 		return nil, err
 	}
 	ffgu := filepath.Join(dir, "ffgu.json")
-	if err := os.WriteFile(ffgu, []byte(ffguConfig), 0o644); err != nil {
+	if err := outfile.WriteBytes(context.Background(), ffgu, []byte(ffguConfig)); err != nil {
 		return nil, err
 	}
 	mem := map[string]*Memory{}
@@ -181,7 +183,7 @@ func build(dir, arch string, ks []int, log io.Writer) (map[string]*Memory, error
 			return nil, err
 		}
 		cfg := filepath.Join(dir, fmt.Sprintf("ensu%d.json", k))
-		if err := os.WriteFile(cfg, fmt.Appendf(nil, ensuConfig, k), 0o644); err != nil {
+		if err := outfile.WriteBytes(context.Background(), cfg, fmt.Appendf(nil, ensuConfig, k)); err != nil {
 			return nil, err
 		}
 		if err := planOne("ensu", k, convert.PlanOptions{Config: cfg, Samples: k, Out: modelFile(dir, "ensu", k)}); err != nil {
@@ -541,7 +543,7 @@ func drawPlot(path string, res *Results, arm []ARMCount) error {
 	}
 	p.Legend.Top, p.Legend.Left = false, false
 	p.Legend.YOffs = vg.Points(110) // between Ensemble-W (1) and the inducing curves (about 5)
-	if err := p.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
+	if err := trainplot.Save(p, path, 8, 5); err != nil {
 		return fmt.Errorf("fig3: plot: %w", err)
 	}
 	return nil
@@ -685,7 +687,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(*jsonPath, append(b, '\n'), 0o644); err != nil {
+		if err := outfile.WriteBytes(context.Background(), *jsonPath, append(b, '\n')); err != nil {
 			return fmt.Errorf("fig3: %w", err)
 		}
 	}

@@ -18,12 +18,14 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train"
 	"github.com/edgebnn/edgebnn/train/data"
@@ -314,15 +316,7 @@ func moons(m *runtime.Model, opt runtime.Options, tr, te *data.Dataset, path str
 		}
 	}
 	if path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return nil, err
-		}
-		if err := png.Encode(f, img); err != nil {
-			f.Close()
-			return nil, err
-		}
-		if err := f.Close(); err != nil {
+		if err := outfile.Write(context.Background(), path, func(w io.Writer) error { return png.Encode(w, img) }); err != nil {
 			return nil, err
 		}
 	}

@@ -14,6 +14,7 @@ package main
 // samples, seed and limit.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"image/color"
@@ -23,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/edgebnn/edgebnn/bench/internal/sevtab"
+	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/eval"
@@ -208,7 +210,7 @@ func evaluateCorrupt(rows []*group, o corruptOptions) (map[string]*corruptResult
 			return nil, err
 		}
 		cache := strings.TrimSuffix(j.path, ".ebnn") + ".corrupt.json"
-		if err := os.WriteFile(cache, append(raw, '\n'), 0o644); err != nil {
+		if err := outfile.WriteBytes(context.Background(), cache, append(raw, '\n')); err != nil {
 			return nil, fmt.Errorf("write %s: %w", cache, err)
 		}
 	}

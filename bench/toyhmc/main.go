@@ -30,6 +30,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -42,6 +43,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/eval"
@@ -149,7 +151,7 @@ func exportData(path string, seed uint64) error {
 		fmt.Fprintf(&b, "%s,%s\n", strconv.FormatFloat(float64(d.X[i]), 'g', -1, 32),
 			strconv.FormatFloat(float64(d.Targets[i]), 'g', -1, 32))
 	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	if err := outfile.WriteBytes(context.Background(), path, []byte(b.String())); err != nil {
 		return fmt.Errorf("export data: %w", err)
 	}
 	return nil
@@ -189,7 +191,7 @@ func run(o options) (string, error) {
 	}
 	floorW1, floorKS := halfFloor(ref)
 	table := markdown(fits, o, floorW1, floorKS)
-	if err := os.WriteFile(o.MD, []byte(table), 0o644); err != nil {
+	if err := outfile.WriteBytes(context.Background(), o.MD, []byte(table)); err != nil {
 		return "", fmt.Errorf("write table: %w", err)
 	}
 	if err := writeCSV(o.CSV, fits); err != nil {
@@ -413,7 +415,7 @@ func writeCSV(path string, fits map[string][]*fit) error {
 			}
 		}
 	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	if err := outfile.WriteBytes(context.Background(), path, []byte(b.String())); err != nil {
 		return fmt.Errorf("write grid CSV: %w", err)
 	}
 	return nil

@@ -28,6 +28,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -42,6 +43,7 @@ import (
 
 	"github.com/edgebnn/edgebnn/bench/internal/sevtab"
 	"github.com/edgebnn/edgebnn/convert"
+	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/eval"
@@ -299,7 +301,7 @@ func run(args []string, stdout io.Writer) error {
 	tables(&b, ms, net, entries, *seeds, *members, *samples, *epochs, *limit, corrupt)
 	fmt.Fprint(stdout, b.String())
 	if *mdPath != "" {
-		if err := os.WriteFile(*mdPath, []byte(b.String()), 0o644); err != nil {
+		if err := outfile.WriteBytes(context.Background(), *mdPath, []byte(b.String())); err != nil {
 			return fmt.Errorf("write %s: %w", *mdPath, err)
 		}
 	}
@@ -482,7 +484,7 @@ func save(entries []*entry) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(e.Cache, append(raw, '\n'), 0o644); err != nil {
+		if err := outfile.WriteBytes(context.Background(), e.Cache, append(raw, '\n')); err != nil {
 			return fmt.Errorf("write %s: %w", e.Cache, err)
 		}
 	}

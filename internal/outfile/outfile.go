@@ -341,3 +341,11 @@ func Write(ctx context.Context, path string, fn func(io.Writer) error) error {
 	}
 	return s.Commit(ctx)
 }
+
+// WriteBytes writes data to path atomically, as Write does.
+func WriteBytes(ctx context.Context, path string, data []byte) error {
+	return Write(ctx, path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}

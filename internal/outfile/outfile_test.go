@@ -234,3 +234,28 @@ func TestAbandonRemovesWatchedStaging(t *testing.T) {
 		t.Fatalf("after Abandon the directory holds %v, want only %s", names, filepath.Base(keep))
 	}
 }
+
+func TestWriteBytes(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.json")
+	if err := os.WriteFile(out, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := WriteBytes(ctx, out, []byte("new")); err == nil {
+		t.Fatal("WriteBytes with a cancelled context: no error")
+	}
+	if b, _ := os.ReadFile(out); string(b) != "old" {
+		t.Fatalf("after a failed WriteBytes the file holds %q, want the old content", b)
+	}
+	if err := WriteBytes(context.Background(), out, []byte("new\n")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "new\n" {
+		t.Fatalf("file holds %q, want %q", b, "new\n")
+	}
+	if names := entries(t, dir); len(names) != 1 {
+		t.Fatalf("directory holds %v, want only out.json", names)
+	}
+}

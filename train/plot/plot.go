@@ -94,7 +94,7 @@ func Lines(path, title, xlabel, ylabel string, series []Series, w, h float64) er
 		return err
 	}
 	p.Legend.Top = true
-	return save(p, path, w, h)
+	return Save(p, path, w, h)
 }
 
 // linesPlot makes a plot with a grid and one line per series (NaN and infinite points left out),
@@ -125,9 +125,10 @@ func linesPlot(path, title, xlabel, ylabel string, series []Series) (*plot.Plot,
 	return p, nil
 }
 
-// save renders p in the format of path's extension and writes it atomically (staged beside
-// path, fsynced, renamed): an interrupted or failed save leaves path as it was.
-func save(p *plot.Plot, path string, w, h float64) error {
+// Save renders p on a w × h inch canvas in the format of path's extension (png, svg, pdf, …)
+// and writes it atomically (staged beside path, fsynced, renamed): an interrupted or failed
+// save leaves path as it was, which gonum's own Plot.Save does not promise.
+func Save(p *plot.Plot, path string, w, h float64) error {
 	wt, err := p.WriterTo(vg.Length(w)*vg.Inch, vg.Length(h)*vg.Inch, strings.ToLower(strings.TrimPrefix(filepath.Ext(path), ".")))
 	if err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
@@ -214,7 +215,7 @@ func Reliability(path, title string, bins []Bin) error {
 	p.Legend.Add("accuracy per bin", sc)
 	p.Legend.Add("perfect calibration", diag)
 	p.Legend.Top, p.Legend.Left = true, true
-	return save(p, path, 5, 5)
+	return Save(p, path, 5, 5)
 }
 
 // Band1D describes a 1-D regression fit for Regression1D.
@@ -309,7 +310,7 @@ func Regression1D(path, title string, b Band1D) error {
 	}
 	p.Y.Min, p.Y.Max = -4, 4
 	p.Legend.Top = true
-	return save(p, path, 6, 4)
+	return Save(p, path, 6, 4)
 }
 
 // Mark is one labelled point drawn over the curves of LinesWithMarks.
@@ -345,5 +346,5 @@ func LinesWithMarks(path, title, xlabel, ylabel string, series []Series, marks [
 	}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs = vg.Points(8)
-	return save(p, path, w, h)
+	return Save(p, path, w, h)
 }
