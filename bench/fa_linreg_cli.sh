@@ -11,20 +11,17 @@
 #   The old positional form bench/fa_linreg_cli.sh [SEEDS] [OUTDIR] still works.
 # Extra train flags can be given in FA_LINREG_FLAGS (e.g. "--fa-average-epochs 0").
 set -euo pipefail
-seeds=10 out="" quick=()
+seeds=10 out=""
 usage="usage: bench/fa_linreg_cli.sh [--seeds N] [--quick] [--out DIR] | [SEEDS] [OUTDIR]"
-pos=()
-while (($#)); do
-	case $1 in
-	--seeds) seeds=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
-	--quick) seeds=2 quick=(--epochs 200 --fa-average-epochs 100); shift ;;
-	-*) echo "$usage" >&2; exit 2 ;;
-	*) pos+=("$1"); shift ;;
-	esac
-done
-((${#pos[@]} <= 2)) || { echo "$usage" >&2; exit 2; }
-((${#pos[@]} >= 1)) && seeds=${pos[0]}
+pos=() quick=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib/opts.sh"
+parse_opts "$usage" "seeds=2" --seeds=seeds:int --out=out @pos:2 -- "$@"
+quickargs=()
+((quick)) && quickargs=(--epochs 200 --fa-average-epochs 100)
+if ((${#pos[@]} >= 1)); then
+	[[ ${pos[0]} =~ ^[0-9]{1,9}$ ]] || { echo "fa_linreg_cli.sh: SEEDS takes a whole number, not \"${pos[0]}\"" >&2; exit 2; }
+	seeds=${pos[0]}
+fi
 ((${#pos[@]} >= 2)) && out=${pos[1]}
 ((seeds >= 1)) || { echo "fa_linreg_cli.sh: --seeds must be at least 1" >&2; exit 2; }
 [[ -n $out ]] || out=$(mktemp -d)
@@ -95,7 +92,7 @@ for ((s = 0; s < seeds; s++)); do
 	# --fa-average-epochs 2500 --test-fraction 0 --eval-every 0 --checkpoint-every 0 (its arch is
 	# the same Linear(2, 1, bias=False), inline).
 	"$bin" train --preset paper000-table4 --data "csv:$out/seed$s.csv" \
-		--seed "$s" --out "$out/seed$s.ebnn" --quiet --no-plots "${quick[@]}" ${FA_LINREG_FLAGS:-} > "$out/seed$s.log"
+		--seed "$s" --out "$out/seed$s.ebnn" --quiet --no-plots "${quickargs[@]}" ${FA_LINREG_FLAGS:-} > "$out/seed$s.log"
 	"$bin" convert --checkpoint "$out/seed$s.ebnn" --out "$out/seed$s.f16.ebnn" --dtype f16 > "$out/seed$s.convert.txt"
 	"$bin" posterior --model "$out/seed$s.f16.ebnn" --json > "$out/seed$s.posterior.json"
 	line=$(compare "$out/seed$s.csv" "$out/seed$s.posterior.json")

@@ -14,18 +14,11 @@ set -euo pipefail
 lib=$(dirname "${BASH_SOURCE[0]}")/lib # stats.py
 seeds=3 samples="" limit=0 quick=0 out="" pos=()
 usage="usage: bench/fmnist_c.sh [--seeds N] [--samples K] [--test-limit T] [--quick] [--out DIR] [MODEL.ebnn] [edgebnn binary]"
-while (($#)); do
-	case $1 in
-	--seeds) seeds=$2; shift 2 ;;
-	--samples) samples=$2; shift 2 ;;
-	--test-limit) limit=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
-	--quick) quick=1 seeds=1 samples=2 limit=200; shift ;;
-	-*) echo "$usage" >&2; exit 2 ;;
-	*) pos+=("$1"); shift ;;
-	esac
-done
-((${#pos[@]} <= 2 && seeds >= 1)) || { echo "$usage" >&2; exit 2; }
+source "$lib/opts.sh"
+parse_opts "$usage" "seeds=1 samples=2 limit=200" --seeds=seeds:int --samples=samples:int --test-limit=limit:int \
+	--out=out @pos:2 -- "$@"
+((seeds >= 1)) || { echo "fmnist_c.sh: --seeds must be at least 1" >&2; exit 2; }
+((samples)) || samples="" # none or 0: the model's own test samples
 model=${pos[0]:-}
 bin=${pos[1]:-edgebnn}
 if ((quick)); then

@@ -22,21 +22,14 @@
 #   given, a freshly built binary in OUTDIR — the table's shape in seconds
 #   (tests/bench_quick_test.go).
 set -euo pipefail
-seeds=3 quick=() pos=() build=0 out="" recipe=paper
+seeds=3 quick=0 pos=() build=0 out="" recipe=paper
 usage="usage: bench/run_toy.sh [--recipe paper|ours] [--seeds N] [--quick] [--out OUTDIR] [EDGEBNN [OUTDIR]]"
-while (($#)); do
-	case $1 in
-	--seeds) seeds=$2; shift 2 ;;
-	--recipe) recipe=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
-	--quick) seeds=2 build=1 quick=(--epochs 50 --milestones 25 --eval-every 50 --checkpoint-every 50 --no-plots); shift ;;
-	-*) echo "$usage" >&2; exit 2 ;;
-	*) pos+=("$1"); shift ;;
-	esac
-done
-[[ $seeds =~ ^[0-9]{1,6}$ ]] || { echo "run_toy.sh: --seeds takes a whole number, not \"$seeds\"" >&2; exit 2; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib/opts.sh"
+parse_opts "$usage" "seeds=2 build=1" --seeds=seeds:int --recipe=recipe --out=out @pos:2 -- "$@"
+quickargs=()
+((quick)) && quickargs=(--epochs 50 --milestones 25 --eval-every 50 --checkpoint-every 50 --no-plots)
 [[ $recipe == paper || $recipe == ours ]] || { echo "run_toy.sh: --recipe is paper or ours, not \"$recipe\"" >&2; exit 2; }
-((${#pos[@]} <= 2 && seeds >= 1)) || { echo "$usage" >&2; exit 2; }
+((seeds >= 1)) || { echo "run_toy.sh: --seeds must be at least 1" >&2; exit 2; }
 B=${pos[0]:-edgebnn}; O=${out:-${pos[1]:-toy}}; C=bench/configs
 mkdir -p "$O"
 if ((build && ${#pos[@]} == 0)); then
@@ -64,7 +57,7 @@ for s in $(seq 1 "$seeds"); do
 		f=$O/toy_$m.ebnn
 		((s > 1)) && f=$O/toy_${m}_s$s.ebnn
 		# shellcheck disable=SC2086 # args[...] are word lists
-		$B train ${args[$m]} --seed "$s" "${quick[@]}" --out "$f" --quiet >"${f%.ebnn}.train.txt"
+		$B train ${args[$m]} --seed "$s" "${quickargs[@]}" --out "$f" --quiet >"${f%.ebnn}.train.txt"
 	done
 done
 echo "| model | seeds | epistemic sd at x = 0 | mean epistemic sd over the training inputs | ratio |"

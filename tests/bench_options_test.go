@@ -81,6 +81,12 @@ func TestBenchBadOptions(t *testing.T) {
 		{"run_toy.sh", []string{"--recipe", "j2"}, `--recipe is paper or ours, not "j2"`, nil},
 		{"run_toy.sh", []string{"--seeds", "x"}, `--seeds takes a whole number, not "x"`, nil},
 		{"j1settings.sh", []string{"--seeds", "two"}, "--seeds takes a whole number", nil},
+		{"fmnist_c.sh", []string{"--seeds", "0"}, "--seeds must be at least 1", nil},
+		{"fmnist_c.sh", []string{"--test-limit", "-1"}, `--test-limit takes a whole number, not "-1"`, nil},
+		{"fmnist_c.sh", []string{"a.ebnn", "edgebnn", "extra"}, "usage: bench/fmnist_c.sh", nil},
+		{"fa_linreg_cli.sh", []string{"ten"}, `SEEDS takes a whole number, not "ten"`, nil},
+		{"fa_linreg_cli.sh", []string{"--seeds", "1e3"}, `--seeds takes a whole number, not "1e3"`, nil},
+		{"run_toy.sh", []string{"./edgebnn", "toy", "extra"}, "usage: bench/run_toy.sh", nil},
 	} {
 		dir := t.TempDir() + "/out"
 		cmd := exec.Command(bash, append([]string{"../bench/" + tc.script, "--out", dir}, tc.args...)...)
@@ -91,6 +97,41 @@ func TestBenchBadOptions(t *testing.T) {
 		}
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 			t.Errorf("%s %q wrote %d entries to --out before refusing", tc.script, tc.args, len(entries))
+		}
+	}
+}
+
+// TestBenchOptionsNoCodeInNumbers: a number option's value never reaches bash arithmetic
+// unchecked, where a word such as PATH[$(cmd)] would run cmd (the hand-written parsers of
+// fmnist_c.sh, fa_linreg_cli.sh and run_toy.sh did that before session 29).
+func TestBenchOptionsNoCodeInNumbers(t *testing.T) {
+	dependOnTree(t)
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skipf("bash not found: %v", err)
+	}
+	for _, tc := range []struct {
+		script string
+		args   func(word string) []string
+	}{
+		{"fmnist_c.sh", func(w string) []string { return []string{"--seeds", w, "/nonexistent.ebnn", "/nonexistent"} }},
+		{"fmnist_c.sh", func(w string) []string { return []string{"--samples", w, "/nonexistent.ebnn", "/nonexistent"} }},
+		{"fa_linreg_cli.sh", func(w string) []string { return []string{w} }},
+		{"fa_linreg_cli.sh", func(w string) []string { return []string{"--seeds", w} }},
+		{"run_toy.sh", func(w string) []string { return []string{"--seeds", w, "/nonexistent"} }},
+		{"fig4.sh", func(w string) []string { return []string{"--epochs", w} }},
+		{"prunedc.sh", func(w string) []string { return []string{"--corrupt-limit", w} }},
+	} {
+		marker := t.TempDir() + "/ran"
+		word := "PATH[$(touch " + marker + ")]"
+		dir := t.TempDir() + "/out"
+		cmd := exec.Command(bash, append([]string{"../bench/" + tc.script, "--out", dir}, tc.args(word)...)...)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "takes a whole number") {
+			t.Errorf("%s %q: err %v, output %q, want it refused as not a whole number", tc.script, tc.args(word), err, out)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Errorf("%s %q ran the command in the option's value", tc.script, tc.args(word))
 		}
 	}
 }

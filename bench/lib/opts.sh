@@ -12,8 +12,10 @@
 # pos_norm X prints the positive number X as printf %g writes it in the C locale (1e-3 and 0.001
 # are both 0.001), for names and records that must not depend on how it was typed.
 # --quick sets quick=1 and then each NAME=VALUE word of QUICK; with QUICK empty, --quick is not
-# an option. Anything else (an unknown flag, a flag without its value) prints USAGE to stderr and
-# exits with status 2.
+# an option. @ARRAY:MAX collects up to MAX positional words (those not starting with "-") into
+# the array ARRAY, which the caller declares; without it a positional word is an error. Anything
+# else (an unknown flag, a flag without its value, a positional word too many) prints USAGE to
+# stderr and exits with status 2.
 pos_norm() {
 	LC_ALL=C printf %g "$1"
 }
@@ -39,16 +41,28 @@ dir_settings() {
 }
 
 parse_opts() {
-	local usage=$1 quickset=$2 a var
+	local usage=$1 quickset=$2 a var posvar="" posmax=0
 	local -A opt_vars=()
 	shift 2
 	while (($#)) && [[ $1 != -- ]]; do
-		opt_vars[${1%%=*}]=${1#*=}
+		if [[ $1 =~ ^@([A-Za-z_][A-Za-z0-9_]*):([0-9]+)$ ]]; then
+			posvar=${BASH_REMATCH[1]} posmax=${BASH_REMATCH[2]}
+		else
+			opt_vars[${1%%=*}]=${1#*=}
+		fi
 		shift
 	done
 	shift
 	while (($#)); do
-		if [[ $1 == --quick && -n $quickset ]]; then
+		if [[ -n $posvar && $1 != -* ]]; then
+			local -n opt_pos_ref=$posvar
+			if ((${#opt_pos_ref[@]} >= posmax)); then
+				echo "$usage" >&2
+				exit 2
+			fi
+			opt_pos_ref+=("$1")
+			shift
+		elif [[ $1 == --quick && -n $quickset ]]; then
 			quick=1
 			for a in $quickset; do printf -v "${a%%=*}" %s "${a#*=}"; done
 			shift
