@@ -287,7 +287,7 @@ func TestBenchQuick(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", strings.Join(c.cmd, " "), err, stderr.String())
 			}
-			t.Logf("%s: %.1f s", strings.Join(c.cmd, " "), time.Since(start).Seconds())
+			logCost(t, strings.Join(c.cmd, " "), start, cmd.ProcessState)
 			out := string(raw)
 			tables := markdownTables(out)
 			if len(tables) != len(c.tables) {

@@ -30,10 +30,12 @@ func TestFSVITable1QuickRef(t *testing.T) {
 	cmd := exec.CommandContext(ctx, bash, "../bench/fsvi_table1.sh", "--quick", "--methods", "fsviref,fsvi", "--out", dir)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
+	start := time.Now()
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("fsvi_table1.sh: %v\n%s", err, stderr.String())
 	}
+	logCost(t, "bench/fsvi_table1.sh --quick --methods fsviref,fsvi", start, cmd.ProcessState)
 	var rows []string
 	for _, line := range strings.Split(string(out), "\n") {
 		if strings.HasPrefix(line, "| FSVI") {
