@@ -32,7 +32,7 @@ seeds=3 splits=10 steps=10000 out=runs/appg quick=0
 usage="usage: bench/appg.sh [--seeds N] [--boston-splits K] [--toy-steps T] [--quick] [--out DIR]"
 source bench/lib/opts.sh
 parse_opts "$usage" "seeds=1 splits=1 steps=300" \
-	--seeds=seeds:int --boston-splits=splits:int --toy-steps=steps:int --out=out -- "$@"
+	--seeds=seeds:int --boston-splits=splits:int --toy-steps=steps:int --out=out:path -- "$@"
 [[ $seeds =~ ^[1-9][0-9]*$ && $splits =~ ^[1-9][0-9]*$ && $steps =~ ^[1-9][0-9]*$ ]] || { echo "$usage" >&2; exit 2; }
 mkdir -p "$out/toy" "$out/boston" "$out/bin"
 bin=$out/bin

@@ -54,8 +54,8 @@ source bench/lib/opts.sh
 source bench/lib/recipes.sh
 parse_opts "usage: bench/appk.sh [--model mlp|resnet] [--reuse DIR] [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--prune P] [--samples K] [--corrupt yes|no] [--corrupt-limit L] [--quick] [--out DIR]" \
 	"seeds=2 epochs=1 finetune=2 trainlimit=300 testlimit=200 samples=2 climit=200" \
-	--model=model --reuse=reuse --seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr:pos --prune=prune --samples=samples:int \
-	--corrupt=corrupt --corrupt-limit=climit:int --out=out -- "$@"
+	--model=model --reuse=reuse:path --seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr:pos --prune=prune --samples=samples:int \
+	--corrupt=corrupt --corrupt-limit=climit:int --out=out:path -- "$@"
 case $model in
 mlp) evalargs=() ;;
 resnet)

@@ -126,9 +126,8 @@ declare -A result det
 for t in "${targets[@]}"; do
 	read -r goarch goarm acarch cpu <<<"$(target_info "$t")"
 	bin=$out/edgebnn-$goarch${goarm/-/}
-	if [[ ! -x $bin ]]; then
-		env CGO_ENABLED=0 GOOS=linux GOARCH="$goarch" GOARM="${goarm/-/}" go build -o "$bin" ./cmd/edgebnn
-	fi
+	# always built (incremental): a binary left in a reused OUT by an older checkout must not be counted
+	env CGO_ENABLED=0 GOOS=linux GOARCH="$goarch" GOARM="${goarm/-/}" go build -o "$bin" ./cmd/edgebnn
 	for c in "${cases[@]}"; do
 		IFS='|' read -r m label r r2 flags <<<"$c"
 		[[ " $models " == *" $m "* ]] || continue
@@ -136,6 +135,7 @@ for t in "${targets[@]}"; do
 		a=$(count "$bin" "$acarch" "$cpu" "$r" "$out/$m.ebnn" $flags)
 		# shellcheck disable=SC2086
 		b=$(count "$bin" "$acarch" "$cpu" "$r2" "$out/$m.ebnn" $flags)
+		[[ $a =~ ^[0-9]+$ && $b =~ ^[0-9]+$ ]] || die "no instruction count from armcount ($t, $m $label: \"$a\", \"$b\")"
 		per=$(((b - a) / (r2 - r)))
 		result[$t|$m|$label]=$per
 		[[ $flags == --mean ]] && det[$t|$m]=$per

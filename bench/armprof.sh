@@ -27,6 +27,8 @@ arch=arm64 cpu= top=30 base= per=1
 aflags=()
 while (($#)); do
 	case $1 in
+	-arch | -cpu | -top | -base | -per | -group | -lines)
+		(($# >= 2)) || { echo "armprof.sh: $1 needs a value" >&2; exit 2; } ;;&
 	-arch) arch=$2; shift 2 ;;
 	-cpu) cpu=$2; shift 2 ;;
 	-top) top=$2; shift 2 ;;
@@ -35,6 +37,7 @@ while (($#)); do
 	-group) aflags+=(-group "$2"); shift 2 ;;
 	-lines) aflags+=(-lines "$2"); shift 2 ;;
 	--) shift; break ;;
+	-*) echo "armprof.sh: unknown option $1 (the program goes after --)" >&2; exit 2 ;;
 	*) break ;;
 	esac
 done

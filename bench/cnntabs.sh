@@ -26,7 +26,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 nets=cnn,resnet seeds=3 out=runs/cnntabs epochs=0 samples=0 trainlimit=0 testlimit=0
 source bench/lib/opts.sh
 parse_opts "usage: bench/cnntabs.sh [--nets LIST] [--seeds N] [--quick] [--out DIR]" "seeds=2 epochs=1 samples=2 trainlimit=300 testlimit=200" \
-	--nets=nets --seeds=seeds:int --out=out -- "$@"
+	--nets=nets --seeds=seeds:int --out=out:path -- "$@"
 ((seeds >= 1)) || { echo "cnntabs.sh: --seeds must be at least 1" >&2; exit 2; }
 IFS=, read -ra nlist <<<"$nets"
 for n in "${nlist[@]}"; do

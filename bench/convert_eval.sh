@@ -12,9 +12,15 @@
 #   (tests/bench_quick_test.go).
 set -euo pipefail
 limit=()
+usage="usage: bench/convert_eval.sh EDGEBNN OUT_STEM SAMPLES [CLASSES] | --quick [--out DIR]"
 if [[ ${1:-} == --quick ]]; then
 	out=""
-	[[ ${2:-} == --out ]] && out=${3:?--out needs a directory}
+	if (($# == 3)) && [[ $2 == --out && -n $3 && $3 != -* ]]; then
+		out=$3
+	elif (($# != 1)); then
+		echo "$usage" >&2
+		exit 2
+	fi
 	[[ -n $out ]] || out=$(mktemp -d)
 	mkdir -p "$out"
 	B=$out/edgebnn S=$out/quick_ffgu N=2 C=""
@@ -23,13 +29,13 @@ if [[ ${1:-} == --quick ]]; then
 		--test-limit 200 --no-plots --quiet --out "$S.ebnn" >"$S.log" 2>&1
 	limit=(--test-limit 200)
 else
-	(($# >= 3)) || { echo "usage: bench/convert_eval.sh EDGEBNN OUT_STEM SAMPLES [CLASSES] | --quick [--out DIR]" >&2; exit 2; }
+	(($# >= 3 && $# <= 4)) && [[ $1 != -* ]] || { echo "$usage" >&2; exit 2; }
 	B=$1 S=$2 N=$3 C=${4:-}
 fi
 CL=()
 [[ -n $C ]] && CL=(--classes "$C")
 echo "== $S.ebnn (trained, f32)"
-$B eval --samples "$N" "${CL[@]}" "${limit[@]}" "$S.ebnn"
-$B convert --checkpoint "$S.model.ebnn" --out "$S.f16p50.ebnn" --dtype f16 --prune 0.5 | grep -E "^wrote|pruned"
+"$B" eval --samples "$N" "${CL[@]}" "${limit[@]}" "$S.ebnn"
+"$B" convert --checkpoint "$S.model.ebnn" --out "$S.f16p50.ebnn" --dtype f16 --prune 0.5 | grep -E "^wrote|pruned"
 echo "== $S.f16p50.ebnn (converted: f16, 50 % of Z pruned)"
-$B eval --samples "$N" "${CL[@]}" "${limit[@]}" "$S.f16p50.ebnn"
+"$B" eval --samples "$N" "${CL[@]}" "${limit[@]}" "$S.f16p50.ebnn"

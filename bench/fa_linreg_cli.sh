@@ -15,9 +15,11 @@ seeds=10 out=""
 usage="usage: bench/fa_linreg_cli.sh [--seeds N] [--quick] [--out DIR] | [SEEDS] [OUTDIR]"
 pos=() quick=0
 source "$(dirname "${BASH_SOURCE[0]}")/lib/opts.sh"
-parse_opts "$usage" "seeds=2" --seeds=seeds:int --out=out @pos:2 -- "$@"
+parse_opts "$usage" "seeds=2" --seeds=seeds:int --out=out:path @pos:2 -- "$@"
 quickargs=()
 ((quick)) && quickargs=(--epochs 200 --fa-average-epochs 100)
+# FA_LINREG_FLAGS: extra train flags, split into words (no globbing)
+read -r -a extraflags <<<"${FA_LINREG_FLAGS:-}"
 if ((${#pos[@]} >= 1)); then
 	[[ ${pos[0]} =~ ^[0-9]{1,9}$ ]] || { echo "fa_linreg_cli.sh: SEEDS takes a whole number, not \"${pos[0]}\"" >&2; exit 2; }
 	seeds=${pos[0]}
@@ -92,7 +94,7 @@ for ((s = 0; s < seeds; s++)); do
 	# --fa-average-epochs 2500 --test-fraction 0 --eval-every 0 --checkpoint-every 0 (its arch is
 	# the same Linear(2, 1, bias=False), inline).
 	"$bin" train --preset paper000-table4 --data "csv:$out/seed$s.csv" \
-		--seed "$s" --out "$out/seed$s.ebnn" --quiet --no-plots "${quickargs[@]}" ${FA_LINREG_FLAGS:-} > "$out/seed$s.log"
+		--seed "$s" --out "$out/seed$s.ebnn" --quiet --no-plots "${quickargs[@]}" "${extraflags[@]}" > "$out/seed$s.log"
 	"$bin" convert --checkpoint "$out/seed$s.ebnn" --out "$out/seed$s.f16.ebnn" --dtype f16 > "$out/seed$s.convert.txt"
 	"$bin" posterior --model "$out/seed$s.f16.ebnn" --json > "$out/seed$s.posterior.json"
 	line=$(compare "$out/seed$s.csv" "$out/seed$s.posterior.json")

@@ -24,7 +24,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source bench/lib/opts.sh
 seeds="" only=linear,logistic,ucilinear,ucilogistic,sgd,online out=runs/fa_papers quick=0
 usage="usage: bench/fa_papers.sh [--seeds N] [--only LIST] [--quick] [--out DIR]"
-parse_opts "$usage" "seeds=2" --seeds=seeds:int --only=only --out=out -- "$@"
+parse_opts "$usage" "seeds=2" --seeds=seeds:int --only=only --out=out:path -- "$@"
 [[ -z $seeds ]] || ((seeds >= 1)) || { echo "fa_papers.sh: --seeds must be ≥ 1" >&2; exit 2; }
 for e in ${only//,/ }; do
 	case $e in linear | logistic | ucilinear | ucilogistic | sgd | online) ;;

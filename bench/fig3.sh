@@ -31,15 +31,23 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 quick=0 arm=0 counts= out=${OUT:-} png= arch=resnet18
+usage="usage: bench/fig3.sh [--quick] [--arm] [--arch resnet18|resnet50] [--arm-counts FILE] [--out DIR] [--png FILE]"
 while (($#)); do
 	case $1 in
 	--quick) quick=1 ;;
 	--arm) arm=1 ;;
-	--arch) arch=$2 && shift ;;
-	--arm-counts) counts=$2 && shift ;;
-	--out) out=$2 && shift ;;
-	--png) png=$2 && shift ;;
-	*) echo "fig3.sh: unknown argument $1" >&2 && exit 2 ;;
+	--arch | --arm-counts | --out | --png)
+		# a value, not empty, and (a path) without white space or a leading "-"
+		(($# >= 2)) && [[ -n $2 && $2 != -* && ! $2 =~ [[:space:]] ]] || { echo "fig3.sh: $1 needs a value" >&2 && echo "$usage" >&2 && exit 2; }
+		case $1 in
+		--arch) arch=$2 ;;
+		--arm-counts) counts=$2 ;;
+		--out) out=$2 ;;
+		--png) png=$2 ;;
+		esac
+		shift
+		;;
+	*) echo "fig3.sh: unknown argument $1" >&2 && echo "$usage" >&2 && exit 2 ;;
 	esac
 	shift
 done
@@ -76,6 +84,10 @@ if ((arm)); then
 	armcount=${ARMCOUNT:-$shared/tools/armcount/armcount}
 	[[ -x $armcount ]] || { echo "fig3.sh: armcount not found at $armcount (set ARMCOUNT or SHARED)" >&2 && exit 1; }
 	read -r -a ks <<<"${ARM_K:-1 4}"
+	for k in "${ks[@]}"; do
+		[[ $k =~ ^[1-9][0-9]{0,2}$ ]] || { echo "fig3.sh: ARM_K: $k is not a member count of 1 to 999" >&2 && exit 2; }
+	done
+	((${#ks[@]})) || { echo "fig3.sh: ARM_K names no K" >&2 && exit 2; }
 	klist=$(
 		IFS=,
 		echo "${ks[*]}"

@@ -78,11 +78,11 @@ seeds=3 epochs=3 samples=20 out=runs/fig4 png=docs/img/fig4.png gridm=32 lr=
 trainlimit=0 testlimit=0 quick=0 pngset=0 sweeps=grid,M,small,prior,shape methods=ffgu,ensu
 source bench/lib/opts.sh
 parse_opts "usage: bench/fig4.sh [--seeds N] [--epochs E] [--samples K] [--quick] [--out DIR] [--png FILE] [--sweeps grid,M,small,prior,shape] [--methods ffgu,ensu] [--grid-m 16|32|64|128] [--lr LR]" "seeds=1 epochs=1 samples=2 trainlimit=300 testlimit=200" \
-	--seeds=seeds:int --epochs=epochs:int --samples=samples:int --out=out --png=png --sweeps=sweeps --methods=methods \
+	--seeds=seeds:int --epochs=epochs:int --samples=samples:int --out=out:path --png=png:path --sweeps=sweeps --methods=methods \
 	--grid-m=gridm:int --lr=lr:pos -- "$@"
 [[ $gridm == 16 || $gridm == 32 || $gridm == 64 || $gridm == 128 ]] ||
 	{ echo "fig4.sh: --grid-m takes 16, 32, 64 or 128 (the M sweep's values), not $gridm" >&2; exit 2; }
-if [[ -n ${lrset:-} ]]; then
+if [[ $lrset == 1 ]]; then
 	# Written in the run names as printf %g writes it (1e-3 and 0.001 name the same runs).
 	lr=$(pos_norm "$lr")
 	[[ $lr == 0.003 ]] && lr= # the configs' own: the recipe's runs

@@ -16,7 +16,7 @@ seeds=3 samples="" limit=0 quick=0 out="" pos=()
 usage="usage: bench/fmnist_c.sh [--seeds N] [--samples K] [--test-limit T] [--quick] [--out DIR] [MODEL.ebnn] [edgebnn binary]"
 source "$lib/opts.sh"
 parse_opts "$usage" "seeds=1 samples=2 limit=200" --seeds=seeds:int --samples=samples:int --test-limit=limit:int \
-	--out=out @pos:2 -- "$@"
+	--out=out:path @pos:2 -- "$@"
 ((seeds >= 1)) || { echo "fmnist_c.sh: --seeds must be at least 1" >&2; exit 2; }
 ((samples)) || samples="" # none or 0: the model's own test samples
 model=${pos[0]:-}

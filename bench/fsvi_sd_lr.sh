@@ -17,7 +17,7 @@ epochs=1 seeds=3 factors="1 10 30" out=runs/fsvi_sd_lr trainlimit=0 testlimit=0
 source bench/lib/opts.sh
 parse_opts "usage: bench/fsvi_sd_lr.sh [--epochs E] [--seeds N] [--factors LIST] [--quick] [--out DIR]" \
 	"seeds=2 trainlimit=300 testlimit=200 factors=1,10" \
-	--epochs=epochs:int --seeds=seeds:int --factors=factors --out=out -- "$@"
+	--epochs=epochs:int --seeds=seeds:int --factors=factors --out=out:path -- "$@"
 factors=${factors//,/ }
 ((seeds >= 2)) || { echo "fsvi_sd_lr.sh: --seeds must be at least 2 (the tables have error bars)" >&2; exit 2; }
 ((epochs >= 1)) || { echo "fsvi_sd_lr.sh: --epochs must be at least 1" >&2; exit 2; }

@@ -77,10 +77,14 @@ allmethods=$methods,fsviref,fsvidigits defaultmethods=$methods
 usage="usage: bench/fsvi_table1.sh [--arch mlp|cnn] [--seeds N] [--epochs E] [--quick] [--members M] [--fsvi-members M] [--temperature T] [--context-size C] [--fsvi-kl last_layer|linearized] [--fsvi-covariance joint|per_output] [--fsvi-jacobian-grad none|q|both] [--fsvi-context CTX] [--train-limit L] [--test-limit T] [--methods LIST] [--jobs J] [--out DIR]"
 source bench/lib/opts.sh
 parse_opts "$usage" "jobs=2 seeds=1 epochs=1 members=2 fmembers=2 ctx=4 cov=per_output jgrad=none trainlimit=300 testlimit=200 lval=50 swagevery=1" \
-	--arch=arch --seeds=seeds:int --epochs=epochs:int --members=members:int --fsvi-members=fmembers:int --temperature=temp --context-size=ctx:int --fsvi-kl=fkl --fsvi-covariance=cov --fsvi-jacobian-grad=jgrad --fsvi-context=fctx --train-limit=trainlimit:int --test-limit=testlimit:int --methods=methods --out=out --jobs=jobs:int -- "$@"
+	--arch=arch --seeds=seeds:int --epochs=epochs:int --members=members:int --fsvi-members=fmembers:int --temperature=temp:pos --context-size=ctx:int --fsvi-kl=fkl --fsvi-covariance=cov --fsvi-jacobian-grad=jgrad --fsvi-context=fctx --train-limit=trainlimit:int --test-limit=testlimit:int --methods=methods --out=out:path --jobs=jobs:int -- "$@"
 ((seeds >= 1 && epochs >= 1 && members >= 2 && fmembers >= 2 && jobs >= 1)) ||
 	{ echo "fsvi_table1.sh: want --seeds, --epochs, --jobs ≥ 1 and --members, --fsvi-members ≥ 2" >&2; exit 2; }
 [[ $fkl == last_layer || $fkl == linearized ]] || { echo "fsvi_table1.sh: --fsvi-kl $fkl is not last_layer or linearized" >&2; exit 2; }
+[[ $cov == joint || $cov == per_output ]] || { echo "fsvi_table1.sh: --fsvi-covariance $cov is not joint or per_output" >&2; exit 2; }
+[[ $jgrad == none || $jgrad == q || $jgrad == both ]] || { echo "fsvi_table1.sh: --fsvi-jacobian-grad $jgrad is not none, q or both" >&2; exit 2; }
+# --fsvi-context goes into a word list: one word (the trainer checks the name itself)
+[[ $fctx =~ ^[A-Za-z0-9_.:=-]+$ ]] || { echo "fsvi_table1.sh: --fsvi-context \"$fctx\" is not a context name" >&2; exit 2; }
 for m in ${methods//,/ }; do
 	[[ ",$allmethods," == *",$m,"* ]] || { echo "fsvi_table1.sh: --methods: unknown method $m (known: $allmethods)" >&2; exit 2; }
 done

@@ -26,8 +26,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 epochs=12 size=32 gsize= samples=16 out=runs/globalu trainlimit=0 testlimit=0
 source bench/lib/opts.sh
 parse_opts "usage: bench/globalu.sh [--seeds N] [--epochs E] [--size M] [--global RxC] [--samples K] [--quick] [--out DIR]" "seeds=2 epochs=1 samples=2 trainlimit=300 testlimit=200" \
-	--seeds=seeds:int --epochs=epochs:int --size=size:int --global=gsize --samples=samples:int --out=out -- "$@"
+	--seeds=seeds:int --epochs=epochs:int --size=size:int --global=gsize --samples=samples:int --out=out:path -- "$@"
 ((seeds >= 2)) || { echo "globalu.sh: --seeds must be at least 2" >&2; exit 2; }
+((epochs >= 1 && size >= 1 && samples >= 1)) || { echo "globalu.sh: --epochs, --size and --samples must be at least 1" >&2; exit 2; }
 [[ -z $gsize ]] && gsize=${size}x${size}
 [[ $gsize =~ ^[0-9]+x[0-9]+$ ]] || { echo "globalu.sh: --global must be ROWSxCOLS" >&2; exit 2; }
 gname=global

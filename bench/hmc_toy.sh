@@ -19,10 +19,14 @@
 # reference.
 set -euo pipefail
 quick=0 out=""
+usage="usage: bench/hmc_toy.sh [--quick] [--out OUTDIR] [EDGEBNN [OUTDIR] [TRAIN FLAGS...]]"
 while (($#)); do
 	case $1 in
 	--quick) quick=1; shift ;;
-	--out) out=$2; shift 2 ;;
+	--out)
+		(($# >= 2)) && [[ -n $2 && $2 != -* ]] || { echo "hmc_toy.sh: --out needs a directory" >&2; echo "$usage" >&2; exit 2; }
+		out=$2; shift 2 ;;
+	-*) echo "hmc_toy.sh: unknown option $1 (train flags come after EDGEBNN [OUTDIR])" >&2; echo "$usage" >&2; exit 2 ;;
 	*) break ;;
 	esac
 done
@@ -45,9 +49,9 @@ if ((quick)); then
 	fi
 fi
 mkdir -p "$O"
-nice -n 10 $B train --preset paper003-toy-hmc --out "$O/toy_hmc.ebnn" --quiet "${qflags[@]}" "$@" | tee "$O/toy_hmc.train.txt"
+nice -n 10 "$B" train --preset paper003-toy-hmc --out "$O/toy_hmc.ebnn" --quiet "${qflags[@]}" "$@" | tee "$O/toy_hmc.train.txt"
 awk 'BEGIN { print "x"; for (i = 0; i <= 400; i++) printf "%.4f\n", -2 + i * 0.01 }' > "$O/grid.csv"
-$B predict --model "$O/toy_hmc.model.ebnn" --input "$O/grid.csv" --header --samples "$K" --json |
+"$B" predict --model "$O/toy_hmc.model.ebnn" --input "$O/grid.csv" --header --samples "$K" --json |
 	awk -v grid="$O/grid.csv" 'BEGIN { getline < grid; print "x,mean,sd,epistemic_sd" }
 	{ getline x < grid
 	  match($0, /"mean":\[[^]]*\]/); m = substr($0, RSTART + 8, RLENGTH - 9)

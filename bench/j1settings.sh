@@ -25,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source bench/lib/opts.sh
 seeds=3 out=runs/j1settings quick=0
-parse_opts "usage: bench/j1settings.sh [--seeds N] [--quick] [--out DIR]" "seeds=2" --seeds=seeds:int --out=out -- "$@"
+parse_opts "usage: bench/j1settings.sh [--seeds N] [--quick] [--out DIR]" "seeds=2" --seeds=seeds:int --out=out:path -- "$@"
 ((seeds >= 1)) || { echo "j1settings.sh: --seeds must be ≥ 1" >&2; exit 2; }
 mkdir -p "$out"
 bin=$out/edgebnn

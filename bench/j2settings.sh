@@ -37,7 +37,7 @@ method=ffgu seeds=3 epochs=0 scale=10 out= trainlimit=0 testlimit=0
 source bench/lib/opts.sh
 parse_opts "usage: bench/j2settings.sh [--method ffgu|ensembleu] [--seeds N] [--epochs E] [--scale D] [--quick] [--out DIR]" \
 	"seeds=2 epochs=1 scale=50 trainlimit=300 testlimit=200" \
-	--method=method --seeds=seeds:int --epochs=epochs:int --scale=scale:int --out=out -- "$@"
+	--method=method --seeds=seeds:int --epochs=epochs:int --scale=scale:int --out=out:path -- "$@"
 case $method in
 ffgu) arms=(ours ours+var ours+prior j2 j2+prior) ;;
 ensembleu) arms=(ours ours+prior j2 j2+prior) ;;
@@ -51,7 +51,7 @@ if [[ -z $out ]]; then
 	[[ $method == ffgu ]] || out+=_$method
 fi
 ((seeds >= 2)) || { echo "j2settings.sh: --seeds must be at least 2 (the table has error bars)" >&2; exit 2; }
-((epochs >= 1 || ${epochsset:-0} != 1)) || { echo "j2settings.sh: --epochs must be at least 1" >&2; exit 2; }
+((epochs >= 1)) || [[ $epochsset != 1 ]] || { echo "j2settings.sh: --epochs must be at least 1" >&2; exit 2; }
 if ((scale < 1 || 50 % scale != 0)); then
 	echo "j2settings.sh: --scale must divide 50 (1, 2, 5, 10, 25, 50), not $scale" >&2
 	exit 2

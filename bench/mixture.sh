@@ -27,8 +27,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 groups=3 epochs=12 out=runs/mixture trainlimit=0 testlimit=0
 source bench/lib/opts.sh
 parse_opts "usage: bench/mixture.sh [--seeds N] [--groups G] [--epochs E] [--quick] [--out DIR]" "seeds=2 groups=1 epochs=1 trainlimit=300 testlimit=200" \
-	--seeds=seeds:int --groups=groups:int --epochs=epochs:int --out=out -- "$@"
+	--seeds=seeds:int --groups=groups:int --epochs=epochs:int --out=out:path -- "$@"
 ((seeds >= 2)) || { echo "mixture.sh: --seeds must be at least 2" >&2; exit 2; }
+((groups >= 1 && epochs >= 1)) || { echo "mixture.sh: --groups and --epochs must be at least 1" >&2; exit 2; }
 mkdir -p "$out"
 bin=$out/edgebnn
 go build -o "$bin" ./cmd/edgebnn

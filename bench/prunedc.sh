@@ -37,7 +37,7 @@ usage="usage: bench/prunedc.sh [--seeds N] [--epochs E] [--finetune F] [--finetu
 source bench/lib/opts.sh
 parse_opts "$usage" "samples=2 limit=200" \
 	--seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr:pos --finetune-limit=ftlimit:int \
-	--samples=samples:int --corrupt-limit=limit:int --out=out --png=png -- "$@"
+	--samples=samples:int --corrupt-limit=limit:int --out=out:path --png=png:path -- "$@"
 ((seeds >= 1 && epochs >= 1 && samples >= 1 && limit >= 0)) || { echo "$usage" >&2; exit 2; }
 ((quick && !pngset)) && png=$out/prunedc.png
 mkdir -p "$out" "$(dirname "$png")"

@@ -57,7 +57,8 @@ trainlimit=0 testlimit=0 fttestlimit=1000 quick=0 pngset=0 epochsset=0
 source bench/lib/opts.sh
 source bench/lib/recipes.sh
 parse_opts "usage: bench/prunetab.sh [--model mlp|resnet] [--reuse DIR] [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M] [--samples K] [--quick] [--out DIR] [--png FILE]" "seeds=1 epochs=1 ftlimit=300 samples=2 trainlimit=300 testlimit=200 fttestlimit=200" \
-	--model=model --reuse=reuse --seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr:pos --finetune-limit=ftlimit:int --samples=samples:int --out=out --png=png -- "$@"
+	--model=model --reuse=reuse:path --seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr:pos --finetune-limit=ftlimit:int --samples=samples:int --out=out:path --png=png:path -- "$@"
+njobs=$(env_count JOBS 2 1 64)
 case $model in
 mlp) stem=prunetab evalargs=() ;;
 resnet)
@@ -136,7 +137,7 @@ convert() {
 
 : >"$results"
 for s in $(seq 1 "$seeds"); do
-	if ((${JOBS:-2} > 1)); then
+	if ((njobs > 1)); then
 		# The two posteriors of a seed train side by side (two processes, one core each).
 		train ffgw "$s" &
 		pw=$!

@@ -25,7 +25,7 @@ set -euo pipefail
 seeds=3 quick=0 pos=() build=0 out="" recipe=paper
 usage="usage: bench/run_toy.sh [--recipe paper|ours] [--seeds N] [--quick] [--out OUTDIR] [EDGEBNN [OUTDIR]]"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/opts.sh"
-parse_opts "$usage" "seeds=2 build=1" --seeds=seeds:int --recipe=recipe --out=out @pos:2 -- "$@"
+parse_opts "$usage" "seeds=2 build=1" --seeds=seeds:int --recipe=recipe --out=out:path @pos:2 -- "$@"
 quickargs=()
 ((quick)) && quickargs=(--epochs 50 --milestones 25 --eval-every 50 --checkpoint-every 50 --no-plots)
 [[ $recipe == paper || $recipe == ours ]] || { echo "run_toy.sh: --recipe is paper or ours, not \"$recipe\"" >&2; exit 2; }

@@ -38,7 +38,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=3 O=runs/toyhmc B="" quick=0
 source bench/lib/opts.sh
 parse_opts "usage: bench/toy_vs_hmc.sh [--seeds N] [--quick] [--out DIR] [--bin EDGEBNN]" "seeds=2" \
-	--seeds=seeds:int --out=O --bin=B -- "$@"
+	--seeds=seeds:int --out=O:path --bin=B:path -- "$@"
 ((seeds >= 1)) || { echo "toy_vs_hmc.sh: --seeds must be at least 1" >&2; exit 2; }
 METHODS=${METHODS:-"ffgw fcgw ffgu fcgu ensembleu"}
 SAMPLES=${SAMPLES:-1000} GRID=${GRID:-81} HMC_FLAGS=${HMC_FLAGS:-} VI_FLAGS=${VI_FLAGS:-}
@@ -48,6 +48,15 @@ if ((quick)); then
 	VIQ="--epochs 5 --milestones 3 --eval-every 5 --checkpoint-every 5 --test-samples 8"
 	SAMPLES=20 GRID=21
 fi
+# The environment's lists, split into words without globbing; METHODS checked against the presets.
+read -r -a methods <<<"$METHODS"
+read -r -a hmcflags <<<"$HMC_FLAGS"
+read -r -a viflags <<<"$VIQ $VI_FLAGS"
+((${#methods[@]})) || { echo "toy_vs_hmc.sh: METHODS names no method" >&2; exit 2; }
+for m in "${methods[@]}"; do
+	[[ $m =~ ^(ffgw|fcgw|ffgu|fcgu|ensembleu)$ ]] || { echo "toy_vs_hmc.sh: METHODS: $m is not ffgw, fcgw, ffgu, fcgu or ensembleu" >&2; exit 2; }
+done
+[[ $SAMPLES =~ ^[1-9][0-9]{0,6}$ && $GRID =~ ^[1-9][0-9]{0,4}$ ]] || { echo "toy_vs_hmc.sh: SAMPLES and GRID must be whole numbers (1–9999999, 1–99999)" >&2; exit 2; }
 mkdir -p "$O"
 if [[ -z $B ]]; then
 	B=$O/edgebnn
@@ -72,12 +81,10 @@ train() {
 }
 
 [[ -f $O/hmc.model.ebnn ]] || echo "$HMC_FLAGS" >"$O/hmc.flags"
-# shellcheck disable=SC2086
-train hmc --preset paper003-toy-hmc $HMC_FLAGS
+train hmc --preset paper003-toy-hmc "${hmcflags[@]}"
 for s in $(seq 1 "$seeds"); do
-	for m in $METHODS; do
-		# shellcheck disable=SC2086
-		train "${m}_s$s" --preset "paper003-toy-$m" --seed "$s" --data "csv:$O/toy1d.csv" --test-fraction 0 $VIQ $VI_FLAGS
+	for m in "${methods[@]}"; do
+		train "${m}_s$s" --preset "paper003-toy-$m" --seed "$s" --data "csv:$O/toy1d.csv" --test-fraction 0 "${viflags[@]}"
 	done
 done
 NOTE="What ran: HMC \`--preset paper003-toy-hmc $(cat "$O/hmc.flags" 2>/dev/null)\` (one seed); VI \`--preset paper003-toy-METHOD --seed S --data csv:toy1d.csv --test-fraction 0 $VIQ $VI_FLAGS\`."

@@ -67,7 +67,8 @@ trainlimit=0 testlimit=0 quick=0
 source bench/lib/opts.sh
 source bench/lib/recipes.sh
 parse_opts "usage: bench/uvsw.sh [--model mlp|resnet] [--methods LIST] [--seeds N] [--members M] [--epochs E] [--samples K] [--corrupt-limit L] [--corrupt yes|no] [--quick] [--out DIR] [--md FILE] [--png FILE]" "seeds=1 members=2 epochs=1 samples=2 trainlimit=300 testlimit=200" \
-	--model=model --methods=methods --seeds=seeds:int --members=members:int --epochs=epochs:int --samples=samples:int --corrupt-limit=limit:int --corrupt=corrupt --out=out --md=md --png=png -- "$@"
+	--model=model --methods=methods --seeds=seeds:int --members=members:int --epochs=epochs:int --samples=samples:int --corrupt-limit=limit:int --corrupt=corrupt --out=out:path --md=md:path --png=png:path -- "$@"
+njobs=$(env_count JOBS 2 1 64)
 case $model in
 mlp) arch=mlp:784-256-256-5 stem=uvsw ;;
 resnet) arch=bench/configs/fmnist_resnet5_arch.json stem=uvsw_resnet ;; # fmnist_recipe's
@@ -134,15 +135,16 @@ train_one() { # kind seed
 	esac
 	if [[ ! -f $f.ebnn ]]; then
 		echo "training $kind seed $s" >&2
-		# shellcheck disable=SC2086 # TRAIN_FLAGS is a list of words
+		local extra=()
+		read -r -a extra <<<"${TRAIN_FLAGS:-}" # a list of words, split without globbing
 		"$bin" train "${recipe[@]}" --seed "$s" --train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet \
-			${TRAIN_FLAGS:-} --out "$f.ebnn" >"$f.log" 2>&1
+			"${extra[@]}" --out "$f.ebnn" >"$f.log" 2>&1
 	fi
 	"$bin" convert --checkpoint "$f.ebnn" --out "$f.model.ebnn" --dtype f32 --compress none >>"$f.log"
 }
 export -f train_one fmnist_recipe
 export bin out epochs trainlimit testlimit model arch
-printf '%s\n' "${jobs[@]}" | xargs -P "${JOBS:-2}" -L 1 bash -c 'set -euo pipefail; train_one "$@"' _
+printf '%s\n' "${jobs[@]}" | xargs -P "$njobs" -L 1 bash -c 'set -euo pipefail; train_one "$@"' _
 
 # Ensemble-W g: the deterministic networks gM+1 … gM+M in one model file.
 if [[ -n ${want[ensw]-} ]]; then

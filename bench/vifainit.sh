@@ -28,7 +28,7 @@ seeds=3 epochs=12 out=runs/vifainit trainlimit=0 testlimit=0
 source bench/lib/opts.sh
 parse_opts "usage: bench/vifainit.sh [--seeds N] [--epochs E] [--quick] [--out DIR]" \
 	"seeds=2 epochs=2 trainlimit=300 testlimit=200" \
-	--seeds=seeds:int --epochs=epochs:int --out=out -- "$@"
+	--seeds=seeds:int --epochs=epochs:int --out=out:path -- "$@"
 ((seeds >= 2)) || { echo "vifainit.sh: --seeds must be at least 2 (the table has error bars)" >&2; exit 2; }
 ((epochs >= 2)) || { echo "vifainit.sh: --epochs must be at least 2 (VIFA trains c alone in its first)" >&2; exit 2; }
 mkdir -p "$out"

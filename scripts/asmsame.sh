@@ -15,9 +15,12 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 rev=${1:-HEAD}
+# REV must name a commit (and is never read as an option: --output=FILE would write FILE).
+commit=$(git rev-parse --verify --quiet --end-of-options "$rev^{commit}") ||
+	{ echo "asmsame.sh: $rev is not a commit" >&2; exit 2; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/asmsame.XXXXXX")
 mkdir -p "$tmp/base" "$tmp/textsum"
-git archive "$rev" | tar -x -C "$tmp/base"
+git archive "$commit" | tar -x -C "$tmp/base"
 cat >"$tmp/textsum/main.go" <<'EOF'
 // textsum prints the SHA-256 and the size of an ELF file's .text section.
 package main

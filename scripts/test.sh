@@ -51,7 +51,7 @@ tail_lines=${EDGEBNN_TAIL:-60}
 fuzztime=${EDGEBNN_FUZZTIME:-4s}
 ncpu=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 jobs=${EDGEBNN_JOBS:-$ncpu}
-if ! [[ $jobs =~ ^[0-9]+$ ]]; then
+if ! [[ $jobs =~ ^(0|[1-9][0-9]{0,3})$ ]]; then
 	echo "test.sh: EDGEBNN_JOBS=$jobs is not a number" >&2
 	exit 2
 fi

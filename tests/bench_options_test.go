@@ -36,7 +36,8 @@ func TestBenchBadOptions(t *testing.T) {
 		{"fsvi_table1.sh", []string{"--arch", "cnn", "--methods", "fsvi,laplace"}, "--methods laplace needs --arch mlp", nil},
 		{"fsvi_table1.sh", []string{"--arch", "cnn", "--methods", "fsviref"}, "--methods fsviref needs --arch mlp", nil},
 		{"cnntabs.sh", []string{"--nets", "cnn,mlp"}, `--nets: unknown net "mlp"`, nil},
-		{"cnntabs.sh", []string{"--nets", ""}, "--nets names no net", nil},
+		{"cnntabs.sh", []string{"--nets", ""}, "--nets takes a value, not an empty word", nil},
+		{"cnntabs.sh", []string{"--nets", ","}, `--nets: unknown net ""`, nil},
 		{"cnntabs.sh", []string{"--seeds", "0"}, "--seeds must be at least 1", nil},
 		{"cnntabs.sh", []string{"--epochs", "3"}, "usage: bench/cnntabs.sh", nil},
 		{"fig3.sh", []string{"--arch", "vgg16"}, "--arch vgg16 is not resnet18 or resnet50", nil},
@@ -101,6 +102,25 @@ func TestBenchBadOptions(t *testing.T) {
 		{"run_toy.sh", []string{"--seeds", codeWord}, "--seeds takes a whole number", nil},
 		{"fig4.sh", []string{"--epochs", codeWord}, "--epochs takes a whole number", nil},
 		{"prunedc.sh", []string{"--corrupt-limit", codeWord}, "--corrupt-limit takes a whole number", nil},
+		{"prunetab.sh", nil, "JOBS must be a whole number from 1 to 64", []string{"JOBS=" + codeWord}},
+		{"uvsw.sh", nil, `JOBS must be a whole number from 1 to 64, not "0"`, []string{"JOBS=0"}},
+		{"j2settings.sh", []string{"--epochs", "0"}, "--epochs must be at least 1", []string{"epochsset=" + codeWord}},
+		{"throughput.sh", []string{"/bin/false", codeWord}, "STEPS a whole number", nil},
+		{"fig3.sh", []string{"--arm"}, "is not a member count of 1 to 999", []string{"ARM_K=" + codeWord, "ARMCOUNT=/bin/true"}},
+		{"toy_vs_hmc.sh", nil, "METHODS: ffgw* is not ffgw", []string{"METHODS=ffgw*"}},
+		// Leading zeros (octal to bash arithmetic), empty and unsafe paths, values missing.
+		{"fmnist_c.sh", []string{"--seeds", "010"}, `--seeds takes a whole number, not "010"`, nil},
+		{"fmnist_c.sh", []string{"--samples", "08"}, `--samples takes a whole number, not "08"`, nil},
+		{"appg.sh", []string{"--out", ""}, "--out takes a value, not an empty word", nil},
+		{"fsvi_table1.sh", []string{"--out", "runs/a b"}, "--out takes a path without white space", nil},
+		{"j1settings.sh", []string{"--out", "runs/x*"}, "--out takes a path without white space", nil},
+		{"fsvi_table1.sh", []string{"--temperature", "0.1 --epochs 500"}, "--temperature takes a positive number", nil},
+		{"fsvi_table1.sh", []string{"--fsvi-covariance", "full"}, "--fsvi-covariance full is not joint or per_output", nil},
+		{"hmc_toy.sh", []string{"--seeds", "3"}, "hmc_toy.sh: unknown option --seeds", nil},
+		{"convert_eval.sh", []string{"--quick", "extra"}, "usage: bench/convert_eval.sh", nil},
+		{"fig3.sh", []string{"--png"}, "fig3.sh: --png needs a value", nil},
+		{"mixture.sh", []string{"--groups", "0"}, "--groups and --epochs must be at least 1", nil},
+		{"globalu.sh", []string{"--size", "0"}, "--epochs, --size and --samples must be at least 1", nil},
 	} {
 		dir := t.TempDir() + "/out"
 		marker := t.TempDir() + "/ran"
@@ -108,8 +128,16 @@ func TestBenchBadOptions(t *testing.T) {
 		for i, a := range tc.args {
 			args[i] = strings.ReplaceAll(a, codeWord, "PATH[$(touch "+marker+")]")
 		}
-		cmd := exec.Command(bash, append([]string{"../bench/" + tc.script, "--out", dir}, args...)...)
-		cmd.Env = append(os.Environ(), tc.env...)
+		if tc.script == "throughput.sh" || tc.script == "hmc_toy.sh" || tc.script == "convert_eval.sh" {
+			// no --out before the positional arguments
+		} else if len(args) < 1 || args[0] != "--out" {
+			args = append([]string{"--out", dir}, args...)
+		}
+		cmd := exec.Command(bash, append([]string{"../bench/" + tc.script}, args...)...)
+		cmd.Env = os.Environ()
+		for _, e := range tc.env {
+			cmd.Env = append(cmd.Env, strings.ReplaceAll(e, codeWord, "PATH[$(touch "+marker+")]"))
+		}
 		out, err := cmd.CombinedOutput()
 		if err == nil || !strings.Contains(string(out), tc.want) {
 			t.Errorf("%s %q: err %v, output %q, want an error containing %q", tc.script, args, err, out, tc.want)
