@@ -19,9 +19,9 @@ parse_opts "$usage" "seeds=2" --seeds=seeds:int --out=out:path @pos:2 -- "$@"
 quickargs=()
 ((quick)) && quickargs=(--epochs 200 --fa-average-epochs 100)
 # FA_LINREG_FLAGS: extra train flags, split into words (no globbing)
-read -r -a extraflags <<<"${FA_LINREG_FLAGS:-}"
+read -r -d '' -a extraflags <<<"${FA_LINREG_FLAGS:-}" || true
 if ((${#pos[@]} >= 1)); then
-	[[ ${pos[0]} =~ ^[0-9]{1,9}$ ]] || { echo "fa_linreg_cli.sh: SEEDS takes a whole number, not \"${pos[0]}\"" >&2; exit 2; }
+	[[ ${pos[0]} =~ ^(0|[1-9][0-9]{0,8})$ ]] || { echo "fa_linreg_cli.sh: SEEDS takes a whole number, not \"${pos[0]}\"" >&2; exit 2; }
 	seeds=${pos[0]}
 fi
 ((${#pos[@]} >= 2)) && out=${pos[1]}

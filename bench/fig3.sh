@@ -58,7 +58,12 @@ resnet50) [[ -n $png ]] || png=docs/img/fig3_cost_resnet50.png ;;
 esac
 read -r -a arm_methods <<<"${ARM_METHODS:-ffgu-weight}"
 arm_warmup=${ARM_WARMUP:-3}
-[[ $arm_warmup =~ ^[0-9]{1,3}$ ]] || { echo "fig3.sh: ARM_WARMUP: $arm_warmup is not a count of 0 to 999" >&2 && exit 2; }
+[[ $arm_warmup =~ ^(0|[1-9][0-9]{0,2})$ ]] || { echo "fig3.sh: ARM_WARMUP: $arm_warmup is not a count of 0 to 999" >&2 && exit 2; }
+read -r -a ks <<<"${ARM_K:-1 4}"
+for k in "${ks[@]}"; do
+	[[ $k =~ ^[1-9][0-9]{0,2}$ ]] || { echo "fig3.sh: ARM_K: $k is not a member count of 1 to 999" >&2 && exit 2; }
+done
+((${#ks[@]})) || { echo "fig3.sh: ARM_K names no K" >&2 && exit 2; }
 for m in "${arm_methods[@]}"; do
 	[[ $m == ffgu-weight || $m == ffgu-local || $m == ffgu-auto ]] ||
 		{ echo "fig3.sh: ARM_METHODS: $m is not ffgu-weight, ffgu-local or ffgu-auto" >&2 && exit 2; }
@@ -83,11 +88,6 @@ if ((arm)); then
 	shared=${SHARED:-../shared}
 	armcount=${ARMCOUNT:-$shared/tools/armcount/armcount}
 	[[ -x $armcount ]] || { echo "fig3.sh: armcount not found at $armcount (set ARMCOUNT or SHARED)" >&2 && exit 1; }
-	read -r -a ks <<<"${ARM_K:-1 4}"
-	for k in "${ks[@]}"; do
-		[[ $k =~ ^[1-9][0-9]{0,2}$ ]] || { echo "fig3.sh: ARM_K: $k is not a member count of 1 to 999" >&2 && exit 2; }
-	done
-	((${#ks[@]})) || { echo "fig3.sh: ARM_K names no K" >&2 && exit 2; }
 	klist=$(
 		IFS=,
 		echo "${ks[*]}"

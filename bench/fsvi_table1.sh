@@ -84,7 +84,7 @@ parse_opts "$usage" "jobs=2 seeds=1 epochs=1 members=2 fmembers=2 ctx=4 cov=per_
 [[ $cov == joint || $cov == per_output ]] || { echo "fsvi_table1.sh: --fsvi-covariance $cov is not joint or per_output" >&2; exit 2; }
 [[ $jgrad == none || $jgrad == q || $jgrad == both ]] || { echo "fsvi_table1.sh: --fsvi-jacobian-grad $jgrad is not none, q or both" >&2; exit 2; }
 # --fsvi-context goes into a word list: one word (the trainer checks the name itself)
-[[ $fctx =~ ^[A-Za-z0-9_.:=-]+$ ]] || { echo "fsvi_table1.sh: --fsvi-context \"$fctx\" is not a context name" >&2; exit 2; }
+[[ $fctx =~ ^[A-Za-z0-9_.:=/-]+$ ]] || { echo "fsvi_table1.sh: --fsvi-context \"$fctx\" is not a context name" >&2; exit 2; }
 for m in ${methods//,/ }; do
 	[[ ",$allmethods," == *",$m,"* ]] || { echo "fsvi_table1.sh: --methods: unknown method $m (known: $allmethods)" >&2; exit 2; }
 done

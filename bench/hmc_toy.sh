@@ -19,7 +19,7 @@
 # reference.
 set -euo pipefail
 quick=0 out=""
-usage="usage: bench/hmc_toy.sh [--quick] [--out OUTDIR] [EDGEBNN [OUTDIR] [TRAIN FLAGS...]]"
+usage="usage: bench/hmc_toy.sh [--quick] [EDGEBNN [OUTDIR [TRAIN FLAGS...]]] | [--quick] --out OUTDIR [EDGEBNN [TRAIN FLAGS...]]"
 while (($#)); do
 	case $1 in
 	--quick) quick=1; shift ;;

@@ -42,8 +42,12 @@ parse_opts "$usage" "samples=2 limit=200" \
 ((quick && !pngset)) && png=$out/prunedc.png
 mkdir -p "$out" "$(dirname "$png")"
 if ((quick)); then
-	bench/prunetab.sh --quick --finetune "$finetune" --finetune-lr "$ftlr" --out "$out" --png "$out/prunetab.png" >&2
-	epochs=1 ftlimit=300
+	# prunetab.sh's quick sizes, but what the command line gave (as parse_opts does)
+	qargs=()
+	((seedsset)) && qargs+=(--seeds "$seeds")
+	((epochsset)) && qargs+=(--epochs "$epochs") || epochs=1
+	((ftlimitset)) && qargs+=(--finetune-limit "$ftlimit") || ftlimit=300
+	bench/prunetab.sh --quick "${qargs[@]}" --finetune "$finetune" --finetune-lr "$ftlr" --out "$out" --png "$out/prunetab.png" >&2
 else
 	bench/prunetab.sh --seeds "$seeds" --epochs "$epochs" --finetune "$finetune" --finetune-lr "$ftlr" --finetune-limit "$ftlimit" \
 		--out "$out" --png "$out/prunetab.png" >&2

@@ -49,9 +49,9 @@ if ((quick)); then
 	SAMPLES=20 GRID=21
 fi
 # The environment's lists, split into words without globbing; METHODS checked against the presets.
-read -r -a methods <<<"$METHODS"
-read -r -a hmcflags <<<"$HMC_FLAGS"
-read -r -a viflags <<<"$VIQ $VI_FLAGS"
+read -r -d '' -a methods <<<"$METHODS" || true
+read -r -d '' -a hmcflags <<<"$HMC_FLAGS" || true
+read -r -d '' -a viflags <<<"$VIQ $VI_FLAGS" || true
 ((${#methods[@]})) || { echo "toy_vs_hmc.sh: METHODS names no method" >&2; exit 2; }
 for m in "${methods[@]}"; do
 	[[ $m =~ ^(ffgw|fcgw|ffgu|fcgu|ensembleu)$ ]] || { echo "toy_vs_hmc.sh: METHODS: $m is not ffgw, fcgw, ffgu, fcgu or ensembleu" >&2; exit 2; }

@@ -136,7 +136,7 @@ train_one() { # kind seed
 	if [[ ! -f $f.ebnn ]]; then
 		echo "training $kind seed $s" >&2
 		local extra=()
-		read -r -a extra <<<"${TRAIN_FLAGS:-}" # a list of words, split without globbing
+		read -r -d '' -a extra <<<"${TRAIN_FLAGS:-}" || true # a list of words, split without globbing
 		"$bin" train "${recipe[@]}" --seed "$s" --train-limit "$trainlimit" --test-limit "$testlimit" --no-plots --quiet \
 			"${extra[@]}" --out "$f.ebnn" >"$f.log" 2>&1
 	fi

@@ -104,7 +104,9 @@ func TestBenchBadOptions(t *testing.T) {
 		{"prunedc.sh", []string{"--corrupt-limit", codeWord}, "--corrupt-limit takes a whole number", nil},
 		{"prunetab.sh", nil, "JOBS must be a whole number from 1 to 64", []string{"JOBS=" + codeWord}},
 		{"uvsw.sh", nil, `JOBS must be a whole number from 1 to 64, not "0"`, []string{"JOBS=0"}},
-		{"j2settings.sh", []string{"--epochs", "0"}, "--epochs must be at least 1", []string{"epochsset=" + codeWord}},
+		{"j2settings.sh", []string{"--scale", "3"}, "--scale must divide 50", []string{"epochsset=" + codeWord}},
+		{"fig3.sh", []string{"--arm"}, "ARM_WARMUP: 010 is not a count", []string{"ARM_WARMUP=010"}},
+		{"fsvi_table1.sh", []string{"--fsvi-context", "data:a b"}, `--fsvi-context "data:a b" is not a context name`, nil},
 		{"throughput.sh", []string{"/bin/false", codeWord}, "STEPS a whole number", nil},
 		{"fig3.sh", []string{"--arm"}, "is not a member count of 1 to 999", []string{"ARM_K=" + codeWord, "ARMCOUNT=/bin/true"}},
 		{"toy_vs_hmc.sh", nil, "METHODS: ffgw* is not ffgw", []string{"METHODS=ffgw*"}},
@@ -147,6 +149,64 @@ func TestBenchBadOptions(t *testing.T) {
 		}
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 			t.Errorf("%s %q wrote %d entries to --out before refusing", tc.script, tc.args, len(entries))
+		}
+	}
+}
+
+// TestParseOpts: bench/lib/opts.sh's parse_opts on its own — types, QUICK's defaults (only for
+// what the command line did not give, in either order), positional words, "--", and the VARset
+// flags, which start at 0 whatever the environment holds.
+func TestParseOpts(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skipf("bash not found: %v", err)
+	}
+	const script = `set -euo pipefail
+source ../bench/lib/opts.sh
+seeds=3 lr=1e-3 out=runs pos=()
+parse_opts "usage: t" "seeds=1 lr=0.1" --seeds=seeds:int --lr=lr:pos --out=out:path @pos:2 -- "$@"
+echo "seeds=$seeds lr=$lr out=$out quick=$quick seedsset=$seedsset lrset=$lrset pos=${pos[*]}"`
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want string // the line printed, or the start of the error
+		code int
+	}{
+		{nil, "", "seeds=3 lr=1e-3 out=runs quick=0 seedsset=0 lrset=0 pos=", 0},
+		{nil, "seedsset=1 lrset=1 quick=1", "seeds=3 lr=1e-3 out=runs quick=0 seedsset=0 lrset=0 pos=", 0},
+		{[]string{"--quick"}, "", "seeds=1 lr=0.1 out=runs quick=1 seedsset=0 lrset=0 pos=", 0},
+		{[]string{"--seeds", "5", "--quick"}, "", "seeds=5 lr=0.1 out=runs quick=1 seedsset=1 lrset=0 pos=", 0},
+		{[]string{"--quick", "--seeds", "5"}, "", "seeds=5 lr=0.1 out=runs quick=1 seedsset=1 lrset=0 pos=", 0},
+		{[]string{"a", "--lr", "3e-4", "b"}, "", "seeds=3 lr=3e-4 out=runs quick=0 seedsset=0 lrset=1 pos=a b", 0},
+		{[]string{"--", "-x", "--seeds"}, "", "seeds=3 lr=1e-3 out=runs quick=0 seedsset=0 lrset=0 pos=-x --seeds", 0},
+		{[]string{"--out", "/tmp/a-b_c.d"}, "", "seeds=3 lr=1e-3 out=/tmp/a-b_c.d quick=0 seedsset=0 lrset=0 pos=", 0},
+		{[]string{"a", "b", "c"}, "", "usage: t", 2},
+		{[]string{""}, "", "usage: t", 2},
+		{[]string{"--seeds"}, "", "usage: t", 2},
+		{[]string{"--bogus", "1"}, "", "usage: t", 2},
+		{[]string{"--seeds", "010"}, "", `--seeds takes a whole number, not "010"`, 2},
+		{[]string{"--seeds", "-1"}, "", `--seeds takes a whole number, not "-1"`, 2},
+		{[]string{"--seeds", ""}, "", "--seeds takes a value, not an empty word", 2},
+		{[]string{"--lr", "0"}, "", `--lr takes a positive number, not "0"`, 2},
+		{[]string{"--out", "a b"}, "", "--out takes a path without white space", 2},
+		{[]string{"--out", "runs/*"}, "", "--out takes a path without white space", 2},
+		{[]string{"--out", "runs/[x]"}, "", "--out takes a path without white space", 2},
+		{[]string{"--out", "-rf"}, "", "--out takes a path without white space", 2},
+	} {
+		cmd := exec.Command(bash, append([]string{"-c", script, "parse_opts_test"}, tc.args...)...)
+		cmd.Env = os.Environ()
+		if tc.env != "" {
+			cmd.Env = append(cmd.Env, strings.Fields(tc.env)...)
+		}
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code || !strings.HasPrefix(string(out), tc.want) {
+			t.Errorf("parse_opts %q (env %q): exit %d, output %q; want exit %d, output starting %q", tc.args, tc.env, code, out, tc.code, tc.want)
 		}
 	}
 }

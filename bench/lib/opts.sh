@@ -21,6 +21,8 @@
 # Anything else (an unknown flag, a flag without its value, an empty word, a positional word too
 # many) prints USAGE to stderr and exits with status 2.
 #
+# pos_norm X prints the positive number X as printf %g writes it in the C locale (1e-3 and 0.001
+# are both 0.001), for names and records that must not depend on how it was typed.
 pos_norm() {
 	LC_ALL=C printf %g "$1"
 }

@@ -143,7 +143,7 @@ func Save(p *plot.Plot, path string, w, h float64) error {
 }
 
 // SaveGrid draws grid (rows of plots; nil tiles stay empty) on a w × h canvas at dpi, laid out
-// by tiles, and writes it to path as a PNG, atomically as save does.
+// by tiles, and writes it to path as a PNG, atomically as Save does.
 func SaveGrid(path string, grid [][]*plot.Plot, w, h vg.Length, dpi int, tiles draw.Tiles) error {
 	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))
 	cs := plot.Align(grid, tiles, draw.New(img))
