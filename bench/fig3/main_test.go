@@ -188,6 +188,9 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{[]string{"-arch", "vgg16"}, `-arch "vgg16" is not resnet18 or resnet50`},
 		{[]string{"-reps", "0"}, "-reps must be positive"},
 		{[]string{"-k", "1,x"}, "-k"},
+		// an output that cannot be written is refused before the measurements
+		{[]string{"-png", os.TempDir()}, "-png " + os.TempDir() + ": unsafe output path: it is a directory"},
+		{[]string{"-json", "/nonexistent/fig3.json"}, "-json /nonexistent/fig3.json: directory /nonexistent does not exist"},
 	} {
 		dir := filepath.Join(t.TempDir(), "models")
 		var out, errs strings.Builder

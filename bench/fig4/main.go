@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/train/eval"
 	trainplot "github.com/edgebnn/edgebnn/train/plot"
 
@@ -130,6 +131,12 @@ func main() {
 	trainLimit := flag.Int("train-limit", 0, "training images used, 0 for all (for the caption)")
 	gridM := flag.Int("grid-m", 32, "M of the λ_max × σ_max grid and the small-λ_max sweep")
 	flag.Parse()
+	if *png != "" {
+		if err := outfile.Check("fig4: -png", *png); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
 	train := "60000"
 	if *trainLimit > 0 {
 		train = fmt.Sprint(*trainLimit)

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/eval"
 	trainplot "github.com/edgebnn/edgebnn/train/plot"
@@ -109,6 +110,15 @@ func main() {
 	flag.StringVar(&co.png, "corrupt-png", "", "with -corrupt: write the accuracy/ECE-against-severity plot here")
 	flag.BoolVar(&co.force, "force", false, "with -corrupt: re-evaluate models that have a cached evaluation")
 	flag.Parse()
+	// Outputs that cannot be written are refused before the evaluations, not after them.
+	for _, o := range [][2]string{{"-png", *png}, {"-corrupt-png", co.png}} {
+		if o[1] != "" {
+			if err := outfile.Check("prunetab: "+o[0], o[1]); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(2)
+			}
+		}
+	}
 	net, ok := networks[*model]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "prunetab: -model is mlp or resnet, not %q\n", *model)

@@ -265,6 +265,14 @@ func run(args []string, stdout io.Writer) error {
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
+	// Outputs that cannot be written are refused before the evaluations, not after them.
+	for _, o := range [][2]string{{"-png", *pngPath}, {"-md", *mdPath}} {
+		if o[1] != "" {
+			if err := outfile.Check(o[0], o[1]); err != nil {
+				return err
+			}
+		}
+	}
 	ms, err := selectMethods(*methodList)
 	if err != nil {
 		return err
