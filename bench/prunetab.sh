@@ -24,7 +24,7 @@
 # parameters. bench/prunetab (Go) prints the Markdown table (mean ± standard error over the
 # seeds, the paper's CIFAR numbers beside) and draws accuracy and ECE against file bytes.
 # Runs already in DIR are reused; JOBS=1 trains the two posteriors of a seed one after the other
-# (default 2: side by side). bench/prunedc.sh evaluates the same model files on Fashion-MNIST-C. On the shared, heavily loaded 2-core machine of the first run
+# and the fine-tunings one at a time (default 2: side by side, JOBS fine-tunings at once). bench/prunedc.sh evaluates the same model files on Fashion-MNIST-C. On the shared, heavily loaded 2-core machine of the first run
 # (load average 16) an FFG-W or FFG-U training epoch took about 2 min, a fine-tuning run 1 min
 # and an evaluation 20 s: 4 epochs (the default, learning rate ×0.1 after 3) keep the whole run
 # near an hour; the configs' own 12 epochs give better models.
@@ -124,6 +124,19 @@ print(json.dumps({"method": method, "keep": float(keep), "seed": int(seed), "fin
 EOF
 }
 
+# finetune KIND SEED KEEP PRUNEFLAG VALUE: fine-tunes KIND_SEED.ebnn pruned by PRUNEFLAG VALUE
+# into KIND_SEED_{k,z}KEEP_ft.train.ebnn (once; the trainer writes it whole or not at all).
+finetune() {
+	local kind=$1 s=$2 keep=$3 tag=k
+	shift 3
+	[[ $kind == ffgu ]] && tag=z
+	local t=$out/${kind}_${s}_$tag${keep}_ft.train.ebnn
+	[[ ! -f $t ]] || return 0
+	echo "fine-tuning $kind seed $s keep $keep" >&2
+	"$bin" train --resume "$out/${kind}_$s.ebnn" "$@" --finetune-epochs "$finetune" --finetune-lr "$ftlr" \
+		--train-limit "$ftlimit" --test-limit "$fttestlimit" --no-plots --out "$t" --quiet >"${t%.ebnn}.log" 2>&1
+}
+
 # convert SRC OUT ARGS...: converts once, keeping the JSON report beside the model.
 convert() {
 	local src=$1 dst=$2
@@ -175,9 +188,29 @@ for b in "${budgets[@]}"; do
 	zrows+=("w$1 $(python3 -c "print(round(1 - $2, 6))") $2")
 done
 # Phase 0 prunes the trained models; phase 1 fine-tunes the pruned ones (so that an interrupted
-# run still has every pruned row).
+# run still has every pruned row). With JOBS > 1 the fine-tunings of phase 1 run first, JOBS side
+# by side (the trainer uses one core); the loop then finds them done and converts and evaluates
+# in order, so results.jsonl is the same for any JOBS.
 for phase in 0 1; do
 	((phase == 0 || finetune > 0)) || continue
+	if ((phase == 1 && njobs > 1)); then
+		failed=0
+		for s in $(seq 1 "$seeds"); do
+			for k in "${wkeeps[@]}"; do
+				[[ $ftw == *" $k "* ]] || continue
+				while (($(jobs -rp | wc -l) >= njobs)); do wait -n || failed=1; done
+				finetune ffgw "$s" "$k" --prune-snr "$k" &
+			done
+			for row in "${zrows[@]}"; do
+				set -- $row
+				[[ $1 != paper || $ftz == *" $2 "* ]] || continue
+				while (($(jobs -rp | wc -l) >= njobs)); do wait -n || failed=1; done
+				finetune ffgu "$s" "$2" --prune-z "$3" &
+			done
+		done
+		while (($(jobs -rp | wc -l) > 0)); do wait -n || failed=1; done
+		((!failed)) || { echo "prunetab.sh: a fine-tuning failed: see its log, $out/*_ft.train.log" >&2; exit 1; }
+	fi
 	for s in $(seq 1 "$seeds"); do
 		for k in "${wkeeps[@]}"; do
 			if ((phase == 0)); then
@@ -186,8 +219,7 @@ for phase in 0 1; do
 				record FFG-W "$k" "$s" 0 "$f"
 			elif [[ $ftw == *" $k "* ]]; then
 				t=$out/ffgw_${s}_k${k}_ft.train.ebnn
-				[[ -f $t ]] || { echo "fine-tuning ffgw seed $s keep $k" >&2; "$bin" train --resume "$out/ffgw_$s.ebnn" --prune-snr "$k" \
-					--finetune-epochs "$finetune" --finetune-lr "$ftlr" --train-limit "$ftlimit" --test-limit "$fttestlimit" --no-plots --out "$t" --quiet >"${t%.ebnn}.log" 2>&1; }
+				finetune ffgw "$s" "$k" --prune-snr "$k"
 				convert "$t" "$out/ffgw_${s}_k${k}_ft.ebnn" --snr-keep "$k"
 				record FFG-W "$k" "$s" 1 "$out/ffgw_${s}_k${k}_ft.ebnn"
 			fi
@@ -203,8 +235,7 @@ for phase in 0 1; do
 				record "$method" "$keep" "$s" 0 "$f"
 			elif [[ $tag != paper || $ftz == *" $keep "* ]]; then
 				t=$out/ffgu_${s}_z${keep}_ft.train.ebnn
-				[[ -f $t ]] || { echo "fine-tuning ffgu seed $s keep $keep" >&2; "$bin" train --resume "$out/ffgu_$s.ebnn" --prune-z "$p" \
-					--finetune-epochs "$finetune" --finetune-lr "$ftlr" --train-limit "$ftlimit" --test-limit "$fttestlimit" --no-plots --out "$t" --quiet >"${t%.ebnn}.log" 2>&1; }
+				finetune ffgu "$s" "$keep" --prune-z "$p"
 				convert "$t" "$out/ffgu_${s}_z${keep}_ft.ebnn" --prune "$p"
 				record "$method" "$keep" "$s" 1 "$out/ffgu_${s}_z${keep}_ft.ebnn"
 			fi
