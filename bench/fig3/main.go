@@ -629,12 +629,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// Outputs that cannot be written are refused before the measurements, not after them.
-	for _, o := range [][2]string{{"fig3: -json", *jsonPath}, {"fig3: -png", *pngPath}} {
-		if o[1] != "" {
-			if err := outfile.Check(o[0], o[1]); err != nil {
-				return err
-			}
-		}
+	if err := outfile.CheckOutputs("fig3: ", outfile.Output{Flag: "-json", Path: *jsonPath}, outfile.Output{Flag: "-png", Path: *pngPath}); err != nil {
+		return err
 	}
 	ks, err := parseInts(*kList)
 	if err != nil {

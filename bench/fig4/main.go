@@ -131,11 +131,9 @@ func main() {
 	trainLimit := flag.Int("train-limit", 0, "training images used, 0 for all (for the caption)")
 	gridM := flag.Int("grid-m", 32, "M of the λ_max × σ_max grid and the small-λ_max sweep")
 	flag.Parse()
-	if *png != "" {
-		if err := outfile.Check("fig4: -png", *png); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
+	if err := outfile.CheckOutputs("fig4: ", outfile.Output{Flag: "-png", Path: *png}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
 	train := "60000"
 	if *trainLimit > 0 {

@@ -111,13 +111,9 @@ func main() {
 	flag.BoolVar(&co.force, "force", false, "with -corrupt: re-evaluate models that have a cached evaluation")
 	flag.Parse()
 	// Outputs that cannot be written are refused before the evaluations, not after them.
-	for _, o := range [][2]string{{"-png", *png}, {"-corrupt-png", co.png}} {
-		if o[1] != "" {
-			if err := outfile.Check("prunetab: "+o[0], o[1]); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(2)
-			}
-		}
+	if err := outfile.CheckOutputs("prunetab: ", outfile.Output{Flag: "-png", Path: *png}, outfile.Output{Flag: "-corrupt-png", Path: co.png}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
 	net, ok := networks[*model]
 	if !ok {

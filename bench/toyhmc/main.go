@@ -134,11 +134,9 @@ func main() {
 		o.PNG = filepath.Join(o.Dir, "toyhmc.png")
 	}
 	// Outputs that cannot be written are refused before the predictions, not after them.
-	for _, p := range [][2]string{{"-md", o.MD}, {"-csv", o.CSV}, {"-png", o.PNG}} {
-		if err := outfile.Check("toyhmc: "+p[0], p[1]); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
+	if err := outfile.CheckOutputs("toyhmc: ", outfile.Output{Flag: "-md", Path: o.MD}, outfile.Output{Flag: "-csv", Path: o.CSV}, outfile.Output{Flag: "-png", Path: o.PNG}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
 	table, err := run(o)
 	if err != nil {

@@ -266,12 +266,8 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	// Outputs that cannot be written are refused before the evaluations, not after them.
-	for _, o := range [][2]string{{"-png", *pngPath}, {"-md", *mdPath}} {
-		if o[1] != "" {
-			if err := outfile.Check(o[0], o[1]); err != nil {
-				return err
-			}
-		}
+	if err := outfile.CheckOutputs("", outfile.Output{Flag: "-png", Path: *pngPath}, outfile.Output{Flag: "-md", Path: *mdPath}); err != nil {
+		return err
 	}
 	ms, err := selectMethods(*methodList)
 	if err != nil {

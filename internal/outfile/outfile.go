@@ -94,6 +94,28 @@ func Check(what, path string, inputs ...string) error {
 	return nil
 }
 
+// Output names one optional output of a command: the flag that sets it and
+// its path ("" when the flag was not given).
+type Output struct {
+	Flag, Path string
+}
+
+// CheckOutputs runs Check on every output with a non-empty path, in order,
+// naming each as prefix+Flag (e.g. "fig3: -png"), and returns the first
+// error. Commands call it before their work, so that an output that cannot
+// be written is refused before the measurements, not after them.
+func CheckOutputs(prefix string, outs ...Output) error {
+	for _, o := range outs {
+		if o.Path == "" {
+			continue
+		}
+		if err := Check(prefix+o.Flag, o.Path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Tracker records the staging directories of a command's outputs that are in
 // flight. It is safe for concurrent use; the zero value is ready.
 type Tracker struct {

@@ -259,3 +259,31 @@ func TestWriteBytes(t *testing.T) {
 		t.Fatalf("directory holds %v, want only out.json", names)
 	}
 }
+
+func TestCheckOutputs(t *testing.T) {
+	dir := t.TempDir()
+	ok := filepath.Join(dir, "ok.png")
+	missing := filepath.Join(dir, "nodir", "x.png")
+	sub := testutil.Mkdir(t, filepath.Join(dir, "sub"))
+	for _, tc := range []struct {
+		name string
+		outs []Output
+		want string // "" for no error, else a substring of the error
+	}{
+		{"none", nil, ""},
+		{"empty paths are skipped", []Output{{"-png", ""}, {"-md", ""}}, ""},
+		{"writable", []Output{{"-png", ok}, {"-md", ""}}, ""},
+		{"missing directory", []Output{{"-png", ok}, {"-md", missing}}, "tool: -md " + missing + ": directory"},
+		{"first error wins", []Output{{"-json", sub}, {"-md", missing}}, "tool: -json " + sub + ": unsafe output path"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckOutputs("tool: ", tc.outs...)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("CheckOutputs = %v, want nil", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("CheckOutputs = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
