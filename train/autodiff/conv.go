@@ -160,8 +160,27 @@ func (t *Tape[T]) MaxPool2D(x *Var[T], opt Pool2DOptions) *Var[T] {
 	out := t.newVar([]int{x.shape[0], x.shape[1], oh, ow}, false)
 	arg := t.getInts(len(out.value))
 	out.ints = arg
+	if opt.KH == 2 && opt.KW == 2 && sh == 2 && sw == 2 && opt.PadH == 0 && opt.PadW == 0 {
+		maxPool2x2(x.value, out.value, arg, nc, h, w, oh, ow)
+	} else {
+		maxPoolWindows(x.value, out.value, arg, nc, h, w, oh, ow, sh, sw, opt)
+	}
+	t.record(out, func() {
+		gx := x.gradBuf()
+		for o, g := range out.grad {
+			gx[arg[o]] += g
+		}
+	}, x)
+	return out
+}
+
+// maxPoolWindows writes the maximum of every window of the nc images (h×w) of x to out and
+// the flat index of the element it came from to arg: the first maximum in row-major window
+// order, or a NaN (which stops the scan of its window row) where the window holds one, as
+// torch.max_pool2d propagates NaN.
+func maxPoolWindows[T Float](x, out []T, arg []int, nc, h, w, oh, ow, sh, sw int, opt Pool2DOptions) {
 	for c := 0; c < nc; c++ {
-		img := x.value[c*h*w : (c+1)*h*w]
+		img := x[c*h*w : (c+1)*h*w]
 		for y := 0; y < oh; y++ {
 			for z := 0; z < ow; z++ {
 				best, bi := T(math.Inf(-1)), -1
@@ -184,18 +203,73 @@ func (t *Tape[T]) MaxPool2D(x *Var[T], opt Pool2DOptions) *Var[T] {
 					}
 				}
 				o := (c*oh+y)*ow + z
-				out.value[o] = best
+				out[o] = best
 				arg[o] = c*h*w + bi
 			}
 		}
 	}
-	t.record(out, func() {
-		gx := x.gradBuf()
-		for o, g := range out.grad {
-			gx[arg[o]] += g
+}
+
+// maxPool2x2 is maxPoolWindows for 2×2 windows at stride 2 without padding (the pooling of
+// most CNNs), with the same choice of element: without branches on the data (comparisons of
+// random activations mispredict) except for the rare window that holds a NaN.
+func maxPool2x2[T Float](x, out []T, arg []int, nc, h, w, oh, ow int) {
+	for c := 0; c < nc; c++ {
+		base := c * h * w
+		for y := 0; y < oh; y++ {
+			i0, i1 := base+2*y*w, base+(2*y+1)*w
+			r0, r1 := x[i0:i0+w], x[i1:i1+w]
+			o := (c*oh + y) * ow
+			outRow, argRow := out[o:o+ow], arg[o:o+ow]
+			for z := range outRow {
+				i := 2 * z
+				a, b, cc, d := r0[i], r0[i+1], r1[i], r1[i+1]
+				m := max(max(a, b), max(cc, d))
+				if m != m {
+					outRow[z], argRow[z] = maxPoolNaN(a, b, cc, d, i0+i, i1+i)
+					continue
+				}
+				// the first maximum of each row, then row 1's only if strictly greater: the scan's
+				// choice, by SETcc and CMOV, not branches
+				k0 := i0 + i + b2i(b > a)
+				k1 := i1 + i + b2i(d > cc)
+				up := b2i(max(cc, d) > max(a, b))
+				k0 += up * (k1 - k0)             // (if up { k0 = k1 } compiles to a branch)
+				outRow[z], argRow[z] = x[k0], k0 // x[k0], not m: max(−0, +0) is +0 where the scan keeps −0
+			}
 		}
-	}, x)
-	return out
+	}
+}
+
+// b2i is 1 for true and 0 for false (a SETcc, not a branch).
+func b2i(b bool) int {
+	var i int
+	if b {
+		i = 1
+	}
+	return i
+}
+
+// maxPoolNaN is maxPoolWindows' scan of one 2×2 window a b / c d (rows starting at flat
+// indices i0 and i1) that holds a NaN.
+func maxPoolNaN[T Float](a, b, c, d T, i0, i1 int) (T, int) {
+	best, k := a, i0
+	if a == a { // a NaN ends the scan of its row
+		if b > best || b != b {
+			best, k = b, i0+1
+		}
+	}
+	if c > best || c != c {
+		best, k = c, i1
+		if c == c {
+			if d > best || d != d {
+				best, k = d, i1+1
+			}
+		}
+	} else if d > best || d != d {
+		best, k = d, i1+1
+	}
+	return best, k
 }
 
 // AvgPool2D returns the mean over each window of x (N, C, H, W) with zero padding counted in
