@@ -295,6 +295,45 @@ func (t *Tape[T]) Sqrt(a *Var[T]) *Var[T] {
 	return t.unary("Sqrt", a, func(x T) T { return T(math.Sqrt(float64(x))) }, func(_, y T) T { return 0.5 / y })
 }
 
+// NoisyMean returns mean + √(variance + delta)·eps elementwise, the draw of the local
+// reparameterisation, as one op: the same values and gradients as
+// Add(mean, Mul(Sqrt(AddScalar(variance, delta)), Const(eps))) — every product rounded before
+// its sum, as there — without the three intermediate tensors. mean and variance have the same
+// shape and eps (a constant) as many elements.
+func (t *Tape[T]) NoisyMean(mean, variance *Var[T], delta T, eps []T) *Var[T] {
+	if !t.check("NoisyMean", mean, variance) {
+		return t.placeholder()
+	}
+	n := len(mean.value)
+	if !slices.Equal(mean.shape, variance.shape) || len(eps) != n {
+		t.failf("NoisyMean: mean %v, variance %v and %d noise values differ in shape", mean.shape, variance.shape, len(eps))
+		return t.placeholder()
+	}
+	out := t.newVar(mean.shape, false)
+	mv, vv, ov := mean.value, variance.value[:n], out.value[:n]
+	eps = eps[:n]
+	for i, m := range mv {
+		s := T(math.Sqrt(float64(vv[i] + delta)))
+		ov[i] = m + T(s*eps[i])
+	}
+	t.record(out, func() {
+		g := out.grad[:n]
+		if gm := mean.gradBuf(); gm != nil {
+			for i, gi := range g {
+				gm[i] += gi
+			}
+		}
+		if gv := variance.gradBuf(); gv != nil {
+			gv = gv[:n]
+			for i, gi := range g {
+				s := T(math.Sqrt(float64(vv[i] + delta)))
+				gv[i] += T(T(gi*eps[i]) * (0.5 / s))
+			}
+		}
+	}, mean, variance)
+	return out
+}
+
 // Square returns x² elementwise (torch.square).
 func (t *Tape[T]) Square(a *Var[T]) *Var[T] {
 	return t.unary("Square", a, func(x T) T { return x * x }, func(x, _ T) T { return 2 * x })

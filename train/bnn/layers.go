@@ -165,9 +165,8 @@ func (l *ffg[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], c *Context[T]
 		if l.bias {
 			b2 = tp.Square(bs)
 		}
-		v := tp.AddScalar(applyAffine(tp, &l.affine, tp.Square(x), tp.Square(ws), b2), 1e-6)
-		eps := tp.Const(c.normal(mean.Len()), mean.Shape()...)
-		return tp.Add(mean, tp.Mul(tp.Sqrt(v), eps))
+		v := applyAffine(tp, &l.affine, tp.Square(x), tp.Square(ws), b2)
+		return tp.NoisyMean(mean, v, 1e-6, c.normal(mean.Len()))
 	}
 	w := tp.Add(wm, tp.Mul(ws, tp.Const(c.normal(len(l.wm.Value)), l.wshape...)))
 	var b *autodiff.Var[T]
