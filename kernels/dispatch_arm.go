@@ -14,12 +14,6 @@ package kernels
 
 import "golang.org/x/sys/cpu"
 
-// Register tile of the Gemm micro-kernel (see gemmKernelGeneric).
-const (
-	gemmMR = 4
-	gemmNR = 8
-)
-
 // useNEON reports NEON (Advanced SIMD), read once at start-up. Tests clear it to force the
 // generic kernel; nothing else writes it.
 var useNEON = cpu.ARM.HasNEON
@@ -54,32 +48,6 @@ func gemmKernel(kc int, alpha float32, a, b, c []float32, ldc int) {
 		gemmKernelVFP(kc, alpha, &a[0], &b[0], &c[0], ldc)
 	}
 }
-
-// gemmInPlaceA reports whether gemmKernelRows is a kernel of its own: here it is not, and the
-// Gemm drivers pack A.
-const gemmInPlaceA = false
-
-// gemmKernelRows is the Gemm micro-kernel with A read in place; see gemmKernelRowsGeneric.
-func gemmKernelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-	gemmKernelRowsGeneric(kc, alpha, a, lda, b, ldb, c, ldc)
-}
-
-// dot returns the inner product of x and y[:len(x)]; see dotGeneric.
-func dot(x, y []float32) float32 { return dotGeneric(x, y) }
-
-// dotRows is DotRows for rows, n ≥ 1; see dotRowsGeneric.
-func dotRows(rows, n int, x []float32, ldx int, y []float32, ldy int, out []float32, incOut int) {
-	dotRowsGeneric(rows, n, x, ldx, y, ldy, out, incOut)
-}
-
-// axpy computes y[:len(x)] += alpha*x; see axpyGeneric.
-func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
-
-// relu computes x = max(x, 0) in place; see reluGeneric.
-func relu(x []float32) { reluGeneric(x) }
-
-// scale computes x *= alpha; see scaleGeneric.
-func scale(alpha float32, x []float32) { scaleGeneric(alpha, x) }
 
 //go:noescape
 func f16ToF32NEON(dst *float32, src *uint16, n int)

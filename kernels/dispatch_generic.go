@@ -3,7 +3,8 @@
 package kernels
 
 // The kernels that have assembly on arm64 and amd64 only (dispatch_arm64.go, dispatch_amd64.go):
-// their generic twins everywhere else, and under the purego tag.
+// their generic twins everywhere else — the 32-bit ARM build (dispatch_arm.go) and the portable
+// one (dispatch_purego.go) — and under the purego tag.
 
 // expShift is ExpShift; see expShiftGeneric.
 func expShift(x []float32, shift float32) (sum, dot float32) { return expShiftGeneric(x, shift) }
@@ -39,3 +40,35 @@ func accMoments(x []float32, scale float32, s, s2 []float64) { accMomentsGeneric
 func softmaxMoments(rows, n int, x []float32, ldx int, p []float32, ldp int, sum, dot []float32, s, s2 []float64) {
 	softmaxMomentsGeneric(rows, n, x, ldx, p, ldp, sum, dot, s, s2)
 }
+
+// Register tile of the Gemm micro-kernel (see gemmKernelGeneric).
+const (
+	gemmMR = 4
+	gemmNR = 8
+)
+
+// gemmInPlaceA reports whether gemmKernelRows is a kernel of its own: here it is not, and the
+// Gemm drivers pack A.
+const gemmInPlaceA = false
+
+// gemmKernelRows is the Gemm micro-kernel with A read in place; see gemmKernelRowsGeneric.
+func gemmKernelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	gemmKernelRowsGeneric(kc, alpha, a, lda, b, ldb, c, ldc)
+}
+
+// dot returns the inner product of x and y[:len(x)]; see dotGeneric.
+func dot(x, y []float32) float32 { return dotGeneric(x, y) }
+
+// dotRows is DotRows for rows, n ≥ 1; see dotRowsGeneric.
+func dotRows(rows, n int, x []float32, ldx int, y []float32, ldy int, out []float32, incOut int) {
+	dotRowsGeneric(rows, n, x, ldx, y, ldy, out, incOut)
+}
+
+// axpy computes y[:len(x)] += alpha*x; see axpyGeneric.
+func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
+
+// relu computes x = max(x, 0) in place; see reluGeneric.
+func relu(x []float32) { reluGeneric(x) }
+
+// scale computes x *= alpha; see scaleGeneric.
+func scale(alpha float32, x []float32) { scaleGeneric(alpha, x) }

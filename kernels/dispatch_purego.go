@@ -3,45 +3,14 @@
 package kernels
 
 // The portable build: every kernel is its generic twin. This file is selected by the purego
-// build tag and on architectures without assembly kernels; gemm_amd64.go and gemm_arm64.go are
-// its counterparts.
-
-// Register tile of the Gemm micro-kernel (see gemmKernelGeneric).
-const (
-	gemmMR = 4
-	gemmNR = 8
-)
+// build tag and on architectures without assembly kernels; dispatch_amd64.go, dispatch_arm64.go
+// and dispatch_arm.go are its counterparts, and dispatch_generic.go holds the twins it shares with
+// the 32-bit ARM build.
 
 // gemmKernel is the Gemm micro-kernel; see gemmKernelGeneric.
 func gemmKernel(kc int, alpha float32, a, b, c []float32, ldc int) {
 	gemmKernelGeneric(kc, alpha, a, b, c, ldc)
 }
-
-// gemmInPlaceA reports whether gemmKernelRows is a kernel of its own: here it is not, and the
-// Gemm drivers pack A.
-const gemmInPlaceA = false
-
-// gemmKernelRows is the Gemm micro-kernel with A read in place; see gemmKernelRowsGeneric.
-func gemmKernelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-	gemmKernelRowsGeneric(kc, alpha, a, lda, b, ldb, c, ldc)
-}
-
-// dot returns the inner product of x and y[:len(x)]; see dotGeneric.
-func dot(x, y []float32) float32 { return dotGeneric(x, y) }
-
-// dotRows is DotRows for rows, n ≥ 1; see dotRowsGeneric.
-func dotRows(rows, n int, x []float32, ldx int, y []float32, ldy int, out []float32, incOut int) {
-	dotRowsGeneric(rows, n, x, ldx, y, ldy, out, incOut)
-}
-
-// axpy computes y[:len(x)] += alpha*x; see axpyGeneric.
-func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
-
-// relu computes x = max(x, 0) in place; see reluGeneric.
-func relu(x []float32) { reluGeneric(x) }
-
-// scale computes x *= alpha; see scaleGeneric.
-func scale(alpha float32, x []float32) { scaleGeneric(alpha, x) }
 
 // f16ToF32s widens binary16 bit patterns to float32, len(dst) == len(src); see f16ToF32sGeneric.
 func f16ToF32s(dst []float32, src []uint16) { f16ToF32sGeneric(dst, src) }
