@@ -4,8 +4,11 @@ package format
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,5 +43,35 @@ func TestOpenSpecialFiles(t *testing.T) {
 				t.Fatalf("Open(%s) = %v, want an ErrIO naming the path and %q", c.path, err, c.want)
 			}
 		})
+	}
+}
+
+// TestWriteFileUmask: WriteFile's permissions are Perm (0644 by default) less the process's
+// umask, as os.WriteFile's are — a user with umask 077 gets a private model file.
+func TestWriteFileUmask(t *testing.T) {
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		perm, want os.FileMode
+	}{{0, 0o600}, {0o755, 0o700}, {0o640, 0o600}} {
+		w := NewWriter()
+		if err := w.AddBlob("meta", []byte("{}"), false); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("m%o.ebnn", c.perm))
+		if err := w.WriteFile(path, WriteOptions{Perm: c.perm}); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Mode().Perm(); got != c.want {
+			t.Errorf("Perm %#o under umask 077: file mode %#o, want %#o", c.perm, got, c.want)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 3 {
+		t.Errorf("%d entries in the output directory, want the 3 outputs (no temporary file left)", len(ents))
 	}
 }

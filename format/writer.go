@@ -3,9 +3,13 @@ package format
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -40,7 +44,8 @@ type WriteOptions struct {
 	// instance the model being converted or re-packed). WriteFile refuses to
 	// replace any of them (compared with os.SameFile).
 	Sources []string
-	// Perm is the permission of the new file; zero means 0644.
+	// Perm is the permission of the new file; zero means 0644. The process's
+	// umask clears bits from it, as for os.WriteFile.
 	Perm os.FileMode
 }
 
@@ -264,7 +269,7 @@ func (w *Writer) WriteFile(path string, opts WriteOptions) (err error) {
 		perm = 0o644
 	}
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	tmp, err := createExcl(dir, "."+filepath.Base(path)+".tmp", perm)
 	if err != nil {
 		return newErr(path, "", ErrIO, err, "create temporary file")
 	}
@@ -282,9 +287,6 @@ func (w *Writer) WriteFile(path string, opts WriteOptions) (err error) {
 	if err = bw.Flush(); err != nil {
 		return newErr(path, "", ErrIO, err, "write %s", tmpName)
 	}
-	if err = tmp.Chmod(perm); err != nil {
-		return newErr(path, "", ErrIO, err, "chmod %s", tmpName)
-	}
 	if err = tmp.Sync(); err != nil {
 		return newErr(path, "", ErrIO, err, "fsync %s", tmpName)
 	}
@@ -299,6 +301,21 @@ func (w *Writer) WriteFile(path string, opts WriteOptions) (err error) {
 		return newErr(path, "", ErrIO, serr, "fsync directory %s", dir)
 	}
 	return nil
+}
+
+// createExcl creates a new file dir/prefix<random digits> with perm (less the umask, which
+// os.CreateTemp's fixed 0600 and a chmod would not honour), retrying on a name that exists.
+func createExcl(dir, prefix string, perm os.FileMode) (*os.File, error) {
+	var err error
+	for try := 0; try < 100; try++ {
+		var f *os.File
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, err
 }
 
 // CopySection queues section name of f exactly as f stores it — encoding, compression, shape,

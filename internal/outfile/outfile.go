@@ -262,7 +262,8 @@ func Stage(ctx context.Context, path string) (*Staged, error) {
 }
 
 // SetPerm sets the permission bits Commit gives the file (default 0644), e.g.
-// 0755 for an executable.
+// 0755 for an executable; the process's umask then clears bits from them, as
+// for a file os.OpenFile creates.
 func (s *Staged) SetPerm(perm fs.FileMode) { s.perm = perm.Perm() }
 
 // Path is where the content must be written before Commit: a file in the
@@ -295,7 +296,12 @@ func (s *Staged) Commit(ctx context.Context) (err error) {
 		f.Close()
 		return fmt.Errorf("output %s: staged file %s is not a regular file", s.out, s.tmp)
 	}
-	if err := f.Chmod(s.perm); err != nil {
+	perm, err := grantedPerm(s.dir, filepath.Base(s.tmp), s.perm)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("output %s: %w", s.out, err)
+	}
+	if err := f.Chmod(perm); err != nil {
 		f.Close()
 		return fmt.Errorf("output %s: chmod %s: %w", s.out, s.tmp, err)
 	}
@@ -317,6 +323,29 @@ func (s *Staged) Commit(ctx context.Context) (err error) {
 		return fmt.Errorf("output %s: fsync directory: %w", s.out, err)
 	}
 	return nil
+}
+
+// grantedPerm returns the permission bits a file created in dir with perm gets — perm less the
+// process's umask — by creating one (dir is the private staging directory). Reading the umask
+// instead would mean setting it (syscall.Umask), a race with every other goroutine's files.
+// The probe is not named taken, the staged file's name.
+func grantedPerm(dir, taken string, perm fs.FileMode) (fs.FileMode, error) {
+	name := ".perm"
+	if name == taken {
+		name = ".perm~"
+	}
+	probe := filepath.Join(dir, name)
+	f, err := os.OpenFile(probe, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return 0, fmt.Errorf("permission probe: %w", err)
+	}
+	st, err := f.Stat()
+	f.Close()
+	os.Remove(probe)
+	if err != nil {
+		return 0, fmt.Errorf("permission probe: %w", err)
+	}
+	return st.Mode().Perm(), nil
 }
 
 // rename moves the staged file to the output unless the Tracker was abandoned; the Tracker's
