@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -192,6 +193,9 @@ func TestServeErrors(t *testing.T) {
 		{"bad media type", "POST", pred, "text/csv", []byte("1,2"), 415, "text/csv"},
 		{"bad query", "POST", pred + "?signature=x", "application/json", one, 400, "query parameter"},
 		{"bad normalized", "POST", pred + "?normalized=maybe", "application/json", one, 400, "not true or false"},
+		{"query with a semicolon", "POST", pred + "?normalized=true;x=1", "application/json", one, 400, "invalid semicolon separator"},
+		{"query with a bad escape", "POST", pred + "?normalized=%74rue%", "application/json", one, 400, "invalid URL escape"},
+		{"query with a bad pair", "POST", pred + "?normalized=true&bogus%=1", "application/json", one, 400, "invalid URL escape"},
 		{"unknown model", "POST", "/v1/models/nope:predict", "application/json", one, 404, `model "nope" is not served`},
 		{"unknown model info", "GET", "/v1/models/nope", "", nil, 404, `model "nope" is not served`},
 		{"unknown verb", "POST", "/v1/models/mnist:classify", "application/json", one, 404, "unknown method"},
@@ -413,6 +417,49 @@ func TestServeSlowClients(t *testing.T) {
 	}
 	if code, b := post(t, http.DefaultClient, url+"/v1/models/mnist:predict", "application/json", one); code != 200 {
 		t.Fatalf("%d %s", code, b)
+	}
+}
+
+// TestServeAnnouncedBodyNotAllocated: a request whose headers announce a body of the server's
+// whole limit, and which then sends almost nothing, must not make the server allocate that much:
+// 32 such connections allocated 32 × 4 MiB before the buffer grew only as bytes arrived.
+func TestServeAnnouncedBodyNotAllocated(t *testing.T) {
+	s, err := New(Config{Concurrency: 1, ReadTimeout: 5 * time.Second},
+		ModelConfig{Name: "mnist", Path: demoModel, Options: runtime.Options{Samples: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	url, _ := startServer(t, s)
+	addr := strings.TrimPrefix(url, "http://")
+	const conns = 32
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	for range conns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		req := fmt.Sprintf("POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"instances\": [[", DefaultMaxBodyBytes)
+		if _, err := io.WriteString(c, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Wait until the server is reading every body (its in-flight gauge counts them).
+	deadline := time.Now().Add(10 * time.Second)
+	for s.mt.inFlight.Load() < conns && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := s.mt.inFlight.Load(); n < conns {
+		t.Fatalf("%d of %d requests reached the body", n, conns)
+	}
+	time.Sleep(200 * time.Millisecond) // from the gauge to readBody's allocation
+	goruntime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d connections announcing %d bytes each: %d bytes allocated", conns, DefaultMaxBodyBytes, alloc)
+	if limit := uint64(conns * DefaultMaxBodyBytes / 4); alloc > limit {
+		t.Fatalf("%d bytes allocated for %d announced but unsent bodies (more than %d): the server sizes buffers from Content-Length", alloc, conns, limit)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -261,8 +262,10 @@ func (s *Server) modelRoute(w http.ResponseWriter, r *http.Request) {
 	}
 	start := time.Now()
 	s.mt.inFlight.Add(1)
-	code, kind := s.predict(w, r, name)
-	s.mt.inFlight.Add(-1)
+	code, kind := func() (int, string) {
+		defer s.mt.inFlight.Add(-1) // also if predict panics (net/http recovers the connection)
+		return s.predict(w, r, name)
+	}()
 	s.mt.request(name, code, kind, time.Since(start))
 }
 
@@ -301,7 +304,13 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request, name string) (i
 	defer l.release()
 	normalized := false
 	if r.URL.RawQuery != "" {
-		for k, v := range r.URL.Query() {
+		// url.Values.Query would drop the pairs it cannot parse (a ";", a bad %-escape) — and with
+		// them a normalized=true, so that preprocessing ran twice on a 200.
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			return fail(w, badRequest(kindBadQuery, "model %q: query %.80q: %v (the only parameter is normalized=true|false)", name, r.URL.RawQuery, err))
+		}
+		for k, v := range q {
 			if k != "normalized" || len(v) != 1 {
 				return fail(w, badRequest(kindBadQuery, "model %q: unknown or repeated query parameter %.40q (the only one is normalized=true|false)", name, k))
 			}
@@ -375,8 +384,10 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request, name string) (i
 		buf.preds = append(buf.preds[:cap(buf.preds)], make([]runtime.Prediction, n-cap(buf.preds))...)
 	}
 	preds := buf.preds[:n]
-	err := p.PredictBatch(x, preds)
-	l.pool <- p
+	err := func() error {
+		defer func() { l.pool <- p }() // also if PredictBatch panics: the pool must not shrink
+		return p.PredictBatch(x, preds)
+	}()
 	if err != nil {
 		var nf *runtime.NonFiniteError
 		if errors.As(err, &nf) {
@@ -407,6 +418,10 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request, name string) (i
 	return http.StatusOK, ""
 }
 
+// bodyPrealloc bounds the buffer readBody allocates from a request's Content-Length before any
+// of the body has arrived (64 KiB: a few hundred 28×28 instances in JSON).
+const bodyPrealloc = 64 << 10
+
 // readBody reads the request body into dst within Config.MaxBodyBytes.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, name string, dst []byte) ([]byte, *reqError) {
 	limit := s.cfg.MaxBodyBytes
@@ -417,8 +432,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, name string, d
 	if r.ContentLength > limit {
 		return dst, tooLarge()
 	}
-	if r.ContentLength > 0 && int64(cap(dst)) < r.ContentLength {
-		dst = make([]byte, 0, r.ContentLength)
+	// Content-Length sizes the first allocation only up to bodyPrealloc: a client that announces
+	// megabytes and sends nothing must not get them; beyond that the buffer grows as bytes arrive.
+	if want := min(r.ContentLength, bodyPrealloc); want > 0 && int64(cap(dst)) < want {
+		dst = make([]byte, 0, want)
 	}
 	body := http.MaxBytesReader(w, r.Body, limit)
 	for {
