@@ -295,6 +295,11 @@ func TestNonFiniteOutputs(t *testing.T) {
 		{"inducing local 1e20", mlpSpec(), runtime.Local, 1e20},
 		{"deterministic ensemble 3e38", ensMLPSpec(runtime.Classification, 2), runtime.Auto, 3e38},
 		{"regression 3e38", ensMLPSpec(runtime.Regression, 2), runtime.Auto, 3e38},
+		// A linear regression ensemble: outputs near 1e20 are finite float32, the members' spread
+		// squared (≈ 1e40) is finite in float64 but not in float32.
+		{"regression variance 1e20", &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression,
+			InputShape: []int{6}, Members: 2, NoiseVar: 0.05,
+			Layers: []runtime.LayerSpec{{Name: "0", Op: runtime.OpLinear, In: 6, Out: 2, Bias: true}}}, runtime.Auto, 1e20},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1095,12 +1095,17 @@ func (p *Predictor) finish(o *Prediction, i, k int) {
 	if p.m.spec.Task == Regression {
 		o.Mean, o.Var, o.EpistemicVar = grow(o.Mean, c), grow(o.Var, c), grow(o.EpistemicVar, c)
 		o.Probs, o.Std = o.Probs[:0], o.Std[:0]
+		var chk32 float32
 		for j := range s {
 			mu := s[j] / K
 			ev := math.Max(s2[j]/K-mu*mu, 0)
 			o.Mean[j], o.EpistemicVar[j] = float32(mu), float32(ev)
 			o.Var[j] = float32(ev + p.m.spec.NoiseVar)
+			chk32 += (o.Mean[j] - o.Mean[j]) + (o.Var[j] - o.Var[j])
 		}
+		// Finite float64 sums can still overflow float32: outputs near 1e20 whose spread squared
+		// is 1e40 (EpistemicVar ≤ Var, so Var's check covers it).
+		o.nonFinite = o.nonFinite || chk32 != 0
 		o.Decision = p.policy.Decide(o)
 		return
 	}
