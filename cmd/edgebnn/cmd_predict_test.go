@@ -102,6 +102,10 @@ func TestPredictInputs(t *testing.T) {
 	mustWrite(t, good, []byte(strings.Join(header, ",")+"\n"+row+"\n"+row+"\n"))
 	short := filepath.Join(dir, "short.csv")
 	mustWrite(t, short, []byte("1,2,3\n"))
+	wide := filepath.Join(dir, "wide.csv") // refused as it streams past, before it is parsed
+	mustWrite(t, wide, []byte(row+"\n"+strings.Repeat(",", 1<<20)+"\n"))
+	huge := filepath.Join(dir, "max.csv") // float32's largest value as numpy prints it is a number
+	mustWrite(t, huge, []byte(strings.Replace(row, "0.5", "3.4028235e38", 1)+"\n"))
 	bad := filepath.Join(dir, "bad.csv")
 	mustWrite(t, bad, []byte(row+"\n"+strings.Replace(row, "0.5", "x", 1)+"\n"))
 	model := filepath.Join("demo", "model.ebnn")
@@ -112,6 +116,8 @@ func TestPredictInputs(t *testing.T) {
 	}{
 		{"csv with header", good, 0, "INPUT"},
 		{"wrong width", short, 1, "line 1 has 3 values; the model takes 784"},
+		{"far too wide", wide, 1, "line 2: more than 785 fields; the model takes 784 values"},
+		{"float32 max", huge, 1, "input 0 (counting from 0): outputs are not finite"},
 		{"not a number", bad, 1, `line 2, column 1: "x" is not a number`},
 		{"missing file", filepath.Join(dir, "none.csv"), 1, "none.csv"},
 	} {

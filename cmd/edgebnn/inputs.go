@@ -76,6 +76,11 @@ func newCSVInputs(open func() (io.ReadCloser, error), path string, width int, he
 	if err != nil {
 		return nil, err
 	}
+	if width > 0 && width < lim.MaxColumns {
+		// A row wider than the model's input is refused while it streams past, before the CSV
+		// reader has built it (width+1: the width check below names the line and both counts).
+		lim.MaxColumns = width + 1
+	}
 	return &csvInputs{open: open, f: f, path: path, width: width, header: header, lim: lim,
 		recs: csvrecords.New(f, path, lim), first: true}, nil
 }
@@ -100,6 +105,9 @@ func (c *csvInputs) next(max int) ([]float32, error) {
 		rec, line, err := c.recs.Next()
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if errors.Is(err, csvrecords.ErrTooManyFields) {
+			return nil, fmt.Errorf("%w; the model takes %d values", err, c.width)
 		}
 		if err != nil {
 			return nil, err

@@ -73,7 +73,7 @@ type Records struct {
 // records only until the next call of Next (the slice is reused).
 func New(r io.Reader, name string, lim Limits) *Records {
 	lim = lim.WithDefaults()
-	ll := &lineLimiter{r: readlimit.Reader(r, name, lim.MaxBytes), max: lim.MaxLineBytes, line: 1}
+	ll := &lineLimiter{r: readlimit.Reader(r, name, lim.MaxBytes), max: lim.MaxLineBytes, maxFields: lim.MaxColumns, line: 1}
 	cr := csv.NewReader(ll)
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
@@ -89,9 +89,9 @@ func (c *Records) Next() ([]string, int, error) {
 			return nil, 0, io.EOF
 		}
 		if err != nil {
-			var le *lineTooLongError
+			var le *limitError
 			if errors.As(err, &le) {
-				return nil, le.line, fmt.Errorf("%s: line %d: longer than %d bytes", c.name, le.line, c.lim.MaxLineBytes)
+				return nil, le.line, fmt.Errorf("%s: %w", c.name, le)
 			}
 			return nil, 0, fmt.Errorf("%s: %w", c.name, err)
 		}
@@ -103,7 +103,7 @@ func (c *Records) Next() ([]string, int, error) {
 			continue
 		}
 		if len(rec) > c.lim.MaxColumns {
-			return nil, line, fmt.Errorf("%s: line %d: %d fields (at most %d)", c.name, line, len(rec), c.lim.MaxColumns)
+			return nil, line, fmt.Errorf("%s: line %d: %d fields (at most %d): %w", c.name, line, len(rec), c.lim.MaxColumns, ErrTooManyFields)
 		}
 		if c.rows++; c.rows > c.lim.MaxRows {
 			return nil, line, fmt.Errorf("%s: line %d: more than %d rows", c.name, line, c.lim.MaxRows)
@@ -123,14 +123,15 @@ func IsHeaderRow(rec []string) bool {
 	return true
 }
 
-// ParseFinite parses a CSV field as a finite number within the float32 range (where every value
-// ends up). The error quotes at most a short prefix of the field.
+// ParseFinite parses a CSV field as a finite float32 (where every value ends up), rounded once
+// to the nearest float32 — so 3.4028235e38, float32's largest value as numpy and Go print it, is
+// that value, as serve's JSON parser reads it. The error quotes at most a short prefix of the field.
 func ParseFinite(s string) (float32, error) {
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 32)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0, fmt.Errorf("%s is not a number", QuotePrefix(s))
 	}
-	if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > math.MaxFloat32 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("%s is not a finite float32", QuotePrefix(s))
 	}
 	return float32(v), nil
@@ -145,18 +146,33 @@ func QuotePrefix(s string) string {
 	return strconv.Quote(s[:n]) + "…"
 }
 
-// lineLimiter passes bytes through and fails once a line grows past max bytes, before the CSV
-// reader buffers it.
+// lineLimiter passes bytes through and fails, before the CSV reader buffers them, once a line
+// grows past max bytes or a record past maxFields fields (commas outside quotes: encoding/csv
+// would build the whole record, some 40 bytes a field, before its length could be checked), or
+// when a quoted field holds a line break (records of numbers never need one; it would let one
+// record span the whole input).
 type lineLimiter struct {
 	r         io.Reader
 	max, cur  int
+	maxFields int
+	commas    int
+	quoted    bool
 	line      int
 	lastError error
 }
 
-type lineTooLongError struct{ line int }
+// ErrTooManyFields is wrapped by the error of a record with more than Limits.MaxColumns fields.
+var ErrTooManyFields = errors.New("too many fields")
 
-func (e *lineTooLongError) Error() string { return fmt.Sprintf("line %d too long", e.line) }
+// limitError is a line or record past lineLimiter's bounds.
+type limitError struct {
+	line int
+	what string
+	err  error // ErrTooManyFields, or nil
+}
+
+func (e *limitError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.what) }
+func (e *limitError) Unwrap() error { return e.err }
 
 func (l *lineLimiter) Read(p []byte) (int, error) {
 	if l.lastError != nil {
@@ -164,13 +180,27 @@ func (l *lineLimiter) Read(p []byte) (int, error) {
 	}
 	n, err := l.r.Read(p)
 	for i, b := range p[:n] {
-		if b == '\n' {
-			l.cur = 0
+		switch b {
+		case '\n':
+			if l.quoted {
+				l.lastError = &limitError{l.line, "a quoted field spans lines", nil}
+				return i, l.lastError
+			}
+			l.cur, l.commas = 0, 0
 			l.line++
 			continue
+		case '"':
+			l.quoted = !l.quoted // "" inside a quoted field toggles twice
+		case ',':
+			if !l.quoted {
+				if l.commas++; l.commas >= l.maxFields {
+					l.lastError = &limitError{l.line, fmt.Sprintf("more than %d fields", l.maxFields), ErrTooManyFields}
+					return i, l.lastError
+				}
+			}
 		}
 		if l.cur++; l.cur > l.max {
-			l.lastError = &lineTooLongError{l.line}
+			l.lastError = &limitError{l.line, fmt.Sprintf("longer than %d bytes", l.max), nil}
 			return i, l.lastError
 		}
 	}

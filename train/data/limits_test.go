@@ -145,7 +145,7 @@ func TestReadCSVHeaderAndRows(t *testing.T) {
 		{"long line later", "1,2,3\n1,2," + strings.Repeat("9", 200) + "\n", CSVOptions{Limits: CSVLimits{MaxLineBytes: 100}}, "line 2: longer than 100 bytes", 0},
 		{"too many rows", "1,2\n3,4\n5,6\n", CSVOptions{Limits: CSVLimits{MaxRows: 2}}, "more than 2 rows", 0},
 		{"too many bytes", "1,2\n3,4\n5,6\n", CSVOptions{Limits: CSVLimits{MaxBytes: 5}}, "too large", 0},
-		{"too many columns", "1,2,3,4\n", CSVOptions{Limits: CSVLimits{MaxColumns: 3}}, "4 fields (at most 3)", 0},
+		{"too many columns", "1,2,3,4\n", CSVOptions{Limits: CSVLimits{MaxColumns: 3}}, "line 1: more than 3 fields", 0},
 		{"long bad value quoted short", "1," + strings.Repeat("z", 1000) + ",0\n", CSVOptions{}, `"zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"…`, 0},
 	}
 	for _, tc := range cases {
