@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"cmp"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/edgebnn/edgebnn/convert/safetensors"
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"github.com/edgebnn/edgebnn/internal/csvrecords"
 	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
@@ -172,7 +170,7 @@ func (c *csvInputs) Close() error { return c.f.Close() }
 type stInputs struct {
 	f     *os.File
 	path  string
-	t     stTensor
+	t     safetensors.TensorInfo
 	width int
 	n     int   // inputs
 	pos   int   // next input
@@ -180,119 +178,6 @@ type stInputs struct {
 	off   int64 // file offset of the tensor's data
 	raw   []byte
 	buf   []float32
-}
-
-// stTensor is one tensor of a safetensors header.
-type stTensor struct {
-	Name       string
-	DType      safetensors.DType
-	Shape      []int
-	begin, end int64
-}
-
-// readSafetensorsHeader reads and checks a safetensors header the way safetensors.Parse does
-// (known dtypes, sizes that match the shapes, data ranges that tile the data region exactly)
-// without reading the data: it returns the tensors sorted by name and the data's file offset.
-func readSafetensorsHeader(f io.Reader, size int64) ([]stTensor, int64, error) {
-	if size < 8 {
-		return nil, 0, fmt.Errorf("safetensors: file of %d bytes is shorter than the 8-byte header length", size)
-	}
-	var pre [8]byte
-	if _, err := io.ReadFull(f, pre[:]); err != nil {
-		return nil, 0, fmt.Errorf("safetensors: file of %d bytes is shorter than the 8-byte header length", size)
-	}
-	n := binary.LittleEndian.Uint64(pre[:])
-	if n > safetensors.MaxHeaderSize || n > uint64(size-8) {
-		return nil, 0, fmt.Errorf("safetensors: header length %d exceeds the %d bytes after it (or the limit %d)", n, size-8, safetensors.MaxHeaderSize)
-	}
-	hdr := make([]byte, n)
-	if _, err := io.ReadFull(f, hdr); err != nil {
-		return nil, 0, fmt.Errorf("safetensors: header: %w", err)
-	}
-	body := size - 8 - int64(n)
-	dec := json.NewDecoder(bytes.NewReader(hdr))
-	tok, err := dec.Token()
-	if d, ok := tok.(json.Delim); err != nil || !ok || d != '{' {
-		return nil, 0, errors.New("safetensors: header is not a JSON object")
-	}
-	var ts []stTensor
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		key, ok := tok.(string)
-		if err != nil || !ok {
-			return nil, 0, errors.New("safetensors: header: malformed key")
-		}
-		if seen[key] {
-			return nil, 0, fmt.Errorf("safetensors: header: duplicate key %q", key)
-		}
-		seen[key] = true
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, 0, fmt.Errorf("safetensors: header entry %q: %w", key, err)
-		}
-		if key == safetensors.MetadataKey {
-			var m map[string]string
-			if err := json.Unmarshal(raw, &m); err != nil {
-				return nil, 0, fmt.Errorf("safetensors: header %s: must map strings to strings: %w", key, err)
-			}
-			continue
-		}
-		var e struct {
-			DType       *string   `json:"dtype"`
-			Shape       *[]uint64 `json:"shape"`
-			DataOffsets *[]uint64 `json:"data_offsets"`
-		}
-		ed := json.NewDecoder(bytes.NewReader(raw))
-		ed.DisallowUnknownFields()
-		if err := ed.Decode(&e); err != nil {
-			return nil, 0, fmt.Errorf("safetensors: header entry %q: %w", key, err)
-		}
-		if e.DType == nil || e.Shape == nil || e.DataOffsets == nil || len(*e.DataOffsets) != 2 {
-			return nil, 0, fmt.Errorf("safetensors: tensor %q: needs dtype, shape and two data_offsets", key)
-		}
-		t := stTensor{Name: key, DType: safetensors.DType(*e.DType)}
-		if !t.DType.Valid() {
-			return nil, 0, fmt.Errorf("safetensors: tensor %q: unknown dtype %q", key, *e.DType)
-		}
-		elems := uint64(1)
-		for _, d := range *e.Shape {
-			if d > math.MaxInt32 {
-				return nil, 0, fmt.Errorf("safetensors: tensor %q: dimension %d too large", key, d)
-			}
-			t.Shape = append(t.Shape, int(d))
-			if elems != 0 && d > math.MaxInt64/elems/8 {
-				return nil, 0, fmt.Errorf("safetensors: tensor %q: shape %v overflows", key, *e.Shape)
-			}
-			elems *= d
-		}
-		b, en := (*e.DataOffsets)[0], (*e.DataOffsets)[1]
-		if b > en || en > uint64(body) || elems*uint64(t.DType.Size()) != en-b {
-			return nil, 0, fmt.Errorf("safetensors: tensor %q: shape %v of %s does not match data_offsets [%d, %d] (data region of %d bytes)", key, t.Shape, t.DType, b, en, body)
-		}
-		t.begin, t.end = int64(b), int64(en)
-		ts = append(ts, t)
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, 0, fmt.Errorf("safetensors: header: %w", err)
-	}
-	if len(bytes.TrimRight(hdr[dec.InputOffset():], " \t\r\n")) != 0 {
-		return nil, 0, errors.New("safetensors: header: trailing data after the JSON object")
-	}
-	spans := slices.Clone(ts)
-	slices.SortFunc(spans, func(a, b stTensor) int { return cmp.Or(cmp.Compare(a.begin, b.begin), cmp.Compare(a.end, b.end)) })
-	pos := int64(0)
-	for _, t := range spans {
-		if t.begin != pos {
-			return nil, 0, fmt.Errorf("safetensors: tensor %q: data_offsets [%d, %d] overlap or leave a gap after offset %d", t.Name, t.begin, t.end, pos)
-		}
-		pos = t.end
-	}
-	if pos != body {
-		return nil, 0, fmt.Errorf("safetensors: tensors cover %d bytes but the data region has %d", pos, body)
-	}
-	slices.SortFunc(ts, func(a, b stTensor) int { return strings.Compare(a.Name, b.Name) })
-	return ts, 8 + int64(n), nil
 }
 
 func openSafetensorsInputs(path, key string, width int, lim inputLimits) (inputSource, error) {
@@ -313,21 +198,21 @@ func newSafetensorsInputs(f *os.File, path, key string, width int) (*stInputs, e
 	if err != nil {
 		return nil, err
 	}
-	ts, dataOff, err := readSafetensorsHeader(f, fi.Size())
+	h, err := safetensors.ReadHeader(f, fi.Size(), safetensors.Limits{})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var t *stTensor
-	names := make([]string, len(ts))
+	ts := h.Tensors
+	slices.SortFunc(ts, func(a, b safetensors.TensorInfo) int { return strings.Compare(a.Name, b.Name) })
+	var t *safetensors.TensorInfo
 	for i := range ts {
-		names[i] = ts[i].Name
 		if ts[i].Name == key || (key == "" && ts[i].Name == "inputs") {
 			t = &ts[i]
 		}
 	}
 	switch {
 	case key != "" && t == nil:
-		return nil, fmt.Errorf("%s: no tensor %q (it has %s)", path, key, strings.Join(names, ", "))
+		return nil, fmt.Errorf("%s: no tensor %s (it has %s)", path, clip.Q(key), tensorNames(ts))
 	case t == nil:
 		for i := range ts {
 			if ts[i].DType.IsFloat() {
@@ -364,7 +249,24 @@ func newSafetensorsInputs(f *os.File, path, key string, width int) (*stInputs, e
 	case per != width:
 		return nil, shapeErr("wrong number of values per input")
 	}
-	return &stInputs{f: f, path: path, t: *t, width: width, n: t.Shape[0], rowB: width * t.DType.Size(), off: dataOff + t.begin}, nil
+	return &stInputs{f: f, path: path, t: *t, width: width, n: t.Shape[0], rowB: width * t.DType.Size(), off: h.DataOffset + t.Begin}, nil
+}
+
+// tensorNames lists the first names of ts (sorted), clipped, for an error message: a header may
+// hold a million tensors, or names of megabytes.
+func tensorNames(ts []safetensors.TensorInfo) string {
+	const most = 8
+	var b strings.Builder
+	for i, t := range ts[:min(len(ts), most)] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(clip.S(t.Name))
+	}
+	if len(ts) > most {
+		fmt.Fprintf(&b, " and %d more", len(ts)-most)
+	}
+	return b.String()
 }
 
 func (s *stInputs) next(max int) ([]float32, error) {
@@ -379,22 +281,29 @@ func (s *stInputs) next(max int) ([]float32, error) {
 	if _, err := s.f.ReadAt(s.raw, s.off+int64(s.pos)*int64(s.rowB)); err != nil {
 		return nil, fmt.Errorf("%s: tensor %q: reading inputs %d to %d: %w", s.path, s.t.Name, s.pos, s.pos+n-1, err)
 	}
-	chunk := safetensors.Tensor{Name: s.t.Name, DType: s.t.DType, Shape: []int{n, s.width}, Data: s.raw}
-	var err error
-	switch s.t.DType {
-	case safetensors.F64, safetensors.I32, safetensors.I64:
-		var v64 []float64
-		if v64, err = chunk.Float64s(); err == nil {
-			s.buf = s.buf[:0]
-			for _, v := range v64 {
-				s.buf = append(s.buf, float32(v))
-			}
+	// 64-bit floats and 32/64-bit integers round to float32 here, one value at a time (a value
+	// too large for float32 becomes ±Inf, refused below naming its input and position); the
+	// other dtypes go through the safetensors package's widening.
+	s.buf = s.buf[:0]
+	switch le := binary.LittleEndian; s.t.DType {
+	case safetensors.F64:
+		for i := 0; i < len(s.raw); i += 8 {
+			s.buf = append(s.buf, float32(math.Float64frombits(le.Uint64(s.raw[i:]))))
+		}
+	case safetensors.I64:
+		for i := 0; i < len(s.raw); i += 8 {
+			s.buf = append(s.buf, float32(int64(le.Uint64(s.raw[i:]))))
+		}
+	case safetensors.I32:
+		for i := 0; i < len(s.raw); i += 4 {
+			s.buf = append(s.buf, float32(int32(le.Uint32(s.raw[i:]))))
 		}
 	default:
-		s.buf, err = chunk.Float32s()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: tensor %q: %w", s.path, s.t.Name, err)
+		chunk := safetensors.Tensor{Name: s.t.Name, DType: s.t.DType, Shape: []int{n, s.width}, Data: s.raw}
+		var err error
+		if s.buf, err = chunk.Float32s(); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.path, err)
+		}
 	}
 	for i, v := range s.buf {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {

@@ -206,16 +206,73 @@ func ParseLimits(data []byte, lim Limits) (*File, error) {
 	if n > uint64(len(data)-8) {
 		return nil, fmt.Errorf("safetensors: header length %d exceeds the %d bytes after it", n, len(data)-8)
 	}
-	header := data[8 : 8+int(n)]
 	body := data[8+int(n):]
-
-	f := &File{Metadata: map[string]string{}, index: map[string]int{}}
-	type span struct {
-		begin, end uint64
-		i          int
+	h, err := parseHeader(data[8:8+int(n)], int64(len(body)), lim)
+	if err != nil {
+		return nil, err
 	}
-	var spans []span
+	f := &File{Metadata: h.Metadata, Tensors: make([]Tensor, len(h.Tensors)), index: make(map[string]int, len(h.Tensors))}
+	for i, t := range h.Tensors {
+		f.Tensors[i] = Tensor{Name: t.Name, DType: t.DType, Shape: t.Shape, Data: body[t.Begin:t.End:t.End]}
+		f.index[t.Name] = i
+	}
+	return f, nil
+}
 
+// TensorInfo is one tensor of a header: what Tensor holds but its data, which is bytes
+// [Begin, End) of the data region (the file from Header.DataOffset on).
+type TensorInfo struct {
+	Name       string
+	DType      DType
+	Shape      []int
+	Begin, End int64
+}
+
+// Header is a safetensors header read without the data (ReadHeader).
+type Header struct {
+	// Metadata is the header's "__metadata__" map (never nil).
+	Metadata map[string]string
+	// Tensors lists the tensors in data order.
+	Tensors []TensorInfo
+	// DataOffset is the file offset of the data region: 8 + the header's length.
+	DataOffset int64
+}
+
+// ReadHeader reads the header of a safetensors file of size bytes from r, positioned at the
+// file's start, and validates it as ParseLimits does — the same limits, and data ranges that
+// tile the size − DataOffset bytes of data exactly — without reading the data: for files too
+// large to hold, whose tensors the caller then reads by range.
+func ReadHeader(r io.Reader, size int64, lim Limits) (*Header, error) {
+	lim = lim.withDefaults()
+	var pre [8]byte
+	if size < 8 {
+		return nil, fmt.Errorf("safetensors: file of %d bytes is shorter than the 8-byte header length", size)
+	}
+	if _, err := io.ReadFull(r, pre[:]); err != nil {
+		return nil, fmt.Errorf("safetensors: reading header length: %w", noEOF(err))
+	}
+	n := binary.LittleEndian.Uint64(pre[:])
+	if n > lim.MaxHeaderBytes {
+		return nil, fmt.Errorf("safetensors: header length %d exceeds limit %d", n, lim.MaxHeaderBytes)
+	}
+	if n > uint64(size-8) {
+		return nil, fmt.Errorf("safetensors: header length %d exceeds the %d bytes after it", n, size-8)
+	}
+	hdr := make([]byte, n)
+	if _, err := io.ReadFull(r, hdr); err != nil {
+		return nil, fmt.Errorf("safetensors: header of %d bytes: %w", n, noEOF(err))
+	}
+	h, err := parseHeader(hdr, size-8-int64(n), lim)
+	if err != nil {
+		return nil, err
+	}
+	h.DataOffset = 8 + int64(n)
+	return h, nil
+}
+
+// parseHeader validates the JSON header of a file whose data region has body bytes.
+func parseHeader(header []byte, body int64, lim Limits) (*Header, error) {
+	h := &Header{Metadata: map[string]string{}}
 	dec := json.NewDecoder(bytes.NewReader(header))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -245,11 +302,11 @@ func ParseLimits(data []byte, lim Limits) (*File, error) {
 				return nil, fmt.Errorf("safetensors: header %s: must map strings to strings: %w", MetadataKey, clip.Error(err))
 			}
 			for k, v := range m {
-				f.Metadata[k] = v
+				h.Metadata[k] = v
 			}
 			continue
 		}
-		if len(f.Tensors) >= lim.MaxTensors {
+		if len(h.Tensors) >= lim.MaxTensors {
 			return nil, fmt.Errorf("safetensors: header: more than %d tensors", lim.MaxTensors)
 		}
 		var e entry
@@ -281,8 +338,8 @@ func ParseLimits(data []byte, lim Limits) (*File, error) {
 			return nil, fmt.Errorf("safetensors: tensor %s: %w", clip.Q(key), err)
 		}
 		begin, end := offsets[0], offsets[1]
-		if begin > end || end > uint64(len(body)) {
-			return nil, fmt.Errorf("safetensors: tensor %s: data_offsets [%d, %d] outside the %d-byte data region", clip.Q(key), begin, end, len(body))
+		if begin > end || end > uint64(body) {
+			return nil, fmt.Errorf("safetensors: tensor %s: data_offsets [%d, %d] outside the %d-byte data region", clip.Q(key), begin, end, body)
 		}
 		elems := uint64(1)
 		shape := make([]int, len(dims))
@@ -301,8 +358,7 @@ func ParseLimits(data []byte, lim Limits) (*File, error) {
 		if hi != 0 || size != end-begin {
 			return nil, fmt.Errorf("safetensors: tensor %s: shape %v of %s needs %d elements × %d bytes but data_offsets span %d bytes", clip.Q(key), dims, dt, elems, dt.Size(), end-begin)
 		}
-		spans = append(spans, span{begin, end, len(f.Tensors)})
-		f.Tensors = append(f.Tensors, Tensor{Name: key, DType: dt, Shape: shape, Data: body[begin:end:end]})
+		h.Tensors = append(h.Tensors, TensorInfo{Name: key, DType: dt, Shape: shape, Begin: int64(begin), End: int64(end)})
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, fmt.Errorf("safetensors: header: %w", err)
@@ -311,32 +367,24 @@ func ParseLimits(data []byte, lim Limits) (*File, error) {
 	if len(bytes.TrimRight(header[dec.InputOffset():], " \t\r\n")) != 0 {
 		return nil, fmt.Errorf("safetensors: header: trailing data after the JSON object")
 	}
-
-	sort.SliceStable(spans, func(a, b int) bool {
-		if spans[a].begin != spans[b].begin {
-			return spans[a].begin < spans[b].begin
+	sort.SliceStable(h.Tensors, func(a, b int) bool {
+		if h.Tensors[a].Begin != h.Tensors[b].Begin {
+			return h.Tensors[a].Begin < h.Tensors[b].Begin
 		}
-		return spans[a].end < spans[b].end
+		return h.Tensors[a].End < h.Tensors[b].End
 	})
-	pos := uint64(0)
-	ordered := make([]Tensor, len(spans))
-	for k, s := range spans {
-		if s.begin != pos {
-			name := f.Tensors[s.i].Name
-			if s.begin < pos {
-				return nil, fmt.Errorf("safetensors: tensor %s: data_offsets [%d, %d] overlap the previous tensor (ends at %d)", clip.Q(name), s.begin, s.end, pos)
+	pos := int64(0)
+	for _, t := range h.Tensors {
+		if t.Begin != pos {
+			if t.Begin < pos {
+				return nil, fmt.Errorf("safetensors: tensor %s: data_offsets [%d, %d] overlap the previous tensor (ends at %d)", clip.Q(t.Name), t.Begin, t.End, pos)
 			}
-			return nil, fmt.Errorf("safetensors: tensor %s: gap in data region before offset %d (previous tensor ends at %d)", clip.Q(name), s.begin, pos)
+			return nil, fmt.Errorf("safetensors: tensor %s: gap in data region before offset %d (previous tensor ends at %d)", clip.Q(t.Name), t.Begin, pos)
 		}
-		pos = s.end
-		ordered[k] = f.Tensors[s.i]
+		pos = t.End
 	}
-	if pos != uint64(len(body)) {
-		return nil, fmt.Errorf("safetensors: tensors cover %d bytes but the data region has %d", pos, len(body))
+	if pos != body {
+		return nil, fmt.Errorf("safetensors: tensors cover %d bytes but the data region has %d", pos, body)
 	}
-	f.Tensors = ordered
-	for i := range f.Tensors {
-		f.index[f.Tensors[i].Name] = i
-	}
-	return f, nil
+	return h, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -429,8 +430,24 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse(data)
+		// ReadHeader (predict's streaming reader) accepts exactly the files Parse accepts, with
+		// the same tensors at the same places.
+		h, herr := ReadHeader(bytes.NewReader(data), int64(len(data)), Limits{})
+		if (err == nil) != (herr == nil) {
+			t.Fatalf("Parse: %v; ReadHeader: %v", err, herr)
+		}
 		if err != nil {
 			return
+		}
+		if len(h.Tensors) != len(file.Tensors) {
+			t.Fatalf("ReadHeader: %d tensors, Parse %d", len(h.Tensors), len(file.Tensors))
+		}
+		for i, ti := range h.Tensors {
+			tn := file.Tensors[i]
+			if ti.Name != tn.Name || ti.DType != tn.DType || !slices.Equal(ti.Shape, tn.Shape) || int(ti.End-ti.Begin) != len(tn.Data) ||
+				(len(tn.Data) > 0 && &data[h.DataOffset+ti.Begin] != &tn.Data[0]) {
+				t.Fatalf("tensor %d: ReadHeader %+v, Parse %s %v %v (%d bytes)", i, ti, tn.Name, tn.DType, tn.Shape, len(tn.Data))
+			}
 		}
 		for i := range file.Tensors {
 			tn := &file.Tensors[i]
