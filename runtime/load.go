@@ -19,6 +19,11 @@ type LoadOptions struct {
 	// as much as the product itself for a fully connected layer applied to a single input).
 	// Predictions are bit-identical to Load's. Other tensors, and float32 files, are unaffected.
 	KeepF16 bool
+	// NoMmap reads the file into memory instead of mapping it (format.ReadOptions.NoMmap): the
+	// Model then costs the file's size in memory but no longer depends on the file, which may be
+	// overwritten or truncated in place. A mapped file must only be replaced by rename: pages of
+	// a file truncated under the mapping fault, and the fault (SIGBUS) ends the process.
+	NoMmap bool
 }
 
 // Load opens a model file written by the converter (docs/FORMAT.md), validates it and builds the
@@ -27,7 +32,7 @@ func Load(path string) (*Model, error) { return LoadWith(path, LoadOptions{}) }
 
 // LoadWith is Load with options.
 func LoadWith(path string, opt LoadOptions) (*Model, error) {
-	f, err := format.Open(path)
+	f, err := format.OpenWith(path, format.ReadOptions{NoMmap: opt.NoMmap})
 	if err != nil {
 		return nil, err
 	}

@@ -156,8 +156,13 @@ type ModelConfig struct {
 	// KeepSamples is not supported. Predictions do not depend on MaxBatch for the Weight and
 	// Local strategies; for Auto they may.
 	Options runtime.Options
-	// Load configures how the file is loaded (LoadOptions.KeepF16), on Reload too.
+	// Load configures how the file is loaded (LoadOptions.KeepF16), on Reload too. Unless Mmap
+	// is set, the server reads the file into memory (LoadOptions.NoMmap whatever Load says).
 	Load runtime.LoadOptions
+	// Mmap maps the file instead of reading it: less memory for a large model, but the file
+	// must then only be replaced by rename — copied over in place (cp, scp) while served, it
+	// is truncated under the mapping and the fault ends the whole server (SIGBUS).
+	Mmap bool
 }
 
 // ValidName reports whether name may name a model.

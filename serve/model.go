@@ -44,7 +44,9 @@ type reqBuf struct {
 
 // load reads path and makes conc Predictors. On error nothing is left open.
 func load(mc ModelConfig, cfg Config) (*loaded, error) {
-	m, err := runtime.LoadWith(mc.Path, mc.Load)
+	lo := mc.Load
+	lo.NoMmap = lo.NoMmap || !mc.Mmap
+	m, err := runtime.LoadWith(mc.Path, lo)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -588,6 +589,54 @@ func (h *hammer) run(clients int, url string, body []byte, c *http.Client, stop 
 				h.mu.Unlock()
 			}
 		}()
+	}
+}
+
+// TestServeModelOverwrittenInPlace: the served model file copied over in place — truncated
+// first, as cp and scp do — must not touch the model serving (mapped, its pages would fault and
+// SIGBUS would end the test binary); SIGHUP's reload then refuses the truncated file and keeps
+// the old model.
+func TestServeModelOverwrittenInPlace(t *testing.T) {
+	// A deterministic 4096 → 2 layer stored as float32: mapped, its weights would be read from
+	// the file's pages at every prediction.
+	const in = 4096
+	spec := runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, InputShape: []int{in}, NoiseVar: 0.01,
+		Layers: []runtime.LayerSpec{{Name: "fc", Op: runtime.OpLinear, In: in, Out: 2, Bias: true}}}
+	w := format.NewWriter()
+	modeltest.AddSpec(t, w, spec)
+	wts := make([]float32, 2*in)
+	for i := range wts {
+		wts[i] = float32(i%7) / 100
+	}
+	for _, tn := range []struct {
+		name  string
+		shape []int
+		data  []float32
+	}{{"fc.weight", []int{2, in}, wts}, {"fc.bias", []int{2}, []float32{0.5, -0.5}}} {
+		if _, err := w.AddTensor(tn.name, tn.shape, tn.data, format.AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "det.ebnn")
+	modeltest.Save(t, w, path)
+	s, ts := newTestServer(t, Config{Concurrency: 1}, ModelConfig{Name: "m", Path: path, Options: runtime.Options{Mean: true}})
+	body := instancesJSON(demoInputs(6, 3)[:in], in)
+	code, before := post(t, ts.Client(), ts.URL+"/v1/models/m:predict", "application/json", body)
+	if code != 200 {
+		t.Fatalf("%d %s", code, before)
+	}
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	code, after := post(t, ts.Client(), ts.URL+"/v1/models/m:predict", "application/json", body)
+	if code != 200 || !bytes.Equal(after, before) {
+		t.Fatalf("after truncating the file: %d %.200s, want the same 200 as before", code, after)
+	}
+	if err := s.Reload(); err == nil {
+		t.Fatal("Reload accepted a truncated file")
+	}
+	if code, again := post(t, ts.Client(), ts.URL+"/v1/models/m:predict", "application/json", body); code != 200 || !bytes.Equal(again, before) {
+		t.Fatalf("after the failed reload: %d %.200s", code, again)
 	}
 }
 

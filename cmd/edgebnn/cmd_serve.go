@@ -40,7 +40,9 @@ It listens on 127.0.0.1:8501 (loopback only) unless --addr says otherwise.
 SIGHUP reloads the model files: a file that fails to load keeps the model
 loaded before serving (logged, and counted in /metrics). SIGINT or SIGTERM
 drains: new connections are refused, requests in flight finish within
---drain-timeout; then the exit status is 130. Log lines go to stderr.`
+--drain-timeout; then the exit status is 130. Log lines go to stderr. Model
+files are read into memory, so that one copied over in place while served
+cannot fault the server; --mmap maps them instead (replace them by rename).`
 
 var serveCmd = command{
 	name:    "serve",
@@ -82,6 +84,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	threads := fs.Int("threads", 1, "goroutines drawing the samples of one prediction (`T`)")
 	mean := fs.Bool("mean", false, "predict once at the posterior mean (no sampling)")
 	keepF16 := fs.Bool("keep-f16", false, "keep the fp16 weights of deterministic layers as stored and widen them per use: half their memory, bit-identical outputs")
+	mmap := fs.Bool("mmap", false, "map the model files instead of reading them into memory (less memory; then replace a served file only by rename: one truncated in place, as cp and scp do, ends the server)")
 	adaptive := fs.Bool("adaptive", false, "adaptive sampling: stop drawing samples once the policy's decision is settled (needs a policy in the model file)")
 	batch := fs.Int("batch", 0, "instances predicted in one pass (`B`, default 16, at most --max-instances)")
 	conc := fs.Int("concurrency", 0, "predictors per model, i.e. requests of one model predicted at once (`N`, default GOMAXPROCS)")
@@ -124,6 +127,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		models[i].Options = runtime.Options{Samples: *samples, Seed: *seed, Strategy: st, Threads: *threads, Mean: *mean,
 			Adaptive: *adaptive, MaxBatch: *batch}
 		models[i].Load = runtime.LoadOptions{KeepF16: *keepF16}
+		models[i].Mmap = *mmap
 	}
 	cfg := serve.Config{Addr: *addr, MaxBodyBytes: *maxBody, MaxInstances: *maxInst, Concurrency: *conc, QueueTimeout: *queue,
 		ReadHeaderTimeout: *rht, ReadTimeout: *rt, WriteTimeout: *wt, IdleTimeout: *it, MaxHeaderBytes: *mhb,
