@@ -415,6 +415,9 @@ func TestServeSlowClients(t *testing.T) {
 			t.Fatalf("%s: the server did not close the connection: %v", c.name, err)
 		}
 		t.Logf("%s: closed after %v (%d bytes of response: %.60q)", c.name, time.Since(start), len(b), b)
+		if c.conn == body && !bytes.HasPrefix(b, []byte("HTTP/1.1 408 ")) {
+			t.Errorf("slow body: response %.60q, want 408 Request Timeout", b)
+		}
 	}
 	if code, b := post(t, http.DefaultClient, url+"/v1/models/mnist:predict", "application/json", one); code != 200 {
 		t.Fatalf("%d %s", code, b)

@@ -452,7 +452,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, name string, d
 			if errors.As(err, &mbe) {
 				return dst, tooLarge()
 			}
-			return dst, &reqError{http.StatusBadRequest, kindReadBody, fmt.Sprintf("model %q: reading the request body: %v", name, err)}
+			code := http.StatusBadRequest
+			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+				code = http.StatusRequestTimeout // the client did not send its body within --read-timeout
+			}
+			return dst, &reqError{code, kindReadBody, fmt.Sprintf("model %q: reading the request body: %v", name, err)}
 		}
 	}
 }
