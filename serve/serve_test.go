@@ -351,6 +351,19 @@ func TestServeConfigValidate(t *testing.T) {
 }
 
 // startServer runs s.Serve on a loopback listener; stop cancels it and returns Serve's error.
+// newStartedServer makes a Server for the models, closed when the test ends, and serves it
+// (startServer).
+func newStartedServer(t testing.TB, cfg Config, models ...ModelConfig) (s *Server, url string, stop func() error) {
+	t.Helper()
+	s, err := New(cfg, models...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	url, stop = startServer(t, s)
+	return s, url, stop
+}
+
 func startServer(t testing.TB, s *Server) (url string, stop func() error) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -374,13 +387,8 @@ func startServer(t testing.TB, s *Server) (url string, stop func() error) {
 }
 
 func TestServeSlowClients(t *testing.T) {
-	s, err := New(Config{Concurrency: 1, ReadHeaderTimeout: 200 * time.Millisecond, ReadTimeout: 400 * time.Millisecond},
+	_, url, _ := newStartedServer(t, Config{Concurrency: 1, ReadHeaderTimeout: 200 * time.Millisecond, ReadTimeout: 400 * time.Millisecond},
 		ModelConfig{Name: "mnist", Path: demoModel, Options: runtime.Options{Samples: 4}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	url, _ := startServer(t, s)
 	addr := strings.TrimPrefix(url, "http://")
 	// A client that never finishes its headers, and one that never finishes its body.
 	slow := func(partial string) net.Conn {
@@ -428,13 +436,8 @@ func TestServeSlowClients(t *testing.T) {
 // whole limit, and which then sends almost nothing, must not make the server allocate that much:
 // 32 such connections allocated 32 × 4 MiB before the buffer grew only as bytes arrived.
 func TestServeAnnouncedBodyNotAllocated(t *testing.T) {
-	s, err := New(Config{Concurrency: 1, ReadTimeout: 5 * time.Second},
+	s, url, _ := newStartedServer(t, Config{Concurrency: 1, ReadTimeout: 5 * time.Second},
 		ModelConfig{Name: "mnist", Path: demoModel, Options: runtime.Options{Samples: 4}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	url, _ := startServer(t, s)
 	addr := strings.TrimPrefix(url, "http://")
 	const conns = 32
 	var before, after goruntime.MemStats
@@ -701,13 +704,8 @@ func TestServeReloadUnderLoad(t *testing.T) {
 }
 
 func TestServeShutdownUnderLoad(t *testing.T) {
-	s, err := New(Config{Concurrency: 2, DrainTimeout: 10 * time.Second},
+	s, url, stop := newStartedServer(t, Config{Concurrency: 2, DrainTimeout: 10 * time.Second},
 		ModelConfig{Name: "m", Path: demoModel, Options: runtime.Options{Samples: 32}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	url, stop := startServer(t, s)
 	// One connection per request: a request is either refused (no connection) or accepted
 	// and then answered.
 	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
