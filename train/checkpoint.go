@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -226,6 +227,10 @@ func Resume(path string, edit func(*Config) error) (*Trainer, error) {
 		return nil, err
 	}
 	cfg := s.Config
+	// The counters come from the file: a negative epoch would buy a billion epochs of run time.
+	if s.Epoch < 0 || s.Epoch > cfg.TotalEpochs() || s.Step < 0 || s.OptimSteps < 0 || !(s.TrainSeconds >= 0) || math.IsInf(s.TrainSeconds, 0) {
+		return nil, fmt.Errorf("checkpoint %s: training state epoch %d (of %d), step %d, optimizer steps %d, %g s: out of range", path, s.Epoch, cfg.TotalEpochs(), s.Step, s.OptimSteps, s.TrainSeconds)
+	}
 	if s.Laplace != nil {
 		return nil, fmt.Errorf("checkpoint %s holds a fitted Laplace posterior, which is not resumed: resume the MAP network's per-epoch checkpoint (<stem>.last) or refit with --init-from and --epochs 0", path)
 	}
@@ -259,8 +264,11 @@ func Resume(path string, edit func(*Config) error) (*Trainer, error) {
 			if err != nil {
 				return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 			}
-			if len(data) != len(p.Value) {
+			if len(data) != len(p.Value) || !runtime.SameShape(shape, p.Shape) {
 				return nil, fmt.Errorf("checkpoint %s: tensor %q has shape %v, want %v", path, p.Name, shape, p.Shape)
+			}
+			if i := nonFinite(data); i >= 0 {
+				return nil, fmt.Errorf("checkpoint %s: tensor %q: value %d is %v", path, p.Name, i, data[i])
 			}
 			copy(p.Value, data)
 		}
@@ -275,6 +283,9 @@ func Resume(path string, edit func(*Config) error) (*Trainer, error) {
 			if err != nil {
 				return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 			}
+			if i := nonFinite(data); i >= 0 {
+				return nil, fmt.Errorf("checkpoint %s: optimizer state %q: value %d is %v", path, name, i, data[i])
+			}
 			st.Buffers[rest] = data
 		}
 	}
@@ -286,6 +297,16 @@ func Resume(path string, edit func(*Config) error) (*Trainer, error) {
 	}
 	t.Epoch, t.Step, t.TrainSeconds, t.History = s.Epoch, s.Step, s.TrainSeconds, s.History
 	return t, nil
+}
+
+// nonFinite returns the index of the first NaN or ±Inf in x, or −1.
+func nonFinite(x []float32) int {
+	for i, v := range x {
+		if v-v != 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // fileTensors reads f32 tensors from a model file (copies, so the file may be closed).

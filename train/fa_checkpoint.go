@@ -71,7 +71,7 @@ func decodeFAState(b []byte) (kind string, s fa.State, avgN int64, err error) {
 	rest := b[4+n:]
 	s = fa.State{Ints: h.Ints, Bytes: h.Bytes, Floats: map[string][]float64{}}
 	for _, buf := range h.Buffers {
-		if buf.Len < 0 || uint64(buf.Len)*8 > uint64(len(rest)) {
+		if buf.Len < 0 || buf.Len > len(rest)/8 { // no product: Len·8 wraps for Len ≥ 2^61
 			return "", s, 0, fmt.Errorf("blob %q: buffer %q of %d values exceeds the blob", faStateBlob, buf.Name, buf.Len)
 		}
 		v := make([]float64, buf.Len)

@@ -2,6 +2,8 @@ package train
 
 import (
 	"context"
+	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -283,5 +285,23 @@ func TestFAConfigErrors(t *testing.T) {
 				t.Fatalf("error %v, want one mentioning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestDecodeFAStateBufferLengths: a buffer length that does not fit the blob is an error, also
+// one whose byte count Len·8 wraps around 2^64 (it once passed the check and panicked in make).
+func TestDecodeFAStateBufferLengths(t *testing.T) {
+	blob := func(n int64) []byte {
+		head := []byte(fmt.Sprintf(`{"kind":"vifa","buffers":[{"name":"c","len":%d}]}`, n))
+		b := binary.LittleEndian.AppendUint32(nil, uint32(len(head)))
+		return append(append(b, head...), make([]byte, 16)...)
+	}
+	for _, n := range []int64{3, -1, 1 << 61, 1<<62 + 1} {
+		if _, _, _, err := decodeFAState(blob(n)); err == nil || !strings.Contains(err.Error(), "exceeds the blob") {
+			t.Errorf("len %d: %v, want an error that it exceeds the blob", n, err)
+		}
+	}
+	if _, s, _, err := decodeFAState(blob(2)); err != nil || len(s.Floats["c"]) != 2 {
+		t.Errorf("len 2 of 16 bytes: %v, %v", s.Floats, err)
 	}
 }

@@ -686,6 +686,14 @@ func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 	if t.hmc != nil {
 		return t.runHMC(ctx, h)
 	}
+	if t.Epoch >= c.TotalEpochs() && c.Posterior != "laplace" {
+		// Nothing would run, so nothing would be written: the caller would report an output
+		// that does not exist.
+		if t.Epoch > 0 {
+			return fmt.Errorf("train: the checkpoint has %d of the %d epochs already: nothing to train (ask for more epochs)", t.Epoch, c.TotalEpochs())
+		}
+		return fmt.Errorf("train: epochs 0: nothing to train (posterior laplace with init_from fits without training)")
+	}
 	// Steps of the last evaluation and checkpoint of this run (the gates of EvalMinSteps and
 	// CheckpointMinSteps); a resumed run starts counting at its checkpoint.
 	evalStep, ckptStep := t.Step, t.Step

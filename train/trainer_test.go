@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -332,5 +333,121 @@ func TestTrainingMemoryCheck(t *testing.T) {
 		if err := checkTrainingMemory(spec, &cfg, tc.members, tc.limit); (err == nil) != tc.ok {
 			t.Errorf("%+v: %v", tc, err)
 		}
+	}
+}
+
+// doctor copies the checkpoint src to a new file in dir, with the tensor (or blob) name
+// replaced by edit's result, and returns its path.
+func doctor(t *testing.T, src, name string, tensor func([]float32, []int) ([]float32, []int), blob func([]byte) []byte) string {
+	t.Helper()
+	f, err := format.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := format.NewWriter()
+	for _, s := range f.Sections() {
+		switch {
+		case s.Name == name && tensor != nil:
+			tn, err := f.Tensor(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := tn.Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, shape := tensor(slices.Clone(v), s.Shape)
+			if _, err := w.AddTensor(name, shape, data, format.AddOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		case s.Name == name && blob != nil:
+			b, err := f.Blob(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.AddBlob(name, blob(b), false); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			if err := w.CopySection(f, s.Name); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	out := filepath.Join(t.TempDir(), "doctored.ebnn")
+	if err := w.WriteFile(out, format.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestResumeRefusesBadCheckpoints: a checkpoint is an input like any other — NaN parameters or
+// optimizer state, a tensor of the right size but the wrong shape, and counters out of range are
+// errors naming the file, before anything trains; and a resumed run with nothing left to train
+// is an error, not a "wrote" without a file.
+func TestResumeRefusesBadCheckpoints(t *testing.T) {
+	c := toyConfig(t, "deterministic", "")
+	c.Epochs = 2
+	good := trainRun(t, c).Config.Out
+	p0 := func() string {
+		tr, err := Resume(good, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.Nets[0].Params()[0].Name
+	}()
+	var optName string
+	if f, err := format.Open(good); err == nil {
+		for _, n := range f.Tensors() {
+			if strings.HasPrefix(n, OptimPrefix) {
+				optName = n
+				break
+			}
+		}
+		f.Close()
+	}
+	state := func(key string, v any) func([]byte) []byte {
+		return func(b []byte) []byte {
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			m[key] = v
+			out, _ := json.Marshal(m)
+			return out
+		}
+	}
+	nan := func(v []float32, s []int) ([]float32, []int) { v[1] = float32(math.NaN()); return v, s }
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"NaN parameter", doctor(t, good, p0, nan, nil), "value 1 is NaN"},
+		{"NaN optimizer state", doctor(t, good, optName, nan, nil), "optimizer state"},
+		{"reshaped parameter", doctor(t, good, p0, func(v []float32, s []int) ([]float32, []int) {
+			return v, []int{s[len(s)-1], len(v) / s[len(s)-1]}
+		}, nil), "has shape"},
+		{"negative epoch", doctor(t, good, TrainBlob, nil, state("epoch", -1000000000)), "out of range"},
+		{"negative step", doctor(t, good, TrainBlob, nil, state("step", -5)), "out of range"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Resume(tc.path, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) {
+				t.Fatalf("Resume = %v, want an error naming the file and %q", err, tc.want)
+			}
+		})
+	}
+	tr, err := Resume(good, func(c *Config) error { c.Epochs = 2; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(context.Background(), Hooks{}); err == nil || !strings.Contains(err.Error(), "nothing to train") {
+		t.Fatalf("resuming 2 of 2 epochs: %v, want nothing to train", err)
+	}
+	c.Epochs, c.Out = 0, filepath.Join(t.TempDir(), "zero.ebnn")
+	if tr, err := New(c); err != nil {
+		t.Fatal(err)
+	} else if err := tr.Run(context.Background(), Hooks{}); err == nil || !strings.Contains(err.Error(), "epochs 0") {
+		t.Fatalf("epochs 0: %v, want an error", err)
 	}
 }

@@ -569,6 +569,9 @@ func reportLine(r *eval.Report) string {
 // trainPlots writes the training curves, and for the last evaluation the reliability diagram
 // and selective-prediction curve (classification) or the 1-D fit (regression).
 func trainPlots(t *train.Trainer) error {
+	if len(t.History) == 0 {
+		return nil // no epoch has run: nothing to draw
+	}
 	out := t.Config.Out
 	var ep, loss, nll, acc []float64
 	for _, h := range t.History {
