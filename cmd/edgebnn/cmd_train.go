@@ -37,7 +37,8 @@ the final one at --out, a per-epoch one beside it (<out stem>.last.ebnn,
 rewritten atomically), a JSON-lines metrics log (<out stem>.metrics.jsonl)
 and PNG plots (<out stem>.*.png). Ctrl-C writes a checkpoint and exits;
 --resume continues from one (flags given with it override its settings, e.g.
---epochs to train longer). Every config-file key is also a flag, with dashes
+--epochs to train longer; without --out the outputs go beside the checkpoint,
+under the name the run was started with). Every config-file key is also a flag, with dashes
 (noise_precision → --noise-precision). Evaluation after each epoch goes
 through the runtime, exactly as on a board.
 
@@ -215,6 +216,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		st, rerr := train.ReadState(*resume)
 		if rerr != nil {
 			return rerr
+		}
+		if _, given := set["out"]; !given {
+			// Never where the file says: a checkpoint from elsewhere would choose what to
+			// overwrite. Beside the checkpoint, under the name the run was started with.
+			base := filepath.Base(st.Config.Out)
+			if base == "." || base == ".." || base == string(filepath.Separator) {
+				return usagef("--resume %s: its recorded output %q names no file: give --out", *resume, st.Config.Out)
+			}
+			set["out"] = filepath.Join(filepath.Dir(*resume), base)
+			order = append(order, "out")
 		}
 		cfg := st.Config
 		if err := apply(&cfg); err != nil {

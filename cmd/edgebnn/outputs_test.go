@@ -530,3 +530,35 @@ func TestFailedPlanWritesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestTrainResumeOutputBeside: without --out a resumed run writes beside the checkpoint it
+// resumes, under the recorded name — never at the recorded path itself, which a checkpoint from
+// elsewhere would choose (it once replaced whatever file that path named).
+func TestTrainResumeOutputBeside(t *testing.T) {
+	dir := t.TempDir()
+	trainInputs(t, dir)
+	t.Chdir(dir)
+	for _, d := range []string{"a", "b"} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runOK(t, "train", "--config", "cfg.json", "--quiet", "--no-plots", "--epochs", "2", "--out", "a/victim.ebnn")
+	before, err := os.ReadFile("a/victim.ebnn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename("a/victim.ebnn", "b/ckpt.ebnn"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("a/victim.ebnn", before, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runOK(t, "train", "--resume", "b/ckpt.ebnn", "--epochs", "3", "--quiet", "--no-plots")
+	if b, err := os.ReadFile("a/victim.ebnn"); err != nil || !bytes.Equal(b, before) {
+		t.Errorf("a/victim.ebnn (the recorded output) changed: %v", err)
+	}
+	if _, err := os.Stat("b/victim.ebnn"); err != nil {
+		t.Errorf("no output beside the checkpoint: %v", err)
+	}
+}
