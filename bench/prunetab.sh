@@ -194,21 +194,26 @@ done
 for phase in 0 1; do
 	((phase == 0 || finetune > 0)) || continue
 	if ((phase == 1 && njobs > 1)); then
-		failed=0
+		# A pool of njobs: every job launched is waited for exactly once (wait -n), so no exit
+		# status is lost however close together two jobs end.
+		failed=0 running=0
+		pool_wait() { if wait -n; then :; else failed=1; fi; running=$((running - 1)); }
 		for s in $(seq 1 "$seeds"); do
 			for k in "${wkeeps[@]}"; do
 				[[ $ftw == *" $k "* ]] || continue
-				while (($(jobs -rp | wc -l) >= njobs)); do wait -n || failed=1; done
+				while ((running >= njobs)); do pool_wait; done
 				finetune ffgw "$s" "$k" --prune-snr "$k" &
+				running=$((running + 1))
 			done
 			for row in "${zrows[@]}"; do
 				set -- $row
 				[[ $1 != paper || $ftz == *" $2 "* ]] || continue
-				while (($(jobs -rp | wc -l) >= njobs)); do wait -n || failed=1; done
+				while ((running >= njobs)); do pool_wait; done
 				finetune ffgu "$s" "$2" --prune-z "$3" &
+				running=$((running + 1))
 			done
 		done
-		while (($(jobs -rp | wc -l) > 0)); do wait -n || failed=1; done
+		while ((running > 0)); do pool_wait; done
 		((!failed)) || { echo "prunetab.sh: a fine-tuning failed: see its log, $out/*_ft.train.log" >&2; exit 1; }
 	fi
 	for s in $(seq 1 "$seeds"); do

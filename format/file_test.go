@@ -156,8 +156,14 @@ func TestAtomicWriteFile(t *testing.T) {
 	}
 	onlyFiles("out.ebnn")
 	orig, _ := os.ReadFile(target)
-	if st, _ := os.Stat(target); runtime.GOOS != "windows" && st.Mode().Perm() != 0o644 {
-		t.Errorf("perm %v", st.Mode().Perm())
+	// 0644 less the umask: what a file created with 0666 keeps of 0644.
+	probe := filepath.Join(t.TempDir(), "probe")
+	if err := os.WriteFile(probe, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	pst, _ := os.Stat(probe)
+	if st, _ := os.Stat(target); runtime.GOOS != "windows" && st.Mode().Perm() != 0o644&pst.Mode().Perm() {
+		t.Errorf("perm %v, want %v", st.Mode().Perm(), 0o644&pst.Mode().Perm())
 	}
 
 	// Refuses to overwrite a source: same path, a hard link, a symlink.

@@ -198,7 +198,7 @@ func newSafetensorsInputs(f *os.File, path, key string, width int) (*stInputs, e
 	if err != nil {
 		return nil, err
 	}
-	h, err := safetensors.ReadHeader(f, fi.Size(), safetensors.Limits{})
+	h, err := safetensors.ReadHeader(f, fi.Size(), inputHeaderLimits)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -251,6 +251,11 @@ func newSafetensorsInputs(f *os.File, path, key string, width int) (*stInputs, e
 	}
 	return &stInputs{f: f, path: path, t: *t, width: width, n: t.Shape[0], rowB: width * t.DType.Size(), off: h.DataOffset + t.Begin}, nil
 }
+
+// inputHeaderLimits bound the header of a safetensors input file: predict reads one tensor of
+// it, so a few thousand tensors and 16 MiB of header are plenty (the package's defaults, meant
+// for checkpoints, let 99 MiB of empty rank-64 tensors cost 0.9 GB and 14 s).
+var inputHeaderLimits = safetensors.Limits{MaxHeaderBytes: 16 << 20, MaxTensors: 4096}
 
 // tensorNames lists the first names of ts (sorted), clipped, for an error message: a header may
 // hold a million tensors, or names of megabytes.
