@@ -195,6 +195,19 @@ func pPairSet(f func(m *Module) *[2]int, noneOK bool) func(*Module, value) error
 	}
 }
 
+// pPosPairSet is pPairSet for sizes that must be positive (kernel, stride, dilation): PyTorch
+// refuses 0, which would otherwise read as the default 1 further down.
+func pPosPairSet(f func(m *Module) *[2]int) func(*Module, value) error {
+	return func(m *Module, v value) error {
+		p, err := toPair(v, false)
+		if err == nil && (p[0] < 1 || p[1] < 1) {
+			err = fmt.Errorf("%v must be positive", p)
+		}
+		*f(m) = p
+		return err
+	}
+}
+
 func pEnumSet(f func(m *Module) *string, allowed ...string) func(*Module, value) error {
 	return func(m *Module, v value) error {
 		s, err := toString(v)
@@ -236,8 +249,8 @@ var (
 	conv2dParams = []param{
 		{"in_channels", "in_channels", pInt, true, 0, value{}, pIntSet(func(m *Module) *int { return &m.InChannels }, 1)},
 		{"out_channels", "out_channels", pInt, true, 1, value{}, pIntSet(func(m *Module) *int { return &m.OutChannels }, 1)},
-		{"kernel_size", "kernel_size", pPair, true, -1, value{}, pPairSet(func(m *Module) *[2]int { return &m.KernelSize }, false)},
-		{"stride", "stride", pPair, false, -1, pairV(1, 1), pPairSet(func(m *Module) *[2]int { return &m.Stride }, false)},
+		{"kernel_size", "kernel_size", pPair, true, -1, value{}, pPosPairSet(func(m *Module) *[2]int { return &m.KernelSize })},
+		{"stride", "stride", pPair, false, -1, pairV(1, 1), pPosPairSet(func(m *Module) *[2]int { return &m.Stride })},
 		{"padding", "padding", pPadding, false, -1, pairV(0, 0), func(m *Module, v value) error {
 			if v.kind == vStr {
 				if v.s != "same" && v.s != "valid" {
@@ -250,7 +263,7 @@ var (
 			m.Padding = p
 			return err
 		}},
-		{"dilation", "dilation", pPair, false, -1, pairV(1, 1), pPairSet(func(m *Module) *[2]int { return &m.Dilation }, false)},
+		{"dilation", "dilation", pPair, false, -1, pairV(1, 1), pPosPairSet(func(m *Module) *[2]int { return &m.Dilation })},
 		{"groups", "groups", pInt, false, -1, intV(1), pIntSet(func(m *Module) *int { return &m.Groups }, 1)},
 		{"bias", "bias", pBool, false, -1, boolV(true), pBoolSet(func(m *Module) *bool { return &m.Bias })},
 		{"padding_mode", "padding_mode", pPaddingMode, false, -1, strV("zeros"), pEnumSet(func(m *Module) *string { return &m.PaddingMode }, "zeros", "reflect", "replicate", "circular")},
@@ -264,15 +277,15 @@ var (
 		{"prior sd", "prior_sd", pFloatOpt, false, -1, noneV, pFloatPtrSet(func(m *Module) **float64 { return &m.PriorSD }, true)},
 	}
 	maxPoolParams = []param{
-		{"kernel_size", "kernel_size", pPair, true, -1, value{}, pPairSet(func(m *Module) *[2]int { return &m.KernelSize }, false)},
-		{"stride", "stride", pStridePool, false, -1, noneV, pPairSet(func(m *Module) *[2]int { return &m.Stride }, false)},
+		{"kernel_size", "kernel_size", pPair, true, -1, value{}, pPosPairSet(func(m *Module) *[2]int { return &m.KernelSize })},
+		{"stride", "stride", pStridePool, false, -1, noneV, pPosPairSet(func(m *Module) *[2]int { return &m.Stride })},
 		{"padding", "padding", pPair, false, -1, pairV(0, 0), pPairSet(func(m *Module) *[2]int { return &m.Padding }, false)},
-		{"dilation", "dilation", pPair, false, -1, pairV(1, 1), pPairSet(func(m *Module) *[2]int { return &m.Dilation }, false)},
+		{"dilation", "dilation", pPair, false, -1, pairV(1, 1), pPosPairSet(func(m *Module) *[2]int { return &m.Dilation })},
 		{"ceil_mode", "ceil_mode", pBool, false, -1, boolV(false), pBoolSet(func(m *Module) *bool { return &m.CeilMode })},
 	}
 	avgPoolParams = []param{
-		{"kernel_size", "kernel_size", pPair, true, -1, value{}, pPairSet(func(m *Module) *[2]int { return &m.KernelSize }, false)},
-		{"stride", "stride", pStridePool, false, -1, noneV, pPairSet(func(m *Module) *[2]int { return &m.Stride }, false)},
+		{"kernel_size", "kernel_size", pPair, true, -1, value{}, pPosPairSet(func(m *Module) *[2]int { return &m.KernelSize })},
+		{"stride", "stride", pStridePool, false, -1, noneV, pPosPairSet(func(m *Module) *[2]int { return &m.Stride })},
 		{"padding", "padding", pPair, false, -1, pairV(0, 0), pPairSet(func(m *Module) *[2]int { return &m.Padding }, false)},
 		{"ceil_mode", "ceil_mode", pBool, false, -1, boolV(false), pBoolSet(func(m *Module) *bool { return &m.CeilMode })},
 		{"count_include_pad", "count_include_pad", pBool, false, -1, boolV(true), pBoolSet(func(m *Module) *bool { return &m.CountIncludePad })},

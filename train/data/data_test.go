@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -116,10 +117,19 @@ func TestClasses(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(cs, []int{0, 1, 2, 7}) || FormatClasses(cs) != "0-2,7" {
 		t.Fatalf("got %v %v", cs, err)
 	}
-	for _, bad := range []string{"", "a", "3-1", "1,1", "-1"} {
-		if _, err := ParseClasses(bad); err == nil {
-			t.Errorf("%q accepted", bad)
+	// Many ranges of classes above MaxClass: refused at the first, before any is expanded (200
+	// such ranges once cost a gigabyte), with the list clipped in the message.
+	var many []string
+	for i := 1; i <= 200; i++ {
+		many = append(many, fmt.Sprintf("%d-%d", i*65537, i*65537+65536))
+	}
+	for _, bad := range []string{"", "a", "3-1", "1,1", "-1", "65536", strings.Join(many, ",")} {
+		if _, err := ParseClasses(bad); err == nil || len(err.Error()) > 500 {
+			t.Errorf("%.40q: %v, want a short error", bad, err)
 		}
+	}
+	if cs, err := ParseClasses("65535"); err != nil || cs[0] != MaxClass {
+		t.Errorf("class MaxClass: %v %v", cs, err)
 	}
 	d := &Dataset{Name: "d", N: 4, Dim: 1, Shape: []int{1}, X: []float32{0, 1, 2, 3}, Labels: []int{3, 1, 2, 1}, Classes: 4}
 	s, err := d.SelectClasses([]int{1, 3}, true)
