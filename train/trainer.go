@@ -318,6 +318,11 @@ func (t *Trainer) fashionMNIST(dir string) (train, test *data.Dataset, err error
 	if test, err = load("test", c.TestLimit, testGroups); err != nil {
 		return nil, nil, err
 	}
+	if !slices.Equal(train.Shape, test.Shape) {
+		// Same-sized images of another shape would be scored silently, and --ood digits is
+		// upsampled to the test images' size.
+		return nil, nil, fmt.Errorf("data %s: the test images are %v, the training images %v", dir, test.Shape, train.Shape)
+	}
 	return train, test, nil
 }
 

@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"os"
@@ -449,5 +450,33 @@ func TestResumeRefusesBadCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	} else if err := tr.Run(context.Background(), Hooks{}); err == nil || !strings.Contains(err.Error(), "epochs 0") {
 		t.Fatalf("epochs 0: %v, want an error", err)
+	}
+}
+
+// TestFashionMNISTTestShape: test images of another shape than the training images — the same
+// number of pixels, 14×56 against 28×28 — are refused, naming the directory and both shapes.
+func TestFashionMNISTTestShape(t *testing.T) {
+	dir := t.TempDir()
+	idx := func(name string, dims ...uint32) {
+		n := uint32(1)
+		for _, d := range dims {
+			n *= d
+		}
+		b := binary.BigEndian.AppendUint32(nil, 0x800|uint32(len(dims)))
+		for _, d := range dims {
+			b = binary.BigEndian.AppendUint32(b, d)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), append(b, make([]byte, n)...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idx("train-images-idx3-ubyte", 2, 28, 28)
+	idx("train-labels-idx1-ubyte", 2)
+	idx("t10k-images-idx3-ubyte", 2, 14, 56)
+	idx("t10k-labels-idx1-ubyte", 2)
+	c := DefaultConfig()
+	c.Arch, c.Data, c.DataDir, c.Out = "mlp:784-10", "fmnist", dir, filepath.Join(t.TempDir(), "m.ebnn")
+	if _, err := New(c); err == nil || !strings.Contains(err.Error(), "the test images are [1 14 56], the training images [1 28 28]") {
+		t.Fatalf("New = %v, want the shapes named", err)
 	}
 }

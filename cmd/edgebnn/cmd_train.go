@@ -342,6 +342,16 @@ func checkTrainOutputs(cfg train.Config, configPath, resume string) error {
 	if p, ok := strings.CutPrefix(cfg.Data, "csv:"); ok {
 		inputs = append(inputs, p)
 	}
+	// fsvi's context points and the OOD set may be files too.
+	for _, v := range []string{cfg.Context, cfg.OOD} {
+		if p, ok := strings.CutPrefix(v, "data:"); ok {
+			inputs = append(inputs, p)
+		} else if p, ok := strings.CutPrefix(v, "digits:"); ok {
+			inputs = append(inputs, p)
+		} else if v == "digits" {
+			inputs = append(inputs, data.DefaultDigitsPath)
+		}
+	}
 	if cfg.Data == "fmnist" || strings.HasPrefix(cfg.Data, "fmnist-c:") {
 		dir := cfg.DataDir
 		if dir == "" {

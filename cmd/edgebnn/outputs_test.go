@@ -562,3 +562,19 @@ func TestTrainResumeOutputBeside(t *testing.T) {
 		t.Errorf("no output beside the checkpoint: %v", err)
 	}
 }
+
+// TestTrainOutputIsContextInput: fsvi's --context data:PATH is an input like --data: an --out
+// over it is refused before anything trains (it was replaced by the checkpoint).
+func TestTrainOutputIsContextInput(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	mustWrite(t, "ctx.csv", []byte("0.5\n-0.5\n1\n"))
+	code, _, stderr := runCLI("train", "--data", "toy1d", "--task", "regression", "--arch", "mlp:1-4-1", "--posterior", "ffg_w",
+		"--objective", "fsvi", "--context", "data:ctx.csv", "--epochs", "1", "--quiet", "--no-plots", "--out", "ctx.csv")
+	if code != 1 || !strings.Contains(stderr, "input") {
+		t.Fatalf("exit %d, stderr %q; want a refusal naming the input", code, stderr)
+	}
+	if b, _ := os.ReadFile("ctx.csv"); string(b) != "0.5\n-0.5\n1\n" {
+		t.Errorf("ctx.csv was overwritten")
+	}
+}

@@ -54,7 +54,7 @@ func Digits(path string, size int) (*Dataset, error) {
 		defer zr.Close()
 		r = zr
 	}
-	d, err := readDigits(readlimit.Reader(r, path+" (decompressed)", digitsMaxBytes), size)
+	d, err := readDigits(readlimit.Reader(r, path+" (decompressed)", digitsMaxBytes), size, digitsMaxValues)
 	if err != nil {
 		return nil, fmt.Errorf("digits %s: %w", path, err)
 	}
@@ -63,8 +63,12 @@ func Digits(path string, size int) (*Dataset, error) {
 	return d, nil
 }
 
-// readDigits parses the rows of a digits CSV (see Digits) and upsamples them.
-func readDigits(r io.Reader, size int) (*Dataset, error) {
+// digitsMaxValues bounds the upsampled digits' values (1 GiB of float32).
+const digitsMaxValues = 1 << 28
+
+// readDigits parses the rows of a digits CSV (see Digits) and upsamples them, at most maxValues
+// values in all.
+func readDigits(r io.Reader, size int, maxValues int64) (*Dataset, error) {
 	const cols = digitsSide*digitsSide + 1
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 1<<16)
@@ -79,6 +83,11 @@ func readDigits(r io.Reader, size int) (*Dataset, error) {
 		}
 		if d.N >= digitsMaxRows {
 			return nil, fmt.Errorf("more than %d rows", digitsMaxRows)
+		}
+		if int64(d.N+1)*int64(size)*int64(size) > maxValues {
+			// The size comes from the data the digits stand beside (an IDX header): 1797 rows at
+			// 4096×4096 would be 120 GB.
+			return nil, fmt.Errorf("line %d: %d rows upsampled to %d×%d exceed %d values", line, d.N+1, size, size, maxValues)
 		}
 		fields := strings.Split(text, ",")
 		if len(fields) != cols {

@@ -98,6 +98,7 @@ func TestDigitsFiles(t *testing.T) {
 		{"fractional label", []byte(row("1", "2.5")), 28, 0, "label \"2.5\""},
 		{"bad gzip", []byte{0x1f, 0x8b, 1, 2, 3}, 28, 0, "gzip"},
 		{"size 0", []byte(digitsRows()), 0, 0, "image size 0"},
+
 	}
 	dir := t.TempDir()
 	for i, tc := range cases {
@@ -236,5 +237,17 @@ func TestShufflePixels(t *testing.T) {
 				t.Fatalf("seeds %d and %d: same output %v, want %v", tc.a, tc.b, !tc.wantSame, tc.wantSame)
 			}
 		})
+	}
+}
+
+// TestDigitsValueBound: the upsampled size comes from other data's header (an IDX file), so the
+// rows stop at a bound on the values — 1797 digits at 4096×4096 would be 120 GB.
+func TestDigitsValueBound(t *testing.T) {
+	rows := strings.Repeat(strings.Repeat("1,", 64)+"1\n", 5)
+	if _, err := readDigits(strings.NewReader(rows), 64, 4*64*64); err == nil || !strings.Contains(err.Error(), "line 5: 5 rows upsampled to 64×64 exceed 16384 values") {
+		t.Fatalf("5 rows of 64×64 under a bound of 4: %v", err)
+	}
+	if d, err := readDigits(strings.NewReader(rows), 64, 5*64*64); err != nil || d.N != 5 {
+		t.Fatalf("5 rows within the bound: %v", err)
 	}
 }
