@@ -419,11 +419,11 @@ func TestResumeRefusesBadCheckpoints(t *testing.T) {
 			return out
 		}
 	}
-	nan := func(v []float32, s []int) ([]float32, []int) { v[1] = float32(math.NaN()); return v, s }
+	nan := func(v []float32, s []int) ([]float32, []int) { v[0] = float32(math.NaN()); return v, s }
 	for _, tc := range []struct {
 		name, path, want string
 	}{
-		{"NaN parameter", doctor(t, good, p0, nan, nil), "value 1 is NaN"},
+		{"NaN parameter", doctor(t, good, p0, nan, nil), "value 0 is NaN"},
 		{"NaN optimizer state", doctor(t, good, optName, nan, nil), "optimizer state"},
 		{"reshaped parameter", doctor(t, good, p0, func(v []float32, s []int) ([]float32, []int) {
 			return v, []int{s[len(s)-1], len(v) / s[len(s)-1]}

@@ -98,7 +98,6 @@ func TestDigitsFiles(t *testing.T) {
 		{"fractional label", []byte(row("1", "2.5")), 28, 0, "label \"2.5\""},
 		{"bad gzip", []byte{0x1f, 0x8b, 1, 2, 3}, 28, 0, "gzip"},
 		{"size 0", []byte(digitsRows()), 0, 0, "image size 0"},
-
 	}
 	dir := t.TempDir()
 	for i, tc := range cases {
