@@ -540,6 +540,14 @@ func hmcKeep(total, k int) []int {
 // after every iteration of every chain, serialised.
 func (r *hmcRun) sample(ctx context.Context, c *Config, test [][]float32, progress func()) ([][]float64, *HMCReport, error) {
 	mc := c.mcmcConfig()
+	// Every draw is kept (and copied once per parameter for the diagnostics), and the function
+	// diagnostics hold every draw's outputs at the test inputs: refuse what would not fit
+	// before sampling, not by running out of memory at the end.
+	perDraw := 2*int64(r.net.dim) + int64(len(test))*int64(r.net.out)
+	if need := int64(mc.Chains) * int64(mc.Draws) * perDraw * 8; need > runtime.DefaultMaxMemory() {
+		return nil, nil, fmt.Errorf("train: posterior hmc: %d chains × %d draws of %d parameters (and %d outputs at the test inputs) need %.1f GiB, more than the %.1f GiB available: fewer draws or chains",
+			mc.Chains, mc.Draws, r.net.dim, len(test)*r.net.out, float64(need)/(1<<30), float64(runtime.DefaultMaxMemory())/(1<<30))
+	}
 	for k := 0; k < mc.Chains; k++ {
 		mc.Inits = append(mc.Inits, r.net.initialPoint(rand.New(rand.NewPCG(c.Seed, 0x484d43+uint64(k)))))
 	}

@@ -407,6 +407,22 @@ func TestHMCRefuses(t *testing.T) {
 	}
 }
 
+// TestHMCMemoryBound: draws that cannot all be held (every draw is kept) are refused before
+// sampling, with the count and the memory they need — not by running out of memory at the end.
+func TestHMCMemoryBound(t *testing.T) {
+	d := hmcTestData(1, 4, 2, 1, 0, 1)
+	c := hmcTestConfig(t, "mlp:2-64-1", d)
+	c.HMCChains, c.HMCWarmup, c.HMCDraws, c.HMCSamples = 64, 1, MaxHMCIterations, 10
+	tr, err := NewWithData(c, d, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tr.Run(context.Background(), Hooks{})
+	if err == nil || !strings.Contains(err.Error(), "GiB") || !strings.Contains(err.Error(), "fewer draws or chains") {
+		t.Fatalf("Run = %v, want a refusal with the memory needed", err)
+	}
+}
+
 // TestHMCKeep: the kept draws are evenly spaced, distinct and in range.
 func TestHMCKeep(t *testing.T) {
 	for _, tc := range []struct {
