@@ -52,6 +52,9 @@ type Config struct {
 	CSVTarget string `json:"csv_target" help:"target column of CSV data (name or 0-based index; default last)"`
 	// TestFraction of CSV data held out for testing.
 	TestFraction float64 `json:"test_fraction" help:"fraction of CSV or toy data held out as the test set"`
+	// EvalAllRows makes LoadEvalData take every row of a CSV as the test set (a file the model's
+	// split was not taken from). Not a config key.
+	EvalAllRows bool `json:"-"`
 	// TrainLimit and TestLimit keep only the first examples (0: all).
 	TrainLimit int `json:"train_limit" help:"use only the first N training examples (0: all)"`
 	TestLimit  int `json:"test_limit" help:"use only the first N test examples (0: all)"`
@@ -428,6 +431,9 @@ func Keys() []Key {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name := strings.Split(f.Tag.Get("json"), ",")[0]
+		if name == "-" {
+			continue // not a key
+		}
 		out = append(out, Key{Name: name, Flag: strings.ReplaceAll(name, "_", "-"), Help: f.Tag.Get("help")})
 	}
 	return out

@@ -234,6 +234,9 @@ func (t *Trainer) loadData() error {
 			return err
 		}
 		m := int(math.Round(c.TestFraction * float64(all.N)))
+		if t.evalOnly && c.EvalAllRows {
+			m = all.N
+		}
 		if train, test, err = all.Split(m, c.Seed); err != nil {
 			return err
 		}
@@ -267,7 +270,7 @@ func (t *Trainer) loadData() error {
 		}
 	}
 	t.Train, t.Test = train.Head(c.TrainLimit), test.Head(c.TestLimit)
-	if t.Train.N == 0 {
+	if t.Train.N == 0 && !(t.evalOnly && c.EvalAllRows) {
 		return fmt.Errorf("config: no training data")
 	}
 	if !t.evalOnly {

@@ -69,7 +69,7 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	oodFlag := fs.String("ood", "", "out-of-distribution set: classes (held-out classes, with --classes), digits (scikit-learn's 8×8 digits upsampled to 28×28), digits:PATH or fmnist-shuffled (the test images with their pixels permuted; default: the checkpoint's, else classes with --classes)")
 	testLimit := fs.Int("test-limit", -1, "evaluate only the first N test examples (0: all)")
 	samples := fs.Int("samples", 0, "Monte Carlo samples per prediction, also L of the regression mixture NLL (default: one per member of an ensemble, else the checkpoint's test_samples, else 32)")
-	seed := fs.Uint64("seed", 42, "random seed")
+	seed := fs.Uint64("seed", 42, "seed of the Monte Carlo draws (a CSV's test split and generated data keep the checkpoint's seed)")
 	strategy := fs.String("strategy", "auto", "sampling strategy: auto, weight or local")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	plotPrefix := fs.String("plots", "", "write <prefix>.reliability.png and <prefix>.selective.png")
@@ -90,8 +90,13 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if *psis && (*psisDraws < train.MinPSISDraws || *psisDraws > train.MaxPSISDraws) {
 		return usagef("--psis-draws %d outside [%d, %d]", *psisDraws, train.MinPSISDraws, train.MaxPSISDraws)
 	}
+	ckptData := cfg.Data
 	if *dataFlag != "" {
 		cfg.Data = *dataFlag
+	}
+	if strings.HasPrefix(cfg.Data, "csv:") && (stErr != nil || cfg.Data != ckptData) {
+		// Not the file the model's test split was taken from: every row is test data.
+		cfg.EvalAllRows = true
 	}
 	if *dataDir != "" {
 		cfg.DataDir = *dataDir
@@ -110,7 +115,8 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	} else if stErr != nil {
 		cfg.TestSamples = 32
 	}
-	cfg.Seed = *seed
+	// cfg.Seed stays the checkpoint's: with another seed a CSV's "test" split would hold
+	// training rows. --seed seeds the Monte Carlo draws only.
 	var plotPaths []string
 	if *plotPrefix != "" {
 		plotPaths = []string{*plotPrefix + ".reliability.png", *plotPrefix + ".selective.png"}
@@ -176,7 +182,7 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		fmt.Fprintf(stdout, "  likelihood %s; prior %s; %.1f s\n", rep.Likelihood, rep.Prior, rep.Seconds)
 		return nil
 	}
-	opt := runtime.Options{Samples: cfg.TestSamples, Seed: cfg.Seed, Strategy: strat, MaxBatch: 100}
+	opt := runtime.Options{Samples: cfg.TestSamples, Seed: *seed, Strategy: strat, MaxBatch: 100}
 	report, err := eval.Evaluate(m, test, ood, opt)
 	if err != nil {
 		return err

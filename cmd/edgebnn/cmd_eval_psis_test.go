@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,5 +100,39 @@ func TestEvalPSIS(t *testing.T) {
 				t.Errorf("exit %d, stderr %q, want an error containing %q\n%s", code, stderr, tc.want, stdout)
 			}
 		})
+	}
+}
+
+// TestEvalCSVSplit: eval splits a checkpoint's CSV as training did (the checkpoint's seed, not
+// --seed, which seeds the Monte Carlo draws only), so a deterministic model scores the same for
+// any --seed; another file (or any file, for a model without a training state) is scored on every
+// row.
+func TestEvalCSVSplit(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("x,y\n")
+	for i := range 40 {
+		x := float64(i)/20 - 1
+		fmt.Fprintf(&b, "%g,%g\n", x, 2*x+0.3*math.Sin(7*x))
+	}
+	csv := filepath.Join(dir, "d.csv")
+	mustWrite(t, csv, []byte(b.String()))
+	ckpt := filepath.Join(dir, "m.ebnn")
+	runOK(t, "train", "--data", "csv:"+csv, "--task", "regression", "--arch", "mlp:1-8-1", "--posterior", "deterministic",
+		"--epochs", "3", "--seed", "7", "--test-fraction", "0.5", "--quiet", "--no-plots", "--out", ckpt)
+	var reports []string
+	for _, seed := range []string{"1", "2", "42"} {
+		reports = append(reports, runOK(t, "eval", "--seed", seed, "--json", ckpt))
+	}
+	if reports[0] != reports[1] || reports[0] != reports[2] {
+		t.Errorf("a deterministic model's eval depends on --seed:\n%s\n%s", reports[0], reports[1])
+	}
+	if !strings.Contains(reports[0], `"n": 20`) {
+		t.Errorf("the checkpoint's test split is 20 rows: %s", reports[0])
+	}
+	other := filepath.Join(dir, "hold.csv")
+	mustWrite(t, other, []byte(b.String()))
+	if out := runOK(t, "eval", "--json", "--data", "csv:"+other, ckpt); !strings.Contains(out, `"n": 40`) {
+		t.Errorf("another file is scored on every row: %s", out)
 	}
 }
