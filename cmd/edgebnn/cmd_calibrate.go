@@ -256,6 +256,11 @@ func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error
 	if err != nil {
 		return err
 	}
+	if pre := m.Preprocessing(); pre != nil {
+		if err := d.MatchClassNames(pre.ClassNames); err != nil {
+			return fmt.Errorf("--data %s: %w", o.data, err)
+		}
+	}
 	switch {
 	case m.Task() == runtime.Regression && d.Outputs != m.OutputSize():
 		return fmt.Errorf("--data %s has %d target(s) per input; the model has %d outputs", o.data, d.Outputs, m.OutputSize())

@@ -167,6 +167,12 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if pre := m.Preprocessing(); pre != nil && test != nil {
+		// A CSV's string labels are numbered by the names in that file: map them to the model's.
+		if err := test.MatchClassNames(pre.ClassNames); err != nil {
+			return err
+		}
+	}
 	if *psis && (test == nil || test.N == 0) {
 		// A run without a test set (test_fraction 0): the PSIS diagnostic needs only the training set.
 		rep, err := runPSIS(ctx, path, *dataFlag, *dataDir, *psisDraws, *seed)

@@ -3,11 +3,14 @@ package data
 import (
 	"errors"
 	"fmt"
-	"github.com/edgebnn/edgebnn/internal/csvrecords"
 	"io"
+	"maps"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/internal/csvrecords"
 	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
 
@@ -17,8 +20,8 @@ type CSVOptions struct {
 	// means the last column.
 	Target string
 	// Regression makes the target a real number; otherwise it is a class label (an integer
-	// in [0, classes) or, if any label is not an integer, a name mapped to classes in order of
-	// first appearance).
+	// in [0, classes), also written 1.0, or, if any label is not one, a name: classes are the
+	// names in sorted order, kept as the Dataset's ClassNames).
 	Regression bool
 	// Header says the first row holds column names. When false, the first row is a header
 	// only if none of its fields is a number (IsHeaderRow); any other row is data, and a
@@ -98,25 +101,27 @@ func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 	d.Labels = make([]int, d.N)
 	ints := true
 	for i, s := range targets {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 0 || v > 1<<20 {
+		v, err := strconv.ParseFloat(s, 64) // 1 and 1.0 (pandas' float columns) alike
+		if err != nil || v != math.Trunc(v) || v < 0 || v > 1<<20 {
 			ints = false
 			break
 		}
-		d.Labels[i] = v
-		d.Classes = max(d.Classes, v+1)
+		d.Labels[i] = int(v)
+		d.Classes = max(d.Classes, int(v)+1)
 	}
 	if !ints {
-		ids := map[string]int{}
-		for i, s := range targets {
-			id, ok := ids[s]
-			if !ok {
-				id = len(ids)
-				ids[s] = id
-			}
-			d.Labels[i] = id
+		// Names: numbered in sorted order, not in order of first appearance — which differs
+		// between files — and kept as ClassNames (the model records them; eval and calibrate
+		// map another file's labels by name, MatchClassNames).
+		set := map[string]bool{}
+		for _, s := range targets {
+			set[s] = true
 		}
-		d.Classes = len(ids)
+		d.ClassNames = slices.Sorted(maps.Keys(set))
+		for i, s := range targets {
+			d.Labels[i], _ = slices.BinarySearch(d.ClassNames, s)
+		}
+		d.Classes = len(d.ClassNames)
 	}
 	return d, d.Validate()
 }

@@ -6,6 +6,7 @@ package data
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -159,6 +160,33 @@ func (d *Dataset) SelectClasses(classes []int, remap bool) (*Dataset, error) {
 
 // MaxClass is the largest class number ParseClasses accepts.
 const MaxClass = 1<<16 - 1
+
+// MatchClassNames renumbers d's labels by the class names a model records (names, in its
+// output order): a CSV file's string labels are numbered in sorted order of the names that file
+// holds, which need not be the order — or the set — of the training file's. Nothing changes when
+// either side has no names; a label the model does not know is an error naming it.
+func (d *Dataset) MatchClassNames(names []string) error {
+	if d.ClassNames == nil || names == nil {
+		return nil
+	}
+	idx := make(map[string]int, len(names))
+	for i, n := range names {
+		idx[n] = i
+	}
+	remap := make([]int, len(d.ClassNames))
+	for i, n := range d.ClassNames {
+		j, ok := idx[n]
+		if !ok {
+			return fmt.Errorf("data %s: class %s is not one of the model's %d classes", d.Name, clip.Q(n), len(names))
+		}
+		remap[i] = j
+	}
+	for i, l := range d.Labels {
+		d.Labels[i] = remap[l]
+	}
+	d.ClassNames, d.Classes = slices.Clone(names), len(names)
+	return nil
+}
 
 // ParseClasses parses a class list such as "0-4", "0,2,4" or "0-2,7" of classes 0 to MaxClass.
 func ParseClasses(s string) ([]int, error) {

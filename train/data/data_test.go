@@ -93,6 +93,31 @@ func TestReadCSV(t *testing.T) {
 	if d.Classes != 2 || !reflect.DeepEqual(d.Labels, []int{0, 1, 0}) || !reflect.DeepEqual(d.X, []float32{1, 2, 3, 4, 5, 6}) {
 		t.Fatalf("got %+v", d)
 	}
+	if !reflect.DeepEqual(d.ClassNames, []string{"cat", "dog"}) {
+		t.Fatalf("class names %q, want cat, dog", d.ClassNames)
+	}
+	// Names are numbered in sorted order, whatever the first row: another file of the same
+	// classes numbers them alike (in order of first appearance "dog" was 0 here).
+	d2, err := ReadCSV(strings.NewReader("x,y,label\n1,2,dog\n3,4,cat\n"), "t2", CSVOptions{})
+	if err != nil || !reflect.DeepEqual(d2.Labels, []int{1, 0}) {
+		t.Fatalf("second file: %v %v", d2, err)
+	}
+	// A file with only some of the classes, mapped to a model's names; an unknown name fails.
+	d3, err := ReadCSV(strings.NewReader("x,label\n1,emu\n2,dog\n"), "t3", CSVOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d3.MatchClassNames([]string{"cat", "dog", "emu"}); err != nil || !reflect.DeepEqual(d3.Labels, []int{2, 1}) || d3.Classes != 3 {
+		t.Fatalf("matched: %v %v (classes %d)", d3.Labels, err, d3.Classes)
+	}
+	if err := d2.MatchClassNames([]string{"cat", "emu"}); err == nil || !strings.Contains(err.Error(), `class "dog" is not one of the model's 2 classes`) {
+		t.Fatalf("unknown class: %v", err)
+	}
+	// Integer labels written as floats (pandas) are integers, not names.
+	f, err := ReadCSV(strings.NewReader("x,label\n1,1.0\n2,0.0\n"), "f", CSVOptions{})
+	if err != nil || !reflect.DeepEqual(f.Labels, []int{1, 0}) || f.ClassNames != nil {
+		t.Fatalf("float labels: %v %q %v", f.Labels, f.ClassNames, err)
+	}
 	r, err := ReadCSV(strings.NewReader("0.5,1,2\n1.5,3,4\n"), "r", CSVOptions{Target: "0", Regression: true})
 	if err != nil {
 		t.Fatal(err)
