@@ -20,6 +20,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/edgebnn/edgebnn/convert"
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train"
@@ -38,7 +39,8 @@ rewritten atomically), a JSON-lines metrics log (<out stem>.metrics.jsonl)
 and PNG plots (<out stem>.*.png). Ctrl-C writes a checkpoint and exits;
 --resume continues from one (flags given with it override its settings, e.g.
 --epochs to train longer; without --out the outputs go beside the checkpoint,
-under the name the run was started with). Every config-file key is also a flag, with dashes
+under the name the run was started with; the keys that define the model —
+arch, posterior, inference, task and the like — are the checkpoint's). Every config-file key is also a flag, with dashes
 (noise_precision → --noise-precision). Evaluation after each epoch goes
 through the runtime, exactly as on a board.
 
@@ -227,6 +229,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			set["out"] = filepath.Join(filepath.Dir(*resume), base)
 			order = append(order, "out")
 		}
+		// The checkpoint's tensors replace every parameter (priors included), so a key that
+		// defines the model would change only what the saved model claims to be.
+		for _, k := range resumeFixedKeys {
+			if v, given := set[k]; given {
+				return usagef("--%s %s: a resumed run keeps the checkpoint's model (%s); start a new run (or --init-from, for the kinds that take it)",
+					strings.ReplaceAll(k, "_", "-"), clip.Q(v), k)
+			}
+		}
 		cfg := st.Config
 		if err := apply(&cfg); err != nil {
 			return err
@@ -330,6 +340,10 @@ func orNone(s string) string {
 func trainPlotSuffixes() []string {
 	return []string{".curves.png", ".test.png", ".reliability.png", ".selective.png", ".fit.png"}
 }
+
+// resumeFixedKeys are the config keys that define the model, which --resume does not take.
+var resumeFixedKeys = []string{"arch", "posterior", "inference", "task", "ensemble_size", "latent_dim", "init_from",
+	"global_inducing", "noise_precision", "prior_precision"}
 
 // checkTrainOutputs refuses a run whose outputs (the checkpoint at --out, the per-epoch
 // checkpoint, the deployable model, the metrics log and the plots) are not new or regular files,

@@ -197,4 +197,13 @@ func TestTrainResumeArchGone(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "gone_arch.txt") || strings.Contains(stderr, "internal error") {
 		t.Errorf("train --resume --arch with a missing file: exit %d, want an error naming it\n%s%s", code, stdout, stderr)
 	}
+	// The keys that define the model are the checkpoint's: a new prior, say, was ignored by
+	// training (the tensors are the checkpoint's) but written into the saved model's spec.
+	for _, kv := range [][2]string{{"--inference", `{"inference": {"Linear": {"inference": "ffg", "prior_weight_sd": 0.01}}}`},
+		{"--posterior", "ffg_w"}, {"--noise-precision", "3"}} {
+		code, _, stderr := runCLI("train", "--resume", out, kv[0], kv[1], "--epochs", "3", "--out", filepath.Join(dir, "toy4.ebnn"), "--quiet", "--no-plots")
+		if code != 2 || !strings.Contains(stderr, kv[0]) || !strings.Contains(stderr, "keeps the checkpoint's model") {
+			t.Errorf("train --resume %s: exit %d, stderr %q; want a usage error naming it", kv[0], code, stderr)
+		}
+	}
 }
