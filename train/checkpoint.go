@@ -12,6 +12,7 @@ import (
 
 	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/internal/schema"
 	"github.com/edgebnn/edgebnn/runtime"
@@ -206,9 +207,26 @@ func readState(f *format.File, path string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: no training state (is it a converted model?): %w", path, err)
 	}
+	// A checkpoint records its inference config and architecture inline; one that names files
+	// instead would have them read (and quoted in errors) though the user named no such file.
+	var raw struct {
+		Config struct {
+			Inference json.RawMessage `json:"inference"`
+		} `json:"config"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: training state: %w", path, err)
+	}
+	var inf string
+	if json.Unmarshal(raw.Config.Inference, &inf) == nil && !strings.HasPrefix(strings.TrimSpace(inf), "{") && strings.TrimSpace(inf) != "" {
+		return nil, fmt.Errorf("checkpoint %s: its inference config names a file (%s), which checkpoints never do: not reading it", path, clip.Q(inf))
+	}
 	s := State{Config: DefaultConfig()}
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: training state: %w", path, err)
+	}
+	if convert.ArchIsFile(s.Config.Arch) {
+		return nil, fmt.Errorf("checkpoint %s: its architecture names a file (%s); checkpoints record it inline: not reading it", path, clip.Q(s.Config.Arch))
 	}
 	return &s, nil
 }

@@ -419,6 +419,21 @@ func TestResumeRefusesBadCheckpoints(t *testing.T) {
 			return out
 		}
 	}
+	secret := filepath.Join(t.TempDir(), "secret.json")
+	if err := os.WriteFile(secret, []byte(`{"SECRET": "hunter2"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	config := func(key, v string) func([]byte) []byte {
+		return func(b []byte) []byte {
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			m["config"].(map[string]any)[key] = v
+			out, _ := json.Marshal(m)
+			return out
+		}
+	}
 	nan := func(v []float32, s []int) ([]float32, []int) { v[0] = float32(math.NaN()); return v, s }
 	for _, tc := range []struct {
 		name, path, want string
@@ -430,10 +445,13 @@ func TestResumeRefusesBadCheckpoints(t *testing.T) {
 		}, nil), "has shape"},
 		{"negative epoch", doctor(t, good, TrainBlob, nil, state("epoch", -1000000000)), "out of range"},
 		{"negative step", doctor(t, good, TrainBlob, nil, state("step", -5)), "out of range"},
+		// Paths a checkpoint names are not opened (their contents once came back in errors).
+		{"inference path", doctor(t, good, TrainBlob, nil, config("inference", secret)), "names a file"},
+		{"arch path", doctor(t, good, TrainBlob, nil, config("arch", secret)), "names a file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Resume(tc.path, nil)
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) {
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) || strings.Contains(err.Error(), "hunter2") {
 				t.Fatalf("Resume = %v, want an error naming the file and %q", err, tc.want)
 			}
 		})
