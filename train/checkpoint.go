@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -202,10 +203,14 @@ func ReadState(path string) (*State, error) {
 	return readState(f, path)
 }
 
+// ErrNoState is wrapped by ReadState's error for a model file without a training state (a
+// converted model, say), as opposed to a checkpoint whose state is bad.
+var ErrNoState = errors.New("no training state")
+
 func readState(f *format.File, path string) (*State, error) {
 	b, err := f.Blob(TrainBlob)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s: no training state (is it a converted model?): %w", path, err)
+		return nil, fmt.Errorf("checkpoint %s: %w (is it a converted model?): %w", path, ErrNoState, err)
 	}
 	// A checkpoint records its inference config and architecture inline; one that names files
 	// instead would have them read (and quoted in errors) though the user named no such file.

@@ -4,11 +4,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train"
@@ -83,9 +85,19 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	path := fs.Arg(0)
 	st, stErr := train.ReadState(path)
+	var fe *format.Error // not a model file at all: loading it below says why, after the output checks
+	if stErr != nil && !errors.Is(stErr, train.ErrNoState) && !errors.As(stErr, &fe) {
+		return stErr // a checkpoint whose training state is bad, not a model without one
+	}
 	cfg := train.DefaultConfig()
 	if stErr == nil {
 		cfg = st.Config
+	}
+	if *samples < 0 || *samples > train.MaxSamples {
+		return usagef("--samples %d outside [1, %d]", *samples, train.MaxSamples)
+	}
+	if *testLimit < -1 {
+		return usagef("--test-limit %d is negative", *testLimit)
 	}
 	if *psis && (*psisDraws < train.MinPSISDraws || *psisDraws > train.MaxPSISDraws) {
 		return usagef("--psis-draws %d outside [%d, %d]", *psisDraws, train.MinPSISDraws, train.MaxPSISDraws)

@@ -93,6 +93,8 @@ func TestEvalPSIS(t *testing.T) {
 		{"converted", []string{"--psis", conv}, "needs a training checkpoint"},
 		{"inducing", []string{"--psis", ind}, "mixture over the inducing weights"},
 		{"fewDraws", []string{"--psis", "--psis-draws", "5", ckpt}, "--psis-draws 5 outside"},
+		{"samples above the bound", []string{"--samples", "5000", ckpt}, "--samples 5000 outside [1, 4096]"},
+		{"negative test limit", []string{"--test-limit", "-7", ckpt}, "--test-limit -7 is negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runCLI(append([]string{"eval"}, tc.args...)...)
