@@ -791,9 +791,9 @@ func checkTrainingMemory(spec *runtime.Spec, c *Config, members int, limit int64
 	if ok && w <= limit/per {
 		return nil
 	}
-	what := "more than 2⁶² weights"
+	what := "more than 2⁶² parameters"
 	if ok {
-		what = fmt.Sprintf("%d weights (%.1f GiB as float32)", w, float64(w)*4/(1<<30))
+		what = fmt.Sprintf("%d parameters (%.1f GiB as float32)", w, float64(w)*4/(1<<30))
 	}
 	return fmt.Errorf("train: arch %s has %s; training it needs about %d× that (parameters, gradients, optimizer moments, sampled weights), above the machine's memory (%.1f GiB)",
 		clipArch(c.Arch), what, per/4, float64(limit)/(1<<30))
@@ -809,7 +809,8 @@ func clipArch(a string) string {
 }
 
 // denseWeights counts the weights and biases of the Linear and Conv2d layers (residual blocks
-// included), and whether the count fits in an int64.
+// included) — or, where more, the values their posterior declares (runtime.LayerTensors) — and
+// whether the count fits in an int64.
 func denseWeights(layers []runtime.LayerSpec) (int64, bool) {
 	const huge = int64(1) << 62
 	var total int64
@@ -836,6 +837,19 @@ func denseWeights(layers []runtime.LayerSpec) (int64, bool) {
 			b, ok1 := denseWeights(l.Body)
 			s, ok2 := denseWeights(l.Shortcut)
 			n, ok = b+s, ok1 && ok2 && b <= huge-s
+		}
+		if ok && (l.Op == runtime.OpLinear || l.Op == runtime.OpConv2d) {
+			// The posterior's own tensors (an Ensemble-U's K inducing matrices, a full
+			// covariance's factor) may outnumber the weights: count what the schema declares.
+			var decl int64
+			for _, d := range runtime.LayerTensors(l) {
+				m, ok1 := mul(d.Shape...)
+				if !ok1 || decl > huge-m {
+					return 0, false
+				}
+				decl += m
+			}
+			n = max(n, decl)
 		}
 		if !ok || total > huge-n {
 			return 0, false

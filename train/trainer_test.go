@@ -307,8 +307,14 @@ func TestTrainingMemoryCheck(t *testing.T) {
 	c := toyConfig(t, "deterministic", "")
 	c.Arch = "mlp:1-1000000000-1"
 	_, err := New(c)
-	if err == nil || !strings.Contains(err.Error(), "mlp:1-1000000000-1") || !strings.Contains(err.Error(), "3000000001 weights") {
+	if err == nil || !strings.Contains(err.Error(), "mlp:1-1000000000-1") || !strings.Contains(err.Error(), "3000000001 parameters") {
 		t.Fatalf("New = %v, want a refusal naming the arch and its 3,000,000,001 weights", err)
+	}
+	// A small network whose posterior is not: 1024 inducing matrices of 4096×4096 per layer (a
+	// 147-byte config once asked for 137 GB), counted from the tensors the schema declares.
+	c = toyConfig(t, "inducing", `{"inference": {"Linear": {"inference": "inducing", "inducing_rows": 4096, "inducing_cols": 4096, "q_inducing": "ensemble", "ensemble_size": 1024}}}`)
+	if _, err := New(c); err == nil || !strings.Contains(err.Error(), "parameters") || !strings.Contains(err.Error(), "GiB") {
+		t.Fatalf("New = %v, want a refusal counting the inducing matrices", err)
 	}
 	// The limit itself: 1-16-1 has 16·2 + 1·17 = 49 weights.
 	spec := &runtime.Spec{Layers: []runtime.LayerSpec{
