@@ -14,6 +14,7 @@ import (
 	"github.com/edgebnn/edgebnn/convert"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -347,24 +348,13 @@ func TestTrainingMemoryCheck(t *testing.T) {
 // replaced by edit's result, and returns its path.
 func doctor(t *testing.T, src, name string, tensor func([]float32, []int) ([]float32, []int), blob func([]byte) []byte) string {
 	t.Helper()
-	f, err := format.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := modeltest.Open(t, src)
 	w := format.NewWriter()
 	for _, s := range f.Sections() {
 		switch {
 		case s.Name == name && tensor != nil:
-			tn, err := f.Tensor(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, err := tn.Float32s()
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, shape := tensor(slices.Clone(v), s.Shape)
+			tn := modeltest.Tensor(t, f, name)
+			data, shape := tensor(tn.Data, tn.Shape)
 			if _, err := w.AddTensor(name, shape, data, format.AddOptions{}); err != nil {
 				t.Fatal(err)
 			}
@@ -383,9 +373,7 @@ func doctor(t *testing.T, src, name string, tensor func([]float32, []int) ([]flo
 		}
 	}
 	out := filepath.Join(t.TempDir(), "doctored.ebnn")
-	if err := w.WriteFile(out, format.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.Save(t, w, out)
 	return out
 }
 
