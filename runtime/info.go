@@ -19,6 +19,19 @@ type LayerInfo struct {
 	KL float64
 }
 
+// ActivationValues returns the values one example's forward pass produces: its input and every
+// layer's output, residual blocks' inner layers included — what a trainer that keeps every
+// activation for its backward pass holds per example and sample (a predictor keeps only the
+// largest two). For a mixture of posteriors, the first's.
+func (m *Model) ActivationValues() int64 {
+	if m.parts != nil {
+		return m.parts[0].ActivationValues()
+	}
+	n := int64(m.inShape.size())
+	walkNodes(m.nodes, func(nd node) { n += int64(nd.outSize()) })
+	return n
+}
+
 // Layers lists the model's Linear and Conv2d layers in order (residual blocks flattened). For a
 // mixture of posteriors, KL is the members' mean.
 func (m *Model) Layers() []LayerInfo {

@@ -407,3 +407,34 @@ func TestLayersAgainstNaive(t *testing.T) {
 		}
 	}
 }
+
+// TestActivationValues: the values of one example's forward pass, counted by hand — the input,
+// then every layer's output, a residual block's inner layers included.
+func TestActivationValues(t *testing.T) {
+	conv := func(name string, in, out int) runtime.LayerSpec {
+		return runtime.LayerSpec{Name: name, Op: runtime.OpConv2d, In: in, Out: out, Bias: true, Kernel: [2]int{3, 3}, Padding: [2]int{1, 1}}
+	}
+	for _, tc := range []struct {
+		name string
+		spec *runtime.Spec
+		want int64
+	}{
+		{"mlp", &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{4},
+			Layers: []runtime.LayerSpec{{Name: "0", Op: runtime.OpLinear, In: 4, Out: 3, Bias: true}, {Name: "1", Op: runtime.OpReLU},
+				{Name: "2", Op: runtime.OpLinear, In: 3, Out: 2, Bias: true}}}, 4 + 3 + 3 + 2},
+		// 2×6×6 input; conv to 3×6×6 (108); a residual block: conv 3→3 (108), ReLU (108), its
+		// own output (108); max-pool to 3×3×3 (27); flatten (a view: nothing new); linear to 2.
+		{"cnn", &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{2, 6, 6},
+			Layers: []runtime.LayerSpec{conv("0", 2, 3),
+				{Name: "1", Op: runtime.OpResidual, Body: []runtime.LayerSpec{conv("c", 3, 3), {Name: "r", Op: runtime.OpReLU}}},
+				{Name: "2", Op: runtime.OpMaxPool2d, Kernel: [2]int{2, 2}, Stride: [2]int{2, 2}},
+				{Name: "3", Op: runtime.OpFlatten}, {Name: "4", Op: runtime.OpLinear, In: 27, Out: 2, Bias: true}}}, 72 + 108 + 108 + 108 + 108 + 27 + 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newModel(t, tc.spec, randomTensors(tc.spec, 1))
+			if got := m.ActivationValues(); got != tc.want {
+				t.Errorf("ActivationValues = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

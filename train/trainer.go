@@ -539,6 +539,9 @@ func (t *Trainer) buildNets() error {
 	if err != nil {
 		return fmt.Errorf("train: the network does not build in the runtime: %w", err)
 	}
+	if err := checkActivationMemory(m.ActivationValues(), c, k, runtime.DefaultMaxMemory()); err != nil {
+		return err
+	}
 	if task == runtime.Classification && m.OutputSize() < t.Train.Classes {
 		return fmt.Errorf("train: the network has %d outputs but the data has %d classes", m.OutputSize(), t.Train.Classes)
 	}
@@ -797,6 +800,29 @@ func checkTrainingMemory(spec *runtime.Spec, c *Config, members int, limit int64
 	}
 	return fmt.Errorf("train: arch %s has %s; training it needs about %d× that (parameters, gradients, optimizer moments, sampled weights), above the machine's memory (%.1f GiB)",
 		clipArch(c.Arch), what, per/4, float64(limit)/(1<<30))
+}
+
+// activationFactor bounds the float32 values a training step holds per activation value of the
+// forward pass: the value, its gradient, and the local reparameterisation's and the loss's
+// intermediates (measured: about 2.4 for a deterministic convolution).
+const activationFactor = 4
+
+// checkActivationMemory refuses, before the first step, a batch whose activations would not fit
+// in limit bytes: perExample values a forward pass (ActivationValues) for batch_size examples
+// (and fsvi's context points) × train_samples samples × members networks, each kept with its
+// gradient for the backward pass. The parameters alone pass checkTrainingMemory; a wide
+// convolution at a large batch does not (196 k parameters once asked for 5 GB in one block).
+func checkActivationMemory(perExample int64, c *Config, members int, limit int64) error {
+	rows := int64(c.BatchSize)
+	if c.Objective == "fsvi" {
+		rows += int64(c.ContextSize)
+	}
+	per := rows * int64(max(c.TrainSamples, 1)) * int64(members) * activationFactor * 4
+	if perExample <= limit/per {
+		return nil
+	}
+	return fmt.Errorf("train: arch %s: a step holds about %.1f GiB of activations (%d values per example × batch %d × %d sample(s)), above the machine's memory (%.1f GiB): lower --batch-size",
+		clipArch(c.Arch), float64(perExample)*float64(per)/(1<<30), perExample, rows, max(c.TrainSamples, 1), float64(limit)/(1<<30))
 }
 
 // clipArch quotes an architecture for an error message: a short one whole, a long one (a JSON

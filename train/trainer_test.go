@@ -492,3 +492,33 @@ func TestFashionMNISTTestShape(t *testing.T) {
 		t.Fatalf("New = %v, want the shapes named", err)
 	}
 }
+
+// TestActivationMemoryCheck: a step's activations — values per example × (batch + fsvi's
+// context) × samples × members × 4 values of 4 bytes — against the limit, at the boundary.
+func TestActivationMemoryCheck(t *testing.T) {
+	const per = 1000
+	for _, tc := range []struct {
+		name    string
+		edit    func(*Config)
+		members int
+		rows    int64
+	}{
+		{"batch", func(c *Config) { c.BatchSize = 100 }, 1, 100},
+		{"samples", func(c *Config) { c.BatchSize, c.TrainSamples = 100, 3 }, 1, 300},
+		{"members", func(c *Config) { c.BatchSize = 100 }, 4, 400},
+		{"fsvi context", func(c *Config) { c.BatchSize, c.Objective, c.ContextSize = 100, "fsvi", 28 }, 1, 128},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.Arch = "x"
+			tc.edit(&c)
+			need := per * tc.rows * 16
+			if err := checkActivationMemory(per, &c, tc.members, need); err != nil {
+				t.Errorf("at the limit: %v", err)
+			}
+			if err := checkActivationMemory(per, &c, tc.members, need-1); err == nil || !strings.Contains(err.Error(), "lower --batch-size") {
+				t.Errorf("a byte below the limit: %v", err)
+			}
+		})
+	}
+}
