@@ -267,7 +267,8 @@ func Resume(path string, edit func(*Config) error) (*Trainer, error) {
 	}
 	t, err := newTrainer(cfg, nil, nil, false)
 	if err != nil {
-		return nil, err
+		// The settings are the checkpoint's (with the edits): say which file they came from.
+		return nil, fmt.Errorf("resuming %s: %w", path, err)
 	}
 	if s.Members != len(t.Nets) {
 		return nil, fmt.Errorf("checkpoint %s: %d networks, the configuration builds %d", path, s.Members, len(t.Nets))
