@@ -7,6 +7,7 @@ import (
 
 	"github.com/edgebnn/edgebnn/internal/clip"
 	"github.com/edgebnn/edgebnn/quant"
+	"github.com/edgebnn/edgebnn/runtime"
 )
 
 // MaxAbsParameter bounds the magnitude of every value read from a
@@ -14,7 +15,7 @@ import (
 // beyond it is not a trained value: the runtime squares and sums such
 // values (Z Zᵀ, the Cholesky factors, the sampled weights), which then
 // overflow float32 and make every prediction NaN.
-const MaxAbsParameter = 1e15
+const MaxAbsParameter = runtime.MaxAbsParameter
 
 // scaleKind says what a tensor's values must satisfy besides being finite.
 type scaleKind int

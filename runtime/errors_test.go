@@ -428,3 +428,21 @@ func TestLoadBytesErrors(t *testing.T) {
 		t.Fatalf("the demo model: %v", err)
 	}
 }
+
+// TestLoadRefusesBadValues: a model file's values get the converter's check — finite, within
+// ±MaxAbsParameter — so that a file it did not write fails at load naming the tensor, rather than
+// giving a NaN KL or a confident prediction from a 1e30 weight.
+func TestLoadRefusesBadValues(t *testing.T) {
+	for _, v := range []float32{float32(math.NaN()), float32(math.Inf(-1)), 1e30} {
+		spec := ensMLPSpec(runtime.Classification, 0)
+		ts := randomTensors(spec, 1)
+		w := ts["3.weight"]
+		w.Data = append([]float32(nil), w.Data...)
+		w.Data[5] = v
+		ts["3.weight"] = w
+		_, err := runtime.New(spec, ts)
+		if err == nil || !strings.Contains(err.Error(), `tensor "3.weight": element 5`) {
+			t.Errorf("value %v: %v, want an error naming the tensor and element", v, err)
+		}
+	}
+}

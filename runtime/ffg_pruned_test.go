@@ -308,10 +308,10 @@ func TestPrunedFFGHostile(t *testing.T) {
 		}, []string{`"fc._weight_sd_kept"`, "want [3]"}},
 		{"NaN mean", func(s *runtime.MemorySource) {
 			s.Tensors["fc.weight_mean_kept"].Data[1] = float32(math.NaN())
-		}, []string{`"fc.weight_mean_kept"`, "mean 1 is NaN"}},
+		}, []string{`"fc.weight_mean_kept"`, "element 1 is NaN"}},
 		{"NaN sd", func(s *runtime.MemorySource) {
 			s.Tensors["fc._weight_sd_kept"].Data[2] = float32(math.NaN())
-		}, []string{`"fc._weight_sd_kept"`, "standard deviation 2 is NaN"}},
+		}, []string{`"fc._weight_sd_kept"`, "element 2 is NaN"}},
 		{"missing index", func(s *runtime.MemorySource) { delete(s.Blobs, "fc.weight_keep") },
 			[]string{`"fc.weight_keep"`, "no such tensor"}},
 	}

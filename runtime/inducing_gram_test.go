@@ -336,15 +336,16 @@ func overflows(xt [][]float64, pos int) bool {
 func TestInducingGramOverflow(t *testing.T) {
 	spec := indConvSpec(128, 4)
 	m := newModel(t, spec, randomTensors(spec, 3))
-	// The same convolution after a 1×1 one whose weights are all 1e30: an input of order one
-	// reaches it as values of order 1e31, one of 1e30 as infinities.
+	// The same convolution after a 1×1 one whose weights are all 1e15 (the largest a model file
+	// may hold): an input of order one reaches it as values of order 1e16, one of 1e30 as
+	// infinities.
 	pre := runtime.LayerSpec{Name: "a", Op: runtime.OpConv2d, In: 64, Out: 64, Kernel: [2]int{1, 1}}
 	spec2 := indConvSpec(128, 4)
 	spec2.Layers = append([]runtime.LayerSpec{pre}, spec2.Layers...)
 	ts := randomTensors(spec2, 3)
 	w := make([]float32, 64*64)
 	for i := range w {
-		w[i] = 1e30
+		w[i] = 1e15
 	}
 	ts["a.weight"] = tensor(w, 64, 64, 1, 1)
 	m2 := newModel(t, spec2, ts)
@@ -384,7 +385,7 @@ func TestInducingGramOverflow(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := p2.Predict(x[in:], &got[1]); err != nil {
-			t.Errorf("%v, inputs of order 1e31: %v", st, err)
+			t.Errorf("%v, inputs of order 1e16: %v", st, err)
 		}
 		if err := p2.Predict(x[:in], &got[1]); !errors.Is(err, runtime.ErrNonFinite) {
 			t.Errorf("%v, an infinite input: %v, want ErrNonFinite", st, err)

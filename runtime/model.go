@@ -288,9 +288,22 @@ func (b *builder) tensor(layer, name string, want ...int) ([]float32, error) {
 	if len(data) != n {
 		return nil, fmt.Errorf("runtime: layer %q: tensor %q has %d values, want %d", layer, full, len(data), n)
 	}
+	for i, v := range data {
+		// The converter refuses these; a file it did not write gets the same check, so that a
+		// NaN or a 1e30 is an error naming its tensor, not a NaN KL or a confident garbage
+		// prediction blamed on the input.
+		if !(v >= -MaxAbsParameter && v <= MaxAbsParameter) {
+			return nil, fmt.Errorf("runtime: layer %q: tensor %q: element %d is %g (not finite, or beyond ±%g)", layer, full, i, v, MaxAbsParameter)
+		}
+	}
 	b.used = append(b.used, full)
 	return data, nil
 }
+
+// MaxAbsParameter bounds the magnitude of every value a model file holds (1e15): a posterior
+// mean, a pre-softplus scale or a weight beyond it is not a trained value — squared and summed
+// (Z Zᵀ, the Cholesky factors, the sampled weights) it overflows float32.
+const MaxAbsParameter = 1e15
 
 // blob fetches a byte section of the current member (a pruned layer's kept-weight index).
 func (b *builder) blob(layer, name string) ([]byte, error) {
@@ -329,6 +342,11 @@ func (b *builder) tensor16(layer, name string, want ...int) ([]uint16, bool, err
 		return nil, false, fmt.Errorf("runtime: layer %q: tensor %q has shape %v, want %v", layer, full, shp, want)
 	case len(data) != n:
 		return nil, false, fmt.Errorf("runtime: layer %q: tensor %q has %d values, want %d", layer, full, len(data), n)
+	}
+	for i, h := range data {
+		if h&0x7c00 == 0x7c00 { // binary16 exponent all ones: ±Inf or NaN
+			return nil, false, fmt.Errorf("runtime: layer %q: tensor %q: fp16 element %d is not finite (bits %#04x)", layer, full, i, h)
+		}
 	}
 	b.used = append(b.used, full)
 	return data, true, nil
