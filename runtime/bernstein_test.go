@@ -330,8 +330,8 @@ func TestBernsteinHostile(t *testing.T) {
 		mut  func(w, b []float32)
 		want string
 	}{
-		{"nan", func(w, b []float32) { w[np+4] = float32(math.NaN()) }, `tensor "fc.bf_weight" entry 1`},
-		{"inf bias", func(w, b []float32) { b[2] = float32(math.Inf(1)) }, `tensor "fc.bf_bias" entry 0`},
+		{"nan", func(w, b []float32) { w[np+4] = float32(math.NaN()) }, `tensor "fc.bf_weight": element 12`},
+		{"inf bias", func(w, b []float32) { b[2] = float32(math.Inf(1)) }, `tensor "fc.bf_bias": element 2`},
 		{"scale underflow", func(w, b []float32) { w[0] = -1e30 }, "underflow"},
 		{"overflow", func(w, b []float32) { w[3], w[m+3] = 3e38, 3e38 }, "not a finite float32"},
 		{"huge shift", func(w, b []float32) { b[np+2], b[np+m+3], b[np+m+4] = 3e38, 10, -3e38 }, `tensor "fc.bf_bias" entry 1`},

@@ -147,11 +147,11 @@ func TestFCGLoadErrors(t *testing.T) {
 			ts["fc._scale_tril"] = tensor(make([]float32, D*(D+1)/2), D*(D+1)/2)
 		}, []string{"fc._scale_tril", "shape"}},
 		{"mean shape", func(ts runtime.Tensors, _ *runtime.Spec) { ts["fc.mean"] = tensor(make([]float32, D-1), D-1) }, []string{"fc.mean", "shape"}},
-		{"NaN mean", func(ts runtime.Tensors, _ *runtime.Spec) { ts["fc.mean"].Data[3] = float32(math.NaN()) }, []string{`"fc"`, "fc.mean", "entry 3", "NaN"}},
+		{"NaN mean", func(ts runtime.Tensors, _ *runtime.Spec) { ts["fc.mean"].Data[3] = float32(math.NaN()) }, []string{`"fc"`, "fc.mean", "element 3", "NaN"}},
 		{"Inf in the used triangle", func(ts runtime.Tensors, _ *runtime.Spec) {
 			ts["fc._scale_tril"].Data[2*D+1] = float32(math.Inf(1))
-		}, []string{"fc._scale_tril", fmt.Sprint("entry ", 2*D+1)}},
-		{"NaN diagonal", func(ts runtime.Tensors, _ *runtime.Spec) { ts["fc._scale_diag"].Data[0] = float32(math.NaN()) }, []string{"fc._scale_diag", "entry 0"}},
+		}, []string{"fc._scale_tril", fmt.Sprint("element ", 2*D+1)}},
+		{"NaN diagonal", func(ts runtime.Tensors, _ *runtime.Spec) { ts["fc._scale_diag"].Data[0] = float32(math.NaN()) }, []string{"fc._scale_diag", "element 0"}},
 		{"zero diagonal", func(ts runtime.Tensors, _ *runtime.Spec) { ts["fc._scale_diag"].Data[5] = -200 }, []string{"fc._scale_diag", "diagonal entry 5", "not a positive"}},
 		{"too large", func(ts runtime.Tensors, s *runtime.Spec) {
 			s.InputShape = []int{784}
