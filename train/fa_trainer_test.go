@@ -297,7 +297,9 @@ func TestDecodeFAStateBufferLengths(t *testing.T) {
 		return append(append(b, head...), make([]byte, 16)...)
 	}
 	for _, n := range []int64{3, -1, 1 << 61, 1<<62 + 1} {
-		if _, _, _, err := decodeFAState(blob(n)); err == nil || !strings.Contains(err.Error(), "exceeds the blob") {
+		// (On 32-bit ARM the JSON decoder already refuses lengths beyond int32.)
+		if _, _, _, err := decodeFAState(blob(n)); err == nil || !strings.Contains(err.Error(), `blob "train.fa"`) ||
+			!(strings.Contains(err.Error(), "exceeds the blob") || strings.Contains(err.Error(), "cannot unmarshal")) {
 			t.Errorf("len %d: %v, want an error that it exceeds the blob", n, err)
 		}
 	}
