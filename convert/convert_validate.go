@@ -120,6 +120,16 @@ func validate(m *model, opts Options) (*Validation, error) {
 	if err != nil {
 		return nil, err
 	}
+	if file.Preprocessing() != nil {
+		// The validation inputs are raw, as predict's, eval's and serve's are: the model's
+		// preprocessing applies (skipping it scored a function other than the one deployed, so
+		// a wrong --input-scale passed validation).
+		norm := make([]float32, len(x))
+		if err := file.Normalize(norm, x); err != nil {
+			return nil, fmt.Errorf("convert: --validate %s: %w", opts.Validate, err)
+		}
+		x = norm
+	}
 	k := opts.ValidateSamples
 	if k == 0 {
 		k = 64

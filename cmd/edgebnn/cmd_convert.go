@@ -35,7 +35,8 @@ variance), storing only the kept weights and their positions; --dtype f16 stores
 as half precision (D, λ, q(U) statistics and BatchNorm statistics stay f32).
 The output is written atomically and never over an input. With --validate
 DATA (a safetensors with "inputs" and "labels") the unpruned f32 model and the
-written file are scored (accuracy, NLL, ECE with 15 bins).
+written file are scored (accuracy, NLL, ECE with 15 bins); the inputs are raw,
+as predict's: the model's preprocessing (below) applies to them.
 
 The model file records how raw inputs become the network's inputs,
 x = (raw · scale − mean) / std per channel (images) or feature, after

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -86,5 +87,33 @@ func TestConvertJSON(t *testing.T) {
 		if _, ok := rep[k]; !ok {
 			t.Errorf("JSON report lacks %q", k)
 		}
+	}
+}
+
+// TestConvertValidateRaw: --validate feeds its inputs through the model's stored preprocessing,
+// as predict does. The reference inputs are already scaled to [0, 1]: declared raw pixels
+// (--input-scale 1/255) they become near-zero images, and the score must show it — it used to
+// be the unpreprocessed network's 80 %.
+func TestConvertValidateRaw(t *testing.T) {
+	d := filepath.Join(fixtureRoot, "mlp_ffgu")
+	score := func(extra ...string) float64 {
+		t.Helper()
+		args := append([]string{"convert", "--checkpoint", filepath.Join(d, "state_dict.safetensors"),
+			"--config", filepath.Join(d, "inference_config.json"), "--arch", filepath.Join(d, "model.txt"),
+			"--out", filepath.Join(t.TempDir(), "m.ebnn"), "--validate", filepath.Join(d, "reference.safetensors"), "--samples", "4", "--json"}, extra...)
+		var rep struct {
+			Validation struct {
+				File struct{ Accuracy float64 } `json:"file"`
+			} `json:"validation"`
+		}
+		if err := json.Unmarshal([]byte(runOK(t, args...)), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep.Validation.File.Accuracy
+	}
+	plain, scaled := score(), score("--input-scale", "0.00392156862745098")
+	t.Logf("accuracy %.4f without preprocessing, %.4f with --input-scale 1/255", plain, scaled)
+	if !(plain > 0.7 && scaled < plain-0.3) {
+		t.Errorf("accuracy %.4f plain, %.4f with a preprocessing the data do not match: want the second far lower", plain, scaled)
 	}
 }
