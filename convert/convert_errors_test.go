@@ -207,3 +207,40 @@ func TestInspectCountsStoredParameters(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertF16Underflow: a Z whose entries fp16 rounds to zero passes every check made before
+// quantising; the written file must then be refused (it would not load), not reported written.
+func TestConvertF16Underflow(t *testing.T) {
+	dir := t.TempDir()
+	f, err := safetensors.ReadFile(filepath.Join(fixtureDir, "mlp_ffgu", "state_dict.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts []safetensors.Tensor
+	for _, tn := range f.Tensors {
+		if tn.Name == "3.z_row" {
+			v, err := tn.Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range v {
+				v[i] *= 1e-8
+			}
+			if tn, err = safetensors.NewF32(tn.Name, tn.Shape, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ts = append(ts, tn)
+	}
+	ck := filepath.Join(dir, "tiny.safetensors")
+	writeSafetensors(t, ck, ts)
+	o := fixtureOpts("mlp_ffgu", ".safetensors", filepath.Join(dir, "f32.ebnn"))
+	o.Checkpoint = ck
+	if _, err := Convert(o); err != nil {
+		t.Fatalf("f32: %v", err)
+	}
+	o.Out, o.DType = filepath.Join(dir, "f16.ebnn"), "f16"
+	if _, err := Convert(o); err == nil || !strings.Contains(err.Error(), "does not load") || !strings.Contains(err.Error(), `"3"`) {
+		t.Fatalf("f16 of a Z of 1e-8-scaled entries: %v, want the written file refused", err)
+	}
+}
