@@ -886,11 +886,13 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 	if o.prune.Fraction > 0 {
 		var layers []prune.Layer
 		for _, e := range m.expect {
-			if e.Z && e.Name == e.Layer+".z_row" {
-				zr := append([]float32(nil), data[e.Layer+".z_row"]...)
-				zc := append([]float32(nil), data[e.Layer+".z_col"]...)
-				data[e.Layer+".z_row"], data[e.Layer+".z_col"] = zr, zc
-				layers = append(layers, prune.Layer{Name: e.Layer, ZRow: zr, ZCol: zc})
+			// Every member's Z (member<k>/<layer>.z_row, whose Layer is still <layer>): pruning
+			// only member 0's left the others dense under a report of the whole fraction.
+			if base, ok := strings.CutSuffix(e.Name, ".z_row"); e.Z && ok {
+				zr := append([]float32(nil), data[base+".z_row"]...)
+				zc := append([]float32(nil), data[base+".z_col"]...)
+				data[base+".z_row"], data[base+".z_col"] = zr, zc
+				layers = append(layers, prune.Layer{Name: base, ZRow: zr, ZCol: zc})
 			}
 		}
 		pr, err := prune.Prune(layers, o.prune)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -115,5 +116,22 @@ func TestConvertValidateRaw(t *testing.T) {
 	t.Logf("accuracy %.4f without preprocessing, %.4f with --input-scale 1/255", plain, scaled)
 	if !(plain > 0.7 && scaled < plain-0.3) {
 		t.Errorf("accuracy %.4f plain, %.4f with a preprocessing the data do not match: want the second far lower", plain, scaled)
+	}
+}
+
+// TestConvertPruneMembers: --prune prunes every member's Z of a mixture, not member 0's alone
+// (which left the others dense under a report of the whole fraction).
+func TestConvertPruneMembers(t *testing.T) {
+	a := convertFixture(t, "mlp_ffgu")
+	out := filepath.Join(t.TempDir(), "ab.ebnn")
+	stdout := runOK(t, "convert", "--checkpoint", a, "--member", a, "--prune", "0.5", "--out", out)
+	checkContains(t, "convert output", stdout, "pruned 24144 of 48288 Z entries")
+	insp := runOK(t, "inspect", out)
+	for _, name := range []string{"member1/1.z_row", "member1/3.z_col"} {
+		for _, line := range strings.Split(insp, "\n") {
+			if strings.HasPrefix(line, name+" ") && !strings.Contains(line, "Sparse") {
+				t.Errorf("%s is stored dense: %s", name, line)
+			}
+		}
 	}
 }
