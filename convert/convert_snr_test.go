@@ -152,4 +152,9 @@ func TestConvertSNRKeep(t *testing.T) {
 			t.Errorf("SNRKeep %v accepted", bad)
 		}
 	}
+	// A fraction that keeps no weight at all (45 weights × 0.01 rounds to 0): a model that
+	// ignores its input is refused, with the smallest fraction that keeps one.
+	if _, err := Convert(Options{Checkpoint: src, Out: filepath.Join(t.TempDir(), "none.ebnn"), SNRKeep: 0.01}); err == nil || !strings.Contains(err.Error(), "keeps none of the 45 FFG weights") {
+		t.Errorf("SNRKeep 0.01 of 45 weights: %v, want a refusal", err)
+	}
 }
