@@ -446,3 +446,32 @@ func TestLoadRefusesBadValues(t *testing.T) {
 		}
 	}
 }
+
+// TestInducingDegenerateScales: finite values whose scale underflows — a q(U) sd or λ that is
+// softplus(−1000) = 0, a prior_sd below float32's smallest normal — are refused naming the layer
+// and tensor: they gave KL = +Inf (inspect --json then failed naming nothing) or all-zero weights.
+func TestInducingDegenerateScales(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*runtime.Spec, runtime.Tensors)
+		want string
+	}{
+		{"sd", func(_ *runtime.Spec, ts runtime.Tensors) { ts["0._inducing_sd"].Data[3] = -1000 }, `"0._inducing_sd": entry 3`},
+		{"lamda", func(_ *runtime.Spec, ts runtime.Tensors) { ts["0._lamda"].Data[0] = -1000 }, `"0._lamda"`},
+		{"prior_sd", func(s *runtime.Spec, _ runtime.Tensors) { s.Layers[0].Posterior.PriorSD = 1e-44 }, "prior_sd 1e-44"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := mlpSpec()
+			ts := randomTensors(spec, 1)
+			for k, v := range ts {
+				v.Data = append([]float32(nil), v.Data...)
+				ts[k] = v
+			}
+			tc.edit(spec, ts)
+			_, err := runtime.New(spec, ts)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `layer "0"`) {
+				t.Fatalf("New = %v, want an error naming layer 0 and %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -50,6 +50,11 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 	if !(p.PriorSD > 0) || math.IsInf(p.PriorSD, 0) {
 		return nil, errf("prior_sd %g must be positive", p.PriorSD)
 	}
+	if float32(p.PriorSD) < math.SmallestNonzeroFloat32*(1<<23) {
+		// Below float32's smallest normal the prior scale (σ, stored as float32) is 0 or
+		// denormal: every sampled weight would be 0 and the model predict a constant.
+		return nil, errf("prior_sd %g is below float32's smallest normal number (every weight would be zero)", p.PriorSD)
+	}
 	switch p.QInducing {
 	case QDiagonal, QMatrix, QFull, QGlobal:
 	case QEnsemble:
@@ -74,6 +79,11 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 		lamda = math.Min(lamda, *p.MaxLamda)
 	}
 	l.lamda = float32(lamda)
+	if !pointW(p) && !(l.lamda > 0) {
+		// λ = softplus(raw) underflowed: KL's −log λ would be +Inf (max_lamda 0, a point
+		// estimate, has no such term).
+		return nil, errf("tensor %q: λ = softplus(%g) = %g is not a positive float32 (the KL would be infinite)", b.fullName(name, "_lamda"), lam[0], lamda)
+	}
 
 	zr, zc := to64(zr32), to64(zc32)
 	dr, dc := make([]float64, mo), make([]float64, mi)
@@ -218,8 +228,14 @@ func (l *inducing) loadQ(t map[string][]float32, ls *LayerSpec, lr, lc []float64
 		tr, logDetQ := 0.0, 0.0
 		for i := range sd {
 			sd[i] = softplus(float64(sdRaw[i]))
-			if p := l.maxSDU(ls); p != nil {
+			p := l.maxSDU(ls)
+			if p != nil {
 				sd[i] = math.Min(sd[i], *p)
+			}
+			if (p == nil || *p > 0) && !(float32(sd[i]) > 0) {
+				// log det q would be −∞ and the KL +Inf (max_sd_u 0, a point estimate, is
+				// the case where 0 is meant).
+				return 0, nil, fmt.Errorf("runtime: layer %q (inducing): tensor %q: entry %d: sd = softplus(%g) = %g is not a positive float32 (the KL would be infinite)", ls.Name, ls.Name+"._inducing_sd", i, sdRaw[i], sd[i])
 			}
 			tr += sd[i] * sd[i] * precDiag(i/mi, i%mi)
 			logDetQ += 2 * math.Log(sd[i])
