@@ -475,3 +475,22 @@ func TestInducingDegenerateScales(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchNormEps: a negative eps (1/√(var + eps) NaN for small variances) is refused naming the
+// layer, as is a running variance so small against eps that the scale overflows float32.
+func TestBatchNormEps(t *testing.T) {
+	spec := ensMLPSpec(runtime.Classification, 0)
+	spec.Layers[5].Eps = -1
+	if _, err := runtime.New(spec, randomTensors(spec, 1)); err == nil || !strings.Contains(err.Error(), `layer "5" (batchnorm): eps -1`) {
+		t.Errorf("eps -1: %v", err)
+	}
+	spec = ensMLPSpec(runtime.Classification, 0)
+	spec.Layers[5].Eps = 1e-300
+	ts := randomTensors(spec, 1)
+	v := ts["5.running_var"]
+	v.Data = make([]float32, len(v.Data)) // all 0: 1/√1e-300 = 1e150
+	ts["5.running_var"] = v
+	if _, err := runtime.New(spec, ts); err == nil || !strings.Contains(err.Error(), "is not a finite float32") {
+		t.Errorf("scale 1e150: %v", err)
+	}
+}

@@ -239,6 +239,9 @@ func (b *builder) batchNorm(ls *LayerSpec, in shape) (node, shape, error) {
 	if eps == 0 {
 		eps = 1e-5
 	}
+	if !(eps > 0) || math.IsInf(eps, 0) {
+		return nil, shape{}, fmt.Errorf("runtime: layer %q (batchnorm): eps %g is not a positive finite number", ls.Name, ls.Eps)
+	}
 	bn := &batchNorm{s: in}
 	lc := *ls
 	lc.In = c // num_features may be left out (0)
@@ -257,6 +260,9 @@ func (b *builder) batchNorm(ls *LayerSpec, in shape) (node, shape, error) {
 					ls.Name, b.fullName(ls.Name, "running_var"), i, variance[i])
 			}
 			s := 1 / math.Sqrt(float64(variance[i])+eps)
+			if math.IsInf(s, 0) || float32(s) > math.MaxFloat32 {
+				return nil, shape{}, fmt.Errorf("runtime: layer %q (batchnorm): channel %d: 1/√(running_var %g + eps %g) is not a finite float32", ls.Name, i, variance[i], eps)
+			}
 			g, be := 1.0, 0.0
 			if gamma != nil {
 				g, be = float64(gamma[i]), float64(beta[i])

@@ -306,6 +306,9 @@ var (
 		{"num_features", "num_features", pInt, true, 0, value{}, pIntSet(func(m *Module) *int { return &m.NumFeatures }, 1)},
 		{"eps", "eps", pFloat, false, -1, floatV(1e-5), func(m *Module, v value) error {
 			x, err := toFloat(v)
+			if err == nil && x < 0 {
+				err = fmt.Errorf("%g is negative (1/√(var + eps) would be NaN)", x)
+			}
 			m.Eps = x
 			return err
 		}},

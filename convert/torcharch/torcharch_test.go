@@ -231,6 +231,7 @@ func TestReprErrors(t *testing.T) {
 		{"zero dilation", "Sequential(\n  (0): Conv2d(1, 2, kernel_size=(3, 3), dilation=0)\n)\n", "must be positive", "line 2"},
 		{"zero pool stride", "Sequential(\n  (0): MaxPool2d(kernel_size=2, stride=0)\n)\n", "must be positive", "line 2"},
 		{"zero kernel", "Sequential(\n  (0): AvgPool2d(kernel_size=0)\n)\n", "must be positive", "line 2"},
+		{"negative eps", "Sequential(\n  (0): BatchNorm2d(2, eps=-1.0, momentum=0.1, affine=True, track_running_stats=True)\n)\n", "negative", "line 2"},
 		{"custom container", "Sequential(\n  (0): BasicBlock(\n    (conv1): Conv2d(1, 1, kernel_size=(3, 3), stride=(1, 1))\n  )\n)\n", `unsupported container "BasicBlock"`, "line 2"},
 		{"huge int", "Sequential(\n  (0): Linear(in_features=99999999999, out_features=2)\n)\n", "range", "line 2"},
 	}
