@@ -489,6 +489,11 @@ func buildModel(src *source, opts Options) (*model, error) {
 	info := SourceInfo{Kind: src.kind, SHA256: SourceHash(src.tensors), Tensors: len(src.tensors)}
 	var spec *runtime.Spec
 	if src.spec != nil && opts.Arch == "" {
+		if opts.Config != "" {
+			// The file's spec is the model; a config would only rebuild the prior buffers the
+			// file left out, contradicting the prior its spec records.
+			return nil, fmt.Errorf("convert: --config %s: the checkpoint is a model file, which carries its own posteriors (give --arch too to rebuild it from a state_dict's view)", opts.Config)
+		}
 		s := *src.spec
 		s.Info = nil
 		if len(opts.InputShape) > 0 {

@@ -36,6 +36,8 @@ func TestConvertCommand(t *testing.T) {
 		{name: "bad shape", args: []string{"convert", "--checkpoint", "x", "--out", "y", "--input-shape", "1,2"}, wantCode: 2, wantStderr: []string{"input shape"}},
 		{name: "bad dtype", args: []string{"convert", "--checkpoint", "x", "--out", "y", "--dtype", "f8"}, wantCode: 1, wantStderr: []string{`dtype "f8"`}},
 		{name: "over input", args: []string{"convert", "--checkpoint", out, "--out", out}, wantCode: 1, wantStderr: []string{"refusing to write"}},
+		{name: "config with a model file", args: []string{"convert", "--checkpoint", out, "--config", filepath.Join(d, "inference_config.json"),
+			"--out", filepath.Join(t.TempDir(), "c.ebnn")}, wantCode: 1, wantStderr: []string{"carries its own posteriors"}},
 		{name: "missing arch", args: []string{"convert", "--checkpoint", filepath.Join(d, "state_dict.pt"), "--out", filepath.Join(t.TempDir(), "o")},
 			wantCode: 1, wantStderr: []string{"needs an architecture"}},
 		{name: "help", args: []string{"convert", "-h"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn convert", "--checkpoint", "--allow-clamp"}},
