@@ -50,7 +50,7 @@ func runInspect(_ context.Context, args []string, stdout, _ io.Writer) error {
 		}
 		return writeJSON(stdout, in)
 	}
-	if err := writeInspection(stdout, in); err != nil {
+	if err := writeInspection(stdout, in, ierr == nil); err != nil {
 		return err
 	}
 	if ierr != nil {
@@ -62,7 +62,9 @@ func runInspect(_ context.Context, args []string, stdout, _ io.Writer) error {
 	return nil
 }
 
-func writeInspection(w io.Writer, in *schema.Inspection) error {
+// writeInspection prints in; loaded says whether the model was built, without which the
+// nonzero counts and KL terms were never computed (printed "-", not 0).
+func writeInspection(w io.Writer, in *schema.Inspection, loaded bool) error {
 	fmt.Fprintf(w, "%s: edgebnn model file version %s, %d bytes (%s), %d sections", in.Path, in.Version, in.FileBytes,
 		formatBytes(in.FileBytes), len(in.Sections))
 	if in.Verified {
@@ -110,9 +112,17 @@ func writeInspection(w io.Writer, in *schema.Inspection) error {
 		if l.Kind == "inducing" {
 			pr = fmt.Sprintf("%.1f%%", 100*l.ZPruned)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%.4g\t\n", l.Name, l.Kind, l.Parameters, l.Nonzero, l.Deterministic, l.Bytes, pr, l.KL)
+		nz, kl := fmt.Sprint(l.Nonzero), fmt.Sprintf("%.4g", l.KL)
+		if !loaded {
+			nz, kl = "-", "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%d\t%s\t%s\t\n", l.Name, l.Kind, l.Parameters, nz, l.Deterministic, l.Bytes, pr, kl)
 	}
-	fmt.Fprintf(tw, "total\t\t%d\t%d\t%d\t\t\t%.6g\t\n", in.Parameters, in.NonzeroParameters, in.DeterministicParameters, in.KL)
+	nz, kl := fmt.Sprint(in.NonzeroParameters), fmt.Sprintf("%.6g", in.KL)
+	if !loaded {
+		nz, kl = "-", "-"
+	}
+	fmt.Fprintf(tw, "total\t\t%d\t%s\t%d\t\t\t%s\t\n", in.Parameters, nz, in.DeterministicParameters, kl)
 	if err := tw.Flush(); err != nil {
 		return err
 	}

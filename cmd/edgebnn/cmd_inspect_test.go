@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/convert"
@@ -147,5 +148,61 @@ func TestSummariseConvertInfo(t *testing.T) {
 		"bernstein fc.bf_bias: kept float32 (2 flows): not monotone"
 	if got := summariseInfo(raw); got != want {
 		t.Errorf("summariseInfo =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestInspectUnloadable: a file whose model does not build (a NaN in a Z) gets its sections and
+// parameter counts printed, but "-" for the nonzero counts and KL terms that were never
+// computed — not zeros that read as measurements — and the error, exit 1.
+func TestInspectUnloadable(t *testing.T) {
+	src := convertFixture(t, "mlp_ffgu")
+	f, err := format.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := format.NewWriter()
+	for _, s := range f.Sections() {
+		if s.Name != "1.z_row" {
+			if err := w.CopySection(f, s.Name); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		tn, err := f.Tensor(s.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := tn.Float32s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v = append([]float32(nil), v...)
+		v[0] = float32(math.NaN())
+		if _, err := w.AddTensor(s.Name, s.Shape, v, format.AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "nan.ebnn")
+	if err := w.WriteFile(bad, format.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI("inspect", bad)
+	if code != 1 || !strings.Contains(stderr, `"1.z_row": element 0 is NaN`) {
+		t.Fatalf("exit %d, stderr %q: want the load error", code, stderr)
+	}
+	seen := 0
+	for _, line := range strings.Split(stdout, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || (f[0] != "1" && f[0] != "3" && f[0] != "total") || (f[1] != "inducing" && f[0] != "total") {
+			continue
+		}
+		seen++
+		if strings.Count(line, " - ") < 2 && !strings.HasSuffix(strings.TrimSpace(line), "-") {
+			t.Errorf("layer line without '-' for the uncomputed nonzero count and KL: %q", line)
+		}
+	}
+	if seen != 3 {
+		t.Errorf("%d layer lines (want layers 1, 3 and the total):\n%s", seen, stdout)
 	}
 }
