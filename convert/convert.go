@@ -303,11 +303,13 @@ func convertFile(opts Options) (*Report, error) {
 	if st, err := os.Stat(opts.Out); err == nil && st.Size() != rep.FileBytes {
 		return nil, fmt.Errorf("convert: %s has %d bytes, expected %d", opts.Out, st.Size(), rep.FileBytes)
 	}
-	if err := checkWritten(opts.Out); err != nil {
+	file, err := checkWritten(opts.Out)
+	if err != nil {
 		return nil, err
 	}
+	defer file.Close()
 	if opts.Validate != "" {
-		v, err := validate(m, opts)
+		v, err := validate(m, file, opts)
 		if err != nil {
 			return rep, err
 		}
@@ -458,18 +460,19 @@ func SourceHash(ts []statedict.Tensor) string {
 // checkWritten loads the written file as predict will and checks its KL terms: values that
 // fp16 rounded to zero (a Z of tiny entries, a prior standard deviation) pass every check made
 // before quantising, and then make a file that does not load, or whose KL is NaN.
-func checkWritten(path string) error {
+// It returns the loaded model (for --validate); the caller closes it.
+func checkWritten(path string) (*runtime.Model, error) {
 	m, err := runtime.LoadWith(path, runtime.LoadOptions{NoMmap: true})
 	if err != nil {
-		return fmt.Errorf("convert: the written file does not load (values that --dtype f16 rounded to zero? keep the tensor in f32): %w", err)
+		return nil, fmt.Errorf("convert: the written file does not load (values that --dtype f16 rounded to zero? keep the tensor in f32): %w", err)
 	}
-	defer m.Close()
 	for _, l := range m.Layers() {
 		if math.IsNaN(l.KL) || math.IsInf(l.KL, 0) {
-			return fmt.Errorf("convert: the written file's layer %q has KL %g (values that --dtype f16 rounded to zero? keep the layer in f32)", l.Name, l.KL)
+			m.Close()
+			return nil, fmt.Errorf("convert: the written file's layer %q has KL %g (values that --dtype f16 rounded to zero? keep the layer in f32)", l.Name, l.KL)
 		}
 	}
-	return nil
+	return m, nil
 }
 
 // buildModel derives the Spec (from the model file, or from arch + config) and checks the

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/edgebnn/edgebnn/convert/safetensors"
-	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/eval"
 )
@@ -101,20 +100,12 @@ func predictProbs(m *runtime.Model, x []float32, n, samples int, seed uint64) ([
 	return probs, nil
 }
 
-// validate scores the unpruned f32 model and the written file on the validation data.
-func validate(m *model, opts Options) (*Validation, error) {
+// validate scores the unpruned f32 model and the written file (file, as checkWritten loaded
+// it) on the validation data.
+func validate(m *model, file *runtime.Model, opts Options) (*Validation, error) {
 	ref, err := m.runtimeModel()
 	if err != nil {
 		return nil, err
-	}
-	ff, err := format.Open(opts.Out)
-	if err != nil {
-		return nil, fmt.Errorf("convert: opening the written file: %w", err)
-	}
-	defer ff.Close()
-	file, err := runtime.FromFile(ff)
-	if err != nil {
-		return nil, fmt.Errorf("convert: loading the written file: %w", err)
 	}
 	x, labels, err := loadData(opts.Validate, ref.InputSize())
 	if err != nil {
