@@ -55,7 +55,7 @@ func GlobalWeights(m *Model, seed uint64, s int) [][]float32 {
 			return
 		}
 		l, ok := d.post.(*inducing)
-		if !ok || l.q != QGlobal {
+		if !ok || l.q != qGlobal {
 			return
 		}
 		w := make([]float32, d.dOut*d.dIn)

@@ -7,6 +7,20 @@ import (
 	"github.com/edgebnn/edgebnn/kernels"
 )
 
+// qFamily is a layer's q(U) family (LayerPosterior.QInducing) resolved once when the model
+// loads: the sampling path branches on it many times a prediction, and a comparison of the
+// QInducing strings there is a call to the runtime's memequal on 32-bit ARM (≈ 1–2 k instructions
+// a prediction of the mlp fixture, varying with where the linker placed the literals).
+type qFamily uint8
+
+const (
+	qDiagonal qFamily = iota
+	qFull
+	qMatrix
+	qEnsemble
+	qGlobal
+)
+
 // inducing is a bayesianize inducing-weight posterior (MATH.md §1), with everything that does not
 // change between samples precomputed at load time.
 type inducing struct {
@@ -22,7 +36,7 @@ type inducing struct {
 	lhatR, lhatC     []float32 // chol(Z_r Z_rᵀ), chol(Z_c Z_cᵀ), jittered
 	lr, lc           []float32 // chol(Ψ_r), chol(Ψ_c), jittered (whitening)
 	whitened         bool
-	q                string
+	q                qFamily
 	mean             []float32   // mo × mi (row-major u)
 	sd               []float32   // diagonal: mo × mi
 	tril             []float32   // full: d × d lower, d = mo·mi, row-major vec(u)
@@ -55,9 +69,18 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 		// denormal: every sampled weight would be 0 and the model predict a constant.
 		return nil, errf("prior_sd %g is below float32's smallest normal number (every weight would be zero)", p.PriorSD)
 	}
+	var q qFamily
 	switch p.QInducing {
-	case QDiagonal, QMatrix, QFull, QGlobal:
+	case QDiagonal:
+		q = qDiagonal
+	case QMatrix:
+		q = qMatrix
+	case QFull:
+		q = qFull
+	case QGlobal:
+		q = qGlobal
 	case QEnsemble:
+		q = qEnsemble
 		if k := p.EnsembleSize; k < 1 || k > 1024 {
 			return nil, errf("ensemble_size %d out of range", k)
 		}
@@ -65,7 +88,7 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 		return nil, errf("q_inducing %q is not diagonal, full, matrix or ensemble", p.QInducing)
 	}
 	l := &inducing{name: name, dOut: dOut, dIn: dIn, k: dIn, mo: mo, mi: mi, hasBias: ls.Bias,
-		sigma: float32(p.PriorSD), whitened: p.WhitenedU, q: p.QInducing}
+		sigma: float32(p.PriorSD), whitened: p.WhitenedU, q: q}
 	if ls.Bias {
 		l.k = dIn - 1
 	}
@@ -134,7 +157,7 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 		klU float64
 		raw [][]float32
 	)
-	if l.q == QGlobal {
+	if l.q == qGlobal {
 		raw, err = l.loadGlobal(b)
 	} else {
 		klU, raw, err = l.loadQ(t, ls, lr, lc)
@@ -222,7 +245,7 @@ func (l *inducing) loadQ(t map[string][]float32, ls *LayerSpec, lr, lc []float64
 	}
 	var kl float64
 	switch l.q {
-	case QDiagonal:
+	case qDiagonal:
 		sdRaw := t["_inducing_sd"]
 		sd := make([]float64, d)
 		tr, logDetQ := 0.0, 0.0
@@ -245,7 +268,7 @@ func (l *inducing) loadQ(t map[string][]float32, ls *LayerSpec, lr, lc []float64
 			kl = 0.5 * (maha(mu) + logDetP + float64(d)*math.Log(2*math.Pi))
 		}
 		l.sd = to32(sd)
-	case QFull:
+	case qFull:
 		raw := t["_inducing_scale_tril"]
 		lq := vecToChol(raw, d)
 		// tr(Σ_p⁻¹ L Lᵀ) = Σ_c l_cᵀ Σ_p⁻¹ l_c over the columns l_c of L.
@@ -268,7 +291,7 @@ func (l *inducing) loadQ(t map[string][]float32, ls *LayerSpec, lr, lc []float64
 		}
 		kl = 0.5 * (tr + maha(mu) - float64(d) + logDetP - 2*logDiagSum(lq, d))
 		l.tril = to32(lq)
-	case QMatrix:
+	case qMatrix:
 		rr, cr := t["_inducing_row_scale_tril"], t["_inducing_col_scale_tril"]
 		lRow, lCol := vecToChol(rr, mo), vecToChol(cr, mi)
 		aq := kernels.MatMul(false, true, mo, mo, mo, lRow, lRow)
@@ -292,7 +315,7 @@ func (l *inducing) loadQ(t map[string][]float32, ls *LayerSpec, lr, lc []float64
 		logDetQ := 2 * (float64(mi)*logDiagSum(lRow, mo) + float64(mo)*logDiagSum(lCol, mi))
 		kl = 0.5 * (trA*trB + maha(mu) - float64(d) + logDetP - logDetQ)
 		l.rowTril, l.colTril = to32(lRow), to32(lCol)
-	case QEnsemble:
+	case qEnsemble:
 		k := len(mean) / d
 		l.members = make([][]float32, k)
 		for e := 0; e < k; e++ {
@@ -334,22 +357,22 @@ func (l *inducing) sampleU(fc *fwdCtx, rng *kernels.Stream, u, tmp []float32) {
 		return
 	}
 	switch l.q {
-	case QEnsemble:
+	case qEnsemble:
 		copy(u, l.members[fc.sample%len(l.members)])
 		return
-	case QGlobal:
+	case qGlobal:
 		copy(u[:d], fc.guH[l.guOff:l.guOff+d])
-	case QDiagonal:
+	case qDiagonal:
 		rng.Normal(u[:d])
 		for i := range u[:d] {
 			u[i] = l.mean[i] + l.sd[i]*u[i]
 		}
-	case QFull:
+	case qFull:
 		eps := tmp[:d]
 		rng.Normal(eps)
 		copy(u, l.mean)
 		kernels.Gemv(false, d, d, 1, l.tril, d, eps, 1, u)
-	case QMatrix:
+	case qMatrix:
 		eps, t := tmp[:d], tmp[d:2*d]
 		rng.Normal(eps)
 		kernels.Gemm(false, false, l.mo, l.mi, l.mo, 1, l.rowTril, l.mo, eps, l.mi, 0, t, l.mi)
@@ -561,9 +584,9 @@ var unitAlpha = [1]float32{1}
 func (l *inducing) prepStride() int {
 	s := l.loc.pr + 2
 	switch l.q {
-	case QDiagonal:
+	case qDiagonal:
 		s += l.mo
-	case QMatrix:
+	case qMatrix:
 		s += l.mo + 1
 	}
 	return s
@@ -574,7 +597,7 @@ func (l *inducing) prepStride() int {
 // work slice.
 func (l *inducing) prepSize(n int) int {
 	s := n * l.prepStride()
-	if l.q == QDiagonal {
+	if l.q == qDiagonal {
 		s += n * (l.mi + l.mo)
 	}
 	return s + kernels.GemmPackedWork
@@ -619,7 +642,7 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 		sa := math.Sqrt(a)
 		p[lp.pr] = f * float32(sa)
 		p[lp.pr+1] = g * float32(sa-math.Sqrt(rest))
-		if l.q == QMatrix {
+		if l.q == qMatrix {
 			// |L_colᵀ v|.
 			v := prep[i*st+vOff : i*st+vOff+mi]
 			nrm := 0.0
@@ -633,14 +656,14 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 			prep[i*st+lp.pr+2+mo] = float32(math.Sqrt(nrm))
 		}
 	}
-	if l.q != QDiagonal && l.q != QMatrix {
+	if l.q != qDiagonal && l.q != qMatrix {
 		return
 	}
 	// μ v for all rows; for the diagonal family also √((s⊙s)(v⊙v)), v⊙v as 0 + v·v for all rows
 	// in one call.
 	t0 := lp.pr + 2
 	kernels.GemmPacked(false, n, 1, prep[vOff:], st, lp.muP, 0, prep[t0:], st, work)
-	if l.q == QDiagonal {
+	if l.q == qDiagonal {
 		vv, sc := l.diagBlocks(prep, n)
 		kernels.MulAddRows(n, mi, lp.zero, 0, prep[vOff:], st, prep[vOff:], st, vv, mi)
 		kernels.GemmPacked(false, n, 1, vv, mi, lp.s2P, 0, sc, mo, work)
@@ -652,9 +675,9 @@ func (l *inducing) prepare(in []float32, n int, prep []float32) {
 // for the full family, none otherwise), then e (d_out), then e′ (M_r).
 func (l *inducing) zStride() (first, stride int) {
 	switch l.q {
-	case QDiagonal, QMatrix:
+	case qDiagonal, qMatrix:
 		first = l.mo
-	case QFull:
+	case qFull:
 		first = l.mo * l.mi
 	}
 	return first, first + l.dOut + l.mo
@@ -689,7 +712,7 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 	// The diagonal family's scale of ε for output row b·n + i at sc[b·sStep + i·mo].
 	var sc []float32
 	sStep := 0
-	if l.q == QDiagonal {
+	if l.q == qDiagonal {
 		if shared {
 			_, sc = l.diagBlocks(prep, n)
 		} else {
@@ -742,8 +765,8 @@ func (l *inducing) sampleT(fc *fwdCtx, prep []float32, pStep int, sc []float32, 
 	lp := &l.loc
 	mOff := lp.pr + 2
 	switch l.q {
-	case QDiagonal, QMatrix:
-		if l.q == QDiagonal && !fc.mean {
+	case qDiagonal, qMatrix:
+		if l.q == qDiagonal && !fc.mean {
 			// t = μ v + √((s⊙s)(v⊙v)) ⊙ ε, row by row: rows of prep, of the scales (sc) and of
 			// ε (z) at their strides.
 			if n == 1 {
@@ -758,7 +781,7 @@ func (l *inducing) sampleT(fc *fwdCtx, prep []float32, pStep int, sc []float32, 
 		}
 		for b := 0; b < B; b++ {
 			ep := z[b*zst : b*zst+mo]
-			if l.q == QMatrix && !fc.mean {
+			if l.q == qMatrix && !fc.mean {
 				// L_row ε, once per sample.
 				gb := g[b*mo : (b+1)*mo]
 				kernels.Gemv(false, mo, mo, 1, l.rowTril, mo, ep, 0, gb)
@@ -783,11 +806,11 @@ func (l *inducing) sampleT(fc *fwdCtx, prep []float32, pStep int, sc []float32, 
 			um := lp.muT
 			switch {
 			case fc.mean:
-			case l.q == QGlobal:
+			case l.q == qGlobal:
 				um = l.globalBlock(fc, b)
-			case l.q == QEnsemble:
+			case l.q == qEnsemble:
 				um = lp.raw[(fc.sample+b)%len(lp.raw)]
-			case l.q == QFull:
+			case l.q == qFull:
 				copy(u, lp.muT)
 				kernels.Gemv(false, d, d, 1, l.tril, d, z[b*zst:b*zst+d], 1, u)
 				um = u
@@ -805,7 +828,7 @@ func (l *inducing) sampleT(fc *fwdCtx, prep []float32, pStep int, sc []float32, 
 func (l *inducing) localCost(n int) int {
 	c := l.prepCost(n) + n*(l.dOut*l.mo+l.dOut+l.mo) + l.mo*l.dOut + l.mo*l.mo +
 		normalCost*(l.dOut+2*l.mo)
-	if l.q == QFull {
+	if l.q == qFull {
 		d := l.mo * l.mi
 		c += d*d/2 + normalCost*d
 	}
@@ -815,7 +838,7 @@ func (l *inducing) localCost(n int) int {
 // prepCost is the cost of prepare for n inputs.
 func (l *inducing) prepCost(n int) int {
 	c := n * (l.loc.pr*l.dIn + l.mo*l.mi)
-	if l.q == QDiagonal {
+	if l.q == qDiagonal {
 		c += n * l.mo * l.mi
 	}
 	return c

@@ -381,19 +381,19 @@ func (l *inducing) moments() (mean, cov []float64, members [][]float64) {
 	}
 	d := mo * mi
 	switch l.q {
-	case QEnsemble:
+	case qEnsemble:
 		for _, u := range l.members { // already whitened: W = σ R u C
 			members = append(members, scale64(sigma, kernels.MatMul(false, false, dOut, dIn, mo, r, kernels.MatMul(false, false, mo, dIn, mi, to64(u), c))))
 		}
 		return members[0], cov, members
-	case QDiagonal:
+	case qDiagonal:
 		e := make([]float64, d)
 		for i, s := range l.sd {
 			clear(e)
 			e[i] = float64(s)
 			addOuter(mapU(e))
 		}
-	case QFull:
+	case qFull:
 		col := make([]float64, d)
 		for cI := 0; cI < d; cI++ {
 			for a := 0; a < d; a++ {
@@ -401,7 +401,7 @@ func (l *inducing) moments() (mean, cov []float64, members [][]float64) {
 			}
 			addOuter(mapU(col))
 		}
-	case QMatrix:
+	case qMatrix:
 		lrow, lcol := to64(l.rowTril), to64(l.colTril)
 		rl := kernels.MatMul(false, false, dOut, mo, mo, rp, lrow) // R' L_row
 		lc := kernels.MatMul(true, false, mi, dIn, mi, lcol, cp)   // L_colᵀ C'
