@@ -121,7 +121,7 @@ func (a *adaptive) settled(p *Predictor, i, k, K int) bool {
 	sum := p.sum[i*c : (i+1)*c]
 	fk := float64(k)
 	pol := p.policy
-	if p.m.spec.Task == Regression {
+	if p.m.regression {
 		return a.settledRegression(vals, sum, c, k, K, f, *pol.MaxEpistemicStd)
 	}
 	// The per-class sample means and standard deviations of the softmax probabilities.

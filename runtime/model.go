@@ -74,6 +74,9 @@ type Model struct {
 	stochastic bool
 	// members is the number of networks of an ensemble (Spec.Members), 1 for a single network.
 	members int
+	// regression is spec.Task == Regression, compared once: the prediction path asks per input,
+	// and a string comparison there is a memequal call on 32-bit ARM.
+	regression bool
 	// parts are the members of a mixture of posteriors (Spec.Mixture): each a single network
 	// built from its member's tensors; nil otherwise. nodes, shapes and layerCount are part 0's.
 	parts []*Model
@@ -114,7 +117,7 @@ func New(spec *Spec, src TensorSource) (*Model, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Model{spec: *spec, members: max(spec.Members, 1)}
+	m := &Model{spec: *spec, members: max(spec.Members, 1), regression: spec.Task == Regression}
 	if spec.Mixture() {
 		return newMixture(m, src)
 	}

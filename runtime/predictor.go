@@ -1026,7 +1026,7 @@ func (p *Predictor) accumulate(y []float32, B, n, k0, kStep int) {
 			}
 		}
 		s, s2 := p.sum[i*c:(i+1)*c], p.sum2[i*c:(i+1)*c]
-		if p.m.spec.Task == Regression {
+		if p.m.regression {
 			for b := 0; b < B; b++ {
 				yi := y[(b*n+i)*c : (b*n+i+1)*c]
 				for j, v := range yi {
@@ -1092,7 +1092,7 @@ func (p *Predictor) finish(o *Prediction, i, k int) {
 		chk += (s[j] - s[j]) + (s2[j] - s2[j])
 	}
 	o.nonFinite = chk != 0
-	if p.m.spec.Task == Regression {
+	if p.m.regression {
 		o.Mean, o.Var, o.EpistemicVar = grow(o.Mean, c), grow(o.Var, c), grow(o.EpistemicVar, c)
 		o.Probs, o.Std = o.Probs[:0], o.Std[:0]
 		var chk32 float32
