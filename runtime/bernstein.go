@@ -49,6 +49,17 @@ const DefaultBernsteinTable = 257
 // MaxBernsteinTable is the largest PosteriorSpec.TableSize accepted.
 const MaxBernsteinTable = 1 << 16
 
+// The quantile tables are derived at load from a few raw parameters per weight — G points from
+// M + 5 values, and zstd can make the parameters themselves small — so a model's tables are
+// bounded as a whole, not only layer by layer: at most MaxBernsteinTableBytes of tables and
+// MaxBernsteinWork flow-term evaluations (weights × G × (M + 1), ≈ 8 ns each on a 2020s x86
+// core, so about 17 s) in all the model's Bernstein layers. A Bernstein last layer of 2 560
+// weights at the defaults (G = 257, M = 50) is 2.6 MB and 3.4·10⁷.
+const (
+	MaxBernsteinTableBytes = 1 << 30
+	MaxBernsteinWork       = 1 << 31
+)
+
 // BernsteinKSBound returns the bound 1/(G−1) on the Kolmogorov distance between the runtime's
 // samples of a Bernstein-flow weight and the exact flow, for a table of G points (0: the
 // default).
@@ -245,15 +256,24 @@ func loadBernstein(b *builder, ls *LayerSpec, dOut, dIn int) (*bernstein, error)
 	if ls.Bias {
 		f.k--
 	}
+	bud := b.budget
 	need, ok := bernsteinTableBytes(dOut, dIn, g)
-	if limit := DefaultMaxMemory(); !ok || need > limit {
+	if limit := min(DefaultMaxMemory(), bud.maxBernsteinBytes-bud.bernsteinBytes); !ok || need > limit {
 		what := "more than the tensor limit"
 		if ok {
 			what = sizeString(need)
 		}
-		return nil, fmt.Errorf("runtime: layer %q (bernstein): the quantile table of %d × %d weights × %d points needs %s; the limit is %s: %w",
-			name, dOut, dIn, g, what, sizeString(limit), ErrMemory)
+		return nil, fmt.Errorf("runtime: layer %q (bernstein): the quantile table of %d × %d weights × %d points needs %s; the limit is %s (%s for all the model's tables, %s taken by earlier layers): %w",
+			name, dOut, dIn, g, what, sizeString(limit), sizeString(bud.maxBernsteinBytes), sizeString(bud.bernsteinBytes), ErrMemory)
 	}
+	// need ≤ 1 GiB here, so weights·G fits an int64 and so does its product with M + 1 ≤ 1001.
+	work := need / 4 * int64(m+1)
+	if work > bud.maxBernsteinWork-bud.bernsteinWork {
+		return nil, fmt.Errorf("runtime: layer %q (bernstein): tabulating %d × %d weights at %d points, degree %d, is %d flow-term evaluations; the model may take %d in all (%d taken by earlier layers)",
+			name, dOut, dIn, g, m, work, bud.maxBernsteinWork, bud.bernsteinWork)
+	}
+	bud.bernsteinBytes += need
+	bud.bernsteinWork += work
 	t, err := b.layerTensors(name, LayerTensors(ls), 0)
 	if err != nil {
 		return nil, err

@@ -29,6 +29,49 @@ func randomFlowParams(r *rand.Rand, m int) []float32 {
 	return p
 }
 
+// TestBernsteinModelBudget: the quantile tables and the work of tabulating them are bounded for
+// the model as a whole — two layers that each fit are refused together, naming the second — and
+// the budget is what the layers derive: 6 weights × 257 points × 4 bytes, × (M + 1) = 4 terms.
+func TestBernsteinModelBudget(t *testing.T) {
+	const m = 3
+	r := rand.New(rand.NewPCG(3, 4))
+	flows := func(n int) []float32 {
+		var v []float32
+		for range n {
+			v = append(v, randomFlowParams(r, m)...)
+		}
+		return v
+	}
+	ts := runtime.Tensors{}
+	var layers []runtime.LayerSpec
+	for _, name := range []string{"a", "b"} {
+		ts[name+".bf_weight"] = tensor(flows(4), 2, 2, m+5)
+		ts[name+".bf_bias"] = tensor(flows(2), 2, m+5)
+		layers = append(layers, runtime.LayerSpec{Name: name, Op: runtime.OpLinear, In: 2, Out: 2, Bias: true,
+			Posterior: &runtime.PosteriorSpec{Kind: runtime.KindBernstein, Degree: m}})
+	}
+	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{2}, Layers: layers}
+	const one = 6 * 257 * 4 // each layer's table bytes, and its work (6·257 weights·points × 4)
+	for _, tc := range []struct {
+		name        string
+		bytes, work int64
+		want        string
+	}{
+		{"both fit", 2 * one, 2 * one, ""},
+		{"tables", 2*one - 1, 2 * one, "(bernstein): the quantile table"},
+		{"work", 2 * one, 2*one - 1, "flow-term evaluations"},
+	} {
+		_, err := runtime.NewWithBernsteinBudget(spec, ts, tc.bytes, tc.work)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `layer "b"`) ||
+			!strings.Contains(err.Error(), "earlier layers")):
+			t.Errorf("%s: %v, want an error naming layer b, %q and the earlier layers' share", tc.name, err, tc.want)
+		}
+	}
+}
+
 // bernsteinModel builds a Linear(in → out, bias) model of kind bernstein with random flows.
 func bernsteinModel(t testing.TB, seed uint64, in, out, m, g int) (*runtime.Model, runtime.Tensors) {
 	t.Helper()

@@ -3,8 +3,10 @@ package runtime_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -278,6 +280,41 @@ func TestParseSpec(t *testing.T) {
 		if _, err := runtime.ParseSpec([]byte(bad)); err == nil {
 			t.Errorf("ParseSpec(%s) succeeded", bad)
 		}
+	}
+}
+
+// TestParseSpecHostile: a model description is bounded before it is decoded, strict about what
+// follows it, and quotes at most a prefix of a hostile name or value.
+func TestParseSpecHostile(t *testing.T) {
+	head := `{"version":1,"task":"classification","input_shape":[3],"layers":[`
+	relu := `{"name":"a","op":"relu"}`
+	t.Run("many empty layers", func(t *testing.T) {
+		// 3 MB of "{}," had decoded to 230 MB of LayerSpecs before the layer count was checked.
+		bomb := []byte(head + strings.Repeat("{},", 1<<20) + relu + "]}")
+		var before, after goruntime.MemStats
+		goruntime.ReadMemStats(&before)
+		_, err := runtime.ParseSpec(bomb)
+		goruntime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), "JSON values") {
+			t.Fatalf("ParseSpec = %v, want the size error", err)
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > 32<<20 {
+			t.Errorf("ParseSpec of a %d-byte description allocated %d bytes", len(bomb), got)
+		}
+	})
+	long := strings.Repeat("A", 1<<20)
+	for _, tc := range []struct{ name, json, want string }{
+		{"trailing data", head + relu + "]} {{{", "data after the JSON object"},
+		{"long name", head + `{"name":"` + long + `","op":"relu"}]}`, "longer than 1024 bytes"},
+		{"long op", head + `{"name":"a","op":"` + long + `"}]}`, "unknown op"},
+		{"long task", `{"version":1,"task":"` + long + `","input_shape":[3],"layers":[` + relu + "]}", "is not classification"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := runtime.ParseSpec([]byte(tc.json))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || len(err.Error()) > 512 {
+				t.Fatalf("ParseSpec = %.300v (%d bytes), want a short error with %q", err, len(fmt.Sprint(err)), tc.want)
+			}
+		})
 	}
 }
 

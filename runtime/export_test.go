@@ -120,3 +120,9 @@ func InducingGram(m *Model, layer string, st Strategy, n int) bool {
 // PassSamples returns the most samples p draws in one pass (whole blocks drawn together) and its
 // block.
 func PassSamples(p *Predictor) (pass, block int) { return p.pass, p.block }
+
+// NewWithBernsteinBudget is New with the model-wide Bernstein limits (MaxBernsteinTableBytes,
+// MaxBernsteinWork) replaced, so that a test reaches them with small layers.
+func NewWithBernsteinBudget(spec *Spec, src TensorSource, tableBytes, work int64) (*Model, error) {
+	return newModel(spec, src, &loadBudget{maxBernsteinBytes: tableBytes, maxBernsteinWork: work})
+}

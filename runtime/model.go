@@ -114,14 +114,26 @@ func (s shape) String() string {
 // New builds a Model from a Spec and its tensors, validating every tensor's shape and
 // precomputing the per-layer factorisations.
 func New(spec *Spec, src TensorSource) (*Model, error) {
+	return newModel(spec, src, &loadBudget{maxBernsteinBytes: MaxBernsteinTableBytes, maxBernsteinWork: MaxBernsteinWork})
+}
+
+// loadBudget adds up what a model's layers derive at load beyond their tensors, across the
+// members of a mixture too: the Bernstein layers' quantile tables and the work of tabulating
+// them, against their limits (MaxBernsteinTableBytes, MaxBernsteinWork).
+type loadBudget struct {
+	bernsteinBytes, bernsteinWork       int64
+	maxBernsteinBytes, maxBernsteinWork int64
+}
+
+func newModel(spec *Spec, src TensorSource, budget *loadBudget) (*Model, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
 	m := &Model{spec: *spec, members: max(spec.Members, 1), regression: spec.Task == Regression}
 	if spec.Mixture() {
-		return newMixture(m, src)
+		return newMixture(m, src, budget)
 	}
-	b := &builder{m: m, src: src}
+	b := &builder{m: m, src: src, budget: budget}
 	if spec.FA != nil {
 		fa, err := loadFA(spec.FA, b)
 		if err != nil {
@@ -161,11 +173,11 @@ func New(spec *Spec, src TensorSource) (*Model, error) {
 
 // newMixture builds m, a mixture of posteriors: one single-network Model per member, from the
 // member's tensors (MemberPrefix), sharing m's spec but for Members.
-func newMixture(m *Model, src TensorSource) (*Model, error) {
+func newMixture(m *Model, src TensorSource, budget *loadBudget) (*Model, error) {
 	one := m.spec
 	one.Members = 0
 	for k := range m.members {
-		part, err := New(&one, prefixSource{src, MemberPrefix(k)})
+		part, err := newModel(&one, prefixSource{src, MemberPrefix(k)}, budget)
 		if err != nil {
 			return nil, fmt.Errorf("runtime: mixture member %d: %w", k, err)
 		}
@@ -263,6 +275,7 @@ type builder struct {
 	faOffset int
 	// member selects the ensemble member whose tensors tensor reads (MemberPrefix).
 	member int
+	budget *loadBudget
 }
 
 // fullName is the name of tensor name of layer for the current member.

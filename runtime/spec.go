@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // SpecVersion is the version of the model description schema this package reads and writes.
@@ -208,9 +210,65 @@ const (
 	maxLayers  = 4096
 	maxDim     = 1 << 26
 	maxNesting = 16
+	// maxNameBytes bounds a layer's name (PyTorch's are dotted module paths, tens of bytes):
+	// error messages quote it, several times over.
+	maxNameBytes = 1024
+	// maxSpecTokens and maxSpecComposites bound the JSON ParseSpec decodes, checked in a
+	// streaming pass before it is decoded: "{}," is 3 bytes of JSON and a 200-byte LayerSpec,
+	// so a few-kilobyte compressed meta section had decoded to gigabytes before the layer
+	// count was checked. A 4096-layer spec holds well under a tenth of either.
+	maxSpecTokens     = 1 << 20
+	maxSpecComposites = 1 << 16
 	// MaxMembers is the largest Spec.Members the runtime accepts.
 	MaxMembers = 1024
 )
+
+// known reports whether op is one of the runtime's layer operations.
+func (op Op) known() bool {
+	switch op {
+	case OpLinear, OpConv2d, OpReLU, OpTanh, OpSigmoid, OpGELU, OpMaxPool2d, OpAvgPool2d,
+		OpAdaptiveAvgPool2d, OpFlatten, OpBatchNorm, OpDropout, OpIdentity, OpResidual:
+		return true
+	}
+	return false
+}
+
+// quoteClip quotes s as %q does, cut to its first 64 bytes (on a rune boundary) with its
+// length, so that a hostile name or value cannot make an error message as large as the file.
+func quoteClip(s string) string {
+	if len(s) <= 64 {
+		return strconv.Quote(s)
+	}
+	n := 64
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strconv.Quote(s[:n]) + fmt.Sprintf("… (%d bytes)", len(s))
+}
+
+// checkSpecSize counts the JSON values of data in a streaming pass (memory bounded by the
+// nesting, not the length) and fails once they exceed what any valid Spec holds.
+func checkSpecSize(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tokens, composites := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return nil // Decode reports the syntax error, with its position
+		}
+		tokens++
+		if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') {
+			composites++
+		}
+		if tokens > maxSpecTokens || composites > maxSpecComposites {
+			return fmt.Errorf("spec: the model description holds more than %d JSON values or %d objects and arrays by byte %d (a valid one has at most %d layers)",
+				maxSpecTokens, maxSpecComposites, dec.InputOffset(), maxLayers)
+		}
+	}
+}
 
 // LastLinear returns the network's last top-level Linear layer that no Conv2d or residual block
 // follows — the layer a "last-layer" posterior (a Bernstein last layer) goes on — or nil when
@@ -277,7 +335,7 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("spec: regression needs a positive finite noise_var, got %g", s.NoiseVar)
 		}
 	default:
-		return fmt.Errorf("spec: task %q is not classification or regression", s.Task)
+		return fmt.Errorf("spec: task %s is not classification or regression", quoteClip(string(s.Task)))
 	}
 	if len(s.InputShape) != 1 && len(s.InputShape) != 3 {
 		return fmt.Errorf("spec: input_shape %v must be [features] or [channels, height, width]", s.InputShape)
@@ -307,6 +365,12 @@ func (s *Spec) Validate() error {
 				return fmt.Errorf("spec: more than %d layers", maxLayers)
 			}
 			l := &ls[i]
+			if len(l.Name) > maxNameBytes {
+				return fmt.Errorf("spec: layer %d: name %s is longer than %d bytes", count-1, quoteClip(l.Name), maxNameBytes)
+			}
+			if !l.Op.known() {
+				return fmt.Errorf("spec: layer %q: unknown op %s", l.Name, quoteClip(string(l.Op)))
+			}
 			if l.Op == OpResidual {
 				if err := walk(l.Body, depth+1); err != nil {
 					return err
@@ -467,13 +531,21 @@ func (s *Spec) validateGlobalU() error {
 	return nil
 }
 
-// ParseSpec decodes and validates a JSON model description. Unknown fields are errors.
+// ParseSpec decodes and validates a JSON model description. Unknown fields and anything after
+// the object are errors, and so is JSON too large for any valid description (maxSpecTokens),
+// found before it is decoded.
 func ParseSpec(data []byte) (*Spec, error) {
+	if err := checkSpecSize(data); err != nil {
+		return nil, err
+	}
 	var s Spec
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("spec: data after the JSON object at byte %d", dec.InputOffset())
 	}
 	if err := s.Validate(); err != nil {
 		return nil, err
