@@ -28,6 +28,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
@@ -325,6 +327,12 @@ func (p Profile) Validate() error {
 	if strings.TrimSpace(p.Description) == "" {
 		return bad("description", "must not be empty")
 	}
+	if i := strings.IndexFunc(p.Description, unicode.IsControl); i >= 0 {
+		// printed as is by `boards -v`: a line break, tab or escape sequence would break the
+		// table or reach the terminal
+		r, _ := utf8.DecodeRuneInString(p.Description[i:])
+		return bad("description", "contains the control character %U at byte %d (one line of text)", r, i)
+	}
 	if !slices.Contains(supportedGOOS, p.GOOS) {
 		return bad("goos", "%q is not supported (want one of %s)", p.GOOS, strings.Join(supportedGOOS, ", "))
 	}
@@ -447,6 +455,32 @@ func LoadDir(dir string) ([]Profile, error) {
 // lim.MaxProfiles *.json entries is an error.
 func LoadDirLimits(dir string, lim Limits) ([]Profile, error) {
 	lim = lim.withDefaults()
+	names, err := profileFiles(dir, lim)
+	if err != nil {
+		return nil, err
+	}
+	var files []namedData
+	for _, name := range names {
+		data, err := readlimit.ReadFile(name, lim.MaxFileBytes)
+		if err != nil {
+			return nil, fmt.Errorf("boards: reading profile: %w", err)
+		}
+		files = append(files, namedData{name, data})
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("boards: %s: no *.json profiles", dir)
+	}
+	return parseAll(files)
+}
+
+// ProfileFiles returns the paths of the *.json entries of dir that LoadDir reads, sorted by
+// name, so that a command writing a file can check that it would not replace one. dir is a
+// path, not a pattern: "[", "*" and "?" in it are its own characters.
+func ProfileFiles(dir string) ([]string, error) {
+	return profileFiles(dir, Limits{}.withDefaults())
+}
+
+func profileFiles(dir string, lim Limits) ([]string, error) {
 	// Stat before opening: opening a FIFO would wait for a writer.
 	if fi, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("boards: reading profile directory: %w", err)
@@ -468,7 +502,7 @@ func LoadDirLimits(dir string, lim Limits) ([]Profile, error) {
 			if len(names) == lim.MaxProfiles {
 				return nil, fmt.Errorf("boards: %s: more than %d *.json profiles", dir, lim.MaxProfiles)
 			}
-			names = append(names, e.Name())
+			names = append(names, filepath.Join(dir, e.Name()))
 		}
 		if err == io.EOF {
 			break
@@ -477,19 +511,8 @@ func LoadDirLimits(dir string, lim Limits) ([]Profile, error) {
 			return nil, fmt.Errorf("boards: reading profile directory: %w", err)
 		}
 	}
-	var files []namedData
-	for _, n := range names {
-		name := filepath.Join(dir, n)
-		data, err := readlimit.ReadFile(name, lim.MaxFileBytes)
-		if err != nil {
-			return nil, fmt.Errorf("boards: reading profile: %w", err)
-		}
-		files = append(files, namedData{name, data})
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("boards: %s: no *.json profiles", dir)
-	}
-	return parseAll(files)
+	slices.Sort(names)
+	return names, nil
 }
 
 // LoadFS loads every *.json profile in directory dir of fsys, sorted by

@@ -148,6 +148,8 @@ func TestParseErrors(t *testing.T) {
 		{name: "empty name", edit: func(m map[string]any) { m["name"] = "" }, wantField: "name", wantMsg: "must not be empty"},
 		{name: "bad name", edit: func(m map[string]any) { m["name"] = "Rpi 4" }, wantField: "name", wantMsg: "lower-case"},
 		{name: "empty description", edit: func(m map[string]any) { m["description"] = " " }, wantField: "description", wantMsg: "must not be empty"},
+		{name: "escape in description", edit: func(m map[string]any) { m["description"] = "Pi \x1b[2J" }, wantField: "description", wantMsg: "control character U+001B at byte 3"},
+		{name: "line break in description", edit: func(m map[string]any) { m["description"] = "two\nlines" }, wantField: "description", wantMsg: "control character U+000A at byte 3"},
 		{name: "bad goos", edit: func(m map[string]any) { m["goos"] = "plan9" }, wantField: "goos", wantMsg: "not supported"},
 		{name: "bad goarch", edit: func(m map[string]any) { m["goarch"] = "mips" }, wantField: "goarch", wantMsg: "not supported"},
 		{name: "goarm missing for arm", edit: func(m map[string]any) { delete(m, "goarm") }, wantField: "goarm", wantMsg: `must be 6 or 7 for goarch "arm"`},
@@ -310,6 +312,25 @@ func TestLoadDir(t *testing.T) {
 	t.Run("missing", func(t *testing.T) {
 		if _, err := LoadDir(filepath.Join(t.TempDir(), "nope")); err == nil {
 			t.Fatal("LoadDir of a missing directory succeeded")
+		}
+	})
+	t.Run("pattern characters in the name", func(t *testing.T) {
+		// filepath.Glob(dir+"/*.json") matched nothing here, so plan and build did not see the
+		// profile they were about to overwrite
+		dir := filepath.Join(t.TempDir(), "x[1]*?")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(t, dir, "b.json", validProfile())
+		if err := os.WriteFile(filepath.Join(dir, "a.txt"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ProfileFiles(dir)
+		if want := []string{filepath.Join(dir, "b.json")}; err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("ProfileFiles = %q, %v; want %q", got, err, want)
+		}
+		if ps, err := LoadDir(dir); err != nil || len(ps) != 1 {
+			t.Fatalf("LoadDir = %v, %v", ps, err)
 		}
 	})
 }
