@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/edgebnn/edgebnn/calibrate"
 	"github.com/edgebnn/edgebnn/format"
@@ -139,6 +140,19 @@ func parseCalibrateFlags(args []string, stdout io.Writer) (*calibrateFlags, erro
 	if o.data != "fmnist" && !strings.HasPrefix(o.data, "csv:") {
 		return nil, usagef("--data %q is not fmnist or csv:PATH", o.data)
 	}
+	switch {
+	case o.data == "csv:":
+		return nil, usagef("--data csv: names no file (csv:PATH)")
+	case o.data == "fmnist" && set["csv-target"]:
+		return nil, usagef("--csv-target is for --data csv:PATH, not fmnist")
+	case o.data != "fmnist" && set["data-dir"]:
+		return nil, usagef("--data-dir is for --data fmnist, not %s", o.data)
+	}
+	if o.plot != "" {
+		if err := plot.CheckFormat(o.plot); err != nil {
+			return nil, usagef("--plot %s: %v", o.plot, err)
+		}
+	}
 	return o, nil
 }
 
@@ -191,6 +205,14 @@ func (o *calibrateFlags) loadData(regression bool) (*data.Dataset, string, error
 			return nil, "", fmt.Errorf("--data %s: %w", o.data, err)
 		}
 		what = "csv:" + p
+		if n := len(what) - 3900; n > 0 {
+			// The policy records at most 4096 bytes of it (runtime.Policy.Validate): keep the
+			// end of a long path, where the file's name is.
+			for n < len(what) && !utf8.RuneStart(what[n]) {
+				n++
+			}
+			what = "csv:…" + what[n:]
+		}
 	} else {
 		dir := o.dataDir
 		if dir == "" {
@@ -215,6 +237,9 @@ func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error
 		return err
 	}
 	inputs := []string{o.model, o.csvPath()}
+	if o.data == "fmnist" {
+		inputs = append(inputs, data.FashionMNISTFiles(o.dataDir)...)
+	}
 	if err := outfile.Check("--out", o.out, inputs...); err != nil {
 		return err
 	}
@@ -242,6 +267,8 @@ func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error
 	samples := o.samples
 	if samples == 0 {
 		switch {
+		case m.Policy() != nil && m.Policy().Samples > maxSamplesFlag:
+			return fmt.Errorf("--model %s: its policy asks for %d samples a prediction (calibrate takes at most %d; give --samples K)", o.model, m.Policy().Samples, maxSamplesFlag)
 		case m.Policy() != nil && m.Policy().Samples > 0:
 			samples = m.Policy().Samples
 		case m.Members() > 1 && !m.Mixture(): // Ensemble-W: each member once
@@ -256,10 +283,12 @@ func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error
 	if err != nil {
 		return err
 	}
+	var names []string
 	if pre := m.Preprocessing(); pre != nil {
-		if err := d.MatchClassNames(pre.ClassNames); err != nil {
-			return fmt.Errorf("--data %s: %w", o.data, err)
-		}
+		names = pre.ClassNames
+	}
+	if err := d.MatchClassNames(names); err != nil {
+		return fmt.Errorf("--data %s: %w", o.data, err)
 	}
 	switch {
 	case m.Task() == runtime.Regression && d.Outputs != m.OutputSize():
@@ -419,6 +448,14 @@ func acceptedRMSE(r calibrate.Rule, records []calibrate.Record, idx []int, sqErr
 	return rmse(sum, n, outputs)
 }
 
+// fmtRMSE prints an RMSE, "-" for the NaN of no accepted input.
+func fmtRMSE(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
 // rmse is √(sum / (n·outputs)), NaN when nothing is accepted.
 func rmse(sum float64, n, outputs int) float64 {
 	if n == 0 {
@@ -507,7 +544,7 @@ func printCalibration(w io.Writer, o *calibrateFlags, what string, samples int, 
 		cv := c.curves[0]
 		for _, cov := range calibrateCoverages {
 			p := calibrate.AtCoverage(cv.pts, cov)
-			fmt.Fprintf(tw, "≥ %.0f%%\t%.4g\t%.2f%%\t%.4g\n", 100*cov, p.Threshold, 100*p.Risk, cv.rmse(p))
+			fmt.Fprintf(tw, "≥ %.0f%%\t%.4g\t%.2f%%\t%s\n", 100*cov, p.Threshold, 100*p.Risk, fmtRMSE(cv.rmse(p)))
 		}
 	} else {
 		fmt.Fprintf(w, "Risk–coverage on the held-out part (risk: error rate among accepted inputs):\n")
@@ -545,7 +582,7 @@ func printCalibration(w io.Writer, o *calibrateFlags, what string, samples int, 
 	}{{"fit", r.Fit}, {"held out", r.Holdout}} {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f%%\t%d\t%.2f%%", p.name, p.r.N, p.r.Accepted, 100*p.r.Coverage, p.r.Errors, 100*p.r.Risk)
 		if c.regression {
-			fmt.Fprintf(tw, "\t%.4g", rm[i])
+			fmt.Fprintf(tw, "\t%s", fmtRMSE(rm[i]))
 		}
 		fmt.Fprintln(tw)
 	}

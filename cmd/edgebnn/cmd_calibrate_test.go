@@ -130,6 +130,14 @@ func TestCalibrateErrors(t *testing.T) {
 		b.WriteString(strings.Repeat("0,", 784) + fmt.Sprint(y) + "\n")
 	}
 	mustWrite(t, blank, []byte(b.String()))
+	// One row labelled -1 among class numbers: the column became names ("-1" < "0" < …) and
+	// every label moved up by one, silently.
+	neg := filepath.Join(dir, "neg.csv")
+	mustWrite(t, neg, []byte(b.String()+strings.Repeat("0,", 784)+"-1\n"))
+	// An output path that is one of the Fashion-MNIST files --data fmnist reads.
+	fm := t.TempDir()
+	labels := filepath.Join(fm, "t10k-labels-idx1-ubyte.gz")
+	mustWrite(t, labels, []byte("labels"))
 	out := filepath.Join(dir, "out.ebnn")
 	base := []string{"calibrate", "--data", "csv:" + csv, "--samples", "4"}
 	for _, c := range []struct {
@@ -151,9 +159,15 @@ func TestCalibrateErrors(t *testing.T) {
 		{"data", []string{"--model", model, "--out", out, "--target-risk", "0.1", "--data", "mnist"}, 2, "--data"},
 		{"out is the model", []string{"--model", model, "--out", model, "--target-risk", "0.1"}, 1, "--out"},
 		{"out is the data", []string{"--model", model, "--out", csv, "--target-risk", "0.1"}, 1, "--out"},
-		{"plot is the out", []string{"--model", model, "--out", out, "--plot", out, "--target-risk", "0.1"}, 1, "--plot"},
+		{"plot is the out", []string{"--model", model, "--out", filepath.Join(dir, "same.png"), "--plot", filepath.Join(dir, "same.png"), "--target-risk", "0.1"}, 1, "--plot"},
 		{"missing model", []string{"--model", filepath.Join(dir, "none.ebnn"), "--out", out, "--target-risk", "0.1"}, 1, "--model"},
 		{"missing data", []string{"--model", model, "--out", out, "--target-risk", "0.1", "--data", "csv:" + filepath.Join(dir, "none.csv")}, 1, "--data"},
+		{"empty csv path", []string{"--model", model, "--out", out, "--target-risk", "0.1", "--data", "csv:"}, 2, "names no file"},
+		{"csv-target with fmnist", []string{"--model", model, "--out", out, "--target-risk", "0.1", "--data", "fmnist", "--csv-target", "y"}, 2, "--csv-target"},
+		{"data-dir with csv", []string{"--model", model, "--out", out, "--target-risk", "0.1", "--data-dir", fm}, 2, "--data-dir"},
+		{"plot format", []string{"--model", model, "--out", out, "--target-risk", "0.1", "--plot", filepath.Join(dir, "p.xyz")}, 2, `unsupported image format "xyz"`},
+		{"out is a data file", []string{"--model", model, "--out", labels, "--target-risk", "0.1", "--data", "fmnist", "--data-dir", fm}, 1, "--out " + labels},
+		{"label -1", []string{"--model", model, "--out", out, "--target-risk", "0.1", "--data", "csv:" + neg}, 1, `"-1`},
 		{"unmet", []string{"--model", model, "--out", out, "--target-risk", "0.5", "--data", "csv:" + blank}, 1,
 			"cannot be met: the lowest risk at non-zero coverage is 0.8 (coverage 1, 5 of 5 accepted, 4 wrong)"},
 	} {

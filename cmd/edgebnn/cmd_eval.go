@@ -14,6 +14,7 @@ import (
 	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train"
+	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/eval"
 	"github.com/edgebnn/edgebnn/train/plot"
 )
@@ -135,6 +136,8 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		inputs := []string{path}
 		if p, ok := strings.CutPrefix(cfg.Data, "csv:"); ok {
 			inputs = append(inputs, p)
+		} else if cfg.Data == "fmnist" || strings.HasPrefix(cfg.Data, "fmnist-c:") {
+			inputs = append(inputs, data.FashionMNISTFiles(cfg.DataDir)...)
 		}
 		for _, p := range plotPaths {
 			if err := outfile.Check("--plots", p, inputs...); err != nil {
@@ -179,9 +182,13 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if pre := m.Preprocessing(); pre != nil && test != nil {
+	if test != nil {
 		// A CSV's string labels are numbered by the names in that file: map them to the model's.
-		if err := test.MatchClassNames(pre.ClassNames); err != nil {
+		var names []string
+		if pre := m.Preprocessing(); pre != nil {
+			names = pre.ClassNames
+		}
+		if err := test.MatchClassNames(names); err != nil {
 			return err
 		}
 	}

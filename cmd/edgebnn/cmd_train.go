@@ -367,15 +367,7 @@ func checkTrainOutputs(cfg train.Config, configPath, resume string) error {
 		}
 	}
 	if cfg.Data == "fmnist" || strings.HasPrefix(cfg.Data, "fmnist-c:") {
-		dir := cfg.DataDir
-		if dir == "" {
-			dir = data.DefaultFashionMNISTDir
-		}
-		for _, split := range []string{"train", "t10k"} {
-			for _, kind := range []string{"-images-idx3-ubyte", "-labels-idx1-ubyte"} {
-				inputs = append(inputs, filepath.Join(dir, split+kind), filepath.Join(dir, split+kind+".gz"))
-			}
-		}
+		inputs = append(inputs, data.FashionMNISTFiles(cfg.DataDir)...)
 	}
 	t := train.Trainer{Config: cfg}
 	outs := []struct{ what, path string }{

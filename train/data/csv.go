@@ -121,7 +121,7 @@ func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 		for i, s := range targets {
 			d.Labels[i], _ = slices.BinarySearch(d.ClassNames, s)
 		}
-		d.Classes = len(d.ClassNames)
+		d.Classes, d.NamedLabels = len(d.ClassNames), true
 	}
 	return d, d.Validate()
 }

@@ -38,6 +38,10 @@ type Dataset struct {
 	Scale float64
 	// ClassNames names the classes when the data set defines them (nil otherwise).
 	ClassNames []string
+	// NamedLabels reports that the file's labels were names, not class numbers (a CSV column
+	// with a value that is not a non-negative integer), numbered in sorted order of ClassNames:
+	// those numbers mean something to a model only through the names it records.
+	NamedLabels bool
 }
 
 // Regression reports whether the data set has regression targets rather than labels.
@@ -78,7 +82,7 @@ func (d *Dataset) Validate() error {
 // Subset returns the examples with the given indices (copied), in that order.
 func (d *Dataset) Subset(idx []int) (*Dataset, error) {
 	out := &Dataset{Name: d.Name, N: len(idx), Dim: d.Dim, Shape: append([]int(nil), d.Shape...),
-		Classes: d.Classes, Outputs: d.Outputs, Scale: d.Scale, ClassNames: d.ClassNames}
+		Classes: d.Classes, Outputs: d.Outputs, Scale: d.Scale, ClassNames: d.ClassNames, NamedLabels: d.NamedLabels}
 	out.X = make([]float32, 0, len(idx)*d.Dim)
 	if d.Labels != nil {
 		out.Labels = make([]int, 0, len(idx))
@@ -164,8 +168,15 @@ const MaxClass = 1<<16 - 1
 // MatchClassNames renumbers d's labels by the class names a model records (names, in its
 // output order): a CSV file's string labels are numbered in sorted order of the names that file
 // holds, which need not be the order — or the set — of the training file's. Nothing changes when
-// either side has no names; a label the model does not know is an error naming it.
+// either side has no names, except that labels that were names (NamedLabels) and a model
+// without names (names nil) are an error: a single label such as -1 in a column of class
+// numbers makes the whole column names, and their sorted order would shift every label. A label
+// the model does not know is an error naming it.
 func (d *Dataset) MatchClassNames(names []string) error {
+	if names == nil && d.NamedLabels {
+		ex := d.ClassNames[:min(len(d.ClassNames), 3)]
+		return fmt.Errorf("data %s: the labels are not all class numbers 0, 1, 2, …, so they are class names (%d names: %s, …), and the model records no class names to match them to", d.Name, len(d.ClassNames), clip.Q(strings.Join(ex, ", ")))
+	}
 	if d.ClassNames == nil || names == nil {
 		return nil
 	}

@@ -113,6 +113,22 @@ func TestReadCSV(t *testing.T) {
 	if err := d2.MatchClassNames([]string{"cat", "emu"}); err == nil || !strings.Contains(err.Error(), `class "dog" is not one of the model's 2 classes`) {
 		t.Fatalf("unknown class: %v", err)
 	}
+	// One label that is not a class number (-1) makes the column names, numbered "-1", "0",
+	// "1": every label would move up by one. Against a model without names that is an error;
+	// class numbers (no names) and a model's names are unaffected.
+	neg, err := ReadCSV(strings.NewReader("x,label\n1,0\n2,2\n3,-1\n"), "neg", CSVOptions{})
+	if err != nil || !neg.NamedLabels {
+		t.Fatalf("neg: %v %v", neg, err)
+	}
+	if err := neg.MatchClassNames(nil); err == nil || !strings.Contains(err.Error(), `"-1, 0, 2"`) || !strings.Contains(err.Error(), "no class names") {
+		t.Fatalf("named labels, model without names: %v", err)
+	}
+	if err := d3.MatchClassNames(nil); err == nil {
+		t.Fatal("names against a model without names: no error")
+	}
+	if ints, err := ReadCSV(strings.NewReader("x,label\n1,0\n2,2\n"), "ints", CSVOptions{}); err != nil || ints.NamedLabels || ints.MatchClassNames(nil) != nil {
+		t.Fatalf("class numbers: %v %v", ints, err)
+	}
 	// Integer labels written as floats (pandas) are integers, not names.
 	f, err := ReadCSV(strings.NewReader("x,label\n1,1.0\n2,0.0\n"), "f", CSVOptions{})
 	if err != nil || !reflect.DeepEqual(f.Labels, []int{1, 0}) || f.ClassNames != nil {

@@ -235,6 +235,22 @@ func FashionMNISTLabels(dir, split string) ([]int, error) {
 	return checkLabels(lp, ldims, lab, 10)
 }
 
+// FashionMNISTFiles returns every file FashionMNIST may read from dir ("" is
+// DefaultFashionMNISTDir): both splits' images and labels, gzipped or not. A command that writes
+// files checks that none of its outputs is one of them.
+func FashionMNISTFiles(dir string) []string {
+	if dir == "" {
+		dir = DefaultFashionMNISTDir
+	}
+	var out []string
+	for _, split := range []string{"train", "t10k"} {
+		for _, kind := range []string{"-images-idx3-ubyte", "-labels-idx1-ubyte"} {
+			out = append(out, filepath.Join(dir, split+kind), filepath.Join(dir, split+kind+".gz"))
+		}
+	}
+	return out
+}
+
 // fashionMNISTPaths returns the image and label files of a split in dir.
 func fashionMNISTPaths(dir, split string) (images, labels string, err error) {
 	prefix := map[string]string{"train": "train", "test": "t10k"}[split]

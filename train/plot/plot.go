@@ -125,6 +125,20 @@ func linesPlot(path, title, xlabel, ylabel string, series []Series) (*plot.Plot,
 	return p, nil
 }
 
+// CheckFormat reports whether Save can write path's format (its extension: eps, jpg, jpeg,
+// pdf, png, svg, tex, tif or tiff, as gonum/plot's Plot.WriterTo), so that a command can refuse a
+// bad name before its work rather than after.
+func CheckFormat(path string) error {
+	switch ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), ".")); ext {
+	case "eps", "jpg", "jpeg", "pdf", "png", "svg", "tex", "tif", "tiff":
+		return nil
+	case "":
+		return errors.New("no extension to name the image format (.png, .svg, .pdf, …)")
+	default:
+		return fmt.Errorf("unsupported image format %q (png, svg, pdf, eps, jpg, tif or tex)", ext)
+	}
+}
+
 // Save renders p on a w × h inch canvas in the format of path's extension (png, svg, pdf, …)
 // and writes it atomically (staged beside path, fsynced, renamed): an interrupted or failed
 // save leaves path as it was, which gonum's own Plot.Save does not promise.

@@ -5,7 +5,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	gplot "gonum.org/v1/plot"
 )
 
 func isPNG(t *testing.T, path string) {
@@ -72,5 +75,16 @@ func TestSDBand(t *testing.T) {
 	}
 	if _, err := SDBand([]float64{0, 1}, []float64{0, math.NaN()}, []float64{1, 1}, 1, Red); err == nil {
 		t.Error("a NaN mean gave no error")
+	}
+}
+
+// TestCheckFormat: CheckFormat accepts exactly what Save can write (gonum's WriterTo).
+func TestCheckFormat(t *testing.T) {
+	p := gplot.New()
+	for _, name := range []string{"a.png", "a.PNG", "a.svg", "a.pdf", "a.eps", "a.jpg", "a.jpeg", "a.tif", "a.tiff", "a.tex", "a.xyz", "a", "dir.png/a.gif"} {
+		_, werr := p.WriterTo(1, 1, strings.ToLower(strings.TrimPrefix(filepath.Ext(name), ".")))
+		if err := CheckFormat(name); (err == nil) != (werr == nil) {
+			t.Errorf("CheckFormat(%q) = %v; gonum's WriterTo: %v", name, err, werr)
+		}
 	}
 }
