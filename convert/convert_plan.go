@@ -19,7 +19,8 @@ import (
 
 // PlanOptions describe a model to size before it exists.
 type PlanOptions struct {
-	// Arch, Config, Classes and InputShape are as in Options.
+	// Arch, Config, Classes and InputShape are as in Options, except that Classes 0 with a
+	// built-in ResNet plans 10 classes (there is no checkpoint to read them from).
 	Arch       string
 	Config     string
 	Classes    int
@@ -107,6 +108,9 @@ func plan(opts PlanOptions) (*PlanReport, error) {
 		if cfg, err = bnnconfig.ParseFile(opts.Config); err != nil {
 			return nil, fmt.Errorf("convert: config: %w", err)
 		}
+	}
+	if opts.Classes == 0 && resnet.Known(opts.Arch) {
+		opts.Classes = 10
 	}
 	spec, err := specFor(opts.Arch, cfg, opts.Classes, opts.InputShape, nil)
 	if err != nil {

@@ -79,7 +79,9 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	opts := buildOptions{board: p, out: *out, tags: splitTags(*tags), strip: *strip, verbose: *verbose}
 	if *dir != "" {
-		opts.inputs, _ = filepath.Glob(filepath.Join(*dir, "*.json"))
+		if opts.inputs, err = boards.ProfileFiles(*dir); err != nil {
+			return fmt.Errorf("--dir: %w", err)
+		}
 	}
 	if *purego {
 		opts.tags = append(opts.tags, "purego")
@@ -165,17 +167,57 @@ func buildBinary(ctx context.Context, o buildOptions, stdout, stderr io.Writer) 
 }
 
 // checkBuildOutput refuses -o paths that are not new or regular files, or that are an input
-// of the build: a board profile read from --dir, go.mod, go.sum or a Go source file of the
-// module.
+// of the build: a board profile read from --dir, go.mod, go.sum, and inside the module any
+// existing file but an earlier build's binary (Go sources, assembly, the board profiles and
+// other files the binary embeds) and any new file the go command would read (by its extension).
 func checkBuildOutput(out, root string, inputs []string) error {
 	inputs = append(slices.Clone(inputs), filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"))
 	if err := outfile.Check("-o", out, inputs...); err != nil {
 		return err
 	}
-	if rel, err := filepath.Rel(root, out); err == nil && filepath.IsLocal(rel) && filepath.Ext(out) == ".go" {
-		return fmt.Errorf("-o %s: %w: it is a Go source file of the module being built", out, outfile.ErrUnsafe)
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", out, err)
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil // outside the module
+	}
+	switch filepath.Ext(out) {
+	case ".go", ".s", ".S", ".c", ".h", ".syso", ".json", ".mod", ".sum", ".work":
+		return fmt.Errorf("-o %s: %w: inside the module being built, a %s file is a build input", out, outfile.ErrUnsafe, filepath.Ext(out))
+	}
+	if filepath.Base(out) == "go.work" {
+		return fmt.Errorf("-o %s: %w: inside the module being built, go.work is a build input", out, outfile.ErrUnsafe)
+	}
+	if exe, err := isExecutable(out); err != nil {
+		return fmt.Errorf("-o %s: %w", out, err)
+	} else if !exe {
+		return fmt.Errorf("-o %s: %w: it is a file of the module being built (there -o may only replace an earlier build's binary)", out, outfile.ErrUnsafe)
 	}
 	return nil
+}
+
+// isExecutable reports whether the regular file at path is missing (a new output) or starts
+// with an executable's magic number (ELF, Mach-O, PE): what `go build -o` leaves there.
+func isExecutable(path string) (bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	var magic [4]byte
+	if _, err := io.ReadFull(f, magic[:]); err != nil {
+		return false, nil // shorter than any executable
+	}
+	switch string(magic[:]) {
+	case "\x7fELF", "\xcf\xfa\xed\xfe", "\xce\xfa\xed\xfe":
+		return true, nil
+	}
+	return string(magic[:2]) == "MZ", nil
 }
 
 // findModuleRoot asks the go command for the go.mod governing dir ("" is

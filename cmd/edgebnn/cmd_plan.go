@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/edgebnn/edgebnn/boards"
@@ -48,7 +47,7 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	var o convert.PlanOptions
 	fs.StringVar(&o.Arch, "arch", "", "architecture: resnet18|resnet34|resnet50, a JSON architecture or a printed nn.Sequential `ARCH` (required)")
 	fs.StringVar(&o.Config, "config", "", "bayesianize inference config `CFG.json`")
-	fs.IntVar(&o.Classes, "classes", 10, "number of classes `N` of a built-in ResNet")
+	fs.IntVar(&o.Classes, "classes", 0, "number of classes `N` of a built-in ResNet (0: 10); with another architecture, checked against its last layer")
 	shape := fs.String("input-shape", "", "input shape `C,H,W` (or F); default: inferred")
 	fs.Float64Var(&o.Prune, "prune", 0, "prune this `fraction` of the Z entries")
 	fs.StringVar(&o.DType, "dtype", "f32", "storage type `f16|f32`")
@@ -68,6 +67,9 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	if o.Arch == "" {
 		return usagef("missing --arch ARCH")
+	}
+	if *dir != "" && *board == "" {
+		return usagef("--dir loads board profiles for --board: give --board NAME too")
 	}
 	if o.KeepF16 && o.DType != "f16" {
 		return usagef("--keep-f16 sizes an fp16 model's weights kept as stored: give --dtype f16")
@@ -91,7 +93,10 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if o.Out != "" {
 		inputs := []string{fileArg(o.Arch), o.Config}
 		if *dir != "" {
-			profiles, _ := filepath.Glob(filepath.Join(*dir, "*.json"))
+			profiles, err := boards.ProfileFiles(*dir)
+			if err != nil {
+				return fmt.Errorf("--dir: %w", err)
+			}
 			inputs = append(inputs, profiles...)
 		}
 		if err := outfile.Check("--out", o.Out, inputs...); err != nil {

@@ -43,6 +43,12 @@ func TestPlanCommand(t *testing.T) {
 		{name: "bad board", args: append(args, "--board", "cray1"), wantCode: 2, wantStderr: []string{`unknown board "cray1"`}},
 		{name: "bad arch", args: []string{"plan", "--arch", "resnet9000"}, wantCode: 1, wantStderr: []string{"resnet9000"}},
 		{name: "help", args: []string{"plan", "-h"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn plan"}},
+		{name: "dir without board", args: append(args, "--dir", t.TempDir()), wantCode: 2, wantStderr: []string{"--dir", "--board"}},
+		// --classes defaults to the built-in ResNets' 10 only for them: a regression-shaped MLP
+		// had been refused with "--classes 10 but the architecture's last layer has 1 outputs"
+		{name: "one output", args: []string{"plan", "--arch", "mlp:13-50-1"}, wantStdout: []string{"parameters"}},
+		{name: "classes checked", args: []string{"plan", "--arch", "mlp:13-50-1", "--classes", "3"}, wantCode: 1, wantStderr: []string{"--classes 3", "1 outputs"}},
+		{name: "resnet default classes", args: []string{"plan", "--arch", "resnet18", "--json"}, wantStdout: []string{`"parameters": 11`}},
 	})
 }
 

@@ -359,9 +359,10 @@ func TestTrainOutputs(t *testing.T) {
 // profiles it reads, and non-regular files; a new binary path or one outside the module is fine.
 func TestCheckBuildOutput(t *testing.T) {
 	root := t.TempDir()
-	for _, f := range []string{"go.mod", "go.sum", "main.go", "profile.json"} {
+	for _, f := range []string{"go.mod", "go.sum", "main.go", "profile.json", "demo.bin"} {
 		mustWrite(t, filepath.Join(root, f), []byte("x"))
 	}
+	mustWrite(t, filepath.Join(root, "edgebnn-old"), []byte("\x7fELF\x02\x01\x01"))
 	fifo := testutil.Mkfifo(t, filepath.Join(root, "fifo"))
 	other := t.TempDir()
 	tests := []struct {
@@ -376,6 +377,10 @@ func TestCheckBuildOutput(t *testing.T) {
 		{"Go source", filepath.Join(root, "main.go"), false},
 		{"new Go source in the module", filepath.Join(root, "new.go"), false},
 		{"board profile", filepath.Join(root, "profile.json"), false},
+		{"new profile in the module", filepath.Join(root, "new.json"), false},
+		{"new assembly in the module", filepath.Join(root, "k_arm64.s"), false},
+		{"embedded data file", filepath.Join(root, "demo.bin"), false},
+		{"an earlier build's binary", filepath.Join(root, "edgebnn-old"), true},
 		{"fifo", fifo, false},
 		{"missing directory", filepath.Join(root, "missing", "bin"), false},
 	}
@@ -390,6 +395,14 @@ func TestCheckBuildOutput(t *testing.T) {
 			}
 		})
 	}
+	// A relative -o is inside the module too (filepath.Rel of a relative and an absolute path
+	// had failed, and the check let every relative path through).
+	t.Run("relative", func(t *testing.T) {
+		t.Chdir(root)
+		if err := checkBuildOutput("demo.bin", root, nil); err == nil {
+			t.Fatal("checkBuildOutput(demo.bin) = nil inside the module")
+		}
+	})
 	// Through the command: a FIFO is refused before anything is built.
 	code, _, stderr := runCLITimeout(t, 20*time.Second, "build", "--board", "rpi4", "-o", fifo)
 	if code != 1 || !strings.Contains(stderr, "named pipe") {
