@@ -531,3 +531,40 @@ func TestBatchNormEps(t *testing.T) {
 		t.Errorf("scale 1e150: %v", err)
 	}
 }
+
+// TestPredictAfterClose: a prediction from a closed Predictor (whose workers are gone: a send on
+// a closed channel had panicked) or from a closed Model (whose mapped file is gone: SIGSEGV) is
+// ErrClosed.
+func TestPredictAfterClose(t *testing.T) {
+	spec := mlpSpec()
+	m := newModel(t, spec, randomTensors(spec, 1))
+	x := make([]float32, m.InputSize())
+	var out runtime.Prediction
+	p, err := m.NewPredictor(runtime.Options{Samples: 4, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Predict(x, &out); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if err := p.Predict(x, &out); !errors.Is(err, runtime.ErrClosed) {
+		t.Fatalf("Predict after Close = %v, want ErrClosed", err)
+	}
+	q, err := m.NewPredictor(runtime.Options{Samples: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Predict(x, &out); !errors.Is(err, runtime.ErrClosed) {
+		t.Fatalf("Predict after Model.Close = %v, want ErrClosed", err)
+	}
+}

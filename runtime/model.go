@@ -74,6 +74,8 @@ type Model struct {
 	stochastic bool
 	// members is the number of networks of an ensemble (Spec.Members), 1 for a single network.
 	members int
+	// closed is set by Close: its predictors return ErrClosed (the mapped file is gone).
+	closed bool
 	// regression is spec.Task == Regression, compared once: the prediction path asks per input,
 	// and a string comparison there is a memequal call on 32-bit ARM.
 	regression bool
@@ -256,8 +258,9 @@ func (m *Model) Mixture() bool { return m.parts != nil }
 func (m *Model) TensorsUsed() []string { return append([]string(nil), m.used...) }
 
 // Close releases the file backing the model, if it was loaded from one. The Model and its
-// Predictors must not be used afterwards.
+// Predictors must not be used afterwards (their predictions are ErrClosed).
 func (m *Model) Close() error {
+	m.closed = true
 	if m.closer == nil {
 		return nil
 	}

@@ -256,6 +256,8 @@ type Prediction struct {
 type Predictor struct {
 	m    *Model
 	opts Options
+	// closed is set by Close.
+	closed bool
 	// first is the index of the first stochastic top-level node (len(nodes) if none).
 	first int
 	// workers[0] runs on the caller's goroutine, the others on their own.
@@ -494,13 +496,19 @@ func (p *Predictor) setDry(dry bool) {
 }
 
 // Close stops the Predictor's worker goroutines (Options.Threads > 1); it must not be used
-// afterwards. Without Close they stop when the Predictor is garbage collected.
+// afterwards (a prediction after Close is ErrClosed). Without Close they stop when the Predictor
+// is garbage collected.
 func (p *Predictor) Close() error {
 	if p.stop != nil {
 		p.stop.close()
 	}
+	p.closed = true
 	return nil
 }
+
+// ErrClosed is the error of a prediction from a Predictor, or a Model, that was closed: the
+// workers are gone and a model's mapped file is unmapped, so the call would otherwise crash.
+var ErrClosed = errors.New("runtime: predictor or model is closed")
 
 // maxBlockSamples is the most samples drawn together in one pass, and maxBlockValues bounds the
 // activations of one pass (values per buffer), so that large networks go one sample at a time.
@@ -635,6 +643,9 @@ func (p *Predictor) Predict(x []float32, out *Prediction) error {
 
 // PredictBatch computes predictions for len(out) inputs stored one after the other in xs.
 func (p *Predictor) PredictBatch(xs []float32, out []Prediction) error {
+	if p.closed || p.m.closed {
+		return ErrClosed
+	}
 	in := p.m.inShape.size()
 	if len(xs) != len(out)*in {
 		if len(out) == 1 {
