@@ -7,8 +7,8 @@ package kernels
 //     philox_arm.s) on CPUs that have NEON (most ARMv7 cores), else (the ARMv6 ARM1176 of the
 //     Raspberry Pi Zero and 1) VFPv2 assembly (gemm_vfp_arm.s) and scalar ARM assembly
 //     (philox_umull_arm.s);
-//   - Gemv's four-row dot4 and the ziggurat's fast path: VFPv2 assembly (dot4_vfp_arm.s,
-//     zig_vfp_arm.s) on every CPU with VFP, NEON or not;
+//   - Dot (and DotRows, row by row), Gemv's four-row dot4 and the ziggurat's fast path: VFPv2
+//     assembly (dot_vfp_arm.s, dot4_vfp_arm.s, zig_vfp_arm.s) on every CPU with VFP, NEON or not;
 //   - fp16 widening (F16ToF32): integer NEON assembly (f16_arm.s) on CPUs with NEON.
 // dispatch_purego.go is the portable counterpart.
 
@@ -159,3 +159,26 @@ func zigFast(words []uint32, out []float32) int {
 // branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather
 // than a runtime call (so ReLU can use it without a branch).
 const branchFreeMax = false
+
+//go:noescape
+func dotVFP(x, y *float32, n int, out *float32)
+
+// dot returns the inner product of x and y[:len(x)], in VFP assembly where the CPU has VFP
+// (dot_vfp_arm.s: the generic sum bit for bit); see dotGeneric.
+func dot(x, y []float32) float32 {
+	n := len(x)
+	if !useVFP || n == 0 {
+		return dotGeneric(x, y)
+	}
+	_ = y[n-1] // the bound the assembly relies on
+	var s float32
+	dotVFP(&x[0], &y[0], n, &s)
+	return s
+}
+
+// dotRows is DotRows for rows, n ≥ 1, each row's sum by dot; see dotRowsGeneric.
+func dotRows(rows, n int, x []float32, ldx int, y []float32, ldy int, out []float32, incOut int) {
+	for r := 0; r < rows; r++ {
+		out[r*incOut] = dot(x[r*ldx:r*ldx+n], y[r*ldy:r*ldy+n])
+	}
+}

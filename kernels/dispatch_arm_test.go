@@ -2,7 +2,10 @@
 
 package kernels
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // TestGenericPathOnNEON: with useNEON cleared, Gemm runs the generic micro-kernel on a CPU that
 // has NEON, and agrees with the NEON kernel to float32 rounding.
@@ -128,6 +131,36 @@ func TestDot4VFPBitIdentical(t *testing.T) {
 					t.Fatalf("n=%d lda=%d off=%d: row %d = %g, generic %g", n, lda, off, row, got[row], want[row])
 				}
 			}
+		}
+	}
+}
+
+// TestDotVFPBitIdentical: the VFPv2 dot gives dotGeneric's sum bit for bit (the same eight
+// accumulators and tail, VMLA.F32 rounding twice) for every length around its eight-value loop,
+// on unaligned slices and a longer y, and DotRows gives dotRowsGeneric's rows.
+func TestDotVFPBitIdentical(t *testing.T) {
+	if !useVFP {
+		t.Skip("this CPU has no VFP")
+	}
+	r := newRand(63)
+	for _, n := range append(twinSizes, 6, 10, 11, 12, 13, 14, 784) {
+		for _, off := range []int{0, 1, 3} {
+			x := randSlice(r, off+n)[off:]
+			y := randSlice(r, off+n+5)[off:]
+			if got, want := dot(x, y), dotGeneric(x, y); math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("n=%d off=%d: dot = %g, generic %g", n, off, got, want)
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		const rows = 3
+		x, y := randSlice(r, rows*(n+2)), randSlice(r, rows*(n+1))
+		got, want := make([]float32, 2*rows), make([]float32, 2*rows)
+		dotRows(rows, n, x, n+2, y, n+1, got, 2)
+		dotRowsGeneric(rows, n, x, n+2, y, n+1, want, 2)
+		if i := firstBitDiff(got, want); i >= 0 {
+			t.Fatalf("n=%d: DotRows out[%d] = %g, generic %g", n, i, got[i], want[i])
 		}
 	}
 }

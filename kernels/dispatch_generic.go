@@ -56,14 +56,6 @@ func gemmKernelRows(kc int, alpha float32, a []float32, lda int, b []float32, ld
 	gemmKernelRowsGeneric(kc, alpha, a, lda, b, ldb, c, ldc)
 }
 
-// dot returns the inner product of x and y[:len(x)]; see dotGeneric.
-func dot(x, y []float32) float32 { return dotGeneric(x, y) }
-
-// dotRows is DotRows for rows, n ≥ 1; see dotRowsGeneric.
-func dotRows(rows, n int, x []float32, ldx int, y []float32, ldy int, out []float32, incOut int) {
-	dotRowsGeneric(rows, n, x, ldx, y, ldy, out, incOut)
-}
-
 // axpy computes y[:len(x)] += alpha*x; see axpyGeneric.
 func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
 

@@ -40,3 +40,11 @@ func zigRun(words []uint32, out []float32) (consumed, produced int) {
 // branchFreeMax reports that the compiler turns max(x, 0) on float32 into instructions rather
 // than a runtime call (so ReLU can use it without a branch).
 const branchFreeMax = false
+
+// dot returns the inner product of x and y[:len(x)]; see dotGeneric.
+func dot(x, y []float32) float32 { return dotGeneric(x, y) }
+
+// dotRows is DotRows for rows, n ≥ 1; see dotRowsGeneric.
+func dotRows(rows, n int, x []float32, ldx int, y []float32, ldy int, out []float32, incOut int) {
+	dotRowsGeneric(rows, n, x, ldx, y, ldy, out, incOut)
+}
