@@ -302,9 +302,26 @@ func TestParseSpecHostile(t *testing.T) {
 			t.Errorf("ParseSpec of a %d-byte description allocated %d bytes", len(bomb), got)
 		}
 	})
+	t.Run("largest valid", func(t *testing.T) {
+		// 4096 layers, each writing its geometry arrays, and an info value of 100 000 objects
+		// (convert's per-tensor reports of a large ensemble): within the bounds.
+		spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{3}}
+		for i := range 4096 {
+			spec.Layers = append(spec.Layers, runtime.LayerSpec{Name: fmt.Sprint("layer", i), Op: runtime.OpReLU})
+		}
+		spec.Info = json.RawMessage("[" + strings.Repeat(`{"t":"x","e":1},`, 100000) + "{}]")
+		data, err := json.Marshal(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := runtime.ParseSpec(data); err != nil {
+			t.Fatalf("ParseSpec of a valid %d-byte description: %v", len(data), err)
+		}
+	})
 	long := strings.Repeat("A", 1<<20)
 	for _, tc := range []struct{ name, json, want string }{
 		{"trailing data", head + relu + "]} {{{", "data after the JSON object"},
+		{"trailing brackets", head + relu + "]}]]}}", "data after the JSON object"},
 		{"long name", head + `{"name":"` + long + `","op":"relu"}]}`, "longer than 1024 bytes"},
 		{"long op", head + `{"name":"a","op":"` + long + `"}]}`, "unknown op"},
 		{"long task", `{"version":1,"task":"` + long + `","input_shape":[3],"layers":[` + relu + "]}", "is not classification"},
@@ -561,10 +578,25 @@ func TestPredictAfterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer q.Close()
+	// A copy with deployment sections shares the model's file, and so its closing.
+	d, err := m.WithDeployment(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dq, err := d.NewPredictor(runtime.Options{Samples: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := q.Predict(x, &out); !errors.Is(err, runtime.ErrClosed) {
 		t.Fatalf("Predict after Model.Close = %v, want ErrClosed", err)
+	}
+	if err := dq.Predict(x, &out); !errors.Is(err, runtime.ErrClosed) {
+		t.Fatalf("Predict of WithDeployment's copy after Model.Close = %v, want ErrClosed", err)
+	}
+	if _, err := m.NewPredictor(runtime.Options{Samples: 4}); !errors.Is(err, runtime.ErrClosed) {
+		t.Fatalf("NewPredictor after Model.Close = %v, want ErrClosed", err)
 	}
 }

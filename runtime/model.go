@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync/atomic"
 
 	"github.com/edgebnn/edgebnn/kernels"
 )
@@ -74,8 +75,9 @@ type Model struct {
 	stochastic bool
 	// members is the number of networks of an ensemble (Spec.Members), 1 for a single network.
 	members int
-	// closed is set by Close: its predictors return ErrClosed (the mapped file is gone).
-	closed bool
+	// closed is set by Close and shared with the copies WithDeployment makes (they use the
+	// same mapping): their predictors return ErrClosed.
+	closed *atomic.Bool
 	// regression is spec.Task == Regression, compared once: the prediction path asks per input,
 	// and a string comparison there is a memequal call on 32-bit ARM.
 	regression bool
@@ -131,7 +133,7 @@ func newModel(spec *Spec, src TensorSource, budget *loadBudget) (*Model, error) 
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Model{spec: *spec, members: max(spec.Members, 1), regression: spec.Task == Regression}
+	m := &Model{spec: *spec, members: max(spec.Members, 1), regression: spec.Task == Regression, closed: new(atomic.Bool)}
 	if spec.Mixture() {
 		return newMixture(m, src, budget)
 	}
@@ -260,7 +262,7 @@ func (m *Model) TensorsUsed() []string { return append([]string(nil), m.used...)
 // Close releases the file backing the model, if it was loaded from one. The Model and its
 // Predictors must not be used afterwards (their predictions are ErrClosed).
 func (m *Model) Close() error {
-	m.closed = true
+	m.closed.Store(true)
 	if m.closer == nil {
 		return nil
 	}

@@ -357,6 +357,9 @@ func (s *stopper) close() {
 // NewPredictor makes a Predictor. It sizes every buffer up front and runs one warm-up pass, so
 // that Predict and PredictBatch allocate nothing afterwards.
 func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
+	if m.closed.Load() {
+		return nil, ErrClosed // its warm-up would read the unmapped file
+	}
 	if opts.Samples == 0 {
 		opts.Samples = 32
 		switch {
@@ -643,7 +646,7 @@ func (p *Predictor) Predict(x []float32, out *Prediction) error {
 
 // PredictBatch computes predictions for len(out) inputs stored one after the other in xs.
 func (p *Predictor) PredictBatch(xs []float32, out []Prediction) error {
-	if p.closed || p.m.closed {
+	if p.closed || p.m.closed.Load() {
 		return ErrClosed
 	}
 	in := p.m.inShape.size()

@@ -216,7 +216,9 @@ const (
 	// maxSpecTokens and maxSpecComposites bound the JSON ParseSpec decodes, checked in a
 	// streaming pass before it is decoded: "{}," is 3 bytes of JSON and a 200-byte LayerSpec,
 	// so a few-kilobyte compressed meta section had decoded to gigabytes before the layer
-	// count was checked. A 4096-layer spec holds well under a tenth of either.
+	// count was checked. The info value is not counted (it stays raw bytes, Spec.Info): a
+	// 4096-layer residual network's description is about 143 k values and 26 k objects and
+	// arrays (every layer writes its four [2]int geometry arrays and output_size).
 	maxSpecTokens     = 1 << 20
 	maxSpecComposites = 1 << 16
 	// MaxMembers is the largest Spec.Members the runtime accepts.
@@ -246,22 +248,41 @@ func quoteClip(s string) string {
 	return strconv.Quote(s[:n]) + fmt.Sprintf("… (%d bytes)", len(s))
 }
 
-// checkSpecSize counts the JSON values of data in a streaming pass (memory bounded by the
-// nesting, not the length) and fails once they exceed what any valid Spec holds.
+// checkSpecSize counts the JSON values of data outside its top-level "info" (memory bounded by
+// the nesting, not the length) and fails once they exceed what any valid Spec holds.
 func checkSpecSize(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
-	tokens, composites := 0, 0
+	depth, tokens, composites := 0, 0, 0
+	keyNext := false // at depth 1: the next token is a key
 	for {
 		tok, err := dec.Token()
-		if err == io.EOF {
-			return nil
-		}
 		if err != nil {
-			return nil // Decode reports the syntax error, with its position
+			return nil // io.EOF, or a syntax error that Decode reports with its position
+		}
+		if key, ok := tok.(string); ok && depth == 1 && keyNext {
+			keyNext = false
+			if key == "info" {
+				var raw json.RawMessage // kept as bytes by Decode too: no amplification
+				if dec.Decode(&raw) != nil {
+					return nil
+				}
+				keyNext = true
+			}
+			continue
 		}
 		tokens++
-		if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') {
-			composites++
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{', '[':
+				depth++
+				composites++
+				keyNext = depth == 1 && d == '{'
+			default:
+				depth--
+				keyNext = depth == 1
+			}
+		} else if depth == 1 {
+			keyNext = true // a scalar value of a top-level key
 		}
 		if tokens > maxSpecTokens || composites > maxSpecComposites {
 			return fmt.Errorf("spec: the model description holds more than %d JSON values or %d objects and arrays by byte %d (a valid one has at most %d layers)",
@@ -544,7 +565,7 @@ func ParseSpec(data []byte) (*Spec, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("spec: data after the JSON object at byte %d", dec.InputOffset())
 	}
 	if err := s.Validate(); err != nil {
