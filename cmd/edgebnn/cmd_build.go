@@ -175,17 +175,29 @@ func checkBuildOutput(out, root string, inputs []string) error {
 	if err := outfile.Check("-o", out, inputs...); err != nil {
 		return err
 	}
-	abs, err := filepath.Abs(out)
+	// Compared with symbolic links resolved on both sides: a directory reached through a link
+	// (or the checkout by another path) is inside the module all the same. outfile.Check has
+	// refused a missing directory.
+	dir, err := filepath.EvalSymlinks(filepath.Dir(out))
 	if err != nil {
 		return fmt.Errorf("-o %s: %w", out, err)
 	}
-	rel, err := filepath.Rel(root, abs)
+	if dir, err = filepath.Abs(dir); err != nil {
+		return fmt.Errorf("-o %s: %w", out, err)
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	rel, err := filepath.Rel(root, filepath.Join(dir, filepath.Base(out)))
 	if err != nil || !filepath.IsLocal(rel) {
 		return nil // outside the module
 	}
-	switch filepath.Ext(out) {
-	case ".go", ".s", ".S", ".c", ".h", ".syso", ".json", ".mod", ".sum", ".work":
-		return fmt.Errorf("-o %s: %w: inside the module being built, a %s file is a build input", out, outfile.ErrUnsafe, filepath.Ext(out))
+	switch ext := filepath.Ext(out); ext {
+	// the go command's source extensions (go/build), the embedded profiles and presets, and the
+	// module files
+	case ".go", ".c", ".cc", ".cpp", ".cxx", ".m", ".h", ".hh", ".hpp", ".hxx", ".f", ".F", ".for", ".f90",
+		".s", ".S", ".sx", ".swig", ".swigcxx", ".syso", ".json", ".mod", ".sum", ".work":
+		return fmt.Errorf("-o %s: %w: inside the module being built, a %s file is a build input", out, outfile.ErrUnsafe, ext)
 	}
 	if filepath.Base(out) == "go.work" {
 		return fmt.Errorf("-o %s: %w: inside the module being built, go.work is a build input", out, outfile.ErrUnsafe)

@@ -365,6 +365,10 @@ func TestCheckBuildOutput(t *testing.T) {
 	mustWrite(t, filepath.Join(root, "edgebnn-old"), []byte("\x7fELF\x02\x01\x01"))
 	fifo := testutil.Mkfifo(t, filepath.Join(root, "fifo"))
 	other := t.TempDir()
+	link := filepath.Join(other, "link")
+	if err := os.Symlink(root, link); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		out  string
@@ -379,6 +383,10 @@ func TestCheckBuildOutput(t *testing.T) {
 		{"board profile", filepath.Join(root, "profile.json"), false},
 		{"new profile in the module", filepath.Join(root, "new.json"), false},
 		{"new assembly in the module", filepath.Join(root, "k_arm64.s"), false},
+		{"new Fortran in the module", filepath.Join(root, "x.f90"), false},
+		{"new C++ in the module", filepath.Join(root, "x.cc"), false},
+		{"profile through a link to the module", filepath.Join(link, "new.json"), false},
+		{"binary through a link to the module", filepath.Join(link, "edgebnn-old"), true},
 		{"embedded data file", filepath.Join(root, "demo.bin"), false},
 		{"an earlier build's binary", filepath.Join(root, "edgebnn-old"), true},
 		{"fifo", fifo, false},
