@@ -528,6 +528,16 @@ func buildModel(src *source, opts Options) (*model, error) {
 		return nil, fmt.Errorf("convert: the checkpoint does not make a valid model: %w", err)
 	}
 	switch {
+	case opts.Preprocess != nil && opts.Preprocess.ClassNames == nil && src.pre != nil:
+		// The flags replace the checkpoint's input preprocessing, not the names of its outputs
+		// (eval and calibrate match a CSV's named labels by them).
+		old, err := runtime.ParsePreprocess(src.pre, m.spec.InputShape, m.spec.Task, rm.OutputSize())
+		if err != nil {
+			return nil, fmt.Errorf("convert: the checkpoint's section %q: %w", runtime.PreprocessBlob, err)
+		}
+		cp := *opts.Preprocess
+		cp.ClassNames = old.ClassNames
+		m.pre = &cp
 	case opts.Preprocess != nil:
 		m.pre = opts.Preprocess
 	case src.pre != nil:

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -124,4 +125,33 @@ func TestConvertPreprocessErrors(t *testing.T) {
 			t.Fatalf("%v: the output was written", c.args)
 		}
 	}
+}
+
+// TestConvertKeepsClassNames: convert's preprocessing flags replace a checkpoint's input
+// preprocessing but keep the class names it recorded from a CSV of named labels, so that eval
+// of the converted model still matches that CSV's labels by name (without them it is an error).
+func TestConvertKeepsClassNames(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "named.csv")
+	var b strings.Builder
+	b.WriteString("a,b,label\n")
+	names := []string{"emu", "cat", "dog"}
+	for i := range 60 {
+		fmt.Fprintf(&b, "%d.%d,%d,%s\n", i%3, i%7, i%5, names[i%3])
+	}
+	mustWrite(t, csv, []byte(b.String()))
+	ckpt := filepath.Join(dir, "named.ckpt")
+	runOK(t, "train", "--data", "csv:"+csv, "--arch", "mlp:2-8-3", "--posterior", "deterministic", "--epochs", "1", "--out", ckpt)
+	model := filepath.Join(dir, "named.ebnn")
+	runOK(t, "convert", "--checkpoint", ckpt, "--out", model, "--input-scale", "0.5")
+	m, err := runtime.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	pre := m.Preprocessing()
+	if pre == nil || pre.Scale != 0.5 || !slices.Equal(pre.ClassNames, []string{"cat", "dog", "emu"}) {
+		t.Fatalf("preprocessing %+v, want scale 0.5 and the checkpoint's class names", pre)
+	}
+	runOK(t, "eval", "--data", "csv:"+csv, model)
 }
