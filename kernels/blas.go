@@ -181,12 +181,15 @@ func Gemv(trans bool, m, n int, alpha float32, a []float32, lda int, x []float32
 		for ; i+4 <= m; i += 4 {
 			dot4(a[i*lda:(i+3)*lda+n], lda, x, &d)
 			yy := y[i : i+4 : i+4]
-			for r, s := range d {
-				if beta == 0 {
-					yy[r] = alpha * s
-				} else {
-					yy[r] = alpha*s + beta*yy[r]
-				}
+			// Unrolled, the test of beta once per four rows: the loop over d with the test
+			// inside cost about 29 instructions a row on 32-bit ARM.
+			if beta == 0 {
+				yy[0], yy[1], yy[2], yy[3] = alpha*d[0], alpha*d[1], alpha*d[2], alpha*d[3]
+			} else {
+				yy[0] = alpha*d[0] + beta*yy[0]
+				yy[1] = alpha*d[1] + beta*yy[1]
+				yy[2] = alpha*d[2] + beta*yy[2]
+				yy[3] = alpha*d[3] + beta*yy[3]
 			}
 		}
 		for ; i < m; i++ {
