@@ -46,7 +46,12 @@ func expShiftGeneric(x []float32, shift float32) (sum, dot float32) {
 	)
 	for i, v := range x {
 		d := v - shift
-		dc := max(d, expShiftMin) // NaN stays NaN
+		// max(d, expShiftMin) with NaN staying NaN, written as a comparison: the builtin max is
+		// a runtime call on 32-bit ARM (runtime.fmax32, 2.5 % of a local prediction).
+		dc := d
+		if d < expShiftMin {
+			dc = expShiftMin
+		}
 		// k = round(dc·log₂e) for dc ≤ 0: the conversion truncates the positive 0.5 − dc·log₂e
 		// (NaN converts to an unspecified integer; the polynomial is NaN anyway).
 		k := -float32(int32(0.5 - dc*log2e))
