@@ -9,7 +9,9 @@ package kernels
 //     (philox_umull_arm.s);
 //   - Dot (and DotRows, row by row), Gemv's four-row dot4 and the ziggurat's fast path: VFPv2
 //     assembly (dot_vfp_arm.s, dot4_vfp_arm.s, zig_vfp_arm.s) on every CPU with VFP, NEON or not;
-//   - fp16 widening (F16ToF32): integer NEON assembly (f16_arm.s) on CPUs with NEON.
+//   - fp16 widening (F16ToF32): integer NEON assembly (f16_arm.s) on CPUs with NEON;
+//   - the GEMM's four-row panel packing: NEON assembly (pack_arm.s, pack_arm.go) on CPUs with
+//     NEON.
 // dispatch_purego.go is the portable counterpart.
 
 import "golang.org/x/sys/cpu"

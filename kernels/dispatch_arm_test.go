@@ -165,6 +165,29 @@ func TestDotVFPBitIdentical(t *testing.T) {
 	}
 }
 
+// TestPackRows4NEON: the NEON panel packing writes what packRows4Generic writes, value for
+// value, for every row length around its four-step loop and on unaligned rows, and nothing past
+// the panel.
+func TestPackRows4NEON(t *testing.T) {
+	if !useNEON {
+		t.Skip("this CPU has no NEON")
+	}
+	r := newRand(64)
+	for _, n := range twinSizes {
+		for _, off := range []int{0, 1, 3} {
+			rows := randSlice(r, off+4*n)[off:]
+			s0, s1, s2, s3 := rows[:n], rows[n:2*n], rows[2*n:3*n], rows[3*n:]
+			got := randSlice(r, off+n*gemmMR+5)[off:]
+			want := append([]float32(nil), got...)
+			packRows4(got, s0, s1, s2, s3)
+			packRows4Generic(want, s0, s1, s2, s3)
+			if i := firstBitDiff(got, want); i >= 0 {
+				t.Fatalf("n=%d off=%d: dst[%d] = %g, generic %g", n, off, i, got[i], want[i])
+			}
+		}
+	}
+}
+
 // TestZigFastVFPBitIdentical: the VFPv2 ziggurat fast path writes the generic values bit for bit
 // (both signs, u = 0 giving ±0) and stops at the same word, on random words and on words built
 // to sit at the edges of their layer's rectangle.

@@ -333,9 +333,10 @@ func packA(p *gemmParams, pa []float32, ic, mb, pc, kb int) {
 	}
 }
 
-// packRows4 writes s0[l], s1[l], s2[l], s3[l] to dst[l*gemmMR : l*gemmMR+4] for every depth step
-// l (the four rows have the same length; dst starts at the rows' first column of the panel).
-func packRows4(dst, s0, s1, s2, s3 []float32) {
+// packRows4Generic writes s0[l], s1[l], s2[l], s3[l] to dst[l*gemmMR : l*gemmMR+4] for every
+// depth step l (the four rows have the same length; dst starts at the rows' first column of the
+// panel): packRows4 in Go.
+func packRows4Generic(dst, s0, s1, s2, s3 []float32) {
 	n := len(s0)
 	if n == 0 {
 		return
