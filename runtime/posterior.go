@@ -55,12 +55,17 @@ func (m *Model) Posterior(maxDim int) (*Posterior, error) {
 		return nil, fmt.Errorf("runtime: posterior: the global inducing posterior (global_u) correlates every layer's weights through U_{1:L}; its weight covariance is not implemented")
 	}
 	var layers []*dense
+	var mcDropout *dropout
+	var total int64 // all the layers' parameters (int64: 4096 layers of 2^28 overflow 32 bits)
 	var walk func(ns []node)
 	walk = func(ns []node) {
 		for _, n := range ns {
 			switch v := n.(type) {
 			case *dense:
 				layers = append(layers, v)
+				total += int64(v.dOut) * int64(v.dIn)
+			case *dropout:
+				mcDropout = v
 			case *residual:
 				walk(v.body)
 				walk(v.shortcut)
@@ -68,12 +73,21 @@ func (m *Model) Posterior(maxDim int) (*Posterior, error) {
 		}
 	}
 	walk(m.nodes)
+	if mcDropout != nil {
+		// The weights it multiplies by Bernoulli masks are not Gaussian: reporting the layers'
+		// point weights with zero covariance, "exact", misstated a model whose predictions vary.
+		return nil, fmt.Errorf("runtime: posterior: the model samples MC dropout (p = %g) at prediction time: its weight distribution (Bernoulli masks on a layer's inputs) is not implemented", mcDropout.p)
+	}
+	if maxDim < 1 {
+		return nil, fmt.Errorf("runtime: posterior: max dimension %d must be positive", maxDim)
+	}
+	if total > int64(min(maxDim, maxPosteriorDim)) {
+		return nil, fmt.Errorf("runtime: posterior: the model has %d parameters, more than the limit %d for a dense covariance",
+			total, min(maxDim, maxPosteriorDim))
+	}
 	p := &Posterior{Exact: true}
 	for _, d := range layers {
 		size := d.dOut * d.dIn
-		if p.Dim > maxPosteriorDim {
-			break
-		}
 		kind := KindDeterministic
 		switch d.post.(type) {
 		case *ffg, *prunedFFG:
@@ -89,13 +103,6 @@ func (m *Model) Posterior(maxDim int) (*Posterior, error) {
 		}
 		p.Layers = append(p.Layers, PosteriorLayer{Name: d.name, Kind: kind, Offset: p.Dim, Size: size, Exact: true})
 		p.Dim += size
-	}
-	if maxDim < 1 {
-		return nil, fmt.Errorf("runtime: posterior: max dimension %d must be positive", maxDim)
-	}
-	if p.Dim > maxDim || p.Dim > maxPosteriorDim {
-		return nil, fmt.Errorf("runtime: posterior: the model has %d parameters, more than the limit %d for a dense covariance",
-			p.Dim, min(maxDim, maxPosteriorDim))
 	}
 	if p.Dim == 0 {
 		return nil, fmt.Errorf("runtime: posterior: the model has no linear or conv layers")

@@ -220,6 +220,30 @@ func TestPosteriorRefusesLargeModels(t *testing.T) {
 	}
 }
 
+// TestPosteriorRefusals: a model past the dense-covariance limit is refused with its whole
+// parameter count (the count had stopped at the first layer past 16384: 20200 for 41310), and a
+// model sampling MC dropout is refused (its layers had been reported deterministic, "exact").
+func TestPosteriorRefusals(t *testing.T) {
+	big := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{100},
+		Layers: []runtime.LayerSpec{
+			{Name: "a", Op: runtime.OpLinear, In: 100, Out: 200, Bias: true},
+			{Name: "b", Op: runtime.OpLinear, In: 200, Out: 100, Bias: true},
+			{Name: "c", Op: runtime.OpLinear, In: 100, Out: 10, Bias: true},
+		}}
+	if _, err := buildModel(t, big, 1).Posterior(1 << 30); err == nil || !strings.Contains(err.Error(), "41310 parameters") {
+		t.Errorf("large model: %v, want its 41310 parameters named", err)
+	}
+	mc := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{2},
+		Layers: []runtime.LayerSpec{
+			{Name: "fc", Op: runtime.OpLinear, In: 2, Out: 3, Bias: true},
+			{Name: "drop", Op: runtime.OpDropout, P: 0.3, MC: true},
+			{Name: "out", Op: runtime.OpLinear, In: 3, Out: 1, Bias: true},
+		}}
+	if _, err := buildModel(t, mc, 1).Posterior(100); err == nil || !strings.Contains(err.Error(), "MC dropout (p = 0.3)") {
+		t.Errorf("MC dropout: %v, want a refusal", err)
+	}
+}
+
 func ExampleModel_Posterior() {
 	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{1},
 		FA:     &runtime.FASpec{Dim: 2, Rank: 1},

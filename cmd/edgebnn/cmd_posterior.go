@@ -15,10 +15,12 @@ const posteriorUsage = `Usage: edgebnn posterior --model FILE [--json] [--max-di
 
 Prints the posterior mean and covariance of a model's flattened parameter
 vector θ: every linear and conv layer in network order, each layer's weight
-(PyTorch layout, row-major) followed by its bias. Every posterior kind has a
-closed form: deterministic layers have zero covariance, FFG layers a diagonal
+(PyTorch layout, row-major) followed by its bias. Every weight posterior kind
+has a closed form: deterministic layers have zero covariance, FFG layers a diagonal
 one, FA layers c and F Fᵀ + diag ψ, inducing layers the exact moments of the
-extended Matheron rule, ensembles the exact mixture moments.
+extended Matheron rule, ensembles the exact mixture moments. A model that
+samples MC dropout (Bernoulli masks, not a Gaussian) or a global inducing
+posterior is refused.
 
 The covariance is dense (D×D), so models with more than --max-dim parameters
 are refused.
