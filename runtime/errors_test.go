@@ -209,6 +209,8 @@ func TestModelErrors(t *testing.T) {
 		{"task", mlpSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.Task = "ranking" }, []string{"ranking"}},
 		{"noise var", faSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.NoiseVar = 0 }, []string{"noise_var"}},
 		{"noise var inf", faSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.NoiseVar = math.Inf(1) }, []string{"noise_var"}},
+		{"noise var subnormal float32", faSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.NoiseVar = 1e-320 }, []string{"noise_var", "normal float32", "1e-320"}},
+		{"noise var beyond float32", faSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.NoiseVar = 1e300 }, []string{"noise_var", "1e+300"}},
 		{"input shape rank", mlpSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.InputShape = []int{2, 4} }, []string{"input_shape"}},
 		{"input shape zero", mlpSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.InputShape = []int{0} }, []string{"input_shape"}},
 		{"input shape huge", cnnSpec, func(s *runtime.Spec, _ runtime.Tensors) { s.InputShape = []int{1 << 20, 1 << 20, 1 << 20} }, []string{"input_shape"}},
@@ -501,6 +503,18 @@ func TestLoadRefusesBadValues(t *testing.T) {
 	}
 }
 
+// TestFFGPriorScale: a stored FFG prior standard deviation must be positive (0 gave a NaN KL,
+// which inspect printed and inspect --json failed on naming nothing).
+func TestFFGPriorScale(t *testing.T) {
+	spec := ffgMLPSpec()
+	ts := randomTensors(spec, 1)
+	ts["2.prior_weight_sd"] = runtime.Tensor{Shape: []int{10, 128}, Data: make([]float32, 10*128)}
+	_, err := runtime.New(spec, ts)
+	if err == nil || !strings.Contains(err.Error(), `layer "2"`) || !strings.Contains(err.Error(), `tensor "2.prior_weight_sd": entry 0 is 0`) {
+		t.Fatalf("New = %v, want an error naming the layer, tensor and entry", err)
+	}
+}
+
 // TestInducingDegenerateScales: finite values whose scale underflows — a q(U) sd or λ that is
 // softplus(−1000) = 0, a prior_sd below float32's smallest normal — are refused naming the layer
 // and tensor: they gave KL = +Inf (inspect --json then failed naming nothing) or all-zero weights.
@@ -513,6 +527,9 @@ func TestInducingDegenerateScales(t *testing.T) {
 		{"sd", func(_ *runtime.Spec, ts runtime.Tensors) { ts["0._inducing_sd"].Data[3] = -1000 }, `"0._inducing_sd": entry 3`},
 		{"lamda", func(_ *runtime.Spec, ts runtime.Tensors) { ts["0._lamda"].Data[0] = -1000 }, `"0._lamda"`},
 		{"prior_sd", func(s *runtime.Spec, _ runtime.Tensors) { s.Layers[0].Posterior.PriorSD = 1e-44 }, "prior_sd 1e-44"},
+		// A negative cap made sd = min(softplus(·), −1) = −1: KL NaN, samples sign-flipped.
+		{"max_sd_u", func(s *runtime.Spec, _ runtime.Tensors) { v := -1.0; s.Layers[0].Posterior.MaxSDU = &v }, "max_sd_u -1"},
+		{"max_lamda", func(s *runtime.Spec, _ runtime.Tensors) { v := math.Inf(1); s.Layers[0].Posterior.MaxLamda = &v }, "max_lamda +Inf"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := mlpSpec()

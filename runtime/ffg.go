@@ -42,6 +42,17 @@ func loadFFG(b *builder, ls *LayerSpec, dOut, dIn int) (*ffg, error) {
 	if ls.Bias {
 		pbm, pbs = prior("prior_bias_mean"), prior("prior_bias_sd")
 	}
+	for _, ps := range []struct {
+		field string
+		buf   priorBuf
+	}{{"prior_weight_sd", pws}, {"prior_bias_sd", pbs}} {
+		for i, v := range ps.buf.v {
+			if !(v > 0) {
+				// A prior of zero or negative scale: the KL's log(ps/s) is −Inf or NaN.
+				return nil, fmt.Errorf("runtime: layer %q (ffg): tensor %q: entry %d is %g; a prior standard deviation must be positive", name, b.fullName(name, ps.field), i, v)
+			}
+		}
+	}
 	sd := func(raw float32) float64 {
 		v := softplus(float64(raw))
 		if p := ls.Posterior.MaxSD; p != nil {

@@ -352,8 +352,10 @@ func (s *Spec) Validate() error {
 	switch s.Task {
 	case Classification:
 	case Regression:
-		if !(s.NoiseVar > 0) || math.IsInf(s.NoiseVar, 0) {
-			return fmt.Errorf("spec: regression needs a positive finite noise_var, got %g", s.NoiseVar)
+		// A normal float32: the predictive variance adds it in float32, and the mixture NLL
+		// divides by it (1e-320 gave +Inf, 1e300 an overflow blamed on the inputs).
+		if nv := float32(s.NoiseVar); !(s.NoiseVar > 0) || !(nv >= 0x1p-126) || math.IsInf(float64(nv), 0) {
+			return fmt.Errorf("spec: regression needs a noise_var that is a positive, normal float32 (%g to %g), got %g", 0x1p-126, math.MaxFloat32, s.NoiseVar)
 		}
 	default:
 		return fmt.Errorf("spec: task %s is not classification or regression", quoteClip(string(s.Task)))
@@ -412,6 +414,18 @@ func (s *Spec) Validate() error {
 			}
 			if p := l.Posterior; p != nil && p.Pruned && p.Kind != KindFFG {
 				return fmt.Errorf("spec: layer %q: pruned applies to ffg posteriors, not %s", l.Name, p.Kind)
+			}
+			if p := l.Posterior; p != nil {
+				// The caps are minima taken with a positive scale: negative, the scale would be
+				// negative (log of it NaN in the KL, samples with their sign flipped).
+				for _, c := range []struct {
+					name string
+					v    *float64
+				}{{"max_lamda", p.MaxLamda}, {"max_sd_u", p.MaxSDU}, {"max_sd", p.MaxSD}} {
+					if c.v != nil && (!(*c.v >= 0) || math.IsInf(*c.v, 0)) {
+						return fmt.Errorf("spec: layer %q: %s %g must be non-negative and finite", l.Name, c.name, *c.v)
+					}
+				}
 			}
 			if p := l.Posterior; p != nil && p.Kind == KindFFG {
 				if !(p.PriorSD >= 0) || math.IsInf(p.PriorSD, 0) || !(p.PriorBiasSD >= 0) || math.IsInf(p.PriorBiasSD, 0) {
