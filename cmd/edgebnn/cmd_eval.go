@@ -78,13 +78,14 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	plotPrefix := fs.String("plots", "", "write <prefix>.reliability.png and <prefix>.selective.png")
 	psis := fs.Bool("psis", false, "also compute the PSIS k̂ of a training checkpoint's posterior against its log joint")
 	psisDraws := fs.Int("psis-draws", train.DefaultPSISDraws, "draws from q for --psis")
-	if err := parseFlags(fs, evalUsage, args, stdout); err != nil {
+	pos, err := parseInterspersed(fs, evalUsage, args, stdout) // flags before or after the file
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return usagef("need exactly one model file")
+	if len(pos) != 1 {
+		return usagef("need exactly one model file, got %d arguments besides the flags", len(pos))
 	}
-	path := fs.Arg(0)
+	path := pos[0]
 	st, stErr := train.ReadState(path)
 	var fe *format.Error // not a model file at all: loading it below says why, after the output checks
 	if stErr != nil && !errors.Is(stErr, train.ErrNoState) && !errors.As(stErr, &fe) {
@@ -155,6 +156,10 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	defer m.Close()
+	if *plotPrefix != "" && m.Task() == runtime.Regression {
+		// They had been left out silently.
+		return usagef("--plots draws a classifier's reliability diagram and selective-prediction curve; %s is a regression model", path)
+	}
 	if *psis {
 		// The file is a model; PSIS needs the training state of a checkpoint.
 		if stErr != nil {
@@ -180,6 +185,9 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	test, ood, err := train.LoadEvalData(cfg)
 	if err != nil {
+		return err
+	}
+	if err := checkEvalClasses(cfg.Classes, m); err != nil {
 		return err
 	}
 	if test != nil {
@@ -272,7 +280,9 @@ func runPSIS(ctx context.Context, path, dataFlag, dataDir string, draws int, see
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		// The model file train writes beside its checkpoint (NAME.model.ckpt) has a state but
+		// not the prior buffers a resumed run needs.
+		return nil, fmt.Errorf("--psis needs the run's training checkpoint (the --out of train, not its .model file): %w", err)
 	}
 	rep, err := tr.PSIS(ctx, train.PSISOptions{Draws: draws, Seed: seed})
 	if err != nil {
@@ -292,7 +302,7 @@ func evalText(r *eval.Report) string {
 			avg = "of class 1, AUROC of p(y=1)"
 		}
 		fmt.Fprintf(&b, "precision %.4f  recall %.4f  F1 %.4f  AUROC %.4f  (%s)\n", c.Precision, c.Recall, c.F1, float64(c.AUROC), avg)
-		fmt.Fprintf(&b, "mean uncertainty: entropy %.4g  mi %.4g  md2 %.4g\n", r.MeanEntropy, r.MeanMI, r.MeanMD2)
+		fmt.Fprintf(&b, "mean uncertainty: entropy %s  mi %s  md2 %s\n", optNum(r.MeanEntropy), optNum(r.MeanMI), optNum(r.MeanMD2))
 		for _, m := range []struct {
 			name string
 			pct  bool
@@ -330,7 +340,7 @@ func evalText(r *eval.Report) string {
 			}
 		}
 		if r.OOD != nil {
-			fmt.Fprintf(&b, "OOD mean uncertainty: mi %.4g  md2 %.4g\n", r.OODMeanMI, r.OODMeanMD2)
+			fmt.Fprintf(&b, "OOD mean uncertainty: mi %s  md2 %s\n", optNum(r.OODMeanMI), optNum(r.OODMeanMD2))
 		}
 	}
 	if g := r.Regression; g != nil {
@@ -340,4 +350,37 @@ func evalText(r *eval.Report) string {
 		}
 	}
 	return b.String()
+}
+
+// checkEvalClasses refuses a class subset whose renumbering (the listed classes become labels
+// 0, 1, … in the order given, as for a model trained on them) does not fit the model: with
+// another number of outputs the labels no longer mean the model's classes — a 10-way model on
+// "5-9" was scored against labels 0–4 — unless the subset keeps every label's number (0, 1, …,
+// k−1 in order).
+func checkEvalClasses(list string, m *runtime.Model) error {
+	if list == "" || m.Task() == runtime.Regression {
+		return nil
+	}
+	classes, err := data.ParseClasses(list)
+	if err != nil {
+		return usagef("--classes: %v", err)
+	}
+	if len(classes) == m.OutputSize() {
+		return nil
+	}
+	for i, c := range classes {
+		if c != i {
+			return fmt.Errorf("--classes %s renumbers the labels 0 to %d, as for a model trained on those %d classes, but the model has %d outputs (a subset of its own classes must be 0, 1, … in order)",
+				list, len(classes)-1, len(classes), m.OutputSize())
+		}
+	}
+	return nil
+}
+
+// optNum prints an optional report number as %.4g, "-" where it was not computed.
+func optNum(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.4g", *v)
 }

@@ -65,6 +65,12 @@ func TestEvalClassificationMetrics(t *testing.T) {
 	stdout := runOK(t, append([]string{"eval"}, args...)...)
 	checkContains(t, "text report", stdout, "precision ", "(macro averages over classes, AUROC one-vs-rest)", "selective accuracy by md2",
 		"selective F1       by entropy", "selective AUROC    by md2", "OOD by md2", "OOD mean uncertainty: mi ", "md2 ")
+	// Classes 1 and 2 would become labels 0 and 1 and be scored against the model's classes 0
+	// and 1.
+	code, _, stderr := runCLI("eval", "--data", "csv:"+csv, "--classes", "1-2", "--samples", "6", ckpt)
+	if code != 1 || !strings.Contains(stderr, "--classes 1-2 renumbers the labels 0 to 1") || !strings.Contains(stderr, "3 outputs") {
+		t.Errorf("eval --classes 1-2 of a 3-output model: exit %d, %s", code, stderr)
+	}
 }
 
 // trainConfig trains c in process (it writes its checkpoint to c.Out) or fails the test.
@@ -125,5 +131,37 @@ func TestEvalOODFlag(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q, want an error saying %q", code, stderr, tc.want)
 			}
 		})
+	}
+}
+
+// TestEvalDeterministicZeros: a deterministic classifier's mean mutual information and MD² are 0
+// and still written by --json (omitempty had dropped them while the text printed "mi 0"); a
+// regression model's eval --plots is refused up front (it had written nothing, exit 0).
+func TestEvalDeterministicZeros(t *testing.T) {
+	_, csv := trainEnsembleCheckpoint(t)
+	dir := t.TempDir()
+	c := train.DefaultConfig()
+	c.Posterior, c.Data, c.Task, c.Arch = "deterministic", "csv:"+csv, "classification", "mlp:2-6-3"
+	c.Epochs, c.BatchSize, c.EvalEvery = 1, 20, 0
+	c.Out = filepath.Join(dir, "det.ebnn")
+	trainConfig(t, c)
+	// The file before the flags, as inspect takes them.
+	var r map[string]any
+	runCLIJSON(t, &r, "eval", c.Out, "--json", "--data", "csv:"+csv, "--samples", "2")
+	for _, k := range []string{"mean_mi", "mean_md2", "mean_entropy"} {
+		if v, ok := r[k]; !ok || (k != "mean_entropy" && v != 0.0) {
+			t.Errorf("%s = %v (present %v), want 0 written", k, v, ok)
+		}
+	}
+	reg := filepath.Join(dir, "reg.csv")
+	mustWrite(t, reg, []byte("x,y\n0,0\n1,1\n2,2\n3,3\n4,4\n5,5\n6,6\n7,7\n8,8\n9,9\n"))
+	c = train.DefaultConfig()
+	c.Posterior, c.Data, c.Task, c.Arch = "deterministic", "csv:"+reg, "regression", "mlp:1-1"
+	c.Epochs, c.BatchSize, c.EvalEvery = 1, 5, 0
+	c.Out = filepath.Join(dir, "reg.ebnn")
+	trainConfig(t, c)
+	code, _, stderr := runCLI("eval", "--data", "csv:"+reg, "--plots", filepath.Join(dir, "p"), c.Out)
+	if code != 2 || !strings.Contains(stderr, "regression model") {
+		t.Errorf("eval --plots of a regression model: exit %d, %s", code, stderr)
 	}
 }

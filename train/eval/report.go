@@ -32,14 +32,16 @@ type Report struct {
 	SelectiveAUROC map[string][]Num     `json:"selective_auroc,omitempty"`
 	// OOD holds detection quality by uncertainty score (maxprob, entropy, mi, md2).
 	OOD map[string]OODScore `json:"ood,omitempty"`
-	// MeanMI and MeanEntropy are averages over the test set (and OODMeanMI over the OOD set).
-	MeanEntropy float64 `json:"mean_entropy,omitempty"`
-	MeanMI      float64 `json:"mean_mi,omitempty"`
-	OODMeanMI   float64 `json:"ood_mean_mi,omitempty"`
+	// MeanMI and MeanEntropy are averages over the test set (and OODMeanMI over the OOD set);
+	// nil where not computed (a regression report, no OOD set), so that a 0 — a deterministic
+	// classifier's mutual information — is still written.
+	MeanEntropy *float64 `json:"mean_entropy,omitempty"`
+	MeanMI      *float64 `json:"mean_mi,omitempty"`
+	OODMeanMI   *float64 `json:"ood_mean_mi,omitempty"`
 	// MeanMD2 and OODMeanMD2 average the model-disagreement score (Predictions.MD2) over the
 	// test and the OOD set.
-	MeanMD2    float64 `json:"mean_md2,omitempty"`
-	OODMeanMD2 float64 `json:"ood_mean_md2,omitempty"`
+	MeanMD2    *float64 `json:"mean_md2,omitempty"`
+	OODMeanMD2 *float64 `json:"ood_mean_md2,omitempty"`
 	// Definitions says in words what the report's metrics are (Describe fills it in; the
 	// trainer's per-epoch reports leave it out).
 	Definitions map[string]string `json:"definitions,omitempty"`
@@ -144,9 +146,9 @@ func FromPredictions(p *Predictions, test *data.Dataset, ood *Predictions) (*Rep
 		r.SelectiveF1[s] = SelectiveF1(u, p.Probs, p.Classes, test.Labels, SelectiveFractions)
 		r.SelectiveAUROC[s] = nums(SelectiveAUROC(u, p.Probs, p.Classes, test.Labels, SelectiveFractions))
 	}
-	r.MeanEntropy, r.MeanMI = mean(p.Entropy), mean(p.MutualInfo)
+	r.MeanEntropy, r.MeanMI = ptr(mean(p.Entropy)), ptr(mean(p.MutualInfo))
 	if len(p.MD2) == p.N {
-		r.MeanMD2 = mean(p.MD2)
+		r.MeanMD2 = ptr(mean(p.MD2))
 	}
 	if ood != nil {
 		r.OOD = map[string]OODScore{}
@@ -161,9 +163,9 @@ func FromPredictions(p *Predictions, test *data.Dataset, ood *Predictions) (*Rep
 			}
 			r.OOD[s] = OODScore{AUROC: AUROC(in, out), AUPR: AUPR(in, out)}
 		}
-		r.OODMeanMI = mean(ood.MutualInfo)
+		r.OODMeanMI = ptr(mean(ood.MutualInfo))
 		if len(ood.MD2) == ood.N {
-			r.OODMeanMD2 = mean(ood.MD2)
+			r.OODMeanMD2 = ptr(mean(ood.MD2))
 		}
 	}
 	return r, nil
@@ -245,3 +247,6 @@ func Combine(members []*Predictions) (*Predictions, error) {
 	}
 	return out, nil
 }
+
+// ptr returns a pointer to a copy of v.
+func ptr(v float64) *float64 { return &v }
