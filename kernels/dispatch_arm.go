@@ -7,8 +7,9 @@ package kernels
 //     philox_arm.s) on CPUs that have NEON (most ARMv7 cores), else (the ARMv6 ARM1176 of the
 //     Raspberry Pi Zero and 1) VFPv2 assembly (gemm_vfp_arm.s) and scalar ARM assembly
 //     (philox_umull_arm.s);
-//   - Dot (and DotRows, row by row), Gemv's four-row dot4 and the ziggurat's fast path: VFPv2
-//     assembly (dot_vfp_arm.s, dot4_vfp_arm.s, zig_vfp_arm.s) on every CPU with VFP, NEON or not;
+//   - Dot (and DotRows, row by row), Axpy (and AxpyRows), MulAddRows, Gemv's four-row dot4 and
+//     the ziggurat's fast path: VFPv2 assembly (dot_vfp_arm.s, axpy_vfp_arm.s, dot4_vfp_arm.s,
+//     zig_vfp_arm.s) on every CPU with VFP, NEON or not: the generic results bit for bit;
 //   - fp16 widening (F16ToF32): integer NEON assembly (f16_arm.s) on CPUs with NEON;
 //   - the GEMM's four-row panel packing: NEON assembly (pack_arm.s, pack_arm.go) on CPUs with
 //     NEON.
@@ -182,5 +183,37 @@ func dot(x, y []float32) float32 {
 func dotRows(rows, n int, x []float32, ldx int, y []float32, ldy int, out []float32, incOut int) {
 	for r := 0; r < rows; r++ {
 		out[r*incOut] = dot(x[r*ldx:r*ldx+n], y[r*ldy:r*ldy+n])
+	}
+}
+
+//go:noescape
+func axpyVFP(alpha *float32, x, y *float32, n int)
+
+//go:noescape
+func mulAddVFP(a, x, y, dst *float32, n int)
+
+// axpy computes y[:len(x)] += alpha*x, in VFP assembly where the CPU has VFP (axpy_vfp_arm.s:
+// the generic values bit for bit); see axpyGeneric.
+func axpy(alpha float32, x, y []float32) {
+	n := len(x)
+	if !useVFP || n == 0 {
+		axpyGeneric(alpha, x, y)
+		return
+	}
+	_ = y[n-1] // the bound the assembly relies on
+	axpyVFP(&alpha, &x[0], &y[0], n)
+}
+
+// mulAddRows is MulAddRows, each row in VFP assembly where the CPU has VFP (axpy_vfp_arm.s:
+// the generic values bit for bit); see mulAddRowsGeneric.
+func mulAddRows(rows, n int, a []float32, lda int, x []float32, ldx int, y []float32, ldy int, dst []float32, ldd int) {
+	if !useVFP || n == 0 {
+		mulAddRowsGeneric(rows, n, a, lda, x, ldx, y, ldy, dst, ldd)
+		return
+	}
+	for r := 0; r < rows; r++ {
+		d := dst[r*ldd : r*ldd+n]
+		ar, xr, yr := a[r*lda:r*lda+n], x[r*ldx:r*ldx+n], y[r*ldy:r*ldy+n]
+		mulAddVFP(&ar[0], &xr[0], &yr[0], &d[0], n)
 	}
 }

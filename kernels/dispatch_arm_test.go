@@ -165,6 +165,42 @@ func TestDotVFPBitIdentical(t *testing.T) {
 	}
 }
 
+// TestAxpyMulAddVFPBitIdentical: the VFPv2 axpy and MulAddRows rows give the generic values bit
+// for bit (VMLA.F32 rounds the product, then the sum, as y += alpha*x and a + x*y do) for every
+// length around their eight-value loops, on unaligned slices, and MulAddRows in place (dst = a).
+func TestAxpyMulAddVFPBitIdentical(t *testing.T) {
+	if !useVFP {
+		t.Skip("this CPU has no VFP")
+	}
+	r := newRand(65)
+	for _, n := range append(twinSizes, 6, 10, 11, 12, 13, 14) {
+		for _, off := range []int{0, 1, 3} {
+			x := randSlice(r, off+n)[off:]
+			y0 := randSlice(r, off+n+3)[off:]
+			got, want := append([]float32(nil), y0...), append([]float32(nil), y0...)
+			axpy(-1.375, x, got)
+			axpyGeneric(-1.375, x, want)
+			if i := firstBitDiff(got, want); i >= 0 {
+				t.Fatalf("axpy n=%d off=%d: y[%d] = %g, generic %g", n, off, i, got[i], want[i])
+			}
+		}
+		const rows = 3
+		a, x, y := randSlice(r, rows*(n+1)), randSlice(r, rows*(n+2)), randSlice(r, rows*n)
+		got, want := make([]float32, rows*(n+3)), make([]float32, rows*(n+3))
+		mulAddRows(rows, n, a, n+1, x, n+2, y, n, got, n+3)
+		mulAddRowsGeneric(rows, n, a, n+1, x, n+2, y, n, want, n+3)
+		if i := firstBitDiff(got, want); i >= 0 {
+			t.Fatalf("MulAddRows n=%d: dst[%d] = %g, generic %g", n, i, got[i], want[i])
+		}
+		inPlace := append([]float32(nil), a...)
+		mulAddRows(rows, n, inPlace, n+1, x, n+2, y, n, inPlace, n+1)
+		mulAddRowsGeneric(rows, n, a, n+1, x, n+2, y, n, a, n+1)
+		if i := firstBitDiff(inPlace, a); i >= 0 {
+			t.Fatalf("MulAddRows in place n=%d: [%d] = %g, generic %g", n, i, inPlace[i], a[i])
+		}
+	}
+}
+
 // TestPackRows4NEON: the NEON panel packing writes what packRows4Generic writes, value for
 // value, for every row length around its four-step loop and on unaligned rows, and nothing past
 // the panel.

@@ -17,11 +17,6 @@ func gemmPanelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb
 	gemmPanelRowsGeneric(kc, alpha, a, lda, b, ldb, bstep, c, ldc, tiles, over)
 }
 
-// mulAddRows is MulAddRows; see mulAddRowsGeneric.
-func mulAddRows(rows, n int, a []float32, lda int, x []float32, ldx int, y []float32, ldy int, dst []float32, ldd int) {
-	mulAddRowsGeneric(rows, n, a, lda, x, ldx, y, ldy, dst, ldd)
-}
-
 // mul is Mul; see mulGeneric.
 func mul(dst, x, y []float32) { mulGeneric(dst, x, y) }
 
@@ -55,9 +50,6 @@ const gemmInPlaceA = false
 func gemmKernelRows(kc int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	gemmKernelRowsGeneric(kc, alpha, a, lda, b, ldb, c, ldc)
 }
-
-// axpy computes y[:len(x)] += alpha*x; see axpyGeneric.
-func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
 
 // relu computes x = max(x, 0) in place; see reluGeneric.
 func relu(x []float32) { reluGeneric(x) }

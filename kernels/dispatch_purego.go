@@ -48,3 +48,11 @@ func dot(x, y []float32) float32 { return dotGeneric(x, y) }
 func dotRows(rows, n int, x []float32, ldx int, y []float32, ldy int, out []float32, incOut int) {
 	dotRowsGeneric(rows, n, x, ldx, y, ldy, out, incOut)
 }
+
+// axpy computes y[:len(x)] += alpha*x; see axpyGeneric.
+func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
+
+// mulAddRows is MulAddRows; see mulAddRowsGeneric.
+func mulAddRows(rows, n int, a []float32, lda int, x []float32, ldx int, y []float32, ldy int, dst []float32, ldd int) {
+	mulAddRowsGeneric(rows, n, a, lda, x, ldx, y, ldy, dst, ldd)
+}
