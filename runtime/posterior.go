@@ -74,9 +74,10 @@ func (m *Model) Posterior(maxDim int) (*Posterior, error) {
 	}
 	walk(m.nodes)
 	if mcDropout != nil {
-		// The weights it multiplies by Bernoulli masks are not Gaussian: reporting the layers'
-		// point weights with zero covariance, "exact", misstated a model whose predictions vary.
-		return nil, fmt.Errorf("runtime: posterior: the model samples MC dropout (p = %g) at prediction time: its weight distribution (Bernoulli masks on a layer's inputs) is not implemented", mcDropout.p)
+		// Its randomness is a Bernoulli mask on activations, not a distribution over the
+		// weights: reporting the layers' point weights with zero covariance, "exact", misstated
+		// a model whose predictions vary. Refused, like the global inducing posterior above.
+		return nil, fmt.Errorf("runtime: posterior: the model samples MC dropout (p = %g) at prediction time: its randomness is a mask on activations, not a weight posterior with a mean and covariance to report", mcDropout.p)
 	}
 	if maxDim < 1 {
 		return nil, fmt.Errorf("runtime: posterior: max dimension %d must be positive", maxDim)

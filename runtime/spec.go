@@ -7,7 +7,8 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/edgebnn/edgebnn/internal/clip"
 )
 
 // SpecVersion is the version of the model description schema this package reads and writes.
@@ -235,19 +236,6 @@ func (op Op) known() bool {
 	return false
 }
 
-// quoteClip quotes s as %q does, cut to its first 64 bytes (on a rune boundary) with its
-// length, so that a hostile name or value cannot make an error message as large as the file.
-func quoteClip(s string) string {
-	if len(s) <= 64 {
-		return strconv.Quote(s)
-	}
-	n := 64
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return strconv.Quote(s[:n]) + fmt.Sprintf("… (%d bytes)", len(s))
-}
-
 // checkSpecSize counts the JSON values of data outside its top-level "info" (memory bounded by
 // the nesting, not the length) and fails once they exceed what any valid Spec holds.
 func checkSpecSize(data []byte) error {
@@ -358,7 +346,7 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("spec: regression needs a noise_var that is a positive, normal float32 (%g to %g), got %g", 0x1p-126, math.MaxFloat32, s.NoiseVar)
 		}
 	default:
-		return fmt.Errorf("spec: task %s is not classification or regression", quoteClip(string(s.Task)))
+		return fmt.Errorf("spec: task %s is not classification or regression", clip.Q(string(s.Task)))
 	}
 	if len(s.InputShape) != 1 && len(s.InputShape) != 3 {
 		return fmt.Errorf("spec: input_shape %v must be [features] or [channels, height, width]", s.InputShape)
@@ -389,10 +377,10 @@ func (s *Spec) Validate() error {
 			}
 			l := &ls[i]
 			if len(l.Name) > maxNameBytes {
-				return fmt.Errorf("spec: layer %d: name %s is longer than %d bytes", count-1, quoteClip(l.Name), maxNameBytes)
+				return fmt.Errorf("spec: layer %d: name %s is longer than %d bytes", count-1, clip.Q(l.Name), maxNameBytes)
 			}
 			if !l.Op.known() {
-				return fmt.Errorf("spec: layer %q: unknown op %s", l.Name, quoteClip(string(l.Op)))
+				return fmt.Errorf("spec: layer %q: unknown op %s", l.Name, clip.Q(string(l.Op)))
 			}
 			if l.Op == OpResidual {
 				if err := walk(l.Body, depth+1); err != nil {
