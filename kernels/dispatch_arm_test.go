@@ -3,7 +3,7 @@
 package kernels
 
 import (
-	"math"
+	"fmt"
 	"testing"
 )
 
@@ -135,69 +135,48 @@ func TestDot4VFPBitIdentical(t *testing.T) {
 	}
 }
 
-// TestDotVFPBitIdentical: the VFPv2 dot gives dotGeneric's sum bit for bit (the same eight
-// accumulators and tail, VMLA.F32 rounding twice) for every length around its eight-value loop,
-// on unaligned slices and a longer y, and DotRows gives dotRowsGeneric's rows.
-func TestDotVFPBitIdentical(t *testing.T) {
+// TestVectorVFPBitIdentical: the VFPv2 vector kernels give their generic twins' values bit for
+// bit — dot's eight accumulators and tail, and axpy's and MulAddRows' VMLA.F32, which rounds the
+// product and then the sum as y += a*x does — for every length around their eight-value loops,
+// on unaligned slices; DotRows and MulAddRows (also in place, dst = a) row by row.
+func TestVectorVFPBitIdentical(t *testing.T) {
 	if !useVFP {
 		t.Skip("this CPU has no VFP")
 	}
+	const rows = 3
 	r := newRand(63)
+	check := func(what string, n int, got, want []float32) {
+		t.Helper()
+		if i := firstBitDiff(got, want); i >= 0 {
+			t.Fatalf("%s n=%d: [%d] = %g, generic %g", what, n, i, got[i], want[i])
+		}
+	}
 	for _, n := range append(twinSizes, 6, 10, 11, 12, 13, 14, 784) {
 		for _, off := range []int{0, 1, 3} {
 			x := randSlice(r, off+n)[off:]
 			y := randSlice(r, off+n+5)[off:]
-			if got, want := dot(x, y), dotGeneric(x, y); math.Float32bits(got) != math.Float32bits(want) {
-				t.Fatalf("n=%d off=%d: dot = %g, generic %g", n, off, got, want)
-			}
+			check(fmt.Sprint("dot off=", off), n, []float32{dot(x, y)}, []float32{dotGeneric(x, y)})
+			got, want := append([]float32(nil), y...), append([]float32(nil), y...)
+			axpy(-1.375, x, got)
+			axpyGeneric(-1.375, x, want)
+			check(fmt.Sprint("axpy off=", off), n, got, want)
 		}
 		if n == 0 {
 			continue
 		}
-		const rows = 3
-		x, y := randSlice(r, rows*(n+2)), randSlice(r, rows*(n+1))
-		got, want := make([]float32, 2*rows), make([]float32, 2*rows)
-		dotRows(rows, n, x, n+2, y, n+1, got, 2)
-		dotRowsGeneric(rows, n, x, n+2, y, n+1, want, 2)
-		if i := firstBitDiff(got, want); i >= 0 {
-			t.Fatalf("n=%d: DotRows out[%d] = %g, generic %g", n, i, got[i], want[i])
-		}
-	}
-}
-
-// TestAxpyMulAddVFPBitIdentical: the VFPv2 axpy and MulAddRows rows give the generic values bit
-// for bit (VMLA.F32 rounds the product, then the sum, as y += alpha*x and a + x*y do) for every
-// length around their eight-value loops, on unaligned slices, and MulAddRows in place (dst = a).
-func TestAxpyMulAddVFPBitIdentical(t *testing.T) {
-	if !useVFP {
-		t.Skip("this CPU has no VFP")
-	}
-	r := newRand(65)
-	for _, n := range append(twinSizes, 6, 10, 11, 12, 13, 14) {
-		for _, off := range []int{0, 1, 3} {
-			x := randSlice(r, off+n)[off:]
-			y0 := randSlice(r, off+n+3)[off:]
-			got, want := append([]float32(nil), y0...), append([]float32(nil), y0...)
-			axpy(-1.375, x, got)
-			axpyGeneric(-1.375, x, want)
-			if i := firstBitDiff(got, want); i >= 0 {
-				t.Fatalf("axpy n=%d off=%d: y[%d] = %g, generic %g", n, off, i, got[i], want[i])
-			}
-		}
-		const rows = 3
 		a, x, y := randSlice(r, rows*(n+1)), randSlice(r, rows*(n+2)), randSlice(r, rows*n)
-		got, want := make([]float32, rows*(n+3)), make([]float32, rows*(n+3))
+		got, want := make([]float32, 2*rows), make([]float32, 2*rows)
+		dotRows(rows, n, x, n+2, a, n+1, got, 2)
+		dotRowsGeneric(rows, n, x, n+2, a, n+1, want, 2)
+		check("DotRows", n, got, want)
+		got, want = make([]float32, rows*(n+3)), make([]float32, rows*(n+3))
 		mulAddRows(rows, n, a, n+1, x, n+2, y, n, got, n+3)
 		mulAddRowsGeneric(rows, n, a, n+1, x, n+2, y, n, want, n+3)
-		if i := firstBitDiff(got, want); i >= 0 {
-			t.Fatalf("MulAddRows n=%d: dst[%d] = %g, generic %g", n, i, got[i], want[i])
-		}
+		check("MulAddRows", n, got, want)
 		inPlace := append([]float32(nil), a...)
 		mulAddRows(rows, n, inPlace, n+1, x, n+2, y, n, inPlace, n+1)
 		mulAddRowsGeneric(rows, n, a, n+1, x, n+2, y, n, a, n+1)
-		if i := firstBitDiff(inPlace, a); i >= 0 {
-			t.Fatalf("MulAddRows in place n=%d: [%d] = %g, generic %g", n, i, inPlace[i], a[i])
-		}
+		check("MulAddRows in place", n, inPlace, a)
 	}
 }
 
