@@ -410,9 +410,28 @@ func (p Profile) validateSIMD() error {
 	return nil
 }
 
-// Embedded returns the built-in profiles, sorted by name.
+// Embedded returns the built-in profiles, sorted by name: what LoadFS(embedded, "profiles")
+// returns, read without fs.Glob and fs.ReadDir, whose pattern matching and generic sort of
+// directory entries would otherwise be linked into every board binary for this one listing.
+// The go:embed pattern admits only profiles/*.json, and an embed.FS lists a directory sorted.
 func Embedded() ([]Profile, error) {
-	return LoadFS(embedded, "profiles")
+	entries, err := embedded.ReadDir("profiles")
+	if err != nil {
+		return nil, fmt.Errorf("boards: listing profiles: %w", err)
+	}
+	if len(entries) == 0 {
+		return nil, fmt.Errorf("boards: profiles: no *.json profiles")
+	}
+	files := make([]namedData, 0, len(entries))
+	for _, e := range entries {
+		name := "profiles/" + e.Name()
+		data, err := embedded.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("boards: reading profile: %w", err)
+		}
+		files = append(files, namedData{name, data})
+	}
+	return parseAll(files)
 }
 
 // Default limits of LoadDir.

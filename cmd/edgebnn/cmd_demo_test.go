@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/convert/safetensors"
 	"github.com/edgebnn/edgebnn/format"
@@ -22,6 +24,58 @@ const demoFixture = "../../testdata/bayesianize/mlp_ffgu"
 // demoSource is the trained model the built-in one is converted from (f32, as edgebnn train wrote
 // it; cmd_demo.go has the command).
 const demoSource = "testdata/demo_source.ebnn"
+
+// demoModel is the built-in model as the binary has it: demoModelZst decompressed.
+var demoModel = func() []byte {
+	b, err := builtinModel()
+	if err != nil {
+		panic(fmt.Sprintf("the built-in model (demo/model.ebnn.zst) does not decompress: %v", err))
+	}
+	return b
+}()
+
+// compressDemoModel returns model in demoModelZst's form: its even-numbered bytes, then its
+// odd-numbered ones, as one zstd frame at the encoder's best compression.
+func compressDemoModel(t *testing.T, model []byte) []byte {
+	t.Helper()
+	split := make([]byte, 0, len(model))
+	for i := 0; i < len(model); i += 2 {
+		split = append(split, model[i])
+	}
+	for i := 1; i < len(model); i += 2 {
+		split = append(split, model[i])
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	return enc.EncodeAll(split, nil)
+}
+
+// TestBuiltinModelIsDemoFile: the compressed model the binary embeds decodes to exactly
+// demo/model.ebnn, the file the other packages' tests and examples load. With
+// EDGEBNN_REGEN_DEMO=1 it rewrites demo/model.ebnn.zst from demo/model.ebnn.
+func TestBuiltinModelIsDemoFile(t *testing.T) {
+	file, err := os.ReadFile("demo/model.ebnn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("EDGEBNN_REGEN_DEMO") != "" {
+		mustWrite(t, "demo/model.ebnn.zst", compressDemoModel(t, file))
+		return
+	}
+	if !bytes.Equal(demoModel, file) {
+		t.Errorf("demo/model.ebnn.zst decodes to %d bytes that are not demo/model.ebnn (%d bytes); rerun with EDGEBNN_REGEN_DEMO=1", len(demoModel), len(file))
+	}
+	if got := interleaveHalves(nil); len(got) != 0 {
+		t.Errorf("interleaveHalves(nil) = %v", got)
+	}
+	odd := []byte{0, 2, 4, 1, 3} // 0..4 split into even- and odd-numbered bytes
+	if got := interleaveHalves(odd); !bytes.Equal(got, []byte{0, 1, 2, 3, 4}) {
+		t.Errorf("interleaveHalves(%v) = %v, want [0 1 2 3 4]", odd, got)
+	}
+}
 
 // referenceImages returns the mlp_ffgu fixture's reference inputs (the first 256 Fashion-MNIST
 // test images, 784 values each) and their labels.
@@ -47,8 +101,8 @@ func referenceImages(t *testing.T) ([]float32, []int64) {
 // TestDemoModelIsFresh: the built-in model is exactly what the converter makes of demoSource
 // plus the built-in policy section, and (without -short, when the Fashion-MNIST files are
 // installed) that policy is exactly what edgebnn calibrate fits with the settings it records.
-// Set EDGEBNN_REGEN_DEMO=1 to rewrite demo/model.ebnn (convert and calibrate; needs the data)
-// and demo/images.bin.
+// Set EDGEBNN_REGEN_DEMO=1 to rewrite demo/model.ebnn (convert and calibrate; needs the data),
+// the compressed copy the binary embeds, demo/model.ebnn.zst, and demo/images.bin.
 func TestDemoModelIsFresh(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "model.ebnn")
 	if _, err := convert.Convert(convert.Options{Checkpoint: demoSource, DType: "f16", Out: out}); err != nil {
@@ -73,6 +127,7 @@ func TestDemoModelIsFresh(t *testing.T) {
 		mustWrite(t, "demo/images.bin", images)
 		calibrated := calibrateDemo(t, out, 0.05, "both", 256, 42)
 		mustWrite(t, "demo/model.ebnn", calibrated)
+		mustWrite(t, "demo/model.ebnn.zst", compressDemoModel(t, calibrated))
 		return
 	}
 	// The sections other than the policy: the fresh conversion with the built-in policy added
@@ -134,7 +189,7 @@ func TestDemoModelIsFresh(t *testing.T) {
 			t.Errorf("calibrating a fresh conversion gives another policy; rerun with EDGEBNN_REGEN_DEMO=1\nbuilt in: %s\nfresh:    %s", pol, gb)
 		}
 	}
-	if !bytes.Equal(images, demoImages) {
+	if string(images) != demoImages {
 		t.Errorf("demo/images.bin differs from the fixture's test images; rerun with EDGEBNN_REGEN_DEMO=1")
 	}
 }

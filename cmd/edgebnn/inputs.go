@@ -7,7 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
+	"sort"
 	"strings"
 
 	"github.com/edgebnn/edgebnn/convert/safetensors"
@@ -203,7 +203,10 @@ func newSafetensorsInputs(f *os.File, path, key string, width int) (*stInputs, e
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	ts := h.Tensors
-	slices.SortFunc(ts, func(a, b safetensors.TensorInfo) int { return strings.Compare(a.Name, b.Name) })
+	// Names are unique (ReadHeader rejects duplicate keys), so any sort gives this order;
+	// sort.Slice reuses the binary's one reflection-based sort where slices.SortFunc would
+	// instantiate its generic sort for TensorInfo (about 10 KB of code).
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
 	var t *safetensors.TensorInfo
 	for i := range ts {
 		if ts[i].Name == key || (key == "" && ts[i].Name == "inputs") {
