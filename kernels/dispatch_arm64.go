@@ -50,6 +50,9 @@ func gemmPanels(kc int, alpha float32, a []float32, lda int, b []float32, ldb, b
 		return
 	}
 	o := panelRowsChecked(kc, a, lda, b, ldb, bstep, c, ldc, tiles, panels, over)
+	if o != 0 && alpha == 1 {
+		o = 2 // the tiles go to C without the multiplication by alpha
+	}
 	gemmPanelRowsNEON(kc, alpha, &a[0], lda, &b[0], ldb, bstep, &c[0], ldc, tiles, panels, o)
 }
 

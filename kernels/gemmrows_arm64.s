@@ -3,6 +3,44 @@
 #include "textflag.h"
 #include "neon_arm64.h"
 
+// One pass of four depth steps: a 4-value load per row of A (V0–V7), the four steps' B in
+// V8–V15 and 64 FMLA by element.
+#define QUAD_STEP \
+	WORD $0x4cdf78a0 /* ld1 {v0.4s}, [x5], #16 */; \
+	WORD $0x4cdf78c1 /* ld1 {v1.4s}, [x6], #16 */; \
+	WORD $0x4cdf78e2 /* ld1 {v2.4s}, [x7], #16 */; \
+	WORD $0x4cdf7903 /* ld1 {v3.4s}, [x8], #16 */; \
+	WORD $0x4cdf7924 /* ld1 {v4.4s}, [x9], #16 */; \
+	WORD $0x4cdf7945 /* ld1 {v5.4s}, [x10], #16 */; \
+	WORD $0x4cdf7966 /* ld1 {v6.4s}, [x11], #16 */; \
+	WORD $0x4cdf7987 /* ld1 {v7.4s}, [x12], #16 */; \
+	WORD $0x4ccda848 /* ld1 {v8.4s, v9.4s}, [x2], x13 */; \
+	WORD $0x4ccda84a /* ld1 {v10.4s, v11.4s}, [x2], x13 */; \
+	WORD $0x4ccda84c /* ld1 {v12.4s, v13.4s}, [x2], x13 */; \
+	WORD $0x4ccda84e /* ld1 {v14.4s, v15.4s}, [x2], x13 */; \
+	FMLA_TILE_ROWS(8, 9, 0); \
+	FMLA_TILE_ROWS(10, 11, 1); \
+	FMLA_TILE_ROWS(12, 13, 2); \
+	FMLA_TILE_ROWS(14, 15, 3)
+
+// STORE_TILE_OVER for alpha = 1: the tile in V16–V31 to C[0:8, 0:8] (C at R3, row stride R4).
+#define STORE_TILE_COPY \
+	VST1 [V16.S4, V17.S4], (R3); \
+	ADD  R4, R3, R3; \
+	VST1 [V18.S4, V19.S4], (R3); \
+	ADD  R4, R3, R3; \
+	VST1 [V20.S4, V21.S4], (R3); \
+	ADD  R4, R3, R3; \
+	VST1 [V22.S4, V23.S4], (R3); \
+	ADD  R4, R3, R3; \
+	VST1 [V24.S4, V25.S4], (R3); \
+	ADD  R4, R3, R3; \
+	VST1 [V26.S4, V27.S4], (R3); \
+	ADD  R4, R3, R3; \
+	VST1 [V28.S4, V29.S4], (R3); \
+	ADD  R4, R3, R3; \
+	VST1 [V30.S4, V31.S4], (R3)
+
 // func gemmPanelRowsNEON(kc int, alpha float32, a *float32, lda int, b *float32, ldb, bstep int, c *float32, ldc, tiles, panels, over int)
 //
 // The Gemm micro-kernel with A read in place, for panels ≥ 1 panels of 8 rows one below the
@@ -10,13 +48,15 @@
 // side by side: tile t computes
 // C[0:8, 8t:8t+8] += alpha·A·B (C at c, leading dimension ldc), row r of A being the kc values at
 // a + r·lda, and depth step l of B the eight values at b + t·bstep + l·ldb (ldb = 8 for a packed
-// panel, B's leading dimension to read B in place too). Four depth steps per pass: one 4-value
+// panel, B's leading dimension to read B in place too). Four depth steps per pass (QUAD_STEP), two
+// passes per iteration after a first one when their number is odd: one 4-value
 // load per row (V0–V7), the four steps' B in V8–V15 and 64 FMLA by element, in the same order
 // per accumulator as gemmKernelNEON, so the results are bit for bit the same as packing A first;
 // the last kc mod 4 steps load one value per row. kc ≥ 1. With over ≠ 0 it writes C = alpha·A·B
 // without reading C (FMUL instead of FMLA: the same value, and C's NaNs are ignored, as for
 // beta = 0). The loads Go's assembler does not spell are WORDs with their mnemonic beside them,
-// the FMLA the macros of neon_arm64.h.
+// the FMLA the macros of neon_arm64.h. With over = 2 (alpha = 1, set by gemmPanels) the tiles go
+// to C as they are, without the multiplication.
 TEXT ·gemmPanelRowsNEON(SB), NOSPLIT, $0-96
 	MOVD  kc+0(FP), R0
 	MOVD  a+16(FP), R14
@@ -51,25 +91,17 @@ ptile:
 	AND  $3, R0, R17
 	CBZ  R16, prem
 
-pquad:
-	WORD $0x4cdf78a0 // ld1 {v0.4s}, [x5], #16
-	WORD $0x4cdf78c1 // ld1 {v1.4s}, [x6], #16
-	WORD $0x4cdf78e2 // ld1 {v2.4s}, [x7], #16
-	WORD $0x4cdf7903 // ld1 {v3.4s}, [x8], #16
-	WORD $0x4cdf7924 // ld1 {v4.4s}, [x9], #16
-	WORD $0x4cdf7945 // ld1 {v5.4s}, [x10], #16
-	WORD $0x4cdf7966 // ld1 {v6.4s}, [x11], #16
-	WORD $0x4cdf7987 // ld1 {v7.4s}, [x12], #16
-	WORD $0x4ccda848 // ld1 {v8.4s, v9.4s}, [x2], x13
-	WORD $0x4ccda84a // ld1 {v10.4s, v11.4s}, [x2], x13
-	WORD $0x4ccda84c // ld1 {v12.4s, v13.4s}, [x2], x13
-	WORD $0x4ccda84e // ld1 {v14.4s, v15.4s}, [x2], x13
-	FMLA_TILE_ROWS(8, 9, 0)
-	FMLA_TILE_ROWS(10, 11, 1)
-	FMLA_TILE_ROWS(12, 13, 2)
-	FMLA_TILE_ROWS(14, 15, 3)
+	// An odd number of passes: one first, then two per iteration.
+	TBZ  $0, R16, ppair
+	QUAD_STEP
 	SUBS $1, R16, R16
-	BNE  pquad
+	BEQ  prem
+
+ppair:
+	QUAD_STEP
+	QUAD_STEP
+	SUBS $2, R16, R16
+	BNE  ppair
 
 prem:
 	CBZ R17, pstore
@@ -95,7 +127,14 @@ pstore:
 	B     pnext
 
 pover:
+	CMP   $2, R22
+	BEQ   pcopy
 	STORE_TILE_OVER
+	B     pnext
+
+pcopy:
+	// over = 2: alpha is 1, and C = the tile as it is (1·x = x for every x).
+	STORE_TILE_COPY
 
 pnext:
 	ADD  R19, R15, R15

@@ -171,12 +171,16 @@ func rowsTile(kb int, alpha float32, a []float32, lda int, b, c []float32, ldc, 
 func addTile(c []float32, ldc int, tile *[gemmMR * gemmNR]float32, mr, nr int, over bool) {
 	for r := 0; r < mr; r++ {
 		row := c[r*ldc : r*ldc+nr]
+		t := tile[r*gemmNR : r*gemmNR+nr]
 		if over {
-			copy(row, tile[r*gemmNR:])
+			// Fewer than gemmNR values: a loop, not a call of memmove per row.
+			for j := range row {
+				row[j] = t[j]
+			}
 			continue
 		}
 		for j := range row {
-			row[j] += tile[r*gemmNR+j]
+			row[j] += t[j]
 		}
 	}
 }

@@ -334,48 +334,51 @@ func TestReLUMatchesGeneric(t *testing.T) {
 
 // TestGemmPanelRowsMatches: the panel kernel gives, bit for bit, gemmKernelRows tile by tile (on
 // C cleared first when it overwrites), for panels of B packed (ldb = gemmNR) and read in place,
-// leaving C's columns beyond the tiles alone; with over, C's NaNs are ignored.
+// leaving C's columns beyond the tiles alone; with over, C's NaNs are ignored. alpha = 1 is its own
+// case (the kernels may store the tiles without multiplying).
 func TestGemmPanelRowsMatches(t *testing.T) {
 	r := newRand(15)
 	for _, kc := range []int{1, 2, 3, 4, 5, 8, 9, 16, 31, 128, 256} {
 		for _, tiles := range []int{1, 2, 3, 16} {
 			for _, over := range []bool{false, true} {
 				for _, inPlace := range []bool{false, true} {
-					tag := fmt.Sprintf("kc=%d tiles=%d over=%v inPlace=%v", kc, tiles, over, inPlace)
-					lda := kc + 1
-					a := randSlice(r, (gemmMR-1)*lda+kc)
-					ldb, bstep := gemmNR, kc*gemmNR
-					if inPlace { // B is kc × (tiles·gemmNR + 3) row-major
-						ldb, bstep = tiles*gemmNR+3, gemmNR
-					}
-					b := randSlice(r, (tiles-1)*bstep+(kc-1)*ldb+gemmNR)
-					ldc := tiles*gemmNR + 2
-					c0 := randSlice(r, gemmMR*ldc)
-					if over {
-						for i := 0; i < len(c0); i += 5 {
-							c0[i] = float32(math.NaN())
+					for _, alpha := range []float32{0.75, 1} {
+						tag := fmt.Sprintf("kc=%d tiles=%d over=%v inPlace=%v alpha=%g", kc, tiles, over, inPlace, alpha)
+						lda := kc + 1
+						a := randSlice(r, (gemmMR-1)*lda+kc)
+						ldb, bstep := gemmNR, kc*gemmNR
+						if inPlace { // B is kc × (tiles·gemmNR + 3) row-major
+							ldb, bstep = tiles*gemmNR+3, gemmNR
 						}
-					}
-					got := append([]float32(nil), c0...)
-					want := append([]float32(nil), c0...)
-					gemmPanelRows(kc, 0.75, a, lda, b, ldb, bstep, got, ldc, tiles, over)
-					for tl := 0; tl < tiles; tl++ {
+						b := randSlice(r, (tiles-1)*bstep+(kc-1)*ldb+gemmNR)
+						ldc := tiles*gemmNR + 2
+						c0 := randSlice(r, gemmMR*ldc)
 						if over {
-							for i := 0; i < gemmMR; i++ {
-								clear(want[i*ldc+tl*gemmNR : i*ldc+(tl+1)*gemmNR])
+							for i := 0; i < len(c0); i += 5 {
+								c0[i] = float32(math.NaN())
 							}
 						}
-						gemmKernelRows(kc, 0.75, a, lda, b[tl*bstep:], ldb, want[tl*gemmNR:], ldc)
-					}
-					g2 := append([]float32(nil), c0...)
-					gemmPanelRowsGeneric(kc, 0.75, a, lda, b, ldb, bstep, g2, ldc, tiles, over)
-					for k := range got {
-						if got[k] != want[k] && !(got[k] != got[k] && want[k] != want[k]) {
-							t.Fatalf("%s: c[%d] = %g, tile by tile %g", tag, k, got[k], want[k])
+						got := append([]float32(nil), c0...)
+						want := append([]float32(nil), c0...)
+						gemmPanelRows(kc, alpha, a, lda, b, ldb, bstep, got, ldc, tiles, over)
+						for tl := 0; tl < tiles; tl++ {
+							if over {
+								for i := 0; i < gemmMR; i++ {
+									clear(want[i*ldc+tl*gemmNR : i*ldc+(tl+1)*gemmNR])
+								}
+							}
+							gemmKernelRows(kc, alpha, a, lda, b[tl*bstep:], ldb, want[tl*gemmNR:], ldc)
 						}
-						if !closeTo(float64(g2[k]), float64(want[k]), 1e-5*(math.Abs(float64(want[k]))+float64(kc))) &&
-							!(g2[k] != g2[k] && want[k] != want[k]) {
-							t.Fatalf("%s: c[%d] = %g generic, %g", tag, k, g2[k], want[k])
+						g2 := append([]float32(nil), c0...)
+						gemmPanelRowsGeneric(kc, alpha, a, lda, b, ldb, bstep, g2, ldc, tiles, over)
+						for k := range got {
+							if got[k] != want[k] && !(got[k] != got[k] && want[k] != want[k]) {
+								t.Fatalf("%s: c[%d] = %g, tile by tile %g", tag, k, got[k], want[k])
+							}
+							if !closeTo(float64(g2[k]), float64(want[k]), 1e-5*(math.Abs(float64(want[k]))+float64(kc))) &&
+								!(g2[k] != g2[k] && want[k] != want[k]) {
+								t.Fatalf("%s: c[%d] = %g generic, %g", tag, k, g2[k], want[k])
+							}
 						}
 					}
 				}
