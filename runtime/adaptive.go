@@ -160,7 +160,7 @@ func (a *adaptive) settled(p *Predictor, i, k, K int) bool {
 	if pol.MaxMutualInfo != nil {
 		t := *pol.MaxMutualInfo
 		hs := a.h[i*a.k : i*a.k+k]
-		hbar := p.sumH[i] / fk
+		hbar := p.entropySum(i) / fk
 		hp, bias := 0.0, 0.0
 		for j := range sum {
 			if mu := sum[j] / fk; mu > 0 {

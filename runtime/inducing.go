@@ -485,7 +485,6 @@ type localParams struct {
 	// projBias is proj's last column when the layer has a bias (the 1 appended to the input).
 	projBias []float32
 	pr       int       // rows of proj: mi, or 2mi
-	rstar    []float32 // dOut × mo
 	s2       []float32 // diagonal family: sd², mo × mi
 	zero     []float32 // diagonal family: mi zeros (v⊙v as 0 + v·v by kernels.MulAddRows)
 	muT      []float32 // the mean of u (unwhitened), mo × mi; ensemble: member 0
@@ -494,7 +493,7 @@ type localParams struct {
 	// that ĝ is one product with a sample's (e, e′).
 	gzd []float32
 	// The same factors packed for kernels.GemmPacked (right operands of the per-sample products):
-	// projᵀ (without the bias column), R⋆ᵀ, [G_z G_d]ᵀ, μᵀ and (s⊙s)ᵀ.
+	// projᵀ (without the bias column), (σR⋆)ᵀ, [G_z G_d]ᵀ, μᵀ and (s⊙s)ᵀ.
 	projP, rstarP, gzdP, muP, s2P *kernels.PackedB
 }
 
@@ -520,7 +519,7 @@ func (l *inducing) loadLocal(zr, zc, dr, lr, lc []float64, meanRaw [][]float32) 
 	zhat := append([]float64(nil), zr...)
 	kernels.SolveTriangular(kernels.Left, kernels.Lower, false, mo, dOut, lr, mo, zhat, dOut)
 	gd := make([]float64, mo*mo)
-	var gz []float32 // G_z, mo × dOut
+	var rstar, gz []float32 // R⋆ (dOut × mo) and G_z (mo × dOut)
 	if l.whitened {
 		// R⋆ = Ẑ_rᵀ, G_z = Ẑ_r, G_d = L_r⁻¹ D_r.
 		rs := make([]float64, dOut*mo)
@@ -529,7 +528,7 @@ func (l *inducing) loadLocal(zr, zc, dr, lr, lc []float64, meanRaw [][]float32) 
 				rs[j*mo+i] = zhat[i*dOut+j]
 			}
 		}
-		lp.rstar, gz = to32(rs), to32(zhat)
+		rstar, gz = to32(rs), to32(zhat)
 		for i := 0; i < mo; i++ {
 			gd[i*mo+i] = 1
 		}
@@ -540,7 +539,7 @@ func (l *inducing) loadLocal(zr, zc, dr, lr, lc []float64, meanRaw [][]float32) 
 			}
 		}
 	} else {
-		lp.rstar, gz = l.r, l.zr
+		rstar, gz = l.r, l.zr
 		for i := 0; i < mo; i++ {
 			gd[i*mo+i] = dr[i]
 		}
@@ -561,7 +560,13 @@ func (l *inducing) loadLocal(zr, zc, dr, lr, lc []float64, meanRaw [][]float32) 
 	lp.raw = meanRaw
 	lp.muT = meanRaw[0]
 	lp.projP = kernels.NewPackedB(true, l.k, lp.pr, lp.proj, dIn)
-	lp.rstarP = kernels.NewPackedB(true, mo, dOut, lp.rstar, mo)
+	// σR⋆ packed: the per-sample product t (σR⋆)ᵀ then has alpha 1 (kernels store such tiles
+	// without a multiplication).
+	srs := make([]float32, len(rstar))
+	for i, v := range rstar {
+		srs[i] = l.sigma * v
+	}
+	lp.rstarP = kernels.NewPackedB(true, mo, dOut, srs, mo)
 	lp.gzd = make([]float32, mo*(dOut+mo))
 	for i := 0; i < mo; i++ {
 		copy(lp.gzd[i*(dOut+mo):], gz[i*dOut:(i+1)*dOut])
@@ -734,8 +739,8 @@ func (l *inducing) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out
 			l.rowsAxpy(prep[lp.pr+1:], pStep, g, mo, t, mo, n, B)
 		}
 	}
-	// out = σ t R⋆ᵀ (+ σλ √a e).
-	kernels.GemmPacked(false, rows, l.sigma, t, mo, lp.rstarP, 0, out, dOut, work)
+	// out = t (σR⋆)ᵀ (+ σλ √a e).
+	kernels.GemmPacked(false, rows, 1, t, mo, lp.rstarP, 0, out, dOut, work)
 	if fc.mean {
 		return
 	}

@@ -180,7 +180,7 @@ func (m *Model) predictorBytes(opts Options, block, maxAct, scratch int) (int64,
 	}
 	add(4, n, in, 2)            // zeros, and the warm-up's zero batch
 	add(8, n, out, 2)           // sum, sum2
-	add(8, n)                   // sumH
+	add(8, n, 2)                // sumH, prodS
 	add(4, int64(block), out+2) // probs, and the sums of SoftmaxMoments
 	add(4, n, out, 2)           // the warm-up's predictions (Probs and Std)
 	add(4, n, out, 2)           // the predictions NewPredictor warms up (reused afterwards)
@@ -274,6 +274,10 @@ type Predictor struct {
 	// Accumulators, MaxBatch × outputs.
 	sum, sum2 []float64
 	sumH      []float64
+	// prodS is each input's running product of the samples' softmax sums Σ e (at least 1 each)
+	// whose logarithm is not yet in sumH: one logarithm per input and prediction instead of one
+	// per sample (see accumulate).
+	prodS []float64
 	// probs, expSum and expDot hold a pass's probabilities and kernels.SoftmaxMoments's sums.
 	probs, expSum, expDot []float32
 	one                   [1]Prediction
@@ -438,7 +442,7 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	p.zeros = make([]float32, max(n*m.inShape.size(), 1))
 	p.allocAdaptive()
 	p.sum, p.sum2 = make([]float64, n*out), make([]float64, n*out)
-	p.sumH = make([]float64, n)
+	p.sumH, p.prodS = make([]float64, n), make([]float64, n)
 	p.probs = make([]float32, p.pass*out)
 	p.expSum, p.expDot = make([]float32, p.pass), make([]float32, p.pass)
 	if opts.Threads > 1 {
@@ -631,7 +635,7 @@ func (p *Predictor) ScratchBytes() int64 {
 			b += int64(len(buf)) * 4
 		}
 	}
-	return b + int64(len(p.sum)+len(p.sum2)+len(p.sumH))*8
+	return b + int64(len(p.sum)+len(p.sum2)+len(p.sumH)+len(p.prodS))*8
 }
 
 // Predict computes the predictive distribution of one input (Model.InputSize values; images are
@@ -879,6 +883,9 @@ func (p *Predictor) predictChunk(xs []float32, out []Prediction, n int, st Strat
 	clear(p.sum[:n*outSz])
 	clear(p.sum2[:n*outSz])
 	clear(p.sumH[:n])
+	for i := range p.prodS[:n] {
+		p.prodS[i] = 1
+	}
 	p.out = out
 	K := p.opts.Samples
 	for i := range out {
@@ -1055,20 +1062,35 @@ func (p *Predictor) accumulate(y []float32, B, n, k0, kStep int) {
 			continue
 		}
 		// Softmax of each sample's row, Σ p and Σ p² (normalised probabilities), and the entropy
-		// log Σ e − Σ p d (d = z − max z): one logarithm per sample.
+		// log Σ e − Σ p d (d = z − max z).
 		kernels.SoftmaxMoments(B, c, y[i*c:], n*c, p.probs, c, p.expSum, p.expDot, s, s2)
+		// The sum of the entropies: Σ log Σ e is the logarithm of the product of the sums, taken
+		// when the product passes 2^600 and at the end (entropySum), one logarithm per input
+		// instead of one per sample, in the order of the samples whatever B is. Each sum is at
+		// least 1 (its row's maximum contributes e⁰) and d ≤ 0, so no sample's term is negative.
+		prod, h := p.prodS[i], p.sumH[i]
 		for b := 0; b < B; b++ {
 			sum := p.expSum[b]
-			h := max(logPos(sum)-float64(p.expDot[b]*(1/sum)), 0)
-			p.sumH[i] += h
+			q := float64(p.expDot[b] * (1 / sum))
+			prod *= float64(sum)
+			h -= q
+			if prod > 0x1p600 {
+				h += log64(prod)
+				prod = 1
+			}
 			if a != nil {
+				// Sampling adaptively: each sample's entropy too, for the stopping test.
 				k := k0 + b*kStep
 				copy(a.vals[(i*a.k+k)*c:(i*a.k+k+1)*c], p.probs[b*c:(b+1)*c])
-				a.h[i*a.k+k] = h
+				a.h[i*a.k+k] = max(logPos(sum)-q, 0)
 			}
 		}
+		p.prodS[i], p.sumH[i] = prod, h
 	}
 }
+
+// entropySum is the sum of input i's sample entropies so far (see accumulate).
+func (p *Predictor) entropySum(i int) float64 { return p.sumH[i] + log64(p.prodS[i]) }
 
 // logPos returns ln x within 1e-10 (relative), several times cheaper than math.Log for a positive
 // normal float32 (the sum of kernels.SoftmaxMoments, which is at least 1): x = m·2^e with m in [√½, √2), ln m
@@ -1090,6 +1112,28 @@ func logPos(x float32) float64 {
 	return e*math.Ln2 + 2*s*(1+s2*(1.0/3+s2*(1.0/5+s2*(1.0/7+s2*(1.0/9+s2*(1.0/11))))))
 }
 
+// log64 returns ln x within a few units in the last place (relative 1e-15) for a positive normal
+// float64, several times cheaper than math.Log (no call to Frexp): x = m·2^e with m in [√½, √2),
+// ln m = 2 atanh s = 2(s + s³/3 + … + s¹⁹/19) with s = (m − 1)/(m + 1), |s| ≤ 0.172 (the next term
+// is below 3e-17 of the sum). Anything else (0, subnormal, negative, infinite, NaN) goes to
+// math.Log.
+func log64(x float64) float64 {
+	b := math.Float64bits(x)
+	if b-(1<<52) >= 0x7fe0000000000000 {
+		return math.Log(x)
+	}
+	e := float64(int64(b>>52) - 1023)
+	m := math.Float64frombits(b&(1<<52-1) | 1023<<52) // [1, 2)
+	if m > math.Sqrt2 {
+		m *= 0.5
+		e++
+	}
+	s := (m - 1) / (m + 1)
+	z := s * s
+	p := 1.0/9 + z*(1.0/11+z*(1.0/13+z*(1.0/15+z*(1.0/17+z*(1.0/19)))))
+	return e*math.Ln2 + 2*s*(1+z*(1.0/3+z*(1.0/5+z*(1.0/7+z*p))))
+}
+
 // finish turns input i's sums over its first k samples into the predictive summaries
 // (MATH.md §3) and the policy's decision.
 func (p *Predictor) finish(o *Prediction, i, k int) {
@@ -1100,8 +1144,9 @@ func (p *Predictor) finish(o *Prediction, i, k int) {
 		o.Outputs = o.Outputs[:k*c]
 	}
 	s, s2 := p.sum[i*c:(i+1)*c], p.sum2[i*c:(i+1)*c]
+	sumH := p.entropySum(i)
 	// x − x is 0 for finite x and NaN for NaN and ±Inf: one pass over the sums.
-	chk := p.sumH[i] - p.sumH[i]
+	chk := sumH - sumH
 	for j := range s {
 		chk += (s[j] - s[j]) + (s2[j] - s2[j])
 	}
@@ -1132,14 +1177,14 @@ func (p *Predictor) finish(o *Prediction, i, k int) {
 		o.Probs[j] = float32(mu)
 		o.Std[j] = float32(math.Sqrt(math.Max(s2[j]/K-mu*mu, 0)))
 		if mu > 0 {
-			h -= mu * math.Log(mu)
+			h -= mu * log64(mu)
 		}
 		if o.Probs[j] > o.Confidence {
 			o.Class, o.Confidence = j, o.Probs[j]
 		}
 	}
 	o.Entropy = h
-	o.ExpectedEntropy = p.sumH[i] / K
+	o.ExpectedEntropy = max(sumH/K, 0)
 	o.MutualInfo = math.Max(h-o.ExpectedEntropy, 0)
 	if k == 1 {
 		// One sample is its own predictive: the two entropies are equal and the mutual
