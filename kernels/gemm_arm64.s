@@ -9,8 +9,10 @@
 // kc×8 panel b (8 values per depth step); C has leading dimension ldc (elements). kc ≥ 1.
 // Sixteen accumulators V16–V31 hold the tile, row r in V(16+2r) (columns 0–3) and V(17+2r)
 // (columns 4–7); each depth step loads A into V0, V1 and B into V2, V3 and issues sixteen
-// FMLA (by element), which Go's assembler does not spell: FMLA_ROW and the other macros of
-// neon_arm64.h encode them.
+// FMLA (by element; the first step FMUL, which writes the accumulators instead of adding to
+// zeroed ones: the same values but for the sign of an all-zero sum of negative zeros, which
+// stays −0), which Go's assembler does not spell: FMLA_ROW and the other macros of neon_arm64.h
+// encode them.
 TEXT ·gemmKernelNEON(SB), NOSPLIT, $0-48
 	MOVD kc+0(FP), R0
 	MOVD a+16(FP), R1
@@ -18,7 +20,20 @@ TEXT ·gemmKernelNEON(SB), NOSPLIT, $0-48
 	MOVD c+32(FP), R3
 	MOVD ldc+40(FP), R4
 	LSL  $2, R4, R4
-	ZERO_V16_V31
+
+	// The first depth step writes the accumulators (FMUL_ROW), the others add to them.
+	VLD1.P 32(R1), [V0.S4, V1.S4]
+	VLD1.P 32(R2), [V2.S4, V3.S4]
+	FMUL_ROW(16, 2, 3, 0, 0)
+	FMUL_ROW(18, 2, 3, 0, 1)
+	FMUL_ROW(20, 2, 3, 0, 2)
+	FMUL_ROW(22, 2, 3, 0, 3)
+	FMUL_ROW(24, 2, 3, 1, 0)
+	FMUL_ROW(26, 2, 3, 1, 1)
+	FMUL_ROW(28, 2, 3, 1, 2)
+	FMUL_ROW(30, 2, 3, 1, 3)
+	SUBS $1, R0, R0
+	BEQ  store
 
 loop:
 	VLD1.P 32(R1), [V0.S4, V1.S4]
@@ -34,6 +49,7 @@ loop:
 	SUBS $1, R0, R0
 	BNE  loop
 
+store:
 	FMOVS alpha+8(FP), F6
 	STORE_TILE
 	RET

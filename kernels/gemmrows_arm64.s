@@ -3,9 +3,9 @@
 #include "textflag.h"
 #include "neon_arm64.h"
 
-// One pass of four depth steps: a 4-value load per row of A (V0–V7), the four steps' B in
-// V8–V15 and 64 FMLA by element.
-#define QUAD_STEP \
+// The loads of one pass of four depth steps: a 4-value load per row of A (V0–V7), the four
+// steps' B in V8–V15.
+#define QUAD_LOADS \
 	WORD $0x4cdf78a0 /* ld1 {v0.4s}, [x5], #16 */; \
 	WORD $0x4cdf78c1 /* ld1 {v1.4s}, [x6], #16 */; \
 	WORD $0x4cdf78e2 /* ld1 {v2.4s}, [x7], #16 */; \
@@ -17,7 +17,23 @@
 	WORD $0x4ccda848 /* ld1 {v8.4s, v9.4s}, [x2], x13 */; \
 	WORD $0x4ccda84a /* ld1 {v10.4s, v11.4s}, [x2], x13 */; \
 	WORD $0x4ccda84c /* ld1 {v12.4s, v13.4s}, [x2], x13 */; \
-	WORD $0x4ccda84e /* ld1 {v14.4s, v15.4s}, [x2], x13 */; \
+	WORD $0x4ccda84e /* ld1 {v14.4s, v15.4s}, [x2], x13 */
+
+// The loads of one depth step: one value per row of A (lane 0 of V0–V7), the step's B in V8, V9.
+#define STEP_LOADS \
+	WORD $0x0ddf80a0 /* ld1 {v0.s}[0], [x5], #4 */; \
+	WORD $0x0ddf80c1 /* ld1 {v1.s}[0], [x6], #4 */; \
+	WORD $0x0ddf80e2 /* ld1 {v2.s}[0], [x7], #4 */; \
+	WORD $0x0ddf8103 /* ld1 {v3.s}[0], [x8], #4 */; \
+	WORD $0x0ddf8124 /* ld1 {v4.s}[0], [x9], #4 */; \
+	WORD $0x0ddf8145 /* ld1 {v5.s}[0], [x10], #4 */; \
+	WORD $0x0ddf8166 /* ld1 {v6.s}[0], [x11], #4 */; \
+	WORD $0x0ddf8187 /* ld1 {v7.s}[0], [x12], #4 */; \
+	WORD $0x4ccda848 /* ld1 {v8.4s, v9.4s}, [x2], x13 */
+
+// One pass of four depth steps: QUAD_LOADS and 64 FMLA by element.
+#define QUAD_STEP \
+	QUAD_LOADS; \
 	FMLA_TILE_ROWS(8, 9, 0); \
 	FMLA_TILE_ROWS(10, 11, 1); \
 	FMLA_TILE_ROWS(12, 13, 2); \
@@ -41,6 +57,14 @@
 	ADD  R4, R3, R3; \
 	VST1 [V30.S4, V31.S4], (R3)
 
+// QUAD_STEP for a tile's first pass: its first depth step by FMUL_TILE_ROWS.
+#define QUAD_STEP_FIRST \
+	QUAD_LOADS; \
+	FMUL_TILE_ROWS(8, 9, 0); \
+	FMLA_TILE_ROWS(10, 11, 1); \
+	FMLA_TILE_ROWS(12, 13, 2); \
+	FMLA_TILE_ROWS(14, 15, 3)
+
 // func gemmPanelRowsNEON(kc int, alpha float32, a *float32, lda int, b *float32, ldb, bstep int, c *float32, ldc, tiles, panels, over int)
 //
 // The Gemm micro-kernel with A read in place, for panels ≥ 1 panels of 8 rows one below the
@@ -51,8 +75,9 @@
 // panel, B's leading dimension to read B in place too). Four depth steps per pass (QUAD_STEP), two
 // passes per iteration after a first one when their number is odd: one 4-value
 // load per row (V0–V7), the four steps' B in V8–V15 and 64 FMLA by element, in the same order
-// per accumulator as gemmKernelNEON, so the results are bit for bit the same as packing A first;
-// the last kc mod 4 steps load one value per row. kc ≥ 1. With over ≠ 0 it writes C = alpha·A·B
+// per accumulator as gemmKernelNEON, so the results are bit for bit the same as packing A first
+// (the first depth step writes the accumulators by FMUL, as there: see FMUL_ROW on the sign of
+// zero); the last kc mod 4 steps load one value per row. kc ≥ 1. With over ≠ 0 it writes C = alpha·A·B
 // without reading C (FMUL instead of FMLA: the same value, and C's NaNs are ignored, as for
 // beta = 0). The loads Go's assembler does not spell are WORDs with their mnemonic beside them,
 // the FMLA the macros of neon_arm64.h. With over = 2 (alpha = 1, set by gemmPanels) the tiles go
@@ -86,12 +111,14 @@ ptile:
 	ADD  R1, R11, R12
 	MOVD R15, R2
 	MOVD R20, R3
-	ZERO_V16_V31
 	LSR  $2, R0, R16
 	AND  $3, R0, R17
-	CBZ  R16, prem
+	CBZ  R16, pzero
+	QUAD_STEP_FIRST
+	SUBS $1, R16, R16
+	BEQ  prem
 
-	// An odd number of passes: one first, then two per iteration.
+	// An odd number of passes left: one first, then two per iteration.
 	TBZ  $0, R16, ppair
 	QUAD_STEP
 	SUBS $1, R16, R16
@@ -107,15 +134,7 @@ prem:
 	CBZ R17, pstore
 
 premloop:
-	WORD $0x0ddf80a0 // ld1 {v0.s}[0], [x5], #4
-	WORD $0x0ddf80c1 // ld1 {v1.s}[0], [x6], #4
-	WORD $0x0ddf80e2 // ld1 {v2.s}[0], [x7], #4
-	WORD $0x0ddf8103 // ld1 {v3.s}[0], [x8], #4
-	WORD $0x0ddf8124 // ld1 {v4.s}[0], [x9], #4
-	WORD $0x0ddf8145 // ld1 {v5.s}[0], [x10], #4
-	WORD $0x0ddf8166 // ld1 {v6.s}[0], [x11], #4
-	WORD $0x0ddf8187 // ld1 {v7.s}[0], [x12], #4
-	WORD $0x4ccda848 // ld1 {v8.4s, v9.4s}, [x2], x13
+	STEP_LOADS
 	FMLA_TILE_ROWS(8, 9, 0)
 	SUBS $1, R17, R17
 	BNE  premloop
@@ -154,3 +173,11 @@ pnext:
 
 pdone:
 	RET
+
+pzero:
+	// kc < 4: the first single step writes the accumulators, as the first pass does.
+	STEP_LOADS
+	FMUL_TILE_ROWS(8, 9, 0)
+	SUBS $1, R17, R17
+	BNE  premloop
+	B    pstore

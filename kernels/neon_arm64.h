@@ -19,6 +19,13 @@
 	FMLA_ELEM(acc, b0, m, i); \
 	FMLA_ELEM((acc)+1, b1, m, i)
 
+// FMLA_ROW's first depth step: vacc = vb0·vm.s[i], v(acc+1) = vb1·vm.s[i], written over the
+// accumulators instead of added to zeroed ones — the same values, except that a product that is
+// an exact zero of negative sign stays −0 where +0 + (−0) is +0.
+#define FMUL_ROW(acc, b0, b1, m, i) \
+	FMUL_ELEM(acc, b0, m, i); \
+	FMUL_ELEM((acc)+1, b1, m, i)
+
 // One depth step of the 8×8 tile with the values of A in v0…v7 (row r in vr, lane i) and the
 // step's row of B in vb0 (columns 0-3) and vb1 (4-7): row r accumulates into v(16+2r), v(17+2r).
 #define FMLA_TILE_ROWS(b0, b1, i) \
@@ -30,6 +37,17 @@
 	FMLA_ROW(26, b0, b1, 5, i); \
 	FMLA_ROW(28, b0, b1, 6, i); \
 	FMLA_ROW(30, b0, b1, 7, i)
+
+// FMLA_TILE_ROWS as a tile's first depth step (FMUL_ROW: no zeroed accumulators needed).
+#define FMUL_TILE_ROWS(b0, b1, i) \
+	FMUL_ROW(16, b0, b1, 0, i); \
+	FMUL_ROW(18, b0, b1, 1, i); \
+	FMUL_ROW(20, b0, b1, 2, i); \
+	FMUL_ROW(22, b0, b1, 3, i); \
+	FMUL_ROW(24, b0, b1, 4, i); \
+	FMUL_ROW(26, b0, b1, 5, i); \
+	FMUL_ROW(28, b0, b1, 6, i); \
+	FMUL_ROW(30, b0, b1, 7, i)
 
 // Zeroes the sixteen accumulators V16–V31.
 #define ZERO_V16_V31 \

@@ -233,15 +233,25 @@ func TestNormalMatchesReference(t *testing.T) {
 
 // TestGemmKernelRowsMatches checks the in-place-A micro-kernel against its generic twin (up to
 // rounding) and, where it is a kernel of its own, against gemmKernel on the packed panel bit for
-// bit (the drivers' results must not depend on whether A was packed).
+// bit (the drivers' results must not depend on whether A was packed), also in the sign of zero:
+// with lda = kc + 3, row 0 of A is −0 and row 0 of C −0, so that C[0, j] is a sum of signed zeros.
 func TestGemmKernelRowsMatches(t *testing.T) {
 	r := newRand(14)
+	negZero := float32(math.Copysign(0, -1))
 	for _, kc := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 64, 128, 255, 256} {
 		for _, lda := range []int{kc, kc + 3} {
 			a := randSlice(r, (gemmMR-1)*lda+kc)
 			b := randSlice(r, kc*gemmNR)
 			ldc := gemmNR + 2
 			c0 := randSlice(r, (gemmMR-1)*ldc+gemmNR)
+			if lda > kc {
+				for l := 0; l < kc; l++ {
+					a[l] = negZero
+				}
+				for j := 0; j < gemmNR; j++ {
+					c0[j] = negZero
+				}
+			}
 			c1 := append([]float32(nil), c0...)
 			c2 := append([]float32(nil), c0...)
 			c3 := append([]float32(nil), c0...)
