@@ -85,6 +85,9 @@ type PlanReport struct {
 
 // Plan builds the architecture with random stand-in values of the right shapes, runs the real
 // pruning, quantisation and writer in memory, loads the result and sizes a predictor for it.
+// The optional prior buffers of FFG layers are not stand-ins: they hold the prior the config
+// gives (bayesianize's buffers), so the converter leaves them out when it is the spec's default
+// prior and stores them when it is not (a nonzero prior_mean), as for a trained model.
 func Plan(opts PlanOptions) (*PlanReport, error) {
 	rep, err := plan(opts)
 	if err != nil && opts.Arch != "" && !strings.Contains(err.Error(), opts.Arch) {
@@ -150,7 +153,17 @@ func plan(opts PlanOptions) (*PlanReport, error) {
 			continue
 		}
 		m.expect = append(m.expect, e)
-		m.tensors[e.Name] = standIn(e, rng)
+		if e.Role == schema.RoleOptBuf {
+			// An FFG layer's prior buffers hold the config's prior, as in a trained model: the
+			// converter leaves out those that hold the spec's default.
+			v, err := m.defaultPrior(e, cfg)
+			if err != nil {
+				return nil, err // names the tensor; Plan adds the architecture
+			}
+			m.tensors[e.Name] = v
+		} else {
+			m.tensors[e.Name] = standIn(e, rng)
+		}
 		src = append(src, statedict.Tensor{Name: e.Name, DType: "F32", Shape: e.Shape, F32: m.tensors[e.Name]})
 	}
 	// Provenance as for a state_dict with these tensors, so that the metadata has the length a
@@ -236,7 +249,7 @@ func specParameters(spec *runtime.Spec) (int64, bool) {
 // standIn makes plausible random values for a tensor: bayesianize's initialisations (Z ~
 // N(0, 1/rows), D and λ at softplus⁻¹(1e-3), q(U) means N(0, 1)), He-scaled weights and
 // BatchNorm statistics near their initial values, each with a little noise so that nothing is
-// exactly zero.
+// exactly zero. FFG prior buffers are not stand-ins (Plan gives them the config's prior).
 func standIn(e schema.Tensor, rng *rand.Rand) []float32 {
 	n := e.Size()
 	out := make([]float32, n)
@@ -294,10 +307,8 @@ func standIn(e schema.Tensor, rng *rand.Rand) []float32 {
 		for i := range out {
 			out[i] = float32(1 + 0.1*math.Abs(rng.NormFloat64()))
 		}
-	case "running_mean", "bias", "bias_mean", "prior_weight_mean", "prior_bias_mean":
+	case "running_mean", "bias", "bias_mean":
 		noise(0, 0.01)
-	case "prior_weight_sd", "prior_bias_sd":
-		noise(0.1, 0)
 	default: // weight, weight_mean, factors
 		fan := 1
 		for _, d := range e.Shape[1:] {
