@@ -57,6 +57,29 @@ func gemmPanels(kc int, alpha float32, a []float32, lda int, b []float32, ldb, b
 }
 
 //go:noescape
+func gemmNarrowNEON(kc int, alpha float32, a *float32, lda int, b, c *float32, ldc, nr, over, panels int)
+
+// edgePanels is rowsTile for the last nr < gemmNR columns of panels ≥ 1 full panels of A one
+// below the other (panel p's A and C gemmMR·p rows down), b the packed panel of those columns:
+// for nr ≤ 4 in one call of gemmNarrowNEON, an 8×4 tile with the values rowsTile gives, bit for
+// bit.
+func edgePanels(kb int, alpha float32, a []float32, lda int, b, c []float32, ldc, nr, panels int, over bool) {
+	if nr > 4 {
+		edgePanelsGeneric(kb, alpha, a, lda, b, c, ldc, nr, panels, over)
+		return
+	}
+	// The bounds the assembly relies on.
+	_ = a[(panels*gemmMR-1)*lda+kb-1]
+	_ = b[(kb-1)*gemmNR+3]
+	_ = c[(panels*gemmMR-1)*ldc+nr-1]
+	o := 0
+	if over {
+		o = 1
+	}
+	gemmNarrowNEON(kb, alpha, &a[0], lda, &b[0], &c[0], ldc, nr, o, panels)
+}
+
+//go:noescape
 func dotRowsNEON(x *float32, ldx int, y *float32, ldy, n, rows int, out *float32, incOut int)
 
 // dotRows is DotRows for rows, n ≥ 1 and slices long enough; see dotRowsGeneric.

@@ -153,8 +153,17 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 func panelsInPlace(kb int, alpha float32, a []float32, lda int, b, c []float32, ldc, n, panels int, over bool) {
 	fullN := n / gemmNR * gemmNR
 	gemmPanels(kb, alpha, a, lda, b, gemmNR, kb*gemmNR, c, ldc, fullN/gemmNR, panels, over)
-	for p := 0; p < panels && fullN < n; p++ {
-		rowsTile(kb, alpha, a[p*gemmMR*lda:], lda, b[fullN*kb:], c[p*gemmMR*ldc+fullN:], ldc, n-fullN, over)
+	if fullN < n {
+		edgePanels(kb, alpha, a, lda, b[fullN*kb:], c[fullN:], ldc, n-fullN, panels, over)
+	}
+}
+
+// edgePanelsGeneric runs rowsTile for the last nr < gemmNR columns of panels ≥ 1 full panels of
+// A one below the other (panel p's A and C gemmMR·p rows down), b the packed panel of those
+// columns.
+func edgePanelsGeneric(kb int, alpha float32, a []float32, lda int, b, c []float32, ldc, nr, panels int, over bool) {
+	for p := 0; p < panels; p++ {
+		rowsTile(kb, alpha, a[p*gemmMR*lda:], lda, b, c[p*gemmMR*ldc:], ldc, nr, over)
 	}
 }
 

@@ -10,3 +10,9 @@ func gemmPanels(kc int, alpha float32, a []float32, lda int, b []float32, ldb, b
 		gemmPanelRows(kc, alpha, a[p*gemmMR*lda:], lda, b, ldb, bstep, c[p*gemmMR*ldc:], ldc, tiles, over)
 	}
 }
+
+// edgePanels is rowsTile for the last nr < gemmNR columns of panels ≥ 1 full panels of A;
+// see edgePanelsGeneric.
+func edgePanels(kb int, alpha float32, a []float32, lda int, b, c []float32, ldc, nr, panels int, over bool) {
+	edgePanelsGeneric(kb, alpha, a, lda, b, c, ldc, nr, panels, over)
+}

@@ -422,3 +422,50 @@ func checkGemmTile(t *testing.T, tag string, kc, ldc int, alpha float64, pa, b, 
 		}
 	}
 }
+
+// TestEdgePanelsMatches: the last nr < gemmNR columns of in-place panels (edgePanels, an 8×4
+// kernel of its own on arm64 for nr ≤ 4) are bit for bit rowsTile's, the sign of zero included
+// (row 0 of A is −0, and so is row 0 of C), with C's other columns untouched and, with over, its
+// NaNs ignored.
+func TestEdgePanelsMatches(t *testing.T) {
+	r := newRand(16)
+	negZero := float32(math.Copysign(0, -1))
+	for _, kc := range []int{1, 2, 3, 4, 5, 7, 8, 16, 31, 128} {
+		for nr := 1; nr < gemmNR; nr++ {
+			for _, panels := range []int{1, 3} {
+				for _, over := range []bool{false, true} {
+					for _, alpha := range []float32{0.75, 1} {
+						tag := fmt.Sprintf("kc=%d nr=%d panels=%d over=%v alpha=%g", kc, nr, panels, over, alpha)
+						lda, ldc := kc+2, nr+3
+						a := randSlice(r, (panels*gemmMR-1)*lda+kc)
+						b := randSlice(r, kc*gemmNR)
+						c0 := randSlice(r, panels*gemmMR*ldc)
+						for l := 0; l < kc; l++ {
+							a[l] = negZero
+						}
+						for j := 0; j < nr; j++ {
+							c0[j] = negZero
+						}
+						if over {
+							for i := 1; i < len(c0); i += 4 {
+								c0[i] = float32(math.NaN())
+							}
+						}
+						got := append([]float32(nil), c0...)
+						want := append([]float32(nil), c0...)
+						edgePanels(kc, alpha, a, lda, b, got, ldc, nr, panels, over)
+						edgePanelsGeneric(kc, alpha, a, lda, b, want, ldc, nr, panels, over)
+						for k := range got {
+							if math.Float32bits(got[k]) != math.Float32bits(want[k]) && !(got[k] != got[k] && want[k] != want[k]) {
+								t.Fatalf("%s: c[%d] = %g, rowsTile %g", tag, k, got[k], want[k])
+							}
+							if k%ldc >= nr && math.Float32bits(got[k]) != math.Float32bits(c0[k]) {
+								t.Fatalf("%s: c[%d] beyond the %d columns changed", tag, k, nr)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
