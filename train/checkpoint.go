@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/edgebnn/edgebnn/convert"
@@ -159,7 +161,9 @@ func (t *Trainer) save(path string, optimizer bool) error {
 	if !optimizer || (t.fa != nil && t.fa.vifa != nil) || t.hmc != nil || t.lap != nil {
 		st.Buffers = nil // vifa's optimizer state is in the FA learner's; hmc and a fitted laplace have none
 	}
-	for name, buf := range st.Buffers {
+	// In sorted order, not the map's (which Go randomises): the same state gives the same bytes.
+	for _, name := range slices.Sorted(maps.Keys(st.Buffers)) {
+		buf := st.Buffers[name]
 		if _, err := w.AddTensor(OptimPrefix+name, []int{len(buf)}, buf, format.AddOptions{}); err != nil {
 			return fmt.Errorf("checkpoint %s: optimizer tensor %q: %w", path, name, err)
 		}

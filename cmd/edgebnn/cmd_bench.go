@@ -42,7 +42,9 @@ With --json, one object with keys per_input_seconds_median,
 per_input_seconds_p90, inputs_per_second, allocs_per_prediction,
 predictor_bytes, samples, batch, strategy, threads, predictions,
 deterministic_seconds_per_input and ratio_to_deterministic (the last two
-absent with --mean or --count).`
+absent with --mean). With --count, nothing is timed: --json prints the
+run's settings as one object with keys predictions, warmup, samples, batch,
+strategy and threads.`
 
 var benchCmd = command{
 	name:    "bench",
@@ -70,6 +72,21 @@ type benchResult struct {
 	// same run, and Ratio the median latency over it.
 	Deterministic float64 `json:"deterministic_seconds_per_input,omitempty"`
 	Ratio         float64 `json:"ratio_to_deterministic,omitempty"`
+}
+
+// benchCountResult is --count's report: what ran, for the instruction counts measured outside
+// the process (the run itself times nothing). With --json it is printed as JSON rather than the
+// combination being refused: as with TFLite's benchmark_model, whose output options apply to
+// every kind of run, a harness that always passes --json (or records each counted run's
+// settings) should get an object it can parse. It is its own type so that no timing key
+// appears with a made-up 0.
+type benchCountResult struct {
+	Predictions int    `json:"predictions"`
+	Warmup      int    `json:"warmup"`
+	Samples     int    `json:"samples"`
+	Batch       int    `json:"batch"`
+	Strategy    string `json:"strategy"`
+	Threads     int    `json:"threads"`
 }
 
 // maxBenchCount bounds --count.
@@ -130,7 +147,12 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		if err := predictN(*count); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "predictions       %d (batch %d, %d samples, strategy %s)\n", *count, b, p.Options().Samples, p.Options().Strategy)
+		res := benchCountResult{Predictions: *count, Warmup: *warmup, Samples: p.Options().Samples, Batch: b,
+			Strategy: p.Options().Strategy.String(), Threads: p.Options().Threads}
+		if *asJSON {
+			return writeJSON(stdout, res)
+		}
+		fmt.Fprintf(stdout, "predictions       %d (batch %d, %d samples, strategy %s)\n", res.Predictions, res.Batch, res.Samples, res.Strategy)
 		return nil
 	}
 	var (

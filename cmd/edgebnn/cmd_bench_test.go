@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// TestBenchFlags: --count runs exactly N predictions, --warmup sets the warm-up, --mean
-// benchmarks the deterministic forward, the timed mode reports the ratio to the deterministic forward, and bad values are
-// usage errors.
+// TestBenchFlags: --count runs exactly N predictions (with --json, reported as JSON), --warmup
+// sets the warm-up, --mean benchmarks the deterministic forward, the timed mode reports the ratio
+// to the deterministic forward, and bad values are usage errors.
 func TestBenchFlags(t *testing.T) {
 	out := convertFixture(t, "mlp_ffgu", "--dtype", "f16")
 	runCases(t, []cliCase{
@@ -33,6 +33,34 @@ func TestBenchFlags(t *testing.T) {
 		{name: "zero min-time", args: []string{"bench", "--model", out, "--min-time", "0s"}, wantCode: 2,
 			wantStderr: []string{"--min-time must be positive"}},
 	})
+	// --count with --json: the counted run's settings as JSON, no timing keys.
+	for _, tc := range []struct {
+		name string
+		args []string
+		want benchCountResult
+	}{
+		{"count", []string{"--count", "3", "--samples", "4"}, benchCountResult{Predictions: 3, Warmup: 3, Samples: 4, Batch: 1, Threads: 1}},
+		{"count mean batch", []string{"--count", "2", "--mean", "--batch", "2", "--warmup", "0"},
+			benchCountResult{Predictions: 2, Warmup: 0, Samples: 1, Batch: 2, Threads: 1}},
+	} {
+		t.Run("json "+tc.name, func(t *testing.T) {
+			args := append([]string{"bench", "--model", out, "--json"}, tc.args...)
+			var got benchCountResult
+			runCLIJSON(t, &got, args...)
+			if got.Strategy == "" {
+				t.Errorf("bench %v: no strategy", tc.args)
+			}
+			tc.want.Strategy = got.Strategy
+			if got != tc.want {
+				t.Errorf("bench %v: %+v, want %+v", tc.args, got, tc.want)
+			}
+			var keys map[string]any
+			runCLIJSON(t, &keys, args...)
+			if _, ok := keys["per_input_seconds_median"]; ok || len(keys) != 6 {
+				t.Errorf("bench %v: keys %v, want the six of benchCountResult", tc.args, keys)
+			}
+		})
+	}
 	var res benchResult
 	runCLIJSON(t, &res, "bench", "--model", out, "--min-time", "5ms", "--samples", "4", "--json")
 	if !(res.Deterministic > 0) || !(res.Ratio > 0) || res.Samples != 4 {

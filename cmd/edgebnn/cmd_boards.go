@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -48,7 +49,11 @@ func runBoards(_ context.Context, args []string, stdout, _ io.Writer) error {
 	case *asJSON:
 		return writeJSON(stdout, profiles)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	// The table goes through a buffer: with -v each board's description follows its row,
+	// indented to the PLATFORM column, outside the table (as a cell it would widen its column
+	// to the longest description).
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tPLATFORM\tCPU\tRAM\tBUDGET\tSIMD\tTESTED")
 	for _, p := range profiles {
 		cpu := p.QEMUCPU
@@ -61,11 +66,20 @@ func runBoards(_ context.Context, args []string, stdout, _ io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Platform(), cpu,
 			formatBytes(p.RAMBytes), formatBytes(p.BudgetBytes), simdList(p.SIMD), tested)
-		if *verbose {
-			fmt.Fprintf(tw, "\t%s\t\t\t\t\t\n", p.Description)
-		}
 	}
 	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
+	lines := strings.SplitAfter(table.String(), "\n") // the header, a row per profile, ""
+	indent := strings.Repeat(" ", strings.Index(lines[0], "PLATFORM"))
+	var out strings.Builder
+	for i, line := range lines {
+		out.WriteString(line)
+		if *verbose && i >= 1 && i <= len(profiles) {
+			out.WriteString(indent + profiles[i-1].Description + "\n")
+		}
+	}
+	if _, err := io.WriteString(stdout, out.String()); err != nil {
 		return fmt.Errorf("writing table: %w", err)
 	}
 	return nil

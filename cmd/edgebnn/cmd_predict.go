@@ -289,9 +289,10 @@ type predictionWriter struct {
 	index int
 }
 
-// classHeader is the classification table's header; the widths of all columns but the first
-// two are fixed by their formats (probabilities and entropies in nats below 100 print in at
-// most 7 characters, within the headers' widths).
+// classHeader is the classification table's header; the widths of the columns but the first
+// two and the last are fixed by their formats (probabilities and entropies in nats below 100
+// print in at most 7 characters, within the headers' widths); the last, DECISION, is as wide as
+// the longest decision the model's policy can give (decisionWidth).
 var classHeader = []string{"INPUT", "CLASS", "CONFIDENCE", "ENTROPY", "EXPECTED ENTROPY", "MUTUAL INFO", "DECISION"}
 
 func newPredictionWriter(w io.Writer, m *runtime.Model, asJSON bool, src inputSource) (*predictionWriter, error) {
@@ -315,6 +316,7 @@ func newPredictionWriter(w io.Writer, m *runtime.Model, asJSON bool, src inputSo
 		}
 		widths[0] = max(widths[0], len(strconv.Itoa(n-1)))
 		widths[1] = max(widths[1], len(strconv.Itoa(max(0, m.OutputSize()-1))))
+		widths[len(widths)-1] = max(widths[len(widths)-1], decisionWidth(m.Policy() != nil))
 		pw.table = &alignedTable{w: w, widths: widths, padding: 2}
 		if err := pw.table.row(classHeader...); err != nil {
 			return nil, fmt.Errorf("writing table: %w", err)
@@ -366,6 +368,23 @@ func decisionText(d runtime.Decision) string {
 		return "act"
 	}
 	return "abstain (" + d.Reason.String() + ")"
+}
+
+// decisionWidth is the width of the widest decisionText: "act" alone without a policy, else
+// "abstain (reason)" for every reason the runtime names.
+func decisionWidth(policy bool) int {
+	w := len(decisionText(runtime.Decision{Act: true}))
+	if !policy {
+		return w
+	}
+	for r := range 256 {
+		reason := runtime.Reason(r)
+		if strings.HasPrefix(reason.String(), "Reason(") {
+			break // past the named reasons
+		}
+		w = max(w, utf8.RuneCountInString(decisionText(runtime.Decision{Reason: reason})))
+	}
+	return w
 }
 
 func (pw *predictionWriter) flush() error {
@@ -467,7 +486,8 @@ func (t *spillTable) close() {
 // alignedTable writes rows of right-aligned cells in columns of fixed widths, each cell
 // followed by padding spaces' worth of room: the layout text/tabwriter gives
 // (tabwriter.AlignRight, cells terminated by tabs) when no cell is wider than its column,
-// without holding the rows.
+// without holding the rows. A wider cell widens its column from its row on, so that columns
+// are always separated by at least padding spaces (the rows already written stay as they are).
 type alignedTable struct {
 	w       io.Writer
 	widths  []int
@@ -478,7 +498,9 @@ type alignedTable struct {
 func (t *alignedTable) row(cells ...string) error {
 	t.line = t.line[:0]
 	for i, c := range cells {
-		for k := utf8.RuneCountInString(c); k < t.widths[i]+t.padding; k++ {
+		n := utf8.RuneCountInString(c)
+		t.widths[i] = max(t.widths[i], n)
+		for k := n; k < t.widths[i]+t.padding; k++ {
 			t.line = append(t.line, ' ')
 		}
 		t.line = append(t.line, c...)

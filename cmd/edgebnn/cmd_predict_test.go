@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/convert/safetensors"
@@ -180,5 +182,93 @@ func TestPredictMean(t *testing.T) {
 	}
 	if n != 256 || worst > 1e-5 {
 		t.Fatalf("%d predictions, max |Δp| against softmax(logits_at_mean) %.3g (want 256, ≤ 1e-5)", n, worst)
+	}
+}
+
+// TestPredictTableColumns: predict's table keeps its columns apart and aligned whatever the
+// decisions, e.g. the long "abstain (low_confidence_high_mutual_info)" of the built-in model's
+// policy on noise, which used to run into the MUTUAL INFO column.
+func TestPredictTableColumns(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "noise.csv")
+	rng := rand.New(rand.NewPCG(1, 2))
+	var b strings.Builder
+	for range 16 {
+		for j := range 784 {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(rng.IntN(256)))
+		}
+		b.WriteByte('\n')
+	}
+	mustWrite(t, in, []byte(b.String()))
+	for _, tc := range []struct {
+		name, model string
+		want        string // a decision some row has
+	}{
+		{"policy", filepath.Join("demo", "model.ebnn"), "abstain ("},
+		{"no policy", convertFixture(t, "mlp_ffgu"), "act"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := runOK(t, "predict", "--model", tc.model, "--input", in, "--samples", "4")
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			if len(lines) != 17 {
+				t.Fatalf("%d lines, want a header and 16 rows:\n%s", len(lines), out)
+			}
+			for i, line := range lines {
+				if n, n0 := utf8.RuneCountInString(line), utf8.RuneCountInString(lines[0]); n != n0 {
+					t.Errorf("line %d is %d wide, the header %d:\n%s", i, n, n0, out)
+				}
+				// The last cell, after the last run of spaces: the decision; before it six numbers.
+				k := strings.LastIndex(line, "  ")
+				if k < 0 {
+					t.Fatalf("line %d has no column gap: %q", i, line)
+				}
+				cell, rest := line[k+2:], strings.Fields(line[:k])
+				switch {
+				case i == 0:
+					if cell != "DECISION" {
+						t.Errorf("header's last column %q, want DECISION", cell)
+					}
+				case cell != "act" && !strings.HasPrefix(cell, "abstain ("), len(rest) != 6:
+					t.Errorf("line %d: decision %q after %q, want act or abstain (…) after six numbers", i, cell, rest)
+				}
+			}
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("no decision %q in\n%s", tc.want, out)
+			}
+		})
+	}
+}
+
+// TestDecisionWidth: the DECISION column fits every decision a policy can give.
+func TestDecisionWidth(t *testing.T) {
+	for _, tc := range []struct {
+		policy bool
+		want   int
+	}{
+		{false, len("act")},
+		{true, len("abstain (low_confidence_high_mutual_info)")},
+	} {
+		if got := decisionWidth(tc.policy); got != tc.want {
+			t.Errorf("decisionWidth(%v) = %d, want %d", tc.policy, got, tc.want)
+		}
+	}
+}
+
+// TestAlignedTableWideCell: a cell wider than its column widens the column from its row on,
+// still padding spaces from the previous cell.
+func TestAlignedTableWideCell(t *testing.T) {
+	var got bytes.Buffer
+	at := &alignedTable{w: &got, widths: []int{3, 3}, padding: 2}
+	for _, r := range [][]string{{"a", "b"}, {"0.5", "abstain"}, {"c", "d"}} {
+		if err := at.row(r...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "    a    b\n  0.5  abstain\n    c        d\n"
+	if got.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", got.String(), want)
 	}
 }

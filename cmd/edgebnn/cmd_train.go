@@ -171,7 +171,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var order []string
 	for _, k := range train.Keys() {
 		def := train.DefaultConfig()
-		fs.Func(k.Flag, k.Help+fmt.Sprintf(" (default %s)", orNone(def.Get(k.Name))), func(v string) error {
+		fs.Func(k.Flag, keyFlagHelp(k, def.Get(k.Name)), func(v string) error {
 			if _, dup := set[k.Name]; !dup {
 				order = append(order, k.Name)
 			}
@@ -327,6 +327,17 @@ func listPresets(w io.Writer) error {
 	}
 	fmt.Fprintln(tw, "\nedgebnn train --preset NAME [--KEY VALUE ...]; flags override the preset. Sources: docs/PRESETS.md")
 	return tw.Flush()
+}
+
+// keyFlagHelp is the help of config key k's flag: its help text, then the default config's
+// value def, unless the text states the default itself. A second default would repeat it
+// (adam_eps: "default 1e-8") or contradict it (finetune_lr: "default 1e-4", the value its
+// stored 0 stands for, train.DefaultFinetuneLR, would be followed by "(default 0)").
+func keyFlagHelp(k train.Key, def string) string {
+	if strings.Contains(k.Help, "default") {
+		return k.Help
+	}
+	return k.Help + fmt.Sprintf(" (default %s)", orNone(def))
 }
 
 func orNone(s string) string {

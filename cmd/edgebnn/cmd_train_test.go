@@ -207,3 +207,41 @@ func TestTrainResumeArchGone(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainHelpDefaults: train --help gives each config flag one default: the default config's
+// value, or the one its help text states (finetune_lr's 0 stands for train.DefaultFinetuneLR).
+func TestTrainHelpDefaults(t *testing.T) {
+	stdout := runOK(t, "train", "--help")
+	// The flags' help as flag.PrintDefaults prints it: "  --name value", then "    \thelp" lines.
+	help := map[string]string{}
+	var name string
+	for line := range strings.Lines(stdout) {
+		if f, ok := strings.CutPrefix(line, "  --"); ok && strings.HasSuffix(strings.TrimSpace(f), " value") {
+			name = strings.TrimSuffix(strings.TrimSpace(f), " value")
+			continue
+		}
+		if text, ok := strings.CutPrefix(line, "    \t"); ok && name != "" {
+			help[name] += text
+		}
+	}
+	for _, k := range train.Keys() {
+		if n := strings.Count(help[k.Flag], "default"); n != 1 {
+			t.Errorf("--%s: %d defaults in %q", k.Flag, n, help[k.Flag])
+		}
+	}
+	if train.DefaultFinetuneLR != 1e-4 {
+		t.Fatalf("train.DefaultFinetuneLR is %g; update the finetune_lr help and this test", train.DefaultFinetuneLR)
+	}
+	for _, tc := range []struct{ flag, want string }{
+		{"finetune-lr", "(default 1e-4)"},
+		{"adam-eps", "default 1e-8"},
+		{"csv-target", "default last"},
+		{"lr", "learning rate (default 0.001)"},
+		{"optimizer", "(default adam)"},
+		{"data-dir", `(default "")`},
+	} {
+		if !strings.Contains(help[tc.flag], tc.want) {
+			t.Errorf("--%s: help %q lacks %q", tc.flag, help[tc.flag], tc.want)
+		}
+	}
+}
