@@ -3,6 +3,20 @@
 #include "textflag.h"
 #include "neon_arm64.h"
 
+// One depth step of the packed panels: A's eight values into V0, V1, B's into V2, V3, and
+// op(16+2r, 2, 3, …) for each row r of the tile (FMLA_ROW, or FMUL_ROW for the first step).
+#define PACKED_STEP(op) \
+	VLD1.P 32(R1), [V0.S4, V1.S4]; \
+	VLD1.P 32(R2), [V2.S4, V3.S4]; \
+	op(16, 2, 3, 0, 0); \
+	op(18, 2, 3, 0, 1); \
+	op(20, 2, 3, 0, 2); \
+	op(22, 2, 3, 0, 3); \
+	op(24, 2, 3, 1, 0); \
+	op(26, 2, 3, 1, 1); \
+	op(28, 2, 3, 1, 2); \
+	op(30, 2, 3, 1, 3)
+
 // func gemmKernelNEON(kc int, alpha float32, a, b, c *float32, ldc int)
 //
 // C[0:8, 0:8] += alpha * A·B for a packed 8×kc panel a (8 values per depth step) and a packed
@@ -22,30 +36,12 @@ TEXT ·gemmKernelNEON(SB), NOSPLIT, $0-48
 	LSL  $2, R4, R4
 
 	// The first depth step writes the accumulators (FMUL_ROW), the others add to them.
-	VLD1.P 32(R1), [V0.S4, V1.S4]
-	VLD1.P 32(R2), [V2.S4, V3.S4]
-	FMUL_ROW(16, 2, 3, 0, 0)
-	FMUL_ROW(18, 2, 3, 0, 1)
-	FMUL_ROW(20, 2, 3, 0, 2)
-	FMUL_ROW(22, 2, 3, 0, 3)
-	FMUL_ROW(24, 2, 3, 1, 0)
-	FMUL_ROW(26, 2, 3, 1, 1)
-	FMUL_ROW(28, 2, 3, 1, 2)
-	FMUL_ROW(30, 2, 3, 1, 3)
+	PACKED_STEP(FMUL_ROW)
 	SUBS $1, R0, R0
 	BEQ  store
 
 loop:
-	VLD1.P 32(R1), [V0.S4, V1.S4]
-	VLD1.P 32(R2), [V2.S4, V3.S4]
-	FMLA_ROW(16, 2, 3, 0, 0)
-	FMLA_ROW(18, 2, 3, 0, 1)
-	FMLA_ROW(20, 2, 3, 0, 2)
-	FMLA_ROW(22, 2, 3, 0, 3)
-	FMLA_ROW(24, 2, 3, 1, 0)
-	FMLA_ROW(26, 2, 3, 1, 1)
-	FMLA_ROW(28, 2, 3, 1, 2)
-	FMLA_ROW(30, 2, 3, 1, 3)
+	PACKED_STEP(FMLA_ROW)
 	SUBS $1, R0, R0
 	BNE  loop
 

@@ -8,11 +8,12 @@
 // 0-3), the A values of four depth steps are in V0–V7 (row r in Vr) and the four steps' B
 // (columns 0-3 of the packed panel, 8 values per step) in V8–V11.
 
-// ld1 {v{t}.4s}, [x2], x13: columns 0-3 of B's next depth step.
+// Columns 0-3 of B's next depth step into vt:
+// ld1 {v{t}.4s}, [x2], x13
 #define LDB(t) WORD $(0x4ccd7840 | (t))
 
-// Depth step i (B in vb) into all eight rows: op is FMUL_ELEM for a tile's first step (as in
-// gemmPanelRowsNEON, which writes its accumulators with its first step), FMLA_ELEM after.
+// The four depth steps of one pass, step i into all eight rows: FMUL for a tile's first step
+// (as gemmPanelRowsNEON, which writes its accumulators with its first step), FMLA after.
 #define NSTEP(op, b, i) \
 	op(16, b, 0, i); \
 	op(17, b, 1, i); \
@@ -23,31 +24,17 @@
 	op(22, b, 6, i); \
 	op(23, b, 7, i)
 
-// The loads of one pass: four values of each row of A, four steps of B.
+// The loads of one pass: A_QUAD_LOADS, four steps of B.
 #define NQUAD_LOADS \
-	WORD $0x4cdf78a0 /* ld1 {v0.4s}, [x5], #16 */; \
-	WORD $0x4cdf78c1 /* ld1 {v1.4s}, [x6], #16 */; \
-	WORD $0x4cdf78e2 /* ld1 {v2.4s}, [x7], #16 */; \
-	WORD $0x4cdf7903 /* ld1 {v3.4s}, [x8], #16 */; \
-	WORD $0x4cdf7924 /* ld1 {v4.4s}, [x9], #16 */; \
-	WORD $0x4cdf7945 /* ld1 {v5.4s}, [x10], #16 */; \
-	WORD $0x4cdf7966 /* ld1 {v6.4s}, [x11], #16 */; \
-	WORD $0x4cdf7987 /* ld1 {v7.4s}, [x12], #16 */; \
+	A_QUAD_LOADS; \
 	LDB(8); \
 	LDB(9); \
 	LDB(10); \
 	LDB(11)
 
-// The loads of one depth step: one value of each row of A (lane 0), the step's B in V8.
+// The loads of one depth step: A_STEP_LOADS, the step's B in V8.
 #define NSTEP_LOADS \
-	WORD $0x0ddf80a0 /* ld1 {v0.s}[0], [x5], #4 */; \
-	WORD $0x0ddf80c1 /* ld1 {v1.s}[0], [x6], #4 */; \
-	WORD $0x0ddf80e2 /* ld1 {v2.s}[0], [x7], #4 */; \
-	WORD $0x0ddf8103 /* ld1 {v3.s}[0], [x8], #4 */; \
-	WORD $0x0ddf8124 /* ld1 {v4.s}[0], [x9], #4 */; \
-	WORD $0x0ddf8145 /* ld1 {v5.s}[0], [x10], #4 */; \
-	WORD $0x0ddf8166 /* ld1 {v6.s}[0], [x11], #4 */; \
-	WORD $0x0ddf8187 /* ld1 {v7.s}[0], [x12], #4 */; \
+	A_STEP_LOADS; \
 	LDB(8)
 
 // The tile's values t = 0 + alpha·acc (FMLA into zeroed V24–V31, alpha in V6 lane 0): what
@@ -70,257 +57,52 @@
 	VEOR V31.B16, V31.B16, V31.B16; \
 	FMLA_ELEM(31, 23, 6, 0)
 
-// The first 1 column of the tile to C: written over it (NOVER1), added to it (NADD1).
-#define NOVER1 \
-	WORD $0xbd000078 /* str s24, [x3] */; \
+// NROWS(op) runs op(24+r) for the tile rows r = 0…7, C's row r at R3 (R4 bytes apart).
+#define NROWS(op) \
+	op(24); \
 	ADD R4, R3, R3; \
-	WORD $0xbd000079 /* str s25, [x3] */; \
+	op(25); \
 	ADD R4, R3, R3; \
-	WORD $0xbd00007a /* str s26, [x3] */; \
+	op(26); \
 	ADD R4, R3, R3; \
-	WORD $0xbd00007b /* str s27, [x3] */; \
+	op(27); \
 	ADD R4, R3, R3; \
-	WORD $0xbd00007c /* str s28, [x3] */; \
+	op(28); \
 	ADD R4, R3, R3; \
-	WORD $0xbd00007d /* str s29, [x3] */; \
+	op(29); \
 	ADD R4, R3, R3; \
-	WORD $0xbd00007e /* str s30, [x3] */; \
+	op(30); \
 	ADD R4, R3, R3; \
-	WORD $0xbd00007f /* str s31, [x3] */
+	op(31)
 
-#define NADD1 \
-	WORD $0xbd400060 /* ldr s0, [x3] */; \
-	FADD_VEC(24, 0, 24); \
-	WORD $0xbd000078 /* str s24, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xbd400060 /* ldr s0, [x3] */; \
-	FADD_VEC(25, 0, 25); \
-	WORD $0xbd000079 /* str s25, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xbd400060 /* ldr s0, [x3] */; \
-	FADD_VEC(26, 0, 26); \
-	WORD $0xbd00007a /* str s26, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xbd400060 /* ldr s0, [x3] */; \
-	FADD_VEC(27, 0, 27); \
-	WORD $0xbd00007b /* str s27, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xbd400060 /* ldr s0, [x3] */; \
-	FADD_VEC(28, 0, 28); \
-	WORD $0xbd00007c /* str s28, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xbd400060 /* ldr s0, [x3] */; \
-	FADD_VEC(29, 0, 29); \
-	WORD $0xbd00007d /* str s29, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xbd400060 /* ldr s0, [x3] */; \
-	FADD_VEC(30, 0, 30); \
-	WORD $0xbd00007e /* str s30, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xbd400060 /* ldr s0, [x3] */; \
-	FADD_VEC(31, 0, 31); \
-	WORD $0xbd00007f /* str s31, [x3] */
-
-// The first 2 columns of the tile to C: written over it (NOVER2), added to it (NADD2).
-#define NOVER2 \
-	WORD $0xfd000078 /* str d24, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd000079 /* str d25, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd00007a /* str d26, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd00007b /* str d27, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd00007c /* str d28, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd00007d /* str d29, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd00007e /* str d30, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd00007f /* str d31, [x3] */
-
-#define NADD2 \
-	WORD $0xfd400060 /* ldr d0, [x3] */; \
-	FADD_VEC(24, 0, 24); \
-	WORD $0xfd000078 /* str d24, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd400060 /* ldr d0, [x3] */; \
-	FADD_VEC(25, 0, 25); \
-	WORD $0xfd000079 /* str d25, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd400060 /* ldr d0, [x3] */; \
-	FADD_VEC(26, 0, 26); \
-	WORD $0xfd00007a /* str d26, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd400060 /* ldr d0, [x3] */; \
-	FADD_VEC(27, 0, 27); \
-	WORD $0xfd00007b /* str d27, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd400060 /* ldr d0, [x3] */; \
-	FADD_VEC(28, 0, 28); \
-	WORD $0xfd00007c /* str d28, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd400060 /* ldr d0, [x3] */; \
-	FADD_VEC(29, 0, 29); \
-	WORD $0xfd00007d /* str d29, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd400060 /* ldr d0, [x3] */; \
-	FADD_VEC(30, 0, 30); \
-	WORD $0xfd00007e /* str d30, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd400060 /* ldr d0, [x3] */; \
-	FADD_VEC(31, 0, 31); \
-	WORD $0xfd00007f /* str d31, [x3] */
-
-// The first 3 columns of the tile to C: written over it (NOVER3), added to it (NADD3).
-#define NOVER3 \
-	WORD $0xfd000078 /* str d24, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d008238 /* st1 {v24.s}[2], [x17] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd000079 /* str d25, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d008239 /* st1 {v25.s}[2], [x17] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd00007a /* str d26, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d00823a /* st1 {v26.s}[2], [x17] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd00007b /* str d27, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d00823b /* st1 {v27.s}[2], [x17] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd00007c /* str d28, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d00823c /* st1 {v28.s}[2], [x17] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd00007d /* str d29, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d00823d /* st1 {v29.s}[2], [x17] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd00007e /* str d30, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d00823e /* st1 {v30.s}[2], [x17] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd00007f /* str d31, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d00823f /* st1 {v31.s}[2], [x17] */
-
-#define NADD3 \
-	WORD $0xfd400060 /* ldr d0, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d408220 /* ld1 {v0.s}[2], [x17] */; \
-	FADD_VEC(24, 0, 24); \
-	WORD $0xfd000078 /* str d24, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d008238 /* st1 {v24.s}[2], [x17] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd400060 /* ldr d0, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d408220 /* ld1 {v0.s}[2], [x17] */; \
-	FADD_VEC(25, 0, 25); \
-	WORD $0xfd000079 /* str d25, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d008239 /* st1 {v25.s}[2], [x17] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd400060 /* ldr d0, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d408220 /* ld1 {v0.s}[2], [x17] */; \
-	FADD_VEC(26, 0, 26); \
-	WORD $0xfd00007a /* str d26, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d00823a /* st1 {v26.s}[2], [x17] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd400060 /* ldr d0, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d408220 /* ld1 {v0.s}[2], [x17] */; \
-	FADD_VEC(27, 0, 27); \
-	WORD $0xfd00007b /* str d27, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d00823b /* st1 {v27.s}[2], [x17] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd400060 /* ldr d0, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d408220 /* ld1 {v0.s}[2], [x17] */; \
-	FADD_VEC(28, 0, 28); \
-	WORD $0xfd00007c /* str d28, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d00823c /* st1 {v28.s}[2], [x17] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd400060 /* ldr d0, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d408220 /* ld1 {v0.s}[2], [x17] */; \
-	FADD_VEC(29, 0, 29); \
-	WORD $0xfd00007d /* str d29, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d00823d /* st1 {v29.s}[2], [x17] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd400060 /* ldr d0, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d408220 /* ld1 {v0.s}[2], [x17] */; \
-	FADD_VEC(30, 0, 30); \
-	WORD $0xfd00007e /* str d30, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d00823e /* st1 {v30.s}[2], [x17] */; \
-	ADD R4, R3, R3; \
-	WORD $0xfd400060 /* ldr d0, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d408220 /* ld1 {v0.s}[2], [x17] */; \
-	FADD_VEC(31, 0, 31); \
-	WORD $0xfd00007f /* str d31, [x3] */; \
-	ADD $8, R3, R17; \
-	WORD $0x4d00823f /* st1 {v31.s}[2], [x17] */
-
-// The first 4 columns of the tile to C: written over it (NOVER4), added to it (NADD4).
-#define NOVER4 \
-	WORD $0x3d800078 /* str q24, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0x3d800079 /* str q25, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0x3d80007a /* str q26, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0x3d80007b /* str q27, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0x3d80007c /* str q28, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0x3d80007d /* str q29, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0x3d80007e /* str q30, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0x3d80007f /* str q31, [x3] */
-
-#define NADD4 \
-	WORD $0x3dc00060 /* ldr q0, [x3] */; \
-	FADD_VEC(24, 0, 24); \
-	WORD $0x3d800078 /* str q24, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0x3dc00060 /* ldr q0, [x3] */; \
-	FADD_VEC(25, 0, 25); \
-	WORD $0x3d800079 /* str q25, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0x3dc00060 /* ldr q0, [x3] */; \
-	FADD_VEC(26, 0, 26); \
-	WORD $0x3d80007a /* str q26, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0x3dc00060 /* ldr q0, [x3] */; \
-	FADD_VEC(27, 0, 27); \
-	WORD $0x3d80007b /* str q27, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0x3dc00060 /* ldr q0, [x3] */; \
-	FADD_VEC(28, 0, 28); \
-	WORD $0x3d80007c /* str q28, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0x3dc00060 /* ldr q0, [x3] */; \
-	FADD_VEC(29, 0, 29); \
-	WORD $0x3d80007d /* str q29, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0x3dc00060 /* ldr q0, [x3] */; \
-	FADD_VEC(30, 0, 30); \
-	WORD $0x3d80007e /* str q30, [x3] */; \
-	ADD R4, R3, R3; \
-	WORD $0x3dc00060 /* ldr q0, [x3] */; \
-	FADD_VEC(31, 0, 31); \
-	WORD $0x3d80007f /* str q31, [x3] */
+// The first nr columns of tile row vt to C's row at R3 (STn), or C's plus them (ADDn: C into
+// V0, then V0 + vt, as rowsTile adds), for nr = 1…4; lane 2 of nr = 3 goes through R17.
+// str s{t}, [x3]
+#define ST1_(t) WORD $(0xbd000060 | (t))
+// str d{t}, [x3]
+#define ST2_(t) WORD $(0xfd000060 | (t))
+// str q{t}, [x3]
+#define ST4_(t) WORD $(0x3d800060 | (t))
+// st1 {v{t}.s}[2], [x17]
+#define STLANE2(t) WORD $(0x4d008220 | (t))
+#define ST3_(t) \
+	ST2_(t); \
+	ADD  $8, R3, R17; \
+	STLANE2(t)
+#define LD1_ \
+	WORD $0xbd400060 /* ldr s0, [x3] */
+#define LD2_ \
+	WORD $0xfd400060 /* ldr d0, [x3] */
+#define LD4_ \
+	WORD $0x3dc00060 /* ldr q0, [x3] */
+#define LD3_ \
+	LD2_; \
+	ADD  $8, R3, R17; \
+	WORD $0x4d408220 /* ld1 {v0.s}[2], [x17] */
+#define ADD1_(t) LD1_; FADD_VEC(t, 0, t); ST1_(t)
+#define ADD2_(t) LD2_; FADD_VEC(t, 0, t); ST2_(t)
+#define ADD3_(t) LD3_; FADD_VEC(t, 0, t); ST3_(t)
+#define ADD4_(t) LD4_; FADD_VEC(t, 0, t); ST4_(t)
 
 // func gemmNarrowNEON(kc int, alpha float32, a *float32, lda int, b, c *float32, ldc, nr, over, panels int)
 //
@@ -345,14 +127,7 @@ TEXT ·gemmNarrowNEON(SB), NOSPLIT, $0-80
 	LSL   $2, R1, R1
 
 npanel:
-	MOVD R14, R5
-	ADD  R1, R5, R6
-	ADD  R1, R6, R7
-	ADD  R1, R7, R8
-	ADD  R1, R8, R9
-	ADD  R1, R9, R10
-	ADD  R1, R10, R11
-	ADD  R1, R11, R12
+	A_ROWS
 	MOVD b+32(FP), R2
 	MOVD R20, R3
 	LSR  $2, R0, R16
@@ -403,19 +178,19 @@ nstore:
 	BEQ   nadd2
 	CMP   $3, R21
 	BEQ   nadd3
-	NADD4
+	NROWS(ADD4_)
 	B     nnext
 
 nadd1:
-	NADD1
+	NROWS(ADD1_)
 	B nnext
 
 nadd2:
-	NADD2
+	NROWS(ADD2_)
 	B nnext
 
 nadd3:
-	NADD3
+	NROWS(ADD3_)
 	B nnext
 
 nover:
@@ -424,19 +199,19 @@ nover:
 	BEQ nover2
 	CMP $3, R21
 	BEQ nover3
-	NOVER4
+	NROWS(ST4_)
 	B   nnext
 
 nover1:
-	NOVER1
+	NROWS(ST1_)
 	B nnext
 
 nover2:
-	NOVER2
+	NROWS(ST2_)
 	B nnext
 
 nover3:
-	NOVER3
+	NROWS(ST3_)
 
 nnext:
 	// The next panel: A and C eight rows down.

@@ -3,38 +3,24 @@
 #include "textflag.h"
 #include "neon_arm64.h"
 
-// The loads of one pass of four depth steps: a 4-value load per row of A (V0–V7), the four
-// steps' B in V8–V15.
+// The loads of one pass of four depth steps: A_QUAD_LOADS, the four steps' B in V8–V15.
 #define QUAD_LOADS \
-	WORD $0x4cdf78a0 /* ld1 {v0.4s}, [x5], #16 */; \
-	WORD $0x4cdf78c1 /* ld1 {v1.4s}, [x6], #16 */; \
-	WORD $0x4cdf78e2 /* ld1 {v2.4s}, [x7], #16 */; \
-	WORD $0x4cdf7903 /* ld1 {v3.4s}, [x8], #16 */; \
-	WORD $0x4cdf7924 /* ld1 {v4.4s}, [x9], #16 */; \
-	WORD $0x4cdf7945 /* ld1 {v5.4s}, [x10], #16 */; \
-	WORD $0x4cdf7966 /* ld1 {v6.4s}, [x11], #16 */; \
-	WORD $0x4cdf7987 /* ld1 {v7.4s}, [x12], #16 */; \
+	A_QUAD_LOADS; \
 	WORD $0x4ccda848 /* ld1 {v8.4s, v9.4s}, [x2], x13 */; \
 	WORD $0x4ccda84a /* ld1 {v10.4s, v11.4s}, [x2], x13 */; \
 	WORD $0x4ccda84c /* ld1 {v12.4s, v13.4s}, [x2], x13 */; \
 	WORD $0x4ccda84e /* ld1 {v14.4s, v15.4s}, [x2], x13 */
 
-// The loads of one depth step: one value per row of A (lane 0 of V0–V7), the step's B in V8, V9.
+// The loads of one depth step: A_STEP_LOADS, the step's B in V8, V9.
 #define STEP_LOADS \
-	WORD $0x0ddf80a0 /* ld1 {v0.s}[0], [x5], #4 */; \
-	WORD $0x0ddf80c1 /* ld1 {v1.s}[0], [x6], #4 */; \
-	WORD $0x0ddf80e2 /* ld1 {v2.s}[0], [x7], #4 */; \
-	WORD $0x0ddf8103 /* ld1 {v3.s}[0], [x8], #4 */; \
-	WORD $0x0ddf8124 /* ld1 {v4.s}[0], [x9], #4 */; \
-	WORD $0x0ddf8145 /* ld1 {v5.s}[0], [x10], #4 */; \
-	WORD $0x0ddf8166 /* ld1 {v6.s}[0], [x11], #4 */; \
-	WORD $0x0ddf8187 /* ld1 {v7.s}[0], [x12], #4 */; \
+	A_STEP_LOADS; \
 	WORD $0x4ccda848 /* ld1 {v8.4s, v9.4s}, [x2], x13 */
 
-// One pass of four depth steps: QUAD_LOADS and 64 FMLA by element.
-#define QUAD_STEP \
+// One pass of four depth steps: QUAD_LOADS and 64 FMLA by element, the first step's by first
+// (FMLA_TILE_ROWS, or FMUL_TILE_ROWS for a tile's first pass).
+#define QUAD_PASS(first) \
 	QUAD_LOADS; \
-	FMLA_TILE_ROWS(8, 9, 0); \
+	first(8, 9, 0); \
 	FMLA_TILE_ROWS(10, 11, 1); \
 	FMLA_TILE_ROWS(12, 13, 2); \
 	FMLA_TILE_ROWS(14, 15, 3)
@@ -57,14 +43,6 @@
 	ADD  R4, R3, R3; \
 	VST1 [V30.S4, V31.S4], (R3)
 
-// QUAD_STEP for a tile's first pass: its first depth step by FMUL_TILE_ROWS.
-#define QUAD_STEP_FIRST \
-	QUAD_LOADS; \
-	FMUL_TILE_ROWS(8, 9, 0); \
-	FMLA_TILE_ROWS(10, 11, 1); \
-	FMLA_TILE_ROWS(12, 13, 2); \
-	FMLA_TILE_ROWS(14, 15, 3)
-
 // func gemmPanelRowsNEON(kc int, alpha float32, a *float32, lda int, b *float32, ldb, bstep int, c *float32, ldc, tiles, panels, over int)
 //
 // The Gemm micro-kernel with A read in place, for panels ≥ 1 panels of 8 rows one below the
@@ -72,7 +50,7 @@
 // side by side: tile t computes
 // C[0:8, 8t:8t+8] += alpha·A·B (C at c, leading dimension ldc), row r of A being the kc values at
 // a + r·lda, and depth step l of B the eight values at b + t·bstep + l·ldb (ldb = 8 for a packed
-// panel, B's leading dimension to read B in place too). Four depth steps per pass (QUAD_STEP), two
+// panel, B's leading dimension to read B in place too). Four depth steps per pass (QUAD_PASS), two
 // passes per iteration after a first one when their number is odd: one 4-value
 // load per row (V0–V7), the four steps' B in V8–V15 and 64 FMLA by element, in the same order
 // per accumulator as gemmKernelNEON, so the results are bit for bit the same as packing A first
@@ -101,32 +79,25 @@ TEXT ·gemmPanelRowsNEON(SB), NOSPLIT, $0-96
 	MOVD  R20, R24 // the panel's C
 
 ptile:
-	MOVD R14, R5
-	ADD  R1, R5, R6
-	ADD  R1, R6, R7
-	ADD  R1, R7, R8
-	ADD  R1, R8, R9
-	ADD  R1, R9, R10
-	ADD  R1, R10, R11
-	ADD  R1, R11, R12
+	A_ROWS
 	MOVD R15, R2
 	MOVD R20, R3
 	LSR  $2, R0, R16
 	AND  $3, R0, R17
 	CBZ  R16, pzero
-	QUAD_STEP_FIRST
+	QUAD_PASS(FMUL_TILE_ROWS)
 	SUBS $1, R16, R16
 	BEQ  prem
 
 	// An odd number of passes left: one first, then two per iteration.
 	TBZ  $0, R16, ppair
-	QUAD_STEP
+	QUAD_PASS(FMLA_TILE_ROWS)
 	SUBS $1, R16, R16
 	BEQ  prem
 
 ppair:
-	QUAD_STEP
-	QUAD_STEP
+	QUAD_PASS(FMLA_TILE_ROWS)
+	QUAD_PASS(FMLA_TILE_ROWS)
 	SUBS $2, R16, R16
 	BNE  ppair
 

@@ -27,27 +27,57 @@
 	FMUL_ELEM((acc)+1, b1, m, i)
 
 // One depth step of the 8×8 tile with the values of A in v0…v7 (row r in vr, lane i) and the
-// step's row of B in vb0 (columns 0-3) and vb1 (4-7): row r accumulates into v(16+2r), v(17+2r).
-#define FMLA_TILE_ROWS(b0, b1, i) \
-	FMLA_ROW(16, b0, b1, 0, i); \
-	FMLA_ROW(18, b0, b1, 1, i); \
-	FMLA_ROW(20, b0, b1, 2, i); \
-	FMLA_ROW(22, b0, b1, 3, i); \
-	FMLA_ROW(24, b0, b1, 4, i); \
-	FMLA_ROW(26, b0, b1, 5, i); \
-	FMLA_ROW(28, b0, b1, 6, i); \
-	FMLA_ROW(30, b0, b1, 7, i)
+// step's row of B in vb0 (columns 0-3) and vb1 (4-7): op(16+2r, b0, b1, r, i) for each row r, op
+// FMLA_ROW (row r accumulates into v(16+2r), v(17+2r)) or, for a tile's first step, FMUL_ROW.
+#define TILE_ROWS(op, b0, b1, i) \
+	op(16, b0, b1, 0, i); \
+	op(18, b0, b1, 1, i); \
+	op(20, b0, b1, 2, i); \
+	op(22, b0, b1, 3, i); \
+	op(24, b0, b1, 4, i); \
+	op(26, b0, b1, 5, i); \
+	op(28, b0, b1, 6, i); \
+	op(30, b0, b1, 7, i)
+
+#define FMLA_TILE_ROWS(b0, b1, i) TILE_ROWS(FMLA_ROW, b0, b1, i)
 
 // FMLA_TILE_ROWS as a tile's first depth step (FMUL_ROW: no zeroed accumulators needed).
-#define FMUL_TILE_ROWS(b0, b1, i) \
-	FMUL_ROW(16, b0, b1, 0, i); \
-	FMUL_ROW(18, b0, b1, 1, i); \
-	FMUL_ROW(20, b0, b1, 2, i); \
-	FMUL_ROW(22, b0, b1, 3, i); \
-	FMUL_ROW(24, b0, b1, 4, i); \
-	FMUL_ROW(26, b0, b1, 5, i); \
-	FMUL_ROW(28, b0, b1, 6, i); \
-	FMUL_ROW(30, b0, b1, 7, i)
+#define FMUL_TILE_ROWS(b0, b1, i) TILE_ROWS(FMUL_ROW, b0, b1, i)
+
+// The pointers to the eight rows of a panel of A read in place: R5 = R14, R6…R12 each R1 bytes
+// on (gemmPanelRowsNEON, gemmNarrowNEON).
+#define A_ROWS \
+	MOVD R14, R5; \
+	ADD  R1, R5, R6; \
+	ADD  R1, R6, R7; \
+	ADD  R1, R7, R8; \
+	ADD  R1, R8, R9; \
+	ADD  R1, R9, R10; \
+	ADD  R1, R10, R11; \
+	ADD  R1, R11, R12
+
+// Four depth steps' values of each of the eight rows of A (row r into Vr, from A_ROWS's
+// pointers, which move on).
+#define A_QUAD_LOADS \
+	WORD $0x4cdf78a0 /* ld1 {v0.4s}, [x5], #16 */; \
+	WORD $0x4cdf78c1 /* ld1 {v1.4s}, [x6], #16 */; \
+	WORD $0x4cdf78e2 /* ld1 {v2.4s}, [x7], #16 */; \
+	WORD $0x4cdf7903 /* ld1 {v3.4s}, [x8], #16 */; \
+	WORD $0x4cdf7924 /* ld1 {v4.4s}, [x9], #16 */; \
+	WORD $0x4cdf7945 /* ld1 {v5.4s}, [x10], #16 */; \
+	WORD $0x4cdf7966 /* ld1 {v6.4s}, [x11], #16 */; \
+	WORD $0x4cdf7987 /* ld1 {v7.4s}, [x12], #16 */
+
+// One depth step's value of each of the eight rows of A (lane 0 of Vr).
+#define A_STEP_LOADS \
+	WORD $0x0ddf80a0 /* ld1 {v0.s}[0], [x5], #4 */; \
+	WORD $0x0ddf80c1 /* ld1 {v1.s}[0], [x6], #4 */; \
+	WORD $0x0ddf80e2 /* ld1 {v2.s}[0], [x7], #4 */; \
+	WORD $0x0ddf8103 /* ld1 {v3.s}[0], [x8], #4 */; \
+	WORD $0x0ddf8124 /* ld1 {v4.s}[0], [x9], #4 */; \
+	WORD $0x0ddf8145 /* ld1 {v5.s}[0], [x10], #4 */; \
+	WORD $0x0ddf8166 /* ld1 {v6.s}[0], [x11], #4 */; \
+	WORD $0x0ddf8187 /* ld1 {v7.s}[0], [x12], #4 */
 
 // Zeroes the sixteen accumulators V16–V31.
 #define ZERO_V16_V31 \
