@@ -111,7 +111,7 @@
 // where t = 0 + alpha·(A·B)[0:8, 0:nr], row r of A the kc ≥ 1 values at a + r·lda and depth step
 // l of B the first four of the eight values at b + 8l (a packed panel). Each value is what
 // gemmPanelRowsNEON would compute in that column of a full tile (the same FMUL, FMLA and their
-// order) put through rowsTile's tile — bit for bit, with a third of the multiplications for
+// order) put through rowsTile's tile — bit for bit, with half the multiplications for
 // nr ≤ 4 and no tile in memory. Only nr columns of C are read or written.
 TEXT ·gemmNarrowNEON(SB), NOSPLIT, $0-80
 	MOVD  kc+0(FP), R0

@@ -57,7 +57,9 @@
 // (the first depth step writes the accumulators by FMUL, as there: see FMUL_ROW on the sign of
 // zero); the last kc mod 4 steps load one value per row. kc ≥ 1. With over ≠ 0 it writes C = alpha·A·B
 // without reading C (FMUL instead of FMLA: the same value, and C's NaNs are ignored, as for
-// beta = 0). The loads Go's assembler does not spell are WORDs with their mnemonic beside them,
+// beta = 0) — except that a sum of exact zeros of negative sign is written −0 where the paths that
+// add to a cleared C (A packed, the edge columns) give +0: the sign of zero may depend on the
+// path, as the last place of a sum may depend on the batch size (TestBatchMatchesSingle). The loads Go's assembler does not spell are WORDs with their mnemonic beside them,
 // the FMLA the macros of neon_arm64.h. With over = 2 (alpha = 1, set by gemmPanels) the tiles go
 // to C as they are, without the multiplication.
 TEXT ·gemmPanelRowsNEON(SB), NOSPLIT, $0-96
