@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -213,8 +215,11 @@ var ErrNoState = errors.New("no training state")
 
 func readState(f *format.File, path string) (*State, error) {
 	b, err := f.Blob(TrainBlob)
-	if err != nil {
+	if errors.Is(err, format.ErrNotFound) {
 		return nil, fmt.Errorf("checkpoint %s: %w (is it a converted model?): %w", path, ErrNoState, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: training state: %w", path, err)
 	}
 	// A checkpoint records its inference config and architecture inline; one that names files
 	// instead would have them read (and quoted in errors) though the user named no such file.
@@ -230,14 +235,169 @@ func readState(f *format.File, path string) (*State, error) {
 	if json.Unmarshal(raw.Config.Inference, &inf) == nil && !strings.HasPrefix(strings.TrimSpace(inf), "{") && strings.TrimSpace(inf) != "" {
 		return nil, fmt.Errorf("checkpoint %s: its inference config names a file (%s), which checkpoints never do: not reading it", path, clip.Q(inf))
 	}
-	s := State{Config: DefaultConfig()}
-	if err := json.Unmarshal(b, &s); err != nil {
+	// The history is decoded after the counters, entry by entry, so that its length is checked
+	// against them before it is allocated: 15 million "{}" entries zstd to a few KB.
+	var w struct {
+		State
+		History json.RawMessage `json:"history"`
+	}
+	w.State = State{Config: DefaultConfig()}
+	if err := json.Unmarshal(b, &w); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: training state: %w", path, err)
 	}
+	s := w.State
 	if convert.ArchIsFile(s.Config.Arch) {
 		return nil, fmt.Errorf("checkpoint %s: its architecture names a file (%s); checkpoints record it inline: not reading it", path, clip.Q(s.Config.Arch))
 	}
+	if err := s.checkCounters(); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: training state: %w", path, err)
+	}
+	if s.History, err = decodeHistory(w.History, &s); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: training state: %w", path, err)
+	}
+	for _, r := range []struct {
+		name   string
+		report any
+	}{{"hmc", s.HMC}, {"laplace", s.Laplace}} {
+		if err := checkMetrics(reflect.ValueOf(r.report), r.name); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: training state: %w", path, err)
+		}
+	}
 	return &s, nil
+}
+
+// Bounds of a checkpoint's training state, which --resume continues from and eval reads.
+const (
+	// maxStateEpochs bounds the epoch count: epochs plus finetune_epochs, each at most MaxEpochs.
+	maxStateEpochs = 2 * MaxEpochs
+	// maxStepsPerEpoch bounds the steps of one epoch: a step takes at least one of at most
+	// MaxExamples examples (hmc's epoch, MaxHMCChains × 2·MaxHMCIterations iterations, is
+	// fewer). A state's step counts are at most (epoch + 1) × maxStepsPerEpoch — the epoch
+	// interrupted by a checkpoint included — which stays below 2^53 (optim.MaxStep), so they
+	// are exact as float64 and counting on from them cannot overflow.
+	maxStepsPerEpoch = MaxExamples
+	// maxMetric bounds the magnitude of every number the history and the reports hold: far
+	// beyond any genuine metric, and low enough that their sums and differences — the plots'
+	// axis ranges — stay finite (±1.7e308 made the plot's tick search spin for ever).
+	maxMetric = 1e300
+	// maxMetricList bounds every list and map inside one history entry or report: ECE bins
+	// (eval.ECEBins), selective fractions, scores, hmc's chains (MaxHMCChains), Laplace's grid.
+	maxMetricList = 64
+)
+
+// checkCounters checks the state's epoch, step counts and training time against the bounds
+// above.
+func (s *State) checkCounters() error {
+	if s.Epoch < 0 || s.Epoch > maxStateEpochs {
+		return fmt.Errorf("field \"epoch\" = %d out of range [0, %d]", s.Epoch, maxStateEpochs)
+	}
+	maxStep := (int64(s.Epoch) + 1) * maxStepsPerEpoch
+	if s.Step < 0 || s.Step > maxStep {
+		return fmt.Errorf("field \"step\" = %d out of range [0, %d] (at most %d steps in each of %d epochs)", s.Step, maxStep, int64(maxStepsPerEpoch), s.Epoch+1)
+	}
+	// The optimizer steps once per training step (and starts again from zero for fine-tuning).
+	if s.OptimSteps < 0 || s.OptimSteps > s.Step {
+		return fmt.Errorf("field \"optim_steps\" = %d out of range [0, %d] (the training steps)", s.OptimSteps, s.Step)
+	}
+	if !(s.TrainSeconds >= 0 && s.TrainSeconds <= maxMetric) {
+		return fmt.Errorf("field \"train_seconds\" = %g out of range [0, %g]", s.TrainSeconds, maxMetric)
+	}
+	return nil
+}
+
+// decodeHistory decodes raw, the state's "history" (a JSON array or null), refusing more entries
+// than the s.Epoch epochs trained (one entry each), before decoding them: entry i is epoch
+// History[i].Epoch, increasing, at most s.Epoch, at a step at most s.Step, and every number in
+// it within maxMetric.
+func decodeHistory(raw json.RawMessage, s *State) ([]EpochMetrics, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, fmt.Errorf("field \"history\": not a list")
+	}
+	var h []EpochMetrics
+	for dec.More() {
+		i := len(h)
+		if i >= s.Epoch {
+			return nil, fmt.Errorf("field \"history\" has more than %d entries, one per epoch trained (epoch %d)", s.Epoch, s.Epoch)
+		}
+		var em EpochMetrics
+		if err := dec.Decode(&em); err != nil {
+			return nil, fmt.Errorf("field \"history\": entry %d: %w", i, err)
+		}
+		prev := 0
+		if i > 0 {
+			prev = h[i-1].Epoch
+		}
+		if em.Epoch <= prev || em.Epoch > s.Epoch {
+			return nil, fmt.Errorf("field \"history\": entry %d is of epoch %d, want one in [%d, %d] (after epoch %d)", i, em.Epoch, prev+1, s.Epoch, prev)
+		}
+		if em.Step < 0 || em.Step > s.Step {
+			return nil, fmt.Errorf("field \"history\": entry %d (epoch %d): step %d outside [0, %d]", i, em.Epoch, em.Step, s.Step)
+		}
+		if err := checkMetrics(reflect.ValueOf(&em).Elem(), fmt.Sprintf("history[%d]", i)); err != nil {
+			return nil, err
+		}
+		h = append(h, em)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("field \"history\": %w", err)
+	}
+	return h, nil
+}
+
+// checkMetrics walks v, a decoded report (an EpochMetrics, HMCReport or LaplaceReport) named
+// name, and refuses a number of magnitude above maxMetric (NaN, a JSON null, stays: an undefined
+// metric) and a list or map of more than maxMetricList entries, naming the field.
+func checkMetrics(v reflect.Value, name string) error {
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if x := v.Float(); math.Abs(x) > maxMetric {
+			return fmt.Errorf("field %q = %g: a metric of magnitude above %g", name, x, maxMetric)
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return checkMetrics(v.Elem(), name)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			key := f.Name
+			if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag != "" && tag != "-" {
+				key = tag
+			}
+			if err := checkMetrics(v.Field(i), name+"."+key); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Len() > maxMetricList {
+			return fmt.Errorf("field %q has %d entries, more than %d", name, v.Len(), maxMetricList)
+		}
+		for i := range v.Len() {
+			if err := checkMetrics(v.Index(i), fmt.Sprintf("%s[%d]", name, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		if v.Len() > maxMetricList {
+			return fmt.Errorf("field %q has %d entries, more than %d", name, v.Len(), maxMetricList)
+		}
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+		for _, k := range keys {
+			if err := checkMetrics(v.MapIndex(k), fmt.Sprintf("%s[%v]", name, k)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Resume rebuilds a run from a checkpoint: the configuration it recorded (after edit, which may
@@ -255,7 +415,8 @@ func Resume(path string, edit func(*Config) error) (*Trainer, error) {
 	}
 	cfg := s.Config
 	// The counters come from the file: a negative epoch would buy a billion epochs of run time.
-	if s.Epoch < 0 || s.Epoch > cfg.TotalEpochs() || s.Step < 0 || s.OptimSteps < 0 || !(s.TrainSeconds >= 0) || math.IsInf(s.TrainSeconds, 0) {
+	// (readState has checked them against their bounds; here against the run's epochs.)
+	if s.Epoch > cfg.TotalEpochs() {
 		return nil, fmt.Errorf("checkpoint %s: training state epoch %d (of %d), step %d, optimizer steps %d, %g s: out of range", path, s.Epoch, cfg.TotalEpochs(), s.Step, s.OptimSteps, s.TrainSeconds)
 	}
 	if s.Laplace != nil {
@@ -300,6 +461,15 @@ func Resume(path string, edit func(*Config) error) (*Trainer, error) {
 			}
 			copy(p.Value, data)
 		}
+	}
+	if t.fa == nil {
+		// The runtime checks what the tensors must satisfy besides being finite (a prior
+		// standard deviation > 0, say), naming the tensor: before training, not as a NaN loss.
+		m, err := t.Model()
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+		}
+		m.Close()
 	}
 	st := optim.State[float32]{Step: s.OptimSteps, Buffers: map[string][]float32{}}
 	for _, name := range f.Tensors() {

@@ -3,11 +3,16 @@ package train
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/fa"
 )
 
@@ -151,6 +156,19 @@ func (t *Trainer) resumeFA(f *format.File, path string) error {
 	if kind != r.kind {
 		return fmt.Errorf("checkpoint %s: FA state of posterior %s, the configuration is %s", path, kind, r.kind)
 	}
+	// The model's tensors, as the runtime (and eval) reads them: they must be the posterior the
+	// learner's state describes, checked once that is restored.
+	stored := map[string][]float32{}
+	for _, name := range []string{"fa.mean", "fa.factors", "fa.psi"} {
+		data, _, err := fileTensors{f}.Tensor(name)
+		if err != nil {
+			return fmt.Errorf("checkpoint %s: %w", path, err)
+		}
+		if i := nonFinite(data); i >= 0 {
+			return fmt.Errorf("checkpoint %s: tensor %q: value %d is %v", path, name, i, data[i])
+		}
+		stored[name] = data
+	}
 	if r.vifa == nil {
 		src := fileTensors{f}
 		for _, p := range t.Nets[0].Params() {
@@ -158,15 +176,24 @@ func (t *Trainer) resumeFA(f *format.File, path string) error {
 			if err != nil {
 				return fmt.Errorf("checkpoint %s: %w", path, err)
 			}
-			if len(data) != len(p.Value) {
+			if len(data) != len(p.Value) || !runtime.SameShape(shape, p.Shape) {
 				return fmt.Errorf("checkpoint %s: tensor %q has shape %v, want %v", path, faNetPrefix+p.Name, shape, p.Shape)
 			}
+			if i := nonFinite(data); i >= 0 {
+				return fmt.Errorf("checkpoint %s: tensor %q: value %d is %v", path, faNetPrefix+p.Name, i, data[i])
+			}
 			copy(p.Value, data)
+		}
+		if err := checkLogVar(s, "gamma"); err != nil { // online SGA's log ψ
+			return fmt.Errorf("checkpoint %s: blob %q: %w", path, faStateBlob, err)
 		}
 		if err := r.online.LoadState(s); err != nil {
 			return fmt.Errorf("checkpoint %s: %w", path, err)
 		}
-		return nil
+		return r.checkStored(path, stored)
+	}
+	if err := checkVIFAState(s, avgN); err != nil {
+		return fmt.Errorf("checkpoint %s: blob %q: %w", path, faStateBlob, err)
 	}
 	var avg *fa.Model
 	if avgN > 0 {
@@ -179,5 +206,82 @@ func (t *Trainer) resumeFA(f *format.File, path string) error {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	r.avg, r.nAvg = avg, avgN
+	return r.checkStored(path, stored)
+}
+
+// maxLogVar bounds a restored log variance log ψ: exp of more is +Inf in the model's float32
+// fa.psi (and the samples θ = c + F h + √ψ ⊙ z are NaN).
+var maxLogVar = math.Log(math.MaxFloat32)
+
+// checkLogVar refuses a log variance in buffer name of s above maxLogVar.
+func checkLogVar(s fa.State, name string) error {
+	for i, v := range s.Floats[name] {
+		if v > maxLogVar {
+			return fmt.Errorf("buffer %q: entry %d is %g; a log variance above %.4g is an infinite variance in float32", name, i, v, maxLogVar)
+		}
+	}
+	return nil
+}
+
+// checkVIFAState checks what vifa's LoadState leaves to its caller: Adam's second moments
+// (buffers adam_v_*) are ≥ 0 (the update divides by their square root), the log variances
+// (gamma) at most maxLogVar, and the tail average counts avg_n ∈ [0, updates] of the averages
+// avg_mean, avg_f and avg_log_psi, which are finite (the last at most maxLogVar).
+func checkVIFAState(s fa.State, avgN int64) error {
+	for _, name := range slices.Sorted(maps.Keys(s.Floats)) {
+		if !strings.HasPrefix(name, "adam_v_") {
+			continue
+		}
+		for i, v := range s.Floats[name] {
+			if !(v >= 0) || math.IsInf(v, 0) {
+				return fmt.Errorf("buffer %q: entry %d is %g; a second moment must be finite and ≥ 0", name, i, v)
+			}
+		}
+	}
+	if err := checkLogVar(s, "gamma"); err != nil {
+		return err
+	}
+	steps, ok := s.Ints["steps"]
+	if !ok {
+		return fmt.Errorf("counter %q is missing", "steps")
+	}
+	if avgN < 0 || avgN > steps {
+		return fmt.Errorf("field \"avg_n\" = %d out of range [0, %d] (the updates made)", avgN, steps)
+	}
+	if avgN == 0 {
+		return nil
+	}
+	for _, name := range []string{"avg_mean", "avg_f", "avg_log_psi"} {
+		for i, v := range s.Floats[name] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("buffer %q: entry %d is %g", name, i, v)
+			}
+		}
+	}
+	return checkLogVar(s, "avg_log_psi")
+}
+
+// ErrPosteriorMismatch is wrapped by Resume's error for a factor-analysis checkpoint whose model
+// tensors (fa.mean, fa.factors, fa.psi) are not the posterior its learner state describes.
+var ErrPosteriorMismatch = errors.New("the model tensors and the training state describe different posteriors")
+
+// checkStored refuses a checkpoint whose model tensors (fa.mean, fa.factors, fa.psi: what the
+// runtime, eval and convert read) are not the posterior of the restored learner state (what
+// --resume continues and eval --psis diagnoses): one of the two was altered, and a report on
+// both would mix two posteriors.
+func (r *faRun) checkStored(path string, stored map[string][]float32) error {
+	want := r.tensors()
+	for _, name := range []string{"fa.mean", "fa.factors", "fa.psi"} {
+		got, w := stored[name], want[name].Data
+		if len(got) != len(w) {
+			return fmt.Errorf("checkpoint %s: tensor %q has %d values, the learner state's posterior %d: %w", path, name, len(got), len(w), ErrPosteriorMismatch)
+		}
+		for i := range got {
+			if got[i] != w[i] {
+				return fmt.Errorf("checkpoint %s: tensor %q, value %d is %v, but the learner state (blob %q) gives %v: %w (was the file edited?)",
+					path, name, i, got[i], faStateBlob, w[i], ErrPosteriorMismatch)
+			}
+		}
+	}
 	return nil
 }

@@ -326,17 +326,19 @@ func (t *Trainer) runVIFAEpoch(ctx context.Context, h Hooks) (EpochMetrics, erro
 	return em, nil
 }
 
-// accumulate adds vifa's current c, F and log ψ to the running average.
+// accumulate adds vifa's current c, F and log ψ to the running average. The average restarts from
+// the current posterior when it has none (or no count: resumeFA refuses a negative one, and a
+// weight 1/0 would make it NaN).
 func (r *faRun) accumulate() {
 	p := r.vifa.Posterior()
 	for i, v := range p.Psi {
 		p.Psi[i] = math.Log(v)
 	}
-	r.nAvg++
-	if r.avg == nil {
-		r.avg = p
+	if r.avg == nil || r.nAvg < 1 {
+		r.avg, r.nAvg = p, 1
 		return
 	}
+	r.nAvg++
 	w := 1 / float64(r.nAvg)
 	for i := range p.Mean {
 		r.avg.Mean[i] += w * (p.Mean[i] - r.avg.Mean[i])

@@ -279,6 +279,11 @@ func runPSIS(ctx context.Context, path, dataFlag, dataDir string, draws int, see
 		}
 		return nil
 	})
+	if errors.Is(err, train.ErrPosteriorMismatch) {
+		// The learner state PSIS would diagnose is not the posterior of the model tensors
+		// evaluated above: the report would mix two posteriors.
+		return nil, fmt.Errorf("--psis: %w", err)
+	}
 	if err != nil {
 		// The model file train writes beside its checkpoint (NAME.model.ckpt) has a state but
 		// not the prior buffers a resumed run needs.

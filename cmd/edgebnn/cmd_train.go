@@ -448,8 +448,13 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 	outfile.Watch(ctx, filepath.Dir(c.Out))
 	// The metrics log is rewritten whole and atomically from t.History (which checkpoints carry,
 	// so a resumed run's log continues the earlier one): at most every metricsLogEvery while
-	// training, and once more when the run ends, however it ends.
+	// training, and once more when the run ends — unless it ended having written nothing, no
+	// epoch and no checkpoint (an input refused, a loss that was not finite at the first
+	// step): the log at that path is then an earlier run's, the companion of the checkpoint and
+	// model still there, and stays as it is.
 	logPath := sidePath(c.Out, ".metrics.jsonl")
+	startEpochs := len(t.History)
+	wroteOutput := false
 	var extra []any // lines after the epochs' (the toy1d summary)
 	writeLog := func() error {
 		err := outfile.Write(context.WithoutCancel(ctx), logPath, func(w io.Writer) error {
@@ -520,17 +525,19 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 			}
 			fmt.Fprintln(stdout, line)
 		},
-		Checkpoint: func(string) {},
+		Checkpoint: func(string) { wroteOutput = true },
 	}
 	runErr := t.Run(ctx, hooks)
 	if bar != nil {
 		_ = bar.Finish()
 	}
-	if err := writeLog(); err != nil {
-		if runErr != nil {
-			return errors.Join(runErr, err)
+	if runErr == nil || wroteOutput || len(t.History) > startEpochs {
+		if err := writeLog(); err != nil {
+			if runErr != nil {
+				return errors.Join(runErr, err)
+			}
+			return err
 		}
-		return err
 	}
 	if runErr != nil {
 		if ctx.Err() != nil && c.Posterior == "hmc" {
@@ -650,7 +657,10 @@ func trainPlots(t *train.Trainer) error {
 		}
 		var ss []plot.Series
 		for _, s := range eval.Scores {
-			ss = append(ss, plot.Series{Name: "by " + s, X: eval.SelectiveFractions, Y: last.Selective[s]})
+			// A resumed run's last report is the checkpoint's: a curve of another length is left out.
+			if y := last.Selective[s]; len(y) == len(eval.SelectiveFractions) {
+				ss = append(ss, plot.Series{Name: "by " + s, X: eval.SelectiveFractions, Y: y})
+			}
 		}
 		return plot.Lines(sidePath(out, ".selective.png"), "selective prediction", "fraction retained", "accuracy", ss, 6, 4)
 	}

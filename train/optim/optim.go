@@ -127,11 +127,16 @@ func (b *base[T]) State() State[T] {
 	return s
 }
 
-// LoadState restores the step count and every buffer; it fails without changing anything if a
-// buffer is missing, unexpected or of the wrong length.
+// MaxStep bounds the step count a restored State may hold: float64 holds every count up to it
+// exactly (Adam's bias correction raises β to it), and counting on from it cannot overflow.
+const MaxStep = 1 << 53
+
+// LoadState restores the step count and every buffer; it fails without changing anything if the
+// step count is outside [0, MaxStep], or a buffer is missing, unexpected, of the wrong length or
+// holds a NaN or an infinity.
 func (b *base[T]) LoadState(s State[T]) error {
-	if s.Step < 0 {
-		return fmt.Errorf("optim: state has negative step %d", s.Step)
+	if s.Step < 0 || s.Step > MaxStep {
+		return fmt.Errorf("optim: state has step %d, outside [0, 2^53]", s.Step)
 	}
 	want := 0
 	for k, kind := range b.bufNames {
@@ -143,6 +148,11 @@ func (b *base[T]) LoadState(s State[T]) error {
 			}
 			if len(v) != len(p.Value) {
 				return fmt.Errorf("optim: state buffer %q has %d values, parameter has %d", key, len(v), len(p.Value))
+			}
+			for i, x := range v {
+				if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
+					return fmt.Errorf("optim: state buffer %q: value %d is %v", key, i, x)
+				}
 			}
 			want++
 		}
@@ -189,6 +199,25 @@ func NewAdam[T autodiff.Float](groups []Group[T], cfg AdamConfig) (*Adam[T], err
 		return nil, err
 	}
 	return &Adam[T]{base: b, cfg: cfg}, nil
+}
+
+// LoadState restores a state as base's LoadState does, and also refuses a negative second moment
+// (an "exp_avg_sq/" buffer): the update divides by its square root.
+func (o *Adam[T]) LoadState(s State[T]) error {
+	for k, kind := range o.bufNames {
+		if kind != "exp_avg_sq" {
+			continue
+		}
+		for p := range o.bufs[k] {
+			key := kind + "/" + p.Name
+			for i, x := range s.Buffers[key] {
+				if x < 0 {
+					return fmt.Errorf("optim: state buffer %q: value %d is %v; a second moment must be ≥ 0", key, i, x)
+				}
+			}
+		}
+	}
+	return o.base.LoadState(s)
 }
 
 // Step applies one Adam update to every parameter.

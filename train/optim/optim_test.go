@@ -236,6 +236,70 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 }
 
+// TestLoadStateRefusesOutOfDomain: a restored state whose values are finite but outside their
+// domain — a step count near 2^63 (Adam's step++ would wrap to a negative count and its bias
+// correction would be NaN), a negative second moment (√v is NaN), an infinite buffer — is refused
+// with an error naming the buffer or the step, and leaves the optimizer as it was.
+func TestLoadStateRefusesOutOfDomain(t *testing.T) {
+	mk := func() (*Adam[float64], *autodiff.Param[float64]) {
+		p := param(t, "w", 1, -2, 3)
+		o, err := NewAdam([]Group[float64]{{Params: []*autodiff.Param[float64]{p}, LR: 0.05}}, DefaultAdamConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		quadGrad(p, 1)
+		o.Step()
+		return o, p
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*State[float64])
+		want string
+	}{
+		{"step 2^63-1", func(s *State[float64]) { s.Step = math.MaxInt64 }, "step 9223372036854775807"},
+		{"step 2^53+1", func(s *State[float64]) { s.Step = MaxStep + 1 }, "outside [0, 2^53]"},
+		{"negative step", func(s *State[float64]) { s.Step = -1 }, "outside [0, 2^53]"},
+		{"negative second moment", func(s *State[float64]) { s.Buffers["exp_avg_sq/w"][1] = -1 }, `"exp_avg_sq/w": value 1 is -1`},
+		{"infinite first moment", func(s *State[float64]) { s.Buffers["exp_avg/w"][2] = math.Inf(1) }, `"exp_avg/w": value 2 is +Inf`},
+		{"NaN second moment", func(s *State[float64]) { s.Buffers["exp_avg_sq/w"][0] = math.NaN() }, `"exp_avg_sq/w": value 0 is NaN`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, _ := mk()
+			st := o.State()
+			tc.edit(&st)
+			o2, p2 := mk()
+			before := slices.Clone(p2.Value)
+			if err := o2.LoadState(st); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("LoadState = %v, want an error containing %q", err, tc.want)
+			}
+			if o2.Steps() != 1 {
+				t.Fatalf("a refused state changed the step count to %d", o2.Steps())
+			}
+			quadGrad(p2, 1)
+			o2.Step()
+			for i, v := range p2.Value {
+				if math.IsNaN(v) || v == before[i] {
+					t.Fatalf("after a refused state, Step gives value %d = %v (was %v)", i, v, before[i])
+				}
+			}
+		})
+	}
+	// The largest step count allowed still gives finite updates.
+	o, p := mk()
+	st := o.State()
+	st.Step = MaxStep
+	if err := o.LoadState(st); err != nil {
+		t.Fatal(err)
+	}
+	quadGrad(p, 1)
+	o.Step()
+	for i, v := range p.Value {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("step 2^53+1: value %d is %v", i, v)
+		}
+	}
+}
+
 // TestTrainsFloat32MLP trains a small float32 MLP on a separable problem end to end (tape,
 // kernels.Gemm, Adam, clipping, schedule) and checks that it fits.
 func TestTrainsFloat32MLP(t *testing.T) {

@@ -73,13 +73,21 @@ func AddErrorLine(p *plot.Plot, name string, pts plotter.XYs, errs plotter.YErro
 	return l, sc, nil
 }
 
+// MaxValue bounds the magnitude of the coordinates the plots draw: points beyond it are left out,
+// as NaN and infinite ones are. gonum/plot's tick search never ends on an axis whose range is not
+// finite (−1.7e308 to 1.7e308 spans +Inf), and within ±MaxValue every range is.
+const MaxValue = 1e300
+
+// drawable reports whether v can be drawn: finite and at most MaxValue in magnitude.
+func drawable(v float64) bool { return math.Abs(v) <= MaxValue }
+
 func xys(x, y []float64) (plotter.XYs, error) {
 	if len(x) != len(y) {
 		return nil, fmt.Errorf("plot: %d x values and %d y values", len(x), len(y))
 	}
 	pts := make(plotter.XYs, 0, len(x))
 	for i := range x {
-		if math.IsNaN(y[i]) || math.IsInf(y[i], 0) {
+		if !drawable(x[i]) || !drawable(y[i]) {
 			continue
 		}
 		pts = append(pts, plotter.XY{X: x[i], Y: y[i]})
@@ -97,8 +105,8 @@ func Lines(path, title, xlabel, ylabel string, series []Series, w, h float64) er
 	return Save(p, path, w, h)
 }
 
-// linesPlot makes a plot with a grid and one line per series (NaN and infinite points left out),
-// named in the legend.
+// linesPlot makes a plot with a grid and one line per series (NaN, infinite and points beyond
+// MaxValue left out), named in the legend.
 func linesPlot(path, title, xlabel, ylabel string, series []Series) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, xlabel, ylabel
@@ -195,7 +203,7 @@ func Reliability(path, title string, bins []Bin) error {
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
 	p.Add(plotter.NewGrid())
 	for _, b := range bins {
-		if b.Count == 0 {
+		if b.Count == 0 || !drawable(b.Lo) || !drawable(b.Hi) || !drawable(b.Accuracy) {
 			continue
 		}
 		poly, err := plotter.NewPolygon(plotter.XYs{{X: b.Lo, Y: 0}, {X: b.Hi, Y: 0}, {X: b.Hi, Y: b.Accuracy}, {X: b.Lo, Y: b.Accuracy}})
@@ -215,7 +223,7 @@ func Reliability(path, title string, bins []Bin) error {
 	p.Add(diag)
 	var conf plotter.XYs
 	for _, b := range bins {
-		if b.Count > 0 {
+		if b.Count > 0 && drawable(b.Confidence) && drawable(b.Accuracy) {
 			conf = append(conf, plotter.XY{X: b.Confidence, Y: b.Accuracy})
 		}
 	}
@@ -343,7 +351,7 @@ func LinesWithMarks(path, title, xlabel, ylabel string, series []Series, marks [
 	}
 	shapes := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}}
 	for i, m := range marks {
-		if math.IsNaN(m.X) || math.IsNaN(m.Y) || math.IsInf(m.X, 0) || math.IsInf(m.Y, 0) {
+		if !drawable(m.X) || !drawable(m.Y) {
 			continue
 		}
 		sc, err := plotter.NewScatter(plotter.XYs{{X: m.X, Y: m.Y}})

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	gplot "gonum.org/v1/plot"
 )
@@ -86,5 +87,47 @@ func TestCheckFormat(t *testing.T) {
 		if err := CheckFormat(name); (err == nil) != (werr == nil) {
 			t.Errorf("CheckFormat(%q) = %v; gonum's WriterTo: %v", name, err, werr)
 		}
+	}
+}
+
+// TestExtremeValuesReturn: values whose range overflows float64 (±1.7e308, finite each, as a
+// doctored checkpoint's history held) are left out instead of sending gonum/plot's tick search
+// into an endless loop; every plot returns promptly and writes a PNG.
+func TestExtremeValuesReturn(t *testing.T) {
+	dir := t.TempDir()
+	const big = 1.7e308
+	for _, tc := range []struct {
+		name string
+		draw func(string) error
+	}{
+		{"lines.png", func(p string) error {
+			return Lines(p, "t", "epoch", "objective", []Series{{Name: "loss", X: []float64{1, 2}, Y: []float64{big, 1}},
+				{Name: "NLL", X: []float64{1, 2}, Y: []float64{-big, 0.5}}}, 4, 3)
+		}},
+		{"lines_x.png", func(p string) error {
+			return Lines(p, "t", "x", "y", []Series{{X: []float64{-big, big, 1, 2}, Y: []float64{1, 2, 3, 4}}}, 4, 3)
+		}},
+		{"marks.png", func(p string) error {
+			return LinesWithMarks(p, "t", "x", "y", []Series{{X: []float64{0, 1}, Y: []float64{0, 1}}},
+				[]Mark{{Name: "a", X: big, Y: 0}, {Name: "b", X: 0, Y: -big}}, 4, 3)
+		}},
+		{"rel.png", func(p string) error {
+			return Reliability(p, "r", []Bin{{Lo: -big, Hi: big, Count: 3, Confidence: -big, Accuracy: big}, {Lo: 0.8, Hi: 0.9, Count: 1, Confidence: 0.85, Accuracy: 0.7}})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, tc.name)
+			done := make(chan error, 1)
+			go func() { done <- tc.draw(p) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("still drawing after 30 s")
+			}
+			isPNG(t, p)
+		})
 	}
 }
