@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	goruntime "runtime"
 	"slices"
 	"sync"
 	"time"
@@ -315,6 +316,29 @@ type hmcScratch struct {
 	delta, delta2 []float64
 }
 
+// scratchValues returns the float64 values newScratch(rows) allocates: rows × (the input width,
+// every layer's output width and twice the widest).
+func (n *hmcNet) scratchValues(rows int) int64 {
+	per, maxw := int64(n.in), int64(n.in)
+	for _, l := range n.layers {
+		per += int64(l.out)
+		maxw = max(maxw, int64(l.out))
+	}
+	return int64(rows) * (per + 2*maxw)
+}
+
+// checkHMCMemory refuses, before anything is allocated, a full-batch log density whose working
+// space — one hmcScratch of rows rows for each of chains chains run at once — would not fit in
+// limit bytes (toy1d:1048576 with mlp:1-3000-1 asked for a 25 GB block and crashed).
+func checkHMCMemory(n *hmcNet, rows, chains int, limit int64) error {
+	per := n.scratchValues(rows) * 8
+	if per <= limit/int64(max(chains, 1)) {
+		return nil
+	}
+	return fmt.Errorf("train: posterior hmc: the full-batch log density holds %d training rows × %d values (inputs, activations, gradients) in float64 for each of the %d chain(s) run at once: %.1f GiB, above the machine's memory (%.1f GiB): use fewer training rows (--train-limit), a narrower network or fewer chains",
+		rows, n.scratchValues(1), chains, float64(per)*float64(max(chains, 1))/(1<<30), float64(limit)/(1<<30))
+}
+
 func (n *hmcNet) newScratch(rows int) *hmcScratch {
 	s := &hmcScratch{acts: make([][]float64, len(n.layers)+1)}
 	s.acts[0] = make([]float64, rows*n.in)
@@ -486,6 +510,11 @@ func newHMCRun(t *Trainer) (*hmcRun, error) {
 	r := &hmcRun{net: net, data: hmcData{n: d.N, x: d.X, labels: d.Labels, targets: d.Targets, tau: c.NoisePrecision}}
 	if d.Dim != net.in {
 		return nil, fmt.Errorf("train: posterior hmc: the data has %d features, the network %d inputs", d.Dim, net.in)
+	}
+	// The chains run concurrently (mcmc.Config.Parallelism 0: up to GOMAXPROCS), each with its
+	// own scratch from the pool; runHMC reuses one afterwards.
+	if err := checkHMCMemory(net, d.N, min(c.HMCChains, goruntime.GOMAXPROCS(0)), runtime.DefaultMaxMemory()); err != nil {
+		return nil, err
 	}
 	r.pool.New = func() any { return net.newScratch(d.N) }
 	return r, nil
@@ -748,7 +777,8 @@ func (t *Trainer) runHMC(ctx context.Context, h Hooks) error {
 	em := EpochMetrics{Epoch: 1, Step: t.Step, TrainSeconds: t.TrainSeconds, StepsPerSecond: float64(total) / max(rep.Seconds, 1e-9)}
 	// Loss and NLL: the kept draws' mean −log p(θ | D)/N (up to its constant) and mean
 	// per-example negative log-likelihood (with its constants, as the other posteriors report).
-	s := t.hmc.net.newScratch(t.Train.N)
+	s := t.hmc.pool.Get().(*hmcScratch) // the training set's size, as the chains used
+	defer t.hmc.pool.Put(s)
 	grad := make([]float64, t.hmc.net.dim)
 	for _, theta := range kept {
 		lp := t.hmc.net.logPost(&t.hmc.data, theta, grad, s)

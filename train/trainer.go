@@ -378,7 +378,9 @@ func (t *Trainer) loadOOD() error {
 		if len(t.Test.Shape) != 3 || t.Test.Shape[0] != 1 || t.Test.Shape[1] != t.Test.Shape[2] {
 			return fmt.Errorf("config: ood %s needs square one-channel test images, not shape %v", c.OOD, t.Test.Shape)
 		}
-		if t.OOD, err = data.Digits(path, t.Test.Shape[1]); err != nil {
+		// Only the first test_limit rows are read and upsampled (every one used to be, before
+		// the limit: a 171 kB gzip of identical rows took 3.9 GB).
+		if t.OOD, err = data.DigitsHead(path, t.Test.Shape[1], c.TestLimit); err != nil {
 			return fmt.Errorf("config: ood %s (apt-get install python3-sklearn provides %s): %w", c.OOD, data.DefaultDigitsPath, err)
 		}
 	default:
@@ -425,7 +427,7 @@ func (t *Trainer) setData(train, test *data.Dataset) error {
 }
 
 // loadInit sets the network's parameters from the checkpoint or model file at path (init_from):
-// every weight and bias by name, with the same shapes.
+// every weight and bias by name, with the same shapes, each value within ±MaxInitFromValue.
 func (t *Trainer) loadInit(path string) error {
 	f, err := format.Open(path)
 	if err != nil {
@@ -433,11 +435,39 @@ func (t *Trainer) loadInit(path string) error {
 	}
 	defer f.Close()
 	for _, n := range t.Nets {
-		if err := n.Load(fileTensors{f}); err != nil {
+		if err := n.Load(boundedTensors{fileTensors{f}}); err != nil {
+			if errors.Is(err, errInitValue) {
+				return fmt.Errorf("init_from %s: %w", path, err)
+			}
 			return fmt.Errorf("init_from %s (want a deterministic network with the same architecture): %w", path, err)
 		}
 	}
 	return nil
+}
+
+// MaxInitFromValue bounds the magnitude of init_from's weights and biases: trained networks'
+// are a few units at most, and weights of 3e38 (finite float32 values) made the first loss +Inf.
+const MaxInitFromValue = 1e15
+
+// errInitValue is wrapped by boundedTensors' errors.
+var errInitValue = errors.New("weights this large overflow float32 arithmetic in training")
+
+// boundedTensors passes src's tensors on, refusing one with a value beyond ±MaxInitFromValue
+// with an error giving the value and its index (Net.Load adds the tensor's name). NaN and ±Inf
+// pass: Net.Load refuses them.
+type boundedTensors struct{ src runtime.TensorSource }
+
+func (b boundedTensors) Tensor(name string) ([]float32, []int, error) {
+	v, shape, err := b.src.Tensor(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, x := range v {
+		if a := math.Abs(float64(x)); a > MaxInitFromValue && !math.IsInf(a, 0) {
+			return nil, nil, fmt.Errorf("value %d is %g, outside ±%.0e: %w", i, x, MaxInitFromValue, errInitValue)
+		}
+	}
+	return v, shape, nil
 }
 
 // inferenceConfig returns the bayesianize config: the given one, or the posterior's default.
@@ -540,6 +570,9 @@ func (t *Trainer) buildNets() error {
 		return fmt.Errorf("train: the network does not build in the runtime: %w", err)
 	}
 	if err := checkActivationMemory(m.ActivationValues(), c, k, runtime.DefaultMaxMemory()); err != nil {
+		return err
+	}
+	if err := checkEvalMemory(t.Test, t.OOD, m.OutputSize(), runtime.DefaultMaxMemory()); err != nil {
 		return err
 	}
 	if task == runtime.Classification && m.OutputSize() < t.Train.Classes {
@@ -825,6 +858,25 @@ func checkActivationMemory(perExample int64, c *Config, members int, limit int64
 		clipArch(c.Arch), float64(perExample)*float64(per)/(1<<30), perExample, rows, max(c.TrainSamples, 1), float64(limit)/(1<<30))
 }
 
+// checkEvalMemory refuses, before training, a test set (with the OOD set, nil if none) whose
+// predictions by a network of outputs outputs would not fit in limit bytes (eval.CheckMemory;
+// evaluation holds both sets' predictions at once): a CSV of 20 000 class names made every
+// test row's prediction 20 000 values, and evaluation once ran out of memory after training.
+func checkEvalMemory(test, ood *data.Dataset, outputs int, limit int64) error {
+	what, n := "the test set", 0
+	if test != nil {
+		what, n = "the test set "+test.Name, test.N
+	}
+	if ood != nil && ood.N > 0 {
+		what += " and the OOD set " + ood.Name
+		n += ood.N
+	}
+	if err := eval.CheckMemory(what, n, outputs, limit); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	return nil
+}
+
 // clipArch quotes an architecture for an error message: a short one whole, a long one (a JSON
 // architecture given inline) by its first 64 bytes.
 func clipArch(a string) string {
@@ -1056,6 +1108,10 @@ func (t *Trainer) step(idx []int, klw float64) (loss, nll, kl float64, err error
 		loss += w * kl
 	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		if t.Step == 0 {
+			// No update has been made: the learning rate is not the cause.
+			return 0, 0, 0, fmt.Errorf("the loss is %v at the first step, before any update: %s", loss, t.overflowHint())
+		}
 		return 0, 0, 0, fmt.Errorf("the loss is %v (lower the learning rate?)", loss)
 	}
 	if c.ClipValue > 0 {
@@ -1078,6 +1134,27 @@ func (t *Trainer) step(idx []int, klw float64) (loss, nll, kl float64, err error
 	t.Step++
 	k := float64(len(t.Nets))
 	return loss / k, nll / k, kl / k, nil
+}
+
+// overflowHint says where a non-finite loss before any update comes from: the training data's
+// largest magnitudes, and init_from's weights when there are some.
+func (t *Trainer) overflowHint() string {
+	d := t.Train
+	maxAbs := func(v []float32) float64 {
+		m := 0.0
+		for _, x := range v {
+			m = max(m, math.Abs(float64(x)))
+		}
+		return m
+	}
+	h := fmt.Sprintf("the training data %s has inputs up to |x| = %.3g", d.Name, maxAbs(d.X))
+	if d.Targets != nil {
+		h += fmt.Sprintf(" and targets up to |y| = %.3g", maxAbs(d.Targets))
+	}
+	if t.Config.InitFrom != "" {
+		return h + fmt.Sprintf(", the weights come from init_from %s: values that overflow float32 arithmetic (rescale the data, or start from other weights)", t.Config.InitFrom)
+	}
+	return h + ": values that overflow float32 arithmetic (rescale the data)"
 }
 
 // PredictOptions are the runtime options evaluation uses. An ensemble_w run predicts with one

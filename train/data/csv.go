@@ -21,7 +21,8 @@ type CSVOptions struct {
 	Target string
 	// Regression makes the target a real number; otherwise it is a class label (an integer
 	// in [0, classes), also written 1.0, or, if any label is not one, a name: classes are the
-	// names in sorted order, kept as the Dataset's ClassNames).
+	// names in sorted order, kept as the Dataset's ClassNames). Either way there are at most
+	// MaxClasses classes.
 	Regression bool
 	// Header says the first row holds column names. When false, the first row is a header
 	// only if none of its fields is a number (IsHeaderRow); any other row is data, and a
@@ -31,7 +32,32 @@ type CSVOptions struct {
 	Limits CSVLimits
 }
 
-// ReadCSV reads a CSV table: every column except the target is a numeric feature.
+// MaxAbsValue bounds the magnitude of a data set's values (features and regression targets):
+// training squares and sums them in float32, whose largest value is about 3.4e38, so 1e20 as a
+// target made the first loss +Inf. 1e15 leaves room for squares (1e30) summed over millions of
+// examples; standardise or rescale a column with larger values.
+const MaxAbsValue = 1e15
+
+// MaxClasses bounds the classes of a classification data set: class numbers 0 to MaxClass (as
+// ParseClasses), or as many distinct label names. Every test input's prediction holds a
+// probability per class, so 20 000 names in a 238 kB file once made evaluation take 2 GB.
+const MaxClasses = MaxClass + 1
+
+// parseValue parses a CSV field as a data value: a finite float32 within ±MaxAbsValue.
+func parseValue(cell string) (float32, error) {
+	v, err := csvrecords.ParseFinite(cell)
+	if err != nil {
+		return 0, err
+	}
+	if math.Abs(float64(v)) > MaxAbsValue {
+		return 0, fmt.Errorf("%s is outside ±%.0e (float32 arithmetic overflows on values this large in training: rescale the column)", csvrecords.QuotePrefix(cell), MaxAbsValue)
+	}
+	return v, nil
+}
+
+// ReadCSV reads a CSV table: every column except the target is a numeric feature. Values
+// (features and regression targets) lie within ±MaxAbsValue, and class labels make at most
+// MaxClasses classes; anything else is an error naming the file, line and column.
 func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 	recs := csvrecords.New(r, "csv "+name, opt.Limits)
 	var (
@@ -40,6 +66,12 @@ func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 		tc      int
 		d       = &Dataset{Name: name}
 		targets []string
+		// firstLine is the line of each distinct label's first row, up to MaxClasses of them;
+		// overLine the line of the first label beyond those (0: none), whose row would make a
+		// class too many if the labels are names.
+		firstLine = map[string]int{}
+		overLine  int
+		overLabel string
 	)
 	for first := true; ; first = false {
 		rec, line, err := recs.Next()
@@ -69,7 +101,7 @@ func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 		}
 		for c, cell := range rec {
 			if c == tc && opt.Regression {
-				v, err := csvrecords.ParseFinite(cell)
+				v, err := parseValue(cell)
 				if err != nil {
 					return nil, fmt.Errorf("csv %s: line %d column %d (the target): %w", name, line, c+1, err)
 				}
@@ -77,10 +109,18 @@ func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 				continue
 			}
 			if c == tc {
-				targets = append(targets, strings.TrimSpace(cell))
+				label := strings.TrimSpace(cell)
+				targets = append(targets, label)
+				if _, seen := firstLine[label]; !seen && overLine == 0 {
+					if len(firstLine) < MaxClasses {
+						firstLine[label] = line
+					} else {
+						overLine, overLabel = line, label
+					}
+				}
 				continue
 			}
-			v, err := csvrecords.ParseFinite(cell)
+			v, err := parseValue(cell)
 			if err != nil {
 				return nil, fmt.Errorf("csv %s: line %d column %d: %w", name, line, c+1, err)
 			}
@@ -109,15 +149,23 @@ func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 		d.Labels[i] = int(v)
 		d.Classes = max(d.Classes, int(v)+1)
 	}
+	if ints && d.Classes > MaxClasses {
+		i := slices.IndexFunc(d.Labels, func(y int) bool { return y > MaxClass })
+		where := ""
+		if l, ok := firstLine[targets[i]]; ok {
+			where = fmt.Sprintf("line %d column %d: ", l, tc+1)
+		}
+		return nil, fmt.Errorf("csv %s: %sclass label %s is above %d: at most MaxClasses = %d classes", name, where, csvrecords.QuotePrefix(targets[i]), MaxClass, MaxClasses)
+	}
 	if !ints {
 		// Names: numbered in sorted order, not in order of first appearance — which differs
 		// between files — and kept as ClassNames (the model records them; eval and calibrate
 		// map another file's labels by name, MatchClassNames).
-		set := map[string]bool{}
-		for _, s := range targets {
-			set[s] = true
+		if overLine > 0 {
+			return nil, fmt.Errorf("csv %s: line %d column %d: label %s makes %d distinct class names, more than MaxClasses = %d (is column %d the labels?)",
+				name, overLine, tc+1, csvrecords.QuotePrefix(overLabel), MaxClasses+1, MaxClasses, tc+1)
 		}
-		d.ClassNames = slices.Sorted(maps.Keys(set))
+		d.ClassNames = slices.Sorted(maps.Keys(firstLine))
 		for i, s := range targets {
 			d.Labels[i], _ = slices.BinarySearch(d.ClassNames, s)
 		}

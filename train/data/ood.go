@@ -18,12 +18,17 @@ import (
 // handwritten digits (load_digits' data: 1797 rows of 64 pixel values 0–16 and the label).
 const DefaultDigitsPath = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"
 
-// Digits' limits: the real file is 265 kB uncompressed with 1797 rows.
+// Digits' limits: the real file is 265 kB uncompressed (57 kB gzipped) with 1797 rows.
 const (
 	digitsMaxBytes = 64 << 20
-	digitsMaxRows  = 1 << 20
-	digitsSide     = 8
-	digitsMaxValue = 16
+	// digitsMaxRows bounds the rows read (36 times the real file's): the 8×8 images are kept
+	// until the rows are counted, 256 bytes a row.
+	digitsMaxRows = 1 << 16
+	// digitsMaxGzipRatio bounds the decompressed size over the compressed file's (the real file
+	// compresses 4.6 times; a file of identical rows, a decompression bomb, 250 times).
+	digitsMaxGzipRatio = 64
+	digitsSide         = 8
+	digitsMaxValue     = 16
 )
 
 // ShuffledPixelsSeed is the fixed seed of the pixel permutation of the "fmnist-shuffled" OOD
@@ -38,6 +43,14 @@ const ShuffledPixelsSeed = 20221128
 // out-of-distribution set for Fashion-MNIST models (size 28). Errors name the file, and for a
 // bad row its line and what is wrong.
 func Digits(path string, size int) (*Dataset, error) {
+	return DigitsHead(path, size, 0)
+}
+
+// DigitsHead is Digits reading only the first n rows (n ≤ 0: every row): reading, and the
+// decompression of a gzipped file, stop after them, and only they are upsampled. A file of more
+// than 65536 rows, or a gzipped one that decompresses to more than 64 times its size, is an
+// error.
+func DigitsHead(path string, size, n int) (*Dataset, error) {
 	if size < 1 || size > 1<<12 {
 		return nil, fmt.Errorf("digits %s: image size %d outside [1, 4096]", path, size)
 	}
@@ -52,9 +65,10 @@ func Digits(path string, size int) (*Dataset, error) {
 			return nil, fmt.Errorf("digits %s: gzip: %w", path, err)
 		}
 		defer zr.Close()
-		r = zr
+		maxText := min(digitsMaxBytes, digitsMaxGzipRatio*int64(len(raw)))
+		r = readlimit.Reader(zr, fmt.Sprintf("%s (decompressed, at most %d times its %d bytes)", path, digitsMaxGzipRatio, len(raw)), maxText)
 	}
-	d, err := readDigits(readlimit.Reader(r, path+" (decompressed)", digitsMaxBytes), size, digitsMaxValues)
+	d, err := readDigits(r, size, n, digitsMaxValues)
 	if err != nil {
 		return nil, fmt.Errorf("digits %s: %w", path, err)
 	}
@@ -66,23 +80,28 @@ func Digits(path string, size int) (*Dataset, error) {
 // digitsMaxValues bounds the upsampled digits' values (1 GiB of float32).
 const digitsMaxValues = 1 << 28
 
-// readDigits parses the rows of a digits CSV (see Digits) and upsamples them, at most maxValues
-// values in all.
-func readDigits(r io.Reader, size int, maxValues int64) (*Dataset, error) {
+// readDigits parses the rows of a digits CSV (see Digits) — the first limit rows (limit ≤ 0:
+// all of them, at most digitsMaxRows) — and upsamples them, at most maxValues values in all.
+// The 8×8 images are kept until the rows are counted, then upsampled into one slice of the
+// exact size.
+func readDigits(r io.Reader, size, limit int, maxValues int64) (*Dataset, error) {
 	const cols = digitsSide*digitsSide + 1
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 1<<16)
 	d := &Dataset{Dim: size * size, Shape: []int{1, size, size}, Classes: 10}
-	src := make([]float32, digitsSide*digitsSide)
+	var src []float32 // the 8×8 images, divided by digitsMaxValue
 	line := 0
-	for sc.Scan() {
+	for (limit <= 0 || d.N < limit) && sc.Scan() {
+		if sc.Err() != nil {
+			break // a read error (past the size limit): the last token is a partial line
+		}
 		line++
 		text := strings.TrimSpace(sc.Text())
 		if text == "" {
 			continue
 		}
 		if d.N >= digitsMaxRows {
-			return nil, fmt.Errorf("more than %d rows", digitsMaxRows)
+			return nil, fmt.Errorf("line %d: more than %d rows", line, digitsMaxRows)
 		}
 		if int64(d.N+1)*int64(size)*int64(size) > maxValues {
 			// The size comes from the data the digits stand beside (an IDX header): 1797 rows at
@@ -98,14 +117,13 @@ func readDigits(r io.Reader, size int, maxValues int64) (*Dataset, error) {
 			if err != nil || !(v >= 0 && v <= digitsMaxValue) {
 				return nil, fmt.Errorf("line %d: pixel %d is %q, want a number in [0, %d]", line, i, f, digitsMaxValue)
 			}
-			src[i] = float32(v / digitsMaxValue)
+			src = append(src, float32(v/digitsMaxValue))
 		}
 		lab := strings.TrimSpace(fields[cols-1])
 		y, err := strconv.ParseFloat(lab, 64)
 		if err != nil || y != math.Trunc(y) || y < 0 || y > 9 {
 			return nil, fmt.Errorf("line %d: label %q is not a digit 0–9", line, lab)
 		}
-		d.X = append(d.X, UpsampleBilinear(src, digitsSide, digitsSide, size, size)...)
 		d.Labels = append(d.Labels, int(y))
 		d.N++
 	}
@@ -114,6 +132,11 @@ func readDigits(r io.Reader, size int, maxValues int64) (*Dataset, error) {
 	}
 	if d.N == 0 {
 		return nil, fmt.Errorf("no rows")
+	}
+	const px = digitsSide * digitsSide
+	d.X = make([]float32, d.N*d.Dim)
+	for i := 0; i < d.N; i++ {
+		upsampleInto(d.X[i*d.Dim:(i+1)*d.Dim], src[i*px:(i+1)*px], digitsSide, digitsSide, size, size)
 	}
 	return d, nil
 }
@@ -125,6 +148,12 @@ func readDigits(r io.Reader, size int, maxValues int64) (*Dataset, error) {
 // within the input's range.
 func UpsampleBilinear(src []float32, h, w, H, W int) []float32 {
 	out := make([]float32, H*W)
+	upsampleInto(out, src, h, w, H, W)
+	return out
+}
+
+// upsampleInto is UpsampleBilinear writing into out (H×W values).
+func upsampleInto(out, src []float32, h, w, H, W int) {
 	coord := func(o, n, N int) (int, int, float64) {
 		x := (float64(o)+0.5)*float64(n)/float64(N) - 0.5
 		x = math.Max(0, math.Min(x, float64(n-1)))
@@ -141,7 +170,6 @@ func UpsampleBilinear(src []float32, h, w, H, W int) []float32 {
 			out[i*W+j] = float32(top*(1-fy) + bot*fy)
 		}
 	}
-	return out
 }
 
 // ShufflePixels returns a copy of d with the values of every example permuted by one

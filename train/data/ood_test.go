@@ -243,10 +243,10 @@ func TestShufflePixels(t *testing.T) {
 // rows stop at a bound on the values — 1797 digits at 4096×4096 would be 120 GB.
 func TestDigitsValueBound(t *testing.T) {
 	rows := strings.Repeat(strings.Repeat("1,", 64)+"1\n", 5)
-	if _, err := readDigits(strings.NewReader(rows), 64, 4*64*64); err == nil || !strings.Contains(err.Error(), "line 5: 5 rows upsampled to 64×64 exceed 16384 values") {
+	if _, err := readDigits(strings.NewReader(rows), 64, 0, 4*64*64); err == nil || !strings.Contains(err.Error(), "line 5: 5 rows upsampled to 64×64 exceed 16384 values") {
 		t.Fatalf("5 rows of 64×64 under a bound of 4: %v", err)
 	}
-	if d, err := readDigits(strings.NewReader(rows), 64, 5*64*64); err != nil || d.N != 5 {
+	if d, err := readDigits(strings.NewReader(rows), 64, 0, 5*64*64); err != nil || d.N != 5 {
 		t.Fatalf("5 rows within the bound: %v", err)
 	}
 }

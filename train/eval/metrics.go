@@ -137,10 +137,39 @@ func ClassAUROC(probs []float32, classes int, labels []int) float64 {
 	if classes < 1 || len(probs) != len(labels)*classes {
 		return math.NaN()
 	}
+	return classAUROCRows(probs, classes, labels, nil)
+}
+
+// classAUROCRows is ClassAUROC of the rows rows of probs (n × classes) and labels (nil: every
+// row), read in place: the selective metrics call it on many subsets, which as copies held
+// rows × classes values each.
+func classAUROCRows(probs []float32, classes int, labels []int, rows []int) float64 {
+	n := len(labels)
+	if rows != nil {
+		n = len(rows)
+	}
+	row := func(k int) int {
+		if rows == nil {
+			return k
+		}
+		return rows[k]
+	}
+	// A class no row (or every row) has is NaN without a pass over the rows.
+	count := make([]int, classes)
+	for k := 0; k < n; k++ {
+		if y := labels[row(k)]; y >= 0 && y < classes {
+			count[y]++
+		}
+	}
+	neg, pos := make([]float64, 0, n), make([]float64, 0, n)
 	auc := func(c int) float64 {
-		var neg, pos []float64
-		for i, y := range labels {
-			if v := float64(probs[i*classes+c]); y == c {
+		if count[c] == 0 || count[c] == n {
+			return math.NaN() // AUROC(neg, pos) with no positives or no negatives
+		}
+		neg, pos = neg[:0], pos[:0]
+		for k := 0; k < n; k++ {
+			i := row(k)
+			if v := float64(probs[i*classes+c]); labels[i] == c {
 				pos = append(pos, v)
 			} else {
 				neg = append(neg, v)
@@ -224,23 +253,24 @@ func SelectiveBy(uncertainty []float64, fractions []float64, metric func(idx []i
 	return out
 }
 
-// subset returns the rows idx of probs (rows × classes), and of labels.
-func subset(probs []float32, classes int, labels []int, idx []int) ([]float32, []int) {
-	sp := make([]float32, 0, len(idx)*classes)
-	sl := make([]int, 0, len(idx))
-	for _, i := range idx {
-		sp = append(sp, probs[i*classes:(i+1)*classes]...)
-		sl = append(sl, labels[i])
+// pick returns v[idx] (labels or predicted classes of a subset of the inputs).
+func pick(v []int, idx []int) []int {
+	out := make([]int, len(idx))
+	for k, i := range idx {
+		out[k] = v[i]
 	}
-	return sp, sl
+	return out
 }
 
 // SelectiveF1 returns the F1 score (PrecisionRecallF1, predictions the most probable classes) on
 // the most certain fractions of the inputs by uncertainty (paper 000's Table 12).
 func SelectiveF1(uncertainty []float64, probs []float32, classes int, labels []int, fractions []float64) []float64 {
+	if classes < 1 || len(probs) != len(labels)*classes || len(uncertainty) > len(labels) {
+		return nanSlice(len(fractions))
+	}
+	pred := argmaxRows(probs, classes)
 	return SelectiveBy(uncertainty, fractions, func(idx []int) float64 {
-		sp, sl := subset(probs, classes, labels, idx)
-		_, _, f1, err := PrecisionRecallF1(argmaxRows(sp, classes), sl, classes)
+		_, _, f1, err := PrecisionRecallF1(pick(pred, idx), pick(labels, idx), classes)
 		if err != nil {
 			return math.NaN()
 		}
@@ -251,10 +281,21 @@ func SelectiveF1(uncertainty []float64, probs []float32, classes int, labels []i
 // SelectiveAUROC returns the classification AUROC (ClassAUROC) on the most certain fractions of
 // the inputs by uncertainty (paper 000's Table 13); NaN where the subset holds one class only.
 func SelectiveAUROC(uncertainty []float64, probs []float32, classes int, labels []int, fractions []float64) []float64 {
+	if classes < 1 || len(probs) != len(labels)*classes || len(uncertainty) > len(labels) {
+		return nanSlice(len(fractions))
+	}
 	return SelectiveBy(uncertainty, fractions, func(idx []int) float64 {
-		sp, sl := subset(probs, classes, labels, idx)
-		return ClassAUROC(sp, classes, sl)
+		return classAUROCRows(probs, classes, labels, idx)
 	})
+}
+
+// nanSlice returns n NaNs.
+func nanSlice(n int) []float64 {
+	out := make([]float64, n)
+	for k := range out {
+		out[k] = math.NaN()
+	}
+	return out
 }
 
 // nums converts v to Nums.

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 
@@ -38,11 +39,54 @@ type Predictions struct {
 	Act     []bool
 }
 
+// Evaluation's memory per input: BytesPerOutput for each of the model's outputs (Predict's
+// float32 summaries — classification: Probs; regression: Mean, Var and EpistemicVar — and a
+// copy of a row's values as the metrics work on them) and BytesPerInput for the per-input
+// scores (class, confidence, entropies, MD², samples, …).
+const (
+	BytesPerOutput = 16
+	BytesPerInput  = 96
+)
+
+// MemoryNeed returns about how many bytes Predict and the report's metrics hold for n inputs of
+// a model with outputs outputs, or −1 when that overflows an int64.
+func MemoryNeed(n, outputs int) int64 {
+	if n < 0 || outputs < 0 {
+		return -1
+	}
+	per := int64(outputs)
+	if per > (math.MaxInt64-BytesPerInput)/BytesPerOutput {
+		return -1
+	}
+	per = per*BytesPerOutput + BytesPerInput
+	if n > 0 && per > math.MaxInt64/int64(n) {
+		return -1
+	}
+	return int64(n) * per
+}
+
+// CheckMemory refuses, before anything is allocated, an evaluation of n inputs (what names them)
+// by a model with outputs outputs whose predictions would not fit in limit bytes (MemoryNeed):
+// every input's prediction holds a value per output, so 40 000 test rows of a CSV with 200 000
+// class names asked for 32 GB.
+func CheckMemory(what string, n, outputs int, limit int64) error {
+	if need := MemoryNeed(n, outputs); need >= 0 && need <= limit {
+		return nil
+	}
+	need := float64(n) * (float64(outputs)*BytesPerOutput + BytesPerInput)
+	return fmt.Errorf("eval: %s: predicting %d inputs × %d outputs holds about %.1f GiB, above the machine's memory (%.1f GiB): evaluate fewer inputs (--test-limit) or a model with fewer outputs",
+		what, n, outputs, need/(1<<30), float64(limit)/(1<<30))
+}
+
+// memoryLimit is the budget Predict checks CheckMemory against (a variable for tests).
+var memoryLimit = rt.DefaultMaxMemory
+
 // Predict runs m over every input of d with the given predictor options, splitting the data
-// over workers goroutines (≤ 0: GOMAXPROCS), each with its own Predictor. When the model records
-// an input transformation (Model.Preprocessing), d's values are taken back to the values stored
-// in its file (dividing by d.Scale, which its loader applied) and transformed as the model says,
-// so that a model whose preprocessing differs from the loader's still gets the inputs it expects.
+// over workers goroutines (≤ 0: GOMAXPROCS), each with its own Predictor, once CheckMemory has
+// found that the predictions fit in the machine's memory. When the model records an input
+// transformation (Model.Preprocessing), d's values are taken back to the values stored in its
+// file (dividing by d.Scale, which its loader applied) and transformed as the model says, so
+// that a model whose preprocessing differs from the loader's still gets the inputs it expects.
 func Predict(m *rt.Model, d *data.Dataset, opt rt.Options, workers int) (*Predictions, error) {
 	if m.InputSize() != d.Dim {
 		return nil, fmt.Errorf("eval: model takes %d inputs, data set %s has %d", m.InputSize(), d.Name, d.Dim)
@@ -54,6 +98,9 @@ func Predict(m *rt.Model, d *data.Dataset, opt rt.Options, workers int) (*Predic
 		opt.MaxBatch = 64
 	}
 	out := m.OutputSize()
+	if err := CheckMemory(d.Name, d.N, out, memoryLimit()); err != nil {
+		return nil, err
+	}
 	p := &Predictions{N: d.N}
 	if m.Task() == rt.Classification {
 		p.Classes = out
