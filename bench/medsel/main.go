@@ -153,14 +153,12 @@ func run(o options, w, log io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.data, err)
 	}
-	if o.work == "" {
-		dir, err := os.MkdirTemp("", "medsel")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		o.work = dir
+	work, cleanup, err := tabular.WorkDir(o.work, "medsel")
+	if err != nil {
+		return err
 	}
+	defer cleanup()
+	o.work = work
 	res := map[string][]outcome{}
 	start := time.Now()
 	for s := 0; s < o.seeds; s++ {

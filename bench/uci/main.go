@@ -129,14 +129,12 @@ func run(o options, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.work == "" {
-		dir, err := os.MkdirTemp("", "uci")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		o.work = dir
+	work, cleanup, err := tabular.WorkDir(o.work, "uci")
+	if err != nil {
+		return err
 	}
+	defer cleanup()
+	o.work = work
 	res := map[string][]result{}
 	var taus []float64
 	start := time.Now()

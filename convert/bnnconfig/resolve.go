@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/edgebnn/edgebnn/internal/clip"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -61,15 +62,16 @@ var keySpecs = map[string]keySpec{
 	"local_reparameterization": {tBool, ffgOnly, domAny},
 }
 
+// accepts reports whether the constructor of kind's layers takes the key.
+func (s keySpec) accepts(kind Kind) bool { return slices.Contains(s.kinds, kind) }
+
 // Keys returns the config keys bayesianize's layers accept for kind,
 // sorted.
 func Keys(kind Kind) []string {
 	var out []string
 	for k, s := range keySpecs {
-		for _, kk := range s.kinds {
-			if kk == kind {
-				out = append(out, k)
-			}
+		if s.accepts(kind) {
+			out = append(out, k)
 		}
 	}
 	sort.Strings(out)
@@ -244,6 +246,16 @@ func (c *Config) ResolveModule(name, class string) (Layer, error) {
 	return c.resolveOne(Module{Name: name, Class: class})
 }
 
+// entry returns the first entry of the "inference" object keyed by key, or nil.
+func (c *Config) entry(key string) *Entry {
+	for i := range c.Entries {
+		if c.Entries[i].Key == key {
+			return &c.Entries[i]
+		}
+	}
+	return nil
+}
+
 func (c *Config) resolveOne(m Module) (Layer, error) {
 	l := Layer{Name: m.Name, Class: m.Class, Kind: None}
 	var entry *Entry
@@ -252,19 +264,10 @@ func (c *Config) resolveOne(m Module) (Layer, error) {
 		entry = &Entry{Inference: c.Global, HasInference: true}
 		l.MatchedBy = "global"
 	default:
-		for i := range c.Entries {
-			if c.Entries[i].Key == m.Name {
-				entry, l.MatchedBy = &c.Entries[i], "name"
-				break
-			}
-		}
-		if entry == nil {
-			for i := range c.Entries {
-				if c.Entries[i].Key == m.Class {
-					entry, l.MatchedBy = &c.Entries[i], "class"
-					break
-				}
-			}
+		if entry = c.entry(m.Name); entry != nil {
+			l.MatchedBy = "name"
+		} else if entry = c.entry(m.Class); entry != nil {
+			l.MatchedBy = "class"
 		}
 	}
 	if entry == nil {
@@ -300,13 +303,7 @@ func (c *Config) resolveOne(m Module) (Layer, error) {
 		}
 	}
 	for _, p := range params {
-		ok := false
-		for _, k := range keySpecs[p.Key].kinds {
-			if k == kind {
-				ok = true
-			}
-		}
-		if !ok {
+		if !keySpecs[p.Key].accepts(kind) {
 			return Layer{}, fmt.Errorf("bnnconfig: layer %s (%s, %s): key %s is not an argument of bayesianize's %s layers", clip.Q(m.Name), m.Class, kind, clip.Q(p.Key), kind)
 		}
 	}

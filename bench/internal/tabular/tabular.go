@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 
 	"github.com/edgebnn/edgebnn/train"
 	"github.com/edgebnn/edgebnn/train/data"
@@ -130,4 +131,18 @@ func Train(c train.Config, tr, te *data.Dataset) (*train.Trainer, error) {
 		return nil, fmt.Errorf("%s: %w", c.Posterior, err)
 	}
 	return t, nil
+}
+
+// WorkDir returns the directory for a protocol's checkpoints: dir when given, else a new
+// temporary directory named after prefix. The returned function removes a temporary directory
+// (a given one stays); call it when the runs are done.
+func WorkDir(dir, prefix string) (string, func(), error) {
+	if dir != "" {
+		return dir, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
 }
