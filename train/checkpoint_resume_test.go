@@ -130,8 +130,9 @@ func TestResumeRefusesOutOfDomainState(t *testing.T) {
 			[]string{`"optim_steps" = 9223372036854775807 out of range`}, true},
 		{"optim_steps above step", doctor(t, good, TrainBlob, nil, editState(t, func(m map[string]any) { m["optim_steps"] = m["step"].(float64) + 1 })),
 			[]string{`"optim_steps"`, "out of range"}, true},
+		// On 32-bit ARM the JSON decoder refuses it first (an int field), naming field and number.
 		{"epoch 2^62", doctor(t, good, TrainBlob, nil, rawState(t, "epoch", "4611686018427387904")),
-			[]string{`"epoch" = 4611686018427387904 out of range`}, true},
+			[]string{"epoch", "4611686018427387904"}, true},
 		{"train_seconds 1e308", doctor(t, good, TrainBlob, nil, rawState(t, "train_seconds", "1e308")),
 			[]string{`"train_seconds"`}, true},
 		{"negative second moment", doctor(t, good, firstTensor(t, good, OptimPrefix+"exp_avg_sq/", ""), setValue(-1), nil),

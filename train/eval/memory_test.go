@@ -23,7 +23,7 @@ func TestCheckMemory(t *testing.T) {
 		{"a byte over", 4000, 20000, 4000*(20000*BytesPerOutput+BytesPerInput) - 1, false},
 		{"no inputs", 0, 1 << 30, 0, true},
 		{"40 000 rows × 200 000 names", 40000, 200000, 24 << 30, false},
-		{"overflow", math.MaxInt64 / 2, math.MaxInt64 / 2, math.MaxInt64, false},
+		{"overflow", math.MaxInt / 2, math.MaxInt / 2, math.MaxInt64, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := CheckMemory("csv big.csv", tc.n, tc.outputs, tc.limit)
