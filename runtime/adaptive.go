@@ -122,7 +122,7 @@ func (a *adaptive) settled(p *Predictor, i, k, K int) bool {
 	fk := float64(k)
 	pol := p.policy
 	if p.m.regression {
-		return a.settledRegression(vals, sum, c, k, K, f, *pol.MaxEpistemicStd)
+		return a.settledRegression(vals, sum, p.shift[i*c:(i+1)*c], c, k, K, f, *pol.MaxEpistemicStd)
 	}
 	// The per-class sample means and standard deviations of the softmax probabilities.
 	var top int
@@ -197,12 +197,12 @@ func (a *adaptive) settled(p *Predictor, i, k, K int) bool {
 
 // settledRegression is settled for a regression policy: the largest epistemic variance of the
 // outputs against limit².
-func (a *adaptive) settledRegression(vals []float32, sum []float64, c, k, K int, f, limit float64) bool {
+func (a *adaptive) settledRegression(vals []float32, sum, shift []float64, c, k, K int, f, limit float64) bool {
 	fk, fK := float64(k), float64(K)
 	l2 := limit * limit
 	pass := true
 	for j := range sum {
-		mu := sum[j] / fk
+		mu := shift[j] + sum[j]/fk // sum adds the deviations from shift (Predictor.shift)
 		m2, m4 := 0.0, 0.0
 		for s := 0; s < k; s++ {
 			d := float64(vals[s*c+j]) - mu

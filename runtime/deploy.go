@@ -282,10 +282,13 @@ const (
 	// ReasonHighEpistemicStd: an output's epistemic standard deviation is above
 	// MaxEpistemicStd.
 	ReasonHighEpistemicStd
+	// ReasonNonFinite: the prediction's outputs or summaries are not finite (PredictBatch
+	// returns a NonFiniteError for it); nothing is acted on, whatever the policy.
+	ReasonNonFinite
 )
 
 var reasonNames = [...]string{"no_policy", "certain", "low_confidence", "high_mutual_info",
-	"low_confidence_high_mutual_info", "high_epistemic_std"}
+	"low_confidence_high_mutual_info", "high_epistemic_std", "non_finite"}
 
 // String returns the reason's name as the JSON outputs print it, e.g. "low_confidence".
 func (r Reason) String() string {
@@ -310,8 +313,12 @@ func (d Decision) String() string {
 }
 
 // Decide applies the policy to a prediction (of the policy's model). A nil Policy acts on every
-// prediction. It allocates nothing.
+// prediction, except one the predictor found not finite (ReasonNonFinite), on which no policy
+// acts. It allocates nothing.
 func (p *Policy) Decide(pr *Prediction) Decision {
+	if pr.nonFinite {
+		return Decision{Reason: ReasonNonFinite}
+	}
 	if p == nil || (p.MinConfidence == nil && p.MaxMutualInfo == nil && p.MaxEpistemicStd == nil) {
 		return Decision{Act: true, Reason: ReasonNoPolicy}
 	}

@@ -178,8 +178,12 @@ func (m *Model) predictorBytes(opts Options, block, maxAct, scratch int) (int64,
 	if d, has := (&Predictor{m: m}).firstLocal(); has {
 		add(4, int64(d.post.prepSize(opts.MaxBatch)))
 	}
-	add(4, n, in, 2)            // zeros, and the warm-up's zero batch
-	add(8, n, out, 2)           // sum, sum2
+	add(4, n, in, 2)  // zeros, and the warm-up's zero batch
+	add(8, n, out, 2) // sum, sum2
+	if m.regression {
+		add(8, n, out) // shift
+		add(1, n)      // shiftSet
+	}
 	add(8, n, 2)                // sumH, prodS
 	add(4, int64(block), out+2) // probs, and the sums of SoftmaxMoments
 	add(4, n, out, 2)           // the warm-up's predictions (Probs and Std)
@@ -274,6 +278,12 @@ type Predictor struct {
 	// Accumulators, MaxBatch × outputs.
 	sum, sum2 []float64
 	sumH      []float64
+	// shift holds, for a regression model, each input's first accumulated sample (outputs): sum
+	// and sum2 add the samples' deviations from it, so that the variance Σd²/K − (Σd/K)² does not
+	// cancel as E[y²] − E[y]² does for outputs far from zero (a mean of 3e7 with a spread of 1
+	// gave 0 or 122 at K = 1000 and 10 000). shiftSet says which inputs have theirs.
+	shift    []float64
+	shiftSet []bool
 	// prodS is each input's running product of the samples' softmax sums Σ e (at least 1 each)
 	// whose logarithm is not yet in sumH: one logarithm per input and prediction instead of one
 	// per sample (see accumulate).
@@ -443,6 +453,9 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	p.allocAdaptive()
 	p.sum, p.sum2 = make([]float64, n*out), make([]float64, n*out)
 	p.sumH, p.prodS = make([]float64, n), make([]float64, n)
+	if m.regression {
+		p.shift, p.shiftSet = make([]float64, n*out), make([]bool, n)
+	}
 	p.probs = make([]float32, p.pass*out)
 	p.expSum, p.expDot = make([]float32, p.pass), make([]float32, p.pass)
 	if opts.Threads > 1 {
@@ -635,7 +648,7 @@ func (p *Predictor) ScratchBytes() int64 {
 			b += int64(len(buf)) * 4
 		}
 	}
-	return b + int64(len(p.sum)+len(p.sum2)+len(p.sumH)+len(p.prodS))*8
+	return b + int64(len(p.sum)+len(p.sum2)+len(p.sumH)+len(p.prodS)+len(p.shift))*8 + int64(len(p.shiftSet))
 }
 
 // Predict computes the predictive distribution of one input (Model.InputSize values; images are
@@ -883,6 +896,9 @@ func (p *Predictor) predictChunk(xs []float32, out []Prediction, n int, st Strat
 	clear(p.sum[:n*outSz])
 	clear(p.sum2[:n*outSz])
 	clear(p.sumH[:n])
+	if p.shiftSet != nil {
+		clear(p.shiftSet[:n])
+	}
 	for i := range p.prodS[:n] {
 		p.prodS[i] = 1
 	}
@@ -1048,11 +1064,19 @@ func (p *Predictor) accumulate(y []float32, B, n, k0, kStep int) {
 		}
 		s, s2 := p.sum[i*c:(i+1)*c], p.sum2[i*c:(i+1)*c]
 		if p.m.regression {
+			sh := p.shift[i*c : (i+1)*c]
 			for b := 0; b < B; b++ {
 				yi := y[(b*n+i)*c : (b*n+i+1)*c]
+				if !p.shiftSet[i] {
+					for j, v := range yi {
+						sh[j] = float64(v)
+					}
+					p.shiftSet[i] = true
+				}
 				for j, v := range yi {
-					s[j] += float64(v)
-					s2[j] += float64(v) * float64(v)
+					d := float64(v) - sh[j]
+					s[j] += d
+					s2[j] += d * d
 				}
 				if a != nil {
 					k := k0 + b*kStep
@@ -1155,10 +1179,12 @@ func (p *Predictor) finish(o *Prediction, i, k int) {
 		o.Mean, o.Var, o.EpistemicVar = grow(o.Mean, c), grow(o.Var, c), grow(o.EpistemicVar, c)
 		o.Probs, o.Std = o.Probs[:0], o.Std[:0]
 		var chk32 float32
+		sh := p.shift[i*c : (i+1)*c]
 		for j := range s {
-			mu := s[j] / K
-			ev := math.Max(s2[j]/K-mu*mu, 0)
-			o.Mean[j], o.EpistemicVar[j] = float32(mu), float32(ev)
+			// s and s2 sum the deviations from the first sample (see shift).
+			dm := s[j] / K
+			ev := math.Max(s2[j]/K-dm*dm, 0)
+			o.Mean[j], o.EpistemicVar[j] = float32(sh[j]+dm), float32(ev)
 			o.Var[j] = float32(ev + p.m.spec.NoiseVar)
 			chk32 += (o.Mean[j] - o.Mean[j]) + (o.Var[j] - o.Var[j])
 		}
@@ -1170,14 +1196,21 @@ func (p *Predictor) finish(o *Prediction, i, k int) {
 	}
 	o.Probs, o.Std = grow(o.Probs, c), grow(o.Std, c)
 	o.Mean, o.Var, o.EpistemicVar = o.Mean[:0], o.Var[:0], o.EpistemicVar[:0]
+	// The predictive entropy of the mean probabilities normalised in float64: the float32
+	// softmax rows sum to 1 only within their rounding (1 + 5e-8 for 1000 equal classes, which
+	// put the entropy above log c and the mutual information of identical samples at 3e-7).
+	tot := 0.0
+	for _, v := range s {
+		tot += v
+	}
 	h := 0.0
 	o.Class, o.Confidence = 0, -1
 	for j := range s {
 		mu := s[j] / K
 		o.Probs[j] = float32(mu)
 		o.Std[j] = float32(math.Sqrt(math.Max(s2[j]/K-mu*mu, 0)))
-		if mu > 0 {
-			h -= mu * log64(mu)
+		if q := s[j] / tot; q > 0 {
+			h -= q * log64(q)
 		}
 		if o.Probs[j] > o.Confidence {
 			o.Class, o.Confidence = j, o.Probs[j]
@@ -1190,6 +1223,11 @@ func (p *Predictor) finish(o *Prediction, i, k int) {
 		// One sample is its own predictive: the two entropies are equal and the mutual
 		// information 0, not the rounding difference of their two computations.
 		o.ExpectedEntropy, o.MutualInfo = h, 0
+	}
+	if o.nonFinite {
+		// Not finite probabilities have no entropy (the sum above skips NaN).
+		nan := math.NaN()
+		o.Entropy, o.ExpectedEntropy, o.MutualInfo = nan, nan, nan
 	}
 	o.Decision = p.policy.Decide(o)
 }
