@@ -123,7 +123,7 @@ type ModelInfo struct {
 	MaxBatch      int                 `json:"max_batch"`
 	Predictors    int                 `json:"predictors"`
 	Preprocessing *runtime.Preprocess `json:"preprocessing"`
-	Policy        *runtime.Policy     `json:"policy"`
+	Policy        *runtime.Policy     `json:"policy"` // the one predictions are decided with: Options.Policy, else the file's
 	ClassNames    []string            `json:"class_names,omitempty"`
 	LoadedAt      time.Time           `json:"loaded_at"`
 }
@@ -136,11 +136,16 @@ func (l *loaded) describe() ModelInfo {
 	if pre != nil {
 		names = pre.ClassNames
 	}
+	// The policy the predictions are decided with: the configured one, else the file's.
+	pol := l.opts.Policy
+	if pol == nil {
+		pol = m.Policy()
+	}
 	return ModelInfo{Name: l.name, File: l.path, Task: m.Task(), InputShape: spec.InputShape, InputSize: m.InputSize(),
 		Outputs: m.OutputSize(), Members: m.Members(), Stochastic: m.Stochastic(), Samples: l.opts.Samples,
 		Seed: l.opts.Seed, Strategy: l.opts.Strategy.String(), Threads: l.opts.Threads, Mean: l.opts.Mean,
 		Adaptive: l.opts.Adaptive, MaxBatch: l.opts.MaxBatch, Predictors: len(l.preds), Preprocessing: pre,
-		Policy: m.Policy(), ClassNames: names, LoadedAt: l.loadedAt.UTC()}
+		Policy: pol, ClassNames: names, LoadedAt: l.loadedAt.UTC()}
 }
 
 func (l *loaded) getBuf() *reqBuf {

@@ -783,3 +783,47 @@ func withoutPolicy(t *testing.T, path string) string {
 	}
 	return out
 }
+
+// TestDescribeEffectivePolicy: GET /v1/models/NAME shows the policy the predictions are decided
+// with — a model's configured Options.Policy where there is one, not the file's — and the
+// decisions follow it.
+func TestDescribeEffectivePolicy(t *testing.T) {
+	dir := t.TempDir()
+	path := writeRegModel(t, dir, true) // the file's policy
+	limit := 1e6
+	pol := &runtime.Policy{Version: runtime.DeployVersion, MaxEpistemicStd: &limit}
+	for _, tc := range []struct {
+		name string
+		opts runtime.Options
+		want *runtime.Policy // nil: the file's
+	}{
+		{"configured", runtime.Options{Samples: 16, Policy: pol}, pol},
+		{"file", runtime.Options{Samples: 16}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ts := newTestServer(t, Config{}, ModelConfig{Name: "reg", Path: path, Options: tc.opts})
+			resp, err := ts.Client().Get(ts.URL + "/v1/models/reg")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var info ModelInfo
+			if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want
+			if want == nil {
+				m, err := runtime.Load(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				want = m.Policy()
+			}
+			if info.Policy == nil || want.MaxEpistemicStd == nil || info.Policy.MaxEpistemicStd == nil ||
+				*info.Policy.MaxEpistemicStd != *want.MaxEpistemicStd {
+				t.Fatalf("described policy %+v, want %+v", info.Policy, want)
+			}
+		})
+	}
+}
