@@ -254,3 +254,18 @@ func metricValue(t testing.TB, text, prefix string) float64 {
 	}
 	return 0
 }
+
+// getModelInfo is GET /v1/models/NAME's description, decoded.
+func getModelInfo(t *testing.T, ts *httptest.Server, name string) ModelInfo {
+	t.Helper()
+	resp, err := ts.Client().Get(ts.URL + "/v1/models/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var info ModelInfo
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
+		t.Fatal(err)
+	}
+	return info
+}

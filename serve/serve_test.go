@@ -127,15 +127,7 @@ func TestServeRegressionPreprocessAdaptive(t *testing.T) {
 		}
 	}
 	// The model list describes the preprocessing and the policy.
-	resp, err := ts.Client().Get(ts.URL + "/v1/models/reg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var info ModelInfo
-	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
-		t.Fatal(err)
-	}
+	info := getModelInfo(t, ts, "reg")
 	if info.Name != "reg" || info.Task != runtime.Regression || info.InputSize != 3 || info.Outputs != 2 || !info.Adaptive ||
 		info.Samples != 64 || info.Preprocessing == nil || info.Preprocessing.Scale != 0.5 || info.Policy == nil || info.Strategy != "weight" {
 		t.Fatalf("info %+v", info)
@@ -802,15 +794,7 @@ func TestDescribeEffectivePolicy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ts := newTestServer(t, Config{}, ModelConfig{Name: "reg", Path: path, Options: tc.opts})
-			resp, err := ts.Client().Get(ts.URL + "/v1/models/reg")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var info ModelInfo
-			if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
-				t.Fatal(err)
-			}
+			info := getModelInfo(t, ts, "reg")
 			want := tc.want
 			if want == nil {
 				m, err := runtime.Load(path)
