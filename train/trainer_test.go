@@ -348,32 +348,8 @@ func TestTrainingMemoryCheck(t *testing.T) {
 // replaced by edit's result, and returns its path.
 func doctor(t *testing.T, src, name string, tensor func([]float32, []int) ([]float32, []int), blob func([]byte) []byte) string {
 	t.Helper()
-	f := modeltest.Open(t, src)
-	w := format.NewWriter()
-	for _, s := range f.Sections() {
-		switch {
-		case s.Name == name && tensor != nil:
-			tn := modeltest.Tensor(t, f, name)
-			data, shape := tensor(tn.Data, tn.Shape)
-			if _, err := w.AddTensor(name, shape, data, format.AddOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		case s.Name == name && blob != nil:
-			b, err := f.Blob(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := w.AddBlob(name, blob(b), false); err != nil {
-				t.Fatal(err)
-			}
-		default:
-			if err := w.CopySection(f, s.Name); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	out := filepath.Join(t.TempDir(), "doctored.ebnn")
-	modeltest.Save(t, w, out)
+	modeltest.Rewrite(t, src, out, name, tensor, blob)
 	return out
 }
 

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/internal/modeltest"
 	"github.com/edgebnn/edgebnn/train"
 )
@@ -20,36 +19,11 @@ import (
 // tensor's values by tensor's result, a blob's bytes by blob's.
 func rewriteSection(t *testing.T, src, dst, name string, tensor func([]float32) []float32, blob func([]byte) []byte) {
 	t.Helper()
-	f := modeltest.Open(t, src)
-	w := format.NewWriter()
-	found := false
-	for _, s := range f.Sections() {
-		switch {
-		case s.Name == name && tensor != nil:
-			tn := modeltest.Tensor(t, f, name)
-			if _, err := w.AddTensor(name, tn.Shape, tensor(tn.Data), format.AddOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			found = true
-		case s.Name == name && blob != nil:
-			b, err := f.Blob(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := w.AddBlob(name, blob(b), false); err != nil {
-				t.Fatal(err)
-			}
-			found = true
-		default:
-			if err := w.CopySection(f, s.Name); err != nil {
-				t.Fatal(err)
-			}
-		}
+	var tf func([]float32, []int) ([]float32, []int)
+	if tensor != nil {
+		tf = func(v []float32, shape []int) ([]float32, []int) { return tensor(v), shape }
 	}
-	if !found {
-		t.Fatalf("%s has no section %q", src, name)
-	}
-	modeltest.Save(t, w, dst)
+	modeltest.Rewrite(t, src, dst, name, tf, blob)
 }
 
 // readFile returns path's contents or fails the test.

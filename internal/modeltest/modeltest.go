@@ -68,3 +68,42 @@ func Save(t testing.TB, w *format.Writer, path string) {
 		t.Fatal(err)
 	}
 }
+
+// Rewrite copies the model file src to dst with section name replaced — a tensor's values and
+// shape by tensor's result, a blob's bytes by blob's (the other one nil) — and every other section
+// as it is: a doctored file for tests of what a reader refuses. It fails t if src has no section
+// name.
+func Rewrite(t testing.TB, src, dst, name string, tensor func(data []float32, shape []int) ([]float32, []int), blob func([]byte) []byte) {
+	t.Helper()
+	f := Open(t, src)
+	w := format.NewWriter()
+	found := false
+	for _, s := range f.Sections() {
+		switch {
+		case s.Name == name && tensor != nil:
+			tn := Tensor(t, f, name)
+			data, shape := tensor(tn.Data, tn.Shape)
+			if _, err := w.AddTensor(name, shape, data, format.AddOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			found = true
+		case s.Name == name && blob != nil:
+			b, err := f.Blob(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.AddBlob(name, blob(b), false); err != nil {
+				t.Fatal(err)
+			}
+			found = true
+		default:
+			if err := w.CopySection(f, s.Name); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("%s has no section %q", src, name)
+	}
+	Save(t, w, dst)
+}
