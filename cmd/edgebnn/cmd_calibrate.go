@@ -312,17 +312,26 @@ func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error
 	if err := ctx.Err(); err != nil {
 		return err // interrupted: write nothing
 	}
+	// Both outputs are staged, then committed together: the model first, then the plot, so that
+	// a failed or interrupted run never leaves a new plot beside the old model.
 	st, err := writeWithPolicy(ctx, f, o.model, o.out, pol)
 	if err != nil {
 		return err
 	}
+	defer st.Discard() // a no-op once committed
+	var plots []*outfile.Staged
 	if o.plot != "" {
-		if err := plotCalibration(o.plot, rep); err != nil {
-			st.Discard()
-			return fmt.Errorf("--plot %s: %w", o.plot, err)
+		pst, err := stagePlot(ctx, "--plot", o.plot, func(p string) error { return plotCalibration(p, rep) })
+		if err != nil {
+			return err
 		}
+		defer pst.Discard()
+		plots = append(plots, pst)
 	}
 	if err := st.Commit(ctx); err != nil {
+		return err
+	}
+	if err := commitPlots(context.WithoutCancel(ctx), plots); err != nil {
 		return err
 	}
 	return printCalibration(stdout, o, what, samples, rep)

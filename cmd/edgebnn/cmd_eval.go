@@ -134,12 +134,7 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	var plotPaths []string
 	if *plotPrefix != "" {
 		plotPaths = []string{*plotPrefix + ".reliability.png", *plotPrefix + ".selective.png"}
-		inputs := []string{path}
-		if p, ok := strings.CutPrefix(cfg.Data, "csv:"); ok {
-			inputs = append(inputs, p)
-		} else if cfg.Data == "fmnist" || strings.HasPrefix(cfg.Data, "fmnist-c:") {
-			inputs = append(inputs, data.FashionMNISTFiles(cfg.DataDir)...)
-		}
+		inputs := evalInputs(path, cfg)
 		for _, p := range plotPaths {
 			if err := outfile.Check("--plots", p, inputs...); err != nil {
 				return err
@@ -215,6 +210,14 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		fmt.Fprintf(stdout, "  likelihood %s; prior %s; %.1f s\n", rep.Likelihood, rep.Prior, rep.Seconds)
 		return nil
 	}
+	// PSIS first: its checks (the resumed checkpoint, the cost bound) fail before the evaluation's
+	// work, and nothing is written before every part of the command has succeeded.
+	var psisRep *train.PSISReport
+	if *psis {
+		if psisRep, err = runPSIS(ctx, path, *dataFlag, *dataDir, *psisDraws, *seed); err != nil {
+			return err
+		}
+	}
 	opt := runtime.Options{Samples: cfg.TestSamples, Seed: *seed, Strategy: strat, MaxBatch: 100}
 	report, err := eval.Evaluate(m, test, ood, opt)
 	if err != nil {
@@ -223,29 +226,27 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err := ctx.Err(); err != nil {
 		return err // interrupted: write no plots
 	}
+	var plots []*outfile.Staged // rendered beside their paths, committed when the report is out
+	defer func() {
+		for _, s := range plots {
+			s.Discard() // a no-op for a committed plot
+		}
+	}()
 	if *plotPrefix != "" && report.Classification != nil {
-		bins := make([]plot.Bin, len(report.Reliability))
-		for i, b := range report.Reliability {
-			bins[i] = plot.Bin{Lo: b.Lo, Hi: b.Hi, Count: b.Count, Confidence: b.Confidence, Accuracy: b.Accuracy}
-		}
-		if err := plot.Reliability(plotPaths[0], fmt.Sprintf("reliability (ECE %.4f)", report.Classification.ECE), bins); err != nil {
-			return err
-		}
-		var ss []plot.Series
-		for _, s := range eval.Scores {
-			ss = append(ss, plot.Series{Name: "by " + s, X: eval.SelectiveFractions, Y: report.Selective[s]})
-		}
-		if err := plot.Lines(plotPaths[1], "selective prediction", "fraction retained", "accuracy", ss, 6, 4); err != nil {
+		if plots, err = stageEvalPlots(ctx, plotPaths, report); err != nil {
 			return err
 		}
 	}
-	var psisRep *train.PSISReport
-	if *psis {
-		if psisRep, err = runPSIS(ctx, path, *dataFlag, *dataDir, *psisDraws, *seed); err != nil {
-			return err
-		}
+	if err := printEval(stdout, path, cfg.TestSamples, *jsonOut, report, psisRep); err != nil {
+		return err
 	}
-	if *jsonOut {
+	return commitPlots(ctx, plots)
+}
+
+// printEval writes eval's report (and the PSIS diagnostic, when psisRep is not nil) to stdout as
+// text or, with asJSON, as JSON.
+func printEval(stdout io.Writer, path string, samples int, asJSON bool, report *eval.Report, psisRep *train.PSISReport) error {
+	if asJSON {
 		report.Describe()
 		if psisRep != nil {
 			report.Definitions["psis"] = "Pareto-smoothed importance sampling of the posterior against the log joint of the training set: " +
@@ -258,11 +259,100 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		}
 		return writeJSON(stdout, report)
 	}
-	fmt.Fprintf(stdout, "%s (%d samples): %s\n", path, cfg.TestSamples, reportLine(report))
+	fmt.Fprintf(stdout, "%s (%d samples): %s\n", path, samples, reportLine(report))
 	fmt.Fprint(stdout, evalText(report))
 	if psisRep != nil {
 		fmt.Fprintln(stdout, psisRep.Line())
 		fmt.Fprintf(stdout, "  likelihood %s; prior %s; %.1f s\n", psisRep.Likelihood, psisRep.Prior, psisRep.Seconds)
+	}
+	return nil
+}
+
+// evalInputs are the files eval reads, which its outputs must not be: the model at path, the data (a CSV
+// file or the Fashion-MNIST IDX files), the OOD set's file (digits, digits:PATH or data:PATH) and
+// fsvi's context points, which --psis's resumed checkpoint may load.
+func evalInputs(path string, cfg train.Config) []string {
+	inputs := []string{path}
+	if p, ok := strings.CutPrefix(cfg.Data, "csv:"); ok {
+		inputs = append(inputs, p)
+	} else if cfg.Data == "fmnist" || strings.HasPrefix(cfg.Data, "fmnist-c:") {
+		inputs = append(inputs, data.FashionMNISTFiles(cfg.DataDir)...)
+	}
+	for _, v := range []string{cfg.OOD, cfg.Context} {
+		if p, ok := strings.CutPrefix(v, "data:"); ok {
+			inputs = append(inputs, p)
+		} else if p, ok := strings.CutPrefix(v, "digits:"); ok {
+			inputs = append(inputs, p)
+		} else if v == "digits" {
+			inputs = append(inputs, data.DefaultDigitsPath)
+		}
+	}
+	return inputs
+}
+
+// stageEvalPlots renders the reliability diagram and the selective-prediction curve of report
+// into staging files beside paths[0] and paths[1], which commitPlots then moves into place. On
+// an error nothing is left staged.
+func stageEvalPlots(ctx context.Context, paths []string, report *eval.Report) ([]*outfile.Staged, error) {
+	bins := make([]plot.Bin, len(report.Reliability))
+	for i, b := range report.Reliability {
+		bins[i] = plot.Bin{Lo: b.Lo, Hi: b.Hi, Count: b.Count, Confidence: b.Confidence, Accuracy: b.Accuracy}
+	}
+	var ss []plot.Series
+	for _, s := range eval.Scores {
+		ss = append(ss, plot.Series{Name: "by " + s, X: eval.SelectiveFractions, Y: report.Selective[s]})
+	}
+	draw := []func(string) error{
+		func(p string) error {
+			return plot.Reliability(p, fmt.Sprintf("reliability (ECE %.4f)", report.Classification.ECE), bins)
+		},
+		func(p string) error {
+			return plot.Lines(p, "selective prediction", "fraction retained", "accuracy", ss, 6, 4)
+		},
+	}
+	var staged []*outfile.Staged
+	for i, p := range paths {
+		st, err := stagePlot(ctx, "--plots", p, draw[i])
+		if err != nil {
+			for _, s := range staged {
+				s.Discard()
+			}
+			return nil, err
+		}
+		staged = append(staged, st)
+	}
+	return staged, nil
+}
+
+// stagePlot renders a plot with draw into a staging file beside path (flag names the option
+// that set path, for the errors); the caller commits or discards it.
+func stagePlot(ctx context.Context, flag, path string, draw func(string) error) (*outfile.Staged, error) {
+	st, err := outfile.Stage(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	if err := draw(st.Path()); err != nil {
+		st.Discard()
+		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	return st, nil
+}
+
+// commitPlots moves staged plots into place, in order. Once the first is in place the others
+// follow even if ctx is cancelled (an abandoned Tracker still stops them), so that an
+// interruption does not leave a new plot beside an old one of the same run.
+func commitPlots(ctx context.Context, plots []*outfile.Staged) error {
+	for i, s := range plots {
+		c := ctx
+		if i > 0 {
+			c = context.WithoutCancel(ctx)
+		}
+		if err := s.Commit(c); err != nil {
+			for _, r := range plots[i+1:] {
+				r.Discard()
+			}
+			return err
+		}
 	}
 	return nil
 }
