@@ -422,7 +422,7 @@ func archLabel(arch string) string {
 // metricsLogEvery is the least time between two rewrites of the metrics log during training.
 const metricsLogEvery = 2 * time.Second
 
-func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout, stderr io.Writer) error {
+func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout, stderr io.Writer) (retErr error) {
 	c := &t.Config
 	if c.Preset != "" {
 		fmt.Fprintf(stdout, "preset %s (keys given explicitly override it)\n", c.Preset)
@@ -442,7 +442,15 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 			fmt.Fprintf(stdout, " layer %s d_in %d β %.4g%s", w.Layer, w.DIn, w.Beta, sep)
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(c.Out), 0o755); err != nil {
+	// The directories of --out that this run creates are removed again if it fails having
+	// written nothing into them (removeEmptyDirs leaves any that are not empty).
+	created, err := mkdirAllCreated(filepath.Dir(c.Out), 0o755)
+	defer func() {
+		if retErr != nil {
+			removeEmptyDirs(created)
+		}
+	}()
+	if err != nil {
 		return fmt.Errorf("--out %s: %w", c.Out, err)
 	}
 	outfile.Watch(ctx, filepath.Dir(c.Out))
@@ -587,6 +595,51 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 		}
 	}
 	return nil
+}
+
+// mkdirAllCreated creates dir and its missing parents, as os.MkdirAll does, and returns the
+// directories it created itself, deepest first (also when it fails part way), for
+// removeEmptyDirs. A directory another process creates meanwhile is not among them.
+func mkdirAllCreated(dir string, perm fs.FileMode) ([]string, error) {
+	var missing []string // deepest first
+	for d := filepath.Clean(dir); ; {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, d)
+		p := filepath.Dir(d)
+		if p == d {
+			break
+		}
+		d = p
+	}
+	var created []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		err := os.Mkdir(missing[i], perm)
+		if errors.Is(err, fs.ErrExist) {
+			continue // made meanwhile by someone else; os.MkdirAll below checks it is a directory
+		}
+		if err != nil {
+			slices.Reverse(created)
+			return created, err
+		}
+		created = append(created, missing[i])
+	}
+	slices.Reverse(created)
+	if err := os.MkdirAll(dir, perm); err != nil {
+		return created, err
+	}
+	return created, nil
+}
+
+// removeEmptyDirs removes dirs in order (deepest first, as mkdirAllCreated returns them),
+// stopping at the first that cannot be removed: one not empty stays, and so do its parents.
+func removeEmptyDirs(dirs []string) {
+	for _, d := range dirs {
+		if st, err := os.Lstat(d); err != nil || !st.IsDir() || os.Remove(d) != nil {
+			return
+		}
+	}
 }
 
 func numParams(t *train.Trainer) int {
