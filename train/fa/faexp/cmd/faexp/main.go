@@ -39,6 +39,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/train/fa/faexp"
 	"github.com/edgebnn/edgebnn/train/mcmc"
 	trainplot "github.com/edgebnn/edgebnn/train/plot"
@@ -183,11 +184,33 @@ func recordName(dir string, d, k int, lo, hi float64, seed int) string {
 	return filepath.Join(dir, fmt.Sprintf("online_D%d_K%d_%g-%g_seed%d.json", d, k, lo, hi, seed))
 }
 
+// writeRecord writes rec as indented JSON to name atomically (outfile.WriteBytes: staged beside
+// name, fsynced, renamed over it), so that a failed write (a full disk, say) leaves no partial
+// record for -exp report to trip over and an earlier record at name as it was. A name that is not
+// a regular file (a symbolic link, a directory) is refused, not written through.
+func writeRecord(name string, rec *onlineRecord) error {
+	data, err := json.MarshalIndent(rec, "", " ")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := outfile.Check("record", name); err != nil {
+		return err
+	}
+	if err := outfile.WriteBytes(context.Background(), name, data); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
+}
+
 func online(dir string, cfg faexp.OnlineConfig, first, seeds int, batchFrom string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	for s := first; s < first+seeds; s++ {
+		// Refuse a record path that cannot be written (a symbolic link, a directory) before the fit.
+		if err := outfile.Check("record", recordName(dir, cfg.D, cfg.K, cfg.Lo, cfg.Hi, s)); err != nil {
+			return err
+		}
 		c := cfg
 		var old *onlineRecord
 		if batchFrom != "" {
@@ -218,13 +241,9 @@ func online(dir string, cfg faexp.OnlineConfig, first, seeds int, batchFrom stri
 			rec.Batch, rec.BatchIters, rec.BatchConverged = old.Batch, old.BatchIters, old.BatchConverged
 			rec.BatchFrom = recordName(batchFrom, cfg.D, cfg.K, cfg.Lo, cfg.Hi, s)
 		}
-		data, err := json.MarshalIndent(rec, "", " ")
-		if err != nil {
-			return err
-		}
 		name := recordName(dir, cfg.D, cfg.K, cfg.Lo, cfg.Hi, s)
-		if err := os.WriteFile(name, data, 0o644); err != nil {
-			return fmt.Errorf("write %s: %w", name, err)
+		if err := writeRecord(name, &rec); err != nil {
+			return err
 		}
 		fmt.Printf("%s (%v)\n", name, r.Elapsed.Round(1e9))
 	}
