@@ -272,22 +272,7 @@ func printEval(stdout io.Writer, path string, samples int, asJSON bool, report *
 // file or the Fashion-MNIST IDX files), the OOD set's file (digits, digits:PATH or data:PATH) and
 // fsvi's context points, which --psis's resumed checkpoint may load.
 func evalInputs(path string, cfg train.Config) []string {
-	inputs := []string{path}
-	if p, ok := strings.CutPrefix(cfg.Data, "csv:"); ok {
-		inputs = append(inputs, p)
-	} else if cfg.Data == "fmnist" || strings.HasPrefix(cfg.Data, "fmnist-c:") {
-		inputs = append(inputs, data.FashionMNISTFiles(cfg.DataDir)...)
-	}
-	for _, v := range []string{cfg.OOD, cfg.Context} {
-		if p, ok := strings.CutPrefix(v, "data:"); ok {
-			inputs = append(inputs, p)
-		} else if p, ok := strings.CutPrefix(v, "digits:"); ok {
-			inputs = append(inputs, p)
-		} else if v == "digits" {
-			inputs = append(inputs, data.DefaultDigitsPath)
-		}
-	}
-	return inputs
+	return append([]string{path}, dataInputs(cfg)...)
 }
 
 // stageEvalPlots renders the reliability diagram and the selective-prediction curve of report

@@ -356,19 +356,16 @@ func trainPlotSuffixes() []string {
 var resumeFixedKeys = []string{"arch", "posterior", "inference", "task", "ensemble_size", "latent_dim", "init_from",
 	"global_inducing", "noise_precision", "prior_precision"}
 
-// checkTrainOutputs refuses a run whose outputs (the checkpoint at --out, the per-epoch
-// checkpoint, the deployable model, the metrics log and the plots) are not new or regular files,
-// or would overwrite one of its inputs: the config file, the checkpoint resumed from, the data
-// (CSV file or Fashion-MNIST IDX files), an architecture or inference-config file. Only the
-// per-epoch checkpoint may be the one resumed from: it is the run's own, replaced atomically.
-// Outputs in a directory that does not exist yet are new (the directory is created later).
-func checkTrainOutputs(cfg train.Config, configPath, resume string) error {
-	inputs := []string{configPath, resume, fileArg(cfg.Arch), cfg.Inference.Path, cfg.InitFrom}
+// dataInputs are the data files a run of cfg reads: the CSV file or the Fashion-MNIST IDX files,
+// and the OOD set's and fsvi's context points' files (digits, digits:PATH or data:PATH).
+func dataInputs(cfg train.Config) []string {
+	var inputs []string
 	if p, ok := strings.CutPrefix(cfg.Data, "csv:"); ok {
 		inputs = append(inputs, p)
+	} else if cfg.Data == "fmnist" || strings.HasPrefix(cfg.Data, "fmnist-c:") {
+		inputs = append(inputs, data.FashionMNISTFiles(cfg.DataDir)...)
 	}
-	// fsvi's context points and the OOD set may be files too.
-	for _, v := range []string{cfg.Context, cfg.OOD} {
+	for _, v := range []string{cfg.OOD, cfg.Context} {
 		if p, ok := strings.CutPrefix(v, "data:"); ok {
 			inputs = append(inputs, p)
 		} else if p, ok := strings.CutPrefix(v, "digits:"); ok {
@@ -377,9 +374,17 @@ func checkTrainOutputs(cfg train.Config, configPath, resume string) error {
 			inputs = append(inputs, data.DefaultDigitsPath)
 		}
 	}
-	if cfg.Data == "fmnist" || strings.HasPrefix(cfg.Data, "fmnist-c:") {
-		inputs = append(inputs, data.FashionMNISTFiles(cfg.DataDir)...)
-	}
+	return inputs
+}
+
+// checkTrainOutputs refuses a run whose outputs (the checkpoint at --out, the per-epoch
+// checkpoint, the deployable model, the metrics log and the plots) are not new or regular files,
+// or would overwrite one of its inputs: the config file, the checkpoint resumed from, the data
+// (CSV file or Fashion-MNIST IDX files), an architecture or inference-config file. Only the
+// per-epoch checkpoint may be the one resumed from: it is the run's own, replaced atomically.
+// Outputs in a directory that does not exist yet are new (the directory is created later).
+func checkTrainOutputs(cfg train.Config, configPath, resume string) error {
+	inputs := append([]string{configPath, resume, fileArg(cfg.Arch), cfg.Inference.Path, cfg.InitFrom}, dataInputs(cfg)...)
 	t := train.Trainer{Config: cfg}
 	outs := []struct{ what, path string }{
 		{"--out", cfg.Out},
