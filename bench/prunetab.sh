@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/prunetab.sh [--model mlp|resnet] [--reuse DIR] [--seeds N] [--epochs E] [--finetune F]
+# bench/prunetab.sh [--model mlp|resnet] [--reuse DIR] [--seeds N] [--first-seed S] [--epochs E] [--finetune F]
 #                   [--finetune-lr LR] [--finetune-limit M] [--samples K] [--quick] [--out DIR] [--png FILE]:
 # the pruning comparison of paper 003, Tables 7–8 (issue 16, seed 003 item 3), on the
 # Fashion-MNIST MLP 784-256-256-10 (--model mlp, the default) or on the residual CNN of
@@ -42,6 +42,8 @@
 # (FFG-W), a fine-tuning run of M = 20000 (two thirds of an epoch) 15–30 s.
 #
 # Options: --model mlp|resnet (mlp), --reuse DIR (none; --model resnet only), --seeds N (3; paper 003 reports 5 runs; 3 fit this machine's CPU),
+# --first-seed S (1: the seeds are S … S+N−1, so that a run too long for one sitting can be split
+# by seed into several DIRs whose results.jsonl files bench/prunetab reads together),
 # --epochs E (4; 6 for the resnet), --finetune F (1), --finetune-lr LR (3e-4),
 # --finetune-limit M (20000; 0: all the training images), --samples K (16), --out DIR (runs/prunetab), --png FILE
 # (docs/img/prunetab.png). --quick: 1 seed, 1 epoch on the first 300 training images, fine-tuning
@@ -52,13 +54,15 @@
 # would reuse the old models under the new caption.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-model=mlp reuse="" seeds=3 epochs=4 finetune=1 ftlr=3e-4 ftlimit=20000 samples=16 out="" png=""
+model=mlp reuse="" seeds=3 first=1 epochs=4 finetune=1 ftlr=3e-4 ftlimit=20000 samples=16 out="" png=""
 trainlimit=0 testlimit=0 fttestlimit=1000 quick=0 pngset=0 epochsset=0
 source bench/lib/opts.sh
 source bench/lib/recipes.sh
-parse_opts "usage: bench/prunetab.sh [--model mlp|resnet] [--reuse DIR] [--seeds N] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M] [--samples K] [--quick] [--out DIR] [--png FILE]" "seeds=1 epochs=1 ftlimit=300 samples=2 trainlimit=300 testlimit=200 fttestlimit=200" \
-	--model=model --reuse=reuse:path --seeds=seeds:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr:pos --finetune-limit=ftlimit:int --samples=samples:int --out=out:path --png=png:path -- "$@"
+parse_opts "usage: bench/prunetab.sh [--model mlp|resnet] [--reuse DIR] [--seeds N] [--first-seed S] [--epochs E] [--finetune F] [--finetune-lr LR] [--finetune-limit M] [--samples K] [--quick] [--out DIR] [--png FILE]" "seeds=1 epochs=1 ftlimit=300 samples=2 trainlimit=300 testlimit=200 fttestlimit=200" \
+	--model=model --reuse=reuse:path --seeds=seeds:int --first-seed=first:int --epochs=epochs:int --finetune=finetune:int --finetune-lr=ftlr:pos --finetune-limit=ftlimit:int --samples=samples:int --out=out:path --png=png:path -- "$@"
 njobs=$(env_count JOBS 2 1 64)
+((seeds >= 1 && first >= 1)) || { echo "prunetab.sh: --seeds and --first-seed are at least 1" >&2; exit 2; }
+seedlist=$(seq "$first" $((first + seeds - 1)))
 case $model in
 mlp) stem=prunetab evalargs=() ;;
 resnet)
@@ -149,7 +153,7 @@ convert() {
 }
 
 : >"$results"
-for s in $(seq 1 "$seeds"); do
+for s in $seedlist; do
 	if ((njobs > 1)); then
 		# The two posteriors of a seed train side by side (two processes, one core each).
 		train ffgw "$s" &
@@ -163,17 +167,17 @@ for s in $(seq 1 "$seeds"); do
 		train ffgu "$s"
 	fi
 done
-# The FFG-W budgets (stored parameters, seed 1; the same for every seed) and FFG-U's range.
-for k in "${wkeeps[@]}"; do convert "$out/ffgw_1.ebnn" "$out/ffgw_1_k$k.ebnn" --snr-keep "$k"; done
-convert "$out/ffgu_1.ebnn" "$out/ffgu_1_z0.5probe.ebnn" --prune 0.5
-mapfile -t budgets < <(python3 - "$out" "${wkeeps[@]}" <<'EOF'
+# The FFG-W budgets (stored parameters, first seed; the same for every seed) and FFG-U's range.
+for k in "${wkeeps[@]}"; do convert "$out/ffgw_$first.ebnn" "$out/ffgw_${first}_k$k.ebnn" --snr-keep "$k"; done
+convert "$out/ffgu_$first.ebnn" "$out/ffgu_${first}_z0.5probe.ebnn" --prune 0.5
+mapfile -t budgets < <(python3 - "$out" "$first" "${wkeeps[@]}" <<'EOF'
 import json, sys
-out, keeps = sys.argv[1], sys.argv[2:]
-probe = json.load(open(f"{out}/ffgu_1_z0.5probe.convert.json"))
+out, first, keeps = sys.argv[1], sys.argv[2], sys.argv[3:]
+probe = json.load(open(f"{out}/ffgu_{first}_z0.5probe.convert.json"))
 z = probe["prune"]["entries"]
 full = probe["parameters"] + probe["prune"]["pruned"]
 for k in keeps:
-    pw = json.load(open(f"{out}/ffgw_1_k{k}.convert.json"))["parameters"]
+    pw = json.load(open(f"{out}/ffgw_{first}_k{k}.convert.json"))["parameters"]
     f = (full - pw) / z  # the fraction of Z to prune for FFG-U to store pw parameters
     if 0 < f < 1:
         print(f"{k} {f:.6f}")
@@ -198,7 +202,7 @@ for phase in 0 1; do
 		# status is lost however close together two jobs end.
 		failed=0 running=0
 		pool_wait() { if wait -n; then :; else failed=1; fi; running=$((running - 1)); }
-		for s in $(seq 1 "$seeds"); do
+		for s in $seedlist; do
 			for k in "${wkeeps[@]}"; do
 				[[ $ftw == *" $k "* ]] || continue
 				while ((running >= njobs)); do pool_wait; done
@@ -216,7 +220,7 @@ for phase in 0 1; do
 		while ((running > 0)); do pool_wait; done
 		((!failed)) || { echo "prunetab.sh: a fine-tuning failed: see its log, $out/*_ft.train.log" >&2; exit 1; }
 	fi
-	for s in $(seq 1 "$seeds"); do
+	for s in $seedlist; do
 		for k in "${wkeeps[@]}"; do
 			if ((phase == 0)); then
 				f=$out/ffgw_${s}_k$k.ebnn

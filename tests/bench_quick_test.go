@@ -777,7 +777,7 @@ func checkPrunedcSettings(t *testing.T, _, dir string) {
 	if err != nil || !strings.Contains(string(before), "finetune_lr=0.0003 ") {
 		t.Fatalf("%s/settings: %v, %q: want the recorded settings with finetune_lr=0.0003", dir, err, before)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	run := func(lr string) (string, error) {
 		cmd := exec.CommandContext(ctx, "bash", "bench/prunedc.sh", "--quick", "--finetune-lr", lr, "--out", dir)
@@ -796,6 +796,61 @@ func checkPrunedcSettings(t *testing.T, _, dir string) {
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, "settings")); string(after) != string(before) {
 		t.Errorf("the refused run changed %s/settings: %q, was %q", dir, after, before)
+	}
+	checkPrunedcSplit(ctx, t, dir)
+}
+
+// checkPrunedcSplit: a run split by seed (--first-seed) and kept as archives (--archive, no
+// models) prints, merged by bench/prunetab -results A,B, the tables of both seeds; an archive
+// alone prints what its run printed.
+func checkPrunedcSplit(ctx context.Context, t *testing.T, dir string) {
+	t.Helper()
+	run := func(args ...string) (string, string, error) {
+		cmd := exec.CommandContext(ctx, "bash", append([]string{"bench/prunedc.sh", "--quick", "--out", dir}, args...)...)
+		cmd.Dir = ".."
+		var out, log strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &log
+		err := cmd.Run()
+		return out.String(), log.String(), err
+	}
+	a1, a2 := filepath.Join(dir, "a1"), filepath.Join(dir, "a2")
+	if _, log, err := run("--archive", a1); err != nil || strings.Contains(log, "training ff") {
+		t.Fatalf("--archive on the finished seed-1 run: %v; want it reused, nothing trained:\n%s", err, log)
+	}
+	out2, log, err := run("--first-seed", "2", "--archive", a2)
+	if err != nil || !strings.Contains(log, "training ffgw seed 2") || strings.Contains(log, "seed 1") {
+		t.Fatalf("--first-seed 2: %v; want seed 2 trained and seed 1 left alone:\n%s", err, log)
+	}
+	tabs := markdownTables(out2)
+	if len(tabs) != 3 || len(tabs[0]) < 3 || tabs[0][2][2] != "1" {
+		t.Fatalf("--first-seed 2: want 3 tables of one seed each:\n%s", out2)
+	}
+	prunetab := func(results string) string {
+		cmd := exec.CommandContext(ctx, filepath.Join(dir, "prunetab"), "-corrupt", "-results", results, "-corrupt-samples", "2",
+			"-corrupt-limit", "200", "-epochs", "1", "-finetune", "1", "-finetune-lr", "3e-4", "-finetune-limit", "300")
+		cmd.Dir = ".."
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("prunetab -corrupt -results %s: %v", results, err)
+		}
+		return string(out)
+	}
+	if got := prunetab(filepath.Join(a2, "results.jsonl")); got != out2 {
+		t.Errorf("the archive of --first-seed 2 printed\n%s\nits run printed\n%s", got, out2)
+	}
+	if _, err := os.Stat(filepath.Join(a2, "ffgw_2_k0.1_ft.corrupt.json")); err != nil {
+		t.Errorf("the archive lacks a fine-tuned model's evaluation: %v", err)
+	}
+	merged := markdownTables(prunetab(filepath.Join(a1, "results.jsonl") + "," + filepath.Join(a2, "results.jsonl")))
+	if len(merged) != 3 {
+		t.Fatalf("merged archives: %d tables, want 3", len(merged))
+	}
+	for i, tab := range merged[:2] {
+		for _, row := range tab[2:] {
+			if row[2] != "2" {
+				t.Errorf("merged archives, table %d: row %q has %s seeds, want 2", i, row[:3], row[2])
+			}
+		}
 	}
 }
 

@@ -16,10 +16,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -40,6 +43,7 @@ type corruptOptions struct {
 	dataDir, png   string
 	force          bool
 	caption        string // the models' training and fine-tuning, for the tables' captions
+	archive        string // write the results and evaluations of the table's models here
 }
 
 // paperCorrupt is paper 003's ResNet-50 CIFAR-10-C row for a pruning level (Table 15: accuracy
@@ -134,10 +138,63 @@ func runCorrupt(path string, o corruptOptions, w io.Writer) error {
 		return err
 	}
 	corruptTables(w, rows, res, o)
+	if o.archive != "" {
+		if err := archiveCorrupt(o.archive, groups, res); err != nil {
+			return err
+		}
+	}
 	if o.png == "" {
 		return nil
 	}
 	return corruptPlot(o.png, rows, res)
+}
+
+// archiveCorrupt writes into dir what the tables were made from, without the models: every
+// result line of groups (model paths reduced to the file's name) to dir/results.jsonl, and each
+// evaluated model's cached evaluation beside it as <name>.corrupt.json. `-corrupt -results
+// dir/results.jsonl` with the same -corrupt-samples, -corrupt-seed and -corrupt-limit prints the
+// same tables from it, and bench/prunetab without -corrupt the clean table: a long run kept in
+// the repository (docs/results/prunedc50/), or parts of one run on different machines merged.
+func archiveCorrupt(dir string, groups []*group, res map[string]*corruptResult) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var lines []byte
+	names := map[string]string{}
+	for _, g := range groups {
+		for _, r := range g.rs {
+			name := filepath.Base(r.Path)
+			if prev, ok := names[name]; ok && prev != r.Path {
+				return fmt.Errorf("-archive: two models named %s (%s and %s)", name, prev, r.Path)
+			}
+			names[name] = r.Path
+			a := r
+			a.Path = name
+			raw, err := json.Marshal(a)
+			if err != nil {
+				return err
+			}
+			lines = append(append(lines, raw...), '\n')
+			c, ok := res[r.Path]
+			if !ok {
+				continue // a plain model of a fine-tuned level: in the clean table only
+			}
+			c2 := *c
+			c2.Model = name
+			raw, err = json.MarshalIndent(&c2, "", "  ")
+			if err != nil {
+				return err
+			}
+			cache := filepath.Join(dir, strings.TrimSuffix(name, ".ebnn")+".corrupt.json")
+			if err := outfile.WriteBytes(context.Background(), cache, append(raw, '\n')); err != nil {
+				return fmt.Errorf("-archive: %w", err)
+			}
+		}
+	}
+	if err := outfile.WriteBytes(context.Background(), filepath.Join(dir, "results.jsonl"), lines); err != nil {
+		return fmt.Errorf("-archive: %w", err)
+	}
+	return nil
 }
 
 // evaluateCorrupt returns every model's evaluation by path, from its cache or evaluated now.
@@ -217,12 +274,14 @@ func evaluateCorrupt(rows []*group, o corruptOptions) (map[string]*corruptResult
 	return res, nil
 }
 
-// cachedCorrupt returns the cached evaluation of the model at path if it is usable.
+// cachedCorrupt returns the cached evaluation of the model at path if it is usable: made with
+// o's samples, seed and limit, complete, and newer than the model — or, where the model file does
+// not exist, an archived evaluation (-archive: the numbers of a model not kept).
 func cachedCorrupt(path string, o corruptOptions) *corruptResult {
 	cache := strings.TrimSuffix(path, ".ebnn") + ".corrupt.json"
 	ms, err1 := os.Stat(path)
 	cs, err2 := os.Stat(cache)
-	if o.force || err1 != nil || err2 != nil || !cs.ModTime().After(ms.ModTime()) {
+	if o.force || err2 != nil || err1 != nil && !errors.Is(err1, fs.ErrNotExist) || err1 == nil && !cs.ModTime().After(ms.ModTime()) {
 		return nil
 	}
 	raw, err := os.ReadFile(cache)

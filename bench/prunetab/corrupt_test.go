@@ -87,3 +87,86 @@ func TestRunCorruptCached(t *testing.T) {
 		t.Error("a cache of 4 samples served a run of 8")
 	}
 }
+
+// TestCorruptArchive: the tables printed from an archive (-archive; no model files, relative
+// paths) and from the runs split by seed over two results files are the tables of the original
+// run; a row given twice is refused, naming both places.
+func TestCorruptArchive(t *testing.T) {
+	dir := t.TempDir()
+	o := corruptOptions{samples: 2, limit: 10, seed: 42, caption: "test"}
+	old := time.Now().Add(-time.Hour)
+	// Two directories, one seed each, as bench/prunetab.sh --first-seed makes them.
+	var files []string
+	for seed := 1; seed <= 2; seed++ {
+		sub := filepath.Join(dir, fmt.Sprintf("seed%d", seed))
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, m := range []struct {
+			method string
+			keep   float64
+			ft     bool
+			acc    float64
+		}{{"FFG-W", 1, false, 0.9}, {"FFG-W", 0.1, false, 0.3}, {"FFG-W", 0.1, true, 0.8 + 0.05*float64(seed)}} {
+			path := filepath.Join(sub, fmt.Sprintf("ffgw_%d_k%g_%v.ebnn", seed, m.keep, m.ft))
+			if err := os.WriteFile(path, []byte("not read"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(path, old, old); err != nil {
+				t.Fatal(err)
+			}
+			r := corruptResult{Model: path, Samples: 2, Seed: 42, Limit: 10, Clean: cmetrics{Accuracy: m.acc}, Corrupt: map[string]cmetrics{}}
+			for _, c := range data.Corruptions() {
+				for s := 1; s <= data.MaxSeverity; s++ {
+					r.Corrupt[sevtab.Key(c, s)] = cmetrics{Accuracy: m.acc - 0.1*float64(s), ECE: 0.01 * float64(s*seed)}
+				}
+			}
+			raw, _ := json.Marshal(r)
+			if err := os.WriteFile(strings.TrimSuffix(path, ".ebnn")+".corrupt.json", raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			line, _ := json.Marshal(map[string]any{"method": m.method, "keep": m.keep, "seed": seed, "finetuned": m.ft, "path": path,
+				"parameters": 10, "bytes": 100, "accuracy": m.acc})
+			lines = append(lines, string(line))
+		}
+		f := filepath.Join(sub, "results.jsonl")
+		if err := os.WriteFile(f, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	both := strings.Join(files, ",")
+	var want strings.Builder
+	o.archive = filepath.Join(dir, "archive")
+	if err := runCorrupt(both, o, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(want.String(), "| FFG-W | 10 % weights, fine-tuned | 2 | 10 | 87.50 ± 2.50 |") {
+		t.Fatalf("the two files were not read as one run:\n%s", want.String())
+	}
+	// The archive alone, the originals gone (models and caches), gives the same tables.
+	for _, sub := range []string{"seed1", "seed2"} {
+		if err := os.RemoveAll(filepath.Join(dir, sub)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.archive = ""
+	var got strings.Builder
+	if err := runCorrupt(filepath.Join(dir, "archive", "results.jsonl"), o, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("from the archive:\n%s\nfrom the runs:\n%s", got.String(), want.String())
+	}
+	// Other evaluation settings cannot be served by the archive (its models are gone).
+	o.samples = 4
+	if err := runCorrupt(filepath.Join(dir, "archive", "results.jsonl"), o, &got); err == nil {
+		t.Error("an archive of 2 samples served a run of 4")
+	}
+	// The same file twice: every row is given twice.
+	a := filepath.Join(dir, "archive", "results.jsonl")
+	if _, err := load(a + "," + a); err == nil || !strings.Contains(err.Error(), "is already in "+a+":1") {
+		t.Errorf("a row given twice: %v", err)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -93,7 +94,7 @@ func cell(rs []result, f func(result) float64, format string) string {
 }
 
 func main() {
-	results := flag.String("results", "runs/prunetab/results.jsonl", "the per-model results (JSON lines)")
+	results := flag.String("results", "runs/prunetab/results.jsonl", "the per-model results (JSON lines); several files separated by commas are read as one")
 	png := flag.String("png", "docs/img/prunetab.png", "write the plot here")
 	epochs := flag.Int("epochs", 12, "training epochs (for the caption)")
 	finetune := flag.Int("finetune", 1, "fine-tuning epochs (for the caption)")
@@ -109,6 +110,7 @@ func main() {
 	flag.StringVar(&co.dataDir, "data-dir", data.DefaultFashionMNISTDir, "with -corrupt: directory of the Fashion-MNIST IDX files")
 	flag.StringVar(&co.png, "corrupt-png", "", "with -corrupt: write the accuracy/ECE-against-severity plot here")
 	flag.BoolVar(&co.force, "force", false, "with -corrupt: re-evaluate models that have a cached evaluation")
+	flag.StringVar(&co.archive, "archive", "", "with -corrupt: also write the results and the evaluations the tables were made from (not the models) into this directory, to be read again with -results DIR/results.jsonl")
 	flag.Parse()
 	// Outputs that cannot be written are refused before the evaluations, not after them.
 	if err := outfile.CheckOutputs("prunetab: ", outfile.Output{Flag: "-png", Path: *png}, outfile.Output{Flag: "-corrupt-png", Path: co.png}); err != nil {
@@ -211,12 +213,11 @@ func run(path, png, caption string, net network) error {
 
 // load reads the per-model results and groups them by method, kept fraction and fine-tuning,
 // sorted by method, then kept fraction (largest first), the plain row before the fine-tuned one.
-func load(path string) ([]*group, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
+//
+// paths is one results file or several separated by commas (the runs of one table split by seed
+// over several directories, bench/prunetab.sh --first-seed); a model path in a file that is not
+// absolute is relative to that file's directory (an archive, -archive).
+func load(paths string) ([]*group, error) {
 	var groups []*group
 	find := func(r result) *group {
 		for _, g := range groups {
@@ -228,20 +229,48 @@ func load(path string) ([]*group, error) {
 		groups = append(groups, g)
 		return g
 	}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var r result
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		g := find(r)
-		g.rs = append(g.rs, r)
+	type key struct {
+		method string
+		keep   float64
+		seed   int
+		ft     bool
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	seen := map[key]string{}
+	read := func(path string) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for line := 1; sc.Scan(); line++ {
+			if strings.TrimSpace(sc.Text()) == "" {
+				continue
+			}
+			var r result
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				return fmt.Errorf("%s:%d: %w", path, line, err)
+			}
+			k := key{r.Method, r.Keep, r.Seed, r.Finetuned}
+			if prev, ok := seen[k]; ok {
+				return fmt.Errorf("%s:%d: %s kept %g seed %d (fine-tuned %v) is already in %s", path, line, r.Method, r.Keep, r.Seed, r.Finetuned, prev)
+			}
+			seen[k] = fmt.Sprintf("%s:%d", path, line)
+			if r.Path != "" && !filepath.IsAbs(r.Path) {
+				r.Path = filepath.Join(filepath.Dir(path), r.Path)
+			}
+			g := find(r)
+			g.rs = append(g.rs, r)
+		}
+		if err := sc.Err(); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return nil
+	}
+	for _, path := range strings.Split(paths, ",") {
+		if err := read(path); err != nil {
+			return nil, err
+		}
 	}
 	if len(groups) == 0 {
 		return nil, errors.New("no results")
