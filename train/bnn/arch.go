@@ -61,7 +61,8 @@ func initOf(ls *runtime.LayerSpec, l bnnconfig.Layer) Init {
 		if ls.Bias {
 			dIn++
 		}
-		return Init{InitSD: l.FFG.InitSD, PriorMean: l.FFG.PriorMean, PriorBiasSD: l.FFG.EffectivePriorBiasSD(dIn)}
+		return Init{InitSD: l.FFG.InitSD, PriorMean: l.FFG.PriorMean, PriorBiasSD: l.FFG.EffectivePriorBiasSD(dIn),
+			WholeWeights: !l.FFG.LocalReparameterization}
 	case l.Kind == bnnconfig.FCG:
 		return Init{InitSD: l.FCG.InitSD, PriorMean: l.FCG.PriorMean, PriorBiasSD: l.FCG.PriorBiasSD}
 	}

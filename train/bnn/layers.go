@@ -92,17 +92,17 @@ func (l *deterministic[T]) name() string                          { return l.aff
 // ffg is bayesianize's FFGMixin: W ~ N(weight_mean, softplus(_weight_sd)²) elementwise (sd
 // clamped at max_sd), likewise the bias, with prior buffers prior_{weight,bias}_{mean,sd}. In
 // training it samples outputs with the local reparameterisation (mean x·M, variance x²·S² +
-// 1e-6), otherwise whole weights.
+// 1e-6) unless whole is set (Init.WholeWeights), otherwise whole weights.
 type ffg[T Float] struct {
 	affine
 	maxSD              float64
 	wm, ws, bm, bs     Param[T]
 	pwm, pws, pbm, pbs Param[T]
-	hasMax             bool
+	hasMax, whole      bool
 }
 
 func newFFG[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand.Rand) (layer[T], error) {
-	l := &ffg[T]{affine: a}
+	l := &ffg[T]{affine: a, whole: in.WholeWeights}
 	if p.MaxSD != nil {
 		l.maxSD, l.hasMax = *p.MaxSD, true
 	}
@@ -159,7 +159,7 @@ func (l *ffg[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], c *Context[T]
 	if l.bias {
 		bm, bs = tp.Param(l.bm.Param), l.sd(tp, l.bs)
 	}
-	if c.Train && !c.Mean {
+	if c.Train && !l.whole {
 		mean := applyAffine(tp, &l.affine, x, wm, bm)
 		var b2 *autodiff.Var[T]
 		if l.bias {

@@ -49,6 +49,11 @@ type Init struct {
 	// PriorBiasSD is the FFG bias prior sd after width scaling (the weight prior sd is
 	// PosteriorSpec.PriorSD).
 	PriorBiasSD float64
+	// WholeWeights makes an FFG layer draw whole weights in training too — one W and b per
+	// forward pass, shared by the batch — instead of sampling its outputs with the local
+	// reparameterisation (bayesianize's local_reparameterization=False; the reference code of
+	// paper 004 samples this way).
+	WholeWeights bool
 	// Momentum is a BatchNorm layer's running-statistics momentum; nil means PyTorch's default
 	// 0.1.
 	Momentum *float64
@@ -430,7 +435,8 @@ func (n *Net[T]) ForwardMeanTapped(tp *autodiff.Tape[T], x *autodiff.Var[T], tap
 // (N, outputs). In training mode BatchNorm layers use the batch statistics and update their
 // running statistics (PyTorch's train()); otherwise they use the running statistics (eval()).
 // Every call samples fresh weights (one sample shared by the batch for inducing
-// layers, as bayesianize; per-input noise for FFG layers in training mode). Ensemble-U layers use
+// layers, as bayesianize; per-input noise for FFG layers in training mode unless their
+// Init.WholeWeights is set). Ensemble-U layers use
 // member (number of earlier Forward calls) mod K, as bayesianize cycles its members.
 func (n *Net[T]) Forward(tp *autodiff.Tape[T], x *autodiff.Var[T], train bool) *autodiff.Var[T] {
 	c := &Context[T]{Train: train, net: n}
