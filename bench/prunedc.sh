@@ -31,8 +31,8 @@
 # --png FILE (docs/img/prunedc.png), --archive ADIR (none: with it, the results and the corruption
 # evaluations the tables were made from, without the models, are also written to ADIR —
 # `go run ./bench/prunetab -corrupt -results ADIR/results.jsonl` with the same --samples and
-# --corrupt-limit prints the tables again from them, and -results takes several such files, comma
-# separated, to merge runs split by --first-seed). --quick: bench/prunetab.sh --quick (1 seed, 1 epoch on
+# --corrupt-limit prints the tables again from them, and -results given once per file merges the
+# runs of one table split by --first-seed). --quick: bench/prunetab.sh --quick (1 seed, 1 epoch on
 # 300 images, every evaluation on 200 test images), K = 2, L = 200, the plot in DIR — every
 # table's shape in about 35 s of CPU (tests/bench_quick_test.go).
 set -euo pipefail

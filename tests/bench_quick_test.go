@@ -801,7 +801,7 @@ func checkPrunedcSettings(t *testing.T, _, dir string) {
 }
 
 // checkPrunedcSplit: a run split by seed (--first-seed) and kept as archives (--archive, no
-// models) prints, merged by bench/prunetab -results A,B, the tables of both seeds; an archive
+// models) prints, merged by bench/prunetab -results A -results B, the tables of both seeds; an archive
 // alone prints what its run printed.
 func checkPrunedcSplit(ctx context.Context, t *testing.T, dir string) {
 	t.Helper()
@@ -825,9 +825,13 @@ func checkPrunedcSplit(ctx context.Context, t *testing.T, dir string) {
 	if len(tabs) != 3 || len(tabs[0]) < 3 || tabs[0][2][2] != "1" {
 		t.Fatalf("--first-seed 2: want 3 tables of one seed each:\n%s", out2)
 	}
-	prunetab := func(results string) string {
-		cmd := exec.CommandContext(ctx, filepath.Join(dir, "prunetab"), "-corrupt", "-results", results, "-corrupt-samples", "2",
-			"-corrupt-limit", "200", "-epochs", "1", "-finetune", "1", "-finetune-lr", "3e-4", "-finetune-limit", "300")
+	prunetab := func(results ...string) string {
+		args := []string{"-corrupt", "-corrupt-samples", "2", "-corrupt-limit", "200", "-epochs", "1", "-finetune", "1",
+			"-finetune-lr", "3e-4", "-finetune-limit", "300"}
+		for _, r := range results {
+			args = append(args, "-results", r)
+		}
+		cmd := exec.CommandContext(ctx, filepath.Join(dir, "prunetab"), args...)
 		cmd.Dir = ".."
 		out, err := cmd.Output()
 		if err != nil {
@@ -841,7 +845,7 @@ func checkPrunedcSplit(ctx context.Context, t *testing.T, dir string) {
 	if _, err := os.Stat(filepath.Join(a2, "ffgw_2_k0.1_ft.corrupt.json")); err != nil {
 		t.Errorf("the archive lacks a fine-tuned model's evaluation: %v", err)
 	}
-	merged := markdownTables(prunetab(filepath.Join(a1, "results.jsonl") + "," + filepath.Join(a2, "results.jsonl")))
+	merged := markdownTables(prunetab(filepath.Join(a1, "results.jsonl"), filepath.Join(a2, "results.jsonl")))
 	if len(merged) != 3 {
 		t.Fatalf("merged archives: %d tables, want 3", len(merged))
 	}

@@ -124,11 +124,11 @@ func family(method string) string {
 	return method
 }
 
-func runCorrupt(path string, o corruptOptions, w io.Writer) error {
+func runCorrupt(paths []string, o corruptOptions, w io.Writer) error {
 	if o.samples < 1 || o.limit < 0 {
 		return fmt.Errorf("-corrupt-samples must be positive and -corrupt-limit not negative")
 	}
-	groups, err := load(path)
+	groups, err := load(paths)
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func archiveCorrupt(dir string, groups []*group, res map[string]*corruptResult) 
 			}
 			names[name] = r.Path
 			a := r
-			a.Path = name
+			a.Path, a.Archived = name, true
 			raw, err := json.Marshal(a)
 			if err != nil {
 				return err
@@ -215,7 +215,7 @@ func evaluateCorrupt(rows []*group, o corruptOptions) (map[string]*corruptResult
 			if r.Path == "" {
 				return nil, fmt.Errorf("%s seed %d: no model path in the results (rerun bench/prunetab.sh)", g.method, r.Seed)
 			}
-			if c := cachedCorrupt(r.Path, o); c != nil {
+			if c := cachedCorrupt(r.Path, r.Archived, o); c != nil {
 				res[r.Path] = c
 				continue
 			}
@@ -275,13 +275,14 @@ func evaluateCorrupt(rows []*group, o corruptOptions) (map[string]*corruptResult
 }
 
 // cachedCorrupt returns the cached evaluation of the model at path if it is usable: made with
-// o's samples, seed and limit, complete, and newer than the model — or, where the model file does
-// not exist, an archived evaluation (-archive: the numbers of a model not kept).
-func cachedCorrupt(path string, o corruptOptions) *corruptResult {
+// o's samples, seed and limit, complete, and newer than the model — or, for an archived row whose
+// model file does not exist, the archive's evaluation (-archive: the numbers of a model not kept).
+func cachedCorrupt(path string, archived bool, o corruptOptions) *corruptResult {
 	cache := strings.TrimSuffix(path, ".ebnn") + ".corrupt.json"
 	ms, err1 := os.Stat(path)
 	cs, err2 := os.Stat(cache)
-	if o.force || err2 != nil || err1 != nil && !errors.Is(err1, fs.ErrNotExist) || err1 == nil && !cs.ModTime().After(ms.ModTime()) {
+	gone := archived && errors.Is(err1, fs.ErrNotExist)
+	if o.force || err2 != nil || err1 != nil && !gone || err1 == nil && !cs.ModTime().After(ms.ModTime()) {
 		return nil
 	}
 	raw, err := os.ReadFile(cache)

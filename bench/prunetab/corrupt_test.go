@@ -62,7 +62,7 @@ func TestRunCorruptCached(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	if err := runCorrupt(results, o, &out); err != nil {
+	if err := runCorrupt([]string{results}, o, &out); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
@@ -83,7 +83,7 @@ func TestRunCorruptCached(t *testing.T) {
 	}
 	// A cache made with other settings is not used: the (fake) model must then be loaded.
 	o.samples = 8
-	if err := runCorrupt(results, o, &out); err == nil {
+	if err := runCorrupt([]string{results}, o, &out); err == nil {
 		t.Error("a cache of 4 samples served a run of 8")
 	}
 }
@@ -136,7 +136,7 @@ func TestCorruptArchive(t *testing.T) {
 		}
 		files = append(files, f)
 	}
-	both := strings.Join(files, ",")
+	both := files
 	var want strings.Builder
 	o.archive = filepath.Join(dir, "archive")
 	if err := runCorrupt(both, o, &want); err != nil {
@@ -153,7 +153,7 @@ func TestCorruptArchive(t *testing.T) {
 	}
 	o.archive = ""
 	var got strings.Builder
-	if err := runCorrupt(filepath.Join(dir, "archive", "results.jsonl"), o, &got); err != nil {
+	if err := runCorrupt([]string{filepath.Join(dir, "archive", "results.jsonl")}, o, &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.String() != want.String() {
@@ -161,12 +161,53 @@ func TestCorruptArchive(t *testing.T) {
 	}
 	// Other evaluation settings cannot be served by the archive (its models are gone).
 	o.samples = 4
-	if err := runCorrupt(filepath.Join(dir, "archive", "results.jsonl"), o, &got); err == nil {
+	if err := runCorrupt([]string{filepath.Join(dir, "archive", "results.jsonl")}, o, &got); err == nil {
 		t.Error("an archive of 2 samples served a run of 4")
 	}
 	// The same file twice: every row is given twice.
 	a := filepath.Join(dir, "archive", "results.jsonl")
-	if _, err := load(a + "," + a); err == nil || !strings.Contains(err.Error(), "is already in "+a+":1") {
+	if _, err := load([]string{a, a}); err == nil || !strings.Contains(err.Error(), "is already in "+a+":1") {
 		t.Errorf("a row given twice: %v", err)
+	}
+}
+
+// TestLoadPaths: a row's model path is used as bench/prunetab.sh wrote it (relative to the
+// working directory, as runs/prunedc/… is) unless the row is archived, whose file name is
+// relative to its results file; an archived row naming a path, or an empty part of a merged
+// run, is refused.
+func TestLoadPaths(t *testing.T) {
+	t.Chdir(t.TempDir())
+	write := func(path string, rows ...map[string]any) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var b []byte
+		for _, r := range rows {
+			line, _ := json.Marshal(r)
+			b = append(append(b, line...), '\n')
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	row := func(seed int, path string, archived bool) map[string]any {
+		return map[string]any{"method": "FFG-W", "keep": 1, "seed": seed, "path": path, "archived": archived}
+	}
+	write("runs/p/results.jsonl", row(1, "runs/p/ffgw_1.ebnn", false))
+	write("arch/results.jsonl", row(2, "ffgw_2.ebnn", true))
+	groups, err := load([]string{"runs/p/results.jsonl", "arch/results.jsonl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(groups) != 1 || len(groups[0].rs) != 2 || groups[0].rs[0].Path != "runs/p/ffgw_1.ebnn" || groups[0].rs[1].Path != filepath.Join("arch", "ffgw_2.ebnn") {
+		t.Errorf("paths: %+v", groups[0].rs)
+	}
+	write("bad/results.jsonl", row(3, "../ffgw_3.ebnn", true))
+	if _, err := load([]string{"bad/results.jsonl"}); err == nil || !strings.Contains(err.Error(), "must be a file name") {
+		t.Errorf("an archived row naming a path: %v", err)
+	}
+	write("empty/results.jsonl")
+	if _, err := load([]string{"runs/p/results.jsonl", "empty/results.jsonl"}); err == nil || !strings.Contains(err.Error(), "empty/results.jsonl: no results") {
+		t.Errorf("an empty part of a merged run: %v", err)
 	}
 }

@@ -45,6 +45,9 @@ type result struct {
 	Brier        float64 `json:"brier"`
 	AUROCMaxProb float64 `json:"auroc_maxprob"`
 	AUROCEntropy float64 `json:"auroc_entropy"`
+	// Archived marks a row of an archive (-archive): Path is then the file name of a model that
+	// was not kept, beside the results file, and its evaluation is <name>.corrupt.json there.
+	Archived bool `json:"archived,omitempty"`
 }
 
 // paperRow is paper 003's ResNet-50 / CIFAR-10 row (Table 7: accuracy %, NLL, ECE %; Table 8:
@@ -94,7 +97,8 @@ func cell(rs []result, f func(result) float64, format string) string {
 }
 
 func main() {
-	results := flag.String("results", "runs/prunetab/results.jsonl", "the per-model results (JSON lines); several files separated by commas are read as one")
+	var results resultFiles
+	flag.Var(&results, "results", "the per-model results (JSON lines; default runs/prunetab/results.jsonl); given more than once, the files are read as one")
 	png := flag.String("png", "docs/img/prunetab.png", "write the plot here")
 	epochs := flag.Int("epochs", 12, "training epochs (for the caption)")
 	finetune := flag.Int("finetune", 1, "fine-tuning epochs (for the caption)")
@@ -125,7 +129,7 @@ func main() {
 	if *corrupt {
 		co.caption = fmt.Sprintf("Fashion-MNIST %s, %d epochs; the pruned models fine-tuned %d epoch(s) of %s at lr %s where the kept column says so",
 			net.Caption, *epochs, *finetune, trainingImages(*ftlimit), *ftlr)
-		if err := runCorrupt(*results, co, os.Stdout); err != nil {
+		if err := runCorrupt(results.list(), co, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "prunetab:", err)
 			os.Exit(1)
 		}
@@ -134,10 +138,28 @@ func main() {
 	caption := fmt.Sprintf("Fashion-MNIST %s, %d epochs; fine-tuning %d epoch(s) of %s%s at lr %s; "+
 		"%d samples per prediction; OOD: scikit-learn's digits. Mean ± s.e. over seeds. Paper: ResNet-50 on CIFAR-10 (Tables 7–8, "+
 		"fine-tuned 50 epochs at 1e-4), not comparable in absolute terms.", net.Caption, *epochs, *finetune, trainingImages(*ftlimit), net.Of, *ftlr, *samples)
-	if err := run(*results, *png, caption, net); err != nil {
+	if err := run(results.list(), *png, caption, net); err != nil {
 		fmt.Fprintln(os.Stderr, "prunetab:", err)
 		os.Exit(1)
 	}
+}
+
+// resultFiles is the -results flag: every file it was given, in order.
+type resultFiles []string
+
+func (r *resultFiles) String() string { return strings.Join(*r, " ") }
+
+func (r *resultFiles) Set(v string) error {
+	*r = append(*r, v)
+	return nil
+}
+
+// list returns the files, or the default when none was given.
+func (r resultFiles) list() []string {
+	if len(r) == 0 {
+		return []string{"runs/prunetab/results.jsonl"}
+	}
+	return r
 }
 
 // trainingImages names the fine-tuning's training set in the captions: the first limit
@@ -163,8 +185,8 @@ var networks = map[string]network{
 		Of: " of classes 0–4", Title: "residual CNN"},
 }
 
-func run(path, png, caption string, net network) error {
-	groups, err := load(path)
+func run(paths []string, png, caption string, net network) error {
+	groups, err := load(paths)
 	if err != nil {
 		return err
 	}
@@ -214,10 +236,10 @@ func run(path, png, caption string, net network) error {
 // load reads the per-model results and groups them by method, kept fraction and fine-tuning,
 // sorted by method, then kept fraction (largest first), the plain row before the fine-tuned one.
 //
-// paths is one results file or several separated by commas (the runs of one table split by seed
-// over several directories, bench/prunetab.sh --first-seed); a model path in a file that is not
-// absolute is relative to that file's directory (an archive, -archive).
-func load(paths string) ([]*group, error) {
+// paths are one results file or several read as one (the runs of one table split by seed over
+// several directories, bench/prunetab.sh --first-seed); the model paths of an archive's rows
+// (-archive) are relative to its directory, the others as bench/prunetab.sh wrote them.
+func load(paths []string) ([]*group, error) {
 	var groups []*group
 	find := func(r result) *group {
 		for _, g := range groups {
@@ -243,6 +265,7 @@ func load(paths string) ([]*group, error) {
 		}
 		defer f.Close()
 		sc := bufio.NewScanner(f)
+		rows := 0
 		for line := 1; sc.Scan(); line++ {
 			if strings.TrimSpace(sc.Text()) == "" {
 				continue
@@ -256,18 +279,25 @@ func load(paths string) ([]*group, error) {
 				return fmt.Errorf("%s:%d: %s kept %g seed %d (fine-tuned %v) is already in %s", path, line, r.Method, r.Keep, r.Seed, r.Finetuned, prev)
 			}
 			seen[k] = fmt.Sprintf("%s:%d", path, line)
-			if r.Path != "" && !filepath.IsAbs(r.Path) {
+			if r.Archived {
+				if r.Path == "" || r.Path != filepath.Base(r.Path) {
+					return fmt.Errorf("%s:%d: an archived row's path must be a file name, not %q", path, line, r.Path)
+				}
 				r.Path = filepath.Join(filepath.Dir(path), r.Path)
 			}
 			g := find(r)
 			g.rs = append(g.rs, r)
+			rows++
 		}
 		if err := sc.Err(); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
+		if rows == 0 && len(paths) > 1 {
+			return fmt.Errorf("%s: no results", path) // a part of a merged run missing
+		}
 		return nil
 	}
-	for _, path := range strings.Split(paths, ",") {
+	for _, path := range paths {
 		if err := read(path); err != nil {
 			return nil, err
 		}

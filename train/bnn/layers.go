@@ -92,7 +92,11 @@ func (l *deterministic[T]) name() string                          { return l.aff
 // ffg is bayesianize's FFGMixin: W ~ N(weight_mean, softplus(_weight_sd)²) elementwise (sd
 // clamped at max_sd), likewise the bias, with prior buffers prior_{weight,bias}_{mean,sd}. In
 // training it samples outputs with the local reparameterisation (mean x·M, variance x²·S² +
-// 1e-6) unless whole is set (Init.WholeWeights), otherwise whole weights.
+// 1e-6) unless whole is set (Init.WholeWeights: bayesianize's local_reparameterization false),
+// otherwise whole weights, one W and b per pass. (bayesianize's layer with the default
+// local_reparameterization true samples outputs in evaluation too: each output has the same
+// distribution either way; only outputs of different inputs of one batch are independent
+// there and share W here.)
 type ffg[T Float] struct {
 	affine
 	maxSD              float64

@@ -83,7 +83,8 @@ type Param[T Float] struct {
 
 // Context carries the per-forward-pass state.
 type Context[T Float] struct {
-	// Train selects training behaviour: FFG layers use local reparameterisation and BatchNorm
+	// Train selects training behaviour: FFG layers use local reparameterisation (unless
+	// Init.WholeWeights) and BatchNorm
 	// layers normalise with the batch statistics and update their running statistics.
 	Train bool
 	// Mean replaces every noise draw by zero: the posterior mean weights (the conditional mean
