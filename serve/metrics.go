@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -110,11 +111,14 @@ func (mt *metrics) write(w io.Writer, ready bool, loaded map[string]float64) err
 			bw.WriteString(name + "{" + label("model", k[0]) + "," + label(l2, k[1]) + "} " + strconv.FormatUint(m[k], 10) + "\n")
 		}
 	}
+	// A copy of the counters, taken under the lock and written after it: a client reading its
+	// response slowly must not hold up every request's count (metrics.request).
 	mt.mu.Lock()
-	counterMap("edgebnn_serve_requests_total", "Requests by model and HTTP status (model \"\": names not served).", "code", mt.requests)
-	counterMap("edgebnn_serve_errors_total", "Failed requests by model and kind of error.", "kind", mt.errors)
-	counterMap("edgebnn_serve_reloads_total", "Model reloads (SIGHUP) by model and result (ok, error: the old model kept serving).", "result", mt.reloads)
+	requests, errs, reloads := maps.Clone(mt.requests), maps.Clone(mt.errors), maps.Clone(mt.reloads)
 	mt.mu.Unlock()
+	counterMap("edgebnn_serve_requests_total", "Requests by model and HTTP status (model \"\": names not served).", "code", requests)
+	counterMap("edgebnn_serve_errors_total", "Failed requests by model and kind of error.", "kind", errs)
+	counterMap("edgebnn_serve_reloads_total", "Model reloads (SIGHUP) by model and result (ok, error: the old model kept serving).", "result", reloads)
 
 	header("edgebnn_serve_request_duration_seconds", "histogram", "Latency of requests, from the request's start to its response, by model.")
 	for _, n := range names {

@@ -510,12 +510,13 @@ func TestServeQueueTimeoutAndDisconnect(t *testing.T) {
 	}
 	fmt.Fprintf(c, "POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{\"instances\": [[1, 2")
 	c.Close()
-	// The server notices both departures by itself, with every predictor still busy.
+	// The server notices both departures by itself, with every predictor still busy, and counts
+	// both as the client's (499, client_canceled; not a bad body).
 	errs := func(kind string) float64 {
 		return metricValue(t, metricsText(t, ts.URL), `edgebnn_serve_errors_total{model="mnist",kind="`+kind+`"}`)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for (s.mt.inFlight.Load() != 0 || errs("client_canceled") != 1 || errs("read_body") != 1) && time.Now().Before(deadline) {
+	for (s.mt.inFlight.Load() != 0 || errs("client_canceled") != 2) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	put()
@@ -526,8 +527,14 @@ func TestServeQueueTimeoutAndDisconnect(t *testing.T) {
 	if v := metricValue(t, m, `edgebnn_serve_errors_total{model="mnist",kind="queue_timeout"}`); v != 1 {
 		t.Fatalf("queue timeouts %v\n%s", v, m)
 	}
-	if v := metricValue(t, m, `edgebnn_serve_errors_total{model="mnist",kind="client_canceled"}`); v != 1 {
+	if v := metricValue(t, m, `edgebnn_serve_errors_total{model="mnist",kind="client_canceled"}`); v != 2 {
 		t.Fatalf("client_canceled %v\n%s", v, m)
+	}
+	if v := metricValue(t, m, `edgebnn_serve_requests_total{model="mnist",code="499"}`); v != 2 {
+		t.Fatalf("499s %v\n%s", v, m)
+	}
+	if strings.Contains(m, `kind="read_body"`) {
+		t.Fatalf("a departure counted as a bad body:\n%s", m)
 	}
 	if code, b := post(t, ts.Client(), ts.URL+"/v1/models/mnist:predict", "application/json", one); code != 200 {
 		t.Fatalf("%d %s", code, b)

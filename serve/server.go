@@ -229,7 +229,9 @@ func (s *Server) routes() http.Handler {
 	}))
 	mux.HandleFunc("/v1/models/{spec}", s.modelRoute)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %.100q (see GET /v1/models)", r.URL.Path))
+		s.mt.request("", http.StatusNotFound, kindNotFound, time.Since(start))
 	})
 	return mux
 }
@@ -238,8 +240,10 @@ func (s *Server) routes() http.Handler {
 func (s *Server) only(method string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != method && !(method == "GET" && r.Method == "HEAD") {
+			start := time.Now()
 			w.Header().Set("Allow", method)
 			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed (use %s)", r.Method, r.URL.Path, method))
+			s.mt.request("", http.StatusMethodNotAllowed, kindMethod, time.Since(start))
 			return
 		}
 		h(w, r)
@@ -257,7 +261,9 @@ func (s *Server) modelRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if verb != "predict" {
+		start := time.Now()
 		writeError(w, http.StatusNotFound, fmt.Sprintf("model %.80q: unknown method %.40q (the only one is :predict)", name, verb))
+		s.mt.request(name, http.StatusNotFound, kindNotFound, time.Since(start))
 		return
 	}
 	start := time.Now()
@@ -314,11 +320,10 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request, name string) (i
 			if k != "normalized" || len(v) != 1 {
 				return fail(w, badRequest(kindBadQuery, "model %q: unknown or repeated query parameter %.40q (the only one is normalized=true|false)", name, k))
 			}
-			b, err := strconv.ParseBool(v[0])
-			if err != nil {
+			if v[0] != "true" && v[0] != "false" { // the documented words only, not ParseBool's 1, t, TRUE…
 				return fail(w, badRequest(kindBadQuery, "model %q: normalized=%.40q is not true or false", name, v[0]))
 			}
-			normalized = b
+			normalized = v[0] == "true"
 		}
 	}
 	ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
@@ -358,8 +363,9 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request, name string) (i
 		}
 		for i, v := range x {
 			if v-v != 0 {
+				k, j := i/size, rawIndex(l.model, i%size)
 				return fail(w, &reqError{http.StatusBadRequest, kindNonFiniteInput,
-					fmt.Sprintf("model %q: instance %d, value %d is %s after the model's preprocessing (raw value %g)", name, i/size, i%size, nonFiniteName(v), buf.raw[i])})
+					fmt.Sprintf("model %q: instance %d, value %d is %s after the model's preprocessing (raw value %g)", name, k, j, nonFiniteName(v), buf.raw[k*size+j])})
 			}
 		}
 	}
@@ -452,11 +458,14 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, name string, d
 			if errors.As(err, &mbe) {
 				return dst, tooLarge()
 			}
-			code := http.StatusBadRequest
+			// The connection's errors name its addresses: they are described, not printed.
 			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
-				code = http.StatusRequestTimeout // the client did not send its body within --read-timeout
+				return dst, &reqError{http.StatusRequestTimeout, kindReadBody, fmt.Sprintf("model %q: the request body did not arrive within --read-timeout", name)}
 			}
-			return dst, &reqError{code, kindReadBody, fmt.Sprintf("model %q: reading the request body: %v", name, err)}
+			if _, ok := errors.AsType[*net.OpError](err); ok || errors.Is(err, io.ErrUnexpectedEOF) {
+				return dst, &reqError{499, kindCanceled, fmt.Sprintf("model %q: the client closed the connection before its body ended", name)}
+			}
+			return dst, &reqError{http.StatusBadRequest, kindReadBody, fmt.Sprintf("model %q: reading the request body: %v", name, err)}
 		}
 	}
 }
@@ -487,4 +496,19 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
 	w.WriteHeader(code)
 	w.Write(append(b, '\n'))
+}
+
+// rawIndex maps the index j of a preprocessed input value (channel-major, as the network reads
+// it) to the index of the raw value it came from, which differs for an HWC layout.
+func rawIndex(m *runtime.Model, j int) int {
+	pp := m.Preprocessing()
+	if pp == nil || pp.Layout != runtime.LayoutHWC {
+		return j
+	}
+	s := m.Spec().InputShape
+	if len(s) != 3 || s[1]*s[2] == 0 {
+		return j
+	}
+	hw := s[1] * s[2]
+	return (j%hw)*s[0] + j/hw
 }
