@@ -224,15 +224,27 @@ func readState(f *format.File, path string) (*State, error) {
 	// A checkpoint records its inference config and architecture inline; one that names files
 	// instead would have them read (and quoted in errors) though the user named no such file.
 	var raw struct {
-		Config struct {
-			Inference json.RawMessage `json:"inference"`
-		} `json:"config"`
+		Config json.RawMessage `json:"config"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: training state: %w", path, err)
 	}
+	var rawCfg struct {
+		Inference json.RawMessage `json:"inference"`
+	}
+	if len(raw.Config) > 0 {
+		if err := json.Unmarshal(raw.Config, &rawCfg); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: training state: %w", path, err)
+		}
+		// Every setting a checkpoint records must be one this trainer knows: one it would ignore
+		// (from a newer edgebnn, or edited) would make a resumed run silently differ.
+		strict := DefaultConfig()
+		if err := strict.decode(raw.Config, "recorded in checkpoint "+path); err != nil {
+			return nil, err
+		}
+	}
 	var inf string
-	if json.Unmarshal(raw.Config.Inference, &inf) == nil && !strings.HasPrefix(strings.TrimSpace(inf), "{") && strings.TrimSpace(inf) != "" {
+	if json.Unmarshal(rawCfg.Inference, &inf) == nil && !strings.HasPrefix(strings.TrimSpace(inf), "{") && strings.TrimSpace(inf) != "" {
 		return nil, fmt.Errorf("checkpoint %s: its inference config names a file (%s), which checkpoints never do: not reading it", path, clip.Q(inf))
 	}
 	// The history is decoded after the counters, entry by entry, so that its length is checked

@@ -418,6 +418,8 @@ func TestResumeRefusesBadCheckpoints(t *testing.T) {
 		// Paths a checkpoint names are not opened (their contents once came back in errors).
 		{"inference path", doctor(t, good, TrainBlob, nil, config("inference", secret)), "names a file"},
 		{"arch path", doctor(t, good, TrainBlob, nil, config("arch", secret)), "names a file"},
+		// A setting this trainer does not know (a newer edgebnn's, or an edit) is not ignored.
+		{"unknown setting", doctor(t, good, TrainBlob, nil, config("warp_drive", "on")), `unknown field "warp_drive"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Resume(tc.path, nil)
