@@ -89,19 +89,27 @@ func (t *Trainer) ModelPath() string {
 	return strings.TrimSuffix(out, ext) + ".model" + ext
 }
 
-// saveFinal writes the checkpoint to Config.Out, then the deployable model to ModelPath, calling
-// h.Checkpoint after each file.
+// saveFinal writes the checkpoint to Config.Out and the deployable model to ModelPath, calling
+// h.Checkpoint after each file. Both are written in full (staged) before either replaces its
+// file: a failure in either (a full disk) leaves both as they were, never a new checkpoint beside
+// an old model.
 func (t *Trainer) saveFinal(h Hooks) error {
-	for _, path := range []string{t.Config.Out, t.ModelPath()} {
-		save := t.SaveCheckpoint
-		if path != t.Config.Out {
-			save = t.SaveModel
-		}
-		if err := save(path); err != nil {
-			return err
+	sc, err := t.stage(t.Config.Out, true)
+	if err != nil {
+		return err
+	}
+	sm, err := t.stage(t.ModelPath(), false)
+	if err != nil {
+		sc.Discard()
+		return err
+	}
+	for _, s := range []*outfile.Staged{sc, sm} {
+		if err := s.Commit(context.Background()); err != nil {
+			sm.Discard()
+			return fmt.Errorf("checkpoint: %w", err)
 		}
 		if h.Checkpoint != nil {
-			h.Checkpoint(path)
+			h.Checkpoint(s.Out())
 		}
 	}
 	return nil
@@ -112,6 +120,24 @@ func (t *Trainer) saveFinal(h Hooks) error {
 func (t *Trainer) SaveModel(path string) error { return t.save(path, false) }
 
 func (t *Trainer) save(path string, optimizer bool) error {
+	s, err := t.stage(path, optimizer)
+	if err != nil {
+		return err
+	}
+	if err := s.Commit(context.Background()); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// stage writes the checkpoint (optimizer: with the optimizer's state) or the model for path into
+// a staged file beside it (outfile.StageWrite), to be committed.
+func (t *Trainer) stage(path string, optimizer bool) (*outfile.Staged, error) {
+	if t.stageFault != nil {
+		if err := t.stageFault(path); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+		}
+	}
 	w := format.NewWriter()
 	spec := t.Spec()
 	if len(t.Nets) > 1 {
@@ -119,18 +145,18 @@ func (t *Trainer) save(path string, optimizer bool) error {
 	}
 	meta, err := json.Marshal(&spec)
 	if err != nil {
-		return fmt.Errorf("checkpoint %s: spec: %w", path, err)
+		return nil, fmt.Errorf("checkpoint %s: spec: %w", path, err)
 	}
 	if err := w.AddBlob(runtime.MetaBlob, meta, false); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	if pre := t.Preprocess(); pre != nil {
 		b, err := json.Marshal(pre)
 		if err != nil {
-			return fmt.Errorf("checkpoint %s: preprocess: %w", path, err)
+			return nil, fmt.Errorf("checkpoint %s: preprocess: %w", path, err)
 		}
 		if err := w.AddBlob(runtime.PreprocessBlob, b, false); err != nil {
-			return fmt.Errorf("checkpoint %s: %w", path, err)
+			return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 		}
 	}
 	nets := t.Nets
@@ -139,7 +165,7 @@ func (t *Trainer) save(path string, optimizer bool) error {
 	}
 	if t.fa != nil {
 		if err := t.writeFA(w, path, optimizer); err != nil {
-			return err
+			return nil, err
 		}
 		nets = nil // the network's parameters are under optim/fa_net/ (fa_em, fa_sga, swag) or scratch (vifa)
 	}
@@ -155,7 +181,7 @@ func (t *Trainer) save(path string, optimizer bool) error {
 				continue
 			}
 			if _, err := w.AddTensor(p.Name, p.Shape, p.Value, format.AddOptions{}); err != nil {
-				return fmt.Errorf("checkpoint %s: tensor %q: %w", path, p.Name, err)
+				return nil, fmt.Errorf("checkpoint %s: tensor %q: %w", path, p.Name, err)
 			}
 		}
 	}
@@ -167,7 +193,7 @@ func (t *Trainer) save(path string, optimizer bool) error {
 	for _, name := range slices.Sorted(maps.Keys(st.Buffers)) {
 		buf := st.Buffers[name]
 		if _, err := w.AddTensor(OptimPrefix+name, []int{len(buf)}, buf, format.AddOptions{}); err != nil {
-			return fmt.Errorf("checkpoint %s: optimizer tensor %q: %w", path, name, err)
+			return nil, fmt.Errorf("checkpoint %s: optimizer tensor %q: %w", path, name, err)
 		}
 	}
 	cfg := t.Config
@@ -178,25 +204,26 @@ func (t *Trainer) save(path string, optimizer bool) error {
 		History: t.History, Members: max(1, len(nets)), HMC: t.HMC(), Laplace: t.lap}
 	blob, err := json.Marshal(&s)
 	if err != nil {
-		return fmt.Errorf("checkpoint %s: state: %w", path, err)
+		return nil, fmt.Errorf("checkpoint %s: state: %w", path, err)
 	}
 	if err := w.AddBlob(TrainBlob, blob, true); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("checkpoint %s: %w", path, err)
+			return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 		}
 	}
-	// Staged beside path, fsynced and renamed over it (then the directory fsynced): an
+	// Staged beside path (committed: fsynced and renamed over it, then the directory fsynced): an
 	// interrupted or failed save leaves the previous checkpoint as it was.
-	if err := outfile.Write(context.Background(), path, func(out io.Writer) error {
+	staged, err := outfile.StageWrite(context.Background(), path, func(out io.Writer) error {
 		_, err := w.WriteTo(out)
 		return err
-	}); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	return nil
+	return staged, nil
 }
 
 // ReadState reads a checkpoint's training state.

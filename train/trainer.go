@@ -75,6 +75,9 @@ type Trainer struct {
 	mask           *zMask // the pruned Z entries pinned at zero while fine-tuning
 	finetuning     bool   // the fine-tuning phase has begun
 	evalOnly       bool   // LoadEvalData's: the training set is not used
+	// stageFault, when set (tests only), fails the staging of the output it returns an error for:
+	// a full disk at that file.
+	stageFault func(path string) error
 }
 
 // StepInfo reports one optimizer step.
@@ -781,25 +784,19 @@ func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 			if h.Checkpoint != nil {
 				h.Checkpoint(t.EpochCheckpointPath())
 			}
-		} else if last || due(t.Epoch, c.CheckpointEvery, t.Step-ckptStep, c.CheckpointMinSteps) {
+		} else if last {
+			// The checkpoint (Out) and the model, both or neither.
+			if err := t.saveFinal(h); err != nil {
+				return err
+			}
+		} else if due(t.Epoch, c.CheckpointEvery, t.Step-ckptStep, c.CheckpointMinSteps) {
 			ckptStep = t.Step
 			path := t.EpochCheckpointPath()
-			if last {
-				path = c.Out
-			}
 			if err := t.SaveCheckpoint(path); err != nil {
 				return err
 			}
 			if h.Checkpoint != nil {
 				h.Checkpoint(path)
-			}
-			if last {
-				if err := t.SaveModel(t.ModelPath()); err != nil {
-					return err
-				}
-				if h.Checkpoint != nil {
-					h.Checkpoint(t.ModelPath())
-				}
 			}
 		}
 	}

@@ -270,6 +270,9 @@ func (s *Staged) SetPerm(perm fs.FileMode) { s.perm = perm.Perm() }
 // staging directory with the output's base name.
 func (s *Staged) Path() string { return s.tmp }
 
+// Out is the output's final path.
+func (s *Staged) Out() string { return s.out }
+
 // Discard removes the staging directory and whatever was written in it.
 func (s *Staged) Discard() {
 	_ = removeAll(s.dir)
@@ -369,14 +372,25 @@ func (s *Staged) rename() error {
 // (from fn, the file system, a cancelled ctx or an abandoned Tracker) path is
 // left as it was and nothing else remains. It does not call Check.
 func Write(ctx context.Context, path string, fn func(io.Writer) error) error {
-	s, err := Stage(ctx, path)
+	s, err := StageWrite(ctx, path, fn)
 	if err != nil {
 		return err
+	}
+	return s.Commit(ctx)
+}
+
+// StageWrite is Write without the Commit: it returns the staged output, written in full, for the
+// caller to Commit (or Discard) — with the others of a set, once every one of them is written,
+// so that a failure in any leaves all the outputs as they were.
+func StageWrite(ctx context.Context, path string, fn func(io.Writer) error) (*Staged, error) {
+	s, err := Stage(ctx, path)
+	if err != nil {
+		return nil, err
 	}
 	f, err := os.OpenFile(s.Path(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		s.Discard()
-		return fmt.Errorf("output %s: %w", path, err)
+		return nil, fmt.Errorf("output %s: %w", path, err)
 	}
 	bw := bufio.NewWriterSize(f, 1<<16)
 	werr := fn(bw)
@@ -388,9 +402,9 @@ func Write(ctx context.Context, path string, fn func(io.Writer) error) error {
 	}
 	if werr != nil {
 		s.Discard()
-		return fmt.Errorf("writing %s: %w", path, werr)
+		return nil, fmt.Errorf("writing %s: %w", path, werr)
 	}
-	return s.Commit(ctx)
+	return s, nil
 }
 
 // WriteBytes writes data to path atomically, as Write does.
