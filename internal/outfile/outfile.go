@@ -28,6 +28,7 @@ import (
 	"sync"
 
 	"github.com/edgebnn/edgebnn/internal/readlimit"
+	"unicode/utf8"
 )
 
 // ErrUnsafe is wrapped by every error Check returns for an output path that
@@ -250,7 +251,17 @@ func Stage(ctx context.Context, path string) (*Staged, error) {
 	} else if !st.IsDir() {
 		return nil, fmt.Errorf("output %s: %s is not a directory", path, dir)
 	}
-	sd, err := os.MkdirTemp(dir, "."+base+".tmp-"+strconv.Itoa(os.Getpid())+"-*")
+	// The staging directory's name carries at most 64 bytes of the output's (whole runes): with
+	// all of a long name and the suffix it would pass the file system's 255-byte limit, and an
+	// output the file system allows could not be written.
+	stem := base
+	if len(stem) > 64 {
+		stem = stem[:64]
+		for len(stem) > 0 && !utf8.ValidString(stem) {
+			stem = stem[:len(stem)-1]
+		}
+	}
+	sd, err := os.MkdirTemp(dir, "."+stem+".tmp-"+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return nil, fmt.Errorf("output %s: creating a staging directory: %w", path, err)
 	}

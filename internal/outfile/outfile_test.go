@@ -287,3 +287,18 @@ func TestCheckOutputs(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteLongName: an output whose name is as long as the file system allows (250 bytes,
+// multi-byte runes at the cut) is written, and its staging directory is gone afterwards.
+func TestWriteLongName(t *testing.T) {
+	dir := t.TempDir()
+	name := strings.Repeat("a", 63) + strings.Repeat("é", 93) + ".ebnn" // 63 + 186 + 5 = 254 bytes
+	path := filepath.Join(dir, name)
+	if err := WriteBytes(context.Background(), path, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) != 1 || ents[0].Name() != name {
+		t.Fatalf("directory holds %v (%v), want only the output", ents, err)
+	}
+}
