@@ -498,6 +498,20 @@ func (p *Policy) clone() *Policy {
 // prediction is acted on. It allocates nothing.
 func (m *Model) Decide(pr *Prediction) Decision { return m.policy.Decide(pr) }
 
+// RawIndex returns the index, within one raw input, of the value that Normalize turns into
+// value j of the network's input: j itself, except for an HWC layout, whose raw values are in
+// height-width-channel order.
+func (m *Model) RawIndex(j int) int {
+	if m.pre == nil || !m.pre.hwc || m.inShape.flat {
+		return j
+	}
+	c, hw := m.inShape.c, m.inShape.h*m.inShape.w
+	if c <= 0 || hw <= 0 {
+		return j
+	}
+	return (j%hw)*c + j/hw
+}
+
 // Normalize applies the model's input transformation to raw inputs (a whole number of inputs,
 // each Model.InputSize values in the raw layout), writing the network's inputs into dst (same
 // length; dst may be raw itself only for CHW inputs). Without a Preprocess it copies. It

@@ -682,12 +682,8 @@ func (p *Predictor) PredictBatch(xs []float32, out []Prediction) error {
 		}
 		for i, v := range chunk {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				what := "NaN"
-				if !math.IsNaN(float64(v)) {
-					what = "infinite"
-				}
 				i += start
-				return fmt.Errorf("runtime: input %d, value %d is %s", i/in, i%in, what)
+				return &InputValueError{Input: i / in, Value: i % in, NaN: math.IsNaN(float64(v))}
 			}
 		}
 	}
@@ -712,6 +708,24 @@ func (p *Predictor) PredictBatch(xs []float32, out []Prediction) error {
 
 // ErrNonFinite is matched (errors.Is) by the error of a prediction whose outputs are not finite.
 var ErrNonFinite = errors.New("outputs are not finite")
+
+// InputValueError is PredictBatch's error for an input value that is NaN or infinite: nothing
+// is predicted.
+type InputValueError struct {
+	// Input is the index (within the batch) of the first such input, Value the index of the
+	// value within it (in the network's order: Model.RawIndex gives the raw input's); NaN tells
+	// NaN from an infinity.
+	Input, Value int
+	NaN          bool
+}
+
+func (e *InputValueError) Error() string {
+	what := "infinite"
+	if e.NaN {
+		what = "NaN"
+	}
+	return fmt.Sprintf("runtime: input %d, value %d is %s", e.Input, e.Value, what)
+}
 
 // NonFiniteError reports inputs whose predictions are not finite numbers: the network's outputs
 // overflowed float32 (typically inputs far outside the range the model was trained on, such as

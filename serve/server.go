@@ -363,7 +363,7 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request, name string) (i
 		}
 		for i, v := range x {
 			if v-v != 0 {
-				k, j := i/size, rawIndex(l.model, i%size)
+				k, j := i/size, l.model.RawIndex(i%size)
 				return fail(w, &reqError{http.StatusBadRequest, kindNonFiniteInput,
 					fmt.Sprintf("model %q: instance %d, value %d is %s after the model's preprocessing (raw value %g)", name, k, j, nonFiniteName(v), buf.raw[k*size+j])})
 			}
@@ -496,19 +496,4 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
 	w.WriteHeader(code)
 	w.Write(append(b, '\n'))
-}
-
-// rawIndex maps the index j of a preprocessed input value (channel-major, as the network reads
-// it) to the index of the raw value it came from, which differs for an HWC layout.
-func rawIndex(m *runtime.Model, j int) int {
-	pp := m.Preprocessing()
-	if pp == nil || pp.Layout != runtime.LayoutHWC {
-		return j
-	}
-	s := m.Spec().InputShape
-	if len(s) != 3 || s[1]*s[2] == 0 {
-		return j
-	}
-	hw := s[1] * s[2]
-	return (j%hw)*s[0] + j/hw
 }

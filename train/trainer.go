@@ -236,10 +236,16 @@ func (t *Trainer) loadData() error {
 		if err != nil {
 			return err
 		}
-		m := int(math.Round(c.TestFraction * float64(all.N)))
 		if t.evalOnly && c.EvalAllRows {
-			m = all.N
+			// Every row in the file's order, so that test_limit takes the first rows and an
+			// error's input numbers are the file's.
+			if train, err = all.Subset(nil); err != nil {
+				return err
+			}
+			test = all
+			break
 		}
+		m := int(math.Round(c.TestFraction * float64(all.N)))
 		if train, test, err = all.Split(m, c.Seed); err != nil {
 			return err
 		}

@@ -251,6 +251,7 @@ func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
 		for len(xs) > 0 {
 			n := min(batch, len(xs)/m.InputSize())
 			x := xs[:n*m.InputSize()]
+			raw := x
 			if !*normalized && m.Preprocessing() != nil {
 				if err := m.Normalize(norm[:len(x)], x); err != nil {
 					return err
@@ -263,6 +264,12 @@ func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
 					// The runtime counts within the batch; the user counts inputs in the file.
 					return fmt.Errorf("%s: input %d (counting from 0): %w (the network overflowed float32: are the inputs scaled as in training?)",
 						*input, out.index+nf.Input, runtime.ErrNonFinite)
+				}
+				if ve, ok := errors.AsType[*runtime.InputValueError](err); ok {
+					// Finite in the file (read checks that): the model's preprocessing overflowed.
+					j := m.RawIndex(ve.Value)
+					return fmt.Errorf("%s: input %d (counting from 0), value %d: %g becomes %s in the model's preprocessing (are the inputs on the scale it expects? --normalized if they are already normalised)",
+						*input, out.index+ve.Input, j, raw[ve.Input*m.InputSize()+j], map[bool]string{true: "NaN", false: "infinite"}[ve.NaN])
 				}
 				return err
 			}
