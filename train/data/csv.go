@@ -140,10 +140,16 @@ func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 	}
 	d.Labels = make([]int, d.N)
 	ints := true
+	notNumber := ""
 	for i, s := range targets {
 		v, err := strconv.ParseFloat(s, 64) // 1 and 1.0 (pandas' float columns) alike
 		if err != nil || v != math.Trunc(v) || v < 0 || v > 1<<20 {
 			ints = false
+			notNumber = "label " + csvrecords.QuotePrefix(s)
+			if l, ok := firstLine[s]; ok {
+				notNumber += fmt.Sprintf(" on line %d", l)
+			}
+			notNumber += " is not a class number"
 			break
 		}
 		d.Labels[i] = int(v)
@@ -169,7 +175,7 @@ func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 		for i, s := range targets {
 			d.Labels[i], _ = slices.BinarySearch(d.ClassNames, s)
 		}
-		d.Classes, d.NamedLabels = len(d.ClassNames), true
+		d.Classes, d.NamedLabels, d.NamedBecause = len(d.ClassNames), true, notNumber
 	}
 	return d, d.Validate()
 }

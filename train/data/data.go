@@ -42,6 +42,9 @@ type Dataset struct {
 	// with a value that is not a non-negative integer), numbered in sorted order of ClassNames:
 	// those numbers mean something to a model only through the names it records.
 	NamedLabels bool
+	// NamedBecause says, for NamedLabels, which label made the column names (the first that is
+	// not a class number, with its line), for errors that would otherwise name another label.
+	NamedBecause string
 }
 
 // Regression reports whether the data set has regression targets rather than labels.
@@ -82,7 +85,8 @@ func (d *Dataset) Validate() error {
 // Subset returns the examples with the given indices (copied), in that order.
 func (d *Dataset) Subset(idx []int) (*Dataset, error) {
 	out := &Dataset{Name: d.Name, N: len(idx), Dim: d.Dim, Shape: append([]int(nil), d.Shape...),
-		Classes: d.Classes, Outputs: d.Outputs, Scale: d.Scale, ClassNames: d.ClassNames, NamedLabels: d.NamedLabels}
+		Classes: d.Classes, Outputs: d.Outputs, Scale: d.Scale, ClassNames: d.ClassNames, NamedLabels: d.NamedLabels,
+		NamedBecause: d.NamedBecause}
 	out.X = make([]float32, 0, len(idx)*d.Dim)
 	if d.Labels != nil {
 		out.Labels = make([]int, 0, len(idx))
@@ -175,7 +179,11 @@ const MaxClass = 1<<16 - 1
 func (d *Dataset) MatchClassNames(names []string) error {
 	if names == nil && d.NamedLabels {
 		ex := d.ClassNames[:min(len(d.ClassNames), 3)]
-		return fmt.Errorf("data %s: the labels are not all class numbers 0, 1, 2, …, so they are class names (%d names: %s, …), and the model records no class names to match them to", d.Name, len(d.ClassNames), clip.Q(strings.Join(ex, ", ")))
+		why := ""
+		if d.NamedBecause != "" {
+			why = " (" + d.NamedBecause + ")"
+		}
+		return fmt.Errorf("data %s: the labels are not all class numbers 0, 1, 2, …%s, so they are class names (%d names: %s, …), and the model records no class names to match them to", d.Name, why, len(d.ClassNames), clip.Q(strings.Join(ex, ", ")))
 	}
 	if d.ClassNames == nil || names == nil {
 		return nil
@@ -188,7 +196,11 @@ func (d *Dataset) MatchClassNames(names []string) error {
 	for i, n := range d.ClassNames {
 		j, ok := idx[n]
 		if !ok {
-			return fmt.Errorf("data %s: class %s is not one of the model's %d classes", d.Name, clip.Q(n), len(names))
+			why := ""
+			if d.NamedBecause != "" {
+				why = fmt.Sprintf(" (the labels are read as class names, not numbers, because %s)", d.NamedBecause)
+			}
+			return fmt.Errorf("data %s: class %s is not one of the model's %d classes%s", d.Name, clip.Q(n), len(names), why)
 		}
 		remap[i] = j
 	}

@@ -120,8 +120,15 @@ func TestReadCSV(t *testing.T) {
 	if err != nil || !neg.NamedLabels {
 		t.Fatalf("neg: %v %v", neg, err)
 	}
-	if err := neg.MatchClassNames(nil); err == nil || !strings.Contains(err.Error(), `"-1, 0, 2"`) || !strings.Contains(err.Error(), "no class names") {
+	if err := neg.MatchClassNames(nil); err == nil || !strings.Contains(err.Error(), `"-1, 0, 2"`) || !strings.Contains(err.Error(), "no class names") ||
+		!strings.Contains(err.Error(), `label "-1" on line 4 is not a class number`) {
 		t.Fatalf("named labels, model without names: %v", err)
+	}
+	// Against a model with names, the error says which label made the column names, not only
+	// the first name the model lacks.
+	if err := neg.MatchClassNames([]string{"cat", "dog", "emu"}); err == nil || !strings.Contains(err.Error(), `class "-1" is not one of the model's 3 classes`) ||
+		!strings.Contains(err.Error(), `because label "-1" on line 4 is not a class number`) {
+		t.Fatalf("named labels, model with names: %v", err)
 	}
 	if err := d3.MatchClassNames(nil); err == nil {
 		t.Fatal("names against a model without names: no error")
