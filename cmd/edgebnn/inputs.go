@@ -14,6 +14,7 @@ import (
 	"github.com/edgebnn/edgebnn/internal/clip"
 	"github.com/edgebnn/edgebnn/internal/csvrecords"
 	"github.com/edgebnn/edgebnn/internal/readlimit"
+	"path/filepath"
 )
 
 // DefaultInputMaxBytes is the default inputLimits.MaxBytes: the largest input file predict reads
@@ -56,7 +57,12 @@ type inputSource interface {
 // files within lim are read; every error names the file (and the tensor, or the line).
 func openInputs(path, key string, width int, header bool, lim inputLimits) (inputSource, error) {
 	lim = lim.withDefaults()
-	if strings.HasSuffix(path, ".safetensors") {
+	ext := strings.ToLower(filepath.Ext(path))
+	switch ext {
+	case ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".pgm", ".ppm", ".npy", ".npz", ".json", ".jsonl", ".pt", ".pth":
+		return nil, fmt.Errorf("%s: inputs are read from CSV files (one input per row) or safetensors files, not %s files", path, ext)
+	}
+	if ext == ".safetensors" {
 		if header {
 			return nil, fmt.Errorf("%s: --header applies to CSV files only", path)
 		}
@@ -85,16 +91,17 @@ func newCSVInputs(open func() (io.ReadCloser, error), path string, width int, he
 
 // csvInputs streams a CSV file's rows.
 type csvInputs struct {
-	open   func() (io.ReadCloser, error)
-	f      io.ReadCloser
-	path   string
-	width  int
-	header bool
-	lim    csvrecords.Limits
-	recs   *csvrecords.Records
-	first  bool
-	rows   int
-	buf    []float32
+	open    func() (io.ReadCloser, error)
+	f       io.ReadCloser
+	path    string
+	width   int
+	header  bool
+	lim     csvrecords.Limits
+	recs    *csvrecords.Records
+	first   bool
+	skipped bool // line 1 was taken as a header
+	rows    int
+	buf     []float32
 }
 
 func (c *csvInputs) next(max int) ([]float32, error) {
@@ -113,6 +120,7 @@ func (c *csvInputs) next(max int) ([]float32, error) {
 		first := c.first
 		c.first = false
 		if first && (c.header || csvrecords.IsHeaderRow(rec)) {
+			c.skipped = true
 			continue
 		}
 		hint := ""
@@ -133,6 +141,9 @@ func (c *csvInputs) next(max int) ([]float32, error) {
 		n++
 	}
 	if c.rows == 0 {
+		if c.skipped {
+			return nil, fmt.Errorf("%s: no inputs (line 1 was taken as a header)", c.path)
+		}
 		return nil, fmt.Errorf("%s: no inputs", c.path)
 	}
 	return c.buf, nil

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/edgebnn/edgebnn/internal/readlimit"
+	"unicode"
 )
 
 // Default limits (Limits fields left zero take these).
@@ -112,22 +113,29 @@ func (c *Records) Next() ([]string, int, error) {
 	}
 }
 
-// IsHeaderRow reports whether rec is a header: a row in which no field is a number. A row with
-// any number in it is data, so a malformed data row is an error rather than a dropped header.
+// IsHeaderRow reports whether rec is a header: a row in which no field is a number and every
+// field is a name — not empty, with a letter in it. Any other row is data, so a malformed data
+// row (empty fields, "?", a line of another separator) is an error rather than a dropped header.
 func IsHeaderRow(rec []string) bool {
 	for _, s := range rec {
-		if _, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+		t := strings.TrimSpace(s)
+		// Any number, NaN and infinities included (a first row of NaNs is data with NaNs).
+		if _, err := strconv.ParseFloat(t, 64); err == nil || errors.Is(err, strconv.ErrRange) || !strings.ContainsFunc(t, unicode.IsLetter) {
 			return false
 		}
 	}
-	return true
+	return len(rec) > 0
 }
 
 // ParseFinite parses a CSV field as a finite float32 (where every value ends up), rounded once
 // to the nearest float32 — so 3.4028235e38, float32's largest value as numpy and Go print it, is
 // that value, as serve's JSON parser reads it. The error quotes at most a short prefix of the field.
 func ParseFinite(s string) (float32, error) {
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 32)
+	t := strings.TrimSpace(s)
+	if strings.ContainsAny(t, "xX_") { // Go's hexadecimal floats and digit separators, not CSV's
+		return 0, fmt.Errorf("%s is not a number", QuotePrefix(s))
+	}
+	v, err := strconv.ParseFloat(t, 32)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0, fmt.Errorf("%s is not a number", QuotePrefix(s))
 	}

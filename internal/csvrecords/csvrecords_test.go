@@ -94,6 +94,8 @@ func TestParseFinite(t *testing.T) {
 		{"inf", 0, "not a finite float32"},
 		{"1e-50", 0, ""},
 		{"x", 0, "not a number"},
+		{"0x1p4", 0, "not a number"}, // Go's syntax, not CSV's
+		{"1_000", 0, "not a number"},
 	} {
 		v, err := ParseFinite(tc.in)
 		switch {
@@ -101,6 +103,31 @@ func TestParseFinite(t *testing.T) {
 			t.Errorf("ParseFinite(%q) = %v, %v; want %v", tc.in, v, err, tc.want)
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("ParseFinite(%q) = %v, %v; want an error %q", tc.in, v, err, tc.err)
+		}
+	}
+}
+
+// TestIsHeaderRow: only a row of names is a header; a row with a number, an empty field, or no
+// letter in a field ("?", a line of another separator) is data, so that its error is reported
+// instead of the row dropped.
+func TestIsHeaderRow(t *testing.T) {
+	for _, tc := range []struct {
+		rec  []string
+		want bool
+	}{
+		{[]string{"x1", "x2", "label"}, true},
+		{[]string{" petal length ", "species"}, true},
+		{[]string{"x", "1"}, false},
+		{[]string{"", "", ""}, false},
+		{[]string{"?", "?", "?"}, false},
+		{[]string{"1\t2\t3"}, false},
+		{[]string{"1;2;3"}, false},
+		{[]string{"nan", "inf"}, false}, // numbers (data, refused there as not finite)
+		{[]string{"1e999", "a"}, false},
+		{nil, false},
+	} {
+		if got := IsHeaderRow(tc.rec); got != tc.want {
+			t.Errorf("IsHeaderRow(%q) = %v, want %v", tc.rec, got, tc.want)
 		}
 	}
 }
