@@ -132,6 +132,17 @@ func (f predictFlags) validate() error {
 	case *f.threads > maxThreadsFlag:
 		return usagef("--threads %d is too large (at most %d)", *f.threads, maxThreadsFlag)
 	}
+	if f.mean != nil && *f.mean {
+		// One pass at the posterior mean: nothing is sampled, so these would be ignored.
+		switch {
+		case *f.samples != 0:
+			return usagef("--mean predicts once at the posterior mean: --samples does not apply")
+		case f.adaptive != nil && *f.adaptive:
+			return usagef("--mean predicts once at the posterior mean: --adaptive does not apply")
+		case *f.strategy != "auto":
+			return usagef("--mean predicts once at the posterior mean: --strategy does not apply")
+		}
+	}
 	return nil
 }
 

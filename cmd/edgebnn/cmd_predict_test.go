@@ -272,3 +272,14 @@ func TestAlignedTableWideCell(t *testing.T) {
 		t.Errorf("got\n%q\nwant\n%q", got.String(), want)
 	}
 }
+
+// TestPredictMeanRefusesSamplingFlags: --mean runs one pass at the posterior mean, so flags that
+// shape the sampling are refused instead of silently ignored.
+func TestPredictMeanRefusesSamplingFlags(t *testing.T) {
+	for _, extra := range [][]string{{"--samples", "100"}, {"--strategy", "local"}} {
+		code, _, stderr := runCLI(append([]string{"predict", "--model", "builtin", "--input", "x.csv", "--mean"}, extra...)...)
+		if code != 2 || !strings.Contains(stderr, "--mean predicts once at the posterior mean: "+extra[0]+" does not apply") {
+			t.Errorf("--mean %v: exit %d: %s", extra, code, stderr)
+		}
+	}
+}
