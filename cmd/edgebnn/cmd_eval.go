@@ -17,6 +17,8 @@ import (
 	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/eval"
 	"github.com/edgebnn/edgebnn/train/plot"
+	"math"
+	"os"
 )
 
 const evalUsage = `Usage: edgebnn eval [flags] MODEL.ebnn
@@ -133,6 +135,10 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	// training rows. --seed seeds the Monte Carlo draws only.
 	var plotPaths []string
 	if *plotPrefix != "" {
+		if strings.HasSuffix(*plotPrefix, "/") || strings.HasSuffix(*plotPrefix, string(filepath.Separator)) || isDir(*plotPrefix) {
+			return usagef("--plots %s is a directory: give a file name prefix (%s), which gets .reliability.png and .selective.png",
+				*plotPrefix, filepath.Join(*plotPrefix, "eval"))
+		}
 		plotPaths = []string{*plotPrefix + ".reliability.png", *plotPrefix + ".selective.png"}
 		inputs := evalInputs(path, cfg)
 		for _, p := range plotPaths {
@@ -381,7 +387,7 @@ func evalText(r *eval.Report) string {
 		if c.Averaging == eval.AverageBinary {
 			avg = "of class 1, AUROC of p(y=1)"
 		}
-		fmt.Fprintf(&b, "precision %.4f  recall %.4f  F1 %.4f  AUROC %.4f  (%s)\n", c.Precision, c.Recall, c.F1, float64(c.AUROC), avg)
+		fmt.Fprintf(&b, "precision %.4f  recall %.4f  F1 %.4f  AUROC %s  (%s)\n", c.Precision, c.Recall, c.F1, num4(float64(c.AUROC)), avg)
 		fmt.Fprintf(&b, "mean uncertainty: entropy %s  mi %s  md2 %s\n", optNum(r.MeanEntropy), optNum(r.MeanMI), optNum(r.MeanMD2))
 		for _, m := range []struct {
 			name string
@@ -408,7 +414,7 @@ func evalText(r *eval.Report) string {
 					if m.pct {
 						fmt.Fprintf(&b, "  %2.0f%%: %.2f%%", 100*f, 100*vals[i])
 					} else {
-						fmt.Fprintf(&b, "  %2.0f%%: %.4f", 100*f, vals[i])
+						fmt.Fprintf(&b, "  %2.0f%%: %s", 100*f, num4(vals[i]))
 					}
 				}
 				b.WriteString("\n")
@@ -416,7 +422,7 @@ func evalText(r *eval.Report) string {
 		}
 		for _, s := range eval.Scores {
 			if o, ok := r.OOD[s]; ok {
-				fmt.Fprintf(&b, "OOD by %-8s AUROC %.4f  AUPR %.4f\n", s, o.AUROC, o.AUPR)
+				fmt.Fprintf(&b, "OOD by %-8s AUROC %s  AUPR %s\n", s, num4(o.AUROC), num4(o.AUPR))
 			}
 		}
 		if r.OOD != nil {
@@ -458,9 +464,24 @@ func checkEvalClasses(list string, m *runtime.Model) error {
 }
 
 // optNum prints an optional report number as %.4g, "-" where it was not computed.
+// num4 formats a metric to 4 decimals, or "n/a" where it is undefined (NaN: an AUROC on data of
+// one class), as the JSON report's null.
+func num4(v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.4f", v)
+}
+
 func optNum(v *float64) string {
 	if v == nil {
 		return "-"
 	}
 	return fmt.Sprintf("%.4g", *v)
+}
+
+// isDir reports whether path names an existing directory.
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }

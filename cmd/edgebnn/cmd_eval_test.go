@@ -165,3 +165,21 @@ func TestEvalDeterministicZeros(t *testing.T) {
 		t.Errorf("eval --plots of a regression model: exit %d, %s", code, stderr)
 	}
 }
+
+// TestEvalUndefinedAUROCAndPlotsDirectory: on data of one class the AUROCs are undefined —
+// "n/a" in the text report as null in JSON, never "NaN" — and --plots refuses a directory
+// (its files would be hidden: dir/.reliability.png).
+func TestEvalUndefinedAUROCAndPlotsDirectory(t *testing.T) {
+	ckpt, csv := trainEnsembleCheckpoint(t)
+	stdout := runOK(t, "eval", "--data", "csv:"+csv, "--classes", "0", "--samples", "4", ckpt)
+	if strings.Contains(stdout, "NaN") || !strings.Contains(stdout, "AUROC n/a") {
+		t.Errorf("one class: %s", stdout)
+	}
+	dir := t.TempDir()
+	for _, p := range []string{dir, dir + "/"} {
+		code, _, stderr := runCLI("eval", "--data", "csv:"+csv, "--samples", "4", "--plots", p, ckpt)
+		if code != 2 || !strings.Contains(stderr, "is a directory: give a file name prefix") {
+			t.Errorf("--plots %s: exit %d: %s", p, code, stderr)
+		}
+	}
+}

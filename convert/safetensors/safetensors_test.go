@@ -124,6 +124,13 @@ func TestConversions(t *testing.T) {
 			}
 		})
 	}
+	notBool := Tensor{Name: "flag", DType: BOOL, Shape: []int{2}, Data: []byte{1, 5}}
+	if _, err := notBool.Float32s(); err == nil || !strings.Contains(err.Error(), "element 1 is byte 5, not a BOOL") {
+		t.Errorf("BOOL byte 5 as float32: err = %v", err)
+	}
+	if _, err := notBool.Int64s(); err == nil || !strings.Contains(err.Error(), "element 1 is byte 5, not a BOOL") {
+		t.Errorf("BOOL byte 5 as int64: err = %v", err)
+	}
 	big := Tensor{Name: "big", DType: I64, Shape: []int{1}, Data: []byte{1, 0, 0, 0, 0, 0, 0x20, 0}}
 	if _, err := big.Float64s(); err == nil || !strings.Contains(err.Error(), "big") {
 		t.Errorf("2^53+1 as float64: err = %v", err)

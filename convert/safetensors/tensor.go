@@ -107,8 +107,15 @@ func (t *Tensor) Float32s() ([]float32, error) {
 		for i := range out {
 			out[i] = float32(int8(b[i]))
 		}
-	case U8, BOOL:
+	case U8:
 		for i := range out {
+			out[i] = float32(b[i])
+		}
+	case BOOL: // one byte each, 0 or 1 as torch writes them; anything else is not a bool
+		for i := range out {
+			if b[i] > 1 {
+				return nil, fmt.Errorf("tensor %s: element %d is byte %d, not a BOOL (0 or 1)", clip.Q(t.Name), i, b[i])
+			}
 			out[i] = float32(b[i])
 		}
 	default:
@@ -184,8 +191,15 @@ func (t *Tensor) Int64s() ([]int64, error) {
 		for i := range out {
 			out[i] = int64(int8(b[i]))
 		}
-	case U8, BOOL:
+	case U8:
 		for i := range out {
+			out[i] = int64(b[i])
+		}
+	case BOOL:
+		for i := range out {
+			if b[i] > 1 {
+				return nil, fmt.Errorf("tensor %s: element %d is byte %d, not a BOOL (0 or 1)", clip.Q(t.Name), i, b[i])
+			}
 			out[i] = int64(b[i])
 		}
 	default:
