@@ -44,7 +44,9 @@ var ErrAbandoned = errors.New("output abandoned (command interrupted)")
 // exists there it must be a regular file (not a symbolic link, FIFO, device, socket or directory); and it
 // must not be any of inputs, compared by cleaned absolute path and, for files
 // that exist, with os.SameFile (which also catches symbolic and hard links).
-// Empty inputs are ignored. Check never opens path, so a FIFO cannot block it.
+// Empty inputs are ignored. Check never opens path, so a FIFO cannot block it; it
+// creates and removes an empty directory beside it, to find a directory it
+// cannot write in before the command's work.
 // Its errors name what (the flag, e.g. "--out") and path, and wrap ErrUnsafe
 // (or the file system's error).
 func Check(what, path string, inputs ...string) error {
@@ -74,6 +76,13 @@ func Check(what, path string, inputs ...string) error {
 			return fmt.Errorf("%s %s: %s is not a directory", what, path, dir)
 		}
 	}
+	// Writing stages the output in a directory beside it: try that now, so that a directory the
+	// output cannot be written in (read-only, /proc) is an error before the work, not after.
+	probe, err := os.MkdirTemp(filepath.Dir(path), ".edgebnn-check-*")
+	if err != nil {
+		return fmt.Errorf("%s %s: cannot write in %s: %w", what, path, filepath.Dir(path), err)
+	}
+	_ = os.Remove(probe)
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", what, path, err)

@@ -302,3 +302,21 @@ func TestWriteLongName(t *testing.T) {
 		t.Fatalf("directory holds %v (%v), want only the output", ents, err)
 	}
 }
+
+// TestCheckUnwritableDirectory: an output in a directory nothing can be created in is refused
+// by Check, before the command's work (root bypasses permission bits, /proc it does not).
+func TestCheckUnwritableDirectory(t *testing.T) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("no /proc")
+	}
+	if err := Check("--out", "/proc/x.ebnn"); err == nil || !strings.Contains(err.Error(), "cannot write in /proc") {
+		t.Errorf("Check(/proc/x.ebnn) = %v", err)
+	}
+	dir := t.TempDir()
+	if err := Check("--out", filepath.Join(dir, "m.ebnn")); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("Check left %v behind", ents)
+	}
+}
