@@ -13,12 +13,7 @@ import (
 func TestPredictPreprocessOverflow(t *testing.T) {
 	dir := t.TempDir()
 	model := filepath.Join(dir, "m.ebnn")
-	code, _, stderr := runCLI("convert", "--checkpoint", filepath.Join(demoFixture, "state_dict.safetensors"),
-		"--config", filepath.Join(demoFixture, "inference_config.json"), "--arch", filepath.Join(demoFixture, "model.txt"),
-		"--out", model, "--input-scale", "1e10")
-	if code != 0 {
-		t.Fatalf("convert: exit %d: %s", code, stderr)
-	}
+	convertDemo(t, model, "--input-scale", "1e10")
 	var csv strings.Builder
 	for i := range 12 {
 		for j := range 784 {
@@ -35,7 +30,7 @@ func TestPredictPreprocessOverflow(t *testing.T) {
 	}
 	in := filepath.Join(dir, "in.csv")
 	mustWrite(t, in, []byte(csv.String()))
-	code, _, stderr = runCLI("predict", "--model", model, "--input", in, "--batch", "4")
+	code, _, stderr := runCLI("predict", "--model", model, "--input", in, "--batch", "4")
 	if code == 0 || !strings.Contains(stderr, "input 9 (counting from 0), value 5: 1e+30 becomes infinite in the model's preprocessing") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}

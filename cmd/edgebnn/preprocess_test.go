@@ -22,12 +22,7 @@ func TestConvertPreprocessAndPredictRaw(t *testing.T) {
 	dir := t.TempDir()
 	model := filepath.Join(dir, "m.ebnn")
 	names := "T-shirt/top,Trouser,Pullover,Dress,Coat,Sandal,Shirt,Sneaker,Bag,Ankle boot"
-	code, _, stderr := runCLI("convert", "--checkpoint", filepath.Join(demoFixture, "state_dict.safetensors"),
-		"--config", filepath.Join(demoFixture, "inference_config.json"), "--arch", filepath.Join(demoFixture, "model.txt"),
-		"--out", model, "--input-scale", "0.00392156862745098", "--input-mean", "0.25", "--input-std", "0.5", "--class-names", names)
-	if code != 0 {
-		t.Fatalf("convert: exit %d: %s", code, stderr)
-	}
+	convertDemo(t, model, "--input-scale", "0.00392156862745098", "--input-mean", "0.25", "--input-std", "0.5", "--class-names", names)
 	m, err := runtime.Load(model)
 	if err != nil {
 		t.Fatal(err)
@@ -154,4 +149,15 @@ func TestConvertKeepsClassNames(t *testing.T) {
 		t.Fatalf("preprocessing %+v, want scale 0.5 and the checkpoint's class names", pre)
 	}
 	runOK(t, "eval", "--data", "csv:"+csv, model)
+}
+
+// convertDemo converts the demo fixture to model with the extra convert flags, or fails the test.
+func convertDemo(t *testing.T, model string, extra ...string) {
+	t.Helper()
+	code, _, stderr := runCLI(append([]string{"convert", "--checkpoint", filepath.Join(demoFixture, "state_dict.safetensors"),
+		"--config", filepath.Join(demoFixture, "inference_config.json"), "--arch", filepath.Join(demoFixture, "model.txt"),
+		"--out", model}, extra...)...)
+	if code != 0 {
+		t.Fatalf("convert: exit %d: %s", code, stderr)
+	}
 }
