@@ -356,15 +356,15 @@ func (f *bernstein) meanWeight(w, _ []float32) { copy(w, f.mean) }
 
 // Local (per-input) sampling needs Gaussian weights; a Bernstein layer always samples weights.
 func (f *bernstein) weightOnly()                                                            {}
-func (f *bernstein) prepSize(int) int                                                       { return 0 }
+func (f *bernstein) prepSize(int) int64                                                     { return 0 }
 func (f *bernstein) prepare([]float32, int, []float32)                                      {}
-func (f *bernstein) applyScratch(int, int) int                                              { return 0 }
+func (f *bernstein) applyScratch(int, int) int64                                            { return 0 }
 func (f *bernstein) apply(*fwdCtx, uint32, []float32, bool, []float32, int, int, []float32) {}
-func (f *bernstein) localCost(int) int                                                      { return math.MaxInt32 }
-func (f *bernstein) prepCost(int) int                                                       { return 0 }
+func (f *bernstein) localCost(int) int64                                                    { return math.MaxInt32 }
+func (f *bernstein) prepCost(int) int64                                                     { return 0 }
 
 // weightCost counts a uniform draw (priced like a normal one) and the interpolation per weight.
-func (f *bernstein) weightCost() int { return (3 + normalCost) * f.dOut * f.dIn }
+func (f *bernstein) weightCost() int64 { return prod(3+normalCost, f.dOut, f.dIn) }
 
 // weightOnlyPosterior is implemented by posteriors that cannot sample locally.
 type weightOnlyPosterior interface{ weightOnly() }

@@ -24,17 +24,17 @@ type posterior interface {
 	// stream (seed, s, id), from prep computed for B·n rows, or for n rows shared by every sample
 	// (shared). prepare's result stays valid while the inputs do not change, so the predictor
 	// computes it once for the first stochastic layer.
-	prepSize(n int) int
+	prepSize(n int) int64
 	prepare(in []float32, n int, prep []float32)
-	applyScratch(n, B int) int
+	applyScratch(n, B int) int64
 	apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out []float32, n, B int, scratch []float32)
 	// localCost and weightCost estimate the cost per sample of each strategy for a batch of n
 	// (used by Strategy Auto), in multiply-adds with each normal draw counted as normalCost.
-	localCost(n int) int
-	weightCost() int
+	localCost(n int) int64
+	weightCost() int64
 	// prepCost is the part of localCost(n) spent in prepare, paid once per batch instead of once
 	// per sample when the inputs are the same for every sample (the first stochastic layer).
-	prepCost(n int) int
+	prepCost(n int) int64
 }
 
 // dense is a Linear or Conv2d layer.
@@ -164,10 +164,11 @@ func (d *dense) autoLocal(n int) bool {
 // autoLocalShared is autoLocal for the first stochastic layer, whose inputs are the same for all
 // K samples, so that local sampling prepares them once.
 func (d *dense) autoLocalShared(n, K int) bool {
-	c := d.post.localCost(n) - d.post.prepCost(n) + d.post.prepCost(n)/max(K, 1)
+	c := d.post.localCost(n) - d.post.prepCost(n) + d.post.prepCost(n)/int64(max(K, 1))
 	return c <= d.weightCost(n)
 }
 
+// colSize is the im2col matrix of one input, k × P values: at most maxBuffer (checkDenseSizes).
 func (d *dense) colSize() int {
 	if !d.conv || d.pointwise() {
 		return 0
@@ -176,19 +177,21 @@ func (d *dense) colSize() int {
 }
 
 // pointwise reports a 1×1, stride-1, unpadded convolution whose input needs no im2col.
-func (d *dense) pointwise() bool {
-	g := d.geom
+func (d *dense) pointwise() bool { return pointwise(d.geom) }
+
+// pointwise reports whether a convolution of geometry g is 1×1, stride 1 and unpadded.
+func pointwise(g kernels.ConvGeom) bool {
 	return g.KH == 1 && g.KW == 1 && g.StrideH == 1 && g.StrideW == 1 && g.PadH == 0 && g.PadW == 0
 }
 
 // scratchSize is the scratch forward needs for blocks of B samples of batches of up to n inputs
 // each under strategy st (Auto: whatever it chooses for any batch, and the first stochastic
 // layer's shared projections), at the posterior mean if mean.
-func (d *dense) scratchSize(n, B int, st Strategy, mean bool) int {
+func (d *dense) scratchSize(n, B int, st Strategy, mean bool) int64 {
 	if d.post == nil {
-		return d.detScratch() + d.colSize()
+		return int64(d.detScratch()) + int64(d.colSize())
 	}
-	local := 0
+	local := int64(0)
 	if st != Weight && !d.conv && canLocal(d.post) {
 		local = d.post.prepSize(B*n) + d.post.applyScratch(n, B)
 		if st == Local {
@@ -196,7 +199,7 @@ func (d *dense) scratchSize(n, B int, st Strategy, mean bool) int {
 		}
 	}
 	if sp := d.sparsePost(); sp != nil {
-		return max(local, sp.sparseScratch())
+		return max(local, int64(sp.sparseScratch()))
 	}
 	l, ok := d.post.(*inducing)
 	if !ok {
@@ -220,13 +223,13 @@ func (d *dense) scratchSize(n, B int, st Strategy, mean bool) int {
 
 // formedScratch is the scratch of a weight sample formed in full and applied: W, its bias
 // column, and the larger of the sampler's and the convolution's im2col scratch.
-func (d *dense) formedScratch() int {
-	return d.dOut*d.dIn + d.dOut + max(d.post.weightScratch(), d.colSize())
+func (d *dense) formedScratch() int64 {
+	return prod(d.dOut, d.dIn) + int64(d.dOut) + int64(max(d.post.weightScratch(), d.colSize()))
 }
 
 // inducingScratch is the scratch of the path forward takes for a batch of n inputs of an
 // inducing layer that does not sample locally, under st, and whether that path forms W.
-func (d *dense) inducingScratch(l *inducing, n int, st Strategy, mean bool) (int, bool) {
+func (d *dense) inducingScratch(l *inducing, n int, st Strategy, mean bool) (int64, bool) {
 	cols := d.factoredCols(n)
 	switch {
 	case mean && l.meanPath(cols) == pathFactored:
@@ -251,11 +254,11 @@ func (d *dense) inducingPath(n int) (*inducing, weightPath) {
 }
 
 // weightCost is the cost model's price of one weight-strategy sample applied to n inputs.
-func (d *dense) weightCost(n int) int {
+func (d *dense) weightCost(n int) int64 {
 	if l, ok := d.post.(*inducing); ok {
 		return l.pathCost(d.factoredCols(n))
 	}
-	return d.post.weightCost() + n*d.dOut*d.dIn
+	return d.post.weightCost() + prod(n, d.dOut, d.dIn)
 }
 
 // sparsePost returns the layer's pruned FFG posterior when its weight-sampling path uses the CSR
@@ -278,7 +281,7 @@ func (d *dense) forward(fc *fwdCtx, in, out []float32, n int) {
 		return
 	}
 	if d.post != nil && d.useLocal(fc.strategy, n) {
-		prep := fc.scratch[:d.post.prepSize(B*n)]
+		prep := fc.scratch[:int(d.post.prepSize(B*n))]
 		d.post.prepare(in, B*n, prep)
 		d.post.apply(fc, d.id, prep, false, out, n, B, fc.scratch[len(prep):])
 		return

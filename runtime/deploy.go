@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -380,8 +381,10 @@ func decodeStrict(data []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
-	if dec.More() {
-		return errors.New("data after the JSON object")
+	// Anything but white space after the value is an error: dec.More() would miss a stray ']'
+	// or '}' (`{"version":1}]`), after which it reports no more values.
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("data after the JSON object at byte %d", dec.InputOffset())
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ func (d *dropout) forward(fc *fwdCtx, _, out []float32, n int) {
 	}
 }
 
-func (d *dropout) inPlace() bool                                { return true }
-func (d *dropout) outSize() int                                 { return d.s.size() }
-func (d *dropout) scratchSize(_, _ int, _ Strategy, _ bool) int { return d.s.size() }
-func (d *dropout) stochastic() bool                             { return true }
+func (d *dropout) inPlace() bool                                  { return true }
+func (d *dropout) outSize() int                                   { return d.s.size() }
+func (d *dropout) scratchSize(_, _ int, _ Strategy, _ bool) int64 { return int64(d.s.size()) }
+func (d *dropout) stochastic() bool                               { return true }

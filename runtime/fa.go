@@ -89,7 +89,7 @@ func (l *faLayer) meanWeight(w, _ []float32) { copy(w, l.stacked[:l.dOut*l.dIn])
 
 // Local (MATH.md §2): prep holds per input the projections [C x̃, F_1 x̃, …, F_K x̃] ((K+1)·dOut
 // values), then per input √(ψ (x̃⊙x̃)) (dOut), then scratch for the squared inputs.
-func (l *faLayer) prepSize(n int) int { return n*(l.rank+2)*l.dOut + n*l.k }
+func (l *faLayer) prepSize(n int) int64 { return prod(n, l.rank+2, l.dOut) + prod(n, l.k) }
 
 func (l *faLayer) prepare(in []float32, n int, prep []float32) {
 	rows := (l.rank + 1) * l.dOut
@@ -99,7 +99,7 @@ func (l *faLayer) prepare(in []float32, n int, prep []float32) {
 	localMoments(l.stacked, rows, l.psi, l.dOut, l.k, l.dIn, l.hasBias, in, n, proj, sd, sq)
 }
 
-func (l *faLayer) applyScratch(_, B int) int { return l.dOut }
+func (l *faLayer) applyScratch(_, B int) int64 { return int64(l.dOut) }
 
 // apply draws samples fc.sample … fc.sample+B−1 for n inputs each (out is B × n × dOut), sample b
 // with its shared h in fc.faHs[b·rank:]; prep holds n rows shared by the samples, or B·n rows.
@@ -139,8 +139,8 @@ func (l *faLayer) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out 
 	}
 }
 
-func (l *faLayer) localCost(n int) int {
-	return n*(l.rank+2)*l.dOut*l.dIn + (n*(l.rank+1)+normalCost)*l.dOut
+func (l *faLayer) localCost(n int) int64 {
+	return prod(n, l.rank+2, l.dOut, l.dIn) + (prod(n, l.rank+1)+normalCost)*int64(l.dOut)
 }
-func (l *faLayer) weightCost() int    { return (l.rank + 1 + normalCost) * l.dOut * l.dIn }
-func (l *faLayer) prepCost(n int) int { return n * (l.rank + 2) * l.dOut * l.dIn }
+func (l *faLayer) weightCost() int64    { return prod(l.rank+1+normalCost, l.dOut, l.dIn) }
+func (l *faLayer) prepCost(n int) int64 { return prod(n, l.rank+2, l.dOut, l.dIn) }

@@ -149,15 +149,15 @@ func (f *fcg) meanWeight(w, _ []float32) { copy(w, f.m) }
 // Local (per-input) sampling would need each input's dOut × dOut output covariance and its
 // Cholesky factor; an fcg layer always samples weights.
 func (f *fcg) weightOnly()                                                            {}
-func (f *fcg) prepSize(int) int                                                       { return 0 }
+func (f *fcg) prepSize(int) int64                                                     { return 0 }
 func (f *fcg) prepare([]float32, int, []float32)                                      {}
-func (f *fcg) applyScratch(int, int) int                                              { return 0 }
+func (f *fcg) applyScratch(int, int) int64                                            { return 0 }
 func (f *fcg) apply(*fwdCtx, uint32, []float32, bool, []float32, int, int, []float32) {}
-func (f *fcg) localCost(int) int                                                      { return math.MaxInt32 }
-func (f *fcg) prepCost(int) int                                                       { return 0 }
+func (f *fcg) localCost(int) int64                                                    { return math.MaxInt32 }
+func (f *fcg) prepCost(int) int64                                                     { return 0 }
 
 // weightCost counts the D normal draws and the triangular product L ε.
-func (f *fcg) weightCost() int { return normalCost*f.dim + f.dim*(f.dim+1)/2 }
+func (f *fcg) weightCost() int64 { return prod(normalCost, f.dim) + prod(f.dim, f.dim+1)/2 }
 
 // covariance returns L Lᵀ (D × D, θ order) in float64.
 func (f *fcg) covariance() []float64 {

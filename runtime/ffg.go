@@ -162,7 +162,7 @@ func (f *ffg) meanWeight(w, _ []float32) { copy(w, f.m) }
 
 // Local: prep holds, per input, the output mean (dOut values) and standard deviation (dOut),
 // followed by scratch for the squared inputs.
-func (f *ffg) prepSize(n int) int { return n * (2*f.dOut + f.k) }
+func (f *ffg) prepSize(n int) int64 { return prod(n, 2*f.dOut+f.k) }
 
 func (f *ffg) prepare(in []float32, n int, prep []float32) {
 	mean, sd := prep[:n*f.dOut], prep[n*f.dOut:2*n*f.dOut]
@@ -170,7 +170,7 @@ func (f *ffg) prepare(in []float32, n int, prep []float32) {
 	localMoments(f.m, f.dOut, f.s2, f.dOut, f.k, f.dIn, f.hasBias, in, n, mean, sd, sq)
 }
 
-func (f *ffg) applyScratch(_, B int) int { return f.dOut }
+func (f *ffg) applyScratch(_, B int) int64 { return int64(f.dOut) }
 
 // apply draws samples fc.sample … fc.sample+B−1 for n inputs each (out is B × n × dOut); prep
 // holds n rows shared by the samples, or B·n rows.
@@ -211,6 +211,6 @@ func gaussianLocalApply(fc *fwdCtx, id uint32, dOut int, prep []float32, shared 
 	}
 }
 
-func (f *ffg) localCost(n int) int { return n*2*f.dOut*f.dIn + (n+normalCost)*f.dOut }
-func (f *ffg) weightCost() int     { return (1 + normalCost) * f.dOut * f.dIn }
-func (f *ffg) prepCost(n int) int  { return n * 2 * f.dOut * f.dIn }
+func (f *ffg) localCost(n int) int64 { return prod(n, 2, f.dOut, f.dIn) + prod(n+normalCost, f.dOut) }
+func (f *ffg) weightCost() int64     { return prod(1+normalCost, f.dOut, f.dIn) }
+func (f *ffg) prepCost(n int) int64  { return prod(n, 2, f.dOut, f.dIn) }

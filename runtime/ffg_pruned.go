@@ -189,11 +189,11 @@ func (f *prunedFFG) csrProject(wv, bv, in []float32, n int, out []float32) {
 
 // Local: prep holds, per input, the output mean (dOut values) and standard deviation (dOut); the
 // dense path adds the expanded M and S² matrices and the squared inputs.
-func (f *prunedFFG) prepSize(n int) int {
+func (f *prunedFFG) prepSize(n int) int64 {
 	if f.sparse {
-		return 2 * n * f.dOut
+		return prod(2, n, f.dOut)
 	}
-	return 2*n*f.dOut + 2*f.dOut*f.dIn + n*f.k
+	return prod(2, n, f.dOut) + prod(2, f.dOut, f.dIn) + prod(n, f.k)
 }
 
 func (f *prunedFFG) prepare(in []float32, n int, prep []float32) {
@@ -227,24 +227,24 @@ func (f *prunedFFG) prepare(in []float32, n int, prep []float32) {
 	localMoments(wm, f.dOut, ws2, f.dOut, f.k, f.dIn, f.hasBias, in, n, mean, sd, sq)
 }
 
-func (f *prunedFFG) applyScratch(_, _ int) int { return f.dOut }
+func (f *prunedFFG) applyScratch(_, _ int) int64 { return int64(f.dOut) }
 
 func (f *prunedFFG) apply(fc *fwdCtx, id uint32, prep []float32, shared bool, out []float32, n, B int, scratch []float32) {
 	gaussianLocalApply(fc, id, f.dOut, prep, shared, out, n, B, scratch)
 }
 
-func (f *prunedFFG) localCost(n int) int {
+func (f *prunedFFG) localCost(n int) int64 {
 	if f.sparse {
-		return n*(3*f.kept()+2*f.dOut) + (n+normalCost)*f.dOut
+		return prod(n, 3*f.kept()+2*f.dOut) + prod(n+normalCost, f.dOut)
 	}
-	return n*2*f.dOut*f.dIn + (n+normalCost)*f.dOut
+	return prod(n, 2, f.dOut, f.dIn) + prod(n+normalCost, f.dOut)
 }
 
-func (f *prunedFFG) weightCost() int { return (1+normalCost)*f.normals() + f.dOut*f.dIn }
+func (f *prunedFFG) weightCost() int64 { return prod(1+normalCost, f.normals()) + prod(f.dOut, f.dIn) }
 
-func (f *prunedFFG) prepCost(n int) int {
+func (f *prunedFFG) prepCost(n int) int64 {
 	if f.sparse {
-		return n * (3*f.kept() + 2*f.dOut)
+		return prod(n, 3*f.kept()+2*f.dOut)
 	}
-	return n * 2 * f.dOut * f.dIn
+	return prod(n, 2, f.dOut, f.dIn)
 }

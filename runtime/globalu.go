@@ -39,6 +39,13 @@ func loadGlobalU(spec *Spec, b *builder) (*globalU, error) {
 	for i, l := range layers {
 		gu.offset[l.Name] = offsets[i]
 	}
+	// E[U_{1:L}] (rows × mi, up to 2^28 values) is computed before any layer's tensors are read:
+	// charged first, with meanWeight's scratch and its two products.
+	work := prod(g.mo, g.mi, mi) + prod(rows, g.mo, mi)
+	if err := b.budget.chargeInducing(fmt.Sprintf("runtime: %s (the mean of the stacked %d × %d inducing weights of %d layers)", GlobalUName, rows, mi, len(layers)),
+		work, prod(4, rows, mi), prod(4, g.weightScratch())); err != nil {
+		return nil, err
+	}
 	gu.mean = make([]float32, rows*mi)
 	g.meanWeight(gu.mean, make([]float32, g.weightScratch()))
 	return gu, nil

@@ -58,8 +58,11 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 	errf := func(format string, args ...any) error {
 		return fmt.Errorf("runtime: layer %q (inducing): %s", name, fmt.Sprintf(format, args...))
 	}
-	if mo < 1 || mi < 1 || mo > 4096 || mi > 4096 {
-		return nil, errf("inducing_rows %d / inducing_cols %d out of range", mo, mi)
+	if !inducingDimsOK(p) {
+		return nil, errf("inducing_rows %d / inducing_cols %d out of range (1 to %d)", mo, mi, maxInducing)
+	}
+	if err := checkInducingSizes(name, p, dIn); err != nil {
+		return nil, err
 	}
 	if !(p.PriorSD > 0) || math.IsInf(p.PriorSD, 0) {
 		return nil, errf("prior_sd %g must be positive", p.PriorSD)
@@ -91,6 +94,10 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 		sigma: float32(p.PriorSD), whitened: p.WhitenedU, q: q}
 	if ls.Bias {
 		l.k = dIn - 1
+	}
+	work, kept, temp := inducingLoadCost(p, dOut, dIn, ls.Op)
+	if err := b.budget.chargeInducing(fmt.Sprintf("runtime: layer %q (inducing, %d × %d inducing weights, %d × %d weight)", name, mo, mi, dOut, dIn), work, kept, temp); err != nil {
+		return nil, err
 	}
 	t, err := b.layerTensors(name, InducingTensors(dOut, dIn, p), 0)
 	if err != nil {
@@ -600,10 +607,10 @@ func (l *inducing) prepStride() int {
 // prepSize is n rows of prepStride values, for the diagonal family n rows of v⊙v (mi) and then
 // n rows of the scale of ε (mo), each block contiguous (see diagBlocks), and the packed products'
 // work slice.
-func (l *inducing) prepSize(n int) int {
-	s := n * l.prepStride()
+func (l *inducing) prepSize(n int) int64 {
+	s := prod(n, l.prepStride())
 	if l.q == qDiagonal {
-		s += n * (l.mi + l.mo)
+		s += prod(n, l.mi+l.mo)
 	}
 	return s + kernels.GemmPackedWork
 }
@@ -622,7 +629,7 @@ func (l *inducing) diagBlocks(prep []float32, n int) (vv, sc []float32) {
 func (l *inducing) prepare(in []float32, n int, prep []float32) {
 	mi, mo, st := l.mi, l.mo, l.prepStride()
 	lp := &l.loc
-	ps := l.prepSize(n)
+	ps := int(l.prepSize(n))
 	work := prep[ps-kernels.GemmPackedWork : ps]
 	kernels.GemmPacked(false, n, 1, in, l.k, lp.projP, 0, prep, st, work)
 	if l.hasBias {
@@ -689,9 +696,9 @@ func (l *inducing) zStride() (first, stride int) {
 }
 
 // applyScratch is the scratch apply needs for B samples of n inputs each.
-func (l *inducing) applyScratch(n, B int) int {
+func (l *inducing) applyScratch(n, B int) int64 {
 	_, zst := l.zStride()
-	return B*zst + B*l.mo + B*n*l.mo + l.mo*l.mi + kernels.GemmPackedWork
+	return prod(B, zst) + prod(B, l.mo) + prod(B, n, l.mo) + prod(l.mo, l.mi) + kernels.GemmPackedWork
 }
 
 // apply draws samples fc.sample … fc.sample+B−1 of the layer's outputs for n inputs each into out
@@ -830,27 +837,27 @@ func (l *inducing) sampleT(fc *fwdCtx, prep []float32, pStep int, sc []float32, 
 
 // localCost is the cost (multiply-adds, normals weighted by normalCost) of one local sample for n
 // inputs whose projections are not shared with other samples.
-func (l *inducing) localCost(n int) int {
-	c := l.prepCost(n) + n*(l.dOut*l.mo+l.dOut+l.mo) + l.mo*l.dOut + l.mo*l.mo +
-		normalCost*(l.dOut+2*l.mo)
+func (l *inducing) localCost(n int) int64 {
+	mo, dOut, n64 := int64(l.mo), int64(l.dOut), int64(n)
+	c := l.prepCost(n) + n64*(dOut*mo+dOut+mo) + mo*dOut + mo*mo + normalCost*(dOut+2*mo)
 	if l.q == qFull {
-		d := l.mo * l.mi
+		d := mo * int64(l.mi)
 		c += d*d/2 + normalCost*d
 	}
 	return c
 }
 
 // prepCost is the cost of prepare for n inputs.
-func (l *inducing) prepCost(n int) int {
-	c := n * (l.loc.pr*l.dIn + l.mo*l.mi)
+func (l *inducing) prepCost(n int) int64 {
+	c := int64(n) * (prod(l.loc.pr, l.dIn) + prod(l.mo, l.mi))
 	if l.q == qDiagonal {
-		c += n * l.mo * l.mi
+		c += prod(n, l.mo, l.mi)
 	}
 	return c
 }
 
 // weightCost is the cost of drawing one weight matrix.
-func (l *inducing) weightCost() int {
+func (l *inducing) weightCost() int64 {
 	formed, _ := l.pathCosts(0)
 	return formed
 }

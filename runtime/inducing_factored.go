@@ -26,8 +26,8 @@ const (
 // pathCosts returns the price, in multiply-adds with a normal at normalCost, of one weight sample
 // applied to cols input columns when it is formed and in factored form. Drawing u is the same
 // on both and left out.
-func (l *inducing) pathCosts(cols int) (formed, factored int) {
-	mo, mi, dOut, dIn := l.mo, l.mi, l.dOut, l.dIn
+func (l *inducing) pathCosts(cols int64) (formed, factored int64) {
+	mo, mi, dOut, dIn := int64(l.mo), int64(l.mi), int64(l.dOut), int64(l.dIn)
 	// E1…E4 and Z_r E1 Z_cᵀ, the same on both paths.
 	rule := normalCost*(dOut*dIn+4*mo*mi) + mo*dOut*dIn + mo*mi*dIn
 	formed = rule + mo*mi*dIn + dOut*mo*dIn + cols*dOut*dIn
@@ -37,7 +37,7 @@ func (l *inducing) pathCosts(cols int) (formed, factored int) {
 
 // choosePath returns the path a weight sample applied to cols input columns takes: the forced
 // one (tests), else the cheaper by pathCosts.
-func (l *inducing) choosePath(cols int) weightPath {
+func (l *inducing) choosePath(cols int64) weightPath {
 	if l.path != pathAuto {
 		return l.path
 	}
@@ -48,7 +48,7 @@ func (l *inducing) choosePath(cols int) weightPath {
 }
 
 // pathCost is the price (pathCosts) of the path choosePath takes.
-func (l *inducing) pathCost(cols int) int {
+func (l *inducing) pathCost(cols int64) int64 {
 	formed, factored := l.pathCosts(cols)
 	if l.choosePath(cols) == pathFactored {
 		return factored
@@ -63,11 +63,11 @@ func (l *inducing) pathCost(cols int) int {
 // form is 39× cheaper; for one with 3 input channels at 32 × 32 positions forming is 5× cheaper.
 // The factored form costs more per column whenever it is not cheaper for every batch, so if one
 // input's columns do not take it, no batch does.
-func (l *inducing) meanPath(cols int) weightPath {
+func (l *inducing) meanPath(cols int64) weightPath {
 	if l.path != pathAuto {
 		return l.path
 	}
-	mo, mi, dOut, dIn := l.mo, l.mi, l.dOut, l.dIn
+	mo, mi, dOut, dIn := int64(l.mo), int64(l.mi), int64(l.dOut), int64(l.dIn)
 	formed := mo*mi*dIn + dOut*mo*dIn + cols*dOut*dIn
 	factored := cols * (mi*dIn + mo*mi + dOut*mo)
 	if factored < formed {
@@ -78,12 +78,12 @@ func (l *inducing) meanPath(cols int) weightPath {
 
 // meanScratch is the scratch forwardMeanFactored needs: an input's im2col matrix and its C x̃ and
 // ū C x̃ columns.
-func (d *dense) meanScratch(l *inducing) int {
+func (d *dense) meanScratch(l *inducing) int64 {
 	cols := 1
 	if d.conv {
 		cols = d.out.h * d.out.w
 	}
-	return d.colSize() + cols*(l.mi+l.mo)
+	return int64(d.colSize()) + prod(cols, l.mi+l.mo)
 }
 
 // forwardMeanFactored applies the posterior-mean weight σ R ū C to n inputs without forming it,
@@ -134,20 +134,20 @@ func factoredStep(n int) int {
 }
 
 // factoredCols is the number of input columns a weight sample meets for n inputs.
-func (d *dense) factoredCols(n int) int {
+func (d *dense) factoredCols(n int) int64 {
 	if d.conv {
-		return n * d.out.h * d.out.w
+		return prod(n, d.out.h, d.out.w)
 	}
-	return n
+	return int64(n)
 }
 
 // factoredScratch is the scratch forwardFactored needs for n inputs.
-func (d *dense) factoredScratch(l *inducing, n int) int {
+func (d *dense) factoredScratch(l *inducing, n int) int64 {
 	cols := factoredStep(n) // a Linear layer's inputs in one pass
 	if d.conv {
 		cols = d.out.h * d.out.w
 	}
-	return l.dOut*l.dIn + 8*l.mo*l.mi + max(l.mo*l.dIn, d.colSize()+cols*(l.mi+l.mo))
+	return prod(l.dOut, l.dIn) + prod(8, l.mo, l.mi) + max(prod(l.mo, l.dIn), int64(d.colSize())+prod(cols, l.mi+l.mo))
 }
 
 // forwardFactored draws the weight sample of fc.sample that sampleWeight would draw and applies

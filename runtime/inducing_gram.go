@@ -74,8 +74,8 @@ func (l *inducing) gramOK(cols int) bool {
 
 // gramCost is the price (in multiply-adds, a normal at normalCost; drawing u left out) of one
 // sample of one input along the gram path for cols output positions.
-func (l *inducing) gramCost(cols int) int {
-	mo, mi, dOut, dIn := l.mo, l.mi, l.dOut, l.dIn
+func (l *inducing) gramCost(positions int) int64 {
+	mo, mi, dOut, dIn, cols := int64(l.mo), int64(l.mi), int64(l.dOut), int64(l.dIn), int64(positions)
 	m := mi + cols
 	return normalCost*(dOut*m+4*mo*mi) + // G, E2, E3, E4
 		2*mi*dIn*cols + dIn*cols*cols + // X̃ᵀ [Z_c; C]ᵀ and X̃ᵀX̃
@@ -101,17 +101,17 @@ func (d *dense) gramPost(st Strategy, n int) *inducing {
 	if st == Local {
 		n = 1
 	}
-	if n*l.gramCost(pos) < l.pathCost(d.factoredCols(n)) {
+	if int64(n)*l.gramCost(pos) < l.pathCost(d.factoredCols(n)) {
 		return l
 	}
 	return nil
 }
 
 // gramScratch is the scratch forwardGram needs.
-func (d *dense) gramScratch(l *inducing) int {
+func (d *dense) gramScratch(l *inducing) int64 {
 	cols := d.out.h * d.out.w
 	m := l.mi + cols
-	return 8*l.mo*l.mi + cols*(3*l.mi+cols+l.mo+1) + m*m + 2*l.dOut*m + l.k*cols
+	return prod(8, l.mo, l.mi) + prod(cols, 3*l.mi+cols+l.mo+1) + prod(m, m) + prod(2, l.dOut, m) + prod(l.k, cols)
 }
 
 // forwardGram draws sample fc.sample of the convolution's outputs for one input x (into y,

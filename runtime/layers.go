@@ -18,7 +18,7 @@ type node interface {
 	outSize() int
 	// scratchSize is the shared scratch (float32 values) forward needs for blocks of B samples
 	// of up to n inputs each under strategy st, at the posterior mean if mean.
-	scratchSize(n, B int, st Strategy, mean bool) int
+	scratchSize(n, B int, st Strategy, mean bool) int64
 	stochastic() bool
 }
 
@@ -41,18 +41,18 @@ func (a *activation) forward(fc *fwdCtx, in, out []float32, n int) {
 		kernels.GELU(x)
 	}
 }
-func (a *activation) inPlace() bool                              { return true }
-func (a *activation) outSize() int                               { return a.s.size() }
-func (a *activation) scratchSize(int, int, Strategy, bool) int   { return 0 }
-func (a *activation) stochastic() bool                           { return false }
-func (p *pool) inPlace() bool                                    { return false }
-func (p *pool) outSize() int                                     { return p.out.size() }
-func (p *pool) scratchSize(int, int, Strategy, bool) int         { return 0 }
-func (p *pool) stochastic() bool                                 { return false }
-func (p *adaptivePool) inPlace() bool                            { return false }
-func (p *adaptivePool) outSize() int                             { return p.out.size() }
-func (p *adaptivePool) scratchSize(int, int, Strategy, bool) int { return 0 }
-func (p *adaptivePool) stochastic() bool                         { return false }
+func (a *activation) inPlace() bool                                { return true }
+func (a *activation) outSize() int                                 { return a.s.size() }
+func (a *activation) scratchSize(int, int, Strategy, bool) int64   { return 0 }
+func (a *activation) stochastic() bool                             { return false }
+func (p *pool) inPlace() bool                                      { return false }
+func (p *pool) outSize() int                                       { return p.out.size() }
+func (p *pool) scratchSize(int, int, Strategy, bool) int64         { return 0 }
+func (p *pool) stochastic() bool                                   { return false }
+func (p *adaptivePool) inPlace() bool                              { return false }
+func (p *adaptivePool) outSize() int                               { return p.out.size() }
+func (p *adaptivePool) scratchSize(int, int, Strategy, bool) int64 { return 0 }
+func (p *adaptivePool) stochastic() bool                           { return false }
 
 // pool is MaxPool2d or AvgPool2d with PyTorch's semantics (padding, dilation for max pooling,
 // ceil_mode, count_include_pad).
@@ -98,6 +98,9 @@ func newPool(ls *LayerSpec, in shape) (*pool, error) {
 	}
 	if !p.max && (p.dh != 1 || p.dw != 1) {
 		return nil, fmt.Errorf("avg pooling has no dilation")
+	}
+	if !spanFits(in.h, p.kh, p.ph, p.dh) || !spanFits(in.w, p.kw, p.pw, p.dw) {
+		return nil, fmt.Errorf("output would be empty for input %v", in)
 	}
 	oh := poolOut(in.h, p.kh, p.sh, p.ph, p.dh, ls.CeilMode)
 	ow := poolOut(in.w, p.kw, p.sw, p.pw, p.dw, ls.CeilMode)
@@ -288,10 +291,10 @@ func (bn *batchNorm) forward(fc *fwdCtx, _, x []float32, n int) {
 		}
 	}
 }
-func (bn *batchNorm) inPlace() bool                            { return true }
-func (bn *batchNorm) outSize() int                             { return bn.s.size() }
-func (bn *batchNorm) scratchSize(int, int, Strategy, bool) int { return 0 }
-func (bn *batchNorm) stochastic() bool                         { return len(bn.members) > 1 }
+func (bn *batchNorm) inPlace() bool                              { return true }
+func (bn *batchNorm) outSize() int                               { return bn.s.size() }
+func (bn *batchNorm) scratchSize(int, int, Strategy, bool) int64 { return 0 }
+func (bn *batchNorm) stochastic() bool                           { return len(bn.members) > 1 }
 
 // residual is body(x) + shortcut(x); the executor runs it (it needs extra activation buffers).
 type residual struct {
@@ -304,8 +307,8 @@ func (r *residual) forward(*fwdCtx, []float32, []float32, int) {
 }
 func (r *residual) inPlace() bool { return false }
 func (r *residual) outSize() int  { return r.s.size() }
-func (r *residual) scratchSize(n, B int, st Strategy, mean bool) int {
-	s := 0
+func (r *residual) scratchSize(n, B int, st Strategy, mean bool) int64 {
+	s := int64(0)
 	for _, c := range r.body {
 		s = max(s, c.scratchSize(n, B, st, mean))
 	}

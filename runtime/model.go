@@ -118,15 +118,20 @@ func (s shape) String() string {
 // New builds a Model from a Spec and its tensors, validating every tensor's shape and
 // precomputing the per-layer factorisations.
 func New(spec *Spec, src TensorSource) (*Model, error) {
-	return newModel(spec, src, &loadBudget{maxBernsteinBytes: MaxBernsteinTableBytes, maxBernsteinWork: MaxBernsteinWork})
+	return newModel(spec, src, &loadBudget{maxBernsteinBytes: MaxBernsteinTableBytes, maxBernsteinWork: MaxBernsteinWork,
+		maxInducingBytes: MaxInducingBytes, maxInducingWork: MaxInducingWork})
 }
 
 // loadBudget adds up what a model's layers derive at load beyond their tensors, across the
 // members of a mixture too: the Bernstein layers' quantile tables and the work of tabulating
-// them, against their limits (MaxBernsteinTableBytes, MaxBernsteinWork).
+// them, against their limits (MaxBernsteinTableBytes, MaxBernsteinWork), and what the inducing
+// layers (and a global inducing posterior) keep and the work of deriving it, against theirs
+// (MaxInducingBytes, MaxInducingWork; inducingBudget).
 type loadBudget struct {
 	bernsteinBytes, bernsteinWork       int64
 	maxBernsteinBytes, maxBernsteinWork int64
+	inducingBytes, inducingWork         int64
+	maxInducingBytes, maxInducingWork   int64
 }
 
 func newModel(spec *Spec, src TensorSource, budget *loadBudget) (*Model, error) {
@@ -520,6 +525,9 @@ func (b *builder) node1(ls *LayerSpec, in shape) (node, shape, error) {
 		if ls.In != in.c || ls.Out < 1 {
 			return nil, shape{}, errf("in_channels %d does not match the input %v", ls.In, in)
 		}
+		if !spanFits(in.h, g.KH, g.PadH, g.DilH) || !spanFits(in.w, g.KW, g.PadW, g.DilW) {
+			return nil, shape{}, errf("kernel %v at dilation %v is larger than the input %v padded by %v: the output would be empty", ls.Kernel, [2]int{g.DilH, g.DilW}, in, ls.Padding)
+		}
 		if err := g.Validate(); err != nil {
 			return nil, shape{}, errf("%v", err)
 		}
@@ -527,13 +535,17 @@ func (b *builder) node1(ls *LayerSpec, in shape) (node, shape, error) {
 		if !ok {
 			return nil, shape{}, errf("in_channels × kernel is too large")
 		}
+		out := shape{c: ls.Out, h: g.OutH(), w: g.OutW()}
+		if err := checkDenseSizes(ls, k, out, pointwise(g)); err != nil {
+			return nil, shape{}, err
+		}
 		d, err := b.dense(ls, id, ls.Out, k)
 		if err != nil {
 			return nil, shape{}, err
 		}
 		d.conv = true
 		d.geom = g
-		d.in, d.out = in, shape{c: ls.Out, h: g.OutH(), w: g.OutW()}
+		d.in, d.out = in, out
 		return d, d.out, nil
 	case OpReLU, OpTanh, OpSigmoid, OpGELU:
 		return &activation{op: ls.Op, s: in}, in, nil

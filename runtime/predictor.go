@@ -109,7 +109,9 @@ type Options struct {
 }
 
 // ErrMemory is matched (errors.Is) by NewPredictor's error when the Predictor would need more
-// memory than Options.MaxMemory.
+// memory than Options.MaxMemory (or than the address space), and by a model's load error when a
+// layer's buffers would exceed their bound or what its layers derive their limit
+// (MaxBernsteinTableBytes, MaxInducingBytes).
 var ErrMemory = errors.New("not enough memory")
 
 // DefaultMaxMemory is the memory limit a Predictor has by default: the machine's physical memory
@@ -155,7 +157,7 @@ func sizeString(b int64) string {
 
 // predictorBytes is an upper bound on what NewPredictor allocates for opts (after defaults)
 // with sample blocks of block, and whether the count overflowed int64.
-func (m *Model) predictorBytes(opts Options, block, maxAct, scratch int) (int64, bool) {
+func (m *Model) predictorBytes(opts Options, block, maxAct int, scratch int64) (int64, bool) {
 	const huge = int64(1) << 62
 	n, out, in := int64(opts.MaxBatch), int64(m.outShape.size()), int64(m.inShape.size())
 	var total int64
@@ -176,7 +178,7 @@ func (m *Model) predictorBytes(opts Options, block, maxAct, scratch int) (int64,
 		total += p
 	}
 	if d, has := (&Predictor{m: m}).firstLocal(); has {
-		add(4, int64(d.post.prepSize(opts.MaxBatch)))
+		add(4, d.post.prepSize(opts.MaxBatch))
 	}
 	add(4, n, in, 2)  // zeros, and the warm-up's zero batch
 	add(8, n, out, 2) // sum, sum2
@@ -199,7 +201,7 @@ func (m *Model) predictorBytes(opts Options, block, maxAct, scratch int) (int64,
 	// Per worker: its scratch, FA draws, and the activation buffers runSeq holds at once.
 	bufs := int64(2 + liveBuffers(m.nodes))
 	for t := 0; t < opts.Threads; t++ {
-		add(4, int64(scratch))
+		add(4, scratch)
 		if m.fa != nil {
 			add(4, int64(block), int64(m.fa.rank))
 		}
@@ -420,6 +422,10 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	if _, ok := elements([]int{opts.Samples, n, out}); opts.Threads > 1 && !ok {
 		return nil, fmt.Errorf("runtime: %d samples × batch %d × %d outputs is too large to keep for %d threads", opts.Samples, n, out, opts.Threads)
 	}
+	if _, ok := elements([]int{opts.Samples, out}); opts.KeepSamples && !ok {
+		// A Prediction's Outputs (Samples × outputs, sized in int by Predict).
+		return nil, fmt.Errorf("runtime: %d samples × %d outputs is too large to keep in a prediction (Options.KeepSamples; limit %d values)", opts.Samples, out, maxTensor)
+	}
 	p := &Predictor{m: m, opts: opts, job: &job{}, policy: policy}
 	maxAct := m.inShape.size()
 	walkNodes(m.nodes, func(nd node) { maxAct = max(maxAct, nd.outSize()) })
@@ -431,23 +437,28 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	if err := p.setAdaptive(); err != nil {
 		return nil, err
 	}
-	scratch := 0
-	walkNodes(m.nodes, func(nd node) { scratch = max(scratch, nd.scratchSize(n, p.pass, opts.Strategy, opts.Mean)) })
-	limit := opts.MaxMemory
+	// Sizes in int64 until the total is known to fit (sizes.go): scratch (values) included.
+	scratch64 := int64(0)
+	walkNodes(m.nodes, func(nd node) { scratch64 = max(scratch64, nd.scratchSize(n, p.pass, opts.Strategy, opts.Mean)) })
+	limit, whose := opts.MaxMemory, "Options.MaxMemory"
 	if limit == 0 {
 		limit = DefaultMaxMemory()
 	}
-	if need, ok := m.predictorBytes(p.opts, p.pass, maxAct, scratch); limit > 0 && (!ok || need > limit) {
+	if limit < 0 || limit > maxAddressable {
+		limit, whose = maxAddressable, "the address space"
+	}
+	if need, ok := m.predictorBytes(p.opts, p.pass, maxAct, scratch64); !ok || need > limit {
 		what := "more than 4 EiB"
 		if ok {
 			what = sizeString(need)
 		}
-		return nil, fmt.Errorf("runtime: a predictor for batch %d, %d samples and %d threads needs %s for activations (largest layer output %d values, input %v) and scratch (%d values); the limit is %s (Options.MaxMemory): %w",
-			n, opts.Samples, opts.Threads, what, maxAct, m.inShape, scratch, sizeString(limit), ErrMemory)
+		return nil, fmt.Errorf("runtime: a predictor for batch %d, %d samples and %d threads needs %s for activations (largest layer output %d values, input %v) and scratch (%d values); the limit is %s (%s): %w",
+			n, opts.Samples, opts.Threads, what, maxAct, m.inShape, scratch64, sizeString(limit), whose, ErrMemory)
 	}
+	scratch := int(scratch64)
 	p.first = m.firstStochastic()
 	if d, ok := p.firstLocal(); ok {
-		p.prep = make([]float32, d.post.prepSize(n))
+		p.prep = make([]float32, int(d.post.prepSize(n)))
 	}
 	p.zeros = make([]float32, max(n*m.inShape.size(), 1))
 	p.allocAdaptive()
@@ -548,8 +559,8 @@ const maxPassSamples = 32
 // many blocks a pass holds (Model.passMerge), so the predictions do not either.
 func passSize(samples, n, maxAct, block int) int {
 	b := maxPassSamples
-	if per := n * maxAct; per > 0 {
-		b = min(b, maxBlockValues/per)
+	if per := prod(n, maxAct); per > 0 {
+		b = min(b, int(maxBlockValues/per))
 	}
 	return max(block, min(b, samples)/block*block)
 }
@@ -603,8 +614,8 @@ func (m *Model) firstStochastic() int {
 // arithmetic, and the predictions, do not either.
 func blockSize(samples, n, maxAct int) int {
 	b := min(samples, maxBlockSamples)
-	if per := n * maxAct; per > 0 {
-		b = min(b, maxBlockValues/per)
+	if per := prod(n, maxAct); per > 0 {
+		b = min(b, int(maxBlockValues/per))
 	}
 	return max(b, 1)
 }
@@ -667,11 +678,11 @@ func (p *Predictor) PredictBatch(xs []float32, out []Prediction) error {
 		return ErrClosed
 	}
 	in := p.m.inShape.size()
-	if len(xs) != len(out)*in {
+	if need := prod(len(out), in); int64(len(xs)) != need { // int64: len(out)·in may wrap on 32-bit
 		if len(out) == 1 {
 			return fmt.Errorf("runtime: input has %d values; the model takes %d", len(xs), in)
 		}
-		return fmt.Errorf("runtime: batch of %d inputs needs %d values, got %d (the model takes %d per input)", len(out), len(out)*in, len(xs), in)
+		return fmt.Errorf("runtime: batch of %d inputs needs %d values, got %d (the model takes %d per input)", len(out), need, len(xs), in)
 	}
 	// Σ 0·x is NaN exactly when some x is NaN or infinite: one vectorised pass per chunk, and the
 	// value is located only then.

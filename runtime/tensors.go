@@ -69,7 +69,7 @@ func LayerTensors(l *LayerSpec) []TensorDecl {
 	k := l.In
 	if l.Op == OpConv2d {
 		wshape = []int{l.Out, l.In, l.Kernel[0], l.Kernel[1]}
-		k = l.In * l.Kernel[0] * l.Kernel[1]
+		k = dimProd(dimProd(l.In, l.Kernel[0]), l.Kernel[1])
 	}
 	dIn := k
 	if l.Bias {
@@ -109,7 +109,7 @@ func LayerTensors(l *LayerSpec) []TensorDecl {
 	case p.Kind == KindFCG:
 		// bayesianize's FCGMixin: one Gaussian over (weight, bias); its prior buffers are
 		// rebuilt from the spec.
-		D := l.Out * dIn
+		D := dimProd(l.Out, dIn)
 		add("mean", TensorParam, D)
 		add("_scale_diag", TensorParam, D)
 		add("_scale_tril", TensorParam, D, D)
@@ -142,16 +142,16 @@ func InducingTensors(dOut, dIn int, p *PosteriorSpec) []TensorDecl {
 	add := func(name string, shape ...int) {
 		out = append(out, TensorDecl{Name: name, Shape: shape})
 	}
-	d := r * c
+	d := dimProd(r, c)
 	switch p.QInducing {
 	case QGlobal:
 	case QFull:
 		add("inducing_mean", d)
-		add("_inducing_scale_tril", d*(d+1)/2)
+		add("_inducing_scale_tril", triangular(d))
 	case QMatrix:
 		add("inducing_mean", r, c)
-		add("_inducing_row_scale_tril", r*(r+1)/2)
-		add("_inducing_col_scale_tril", c*(c+1)/2)
+		add("_inducing_row_scale_tril", triangular(r))
+		add("_inducing_col_scale_tril", triangular(c))
 	case QEnsemble:
 		add("inducing_mean", p.EnsembleSize, r, c)
 	default:
@@ -183,4 +183,31 @@ func GlobalUTensors(spec *Spec) []TensorDecl {
 		return nil
 	}
 	return InducingTensors(rows, layers[0].Posterior.InducingCols, spec.GlobalU)
+}
+
+// oversize stands, in a declared shape, for a dimension beyond every tensor limit (maxTensor):
+// products of a spec's dimensions saturate at it instead of wrapping around, which on a 32-bit
+// platform could turn an absurd size into a small one that a tensor matches (a full q(U) with
+// d = 65536 has d(d+1)/2 = 2^31 + 32768 values, 32768 in 32-bit int).
+const oversize = 1 << 30
+
+// dimProd is a·b for a declared shape, at most oversize; −1 when either is negative.
+func dimProd(a, b int) int {
+	switch {
+	case a < 0 || b < 0:
+		return -1
+	case a != 0 && b > oversize/a:
+		return oversize
+	}
+	return min(a*b, oversize)
+}
+
+// triangular is n(n+1)/2, the values of a packed n × n triangle, for a declared shape (at most
+// oversize; −1 when n is negative).
+func triangular(n int) int {
+	if n < 0 {
+		return -1
+	}
+	n = min(n, oversize)
+	return int(min(int64(n)*int64(n+1)/2, oversize))
 }
