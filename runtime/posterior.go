@@ -33,9 +33,9 @@ type PosteriorLayer struct {
 	Exact bool
 }
 
-// maxPosteriorDim bounds the dimension of a dense covariance (its D² entries must fit in an int
-// and in memory on 32-bit boards).
-const maxPosteriorDim = 16384
+// MaxPosteriorDim bounds the dimension of a dense covariance (its D² entries must fit in an int
+// and in memory on 32-bit boards): Posterior refuses larger models whatever its maxDim.
+const MaxPosteriorDim = 16384
 
 // Posterior returns the exact mean and covariance of the flattened parameter vector for models
 // with at most maxDim parameters (it refuses larger ones): deterministic layers have zero
@@ -82,9 +82,9 @@ func (m *Model) Posterior(maxDim int) (*Posterior, error) {
 	if maxDim < 1 {
 		return nil, fmt.Errorf("runtime: posterior: max dimension %d must be positive", maxDim)
 	}
-	if total > int64(min(maxDim, maxPosteriorDim)) {
+	if total > int64(min(maxDim, MaxPosteriorDim)) {
 		return nil, fmt.Errorf("runtime: posterior: the model has %d parameters, more than the limit %d for a dense covariance",
-			total, min(maxDim, maxPosteriorDim))
+			total, min(maxDim, MaxPosteriorDim))
 	}
 	p := &Posterior{Exact: true}
 	for _, d := range layers {

@@ -63,8 +63,8 @@ func runPosterior(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if *model == "" {
 		return usagef("--model is required")
 	}
-	if *maxDim < 1 {
-		return usagef("--max-dim must be at least 1")
+	if *maxDim < 1 || *maxDim > runtime.MaxPosteriorDim {
+		return usagef("--max-dim must be from 1 to %d (the covariance is dense: D² entries)", runtime.MaxPosteriorDim)
 	}
 	m, err := runtime.Load(*model)
 	if err != nil {

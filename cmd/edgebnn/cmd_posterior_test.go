@@ -92,6 +92,7 @@ func TestPosteriorCommandCases(t *testing.T) {
 		{name: "default max-dim", args: []string{"posterior", "-h"}, wantCode: 0, wantStdout: []string{"--max-dim", "2000"}},
 		{name: "no model", args: []string{"posterior", "--json"}, wantCode: 2, wantStderr: []string{"--model is required"}},
 		{name: "bad max-dim", args: []string{"posterior", "--model", path, "--max-dim", "0"}, wantCode: 2, wantStderr: []string{"--max-dim"}},
+		{name: "max-dim above the cap", args: []string{"posterior", "--model", path, "--max-dim", "16385"}, wantCode: 2, wantStderr: []string{"--max-dim must be from 1 to 16384"}},
 		{name: "missing file", args: []string{"posterior", "--model", filepath.Join(t.TempDir(), "nope.ebnn")}, wantCode: 1, wantStderr: []string{"nope.ebnn"}},
 		{name: "extra arg", args: []string{"posterior", "--model", path, "x"}, wantCode: 2, wantStderr: []string{`unexpected argument "x"`}},
 	})

@@ -201,7 +201,7 @@ type regressionJSON struct {
 	Samples      int       `json:"samples"`
 }
 
-func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
+func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("predict")
 	pf := addPredictFlags(fs, 32)
 	input := fs.String("input", "", "inputs: a CSV or safetensors `PATH`")
@@ -251,6 +251,12 @@ func runPredict(_ context.Context, args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	defer p.Close()
+	if pol := m.Policy(); pol != nil && pol.Samples > 0 && !*pf.mean && *pf.samples == 0 && pol.Samples != p.Options().Samples {
+		// The thresholds were fitted with another K: with fewer samples the uncertainty is
+		// estimated less well, and the risk the policy was fitted to is not what it gets.
+		fmt.Fprintf(stderr, "note: %s's decision policy was fitted with %d samples a prediction; predicting with %d (--samples %d to match)\n",
+			*pf.model, pol.Samples, p.Options().Samples, pol.Samples)
+	}
 	out, err := newPredictionWriter(stdout, m, *asJSON, src)
 	if err != nil {
 		return err

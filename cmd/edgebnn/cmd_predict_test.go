@@ -283,3 +283,19 @@ func TestPredictMeanRefusesSamplingFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictNotesPolicySamples: predicting with fewer samples than the model's policy was
+// fitted with is allowed but said (the built-in model's policy: 256); matching K is silent.
+func TestPredictNotesPolicySamples(t *testing.T) {
+	dir := t.TempDir()
+	model, in := filepath.Join(dir, "m.ebnn"), filepath.Join(dir, "in.csv")
+	mustWrite(t, model, demoModel)
+	mustWrite(t, in, []byte(strings.TrimSuffix(strings.Repeat("0.5,", 784), ",")+"\n"))
+	code, _, stderr := runCLI("predict", "--model", model, "--input", in)
+	if code != 0 || !strings.Contains(stderr, "policy was fitted with 256 samples a prediction; predicting with 32 (--samples 256 to match)") {
+		t.Errorf("default samples: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCLI("predict", "--model", model, "--input", in, "--samples", "256"); code != 0 || stderr != "" {
+		t.Errorf("--samples 256: exit %d: %q", code, stderr)
+	}
+}
