@@ -48,6 +48,11 @@ func (g ConvGeom) Validate() error {
 	if g.PadH < 0 || g.PadW < 0 {
 		return fmt.Errorf("kernels: conv geometry %+v: padding must be non-negative", g)
 	}
+	// In int64 first: OutH's d·(k − 1) can wrap around on 32-bit platforms to a kernel that seems
+	// to fit.
+	if int64(g.DilH)*int64(g.KH-1) >= int64(g.InH)+2*int64(g.PadH) || int64(g.DilW)*int64(g.KW-1) >= int64(g.InW)+2*int64(g.PadW) {
+		return fmt.Errorf("kernels: conv geometry %+v: the dilated kernel does not fit the padded input", g)
+	}
 	if g.OutH() < 1 || g.OutW() < 1 {
 		return fmt.Errorf("kernels: conv geometry %+v: empty output %d×%d", g, g.OutH(), g.OutW())
 	}
@@ -60,10 +65,11 @@ func (g ConvGeom) colSizes(fn string, img, col []float32) (oh, ow int) {
 		panic(fmt.Sprintf("%s: %v", fn, err))
 	}
 	oh, ow = g.OutH(), g.OutW()
-	if need := g.InC * g.InH * g.InW; len(img) < need {
+	// In int64: on 32-bit platforms the products can wrap around to a size the buffers pass.
+	if need := int64(g.InC) * int64(g.InH) * int64(g.InW); int64(len(img)) < need {
 		panic(fmt.Sprintf("%s: image has %d elements, need %d", fn, len(img), need))
 	}
-	if need := g.InC * g.KH * g.KW * oh * ow; len(col) < need {
+	if need := int64(g.InC) * int64(g.KH) * int64(g.KW) * int64(oh) * int64(ow); int64(len(col)) < need {
 		panic(fmt.Sprintf("%s: col has %d elements, need %d", fn, len(col), need))
 	}
 	return oh, ow

@@ -41,6 +41,8 @@ func TestConvGeom(t *testing.T) {
 		"negative padding": func(g *ConvGeom) { g.PadW = -1 },
 		"kernel too large": func(g *ConvGeom) { g.KH = 40 },
 		"dilated too wide": func(g *ConvGeom) { g.DilW = 20 },
+		// d·(k − 1) = 2^32: 0 in 32-bit int arithmetic, a kernel that would seem to fit.
+		"dilation wraps int32": func(g *ConvGeom) { g.InW, g.KW, g.DilW = 1, 1<<16+1, 1<<16 },
 	}
 	for name, f := range bad {
 		g := valid
