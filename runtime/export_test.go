@@ -124,5 +124,6 @@ func PassSamples(p *Predictor) (pass, block int) { return p.pass, p.block }
 // NewWithBernsteinBudget is New with the model-wide Bernstein limits (MaxBernsteinTableBytes,
 // MaxBernsteinWork) replaced, so that a test reaches them with small layers.
 func NewWithBernsteinBudget(spec *Spec, src TensorSource, tableBytes, work int64) (*Model, error) {
-	return newModel(spec, src, &loadBudget{maxBernsteinBytes: tableBytes, maxBernsteinWork: work})
+	return newModel(spec, src, &loadBudget{maxBernsteinBytes: tableBytes, maxBernsteinWork: work,
+		maxInducingBytes: MaxInducingBytes, maxInducingWork: MaxInducingWork, inducingWorkPerValue: InducingWorkPerValue})
 }

@@ -43,7 +43,7 @@ func loadGlobalU(spec *Spec, b *builder) (*globalU, error) {
 	// charged first, with meanWeight's scratch and its two products.
 	work := prod(g.mo, g.mi, mi) + prod(rows, g.mo, mi)
 	if err := b.budget.chargeInducing(fmt.Sprintf("runtime: %s (the mean of the stacked %d × %d inducing weights of %d layers)", GlobalUName, rows, mi, len(layers)),
-		work, prod(4, rows, mi), prod(4, g.weightScratch())); err != nil {
+		work, prod(4, rows, mi), prod(4, g.weightScratch()), 0); err != nil {
 		return nil, err
 	}
 	gu.mean = make([]float32, rows*mi)

@@ -95,8 +95,8 @@ func loadInducing(b *builder, ls *LayerSpec, dOut, dIn int) (*inducing, error) {
 	if ls.Bias {
 		l.k = dIn - 1
 	}
-	work, kept, temp := inducingLoadCost(p, dOut, dIn, ls.Op)
-	if err := b.budget.chargeInducing(fmt.Sprintf("runtime: layer %q (inducing, %d × %d inducing weights, %d × %d weight)", name, mo, mi, dOut, dIn), work, kept, temp); err != nil {
+	work, kept, temp, stored := inducingLoadCost(p, dOut, dIn, ls.Op)
+	if err := b.budget.chargeInducing(fmt.Sprintf("runtime: layer %q (inducing, %d × %d inducing weights, %d × %d weight)", name, mo, mi, dOut, dIn), work, kept, temp, stored); err != nil {
 		return nil, err
 	}
 	t, err := b.layerTensors(name, InducingTensors(dOut, dIn, p), 0)

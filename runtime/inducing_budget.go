@@ -10,24 +10,29 @@ import "fmt"
 // (and its global inducing posterior, docs/GLOBALU.md) are therefore bounded as a whole, like its
 // Bernstein layers, each charged before it reads its tensors or derives anything:
 //
-//   - MaxInducingWork multiply-adds in all (inducingLoadCost's estimate, ≈ 3·10⁹ a second on a
-//     2020s x86 core for matrices that fit its caches, half that for M = 4096, so about 10–20 s),
+//   - MaxInducingWork multiply-adds, plus InducingWorkPerValue for every value the inducing
+//     layers loaded so far (this one included) store in their tensors: work in proportion to
+//     the model (inducingLoadCost's estimate; ≈ 3·10⁹ a second on a 2020s x86 core for matrices
+//     that fit its caches, half that for M = 4096);
 //   - MaxInducingBytes of derived values held at once: what the layers loaded so far keep, plus
 //     what the current one holds while it loads.
 //
-// The largest model of paper 003's Table 9, ResNet-50 with 256 × 256 inducing weights in every
-// layer and an ensemble q(U) of 5 (38.6 M parameters), is estimated at 3.1·10¹⁰ multiply-adds
-// (0.9 of the limit; it loads in 10 s) and keeps 0.25 GiB; with 128 × 128, 6·10⁹ and 0.08 GiB.
+// Paper 003's largest models — ResNet-50 with 256 × 256 inducing weights in every layer and an
+// ensemble q(U) of 5 to 10 members, ≈ 3–4·10¹⁰ multiply-adds (about 10 s) — store 28 M values
+// and more, so their allowance is 4·10¹⁰ and more (TestInducingBudgetAdmitsPaperModels); the 1 → 1
+// layer with M_c = 4096 stores 12 k values and asks 4.6·10¹⁰: refused.
 const (
-	MaxInducingWork  = 1 << 35
-	MaxInducingBytes = 1 << 30
+	MaxInducingWork      = 1 << 34
+	InducingWorkPerValue = 1 << 10
+	MaxInducingBytes     = 1 << 30
 )
 
 // inducingLoadCost estimates what loadInducing (with loadQ and, for a Linear layer, loadLocal;
 // for a convolution, gramFactor) does for posterior p (dimensions checked) over a dOut × dIn
 // weight: work in multiply-adds, kept the bytes the layer keeps (float32), temp the bytes it holds
-// only while it loads (float64). Each term is an upper bound on its step, up to packing.
-func inducingLoadCost(p *PosteriorSpec, dOut, dIn int, op Op) (work, kept, temp int64) {
+// only while it loads (float64), stored the values its tensors hold (InducingTensors' shapes).
+// Each term is an upper bound on its step, up to packing.
+func inducingLoadCost(p *PosteriorSpec, dOut, dIn int, op Op) (work, kept, temp, stored int64) {
 	mo, mi := int64(p.InducingRows), int64(p.InducingCols)
 	zr, zc := mo*int64(dOut), mi*int64(dIn) // Z_r, Z_c
 	a, b, d := mo*mo, mi*mi, mo*mi
@@ -78,22 +83,31 @@ func inducingLoadCost(p *PosteriorSpec, dOut, dIn int, op Op) (work, kept, temp 
 		temp += d
 	}
 	kept += d // the mean u
-	return work, 4 * kept, 8 * temp
+	for _, t := range InducingTensors(dOut, dIn, p) {
+		n := int64(1)
+		for _, s := range t.Shape {
+			n *= int64(s) // each at most 2^31 (InducingTensors saturates), at most two factors
+		}
+		stored += n
+	}
+	return work, 4 * kept, 8 * temp, stored
 }
 
 // chargeInducing adds an inducing layer's (or the global posterior's) load cost to b, or returns
 // why it does not fit (what names the layer, as the error's prefix).
-func (b *loadBudget) chargeInducing(what string, work, kept, temp int64) error {
+func (b *loadBudget) chargeInducing(what string, work, kept, temp, stored int64) error {
 	limit := min(DefaultMaxMemory(), b.maxInducingBytes)
 	if need := b.inducingBytes + kept + temp; need > limit {
 		return fmt.Errorf("%s: loading needs about %s (%s kept, %s while it loads), with %s kept by earlier inducing layers; the limit is %s (MaxInducingBytes, or the machine's memory): %w",
 			what, sizeString(kept+temp), sizeString(kept), sizeString(temp), sizeString(b.inducingBytes), sizeString(limit), ErrMemory)
 	}
-	if b.inducingWork+work > b.maxInducingWork {
-		return fmt.Errorf("%s: loading is about %.3g multiply-adds; the model's inducing layers may take %.3g in all (MaxInducingWork), %.3g taken by earlier layers",
-			what, float64(work), float64(b.maxInducingWork), float64(b.inducingWork))
+	allowed := b.maxInducingWork + b.inducingWorkPerValue*(b.inducingStored+stored)
+	if b.inducingWork+work > allowed {
+		return fmt.Errorf("%s: loading is about %.3g multiply-adds for %d stored values; the model's inducing layers may take %.3g in all (MaxInducingWork + InducingWorkPerValue × their %d stored values), %.3g taken by earlier layers",
+			what, float64(work), stored, float64(allowed), b.inducingStored+stored, float64(b.inducingWork))
 	}
 	b.inducingBytes += kept
 	b.inducingWork += work
+	b.inducingStored += stored
 	return nil
 }

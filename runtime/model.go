@@ -119,7 +119,7 @@ func (s shape) String() string {
 // precomputing the per-layer factorisations.
 func New(spec *Spec, src TensorSource) (*Model, error) {
 	return newModel(spec, src, &loadBudget{maxBernsteinBytes: MaxBernsteinTableBytes, maxBernsteinWork: MaxBernsteinWork,
-		maxInducingBytes: MaxInducingBytes, maxInducingWork: MaxInducingWork})
+		maxInducingBytes: MaxInducingBytes, maxInducingWork: MaxInducingWork, inducingWorkPerValue: InducingWorkPerValue})
 }
 
 // loadBudget adds up what a model's layers derive at load beyond their tensors, across the
@@ -131,6 +131,8 @@ type loadBudget struct {
 	bernsteinBytes, bernsteinWork       int64
 	maxBernsteinBytes, maxBernsteinWork int64
 	inducingBytes, inducingWork         int64
+	inducingStored                      int64 // values the inducing layers charged so far store
+	inducingWorkPerValue                int64 // InducingWorkPerValue
 	maxInducingBytes, maxInducingWork   int64
 }
 

@@ -11,8 +11,9 @@ import (
 // Predictor, of the batch (MaxBatch ≤ 2^16) and of the samples drawn together (a pass, ≤ 32). On
 // 32-bit platforms (GOARCH arm, 386: int has 32 bits) such a product can wrap around: to a small
 // size, a buffer too short for the loops that index it, or to a negative one, a panic in make.
-// Two rules keep every size inside int on every platform, without bounding what a 64-bit host
-// may load:
+// Two rules keep every size inside int on every platform; the first also bounds what a 64-bit
+// host loads, at buffers of 2^30 values (4 GiB of float32 for one input: an im2col matrix that
+// large — a 128-channel 3 × 3 convolution over a 1024 × 1024 image — is refused everywhere):
 //
 //  1. At load, before a layer's tensors are read or anything is derived from them,
 //     checkDenseSizes and checkInducingSizes bound in int64 each product of the layer's
