@@ -27,7 +27,7 @@ the total entropy of the predictive distribution, the expected entropy
 models print the predictive mean, total and epistemic variance.
 
 Inputs: a CSV file with one input per row (finite floats; the first row is a
-header if --header is given or none of its fields is a number), or a tensor
+header if --header is given or every field is a name: no number, none empty), or a tensor
 of shape [N, ...] in a safetensors file (--input-key, default "inputs").
 Images are channel-major (C×H×W), flattened. Inputs are read and predicted
 --batch at a time, and results printed as they come.
@@ -206,7 +206,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	pf := addPredictFlags(fs, 32)
 	input := fs.String("input", "", "inputs: a CSV or safetensors `PATH`")
 	key := fs.String("input-key", "", "the tensor `NAME` in a safetensors input file")
-	header := fs.Bool("header", false, "the CSV input's first row is a header (default: only when none of its fields is a number)")
+	header := fs.Bool("header", false, "the CSV input's first row is a header (default: only when every field is a name: no number, none empty)")
 	asJSON := fs.Bool("json", false, "print one JSON object per input")
 	normalized := fs.Bool("normalized", false, "the inputs are already the network's inputs: do not apply the model's preprocessing")
 	pf.adaptive = fs.Bool("adaptive", false, "draw samples in rounds and stop once the model's policy has decided (docs/ADAPTIVE.md)")

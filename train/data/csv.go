@@ -25,8 +25,8 @@ type CSVOptions struct {
 	// MaxClasses classes.
 	Regression bool
 	// Header says the first row holds column names. When false, the first row is a header
-	// only if none of its fields is a number (IsHeaderRow); any other row is data, and a
-	// field that is not a finite number is an error naming its line.
+	// only if every field is a name (IsHeaderRow: not a number, not empty, with a letter); any
+	// other row is data, and a field that is not a finite number is an error naming its line.
 	Header bool
 	// Limits bound the file (zero fields: the defaults).
 	Limits CSVLimits
