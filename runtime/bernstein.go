@@ -258,7 +258,7 @@ func loadBernstein(b *builder, ls *LayerSpec, dOut, dIn int) (*bernstein, error)
 	}
 	bud := b.budget
 	need, ok := bernsteinTableBytes(dOut, dIn, g)
-	if limit := min(DefaultMaxMemory(), bud.maxBernsteinBytes-bud.bernsteinBytes); !ok || need > limit {
+	if limit := min(bud.machineMemory(), bud.maxBernsteinBytes-bud.bernsteinBytes); !ok || need > limit {
 		what := "more than the tensor limit"
 		if ok {
 			what = sizeString(need)

@@ -96,7 +96,7 @@ func inducingLoadCost(p *PosteriorSpec, dOut, dIn int, op Op) (work, kept, temp,
 // chargeInducing adds an inducing layer's (or the global posterior's) load cost to b, or returns
 // why it does not fit (what names the layer, as the error's prefix).
 func (b *loadBudget) chargeInducing(what string, work, kept, temp, stored int64) error {
-	limit := min(DefaultMaxMemory(), b.maxInducingBytes)
+	limit := min(b.machineMemory(), b.maxInducingBytes)
 	if need := b.inducingBytes + kept + temp; need > limit {
 		return fmt.Errorf("%s: loading needs about %s (%s kept, %s while it loads), with %s kept by earlier inducing layers; the limit is %s (MaxInducingBytes, or the machine's memory): %w",
 			what, sizeString(kept+temp), sizeString(kept), sizeString(temp), sizeString(b.inducingBytes), sizeString(limit), ErrMemory)

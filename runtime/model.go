@@ -134,6 +134,15 @@ type loadBudget struct {
 	inducingStored                      int64 // values the inducing layers charged so far store
 	inducingWorkPerValue                int64 // InducingWorkPerValue
 	maxInducingBytes, maxInducingWork   int64
+	memory                              int64 // DefaultMaxMemory, read once a load (machineMemory)
+}
+
+// machineMemory is DefaultMaxMemory, read from the system on a load's first call only.
+func (b *loadBudget) machineMemory() int64 {
+	if b.memory == 0 {
+		b.memory = DefaultMaxMemory()
+	}
+	return b.memory
 }
 
 func newModel(spec *Spec, src TensorSource, budget *loadBudget) (*Model, error) {
