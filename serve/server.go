@@ -229,9 +229,7 @@ func (s *Server) routes() http.Handler {
 	}))
 	mux.HandleFunc("/v1/models/{spec}", s.modelRoute)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %.100q (see GET /v1/models)", r.URL.Path))
-		s.mt.request("", http.StatusNotFound, kindNotFound, time.Since(start))
+		s.refuse(w, time.Now(), "", &reqError{http.StatusNotFound, kindNotFound, fmt.Sprintf("no endpoint %.100q (see GET /v1/models)", r.URL.Path)})
 	})
 	return mux
 }
@@ -240,10 +238,8 @@ func (s *Server) routes() http.Handler {
 func (s *Server) only(method string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != method && !(method == "GET" && r.Method == "HEAD") {
-			start := time.Now()
 			w.Header().Set("Allow", method)
-			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed (use %s)", r.Method, r.URL.Path, method))
-			s.mt.request("", http.StatusMethodNotAllowed, kindMethod, time.Since(start))
+			s.refuse(w, time.Now(), "", &reqError{http.StatusMethodNotAllowed, kindMethod, fmt.Sprintf("%s %s: method not allowed (use %s)", r.Method, r.URL.Path, method)})
 			return
 		}
 		h(w, r)
@@ -261,9 +257,7 @@ func (s *Server) modelRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if verb != "predict" {
-		start := time.Now()
-		writeError(w, http.StatusNotFound, fmt.Sprintf("model %.80q: unknown method %.40q (the only one is :predict)", name, verb))
-		s.mt.request(name, http.StatusNotFound, kindNotFound, time.Since(start))
+		s.refuse(w, time.Now(), name, &reqError{http.StatusNotFound, kindNotFound, fmt.Sprintf("model %.80q: unknown method %.40q (the only one is :predict)", name, verb)})
 		return
 	}
 	start := time.Now()
@@ -475,6 +469,13 @@ func growF(s []float32, n int) []float32 {
 		return make([]float32, n)
 	}
 	return s[:n]
+}
+
+// refuse answers a request that routing turns away (no endpoint, wrong method) with e and counts
+// it in the metrics under model ("" when there is none), timed from start.
+func (s *Server) refuse(w http.ResponseWriter, start time.Time, model string, e *reqError) {
+	code, kind := fail(w, e)
+	s.mt.request(model, code, kind, time.Since(start))
 }
 
 // fail writes e as {"error": "…"} and returns its status and kind.
