@@ -199,7 +199,7 @@ func TestLoadDeploySections(t *testing.T) {
 	names := `["a","b","c","d","e","f","g","h","i","j"]`
 	path := write(t, map[string]string{
 		runtime.PreprocessBlob: `{"version":1,"scale":0.5,"mean":[0.25],"class_names":` + names + `}`,
-		runtime.PolicyBlob:     `{"version":1,"min_confidence":0.7,"samples":32,"calibration":{"target":"risk","value":0.05,"on":"confidence","seed":1,"fit":{"n":10,"risk":0.04,"coverage":0.6},"holdout":{"n":10,"risk":0.05,"coverage":0.5}}}`,
+		runtime.PolicyBlob:     `{"version":1,"min_confidence":0.7,"samples":24,"calibration":{"target":"risk","value":0.05,"on":"confidence","seed":1,"fit":{"n":10,"risk":0.04,"coverage":0.6},"holdout":{"n":10,"risk":0.05,"coverage":0.5}}}`,
 	})
 	m, err := runtime.Load(path)
 	if err != nil {
@@ -237,6 +237,30 @@ func TestLoadDeploySections(t *testing.T) {
 	defer plain.Close()
 	if plain.Preprocessing() != nil || plain.Policy() != nil {
 		t.Error("a file without the sections has them")
+	}
+	// The default K is the one the policy (Options.Policy, else the model's) was fitted with.
+	conf := 0.5
+	for _, c := range []struct {
+		name  string
+		m     *runtime.Model
+		opts  runtime.Options
+		wantK int
+	}{
+		{"model's policy", m, runtime.Options{}, 24},
+		{"explicit K", m, runtime.Options{Samples: 4}, 4},
+		{"Options.Policy's K", m, runtime.Options{Policy: &runtime.Policy{Version: 1, MinConfidence: &conf, Samples: 8}}, 8},
+		{"Options.Policy without K", m, runtime.Options{Policy: &runtime.Policy{Version: 1, MinConfidence: &conf}}, 32},
+		{"no policy", plain, runtime.Options{}, 32},
+		{"no policy, given one", plain, runtime.Options{Policy: &runtime.Policy{Version: 1, MinConfidence: &conf, Samples: 6}}, 6},
+	} {
+		p, err := c.m.NewPredictor(c.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := p.Options().Samples; got != c.wantK {
+			t.Errorf("%s: K = %d, want %d", c.name, got, c.wantK)
+		}
+		p.Close()
 	}
 	for _, c := range []struct {
 		name, blob, data, want string

@@ -61,11 +61,13 @@ func ParseStrategy(s string) (Strategy, error) {
 
 // Options configure a Predictor.
 type Options struct {
-	// Samples is the number K of Monte Carlo samples per prediction (default 32). A
-	// deterministic model always uses one. For an ensemble model (Model.Members() = M > 1)
-	// sample s runs member s mod M, so the default is M: each member once, the deep-ensemble
-	// predictive. A Samples that is not a multiple of M weights the first Samples mod M members
-	// once more than the others.
+	// Samples is the number K of Monte Carlo samples per prediction. By default it is the K
+	// the decision policy (Options.Policy, else the model's) was fitted with, where the policy
+	// records one (Policy.Samples), else 32. A deterministic model always uses one. For an
+	// ensemble model (Model.Members() = M > 1) sample s runs member s mod M, so without a
+	// policy's K the default is M: each member once, the deep-ensemble predictive. A Samples
+	// that is not a multiple of M weights the first Samples mod M members once more than the
+	// others.
 	Samples int
 	// Seed selects the random streams; the same seed gives bit-identical predictions.
 	Seed uint64
@@ -370,20 +372,37 @@ func (s *stopper) close() {
 	})
 }
 
+// defaultSamples is the K of Options.Samples = 0: the K the policy's thresholds were fitted with
+// where it records one (with another K the uncertainty it thresholds is estimated differently),
+// else one sample per member of an ensemble, else 32 (a mixture of ensembles: 32 or more, the
+// same number from every member).
+func (m *Model) defaultSamples(policy *Policy) int {
+	switch {
+	case policy != nil && policy.Samples > 0:
+		return policy.Samples
+	case m.parts != nil:
+		return (max(32, m.members) + m.members - 1) / m.members * m.members
+	case m.members > 1:
+		return m.members
+	}
+	return 32
+}
+
 // NewPredictor makes a Predictor. It sizes every buffer up front and runs one warm-up pass, so
 // that Predict and PredictBatch allocate nothing afterwards.
 func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	if m.closed.Load() {
 		return nil, ErrClosed // its warm-up would read the unmapped file
 	}
-	if opts.Samples == 0 {
-		opts.Samples = 32
-		switch {
-		case m.parts != nil: // 32 or more, the same number from every member
-			opts.Samples = (max(32, m.members) + m.members - 1) / m.members * m.members
-		case m.members > 1:
-			opts.Samples = m.members
+	policy := m.policy
+	if opts.Policy != nil {
+		if err := opts.Policy.Validate(m.spec.Task); err != nil {
+			return nil, fmt.Errorf("runtime: Options.Policy: %w", err)
 		}
+		policy = opts.Policy.clone()
+	}
+	if opts.Samples == 0 {
+		opts.Samples = m.defaultSamples(policy)
 	}
 	if opts.MaxBatch == 0 {
 		opts.MaxBatch = 1
@@ -402,13 +421,6 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	}
 	if opts.Strategy < Auto || opts.Strategy > Local {
 		return nil, fmt.Errorf("runtime: unknown strategy %d", opts.Strategy)
-	}
-	policy := m.policy
-	if opts.Policy != nil {
-		if err := opts.Policy.Validate(m.spec.Task); err != nil {
-			return nil, fmt.Errorf("runtime: Options.Policy: %w", err)
-		}
-		policy = opts.Policy.clone()
 	}
 	switch {
 	case opts.Mean && m.members > 1:

@@ -78,7 +78,7 @@ func addPredictFlags(fs interface {
 }, batchDefault int) predictFlags {
 	return predictFlags{
 		model:    fs.String("model", "", "the model `FILE` (from edgebnn convert)"),
-		samples:  fs.Int("samples", 0, "Monte Carlo samples `K` per prediction (default 32; an ensemble of M networks: M, one per member)"),
+		samples:  fs.Int("samples", 0, "Monte Carlo samples `K` per prediction (default: the K the model's policy was fitted with, else 32;\nan ensemble of M networks: M, one per member)"),
 		seed:     fs.Uint64("seed", 0, "random `seed`; the same seed gives identical outputs"),
 		strategy: fs.String("strategy", "auto", "sampling `strategy`: weight, local or auto"),
 		batch:    fs.Int("batch", batchDefault, "inputs processed together (`B`)"),
@@ -251,10 +251,11 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer p.Close()
-	if pol := m.Policy(); pol != nil && pol.Samples > 0 && !*pf.mean && *pf.samples == 0 && pol.Samples != p.Options().Samples {
-		// The thresholds were fitted with another K: with fewer samples the uncertainty is
-		// estimated less well, and the risk the policy was fitted to is not what it gets.
-		fmt.Fprintf(stderr, "note: %s's decision policy was fitted with %d samples a prediction; predicting with %d (--samples %d to match)\n",
+	if pol := m.Policy(); pol != nil && pol.Samples > 0 && !*pf.mean && pol.Samples != p.Options().Samples {
+		// The default K is the policy's; another --samples is allowed, but the thresholds were
+		// fitted with that K: with fewer samples the uncertainty is estimated less well, and the
+		// risk the policy was fitted to is not what it gets.
+		fmt.Fprintf(stderr, "note: %s's decision policy was fitted with %d samples a prediction; predicting with %d (the default, or --samples %d, matches)\n",
 			*pf.model, pol.Samples, p.Options().Samples, pol.Samples)
 	}
 	out, err := newPredictionWriter(stdout, m, *asJSON, src)
@@ -315,8 +316,8 @@ type predictionWriter struct {
 
 // classHeader is the classification table's header; the widths of the columns but the first
 // two and the last are fixed by their formats (probabilities and entropies in nats below 100
-// print in at most 7 characters, within the headers' widths); the last, DECISION, is as wide as
-// the longest decision the model's policy can give (decisionWidth).
+// print in at most 7 characters, within the headers' widths); the last, DECISION, is text,
+// left-aligned, so it needs no width.
 var classHeader = []string{"INPUT", "CLASS", "CONFIDENCE", "ENTROPY", "EXPECTED ENTROPY", "MUTUAL INFO", "DECISION"}
 
 func newPredictionWriter(w io.Writer, m *runtime.Model, asJSON bool, src inputSource) (*predictionWriter, error) {
@@ -326,6 +327,7 @@ func newPredictionWriter(w io.Writer, m *runtime.Model, asJSON bool, src inputSo
 		pw.json = json.NewEncoder(w)
 	case m.Task() == runtime.Regression:
 		pw.spill = newSpillTable(w, 2)
+		pw.spill.leftLast = true // DECISION
 		if err := pw.spill.row("INPUT", "MEAN", "STD", "EPISTEMIC STD", "DECISION"); err != nil {
 			return nil, err
 		}
@@ -340,8 +342,7 @@ func newPredictionWriter(w io.Writer, m *runtime.Model, asJSON bool, src inputSo
 		}
 		widths[0] = max(widths[0], len(strconv.Itoa(n-1)))
 		widths[1] = max(widths[1], len(strconv.Itoa(max(0, m.OutputSize()-1))))
-		widths[len(widths)-1] = max(widths[len(widths)-1], decisionWidth(m.Policy() != nil))
-		pw.table = &alignedTable{w: w, widths: widths, padding: 2}
+		pw.table = &alignedTable{w: w, widths: widths, padding: 2, leftLast: true}
 		if err := pw.table.row(classHeader...); err != nil {
 			return nil, fmt.Errorf("writing table: %w", err)
 		}
@@ -394,23 +395,6 @@ func decisionText(d runtime.Decision) string {
 	return "abstain (" + d.Reason.String() + ")"
 }
 
-// decisionWidth is the width of the widest decisionText: "act" alone without a policy, else
-// "abstain (reason)" for every reason the runtime names.
-func decisionWidth(policy bool) int {
-	w := len(decisionText(runtime.Decision{Act: true}))
-	if !policy {
-		return w
-	}
-	for r := range 256 {
-		reason := runtime.Reason(r)
-		if strings.HasPrefix(reason.String(), "Reason(") {
-			break // past the named reasons
-		}
-		w = max(w, utf8.RuneCountInString(decisionText(runtime.Decision{Reason: reason})))
-	}
-	return w
-}
-
 func (pw *predictionWriter) flush() error {
 	if pw.spill != nil {
 		return pw.spill.flush()
@@ -428,15 +412,16 @@ func (pw *predictionWriter) close() {
 // spillTable prints a table whose column widths depend on all its rows, as text/tabwriter
 // (AlignRight, cells terminated by tabs) would, without holding the rows in memory: they wait
 // in an unlinked temporary file until flush. Without a temporary directory it holds them in
-// memory.
+// memory. With leftLast the last column is left-aligned (alignedTable).
 type spillTable struct {
-	w       io.Writer
-	padding int
-	f       *os.File
-	bw      *bufio.Writer
-	mem     bytes.Buffer
-	widths  []int
-	err     error
+	w        io.Writer
+	padding  int
+	leftLast bool
+	f        *os.File
+	bw       *bufio.Writer
+	mem      bytes.Buffer
+	widths   []int
+	err      error
 }
 
 func newSpillTable(w io.Writer, padding int) *spillTable {
@@ -486,7 +471,7 @@ func (t *spillTable) flush() error {
 		}
 		in = bufio.NewReader(t.f)
 	}
-	at := &alignedTable{w: t.w, widths: t.widths, padding: t.padding}
+	at := &alignedTable{w: t.w, widths: t.widths, padding: t.padding, leftLast: t.leftLast}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -512,11 +497,14 @@ func (t *spillTable) close() {
 // (tabwriter.AlignRight, cells terminated by tabs) when no cell is wider than its column,
 // without holding the rows. A wider cell widens its column from its row on, so that columns
 // are always separated by at least padding spaces (the rows already written stay as they are).
+// With leftLast the last column is text, left-aligned: its cells follow padding spaces, and
+// its width is not used.
 type alignedTable struct {
-	w       io.Writer
-	widths  []int
-	padding int
-	line    []byte
+	w        io.Writer
+	widths   []int
+	padding  int
+	leftLast bool
+	line     []byte
 }
 
 func (t *alignedTable) row(cells ...string) error {
@@ -524,6 +512,9 @@ func (t *alignedTable) row(cells ...string) error {
 	for i, c := range cells {
 		n := utf8.RuneCountInString(c)
 		t.widths[i] = max(t.widths[i], n)
+		if t.leftLast && i == len(t.widths)-1 {
+			n = t.widths[i] // no alignment room: padding spaces only
+		}
 		for k := n; k < t.widths[i]+t.padding; k++ {
 			t.line = append(t.line, ' ')
 		}

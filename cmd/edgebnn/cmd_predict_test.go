@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/convert/safetensors"
@@ -217,13 +216,14 @@ func TestPredictTableColumns(t *testing.T) {
 				t.Fatalf("%d lines, want a header and 16 rows:\n%s", len(lines), out)
 			}
 			for i, line := range lines {
-				if n, n0 := utf8.RuneCountInString(line), utf8.RuneCountInString(lines[0]); n != n0 {
-					t.Errorf("line %d is %d wide, the header %d:\n%s", i, n, n0, out)
-				}
-				// The last cell, after the last run of spaces: the decision; before it six numbers.
+				// The last cell, after the last run of spaces: the decision, left-aligned in
+				// its column; before it six numbers, right-aligned in theirs.
 				k := strings.LastIndex(line, "  ")
 				if k < 0 {
 					t.Fatalf("line %d has no column gap: %q", i, line)
+				}
+				if k0 := strings.LastIndex(lines[0], "  "); k != k0 {
+					t.Errorf("line %d: the decision starts at %d, the header's DECISION at %d:\n%s", i, k+2, k0+2, out)
 				}
 				cell, rest := line[k+2:], strings.Fields(line[:k])
 				switch {
@@ -242,21 +242,6 @@ func TestPredictTableColumns(t *testing.T) {
 	}
 }
 
-// TestDecisionWidth: the DECISION column fits every decision a policy can give.
-func TestDecisionWidth(t *testing.T) {
-	for _, tc := range []struct {
-		policy bool
-		want   int
-	}{
-		{false, len("act")},
-		{true, len("abstain (low_confidence_high_mutual_info)")},
-	} {
-		if got := decisionWidth(tc.policy); got != tc.want {
-			t.Errorf("decisionWidth(%v) = %d, want %d", tc.policy, got, tc.want)
-		}
-	}
-}
-
 // TestAlignedTableWideCell: a cell wider than its column widens the column from its row on,
 // still padding spaces from the previous cell.
 func TestAlignedTableWideCell(t *testing.T) {
@@ -271,6 +256,18 @@ func TestAlignedTableWideCell(t *testing.T) {
 	if got.String() != want {
 		t.Errorf("got\n%q\nwant\n%q", got.String(), want)
 	}
+	// A left-aligned last column: its cells start after the padding whatever their width.
+	got.Reset()
+	at = &alignedTable{w: &got, widths: []int{3, 3}, padding: 2, leftLast: true}
+	for _, r := range [][]string{{"a", "DECISION"}, {"0.5", "act"}, {"1234", "abstain (x)"}} {
+		if err := at.row(r...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want = "    a  DECISION\n  0.5  act\n  1234  abstain (x)\n"
+	if got.String() != want {
+		t.Errorf("leftLast: got\n%q\nwant\n%q", got.String(), want)
+	}
 }
 
 // TestPredictMeanRefusesSamplingFlags: --mean runs one pass at the posterior mean, so flags that
@@ -284,18 +281,21 @@ func TestPredictMeanRefusesSamplingFlags(t *testing.T) {
 	}
 }
 
-// TestPredictNotesPolicySamples: predicting with fewer samples than the model's policy was
-// fitted with is allowed but said (the built-in model's policy: 256); matching K is silent.
+// TestPredictNotesPolicySamples: the default K is the one the model's policy was fitted with (the
+// built-in model's: 256), silently; another --samples is allowed but said.
 func TestPredictNotesPolicySamples(t *testing.T) {
 	dir := t.TempDir()
 	model, in := filepath.Join(dir, "m.ebnn"), filepath.Join(dir, "in.csv")
 	mustWrite(t, model, demoModel)
 	mustWrite(t, in, []byte(strings.TrimSuffix(strings.Repeat("0.5,", 784), ",")+"\n"))
-	code, _, stderr := runCLI("predict", "--model", model, "--input", in)
-	if code != 0 || !strings.Contains(stderr, "policy was fitted with 256 samples a prediction; predicting with 32 (--samples 256 to match)") {
-		t.Errorf("default samples: exit %d: %s", code, stderr)
+	code, _, stderr := runCLI("predict", "--model", model, "--input", in, "--samples", "32")
+	if code != 0 || !strings.Contains(stderr, "policy was fitted with 256 samples a prediction; predicting with 32 (the default, or --samples 256, matches)") {
+		t.Errorf("--samples 32: exit %d: %s", code, stderr)
 	}
-	if code, _, stderr := runCLI("predict", "--model", model, "--input", in, "--samples", "256"); code != 0 || stderr != "" {
-		t.Errorf("--samples 256: exit %d: %q", code, stderr)
+	for _, args := range [][]string{nil, {"--samples", "256"}} {
+		code, stdout, stderr := runCLI(append([]string{"predict", "--model", model, "--input", in, "--json"}, args...)...)
+		if code != 0 || stderr != "" || !strings.Contains(stdout, `"samples":256`) {
+			t.Errorf("%v: exit %d: %q %q", args, code, stdout, stderr)
+		}
 	}
 }
