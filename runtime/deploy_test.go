@@ -260,6 +260,9 @@ func TestLoadDeploySections(t *testing.T) {
 		if got := p.Options().Samples; got != c.wantK {
 			t.Errorf("%s: K = %d, want %d", c.name, got, c.wantK)
 		}
+		if c.opts == (runtime.Options{}) && c.m.DefaultSamples() != c.wantK {
+			t.Errorf("%s: DefaultSamples %d, want %d", c.name, c.m.DefaultSamples(), c.wantK)
+		}
 		p.Close()
 	}
 	for _, c := range []struct {

@@ -388,6 +388,10 @@ func (m *Model) defaultSamples(policy *Policy) int {
 	return 32
 }
 
+// DefaultSamples is the K a Predictor of m draws when Options.Samples is 0 and Options.Policy is
+// nil (Options.Samples says how it is chosen).
+func (m *Model) DefaultSamples() int { return m.defaultSamples(m.policy) }
+
 // NewPredictor makes a Predictor. It sizes every buffer up front and runs one warm-up pass, so
 // that Predict and PredictBatch allocate nothing afterwards.
 func (m *Model) NewPredictor(opts Options) (*Predictor, error) {

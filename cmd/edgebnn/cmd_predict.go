@@ -242,7 +242,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if threads > 1 {
 		k := *pf.samples
 		if k == 0 {
-			k = max(32, 2*m.Members()) // the predictor's default is at most this
+			k = m.DefaultSamples()
 		}
 		batch = max(1, min(batch, maxKeptOutputs/max(1, k*m.OutputSize())))
 	}
