@@ -64,9 +64,9 @@ func TestBenchQuick(t *testing.T) {
 	prunedcRows := []string{"FFG-U", "FFG-U", "FFG-U", "FFG-U", "FFG-U@FFG-W", "FFG-U@FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W"}
 	prunedcSev := map[int]span{3: count, 4: pct, 5: pct, 6: pct, 7: pct, 8: pct, 9: pct}
 	// bench/prunetab.sh --model resnet's rows after the pruning phase, then with the fine-tuned
-	// rows (FFG-U 50 and 25 % of Z, the matched row, FFG-W 10, 1 and 0.1 %)
+	// rows (every pruned one: FFG-U 75, 50 and 25 % of Z, the matched row, FFG-W 50, 10, 1 and 0.1 %)
 	prunetabResnetRows := []string{"FFG-U", "FFG-U", "FFG-U", "FFG-U", "FFG-U@FFG-W0.1", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W",
-		"FFG-U", "FFG-U", "FFG-U", "FFG-U", "FFG-U", "FFG-U", "FFG-U@FFG-W0.1", "FFG-U@FFG-W0.1", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W"}
+		"FFG-U", "FFG-U", "FFG-U", "FFG-U", "FFG-U", "FFG-U", "FFG-U", "FFG-U@FFG-W0.1", "FFG-U@FFG-W0.1", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W", "FFG-W"}
 	sev := map[int]span{} // the nine corruptions' "accuracy % / ECE %" cells
 	for i := 1; i <= 9; i++ {
 		sev[i] = pct
@@ -214,10 +214,10 @@ func TestBenchQuick(t *testing.T) {
 				cols: map[int]span{2: count, 3: pct, 4: {0, 100}, 5: pct, 6: unit, 7: unit}},
 		}, check: checkFig4},
 		{name: "prunetab", cmd: []string{"bench/prunetab.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath}, tables: []tableSpec{
-			// printed after the pruning phase (the 11 pruned rows), then with the 7 fine-tuned rows
+			// printed after the pruning phase (the 11 pruned rows), then with the 9 fine-tuned rows
 			{header: "method", rows: 11, cells: 13,
 				cols: map[int]span{3: count, 4: count, 5: count, 6: pct, 7: nll, 8: pct, 9: brier, 10: unit, 11: unit}},
-			{header: "method", rows: 18, cells: 13,
+			{header: "method", rows: 20, cells: 13,
 				cols: map[int]span{3: count, 4: count, 5: count, 6: pct, 7: nll, 8: pct, 9: brier, 10: unit, 11: unit}},
 		}},
 		// paper 003 App. K's fine-tuning length: the trajectory (2 epochs), the four final models
@@ -239,10 +239,10 @@ func TestBenchQuick(t *testing.T) {
 		// 10 % FFG-W budget, so one matched row; about 40 s of CPU
 		{name: "prunetab_resnet", cmd: []string{"bench/prunetab.sh", "--model", "resnet", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath},
 			tables: []tableSpec{
-				// the 10 pruned rows, then with the 6 fine-tuned rows
+				// the 10 pruned rows, then with the 8 fine-tuned rows
 				{header: "method", rows: 10, cells: 13, labels: prunetabResnetRows[:10],
 					cols: map[int]span{3: count, 4: count, 5: count, 6: pct, 7: nll, 8: pct, 9: brier, 10: unit, 11: unit}},
-				{header: "method", rows: 16, cells: 13, labels: prunetabResnetRows[10:],
+				{header: "method", rows: 18, cells: 13, labels: prunetabResnetRows[10:],
 					cols: map[int]span{3: count, 4: count, 5: count, 6: pct, 7: nll, 8: pct, 9: brier, 10: unit, 11: unit}},
 			}, check: captionNames("Fashion-MNIST residual CNN of bench/configs/fmnist_resnet5_arch.json (bench/uvsw.sh --model resnet), classes 0–4")},
 		{name: "prunedc", cmd: []string{"bench/prunedc.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath}, tables: []tableSpec{
