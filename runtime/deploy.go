@@ -166,6 +166,11 @@ func channelsOf(inputShape []int) (int, string) {
 	return n, "feature"
 }
 
+// MaxPolicySamples bounds Policy.Samples. A model file's policy sets the default K of its
+// predictions, so a file may not ask for more samples than the command line may (predict's,
+// bench's and serve's --samples).
+const MaxPolicySamples = 1 << 16
+
 // Policy is a model's decision rule: when a device may act on a prediction and when it should
 // abstain (defer to a person, a bigger model, a retry). A classifier acts when every threshold it
 // sets holds — the predicted class's probability at least MinConfidence, the mutual information
@@ -177,8 +182,9 @@ type Policy struct {
 	MinConfidence   *float64 `json:"min_confidence,omitempty"`
 	MaxMutualInfo   *float64 `json:"max_mutual_info,omitempty"`
 	MaxEpistemicStd *float64 `json:"max_epistemic_std,omitempty"`
-	// Samples is the number of samples per prediction the thresholds were fitted with; a
-	// prediction with fewer samples estimates the uncertainty less well. 0: unknown.
+	// Samples is the number of samples per prediction the thresholds were fitted with (at most
+	// MaxPolicySamples); a prediction with fewer samples estimates the uncertainty less well. It
+	// is the default K of the model's predictions (Options.Samples). 0: unknown.
 	Samples int `json:"samples,omitempty"`
 	// Calibration records how the thresholds were chosen (informational).
 	Calibration *Calibration `json:"calibration,omitempty"`
@@ -245,8 +251,8 @@ func (p *Policy) Validate(task Task) error {
 			return fmt.Errorf("policy: min_confidence and max_mutual_info are for classifiers; this model is a regression")
 		}
 	}
-	if p.Samples < 0 || p.Samples > 1<<20 {
-		return fmt.Errorf("policy: samples %d out of range (0 to %d)", p.Samples, 1<<20)
+	if p.Samples < 0 || p.Samples > MaxPolicySamples {
+		return fmt.Errorf("policy: samples %d out of range (0 to %d)", p.Samples, MaxPolicySamples)
 	}
 	if c := p.Calibration; c != nil {
 		if c.Target != "risk" && c.Target != "coverage" {

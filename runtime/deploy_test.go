@@ -260,8 +260,8 @@ func TestLoadDeploySections(t *testing.T) {
 		if got := p.Options().Samples; got != c.wantK {
 			t.Errorf("%s: K = %d, want %d", c.name, got, c.wantK)
 		}
-		if c.opts == (runtime.Options{}) && c.m.DefaultSamples() != c.wantK {
-			t.Errorf("%s: DefaultSamples %d, want %d", c.name, c.m.DefaultSamples(), c.wantK)
+		if k := c.m.PredictorSamples(c.opts); k != c.wantK {
+			t.Errorf("%s: PredictorSamples %d, want %d", c.name, k, c.wantK)
 		}
 		p.Close()
 	}
@@ -272,6 +272,7 @@ func TestLoadDeploySections(t *testing.T) {
 		{"unknown field", runtime.PolicyBlob, `{"version":1,"max_confidence":0.3}`, `unknown field "max_confidence"`},
 		{"trailing", runtime.PolicyBlob, `{"version":1} {}`, "data after the JSON object"},
 		{"bad threshold", runtime.PolicyBlob, `{"version":1,"min_confidence":2}`, "min_confidence = 2"},
+		{"samples", runtime.PolicyBlob, `{"version":1,"samples":65537}`, "samples 65537 out of range (0 to 65536)"},
 		{"names count", runtime.PreprocessBlob, `{"version":1,"class_names":["x"]}`, `section "preprocess": preprocess: 1 class_names`},
 		{"std", runtime.PreprocessBlob, `{"version":1,"std":[-1]}`, "std[0] = -1"},
 	} {

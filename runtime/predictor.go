@@ -388,9 +388,27 @@ func (m *Model) defaultSamples(policy *Policy) int {
 	return 32
 }
 
-// DefaultSamples is the K a Predictor of m draws when Options.Samples is 0 and Options.Policy is
-// nil (Options.Samples says how it is chosen).
-func (m *Model) DefaultSamples() int { return m.defaultSamples(m.policy) }
+// PredictorSamples is the K a Predictor made with opts draws per prediction: opts.Samples, or
+// its default where that is 0 (Options.Samples says how it is chosen); one for a deterministic
+// model or with Options.Mean, the M members once each for Options.Mean on an ensemble. It does
+// not validate opts (NewPredictor does).
+func (m *Model) PredictorSamples(opts Options) int {
+	policy := m.policy
+	if opts.Policy != nil {
+		policy = opts.Policy
+	}
+	k := opts.Samples
+	if k == 0 {
+		k = m.defaultSamples(policy)
+	}
+	switch {
+	case opts.Mean && m.members > 1:
+		k = m.members
+	case !m.stochastic || opts.Mean:
+		k = 1
+	}
+	return k
+}
 
 // NewPredictor makes a Predictor. It sizes every buffer up front and runs one warm-up pass, so
 // that Predict and PredictBatch allocate nothing afterwards.
@@ -405,17 +423,15 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 		}
 		policy = opts.Policy.clone()
 	}
-	if opts.Samples == 0 {
-		opts.Samples = m.defaultSamples(policy)
+	if opts.Samples < 0 || opts.Samples > 1<<20 {
+		return nil, fmt.Errorf("runtime: %d samples is out of range (1 to %d)", opts.Samples, 1<<20)
 	}
+	opts.Samples = m.PredictorSamples(opts)
 	if opts.MaxBatch == 0 {
 		opts.MaxBatch = 1
 	}
 	if opts.Threads == 0 {
 		opts.Threads = 1
-	}
-	if opts.Samples < 0 || opts.Samples > 1<<20 {
-		return nil, fmt.Errorf("runtime: %d samples is out of range (1 to %d)", opts.Samples, 1<<20)
 	}
 	if opts.MaxBatch < 0 || opts.MaxBatch > 1<<16 {
 		return nil, fmt.Errorf("runtime: max batch %d is out of range (1 to %d)", opts.MaxBatch, 1<<16)
@@ -425,12 +441,6 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	}
 	if opts.Strategy < Auto || opts.Strategy > Local {
 		return nil, fmt.Errorf("runtime: unknown strategy %d", opts.Strategy)
-	}
-	switch {
-	case opts.Mean && m.members > 1:
-		opts.Samples = m.members
-	case !m.stochastic || opts.Mean:
-		opts.Samples = 1
 	}
 	opts.Threads = min(opts.Threads, opts.Samples)
 	n := opts.MaxBatch

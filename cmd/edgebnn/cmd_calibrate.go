@@ -264,21 +264,9 @@ func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error
 	if err := o.forTask(m.Task()); err != nil {
 		return err
 	}
-	samples := o.samples
-	if samples == 0 {
-		switch {
-		case m.Policy() != nil && m.Policy().Samples > maxSamplesFlag:
-			return fmt.Errorf("--model %s: its policy asks for %d samples a prediction (calibrate takes at most %d; give --samples K)", o.model, m.Policy().Samples, maxSamplesFlag)
-		case m.Policy() != nil && m.Policy().Samples > 0:
-			samples = m.Policy().Samples
-		case m.Members() > 1 && !m.Mixture(): // Ensemble-W: each member once
-			samples = m.Members()
-		case m.Mixture(): // the same number of samples from every member
-			samples = (max(32, m.Members()) + m.Members() - 1) / m.Members() * m.Members()
-		default:
-			samples = 32
-		}
-	}
+	// The K the runtime predicts with by default (the model's policy's, else one per member of an
+	// ensemble, …; one for a deterministic model), which the policy then records.
+	samples := m.PredictorSamples(runtime.Options{Samples: o.samples})
 	d, what, err := o.loadData(m.Task() == runtime.Regression)
 	if err != nil {
 		return err

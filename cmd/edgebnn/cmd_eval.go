@@ -73,7 +73,7 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	classes := fs.String("classes", "", "the classes the model was trained on, e.g. 0-4 (the others are OOD data)")
 	oodFlag := fs.String("ood", "", "out-of-distribution set: classes (held-out classes, with --classes), digits (scikit-learn's 8×8 digits upsampled to 28×28), digits:PATH or fmnist-shuffled (the test images with their pixels permuted; default: the checkpoint's, else classes with --classes)")
 	testLimit := fs.Int("test-limit", -1, "evaluate only the first N test examples (0: all)")
-	samples := fs.Int("samples", 0, "Monte Carlo samples per prediction, also L of the regression mixture NLL (default: one per member of an ensemble, else the checkpoint's test_samples, else 32)")
+	samples := fs.Int("samples", 0, "Monte Carlo samples per prediction, also L of the regression mixture NLL (default: the K the model's policy was fitted with, else one per member of an ensemble, else the checkpoint's test_samples, else 32)")
 	seed := fs.Uint64("seed", 42, "seed of the Monte Carlo draws (a CSV's test split and generated data keep the checkpoint's seed)")
 	strategy := fs.String("strategy", "auto", "sampling strategy: auto, weight or local")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
@@ -183,6 +183,11 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if M := m.Members(); m.Mixture() && *samples <= 0 {
 		// A mixture of posteriors: as many samples from every member.
 		cfg.TestSamples = (max(cfg.TestSamples, M) + M - 1) / M * M
+	}
+	if pol := m.Policy(); pol != nil && pol.Samples > 0 && *samples <= 0 {
+		// A calibrated model: the K its policy's thresholds were fitted with, as predict and
+		// serve use by default, so that the selective-prediction numbers are the policy's.
+		cfg.TestSamples = pol.Samples
 	}
 	test, ood, err := train.LoadEvalData(cfg)
 	if err != nil {

@@ -61,6 +61,16 @@ func TestEnsembleCommands(t *testing.T) {
 		{name: "bench default samples", args: []string{"bench", "--model", out, "--min-time", "1ms"}, wantStdout: []string{"samples           3 "}},
 		{name: "bench samples flag", args: []string{"bench", "--model", out, "--min-time", "1ms", "--samples", "5"}, wantStdout: []string{"samples           5 "}},
 	})
+	// A policy fitted with K = 5 makes 5 the default K of eval, bench and predict.
+	cal := filepath.Join(t.TempDir(), "ens16cal.ebnn")
+	runOK(t, "calibrate", "--model", out, "--out", cal, "--data", "csv:"+csv, "--target-coverage", "0.5", "--samples", "5")
+	calIn := filepath.Join(t.TempDir(), "one.csv")
+	mustWrite(t, calIn, []byte("0.1,2.2\n"))
+	runCases(t, []cliCase{
+		{name: "eval policy K", args: []string{"eval", "--data", "csv:" + csv, cal}, wantStdout: []string{"(5 samples)"}},
+		{name: "bench policy K", args: []string{"bench", "--model", cal, "--min-time", "1ms"}, wantStdout: []string{"samples           5 "}},
+		{name: "predict policy K", args: []string{"predict", "--model", cal, "--input", calIn, "--json"}, wantStdout: []string{`"samples":5`}},
+	})
 	// --keep-f16: the fp16 members' weights kept as stored predict the same bits.
 	inputs := filepath.Join(t.TempDir(), "x.csv")
 	mustWrite(t, inputs, []byte("0.1,2.2\n1.3,-0.4\n2.5,0.6\n-3,7\n"))

@@ -78,7 +78,7 @@ func addPredictFlags(fs interface {
 }, batchDefault int) predictFlags {
 	return predictFlags{
 		model:    fs.String("model", "", "the model `FILE` (from edgebnn convert)"),
-		samples:  fs.Int("samples", 0, "Monte Carlo samples `K` per prediction (default: the K the model's policy was fitted with, else 32;\nan ensemble of M networks: M, one per member)"),
+		samples:  fs.Int("samples", 0, "Monte Carlo samples `K` per prediction (default: the K the model's policy was fitted with, else 32;\nan ensemble of M networks: M, one per member; a mixture of M: 32 rounded up to a multiple of M;\na deterministic network: 1)"),
 		seed:     fs.Uint64("seed", 0, "random `seed`; the same seed gives identical outputs"),
 		strategy: fs.String("strategy", "auto", "sampling `strategy`: weight, local or auto"),
 		batch:    fs.Int("batch", batchDefault, "inputs processed together (`B`)"),
@@ -95,8 +95,8 @@ func (f predictFlags) load() (*runtime.Model, error) {
 // Limits of predict's and bench's numeric flags: larger values are refused (they would only
 // allocate more, or run longer, without changing a result).
 const (
-	// maxSamplesFlag bounds --samples.
-	maxSamplesFlag = 1 << 16
+	// maxSamplesFlag bounds --samples: as many as a model's policy may ask for.
+	maxSamplesFlag = runtime.MaxPolicySamples
 	// maxBatchFlag bounds --batch (the runtime's own limit).
 	maxBatchFlag = 1 << 16
 	// maxThreadsFlag bounds --threads.
@@ -240,10 +240,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	batch = max(1, min(batch, len(xs)/m.InputSize()))
 	threads := min(*pf.threads, goruntime.GOMAXPROCS(0))
 	if threads > 1 {
-		k := *pf.samples
-		if k == 0 {
-			k = m.DefaultSamples()
-		}
+		k := m.PredictorSamples(runtime.Options{Samples: *pf.samples, Mean: *pf.mean})
 		batch = max(1, min(batch, maxKeptOutputs/max(1, k*m.OutputSize())))
 	}
 	p, err := pf.predictor(m, batch, threads)
@@ -251,7 +248,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer p.Close()
-	if pol := m.Policy(); pol != nil && pol.Samples > 0 && !*pf.mean && pol.Samples != p.Options().Samples {
+	if pol := m.Policy(); pol != nil && pol.Samples > 0 && m.Stochastic() && !*pf.mean && pol.Samples != p.Options().Samples {
 		// The default K is the policy's; another --samples is allowed, but the thresholds were
 		// fitted with that K: with fewer samples the uncertainty is estimated less well, and the
 		// risk the policy was fitted to is not what it gets.

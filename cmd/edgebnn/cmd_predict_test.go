@@ -13,6 +13,9 @@ import (
 
 	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/convert/safetensors"
+	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/modeltest"
+	"github.com/edgebnn/edgebnn/runtime"
 )
 
 // TestPredictParity: a fixture converted to f32 and predicted through `edgebnn predict --json`
@@ -297,5 +300,36 @@ func TestPredictNotesPolicySamples(t *testing.T) {
 		if code != 0 || stderr != "" || !strings.Contains(stdout, `"samples":256`) {
 			t.Errorf("%v: exit %d: %q %q", args, code, stdout, stderr)
 		}
+	}
+}
+
+// TestPredictDeterministicPolicyNoNote: a deterministic model predicts once whatever its
+// policy's K (an older calibrate recorded 32), so predict has nothing to note.
+func TestPredictDeterministicPolicyNoNote(t *testing.T) {
+	dir := t.TempDir()
+	spec := runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{2},
+		Layers: []runtime.LayerSpec{{Name: "fc", Op: runtime.OpLinear, In: 2, Out: 2, Bias: true}}}
+	w := format.NewWriter()
+	modeltest.AddSpec(t, w, spec)
+	for name, tn := range map[string]struct {
+		shape []int
+		data  []float32
+	}{"fc.weight": {[]int{2, 2}, []float32{1, 0, 0, 1}}, "fc.bias": {[]int{2}, []float32{0, 0}}} {
+		if _, err := w.AddTensor(name, tn.shape, tn.data, format.AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.AddBlob(runtime.PolicyBlob, []byte(`{"version":1,"min_confidence":0.5,"samples":32}`), false); err != nil {
+		t.Fatal(err)
+	}
+	model, in := filepath.Join(dir, "det.ebnn"), filepath.Join(dir, "in.csv")
+	modeltest.Save(t, w, model)
+	mustWrite(t, in, []byte("1,0\n"))
+	code, _, stderr := runCLI("predict", "--model", model, "--input", in)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stderr, "note:") {
+		t.Errorf("a deterministic model predicts with its default, yet: %s", stderr)
 	}
 }
