@@ -167,6 +167,13 @@ type Config struct {
 	// FAAverageEpochs: vifa's c, F, log ψ are averaged over the updates of the last
 	// FAAverageEpochs epochs (Polyak–Ruppert); 0 keeps the last iterate.
 	FAAverageEpochs int `json:"fa_average_epochs" help:"vifa: average c, F, log ψ over the updates of the last N epochs (0: last iterate)"`
+	// FAClipPerParameter: vifa clips the gradients of c, F and log ψ each to norm Clip (paper 000
+	// §4.1: "any gradients with Frobenius norm greater than 10 were rescaled to have norm of
+	// exactly 10"), instead of their joint norm.
+	FAClipPerParameter bool `json:"fa_clip_per_parameter" help:"vifa: clip the gradients of c, F and log ψ each to norm clip (paper 000 §4.1), not their joint norm"`
+	// FAInitMean is vifa's initial c: "network" (the default when empty: the network's
+	// initialisation, or init_from's weights) or "zeros" (paper 000's Algorithm 1).
+	FAInitMean string `json:"fa_init_mean" help:"vifa: initial mean c: network (the network's initialisation, or init_from's; default) or zeros (Algorithm 1)"`
 	// FAStartEpoch and FAEvery: fa_em / fa_sga / swag feed the parameter vector to the online fit
 	// after every FAEvery-th optimizer step once FAStartEpoch epochs are complete.
 	FAStartEpoch int `json:"fa_start_epoch" help:"fa_em, fa_sga, swag: collect parameter iterates once this many epochs are complete"`
@@ -422,6 +429,7 @@ type Key struct {
 	Name string // JSON key, e.g. noise_precision
 	Flag string // flag name, e.g. noise-precision
 	Help string
+	Bool bool // a true/false key: its flag may stand alone (--prune-per-layer)
 }
 
 // Keys lists every config key in field order.
@@ -434,7 +442,7 @@ func Keys() []Key {
 		if name == "-" {
 			continue // not a key
 		}
-		out = append(out, Key{Name: name, Flag: strings.ReplaceAll(name, "_", "-"), Help: f.Tag.Get("help")})
+		out = append(out, Key{Name: name, Flag: strings.ReplaceAll(name, "_", "-"), Help: f.Tag.Get("help"), Bool: f.Type.Kind() == reflect.Bool})
 	}
 	return out
 }
@@ -502,6 +510,12 @@ func (c *Config) Set(key, value string) error {
 		*p = v
 	case *float64:
 		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return bad(err)
+		}
+		*p = v
+	case *bool:
+		v, err := strconv.ParseBool(value)
 		if err != nil {
 			return bad(err)
 		}
@@ -743,7 +757,7 @@ func (c *Config) Validate() error {
 	case c.LRSchedule == "cosine" && c.Posterior == "vifa":
 		return errf("lr_schedule cosine is not supported by posterior vifa (its schedule is fa_decay_epochs)")
 	case c.ClipValue > 0 && c.Posterior == "vifa":
-		return errf("clip_value is not supported by posterior vifa (its clipping is clip, on the joint gradient norm)")
+		return errf("clip_value is not supported by posterior vifa (its clipping is clip, on the joint gradient norm or with fa_clip_per_parameter on each gradient's)")
 	case !(c.TestFraction >= 0 && c.TestFraction < 1):
 		return errf("test_fraction %g outside [0, 1)", c.TestFraction)
 	case c.Out == "":
@@ -940,6 +954,12 @@ func (c *Config) validateFA() error {
 		return errf("lr_factors %g and lr_log_var %g must be ≥ 0", c.LRFactors, c.LRLogVar)
 	case !finite(c.FAInitLogVar) || c.FAInitFactorScale < 0 || !finite(c.FAInitFactorScale):
 		return errf("fa_init_log_var %g must be finite and fa_init_factor_scale %g ≥ 0", c.FAInitLogVar, c.FAInitFactorScale)
+	case c.FAInitMean != "" && c.FAInitMean != "network" && c.FAInitMean != "zeros":
+		return errf("fa_init_mean %q is not network or zeros", c.FAInitMean)
+	case c.FAInitMean == "zeros" && c.InitFrom != "":
+		return errf("fa_init_mean zeros would discard init_from %s: give one or the other", c.InitFrom)
+	case c.FAClipPerParameter && c.Clip == 0:
+		return errf("fa_clip_per_parameter clips each gradient to norm clip, which is 0 (off): give clip")
 	case c.FAMeanOnlyEpochs < 0 || c.FARampEpochs < 0 || c.FADecayEpochs < 0 || c.FAAverageEpochs < 0:
 		return errf("fa_mean_only_epochs, fa_ramp_epochs, fa_decay_epochs and fa_average_epochs must be ≥ 0")
 	case c.FADecayEpochs > c.Epochs || c.FAAverageEpochs > c.Epochs:

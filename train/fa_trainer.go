@@ -145,9 +145,13 @@ func newFARun(t *Trainer) (*faRun, error) {
 		if lrG == 0 {
 			lrG = c.LR
 		}
+		initMean := r.theta // the network's initialisation (or init_from's weights)
+		if c.FAInitMean == "zeros" {
+			initMean = nil // Algorithm 1
+		}
 		r.vifa, err = fa.NewVIFA(r.dim, fa.VIFAConfig{Rank: r.rank, N: t.Train.N, PriorPrecision: c.PriorPrecision,
 			MCSamples: c.MCSamples, LRMean: c.LR, LRFactors: lrF, LRLogVar: lrG, Optimizer: c.Optimizer, Clip: c.Clip,
-			InitMean: r.theta, InitFactorScale: c.FAInitFactorScale, InitLogVar: c.FAInitLogVar,
+			ClipPerParameter: c.FAClipPerParameter, InitMean: initMean, InitFactorScale: c.FAInitFactorScale, InitLogVar: c.FAInitLogVar,
 			MeanOnlySteps: c.FAMeanOnlyEpochs * upe, RampSteps: c.FARampEpochs * upe, Seed: c.Seed})
 	} else {
 		oc := fa.OnlineConfig{Rank: r.rank, Warmup: c.FAWarmup, LR: c.FALR, Weighting: c.FAWeighting, Seed: c.Seed}

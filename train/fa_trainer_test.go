@@ -307,3 +307,49 @@ func TestDecodeFAStateBufferLengths(t *testing.T) {
 		t.Errorf("len 2 of 16 bytes: %v, %v", s.Floats, err)
 	}
 }
+
+// TestVIFAInitMeanAndClipKeys: fa_init_mean zeros starts c at 0 (Algorithm 1), the default at the
+// network's initialisation; fa_clip_per_parameter reaches the learner (one epoch with a tiny clip
+// moves c differently clipped jointly and per parameter).
+func TestVIFAInitMeanAndClipKeys(t *testing.T) {
+	start := func(initMean string) []float64 {
+		c := faConfig(t, "vifa")
+		c.FAInitMean = initMean
+		tr, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.fa.vifa.Posterior().Mean
+	}
+	nonzero := func(v []float64) int {
+		n := 0
+		for _, x := range v {
+			if x != 0 {
+				n++
+			}
+		}
+		return n
+	}
+	if n := nonzero(start("zeros")); n != 0 {
+		t.Errorf("fa_init_mean zeros: %d nonzero entries of c", n)
+	}
+	for _, m := range []string{"", "network"} {
+		if c := start(m); nonzero(c) == 0 {
+			t.Errorf("fa_init_mean %q: c is all zeros, want the network's initialisation", m)
+		}
+	}
+	trained := func(perParameter bool) []float64 {
+		c := faConfig(t, "vifa")
+		c.Epochs, c.Clip, c.FAClipPerParameter = 1, 1e-3, perParameter
+		c.FAAverageEpochs = 0
+		return trainRun(t, c).fa.vifa.Posterior().Mean
+	}
+	joint, per := trained(false), trained(true)
+	same := true
+	for i := range joint {
+		same = same && joint[i] == per[i]
+	}
+	if same {
+		t.Error("fa_clip_per_parameter made no difference to c after an epoch clipped at 1e-3")
+	}
+}

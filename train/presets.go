@@ -24,7 +24,7 @@ type Preset struct {
 // presets lists every preset in the order `--preset list` prints them; each has a file
 // presets/NAME.json (TestPresetFiles checks both ways).
 var presets = []Preset{
-	{"paper000-table4", "VIFA on Bayesian linear regression (paper 000 §4.1, Table 4): SGD, lr 0.01/1e-4/0.01 for c/F/log ψ, clip 10, L=10, M=100, 5000 epochs, tail average; needs --data csv:PATH (x1,x2,y)"},
+	{"paper000-table4", "VIFA on Bayesian linear regression (paper 000 §4.1, Table 4): SGD, lr 0.01/1e-4/0.01 for c/F/log ψ, each gradient clipped at norm 10, c from 0, L=10, M=100, 5000 epochs, tail average; needs --data csv:PATH (x1,x2,y)"},
 	{"paper003-toy-ffgw", "FFG-W on the 1-D toy (paper 003 App. J.1): 1-50-1 tanh, prior sd 4/√d_in, Adam 1e-3, 20 000 updates of 32 MC samples"},
 	{"paper003-toy-fcgw", "FCG-W (full-covariance q(W) per layer) on the 1-D toy (J.1): 1-50-1 tanh, prior sd 4/√d_in (d_in with the bias) for weights and biases, Adam 1e-3, 20 000 updates of 32 MC samples"},
 	{"paper003-toy-ffgu", "FFG-U on the 1-D toy (J.1): diagonal q(U), U 25×2 and 1×25, prior sd 4/√d_in, Adam 1e-3, 20 000 updates of 32 samples"},

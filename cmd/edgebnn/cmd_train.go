@@ -171,13 +171,18 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var order []string
 	for _, k := range train.Keys() {
 		def := train.DefaultConfig()
-		fs.Func(k.Flag, keyFlagHelp(k, def.Get(k.Name)), func(v string) error {
+		record := func(v string) error {
 			if _, dup := set[k.Name]; !dup {
 				order = append(order, k.Name)
 			}
 			set[k.Name] = v
 			return nil
-		})
+		}
+		if k.Bool {
+			fs.BoolFunc(k.Flag, keyFlagHelp(k, def.Get(k.Name)), record) // --key alone is --key=true
+		} else {
+			fs.Func(k.Flag, keyFlagHelp(k, def.Get(k.Name)), record)
+		}
 	}
 	if err := parseFlagsOnly(fs, trainUsage, args, stdout); err != nil {
 		return err

@@ -68,6 +68,10 @@ func TestTrainPresetOverride(t *testing.T) {
 		{[]string{"--preset", "paper003-toy-ffgu", "--config", cfgPath}, "differ"},
 		{[]string{"--preset", "paper003-toy-ffgu", "--resume", out}, "--resume"},
 		{[]string{"--preset", "paper000-table4"}, "paper000-table4 does not choose the data set"},
+		// A true/false key's flag stands alone (--fa-clip-per-parameter is =true) or takes =false.
+		{[]string{"--preset", "paper000-table4", "--data", "csv:x.csv", "--clip", "0", "--fa-clip-per-parameter=false", "--fa-clip-per-parameter"}, "fa_clip_per_parameter clips each gradient to norm clip, which is 0"},
+		{[]string{"--preset", "paper000-table4", "--data", "csv:x.csv", "--fa-init-mean", "ones"}, `fa_init_mean "ones" is not network or zeros`},
+		{[]string{"--preset", "paper000-table4", "--data", "csv:x.csv", "--init-from", "d.ebnn"}, "fa_init_mean zeros would discard init_from d.ebnn"},
 	} {
 		code, _, stderr := runCLI(append(append([]string{"train"}, tc.args...), "--out", filepath.Join(dir, "x.ebnn"), "--quiet")...)
 		if code == 0 || !strings.Contains(stderr, tc.want) {

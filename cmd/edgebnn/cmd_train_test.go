@@ -212,11 +212,12 @@ func TestTrainResumeArchGone(t *testing.T) {
 // value, or the one its help text states (finetune_lr's 0 stands for train.DefaultFinetuneLR).
 func TestTrainHelpDefaults(t *testing.T) {
 	stdout := runOK(t, "train", "--help")
-	// The flags' help as flag.PrintDefaults prints it: "  --name value", then "    \thelp" lines.
+	// The flags' help as flag.PrintDefaults prints it: "  --name value" ("  --name" for a
+	// true/false key), then "    \thelp" lines.
 	help := map[string]string{}
 	var name string
 	for line := range strings.Lines(stdout) {
-		if f, ok := strings.CutPrefix(line, "  --"); ok && strings.HasSuffix(strings.TrimSpace(f), " value") {
+		if f, ok := strings.CutPrefix(line, "  --"); ok {
 			name = strings.TrimSuffix(strings.TrimSpace(f), " value")
 			continue
 		}
