@@ -116,8 +116,13 @@ type Report struct {
 }
 
 // Calibrate splits records (Split with opt.Split and opt.Seed), fits a rule on the fit part
-// (Fit) and evaluates it on both parts.
+// (Fit) and evaluates it on both parts. A non-finite score anywhere is an error naming its record.
 func Calibrate(records []Record, opt Options) (*Report, error) {
+	// Both parts are checked (and clamped) here: Fit checks only the part it is given.
+	records, err := clamp(records)
+	if err != nil {
+		return nil, err
+	}
 	if opt.Split == 0 {
 		opt.Split = DefaultSplit
 	}

@@ -1,9 +1,11 @@
 package calibrate
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/runtime"
@@ -153,5 +155,30 @@ func TestCalibrate(t *testing.T) {
 	if p.MinConfidence == nil || p.MaxMutualInfo == nil || *p.MinConfidence != rep.Rule.MinConfidence ||
 		p.Calibration.Holdout.N != 500 || p.Calibration.Seed != 3 || p.Samples != 32 {
 		t.Errorf("policy %+v %+v", p, p.Calibration)
+	}
+}
+
+// TestCalibrateHoldoutNonFinite: a non-finite score is an error naming its record in either part
+// of the split; a NaN in the held-out part had been counted as an abstention.
+func TestCalibrateHoldoutNonFinite(t *testing.T) {
+	recs := make([]Record, 20)
+	for i := range recs {
+		recs[i] = Record{Confidence: 0.9, MutualInfo: 0.01, Correct: true}
+	}
+	opt := Options{Target: Target{Kind: TargetCoverage, Value: 1}, On: OnConfidence, Seed: 1}
+	fit, hold, err := Split(len(recs), DefaultSplit, opt.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		part string
+		k    int
+	}{{"fit", fit[0]}, {"held-out", hold[0]}} {
+		bad := append([]Record(nil), recs...)
+		bad[c.k].Confidence = math.NaN()
+		_, err := Calibrate(bad, opt)
+		if want := fmt.Sprintf("record %d has a non-finite score", c.k); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("NaN in the %s part (record %d): error %v, want one containing %q", c.part, c.k, err, want)
+		}
 	}
 }

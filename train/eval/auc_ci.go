@@ -10,10 +10,10 @@ import (
 // DeLong & Clarke-Pearson's (1988) from the structural components V₁₀(x_i) = P(x_i > Y) for each
 // positive and V₀₁(y_j) = P(X > y_j) for each negative (ties counting one half),
 // Var = s²(V₁₀)/m + s²(V₀₁)/n, and the interval is AUROC ± z·√Var clipped to [0, 1]. It returns
-// NaNs when either set is empty or level is not in (0, 1).
+// NaNs when either set is empty, a score is NaN or level is not in (0, 1).
 func AUROCInterval(in, out []float64, level float64) (auc, lo, hi float64) {
 	m, n := len(out), len(in)
-	if m == 0 || n == 0 || !(level > 0 && level < 1) {
+	if m == 0 || n == 0 || !(level > 0 && level < 1) || hasNaN(in) || hasNaN(out) {
 		return math.NaN(), math.NaN(), math.NaN()
 	}
 	// Mid-ranks within the pooled set and within each group give the structural components:
@@ -51,7 +51,7 @@ func midRanks(v []float64) []float64 {
 	sort.Slice(idx, func(a, b int) bool { return v[idx[a]] < v[idx[b]] })
 	r := make([]float64, len(v))
 	for i := 0; i < len(idx); {
-		j := i
+		j := i + 1 // at least one, so that a NaN (never equal to itself) cannot stall the loop
 		for j < len(idx) && v[idx[j]] == v[idx[i]] {
 			j++
 		}

@@ -147,9 +147,9 @@ func scored(in, out []float64) []score {
 // AUROC returns the area under the ROC curve for telling out-of-distribution inputs (positives,
 // scores out) from in-distribution ones (scores in), where a higher score means "more likely
 // out of distribution": the probability that a random positive scores above a random negative,
-// ties counting one half.
+// ties counting one half. It is NaN when either set is empty or a score is NaN (no order).
 func AUROC(in, out []float64) float64 {
-	if len(in) == 0 || len(out) == 0 {
+	if len(in) == 0 || len(out) == 0 || hasNaN(in) || hasNaN(out) {
 		return math.NaN()
 	}
 	all := scored(in, out)
@@ -175,9 +175,9 @@ func AUROC(in, out []float64) float64 {
 
 // AUPR returns the area under the precision–recall curve with out-of-distribution inputs as
 // positives (average precision: Σ over thresholds of (R_k − R_{k−1})·P_k, scores descending,
-// tied scores forming one threshold).
+// tied scores forming one threshold). It is NaN when either set is empty or a score is NaN.
 func AUPR(in, out []float64) float64 {
-	if len(in) == 0 || len(out) == 0 {
+	if len(in) == 0 || len(out) == 0 || hasNaN(in) || hasNaN(out) {
 		return math.NaN()
 	}
 	all := scored(in, out)
@@ -206,10 +206,24 @@ func AUPR(in, out []float64) float64 {
 // SelectiveFractions are the retained fractions of paper 000's Table 3.
 var SelectiveFractions = []float64{0.9, 0.8, 0.7, 0.6, 0.5}
 
+// hasNaN reports whether v holds a NaN: scores with one have no order, and the metrics that
+// sort them are NaN.
+func hasNaN(v []float64) bool {
+	for _, x := range v {
+		if x != x {
+			return true
+		}
+	}
+	return false
+}
+
 // Selective returns, for each fraction f, the accuracy on the ⌈f·n⌉ inputs with the lowest
-// uncertainty (ties broken by input order).
+// uncertainty (ties broken by input order); NaN for every fraction when an uncertainty is NaN.
 func Selective(uncertainty []float64, correct []bool, fractions []float64) []float64 {
 	n := len(uncertainty)
+	if hasNaN(uncertainty) {
+		return nanSlice(len(fractions))
+	}
 	idx := make([]int, n)
 	for i := range idx {
 		idx[i] = i

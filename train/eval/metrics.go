@@ -231,11 +231,12 @@ func MixtureLogLik(f, y []float32, noiseVar float64) (float64, error) {
 
 // SelectiveBy returns, for each fraction f, metric(idx) where idx holds the indices of the
 // ⌈f·n⌉ inputs (at least one) with the lowest uncertainty, ties broken by input order — the
-// selective-prediction protocol of Selective with any metric.
+// selective-prediction protocol of Selective with any metric. It is NaN for every fraction when
+// there are no inputs or an uncertainty is NaN.
 func SelectiveBy(uncertainty []float64, fractions []float64, metric func(idx []int) float64) []float64 {
 	n := len(uncertainty)
 	out := make([]float64, len(fractions))
-	if n == 0 {
+	if n == 0 || hasNaN(uncertainty) {
 		for k := range out {
 			out[k] = math.NaN()
 		}
