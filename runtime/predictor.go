@@ -1147,7 +1147,8 @@ func (p *Predictor) accumulate(y []float32, B, n, k0, kStep int) {
 		for b := 0; b < B; b++ {
 			sum := p.expSum[b]
 			q := float64(p.expDot[b] * (1 / sum))
-			prod *= float64(sum)
+			se := expSum64(sum, p.probs[b*c:(b+1)*c])
+			prod *= se
 			h -= q
 			if prod > 0x1p600 {
 				h += log64(prod)
@@ -1157,35 +1158,34 @@ func (p *Predictor) accumulate(y []float32, B, n, k0, kStep int) {
 				// Sampling adaptively: each sample's entropy too, for the stopping test.
 				k := k0 + b*kStep
 				copy(a.vals[(i*a.k+k)*c:(i*a.k+k+1)*c], p.probs[b*c:(b+1)*c])
-				a.h[i*a.k+k] = max(logPos(sum)-q, 0)
+				a.h[i*a.k+k] = max(log64(se)-q, 0)
 			}
 		}
 		p.prodS[i], p.sumH[i] = prod, h
 	}
 }
 
+// expSum64 is Σ e (kernels.SoftmaxMoments's sum of e^(z − max z), at least 1) to float64 accuracy
+// where float32 loses it. For a confident sample (sum < 2: its top probability 1/Σe is above ½)
+// Σe = 1 + ε with ε below float32's resolution at 1 for near-one-hot rows, and ln Σe — the
+// sample's entropy is ln Σe − Σ p d — came out wrong by up to 6e-8 nats, more than a confident
+// prediction's whole mutual information. There Σe = 1/(1 − E) with E the sum of the other
+// probabilities (each below ½, each float32-accurate relative to itself) summed in float64.
+func expSum64(sum float32, probs []float32) float64 {
+	if !(sum < 2) {
+		return float64(sum)
+	}
+	e := 0.0
+	for _, v := range probs {
+		if v < 0.5 {
+			e += float64(v)
+		}
+	}
+	return 1 / (1 - e)
+}
+
 // entropySum is the sum of input i's sample entropies so far (see accumulate).
 func (p *Predictor) entropySum(i int) float64 { return p.sumH[i] + log64(p.prodS[i]) }
-
-// logPos returns ln x within 1e-10 (relative), several times cheaper than math.Log for a positive
-// normal float32 (the sum of kernels.SoftmaxMoments, which is at least 1): x = m·2^e with m in [√½, √2), ln m
-// = 2 atanh s = 2(s + s³/3 + … + s¹¹/11) with s = (m − 1)/(m + 1), |s| ≤ 0.172 (the next term is
-// below 2e-11). Anything else (0, subnormal, negative, infinite, NaN) goes to math.Log.
-func logPos(x float32) float64 {
-	b := math.Float32bits(x)
-	if b-0x00800000 >= 0x7f000000 {
-		return math.Log(float64(x))
-	}
-	e := float64(int32(b>>23) - 127)
-	m := float64(math.Float32frombits(b&0x007fffff | 0x3f800000)) // [1, 2)
-	if m > math.Sqrt2 {
-		m *= 0.5
-		e++
-	}
-	s := (m - 1) / (m + 1)
-	s2 := s * s
-	return e*math.Ln2 + 2*s*(1+s2*(1.0/3+s2*(1.0/5+s2*(1.0/7+s2*(1.0/9+s2*(1.0/11))))))
-}
 
 // log64 returns ln x within a few units in the last place (relative 1e-15) for a positive normal
 // float64, several times cheaper than math.Log (no call to Frexp): x = m·2^e with m in [√½, √2),
