@@ -218,10 +218,11 @@ func hasNaN(v []float64) bool {
 }
 
 // Selective returns, for each fraction f, the accuracy on the ⌈f·n⌉ inputs with the lowest
-// uncertainty (ties broken by input order); NaN for every fraction when an uncertainty is NaN.
+// uncertainty (ties broken by input order); NaN for every fraction when there are no inputs or
+// an uncertainty is NaN (as SelectiveBy).
 func Selective(uncertainty []float64, correct []bool, fractions []float64) []float64 {
 	n := len(uncertainty)
-	if hasNaN(uncertainty) {
+	if n == 0 || hasNaN(uncertainty) {
 		return nanSlice(len(fractions))
 	}
 	idx := make([]int, n)
@@ -239,9 +240,7 @@ func Selective(uncertainty []float64, correct []bool, fractions []float64) []flo
 				c++
 			}
 		}
-		if n > 0 {
-			out[k] = float64(c) / float64(m)
-		}
+		out[k] = float64(c) / float64(m)
 	}
 	return out
 }
