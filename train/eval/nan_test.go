@@ -33,7 +33,9 @@ func TestNaNScores(t *testing.T) {
 		c, _ := Classify([]float32{0.5, float32(nan), 0.2, 0.8}, 2, []int{1, 0})
 		return float64(c.AUROC)
 	})
-	within("Selective", func() float64 { return Selective([]float64{0.1, nan, 0.3}, []bool{true, false, true}, []float64{0.5})[0] })
+	within("Selective", func() float64 {
+		return Selective([]float64{0.1, nan, 0.3}, []bool{true, false, true}, []float64{0.5})[0]
+	})
 	within("Selective, no inputs", func() float64 { return Selective(nil, nil, []float64{0.5})[0] })
 	within("SelectiveBy", func() float64 {
 		return SelectiveBy([]float64{0.1, nan}, []float64{0.5}, func([]int) float64 { return 1 })[0]
