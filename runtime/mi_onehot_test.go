@@ -103,3 +103,66 @@ func TestMutualInfoNearOneHot(t *testing.T) {
 		}
 	}
 }
+
+// TestMutualInfoNearTie: two classes whose logits differ by one float32 ulp of 1
+// (1 and 1 − 2⁻²³), the same in every sample (dropout feeds a zero weight). Σe = 2 − 2⁻²³ < 2,
+// so expSum64 takes the confident branch, where the float32 probabilities are 0.5 + 2⁻²⁴ and
+// exactly 0.5: skipping both (a first version did) took Σe as 1 and each sample's entropy as 0
+// instead of ln 2. Identical samples have mutual information 0 and expected entropy ln 2.
+func TestMutualInfoNearTie(t *testing.T) {
+	b := []float32{1, math.Nextafter32(math.Nextafter32(1, 0), 0)}
+	if b[1] != 1-0x1p-23 {
+		t.Fatalf("b[1] = %v", b[1])
+	}
+	m := dropoutLogitsModel(t, []float32{0, 0}, b)
+	p, err := m.NewPredictor(runtime.Options{Samples: 8, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var pr runtime.Prediction
+	if err := p.Predict([]float32{0.5}, &pr); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("probs %v entropy %.9g expected %.9g MI %.9g", pr.Probs, pr.Entropy, pr.ExpectedEntropy, pr.MutualInfo)
+	if pr.MutualInfo > 1e-6 || math.Abs(pr.ExpectedEntropy-math.Ln2) > 1e-6 {
+		t.Errorf("identical samples at p ≈ (½, ½): expected entropy %.9g (want ln 2 = %.9g), mutual information %.9g (want 0)",
+			pr.ExpectedEntropy, math.Ln2, pr.MutualInfo)
+	}
+}
+
+// TestExpectedEntropyNearTies: identical samples of two classes whose logits are 1 to 64 float32
+// ulps apart, at several magnitudes, and of a third class far below: the expected entropy is the
+// float64 entropy of the softmax of the logits (within 1e-6 nats) and the mutual information 0.
+func TestExpectedEntropyNearTies(t *testing.T) {
+	for _, top := range []float32{0.3, 1, 1.5, 7, 40} {
+		b1 := top
+		for k := 1; k <= 64; k++ {
+			b1 = math.Nextafter32(b1, 0)
+			b := []float32{top, b1, top - 30}
+			m := dropoutLogitsModel(t, []float32{0, 0, 0}, b)
+			p, err := m.NewPredictor(runtime.Options{Samples: 4, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pr runtime.Prediction
+			if err := p.Predict([]float32{0.5}, &pr); err != nil {
+				t.Fatal(err)
+			}
+			p.Close()
+			z := []float64{0, float64(b1) - float64(top), -30}
+			s := 0.0
+			for _, v := range z {
+				s += math.Exp(v)
+			}
+			want := 0.0
+			for _, v := range z {
+				q := math.Exp(v) / s
+				want -= q * math.Log(q)
+			}
+			if math.Abs(pr.ExpectedEntropy-want) > 1e-6 || pr.MutualInfo > 1e-6 {
+				t.Fatalf("logits %v: expected entropy %.9g, want %.9g; mutual information %.3g, want 0", b, pr.ExpectedEntropy, want, pr.MutualInfo)
+			}
+		}
+	}
+}

@@ -1170,16 +1170,20 @@ func (p *Predictor) accumulate(y []float32, B, n, k0, kStep int) {
 // Σe = 1 + ε with ε below float32's resolution at 1 for near-one-hot rows, and ln Σe — the
 // sample's entropy is ln Σe − Σ p d — came out wrong by up to 6e-8 nats, more than a confident
 // prediction's whole mutual information. There Σe = 1/(1 − E) with E the sum of the other
-// probabilities (each below ½, each float32-accurate relative to itself) summed in float64.
+// probabilities (each float32-accurate relative to itself) summed in float64: all but the first
+// at least ½ — the top one, unless float32 rounding lifted a near-tied second one to ½ as well,
+// which then counts in E.
 func expSum64(sum float32, probs []float32) float64 {
 	if !(sum < 2) {
 		return float64(sum)
 	}
-	e := 0.0
+	e, top := 0.0, true
 	for _, v := range probs {
-		if v < 0.5 {
-			e += float64(v)
+		if top && v >= 0.5 {
+			top = false
+			continue
 		}
+		e += float64(v)
 	}
 	return 1 / (1 - e)
 }
