@@ -91,7 +91,7 @@ for ((s = 0; s < seeds; s++)); do
 	# --preset paper000-table4 is the recipe: --arch model.txt --task regression --posterior vifa
 	# --latent-dim 1 --prior-precision 0.01 --noise-precision 0.1 --mc-samples 10 --batch-size 100
 	# --epochs 5000 --optimizer sgd --lr 0.01 --lr-factors 1e-4 --lr-log-var 0.01 --clip 10
-	# --fa-average-epochs 2500 --test-fraction 0 --eval-every 0 --checkpoint-every 0 (its arch is
+	# --fa-clip-per-parameter --fa-init-mean zeros (since session 34) --fa-average-epochs 2500 --test-fraction 0 --eval-every 0 --checkpoint-every 0 (its arch is
 	# the same Linear(2, 1, bias=False), inline).
 	"$bin" train --preset paper000-table4 --data "csv:$out/seed$s.csv" \
 		--seed "$s" --out "$out/seed$s.ebnn" --quiet --no-plots "${quickargs[@]}" "${extraflags[@]}" > "$out/seed$s.log"

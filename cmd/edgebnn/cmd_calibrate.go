@@ -87,7 +87,7 @@ func parseCalibrateFlags(args []string, stdout io.Writer) (*calibrateFlags, erro
 	tolerance := fs.Float64("tolerance", math.NaN(), "regression: an error is a prediction with an output farther than `T` from its target")
 	fs.Float64Var(&o.split, "split", calibrate.DefaultSplit, "fraction of the inputs to fit on; the rest is held out")
 	fs.Uint64Var(&o.seed, "seed", 42, "random `seed` of the split and of the predictions")
-	fs.IntVar(&o.samples, "samples", 0, "Monte Carlo samples `K` per prediction (default: the model's policy's, else one per\nmember of an ensemble, else 32)")
+	fs.IntVar(&o.samples, "samples", 0, "Monte Carlo samples `K` per prediction (default: the model's policy's, else one per\nmember of an ensemble, else 32; a mixture of M: 32 rounded up to a multiple of M; a\ndeterministic network: 1)")
 	fs.IntVar(&o.grid, "grid", calibrate.DefaultGrid, "candidate thresholds per score for --on both")
 	fs.StringVar(&o.plot, "plot", "", "write the risk–coverage curves to `P.png`")
 	if err := parseFlagsOnly(fs, calibrateUsage, args, stdout); err != nil {

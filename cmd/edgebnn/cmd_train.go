@@ -57,12 +57,14 @@ Factor-analysis posteriors q(θ) = N(c, FFᵀ + diag ψ) over all parameters θ
       --prior-precision), --mc-samples θ samples per update, each on its own
       minibatch (so an epoch has batches/mc_samples updates); learning rates
       --lr (c), --lr-factors (F), --lr-log-var (log ψ); --optimizer adam or
-      sgd; --clip on the joint gradient norm. Two-stage schedule (§4.3.1):
+      sgd; --clip on the joint gradient norm (--fa-clip-per-parameter: on
+      each of the gradients of c, F, log ψ, as paper 000). Two-stage schedule (§4.3.1):
       --fa-mean-only-epochs (train c only), then --fa-ramp-epochs (F and ψ
       learning rates grow linearly from 0). --fa-decay-epochs decays every
       learning rate linearly to 0 at the end; --fa-average-epochs averages
       c, F, log ψ over the last epochs' updates. c starts at the network's
-      initialisation, ψ at exp(--fa-init-log-var).
+      initialisation (--fa-init-mean zeros: at 0, Algorithm 1), ψ at
+      exp(--fa-init-log-var).
   --posterior fa_em | fa_sga   SWAG-style: the network is trained with the
       optimizer; from epoch --fa-start-epoch, every --fa-every steps, its
       parameter vector goes to online EM / online SGA (thesis 001; F starts
