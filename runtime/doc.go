@@ -20,8 +20,9 @@
 // A Spec with Members = K > 1 is Ensemble-W, a deep ensemble: K deterministic networks of the same
 // architecture in one model, member k's tensors named MemberPrefix(k) + name. Sample s of a
 // prediction runs member s mod K in every layer (BatchNorm included, applied per member as a
-// per-channel scale and shift of the preceding layer's outputs), so K samples — the default, unless the model's policy records another K — give each member once and the predictive is
-// the average of the members' softmax outputs. Options.Mean also runs each member once.
+// per-channel scale and shift of the preceding layer's outputs), so K samples — the default,
+// unless the model's policy records another K — give each member once and the predictive is the
+// average of the members' softmax outputs. Options.Mean also runs each member once.
 //
 // Everything that does not change between samples — Cholesky factors of Ψ = ZZᵀ + D², the row and
 // column transforms R = Z_rᵀΨ_r⁻¹ and C = Ψ_c⁻¹Z_c, whitened ensemble members, KL divergences — is

@@ -229,7 +229,7 @@ func (s *Server) routes() http.Handler {
 	}))
 	mux.HandleFunc("/v1/models/{spec}", s.modelRoute)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.refuse(w, time.Now(), "", &reqError{http.StatusNotFound, kindNotFound, fmt.Sprintf("no endpoint %.100q (see GET /v1/models)", r.URL.Path)})
+		s.refuse(w, "", &reqError{http.StatusNotFound, kindNotFound, fmt.Sprintf("no endpoint %.100q (see GET /v1/models)", r.URL.Path)})
 	})
 	return mux
 }
@@ -239,7 +239,7 @@ func (s *Server) only(method string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != method && !(method == "GET" && r.Method == "HEAD") {
 			w.Header().Set("Allow", method)
-			s.refuse(w, time.Now(), "", &reqError{http.StatusMethodNotAllowed, kindMethod, fmt.Sprintf("%s %s: method not allowed (use %s)", r.Method, r.URL.Path, method)})
+			s.refuse(w, "", &reqError{http.StatusMethodNotAllowed, kindMethod, fmt.Sprintf("%s %s: method not allowed (use %s)", r.Method, r.URL.Path, method)})
 			return
 		}
 		h(w, r)
@@ -257,7 +257,7 @@ func (s *Server) modelRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if verb != "predict" {
-		s.refuse(w, time.Now(), name, &reqError{http.StatusNotFound, kindNotFound, fmt.Sprintf("model %.80q: unknown method %.40q (the only one is :predict)", name, verb)})
+		s.refuse(w, name, &reqError{http.StatusNotFound, kindNotFound, fmt.Sprintf("model %.80q: unknown method %.40q (the only one is :predict)", name, verb)})
 		return
 	}
 	start := time.Now()
@@ -472,8 +472,9 @@ func growF(s []float32, n int) []float32 {
 }
 
 // refuse answers a request that routing turns away (no endpoint, wrong method) with e and counts
-// it in the metrics under model ("" when there is none), timed from start.
-func (s *Server) refuse(w http.ResponseWriter, start time.Time, model string, e *reqError) {
+// it in the metrics under model ("" when there is none).
+func (s *Server) refuse(w http.ResponseWriter, model string, e *reqError) {
+	start := time.Now()
 	code, kind := fail(w, e)
 	s.mt.request(model, code, kind, time.Since(start))
 }
