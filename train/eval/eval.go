@@ -42,10 +42,11 @@ const ECEBins = 15
 
 // Bin is one bin of a reliability diagram.
 type Bin struct {
-	Lo, Hi     float64
-	Count      int
-	Confidence float64 // mean confidence of the inputs in the bin
-	Accuracy   float64 // their accuracy
+	Lo         float64 `json:"lo"` // the bin holds confidences in (Lo, Hi]; the first also 0
+	Hi         float64 `json:"hi"`
+	Count      int     `json:"count"`
+	Confidence float64 `json:"confidence"` // mean confidence of the inputs in the bin
+	Accuracy   float64 `json:"accuracy"`   // their accuracy
 }
 
 // Classify computes Classification metrics for n inputs with predictive probabilities probs
