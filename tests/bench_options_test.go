@@ -70,6 +70,8 @@ func TestBenchBadOptions(t *testing.T) {
 		{"fsvi_sd_lr.sh", []string{"--seeds", "1 2 3"}, "--seeds takes a whole number", nil},
 		{"fsvi_sd_lr.sh", []string{"--factors", "1 x"}, `--factors: "x" is not a positive number`, nil},
 		{"fsvi_sd_lr.sh", []string{"--factors", " "}, "--factors names no factor", nil},
+		{"fsvi_preset.sh", []string{"--seeds", "1"}, "--seeds must be at least 2", nil},
+		{"fsvi_preset.sh", []string{"--jobs", "0"}, "--samples and --jobs must be at least 1", nil},
 		{"appk.sh", []string{"--seeds", "1"}, "--seeds must be at least 2", nil},
 		{"appk.sh", []string{"--finetune", "0"}, "--epochs and --finetune must be at least 1", nil},
 		{"appk.sh", []string{"--prune", "1"}, `--prune is the fraction of Z pruned, in (0, 1), not "1"`, nil},

@@ -135,6 +135,14 @@ func TestBenchQuick(t *testing.T) {
 		{name: "fsvi_sd_lr", cmd: []string{"bench/fsvi_sd_lr.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath},
 			tables: slices.Repeat([]tableSpec{{header: "sd_lr", rows: 2, cells: 7, labels: []string{"1", "10"},
 				cols: map[int]span{1: pct, 2: pct, 3: nonneg, 4: nonneg, 5: unit, 6: unit}}}, 2)},
+		// paper 004's FSVI row with the reference code's recipe (the preset), 2 seeds of 1 epoch
+		{name: "fsvi_preset", cmd: []string{"bench/fsvi_preset.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath},
+			tables: []tableSpec{
+				{header: "method", rows: 1, cells: 11, labels: []string{"FSVI (paper004-fmnist-fsvi)"},
+					cols: map[int]span{1: pct, 2: nll, 3: unit, 4: pct, 5: pct, 6: pct, 7: unit, 8: pct, 9: pct, 10: {2, 2}}},
+				{header: "method", rows: 1, cells: 6, labels: []string{"FSVI (paper004-fmnist-fsvi)"},
+					cols: map[int]span{1: pct, 2: pct, 3: nonneg, 4: nonneg, 5: nonneg}},
+			}, check: checkFSVIPresetResume},
 		{name: "mixture", cmd: []string{"bench/mixture.sh", "--quick"}, needs: []string{fmnist}, tables: []tableSpec{{
 			header: "model (classes 0–4", rows: 4, cells: 8, labels: mix,
 			cols: map[int]span{1: pct, 2: nll, 3: unit, 4: brier, 5: unit, 6: unit, 7: unit},
@@ -873,5 +881,32 @@ func checkConvertEval(t *testing.T, out, _ string) {
 				t.Errorf("%q: cell %d: %s", m[0], i+1, err)
 			}
 		}
+	}
+}
+
+// checkFSVIPresetResume checks that bench/fsvi_preset.sh continues a seed from its per-epoch
+// checkpoint: with seed 1's final checkpoint gone (as if the run had been killed in its last
+// epoch) and its epoch-1 checkpoint left, a second run resumes it (train --resume) and prints the
+// same tables.
+func checkFSVIPresetResume(t *testing.T, out, dir string) {
+	t.Helper()
+	model := filepath.Join(dir, "fsvi_s1.ebnn")
+	if err := os.Remove(model); err != nil {
+		t.Fatal(err)
+	}
+	run, cancel := quickRerun("bench/fsvi_preset.sh", dir)
+	defer cancel()
+	again, stderr, err := run()
+	if err != nil {
+		t.Fatalf("second run: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "seed 1 continues from") || strings.Contains(stderr, "training seed") {
+		t.Errorf("second run did not resume seed 1 alone:\n%s", stderr)
+	}
+	if _, err := os.Stat(model); err != nil {
+		t.Errorf("the resumed seed wrote no model: %v", err)
+	}
+	if len(markdownTables(again)) != 2 {
+		t.Errorf("second run's tables:\n%s", again)
 	}
 }

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# bench/fsvi_preset.sh [--seeds N] [--samples K] [--jobs J] [--quick] [--out DIR]: paper 004's
+# Table 1 FSVI row (Fashion-MNIST) with the reference code's recipe, `edgebnn train --preset
+# paper004-fmnist-fsvi` (its CNN, SGD with cosine decay, element-wise clipping, 200 epochs of batch
+# 128, the corrupted-training-image context; docs/PRESETS.md), seeds 1…N, J trainings at a time
+# (the trainer is single-threaded: one a core, GOMAXPROCS=1, nice 10); then `edgebnn eval --json`
+# of every seed's model with K samples against scikit-learn's 8×8 digits upsampled to 28×28 (the
+# stand-in for MNIST) and the Fashion-MNIST test images with their pixels permuted (for
+# NotMNIST), and two Markdown tables, mean ± standard error over the seeds with the paper's
+# numbers beside: accuracy, NLL, ECE (15 bins) and the OOD AUROCs by predictive entropy; the
+# AUROCs by mutual information and the mean MI on each set.
+#
+# A seed takes about 4 hours of one core (docs/RESULTS.md). Runs are resumable across
+# interruptions: a seed whose model DIR/fsvi_sS.ebnn is missing but whose per-epoch checkpoint
+# DIR/fsvi_sS.last.ebnn exists continues from it (`train --resume`; the checkpoint's settings);
+# finished seeds and evaluations already in DIR are reused. EDGEBNN names the binary that trains
+# (default: ./cmd/edgebnn built into DIR/edgebnn; keep one binary for a run that spans sessions);
+# the evaluations always use the current code, built into DIR/edgebnn-eval.
+#
+# Options: --seeds N (3; the paper averages 10 seeds, 3 fit this machine's CPU), --samples K (10,
+# the preset's test_samples), --jobs J (2), --out DIR (runs/fsvi_preset). --quick: 2 seeds, 2
+# epochs on the first 300 training and 200 test images — the tables' shape in under a minute
+# (TestBenchQuick in tests/bench_quick_test.go, which also resumes a seed).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+seeds=3 samples=10 jobs=2 out=runs/fsvi_preset
+source bench/lib/opts.sh
+parse_opts "usage: bench/fsvi_preset.sh [--seeds N] [--samples K] [--jobs J] [--quick] [--out DIR]" \
+	"seeds=2" --seeds=seeds:int --samples=samples:int --jobs=jobs:int --out=out:path -- "$@"
+((seeds >= 2)) || { echo "fsvi_preset.sh: --seeds must be at least 2 (the tables have error bars)" >&2; exit 2; }
+((samples >= 1 && jobs >= 1)) || { echo "fsvi_preset.sh: --samples and --jobs must be at least 1" >&2; exit 2; }
+quickargs=()
+testlimit=0
+if ((quick)); then
+	quickargs=(--epochs 2 --train-limit 300 --test-limit 200 --context-size 4 --checkpoint-min-steps 0)
+	testlimit=200
+fi
+mkdir -p "$out"
+dir_settings fsvi_preset.sh "$out" "quick=$quick" 'fsvi_s*.ebnn'
+evalbin=$out/edgebnn-eval
+go build -o "$evalbin" ./cmd/edgebnn
+bin=${EDGEBNN:-}
+if [[ -z $bin ]]; then
+	bin=$out/edgebnn
+	[[ -x $bin ]] || cp "$evalbin" "$bin" # never rewrite a binary a running seed may be using
+fi
+export GOMAXPROCS=1
+train1() { # seed → DIR/fsvi_sS.ebnn
+	local stem=$out/fsvi_s$1
+	[[ -s $stem.ebnn ]] && return
+	local a=(--preset paper004-fmnist-fsvi --seed "$1" --eval-every 10 "${quickargs[@]}" --out "$stem.ebnn")
+	if [[ -s $stem.last.ebnn ]]; then
+		echo "fsvi_preset.sh: seed $1 continues from $stem.last.ebnn" >&2
+		a=(--resume "$stem.last.ebnn")
+	else
+		echo "fsvi_preset.sh: training seed $1" >&2
+	fi
+	nice -n 10 "$bin" train "${a[@]}" --quiet --no-plots >>"$stem.log" 2>&1 ||
+		{ echo "fsvi_preset.sh: seed $1 failed, see $stem.log" >&2; exit 1; }
+}
+for s in $(seq 1 "$seeds"); do
+	while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+	train1 "$s" &
+done
+while (($(jobs -rp | wc -l) > 0)); do wait -n || exit 1; done
+for s in $(seq 1 "$seeds"); do
+	[[ -s $out/fsvi_s$s.ebnn ]] || { echo "fsvi_preset.sh: seed $s has no model (see $out/fsvi_s$s.log)" >&2; exit 1; }
+	for ood in digits fmnist-shuffled; do
+		j=$out/fsvi_s$s.$ood.k$samples.json
+		if [[ ! -s $j || $j -ot $out/fsvi_s$s.ebnn ]]; then
+			"$evalbin" eval --json --data fmnist --ood "$ood" --test-limit "$testlimit" --samples "$samples" \
+				"$out/fsvi_s$s.ebnn" >"$j.tmp"
+			mv "$j.tmp" "$j"
+		fi
+	done
+done
+
+PYTHONPATH=bench/lib python3 - "$out" "$seeds" "$samples" "$quick" <<'EOF'
+import json, sys
+from stats import cell
+out, seeds, k, quick = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
+load = lambda s, ood: json.load(open("%s/fsvi_s%d.%s.k%d.json" % (out, s, ood, k)))
+dg = [load(s, "digits") for s in range(1, seeds + 1)]
+sh = [load(s, "fmnist-shuffled") for s in range(1, seeds + 1)]
+c = lambda rs, f, fmt: cell([f(r) for r in rs], fmt)
+print("FSVI, `--preset paper004-fmnist-fsvi`%s, %d seeds, %d test samples; mean ± s.e." %
+      (" (--quick: 2 epochs, 300 training and 200 test images)" if quick else " (200 epochs)", seeds, k))
+print()
+print("| method | accuracy | NLL | ECE | AUROC digits | AUROC shuffled | paper: accuracy | ECE | AUROC MNIST | AUROC NotMNIST | seeds |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| FSVI (paper004-fmnist-fsvi) | %s %% | %s | %s | %s | %s | 92.52 | 0.014 | 96.55 | 95.15 | %d |" % (
+    c(dg, lambda r: 100 * r["classification"]["accuracy"], "%.2f"),
+    c(dg, lambda r: r["classification"]["nll"], "%.3f"),
+    c(dg, lambda r: r["classification"]["ece"], "%.3f"),
+    c(dg, lambda r: 100 * r["ood"]["entropy"]["auroc"], "%.2f"),
+    c(sh, lambda r: 100 * r["ood"]["entropy"]["auroc"], "%.2f"), seeds))
+print()
+print("By mutual information, and the mean MI on each set:")
+print()
+print("| method | AUROC digits (MI) | AUROC shuffled (MI) | mean MI test | digits | shuffled |")
+print("|---|---:|---:|---:|---:|---:|")
+print("| FSVI (paper004-fmnist-fsvi) | %s | %s | %s | %s | %s |" % (
+    c(dg, lambda r: 100 * r["ood"]["mi"]["auroc"], "%.2f"),
+    c(sh, lambda r: 100 * r["ood"]["mi"]["auroc"], "%.2f"),
+    c(dg, lambda r: r["mean_mi"], "%.2e"),
+    c(dg, lambda r: r["ood_mean_mi"], "%.2e"),
+    c(sh, lambda r: r["ood_mean_mi"], "%.2e")))
+print()
+print("(AUROC by predictive entropy unless marked MI; digits = scikit-learn's 8×8 digits upsampled to 28×28 for MNIST, shuffled = the FMNIST test images with pixels permuted for NotMNIST; the paper's numbers: its Table 1 FSVI row, mean over ten seeds)")
+EOF
