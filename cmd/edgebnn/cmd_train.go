@@ -34,8 +34,11 @@ const trainUsage = `Usage: edgebnn train [--preset NAME] [--config FILE | --resu
 
 Trains a Bayesian network on the host with bayesianize's objective (mean NLL
 + KL weight · Σ KL / N) and writes checkpoints in the native model format:
-the final one at --out, a per-epoch one beside it (<out stem>.last.ebnn,
-rewritten atomically), a JSON-lines metrics log (<out stem>.metrics.jsonl)
+the final one at --out (with the optimizer's state: what --resume and
+convert take), the deployable model beside it (<out stem>.model.ebnn: the
+same network without the optimizer's state, for predict, calibrate, serve),
+a per-epoch checkpoint (<out stem>.last.ebnn, rewritten atomically; not
+after the last epoch), a JSON-lines metrics log (<out stem>.metrics.jsonl)
 and PNG plots (<out stem>.*.png). Ctrl-C writes a checkpoint and exits;
 --resume continues from one (flags given with it override its settings, e.g.
 --epochs to train longer; without --out the outputs go beside the checkpoint,
