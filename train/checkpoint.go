@@ -38,6 +38,12 @@ type State struct {
 	OptimSteps   int64          `json:"optim_steps"`
 	TrainSeconds float64        `json:"train_seconds"`
 	History      []EpochMetrics `json:"history,omitempty"`
+	// Batch is the number of minibatches (vifa: updates) of epoch Epoch+1 trained before an
+	// interrupt (0 at the end of an epoch), and Partial their sums of the loss, NLL and KL:
+	// --resume goes on with the next minibatch, so that an interrupted run ends where an
+	// uninterrupted one would.
+	Batch   int           `json:"batch,omitempty"`
+	Partial *EpochPartial `json:"partial,omitempty"`
 	// Members is the number of networks (ensemble_w); member k > 0 is stored under
 	// runtime.MemberPrefix(k) = "member<k>/", member 0 under the plain names, and the meta
 	// blob's runtime.Spec has Members = K, so runtime.Load predicts with the whole ensemble.
@@ -202,6 +208,10 @@ func (t *Trainer) stage(path string, optimizer bool) (*outfile.Staged, error) {
 	}
 	s := State{Config: cfg, Epoch: t.Epoch, Step: t.Step, OptimSteps: st.Step, TrainSeconds: t.TrainSeconds,
 		History: t.History, Members: max(1, len(nets)), HMC: t.HMC(), Laplace: t.lap}
+	if t.batch > 0 {
+		p := t.partial
+		s.Batch, s.Partial = t.batch, &p
+	}
 	blob, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: state: %w", path, err)
@@ -340,6 +350,23 @@ func (s *State) checkCounters() error {
 	}
 	if !(s.TrainSeconds >= 0 && s.TrainSeconds <= maxMetric) {
 		return fmt.Errorf("field \"train_seconds\" = %g out of range [0, %g]", s.TrainSeconds, maxMetric)
+	}
+	// An interrupted epoch's batches are steps taken since the last completed epoch.
+	if s.Batch < 0 || int64(s.Batch) > min(s.Step, maxStepsPerEpoch) {
+		return fmt.Errorf("field \"batch\" = %d out of range [0, %d] (the steps taken)", s.Batch, min(s.Step, maxStepsPerEpoch))
+	}
+	if (s.Batch > 0) != (s.Partial != nil) {
+		return fmt.Errorf("field \"partial\" is %s with field \"batch\" = %d: want it exactly when batch > 0", map[bool]string{true: "given", false: "missing"}[s.Partial != nil], s.Batch)
+	}
+	if p := s.Partial; p != nil {
+		for _, v := range []struct {
+			name string
+			x    float64
+		}{{"loss", p.Loss}, {"nll", p.NLL}, {"kl", p.KL}} {
+			if !(math.Abs(v.x) <= maxMetric) {
+				return fmt.Errorf("field \"partial\": %q = %g is not a finite number within ±%g", v.name, v.x, maxMetric)
+			}
+		}
 	}
 	return nil
 }
@@ -533,6 +560,20 @@ func Resume(path string, edit func(*Config) error) (*Trainer, error) {
 		return nil, fmt.Errorf("checkpoint %s: optimizer state: %w", path, err)
 	}
 	t.Epoch, t.Step, t.TrainSeconds, t.History = s.Epoch, s.Step, s.TrainSeconds, s.History
+	if s.Batch > 0 {
+		// The position counts minibatches (vifa: updates of mc_samples minibatches) of the
+		// checkpoint's size in the epoch's order of its training examples: the rest of the
+		// epoch needs the same.
+		if t.Config.BatchSize != s.Config.BatchSize || t.Config.TrainLimit != s.Config.TrainLimit ||
+			(t.fa != nil && t.fa.vifa != nil && t.Config.MCSamples != s.Config.MCSamples) {
+			return nil, fmt.Errorf("checkpoint %s stopped inside epoch %d after %d minibatches: resume it with its batch_size %d, train_limit %d and mc_samples %d",
+				path, s.Epoch+1, s.Batch, s.Config.BatchSize, s.Config.TrainLimit, s.Config.MCSamples)
+		}
+		if n := t.StepsPerEpoch(); s.Batch >= n {
+			return nil, fmt.Errorf("checkpoint %s: training state: field \"batch\" = %d, but an epoch has %d steps", path, s.Batch, n)
+		}
+		t.batch, t.partial = s.Batch, *s.Partial
+	}
 	return t, nil
 }
 

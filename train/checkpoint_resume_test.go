@@ -130,6 +130,19 @@ func TestResumeRefusesOutOfDomainState(t *testing.T) {
 			[]string{`"optim_steps" = 9223372036854775807 out of range`}, true},
 		{"optim_steps above step", doctor(t, good, TrainBlob, nil, editState(t, func(m map[string]any) { m["optim_steps"] = m["step"].(float64) + 1 })),
 			[]string{`"optim_steps"`, "out of range"}, true},
+		{"batch -1", doctor(t, good, TrainBlob, nil, rawState(t, "batch", "-1")), []string{`"batch" = -1 out of range`}, true},
+		{"batch above step", doctor(t, good, TrainBlob, nil, editState(t, func(m map[string]any) {
+			m["batch"], m["partial"] = m["step"].(float64)+1, map[string]any{}
+		})), []string{`"batch"`, "out of range"}, true},
+		{"batch without partial", doctor(t, good, TrainBlob, nil, rawState(t, "batch", "2")), []string{`"partial" is missing with field "batch" = 2`}, true},
+		{"partial without batch", doctor(t, good, TrainBlob, nil, rawState(t, "partial", `{"loss":1}`)), []string{`"partial" is given with field "batch" = 0`}, true},
+		{"partial loss 1e301", doctor(t, good, TrainBlob, nil, editState(t, func(m map[string]any) {
+			m["batch"], m["partial"] = 2, map[string]any{"loss": 1e301}
+		})), []string{`"partial": "loss" = 1e+301`}, true},
+		// 4 minibatches an epoch: a position past the epoch's end is refused when resuming.
+		{"batch past the epoch", doctor(t, good, TrainBlob, nil, editState(t, func(m map[string]any) {
+			m["batch"], m["partial"] = 5, map[string]any{}
+		})), []string{`"batch" = 5, but an epoch has 4 steps`}, false},
 		// On 32-bit ARM the JSON decoder refuses it first (an int field), naming field and number.
 		{"epoch 2^62", doctor(t, good, TrainBlob, nil, rawState(t, "epoch", "4611686018427387904")),
 			[]string{"epoch", "4611686018427387904"}, true},

@@ -283,7 +283,8 @@ func (t *Trainer) runVIFAEpoch(ctx context.Context, h Hooks) (EpochMetrics, erro
 	r := t.fa
 	e := t.Epoch
 	upe := t.StepsPerEpoch()
-	em := EpochMetrics{Epoch: e + 1, LR: c.LR * t.vifaLRFactor(e, int64(e)*int64(upe)), KLWeight: 1}
+	em := EpochMetrics{Epoch: e + 1, LR: c.LR * t.vifaLRFactor(e, int64(e)*int64(upe)), KLWeight: 1,
+		Loss: t.partial.Loss, NLL: t.partial.NLL, KL: t.partial.KL}
 	perm := rand.New(rand.NewPCG(c.Seed, uint64(e)+1)).Perm(t.Train.N)
 	nb := t.Batches()
 	next := 0
@@ -295,9 +296,10 @@ func (t *Trainer) runVIFAEpoch(ctx context.Context, h Hooks) (EpochMetrics, erro
 	avgFrom := int64(c.Epochs-c.FAAverageEpochs) * int64(upe)
 	start := time.Now()
 	n := float64(t.Train.N)
-	for u := 0; u < upe; u++ {
+	steps := 0
+	for u := t.batch; u < upe; u++ { // a resumed interrupted epoch goes on from its next update
 		if err := ctx.Err(); err != nil {
-			t.TrainSeconds += time.Since(start).Seconds()
+			t.interrupted(u, em, start)
 			return em, err
 		}
 		g := int64(e)*int64(upe) + int64(u)
@@ -315,6 +317,7 @@ func (t *Trainer) runVIFAEpoch(ctx context.Context, h Hooks) (EpochMetrics, erro
 			r.accumulate()
 		}
 		t.Step++
+		steps++
 		loss := st.NLL + kl/n
 		if math.IsNaN(loss) || math.IsInf(loss, 0) {
 			return em, fmt.Errorf("train: epoch %d update %d: the loss is %v (lower the learning rate?)", e+1, t.Step, loss)
@@ -326,7 +329,7 @@ func (t *Trainer) runVIFAEpoch(ctx context.Context, h Hooks) (EpochMetrics, erro
 			h.Step(StepInfo{Epoch: e + 1, Batch: u + 1, Batches: upe, Step: t.Step, Loss: loss, NLL: st.NLL, KL: kl, KLWeight: 1})
 		}
 	}
-	t.finishEpoch(&em, upe, start)
+	t.finishEpoch(&em, upe, steps, start)
 	return em, nil
 }
 

@@ -65,6 +65,11 @@ type Trainer struct {
 	lap     *LaplaceReport // posterior laplace once fitted (Nets[0] is then the ffg network), else nil
 	arch    string         // Config.Arch as checkpoints record it (storedArch)
 	lapVal  *data.Dataset  // laplace_val's held-out examples, else nil
+	// batch is the number of minibatches (vifa: updates) of epoch Epoch+1 already trained — by
+	// a run interrupted inside it, restored by Resume — and partial their sums (State.Batch,
+	// State.Partial); 0 at an epoch's end.
+	batch   int
+	partial EpochPartial
 
 	// PruneReport is the outcome of prune_z once the fine-tuning phase has begun (nil before, and
 	// after a resume inside that phase).
@@ -106,6 +111,14 @@ type EpochMetrics struct {
 	StepsPerSecond float64 `json:"steps_per_second"`
 	// Test is the evaluation on the test set (nil when not evaluated this epoch).
 	Test *eval.Report `json:"test,omitempty"`
+}
+
+// EpochPartial holds the sums of the loss, NLL and KL over the minibatches of an epoch trained
+// before an interrupt (State.Partial).
+type EpochPartial struct {
+	Loss float64 `json:"loss"`
+	NLL  float64 `json:"nll"`
+	KL   float64 `json:"kl"`
 }
 
 // Hooks observe training. Any may be nil.
@@ -727,13 +740,19 @@ func (t *Trainer) Model() (*runtime.Model, error) {
 	return t.Nets[0].Model()
 }
 
+// RemainingSteps returns the number of steps (vifa: updates) left to train: those of the epochs
+// not completed, less the minibatches an interrupted epoch already trained.
+func (t *Trainer) RemainingSteps() int64 {
+	return int64(t.Config.TotalEpochs()-t.Epoch)*int64(t.StepsPerEpoch()) - int64(t.batch)
+}
+
 // Batches returns the number of minibatches per epoch.
 func (t *Trainer) Batches() int { return (t.Train.N + t.Config.BatchSize - 1) / t.Config.BatchSize }
 
 // Run trains until Config.TotalEpochs epochs are complete (Epochs, then the fine-tuning epochs
 // after prune_z), evaluating and checkpointing as configured. When ctx is cancelled it writes a
-// checkpoint of the current state (the interrupted epoch is repeated on resume) and returns ctx's
-// error.
+// checkpoint of the current state — with the interrupted epoch's position, from which Resume goes
+// on as if the run had not stopped — and returns ctx's error.
 func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 	c := &t.Config
 	if t.hmc != nil {
@@ -747,12 +766,20 @@ func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 		}
 		return fmt.Errorf("train: epochs 0: nothing to train (posterior laplace with init_from fits without training)")
 	}
-	// Steps of the last evaluation and checkpoint of this run (the gates of EvalMinSteps and
-	// CheckpointMinSteps); a resumed run starts counting at its checkpoint.
-	evalStep, ckptStep := t.Step, t.Step
+	// Steps of the last evaluation and checkpoint (the gates of EvalMinSteps and
+	// CheckpointMinSteps): a resumed run evaluates where the uninterrupted one would (its history
+	// has the step of every evaluation) and counts checkpoints from the one it resumed.
+	evalStep, ckptStep := int64(0), t.Step
+	for _, m := range t.History {
+		if m.Test != nil {
+			evalStep = m.Step
+		}
+	}
+	saved := int64(-1) // the step of this run's last per-epoch checkpoint
 	for t.Epoch < c.TotalEpochs() {
 		if c.finetuning(t.Epoch) && !t.finetuning {
-			if err := t.startFinetune(t.Epoch > c.Epochs); err != nil {
+			// Resuming inside the fine-tuning phase: after its first epoch, or in it.
+			if err := t.startFinetune(t.Epoch > c.Epochs || t.batch > 0); err != nil {
 				return err
 			}
 			t.finetuning = true
@@ -761,8 +788,10 @@ func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 		if err != nil {
 			if ctx.Err() != nil {
 				path := t.EpochCheckpointPath()
-				if werr := t.SaveCheckpoint(path); werr != nil {
-					return errors.Join(err, werr)
+				if saved != t.Step { // else the epoch's checkpoint, just written, is this state
+					if werr := t.SaveCheckpoint(path); werr != nil {
+						return errors.Join(err, werr)
+					}
 				}
 				if h.Checkpoint != nil {
 					h.Checkpoint(path)
@@ -801,6 +830,7 @@ func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 			if err := t.SaveCheckpoint(path); err != nil {
 				return err
 			}
+			saved = t.Step
 			if h.Checkpoint != nil {
 				h.Checkpoint(path)
 			}
@@ -959,23 +989,25 @@ func (t *Trainer) runEpoch(ctx context.Context, h Hooks) (EpochMetrics, error) {
 	}
 	c := &t.Config
 	e := t.Epoch
+	b0 := t.batch // a resumed interrupted epoch goes on from its next minibatch
 	lrf := optim.MultiStepLR{Milestones: c.Milestones, Gamma: c.Gamma}.Factor(e)
 	if c.LRSchedule == "cosine" {
-		lrf = t.cosine().Factor(t.Step) // then set before every step
+		lrf = t.cosine().Factor(t.Step - int64(b0)) // the epoch's first step's; then set before every step
 	}
 	if c.finetuning(e) {
 		lrf = c.finetuneLR() / c.LR
 	}
 	t.opt.SetLRFactor(lrf)
 	klw := c.KLWeight(e)
-	em := EpochMetrics{Epoch: e + 1, LR: c.LR * lrf, KLWeight: klw}
+	em := EpochMetrics{Epoch: e + 1, LR: c.LR * lrf, KLWeight: klw,
+		Loss: t.partial.Loss, NLL: t.partial.NLL, KL: t.partial.KL}
 	perm := rand.New(rand.NewPCG(c.Seed, uint64(e)+1)).Perm(t.Train.N)
 	nb := t.Batches()
 	start := time.Now()
 	steps := 0
-	for b := 0; b < nb; b++ {
+	for b := b0; b < nb; b++ {
 		if err := ctx.Err(); err != nil {
-			t.TrainSeconds += time.Since(start).Seconds()
+			t.interrupted(b, em, start)
 			return em, err
 		}
 		idx := perm[b*c.BatchSize : min((b+1)*c.BatchSize, t.Train.N)]
@@ -1000,19 +1032,27 @@ func (t *Trainer) runEpoch(ctx context.Context, h Hooks) (EpochMetrics, error) {
 			h.Step(StepInfo{Epoch: e + 1, Batch: b + 1, Batches: nb, Step: t.Step, Loss: loss, NLL: nll, KL: kl, KLWeight: klw, LR: c.LR * lrf})
 		}
 	}
-	t.finishEpoch(&em, steps, start)
+	t.finishEpoch(&em, nb, steps, start)
 	return em, nil
 }
 
-// finishEpoch closes an epoch of steps updates begun at start: it advances Epoch and the training
-// time and turns em's sums into averages.
-func (t *Trainer) finishEpoch(em *EpochMetrics, steps int, start time.Time) {
+// interrupted records, for the checkpoint written on an interrupt, that the epoch stopped before
+// its minibatch (vifa: update) b with em's sums, and the training time since start.
+func (t *Trainer) interrupted(b int, em EpochMetrics, start time.Time) {
+	t.TrainSeconds += time.Since(start).Seconds()
+	t.batch, t.partial = b, EpochPartial{Loss: em.Loss, NLL: em.NLL, KL: em.KL}
+}
+
+// finishEpoch closes an epoch of n updates, of which this run took steps since start: it
+// advances Epoch and the training time and turns em's sums into averages.
+func (t *Trainer) finishEpoch(em *EpochMetrics, n, steps int, start time.Time) {
 	d := time.Since(start).Seconds()
 	t.TrainSeconds += d
 	t.Epoch++
-	em.Loss /= float64(steps)
-	em.NLL /= float64(steps)
-	em.KL /= float64(steps)
+	t.batch, t.partial = 0, EpochPartial{}
+	em.Loss /= float64(n)
+	em.NLL /= float64(n)
+	em.KL /= float64(n)
 	em.Step = t.Step
 	em.TrainSeconds = t.TrainSeconds
 	if d > 0 {
