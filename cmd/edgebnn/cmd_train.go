@@ -39,11 +39,15 @@ convert take), the deployable model beside it (<out stem>.model.ebnn: the
 same network without the optimizer's state, for predict, calibrate, serve),
 a per-epoch checkpoint (<out stem>.last.ebnn, rewritten atomically; not
 after the last epoch), a JSON-lines metrics log (<out stem>.metrics.jsonl)
-and PNG plots (<out stem>.*.png). Ctrl-C writes a checkpoint and exits;
---resume continues from one (flags given with it override its settings, e.g.
+and PNG plots (<out stem>.*.png). Ctrl-C finishes the step under way,
+writes a checkpoint and exits (a second Ctrl-C stops at once, without one);
+--resume continues from one — from an interrupted epoch's next minibatch, as
+if never stopped — (flags given with it override its settings, e.g.
 --epochs to train longer; without --out the outputs go beside the checkpoint,
 under the name the run was started with; the keys that define the model —
-arch, posterior, inference, task and the like — are the checkpoint's). Every config-file key is also a flag, with dashes
+arch, posterior, inference, task, dropout, optimizer and the like — and the
+data, its test split and order — data, classes, test_fraction, seed — are
+the checkpoint's). Every config-file key is also a flag, with dashes
 (noise_precision → --noise-precision). Evaluation after each epoch goes
 through the runtime, exactly as on a board.
 
@@ -163,7 +167,13 @@ var trainCmd = command{
 	summary: "train a Bayesian network on the host (VI, baselines)",
 	usage:   trainUsage,
 	run:     runTrain,
+	// Time to finish the step or evaluation under way and write the checkpoint of a large
+	// model; a second signal stops at once (main).
+	grace: trainGrace,
 }
+
+// trainGrace is how long train may take, once interrupted, to write its checkpoint.
+const trainGrace = time.Minute
 
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("train")
@@ -244,6 +254,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		for _, k := range resumeFixedKeys {
 			if v, given := set[k]; given {
 				return usagef("--%s %s: a resumed run keeps the checkpoint's model (%s); start a new run (or --init-from, for the kinds that take it)",
+					strings.ReplaceAll(k, "_", "-"), clip.Q(v), k)
+			}
+		}
+		for _, k := range resumeDataKeys {
+			if v, given := set[k]; given {
+				return usagef("--%s %s: a resumed run keeps the checkpoint's training data, test split and minibatch order (%s); start a new run",
 					strings.ReplaceAll(k, "_", "-"), clip.Q(v), k)
 			}
 		}
@@ -362,9 +378,16 @@ func trainPlotSuffixes() []string {
 	return []string{".curves.png", ".test.png", ".reliability.png", ".selective.png", ".fit.png"}
 }
 
-// resumeFixedKeys are the config keys that define the model, which --resume does not take.
+// resumeFixedKeys are the config keys that define the model, which --resume does not take: the
+// network, its posterior and prior, and the optimizer whose state the checkpoint holds.
 var resumeFixedKeys = []string{"arch", "posterior", "inference", "task", "ensemble_size", "latent_dim", "init_from",
-	"global_inducing", "noise_precision", "prior_precision"}
+	"global_inducing", "noise_precision", "prior_precision", "dropout", "bernstein_degree", "bernstein_table",
+	"bernstein_prior_sd", "optimizer"}
+
+// resumeDataKeys are the config keys that choose the training data, the test split and the
+// minibatch order (the seed: also the noise), which --resume does not take either. (train_limit
+// it takes: fine-tuning after pruning may use fewer examples, bench/prunetab.sh.)
+var resumeDataKeys = []string{"data", "classes", "test_fraction", "seed"}
 
 // dataInputs are the data files a run of cfg reads: the CSV file or the Fashion-MNIST IDX files,
 // and the OOD set's and fsvi's context points' files (digits, digits:PATH or data:PATH).
@@ -478,7 +501,8 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 	logPath := sidePath(c.Out, ".metrics.jsonl")
 	startEpochs := len(t.History)
 	wroteOutput := false
-	var extra []any // lines after the epochs' (the toy1d summary)
+	interruptCkpt := "" // the checkpoint written after the interrupt
+	var extra []any     // lines after the epochs' (the toy1d summary)
 	writeLog := func() error {
 		err := outfile.Write(context.WithoutCancel(ctx), logPath, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
@@ -502,7 +526,7 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 	lastLog := time.Now()
 
 	var bar *progressbar.ProgressBar
-	remaining := int64(c.TotalEpochs()-t.Epoch) * int64(t.StepsPerEpoch())
+	remaining := t.RemainingSteps()
 	if !quiet && remaining > 0 {
 		bar = progressbar.NewOptions64(remaining, progressbar.OptionSetWriter(stderr),
 			progressbar.OptionSetPredictTime(true), progressbar.OptionShowCount(), progressbar.OptionSetWidth(20),
@@ -548,7 +572,12 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 			}
 			fmt.Fprintln(stdout, line)
 		},
-		Checkpoint: func(string) { wroteOutput = true },
+		Checkpoint: func(p string) {
+			wroteOutput = true
+			if ctx.Err() != nil {
+				interruptCkpt = p
+			}
+		},
 	}
 	runErr := t.Run(ctx, hooks)
 	if bar != nil {
@@ -567,8 +596,10 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 			fmt.Fprintln(stdout, "interrupted: posterior hmc keeps no partial state; nothing written")
 		} else if ctx.Err() != nil && c.Posterior == "laplace" && c.Epochs == 0 {
 			fmt.Fprintln(stdout, "interrupted: the post-hoc Laplace fit keeps no partial state; nothing written")
+		} else if ctx.Err() != nil && interruptCkpt != "" {
+			fmt.Fprintf(stdout, "interrupted: checkpoint written to %s (resume with --resume)\n", interruptCkpt)
 		} else if ctx.Err() != nil {
-			fmt.Fprintf(stdout, "interrupted: checkpoint written to %s (resume with --resume)\n", t.EpochCheckpointPath())
+			fmt.Fprintln(stdout, "interrupted: no checkpoint written")
 		}
 		return runErr
 	}

@@ -199,10 +199,21 @@ func TestTrainResumeArchGone(t *testing.T) {
 	}
 	// The keys that define the model are the checkpoint's: a new prior, say, was ignored by
 	// training (the tensors are the checkpoint's) but written into the saved model's spec.
+	// So are the dropout rate, the Bernstein flow's settings and the optimizer (whose state the
+	// checkpoint holds), which were taken and written into the model (session 35's review).
 	for _, kv := range [][2]string{{"--inference", `{"inference": {"Linear": {"inference": "ffg", "prior_weight_sd": 0.01}}}`},
-		{"--posterior", "ffg_w"}, {"--noise-precision", "3"}} {
+		{"--posterior", "ffg_w"}, {"--noise-precision", "3"}, {"--dropout", "0.6"}, {"--bernstein-prior-sd", "5"},
+		{"--bernstein-degree", "12"}, {"--bernstein-table", "9"}, {"--optimizer", "sgd"}} {
 		code, _, stderr := runCLI("train", "--resume", out, kv[0], kv[1], "--epochs", "3", "--out", filepath.Join(dir, "toy4.ebnn"), "--quiet", "--no-plots")
 		if code != 2 || !strings.Contains(stderr, kv[0]) || !strings.Contains(stderr, "keeps the checkpoint's model") {
+			t.Errorf("train --resume %s: exit %d, stderr %q; want a usage error naming it", kv[0], code, stderr)
+		}
+	}
+	// The data, the test split and the minibatch order are the checkpoint's: a new seed re-split
+	// CSV and toy data (test rows became training rows) and reshuffled the epochs.
+	for _, kv := range [][2]string{{"--seed", "7"}, {"--data", "toy1d:50"}, {"--test-fraction", "0.5"}, {"--classes", "0-1"}} {
+		code, _, stderr := runCLI("train", "--resume", out, kv[0], kv[1], "--epochs", "3", "--out", filepath.Join(dir, "toy4.ebnn"), "--quiet", "--no-plots")
+		if code != 2 || !strings.Contains(stderr, kv[0]) || !strings.Contains(stderr, "keeps the checkpoint's training data") {
 			t.Errorf("train --resume %s: exit %d, stderr %q; want a usage error naming it", kv[0], code, stderr)
 		}
 	}

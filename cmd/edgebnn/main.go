@@ -29,6 +29,12 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first signal the command stops by itself (train writes its checkpoint,
+		// serve drains); a second one takes the default action and ends the process at once.
+		<-ctx.Done()
+		stop()
+	}()
 	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -104,6 +110,8 @@ func runCommand(ctx context.Context, c command, args []string, stdout, stderr io
 		grace := interruptGrace
 		if c.grace > 0 {
 			grace = c.grace
+			fmt.Fprintf(errOut, "edgebnn %s: interrupted (%v): stopping cleanly, at most %v; interrupt again to stop at once\n",
+				c.name, context.Cause(ctx), grace)
 		}
 		timer := time.NewTimer(grace)
 		defer timer.Stop()
@@ -122,7 +130,7 @@ func runCommand(ctx context.Context, c command, args []string, stdout, stderr io
 	}
 	if ctx.Err() != nil {
 		_ = tr.Abandon()
-		if err == nil || errors.Is(err, context.Canceled) {
+		if err := notCanceled(err); err == nil {
 			fmt.Fprintf(stderr, "edgebnn %s: interrupted (%v)\n", c.name, context.Cause(ctx))
 		} else {
 			fmt.Fprintf(stderr, "edgebnn %s: interrupted (%v): %v\n", c.name, context.Cause(ctx), err)
@@ -130,6 +138,25 @@ func runCommand(ctx context.Context, c command, args []string, stdout, stderr io
 		return exitInterrupted
 	}
 	return report(c.name, err, stderr)
+}
+
+// notCanceled returns what err says besides the cancellation: nil for nil or a cancellation,
+// the other errors of an errors.Join holding one (a checkpoint that failed to write on the
+// interrupt), else err.
+func notCanceled(err error) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var rest []error
+		for _, e := range j.Unwrap() {
+			if e = notCanceled(e); e != nil {
+				rest = append(rest, e)
+			}
+		}
+		return errors.Join(rest...)
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }
 
 // gateWriter passes writes through until close; afterwards it drops them, so

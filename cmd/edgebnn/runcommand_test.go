@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -79,5 +80,54 @@ func TestRunCommand(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("left behind: %v", ents)
+	}
+}
+
+// TestRunCommandGraceAndJoinedErrors: a command with a grace of its own (train, serve) says on
+// the interrupt how long it may take and that a second interrupt stops it at once, and gets that
+// long; an error joined to the cancellation (train's checkpoint that failed to write) is
+// reported, not hidden behind "interrupted".
+func TestRunCommandGraceAndJoinedErrors(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(50*time.Millisecond, cancel)
+	slow := command{name: "slow", grace: 5 * time.Second, run: func(ctx context.Context, _ []string, _, _ io.Writer) error {
+		<-ctx.Done()
+		time.Sleep(700 * time.Millisecond) // beyond interruptGrace, within the command's own
+		return errors.Join(ctx.Err(), errors.New("checkpoint x.last.ebnn: is a directory"))
+	}}
+	var stdout, stderr bytes.Buffer
+	code := runCommand(ctx, slow, nil, &stdout, &stderr)
+	if code != exitInterrupted {
+		t.Errorf("exit %d, want %d", code, exitInterrupted)
+	}
+	for _, want := range []string{"stopping cleanly, at most 5s; interrupt again to stop at once", "interrupted (context canceled): checkpoint x.last.ebnn: is a directory"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr %q does not say %q", stderr.String(), want)
+		}
+	}
+}
+
+// TestNotCanceled: what an error says besides the cancellation.
+func TestNotCanceled(t *testing.T) {
+	disk := errors.New("disk full")
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{context.Canceled, ""},
+		{fmt.Errorf("train: %w", context.Canceled), ""},
+		{errors.Join(context.Canceled, disk), "disk full"},
+		{errors.Join(context.Canceled, errors.Join(context.Canceled, disk)), "disk full"},
+		{disk, "disk full"},
+	} {
+		got := ""
+		if e := notCanceled(tc.err); e != nil {
+			got = e.Error()
+		}
+		if got != tc.want {
+			t.Errorf("notCanceled(%v) = %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }

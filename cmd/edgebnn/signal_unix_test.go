@@ -41,6 +41,10 @@ func TestSignalStopsCommands(t *testing.T) {
 		args func(dir string) []string
 		// absent must not exist afterwards; present must (complete, non-empty).
 		absent, present []string
+		// beforeSignal, if set, runs just before the signal; the output must say wantStdout and
+		// wantStderr.
+		beforeSignal           func(dir string)
+		wantStdout, wantStderr string
 	}{
 		{name: "predict SIGINT", sig: syscall.SIGINT, args: func(string) []string {
 			return []string{"predict", "--model", model, "--input", filepath.Join(d, "reference.safetensors"), "--samples", "65536", "--strategy", "weight"}
@@ -63,7 +67,19 @@ func TestSignalStopsCommands(t *testing.T) {
 			trainInputs(t, dir)
 			return []string{"train", "--config", filepath.Join(dir, "cfg.json"), "--data", "csv:" + filepath.Join(dir, "data.csv"),
 				"--epochs", "1000000", "--quiet", "--out", filepath.Join(dir, "m.ebnn")}
-		}, absent: []string{"m.ebnn", "m.model.ebnn"}, present: []string{"m.last.ebnn", "m.metrics.jsonl"}},
+		}, absent: []string{"m.ebnn", "m.model.ebnn"}, present: []string{"m.last.ebnn", "m.metrics.jsonl"},
+			wantStdout: "interrupted: checkpoint written to "},
+		// The checkpoint cannot be written (its path became a directory): the run says so and
+		// names the error, instead of "checkpoint written" (session 35's review).
+		{name: "train SIGINT, checkpoint not writable", sig: syscall.SIGINT, args: func(dir string) []string {
+			trainInputs(t, dir)
+			return []string{"train", "--config", filepath.Join(dir, "cfg.json"), "--data", "csv:" + filepath.Join(dir, "data.csv"),
+				"--epochs", "1000000", "--checkpoint-every", "0", "--quiet", "--out", filepath.Join(dir, "m.ebnn")}
+		}, beforeSignal: func(dir string) {
+			if err := os.Mkdir(filepath.Join(dir, "m.last.ebnn"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, absent: []string{"m.ebnn", "m.model.ebnn"}, wantStdout: "interrupted: no checkpoint written", wantStderr: "m.last.ebnn"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,6 +96,9 @@ func TestSignalStopsCommands(t *testing.T) {
 			case err := <-exited:
 				t.Fatalf("exited before the signal: %v\nstdout: %.500s\nstderr: %s", err, stdout.String(), stderr.String())
 			case <-time.After(1500 * time.Millisecond):
+			}
+			if tc.beforeSignal != nil {
+				tc.beforeSignal(dir)
 			}
 			if err := cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
@@ -104,8 +123,11 @@ func TestSignalStopsCommands(t *testing.T) {
 			if !errors.As(werr, &ee) || ee.ExitCode() != exitInterrupted {
 				t.Errorf("exit %v, want status %d\nstderr: %s", werr, exitInterrupted, stderr.String())
 			}
-			if !strings.Contains(stderr.String(), "interrupted") {
-				t.Errorf("stderr does not say interrupted: %s", stderr.String())
+			if !strings.Contains(stderr.String(), "interrupted") || !strings.Contains(stderr.String(), tc.wantStderr) {
+				t.Errorf("stderr does not say interrupted (and %q): %s", tc.wantStderr, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), tc.wantStdout) {
+				t.Errorf("stdout does not say %q: %.2000s", tc.wantStdout, stdout.String())
 			}
 			ents, err := os.ReadDir(dir)
 			if err != nil {
