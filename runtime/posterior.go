@@ -83,8 +83,7 @@ func (m *Model) Posterior(maxDim int) (*Posterior, error) {
 		return nil, fmt.Errorf("runtime: posterior: max dimension %d must be positive", maxDim)
 	}
 	if total > int64(min(maxDim, MaxPosteriorDim)) {
-		return nil, fmt.Errorf("runtime: posterior: the model has %d parameters, more than the limit %d for a dense covariance",
-			total, min(maxDim, MaxPosteriorDim))
+		return nil, &PosteriorDimError{Params: total, Limit: int64(min(maxDim, MaxPosteriorDim))}
 	}
 	p := &Posterior{Exact: true}
 	for _, d := range layers {
@@ -456,4 +455,14 @@ func (m *Model) mixturePosterior(maxDim int) (*Posterior, error) {
 		}
 	}
 	return p, nil
+}
+
+// PosteriorDimError is Model.Posterior's error for a model with more weight parameters than the
+// limit (its max dimension, at most MaxPosteriorDim) on the dense covariance.
+type PosteriorDimError struct {
+	Params, Limit int64
+}
+
+func (e *PosteriorDimError) Error() string {
+	return fmt.Sprintf("runtime: posterior: the model has %d parameters, more than the limit %d for a dense covariance", e.Params, e.Limit)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -72,8 +73,14 @@ func runPosterior(_ context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	defer m.Close()
 	p, err := m.Posterior(*maxDim)
+	if de := (*runtime.PosteriorDimError)(nil); errors.As(err, &de) {
+		if de.Params <= runtime.MaxPosteriorDim {
+			return fmt.Errorf("%s: %w (--max-dim %d allows it)", *model, err, de.Params)
+		}
+		return fmt.Errorf("%s: %w (--max-dim allows at most %d)", *model, err, runtime.MaxPosteriorDim)
+	}
 	if err != nil {
-		return fmt.Errorf("%s: %w (raise --max-dim to allow it)", *model, err)
+		return fmt.Errorf("%s: %w", *model, err)
 	}
 	if *asJSON {
 		out := posteriorJSON{Dim: p.Dim, Mean: p.Mean, Cov: make([][]float64, p.Dim), Exact: p.Exact}

@@ -88,7 +88,7 @@ func TestPosteriorCommandCases(t *testing.T) {
 		{name: "text", args: []string{"posterior", "--model", path}, wantCode: 0,
 			wantStdout: []string{"9 parameters", "LAYER", "fa", "deterministic"}},
 		{name: "max-dim", args: []string{"posterior", "--model", path, "--json", "--max-dim", "8"}, wantCode: 1,
-			wantStderr: []string{"9 parameters", "limit 8", "--max-dim"}},
+			wantStderr: []string{"9 parameters", "limit 8", "(--max-dim 9 allows it)"}},
 		{name: "default max-dim", args: []string{"posterior", "-h"}, wantCode: 0, wantStdout: []string{"--max-dim", "2000"}},
 		{name: "no model", args: []string{"posterior", "--json"}, wantCode: 2, wantStderr: []string{"--model is required"}},
 		{name: "bad max-dim", args: []string{"posterior", "--model", path, "--max-dim", "0"}, wantCode: 2, wantStderr: []string{"--max-dim"}},

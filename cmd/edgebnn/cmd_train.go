@@ -315,8 +315,13 @@ func trainMixture(ctx context.Context, cfg train.Config, M int, configPath strin
 		return usagef("--mixture does not take --posterior hmc: its draws are already an ensemble (run more chains with --hmc-chains)")
 	}
 	final := train.Trainer{Config: cfg}
-	if err := outfile.Check("--out (mixture model)", final.ModelPath(), configPath, fileArg(cfg.Arch), cfg.Inference.Path, cfg.InitFrom); err != nil {
-		return err
+	// Checked as the members' outputs are (checkTrainOutputs): not over an input — the data
+	// included — and new where its directory does not exist yet (the members' runs create it).
+	if _, err := os.Stat(filepath.Dir(final.ModelPath())); !errors.Is(err, fs.ErrNotExist) {
+		inputs := append([]string{configPath, fileArg(cfg.Arch), cfg.Inference.Path, cfg.InitFrom}, dataInputs(cfg)...)
+		if err := outfile.Check("--out (mixture model)", final.ModelPath(), inputs...); err != nil {
+			return err
+		}
 	}
 	var models []string
 	for k := range M {

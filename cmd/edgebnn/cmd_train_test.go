@@ -122,6 +122,32 @@ func TestTrainMixture(t *testing.T) {
 	}
 }
 
+// TestTrainMixtureOutputs: the mixture model (<out stem>.model.ebnn) is checked as every other
+// output of train: never written over an input — the training CSV included, which it once
+// replaced — and created with the directory of --out when that is new.
+func TestTrainMixtureOutputs(t *testing.T) {
+	dir := t.TempDir()
+	trainInputs(t, dir)
+	data := filepath.Join(dir, "d.model.csv")
+	if err := os.Rename(filepath.Join(dir, "data.csv"), data); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"train", "--data", "csv:" + data, "--task", "regression", "--arch", "mlp:1-4-1", "--posterior", "ffg_w",
+		"--epochs", "1", "--mixture", "2", "--quiet", "--no-plots"}
+	code, stdout, stderr := runCLI(append(args, "--out", filepath.Join(dir, "d.csv"))...)
+	if after, _ := os.ReadFile(data); code == 0 || !strings.Contains(stderr, "refusing to write over an input") || !bytes.Equal(after, before) {
+		t.Errorf("--mixture with the model path on the training data: exit %d, data kept %v\n%s%s", code, bytes.Equal(after, before), stdout, stderr)
+	}
+	runOK(t, append(args, "--out", filepath.Join(dir, "new", "m.ebnn"))...)
+	if _, err := os.Stat(filepath.Join(dir, "new", "m.model.ebnn")); err != nil {
+		t.Errorf("mixture into a new directory: %v", err)
+	}
+}
+
 // predictKept returns the kept outputs of one prediction of x.
 func predictKept(t *testing.T, m *runtime.Model, o runtime.Options, x []float32) []float32 {
 	t.Helper()
