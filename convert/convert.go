@@ -246,20 +246,37 @@ func Convert(opts Options) (*Report, error) {
 	return rep, clip.Error(err)
 }
 
+// CheckEncoding checks opts' storage settings — DType, Compress, Prune, SNRKeep and F16Policy —
+// without reading anything, as Convert does first: a command line can refuse them as a usage
+// error before any work.
+func CheckEncoding(opts Options) error {
+	_, err := encoding(opts)
+	return err
+}
+
+// encoding returns opts' storage settings, checked.
+func encoding(opts Options) (encOptions, error) {
+	enc, err := encodingOptions(opts.DType, opts.Compress, opts.Prune, opts.PrunePerLayer, opts.AllowClamp)
+	if err != nil {
+		return enc, err
+	}
+	if !(opts.SNRKeep >= 0 && opts.SNRKeep <= 1) {
+		return enc, fmt.Errorf("convert: SNR keep fraction %v is not in (0, 1]", opts.SNRKeep)
+	}
+	enc.snrKeep = opts.SNRKeep
+	if enc.policy, err = quant.PolicyByName(opts.F16Policy); err != nil {
+		return enc, fmt.Errorf("convert: %w", err)
+	}
+	return enc, nil
+}
+
 func convertFile(opts Options) (*Report, error) {
 	if opts.Checkpoint == "" || opts.Out == "" {
 		return nil, errors.New("convert: a checkpoint and an output path are required")
 	}
-	enc, err := encodingOptions(opts.DType, opts.Compress, opts.Prune, opts.PrunePerLayer, opts.AllowClamp)
+	enc, err := encoding(opts)
 	if err != nil {
 		return nil, err
-	}
-	if !(opts.SNRKeep >= 0 && opts.SNRKeep <= 1) {
-		return nil, fmt.Errorf("convert: SNR keep fraction %v is not in (0, 1]", opts.SNRKeep)
-	}
-	enc.snrKeep = opts.SNRKeep
-	if enc.policy, err = quant.PolicyByName(opts.F16Policy); err != nil {
-		return nil, fmt.Errorf("convert: %w", err)
 	}
 	enc.policyName = "quant.KeepF32"
 	if opts.F16Policy == "compact" {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/edgebnn/edgebnn/convert"
@@ -103,6 +104,9 @@ func runConvert(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	if o.Out == "" {
 		return usagef("missing --out OUT")
+	}
+	if err := convert.CheckEncoding(o); err != nil { // --dtype, --compress, --prune, --snr-keep, --f16-policy
+		return &usageError{msg: strings.TrimPrefix(err.Error(), "convert: ")}
 	}
 	var err error
 	if o.InputShape, err = parseShape(*shape); err != nil {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/edgebnn/edgebnn/boards"
@@ -70,6 +71,9 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	if *dir != "" && *board == "" {
 		return usagef("--dir loads board profiles for --board: give --board NAME too")
+	}
+	if err := convert.CheckEncoding(convert.Options{DType: o.DType, Compress: o.Compress, Prune: o.Prune}); err != nil {
+		return &usageError{msg: strings.TrimPrefix(err.Error(), "convert: ")}
 	}
 	if o.KeepF16 && o.DType != "f16" {
 		return usagef("--keep-f16 sizes an fp16 model's weights kept as stored: give --dtype f16")

@@ -267,6 +267,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := apply(&cfg); err != nil {
 			return err
 		}
+		if err := cfg.Validate(); err != nil {
+			return &usageError{msg: err.Error()}
+		}
 		if err := checkTrainOutputs(cfg, *configPath, *resume); err != nil {
 			return err
 		}
@@ -289,6 +292,10 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		if err := apply(&cfg); err != nil {
 			return err
+		}
+		// A setting out of its domain (a flag's or the config file's) is a usage error: exit 2.
+		if err := cfg.Validate(); err != nil {
+			return &usageError{msg: err.Error()}
 		}
 		if *mixture != 0 {
 			return trainMixture(ctx, cfg, *mixture, *configPath, *quiet, !*noPlots, stdout, stderr)
