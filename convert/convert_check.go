@@ -72,7 +72,7 @@ func checkValues(name string, v []float32) error {
 func checkF16Range(name string, v []float32) error {
 	for i, x := range v {
 		if x > quant.MaxF16 || x < -quant.MaxF16 {
-			return fmt.Errorf("convert: tensor %s: element %d is %g, outside the fp16 range ±%d (set AllowClamp to clamp it, or keep f32)", clip.Q(name), i, x, quant.MaxF16)
+			return fmt.Errorf("convert: tensor %s: element %d is %g, outside the fp16 range ±%d (--allow-clamp, Options.AllowClamp, clamps it; or keep f32)", clip.Q(name), i, x, quant.MaxF16)
 		}
 	}
 	return nil

@@ -225,7 +225,7 @@ func CheckPSIS(posterior string) error {
 	case "ffg_w", "fcg_w", "bernstein_last", "vifa", "fa_em", "fa_sga", "swag":
 		return nil
 	case "inducing":
-		return fmt.Errorf("posterior inducing: q(W) is a mixture over the inducing weights U, with no closed-form density over W (%w)", bnn.ErrNoDensity)
+		return fmt.Errorf("posterior inducing: q(W) is a mixture over the inducing weights U: %w", bnn.ErrNoDensity)
 	}
 	return fmt.Errorf("posterior %s has no density over the weights to weigh draws by (%w); PSIS supports ffg_w, fcg_w, bernstein_last, vifa, fa_em, fa_sga and swag", posterior, bnn.ErrNoDensity)
 }

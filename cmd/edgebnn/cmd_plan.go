@@ -53,7 +53,7 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs.Float64Var(&o.Prune, "prune", 0, "prune this `fraction` of the Z entries")
 	fs.StringVar(&o.DType, "dtype", "f32", "storage type `f16|f32`")
 	fs.StringVar(&o.Compress, "compress", "none", "section compression `zstd|none`")
-	fs.IntVar(&o.Samples, "samples", 32, "Monte Carlo samples `K` per prediction")
+	fs.IntVar(&o.Samples, "samples", 32, "Monte Carlo samples `K` per prediction (a deterministic network: 1)")
 	fs.IntVar(&o.MaxBatch, "batch", 1, "inputs `N` per predictor call")
 	fs.IntVar(&o.BernsteinDegree, "bernstein-last", 0, "give the last Linear layer a Bernstein-flow posterior of degree `M` (as train --posterior bernstein_last)")
 	fs.IntVar(&o.BernsteinTable, "bernstein-table", 0, "with --bernstein-last, the runtime quantile table's points `G` per weight (0: 257)")

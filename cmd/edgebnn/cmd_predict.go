@@ -24,10 +24,12 @@ Predicts with a model file and prints, for each input, the predictive
 distribution and how far to trust it: the predicted class and its probability,
 the total entropy of the predictive distribution, the expected entropy
 (aleatoric) and the mutual information (epistemic uncertainty). Regression
-models print the predictive mean, total and epistemic variance.
+models print the predictive mean and its total and epistemic standard deviations
+(--json: the variances).
 
 Inputs: a CSV file with one input per row (finite floats; the first row is a
-header if --header is given or every field is a name: no number, none empty), or a tensor
+header if --header is given or every field is a name: no number, none empty,
+each with a letter), or a tensor
 of shape [N, ...] in a safetensors file (--input-key, default "inputs").
 Images are channel-major (C×H×W), flattened. Inputs are read and predicted
 --batch at a time, and results printed as they come.
