@@ -248,6 +248,10 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			set["out"] = filepath.Join(filepath.Dir(*resume), base)
 			order = append(order, "out")
+			if a, err := os.Stat(set["out"]); err == nil && sameFileAs(a, *resume) {
+				// A finished run's checkpoint: continuing it in place would replace it.
+				return usagef("--resume %s: the run's output would be this input, the checkpoint itself: give --out for the continued run", *resume)
+			}
 		}
 		// The checkpoint's tensors replace every parameter (priors included), so a key that
 		// defines the model would change only what the saved model claims to be.
@@ -804,4 +808,10 @@ func plotToy(t *train.Trainer, path string) error {
 		b.TrainY = append(b.TrainY, float64(t.Train.Targets[i]))
 	}
 	return plot.Regression1D(path, t.Config.Posterior+" "+t.Config.Inference.Path, b)
+}
+
+// sameFileAs reports whether path names the file fi describes.
+func sameFileAs(fi os.FileInfo, path string) bool {
+	b, err := os.Stat(path)
+	return err == nil && os.SameFile(fi, b)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -451,8 +452,13 @@ func TestTrainResumeOutputs(t *testing.T) {
 			if (code == 0) != tc.ok {
 				t.Fatalf("exit %d, want ok=%v\nstdout: %s\nstderr: %s", code, tc.ok, stdout, stderr)
 			}
-			if !tc.ok && (code != 1 || !strings.Contains(stderr, "input")) {
+			if !tc.ok && (code == 0 || !strings.Contains(stderr, "input")) {
 				t.Errorf("exit %d, stderr %q: want a refusal naming the input", code, stderr)
+			}
+			// Without --out: the default output is the checkpoint itself, and the refusal says
+			// what to do.
+			if !slices.Contains(tc.args, "--out") && !tc.ok && !strings.Contains(stderr, "give --out") {
+				t.Errorf("stderr %q does not say to give --out", stderr)
 			}
 			if b, err := os.ReadFile("m.ebnn"); err != nil || !bytes.Equal(b, final) {
 				t.Errorf("m.ebnn changed (%v)", err)
