@@ -247,7 +247,8 @@ type Staged struct {
 // Stage creates a staging directory beside path (in the same directory, named
 // .<base>.tmp-<pid>-*) and returns the Staged output. The directory of path
 // must exist. The staging directory is registered with the context's Tracker,
-// if any.
+// if any. Staging directories of the same output that a killed process left
+// behind (its process gone, untouched for an hour) are removed first.
 func Stage(ctx context.Context, path string) (*Staged, error) {
 	if path == "" {
 		return nil, errors.New("outfile: empty output path")
@@ -270,6 +271,7 @@ func Stage(ctx context.Context, path string) (*Staged, error) {
 			stem = stem[:len(stem)-1]
 		}
 	}
+	removeStale(dir, stem, base)
 	sd, err := os.MkdirTemp(dir, "."+stem+".tmp-"+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return nil, fmt.Errorf("output %s: creating a staging directory: %w", path, err)
