@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgebnn/edgebnn/internal/readlimit"
 	"github.com/edgebnn/edgebnn/runtime"
+	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/fsvi"
 )
 
@@ -698,7 +699,36 @@ func (c *Config) validateData() error {
 	case !(c.TestFraction >= 0 && c.TestFraction < 1):
 		return errf("test_fraction %g outside [0, 1)", c.TestFraction)
 	}
+	if err := checkDataName(c.Data); err != nil {
+		return err
+	}
 	return c.validateOOD()
+}
+
+// ValidateData checks the keys that choose the data sets (data, task, test_fraction, ood and
+// the values' ranges) without reading anything: what LoadEvalData needs of a configuration.
+func (c *Config) ValidateData() error { return c.validateData() }
+
+// checkDataName checks the form of the data key: a known data set, a corruption and severity
+// for fmnist-c, a point count in range for toy1d:N, a path for csv.
+func checkDataName(d string) error {
+	switch {
+	case d == "fmnist", d == "toy1d", d == "moons":
+		return nil
+	case strings.HasPrefix(d, "fmnist-c:"):
+		if _, _, err := data.ParseCorruption(strings.TrimPrefix(d, "fmnist-c:")); err != nil {
+			return fmt.Errorf("config: data %s: %w", d, err)
+		}
+		return nil
+	case strings.HasPrefix(d, "toy1d:"):
+		if n, err := strconv.Atoi(strings.TrimPrefix(d, "toy1d:")); err != nil || n < 2 || n > MaxToy1DPoints {
+			return fmt.Errorf("config: data %s: want toy1d:N with N in [2, %d] training points", d, MaxToy1DPoints)
+		}
+		return nil
+	case strings.HasPrefix(d, "csv:") && len(d) > len("csv:"):
+		return nil
+	}
+	return fmt.Errorf("config: data %q is not fmnist, fmnist-c:CORRUPTION:SEVERITY, csv:PATH, toy1d[:N] or moons", d)
 }
 
 // Validate checks the values' ranges (configBounds and the Max* constants) and enumerations.

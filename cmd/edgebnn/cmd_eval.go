@@ -189,6 +189,9 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		// serve use by default, so that the selective-prediction numbers are the policy's.
 		cfg.TestSamples = pol.Samples
 	}
+	if err := cfg.ValidateData(); err != nil { // --data, --ood, --classes out of their domain
+		return &usageError{msg: err.Error()}
+	}
 	test, ood, err := train.LoadEvalData(cfg)
 	if err != nil {
 		return err

@@ -112,8 +112,9 @@ func TestEvalRegressionMixtureNLL(t *testing.T) {
 	checkContains(t, "text report", stdout, "(7 samples)", "mixture nll ", "L = 7)", "nll: moment-matched Gaussian")
 }
 
-// TestEvalOODFlag: --ood is checked against the data before anything is predicted, and the
-// errors say what is wrong (the OOD sets themselves are tested in train and train/data).
+// TestEvalOODFlag: --ood (and --data) is checked against the data before anything is predicted,
+// the errors say what is wrong (the OOD sets themselves are tested in train and train/data), and
+// a value out of its domain is a usage error (exit 2).
 func TestEvalOODFlag(t *testing.T) {
 	ckpt, csv := trainEnsembleCheckpoint(t)
 	cases := []struct {
@@ -127,10 +128,16 @@ func TestEvalOODFlag(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.ood, func(t *testing.T) {
 			code, _, stderr := runCLI("eval", "--data", "csv:"+csv, "--ood", tc.ood, ckpt)
-			if code == 0 || !strings.Contains(stderr, tc.want) {
-				t.Fatalf("exit %d, stderr %q, want an error saying %q", code, stderr, tc.want)
+			if code != 2 || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %q, want a usage error saying %q", code, stderr, tc.want)
 			}
 		})
+	}
+	for _, d := range []string{"bogus", "toy1d:1", "fmnist-c:foo:3", "csv:"} {
+		code, _, stderr := runCLI("eval", "--data", d, ckpt)
+		if code != 2 || !strings.Contains(stderr, "config: data") {
+			t.Errorf("eval --data %s: exit %d, stderr %q, want a usage error about the data", d, code, stderr)
+		}
 	}
 }
 

@@ -301,6 +301,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := cfg.Validate(); err != nil {
 			return &usageError{msg: err.Error()}
 		}
+		if err := cfg.ValidateData(); err != nil {
+			return &usageError{msg: err.Error()}
+		}
 		if *mixture != 0 {
 			return trainMixture(ctx, cfg, *mixture, *configPath, *quiet, !*noPlots, stdout, stderr)
 		}
