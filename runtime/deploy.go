@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/edgebnn/edgebnn/format"
@@ -535,7 +536,7 @@ func (m *Model) Normalize(dst, raw []float32) error {
 		copy(dst, raw)
 		return nil
 	}
-	if pp.hwc && &dst[0] == &raw[0] && len(raw) > 0 {
+	if pp.hwc && len(raw) > 0 && &dst[0] == &raw[0] {
 		return errors.New("runtime: normalize: an HWC input cannot be reordered in place; give a separate dst")
 	}
 	if m.inShape.flat {
@@ -569,10 +570,12 @@ func (m *Model) Normalize(dst, raw []float32) error {
 
 // WithDeployment returns a Model that shares m's layers and tensors but has the given input
 // transformation and policy (either may be nil: none), validated against m. The new Model does
-// not own m's file: close m (after the new Model's last use) to release it.
+// not own m's file: its Close ends only its own use, and closing m (which waits for the calls in
+// flight on both) releases the file; the new Model's calls are ErrClosed afterwards.
 func (m *Model) WithDeployment(pre *Preprocess, pol *Policy) (*Model, error) {
 	c := *m
 	c.closer = nil
+	c.self, c.derived = new(atomic.Bool), true
 	c.pre, c.policy = nil, nil
 	if pre != nil {
 		if err := pre.Validate(m.spec.InputShape, m.spec.Task, m.outShape.size()); err != nil {

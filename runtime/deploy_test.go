@@ -127,6 +127,11 @@ func TestNormalize(t *testing.T) {
 		if err := m.Normalize(dst, raw); err != nil {
 			t.Fatal(err)
 		}
+		// No inputs is a whole number of them (the HWC in-place check had indexed the empty
+		// slices and panicked).
+		if err := m.Normalize(nil, nil); err != nil {
+			t.Errorf("%s: Normalize of no inputs: %v", layout, err)
+		}
 		const c, hw = 2, 9 * 9
 		for n := 0; n < 2; n++ {
 			for ch := 0; ch < c; ch++ {

@@ -7,8 +7,10 @@ import (
 	"math"
 	"os"
 	goruntime "runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/runtime"
@@ -460,6 +462,20 @@ func TestPredictorMemoryLimit(t *testing.T) {
 		t.Fatalf("huge input: %v, want ErrMemory", err)
 	}
 	t.Log(err)
+	// The kept per-sample outputs count too: 65536 samples × 10 outputs × batch 8 are 20 MiB of
+	// Prediction.Outputs, which Predict grows on first use (it had allocated 250 MiB past a
+	// 16 MiB limit).
+	mlp := buildModel(t, mlpSpec(), 1)
+	opts := runtime.Options{Samples: 1 << 16, MaxBatch: 8, KeepSamples: true, MaxMemory: 16 << 20}
+	if _, err := mlp.NewPredictor(opts); !errors.Is(err, runtime.ErrMemory) {
+		t.Errorf("KeepSamples beyond MaxMemory: %v, want ErrMemory", err)
+	}
+	opts.KeepSamples = false
+	if p, err := mlp.NewPredictor(opts); err != nil {
+		t.Errorf("the same without KeepSamples: %v", err)
+	} else {
+		p.Close()
+	}
 }
 
 // TestLoadBytesErrors: LoadBytes validates like Load — empty, random and truncated bytes are
@@ -615,5 +631,152 @@ func TestPredictAfterClose(t *testing.T) {
 	}
 	if _, err := m.NewPredictor(runtime.Options{Samples: 4}); !errors.Is(err, runtime.ErrClosed) {
 		t.Fatalf("NewPredictor after Model.Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestCloseWhilePredicting: closing a model loaded from a file (memory-mapped) while other
+// goroutines predict with it waits for the predictions in flight — it had unmapped the file under
+// the GEMM (SIGSEGV) — and later calls are ErrClosed; Close may be called from several goroutines
+// at once (-race); the weight accessors are ErrClosed after it (they had read the unmapped file);
+// and closing a WithDeployment copy closes only the copy.
+func TestCloseWhilePredicting(t *testing.T) {
+	spec := mlpSpec()
+	path := writeModelFile(t, spec, runtime.MemorySource{Tensors: randomTensors(spec, 1)}, nil)
+	for round := range 20 {
+		m, err := runtime.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		started := make(chan struct{}, 2)
+		for g := range 2 {
+			p, err := m.NewPredictor(runtime.Options{Samples: 16, Seed: uint64(g)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Go(func() {
+				x := make([]float32, m.InputSize())
+				var out runtime.Prediction
+				for i := 0; ; i++ {
+					err := p.Predict(x, &out)
+					if i == 0 {
+						started <- struct{}{}
+					}
+					if errors.Is(err, runtime.ErrClosed) {
+						return
+					}
+					if err != nil {
+						t.Errorf("round %d: Predict: %v", round, err)
+						return
+					}
+				}
+			})
+		}
+		<-started
+		<-started
+		for range 2 { // two Closes at once
+			wg.Go(func() {
+				if err := m.Close(); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if _, _, _, err := m.MeanWeight(spec.Layers[0].Name); !errors.Is(err, runtime.ErrClosed) {
+			t.Fatalf("MeanWeight after Close = %v, want ErrClosed", err)
+		}
+		if _, _, _, err := m.MemberWeight(spec.Layers[0].Name, 0); !errors.Is(err, runtime.ErrClosed) {
+			t.Fatalf("MemberWeight after Close = %v, want ErrClosed", err)
+		}
+		if _, err := m.Posterior(1 << 14); !errors.Is(err, runtime.ErrClosed) {
+			t.Fatalf("Posterior after Close = %v, want ErrClosed", err)
+		}
+	}
+
+	m, err := runtime.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	d, err := m.WithDeployment(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp, err := d.NewPredictor(runtime.Options{Samples: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, m.InputSize())
+	var out runtime.Prediction
+	if err := dp.Predict(x, &out); !errors.Is(err, runtime.ErrClosed) {
+		t.Fatalf("the closed copy's Predict = %v, want ErrClosed", err)
+	}
+	p, err := m.NewPredictor(runtime.Options{Samples: 4})
+	if err != nil {
+		t.Fatalf("NewPredictor of the model after its copy's Close: %v", err)
+	}
+	if err := p.Predict(x, &out); err != nil {
+		t.Fatalf("Predict of the model after its copy's Close: %v", err)
+	}
+}
+
+// TestPredictionReuseAcrossTasks: Predict into a nil *Prediction is an error, not a panic; and a
+// Prediction a classifier filled, reused for a regression model, keeps none of the classifier's
+// summaries (its class, confidence and entropies had stayed).
+func TestPredictionReuseAcrossTasks(t *testing.T) {
+	cls, reg := buildModel(t, mlpSpec(), 1), buildModel(t, faSpec(), 1)
+	pc, err := cls.NewPredictor(runtime.Options{Samples: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := reg.NewPredictor(runtime.Options{Samples: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.Predict(make([]float32, cls.InputSize()), nil); err == nil {
+		t.Error("Predict into a nil *Prediction: no error")
+	}
+	var out runtime.Prediction
+	if err := pc.Predict(make([]float32, cls.InputSize()), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Confidence <= 0 || out.Entropy <= 0 {
+		t.Fatalf("classifier: confidence %v entropy %v", out.Confidence, out.Entropy)
+	}
+	if err := pr.Predict(make([]float32, reg.InputSize()), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Class != 0 || out.Confidence != 0 || out.Entropy != 0 || out.ExpectedEntropy != 0 || out.MutualInfo != 0 || len(out.Probs) != 0 {
+		t.Errorf("regression into a classifier's Prediction kept class %d confidence %v entropies %v %v %v probs %v",
+			out.Class, out.Confidence, out.Entropy, out.ExpectedEntropy, out.MutualInfo, out.Probs)
+	}
+}
+
+// TestPredictionClone: a Clone keeps a prediction's values when the Prediction is written again
+// (a plain copy shares its slices with the next prediction).
+func TestPredictionClone(t *testing.T) {
+	m := buildModel(t, mlpSpec(), 1)
+	p, err := m.NewPredictor(runtime.Options{Samples: 4, KeepSamples: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out runtime.Prediction
+	x := make([]float32, m.InputSize())
+	if err := p.Predict(x, &out); err != nil {
+		t.Fatal(err)
+	}
+	kept := out.Clone()
+	want := append([]float32(nil), out.Probs...)
+	for i := range x {
+		x[i] = 3
+	}
+	if err := p.Predict(x, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(kept.Probs, want) || &kept.Probs[0] == &out.Probs[0] || &kept.Outputs[0] == &out.Outputs[0] {
+		t.Errorf("the clone changed with the next prediction: %v, want %v", kept.Probs, want)
 	}
 }

@@ -6,7 +6,8 @@ import "fmt"
 type LayerInfo struct {
 	Name string
 	Op   Op
-	// Kind is the posterior kind: deterministic, inducing, ffg, fa or bernstein.
+	// Kind is the posterior kind: deterministic, inducing, ffg, fcg, fa or bernstein (the Kind*
+	// constants).
 	Kind string
 	// Rows and Cols are the weight matrix's shape (Cols counts the bias column; a deterministic
 	// layer with a BatchNorm folded in has one, the BatchNorm's shift, see MeanWeight).
@@ -84,6 +85,10 @@ func (m *Model) Layers() []LayerInfo {
 // even where the layer itself has none: the folded bias b·scale + shift. MemberWeight gives one
 // member's weights. For a mixture of posteriors it is the members' posterior means averaged.
 func (m *Model) MeanWeight(layer string) ([]float32, int, int, error) {
+	if !m.use() {
+		return nil, 0, 0, ErrClosed
+	}
+	defer m.done()
 	if m.parts != nil {
 		var sum []float64
 		var w []float32
@@ -135,6 +140,10 @@ func (m *Model) MeanWeight(layer string) ([]float32, int, int, error) {
 // (k = 0 for a single network), in MeanWeight's layout, BatchNorm folded in; for a mixture of
 // posteriors, member k's posterior mean weights of any layer.
 func (m *Model) MemberWeight(layer string, k int) ([]float32, int, int, error) {
+	if !m.use() {
+		return nil, 0, 0, ErrClosed
+	}
+	defer m.done()
 	if m.parts != nil {
 		if k < 0 || k >= len(m.parts) {
 			return nil, 0, 0, fmt.Errorf("runtime: layer %q: member %d out of range (the mixture has %d)", layer, k, len(m.parts))

@@ -61,7 +61,7 @@ func LoadBytesWith(data []byte, opt LoadOptions) (*Model, error) {
 }
 
 // FromFile builds a Model from an open model file. The file must stay open while the Model is
-// used.
+// used; the caller closes it (after the Model's Close, which does not).
 func FromFile(f *format.File) (*Model, error) { return FromFileWith(f, LoadOptions{}) }
 
 // FromFileWith is FromFile with options.

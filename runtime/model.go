@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
 	"sync/atomic"
 
 	"github.com/edgebnn/edgebnn/kernels"
@@ -75,9 +76,12 @@ type Model struct {
 	stochastic bool
 	// members is the number of networks of an ensemble (Spec.Members), 1 for a single network.
 	members int
-	// closed is set by Close and shared with the copies WithDeployment makes (they use the
-	// same mapping): their predictors return ErrClosed.
-	closed *atomic.Bool
+	// life guards the backing file's mapping, shared with the copies WithDeployment makes:
+	// every call that reads the tensors holds it (use, done), and the owner's Close waits for
+	// them before it unmaps. self is this Model's own closed flag: a copy's Close sets only it.
+	life    *lifetime
+	self    *atomic.Bool
+	derived bool // made by WithDeployment: does not own the file
 	// regression is spec.Task == Regression, compared once: the prediction path asks per input,
 	// and a string comparison there is a memequal call on 32-bit ARM.
 	regression bool
@@ -149,7 +153,7 @@ func newModel(spec *Spec, src TensorSource, budget *loadBudget) (*Model, error) 
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Model{spec: *spec, members: max(spec.Members, 1), regression: spec.Task == Regression, closed: new(atomic.Bool)}
+	m := &Model{spec: spec.Clone(), members: max(spec.Members, 1), regression: spec.Task == Regression, life: &lifetime{}, self: new(atomic.Bool)}
 	if spec.Mixture() {
 		return newMixture(m, src, budget)
 	}
@@ -247,8 +251,9 @@ func (p prefixSource) Blob(name string) ([]byte, error) {
 	return bs.Blob(p.prefix + name)
 }
 
-// Spec returns a copy of the model's description.
-func (m *Model) Spec() Spec { return m.spec }
+// Spec returns a copy of the model's description (a deep one: editing it leaves the model as
+// it is).
+func (m *Model) Spec() Spec { return m.spec.Clone() }
 
 // InputSize is the number of float32 values of one input.
 func (m *Model) InputSize() int { return m.inShape.size() }
@@ -275,10 +280,18 @@ func (m *Model) Mixture() bool { return m.parts != nil }
 // TensorsUsed lists, sorted, the names of the tensors the model read from its source.
 func (m *Model) TensorsUsed() []string { return append([]string(nil), m.used...) }
 
-// Close releases the file backing the model, if it was loaded from one. The Model and its
-// Predictors must not be used afterwards (their predictions are ErrClosed).
+// Close releases the file backing the model, if Load opened it (a FromFile model's file is the
+// caller's to close, after this; LoadBytes's data is the caller's). It waits for the calls
+// in flight on the model and its Predictors (from any goroutine); later ones return ErrClosed.
+// Closing a Model that WithDeployment made closes only that Model, not the one it came from.
+// Close may be called more than once, from any goroutine.
 func (m *Model) Close() error {
-	m.closed.Store(true)
+	if m.self.Swap(true) || m.derived {
+		return nil
+	}
+	m.life.mu.Lock()
+	defer m.life.mu.Unlock()
+	m.life.closed = true
 	if m.closer == nil {
 		return nil
 	}
@@ -286,6 +299,28 @@ func (m *Model) Close() error {
 	m.closer = nil
 	return err
 }
+
+// lifetime guards a model file's mapping: calls reading the model hold mu for reading, Close
+// takes it for writing, so that it unmaps only after them and later calls see closed.
+type lifetime struct {
+	mu     sync.RWMutex
+	closed bool
+}
+
+// use holds the model's file for a call that reads its tensors, or reports false (holding
+// nothing) when the model is closed. Every true is followed by done. A call holding it must
+// not call another that takes it (a Close waiting between the two would deadlock).
+func (m *Model) use() bool {
+	m.life.mu.RLock()
+	if m.life.closed || m.self.Load() {
+		m.life.mu.RUnlock()
+		return false
+	}
+	return true
+}
+
+// done releases what use held.
+func (m *Model) done() { m.life.mu.RUnlock() }
 
 // builder turns LayerSpecs into nodes.
 type builder struct {

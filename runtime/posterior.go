@@ -48,6 +48,10 @@ const MaxPosteriorDim = 16384
 // over the member index that all layers share in one forward pass. A mixture of posteriors has
 // the mixture's moments: mean (1/M) Σₖ μₖ and covariance (1/M) Σₖ (Σₖ + μₖ μₖᵀ) − μ μᵀ.
 func (m *Model) Posterior(maxDim int) (*Posterior, error) {
+	if !m.use() {
+		return nil, ErrClosed
+	}
+	defer m.done()
 	if m.parts != nil {
 		return m.mixturePosterior(maxDim)
 	}

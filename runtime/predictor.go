@@ -200,6 +200,9 @@ func (m *Model) predictorBytes(opts Options, block, maxAct int, scratch int64) (
 	if opts.Threads > 1 { // j.outs
 		add(4, int64(opts.Samples), n, out)
 	}
+	if opts.KeepSamples { // the Predictions' kept outputs (Prediction.Outputs, grown by Predict)
+		add(4, int64(opts.Samples), n, out)
+	}
 	// Per worker: its scratch, FA draws, and the activation buffers runSeq holds at once.
 	bufs := int64(2 + liveBuffers(m.nodes))
 	for t := 0; t < opts.Threads; t++ {
@@ -232,7 +235,9 @@ func liveBuffers(nodes []node) int {
 }
 
 // Prediction is the predictive distribution for one input. Its slices are reused by later calls
-// that write into the same Prediction.
+// that write into the same Prediction — which is what keeps the prediction path free of
+// allocations — so a copy of the struct shares them with the next prediction: keep one with
+// Clone.
 type Prediction struct {
 	// Classification: predictive probabilities p̄ = (1/K) Σ_k softmax(logits_k), the per-class
 	// standard deviation of softmax(logits_k) over the samples, the most probable class and its
@@ -410,12 +415,23 @@ func (m *Model) PredictorSamples(opts Options) int {
 	return k
 }
 
+// Clone returns a copy of p that shares no slice with it, to keep after p is written again.
+func (p *Prediction) Clone() Prediction {
+	c := *p
+	c.Probs, c.Std = slices.Clone(p.Probs), slices.Clone(p.Std)
+	c.Mean, c.Var, c.EpistemicVar = slices.Clone(p.Mean), slices.Clone(p.Var), slices.Clone(p.EpistemicVar)
+	c.Outputs = slices.Clone(p.Outputs)
+	return c
+}
+
 // NewPredictor makes a Predictor. It sizes every buffer up front and runs one warm-up pass, so
-// that Predict and PredictBatch allocate nothing afterwards.
+// that Predict and PredictBatch allocate nothing afterwards — once the Predictions they write
+// into have been used (a new Prediction's slices are made on its first call, then reused).
 func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
-	if m.closed.Load() {
+	if !m.use() {
 		return nil, ErrClosed // its warm-up would read the unmapped file
 	}
+	defer m.done()
 	policy := m.policy
 	if opts.Policy != nil {
 		if err := opts.Policy.Validate(m.spec.Task); err != nil {
@@ -446,11 +462,11 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	n := opts.MaxBatch
 	out := m.outShape.size()
 	if _, ok := elements([]int{opts.Samples, n, out}); opts.Threads > 1 && !ok {
-		return nil, fmt.Errorf("runtime: %d samples × batch %d × %d outputs is too large to keep for %d threads", opts.Samples, n, out, opts.Threads)
+		return nil, fmt.Errorf("runtime: %d samples × batch %d × %d outputs is too large to keep for %d threads: %w", opts.Samples, n, out, opts.Threads, ErrMemory)
 	}
 	if _, ok := elements([]int{opts.Samples, out}); opts.KeepSamples && !ok {
 		// A Prediction's Outputs (Samples × outputs, sized in int by Predict).
-		return nil, fmt.Errorf("runtime: %d samples × %d outputs is too large to keep in a prediction (Options.KeepSamples; limit %d values)", opts.Samples, out, maxTensor)
+		return nil, fmt.Errorf("runtime: %d samples × %d outputs is too large to keep in a prediction (Options.KeepSamples; limit %d values): %w", opts.Samples, out, maxTensor, ErrMemory)
 	}
 	p := &Predictor{m: m, opts: opts, job: &job{}, policy: policy}
 	maxAct := m.inShape.size()
@@ -691,6 +707,9 @@ func (p *Predictor) ScratchBytes() int64 {
 // Predict computes the predictive distribution of one input (Model.InputSize values; images are
 // channel-major, C×H×W). A wrong length or a NaN or infinite value is an error.
 func (p *Predictor) Predict(x []float32, out *Prediction) error {
+	if out == nil {
+		return errors.New("runtime: Predict: the *Prediction to write is nil")
+	}
 	p.one[0] = *out
 	err := p.PredictBatch(x, p.one[:])
 	*out = p.one[0]
@@ -700,9 +719,10 @@ func (p *Predictor) Predict(x []float32, out *Prediction) error {
 
 // PredictBatch computes predictions for len(out) inputs stored one after the other in xs.
 func (p *Predictor) PredictBatch(xs []float32, out []Prediction) error {
-	if p.closed || p.m.closed.Load() {
+	if p.closed || !p.m.use() {
 		return ErrClosed
 	}
+	defer p.m.done() // a Close from another goroutine waits for this call
 	in := p.m.inShape.size()
 	if need := prod(len(out), in); int64(len(xs)) != need { // int64: len(out)·in may wrap on 32-bit
 		if len(out) == 1 {
@@ -1233,6 +1253,8 @@ func (p *Predictor) finish(o *Prediction, i, k int) {
 	if p.m.regression {
 		o.Mean, o.Var, o.EpistemicVar = grow(o.Mean, c), grow(o.Var, c), grow(o.EpistemicVar, c)
 		o.Probs, o.Std = o.Probs[:0], o.Std[:0]
+		// A Prediction a classifier filled before keeps nothing of it.
+		o.Class, o.Confidence, o.Entropy, o.ExpectedEntropy, o.MutualInfo = 0, 0, 0, 0, 0
 		var chk32 float32
 		sh := p.shift[i*c : (i+1)*c]
 		for j := range s {

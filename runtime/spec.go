@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/edgebnn/edgebnn/internal/clip"
@@ -574,4 +575,47 @@ func ParseSpec(data []byte) (*Spec, error) {
 		return nil, err
 	}
 	return &s, nil
+}
+
+// Clone returns a deep copy of s: no slice, pointer or JSON text of the copy is shared with s.
+func (s Spec) Clone() Spec {
+	s.InputShape = slices.Clone(s.InputShape)
+	s.Layers = cloneLayers(s.Layers)
+	if s.FA != nil {
+		fa := *s.FA
+		s.FA = &fa
+	}
+	s.GlobalU = s.GlobalU.clone()
+	s.Info = slices.Clone(s.Info)
+	return s
+}
+
+// cloneLayers deep-copies layer specs (residual blocks' bodies and shortcuts, posteriors).
+func cloneLayers(ls []LayerSpec) []LayerSpec {
+	ls = slices.Clone(ls)
+	for i := range ls {
+		ls[i].Body = cloneLayers(ls[i].Body)
+		ls[i].Shortcut = cloneLayers(ls[i].Shortcut)
+		ls[i].Posterior = ls[i].Posterior.clone()
+	}
+	return ls
+}
+
+// clone deep-copies p (nil for nil).
+func (p *PosteriorSpec) clone() *PosteriorSpec {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	c.MaxLamda, c.MaxSDU, c.MaxSD = clonePtr(p.MaxLamda), clonePtr(p.MaxSDU), clonePtr(p.MaxSD)
+	return &c
+}
+
+// clonePtr returns a pointer to a copy of *v (nil for nil).
+func clonePtr[T any](v *T) *T {
+	if v == nil {
+		return nil
+	}
+	c := *v
+	return &c
 }
