@@ -261,7 +261,7 @@ func encoding(opts Options) (encOptions, error) {
 		return enc, err
 	}
 	if !(opts.SNRKeep >= 0 && opts.SNRKeep <= 1) {
-		return enc, fmt.Errorf("convert: SNR keep fraction %v is not in (0, 1]", opts.SNRKeep)
+		return enc, fmt.Errorf("convert: SNR keep fraction %v is not in [0, 1] (0: no pruning)", opts.SNRKeep)
 	}
 	enc.snrKeep = opts.SNRKeep
 	if enc.policy, err = quant.PolicyByName(opts.F16Policy); err != nil {

@@ -135,7 +135,7 @@ func TestBenchQuick(t *testing.T) {
 		{name: "fsvi_sd_lr", cmd: []string{"bench/fsvi_sd_lr.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath},
 			tables: slices.Repeat([]tableSpec{{header: "sd_lr", rows: 2, cells: 7, labels: []string{"1", "10"},
 				cols: map[int]span{1: pct, 2: pct, 3: nonneg, 4: nonneg, 5: unit, 6: unit}}}, 2)},
-		// paper 004's FSVI row with the reference code's recipe (the preset), 2 seeds of 1 epoch
+		// paper 004's FSVI row with the reference code's recipe (the preset), 2 seeds of 2 epochs
 		{name: "fsvi_preset", cmd: []string{"bench/fsvi_preset.sh", "--quick"}, needs: []string{fmnist, data.DefaultDigitsPath},
 			tables: []tableSpec{
 				{header: "method", rows: 1, cells: 11, labels: []string{"FSVI (paper004-fmnist-fsvi)"},

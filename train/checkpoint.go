@@ -44,6 +44,9 @@ type State struct {
 	// uninterrupted one would.
 	Batch   int           `json:"batch,omitempty"`
 	Partial *EpochPartial `json:"partial,omitempty"`
+	// TrainN is the number of training examples the run's minibatches are drawn from (since
+	// session 35; 0 in older checkpoints): resuming inside an epoch needs the same set.
+	TrainN int `json:"train_n,omitempty"`
 	// Members is the number of networks (ensemble_w); member k > 0 is stored under
 	// runtime.MemberPrefix(k) = "member<k>/", member 0 under the plain names, and the meta
 	// blob's runtime.Spec has Members = K, so runtime.Load predicts with the whole ensemble.
@@ -211,6 +214,9 @@ func (t *Trainer) stage(path string, optimizer bool) (*outfile.Staged, error) {
 	if t.batch > 0 {
 		p := t.partial
 		s.Batch, s.Partial = t.batch, &p
+	}
+	if t.Train != nil {
+		s.TrainN = t.Train.N
 	}
 	blob, err := json.Marshal(&s)
 	if err != nil {
@@ -569,6 +575,13 @@ func Resume(path string, edit func(*Config) error) (*Trainer, error) {
 			return nil, fmt.Errorf("checkpoint %s stopped inside epoch %d after %d minibatches: resume it with its batch_size %d, train_limit %d and mc_samples %d",
 				path, s.Epoch+1, s.Batch, s.Config.BatchSize, s.Config.TrainLimit, s.Config.MCSamples)
 		}
+		if s.TrainN > 0 && t.Train.N != s.TrainN {
+			return nil, fmt.Errorf("checkpoint %s stopped inside epoch %d after %d minibatches of %d training examples; these settings give %d (laplace_val, the data): resume it with the same training set",
+				path, s.Epoch+1, s.Batch, s.TrainN, t.Train.N)
+		}
+		// Whether the interrupted epoch was a fine-tuning one is the checkpoint's phase, not
+		// the edited config's: a shorter --epochs must not take it for pruned already.
+		t.finetuneBegun = s.Config.finetuning(s.Epoch)
 		if n := t.StepsPerEpoch(); s.Batch >= n {
 			return nil, fmt.Errorf("checkpoint %s: training state: field \"batch\" = %d, but an epoch has %d steps", path, s.Batch, n)
 		}

@@ -250,3 +250,47 @@ func TestResumeMidEpochKeepsBatching(t *testing.T) {
 		t.Errorf("Resume at an epoch's end with other batching: %v", err)
 	}
 }
+
+// TestResumeMidEpochPhase: a prune_snr run (3 epochs, then fine-tuning) interrupted inside its
+// third training epoch and resumed with --epochs 2 — the interrupted epoch becomes the first
+// fine-tuning one — prunes on entering it: whether the run had begun fine-tuning is the
+// checkpoint's phase, not the edited config's (it took "inside an epoch" for "pruned already"
+// and fine-tuned nothing pruned).
+func TestResumeMidEpochPhase(t *testing.T) {
+	c := toyConfig(t, "ffg_w", `{"inference": "ffg", "init_sd": 0.05}`)
+	c.Epochs, c.FinetuneEpochs, c.PruneSNR, c.BatchSize = 3, 1, 0.3, 20
+	c.EvalMinSteps, c.CheckpointMinSteps = 0, 0
+	_, ckpt := interruptAt(t, c, 12) // 5 steps an epoch: epoch 3, after its second step
+	res, err := Resume(ckpt, func(c *Config) error { c.Epochs = 2; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Run(context.Background(), Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	if res.mask == nil || res.mask.pruned() == 0 || res.PruneSNRReport == nil {
+		t.Errorf("resumed into the fine-tuning phase: fine-tuned with nothing pruned (report %v)", res.PruneSNRReport)
+	}
+}
+
+// TestResumeMidEpochTrainingSet: a checkpoint written inside an epoch records the size of its
+// training set; resuming it with settings that change the set — laplace_val holds out the last
+// examples, which batch_size and train_limit checks do not see — is refused, naming the file.
+func TestResumeMidEpochTrainingSet(t *testing.T) {
+	c := toyConfig(t, "laplace", "")
+	c.Epochs, c.BatchSize = 3, 20
+	_, ckpt := interruptAt(t, c, 7) // 5 minibatches an epoch: epoch 2, after its second
+	s, err := ReadState(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Batch != 2 || s.TrainN == 0 {
+		t.Fatalf("checkpoint at batch %d with %d training examples, want 2 and the count", s.Batch, s.TrainN)
+	}
+	if _, err := Resume(ckpt, func(c *Config) error { c.LaplaceVal = 30; return nil }); err == nil || !strings.Contains(err.Error(), ckpt) || !strings.Contains(err.Error(), "training examples") {
+		t.Errorf("Resume with another laplace_val = %v, want an error naming %s and the training set", err, ckpt)
+	}
+	if _, err := Resume(ckpt, nil); err != nil {
+		t.Errorf("Resume with the same settings: %v", err)
+	}
+}

@@ -70,6 +70,8 @@ type Trainer struct {
 	// State.Partial); 0 at an epoch's end.
 	batch   int
 	partial EpochPartial
+	// finetuneBegun: Resume restored a position inside a fine-tuning epoch (pruned already).
+	finetuneBegun bool
 
 	// PruneReport is the outcome of prune_z once the fine-tuning phase has begun (nil before, and
 	// after a resume inside that phase).
@@ -761,6 +763,9 @@ func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 	if t.Epoch >= c.TotalEpochs() && c.Posterior != "laplace" {
 		// Nothing would run, so nothing would be written: the caller would report an output
 		// that does not exist.
+		if t.batch > 0 {
+			return fmt.Errorf("train: the checkpoint stopped inside epoch %d, beyond the %d epochs asked for: ask for at least %d", t.Epoch+1, c.TotalEpochs(), t.Epoch+1)
+		}
 		if t.Epoch > 0 {
 			return fmt.Errorf("train: the checkpoint has %d of the %d epochs already: nothing to train (ask for more epochs)", t.Epoch, c.TotalEpochs())
 		}
@@ -779,7 +784,7 @@ func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 	for t.Epoch < c.TotalEpochs() {
 		if c.finetuning(t.Epoch) && !t.finetuning {
 			// Resuming inside the fine-tuning phase: after its first epoch, or in it.
-			if err := t.startFinetune(t.Epoch > c.Epochs || t.batch > 0); err != nil {
+			if err := t.startFinetune(t.Epoch > c.Epochs || t.finetuneBegun); err != nil {
 				return err
 			}
 			t.finetuning = true

@@ -38,7 +38,7 @@ the final one at --out (with the optimizer's state: what --resume and
 convert take), the deployable model beside it (<out stem>.model.ebnn: the
 same network without the optimizer's state, for predict, calibrate, serve),
 a per-epoch checkpoint (<out stem>.last.ebnn, rewritten atomically; not
-after the last epoch), a JSON-lines metrics log (<out stem>.metrics.jsonl)
+after the last epoch, but for laplace's MAP network), a JSON-lines metrics log (<out stem>.metrics.jsonl)
 and PNG plots (<out stem>.*.png). Ctrl-C finishes the step under way,
 writes a checkpoint and exits (a second Ctrl-C stops at once, without one);
 --resume continues from one — from an interrupted epoch's next minibatch, as
@@ -267,6 +267,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 					strings.ReplaceAll(k, "_", "-"), clip.Q(v), k)
 			}
 		}
+		// A setting the checkpoint itself holds out of its domain is a bad input (exit 1, naming
+		// the file); one the flags make so, a usage error.
+		if err := st.Config.Validate(); err != nil {
+			return fmt.Errorf("resuming %s: %w", *resume, err)
+		}
 		cfg := st.Config
 		if err := apply(&cfg); err != nil {
 			return err
@@ -406,7 +411,7 @@ var resumeFixedKeys = []string{"arch", "posterior", "inference", "task", "ensemb
 // resumeDataKeys are the config keys that choose the training data, the test split and the
 // minibatch order (the seed: also the noise), which --resume does not take either. (train_limit
 // it takes: fine-tuning after pruning may use fewer examples, bench/prunetab.sh.)
-var resumeDataKeys = []string{"data", "classes", "test_fraction", "seed"}
+var resumeDataKeys = []string{"data", "csv_target", "classes", "test_fraction", "seed"}
 
 // dataInputs are the data files a run of cfg reads: the CSV file or the Fashion-MNIST IDX files,
 // and the OOD set's and fsvi's context points' files (digits, digits:PATH or data:PATH).
@@ -521,6 +526,7 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 	startEpochs := len(t.History)
 	wroteOutput := false
 	interruptCkpt := "" // the checkpoint written after the interrupt
+	lastCkpt := ""      // the last checkpoint written
 	var extra []any     // lines after the epochs' (the toy1d summary)
 	writeLog := func() error {
 		err := outfile.Write(context.WithoutCancel(ctx), logPath, func(w io.Writer) error {
@@ -592,7 +598,7 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 			fmt.Fprintln(stdout, line)
 		},
 		Checkpoint: func(p string) {
-			wroteOutput = true
+			wroteOutput, lastCkpt = true, p
 			if ctx.Err() != nil {
 				interruptCkpt = p
 			}
@@ -617,6 +623,9 @@ func trainLoop(ctx context.Context, t *train.Trainer, quiet, plots bool, stdout,
 			fmt.Fprintln(stdout, "interrupted: the post-hoc Laplace fit keeps no partial state; nothing written")
 		} else if ctx.Err() != nil && interruptCkpt != "" {
 			fmt.Fprintf(stdout, "interrupted: checkpoint written to %s (resume with --resume)\n", interruptCkpt)
+		} else if ctx.Err() != nil && lastCkpt != "" {
+			// Laplace's fit, interrupted after the MAP network's last epoch was saved.
+			fmt.Fprintf(stdout, "interrupted: the last checkpoint is %s, written before the interrupt (resume with --resume)\n", lastCkpt)
 		} else if ctx.Err() != nil {
 			fmt.Fprintln(stdout, "interrupted: no checkpoint written")
 		}

@@ -28,15 +28,21 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	hard := make(chan struct{})
 	go func() {
-		// After the first signal the command stops by itself (train writes its checkpoint,
-		// serve drains); a second one takes the default action and ends the process at once.
-		<-ctx.Done()
-		stop()
+		// The first signal asks the command to stop (train writes its checkpoint, serve
+		// drains); a second one stops it at once (runCommand abandons it, its outputs in
+		// flight removed).
+		s := <-sigs
+		cancel(fmt.Errorf("%v signal received", s))
+		<-sigs
+		close(hard)
 	}()
-	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	code := runContext(withHardStop(ctx, hard), os.Args[1:], os.Stdout, os.Stderr)
+	signal.Stop(sigs)
 	os.Exit(code)
 }
 
@@ -53,6 +59,21 @@ const (
 // cancelled, to stop by itself (and, for train, write its checkpoint) before
 // the dispatcher gives up on it, removes its outputs in flight and returns.
 const interruptGrace = 400 * time.Millisecond
+
+// hardStopKey is the context key of the channel a second interrupt closes.
+type hardStopKey struct{}
+
+// withHardStop returns ctx carrying hard, which main closes on a second interrupt: runCommand
+// then stops the command at once, without waiting for its grace.
+func withHardStop(ctx context.Context, hard <-chan struct{}) context.Context {
+	return context.WithValue(ctx, hardStopKey{}, hard)
+}
+
+// hardStop returns the channel of withHardStop (nil, which never fires, without one).
+func hardStop(ctx context.Context) <-chan struct{} {
+	h, _ := ctx.Value(hardStopKey{}).(<-chan struct{})
+	return h
+}
 
 // run dispatches the command line args (without the program name) and
 // returns the process exit status.
@@ -115,13 +136,19 @@ func runCommand(ctx context.Context, c command, args []string, stdout, stderr io
 		}
 		timer := time.NewTimer(grace)
 		defer timer.Stop()
+		how := ""
 		select {
 		case err = <-done:
 		case <-timer.C:
+			how = "stopped"
+		case <-hardStop(ctx):
+			how = "interrupted again: stopped at once"
+		}
+		if how != "" {
 			out.close()
 			errOut.close()
 			aerr := tr.Abandon()
-			fmt.Fprintf(stderr, "edgebnn %s: interrupted (%v); stopped, no partial output left\n", c.name, context.Cause(ctx))
+			fmt.Fprintf(stderr, "edgebnn %s: interrupted (%v); %s, no partial output left\n", c.name, context.Cause(ctx), how)
 			if aerr != nil {
 				fmt.Fprintf(stderr, "edgebnn %s: %v\n", c.name, aerr)
 			}
@@ -144,6 +171,9 @@ func runCommand(ctx context.Context, c command, args []string, stdout, stderr io
 // the other errors of an errors.Join holding one (a checkpoint that failed to write on the
 // interrupt), else err.
 func notCanceled(err error) error {
+	if err == nil {
+		return nil
+	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		var rest []error
 		for _, e := range j.Unwrap() {
@@ -152,6 +182,13 @@ func notCanceled(err error) error {
 			}
 		}
 		return errors.Join(rest...)
+	}
+	if inner := errors.Unwrap(err); inner != nil {
+		// A wrapped one ("mixture member 0: %w"): err as it is if it holds anything more.
+		if notCanceled(inner) == nil {
+			return nil
+		}
+		return err
 	}
 	if errors.Is(err, context.Canceled) {
 		return nil

@@ -131,3 +131,48 @@ func TestNotCanceled(t *testing.T) {
 		}
 	}
 }
+
+// TestRunCommandHardStop: a second interrupt (the channel main closes) stops a command inside
+// its own grace at once: its output in flight is removed and the status is 130.
+func TestRunCommandHardStop(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.ebnn")
+	staged := make(chan struct{})
+	stuck := command{name: "stuck", grace: time.Minute, run: func(ctx context.Context, _ []string, _, _ io.Writer) error {
+		st, err := outfile.Stage(ctx, out)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(st.Path(), []byte("partial"), 0o644); err != nil {
+			return err
+		}
+		close(staged)
+		time.Sleep(3 * time.Second) // ignores the cancellation
+		return st.Commit(context.Background())
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hard := make(chan struct{})
+	go func() {
+		<-staged
+		cancel()
+		time.Sleep(50 * time.Millisecond)
+		close(hard)
+	}()
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	code := runCommand(withHardStop(ctx, hard), stuck, nil, &stdout, &stderr)
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("took %v: the second interrupt did not stop it at once", el)
+	}
+	if code != exitInterrupted || !strings.Contains(stderr.String(), "interrupted again: stopped at once") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+	time.Sleep(3500 * time.Millisecond) // the abandoned command wakes up: it cannot commit
+	if _, err := os.Lstat(out); err == nil {
+		t.Errorf("%s was written by an abandoned command", out)
+	}
+}
