@@ -117,10 +117,14 @@ type Options struct {
 var ErrMemory = errors.New("not enough memory")
 
 // DefaultMaxMemory is the memory limit a Predictor has by default: the machine's physical memory
-// (MemTotal of /proc/meminfo), or 1 TiB where that cannot be read; at most 3 GiB on 32-bit
-// platforms, whose address space is 4 GiB.
+// (MemTotal of /proc/meminfo), or 1 TiB where that cannot be read, or the memory limit of the
+// process's control group (a container's: cgroup v2 memory.max, v1 memory.limit_in_bytes) where
+// that is lower; at most 3 GiB on 32-bit platforms, whose address space is 4 GiB.
 func DefaultMaxMemory() int64 {
 	m := physicalMemory()
+	if c, ok := cgroupMemoryLimit(os.DirFS("/")); ok {
+		m = min(m, c)
+	}
 	if strconv.IntSize == 32 {
 		m = min(m, 3<<30)
 	}
