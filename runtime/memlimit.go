@@ -1,26 +1,25 @@
 package runtime
 
 import (
-	"io/fs"
-	"path"
 	"strconv"
 	"strings"
 )
 
 // cgroupMemoryLimit returns the memory limit of the control groups the process is in (cgroup v2's
 // memory.max, v1's memory.limit_in_bytes), the tightest along the group's path up to the root,
-// read from fsys rooted at "/" (proc/self/cgroup, sys/fs/cgroup/…); false where there is none —
-// no control groups, no limit ("max", or v1's near-2^63 "unlimited"), or nothing readable.
-// A container's limit is what an allocation beyond it meets (the OOM killer), not the host's
-// MemTotal.
-func cgroupMemoryLimit(fsys fs.FS) (int64, bool) {
-	b, err := fs.ReadFile(fsys, "proc/self/cgroup")
+// reading files with read (os.ReadFile; absolute paths: /proc/self/cgroup, /sys/fs/cgroup/…);
+// false where there is none — no control groups, no limit ("max", or v1's near-2^63
+// "unlimited"), or nothing readable. A container's limit is what an allocation beyond it meets
+// (the OOM killer), not the host's MemTotal. (Plain strings, not io/fs and path: the device
+// binary's size is bounded.)
+func cgroupMemoryLimit(read func(name string) ([]byte, error)) (int64, bool) {
+	b, err := read("/proc/self/cgroup")
 	if err != nil || len(b) > 1<<16 {
 		return 0, false
 	}
 	limit, found := int64(0), false
 	take := func(file string) {
-		v, err := fs.ReadFile(fsys, file)
+		v, err := read(file)
 		if err != nil || len(v) > 64 {
 			return
 		}
@@ -35,23 +34,26 @@ func cgroupMemoryLimit(fsys fs.FS) (int64, bool) {
 	for _, line := range strings.Split(string(b), "\n") {
 		// hierarchy-ID:controllers:path; v2's single hierarchy is "0::/path".
 		f := strings.SplitN(line, ":", 3)
-		if len(f) != 3 || !strings.HasPrefix(f[2], "/") {
-			continue
+		if len(f) != 3 || !strings.HasPrefix(f[2], "/") || strings.Contains(f[2], "/.") {
+			continue // not a line, or a path with . or .. in it
 		}
 		var base, file string
 		switch {
 		case f[0] == "0" && f[1] == "":
-			base, file = "sys/fs/cgroup", "memory.max"
+			base, file = "/sys/fs/cgroup", "/memory.max"
 		case hasController(f[1], "memory"):
-			base, file = "sys/fs/cgroup/memory", "memory.limit_in_bytes"
+			base, file = "/sys/fs/cgroup/memory", "/memory.limit_in_bytes"
 		default:
 			continue
 		}
-		for p := path.Clean(f[2]); ; p = path.Dir(p) {
-			take(path.Join(base, p, file))
-			if p == "/" {
+		// The group and each of its ancestors: /a/b, /a, the root.
+		for p := strings.TrimRight(f[2], "/"); ; {
+			take(base + p + file)
+			i := strings.LastIndexByte(p, '/')
+			if i < 0 {
 				break
 			}
+			p = p[:i]
 		}
 	}
 	return limit, found

@@ -122,7 +122,7 @@ var ErrMemory = errors.New("not enough memory")
 // that is lower; at most 3 GiB on 32-bit platforms, whose address space is 4 GiB.
 func DefaultMaxMemory() int64 {
 	m := physicalMemory()
-	if c, ok := cgroupMemoryLimit(os.DirFS("/")); ok {
+	if c, ok := cgroupMemoryLimit(os.ReadFile); ok {
 		m = min(m, c)
 	}
 	if strconv.IntSize == 32 {

@@ -20,7 +20,7 @@ const staleAge = time.Hour
 // Anything else, or anything it cannot read, it leaves alone.
 func removeStale(dir, stem, base string) {
 	prefix := "." + stem + ".tmp-"
-	ents, err := os.ReadDir(dir)
+	ents, err := readDir(dir)
 	if err != nil {
 		return
 	}
@@ -50,7 +50,7 @@ func untouched(sd, base string) bool {
 	if err != nil || !st.IsDir() || time.Since(st.ModTime()) < staleAge {
 		return false
 	}
-	ents, err := os.ReadDir(sd)
+	ents, err := readDir(sd)
 	if err != nil || len(ents) > 1 {
 		return false
 	}
@@ -61,4 +61,15 @@ func untouched(sd, base string) bool {
 		}
 	}
 	return true
+}
+
+// readDir lists dir's entries in directory order (os.ReadDir sorts them, which links a sort into
+// the device binary for nothing).
+func readDir(dir string) ([]os.DirEntry, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.ReadDir(-1)
 }
