@@ -324,6 +324,9 @@ func (d Decision) String() string {
 // prediction, except one the predictor found not finite (ReasonNonFinite), on which no policy
 // acts. It allocates nothing.
 func (p *Policy) Decide(pr *Prediction) Decision {
+	if pr == nil {
+		return Decision{Reason: ReasonNonFinite} // nothing to act on
+	}
 	if pr.nonFinite {
 		return Decision{Reason: ReasonNonFinite}
 	}

@@ -780,3 +780,43 @@ func TestPredictionClone(t *testing.T) {
 		t.Errorf("the clone changed with the next prediction: %v, want %v", kept.Probs, want)
 	}
 }
+
+// TestStrategyTextAndOptionsPolicy: a Strategy is a text value (flag.TextVar, JSON) both ways;
+// Predictor.Options names the policy in effect (a copy); Decide of nil acts on nothing.
+func TestStrategyTextAndOptionsPolicy(t *testing.T) {
+	for _, s := range []runtime.Strategy{runtime.Auto, runtime.Weight, runtime.Local} {
+		b, err := s.MarshalText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back runtime.Strategy
+		if err := back.UnmarshalText(b); err != nil || back != s {
+			t.Errorf("%v: %q back to %v (%v)", s, b, back, err)
+		}
+	}
+	if _, err := runtime.Strategy(7).MarshalText(); err == nil {
+		t.Error("Strategy(7) marshalled")
+	}
+	var s runtime.Strategy
+	if err := s.UnmarshalText([]byte("fast")); err == nil {
+		t.Error(`"fast" unmarshalled`)
+	}
+	m := buildModel(t, mlpSpec(), 1)
+	conf := 0.9
+	pol := &runtime.Policy{Version: runtime.DeployVersion, MinConfidence: &conf}
+	p, err := m.NewPredictor(runtime.Options{Samples: 4, Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.Options().Policy
+	if got == nil || got.MinConfidence == nil || *got.MinConfidence != 0.9 {
+		t.Fatalf("Options().Policy = %+v, want the policy given", got)
+	}
+	*got.MinConfidence = 0 // a copy: the predictor's stays
+	if *p.Options().Policy.MinConfidence != 0.9 {
+		t.Error("editing Options().Policy changed the predictor's policy")
+	}
+	if d := pol.Decide(nil); d.Act {
+		t.Error("Decide(nil) acts")
+	}
+}

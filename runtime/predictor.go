@@ -46,7 +46,26 @@ func (s Strategy) String() string {
 	return fmt.Sprintf("Strategy(%d)", int(s))
 }
 
-// ParseStrategy parses "auto", "weight" or "local".
+// MarshalText implements encoding.TextMarshaler: the name String gives (a JSON or flag value).
+func (s Strategy) MarshalText() ([]byte, error) {
+	if s < Auto || s > Local {
+		return nil, fmt.Errorf("runtime: unknown strategy %d", int(s))
+	}
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler with ParseStrategy (for flag.TextVar and
+// JSON configurations).
+func (s *Strategy) UnmarshalText(b []byte) error {
+	v, err := ParseStrategy(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// ParseStrategy parses "auto", "weight" or "local" ("" is auto, the default).
 func ParseStrategy(s string) (Strategy, error) {
 	switch s {
 	case "auto", "":
@@ -692,8 +711,13 @@ func (p *Predictor) firstLocalIn(nodes []node) (*dense, bool) {
 	return d, true
 }
 
-// Options returns the predictor's options with defaults filled in.
-func (p *Predictor) Options() Options { return p.opts }
+// Options returns the predictor's options with defaults filled in; Policy is the policy its
+// predictions are decided by (Options.Policy, else the model's; nil: none).
+func (p *Predictor) Options() Options {
+	o := p.opts
+	o.Policy = p.policy.clone()
+	return o
+}
 
 // ScratchBytes is the memory the Predictor holds for activations, sampled weights, kept outputs
 // and accumulators, over all its threads.
