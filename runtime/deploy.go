@@ -576,6 +576,10 @@ func (m *Model) Normalize(dst, raw []float32) error {
 // not own m's file: its Close ends only its own use, and closing m (which waits for the calls in
 // flight on both) releases the file; the new Model's calls are ErrClosed afterwards.
 func (m *Model) WithDeployment(pre *Preprocess, pol *Policy) (*Model, error) {
+	if !m.use() {
+		return nil, ErrClosed
+	}
+	defer m.done()
 	c := *m
 	c.closer = nil
 	c.self, c.derived = new(atomic.Bool), true

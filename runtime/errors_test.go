@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/edgebnn/edgebnn/runtime"
 )
@@ -818,5 +819,103 @@ func TestStrategyTextAndOptionsPolicy(t *testing.T) {
 	}
 	if d := pol.Decide(nil); d.Act {
 		t.Error("Decide(nil) acts")
+	}
+}
+
+// TestWithDeploymentDuringClose: WithDeployment and Close of the same Model from two goroutines
+// are free of data races (-race; Close had cleared a field WithDeployment copies).
+func TestWithDeploymentDuringClose(t *testing.T) {
+	spec := mlpSpec()
+	path := writeModelFile(t, spec, runtime.MemorySource{Tensors: randomTensors(spec, 1)}, nil)
+	for range 20 {
+		m, err := runtime.Load(path) // closer != nil: Close writes the field
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		wg.Go(func() { <-start; m.Close() })
+		wg.Go(func() {
+			<-start
+			if d, err := m.WithDeployment(nil, nil); err == nil {
+				d.Close()
+			}
+		})
+		close(start)
+		wg.Wait()
+	}
+}
+
+// TestSecondCloseWaits: a second Close, from another goroutine, returns only once the first has
+// released the file — after the prediction in flight — so that a caller may then release what
+// the model reads (a FromFile model's file): it had returned at once.
+func TestSecondCloseWaits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("one prediction of 16384 samples of a CNN")
+	}
+	spec := cnnSpec()
+	path := writeModelFile(t, spec, runtime.MemorySource{Tensors: randomTensors(spec, 1)}, nil)
+	m, err := runtime.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One prediction of ~200 ms (several seconds under -race).
+	p, err := m.NewPredictor(runtime.Options{Samples: 1 << 14, Strategy: runtime.Weight})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, m.InputSize())
+	predicting, predicted := make(chan struct{}), make(chan error, 1)
+	go func() {
+		var out runtime.Prediction
+		close(predicting)
+		predicted <- p.Predict(x, &out)
+	}()
+	<-predicting
+	time.Sleep(20 * time.Millisecond) // inside PredictBatch, holding the read lock
+	firstStarted, firstDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		close(firstStarted)
+		m.Close() // waits for the prediction
+		close(firstDone)
+	}()
+	<-firstStarted
+	time.Sleep(10 * time.Millisecond)
+	m.Close() // the second Close
+	select {
+	case <-firstDone:
+	default:
+		select {
+		case <-predicted:
+			t.Fatal("the prediction ended too early for the test to show anything; use more samples")
+		default:
+		}
+		t.Errorf("the second Close returned while a prediction was still reading the file and the first Close had not released it")
+	}
+	<-firstDone
+	if err := <-predicted; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWithDeploymentOfClosedCopy: WithDeployment of a closed Model — an owner or a copy — is
+// ErrClosed (a closed copy had made a new, open one).
+func TestWithDeploymentOfClosedCopy(t *testing.T) {
+	spec := mlpSpec()
+	m, err := runtime.New(spec, runtime.MemorySource{Tensors: randomTensors(spec, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	d, err := m.WithDeployment(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if _, err := d.NewPredictor(runtime.Options{Samples: 2}); !errors.Is(err, runtime.ErrClosed) {
+		t.Fatalf("closed copy: NewPredictor = %v, want ErrClosed", err)
+	}
+	if _, err := d.WithDeployment(nil, nil); !errors.Is(err, runtime.ErrClosed) {
+		t.Errorf("WithDeployment of a closed copy = %v, want ErrClosed", err)
 	}
 }

@@ -34,8 +34,8 @@ func cgroupMemoryLimit(read func(name string) ([]byte, error)) (int64, bool) {
 	for _, line := range strings.Split(string(b), "\n") {
 		// hierarchy-ID:controllers:path; v2's single hierarchy is "0::/path".
 		f := strings.SplitN(line, ":", 3)
-		if len(f) != 3 || !strings.HasPrefix(f[2], "/") || strings.Contains(f[2], "/.") {
-			continue // not a line, or a path with . or .. in it
+		if len(f) != 3 || !strings.HasPrefix(f[2], "/") || hasDotPart(f[2]) {
+			continue // not a line, or a path with a . or .. part
 		}
 		var base, file string
 		switch {
@@ -57,6 +57,16 @@ func cgroupMemoryLimit(read func(name string) ([]byte, error)) (int64, bool) {
 		}
 	}
 	return limit, found
+}
+
+// hasDotPart reports whether the slash-separated path p has a part "." or "..".
+func hasDotPart(p string) bool {
+	for part := range strings.SplitSeq(p, "/") {
+		if part == "." || part == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // hasController reports whether the comma-separated controller list holds name.

@@ -26,6 +26,7 @@ func TestCgroupMemoryLimit(t *testing.T) {
 			"/sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes": "104857600\n"}, 100 << 20, true},
 		{"v1 unlimited", files{"/proc/self/cgroup": "7:memory:/\n",
 			"/sys/fs/cgroup/memory/memory.limit_in_bytes": "9223372036854771712\n"}, 0, false},
+		{"v2 dot-named group", files{"/proc/self/cgroup": "0::/a/.b\n", "/sys/fs/cgroup/a/.b/memory.max": "1048576\n"}, 1 << 20, true},
 		{"garbage", files{"/proc/self/cgroup": "0::/\n", "/sys/fs/cgroup/memory.max": "-5\n"}, 0, false},
 		{"path escaping the root", files{"/proc/self/cgroup": "0::/../../etc\n", "/etc/memory.max": "1\n", "/sys/fs/cgroup/memory.max": "max\n"}, 0, false},
 	} {

@@ -286,18 +286,22 @@ func (m *Model) TensorsUsed() []string { return append([]string(nil), m.used...)
 // Closing a Model that WithDeployment made closes only that Model, not the one it came from.
 // Close may be called more than once, from any goroutine.
 func (m *Model) Close() error {
-	if m.self.Swap(true) || m.derived {
+	if m.derived {
+		m.self.Store(true)
 		return nil
 	}
+	// Under the write lock: after the calls in flight, and a second Close returns only once the
+	// first has released the file. (closer itself is never written after Load: WithDeployment
+	// copies the Model while a Close may run.)
 	m.life.mu.Lock()
 	defer m.life.mu.Unlock()
-	m.life.closed = true
-	if m.closer == nil {
+	m.self.Store(true)
+	if m.life.closed || m.closer == nil {
+		m.life.closed = true
 		return nil
 	}
-	err := m.closer.Close()
-	m.closer = nil
-	return err
+	m.life.closed = true
+	return m.closer.Close()
 }
 
 // lifetime guards a model file's mapping: calls reading the model hold mu for reading, Close

@@ -95,7 +95,9 @@ type Options struct {
 	// MaxBatch is the largest number of inputs processed at once (default 1); PredictBatch splits
 	// larger batches. Scratch memory grows with it.
 	MaxBatch int
-	// KeepSamples makes every Prediction carry the per-sample outputs (logits or regression means).
+	// KeepSamples makes every Prediction carry the per-sample outputs (logits or regression means):
+	// Samples × outputs values each, in memory the caller's Predictions hold; NewPredictor counts
+	// MaxBatch of them against MaxMemory (a PredictBatch of more inputs holds more).
 	KeepSamples bool
 	// Mean predicts once at the posterior mean weights (conditional mean for inducing layers, U at
 	// its mean, Ensemble-U member 0), without noise. For an ensemble of networks (Model.Members()
