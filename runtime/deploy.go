@@ -187,6 +187,15 @@ type Policy struct {
 	// MaxPolicySamples); a prediction with fewer samples estimates the uncertainty less well. It
 	// is the default K of the model's predictions (Options.Samples). 0: unknown.
 	Samples int `json:"samples,omitempty"`
+	// Strategy is the sampling strategy the thresholds were fitted with, "weight" or "local"
+	// (empty: unknown). Either gives every input the same samples whatever the batch — Auto's
+	// per-layer choice depends on it — and it is the default of the model's predictions
+	// (Options.Strategy Auto).
+	Strategy string `json:"strategy,omitempty"`
+	// Seed is the seed of the draws the thresholds were fitted with (nil: unknown): the K weight
+	// draws are keyed by it and shared by every input, so predictions with it run the ensemble
+	// that was calibrated (Options.PolicySeed; edgebnn predict and serve unless --seed is given).
+	Seed *uint64 `json:"seed,omitempty"`
 	// Calibration records how the thresholds were chosen (informational).
 	Calibration *Calibration `json:"calibration,omitempty"`
 }
@@ -223,6 +232,9 @@ type SplitResult struct {
 func (p *Policy) Validate(task Task) error {
 	if p.Version != DeployVersion {
 		return fmt.Errorf("policy: version %d is not supported (want %d)", p.Version, DeployVersion)
+	}
+	if p.Strategy != "" && p.Strategy != "weight" && p.Strategy != "local" {
+		return fmt.Errorf("policy: strategy %q is not weight or local", p.Strategy)
 	}
 	check := func(name string, v *float64, lo, hi float64) error {
 		if v == nil {
@@ -494,6 +506,10 @@ func (p *Policy) clone() *Policy {
 		return nil
 	}
 	c := *p
+	if p.Seed != nil {
+		seed := *p.Seed
+		c.Seed = &seed
+	}
 	for _, f := range []**float64{&c.MinConfidence, &c.MaxMutualInfo, &c.MaxEpistemicStd} {
 		if *f != nil {
 			v := **f

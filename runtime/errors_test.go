@@ -919,3 +919,41 @@ func TestWithDeploymentOfClosedCopy(t *testing.T) {
 		t.Errorf("WithDeployment of a closed copy = %v, want ErrClosed", err)
 	}
 }
+
+// TestPolicyStrategyAndSeed: a policy's recorded strategy is the default (Auto) of its model's
+// predictions and its seed the one Options.PolicySeed takes; Validate refuses another strategy
+// name (auto included: its samples depend on the batch).
+func TestPolicyStrategyAndSeed(t *testing.T) {
+	m := buildModel(t, mlpSpec(), 1)
+	seed := uint64(5)
+	conf := 0.5
+	pol := &runtime.Policy{Version: runtime.DeployVersion, MinConfidence: &conf, Strategy: "weight", Seed: &seed}
+	d, err := m.WithDeployment(nil, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		opts     runtime.Options
+		strategy runtime.Strategy
+		seed     uint64
+	}{
+		{runtime.Options{Samples: 2}, runtime.Weight, 0},
+		{runtime.Options{Samples: 2, PolicySeed: true}, runtime.Weight, 5},
+		{runtime.Options{Samples: 2, Seed: 9, Strategy: runtime.Local}, runtime.Local, 9},
+	} {
+		p, err := d.NewPredictor(tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := p.Options(); o.Strategy != tc.strategy || o.Seed != tc.seed {
+			t.Errorf("%+v: strategy %v seed %d, want %v and %d", tc.opts, o.Strategy, o.Seed, tc.strategy, tc.seed)
+		}
+	}
+	for _, bad := range []string{"auto", "fast"} {
+		p := *pol
+		p.Strategy = bad
+		if err := p.Validate(runtime.Classification); err == nil {
+			t.Errorf("strategy %q validated", bad)
+		}
+	}
+}

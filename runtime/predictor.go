@@ -110,8 +110,13 @@ type Options struct {
 	// the Predictor keeps K × MaxBatch outputs and its worker goroutines run until Close.
 	Threads int
 	// Policy is the decision rule applied to every prediction (Prediction.Decision); nil means
-	// the model's own (Model.Policy), if any.
+	// the model's own (Model.Policy), if any. Its recorded Strategy is the default of Strategy
+	// (Auto).
 	Policy *Policy
+	// PolicySeed predicts with the seed the policy's thresholds were fitted with (Policy.Seed),
+	// where it records one, instead of Seed: every input then gets the draws it got at
+	// calibration. edgebnn predict and serve set it unless --seed is given.
+	PolicySeed bool
 	// Adaptive draws the samples in rounds of AdaptiveRound and stops as soon as the policy's
 	// decision for an input cannot change with probability at least 1 − AdaptiveDelta had all
 	// Samples been drawn (a sequential test on the running estimates, docs/ADAPTIVE.md); then
@@ -463,6 +468,16 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 			return nil, fmt.Errorf("runtime: Options.Policy: %w", err)
 		}
 		policy = opts.Policy.clone()
+	}
+	if policy != nil {
+		// The strategy and seed the thresholds were fitted with, where recorded (Validate has
+		// checked the name).
+		if st, err := ParseStrategy(policy.Strategy); err == nil && opts.Strategy == Auto {
+			opts.Strategy = st
+		}
+		if opts.PolicySeed && policy.Seed != nil {
+			opts.Seed = *policy.Seed
+		}
 	}
 	if opts.Samples < 0 || opts.Samples > 1<<20 {
 		return nil, fmt.Errorf("runtime: %d samples is out of range (1 to %d)", opts.Samples, 1<<20)

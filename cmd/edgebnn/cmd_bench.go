@@ -106,6 +106,7 @@ func runBench(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err := parseFlagsOnly(fs, benchUsage, args, stdout); err != nil {
 		return err
 	}
+	pf.policySeed = !flagSet(fs, "seed")
 	if *count < 0 || *count > maxBenchCount {
 		return usagef("--count %d is out of range (1 to %d; 0: time for --min-time)", *count, maxBenchCount)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/edgebnn/edgebnn/calibrate"
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/data"
@@ -70,6 +71,7 @@ type calibrateFlags struct {
 	split, tolerance                           float64
 	seed                                       uint64
 	samples, limit, grid                       int
+	strategy                                   runtime.Strategy
 }
 
 func parseCalibrateFlags(args []string, stdout io.Writer) (*calibrateFlags, error) {
@@ -89,10 +91,16 @@ func parseCalibrateFlags(args []string, stdout io.Writer) (*calibrateFlags, erro
 	fs.Uint64Var(&o.seed, "seed", 42, "random `seed` of the split and of the predictions")
 	fs.IntVar(&o.samples, "samples", 0, "Monte Carlo samples `K` per prediction (default: the model's policy's, else one per\nmember of an ensemble, else 32; a mixture of M: 32 rounded up to a multiple of M; a\ndeterministic network: 1)")
 	fs.IntVar(&o.grid, "grid", calibrate.DefaultGrid, "candidate thresholds per score for --on both")
+	strategy := fs.String("strategy", "local", "sampling `strategy` of the predictions, weight or local, recorded in the policy\n(the default of the model's predictions): both give an input the same samples in any\nbatch (auto's choice depends on it)")
 	fs.StringVar(&o.plot, "plot", "", "write the risk–coverage curves to `P.png`")
 	if err := parseFlagsOnly(fs, calibrateUsage, args, stdout); err != nil {
 		return nil, err
 	}
+	st, err := runtime.ParseStrategy(*strategy)
+	if err != nil || st == runtime.Auto {
+		return nil, usagef("--strategy %s is not weight or local (auto's samples depend on the batch)", clip.Q(*strategy))
+	}
+	o.strategy = st
 	// Which target was given comes from the flags set, not their values: an explicit NaN is a
 	// bad value, not a missing flag.
 	set := map[string]bool{}
@@ -294,6 +302,9 @@ func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error
 		return err
 	}
 	pol := rep.report.Policy(samples, what)
+	// The draws the thresholds were fitted with: predict and serve use them by default.
+	seed := o.seed
+	pol.Strategy, pol.Seed = o.strategy.String(), &seed
 	if err := pol.Validate(m.Task()); err != nil {
 		return fmt.Errorf("calibrate: the fitted policy is invalid: %w", err)
 	}
@@ -359,7 +370,7 @@ func (cv scoreCurve) rmse(p calibrate.Point) float64 {
 // runtime.Policy.Decide compares with max_epistemic_std) and whether every output is within
 // --tolerance of its target.
 func calibrateModel(ctx context.Context, m *runtime.Model, d *data.Dataset, o *calibrateFlags, samples int) (*calibration, error) {
-	preds, err := eval.Predict(m, d, runtime.Options{Samples: samples, Seed: o.seed, MaxBatch: 100}, calibrateWorkers)
+	preds, err := eval.Predict(m, d, runtime.Options{Samples: samples, Seed: o.seed, Strategy: o.strategy, MaxBatch: 100}, calibrateWorkers)
 	if err != nil {
 		return nil, err
 	}

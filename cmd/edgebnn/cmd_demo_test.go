@@ -217,8 +217,8 @@ func TestDemoUsageNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	samples, _, _ := demoDefaults(m)
-	p, err := m.NewPredictor(runtime.Options{Samples: samples})
+	samples, seed, _, _ := demoDefaults(m)
+	p, err := m.NewPredictor(runtime.Options{Samples: samples, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}

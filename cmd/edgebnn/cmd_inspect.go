@@ -176,8 +176,18 @@ func summarisePolicy(p *runtime.Policy) string {
 		th = append(th, "always")
 	}
 	s := "policy: act when " + strings.Join(th, " and ")
+	var with []string
 	if p.Samples > 0 {
-		s += fmt.Sprintf(" (fitted with %d samples)", p.Samples)
+		with = append(with, fmt.Sprintf("%d samples", p.Samples))
+	}
+	if p.Strategy != "" {
+		with = append(with, p.Strategy+" sampling")
+	}
+	if p.Seed != nil {
+		with = append(with, fmt.Sprintf("seed %d", *p.Seed))
+	}
+	if len(with) > 0 {
+		s += " (fitted with " + strings.Join(with, ", ") + ")"
 	}
 	if c := p.Calibration; c != nil {
 		rel := "≤"

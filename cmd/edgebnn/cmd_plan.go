@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -159,11 +158,4 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		}
 	}
 	return tw.Flush()
-}
-
-// flagSet reports whether the named flag was given on the command line.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }

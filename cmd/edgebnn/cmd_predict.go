@@ -70,6 +70,9 @@ type predictFlags struct {
 	adaptive *bool
 	// keepF16 loads the model with runtime.LoadOptions.KeepF16.
 	keepF16 *bool
+	// policySeed: no --seed was given, so a calibrated model predicts with the seed of its
+	// policy's draws (runtime.Options.PolicySeed).
+	policySeed bool
 }
 
 func addPredictFlags(fs interface {
@@ -81,8 +84,8 @@ func addPredictFlags(fs interface {
 	return predictFlags{
 		model:    fs.String("model", "", "the model `FILE` (from edgebnn convert)"),
 		samples:  fs.Int("samples", 0, "Monte Carlo samples `K` per prediction (default: the K the model's policy was fitted with, else 32;\nan ensemble of M networks: M, one per member; a mixture of M: 32 rounded up to a multiple of M;\na deterministic network: 1)"),
-		seed:     fs.Uint64("seed", 0, "random `seed`; the same seed gives identical outputs"),
-		strategy: fs.String("strategy", "auto", "sampling `strategy`: weight, local or auto"),
+		seed:     fs.Uint64("seed", 0, "random `seed`; the same seed gives identical outputs (default: the seed a calibrated\nmodel's policy was fitted with, else 0)"),
+		strategy: fs.String("strategy", "auto", "sampling `strategy`: weight, local or auto (auto: a calibrated model's policy's, if it records one)"),
 		batch:    fs.Int("batch", batchDefault, "inputs processed together (`B`)"),
 		threads:  fs.Int("threads", 1, "goroutines drawing the samples of a prediction in parallel (`T`); results do not depend on it"),
 		keepF16:  fs.Bool("keep-f16", false, "keep the fp16 weights of deterministic layers as stored and widen them per use: half their memory, bit-identical outputs"),
@@ -174,7 +177,7 @@ func (f predictFlags) predictor(m *runtime.Model, batch, threads int) (*runtime.
 	if adaptive && m.Policy() == nil {
 		return nil, usagef("--adaptive needs a model with a decision policy (edgebnn calibrate writes one); %s has none", *f.model)
 	}
-	return m.NewPredictor(runtime.Options{Samples: *f.samples, Seed: *f.seed, Strategy: st, MaxBatch: batch,
+	return m.NewPredictor(runtime.Options{Samples: *f.samples, Seed: *f.seed, PolicySeed: f.policySeed, Strategy: st, MaxBatch: batch,
 		Threads: threads, Mean: f.mean != nil && *f.mean, Adaptive: adaptive})
 }
 
@@ -216,6 +219,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlagsOnly(fs, predictUsage, args, stdout); err != nil {
 		return err
 	}
+	pf.policySeed = !flagSet(fs, "seed")
 	if *input == "" {
 		return usagef("--input is required")
 	}

@@ -79,7 +79,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Var(&models, "model", "a model to serve, `[NAME=]FILE` (repeatable)")
 	addr := fs.String("addr", serve.DefaultAddr, "listen on `HOST:PORT` (port 0: any free port; \":8501\" serves every interface)")
 	samples := fs.Int("samples", 0, "Monte Carlo samples `K` per prediction (default: the K each model's policy was fitted with, else 32;\nan ensemble of M networks: M)")
-	seed := fs.Uint64("seed", 0, "random `seed`; the same seed gives identical predictions")
+	seed := fs.Uint64("seed", 0, "random `seed`; the same seed gives identical predictions (default: the seed each calibrated\nmodel's policy was fitted with, else 0)")
 	strategy := fs.String("strategy", "auto", "sampling `strategy`: weight, local or auto (weight and local: a prediction does not depend on the other instances of its request)")
 	threads := fs.Int("threads", 1, "goroutines drawing the samples of one prediction (`T`)")
 	mean := fs.Bool("mean", false, "predict once at the posterior mean (no sampling)")
@@ -124,8 +124,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	for i := range models {
-		models[i].Options = runtime.Options{Samples: *samples, Seed: *seed, Strategy: st, Threads: *threads, Mean: *mean,
-			Adaptive: *adaptive, MaxBatch: *batch}
+		models[i].Options = runtime.Options{Samples: *samples, Seed: *seed, PolicySeed: !flagSet(fs, "seed"), Strategy: st,
+			Threads: *threads, Mean: *mean, Adaptive: *adaptive, MaxBatch: *batch}
 		models[i].Load = runtime.LoadOptions{KeepF16: *keepF16}
 		models[i].Mmap = *mmap
 	}

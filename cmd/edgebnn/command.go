@@ -185,3 +185,10 @@ func writeJSON(w io.Writer, v any) error {
 	}
 	return nil
 }
+
+// flagSet reports whether the named flag was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
