@@ -109,3 +109,30 @@ func checkPredictDecisions(t *testing.T, m2, inCSV, batch string, labels []int, 
 			batch, pol.Samples, cov, risk, pol.Calibration.Fit.Coverage, pol.Calibration.Fit.Risk)
 	}
 }
+
+// TestCalibrateNotes: calibrate says when the held-out part misses the target and when the fit
+// part is too small for stable thresholds, and records the --limit of Fashion-MNIST data in the
+// policy's data description (it said "fashion-mnist test set" for any --limit).
+func TestCalibrateNotes(t *testing.T) {
+	if _, err := data.FashionMNISTHead(data.DefaultFashionMNISTDir, "test", 1); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	m, m2 := filepath.Join(dir, "m.ebnn"), filepath.Join(dir, "m2.ebnn")
+	runOK(t, "convert", "--checkpoint", filepath.Join(demoFixture, "state_dict.safetensors"),
+		"--config", filepath.Join(demoFixture, "inference_config.json"), "--arch", filepath.Join(demoFixture, "model.txt"), "--out", m)
+	out := runOK(t, "calibrate", "--model", m, "--target-risk", "0.01", "--limit", "60", "--samples", "4", "--out", m2)
+	for _, want := range []string{"note: the fit part has 30 inputs", "note: the held-out risk"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("calibrate output lacks %q:\n%s", want, out)
+		}
+	}
+	mod, err := runtime.Load(m2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mod.Close()
+	if d := mod.Policy().Calibration.Data; d != "fashion-mnist test set, first 60" {
+		t.Errorf("the policy's data: %q", d)
+	}
+}
