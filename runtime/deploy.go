@@ -192,9 +192,10 @@ type Policy struct {
 	// per-layer choice depends on it — and it is the default of the model's predictions
 	// (Options.Strategy Auto).
 	Strategy string `json:"strategy,omitempty"`
-	// Seed is the seed of the draws the thresholds were fitted with (nil: unknown): the K weight
-	// draws are keyed by it and shared by every input, so predictions with it run the ensemble
-	// that was calibrated (Options.PolicySeed; edgebnn predict and serve unless --seed is given).
+	// Seed is the seed of the draws the thresholds were fitted with (nil: unknown): the random
+	// streams of the K samples are keyed by it, so predictions with it give every input the
+	// samples calibration scored (Options.PolicySeed; edgebnn predict, eval, bench and serve
+	// unless --seed is given).
 	Seed *uint64 `json:"seed,omitempty"`
 	// Calibration records how the thresholds were chosen (informational).
 	Calibration *Calibration `json:"calibration,omitempty"`

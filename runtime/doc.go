@@ -33,7 +33,8 @@
 // Strategy Weight draws whole weight matrices per sample and shares them between the inputs of a
 // batch. Strategy Local samples each dense layer's outputs per input from their exact Gaussian
 // given u (O(M·(d_in + d_out)) work instead of O(M·d_in·d_out)); conv layers sample weights. Both
-// give the same predictive distribution for each input. Auto picks the cheaper per layer.
+// give the same predictive distribution for each input. Auto picks the cheaper per layer (for a
+// model whose policy records the strategy it was calibrated with, Auto means that one).
 //
 // # Predictors
 //

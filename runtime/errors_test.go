@@ -940,13 +940,17 @@ func TestPolicyStrategyAndSeed(t *testing.T) {
 		{runtime.Options{Samples: 2}, runtime.Weight, 0},
 		{runtime.Options{Samples: 2, PolicySeed: true}, runtime.Weight, 5},
 		{runtime.Options{Samples: 2, Seed: 9, Strategy: runtime.Local}, runtime.Local, 9},
+		// The mean network samples nothing: the strategy stays Auto (Local would compute every
+		// layer's variance for nothing, twice the forward's cost).
+		{runtime.Options{Mean: true}, runtime.Auto, 0},
 	} {
 		p, err := d.NewPredictor(tc.opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o := p.Options(); o.Strategy != tc.strategy || o.Seed != tc.seed {
-			t.Errorf("%+v: strategy %v seed %d, want %v and %d", tc.opts, o.Strategy, o.Seed, tc.strategy, tc.seed)
+		// Options reports the seed predictions use, PolicySeed resolved.
+		if o := p.Options(); o.Strategy != tc.strategy || o.Seed != tc.seed || o.PolicySeed {
+			t.Errorf("%+v: strategy %v seed %d policy seed %v, want %v, %d, false", tc.opts, o.Strategy, o.Seed, o.PolicySeed, tc.strategy, tc.seed)
 		}
 	}
 	for _, bad := range []string{"auto", "fast"} {

@@ -20,7 +20,9 @@ type Strategy int
 const (
 	// Auto picks, per dense layer, batch size and number of samples, whichever of Weight and
 	// Local costs less (multiply-adds and normal draws). The samples an input gets then depend
-	// on the batch size and K; choose Weight or Local for samples that do not.
+	// on the batch size and K; choose Weight or Local for samples that do not. For a model whose
+	// decision policy records the strategy it was calibrated with (Policy.Strategy), Auto — the
+	// zero Options — means that strategy.
 	Auto Strategy = iota
 	// Weight draws whole weight matrices per sample, shared by every input of a batch. It works for
 	// every layer kind.
@@ -90,7 +92,8 @@ type Options struct {
 	Samples int
 	// Seed selects the random streams; the same seed gives bit-identical predictions.
 	Seed uint64
-	// Strategy selects weight or per-input (local) sampling.
+	// Strategy selects weight or per-input (local) sampling; Auto (the zero value) the cheaper per
+	// layer, or the decision policy's recorded strategy (Policy.Strategy) where it has one.
 	Strategy Strategy
 	// MaxBatch is the largest number of inputs processed at once (default 1); PredictBatch splits
 	// larger batches. Scratch memory grows with it.
@@ -471,14 +474,16 @@ func (m *Model) NewPredictor(opts Options) (*Predictor, error) {
 	}
 	if policy != nil {
 		// The strategy and seed the thresholds were fitted with, where recorded (Validate has
-		// checked the name).
-		if st, err := ParseStrategy(policy.Strategy); err == nil && opts.Strategy == Auto {
+		// checked the name); the mean network samples nothing (and Local would compute its
+		// variances for nothing).
+		if st, err := ParseStrategy(policy.Strategy); err == nil && opts.Strategy == Auto && !opts.Mean {
 			opts.Strategy = st
 		}
 		if opts.PolicySeed && policy.Seed != nil {
 			opts.Seed = *policy.Seed
 		}
 	}
+	opts.PolicySeed = false // Seed is the one predictions use (Options reports it)
 	if opts.Samples < 0 || opts.Samples > 1<<20 {
 		return nil, fmt.Errorf("runtime: %d samples is out of range (1 to %d)", opts.Samples, 1<<20)
 	}

@@ -150,8 +150,8 @@ type ModelConfig struct {
 	Name string
 	// Path is the model file (.ebnn); Reload reads it again.
 	Path string
-	// Options configure the model's Predictors: Samples, Seed, Strategy, Threads, Mean,
-	// Adaptive (and AdaptiveRound, AdaptiveDelta), Policy, MaxMemory. MaxBatch is the largest
+	// Options configure the model's Predictors: Samples, Seed (PolicySeed: the model's policy's),
+	// Strategy, Threads, Mean, Adaptive (and AdaptiveRound, AdaptiveDelta), Policy, MaxMemory. MaxBatch is the largest
 	// number of instances predicted in one pass (default min(DefaultMaxBatch, MaxInstances));
 	// KeepSamples is not supported. Predictions do not depend on MaxBatch for the Weight and
 	// Local strategies; for Auto they may.

@@ -121,7 +121,7 @@ func TestCalibrateNotes(t *testing.T) {
 	m, m2 := filepath.Join(dir, "m.ebnn"), filepath.Join(dir, "m2.ebnn")
 	runOK(t, "convert", "--checkpoint", filepath.Join(demoFixture, "state_dict.safetensors"),
 		"--config", filepath.Join(demoFixture, "inference_config.json"), "--arch", filepath.Join(demoFixture, "model.txt"), "--out", m)
-	out := runOK(t, "calibrate", "--model", m, "--target-risk", "0.01", "--limit", "60", "--samples", "4", "--out", m2)
+	out := runOK(t, "calibrate", "--model", m, "--target-risk", "0.01", "--limit", "60", "--samples", "4", "--strategy", "weight", "--out", m2)
 	for _, want := range []string{"note: the fit part has 30 inputs", "note: the held-out risk"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("calibrate output lacks %q:\n%s", want, out)
@@ -134,5 +134,36 @@ func TestCalibrateNotes(t *testing.T) {
 	defer mod.Close()
 	if d := mod.Policy().Calibration.Data; d != "fashion-mnist test set, first 60" {
 		t.Errorf("the policy's data: %q", d)
+	}
+	if p := mod.Policy(); p.Strategy != "weight" || p.Seed == nil || *p.Seed != 42 {
+		t.Errorf("the policy records strategy %q seed %v, want weight and 42", p.Strategy, p.Seed)
+	}
+	if info := runOK(t, "inspect", m2); !strings.Contains(info, "(fitted with 4 samples, weight sampling, seed 42)") {
+		t.Errorf("inspect does not show the policy's draws:\n%s", info)
+	}
+	// auto's samples depend on the batch: refused before any work.
+	if code, _, stderr := runCLI("calibrate", "--model", m, "--target-risk", "0.01", "--strategy", "auto", "--out", m2); code != exitUsage || !strings.Contains(stderr, "--strategy") {
+		t.Errorf("calibrate --strategy auto: exit %d, %s", code, stderr)
+	}
+}
+
+// TestEvalOfCalibratedModel: eval of a calibrated model takes its policy's draws — the seed
+// (unless --seed is given) and the strategy, as predict and serve do — so that its selective
+// numbers are the device's: without --seed it equals --seed <the policy's>.
+func TestEvalOfCalibratedModel(t *testing.T) {
+	if _, err := data.FashionMNISTHead(data.DefaultFashionMNISTDir, "test", 1); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	m, m2 := filepath.Join(dir, "m.ebnn"), filepath.Join(dir, "m2.ebnn")
+	runOK(t, "convert", "--checkpoint", filepath.Join(demoFixture, "state_dict.safetensors"),
+		"--config", filepath.Join(demoFixture, "inference_config.json"), "--arch", filepath.Join(demoFixture, "model.txt"), "--out", m)
+	runOK(t, "calibrate", "--model", m, "--target-risk", "0.1", "--limit", "400", "--samples", "8", "--seed", "7", "--out", m2)
+	def := runOK(t, "eval", m2, "--test-limit", "200", "--json")
+	if policy := runOK(t, "eval", m2, "--test-limit", "200", "--json", "--seed", "7"); def != policy {
+		t.Error("eval without --seed differs from eval --seed 7, the policy's")
+	}
+	if other := runOK(t, "eval", m2, "--test-limit", "200", "--json", "--seed", "8"); def == other {
+		t.Error("eval --seed 8 equals the policy's draws: --seed is not taken")
 	}
 }

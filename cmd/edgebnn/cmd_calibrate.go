@@ -28,7 +28,7 @@ import (
 
 const calibrateUsage = `Usage: edgebnn calibrate --model M.ebnn --out M2.ebnn (--target-risk R | --target-coverage C)
                          [--on both] [--tolerance T] [--data fmnist|csv:PATH] [--split 0.5] [--seed S]
-                         [--samples K] [--plot P.png]
+                         [--samples K] [--strategy local|weight] [--plot P.png]
 
 Fits a model's decision policy on labelled data — a classifier acts on a
 prediction only when its confidence (the predicted class's probability) is at
@@ -92,7 +92,7 @@ func parseCalibrateFlags(args []string, stdout io.Writer) (*calibrateFlags, erro
 	on := fs.String("on", "", "threshold confidence, mutual_info or both (a classifier; default both), or epistemic_std\n(a regression model, the default)")
 	tolerance := fs.Float64("tolerance", math.NaN(), "regression: an error is a prediction with an output farther than `T` from its target")
 	fs.Float64Var(&o.split, "split", calibrate.DefaultSplit, "fraction of the inputs to fit on; the rest is held out")
-	fs.Uint64Var(&o.seed, "seed", 42, "random `seed` of the split and of the predictions")
+	fs.Uint64Var(&o.seed, "seed", 42, "random `seed` of the split and of the predictions (recorded in the policy: predict, eval\nand serve use it by default)")
 	fs.IntVar(&o.samples, "samples", 0, "Monte Carlo samples `K` per prediction (default: the model's policy's, else one per\nmember of an ensemble, else 32; a mixture of M: 32 rounded up to a multiple of M; a\ndeterministic network: 1)")
 	fs.IntVar(&o.grid, "grid", calibrate.DefaultGrid, "candidate thresholds per score for --on both")
 	strategy := fs.String("strategy", "local", "sampling `strategy` of the predictions, weight or local, recorded in the policy\n(the default of the model's predictions): both give an input the same samples in any\nbatch (auto's choice depends on it)")

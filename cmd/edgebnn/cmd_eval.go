@@ -74,8 +74,8 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	oodFlag := fs.String("ood", "", "out-of-distribution set: classes (held-out classes, with --classes), digits (scikit-learn's 8×8 digits upsampled to 28×28), digits:PATH or fmnist-shuffled (the test images with their pixels permuted; default: the checkpoint's, else classes with --classes)")
 	testLimit := fs.Int("test-limit", -1, "evaluate only the first N test examples (0: all)")
 	samples := fs.Int("samples", 0, "Monte Carlo samples per prediction, also L of the regression mixture NLL (default: the K the model's policy was fitted with, else one per member of an ensemble, else the checkpoint's test_samples, else 32)")
-	seed := fs.Uint64("seed", 42, "seed of the Monte Carlo draws (a CSV's test split and generated data keep the checkpoint's seed)")
-	strategy := fs.String("strategy", "auto", "sampling strategy: auto, weight or local")
+	seed := fs.Uint64("seed", 42, "seed of the Monte Carlo draws (default: the seed a calibrated model's policy records, else 42;\na CSV's test split and generated data keep the checkpoint's seed)")
+	strategy := fs.String("strategy", "auto", "sampling strategy: auto, weight or local (auto: a calibrated model's policy's, if it records one)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	plotPrefix := fs.String("plots", "", "write <prefix>.reliability.png and <prefix>.selective.png")
 	psis := fs.Bool("psis", false, "also compute the PSIS k̂ of a training checkpoint's posterior against its log joint")
@@ -232,7 +232,9 @@ func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 			return err
 		}
 	}
-	opt := runtime.Options{Samples: cfg.TestSamples, Seed: *seed, Strategy: strat, MaxBatch: 100}
+	// A calibrated model: its policy's draws (seed and strategy) unless --seed is given, as
+	// predict and serve, so that the selective-prediction numbers are the device's.
+	opt := runtime.Options{Samples: cfg.TestSamples, Seed: *seed, PolicySeed: !flagSet(fs, "seed"), Strategy: strat, MaxBatch: 100}
 	report, err := eval.Evaluate(m, test, ood, opt)
 	if err != nil {
 		return err
