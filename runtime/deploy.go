@@ -229,6 +229,28 @@ type SplitResult struct {
 	Coverage float64 `json:"coverage"`
 }
 
+// Differences says how the options of a predictor (Predictor.Options, defaults resolved) draw
+// other samples than the ones the policy's thresholds were fitted with — another K, strategy or
+// seed, where the policy records them — for a note to the user: the risk and coverage the policy
+// was fitted to are those draws'. Nil when they match or p is nil; a mean prediction (Mean)
+// draws nothing and is not compared.
+func (p *Policy) Differences(o Options) []string {
+	if p == nil || o.Mean {
+		return nil
+	}
+	var d []string
+	if p.Samples > 0 && o.Samples != p.Samples {
+		d = append(d, fmt.Sprintf("%d samples, not %d", o.Samples, p.Samples))
+	}
+	if p.Strategy != "" && o.Strategy.String() != p.Strategy {
+		d = append(d, fmt.Sprintf("strategy %s, not %s", o.Strategy, p.Strategy))
+	}
+	if p.Seed != nil && o.Seed != *p.Seed {
+		d = append(d, fmt.Sprintf("seed %d, not %d", o.Seed, *p.Seed))
+	}
+	return d
+}
+
 // Validate checks the Policy against a model's task. Errors name the field.
 func (p *Policy) Validate(task Task) error {
 	if p.Version != DeployVersion {

@@ -961,3 +961,24 @@ func TestPolicyStrategyAndSeed(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyDifferences: what a predictor's options draw differently from the policy's fit.
+func TestPolicyDifferences(t *testing.T) {
+	seed := uint64(42)
+	p := &runtime.Policy{Version: runtime.DeployVersion, Samples: 256, Strategy: "local", Seed: &seed}
+	for _, tc := range []struct {
+		o    runtime.Options
+		want []string
+	}{
+		{runtime.Options{Samples: 256, Strategy: runtime.Local, Seed: 42}, nil},
+		{runtime.Options{Samples: 32, Strategy: runtime.Weight, Seed: 1}, []string{"32 samples, not 256", "strategy weight, not local", "seed 1, not 42"}},
+		{runtime.Options{Mean: true, Samples: 1}, nil},
+	} {
+		if got := p.Differences(tc.o); !slices.Equal(got, tc.want) {
+			t.Errorf("%+v: %q, want %q", tc.o, got, tc.want)
+		}
+	}
+	if d := (*runtime.Policy)(nil).Differences(runtime.Options{Samples: 3}); d != nil {
+		t.Errorf("nil policy: %q", d)
+	}
+}

@@ -3,10 +3,12 @@ package serve
 import (
 	"bytes"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,4 +190,28 @@ func benchServe(b *testing.B, via, ctype string) {
 	b.ReportMetric(float64(tReq.Nanoseconds())/float64(b.N), "request-ns/op")
 	b.ReportMetric(float64(tIn.Nanoseconds())/float64(b.N), "inprocess-ns/op")
 	b.ReportMetric(float64(tReq)/float64(tIn)-1, "overhead")
+}
+
+// TestLoadNotesPolicyDraws: a model served with other draws than its policy was fitted with
+// (another K, strategy or seed) is noted in the log at load; the defaults are the policy's and
+// say nothing.
+func TestLoadNotesPolicyDraws(t *testing.T) {
+	for _, tc := range []struct {
+		opts runtime.Options
+		note string
+	}{
+		{runtime.Options{Samples: 4, PolicySeed: true}, "predicting with 4 samples, not 256"},
+		{runtime.Options{Seed: 3}, "seed 3, not 42"},
+		{runtime.Options{PolicySeed: true}, ""},
+	} {
+		var logged strings.Builder
+		s, err := New(Config{Log: log.New(&logged, "", 0)}, ModelConfig{Name: "m", Path: demoModel, Options: tc.opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if got := strings.Contains(logged.String(), "note:"); got != (tc.note != "") || !strings.Contains(logged.String(), tc.note) {
+			t.Errorf("%+v: log %q, want a note %q", tc.opts, logged.String(), tc.note)
+		}
+	}
 }

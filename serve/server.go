@@ -61,6 +61,10 @@ func New(cfg Config, models ...ModelConfig) (*Server, error) {
 		s.cur[mc.Name] = l
 		s.log.Printf("model %q: loaded %s (%s, input %v, %d outputs, K=%d, %d predictors)", mc.Name, mc.Path,
 			l.model.Task(), l.model.Spec().InputShape, l.model.OutputSize(), l.opts.Samples, len(l.preds))
+		if d := l.model.Policy().Differences(l.opts); d != nil && l.model.Stochastic() {
+			s.log.Printf("model %q: note: its decision policy was fitted with other draws; predicting with %s (the defaults match)",
+				mc.Name, strings.Join(d, ", "))
+		}
 	}
 	s.mt = newMetrics(names)
 	s.handler = s.routes()

@@ -254,12 +254,17 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer p.Close()
-	if pol := m.Policy(); pol != nil && pol.Samples > 0 && m.Stochastic() && !*pf.mean && pol.Samples != p.Options().Samples {
-		// The default K is the policy's; another --samples is allowed, but the thresholds were
-		// fitted with that K: with fewer samples the uncertainty is estimated less well, and the
-		// risk the policy was fitted to is not what it gets.
-		fmt.Fprintf(stderr, "note: %s's decision policy was fitted with %d samples a prediction; predicting with %d (the default, or --samples %d, matches)\n",
-			*pf.model, pol.Samples, p.Options().Samples, pol.Samples)
+	if pol := m.Policy(); pol != nil && m.Stochastic() {
+		// The defaults are the policy's draws; other ones are allowed, but the thresholds were
+		// fitted to those: with fewer samples the uncertainty is estimated less well, and with
+		// other draws the risk the policy was fitted to is not quite what it gets.
+		if d := pol.Differences(p.Options()); d != nil {
+			fmt.Fprintf(stderr, "note: %s's decision policy was fitted with other draws; predicting with %s (the defaults match)\n",
+				*pf.model, strings.Join(d, ", "))
+		}
+		if *pf.mean && pol.MaxMutualInfo != nil {
+			fmt.Fprintf(stderr, "note: --mean predicts with mutual information 0: the policy's max_mutual_info never abstains\n")
+		}
 	}
 	out, err := newPredictionWriter(stdout, m, *asJSON, src)
 	if err != nil {

@@ -284,18 +284,28 @@ func TestPredictMeanRefusesSamplingFlags(t *testing.T) {
 	}
 }
 
-// TestPredictNotesPolicySamples: the default K is the one the model's policy was fitted with (the
-// built-in model's: 256), silently; another --samples is allowed but said.
+// TestPredictNotesPolicySamples: the defaults are the draws the model's policy was fitted with
+// (the built-in model's: 256 samples, local, seed 42), silently; another --samples, --strategy or
+// --seed is allowed but said, and so is --mean's mutual information of 0 (the MI veto cannot fire).
 func TestPredictNotesPolicySamples(t *testing.T) {
 	dir := t.TempDir()
 	model, in := filepath.Join(dir, "m.ebnn"), filepath.Join(dir, "in.csv")
 	mustWrite(t, model, demoModel)
 	mustWrite(t, in, []byte(strings.TrimSuffix(strings.Repeat("0.5,", 784), ",")+"\n"))
-	code, _, stderr := runCLI("predict", "--model", model, "--input", in, "--samples", "32")
-	if code != 0 || !strings.Contains(stderr, "policy was fitted with 256 samples a prediction; predicting with 32 (the default, or --samples 256, matches)") {
-		t.Errorf("--samples 32: exit %d: %s", code, stderr)
+	for _, tc := range []struct {
+		args []string
+		note string
+	}{
+		{[]string{"--samples", "32"}, "policy was fitted with other draws; predicting with 32 samples, not 256 (the defaults match)"},
+		{[]string{"--seed", "1", "--strategy", "weight"}, "predicting with strategy weight, not local, seed 1, not 42"},
+		{[]string{"--mean"}, "--mean predicts with mutual information 0: the policy's max_mutual_info never abstains"},
+	} {
+		code, _, stderr := runCLI(append([]string{"predict", "--model", model, "--input", in}, tc.args...)...)
+		if code != 0 || !strings.Contains(stderr, tc.note) {
+			t.Errorf("%v: exit %d: %s", tc.args, code, stderr)
+		}
 	}
-	for _, args := range [][]string{nil, {"--samples", "256"}} {
+	for _, args := range [][]string{nil, {"--samples", "256"}, {"--seed", "42", "--strategy", "local"}} {
 		code, stdout, stderr := runCLI(append([]string{"predict", "--model", model, "--input", in, "--json"}, args...)...)
 		if code != 0 || stderr != "" || !strings.Contains(stdout, `"samples":256`) {
 			t.Errorf("%v: exit %d: %q %q", args, code, stdout, stderr)
