@@ -115,7 +115,8 @@ func (t Target) validate() error {
 }
 
 // Rule is a decision rule: accept an input iff the thresholds that On selects hold. The others
-// are ignored (Fit leaves them 0).
+// are ignored (Fit leaves them 0). A MaxMutualInfo or MaxEpistemicStd of +Inf, like a
+// MinConfidence of 0, is no threshold: every input passes it.
 type Rule struct {
 	On              On
 	MinConfidence   float64
@@ -153,21 +154,24 @@ func (r Rule) Evaluate(records []Record) Result {
 }
 
 // Policy is the runtime policy of the rule (without Calibration): the thresholds On selects,
-// fitted with the given number of samples per prediction.
+// fitted with the given number of samples per prediction. An infinite maximum is left out of
+// the policy (no threshold).
 func (r Rule) Policy(samples int) *runtime.Policy {
 	p := &runtime.Policy{Version: runtime.DeployVersion, Samples: samples}
+	set := func(dst **float64, v float64) {
+		if !math.IsInf(v, 1) {
+			*dst = &v
+		}
+	}
 	if r.On == OnEpistemicStd {
-		v := r.MaxEpistemicStd
-		p.MaxEpistemicStd = &v
+		set(&p.MaxEpistemicStd, r.MaxEpistemicStd)
 		return p
 	}
 	if r.On != OnMutualInfo {
-		v := r.MinConfidence
-		p.MinConfidence = &v
+		set(&p.MinConfidence, r.MinConfidence)
 	}
 	if r.On != OnConfidence {
-		v := r.MaxMutualInfo
-		p.MaxMutualInfo = &v
+		set(&p.MaxMutualInfo, r.MaxMutualInfo)
 	}
 	return p
 }
@@ -422,7 +426,10 @@ func search(records []Record, on On, grid int, t Target) (best candidate, found 
 //   - risk target r: among the rules whose accepted set is not empty and has risk ≤ r, one with
 //     the most accepted records (then the fewest errors);
 //   - coverage target c: among the rules that accept at least a fraction c, one with the lowest
-//     risk (then the most accepted records).
+//     risk (then the most accepted records). When c > n/(n+1) for n records only a rule that
+//     accepts them all qualifies, and one whose thresholds are the records' extreme scores is
+//     expected to pass only n/(n+1) of new inputs, so the rule has no thresholds instead
+//     (MinConfidence 0, the maxima +Inf): --target-coverage 1 acts on every input.
 //
 // Remaining ties go to the higher MinConfidence, then the lower MaxMutualInfo (or
 // MaxEpistemicStd). Thresholds are
@@ -489,6 +496,18 @@ func Fit(records []Record, opt Options) (Rule, Result, error) {
 			opt.Target, opt.On, ErrTargetUnmet, fr.Coverage, fr.Risk)
 	}
 	rule := Rule{On: opt.On}
+	if opt.Target.Kind == TargetCoverage && opt.Target.Value*float64(len(recs)+1) > float64(len(recs)) {
+		// Only a rule that accepts every fit record can meet this target (c·n > n − 1), and the
+		// fit data's extreme score as a threshold is expected to pass only n/(n+1) of new
+		// inputs (exchangeable data, distinct scores), short of c: no threshold at all.
+		switch opt.On {
+		case OnEpistemicStd:
+			rule.MaxEpistemicStd = math.Inf(1)
+		case OnMutualInfo, OnBoth:
+			rule.MaxMutualInfo = math.Inf(1)
+		}
+		return rule, newResult(len(recs), best.a, best.e), nil
+	}
 	if opt.On == OnEpistemicStd {
 		rule.MaxEpistemicStd = best.rule.MaxMutualInfo
 		return rule, newResult(len(recs), best.a, best.e), nil

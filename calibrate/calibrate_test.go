@@ -178,8 +178,12 @@ func TestFitCases(t *testing.T) {
 			Rule{}, 2, 0, ""},
 		{"coverage 0.5 on confidence", four, Options{Target: Target{TargetCoverage, 0.5}, On: OnConfidence},
 			Rule{On: OnConfidence, MinConfidence: 0.8}, 2, 0, ""},
+		// Coverage above n/(n+1) = 0.8 takes every record, and then no threshold: the fit
+		// data's largest MI (0.03) would refuse new inputs above it.
 		{"coverage 1", four, Options{Target: Target{TargetCoverage, 1}, On: OnMutualInfo},
-			Rule{On: OnMutualInfo, MaxMutualInfo: 0.03}, 4, 1, ""},
+			Rule{On: OnMutualInfo, MaxMutualInfo: math.Inf(1)}, 4, 1, ""},
+		{"coverage 0.81 on both", four, Options{Target: Target{TargetCoverage, 0.81}, On: OnBoth},
+			Rule{On: OnBoth, MaxMutualInfo: math.Inf(1)}, 4, 1, ""},
 		// Ties: the two records at 0.8 go together, so risk 0 only keeps the first.
 		{"tie", tied, Options{Target: Target{TargetRisk, 0}, On: OnConfidence},
 			Rule{On: OnConfidence, MinConfidence: 0.9}, 1, 0, ""},
@@ -196,6 +200,8 @@ func TestFitCases(t *testing.T) {
 			Rule{On: OnEpistemicStd, MaxEpistemicStd: 0.1}, 2, 0, ""},
 		{"coverage 0.75 on epistemic std", sds, Options{Target: Target{TargetCoverage, 0.75}, On: OnEpistemicStd},
 			Rule{On: OnEpistemicStd, MaxEpistemicStd: 0.7}, 4, 1, ""},
+		{"coverage 0.81 on epistemic std", sds, Options{Target: Target{TargetCoverage, 0.81}, On: OnEpistemicStd},
+			Rule{On: OnEpistemicStd, MaxEpistemicStd: math.Inf(1)}, 4, 1, ""},
 		{"risk 0.4 on epistemic std accepts all", sds, Options{Target: Target{TargetRisk, 0.4}, On: OnEpistemicStd},
 			Rule{On: OnEpistemicStd, MaxEpistemicStd: 0.7}, 4, 1, ""},
 		{"everything wrong", []Record{r(0.9, 0, false), r(0.4, 0, false)}, Options{Target: Target{TargetRisk, 0.5}, On: OnBoth},
@@ -212,7 +218,7 @@ func TestFitCases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.opt.On == OnBoth {
+			if c.opt.On == OnBoth && c.wantRule == (Rule{}) {
 				// Only the rule's effect is specified here.
 				rule = Rule{}
 				c.wantRule = Rule{}
@@ -312,7 +318,7 @@ func TestEpistemicStdPolicyDecides(t *testing.T) {
 		}
 		recs[i] = Record{EpistemicStd: math.Sqrt(float64(top)), Correct: rng.Float64() > float64(top)}
 	}
-	for _, tg := range []Target{{TargetRisk, 0.2}, {TargetCoverage, 0.5}, {TargetCoverage, 1}} {
+	for _, tg := range []Target{{TargetRisk, 0.2}, {TargetCoverage, 0.5}, {TargetCoverage, 0.99}} {
 		rule, res, err := Fit(recs, Options{Target: tg, On: OnEpistemicStd})
 		if err != nil {
 			t.Fatalf("%s: %v", tg, err)

@@ -574,15 +574,23 @@ func printCalibration(w io.Writer, o *calibrateFlags, what string, samples int, 
 	}
 	fmt.Fprintf(w, "\nTarget %s on %s: ", r.Options.Target, r.Options.On)
 	var th []string
+	threshold := func(name string, v float64) {
+		if math.IsInf(v, 1) {
+			th = append(th, name+" none")
+		} else {
+			th = append(th, fmt.Sprintf("%s %.6g", name, v))
+		}
+	}
 	switch r.Options.On {
 	case calibrate.OnEpistemicStd:
-		th = append(th, fmt.Sprintf("max_epistemic_std %.6g", r.Rule.MaxEpistemicStd))
+		threshold("max_epistemic_std", r.Rule.MaxEpistemicStd)
 	case calibrate.OnConfidence:
-		th = append(th, fmt.Sprintf("min_confidence %.6g", r.Rule.MinConfidence))
+		threshold("min_confidence", r.Rule.MinConfidence)
 	case calibrate.OnMutualInfo:
-		th = append(th, fmt.Sprintf("max_mutual_info %.6g", r.Rule.MaxMutualInfo))
+		threshold("max_mutual_info", r.Rule.MaxMutualInfo)
 	default:
-		th = append(th, fmt.Sprintf("min_confidence %.6g", r.Rule.MinConfidence), fmt.Sprintf("max_mutual_info %.6g", r.Rule.MaxMutualInfo))
+		threshold("min_confidence", r.Rule.MinConfidence)
+		threshold("max_mutual_info", r.Rule.MaxMutualInfo)
 	}
 	fmt.Fprintln(w, strings.Join(th, ", "))
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -172,10 +172,10 @@ func summarisePolicy(p *runtime.Policy) string {
 	if p.MaxEpistemicStd != nil {
 		th = append(th, fmt.Sprintf("epistemic std ≤ %.6g", *p.MaxEpistemicStd))
 	}
-	if len(th) == 0 {
-		th = append(th, "always")
-	}
 	s := "policy: act when " + strings.Join(th, " and ")
+	if len(th) == 0 {
+		s = "policy: always act (no thresholds)"
+	}
 	var with []string
 	if p.Samples > 0 {
 		with = append(with, fmt.Sprintf("%d samples", p.Samples))
