@@ -23,13 +23,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/edgebnn/edgebnn/internal/clip"
-	"github.com/edgebnn/edgebnn/internal/schema"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/edgebnn/edgebnn/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/schema"
+	"github.com/edgebnn/edgebnn/internal/strictjson"
 
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
 	"github.com/edgebnn/edgebnn/convert/resnet"
@@ -581,9 +583,7 @@ type GlobalInducingArgs struct {
 // ParseGlobalInducingArgs decodes GlobalInducingArgs from JSON; unknown keys are errors.
 func ParseGlobalInducingArgs(data []byte) (*GlobalInducingArgs, error) {
 	var a GlobalInducingArgs
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&a); err != nil {
+	if err := strictjson.Decode(data, &a); err != nil {
 		return nil, fmt.Errorf("convert: global inducing arguments: %w", err)
 	}
 	for _, v := range []*float64{a.MaxLamda, a.MaxSDU} {

@@ -1,17 +1,15 @@
 package runtime
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/strictjson"
 )
 
 // A model file may carry, beside its description (MetaBlob) and tensors, how raw inputs are
@@ -421,17 +419,7 @@ func decodeStrict(data []byte, v any) error {
 	if len(data) > maxDeployBlob {
 		return fmt.Errorf("%d bytes of JSON (limit %d)", len(data), maxDeployBlob)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	// Anything but white space after the value is an error: dec.More() would miss a stray ']'
-	// or '}' (`{"version":1}]`), after which it reports no more values.
-	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("data after the JSON object at byte %d", dec.InputOffset())
-	}
-	return nil
+	return strictjson.Decode(data, v)
 }
 
 // loadDeploy reads the optional preprocess and policy sections of f into m.

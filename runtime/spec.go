@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strconv"
 
 	"github.com/edgebnn/edgebnn/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/strictjson"
 )
 
 // SpecVersion is the version of the model description schema this package reads and writes.
@@ -563,13 +563,8 @@ func ParseSpec(data []byte) (*Spec, error) {
 		return nil, err
 	}
 	var s Spec
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
+	if err := strictjson.Decode(data, &s); err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("spec: data after the JSON object at byte %d", dec.InputOffset())
 	}
 	if err := s.Validate(); err != nil {
 		return nil, err

@@ -36,6 +36,7 @@ var devicePackages = []string{
 	"github.com/edgebnn/edgebnn/internal/clip",
 	"github.com/edgebnn/edgebnn/internal/outfile",
 	"github.com/edgebnn/edgebnn/internal/readlimit",
+	"github.com/edgebnn/edgebnn/internal/strictjson", // model files' JSON: no repeated member names
 }
 
 // deviceBuild is one variant of the board binary and the bound of its stripped linux/arm64 size.

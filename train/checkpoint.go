@@ -20,6 +20,7 @@ import (
 	"github.com/edgebnn/edgebnn/internal/clip"
 	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/internal/schema"
+	"github.com/edgebnn/edgebnn/internal/strictjson"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/optim"
 )
@@ -268,6 +269,9 @@ func readState(f *format.File, path string) (*State, error) {
 	// instead would have them read (and quoted in errors) though the user named no such file.
 	var raw struct {
 		Config json.RawMessage `json:"config"`
+	}
+	if err := strictjson.CheckNames(b); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: training state: %w", path, err)
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: training state: %w", path, err)

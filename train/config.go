@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"reflect"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/edgebnn/edgebnn/internal/readlimit"
+	"github.com/edgebnn/edgebnn/internal/strictjson"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/fsvi"
@@ -414,13 +414,8 @@ func (c *Config) ParseConfig(data []byte, name string) error {
 
 // decode is ParseConfig without the preset: the object's keys over c.
 func (c *Config) decode(data []byte, name string) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(c); err != nil {
+	if err := strictjson.Decode(data, c); err != nil {
 		return fmt.Errorf("config %s: %w", name, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("config %s: text after the JSON object", name)
 	}
 	return nil
 }

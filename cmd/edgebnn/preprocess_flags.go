@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -10,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/edgebnn/edgebnn/internal/readlimit"
+	"github.com/edgebnn/edgebnn/internal/strictjson"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -45,9 +44,7 @@ func (f *preprocessFlags) build() (*runtime.Preprocess, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--preprocess: %w", err)
 		}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(p); err != nil {
+		if err := strictjson.Decode(b, p); err != nil {
 			return nil, fmt.Errorf("--preprocess %s: %w", *f.file, err)
 		}
 		if p.Version == 0 {

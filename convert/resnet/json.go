@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/edgebnn/edgebnn/internal/clip"
 	"io"
+
+	"github.com/edgebnn/edgebnn/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/strictjson"
 
 	"github.com/edgebnn/edgebnn/convert/torcharch"
 
@@ -40,13 +42,8 @@ func ParseJSON(r io.Reader) ([]Node, error) {
 	var doc struct {
 		Layers *[]json.RawMessage `json:"layers"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
+	if err := strictjson.Decode(data, &doc); err != nil {
 		return nil, fmt.Errorf("resnet: json architecture: %w", clip.Error(err))
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("resnet: json architecture: trailing data after the top-level object")
 	}
 	if doc.Layers == nil {
 		return nil, fmt.Errorf("resnet: json architecture: missing \"layers\"")

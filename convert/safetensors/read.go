@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/edgebnn/edgebnn/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/strictjson"
 
 	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
@@ -314,9 +315,7 @@ func parseHeader(header []byte, body int64, lim Limits) (*Header, error) {
 		if err := dec.Decode(&sub); err != nil {
 			return nil, fmt.Errorf("safetensors: header entry %s: %w", clip.Q(key), clip.Error(err))
 		}
-		ed := json.NewDecoder(bytes.NewReader(sub))
-		ed.DisallowUnknownFields()
-		if err := ed.Decode(&e); err != nil {
+		if err := strictjson.Decode(sub, &e); err != nil {
 			return nil, fmt.Errorf("safetensors: header entry %s: %w", clip.Q(key), clip.Error(err))
 		}
 		if e.DType == nil || e.Shape == nil || e.DataOffsets == nil {

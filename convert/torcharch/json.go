@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/edgebnn/edgebnn/internal/clip"
 	"io"
 	"strconv"
+
+	"github.com/edgebnn/edgebnn/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/strictjson"
 
 	"github.com/edgebnn/edgebnn/internal/readlimit"
 )
@@ -16,16 +18,15 @@ import (
 // Unknown fields, wrong JSON types and missing required arguments are
 // errors naming the layer and the field.
 func ParseJSON(r io.Reader) ([]Module, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("torcharch: json: %w", err)
+	}
 	var doc struct {
 		Layers *[]json.RawMessage `json:"layers"`
 	}
-	if err := dec.Decode(&doc); err != nil {
+	if err := strictjson.Decode(data, &doc); err != nil {
 		return nil, fmt.Errorf("torcharch: json: %w", clip.Error(err))
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("torcharch: json: trailing data after the top-level object")
 	}
 	if doc.Layers == nil {
 		return nil, fmt.Errorf("torcharch: json: missing \"layers\"")

@@ -1,0 +1,24 @@
+package torcharch
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestParseJSONStrict: an architecture whose layer names a field twice (in any case) or that has
+// a stray bracket after the object is refused; dec.More() had let `{...}]` through.
+func TestParseJSONStrict(t *testing.T) {
+	ok := `{"layers": [{"name": "0", "type": "Linear", "in_features": 4, "out_features": 2}]}`
+	if _, err := ParseJSON(strings.NewReader(ok)); err != nil {
+		t.Fatalf("valid architecture: %v", err)
+	}
+	for _, c := range []struct{ name, json, want string }{
+		{"stray bracket", ok + "]", "trailing data after the JSON object"},
+		{"stray brace", ok + "}", "trailing data after the JSON object"},
+		{"repeated field", strings.Replace(ok, `"out_features": 2`, `"out_features": 2, "Out_Features": 3`, 1), `repeats "out_features"`},
+	} {
+		if _, err := ParseJSON(strings.NewReader(c.json)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+}
