@@ -32,6 +32,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/edgebnn/edgebnn/internal/readlimit"
+	"github.com/edgebnn/edgebnn/internal/strictjson"
 )
 
 //go:embed profiles/*.json
@@ -252,7 +253,7 @@ func scanObject(dec *json.Decoder, prefix string, fields *[]string, depth int) e
 	if depth > maxDepth {
 		return fmt.Errorf("invalid profile at byte %d: nested deeper than %d levels", dec.InputOffset(), maxDepth)
 	}
-	seen := map[string]bool{}
+	seen := map[string]string{} // strictjson.Fold(key) → key
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -263,10 +264,14 @@ func scanObject(dec *json.Decoder, prefix string, fields *[]string, depth int) e
 			return fmt.Errorf("invalid JSON at byte %d: expected an object key", dec.InputOffset())
 		}
 		field := prefix + key
-		if seen[key] {
+		// encoding/json matches names to fields ignoring case, keeping the last.
+		if first, ok := seen[strictjson.Fold(key)]; ok {
+			if first != key {
+				return &ProfileError{Field: field, Msg: fmt.Sprintf("duplicated field (the same as %q: names are matched ignoring case)", first)}
+			}
 			return &ProfileError{Field: field, Msg: "duplicated field"}
 		}
-		seen[key] = true
+		seen[strictjson.Fold(key)] = key
 		*fields = append(*fields, field)
 		if err := scanValue(dec, field+".", fields, depth); err != nil {
 			return err

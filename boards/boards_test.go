@@ -184,6 +184,8 @@ func TestParseErrors(t *testing.T) {
 		{name: "fp16 on arm", edit: func(m map[string]any) { m["simd"] = map[string]any{"fp16": true} }, wantField: "simd.fp16", wantMsg: "arm64 feature"},
 		{name: "dotprod on arm", edit: func(m map[string]any) { m["simd"] = map[string]any{"dotprod": true} }, wantField: "simd.dotprod", wantMsg: "arm64 feature"},
 		{name: "duplicated field", raw: `{"name":"a","name":"b"}`, wantField: "name", wantMsg: "duplicated field"},
+		{name: "duplicated field in another case", raw: `{"name":"a","Name":"b"}`, wantField: "Name", wantMsg: `the same as "name"`},
+		{name: "nested duplicated field in another case", raw: `{"simd":{"neon":true,"NEON":false}}`, wantField: "simd.NEON", wantMsg: "matched ignoring case"},
 		{name: "not an object", raw: `[1,2]`, wantMsg: "must be a JSON object"},
 		{name: "syntax error", raw: `{"name": }`, wantMsg: "invalid JSON"},
 		{name: "trailing data", raw: string(mustJSON(t, validProfile())) + `{}`, wantMsg: "unexpected data after"},

@@ -85,7 +85,7 @@ func CheckNames(data []byte) error {
 				continue
 			}
 			top.wantName = false
-			key := fold(t)
+			key := Fold(t)
 			if first, ok := top.names[key]; ok {
 				if first == t {
 					return fmt.Errorf("member %s appears twice in one JSON object (byte %d)", clip.Q(t), dec.InputOffset())
@@ -105,9 +105,10 @@ func CheckNames(data []byte) error {
 	}
 }
 
-// fold maps s to one representative of its case-folding class: every rune to the smallest rune
-// of its unicode.SimpleFold orbit, so fold(a) == fold(b) exactly when strings.EqualFold(a, b).
-func fold(s string) string {
+// Fold maps s to one representative of its case-folding class: every rune to the smallest rune
+// of its unicode.SimpleFold orbit, so Fold(a) == Fold(b) exactly when strings.EqualFold(a, b) —
+// the names encoding/json matches to the same struct field.
+func Fold(s string) string {
 	plain := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c >= utf8.RuneSelf || 'a' <= c && c <= 'z' {

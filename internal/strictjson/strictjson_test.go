@@ -53,7 +53,7 @@ func TestFoldIsEqualFold(t *testing.T) {
 	}
 	for range 20000 {
 		a, b := word(), word()
-		if got, want := fold(a) == fold(b), strings.EqualFold(a, b); got != want {
+		if got, want := Fold(a) == Fold(b), strings.EqualFold(a, b); got != want {
 			t.Fatalf("%q, %q: fold equal %v, EqualFold %v", a, b, got, want)
 		}
 	}
