@@ -322,57 +322,49 @@ func (c *Config) resolveOne(m Module) (Layer, error) {
 	return l, nil
 }
 
-func optNum(v Value) *float64 {
-	if v.Null {
-		return nil
+// setField stores v in the field dst points to, converted to the field's type
+// (nil for null in an optional field). A dst of another type, or nil (a key
+// the settings do not hold), is left alone.
+func setField(dst any, v Value) {
+	switch d := dst.(type) {
+	case *float64:
+		*d = v.Num
+	case *int:
+		*d = int(v.Num)
+	case *bool:
+		*d = v.Bool
+	case **float64:
+		*d = orNil(v, v.Num)
+	case **int:
+		*d = orNil(v, int(v.Num))
 	}
-	x := v.Num
-	return &x
 }
 
-func optInt(v Value) *int {
+// orNil returns a pointer to x, or nil where v is null (Python None).
+func orNil[T any](v Value, x T) *T {
 	if v.Null {
 		return nil
 	}
-	x := int(v.Num)
 	return &x
 }
 
 func inducingSettings(params []Param) (*InducingSettings, error) {
 	s := &InducingSettings{PriorSD: 1, InitLamda: 1e-4, LearnLamda: true, QInducing: "diagonal",
 		WhitenedU: true, EnsembleSize: 8}
+	fields := map[string]any{"inducing_rows": &s.InducingRows, "inducing_cols": &s.InducingCols,
+		"prior_sd": &s.PriorSD, "init_lamda": &s.InitLamda, "learn_lamda": &s.LearnLamda, "max_lamda": &s.MaxLamda,
+		"whitened_u": &s.WhitenedU, "max_sd_u": &s.MaxSDU, "sqrt_width_scaling": &s.SqrtWidthScaling,
+		"cache_cholesky": &s.CacheCholesky, "ensemble_size": &s.EnsembleSize}
 	for _, p := range params {
-		v := p.Value
-		switch p.Key {
-		case "inducing_rows":
-			s.InducingRows = optInt(v)
-		case "inducing_cols":
-			s.InducingCols = optInt(v)
-		case "prior_sd":
-			s.PriorSD = v.Num
-		case "init_lamda":
-			s.InitLamda = v.Num
-		case "learn_lamda":
-			s.LearnLamda = v.Bool
-		case "max_lamda":
-			s.MaxLamda = optNum(v)
-		case "q_inducing":
-			switch v.Str {
-			case "diagonal", "matrix", "full", "ensemble":
-				s.QInducing = v.Str
-			default:
-				return nil, fmt.Errorf("field \"q_inducing\": %s is not one of diagonal, matrix, full, ensemble", clip.Q(v.Str))
-			}
-		case "whitened_u":
-			s.WhitenedU = v.Bool
-		case "max_sd_u":
-			s.MaxSDU = optNum(v)
-		case "sqrt_width_scaling":
-			s.SqrtWidthScaling = v.Bool
-		case "cache_cholesky":
-			s.CacheCholesky = v.Bool
-		case "ensemble_size":
-			s.EnsembleSize = int(v.Num)
+		if p.Key != "q_inducing" {
+			setField(fields[p.Key], p.Value)
+			continue
+		}
+		switch v := p.Value.Str; v {
+		case "diagonal", "matrix", "full", "ensemble":
+			s.QInducing = v
+		default:
+			return nil, fmt.Errorf("field \"q_inducing\": %s is not one of diagonal, matrix, full, ensemble", clip.Q(v))
 		}
 	}
 	if s.InducingRows != nil && *s.InducingRows < 1 {
@@ -389,56 +381,32 @@ func inducingSettings(params []Param) (*InducingSettings, error) {
 
 func ffgSettings(params []Param) (*FFGSettings, error) {
 	s := &FFGSettings{PriorWeightSD: 1, PriorBiasSD: 1, InitSD: 1e-4, LocalReparameterization: true, NonlinearityScale: 1}
+	fields := map[string]any{"prior_mean": &s.PriorMean, "prior_weight_sd": &s.PriorWeightSD,
+		"prior_bias_sd": &s.PriorBiasSD, "init_sd": &s.InitSD, "max_sd": &s.MaxSD,
+		"local_reparameterization": &s.LocalReparameterization, "nonlinearity_scale": &s.NonlinearityScale,
+		"sqrt_width_scaling": &s.SqrtWidthScaling}
 	for _, p := range params {
-		v := p.Value
-		switch p.Key {
-		case "prior_mean":
-			s.PriorMean = v.Num
-		case "prior_weight_sd":
-			if v.IsString {
-				return nil, fmt.Errorf("field \"prior_weight_sd\": FFG layers need a number, got %s", clip.Q(v.Str))
-			}
-			s.PriorWeightSD = v.Num
-		case "prior_bias_sd":
-			s.PriorBiasSD = v.Num
-		case "init_sd":
-			s.InitSD = v.Num
-		case "max_sd":
-			s.MaxSD = optNum(v)
-		case "local_reparameterization":
-			s.LocalReparameterization = v.Bool
-		case "nonlinearity_scale":
-			s.NonlinearityScale = v.Num
-		case "sqrt_width_scaling":
-			s.SqrtWidthScaling = v.Bool
+		if p.Key == "prior_weight_sd" && p.Value.IsString {
+			return nil, fmt.Errorf("field \"prior_weight_sd\": FFG layers need a number, got %s", clip.Q(p.Value.Str))
 		}
+		setField(fields[p.Key], p.Value)
 	}
 	return s, nil
 }
 
 func fcgSettings(params []Param) (*FCGSettings, error) {
 	s := &FCGSettings{PriorWeightSD: 1, PriorBiasSD: 1, InitSD: 1e-4, NonlinearityScale: 1}
+	fields := map[string]any{"prior_mean": &s.PriorMean, "prior_weight_sd": &s.PriorWeightSD,
+		"prior_bias_sd": &s.PriorBiasSD, "init_sd": &s.InitSD, "nonlinearity_scale": &s.NonlinearityScale}
 	for _, p := range params {
-		v := p.Value
-		switch p.Key {
-		case "prior_mean":
-			s.PriorMean = v.Num
-		case "prior_weight_sd":
-			if v.IsString {
-				if v.Str != "neal" {
-					return nil, fmt.Errorf("field \"prior_weight_sd\": string %s is not \"neal\"", clip.Q(v.Str))
-				}
-				s.Neal = true
-				continue
-			}
-			s.PriorWeightSD = v.Num
-		case "prior_bias_sd":
-			s.PriorBiasSD = v.Num
-		case "init_sd":
-			s.InitSD = v.Num
-		case "nonlinearity_scale":
-			s.NonlinearityScale = v.Num
+		if p.Key != "prior_weight_sd" || !p.Value.IsString {
+			setField(fields[p.Key], p.Value)
+			continue
 		}
+		if p.Value.Str != "neal" {
+			return nil, fmt.Errorf("field \"prior_weight_sd\": string %s is not \"neal\"", clip.Q(p.Value.Str))
+		}
+		s.Neal = true
 	}
 	return s, nil
 }
