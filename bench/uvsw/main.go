@@ -36,6 +36,7 @@ import (
 	"image/color"
 	"io"
 	"io/fs"
+	"iter"
 	"math"
 	"os"
 	"path/filepath"
@@ -500,13 +501,20 @@ func metricsOf(r *eval.Report) metrics {
 	return metrics{Accuracy: c.Accuracy, NLL: c.NLL, ECE: c.ECE, Brier: c.Brier}
 }
 
-// byMethod groups the results of entries by method key, in seed order.
-func byMethod(entries []*entry) map[string][]*result {
-	out := map[string][]*result{}
+// evaluated yields, in the order of methods, each method that has results among entries,
+// with its results in seed order: the rows of the tables and the lines of the plot.
+func evaluated(methods []method, entries []*entry) iter.Seq2[method, []*result] {
+	byKey := map[string][]*result{}
 	for _, e := range entries {
-		out[e.Method.Key] = append(out[e.Method.Key], e.Res)
+		byKey[e.Method.Key] = append(byKey[e.Method.Key], e.Res)
 	}
-	return out
+	return func(yield func(method, []*result) bool) {
+		for _, m := range methods {
+			if r := byKey[m.Key]; len(r) > 0 && !yield(m, r) {
+				return
+			}
+		}
+	}
 }
 
 // meanSE returns the mean and standard error (sample sd/√n; NaN for n < 2) of x.
@@ -565,17 +573,13 @@ func paperNum(v float64, f string) string {
 
 // tables writes the U-versus-W tables and the corruption tables.
 func tables(w io.Writer, methods []method, net network, entries []*entry, seeds, members, samples, epochs, limit int, corrupt bool) {
-	rs := byMethod(entries)
+	rows := evaluated(methods, entries)
 	acc := func(m metrics) float64 { return m.Accuracy }
 	ece := func(m metrics) float64 { return m.ECE }
 	fmt.Fprintf(w, "U versus W on Fashion-MNIST (%s, classes 0–4, %d epochs; mean ± s.e. over the seeds, %d per method unless the seeds column says otherwise; Ensemble-W = %d networks; %d samples per prediction for the variational methods). Paper 003: ResNet-50 on CIFAR-10 (Tables 2, 5, 9).\n\n", net.Caption, epochs, seeds, members, samples)
 	fmt.Fprintln(w, "| method | seeds | parameters stored | rel. to det. | file bytes (f32) | accuracy % | NLL | ECE % | paper: rel. size | paper: accuracy % | paper: ECE % |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-	for _, m := range methods {
-		r := rs[m.Key]
-		if len(r) == 0 {
-			continue
-		}
+	for m, r := range rows {
 		fmt.Fprintf(w, "| %s | %d | %d | %.1f %% | %d | %s | %s | %s | %s | %s | %s |\n", m.Name, len(r),
 			r[0].Parameters, 100*float64(r[0].Parameters)/float64(r[0].DetParams), r[0].FileBytes,
 			cell(pick(r, func(x *result) float64 { return x.Clean.Accuracy }), 100, "%.2f"),
@@ -586,11 +590,7 @@ func tables(w io.Writer, methods []method, net network, entries []*entry, seeds,
 	fmt.Fprintf(w, "\nOOD detection (AUROC; in-distribution: the test images of classes 0–4). Paper 003 Table 3: CIFAR-10 → CIFAR-100 and → SVHN, by max probability.\n\n")
 	fmt.Fprintln(w, "| method | classes 5–9: entropy | MI | max prob | digits: entropy | MI | max prob | paper: C10→C100 | paper: C10→SVHN |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-	for _, m := range methods {
-		r := rs[m.Key]
-		if len(r) == 0 {
-			continue
-		}
+	for m, r := range rows {
 		row := "| " + m.Name
 		for _, set := range oodSets {
 			for _, s := range scores {
@@ -618,11 +618,7 @@ func tables(w io.Writer, methods []method, net network, entries []*entry, seeds,
 		fmt.Fprintf(w, "\n%s on Fashion-MNIST-C (%s test images of classes 0–4 per corruption and severity, 0 = the clean 5000; mean over the %d corruptions of data.Corrupt, then mean ± s.e. over seeds). Paper 003 Tables 11–12: CIFAR-10-C, ResNet-50.\n\n", t.name, n, len(data.Corruptions()))
 		fmt.Fprintln(w, "| method | 0 | 1 | 2 | 3 | 4 | 5 | paper: 1 | 2 | 3 | 4 | 5 |")
 		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-		for _, m := range methods {
-			r := rs[m.Key]
-			if len(r) == 0 {
-				continue
-			}
+		for m, r := range rows {
 			row := "| " + m.Name
 			for s := 0; s <= data.MaxSeverity; s++ {
 				row += " | " + cell(pick(r, func(x *result) float64 { return severityMean(x, s, t.metric) }), 100, "%.2f")
@@ -640,11 +636,7 @@ func tables(w io.Writer, methods []method, net network, entries []*entry, seeds,
 	}
 	fmt.Fprintln(w, " |")
 	fmt.Fprintln(w, "|---"+strings.Repeat("|---:", len(data.Corruptions()))+"|")
-	for _, m := range methods {
-		r := rs[m.Key]
-		if len(r) == 0 {
-			continue
-		}
+	for m, r := range rows {
 		row := "| " + m.Name
 		for _, c := range data.Corruptions() {
 			a := cell(pick(r, func(x *result) float64 { return x.Corrupt[sevtab.Key(c, 5)].Accuracy }), 100, "%.1f")
@@ -672,7 +664,7 @@ func colourOf(m method) color.Color {
 // severityPlot draws accuracy and ECE (mean over corruptions, mean over seeds, ± s.e. error bars)
 // against severity 0–5, one line per method, side by side, and writes a PNG.
 func severityPlot(path string, methods []method, net network, entries []*entry) error {
-	rs := byMethod(entries)
+	rows := evaluated(methods, entries)
 	classes := "classes 0–4"
 	if net.Short != "" {
 		classes = net.Short + ", " + classes
@@ -688,11 +680,7 @@ func severityPlot(path string, methods []method, net network, entries []*entry) 
 		// The empty corners: bottom left for accuracy, top left for ECE.
 		pn := sevtab.Panel{Title: panel.title, XLabel: "severity (mean over 9 corruptions; 0 = clean)", YLabel: panel.ylabel,
 			LegendTop: panel.ylabel == "ECE (%)"}
-		for _, m := range methods {
-			r := rs[m.Key]
-			if len(r) == 0 {
-				continue
-			}
+		for m, r := range rows {
 			ln := sevtab.Line{Name: m.Name, Color: colourOf(m)}
 			for s := 0; s <= data.MaxSeverity; s++ {
 				mean, se := meanSE(pick(r, func(x *result) float64 { return 100 * severityMean(x, s, panel.metric) }))
