@@ -305,51 +305,45 @@ type column struct {
 	lines  []series
 }
 
+// seriesOf returns the series label whose cell at each x position of xs is cell(x).
+func seriesOf[X any](label string, xs []X, cell func(X) key) series {
+	s := series{label: label}
+	for _, x := range xs {
+		s.cells = append(s.cells, cell(x))
+	}
+	return s
+}
+
+// tickLabels labels the x positions xs as fmt.Sprint prints them.
+func tickLabels[X any](xs []X) []string {
+	var out []string
+	for _, x := range xs {
+		out = append(out, fmt.Sprint(x))
+	}
+	return out
+}
+
 func columns(gridM int) []column {
-	var lamTicks []string
-	for _, lam := range plotLamdas {
-		lamTicks = append(lamTicks, fmt.Sprint(lam))
-	}
-	var byLam []series
+	var byLam, bySD []series
 	for _, sd := range sdUs {
-		s := series{label: fmt.Sprintf("FFG-U σ_max = %g", sd)}
-		for _, lam := range plotLamdas {
-			s.cells = append(s.cells, ffguKey(gridM, lam, sd))
-		}
-		byLam = append(byLam, s)
+		byLam = append(byLam, seriesOf(fmt.Sprintf("FFG-U σ_max = %g", sd), plotLamdas, func(lam float64) key { return ffguKey(gridM, lam, sd) }))
 	}
-	ens := series{label: "Ensemble-U"}
-	for _, lam := range plotLamdas {
-		ens.cells = append(ens.cells, ensuKey(gridM, lam))
-	}
-	byLam = append(byLam, ens)
-	var bySD []series
+	byLam = append(byLam, seriesOf("Ensemble-U", plotLamdas, func(lam float64) key { return ensuKey(gridM, lam) }))
 	for _, lam := range lamdas {
-		s := series{label: fmt.Sprintf("FFG-U λ_max = %g", lam)}
-		for _, sd := range sdUs {
-			s.cells = append(s.cells, ffguKey(gridM, lam, sd))
-		}
-		bySD = append(bySD, s)
+		bySD = append(bySD, seriesOf(fmt.Sprintf("FFG-U λ_max = %g", lam), sdUs, func(sd float64) key { return ffguKey(gridM, lam, sd) }))
 	}
-	fu, eu := series{label: fmt.Sprintf("FFG-U (%g, %g)", ffguLamda, ffguSDU)}, series{label: fmt.Sprintf("Ensemble-U (%g)", ensembleLam)}
-	fu0 := series{label: fmt.Sprintf("FFG-U (%g, 0: MAP U)", ffguLamda)}
-	fu00 := series{label: "FFG-U (0, 0: no noise)"}
-	fuT0 := series{label: "FFG-U (0, 0), KL weight 0"}
-	fuShape := series{label: fmt.Sprintf("FFG-U (%g, %g), last layer M_out = %d", ffguLamda, ffguSDU, paperLastRows)}
-	var mTicks []string
-	for _, m := range ms {
-		fu.cells = append(fu.cells, ffguKey(m, ffguLamda, ffguSDU))
-		fu0.cells = append(fu0.cells, ffguKey(m, ffguLamda, 0))
-		fu00.cells = append(fu00.cells, ffguKey(m, 0, 0))
-		fuT0.cells = append(fuT0.cells, noPriorKey(m))
-		fuShape.cells = append(fuShape.cells, shapeKey(m))
-		eu.cells = append(eu.cells, ensuKey(m, ensembleLam))
-		mTicks = append(mTicks, fmt.Sprint(m))
+	byM := []series{
+		seriesOf(fmt.Sprintf("FFG-U (%g, %g)", ffguLamda, ffguSDU), ms, func(m int) key { return ffguKey(m, ffguLamda, ffguSDU) }),
+		seriesOf(fmt.Sprintf("Ensemble-U (%g)", ensembleLam), ms, func(m int) key { return ensuKey(m, ensembleLam) }),
+		seriesOf(fmt.Sprintf("FFG-U (%g, 0: MAP U)", ffguLamda), ms, func(m int) key { return ffguKey(m, ffguLamda, 0) }),
+		seriesOf("FFG-U (0, 0: no noise)", ms, func(m int) key { return ffguKey(m, 0, 0) }),
+		seriesOf("FFG-U (0, 0), KL weight 0", ms, noPriorKey),
+		seriesOf(fmt.Sprintf("FFG-U (%g, %g), last layer M_out = %d", ffguLamda, ffguSDU, paperLastRows), ms, shapeKey),
 	}
 	return []column{
-		{fmt.Sprintf("λ_max (M = %d)", gridM), lamTicks, byLam},
+		{fmt.Sprintf("λ_max (M = %d)", gridM), tickLabels(plotLamdas), byLam},
 		{fmt.Sprintf("σ_max (FFG-U, M = %d)", gridM), []string{"0", "0.1", "0.3"}, bySD},
-		{"M (default caps; FFG-U also at σ_max = 0, without the KL, with the paper's last layer)", mTicks, []series{fu, eu, fu0, fu00, fuT0, fuShape}},
+		{"M (default caps; FFG-U also at σ_max = 0, without the KL, with the paper's last layer)", tickLabels(ms), byM},
 	}
 }
 
