@@ -99,29 +99,46 @@ func (t *Tensor) Float32s() ([]float32, error) {
 		for i := range out {
 			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16)
 		}
+	default:
+		ok, err := smallInts(t, out)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("tensor %s: cannot convert %s to float32 without loss", clip.Q(t.Name), clip.S(string(t.DType)))
+		}
+	}
+	return out, nil
+}
+
+// smallInts converts the elements of an I16, I8, U8 or BOOL tensor into out (of the tensor's
+// length); ok is false, and out left alone, for any other dtype.
+func smallInts[T float32 | int64](t *Tensor, out []T) (ok bool, err error) {
+	b := t.Data
+	switch t.DType {
 	case I16:
 		for i := range out {
-			out[i] = float32(int16(binary.LittleEndian.Uint16(b[2*i:])))
+			out[i] = T(int16(binary.LittleEndian.Uint16(b[2*i:])))
 		}
 	case I8:
 		for i := range out {
-			out[i] = float32(int8(b[i]))
+			out[i] = T(int8(b[i]))
 		}
 	case U8:
 		for i := range out {
-			out[i] = float32(b[i])
+			out[i] = T(b[i])
 		}
 	case BOOL: // one byte each, 0 or 1 as torch writes them; anything else is not a bool
 		for i := range out {
 			if b[i] > 1 {
-				return nil, fmt.Errorf("tensor %s: element %d is byte %d, not a BOOL (0 or 1)", clip.Q(t.Name), i, b[i])
+				return true, fmt.Errorf("tensor %s: element %d is byte %d, not a BOOL (0 or 1)", clip.Q(t.Name), i, b[i])
 			}
-			out[i] = float32(b[i])
+			out[i] = T(b[i])
 		}
 	default:
-		return nil, fmt.Errorf("tensor %s: cannot convert %s to float32 without loss", clip.Q(t.Name), clip.S(string(t.DType)))
+		return false, nil
 	}
-	return out, nil
+	return true, nil
 }
 
 // Float64s returns the elements as float64. Every float dtype and the
@@ -183,27 +200,14 @@ func (t *Tensor) Int64s() ([]int64, error) {
 		for i := range out {
 			out[i] = int64(int32(binary.LittleEndian.Uint32(b[4*i:])))
 		}
-	case I16:
-		for i := range out {
-			out[i] = int64(int16(binary.LittleEndian.Uint16(b[2*i:])))
-		}
-	case I8:
-		for i := range out {
-			out[i] = int64(int8(b[i]))
-		}
-	case U8:
-		for i := range out {
-			out[i] = int64(b[i])
-		}
-	case BOOL:
-		for i := range out {
-			if b[i] > 1 {
-				return nil, fmt.Errorf("tensor %s: element %d is byte %d, not a BOOL (0 or 1)", clip.Q(t.Name), i, b[i])
-			}
-			out[i] = int64(b[i])
-		}
 	default:
-		return nil, fmt.Errorf("tensor %s: dtype %s is not an integer type", clip.Q(t.Name), clip.S(string(t.DType)))
+		ok, err := smallInts(t, out)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("tensor %s: dtype %s is not an integer type", clip.Q(t.Name), clip.S(string(t.DType)))
+		}
 	}
 	return out, nil
 }
@@ -211,41 +215,36 @@ func (t *Tensor) Int64s() ([]int64, error) {
 // NewF32 returns an F32 tensor holding a copy of data. It returns an error
 // if len(data) does not match the shape.
 func NewF32(name string, shape []int, data []float32) (Tensor, error) {
-	b := make([]byte, 4*len(data))
-	for i, v := range data {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	}
-	return newTensor(name, F32, shape, b)
+	return encode(name, F32, shape, data, func(b []byte, v float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(v)) })
 }
 
 // NewF64 returns an F64 tensor holding a copy of data. It returns an error
 // if len(data) does not match the shape.
 func NewF64(name string, shape []int, data []float64) (Tensor, error) {
-	b := make([]byte, 8*len(data))
-	for i, v := range data {
-		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
-	}
-	return newTensor(name, F64, shape, b)
+	return encode(name, F64, shape, data, func(b []byte, v float64) { binary.LittleEndian.PutUint64(b, math.Float64bits(v)) })
 }
 
 // NewI64 returns an I64 tensor holding a copy of data. It returns an error
 // if len(data) does not match the shape.
 func NewI64(name string, shape []int, data []int64) (Tensor, error) {
-	b := make([]byte, 8*len(data))
-	for i, v := range data {
-		binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
-	}
-	return newTensor(name, I64, shape, b)
+	return encode(name, I64, shape, data, func(b []byte, v int64) { binary.LittleEndian.PutUint64(b, uint64(v)) })
 }
 
 // NewI32 returns an I32 tensor holding a copy of data. It returns an error
 // if len(data) does not match the shape.
 func NewI32(name string, shape []int, data []int32) (Tensor, error) {
-	b := make([]byte, 4*len(data))
+	return encode(name, I32, shape, data, func(b []byte, v int32) { binary.LittleEndian.PutUint32(b, uint32(v)) })
+}
+
+// encode returns a tensor of dtype dt whose data are the elements of data, each put in its
+// dt.Size() bytes by put.
+func encode[T any](name string, dt DType, shape []int, data []T, put func(b []byte, v T)) (Tensor, error) {
+	size := dt.Size()
+	b := make([]byte, size*len(data))
 	for i, v := range data {
-		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+		put(b[size*i:], v)
 	}
-	return newTensor(name, I32, shape, b)
+	return newTensor(name, dt, shape, b)
 }
 
 func newTensor(name string, dt DType, shape []int, b []byte) (Tensor, error) {
