@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgebnn/edgebnn/bench/internal/quickflag"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/eval"
@@ -48,17 +49,7 @@ func main() {
 	quick := flag.Bool("quick", false, "a short run for the table's shape: -seeds 2 -samples 8 -limit 400, each unless given")
 	flag.Parse()
 	if *quick {
-		set := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		if !set["seeds"] {
-			*seeds = 2
-		}
-		if !set["samples"] {
-			*k = 8
-		}
-		if !set["limit"] {
-			*limit = 400
-		}
+		quickflag.Set(map[string]int{"seeds": 2, "samples": 8, "limit": 400})
 	}
 	if len(paths) == 0 {
 		fmt.Fprintln(os.Stderr, "adaptive: give at least one -model")

@@ -41,6 +41,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgebnn/edgebnn/bench/internal/quickflag"
 	"github.com/edgebnn/edgebnn/bench/internal/tabular"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train"
@@ -94,18 +95,8 @@ func main() {
 	quick := flag.Bool("quick", false, "a short run for the tables' shape: -seeds 2 -search 2 -epochs 3 -stage1 1 -ramp 1 -pretrain-epochs 3 -samples 10 -limit 2000, each unless given")
 	flag.Parse()
 	if *quick {
-		set := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		for _, q := range []struct {
-			name string
-			p    *int
-			v    int
-		}{{"seeds", &o.seeds, 2}, {"search", &o.search, 2}, {"epochs", &o.epochs, 3}, {"stage1", &o.stage1, 1},
-			{"ramp", &o.ramp, 1}, {"pretrain-epochs", &o.pretrainEpochs, 3}, {"samples", &o.samples, 10}, {"limit", &o.limit, 2000}} {
-			if !set[q.name] {
-				*q.p = q.v
-			}
-		}
+		quickflag.Set(map[string]int{"seeds": 2, "search": 2, "epochs": 3, "stage1": 1, "ramp": 1, "pretrain-epochs": 3,
+			"samples": 10, "limit": 2000})
 	}
 	if err := run(o, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "medsel:", err)

@@ -41,6 +41,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgebnn/edgebnn/bench/internal/quickflag"
 	"github.com/edgebnn/edgebnn/bench/internal/tabular"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train"
@@ -92,20 +93,7 @@ func main() {
 	flag.StringVar(&methods, "methods", strings.Join(allMethods, ","), "comma-separated methods: "+strings.Join(append(slices.Clone(allMethods), extraMethods...), ", "))
 	flag.Parse()
 	if *quick {
-		set := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		if !set["splits"] && !set["seeds"] {
-			o.splits = 2
-		}
-		if !set["epochs"] {
-			o.epochs = 5
-		}
-		if !set["fa-epochs"] {
-			o.faEpochs = 2
-		}
-		if !set["samples"] {
-			o.samples = 10
-		}
+		quickflag.Set(map[string]int{"splits|seeds": 2, "epochs": 5, "fa-epochs": 2, "samples": 10})
 	}
 	o.methods = strings.Split(methods, ",")
 	if err := run(o, os.Stdout); err != nil {
