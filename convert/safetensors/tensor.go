@@ -100,20 +100,16 @@ func (t *Tensor) Float32s() ([]float32, error) {
 			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16)
 		}
 	default:
-		ok, err := smallInts(t, out)
-		if err != nil {
+		if err := smallInts(t, out, "tensor %s: cannot convert %s to float32 without loss"); err != nil {
 			return nil, err
-		}
-		if !ok {
-			return nil, fmt.Errorf("tensor %s: cannot convert %s to float32 without loss", clip.Q(t.Name), clip.S(string(t.DType)))
 		}
 	}
 	return out, nil
 }
 
 // smallInts converts the elements of an I16, I8, U8 or BOOL tensor into out (of the tensor's
-// length); ok is false, and out left alone, for any other dtype.
-func smallInts[T float32 | int64](t *Tensor, out []T) (ok bool, err error) {
+// length). Any other dtype is the error that format other makes of the tensor's name and dtype.
+func smallInts[T float32 | int64](t *Tensor, out []T, other string) error {
 	b := t.Data
 	switch t.DType {
 	case I16:
@@ -131,14 +127,14 @@ func smallInts[T float32 | int64](t *Tensor, out []T) (ok bool, err error) {
 	case BOOL: // one byte each, 0 or 1 as torch writes them; anything else is not a bool
 		for i := range out {
 			if b[i] > 1 {
-				return true, fmt.Errorf("tensor %s: element %d is byte %d, not a BOOL (0 or 1)", clip.Q(t.Name), i, b[i])
+				return fmt.Errorf("tensor %s: element %d is byte %d, not a BOOL (0 or 1)", clip.Q(t.Name), i, b[i])
 			}
 			out[i] = T(b[i])
 		}
 	default:
-		return false, nil
+		return fmt.Errorf(other, clip.Q(t.Name), clip.S(string(t.DType)))
 	}
-	return true, nil
+	return nil
 }
 
 // Float64s returns the elements as float64. Every float dtype and the
@@ -201,12 +197,8 @@ func (t *Tensor) Int64s() ([]int64, error) {
 			out[i] = int64(int32(binary.LittleEndian.Uint32(b[4*i:])))
 		}
 	default:
-		ok, err := smallInts(t, out)
-		if err != nil {
+		if err := smallInts(t, out, "tensor %s: dtype %s is not an integer type"); err != nil {
 			return nil, err
-		}
-		if !ok {
-			return nil, fmt.Errorf("tensor %s: dtype %s is not an integer type", clip.Q(t.Name), clip.S(string(t.DType)))
 		}
 	}
 	return out, nil
