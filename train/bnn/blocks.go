@@ -95,16 +95,13 @@ func (l *batchNorm[T]) name() string                          { return l.n }
 
 // adaptivePool is AdaptiveAvgPool2d.
 type adaptivePool[T Float] struct {
-	n      string
+	paramless[T]
 	oh, ow int
 }
 
 func (p *adaptivePool[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], _ *Context[T]) *autodiff.Var[T] {
 	return tp.AdaptiveAvgPool2D(x, p.oh, p.ow)
 }
-func (p *adaptivePool[T]) params() []Param[T]                    { return nil }
-func (p *adaptivePool[T]) kl(*autodiff.Tape[T]) *autodiff.Var[T] { return nil }
-func (p *adaptivePool[T]) name() string                          { return p.n }
 
 // residual computes body(x) + shortcut(x) (an empty shortcut is the identity), as the runtime's
 // OpResidual: torchvision's BasicBlock and Bottleneck before their final ReLU, with the

@@ -12,7 +12,7 @@ import (
 // backward pass multiplies the gradient by the same mask. Otherwise it is the identity
 // (PyTorch's eval mode; the weight-scaling rule for Mean).
 type dropout[T Float] struct {
-	n  string
+	paramless[T]
 	p  float64
 	mc bool
 }
@@ -23,10 +23,6 @@ func (d *dropout[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], c *Contex
 	}
 	return tp.Mul(x, tp.Const(c.net.dropoutMask(x.Len(), d.p), x.Shape()...))
 }
-
-func (d *dropout[T]) params() []Param[T]                    { return nil }
-func (d *dropout[T]) kl(*autodiff.Tape[T]) *autodiff.Var[T] { return nil }
-func (d *dropout[T]) name() string                          { return d.n }
 
 // dropoutMask returns count mask values, each 1/(1−p) with probability 1−p and 0 otherwise,
 // from the net's stream (uniform u, kept when u ≥ p, as the runtime decides), valid until Begin.
@@ -56,5 +52,5 @@ func newDropout[T Float](ls *runtime.LayerSpec) layer[T] {
 	if ls.P == 0 {
 		return nil
 	}
-	return &dropout[T]{n: ls.Name, p: ls.P, mc: ls.MC}
+	return &dropout[T]{paramless: paramless[T]{ls.Name}, p: ls.P, mc: ls.MC}
 }

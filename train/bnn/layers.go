@@ -196,9 +196,17 @@ func (l *ffg[T]) kl(tp *autodiff.Tape[T]) *autodiff.Var[T] {
 	return k
 }
 
+// paramless is embedded by the layers without parameters (activations, flatten, pooling,
+// dropout): no parameters, no KL term, and the layer's name.
+type paramless[T Float] struct{ n string }
+
+func (paramless[T]) params() []Param[T]                    { return nil }
+func (paramless[T]) kl(*autodiff.Tape[T]) *autodiff.Var[T] { return nil }
+func (l paramless[T]) name() string                        { return l.n }
+
 // activation is an elementwise nonlinearity.
 type activation[T Float] struct {
-	n  string
+	paramless[T]
 	op runtime.Op
 }
 
@@ -214,26 +222,20 @@ func (a *activation[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], _ *Con
 		return tp.GELU(x)
 	}
 }
-func (a *activation[T]) params() []Param[T]                    { return nil }
-func (a *activation[T]) kl(*autodiff.Tape[T]) *autodiff.Var[T] { return nil }
-func (a *activation[T]) name() string                          { return a.n }
 
 // flatten reshapes (N, ...) to (N, size).
 type flatten[T Float] struct {
-	n    string
+	paramless[T]
 	size int
 }
 
 func (f *flatten[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], _ *Context[T]) *autodiff.Var[T] {
 	return tp.Reshape(x, x.Shape()[0], f.size)
 }
-func (f *flatten[T]) params() []Param[T]                    { return nil }
-func (f *flatten[T]) kl(*autodiff.Tape[T]) *autodiff.Var[T] { return nil }
-func (f *flatten[T]) name() string                          { return f.n }
 
 // pool is MaxPool2d or AvgPool2d.
 type pool[T Float] struct {
-	n   string
+	paramless[T]
 	max bool
 	opt autodiff.Pool2DOptions
 }
@@ -244,6 +246,3 @@ func (p *pool[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], _ *Context[T
 	}
 	return tp.AvgPool2D(x, p.opt)
 }
-func (p *pool[T]) params() []Param[T]                    { return nil }
-func (p *pool[T]) kl(*autodiff.Tape[T]) *autodiff.Var[T] { return nil }
-func (p *pool[T]) name() string                          { return p.n }

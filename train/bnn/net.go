@@ -205,7 +205,7 @@ func (n *Net[T]) build(ls *runtime.LayerSpec, in []int, inits map[string]Init, r
 		}
 		return l, []int{ls.Out, g.OutH(), g.OutW()}, nil
 	case runtime.OpReLU, runtime.OpTanh, runtime.OpSigmoid, runtime.OpGELU:
-		return &activation[T]{n: ls.Name, op: ls.Op}, in, nil
+		return &activation[T]{paramless: paramless[T]{ls.Name}, op: ls.Op}, in, nil
 	case runtime.OpDropout:
 		return newDropout[T](ls), in, nil
 	case runtime.OpIdentity:
@@ -215,7 +215,7 @@ func (n *Net[T]) build(ls *runtime.LayerSpec, in []int, inits map[string]Init, r
 		for _, d := range in {
 			s *= d
 		}
-		return &flatten[T]{n: ls.Name, size: s}, []int{s}, nil
+		return &flatten[T]{paramless: paramless[T]{ls.Name}, size: s}, []int{s}, nil
 	case runtime.OpBatchNorm:
 		return n.batchNorm(ls, in, inits)
 	case runtime.OpAdaptiveAvgPool2d:
@@ -226,7 +226,7 @@ func (n *Net[T]) build(ls *runtime.LayerSpec, in []int, inits map[string]Init, r
 		if oh < 1 || ow < 1 || oh > in[1] || ow > in[2] {
 			return nil, nil, errf("output size %v does not fit the input %v", ls.OutputSize, in)
 		}
-		return &adaptivePool[T]{n: ls.Name, oh: oh, ow: ow}, []int{in[0], oh, ow}, nil
+		return &adaptivePool[T]{paramless: paramless[T]{ls.Name}, oh: oh, ow: ow}, []int{in[0], oh, ow}, nil
 	case runtime.OpResidual:
 		return n.residual(ls, in, inits, rng)
 	case runtime.OpMaxPool2d, runtime.OpAvgPool2d:
@@ -236,7 +236,7 @@ func (n *Net[T]) build(ls *runtime.LayerSpec, in []int, inits map[string]Init, r
 		if ls.CeilMode || ls.Dilation[0] > 1 || ls.Dilation[1] > 1 {
 			return nil, nil, errf("ceil_mode and dilation are not supported by the trainer")
 		}
-		p := &pool[T]{n: ls.Name, max: ls.Op == runtime.OpMaxPool2d,
+		p := &pool[T]{paramless: paramless[T]{ls.Name}, max: ls.Op == runtime.OpMaxPool2d,
 			opt: autodiff.Pool2DOptions{KH: ls.Kernel[0], KW: ls.Kernel[1], StrideH: ls.Stride[0], StrideW: ls.Stride[1],
 				PadH: ls.Padding[0], PadW: ls.Padding[1]}}
 		if !p.max && ls.Padding != [2]int{} && !ls.CountIncludePad {
