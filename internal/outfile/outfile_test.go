@@ -15,20 +15,6 @@ import (
 	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
-// entries lists dir's names.
-func entries(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
 func TestCheck(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.json")
@@ -144,7 +130,7 @@ func TestWrite(t *testing.T) {
 			if rerr != nil || string(b) != tc.want {
 				t.Fatalf("content %q (%v), want %q", b, rerr, tc.want)
 			}
-			if names := entries(t, dir); len(names) != 1 {
+			if names := testutil.DirNames(t, dir); len(names) != 1 {
 				t.Fatalf("directory holds %v, want only out.txt", names)
 			}
 		})
@@ -174,7 +160,7 @@ func TestAbandonRemovesStaging(t *testing.T) {
 	if err := tr.Abandon(); err != nil {
 		t.Fatal(err)
 	}
-	if names := entries(t, dir); len(names) != 0 {
+	if names := testutil.DirNames(t, dir); len(names) != 0 {
 		t.Fatalf("after Abandon the directory holds %v", names)
 	}
 	if err := s.Commit(ctx); err == nil {
@@ -206,7 +192,7 @@ func TestCommitRefusesReplacedOutput(t *testing.T) {
 	if err != nil || st.Mode()&os.ModeNamedPipe == 0 {
 		t.Fatalf("the FIFO was replaced: %v %v", st, err)
 	}
-	if names := entries(t, dir); len(names) != 1 {
+	if names := testutil.DirNames(t, dir); len(names) != 1 {
 		t.Fatalf("directory holds %v, want only the FIFO", names)
 	}
 }
@@ -230,7 +216,7 @@ func TestAbandonRemovesWatchedStaging(t *testing.T) {
 	if err := tr.Abandon(); err != nil {
 		t.Fatal(err)
 	}
-	if names := entries(t, dir); len(names) != 1 || names[0] != filepath.Base(keep) {
+	if names := testutil.DirNames(t, dir); len(names) != 1 || names[0] != filepath.Base(keep) {
 		t.Fatalf("after Abandon the directory holds %v, want only %s", names, filepath.Base(keep))
 	}
 }
@@ -255,7 +241,7 @@ func TestWriteBytes(t *testing.T) {
 	if b, _ := os.ReadFile(out); string(b) != "new\n" {
 		t.Fatalf("file holds %q, want %q", b, "new\n")
 	}
-	if names := entries(t, dir); len(names) != 1 {
+	if names := testutil.DirNames(t, dir); len(names) != 1 {
 		t.Fatalf("directory holds %v, want only out.json", names)
 	}
 }

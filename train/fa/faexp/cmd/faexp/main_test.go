@@ -8,22 +8,9 @@ import (
 	"slices"
 	"sort"
 	"testing"
-)
 
-// dirEntries lists the names in dir, sorted.
-func dirEntries(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	return names
-}
+	"github.com/edgebnn/edgebnn/internal/testutil"
+)
 
 func TestWriteRecord(t *testing.T) {
 	dir := t.TempDir()
@@ -38,7 +25,7 @@ func TestWriteRecord(t *testing.T) {
 	if err != nil || len(prev) == 0 {
 		t.Fatalf("record not written: %q, %v", prev, err)
 	}
-	if got := dirEntries(t, dir); len(got) != 1 || got[0] != filepath.Base(name) {
+	if got := testutil.DirNames(t, dir); len(got) != 1 || got[0] != filepath.Base(name) {
 		t.Fatalf("after a write the directory holds %v, want only the record", got)
 	}
 
@@ -94,7 +81,7 @@ func TestWriteRecord(t *testing.T) {
 
 	want := []string{"file", filepath.Base(name), filepath.Base(asDir), filepath.Base(link), "precious.txt"}
 	sort.Strings(want)
-	if got := dirEntries(t, dir); !slices.Equal(got, want) {
+	if got := testutil.DirNames(t, dir); !slices.Equal(got, want) {
 		t.Fatalf("the failed writes left %v, want %v (no staging files)", got, want)
 	}
 }
