@@ -613,14 +613,7 @@ func TestPredictAfterClose(t *testing.T) {
 	}
 	defer q.Close()
 	// A copy with deployment sections shares the model's file, and so its closing.
-	d, err := m.WithDeployment(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dq, err := d.NewPredictor(runtime.Options{Samples: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, dq := deployedCopy(t, m)
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -633,6 +626,21 @@ func TestPredictAfterClose(t *testing.T) {
 	if _, err := m.NewPredictor(runtime.Options{Samples: 4}); !errors.Is(err, runtime.ErrClosed) {
 		t.Fatalf("NewPredictor after Model.Close = %v, want ErrClosed", err)
 	}
+}
+
+// deployedCopy returns m.WithDeployment(nil, nil) — a copy that shares m's file — and a
+// Predictor (4 samples) of the copy.
+func deployedCopy(t *testing.T, m *runtime.Model) (*runtime.Model, *runtime.Predictor) {
+	t.Helper()
+	d, err := m.WithDeployment(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := d.NewPredictor(runtime.Options{Samples: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, p
 }
 
 // TestCloseWhilePredicting: closing a model loaded from a file (memory-mapped) while other
@@ -699,14 +707,7 @@ func TestCloseWhilePredicting(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	d, err := m.WithDeployment(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dp, err := d.NewPredictor(runtime.Options{Samples: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, dp := deployedCopy(t, m)
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -43,15 +43,8 @@ func ExampleModel_NewPredictor() {
 // PredictBatch predicts many inputs, laid out one after the other, in one call; each prediction
 // carries its uncertainty and the model's act-or-abstain decision.
 func ExamplePredictor_PredictBatch() {
-	m, err := runtime.Load(demoModel)
-	if err != nil {
-		log.Fatal(err)
-	}
+	m, p := demoPredictor() // runtime.Load and Model.NewPredictor, as in NewPredictor's example
 	defer m.Close()
-	p, err := m.NewPredictor(runtime.Options{Samples: 32, Seed: 1})
-	if err != nil {
-		log.Fatal(err)
-	}
 	img, err := os.ReadFile(demoImages)
 	if err != nil {
 		log.Fatal(err)
@@ -72,4 +65,18 @@ func ExamplePredictor_PredictBatch() {
 	// image 0: class 9, act (certain)
 	// image 1: class 2, act (certain)
 	// image 2: class 1, act (certain)
+}
+
+// demoPredictor loads the demo model and makes its Predictor, 32 samples with seed 1, as
+// Model.NewPredictor's example does.
+func demoPredictor() (*runtime.Model, *runtime.Predictor) {
+	m, err := runtime.Load(demoModel)
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, err := m.NewPredictor(runtime.Options{Samples: 32, Seed: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return m, p
 }
