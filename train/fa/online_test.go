@@ -261,6 +261,34 @@ func sampleModel(m *Model, n int, seed uint64) ([][]float64, *Moments) {
 	return xs, mom
 }
 
+// faStream draws a 20-dimensional rank-3 FA model (Generate(·, 20, 3, 1, 10) with PCG(s1,
+// s2)) and a stream of its samples drawn with sampleSeed: 20000 of them, 4000 under -short.
+func faStream(t *testing.T, s1, s2, sampleSeed uint64) (*Model, [][]float64, *Moments) {
+	t.Helper()
+	n := 20000
+	if testing.Short() {
+		n = 4000
+	}
+	truth, err := Generate(rand.New(rand.NewPCG(s1, s2)), 20, 3, 1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs, mom := sampleModel(truth, n, sampleSeed)
+	return truth, xs, mom
+}
+
+// batchDistance fits the batch ML model (rank 3) to mom and returns its relative covariance
+// distance to truth.
+func batchDistance(t *testing.T, mom *Moments, truth *Model) float64 {
+	t.Helper()
+	fit, _, err := FitML(mom.Mean(), mom.Covariance(), 20, 3, MLConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := RelCovDistance(fit, truth)
+	return d
+}
+
 // TestFitMLIsAMaximum: the batch fit's log-likelihood (checked against a dense evaluation) is at
 // least that of the true model and of small perturbations of the fit.
 func TestFitMLIsAMaximum(t *testing.T) {
@@ -314,15 +342,8 @@ func TestFitMLIsAMaximum(t *testing.T) {
 // TestOnlineRecoversFAModel streams FA data into online EM and SGA: both improve with T, and
 // online EM ends close to the batch ML fit.
 func TestOnlineRecoversFAModel(t *testing.T) {
-	n := 20000
-	if testing.Short() {
-		n = 4000
-	}
-	rng := rand.New(rand.NewPCG(15, 16))
-	truth, err := Generate(rng, 20, 3, 1, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	truth, xs, mom := faStream(t, 15, 16, 7)
+	n := len(xs)
 	cfg := OnlineConfig{Rank: 3, Warmup: 100, LR: 0.001, Seed: 1}
 	em, err := NewOnlineEM(20, cfg)
 	if err != nil {
@@ -332,7 +353,6 @@ func TestOnlineRecoversFAModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	xs, mom := sampleModel(truth, n, 7)
 	var early [2]float64
 	for i, x := range xs {
 		if err := em.Observe(x); err != nil {
@@ -351,11 +371,7 @@ func TestOnlineRecoversFAModel(t *testing.T) {
 	}
 	dEM, _ := RelCovDistance(em.Model(), truth)
 	dSGA, _ := RelCovDistance(sga.Model(), truth)
-	fit, _, err := FitML(mom.Mean(), mom.Covariance(), 20, 3, MLConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dB, _ := RelCovDistance(fit, truth)
+	dB := batchDistance(t, mom, truth)
 	t.Logf("T=%d: batch %.4f, online EM %.4f (T=200: %.4f), SGA %.4f (T=200: %.4f)", n, dB, dEM, early[0], dSGA, early[1])
 	if dEM >= early[0] || dSGA >= early[1] {
 		t.Error("online estimates did not improve")
@@ -383,21 +399,12 @@ func TestOnlineRecoversFAModel(t *testing.T) {
 }
 
 func TestOnlineEMWeighting(t *testing.T) {
-	n := 20000
-	if testing.Short() {
-		n = 4000
-	}
-	rng := rand.New(rand.NewPCG(17, 18))
-	truth, err := Generate(rng, 20, 3, 1, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	truth, xs, mom := faStream(t, 17, 18, 9)
 	plain, _ := NewOnlineEM(20, OnlineConfig{Rank: 3, Warmup: 100, Seed: 1})
 	weighted, err := NewOnlineEM(20, OnlineConfig{Rank: 3, Warmup: 100, Seed: 1, Weighting: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	xs, mom := sampleModel(truth, n, 9)
 	for _, x := range xs {
 		if err := plain.Observe(x); err != nil {
 			t.Fatal(err)
@@ -406,14 +413,10 @@ func TestOnlineEMWeighting(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fit, _, err := FitML(mom.Mean(), mom.Covariance(), 20, 3, MLConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dB, _ := RelCovDistance(fit, truth)
+	dB := batchDistance(t, mom, truth)
 	dP, _ := RelCovDistance(plain.Model(), truth)
 	dW, _ := RelCovDistance(weighted.Model(), truth)
-	t.Logf("T=%d: batch %.4f, online EM %.4f, weighted online EM %.4f", n, dB, dP, dW)
+	t.Logf("T=%d: batch %.4f, online EM %.4f, weighted online EM %.4f", len(xs), dB, dP, dW)
 	if dW > dP {
 		t.Errorf("weighted online EM %v worse than Algorithm 2 %v", dW, dP)
 	}

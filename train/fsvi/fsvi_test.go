@@ -75,6 +75,16 @@ func jacobian(t *testing.T, n *bnn.Net[float64], ts []bnn.FFGTensor[float64], x 
 	return lin
 }
 
+// tinyLinearized returns tinyNet(kind), its FFG tensors, m context inputs drawn with seed
+// (contextInputs) and the Jacobian at them.
+func tinyLinearized(t *testing.T, kind string, m int, seed uint64) (*bnn.Net[float64], []int, []bnn.FFGTensor[float64], []float64, *Linearization) {
+	t.Helper()
+	n, shape := tinyNet(t, kind)
+	ts, _ := n.FFGTensors()
+	x := contextInputs(shape, m, seed)
+	return n, shape, ts, x, jacobian(t, n, ts, x, m, shape)
+}
+
 func contextInputs(shape []int, m int, seed uint64) []float64 {
 	dim := 1
 	for _, s := range shape {
@@ -125,10 +135,7 @@ func fdJacobian(t *testing.T, n *bnn.Net[float64], ts []bnn.FFGTensor[float64], 
 
 func TestJacobianMatchesFiniteDifferences(t *testing.T) {
 	for _, kind := range []string{"mlp", "conv"} {
-		n, shape := tinyNet(t, kind)
-		ts, _ := n.FFGTensors()
-		x := contextInputs(shape, 3, 1)
-		lin := jacobian(t, n, ts, x, 3, shape)
+		n, shape, ts, x, lin := tinyLinearized(t, kind, 3, 1)
 		if lin.Points != 3 || lin.Outputs != 2 {
 			t.Fatalf("%s: %d points × %d outputs, want 3 × 2", kind, lin.Points, lin.Outputs)
 		}
@@ -235,10 +242,7 @@ func referenceKL(ts []bnn.FFGTensor[float64], J [][]float64, D, Q int, jitter fl
 func TestKLMatchesDenseReference(t *testing.T) {
 	for _, kind := range []string{"mlp", "conv"} {
 		for _, per := range []bool{false, true} {
-			n, shape := tinyNet(t, kind)
-			ts, _ := n.FFGTensors()
-			x := contextInputs(shape, 4, 2)
-			lin := jacobian(t, n, ts, x, 4, shape)
+			n, shape, ts, x, lin := tinyLinearized(t, kind, 4, 2)
 			got, err := AddKLGrad(autodiff.NewTape[float64](), ts, lin, 0, Options{Jitter: 1e-3, PerOutput: per})
 			if err != nil {
 				t.Fatal(err)
@@ -295,10 +299,7 @@ func klAt(t *testing.T, ts []bnn.FFGTensor[float64], lin *Linearization, o Optio
 // against central differences.
 func TestKLGradFiniteDifferences(t *testing.T) {
 	for _, kind := range []string{"mlp", "conv"} {
-		n, shape := tinyNet(t, kind)
-		ts, _ := n.FFGTensors()
-		x := contextInputs(shape, 3, 3)
-		lin := jacobian(t, n, ts, x, 3, shape)
+		_, _, ts, _, lin := tinyLinearized(t, kind, 3, 3)
 		o := Options{Jitter: 1e-4}
 		for _, tt := range ts {
 			clear(tt.Mean.Grad)
@@ -417,9 +418,7 @@ func TestJacobianGradFiniteDifferences(t *testing.T) {
 	for _, kind := range []string{"mlp", "conv"} {
 		for _, per := range []bool{false, true} {
 			for _, priorSide := range []bool{false, true} {
-				n, shape := tinyNet(t, kind)
-				ts, _ := n.FFGTensors()
-				lin := jacobian(t, n, ts, contextInputs(shape, 3, 9), 3, shape)
+				_, _, ts, _, lin := tinyLinearized(t, kind, 3, 9)
 				if !priorSide {
 					lin.priorBlocks = copyBlocks(lin.Blocks)
 				}
@@ -457,10 +456,7 @@ func TestJacobianGradFiniteDifferences(t *testing.T) {
 func TestKLGradThroughJacobian(t *testing.T) {
 	for _, kind := range []string{"mlp", "conv"} {
 		for _, priorSide := range []bool{false, true} {
-			n, shape := tinyNet(t, kind)
-			ts, _ := n.FFGTensors()
-			x := contextInputs(shape, 3, 10)
-			lin := jacobian(t, n, ts, x, 3, shape)
+			n, shape, ts, x, lin := tinyLinearized(t, kind, 3, 10)
 			o := Options{Jitter: 1e-4}
 			total := func() float64 {
 				l, err := Jacobian(autodiff.NewTape[float64](), n, ts, x, 3, shape)
