@@ -17,6 +17,16 @@ import (
 	"github.com/edgebnn/edgebnn/train/data"
 )
 
+// convertDemoCLI converts the demo's fixture (demoFixture, its safetensors checkpoint) with the
+// convert command into dir/m.ebnn and returns that path.
+func convertDemoCLI(t *testing.T, dir string) string {
+	t.Helper()
+	m := filepath.Join(dir, "m.ebnn")
+	runOK(t, "convert", "--checkpoint", filepath.Join(demoFixture, "state_dict.safetensors"),
+		"--config", filepath.Join(demoFixture, "inference_config.json"), "--arch", filepath.Join(demoFixture, "model.txt"), "--out", m)
+	return m
+}
+
 // TestCalibratedPolicyReproducesInPredict: predict on the calibration inputs, without --seed and
 // in any batch size, takes exactly the decisions calibrate scored — the policy records the
 // strategy (local; Auto's samples depend on the batch) and the seed of its K draws, which
@@ -48,9 +58,7 @@ func TestCalibratedPolicyReproducesInPredict(t *testing.T) {
 	calCSV, inCSV := filepath.Join(dir, "cal.csv"), filepath.Join(dir, "in.csv")
 	mustWrite(t, calCSV, []byte(cal.String()))
 	mustWrite(t, inCSV, []byte(in.String()))
-	m, m2 := filepath.Join(dir, "m.ebnn"), filepath.Join(dir, "m2.ebnn")
-	runOK(t, "convert", "--checkpoint", filepath.Join(demoFixture, "state_dict.safetensors"),
-		"--config", filepath.Join(demoFixture, "inference_config.json"), "--arch", filepath.Join(demoFixture, "model.txt"), "--out", m)
+	m, m2 := convertDemoCLI(t, dir), filepath.Join(dir, "m2.ebnn")
 	const seed = 7
 	runOK(t, "calibrate", "--model", m, "--data", "csv:"+calCSV, "--target-risk", "0.05", "--on", "both",
 		"--samples", "32", "--seed", strconv.Itoa(seed), "--out", m2)
@@ -118,9 +126,7 @@ func TestCalibrateNotes(t *testing.T) {
 		t.Skip(err)
 	}
 	dir := t.TempDir()
-	m, m2 := filepath.Join(dir, "m.ebnn"), filepath.Join(dir, "m2.ebnn")
-	runOK(t, "convert", "--checkpoint", filepath.Join(demoFixture, "state_dict.safetensors"),
-		"--config", filepath.Join(demoFixture, "inference_config.json"), "--arch", filepath.Join(demoFixture, "model.txt"), "--out", m)
+	m, m2 := convertDemoCLI(t, dir), filepath.Join(dir, "m2.ebnn")
 	out := runOK(t, "calibrate", "--model", m, "--target-risk", "0.01", "--limit", "60", "--samples", "4", "--strategy", "weight", "--out", m2)
 	for _, want := range []string{"note: the fit part has 30 inputs", "note: the held-out risk"} {
 		if !strings.Contains(out, want) {
@@ -155,9 +161,7 @@ func TestEvalOfCalibratedModel(t *testing.T) {
 		t.Skip(err)
 	}
 	dir := t.TempDir()
-	m, m2 := filepath.Join(dir, "m.ebnn"), filepath.Join(dir, "m2.ebnn")
-	runOK(t, "convert", "--checkpoint", filepath.Join(demoFixture, "state_dict.safetensors"),
-		"--config", filepath.Join(demoFixture, "inference_config.json"), "--arch", filepath.Join(demoFixture, "model.txt"), "--out", m)
+	m, m2 := convertDemoCLI(t, dir), filepath.Join(dir, "m2.ebnn")
 	runOK(t, "calibrate", "--model", m, "--target-risk", "0.1", "--limit", "400", "--samples", "8", "--seed", "7", "--out", m2)
 	def := runOK(t, "eval", m2, "--test-limit", "200", "--json")
 	if policy := runOK(t, "eval", m2, "--test-limit", "200", "--json", "--seed", "7"); def != policy {

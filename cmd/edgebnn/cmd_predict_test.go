@@ -18,10 +18,6 @@ import (
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
-// TestPredictParity: a fixture converted to f32 and predicted through `edgebnn predict --json`
-// meets the runtime's bayesianize parity bounds: with 4096 samples the probabilities are within
-// 0.015 of bayesianize's probs_mean (max abs) and 0.001 on average, entropy and mutual
-// information within 0.02 (bounds widened by √(4096/K) with fewer samples under -short).
 // convertDemoFixture converts the bayesianize MLP fixture (f32) into a model file in a temporary
 // directory.
 func convertDemoFixture(t *testing.T) string {
@@ -38,6 +34,10 @@ func convertDemoFixture(t *testing.T) string {
 	return model
 }
 
+// TestPredictParity: a fixture converted to f32 and predicted through `edgebnn predict --json`
+// meets the runtime's bayesianize parity bounds: with 4096 samples the probabilities are within
+// 0.015 of bayesianize's probs_mean (max abs) and 0.001 on average, entropy and mutual
+// information within 0.02 (bounds widened by √(4096/K) with fewer samples under -short).
 func TestPredictParity(t *testing.T) {
 	model := convertDemoFixture(t)
 	refPath := filepath.Join(demoFixture, "reference.safetensors")
