@@ -24,9 +24,7 @@ import (
 // a FIFO, a link to /dev/zero or a directory is refused at once (no blocking open, no endless
 // read), with an error naming the file.
 func TestSpecialInputFiles(t *testing.T) {
-	dir := t.TempDir()
-	fifo := testutil.Mkfifo(t, filepath.Join(dir, "fifo.pt"))
-	zero := testutil.DevZero(t, filepath.Join(dir, "zero.json"))
+	dir, fifo, zero := testutil.Specials(t, "fifo.pt", "zero.json")
 	sub := testutil.Mkdir(t, filepath.Join(dir, "sub.safetensors"))
 	out := filepath.Join(dir, "out.ebnn")
 	readers := []struct {

@@ -20,9 +20,7 @@ import (
 // through a symbolic link, which would otherwise be read without end — or a directory is refused
 // with an error naming the path.
 func TestOpenSpecialFiles(t *testing.T) {
-	dir := t.TempDir()
-	fifo := testutil.Mkfifo(t, filepath.Join(dir, "model.fifo"))
-	zero := testutil.DevZero(t, filepath.Join(dir, "zero.ebnn"))
+	dir, fifo, zero := testutil.Specials(t, "model.fifo", "zero.ebnn")
 	for _, c := range []struct{ name, path, want string }{
 		{"fifo", fifo, "not a regular file"},
 		{"symlink to /dev/zero", zero, "not a regular file"},

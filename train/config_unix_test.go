@@ -15,9 +15,7 @@ import (
 // TestReadConfigFileSpecial: a config path that is a FIFO, a link to /dev/zero or a directory
 // is an error at once.
 func TestReadConfigFileSpecial(t *testing.T) {
-	dir := t.TempDir()
-	fifo := testutil.Mkfifo(t, filepath.Join(dir, "fifo.json"))
-	zero := testutil.DevZero(t, filepath.Join(dir, "zero.json"))
+	dir, fifo, zero := testutil.Specials(t, "fifo.json", "zero.json")
 	big := filepath.Join(dir, "big.json")
 	if err := os.WriteFile(big, make([]byte, MaxConfigBytes+1), 0o644); err != nil {
 		t.Fatal(err)

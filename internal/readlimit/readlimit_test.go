@@ -15,13 +15,11 @@ import (
 )
 
 func TestOpen(t *testing.T) {
-	dir := t.TempDir()
+	dir, fifo, zero := testutil.Specials(t, "fifo", "zero")
 	regular := filepath.Join(dir, "ok.txt")
 	if err := os.WriteFile(regular, []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	zero := testutil.DevZero(t, filepath.Join(dir, "zero"))
-	fifo := testutil.Mkfifo(t, filepath.Join(dir, "fifo"))
 	link := filepath.Join(dir, "link.txt")
 	if err := os.Symlink(regular, link); err != nil {
 		t.Fatal(err)

@@ -15,9 +15,7 @@ import (
 // TestSpecialFiles: a CSV or IDX path that is a FIFO, a link to /dev/zero or a directory is an
 // error at once, naming the file.
 func TestSpecialFiles(t *testing.T) {
-	dir := t.TempDir()
-	fifo := testutil.Mkfifo(t, filepath.Join(dir, "fifo.csv"))
-	zero := testutil.DevZero(t, filepath.Join(dir, "zero.csv"))
+	dir, fifo, zero := testutil.Specials(t, "fifo.csv", "zero.csv")
 	idxDir := testutil.Mkdir(t, filepath.Join(dir, "fmnist"))
 	images := testutil.DevZero(t, filepath.Join(idxDir, "t10k-images-idx3-ubyte.gz"))
 	os.WriteFile(filepath.Join(idxDir, "t10k-labels-idx1-ubyte"), idxBytes([]uint32{1}, []byte{0}), 0o644)
