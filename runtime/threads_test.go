@@ -17,17 +17,24 @@ func TestThreadsBitIdentical(t *testing.T) {
 				const n = 3
 				xs := randomInputs(m, n, 6)
 				opts := runtime.Options{Samples: 19, Seed: 11, Strategy: st, MaxBatch: 2, KeepSamples: true} // blocks of 8, 8 and 3 samples
-				want := predictAll(t, m, opts, xs)
-				for _, threads := range []int{2, 3, 8} {
-					opts.Threads = threads
-					got := predictAll(t, m, opts, xs)
-					for i := range want {
-						if err := samePrediction(&got[i], &want[i]); err != nil {
-							t.Errorf("%d threads, input %d: %v", threads, i, err)
-						}
-					}
-				}
+				sameOnThreads(t, m, opts, xs, 2, 3, 8)
 			})
+		}
+	}
+}
+
+// sameOnThreads checks that predicting xs with opts on each of threads goroutines gives
+// predictions bit-identical (samePrediction) to opts' own.
+func sameOnThreads(t *testing.T, m *runtime.Model, opts runtime.Options, xs []float32, threads ...int) {
+	t.Helper()
+	want := predictAll(t, m, opts, xs)
+	for _, n := range threads {
+		opts.Threads = n
+		got := predictAll(t, m, opts, xs)
+		for i := range want {
+			if err := samePrediction(&got[i], &want[i]); err != nil {
+				t.Errorf("%d threads, input %d: %v", n, i, err)
+			}
 		}
 	}
 }
@@ -144,16 +151,7 @@ func TestPassesBitIdentical(t *testing.T) {
 						if pass != wantPass {
 							t.Fatalf("pass of %d samples (block %d), want %d", pass, block, wantPass)
 						}
-						want := predictAll(t, m, opts, xs)
-						for _, threads := range []int{2, 3, 5} {
-							opts.Threads = threads
-							got := predictAll(t, m, opts, xs)
-							for i := range want {
-								if err := samePrediction(&got[i], &want[i]); err != nil {
-									t.Errorf("%d threads, input %d: %v", threads, i, err)
-								}
-							}
-						}
+						sameOnThreads(t, m, opts, xs, 2, 3, 5)
 					})
 				}
 			}
