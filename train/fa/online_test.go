@@ -261,6 +261,16 @@ func sampleModel(m *Model, n int, seed uint64) ([][]float64, *Moments) {
 	return xs, mom
 }
 
+// generate is Generate(rng, d, k, lo, hi); the test fails at once on an error.
+func generate(t *testing.T, rng *rand.Rand, d, k int, lo, hi float64) *Model {
+	t.Helper()
+	m, err := Generate(rng, d, k, lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // faStream draws a 20-dimensional rank-3 FA model (Generate(·, 20, 3, 1, 10) with PCG(s1,
 // s2)) and a stream of its samples drawn with sampleSeed: 20000 of them, 4000 under -short.
 func faStream(t *testing.T, s1, s2, sampleSeed uint64) (*Model, [][]float64, *Moments) {
@@ -269,10 +279,7 @@ func faStream(t *testing.T, s1, s2, sampleSeed uint64) (*Model, [][]float64, *Mo
 	if testing.Short() {
 		n = 4000
 	}
-	truth, err := Generate(rand.New(rand.NewPCG(s1, s2)), 20, 3, 1, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	truth := generate(t, rand.New(rand.NewPCG(s1, s2)), 20, 3, 1, 10)
 	xs, mom := sampleModel(truth, n, sampleSeed)
 	return truth, xs, mom
 }
@@ -293,10 +300,7 @@ func batchDistance(t *testing.T, mom *Moments, truth *Model) float64 {
 // least that of the true model and of small perturbations of the fit.
 func TestFitMLIsAMaximum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
-	truth, err := Generate(rng, 12, 2, 1, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	truth := generate(t, rng, 12, 2, 1, 10)
 	_, mom := sampleModel(truth, 2000, 3)
 	mean, cov := mom.Mean(), mom.Covariance()
 	fit, info, err := FitML(mean, cov, 12, 2, MLConfig{})

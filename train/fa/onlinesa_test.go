@@ -30,10 +30,7 @@ func TestOnlineEMAveragedApproachesBatchFit(t *testing.T) {
 	}
 	for _, seed := range seeds {
 		rng := rand.New(rand.NewPCG(seed, 19))
-		truth, err := Generate(rng, 20, 3, 1, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
+		truth := generate(t, rng, 20, 3, 1, 100)
 		alg2, err := NewOnlineEM(20, OnlineConfig{Rank: 3, Warmup: 100, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
@@ -237,10 +234,7 @@ func (s *naiveSA) observe(theta []float64) {
 func TestOnlineEMStochasticApproximationMatchesNaive(t *testing.T) {
 	const d, k = 6, 2
 	rng := rand.New(rand.NewPCG(21, 22))
-	truth, err := Generate(rng, d, k, 1, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	truth := generate(t, rng, d, k, 1, 10)
 	cfg := OnlineConfig{Rank: k, Warmup: 10, Seed: 4, StepExponent: 0.7, StepDelay: 30, AverageAfter: 50}
 	o, err := NewOnlineEM(d, cfg)
 	if err != nil {
@@ -328,10 +322,7 @@ func TestOnlineEMConfigValidation(t *testing.T) {
 func TestRecenterFromExactStatistics(t *testing.T) {
 	const d, k = 40, 3
 	rng := rand.New(rand.NewPCG(31, 32))
-	truth, err := Generate(rng, d, k, 1, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	truth := generate(t, rng, d, k, 1, 10)
 	_, mom := sampleModel(truth, 4000, 33)
 	mean, cov := mom.Mean(), mom.Covariance()
 	// EM to a tight tolerance, so that the fit is a fixed point to about 10⁻⁸.
