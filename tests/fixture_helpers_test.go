@@ -26,12 +26,19 @@ func loadReference(t testing.TB, fixture string) reference {
 	return reference{f}
 }
 
-func (r reference) f64(t testing.TB, name string) ([]float64, []int) {
+// tensor is the reference's tensor name; the test fails at once if there is none.
+func (r reference) tensor(t testing.TB, name string) *safetensors.Tensor {
 	t.Helper()
 	tn, ok := r.f.Tensor(name)
 	if !ok {
 		t.Fatalf("reference has no tensor %q", name)
 	}
+	return tn
+}
+
+func (r reference) f64(t testing.TB, name string) ([]float64, []int) {
+	t.Helper()
+	tn := r.tensor(t, name)
 	v, err := tn.Float64s()
 	if err != nil {
 		t.Fatalf("reference %q: %v", name, err)
@@ -41,11 +48,7 @@ func (r reference) f64(t testing.TB, name string) ([]float64, []int) {
 
 func (r reference) f32(t testing.TB, name string) []float32 {
 	t.Helper()
-	tn, ok := r.f.Tensor(name)
-	if !ok {
-		t.Fatalf("reference has no tensor %q", name)
-	}
-	v, err := tn.Float32s()
+	v, err := r.tensor(t, name).Float32s()
 	if err != nil {
 		t.Fatalf("reference %q: %v", name, err)
 	}

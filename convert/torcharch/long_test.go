@@ -1,6 +1,7 @@
 package torcharch
 
 import (
+	"io"
 	"strings"
 	"testing"
 )
@@ -16,16 +17,6 @@ func TestLongValuesClipped(t *testing.T) {
 		"Sequential(\n  (0): Linear(in_features=1, out_features=1, bias=True, " + long + "=1)\n)\n",
 		"Sequential(\n  (0): Conv2d(1, 1, kernel_size=(3, 3), padding_mode='" + long + "')\n)\n",
 	}
-	for i, r := range reprs {
-		_, err := ParseRepr(strings.NewReader(r))
-		if err == nil {
-			t.Errorf("repr %d accepted", i)
-			continue
-		}
-		if len(err.Error()) > 1024 {
-			t.Errorf("repr %d: error of %d bytes: %.200s…", i, len(err.Error()), err)
-		}
-	}
 	jsons := []string{
 		`{"layers": [{"name": "` + long + `", "type": "Linear", "in_features": "x"}]}`,
 		`{"layers": [{"name": "a", "type": "` + long + `"}]}`,
@@ -33,14 +24,20 @@ func TestLongValuesClipped(t *testing.T) {
 		`{"layers": [{"name": "a", "type": "Linear", "in_features": 1` + strings.Repeat("0", 500000) + `}]}`,
 		`{"layers": [], "` + long + `": 1}`,
 	}
-	for i, j := range jsons {
-		_, err := ParseJSON(strings.NewReader(j))
-		if err == nil {
-			t.Errorf("json %d accepted", i)
-			continue
-		}
-		if len(err.Error()) > 1024 {
-			t.Errorf("json %d: error of %d bytes: %.200s…", i, len(err.Error()), err)
+	for _, c := range []struct {
+		what   string
+		inputs []string
+		parse  func(io.Reader) ([]Module, error)
+	}{{"repr", reprs, ParseRepr}, {"json", jsons, ParseJSON}} {
+		for i, in := range c.inputs {
+			_, err := c.parse(strings.NewReader(in))
+			if err == nil {
+				t.Errorf("%s %d accepted", c.what, i)
+				continue
+			}
+			if len(err.Error()) > 1024 {
+				t.Errorf("%s %d: error of %d bytes: %.200s…", c.what, i, len(err.Error()), err)
+			}
 		}
 	}
 }

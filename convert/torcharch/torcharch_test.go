@@ -53,15 +53,7 @@ func TestFixtures(t *testing.T) {
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got\n%+v\nwant\n%+v", got, tc.want)
 			}
-			var buf bytes.Buffer
-			if err := WriteJSON(&buf, got); err != nil {
-				t.Fatal(err)
-			}
-			back, err := ParseJSON(&buf)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, buf.String())
-			}
-			if !reflect.DeepEqual(back, got) {
+			if back := jsonRoundTrip(t, got); !reflect.DeepEqual(back, got) {
 				t.Errorf("JSON round trip: got\n%+v", back)
 			}
 		})
@@ -299,6 +291,21 @@ func TestJSONDefaults(t *testing.T) {
 	}
 }
 
+// jsonRoundTrip writes mods with WriteJSON and returns what ParseJSON reads back; the test fails
+// at once if either fails.
+func jsonRoundTrip(t *testing.T, mods []Module) []Module {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, mods); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseJSON(&buf)
+	if err != nil {
+		t.Fatalf("JSON round trip: %v\n%s", err, buf.String())
+	}
+	return back
+}
+
 func FuzzParseRepr(f *testing.F) {
 	f.Add(torchRepr)
 	f.Add("Sequential(\n  (0): Linear(in_features=1, out_features=1, bias=True)\n)\n")
@@ -307,15 +314,7 @@ func FuzzParseRepr(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var buf bytes.Buffer
-		if err := WriteJSON(&buf, mods); err != nil {
-			t.Fatal(err)
-		}
-		back, err := ParseJSON(&buf)
-		if err != nil {
-			t.Fatalf("round trip: %v\n%s", err, buf.String())
-		}
-		if !reflect.DeepEqual(back, mods) {
+		if back := jsonRoundTrip(t, mods); !reflect.DeepEqual(back, mods) {
 			t.Fatalf("round trip differs")
 		}
 	})
