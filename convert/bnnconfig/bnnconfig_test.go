@@ -123,14 +123,7 @@ func TestMatching(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Parse([]byte(tc.cfg))
-			if err != nil {
-				t.Fatal(err)
-			}
-			layers, err := c.Resolve(net)
-			if err != nil {
-				t.Fatal(err)
-			}
+			layers := parseResolve(t, tc.cfg, net)
 			for _, l := range layers {
 				want := tc.want[l.Name]
 				if want == "" {
@@ -155,15 +148,24 @@ func TestMatching(t *testing.T) {
 	}
 }
 
+// parseResolve parses the configuration cfg and resolves it for modules; the test fails at once
+// if either fails.
+func parseResolve(t *testing.T, cfg string, modules []Module) []Layer {
+	t.Helper()
+	c, err := Parse([]byte(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, err := c.Resolve(modules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return layers
+}
+
 func TestDefaults(t *testing.T) {
-	c, err := Parse([]byte(`{"inference": {"Linear": "inducing", "Conv2d": "ffg", "0": "fcg"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	layers, err := c.Resolve(mods("0", "Conv2d", "1", "Linear", "2", "Conv2d"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	layers := parseResolve(t, `{"inference": {"Linear": "inducing", "Conv2d": "ffg", "0": "fcg"}}`,
+		mods("0", "Conv2d", "1", "Linear", "2", "Conv2d"))
 	wantInd := &InducingSettings{PriorSD: 1, InitLamda: 1e-4, LearnLamda: true, QInducing: "diagonal", WhitenedU: true, EnsembleSize: 8}
 	wantFFG := &FFGSettings{PriorWeightSD: 1, PriorBiasSD: 1, InitSD: 1e-4, LocalReparameterization: true, NonlinearityScale: 1}
 	wantFCG := &FCGSettings{PriorWeightSD: 1, PriorBiasSD: 1, InitSD: 1e-4, NonlinearityScale: 1}
@@ -341,14 +343,7 @@ func TestBayesianizeConfigForms(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Parse([]byte(tc.cfg))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ls, err := c.Resolve(resnet)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ls := parseResolve(t, tc.cfg, resnet)
 			tc.chk(t, ls)
 		})
 	}
