@@ -53,6 +53,13 @@ var indCases = []indCase{
 
 const indSigma = 0.5
 
+// indModel is the model of indCases[ci] (c) with indLayer's tensors (seed ci+1), and the tensors.
+func indModel(t testing.TB, c indCase, ci int) (*runtime.Model, runtime.Tensors) {
+	t.Helper()
+	spec, ts := indLayer(t, c, uint64(ci+1))
+	return newModel(t, spec, ts), ts
+}
+
 // indLayer builds a one-layer regression model (linear 6 → 5 with bias) with random tensors.
 func indLayer(t testing.TB, c indCase, seed uint64) (*runtime.Spec, runtime.Tensors) {
 	r := rand.New(rand.NewPCG(seed, 77))
@@ -372,8 +379,7 @@ func TestInducingWeightMoments(t *testing.T) {
 	n := sampleCount(100_008)
 	for ci, c := range indCases {
 		t.Run(c.name, func(t *testing.T) {
-			spec, ts := indLayer(t, c, uint64(ci+1))
-			m := newModel(t, spec, ts)
+			m, ts := indModel(t, c, ci)
 			out := predictAll(t, m, runtime.Options{Samples: n, Seed: uint64(100 + ci), Strategy: runtime.Weight,
 				MaxBatch: indK + 1, KeepSamples: true}, unitInputs(indK))
 			got := sampleMoments(weightSamples(out, indOut, indK), indOut*indDIn)
@@ -387,8 +393,7 @@ func TestInducingLocalMoments(t *testing.T) {
 	n := sampleCount(100_008)
 	for ci, c := range indCases {
 		t.Run(c.name, func(t *testing.T) {
-			spec, ts := indLayer(t, c, uint64(ci+1))
-			m := newModel(t, spec, ts)
+			m, ts := indModel(t, c, ci)
 			r := rand.New(rand.NewPCG(uint64(ci), 5))
 			xs := append(make([]float32, indK), unitInputs(indK)[3*indK:4*indK]...) // 0 and e_2
 			xs = append(xs, randn(r, 2*indK, 1)...)
@@ -409,8 +414,7 @@ func TestInducingLocalMoments(t *testing.T) {
 func TestInducingMeanWeight(t *testing.T) {
 	for ci, c := range indCases {
 		t.Run(c.name, func(t *testing.T) {
-			spec, ts := indLayer(t, c, uint64(ci+1))
-			m := newModel(t, spec, ts)
+			m, ts := indModel(t, c, ci)
 			ref := newIndRef(c, ts)
 			want := matMulRC(ref, ref.comps[0])
 			w, rows, cols, err := m.MeanWeight("fc")
@@ -457,8 +461,7 @@ func matMulRC(ref indRef, u []float64) []float64 {
 func TestInducingKL(t *testing.T) {
 	for ci, c := range indCases {
 		t.Run(c.name, func(t *testing.T) {
-			spec, ts := indLayer(t, c, uint64(ci+1))
-			m := newModel(t, spec, ts)
+			m, ts := indModel(t, c, ci)
 			ref := newIndRef(c, ts)
 			lam := ref.lamda
 			want := 0.0
