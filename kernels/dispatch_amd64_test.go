@@ -173,14 +173,7 @@ func TestZigFastAVX2BitIdentical(t *testing.T) {
 			}
 		}
 	}
-	for _, n := range twinSizes {
-		w := make([]uint32, n)
-		for i := range w {
-			w[i] = r.Uint32()
-		}
-		cases = append(cases, w)
-	}
-	checkZigFast(t, zigFast, cases)
+	checkZigFast(t, zigFast, append(cases, randomWords(r)...))
 }
 
 // TestGemmPackedRowsIndependentGeneric: GemmPacked's rows are independent of the call's row count

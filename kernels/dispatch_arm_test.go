@@ -220,14 +220,7 @@ func TestZigFastVFPBitIdentical(t *testing.T) {
 		e := edge(b)
 		cases = append(cases, e[:1], e[:2], e)
 	}
-	for _, n := range twinSizes {
-		w := make([]uint32, n)
-		for i := range w {
-			w[i] = r.Uint32()
-		}
-		cases = append(cases, w)
-	}
-	checkZigFast(t, zigFast, cases)
+	checkZigFast(t, zigFast, append(cases, randomWords(r)...))
 }
 
 // TestNormalsGenericPath: the normals of a stream are the same bits with every 32-bit ARM

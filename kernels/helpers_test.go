@@ -97,6 +97,19 @@ func firstBitDiff(got, want []float32) int {
 	return -1
 }
 
+// randomWords returns, for each of twinSizes, that many random words (ziggurat input).
+func randomWords(r *rand.Rand) [][]uint32 {
+	var cases [][]uint32
+	for _, n := range twinSizes {
+		w := make([]uint32, n)
+		for i := range w {
+			w[i] = r.Uint32()
+		}
+		cases = append(cases, w)
+	}
+	return cases
+}
+
 // checkZigFast fails t unless fast, a twin of the ziggurat's fast path, stops at the same word as
 // zigFastGeneric on each of cases and writes the same bits before it and nothing from there on.
 func checkZigFast(t *testing.T, fast func(words []uint32, out []float32) int, cases [][]uint32) {
