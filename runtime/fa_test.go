@@ -64,9 +64,7 @@ func TestFASingleLayer(t *testing.T) {
 	t.Run("local", func(t *testing.T) {
 		r := rand.New(rand.NewPCG(4, 4))
 		xs := append(append(make([]float32, k), 0, 1, 0, 0), randn(r, 2*k, 1)...)
-		nIn := len(xs) / k
-		out := predictAll(t, m, runtime.Options{Samples: n, Seed: 5, Strategy: runtime.Local,
-			MaxBatch: nIn, KeepSamples: true}, xs)
+		out := predictLocal(t, m, n, 5, xs)
 		for i := range out {
 			a := newMat(dOut, dim)
 			for o := 0; o < dOut; o++ {

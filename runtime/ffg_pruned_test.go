@@ -109,8 +109,7 @@ func TestPrunedFFGMoments(t *testing.T) {
 
 				r := rand.New(rand.NewPCG(2, 2))
 				xs := randn(r, 3*ffgK, 1)
-				out = predictAll(t, m, runtime.Options{Samples: n, Seed: 2, Strategy: runtime.Local,
-					MaxBatch: 3, KeepSamples: true}, xs)
+				out = predictLocal(t, m, n, 2, xs)
 				checkFFGOutputs(t, out, xs, mean, sd)
 			})
 		}

@@ -94,9 +94,7 @@ func TestFFGMoments(t *testing.T) {
 	t.Run("local", func(t *testing.T) {
 		r := rand.New(rand.NewPCG(2, 2))
 		xs := append(append(make([]float32, ffgK), 0, 0, 1, 0), randn(r, 2*ffgK, 1)...)
-		nIn := len(xs) / ffgK
-		out := predictAll(t, m, runtime.Options{Samples: n, Seed: 2, Strategy: runtime.Local,
-			MaxBatch: nIn, KeepSamples: true}, xs)
+		out := predictLocal(t, m, n, 2, xs)
 		checkFFGOutputs(t, out, xs, mean, sd)
 	})
 }

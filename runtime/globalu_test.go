@@ -294,9 +294,7 @@ func TestGlobalUPredictorMoments(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/seed%d/local", c.name, seed), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(seed, 6))
 				xs := append(make([]float32, indK), randn(r, 3*indK, 1)...)
-				nIn := len(xs) / indK
-				out := predictAll(t, m, runtime.Options{Samples: n, Seed: 400 + seed + uint64(ci), Strategy: runtime.Local,
-					MaxBatch: nIn, KeepSamples: true}, xs)
+				out := predictLocal(t, m, n, 400+seed+uint64(ci), xs)
 				for i := range out {
 					// f = X vec(W) with X[o, (o', j)] = δ_oo' x̃_j.
 					x := newMat(indOut, indOut*indDIn)

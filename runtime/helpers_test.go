@@ -370,6 +370,14 @@ func predictAll(t testing.TB, m *runtime.Model, opts runtime.Options, xs []float
 	return out
 }
 
+// predictLocal predicts the inputs xs in one batch with samples local-reparameterisation draws
+// from seed, keeping the samples.
+func predictLocal(t testing.TB, m *runtime.Model, samples int, seed uint64, xs []float32) []runtime.Prediction {
+	t.Helper()
+	return predictAll(t, m, runtime.Options{Samples: samples, Seed: seed, Strategy: runtime.Local,
+		MaxBatch: len(xs) / m.InputSize(), KeepSamples: true}, xs)
+}
+
 // newModel builds a model from spec and ts (runtime.New), failing the test on an error.
 func newModel(t testing.TB, spec *runtime.Spec, ts runtime.TensorSource) *runtime.Model {
 	t.Helper()

@@ -397,9 +397,7 @@ func TestInducingLocalMoments(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(ci), 5))
 			xs := append(make([]float32, indK), unitInputs(indK)[3*indK:4*indK]...) // 0 and e_2
 			xs = append(xs, randn(r, 2*indK, 1)...)
-			nIn := len(xs) / indK
-			out := predictAll(t, m, runtime.Options{Samples: n, Seed: uint64(200 + ci), Strategy: runtime.Local,
-				MaxBatch: nIn, KeepSamples: true}, xs)
+			out := predictLocal(t, m, n, uint64(200+ci), xs)
 			ref := newIndRef(c, ts)
 			for i := range out {
 				mean, cov := ref.localMoments(xs[i*indK : (i+1)*indK])
