@@ -291,8 +291,12 @@ const seTol = 5
 // rounding (far below one standard error at these sample sizes); a mean's scale includes the
 // root mean square of all the means, since an entry near zero is a float32 sum of terms of that
 // size (this floor matters only where the closed-form covariance is zero, e.g. point estimates).
+// No samples (moments 0/0) or a NaN moment is a failure: they had passed every comparison.
 func checkMoments(t *testing.T, what string, got moments, wantMean []float64, wantCov mat) {
 	t.Helper()
+	if got.k < 1 {
+		t.Fatalf("%s: %d samples, too few for moments", what, got.k)
+	}
 	type miss struct {
 		z   float64
 		msg string
@@ -315,7 +319,7 @@ func checkMoments(t *testing.T, what string, got moments, wantMean []float64, wa
 		if z > worst && got.meanSE[j] > 0 {
 			worst = z
 		}
-		if diff > tol {
+		if !(diff <= tol) { // NaN too
 			misses = append(misses, miss{z, fmt.Sprintf("mean[%d] = %.6g, closed form %.6g (SE %.3g, %.1f SE)",
 				j, got.mean[j], wantMean[j], got.meanSE[j], z)})
 		}
@@ -329,7 +333,7 @@ func checkMoments(t *testing.T, what string, got moments, wantMean []float64, wa
 			if z > worst && se > 0 {
 				worst = z
 			}
-			if diff > tol {
+			if !(diff <= tol) { // NaN too
 				misses = append(misses, miss{z, fmt.Sprintf("cov[%d,%d] = %.6g, closed form %.6g (SE %.3g, %.1f SE)",
 					a, b, got.cov.at(a, b), wantCov.at(a, b), se, z)})
 			}
