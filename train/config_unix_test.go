@@ -20,13 +20,16 @@ func TestReadConfigFileSpecial(t *testing.T) {
 	if err := os.WriteFile(big, make([]byte, MaxConfigBytes+1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{fifo, zero, dir, big} {
+	for _, tc := range []struct{ p, want string }{
+		{fifo, "not a regular file"}, {zero, "not a regular file"}, {dir, "not a regular file"}, {big, "too large"},
+	} {
+		p := tc.p
 		err := testutil.Within(t, 5*time.Second, p+": ReadConfigFile", func() error {
 			c := DefaultConfig()
 			return c.ReadConfigFile(p)
 		})
-		if err == nil || !strings.Contains(err.Error(), p) {
-			t.Errorf("%s: error %v", p, err)
+		if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one naming the file and saying %q", p, err, tc.want)
 		}
 		c := DefaultConfig()
 		if err := c.Set("inference", p); err == nil {
