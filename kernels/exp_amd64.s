@@ -1,184 +1,57 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "splat_amd64.h"
 
 // ExpShift and ExpMax in AVX2: the operations of expShiftGeneric, eight values per step, in the
 // same order and rounding (no fused multiply-add in the values), so each value is the twin's bit
 // for bit; the sums are eight partial sums (Σ e·d by FMA), added together at the end.
 
 // expLog2e: log₂e, eight times.
-DATA expLog2e<>+0(SB)/4, $0x3fb8aa3b
-DATA expLog2e<>+4(SB)/4, $0x3fb8aa3b
-DATA expLog2e<>+8(SB)/4, $0x3fb8aa3b
-DATA expLog2e<>+12(SB)/4, $0x3fb8aa3b
-DATA expLog2e<>+16(SB)/4, $0x3fb8aa3b
-DATA expLog2e<>+20(SB)/4, $0x3fb8aa3b
-DATA expLog2e<>+24(SB)/4, $0x3fb8aa3b
-DATA expLog2e<>+28(SB)/4, $0x3fb8aa3b
-GLOBL expLog2e<>(SB), RODATA|NOPTR, $32
+SPLAT8(expLog2e, $0x3fb8aa3b)
 
 // expHalf: 0.5, eight times.
-DATA expHalf<>+0(SB)/4, $0x3f000000
-DATA expHalf<>+4(SB)/4, $0x3f000000
-DATA expHalf<>+8(SB)/4, $0x3f000000
-DATA expHalf<>+12(SB)/4, $0x3f000000
-DATA expHalf<>+16(SB)/4, $0x3f000000
-DATA expHalf<>+20(SB)/4, $0x3f000000
-DATA expHalf<>+24(SB)/4, $0x3f000000
-DATA expHalf<>+28(SB)/4, $0x3f000000
-GLOBL expHalf<>(SB), RODATA|NOPTR, $32
+SPLAT8(expHalf, $0x3f000000)
 
 // expLn2Hi: ln 2, high part, eight times.
-DATA expLn2Hi<>+0(SB)/4, $0x3f318000
-DATA expLn2Hi<>+4(SB)/4, $0x3f318000
-DATA expLn2Hi<>+8(SB)/4, $0x3f318000
-DATA expLn2Hi<>+12(SB)/4, $0x3f318000
-DATA expLn2Hi<>+16(SB)/4, $0x3f318000
-DATA expLn2Hi<>+20(SB)/4, $0x3f318000
-DATA expLn2Hi<>+24(SB)/4, $0x3f318000
-DATA expLn2Hi<>+28(SB)/4, $0x3f318000
-GLOBL expLn2Hi<>(SB), RODATA|NOPTR, $32
+SPLAT8(expLn2Hi, $0x3f318000)
 
 // expLn2Lo: ln 2, low part, eight times.
-DATA expLn2Lo<>+0(SB)/4, $0xb95e8083
-DATA expLn2Lo<>+4(SB)/4, $0xb95e8083
-DATA expLn2Lo<>+8(SB)/4, $0xb95e8083
-DATA expLn2Lo<>+12(SB)/4, $0xb95e8083
-DATA expLn2Lo<>+16(SB)/4, $0xb95e8083
-DATA expLn2Lo<>+20(SB)/4, $0xb95e8083
-DATA expLn2Lo<>+24(SB)/4, $0xb95e8083
-DATA expLn2Lo<>+28(SB)/4, $0xb95e8083
-GLOBL expLn2Lo<>(SB), RODATA|NOPTR, $32
+SPLAT8(expLn2Lo, $0xb95e8083)
 
 // expC7: 1/7!, eight times.
-DATA expC7<>+0(SB)/4, $0x39500d01
-DATA expC7<>+4(SB)/4, $0x39500d01
-DATA expC7<>+8(SB)/4, $0x39500d01
-DATA expC7<>+12(SB)/4, $0x39500d01
-DATA expC7<>+16(SB)/4, $0x39500d01
-DATA expC7<>+20(SB)/4, $0x39500d01
-DATA expC7<>+24(SB)/4, $0x39500d01
-DATA expC7<>+28(SB)/4, $0x39500d01
-GLOBL expC7<>(SB), RODATA|NOPTR, $32
+SPLAT8(expC7, $0x39500d01)
 
 // expC6: 1/6!, eight times.
-DATA expC6<>+0(SB)/4, $0x3ab60b61
-DATA expC6<>+4(SB)/4, $0x3ab60b61
-DATA expC6<>+8(SB)/4, $0x3ab60b61
-DATA expC6<>+12(SB)/4, $0x3ab60b61
-DATA expC6<>+16(SB)/4, $0x3ab60b61
-DATA expC6<>+20(SB)/4, $0x3ab60b61
-DATA expC6<>+24(SB)/4, $0x3ab60b61
-DATA expC6<>+28(SB)/4, $0x3ab60b61
-GLOBL expC6<>(SB), RODATA|NOPTR, $32
+SPLAT8(expC6, $0x3ab60b61)
 
 // expC5: 1/5!, eight times.
-DATA expC5<>+0(SB)/4, $0x3c088889
-DATA expC5<>+4(SB)/4, $0x3c088889
-DATA expC5<>+8(SB)/4, $0x3c088889
-DATA expC5<>+12(SB)/4, $0x3c088889
-DATA expC5<>+16(SB)/4, $0x3c088889
-DATA expC5<>+20(SB)/4, $0x3c088889
-DATA expC5<>+24(SB)/4, $0x3c088889
-DATA expC5<>+28(SB)/4, $0x3c088889
-GLOBL expC5<>(SB), RODATA|NOPTR, $32
+SPLAT8(expC5, $0x3c088889)
 
 // expC4: 1/4!, eight times.
-DATA expC4<>+0(SB)/4, $0x3d2aaaab
-DATA expC4<>+4(SB)/4, $0x3d2aaaab
-DATA expC4<>+8(SB)/4, $0x3d2aaaab
-DATA expC4<>+12(SB)/4, $0x3d2aaaab
-DATA expC4<>+16(SB)/4, $0x3d2aaaab
-DATA expC4<>+20(SB)/4, $0x3d2aaaab
-DATA expC4<>+24(SB)/4, $0x3d2aaaab
-DATA expC4<>+28(SB)/4, $0x3d2aaaab
-GLOBL expC4<>(SB), RODATA|NOPTR, $32
+SPLAT8(expC4, $0x3d2aaaab)
 
 // expC3: 1/3!, eight times.
-DATA expC3<>+0(SB)/4, $0x3e2aaaab
-DATA expC3<>+4(SB)/4, $0x3e2aaaab
-DATA expC3<>+8(SB)/4, $0x3e2aaaab
-DATA expC3<>+12(SB)/4, $0x3e2aaaab
-DATA expC3<>+16(SB)/4, $0x3e2aaaab
-DATA expC3<>+20(SB)/4, $0x3e2aaaab
-DATA expC3<>+24(SB)/4, $0x3e2aaaab
-DATA expC3<>+28(SB)/4, $0x3e2aaaab
-GLOBL expC3<>(SB), RODATA|NOPTR, $32
+SPLAT8(expC3, $0x3e2aaaab)
 
 // expOne: 1, eight times.
-DATA expOne<>+0(SB)/4, $0x3f800000
-DATA expOne<>+4(SB)/4, $0x3f800000
-DATA expOne<>+8(SB)/4, $0x3f800000
-DATA expOne<>+12(SB)/4, $0x3f800000
-DATA expOne<>+16(SB)/4, $0x3f800000
-DATA expOne<>+20(SB)/4, $0x3f800000
-DATA expOne<>+24(SB)/4, $0x3f800000
-DATA expOne<>+28(SB)/4, $0x3f800000
-GLOBL expOne<>(SB), RODATA|NOPTR, $32
+SPLAT8(expOne, $0x3f800000)
 
 // expMin: expShiftMin, eight times.
-DATA expMin<>+0(SB)/4, $0xc2ae0000
-DATA expMin<>+4(SB)/4, $0xc2ae0000
-DATA expMin<>+8(SB)/4, $0xc2ae0000
-DATA expMin<>+12(SB)/4, $0xc2ae0000
-DATA expMin<>+16(SB)/4, $0xc2ae0000
-DATA expMin<>+20(SB)/4, $0xc2ae0000
-DATA expMin<>+24(SB)/4, $0xc2ae0000
-DATA expMin<>+28(SB)/4, $0xc2ae0000
-GLOBL expMin<>(SB), RODATA|NOPTR, $32
+SPLAT8(expMin, $0xc2ae0000)
 
 // expBias: the exponent bias (int32), eight times.
-DATA expBias<>+0(SB)/4, $0x00007f
-DATA expBias<>+4(SB)/4, $0x00007f
-DATA expBias<>+8(SB)/4, $0x00007f
-DATA expBias<>+12(SB)/4, $0x00007f
-DATA expBias<>+16(SB)/4, $0x00007f
-DATA expBias<>+20(SB)/4, $0x00007f
-DATA expBias<>+24(SB)/4, $0x00007f
-DATA expBias<>+28(SB)/4, $0x00007f
-GLOBL expBias<>(SB), RODATA|NOPTR, $32
+SPLAT8(expBias, $0x00007f)
 
 // expNaN: a quiet NaN, eight times.
-DATA expNaN<>+0(SB)/4, $0x7fc00000
-DATA expNaN<>+4(SB)/4, $0x7fc00000
-DATA expNaN<>+8(SB)/4, $0x7fc00000
-DATA expNaN<>+12(SB)/4, $0x7fc00000
-DATA expNaN<>+16(SB)/4, $0x7fc00000
-DATA expNaN<>+20(SB)/4, $0x7fc00000
-DATA expNaN<>+24(SB)/4, $0x7fc00000
-DATA expNaN<>+28(SB)/4, $0x7fc00000
-GLOBL expNaN<>(SB), RODATA|NOPTR, $32
+SPLAT8(expNaN, $0x7fc00000)
 
 // expNegInf: −Inf, eight times.
-DATA expNegInf<>+0(SB)/4, $0xff800000
-DATA expNegInf<>+4(SB)/4, $0xff800000
-DATA expNegInf<>+8(SB)/4, $0xff800000
-DATA expNegInf<>+12(SB)/4, $0xff800000
-DATA expNegInf<>+16(SB)/4, $0xff800000
-DATA expNegInf<>+20(SB)/4, $0xff800000
-DATA expNegInf<>+24(SB)/4, $0xff800000
-DATA expNegInf<>+28(SB)/4, $0xff800000
-GLOBL expNegInf<>(SB), RODATA|NOPTR, $32
+SPLAT8(expNegInf, $0xff800000)
 
 // expTailMask: eight all-ones words, then eight zeros: the 8 words at 4·(8 − r) bytes in are the
 // mask of the first r lanes.
-DATA expTailMask<>+0(SB)/4, $0xffffffff
-DATA expTailMask<>+4(SB)/4, $0xffffffff
-DATA expTailMask<>+8(SB)/4, $0xffffffff
-DATA expTailMask<>+12(SB)/4, $0xffffffff
-DATA expTailMask<>+16(SB)/4, $0xffffffff
-DATA expTailMask<>+20(SB)/4, $0xffffffff
-DATA expTailMask<>+24(SB)/4, $0xffffffff
-DATA expTailMask<>+28(SB)/4, $0xffffffff
-DATA expTailMask<>+32(SB)/4, $0x000000
-DATA expTailMask<>+36(SB)/4, $0x000000
-DATA expTailMask<>+40(SB)/4, $0x000000
-DATA expTailMask<>+44(SB)/4, $0x000000
-DATA expTailMask<>+48(SB)/4, $0x000000
-DATA expTailMask<>+52(SB)/4, $0x000000
-DATA expTailMask<>+56(SB)/4, $0x000000
-DATA expTailMask<>+60(SB)/4, $0x000000
-GLOBL expTailMask<>(SB), RODATA|NOPTR, $64
+TAILMASK8(expTailMask)
 
 
 // EXP8 computes, for the eight values in Y0 (Y15 the shift, Y12 −87), Y5 = e^(max(v − shift,

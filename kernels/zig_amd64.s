@@ -1,37 +1,14 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "splat_amd64.h"
 
 // zigLowByte: the mask of a word's low byte (layer and sign), eight times.
-DATA zigLowByte<>+0(SB)/4, $0xff
-DATA zigLowByte<>+4(SB)/4, $0xff
-DATA zigLowByte<>+8(SB)/4, $0xff
-DATA zigLowByte<>+12(SB)/4, $0xff
-DATA zigLowByte<>+16(SB)/4, $0xff
-DATA zigLowByte<>+20(SB)/4, $0xff
-DATA zigLowByte<>+24(SB)/4, $0xff
-DATA zigLowByte<>+28(SB)/4, $0xff
-GLOBL zigLowByte<>(SB), RODATA|NOPTR, $32
+SPLAT8(zigLowByte, $0xff)
 
 // zigPrefix: eight all-ones words, then eight zeros: the 8 words at 4·(8 − r) bytes in are the
 // store mask of the first r lanes.
-DATA zigPrefix<>+0(SB)/4, $0xffffffff
-DATA zigPrefix<>+4(SB)/4, $0xffffffff
-DATA zigPrefix<>+8(SB)/4, $0xffffffff
-DATA zigPrefix<>+12(SB)/4, $0xffffffff
-DATA zigPrefix<>+16(SB)/4, $0xffffffff
-DATA zigPrefix<>+20(SB)/4, $0xffffffff
-DATA zigPrefix<>+24(SB)/4, $0xffffffff
-DATA zigPrefix<>+28(SB)/4, $0xffffffff
-DATA zigPrefix<>+32(SB)/4, $0
-DATA zigPrefix<>+36(SB)/4, $0
-DATA zigPrefix<>+40(SB)/4, $0
-DATA zigPrefix<>+44(SB)/4, $0
-DATA zigPrefix<>+48(SB)/4, $0
-DATA zigPrefix<>+52(SB)/4, $0
-DATA zigPrefix<>+56(SB)/4, $0
-DATA zigPrefix<>+60(SB)/4, $0
-GLOBL zigPrefix<>(SB), RODATA|NOPTR, $64
+TAILMASK8(zigPrefix)
 
 // func zigFastAVX2(words *uint32, groups int, out *float32, fast *[2 * zigLayers][2]uint32) int
 //
