@@ -2,51 +2,79 @@
 
 #include "textflag.h"
 
-// C[0:6, 0:16] += Y0 · (Y4…Y15), row r of the tile in Y(4+2r) and Y(5+2r), C at p with rows
-// ld bytes apart (p ends at the last row); Y1 and Y2 are clobbered.
-#define ADD_TILE(p, ld) \
-	VMOVUPS (p), Y1; \
-	VFMADD231PS Y4, Y0, Y1; \
-	VMOVUPS Y1, (p); \
-	VMOVUPS 32(p), Y2; \
-	VFMADD231PS Y5, Y0, Y2; \
-	VMOVUPS Y2, 32(p); \
+// The 6×16 tile of the AVX2 kernels is in Y4…Y15: row r in Y(4+2r) (columns 0–7) and Y(5+2r)
+// (columns 8–15).
+
+// ZERO_TILE: Y4…Y15 = 0.
+#define ZERO_TILE \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	VXORPS Y8, Y8, Y8; \
+	VXORPS Y9, Y9, Y9; \
+	VXORPS Y10, Y10, Y10; \
+	VXORPS Y11, Y11, Y11; \
+	VXORPS Y12, Y12, Y12; \
+	VXORPS Y13, Y13, Y13; \
+	VXORPS Y14, Y14, Y14; \
+	VXORPS Y15, Y15, Y15
+
+// DEPTH_STEP(b, a0, a1, a2, a3, a4, a5): one depth step of the tile: the step's row of B (16
+// values at b) into Y0, Y1, then for each row r the value of A at ar broadcast (into Y2 and Y3
+// by turns) and tile row r += it·(Y0, Y1) by FMA.
+#define DEPTH_STEP(b, a0, a1, a2, a3, a4, a5) \
+	VMOVUPS (b), Y0; \
+	VMOVUPS 32(b), Y1; \
+	VBROADCASTSS a0, Y2; \
+	VFMADD231PS Y0, Y2, Y4; \
+	VFMADD231PS Y1, Y2, Y5; \
+	VBROADCASTSS a1, Y3; \
+	VFMADD231PS Y0, Y3, Y6; \
+	VFMADD231PS Y1, Y3, Y7; \
+	VBROADCASTSS a2, Y2; \
+	VFMADD231PS Y0, Y2, Y8; \
+	VFMADD231PS Y1, Y2, Y9; \
+	VBROADCASTSS a3, Y3; \
+	VFMADD231PS Y0, Y3, Y10; \
+	VFMADD231PS Y1, Y3, Y11; \
+	VBROADCASTSS a4, Y2; \
+	VFMADD231PS Y0, Y2, Y12; \
+	VFMADD231PS Y1, Y2, Y13; \
+	VBROADCASTSS a5, Y3; \
+	VFMADD231PS Y0, Y3, Y14; \
+	VFMADD231PS Y1, Y3, Y15
+
+// TILE_OUT(row, p, ld): row(p, Y(4+2r), Y(5+2r)) for the tile's rows r = 0…5 in order, p moved
+// on by ld bytes between rows (p ends at the last row).
+#define TILE_OUT(row, p, ld) \
+	row(p, Y4, Y5); \
 	ADDQ ld, p; \
-	VMOVUPS (p), Y1; \
-	VFMADD231PS Y6, Y0, Y1; \
-	VMOVUPS Y1, (p); \
-	VMOVUPS 32(p), Y2; \
-	VFMADD231PS Y7, Y0, Y2; \
-	VMOVUPS Y2, 32(p); \
+	row(p, Y6, Y7); \
 	ADDQ ld, p; \
-	VMOVUPS (p), Y1; \
-	VFMADD231PS Y8, Y0, Y1; \
-	VMOVUPS Y1, (p); \
-	VMOVUPS 32(p), Y2; \
-	VFMADD231PS Y9, Y0, Y2; \
-	VMOVUPS Y2, 32(p); \
+	row(p, Y8, Y9); \
 	ADDQ ld, p; \
-	VMOVUPS (p), Y1; \
-	VFMADD231PS Y10, Y0, Y1; \
-	VMOVUPS Y1, (p); \
-	VMOVUPS 32(p), Y2; \
-	VFMADD231PS Y11, Y0, Y2; \
-	VMOVUPS Y2, 32(p); \
+	row(p, Y10, Y11); \
 	ADDQ ld, p; \
-	VMOVUPS (p), Y1; \
-	VFMADD231PS Y12, Y0, Y1; \
-	VMOVUPS Y1, (p); \
-	VMOVUPS 32(p), Y2; \
-	VFMADD231PS Y13, Y0, Y2; \
-	VMOVUPS Y2, 32(p); \
+	row(p, Y12, Y13); \
 	ADDQ ld, p; \
+	row(p, Y14, Y15)
+
+// ADD_ROW(p, lo, hi): the 16 values of C at p += Y0·(lo, hi) by FMA; clobbers Y1 and Y2.
+#define ADD_ROW(p, lo, hi) \
 	VMOVUPS (p), Y1; \
-	VFMADD231PS Y14, Y0, Y1; \
+	VFMADD231PS lo, Y0, Y1; \
 	VMOVUPS Y1, (p); \
 	VMOVUPS 32(p), Y2; \
-	VFMADD231PS Y15, Y0, Y2; \
+	VFMADD231PS hi, Y0, Y2; \
 	VMOVUPS Y2, 32(p)
 
+// SET_ROW(p, lo, hi): the 16 values of C at p = Y0·(lo, hi); clobbers Y1 and Y2.
+#define SET_ROW(p, lo, hi) \
+	VMULPS lo, Y0, Y1; \
+	VMOVUPS Y1, (p); \
+	VMULPS hi, Y0, Y2; \
+	VMOVUPS Y2, 32(p)
 
 // func gemmKernelAVX2(kc int, alpha float32, a, b, c *float32, ldc int)
 //
@@ -61,47 +89,17 @@ TEXT ·gemmKernelAVX2(SB), NOSPLIT, $0-48
 	MOVQ c+32(FP), DX
 	MOVQ ldc+40(FP), R8
 	SHLQ $2, R8
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
-	VXORPS Y13, Y13, Y13
-	VXORPS Y14, Y14, Y14
-	VXORPS Y15, Y15, Y15
+	ZERO_TILE
 
 loop:
-	VMOVUPS (DI), Y0
-	VMOVUPS 32(DI), Y1
-	VBROADCASTSS 0(SI), Y2
-	VFMADD231PS Y0, Y2, Y4
-	VFMADD231PS Y1, Y2, Y5
-	VBROADCASTSS 4(SI), Y3
-	VFMADD231PS Y0, Y3, Y6
-	VFMADD231PS Y1, Y3, Y7
-	VBROADCASTSS 8(SI), Y2
-	VFMADD231PS Y0, Y2, Y8
-	VFMADD231PS Y1, Y2, Y9
-	VBROADCASTSS 12(SI), Y3
-	VFMADD231PS Y0, Y3, Y10
-	VFMADD231PS Y1, Y3, Y11
-	VBROADCASTSS 16(SI), Y2
-	VFMADD231PS Y0, Y2, Y12
-	VFMADD231PS Y1, Y2, Y13
-	VBROADCASTSS 20(SI), Y3
-	VFMADD231PS Y0, Y3, Y14
-	VFMADD231PS Y1, Y3, Y15
+	DEPTH_STEP(DI, 0(SI), 4(SI), 8(SI), 12(SI), 16(SI), 20(SI))
 	ADDQ $24, SI
 	ADDQ $64, DI
 	DECQ CX
 	JNZ  loop
 
 	VBROADCASTSS alpha+8(FP), Y0
-	ADD_TILE(DX, R8)
+	TILE_OUT(ADD_ROW, DX, R8)
 	VZEROUPPER
 	RET
 
@@ -135,40 +133,10 @@ tile:
 	MOVQ SI, DI
 	MOVQ R9, AX
 	MOVQ BX, R14
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
-	VXORPS Y13, Y13, Y13
-	VXORPS Y14, Y14, Y14
-	VXORPS Y15, Y15, Y15
+	ZERO_TILE
 
 loop:
-	VMOVUPS (R14), Y0
-	VMOVUPS 32(R14), Y1
-	VBROADCASTSS (DI), Y2
-	VFMADD231PS Y0, Y2, Y4
-	VFMADD231PS Y1, Y2, Y5
-	VBROADCASTSS (DI)(R10*1), Y3
-	VFMADD231PS Y0, Y3, Y6
-	VFMADD231PS Y1, Y3, Y7
-	VBROADCASTSS (DI)(R10*2), Y2
-	VFMADD231PS Y0, Y2, Y8
-	VFMADD231PS Y1, Y2, Y9
-	VBROADCASTSS (AX), Y3
-	VFMADD231PS Y0, Y3, Y10
-	VFMADD231PS Y1, Y3, Y11
-	VBROADCASTSS (AX)(R10*1), Y2
-	VFMADD231PS Y0, Y2, Y12
-	VFMADD231PS Y1, Y2, Y13
-	VBROADCASTSS (AX)(R10*2), Y3
-	VFMADD231PS Y0, Y3, Y14
-	VFMADD231PS Y1, Y3, Y15
+	DEPTH_STEP(R14, (DI), (DI)(R10*1), (DI)(R10*2), (AX), (AX)(R10*1), (AX)(R10*2))
 	ADDQ $4, DI
 	ADDQ $4, AX
 	ADDQ R11, R14
@@ -181,40 +149,12 @@ loop:
 	JNE  overwrite
 
 	// C += alpha·acc, row by row.
-	ADD_TILE(DI, R8)
+	TILE_OUT(ADD_ROW, DI, R8)
 	JMP  next
 
 overwrite:
 	// C = alpha·acc (the value C += alpha·acc gives on C cleared first).
-	VMULPS Y4, Y0, Y1
-	VMOVUPS Y1, (DI)
-	VMULPS Y5, Y0, Y2
-	VMOVUPS Y2, 32(DI)
-	ADDQ R8, DI
-	VMULPS Y6, Y0, Y1
-	VMOVUPS Y1, (DI)
-	VMULPS Y7, Y0, Y2
-	VMOVUPS Y2, 32(DI)
-	ADDQ R8, DI
-	VMULPS Y8, Y0, Y1
-	VMOVUPS Y1, (DI)
-	VMULPS Y9, Y0, Y2
-	VMOVUPS Y2, 32(DI)
-	ADDQ R8, DI
-	VMULPS Y10, Y0, Y1
-	VMOVUPS Y1, (DI)
-	VMULPS Y11, Y0, Y2
-	VMOVUPS Y2, 32(DI)
-	ADDQ R8, DI
-	VMULPS Y12, Y0, Y1
-	VMOVUPS Y1, (DI)
-	VMULPS Y13, Y0, Y2
-	VMOVUPS Y2, 32(DI)
-	ADDQ R8, DI
-	VMULPS Y14, Y0, Y1
-	VMOVUPS Y1, (DI)
-	VMULPS Y15, Y0, Y2
-	VMOVUPS Y2, 32(DI)
+	TILE_OUT(SET_ROW, DI, R8)
 
 next:
 	ADDQ R12, BX
