@@ -21,14 +21,7 @@ TEXT ·axpyVFP(SB), NOSPLIT, $0-16
 oct:
 	WORD $0xecb54a08 // vldmia r5!, {s8-s15}
 	WORD $0xec968a08 // vldmia r6, {s16-s23}
-	VMLA_S(16, 0, 8)
-	VMLA_S(17, 0, 9)
-	VMLA_S(18, 0, 10)
-	VMLA_S(19, 0, 11)
-	VMLA_S(20, 0, 12)
-	VMLA_S(21, 0, 13)
-	VMLA_S(22, 0, 14)
-	VMLA_S(23, 0, 15)
+	VMLA8_N(16, 0, 8)
 	WORD $0xeca68a08 // vstmia r6!, {s16-s23}
 	SUB.S $1, R7
 	BNE   oct
@@ -66,14 +59,7 @@ moct:
 	WORD $0xecb18a08 // vldmia r1!, {s16-s23}
 	WORD $0xecb24a08 // vldmia r2!, {s8-s15}
 	WORD $0xecb3ca08 // vldmia r3!, {s24-s31}
-	VMLA_S(16, 8, 24)
-	VMLA_S(17, 9, 25)
-	VMLA_S(18, 10, 26)
-	VMLA_S(19, 11, 27)
-	VMLA_S(20, 12, 28)
-	VMLA_S(21, 13, 29)
-	VMLA_S(22, 14, 30)
-	VMLA_S(23, 15, 31)
+	VMLA8(16, 8, 24)
 	WORD $0xeca58a08 // vstmia r5!, {s16-s23}
 	SUB.S $1, R7
 	BNE   moct

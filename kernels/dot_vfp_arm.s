@@ -23,14 +23,7 @@ TEXT ·dotVFP(SB), NOSPLIT, $0-16
 oct:
 	WORD $0xecb54a08 // vldmia r5!, {s8-s15}
 	WORD $0xecb68a08 // vldmia r6!, {s16-s23}
-	VMLA_S(0, 8, 16)
-	VMLA_S(1, 9, 17)
-	VMLA_S(2, 10, 18)
-	VMLA_S(3, 11, 19)
-	VMLA_S(4, 12, 20)
-	VMLA_S(5, 13, 21)
-	VMLA_S(6, 14, 22)
-	VMLA_S(7, 15, 23)
+	VMLA8(0, 8, 16)
 	SUB.S $1, R7
 	BNE   oct
 

@@ -8,34 +8,13 @@
 #define STEP(a0) \
 	WORD $0xecb18a04; /* vldmia r1!, {s16-s19} */ \
 	WORD $0xecb2aa08; /* vldmia r2!, {s20-s27} */ \
-	VMLA_S(0, (a0)+0, 20); \
-	VMLA_S(1, (a0)+0, 21); \
-	VMLA_S(2, (a0)+0, 22); \
-	VMLA_S(3, (a0)+0, 23); \
-	VMLA_S(4, (a0)+0, 24); \
-	VMLA_S(5, (a0)+0, 25); \
-	VMLA_S(6, (a0)+0, 26); \
-	VMLA_S(7, (a0)+0, 27); \
-	VMLA_S(8, (a0)+1, 20); \
-	VMLA_S(9, (a0)+1, 21); \
-	VMLA_S(10, (a0)+1, 22); \
-	VMLA_S(11, (a0)+1, 23); \
-	VMLA_S(12, (a0)+1, 24); \
-	VMLA_S(13, (a0)+1, 25); \
-	VMLA_S(14, (a0)+1, 26); \
-	VMLA_S(15, (a0)+1, 27)
+	VMLA8_N(0, (a0)+0, 20); \
+	VMLA8_N(8, (a0)+1, 20)
 
 // C row at R3 += alpha (S28) × accumulator row S(acc)–S(acc+7), through S20–S27; R3 += ldc.
 #define STORE_ROW(acc) \
 	WORD $0xec93aa08; /* vldmia r3, {s20-s27} */ \
-	VMLA_S(20, (acc)+0, 28); \
-	VMLA_S(21, (acc)+1, 28); \
-	VMLA_S(22, (acc)+2, 28); \
-	VMLA_S(23, (acc)+3, 28); \
-	VMLA_S(24, (acc)+4, 28); \
-	VMLA_S(25, (acc)+5, 28); \
-	VMLA_S(26, (acc)+6, 28); \
-	VMLA_S(27, (acc)+7, 28); \
+	VMLA8_M(20, acc, 28); \
 	WORD $0xec83aa08; /* vstmia r3, {s20-s27} */ \
 	ADD R4, R3
 
