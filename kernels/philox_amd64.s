@@ -26,6 +26,16 @@ SPLAT8(philoxW1, $0xbb67ae85)
 // philoxEight: the counter step of a group, in all eight lanes (memory operands of the two-group loop).
 SPLAT8(philoxEight, $0x8)
 
+// PHILOX_C123: the counter words c1, c2, c3 of a group's eight blocks, the same in every lane:
+// Y1 = hi (R8), Y2 = a (R9), Y3 = b (R10).
+#define PHILOX_C123 \
+	VMOVD        R8, X1; \
+	VPBROADCASTD X1, Y1; \
+	VMOVD        R9, X2; \
+	VPBROADCASTD X2, Y2; \
+	VMOVD        R10, X3; \
+	VPBROADCASTD X3, Y3
+
 // PHILOX2_MULHILO(M, A, AH, B, BH): the 32×32→64 products of group A's counter word in A and of
 // group B's in B by the multiplier M (a memory operand), interleaved: A = lo, AH = hi of A·M,
 // likewise B, BH. VPMULUDQ multiplies the even lanes, so each product is taken twice, in the
@@ -172,12 +182,7 @@ TEXT ·philoxAVX2(SB), NOSPLIT, $0-44
 pairs:
 	VMOVDQU      (DX), Y0
 	VPADDD       philoxEight<>(SB), Y0, Y7
-	VMOVD        R8, X1
-	VPBROADCASTD X1, Y1
-	VMOVD        R9, X2
-	VPBROADCASTD X2, Y2
-	VMOVD        R10, X3
-	VPBROADCASTD X3, Y3
+	PHILOX_C123
 	VMOVDQA      Y1, Y8
 	VMOVDQA      Y2, Y9
 	VMOVDQA      Y3, Y10
@@ -212,12 +217,7 @@ single:
 
 loop:
 	VMOVDQA      Y15, Y0
-	VMOVD        R8, X1
-	VPBROADCASTD X1, Y1
-	VMOVD        R9, X2
-	VPBROADCASTD X2, Y2
-	VMOVD        R10, X3
-	VPBROADCASTD X3, Y3
+	PHILOX_C123
 	VPBROADCASTD 0(SI), Y4
 	VPBROADCASTD 4(SI), Y5
 	// Rounds 0-8, then round 9 (no key update after it).
