@@ -54,6 +54,12 @@ SPLAT8(expNegInf, $0xff800000)
 TAILMASK8(expTailMask)
 
 
+// HORNER8(c): one Horner step of EXP8's polynomial in Y4, Y5 = Y5·Y4 + c (c a table of
+// eight; the product rounded, then the sum).
+#define HORNER8(c) \
+	VMULPS      Y4, Y5, Y5; \
+	VADDPS      c<>(SB), Y5, Y5
+
 // EXP8 computes, for the eight values in Y0 (Y15 the shift, Y12 −87), Y5 = e^(max(v − shift,
 // −87)), 0 where v − shift < −87, and Y1 = max(v − shift, −87); it uses Y2–Y4.
 #define EXP8 \
@@ -70,18 +76,12 @@ TAILMASK8(expTailMask)
 	VADDPS      Y3, Y4, Y4; \
 	VMULPS      expC7<>(SB), Y4, Y5; \
 	VADDPS      expC6<>(SB), Y5, Y5; \
-	VMULPS      Y4, Y5, Y5; \
-	VADDPS      expC5<>(SB), Y5, Y5; \
-	VMULPS      Y4, Y5, Y5; \
-	VADDPS      expC4<>(SB), Y5, Y5; \
-	VMULPS      Y4, Y5, Y5; \
-	VADDPS      expC3<>(SB), Y5, Y5; \
-	VMULPS      Y4, Y5, Y5; \
-	VADDPS      expHalf<>(SB), Y5, Y5; \
-	VMULPS      Y4, Y5, Y5; \
-	VADDPS      expOne<>(SB), Y5, Y5; \
-	VMULPS      Y4, Y5, Y5; \
-	VADDPS      expOne<>(SB), Y5, Y5; \
+	HORNER8(expC5); \
+	HORNER8(expC4); \
+	HORNER8(expC3); \
+	HORNER8(expHalf); \
+	HORNER8(expOne); \
+	HORNER8(expOne); \
 	VMOVDQU     expBias<>(SB), Y3; \
 	VPSUBD      Y2, Y3, Y3; \
 	VPSLLD      $23, Y3, Y3; \
