@@ -7,6 +7,39 @@
 // a time. The instructions Go's assembler does not spell are WORDs with their mnemonic beside them
 // (scripts/neonwords.py checks them).
 
+// LOOPS4(step4, step1, end): the loops of an elementwise kernel over the R4 ≥ 0 values left:
+// step4 (four values) while R4 ≥ 4, then step1 (one value) for each of the rest, R4 counting
+// down to 0 (the steps move their pointers on). It ends at end: by a jump when no value is left
+// for step1, else by falling through after the last. Defines the labels loop4, tail1, loop1.
+#define LOOPS4(step4, step1, end) \
+	CMP  $4, R4; \
+	BLT  tail1; \
+loop4: \
+	step4; \
+	SUB  $4, R4, R4; \
+	CMP  $4, R4; \
+	BGE  loop4; \
+tail1: \
+	CBZ  R4, end; \
+loop1: \
+	step1; \
+	SUBS $1, R4, R4; \
+	BNE  loop1
+
+// The steps of mulAddRowsNEON for LOOPS4: four values, one value.
+#define MULADD4 \
+	VLD1.P 16(R1), [V0.S4]; \
+	VLD1.P 16(R2), [V1.S4]; \
+	VLD1.P 16(R3), [V2.S4]; \
+	WORD $0x4e22cc20; /* fmla v0.4s, v1.4s, v2.4s */ \
+	VST1.P [V0.S4], 16(R0)
+#define MULADD1 \
+	FMOVS.P 4(R1), F0; \
+	FMOVS.P 4(R2), F1; \
+	FMOVS.P 4(R3), F2; \
+	WORD $0x1f020020; /* fmadd s0, s1, s2, s0 */ \
+	FMOVS.P F0, 4(R0)
+
 // func mulAddRowsNEON(rows, n int, a *float32, lda int, x *float32, ldx int, y *float32, ldy int, dst *float32, ldd int)
 //
 // Row by row (rows ≥ 1), dst[r·ldd + i] = a[r·lda + i] + x[r·ldx + i]·y[r·ldy + i] for i < n (one
@@ -50,30 +83,7 @@ loop16:
 	BGE    loop16
 
 tail4:
-	CMP $4, R4
-	BLT tail1
-
-loop4:
-	VLD1.P 16(R1), [V0.S4]
-	VLD1.P 16(R2), [V1.S4]
-	VLD1.P 16(R3), [V2.S4]
-	WORD   $0x4e22cc20 // fmla v0.4s, v1.4s, v2.4s
-	VST1.P [V0.S4], 16(R0)
-	SUB    $4, R4, R4
-	CMP    $4, R4
-	BGE    loop4
-
-tail1:
-	CBZ R4, next
-
-loop1:
-	FMOVS.P 4(R1), F0
-	FMOVS.P 4(R2), F1
-	FMOVS.P 4(R3), F2
-	WORD    $0x1f020020 // fmadd s0, s1, s2, s0
-	FMOVS.P F0, 4(R0)
-	SUBS    $1, R4, R4
-	BNE     loop1
+	LOOPS4(MULADD4, MULADD1, next)
 
 next:
 	ADD  R8, R7, R7
@@ -84,6 +94,18 @@ next:
 	BNE  row
 	RET
 
+// The steps of mulNEON for LOOPS4: four values, one value.
+#define MUL4 \
+	VLD1.P 16(R2), [V1.S4]; \
+	VLD1.P 16(R3), [V2.S4]; \
+	WORD $0x6e22dc20; /* fmul v0.4s, v1.4s, v2.4s */ \
+	VST1.P [V0.S4], 16(R0)
+#define MUL1 \
+	FMOVS.P 4(R2), F1; \
+	FMOVS.P 4(R3), F2; \
+	WORD $0x1e220820; /* fmul s0, s1, s2 */ \
+	FMOVS.P F0, 4(R0)
+
 // func mulNEON(dst, x, y *float32, n int)
 //
 // dst[i] = x[i]·y[i] for i < n; dst may be x or y.
@@ -92,31 +114,22 @@ TEXT ·mulNEON(SB), NOSPLIT, $0-32
 	MOVD x+8(FP), R2
 	MOVD y+16(FP), R3
 	MOVD n+24(FP), R4
-	CMP  $4, R4
-	BLT  tail1
-
-loop4:
-	VLD1.P 16(R2), [V1.S4]
-	VLD1.P 16(R3), [V2.S4]
-	WORD   $0x6e22dc20 // fmul v0.4s, v1.4s, v2.4s
-	VST1.P [V0.S4], 16(R0)
-	SUB    $4, R4, R4
-	CMP    $4, R4
-	BGE    loop4
-
-tail1:
-	CBZ R4, done
-
-loop1:
-	FMOVS.P 4(R2), F1
-	FMOVS.P 4(R3), F2
-	WORD    $0x1e220820 // fmul s0, s1, s2
-	FMOVS.P F0, 4(R0)
-	SUBS    $1, R4, R4
-	BNE     loop1
+	LOOPS4(MUL4, MUL1, done)
 
 done:
 	RET
+
+// The steps of sqrtPosNEON for LOOPS4: four values, one value.
+#define SQRTPOS4 \
+	VLD1 (R0), [V0.S4]; \
+	WORD $0x4e27f400; /* fmax v0.4s, v0.4s, v7.4s */ \
+	WORD $0x6ea1f800; /* fsqrt v0.4s, v0.4s */ \
+	VST1.P [V0.S4], 16(R0)
+#define SQRTPOS1 \
+	FMOVS (R0), F0; \
+	WORD $0x1e274800; /* fmax s0, s0, s7 */ \
+	WORD $0x1e21c000; /* fsqrt s0, s0 */ \
+	FMOVS.P F0, 4(R0)
 
 // func sqrtPosNEON(x *float32, n int)
 //
@@ -125,28 +138,7 @@ TEXT ·sqrtPosNEON(SB), NOSPLIT, $0-16
 	MOVD x+0(FP), R0
 	MOVD n+8(FP), R4
 	VEOR V7.B16, V7.B16, V7.B16
-	CMP  $4, R4
-	BLT  tail1
-
-loop4:
-	VLD1   (R0), [V0.S4]
-	WORD   $0x4e27f400 // fmax v0.4s, v0.4s, v7.4s
-	WORD   $0x6ea1f800 // fsqrt v0.4s, v0.4s
-	VST1.P [V0.S4], 16(R0)
-	SUB    $4, R4, R4
-	CMP    $4, R4
-	BGE    loop4
-
-tail1:
-	CBZ R4, done
-
-loop1:
-	FMOVS   (R0), F0
-	WORD    $0x1e274800 // fmax s0, s0, s7
-	WORD    $0x1e21c000 // fsqrt s0, s0
-	FMOVS.P F0, 4(R0)
-	SUBS    $1, R4, R4
-	BNE     loop1
+	LOOPS4(SQRTPOS4, SQRTPOS1, done)
 
 done:
 	RET
@@ -162,22 +154,7 @@ TEXT ·accMomentsNEON(SB), NOSPLIT, $0-40
 	FMOVS scale+16(FP), F7
 	MOVD  s+24(FP), R1
 	MOVD  s2+32(FP), R2
-	CMP   $4, R4
-	BLT   tail1
-
-loop4:
-	MOMENTS4(R0, R1, R2)
-	SUB    $4, R4, R4
-	CMP    $4, R4
-	BGE    loop4
-
-tail1:
-	CBZ R4, done
-
-loop1:
-	MOMENTS1(R0, R1, R2)
-	SUBS    $1, R4, R4
-	BNE     loop1
+	LOOPS4(MOMENTS4(R0, R1, R2), MOMENTS1(R0, R1, R2), done)
 
 done:
 	RET
