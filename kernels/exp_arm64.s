@@ -30,6 +30,14 @@
 	MOVW  $127, R2; \
 	WORD $0x4e040c5e; /* dup v30.4s, w2 */
 
+// mov v{d}.16b, v{n}.16b
+#define MOV_VEC(d, n) WORD $(0x4ea01c00 | (n)<<16 | (n)<<5 | (d))
+
+// One Horner step of EXP4's polynomial in v5: vd = vc + vp·v5 (MOV_VEC, then FMLA_VEC).
+#define HORNER4(d, p, c) \
+	MOV_VEC(d, c); \
+	FMLA_VEC(d, p, 5)
+
 // EXP4 is e = e^(v0 − v16) as expShiftGeneric computes it, four values at a time: d = v0 − v16 in
 // v1, dc = max(d, −87) in v2, e in v6 (0 where d < −87); then v28 += e and v29 += e·dc. It uses
 // v1–v7 and the constants of EXP_CONSTS.
@@ -42,20 +50,13 @@
 	WORD $0x4ea21c45; /* mov v5.16b, v2.16b */ \
 	WORD $0x4eb3cc85; /* fmls v5.4s, v4.4s, v19.4s */ \
 	WORD $0x4eb4cc85; /* fmls v5.4s, v4.4s, v20.4s */ \
-	WORD $0x4eb61ec6; /* mov v6.16b, v22.16b */ \
-	WORD $0x4e25cea6; /* fmla v6.4s, v21.4s, v5.4s */ \
-	WORD $0x4eb71ee7; /* mov v7.16b, v23.16b */ \
-	WORD $0x4e25ccc7; /* fmla v7.4s, v6.4s, v5.4s */ \
-	WORD $0x4eb81f06; /* mov v6.16b, v24.16b */ \
-	WORD $0x4e25cce6; /* fmla v6.4s, v7.4s, v5.4s */ \
-	WORD $0x4eb91f27; /* mov v7.16b, v25.16b */ \
-	WORD $0x4e25ccc7; /* fmla v7.4s, v6.4s, v5.4s */ \
-	WORD $0x4eba1f46; /* mov v6.16b, v26.16b */ \
-	WORD $0x4e25cce6; /* fmla v6.4s, v7.4s, v5.4s */ \
-	WORD $0x4ebb1f67; /* mov v7.16b, v27.16b */ \
-	WORD $0x4e25ccc7; /* fmla v7.4s, v6.4s, v5.4s */ \
-	WORD $0x4ebb1f66; /* mov v6.16b, v27.16b */ \
-	WORD $0x4e25cce6; /* fmla v6.4s, v7.4s, v5.4s */ \
+	HORNER4(6, 21, 22); \
+	HORNER4(7, 6, 23); \
+	HORNER4(6, 7, 24); \
+	HORNER4(7, 6, 25); \
+	HORNER4(6, 7, 26); \
+	HORNER4(7, 6, 27); \
+	HORNER4(6, 7, 27); \
 	WORD $0x4ea1b887; /* fcvtzs v7.4s, v4.4s */ \
 	WORD $0x4ebe84e7; /* add v7.4s, v7.4s, v30.4s */ \
 	WORD $0x4f3754e7; /* shl v7.4s, v7.4s, #23 */ \
@@ -63,6 +64,13 @@
 	WORD $0x4e631cc6; /* bic v6.16b, v6.16b, v3.16b */ \
 	WORD $0x4e26d79c; /* fadd v28.4s, v28.4s, v6.4s */ \
 	WORD $0x4e22ccdd; /* fmla v29.4s, v6.4s, v2.4s */
+
+// EXP_SUMS: S0 = the sum of V28's lanes, S1 = that of V29's, each (l0 + l1) + (l2 + l3) by FADDP.
+#define EXP_SUMS \
+	WORD $0x6e3cd79c; /* faddp v28.4s, v28.4s, v28.4s */ \
+	WORD $0x7e30db80; /* faddp s0, v28.2s */ \
+	WORD $0x6e3dd7bd; /* faddp v29.4s, v29.4s, v29.4s */ \
+	WORD $0x7e30dba1; /* faddp s1, v29.2s */
 
 // func expShiftNEON(x *float32, n int, shift float32, findMax int) (sum, dot, mx float32)
 //
@@ -72,8 +80,8 @@
 // (FMAX keeps NaN), k = round(dc·log₂e) (FRINTN), r = (dc − k·ln2Hi) − k·ln2Lo, e^r by Horner on
 // the degree-7 Taylor polynomial, times 2^k from the bits (k + 127) << 23, and 0 where d < −87;
 // e goes back to x, Σ e into V28 and Σ e·dc into V29, each summed across lanes at the end. The
-// instructions Go's assembler does not spell are WORDs with their mnemonic beside them
-// (scripts/neonwords.py checks them).
+// instructions Go's assembler does not spell are WORDs with their mnemonic beside them or the
+// encoder macros of neon_arm64.h and of this file (scripts/neonwords.py checks both).
 TEXT ·expShiftNEON(SB), NOSPLIT, $0-44
 	MOVD  x+0(FP), R0
 	MOVD  n+8(FP), R1
@@ -109,10 +117,7 @@ loop:
 	SUBS $1, R1, R1
 	BNE  loop
 
-	WORD  $0x6e3cd79c // faddp v28.4s, v28.4s, v28.4s
-	WORD  $0x7e30db80 // faddp s0, v28.2s
-	WORD  $0x6e3dd7bd // faddp v29.4s, v29.4s, v29.4s
-	WORD  $0x7e30dba1 // faddp s1, v29.2s
+	EXP_SUMS
 	FMOVS F0, sum+32(FP)
 	FMOVS F1, dot+36(FP)
 	RET
@@ -208,10 +213,7 @@ exptail:
 	MOVW R15, 8(R13)
 
 sums:
-	WORD    $0x6e3cd79c // faddp v28.4s, v28.4s, v28.4s
-	WORD    $0x7e30db80 // faddp s0, v28.2s
-	WORD    $0x6e3dd7bd // faddp v29.4s, v29.4s, v29.4s
-	WORD    $0x7e30dba1 // faddp s1, v29.2s
+	EXP_SUMS
 	FMOVS.P F0, 4(R6)
 	FMOVS.P F1, 4(R7)
 	FDIVS   F0, F27, F7 // 1/Σ e (lane 0 of V27 is 1)
