@@ -32,6 +32,15 @@
 	LDB(10); \
 	LDB(11)
 
+// One pass of four depth steps: NQUAD_LOADS and the four steps into all eight rows, the first
+// step's by first (FMLA_ELEM, or FMUL_ELEM for a tile's first pass).
+#define NQUAD_PASS(first) \
+	NQUAD_LOADS; \
+	NSTEP(first, 8, 0); \
+	NSTEP(FMLA_ELEM, 9, 1); \
+	NSTEP(FMLA_ELEM, 10, 2); \
+	NSTEP(FMLA_ELEM, 11, 3)
+
 // The loads of one depth step: A_STEP_LOADS, the step's B in V8.
 #define NSTEP_LOADS \
 	A_STEP_LOADS; \
@@ -135,20 +144,12 @@ npanel:
 	CBZ  R16, nfirst1
 
 	// The first pass writes the accumulators with its first step.
-	NQUAD_LOADS
-	NSTEP(FMUL_ELEM, 8, 0)
-	NSTEP(FMLA_ELEM, 9, 1)
-	NSTEP(FMLA_ELEM, 10, 2)
-	NSTEP(FMLA_ELEM, 11, 3)
+	NQUAD_PASS(FMUL_ELEM)
 	SUBS $1, R16, R16
 	BEQ  nrem
 
 nquad:
-	NQUAD_LOADS
-	NSTEP(FMLA_ELEM, 8, 0)
-	NSTEP(FMLA_ELEM, 9, 1)
-	NSTEP(FMLA_ELEM, 10, 2)
-	NSTEP(FMLA_ELEM, 11, 3)
+	NQUAD_PASS(FMLA_ELEM)
 	SUBS $1, R16, R16
 	BNE  nquad
 
