@@ -9,7 +9,9 @@
 #     objdump; addresses and line numbers left out);
 #   - the assembly functions of the test binary (go test -c ./kernels, built with REV's test files
 #     through -overlay, so that changed tests do not move the code they link), byte for byte;
-#   - the .text section of cmd/edgebnn's device build (-tags device,noserve), by SHA-256.
+#   - the .text section of cmd/edgebnn's device build (-tags device,noserve), by SHA-256. (A change
+#     that shortens the line table by a page boundary moves the data segment, and with it the
+#     data addresses in .text: then only this check differs, by addresses a page apart.)
 # Prints IDENTICAL and exits 0, or prints the first differences and exits 1. Outputs stay in the
 # temporary directory it names.
 set -euo pipefail
@@ -70,7 +72,9 @@ print(json.dumps({"Replace": {os.path.join(t, f): (os.path.join(b, f) if os.path
 		arch=${cfg%%:*} v=${cfg#*:} tags= goarm=
 		if [[ $v == purego ]]; then tags=purego; elif [[ -n $v ]]; then goarm=$v; fi
 		n=$arch$goarm${tags:+-$tags}
-		local env=(env CGO_ENABLED=0 GOOS=linux GOARCH="$arch" GOARM="$goarm")
+		# -trimpath and -buildvcs=false: the binaries must not depend on the checkout's path or git
+		# state (a GOFLAGS of the caller's replaces go env's, so they are given here).
+		local env=(env CGO_ENABLED=0 GOOS=linux GOARCH="$arch" GOARM="$goarm" GOFLAGS="${GOFLAGS:-} -trimpath -buildvcs=false")
 		(
 			cd "$tree"
 			"${env[@]}" go build -tags "$tags" -o "$out/$n.a" ./kernels
