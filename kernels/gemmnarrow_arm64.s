@@ -12,8 +12,9 @@
 // ld1 {v{t}.4s}, [x2], x13
 #define LDB(t) WORD $(0x4ccd7840 | (t))
 
-// The four depth steps of one pass, step i into all eight rows: FMUL for a tile's first step
-// (as gemmPanelRowsNEON, which writes its accumulators with its first step), FMLA after.
+// Depth step i of a pass into all eight rows (B's values of the step in Vb), by op: FMUL_ELEM
+// for a tile's first step (as gemmPanelRowsNEON, which writes its accumulators with its first
+// step), FMLA_ELEM after.
 #define NSTEP(op, b, i) \
 	op(16, b, 0, i); \
 	op(17, b, 1, i); \
