@@ -31,6 +31,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"github.com/edgebnn/edgebnn/internal/readlimit"
 	"github.com/edgebnn/edgebnn/internal/strictjson"
 )
@@ -267,7 +268,7 @@ func scanObject(dec *json.Decoder, prefix string, fields *[]string, depth int) e
 		// encoding/json matches names to fields ignoring case, keeping the last.
 		if first, ok := seen[strictjson.Fold(key)]; ok {
 			if first != key {
-				return &ProfileError{Field: field, Msg: fmt.Sprintf("duplicated field (the same as %q: names are matched ignoring case)", first)}
+				return &ProfileError{Field: field, Msg: fmt.Sprintf("duplicated field (the same as %s: names are matched ignoring case)", clip.Q(first))}
 			}
 			return &ProfileError{Field: field, Msg: "duplicated field"}
 		}

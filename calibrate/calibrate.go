@@ -154,24 +154,23 @@ func (r Rule) Evaluate(records []Record) Result {
 }
 
 // Policy is the runtime policy of the rule (without Calibration): the thresholds On selects,
-// fitted with the given number of samples per prediction. An infinite maximum is left out of
-// the policy (no threshold).
+// fitted with the given number of samples per prediction. A threshold every input passes (a
+// MinConfidence of 0, an infinite maximum) is left out: a rule without thresholds gives a
+// policy without thresholds, which acts on every input.
 func (r Rule) Policy(samples int) *runtime.Policy {
 	p := &runtime.Policy{Version: runtime.DeployVersion, Samples: samples}
-	set := func(dst **float64, v float64) {
-		if !math.IsInf(v, 1) {
-			*dst = &v
-		}
-	}
+	// A threshold every input passes is left out: a MinConfidence of 0, an infinite maximum.
 	if r.On == OnEpistemicStd {
-		set(&p.MaxEpistemicStd, r.MaxEpistemicStd)
+		if v := r.MaxEpistemicStd; !math.IsInf(v, 1) {
+			p.MaxEpistemicStd = &v
+		}
 		return p
 	}
-	if r.On != OnMutualInfo {
-		set(&p.MinConfidence, r.MinConfidence)
+	if v := r.MinConfidence; r.On != OnMutualInfo && v != 0 {
+		p.MinConfidence = &v
 	}
-	if r.On != OnConfidence {
-		set(&p.MaxMutualInfo, r.MaxMutualInfo)
+	if v := r.MaxMutualInfo; r.On != OnConfidence && !math.IsInf(v, 1) {
+		p.MaxMutualInfo = &v
 	}
 	return p
 }

@@ -26,7 +26,7 @@ func TestFullCoverageHasNoThreshold(t *testing.T) {
 			t.Errorf("%s: rule %+v refuses an input beyond the fit data's scores", on, rule)
 		}
 		p := rule.Policy(8)
-		if p.MaxMutualInfo != nil || p.MaxEpistemicStd != nil || (p.MinConfidence != nil && *p.MinConfidence != 0) {
+		if p.MaxMutualInfo != nil || p.MaxEpistemicStd != nil || p.MinConfidence != nil {
 			t.Errorf("%s: policy %+v has a threshold", on, p)
 		}
 	}

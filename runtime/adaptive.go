@@ -21,7 +21,8 @@ import (
 // quantile (k − 1 degrees of freedom) at level δ/(looks · thresholds): by the union bound the
 // decision then differs from the full-K one with probability at most δ, under the normal
 // approximation. The input stops when its decision is settled — every threshold settled on the
-// side that acts, or one settled on the side that abstains.
+// side that acts, or one settled on the side that abstains; under a policy without thresholds
+// (every input acts) after the first round.
 
 // adaptive is a Predictor's adaptive-sampling state.
 type adaptive struct {
@@ -31,6 +32,9 @@ type adaptive struct {
 	vals  []float32 // per input and sample: the softmax probabilities, or the regression outputs
 	h     []float64 // per input and sample: the softmax entropy
 	done  []bool
+	// always: the policy sets no threshold, so every decision is act, settled by the first
+	// round.
+	always bool
 }
 
 // setAdaptive validates the adaptive options (filling defaults) and prepares the quantiles;
@@ -52,9 +56,8 @@ func (p *Predictor) setAdaptive() error {
 	if !(o.AdaptiveDelta > 0 && o.AdaptiveDelta < 1) {
 		return fmt.Errorf("runtime: adaptive delta %g must be in (0, 1)", o.AdaptiveDelta)
 	}
-	pol := p.policy
-	if pol == nil || (pol.MinConfidence == nil && pol.MaxMutualInfo == nil && pol.MaxEpistemicStd == nil) {
-		return errors.New("runtime: adaptive sampling needs a policy with a threshold (Options.Policy or the model's; edgebnn calibrate writes one)")
+	if p.policy == nil {
+		return errors.New("runtime: adaptive sampling needs a policy (Options.Policy or the model's; edgebnn calibrate writes one)")
 	}
 	if o.Samples <= 1 {
 		o.Adaptive = false // one sample (a deterministic model, Mean): nothing to adapt
@@ -85,6 +88,11 @@ func (p *Predictor) allocAdaptive() {
 			thresholds++
 		}
 	}
+	if thresholds == 0 {
+		a.always = true
+		p.adapt = a
+		return
+	}
 	alpha := o.AdaptiveDelta / float64(max(looks, 1)*thresholds)
 	for l := range max(looks, 0) {
 		a.q = append(a.q, studentQuantile(1-alpha, float64((l+1)*a.round-1)))
@@ -108,7 +116,7 @@ func studentQuantile(pr, nu float64) float64 {
 // settled reports whether input i's decision after k of the K samples is, by the test above,
 // the decision all K samples would give.
 func (a *adaptive) settled(p *Predictor, i, k, K int) bool {
-	if k >= K {
+	if k >= K || a.always && k >= a.round {
 		return true
 	}
 	look := k/a.round - 1

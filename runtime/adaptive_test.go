@@ -125,7 +125,6 @@ func TestAdaptiveOptions(t *testing.T) {
 		want string
 	}{
 		{runtime.Options{Adaptive: true}, "needs a policy"},
-		{runtime.Options{Adaptive: true, Policy: &runtime.Policy{Version: 1}}, "needs a policy"},
 		{runtime.Options{Adaptive: true, Policy: pol, AdaptiveRound: 2}, "round of 2 samples"},
 		{runtime.Options{Adaptive: true, Policy: pol, AdaptiveDelta: 1}, "delta 1"},
 		{runtime.Options{Adaptive: true, Policy: pol, AdaptiveDelta: math.NaN()}, "delta NaN"},
@@ -143,6 +142,27 @@ func TestAdaptiveOptions(t *testing.T) {
 	var pr runtime.Prediction
 	if err := p.Predict(randomInputs(m, 1, 1), &pr); err != nil || pr.Samples != 1 {
 		t.Fatalf("mean: %v, %d samples", err, pr.Samples)
+	}
+}
+
+// TestAdaptiveWithoutThresholds: under a policy that sets no threshold (calibrate's for a
+// coverage target of 1) every input acts, so each stops after the first round — for a
+// classifier and a regression model alike (it had been refused as "needs a policy with a
+// threshold").
+func TestAdaptiveWithoutThresholds(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		spec *runtime.Spec
+	}{{"classifier", mlpSpec()}, {"regression", faSpec()}} {
+		m := buildModel(t, c.spec, 4)
+		xs := randomInputs(m, 6, 5)
+		opts := runtime.Options{Samples: 32, Seed: 1, Policy: &runtime.Policy{Version: 1}, Adaptive: true}
+		for i, pr := range predictAll(t, m, opts, xs) {
+			if pr.Samples != 8 || !pr.Decision.Act || pr.Decision.Reason != runtime.ReasonCertain {
+				t.Errorf("%s input %d: %d samples, decision %v (%v); want 8 (the first round), act (certain)",
+					c.name, i, pr.Samples, pr.Decision, pr.Decision.Reason)
+			}
+		}
 	}
 }
 

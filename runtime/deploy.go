@@ -312,7 +312,7 @@ type Reason uint8
 const (
 	// ReasonNoPolicy: the model has no policy, so every prediction is acted on.
 	ReasonNoPolicy Reason = iota
-	// ReasonCertain: every threshold of the policy holds.
+	// ReasonCertain: every threshold of the policy holds (also when it sets none).
 	ReasonCertain
 	// ReasonLowConfidence: the predicted class's probability is below MinConfidence.
 	ReasonLowConfidence
@@ -363,8 +363,13 @@ func (p *Policy) Decide(pr *Prediction) Decision {
 	if pr.nonFinite {
 		return Decision{Reason: ReasonNonFinite}
 	}
-	if p == nil || (p.MinConfidence == nil && p.MaxMutualInfo == nil && p.MaxEpistemicStd == nil) {
+	if p == nil {
 		return Decision{Act: true, Reason: ReasonNoPolicy}
+	}
+	if p.MinConfidence == nil && p.MaxMutualInfo == nil && p.MaxEpistemicStd == nil {
+		// A policy without thresholds (calibrate's for a coverage target of 1): every
+		// threshold, none, holds.
+		return Decision{Act: true, Reason: ReasonCertain}
 	}
 	if p.MaxEpistemicStd != nil {
 		limit := *p.MaxEpistemicStd

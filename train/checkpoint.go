@@ -270,7 +270,13 @@ func readState(f *format.File, path string) (*State, error) {
 	var raw struct {
 		Config json.RawMessage `json:"config"`
 	}
-	if err := strictjson.CheckNames(b); err != nil {
+	// The history is decoded after the counters, entry by entry, so that its length is checked
+	// against them before it is allocated: 15 million "{}" entries zstd to a few KB.
+	var w struct {
+		State
+		History json.RawMessage `json:"history"`
+	}
+	if err := strictjson.Check(b, &w); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: training state: %w", path, err)
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
@@ -293,12 +299,6 @@ func readState(f *format.File, path string) (*State, error) {
 	var inf string
 	if json.Unmarshal(rawCfg.Inference, &inf) == nil && !strings.HasPrefix(strings.TrimSpace(inf), "{") && strings.TrimSpace(inf) != "" {
 		return nil, fmt.Errorf("checkpoint %s: its inference config names a file (%s), which checkpoints never do: not reading it", path, clip.Q(inf))
-	}
-	// The history is decoded after the counters, entry by entry, so that its length is checked
-	// against them before it is allocated: 15 million "{}" entries zstd to a few KB.
-	var w struct {
-		State
-		History json.RawMessage `json:"history"`
 	}
 	w.State = State{Config: DefaultConfig()}
 	if err := json.Unmarshal(b, &w); err != nil {

@@ -575,7 +575,7 @@ func printCalibration(w io.Writer, o *calibrateFlags, what string, samples int, 
 	fmt.Fprintf(w, "\nTarget %s on %s: ", r.Options.Target, r.Options.On)
 	var th []string
 	threshold := func(name string, v float64) {
-		if math.IsInf(v, 1) {
+		if math.IsInf(v, 1) || name == "min_confidence" && v == 0 { // none: every input passes
 			th = append(th, name+" none")
 		} else {
 			th = append(th, fmt.Sprintf("%s %.6g", name, v))

@@ -136,9 +136,7 @@ func (p *jsonParser) layer(raw json.RawMessage, path string, depth int) (Node, e
 		Body     *[]json.RawMessage `json:"body"`
 		Shortcut []json.RawMessage  `json:"shortcut"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&blk); err != nil {
+	if err := strictjson.Decode(raw, &blk); err != nil {
 		return Node{}, fmt.Errorf("%s: residual block %s: %w", path, clip.Q(head.Name), clip.Error(err))
 	}
 	if blk.Name == "" {

@@ -60,9 +60,12 @@ func ParseJSONFile(path string) ([]Module, error) {
 }
 
 func parseJSONLayer(raw json.RawMessage) (Module, error) {
+	var obj map[string]interface{}
+	if err := strictjson.Check(raw, &obj); err != nil {
+		return Module{}, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	var obj map[string]interface{}
 	if err := dec.Decode(&obj); err != nil {
 		return Module{}, clip.Error(err)
 	}

@@ -5,8 +5,9 @@ import (
 	"testing"
 )
 
-// TestParseJSONStrict: an architecture whose layer names a field twice (in any case) or that has
-// a stray bracket after the object is refused; dec.More() had let `{...}]` through.
+// TestParseJSONStrict: an architecture whose layer gives an argument twice or that has a stray
+// bracket after the object is refused (the decoder kept the last argument; dec.More() had let
+// `{...}]` through). Layer arguments are matched exactly, so another case is an unknown one.
 func TestParseJSONStrict(t *testing.T) {
 	ok := `{"layers": [{"name": "0", "type": "Linear", "in_features": 4, "out_features": 2}]}`
 	if _, err := ParseJSON(strings.NewReader(ok)); err != nil {
@@ -15,7 +16,9 @@ func TestParseJSONStrict(t *testing.T) {
 	for _, c := range []struct{ name, json, want string }{
 		{"stray bracket", ok + "]", "trailing data after the JSON object"},
 		{"stray brace", ok + "}", "trailing data after the JSON object"},
-		{"repeated field", strings.Replace(ok, `"out_features": 2`, `"out_features": 2, "Out_Features": 3`, 1), `repeats "out_features"`},
+		{"repeated argument", strings.Replace(ok, `"out_features": 2`, `"out_features": 2, "out_features": 3`, 1), `member "out_features" appears twice`},
+		{"argument in another case", strings.Replace(ok, `"out_features": 2`, `"out_features": 2, "Out_Features": 3`, 1), `unknown argument "Out_Features"`},
+		{"repeated top-level member", `{"layers": [], "layers": []}`, `member "layers" appears twice`},
 	} {
 		if _, err := ParseJSON(strings.NewReader(c.json)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error containing %q", c.name, err, c.want)
