@@ -89,7 +89,7 @@ func (c *checker) value(t reflect.Type, depth int) error {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t != nil && !holdsObjects(t) {
+	if t != nil && !holdsObjects(t, 0) {
 		// A RawMessage, or a type with no object inside: skip the value as bytes (a wrong value
 		// is the decoder's error).
 		return c.skip()
@@ -193,8 +193,9 @@ func custom(t reflect.Type) bool {
 }
 
 // holdsObjects reports whether a value of type t may hold a JSON object that the check must
-// look into: not for a RawMessage, nor for numbers, strings, booleans and lists of them.
-func holdsObjects(t reflect.Type) bool {
+// look into: not for a RawMessage, nor for numbers, strings, booleans and lists of them. (A
+// type that nests more than 32 lists deep, or in itself, as type T []T, counts as holding.)
+func holdsObjects(t reflect.Type, depth int) bool {
 	if t == rawType {
 		return false
 	}
@@ -202,7 +203,7 @@ func holdsObjects(t reflect.Type) bool {
 	case reflect.Struct, reflect.Map, reflect.Interface:
 		return true
 	case reflect.Pointer, reflect.Slice, reflect.Array:
-		return custom(t) || holdsObjects(t.Elem())
+		return depth > 32 || custom(t) || holdsObjects(t.Elem(), depth+1)
 	}
 	return custom(t)
 }

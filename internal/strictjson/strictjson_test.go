@@ -83,6 +83,17 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+type selfList []selfList
+
+// TestCheckSelfNestingType: a type that holds itself (type T []T) does not send the check into
+// an endless recursion.
+func TestCheckSelfNestingType(t *testing.T) {
+	var v selfList
+	if err := Check([]byte(`[[], [[]], [{"a": 1, "a": 2}]]`), &v); err == nil || !strings.Contains(err.Error(), "appears twice") {
+		t.Errorf("%v, want the repeated a refused", err)
+	}
+}
+
 // TestCheckKelvin: names that differ by a Unicode case fold (K and the Kelvin sign) are one
 // struct field to encoding/json, and so one name here.
 func TestCheckKelvin(t *testing.T) {
