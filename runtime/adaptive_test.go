@@ -16,7 +16,7 @@ func TestStudentQuantile(t *testing.T) {
 		{0.99, 3, 4.5407}, {0.9999, 15, 4.8800}, {0.975, 1e9, 1.9600},
 	} {
 		got := runtime.StudentQuantile(c.p, c.nu)
-		if math.Abs(got-c.want) > 0.03*c.want {
+		if !(math.Abs(got-c.want) <= 0.03*c.want) {
 			t.Errorf("t(%v; ν=%v) = %v, want %v ± 3 %%", c.p, c.nu, got, c.want)
 		}
 	}
@@ -81,11 +81,11 @@ func TestAdaptiveAgreesWithFullK(t *testing.T) {
 			mean := float64(used) / float64(n)
 			t.Logf("%s: agreement %.4f, mean samples %.1f of %d", tm.name, rate, mean, K)
 			// δ = 0.01 per input; allow 2δ plus three binomial standard errors.
-			if limit := 1 - 0.02 - 3*math.Sqrt(0.02/float64(n)); rate < limit {
+			if limit := 1 - 0.02 - 3*math.Sqrt(0.02/float64(n)); !(rate >= limit) {
 				t.Errorf("decisions agree with full K for %.4f of inputs, want ≥ %.4f", rate, limit)
 			}
 			// The random CNN's confidences cluster at the median, where nothing can stop early.
-			if tm.name == "mlp" && mean >= 0.9*K {
+			if tm.name == "mlp" && !(mean < 0.9*K) {
 				t.Errorf("mean samples %.1f of %d: adaptive sampling saves nothing", mean, K)
 			}
 		})
@@ -197,7 +197,7 @@ func TestAdaptiveRegression(t *testing.T) {
 		used += ad[i].Samples
 	}
 	t.Logf("agreement %d/%d, mean samples %.1f of 64", agree, n, float64(used)/float64(n))
-	if float64(agree) < (1-0.02-3*math.Sqrt(0.02/float64(n)))*float64(n) || used >= 64*n {
+	if !(float64(agree) >= (1-0.02-3*math.Sqrt(0.02/float64(n)))*float64(n)) || used >= 64*n {
 		t.Errorf("agreement %d/%d, %d samples in all", agree, n, used)
 	}
 }

@@ -169,7 +169,7 @@ func ksUpper(xs []float64, f *bfvi.Flow, k int) (float64, error) {
 			fLo, fHi = 1, 1
 		}
 		if i%2000 == 0 { // spot check: Φ(Inverse(x)) lies in the bracket
-			if fx := exactCDF(f, x); fx < fLo-1e-9 || fx > fHi+1e-9 {
+			if fx := exactCDF(f, x); !(fx >= fLo-1e-9) || !(fx <= fHi+1e-9) {
 				return 0, fmt.Errorf("Φ(Inverse(%g)) = %g is outside the bracket [%g, %g]", x, fx, fLo, fHi)
 			}
 		}
@@ -204,7 +204,7 @@ func TestBernsteinTableMatchesFlow(t *testing.T) {
 					want = f.Forward(-math.Sqrt2 * math.Erfcinv(2*p))
 				}
 				got := float64(tab[w*g+i])
-				if math.Abs(got-want) > 1e-6*math.Max(1, math.Abs(want))+1e-6*(hi-lo) {
+				if !(math.Abs(got-want) <= 1e-6*math.Max(1, math.Abs(want))+1e-6*(hi-lo)) {
 					t.Fatalf("M=%d weight %d point %d: table %g, bfvi Forward %g", m, w, i, got, want)
 				}
 			}
@@ -249,10 +249,10 @@ func TestBernsteinKolmogorov(t *testing.T) {
 				t.Fatalf("M=%d G=%d weight %d: %v", tc.m, tc.g, i, err)
 			}
 			t.Logf("M=%d G=%d weight %d: KS distance %.5f (bound %.5f + DKW %.5f)", tc.m, tc.g, i, d, bound, dkw)
-			if d > bound+dkw {
+			if !(d <= bound+dkw) {
 				t.Errorf("M=%d G=%d weight %d: KS distance %.5f exceeds the bound %.5f + %.5f", tc.m, tc.g, i, d, bound, dkw)
 			}
-			if tc.g == 5 && i == 0 && d < 3*dkw {
+			if tc.g == 5 && i == 0 && !(d >= 3*dkw) {
 				t.Errorf("M=%d G=%d: KS distance %.5f of a 5-point table is within the noise %.5f: the test has no power", tc.m, tc.g, d, dkw)
 			}
 		}
@@ -303,11 +303,11 @@ func TestBernsteinPredict(t *testing.T) {
 	for o := 0; o < out; o++ {
 		// table mean vs exact mean: the piecewise-linear quantile function's mean differs by
 		// O(1/G²) in the body plus the tail cells.
-		if d := math.Abs(float64(mean.Mean[o]) - want[o]); d > 0.01*math.Max(1, math.Abs(want[o])) {
+		if d := math.Abs(float64(mean.Mean[o]) - want[o]); !(d <= 0.01*math.Max(1, math.Abs(want[o]))) {
 			t.Errorf("output %d: mean prediction %g, exact %g", o, mean.Mean[o], want[o])
 		}
 		se := math.Sqrt(float64(mc.EpistemicVar[o]) / K)
-		if d := math.Abs(float64(mc.Mean[o]) - want[o]); d > 5*se+1e-3 {
+		if d := math.Abs(float64(mc.Mean[o]) - want[o]); !(d <= 5*se+1e-3) {
 			t.Errorf("output %d: Monte-Carlo mean %g, exact %g (5 s.e. = %g)", o, mc.Mean[o], want[o], 5*se)
 		}
 	}

@@ -141,7 +141,7 @@ func TestNormalize(t *testing.T) {
 						src = n*c*hw + i*c + ch
 					}
 					want := (float64(raw[src])*0.5 - pre.Mean[ch]) / pre.Std[ch]
-					if got := dst[n*c*hw+ch*hw+i]; math.Abs(float64(got)-want) > 1e-5 {
+					if got := dst[n*c*hw+ch*hw+i]; !(math.Abs(float64(got)-want) <= 1e-5) {
 						t.Fatalf("%s: input %d channel %d pixel %d: %v, want %v", layout, n, ch, i, got, want)
 					}
 				}
@@ -161,7 +161,7 @@ func TestNormalize(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, v := range x {
-		if want := float32(1-(i+1)) / 10; math.Abs(float64(v-want)) > 1e-6 {
+		if want := float32(1-(i+1)) / 10; !(math.Abs(float64(v-want)) <= 1e-6) {
 			t.Errorf("feature %d: %v, want %v", i, v, want)
 		}
 	}

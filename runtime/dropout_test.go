@@ -48,10 +48,10 @@ func TestMCDropoutMask(t *testing.T) {
 				sum += float64(v)
 			}
 			N := float64(K * d)
-			if frac, se := float64(kept)/N, math.Sqrt(p*(1-p)/N); math.Abs(frac-(1-p)) > 5*se+1e-12 {
+			if frac, se := float64(kept)/N, math.Sqrt(p*(1-p)/N); !(math.Abs(frac-(1-p)) <= 5*se+1e-12) {
 				t.Errorf("kept fraction %v, want %v ± %v", frac, 1-p, 5*se)
 			}
-			if mean, se := sum/N, math.Sqrt(p/(1-p)/N); math.Abs(mean-1) > 5*se+1e-6 {
+			if mean, se := sum/N, math.Sqrt(p/(1-p)/N); !(math.Abs(mean-1) <= 5*se+1e-6) {
 				t.Errorf("mean output %v, want 1 ± %v", mean, 5*se)
 			}
 			if p > 0 {
@@ -100,13 +100,13 @@ func TestMCDropoutLinearExpectation(t *testing.T) {
 						mu += wx
 						v += wx * wx * p / (1 - p)
 					}
-					if se := math.Sqrt(v / K); math.Abs(float64(got.Mean[o])-mu) > 5*se {
+					if se := math.Sqrt(v / K); !(math.Abs(float64(got.Mean[o])-mu) <= 5*se) {
 						t.Errorf("output %d: mean %v, want %v ± %v", o, got.Mean[o], mu, 5*se)
 					}
-					if ev := float64(got.EpistemicVar[o]); math.Abs(ev-v) > 0.1*v {
+					if ev := float64(got.EpistemicVar[o]); !(math.Abs(ev-v) <= 0.1*v) {
 						t.Errorf("output %d: epistemic variance %v, want %v ± 10%%", o, ev, v)
 					}
-					if math.Abs(float64(mean.Mean[o])-mu) > 1e-5*(1+math.Abs(mu)) {
+					if !(math.Abs(float64(mean.Mean[o])-mu) <= 1e-5*(1+math.Abs(mu))) {
 						t.Errorf("output %d: Mean prediction %v, want %v", o, mean.Mean[o], mu)
 					}
 				}

@@ -173,7 +173,7 @@ func handPredict(outs [][]float32, i, c, samples int, task runtime.Task, noise f
 func checkHand(t *testing.T, what string, got *runtime.Prediction, want handPred, tol float64) {
 	t.Helper()
 	near := func(name string, g, w float64) {
-		if math.Abs(g-w) > tol*math.Max(1, math.Abs(w)) {
+		if !(math.Abs(g-w) <= tol*math.Max(1, math.Abs(w))) {
 			t.Errorf("%s: %s = %.9g, want %.9g", what, name, g, w)
 		}
 	}
@@ -268,7 +268,7 @@ func TestEnsembleMatchesMembers(t *testing.T) {
 						ref := outs[s%K][i*c : (i+1)*c]
 						for j := range ref {
 							// Same kernels, same batch layout per chunk: agree to rounding.
-							if math.Abs(float64(got[j]-ref[j])) > 1e-5*math.Max(1, math.Abs(float64(ref[j]))) {
+							if !(math.Abs(float64(got[j]-ref[j])) <= 1e-5*math.Max(1, math.Abs(float64(ref[j])))) {
 								t.Fatalf("%s input %d sample %d output %d: %v, member %d gives %v", o.name, i, s, j, got[j], s%K, ref[j])
 							}
 						}
@@ -481,7 +481,7 @@ func TestEnsembleWeights(t *testing.T) {
 				t.Fatalf("MemberWeight(%s, %d): %d×%d, %v", l.name, k, r, c, err)
 			}
 			for i := range want {
-				if math.Abs(float64(got[i])-want[i]) > 1e-5*math.Max(1, math.Abs(want[i])) {
+				if !(math.Abs(float64(got[i])-want[i]) <= 1e-5*math.Max(1, math.Abs(want[i]))) {
 					t.Fatalf("MemberWeight(%s, %d)[%d] = %v, want %v", l.name, k, i, got[i], want[i])
 				}
 				avg[i] += want[i] / float64(K)
@@ -500,7 +500,7 @@ func TestEnsembleWeights(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range avg {
-			if math.Abs(float64(mean[i])-avg[i]) > 1e-5*math.Max(1, math.Abs(avg[i])) {
+			if !(math.Abs(float64(mean[i])-avg[i]) <= 1e-5*math.Max(1, math.Abs(avg[i]))) {
 				t.Fatalf("MeanWeight(%s)[%d] = %v, want %v", l.name, i, mean[i], avg[i])
 			}
 		}
@@ -522,7 +522,7 @@ func TestEnsembleWeights(t *testing.T) {
 		}
 	}
 	for a := 0; a < dim; a++ {
-		if math.Abs(post.Mean[a]-mu[a]) > 1e-5*math.Max(1, math.Abs(mu[a])) {
+		if !(math.Abs(post.Mean[a]-mu[a]) <= 1e-5*math.Max(1, math.Abs(mu[a]))) {
 			t.Fatalf("Posterior mean[%d] = %v, want %v", a, post.Mean[a], mu[a])
 		}
 		for b := 0; b < dim; b += 7 {
@@ -530,7 +530,7 @@ func TestEnsembleWeights(t *testing.T) {
 			for _, th := range theta {
 				want += (th[a] - mu[a]) * (th[b] - mu[b]) / float64(K)
 			}
-			if got := post.Cov[a*dim+b]; math.Abs(got-want) > 1e-5*math.Max(1, math.Abs(want)) {
+			if got := post.Cov[a*dim+b]; !(math.Abs(got-want) <= 1e-5*math.Max(1, math.Abs(want))) {
 				t.Fatalf("Posterior cov[%d,%d] = %v, want %v", a, b, got, want)
 			}
 		}
@@ -714,8 +714,11 @@ func TestBatchNormFoldKeepsWeights(t *testing.T) {
 		}
 	}
 	for i := range got {
+		if len(got[i].Probs) == 0 || len(got[i].Probs) != len(want[i].Probs) {
+			t.Fatalf("input %d: %d class probabilities with the BatchNorm applied to the outputs, %d folded", i, len(got[i].Probs), len(want[i].Probs))
+		}
 		for j, v := range got[i].Probs {
-			if w := want[i].Probs[j]; math.Abs(float64(v-w)) > 1e-5 {
+			if w := want[i].Probs[j]; !(math.Abs(float64(v-w)) <= 1e-5) {
 				t.Errorf("input %d class %d: %g with the BatchNorm applied to the outputs, %g folded into the weights", i, j, v, w)
 			}
 		}
@@ -739,7 +742,7 @@ func TestBatchNormFoldKeepsWeights(t *testing.T) {
 				t.Fatalf("%s member %d: %d × %d weights, the hand-folded layer %d × %d", name, e, r, cols, rf, colsf)
 			}
 			for i := range w {
-				if math.Abs(float64(w[i]-wf[i])) > 1e-5*(1+math.Abs(float64(wf[i]))) {
+				if !(math.Abs(float64(w[i]-wf[i])) <= 1e-5*(1+math.Abs(float64(wf[i])))) {
 					t.Fatalf("%s member %d: entry %d (row %d, column %d) is %g, the hand-folded layer's %g", name, e, i, i/cols, i%cols, w[i], wf[i])
 				}
 			}

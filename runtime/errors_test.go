@@ -745,7 +745,7 @@ func TestPredictionReuseAcrossTasks(t *testing.T) {
 	if err := pc.Predict(make([]float32, cls.InputSize()), &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.Confidence <= 0 || out.Entropy <= 0 {
+	if !(out.Confidence > 0) || !(out.Entropy > 0) {
 		t.Fatalf("classifier: confidence %v entropy %v", out.Confidence, out.Entropy)
 	}
 	if err := pr.Predict(make([]float32, reg.InputSize()), &out); err != nil {

@@ -203,7 +203,7 @@ func TestFAMean(t *testing.T) {
 			if j < k {
 				want = c[o*k+j]
 			}
-			if got := float64(w[o*(k+1)+j]); math.Abs(got-want) > 1e-6 {
+			if got := float64(w[o*(k+1)+j]); !(math.Abs(got-want) <= 1e-6) {
 				t.Errorf("MeanWeight[%d,%d] = %g, want %g", o, j, got, want)
 			}
 		}
@@ -212,7 +212,7 @@ func TestFAMean(t *testing.T) {
 		out := predictAll(t, m, runtime.Options{Mean: true, Strategy: st, KeepSamples: true, MaxBatch: k + 1}, unitInputs(k))
 		got := weightSamples(out, dOut, k)
 		for i := range got {
-			if math.Abs(got[i]-float64(w[i])) > 1e-6 {
+			if !(math.Abs(got[i]-float64(w[i])) <= 1e-6) {
 				t.Errorf("%v, Mean option: W[%d] = %g, MeanWeight %g", st, i, got[i], w[i])
 			}
 		}

@@ -56,7 +56,7 @@ func TestFCGMoments(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range post.Cov {
-				if math.Abs(post.Cov[i]-cov.v[i]) > 1e-6*(1+math.Abs(cov.v[i])) {
+				if !(math.Abs(post.Cov[i]-cov.v[i]) <= 1e-6*(1+math.Abs(cov.v[i]))) {
 					t.Fatalf("Posterior().Cov[%d] = %g, want %g", i, post.Cov[i], cov.v[i])
 				}
 			}
@@ -89,7 +89,7 @@ func TestFCGMeanAndLocal(t *testing.T) {
 		for j, v := range x {
 			want += float64(mu[o*fcgK+j]) * float64(v)
 		}
-		if math.Abs(float64(got.Mean[o])-want) > 1e-5 {
+		if !(math.Abs(float64(got.Mean[o])-want) <= 1e-5) {
 			t.Errorf("mean output %d = %g, want %g", o, got.Mean[o], want)
 		}
 	}
@@ -127,7 +127,7 @@ func TestFCGKL(t *testing.T) {
 		if len(ls) != 1 || ls[0].Kind != runtime.KindFCG || ls[0].Rows != fcgOut || ls[0].Cols != fcgK+1 {
 			t.Fatalf("Layers() = %+v", ls)
 		}
-		if math.Abs(ls[0].KL-want) > 1e-6*math.Abs(want) {
+		if !(math.Abs(ls[0].KL-want) <= 1e-6*math.Abs(want)) {
 			t.Errorf("prior_bias_sd %g: KL = %.9g, want %.9g", bsd, ls[0].KL, want)
 		}
 	}

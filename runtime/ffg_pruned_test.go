@@ -136,7 +136,7 @@ func TestPrunedFFGPathsAgree(t *testing.T) {
 	}
 	for i := range got[0] {
 		for j, v := range got[0][i].Outputs {
-			if w := got[1][i].Outputs[j]; math.Abs(float64(v-w)) > 1e-5*(1+math.Abs(float64(w))) {
+			if w := got[1][i].Outputs[j]; !(math.Abs(float64(v-w)) <= 1e-5*(1+math.Abs(float64(w)))) {
 				t.Fatalf("input %d output %d: CSR %g, dense %g", i, j, v, w)
 			}
 		}
@@ -162,7 +162,7 @@ func TestPrunedFFGKL(t *testing.T) {
 			}
 		}
 		ls := m.Layers()
-		if len(ls) != 1 || ls[0].Kind != runtime.KindFFG || math.Abs(ls[0].KL-want) > 1e-6*math.Abs(want) {
+		if len(ls) != 1 || ls[0].Kind != runtime.KindFFG || !(math.Abs(ls[0].KL-want) <= 1e-6*math.Abs(want)) {
 			t.Fatalf("prior_bias_sd %g: Layers() = %+v, want kind ffg and KL %.9g", biasSD, ls, want)
 		}
 	}
@@ -206,7 +206,7 @@ func TestPrunedFFGRoundTrip(t *testing.T) {
 				if j == ffgK {
 					q = ffgOut*ffgK + o
 				}
-				if post.Mean[q] != mean[i] || math.Abs(post.Cov[q*len(mean)+q]-sd[i]*sd[i]) > 1e-6*sd[i]*sd[i] {
+				if post.Mean[q] != mean[i] || !(math.Abs(post.Cov[q*len(mean)+q]-sd[i]*sd[i]) <= 1e-6*sd[i]*sd[i]) {
 					t.Errorf("Posterior parameter %d: mean %g var %g, want %g and %g", q, post.Mean[q], post.Cov[q*len(mean)+q], mean[i], sd[i]*sd[i])
 				}
 			}

@@ -156,7 +156,7 @@ func TestFFGKL(t *testing.T) {
 		if len(ls) != 1 || ls[0].Kind != runtime.KindFFG || ls[0].Rows != ffgOut || ls[0].Cols != dIn {
 			t.Fatalf("%s: Layers() = %+v", c.name, ls)
 		}
-		if math.Abs(ls[0].KL-want) > 1e-6*math.Abs(want) {
+		if !(math.Abs(ls[0].KL-want) <= 1e-6*math.Abs(want)) {
 			t.Errorf("%s: KL = %.9g, want %.9g", c.name, ls[0].KL, want)
 		}
 	}

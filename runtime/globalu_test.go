@@ -326,7 +326,7 @@ func TestGlobalUMean(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range mean {
-				if d := math.Abs(float64(w[i]) - mean[i]); d > 1e-5*(1+math.Abs(mean[i])) {
+				if d := math.Abs(float64(w[i]) - mean[i]); !(d <= 1e-5*(1+math.Abs(mean[i]))) {
 					t.Errorf("mean weight[%d] = %.7g, closed form %.7g", i, w[i], mean[i])
 				}
 			}
@@ -335,7 +335,7 @@ func TestGlobalUMean(t *testing.T) {
 					MaxBatch: indK + 1, KeepSamples: true}, unitInputs(indK))
 				got := weightSamples(out, indOut, indK)
 				for i := range mean {
-					if d := math.Abs(got[i] - mean[i]); d > 1e-4*(1+math.Abs(mean[i])) {
+					if d := math.Abs(got[i] - mean[i]); !(d <= 1e-4*(1+math.Abs(mean[i]))) {
 						t.Errorf("%v: mean prediction's weight[%d] = %.7g, closed form %.7g", st, i, got[i], mean[i])
 					}
 				}
@@ -361,12 +361,12 @@ func TestGlobalUKL(t *testing.T) {
 		return float64(d) * (l*l/2 - math.Log(l) - 0.5)
 	}
 	want += cond(3*2, ts["_global_inducing_module._lamda"].Data[0])
-	if got := m.GlobalKL(); math.Abs(got-want) > 1e-6*math.Abs(want) {
+	if got := m.GlobalKL(); !(math.Abs(got-want) <= 1e-6*math.Abs(want)) {
 		t.Errorf("GlobalKL %.9g, want %.9g", got, want)
 	}
 	wantLayer := map[string]float64{"a": cond(2*4, ts["a._lamda"].Data[0]), "b": cond(3*2, ts["b._lamda"].Data[0])}
 	for _, li := range m.Layers() {
-		if w := wantLayer[li.Name]; math.Abs(li.KL-w) > 1e-6*math.Abs(w) {
+		if w := wantLayer[li.Name]; !(math.Abs(li.KL-w) <= 1e-6*math.Abs(w)) {
 			t.Errorf("layer %s: KL %.9g, want %.9g", li.Name, li.KL, w)
 		}
 	}

@@ -297,6 +297,9 @@ func checkMoments(t *testing.T, what string, got moments, wantMean []float64, wa
 	if got.k < 1 {
 		t.Fatalf("%s: %d samples, too few for moments", what, got.k)
 	}
+	if got.p < 1 || len(wantMean) != got.p || wantCov.r != got.p || wantCov.c != got.p {
+		t.Fatalf("%s: %d sampled coordinates, closed form has %d means and a %d×%d covariance", what, got.p, len(wantMean), wantCov.r, wantCov.c)
+	}
 	type miss struct {
 		z   float64
 		msg string
@@ -421,7 +424,7 @@ func TestSampleMeanVar(t *testing.T) {
 	want := sampleMoments(x, p)
 	mean, vari := sampleMeanVar(x, p)
 	for j := range p {
-		if math.Abs(mean[j]-want.mean[j]) > 1e-12*(1+math.Abs(want.mean[j])) || math.Abs(vari[j]-want.cov.at(j, j)) > 1e-12*want.cov.at(j, j) {
+		if !(math.Abs(mean[j]-want.mean[j]) <= 1e-12*(1+math.Abs(want.mean[j]))) || !(math.Abs(vari[j]-want.cov.at(j, j)) <= 1e-12*want.cov.at(j, j)) {
 			t.Errorf("coordinate %d: mean %g var %g, sampleMoments %g %g", j, mean[j], vari[j], want.mean[j], want.cov.at(j, j))
 		}
 	}

@@ -241,7 +241,7 @@ func TestInducingGramMatchesWeight(t *testing.T) {
 		seM := math.Sqrt((vari[0][j] + vari[1][j]) / float64(n))
 		dv := vari[0][j] - vari[1][j]
 		seV := math.Sqrt(2 * (vari[0][j]*vari[0][j] + vari[1][j]*vari[1][j]) / float64(n-1))
-		if math.Abs(dm) > 5*seM || math.Abs(dv) > 5*seV {
+		if !(math.Abs(dm) <= 5*seM) || !(math.Abs(dv) <= 5*seV) {
 			bad++
 			if bad <= 5 {
 				t.Errorf("output %d: gram mean %.5g var %.5g, weight mean %.5g var %.5g (%.1f, %.1f se)",

@@ -348,8 +348,21 @@ func unitInputs(k int) []float32 {
 
 // weightSamples recovers each sample's weight matrix (row-major, bias last) from the outputs of
 // the batch unitInputs(k) predicted with the Weight strategy and KeepSamples: input 0 gives the
-// bias column, input e_j gives column j plus the bias.
+// bias column, input e_j gives column j plus the bias. It panics unless there are k+1 predictions
+// each keeping the same positive number of samples (without KeepSamples there are none, and a
+// comparison over the returned weights would check nothing).
 func weightSamples(out []runtime.Prediction, dOut, k int) []float64 {
+	if len(out) != k+1 {
+		panic(fmt.Sprintf("weightSamples: %d predictions, want %d", len(out), k+1))
+	}
+	if n := len(out[0].Outputs); n < dOut || n%dOut != 0 {
+		panic(fmt.Sprintf("weightSamples: %d outputs kept, want a positive multiple of %d", n, dOut))
+	}
+	for j := range out {
+		if len(out[j].Outputs) != len(out[0].Outputs) {
+			panic(fmt.Sprintf("weightSamples: prediction %d has %d outputs, prediction 0 %d", j, len(out[j].Outputs), len(out[0].Outputs)))
+		}
+	}
 	n := len(out[0].Outputs) / dOut
 	dIn := k + 1
 	w := make([]float64, n*dOut*dIn)
@@ -423,7 +436,7 @@ func TestInducingMeanWeight(t *testing.T) {
 				t.Fatalf("MeanWeight is %d×%d, want %d×%d", rows, cols, indOut, indDIn)
 			}
 			for i := range want {
-				if math.Abs(float64(w[i])-want[i]) > 1e-5*(1+math.Abs(want[i])) {
+				if !(math.Abs(float64(w[i])-want[i]) <= 1e-5*(1+math.Abs(want[i]))) {
 					t.Errorf("MeanWeight[%d] = %.7g, want %.7g", i, w[i], want[i])
 				}
 			}
@@ -435,7 +448,7 @@ func TestInducingMeanWeight(t *testing.T) {
 					t.Fatalf("%v: %d samples kept with the Mean option, want 1", st, len(got)/len(want))
 				}
 				for i := range want {
-					if math.Abs(got[i]-want[i]) > 1e-5*(1+math.Abs(want[i])) {
+					if !(math.Abs(got[i]-want[i]) <= 1e-5*(1+math.Abs(want[i]))) {
 						t.Errorf("%v, Mean option: W[%d] = %.7g, want %.7g", st, i, got[i], want[i])
 					}
 				}
@@ -507,7 +520,7 @@ func TestInducingKL(t *testing.T) {
 			if len(ls) != 1 || ls[0].Kind != runtime.KindInducing || ls[0].Rows != indOut || ls[0].Cols != indDIn {
 				t.Fatalf("Layers() = %+v", ls)
 			}
-			if math.Abs(ls[0].KL-want) > 1e-6*math.Max(1, math.Abs(want)) {
+			if !(math.Abs(ls[0].KL-want) <= 1e-6*math.Max(1, math.Abs(want))) {
 				t.Errorf("KL = %.9g, want %.9g", ls[0].KL, want)
 			}
 		})

@@ -394,7 +394,7 @@ func TestLayersAgainstNaive(t *testing.T) {
 							t.Fatalf("input %d: %d outputs, naive %d", i, len(got), len(want))
 						}
 						for j := range want {
-							if math.Abs(float64(got[j])-want[j]) > 1e-5*math.Max(1, math.Abs(want[j])) {
+							if !(math.Abs(float64(got[j])-want[j]) <= 1e-5*math.Max(1, math.Abs(want[j]))) {
 								t.Errorf("%v: input %d, output %d: %.7g, naive %.7g", st, i, j, got[j], want[j])
 							}
 							if math.Float32bits(out[i].Mean[j]) != math.Float32bits(got[j]) || out[i].EpistemicVar[j] != 0 {

@@ -97,7 +97,7 @@ func TestMutualInfoNearOneHot(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := klMutualInfo(pr.Outputs, K, len(c.b))
-		if got := pr.MutualInfo; math.Abs(got-want) > 0.1*want+1e-9 {
+		if got := pr.MutualInfo; !(math.Abs(got-want) <= 0.1*want+1e-9) {
 			t.Errorf("%s: mutual information %.4g, want %.4g (float64 KL form over the same samples): relative error %.0f%%",
 				c.name, got, want, 100*math.Abs(got-want)/want)
 		}
@@ -125,7 +125,7 @@ func TestMutualInfoNearTie(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("probs %v entropy %.9g expected %.9g MI %.9g", pr.Probs, pr.Entropy, pr.ExpectedEntropy, pr.MutualInfo)
-	if pr.MutualInfo > 1e-6 || math.Abs(pr.ExpectedEntropy-math.Ln2) > 1e-6 {
+	if !(pr.MutualInfo <= 1e-6) || !(math.Abs(pr.ExpectedEntropy-math.Ln2) <= 1e-6) {
 		t.Errorf("identical samples at p ≈ (½, ½): expected entropy %.9g (want ln 2 = %.9g), mutual information %.9g (want 0)",
 			pr.ExpectedEntropy, math.Ln2, pr.MutualInfo)
 	}
@@ -160,7 +160,7 @@ func TestExpectedEntropyNearTies(t *testing.T) {
 				q := math.Exp(v) / s
 				want -= q * math.Log(q)
 			}
-			if math.Abs(pr.ExpectedEntropy-want) > 1e-6 || pr.MutualInfo > 1e-6 {
+			if !(math.Abs(pr.ExpectedEntropy-want) <= 1e-6) || !(pr.MutualInfo <= 1e-6) {
 				t.Fatalf("logits %v: expected entropy %.9g, want %.9g; mutual information %.3g, want 0", b, pr.ExpectedEntropy, want, pr.MutualInfo)
 			}
 		}

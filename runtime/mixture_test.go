@@ -79,7 +79,7 @@ func TestMixtureMatchesMembers(t *testing.T) {
 							for s := 0; s < K; s++ {
 								mean += softmax64(got[i].Outputs[s*c : (s+1)*c])[got[i].Class] / float64(K)
 							}
-							if math.Abs(mean-float64(got[i].Probs[got[i].Class])) > 1e-5 {
+							if !(math.Abs(mean-float64(got[i].Probs[got[i].Class])) <= 1e-5) {
 								t.Fatalf("input %d: mean probability of class %d over the kept samples %v, prediction %v", i, got[i].Class, mean, got[i].Probs[got[i].Class])
 							}
 						}
@@ -161,7 +161,7 @@ func TestMixturePosterior(t *testing.T) {
 				for _, q := range parts {
 					mu += q.Mean[i] / M
 				}
-				if math.Abs(got.Mean[i]-mu) > 1e-9*math.Max(1, math.Abs(mu)) {
+				if !(math.Abs(got.Mean[i]-mu) <= 1e-9*math.Max(1, math.Abs(mu))) {
 					t.Fatalf("mean[%d] = %v, want %v", i, got.Mean[i], mu)
 				}
 				for j := 0; j < d; j += 7 {
@@ -174,7 +174,7 @@ func TestMixturePosterior(t *testing.T) {
 						mij += q.Mean[i] * q.Mean[j] / M
 					}
 					want := within + mij - mi*mj
-					if math.Abs(got.Cov[i*d+j]-want) > 1e-9*math.Max(1, math.Abs(want)) {
+					if !(math.Abs(got.Cov[i*d+j]-want) <= 1e-9*math.Max(1, math.Abs(want))) {
 						t.Fatalf("cov[%d,%d] = %v, want %v", i, j, got.Cov[i*d+j], want)
 					}
 				}

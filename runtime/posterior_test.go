@@ -192,11 +192,11 @@ func TestPosteriorLayout(t *testing.T) {
 	}
 	// Symmetric, non-negative diagonal.
 	for a := 0; a < post.Dim; a++ {
-		if post.Cov[a*post.Dim+a] < 0 {
+		if !(post.Cov[a*post.Dim+a] >= 0) {
 			t.Fatalf("negative variance at %d", a)
 		}
 		for b := 0; b < a; b++ {
-			if d := math.Abs(post.Cov[a*post.Dim+b] - post.Cov[b*post.Dim+a]); d > 1e-12*(1+math.Abs(post.Cov[a*post.Dim+b])) {
+			if d := math.Abs(post.Cov[a*post.Dim+b] - post.Cov[b*post.Dim+a]); !(d <= 1e-12*(1+math.Abs(post.Cov[a*post.Dim+b]))) {
 				t.Fatalf("covariance not symmetric at %d,%d", a, b)
 			}
 		}

@@ -77,10 +77,10 @@ func TestRegressionVarianceFarFromZero(t *testing.T) {
 			if err != nil {
 				t.Fatalf("b=%g K=%d: %v", b, K, err)
 			}
-			if got := float64(pr.EpistemicVar[0]); math.Abs(got-want) > 1e-5*want {
+			if got := float64(pr.EpistemicVar[0]); !(math.Abs(got-want) <= 1e-5*want) {
 				t.Errorf("b=%g K=%d: epistemic variance %g, two-pass %g", b, K, got, want)
 			}
-			if got := float64(pr.Mean[0]); math.Abs(got-mu) > float64(ulp) {
+			if got := float64(pr.Mean[0]); !(math.Abs(got-mu) <= float64(ulp)) {
 				t.Errorf("b=%g K=%d: mean %g, two-pass %g", b, K, got, mu)
 			}
 			if act := math.Sqrt(want) <= limit; pr.Decision.Act != act {
@@ -154,7 +154,7 @@ func TestEntropyOfEqualClasses(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := math.Log(float64(c))
-		if math.Abs(pr.Entropy-want) > 1e-12*want || math.Abs(pr.ExpectedEntropy-want) > 1e-9*want || pr.MutualInfo > 1e-9 {
+		if !(math.Abs(pr.Entropy-want) <= 1e-12*want) || !(math.Abs(pr.ExpectedEntropy-want) <= 1e-9*want) || !(pr.MutualInfo <= 1e-9) {
 			t.Errorf("c=%d: entropy %.17g, expected %.17g, MI %g; want %.17g, %.17g, 0", c, pr.Entropy, pr.ExpectedEntropy, pr.MutualInfo, want, want)
 		}
 	}
