@@ -79,6 +79,9 @@ func gemmDispatchCase(seed uint64) (run func() []float32, k int) {
 // path agree to float32 rounding.
 func checkGemmPaths(t *testing.T, name string, k int, asm, gen []float32) {
 	t.Helper()
+	if len(asm) == 0 || len(asm) != len(gen) {
+		t.Fatalf("Gemm: %s gives %d values, generic %d", name, len(asm), len(gen))
+	}
 	for i := range asm {
 		if !closeTo(float64(asm[i]), float64(gen[i]), 1e-5*float64(k)) {
 			t.Fatalf("Gemm c[%d]: %s %g, generic %g", i, name, asm[i], gen[i])
@@ -86,9 +89,12 @@ func checkGemmPaths(t *testing.T, name string, k int, asm, gen []float32) {
 	}
 }
 
-// firstBitDiff returns the first index where got and want (of equal length) differ in their bits,
-// or -1.
+// firstBitDiff returns the first index where got and want differ in their bits, or -1; slices of
+// different lengths differ at the shorter one's length.
 func firstBitDiff(got, want []float32) int {
+	if len(got) != len(want) {
+		return min(len(got), len(want))
+	}
 	for i := range got {
 		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 			return i

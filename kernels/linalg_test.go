@@ -311,7 +311,7 @@ func TestCholeskyInverse(t *testing.T) {
 				if i == j {
 					want = 1
 				}
-				if math.Abs(s-want) > 1e-12*float64(n) {
+				if !(math.Abs(s-want) <= 1e-12*float64(n)) {
 					t.Fatalf("n=%d: (A·A⁻¹)[%d,%d] = %g, want %g", n, i, j, s, want)
 				}
 			}

@@ -111,7 +111,7 @@ func checkTails(t *testing.T, name string, x []float64) {
 			}
 		}
 		p := math.Erfc(c / math.Sqrt2)
-		if se := math.Sqrt(p * (1 - p) / n); math.Abs(cnt/n-p) > 5*se {
+		if se := math.Sqrt(p * (1 - p) / n); !(math.Abs(cnt/n-p) <= 5*se) {
 			t.Errorf("%s: P(|z|>%g) = %g, want %g ± %g", name, c, cnt/n, p, 5*se)
 		}
 	}
@@ -128,7 +128,7 @@ func checkKS(t *testing.T, name string, x []float64) {
 		f := 0.5 * math.Erfc(-v/math.Sqrt2)
 		d = max(d, math.Abs(f-float64(i)/n), math.Abs(f-float64(i+1)/n))
 	}
-	if d*math.Sqrt(n) > 2.3 {
+	if !(d*math.Sqrt(n) <= 2.3) {
 		t.Errorf("%s: Kolmogorov–Smirnov √N·D = %g > 2.3", name, d*math.Sqrt(n))
 	}
 }
@@ -155,7 +155,7 @@ func TestZigguratTables(t *testing.T) {
 		if area := xs[i] * (prev - f(xs[i])); !closeTo(area, zigV, 1e-9) {
 			t.Fatalf("layer %d area %g, want %g", i, area, zigV)
 		}
-		if i > 1 && xs[i] <= xs[i-1] {
+		if i > 1 && !(xs[i] > xs[i-1]) {
 			t.Fatalf("boundaries not increasing at %d", i)
 		}
 		var want uint32
@@ -194,6 +194,9 @@ func equal32(a, b []float32) bool {
 // (Var x⁴ = E x⁸ − 9 = 105 − 9).
 func checkMoments(t *testing.T, name string, x []float64) {
 	t.Helper()
+	if len(x) == 0 {
+		t.Fatalf("%s: no samples", name)
+	}
 	n := float64(len(x))
 	var m1, m2, m4 float64
 	for _, v := range x {
@@ -206,13 +209,13 @@ func checkMoments(t *testing.T, name string, x []float64) {
 		m4 += v2 * v2
 	}
 	m1, m2, m4 = m1/n, m2/n, m4/n
-	if se := 1 / math.Sqrt(n); math.Abs(m1) > 5*se {
+	if se := 1 / math.Sqrt(n); !(math.Abs(m1) <= 5*se) {
 		t.Errorf("%s: mean %g, |mean| > 5 SE = %g", name, m1, 5*se)
 	}
-	if se := math.Sqrt(2 / n); math.Abs(m2-1) > 5*se {
+	if se := math.Sqrt(2 / n); !(math.Abs(m2-1) <= 5*se) {
 		t.Errorf("%s: E[x²] = %g, want 1 ± %g", name, m2, 5*se)
 	}
-	if se := math.Sqrt(96 / n); math.Abs(m4-3) > 5*se {
+	if se := math.Sqrt(96 / n); !(math.Abs(m4-3) <= 5*se) {
 		t.Errorf("%s: E[x⁴] = %g, want 3 ± %g", name, m4, 5*se)
 	}
 }
@@ -241,7 +244,7 @@ func TestNormalMoments(t *testing.T) {
 	us.Uniform(u)
 	var mu, m2 float64
 	for _, v := range u {
-		if v < 0 || v >= 1 {
+		if !(v >= 0) || !(v < 1) {
 			t.Fatalf("Uniform value %g outside [0, 1)", v)
 		}
 		mu += float64(v)
@@ -250,10 +253,10 @@ func TestNormalMoments(t *testing.T) {
 	mu /= float64(n)
 	m2 /= float64(n)
 	// U[0,1): mean 1/2 (variance 1/12), E u² = 1/3 (variance 1/5 − 1/9 = 4/45).
-	if se := math.Sqrt(1.0 / 12 / float64(n)); math.Abs(mu-0.5) > 5*se {
+	if se := math.Sqrt(1.0 / 12 / float64(n)); !(math.Abs(mu-0.5) <= 5*se) {
 		t.Errorf("Uniform mean %g", mu)
 	}
-	if se := math.Sqrt(4.0 / 45 / float64(n)); math.Abs(m2-1.0/3) > 5*se {
+	if se := math.Sqrt(4.0 / 45 / float64(n)); !(math.Abs(m2-1.0/3) <= 5*se) {
 		t.Errorf("Uniform E[u²] %g", m2)
 	}
 }
@@ -271,12 +274,12 @@ func TestStreamIndependence(t *testing.T) {
 	lim := 5 / math.Sqrt(float64(n))
 	for i := range draws {
 		for j := i + 1; j < len(draws); j++ {
-			if c := corr(draws[i], draws[j]); math.Abs(c) > lim {
+			if c := corr(draws[i], draws[j]); !(math.Abs(c) <= lim) {
 				t.Errorf("streams %v and %v: correlation %g exceeds %g", ids[i], ids[j], c, lim)
 			}
 		}
 		// Lag-1 autocorrelation within a stream (also across Box–Muller pairs).
-		if c := corr(draws[i][1:], draws[i][:n-1]); math.Abs(c) > lim {
+		if c := corr(draws[i][1:], draws[i][:n-1]); !(math.Abs(c) <= lim) {
 			t.Errorf("stream %v: lag-1 autocorrelation %g", ids[i], c)
 		}
 	}
@@ -367,7 +370,7 @@ func TestZigWedgeLines(t *testing.T) {
 			}
 			band = max(band, (h-l)/e.d)
 		}
-		if band > 0.1 {
+		if !(band <= 0.1) {
 			t.Errorf("layer %d: the lines are %.3g of the layer's height apart", i, band)
 		}
 	}
