@@ -110,13 +110,13 @@ func TestConditionalKLTrainer(t *testing.T) {
 	if tw.ConditionalKL != nil || len(fs.ConditionalKL) != 2 {
 		t.Fatalf("weights: weight run %+v, function_space run %+v", tw.ConditionalKL, fs.ConditionalKL)
 	}
-	if g := fs.ConditionalKL; g[0].Layer != "1" || g[0].DIn != 2 || g[0].Beta != 1 || g[1].Layer != "3" || g[1].DIn != 9 || math.Abs(g[1].Beta-4.0/9) > 1e-15 {
+	if g := fs.ConditionalKL; g[0].Layer != "1" || g[0].DIn != 2 || g[0].Beta != 1 || g[1].Layer != "3" || g[1].DIn != 9 || !(math.Abs(g[1].Beta-4.0/9) <= 1e-15) {
 		t.Fatalf("weights %+v, want layer 1 d_in 2 β 1, layer 3 d_in 9 β 4/9", g)
 	}
 	lam := math.Log1p(math.Exp(raw))
 	r := 9 * (lam*lam/2 - math.Log(lam) - 0.5)
 	want := tw.History[0].KL - (1-4.0/9)*r
-	if got := fs.History[0].KL; math.Abs(got-want) > 1e-5*want {
+	if got := fs.History[0].KL; !(math.Abs(got-want) <= 1e-5*want) {
 		t.Fatalf("function_space KL %.7g, want %.7g = weight KL %.7g − (5/9)·R %.7g", got, want, tw.History[0].KL, r)
 	}
 	// N = 100 ≥ every d_in: the same run.
@@ -146,7 +146,7 @@ func TestConditionalKLTrainer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for e := 2; e < 4; e++ {
-		if d := math.Abs(res.History[e].KL - full.History[e].KL); d > 1e-4*full.History[e].KL {
+		if d := math.Abs(res.History[e].KL - full.History[e].KL); !(d <= 1e-4*full.History[e].KL) {
 			t.Errorf("epoch %d: resumed KL %.7g, uninterrupted %.7g", e+1, res.History[e].KL, full.History[e].KL)
 		}
 	}

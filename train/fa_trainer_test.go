@@ -198,8 +198,11 @@ func TestFAParameterOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 			for n := range rb {
+				if len(rb[n].Probs) == 0 || len(rb[n].Probs) != len(ra[n].Probs) {
+					t.Fatalf("example %d: fa model %d probabilities, network %d", n, len(ra[n].Probs), len(rb[n].Probs))
+				}
 				for i := range rb[n].Probs {
-					if math.Abs(float64(ra[n].Probs[i]-rb[n].Probs[i])) > 1e-6 {
+					if !(math.Abs(float64(ra[n].Probs[i]-rb[n].Probs[i])) <= 1e-6) {
 						t.Fatalf("example %d prob[%d]: fa model %v, network %v", n, i, ra[n].Probs[i], rb[n].Probs[i])
 					}
 				}
@@ -233,8 +236,11 @@ func TestFAResume(t *testing.T) {
 			}
 			a, b := faTensors(t, c.Out), faTensors(t, c.Out+".res.ebnn")
 			for name, va := range a {
+				if len(va) == 0 || len(va) != len(b[name]) {
+					t.Fatalf("%s: uninterrupted %d values, resumed %d", name, len(va), len(b[name]))
+				}
 				for i := range va {
-					if d := math.Abs(float64(va[i] - b[name][i])); d > 1e-5*(1+math.Abs(float64(va[i]))) {
+					if d := math.Abs(float64(va[i] - b[name][i])); !(d <= 1e-5*(1+math.Abs(float64(va[i])))) {
 						t.Fatalf("%s[%d]: uninterrupted %v, resumed %v", name, i, va[i], b[name][i])
 					}
 				}

@@ -84,12 +84,12 @@ func TestFCGWEndToEnd(t *testing.T) {
 					scale = math.Max(scale, math.Abs(v))
 				}
 				for i := 0; i < D; i++ {
-					if d := math.Abs(post.Mean[pl.Offset+i] - r.mean[i]); d > tol*(1+math.Abs(r.mean[i])) {
+					if d := math.Abs(post.Mean[pl.Offset+i] - r.mean[i]); !(d <= tol*(1+math.Abs(r.mean[i]))) {
 						t.Errorf("layer %s: mean[%d] = %g, trainer %g", pl.Name, i, post.Mean[pl.Offset+i], r.mean[i])
 					}
 					for j := 0; j < D; j++ {
 						got := post.Cov[(pl.Offset+i)*post.Dim+pl.Offset+j]
-						if d := math.Abs(got - r.cov[i*D+j]); d > tol*scale {
+						if d := math.Abs(got - r.cov[i*D+j]); !(d <= tol*scale) {
 							t.Fatalf("layer %s: cov[%d,%d] = %g, trainer %g", pl.Name, i, j, got, r.cov[i*D+j])
 						}
 					}

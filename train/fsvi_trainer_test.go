@@ -131,6 +131,10 @@ func TestFSVIJacobianGradStep(t *testing.T) {
 		return mean, raw
 	}
 	diff := func(a, b []float64) (d, m float64) {
+		t.Helper()
+		if len(a) == 0 || len(a) != len(b) {
+			t.Fatalf("comparing %d values with %d", len(a), len(b))
+		}
 		for i := range a {
 			d, m = max(d, math.Abs(a[i]-b[i])), max(m, math.Abs(a[i]))
 		}
@@ -143,14 +147,14 @@ func TestFSVIJacobianGradStep(t *testing.T) {
 		name   string
 		m1, r1 []float64
 	}{{"q", mq, rq}, {"both", mb, rb}} {
-		if d, m := diff(r0, c.r1); d > 1e-5*m {
+		if d, m := diff(r0, c.r1); !(d <= 1e-5*m) {
 			t.Errorf("%s: ∂/∂ρ differs by %g (max %g) from none", c.name, d, m)
 		}
-		if d, m := diff(m0, c.m1); d < 1e-3*m {
+		if d, m := diff(m0, c.m1); !(d >= 1e-3*m) {
 			t.Errorf("%s: ∂/∂μ differs by only %g (max %g) from none", c.name, d, m)
 		}
 	}
-	if d, m := diff(mq, mb); d < 1e-3*m {
+	if d, m := diff(mq, mb); !(d >= 1e-3*m) {
 		t.Errorf("∂/∂μ of q and both differ by only %g (max %g)", d, m)
 	}
 }
@@ -221,7 +225,7 @@ func fsviTrainCheckpointRuntime(t *testing.T, fsviKL string) {
 			h := math.Tanh(float64(ts["1.weight_mean"][j])*float64(x) + float64(ts["1.bias_mean"][j]))
 			want += float64(ts["3.weight_mean"][j]) * h
 		}
-		if math.Abs(float64(out.Mean[0])-want) > 1e-5 {
+		if !(math.Abs(float64(out.Mean[0])-want) <= 1e-5) {
 			t.Errorf("x = %g: runtime mean %g, by hand %g", x, out.Mean[0], want)
 		}
 	}
@@ -301,7 +305,7 @@ func TestFSVILastLayerGradient(t *testing.T) {
 				down := kl(false)
 				p.v[k] = v0
 				fd := (up - down) / float64(2*h)
-				if d := math.Abs(float64(p.g[k]) - fd); d > 0.02*math.Abs(fd)+1e-3 {
+				if d := math.Abs(float64(p.g[k]) - fd); !(d <= 0.02*math.Abs(fd)+1e-3) {
 					t.Errorf("tensor %d (%s) %s[%d]: gradient %.6g, central difference %.6g", i, x.Layer, p.what, k, p.g[k], fd)
 				}
 			}

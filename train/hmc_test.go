@@ -158,14 +158,14 @@ func TestHMCLogDensity(t *testing.T) {
 					want -= 0.5 * float64(v) * float64(v) / (sd * sd)
 				}
 			}
-			if math.Abs(got-want) > 1e-4*math.Max(1, math.Abs(want)) {
+			if !(math.Abs(got-want) <= 1e-4*math.Max(1, math.Abs(want))) {
 				t.Errorf("log density %.6f, from the runtime's outputs %.6f", got, want)
 			}
 			e, err := mcmc.CheckGradient(r.logDensity, theta, 1e-5)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e > 1e-5 {
+			if !(e <= 1e-5) {
 				t.Errorf("gradient error %.3g against finite differences", e)
 			}
 		})
@@ -257,7 +257,7 @@ func TestHMCLinearGaussian(t *testing.T) {
 	for _, l := range rep.Lines() {
 		t.Log(l)
 	}
-	if rep.ParamDiag.RhatMax >= 1.05 || rep.FunctionDiag.RhatMax >= 1.05 || rep.Divergences > 0 {
+	if !(rep.ParamDiag.RhatMax < 1.05) || !(rep.FunctionDiag.RhatMax < 1.05) || rep.Divergences > 0 {
 		t.Errorf("R̂ max %.3f (parameters), %.3f (predictions), %d divergences; want < 1.05 and none",
 			rep.ParamDiag.RhatMax, rep.FunctionDiag.RhatMax, rep.Divergences)
 	}
@@ -308,16 +308,16 @@ func TestHMCLinearGaussian(t *testing.T) {
 		}
 	}
 	for i := range mean {
-		if tol := 5 * math.Sqrt(s[i][i]/ess); math.Abs(mean[i]-m[i]) > tol {
+		if tol := 5 * math.Sqrt(s[i][i]/ess); !(math.Abs(mean[i]-m[i]) <= tol) {
 			t.Errorf("mean[%d] %.5f, closed form %.5f (tolerance %.5f)", i, mean[i], m[i], tol)
 		}
-		if tol := 5 * math.Sqrt(2/ess); math.Abs(cov[i][i]/s[i][i]-1) > tol {
+		if tol := 5 * math.Sqrt(2/ess); !(math.Abs(cov[i][i]/s[i][i]-1) <= tol) {
 			t.Errorf("var[%d] %.6f, closed form %.6f (relative tolerance %.3f)", i, cov[i][i], s[i][i], tol)
 		}
 		for j := 0; j < i; j++ {
 			rho := s[i][j] / math.Sqrt(s[i][i]*s[j][j])
 			got := cov[i][j] / math.Sqrt(cov[i][i]*cov[j][j])
-			if tol := 5 * (1 - rho*rho) / math.Sqrt(ess); math.Abs(got-rho) > tol {
+			if tol := 5 * (1 - rho*rho) / math.Sqrt(ess); !(math.Abs(got-rho) <= tol) {
 				t.Errorf("corr[%d][%d] %.4f, closed form %.4f (tolerance %.4f)", i, j, got, rho, tol)
 			}
 		}
@@ -352,7 +352,7 @@ func TestHMCLinearGaussian(t *testing.T) {
 		for _, f := range fs {
 			v += (f - mu) * (f - mu) / kept
 		}
-		if math.Abs(float64(p.Mean[i])-mu) > 1e-4 || math.Abs(float64(p.EpistemicVar[i])-v) > 1e-4*math.Max(v, 1) {
+		if !(math.Abs(float64(p.Mean[i])-mu) <= 1e-4) || !(math.Abs(float64(p.EpistemicVar[i])-v) <= 1e-4*math.Max(v, 1)) {
 			t.Errorf("input %d: runtime mean %.5f, epistemic var %.6f; members' %.5f, %.6f", i, p.Mean[i], p.EpistemicVar[i], mu, v)
 		}
 	}

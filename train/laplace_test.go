@@ -195,7 +195,7 @@ func TestGGNDiagonalClassification(t *testing.T) {
 					}
 					want -= pj * pj
 				}
-				if math.Abs(g[j]-want) > 1e-4*(1+math.Abs(want)) {
+				if !(math.Abs(g[j]-want) <= 1e-4*(1+math.Abs(want))) {
 					t.Errorf("parameter %d: GGN %.7g, want %.7g (finite-difference Jacobian)", j, g[j], want)
 				}
 			}
@@ -225,7 +225,7 @@ func TestGGNDiagonalClassification(t *testing.T) {
 				tp[j] += hh
 				tm[j] -= hh
 				want := (loss(tp) - 2*l0 + loss(tm)) / (hh * hh)
-				if math.Abs(g[j]-want) > 1e-4*(1+math.Abs(want)) {
+				if !(math.Abs(g[j]-want) <= 1e-4*(1+math.Abs(want))) {
 					t.Errorf("parameter %d: GGN %.7g, Hessian diagonal %.7g (second differences)", j, g[j], want)
 				}
 			}
@@ -311,8 +311,11 @@ func TestLaplaceLinearGaussian(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					if len(ps) == 0 {
+						t.Fatalf("%s: no values", name)
+					}
 					for _, v := range ps {
-						if math.Abs(float64(v)-1/math.Sqrt(tc.alpha)) > 1e-6 {
+						if !(math.Abs(float64(v)-1/math.Sqrt(tc.alpha)) <= 1e-6) {
 							t.Fatalf("%s = %g, want α^-1/2 = %g", name, v, 1/math.Sqrt(tc.alpha))
 						}
 					}
@@ -325,7 +328,7 @@ func TestLaplaceLinearGaussian(t *testing.T) {
 				t.Fatalf("%d precisions, want %d", len(got), len(want))
 			}
 			for i := range want {
-				if math.Abs(got[i]-want[i]) > tc.relTol*want[i] {
+				if !(math.Abs(got[i]-want[i]) <= tc.relTol*want[i]) {
 					t.Errorf("precision %d = %.8g, want %.8g", i, got[i], want[i])
 				}
 			}
@@ -410,7 +413,7 @@ func TestGGNDiagonalMC(t *testing.T) {
 				for i := 0; i <= dim; i++ {
 					tn, k := idx(o, i)
 					sd := math.Sqrt(vr[o*(dim+1)+i])
-					if diff := math.Abs(mc[tn][k] - exact[tn][k]); diff > 5*sd+1e-6*exact[tn][k] {
+					if diff := math.Abs(mc[tn][k] - exact[tn][k]); !(diff <= 5*sd+1e-6*exact[tn][k]) {
 						t.Errorf("weight (%d, %d): MC %.6g, exact %.6g: off by %.2f standard deviations (%.3g)", o, i, mc[tn][k], exact[tn][k], diff/sd, sd)
 					}
 				}
@@ -558,6 +561,9 @@ func TestLaplacePostHoc(t *testing.T) {
 	}
 	best := rep.Grid[0]
 	for _, g := range rep.Grid {
+		if math.IsNaN(g.NLL) {
+			t.Fatalf("grid point %g: NLL NaN", g.PriorPrecision)
+		}
 		if g.NLL < best.NLL {
 			best = g
 		}

@@ -95,7 +95,7 @@ func TestModelFileOmitsDefaultPriors(t *testing.T) {
 					for j := range bm {
 						kl(bm[j], bs[j], float64(float32(c.bsd(dIn))))
 					}
-					if math.Abs(l.KL-want) > 1e-9*math.Abs(want) {
+					if !(math.Abs(l.KL-want) <= 1e-9*math.Abs(want)) {
 						t.Errorf("%s: layer %s: KL %.12g, want %.12g", path, ls.Name, l.KL, want)
 					}
 				}

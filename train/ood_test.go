@@ -91,7 +91,7 @@ func TestLoadEvalDataOOD(t *testing.T) {
 			if ood.Scale != test.Scale {
 				t.Fatalf("OOD scale %g, the test set's %g: eval would feed the model other values", ood.Scale, test.Scale)
 			}
-			if lo, hi := slices.Min(ood.X), slices.Max(ood.X); lo < 0 || hi > 1 {
+			if lo, hi := slices.Min(ood.X), slices.Max(ood.X); !(lo >= 0) || !(hi <= 1) {
 				t.Fatalf("OOD values in [%g, %g], want within [0, 1] as the test images", lo, hi)
 			}
 		})

@@ -31,7 +31,7 @@ func TestModelRecordsPreprocess(t *testing.T) {
 	}
 	defer m.Close()
 	pre := m.Preprocessing()
-	if pre == nil || math.Abs(pre.Scale-1.0/255) > 1e-15 || len(pre.Mean) != 0 || len(pre.Std) != 0 {
+	if pre == nil || !(math.Abs(pre.Scale-1.0/255) <= 1e-15) || len(pre.Mean) != 0 || len(pre.Std) != 0 {
 		t.Fatalf("preprocess %+v, want scale 1/255", pre)
 	}
 	want := []string{"T-shirt/top", "Sneaker", "Ankle boot"}
@@ -51,7 +51,7 @@ func TestModelRecordsPreprocess(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range x {
-		if math.Abs(float64(got[i]-x[i])) > 1e-6 {
+		if !(math.Abs(float64(got[i]-x[i])) <= 1e-6) {
 			t.Fatalf("pixel %d: normalised %v, trained on %v", i, got[i], x[i])
 		}
 	}

@@ -356,7 +356,7 @@ func TestInitSDU(t *testing.T) {
 					if !tc.diag(i, n) {
 						continue
 					}
-					if got := math.Log1p(math.Exp(float64(v))); math.Abs(got-want) > 1e-6*want+1e-9 {
+					if got := math.Log1p(math.Exp(float64(v))); !(math.Abs(got-want) <= 1e-6*want+1e-9) {
 						t.Fatalf("%s init_sd_u %g: %s[%d] softplus %g, want %g", tc.preset, sd, p.Name, i, got, want)
 					}
 				}

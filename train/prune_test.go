@@ -121,6 +121,9 @@ func TestPruneFinetune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(rep.Layers) == 0 {
+		t.Fatal("re-pruning reports no layers")
+	}
 	for _, l := range rep.Layers {
 		if l.Threshold != 0 {
 			t.Fatalf("layer %s: re-pruning removed |z| up to %g, want only the zeros", l.Layer, l.Threshold)

@@ -186,7 +186,7 @@ func TestConvertResidualJSONCheckpoint(t *testing.T) {
 				t.Fatal(err)
 			}
 			for k := range a.Probs {
-				if d := math.Abs(float64(a.Probs[k] - b.Probs[k])); d > 1e-6 {
+				if d := math.Abs(float64(a.Probs[k] - b.Probs[k])); !(d <= 1e-6) {
 					t.Fatalf("class %d: converted model p=%g, checkpoint p=%g", k, b.Probs[k], a.Probs[k])
 				}
 			}

@@ -44,14 +44,14 @@ func TestScaleTrilLR(t *testing.T) {
 				}
 				for i, v := range p.Value {
 					d := math.Abs(float64(v) - float64(before[p.Name][i]))
-					if d > lr*(1+1e-3)+1e-7 {
+					if !(d <= lr*(1+1e-3)+1e-7) {
 						t.Fatalf("%s f=%g: %s[%d] moved by %g, more than its rate %g", tc.posterior, f, p.Name, i, d, lr)
 					}
 					maxMove[isTril] = max(maxMove[isTril], d)
 				}
 			}
 			for isTril, lr := range map[bool]float64{false: c.LR, true: c.LR * f} {
-				if d := maxMove[isTril]; math.Abs(d-lr) > 1e-3*lr+1e-7 {
+				if d := maxMove[isTril]; !(math.Abs(d-lr) <= 1e-3*lr+1e-7) {
 					t.Errorf("%s f=%g: the largest move of the %v group is %g, want its rate %g", tc.posterior, f, map[bool]string{false: "other", true: tc.want}[isTril], d, lr)
 				}
 			}

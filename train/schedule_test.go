@@ -28,7 +28,7 @@ func TestCosineSchedule(t *testing.T) {
 	}
 	for s, got := range lrs {
 		want := c.LR * (0.1 + 0.9*0.5*(1+math.Cos(math.Pi*float64(s)/float64(total))))
-		if math.Abs(got-want) > 1e-12*c.LR {
+		if !(math.Abs(got-want) <= 1e-12*c.LR) {
 			t.Errorf("step %d: lr %.12g, want %.12g", s, got, want)
 		}
 	}

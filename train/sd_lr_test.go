@@ -60,14 +60,14 @@ func TestSDLR(t *testing.T) {
 				}
 				for i, v := range p.Value {
 					d := math.Abs(float64(v) - float64(before[p.Name][i]))
-					if d > lr*(1+1e-3)+tol {
+					if !(d <= lr*(1+1e-3)+tol) {
 						t.Fatalf("%s f=%g: %s[%d] moved by %g, more than its rate %g", posterior, f, p.Name, i, d, lr)
 					}
 					maxMove[g] = max(maxMove[g], d)
 				}
 			}
 			for g, lr := range want {
-				if d := maxMove[g]; math.Abs(d-lr) > 1e-3*lr+tol {
+				if d := maxMove[g]; !(math.Abs(d-lr) <= 1e-3*lr+tol) {
 					t.Errorf("%s f=%g: the largest move of the %s group is %g, want its rate %g", posterior, f, g, d, lr)
 				}
 			}
@@ -160,7 +160,7 @@ func TestAdamEps(t *testing.T) {
 			}
 			n++
 			b := big[name][i]
-			if math.Abs(math.Abs(m)-1e-2) > 1e-4 || !(math.Abs(b) < math.Abs(m)) || b*m < 0 {
+			if !(math.Abs(math.Abs(m)-1e-2) <= 1e-4) || !(math.Abs(b) < math.Abs(m)) || !(b*m >= 0) {
 				t.Fatalf("%s[%d]: move %g with ε = 1e-8 (want ±0.01), %g with ε = 1 (want smaller, same sign)", name, i, m, b)
 			}
 		}

@@ -181,7 +181,7 @@ func requireSameParams(t *testing.T, nameA string, a *Trainer, nameB string, b *
 	for i, p := range a.Nets[0].Params() {
 		q := b.Nets[0].Params()[i]
 		for j := range p.Value {
-			if d := math.Abs(float64(p.Value[j] - q.Value[j])); d > rel*(1+math.Abs(float64(p.Value[j]))) {
+			if d := math.Abs(float64(p.Value[j] - q.Value[j])); !(d <= rel*(1+math.Abs(float64(p.Value[j])))) {
 				t.Fatalf("%s[%d]: %s %v, %s %v", p.Name, j, nameA, p.Value[j], nameB, q.Value[j])
 			}
 		}
@@ -230,7 +230,7 @@ func TestKLWeight(t *testing.T) {
 	for _, tc := range cases {
 		c := Config{MLEpochs: tc.ml, AnnealingEpochs: tc.ann}
 		for e, w := range tc.want {
-			if got := c.KLWeight(e); math.Abs(got-w) > 1e-12 {
+			if got := c.KLWeight(e); !(math.Abs(got-w) <= 1e-12) {
 				t.Errorf("ml %d ann %d epoch %d: weight %v, want %v", tc.ml, tc.ann, e, got, w)
 			}
 		}
