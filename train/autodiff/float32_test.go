@@ -48,7 +48,7 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 		return o64.Value(), grads64, o32.Value(), grads32
 	}
 	v64, g64, v32, g32 := build(NewTape[float64](), NewTape[float32]())
-	if d := math.Abs(float64(v32[0]) - v64[0]); d > 1e-4*math.Max(1, math.Abs(v64[0])) {
+	if d := math.Abs(float64(v32[0]) - v64[0]); !(d <= 1e-4*math.Max(1, math.Abs(v64[0]))) {
 		t.Fatalf("loss: float32 %v, float64 %v", v32[0], v64[0])
 	}
 	for i := range g64 {
@@ -57,7 +57,7 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 			scale = math.Max(scale, math.Abs(v))
 		}
 		for j := range g64[i] {
-			if d := math.Abs(float64(g32[i][j]) - g64[i][j]); d > 1e-4*math.Max(scale, 1e-3) {
+			if d := math.Abs(float64(g32[i][j]) - g64[i][j]); !(d <= 1e-4*math.Max(scale, 1e-3)) {
 				t.Fatalf("input %d grad %d: float32 %v, float64 %v", i, j, g32[i][j], g64[i][j])
 			}
 		}

@@ -227,7 +227,7 @@ func TestUnaryForward(t *testing.T) {
 	if sp[0] != math.Exp(-800) || sp[8] != 800 || math.IsInf(sp[8], 0) {
 		t.Fatalf("Softplus(±800) = %v, %v", sp[0], sp[8])
 	}
-	if g := tp.GELU(tp.Scalar(1)).Item(); math.Abs(g-0.8413447460685429) > 1e-15 {
+	if g := tp.GELU(tp.Scalar(1)).Item(); !(math.Abs(g-0.8413447460685429) <= 1e-15) {
 		t.Fatalf("GELU(1) = %v", g)
 	}
 }
@@ -458,7 +458,7 @@ func TestBatchNormForwardAndRunningStats(t *testing.T) {
 	for i, v := range ye.Value() {
 		ch := (i / hw) % c
 		want := (x[i] - st.RunningMean[ch]) / math.Sqrt(st.RunningVar[ch]+1e-5)
-		if math.Abs(v-want) > 1e-12 {
+		if !(math.Abs(v-want) <= 1e-12) {
 			t.Fatalf("BatchNorm eval element %d: %v, want %v", i, v, want)
 		}
 	}
@@ -590,7 +590,7 @@ func TestDropout(t *testing.T) {
 			t.Fatalf("Dropout output %v is neither 0 nor 1/(1-p)", y)
 		}
 	}
-	if f := float64(zeros) / float64(len(x)); math.Abs(f-0.25) > 0.02 {
+	if f := float64(zeros) / float64(len(x)); !(math.Abs(f-0.25) <= 0.02) {
 		t.Fatalf("Dropout zeroed a fraction %.3f, want 0.25", f)
 	}
 	for _, y := range tp.Dropout(v, 1, true, rand.New(rand.NewPCG(1, 1))).Value() {
@@ -718,7 +718,7 @@ func TestResetReusesBuffers(t *testing.T) {
 	perStep := float64(after.TotalAlloc-before.TotalAlloc) / 10
 	t.Logf("warm step: %.0f allocations, %.0f bytes", allocs, perStep)
 	// The activations alone are 8·16 float64s = 1 KiB per buffer; the step records several.
-	if allocs > 40 || perStep > 4096 {
+	if !(allocs <= 40) || !(perStep <= 4096) {
 		t.Fatalf("a warm step made %.0f allocations of %.0f bytes, want ≤ 40 and ≤ 4096", allocs, perStep)
 	}
 }
