@@ -19,7 +19,7 @@ func TestAUROCIntervalComponents(t *testing.T) {
 		out[i] = math.Round(4 * (rng.NormFloat64() + 0.8))
 	}
 	auc, lo, hi := AUROCInterval(in, out, 0.95)
-	if want := AUROC(in, out); math.Abs(auc-want) > 1e-12 {
+	if want := AUROC(in, out); !(math.Abs(auc-want) <= 1e-12) {
 		t.Errorf("AUROC %.12g, want %.12g", auc, want)
 	}
 	psi := func(x, y float64) float64 {
@@ -54,7 +54,7 @@ func TestAUROCIntervalComponents(t *testing.T) {
 		return s / float64(len(v)-1)
 	}
 	h := 1.959963984540054 * math.Sqrt(sv(v10)/float64(len(out))+sv(v01)/float64(len(in)))
-	if math.Abs((hi-lo)/2-h) > 1e-12 || math.Abs((hi+lo)/2-auc) > 1e-12 {
+	if !(math.Abs((hi-lo)/2-h) <= 1e-12) || !(math.Abs((hi+lo)/2-auc) <= 1e-12) {
 		t.Errorf("interval [%.10g, %.10g] around %.10g, want half-width %.10g", lo, hi, auc, h)
 	}
 	if a, l, u := AUROCInterval(nil, out, 0.95); !math.IsNaN(a) || !math.IsNaN(l) || !math.IsNaN(u) {
@@ -82,7 +82,7 @@ func TestAUROCIntervalCoverage(t *testing.T) {
 			covered++
 		}
 	}
-	if c := float64(covered) / reps; math.Abs(c-0.95) > 0.035 {
+	if c := float64(covered) / reps; !(math.Abs(c-0.95) <= 0.035) {
 		t.Errorf("coverage %.3f of the true AUROC %.4f, want 0.95", c, truth)
 	}
 }

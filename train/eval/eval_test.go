@@ -87,10 +87,10 @@ func TestAUROCAndAUPR(t *testing.T) {
 		}{"random", in, out, naiveAUROC(in, out)})
 	}
 	for _, c := range cases {
-		if got := AUROC(c.in, c.out); math.Abs(got-c.auroc) > 1e-12 {
+		if got := AUROC(c.in, c.out); !(math.Abs(got-c.auroc) <= 1e-12) {
 			t.Errorf("%s: AUROC %v, want %v", c.name, got, c.auroc)
 		}
-		if got, want := AUPR(c.in, c.out), naiveAP(c.in, c.out); math.Abs(got-want) > 1e-12 {
+		if got, want := AUPR(c.in, c.out), naiveAP(c.in, c.out); !(math.Abs(got-want) <= 1e-12) {
 			t.Errorf("%s: AUPR %v, want %v", c.name, got, want)
 		}
 	}
@@ -119,7 +119,7 @@ func TestClassify(t *testing.T) {
 		name      string
 		got, want float64
 	}{{"accuracy", c.Accuracy, 0.5}, {"nll", c.NLL, wantNLL}, {"brier", c.Brier, wantBrier}, {"ece", c.ECE, wantECE}} {
-		if math.Abs(x.got-x.want) > 1e-6 {
+		if !(math.Abs(x.got-x.want) <= 1e-6) {
 			t.Errorf("%s = %v, want %v", x.name, x.got, x.want)
 		}
 	}
@@ -135,7 +135,7 @@ func TestECEBins(t *testing.T) {
 	// Two inputs in the same bin: |mean acc − mean conf|.
 	ece, bins := ECE([]float64{0.95, 0.99, 0.0}, []bool{true, false, false}, 15)
 	want := (2.0/3)*math.Abs(0.5-0.97) + (1.0/3)*0
-	if math.Abs(ece-want) > 1e-12 {
+	if !(math.Abs(ece-want) <= 1e-12) {
 		t.Errorf("ECE %v, want %v", ece, want)
 	}
 	if bins[14].Count != 2 || bins[0].Count != 1 {
@@ -150,7 +150,7 @@ func TestSelective(t *testing.T) {
 	// sorted by u: .1 T, .2 T, .3 T, .4 T, .5 F, .55 T, .6 T, .7 F, .8 F, .9 F
 	want := []float64{6.0 / 10, 4.0 / 5, 1}
 	for i := range want {
-		if math.Abs(got[i]-want[i]) > 1e-12 {
+		if !(math.Abs(got[i]-want[i]) <= 1e-12) {
 			t.Errorf("fraction %d: %v, want %v", i, got[i], want[i])
 		}
 	}
@@ -162,7 +162,7 @@ func TestRegress(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantNLL := (0.5*(math.Log(2*math.Pi)+1) + 0.5*math.Log(2*math.Pi*4)) / 2
-	if math.Abs(r.RMSE-math.Sqrt(0.5)) > 1e-7 || math.Abs(r.NLL-wantNLL) > 1e-6 {
+	if !(math.Abs(r.RMSE-math.Sqrt(0.5)) <= 1e-7) || !(math.Abs(r.NLL-wantNLL) <= 1e-6) {
 		t.Errorf("got %+v, want rmse %v nll %v", r, math.Sqrt(0.5), wantNLL)
 	}
 }
@@ -174,14 +174,14 @@ func TestCombine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(p.MutualInfo[0]-math.Log(2)) > 1e-6 || math.Abs(p.Entropy[0]-math.Log(2)) > 1e-6 {
+	if !(math.Abs(p.MutualInfo[0]-math.Log(2)) <= 1e-6) || !(math.Abs(p.Entropy[0]-math.Log(2)) <= 1e-6) {
 		t.Errorf("disagreeing members: MI %v entropy %v, want log 2", p.MutualInfo[0], p.Entropy[0])
 	}
 }
 
 func TestMeanSE(t *testing.T) {
 	// 1, 2, 3, 4: mean 2.5, sample variance 5/3, standard error √(5/3)/2.
-	if m, se := MeanSE([]float64{1, 2, 3, 4}); m != 2.5 || math.Abs(se-math.Sqrt(5.0/3)/2) > 1e-15 {
+	if m, se := MeanSE([]float64{1, 2, 3, 4}); m != 2.5 || !(math.Abs(se-math.Sqrt(5.0/3)/2) <= 1e-15) {
 		t.Errorf("MeanSE = %v ± %v", m, se)
 	}
 	if m, se := MeanSE([]float64{7}); m != 7 || se != 0 {
@@ -226,7 +226,7 @@ func TestCombineMD2(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if math.Abs(p.MD2[0]-c.want) > 1e-9 {
+		if !(math.Abs(p.MD2[0]-c.want) <= 1e-9) {
 			t.Errorf("%s: MD² %v, want %v", c.name, p.MD2[0], c.want)
 		}
 	}

@@ -64,7 +64,7 @@ func TestPrecisionRecallF1(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if math.Abs(p-c.wantP) > 1e-12 || math.Abs(r-c.wantR) > 1e-12 || math.Abs(f-c.wantF1) > 1e-12 {
+			if !(math.Abs(p-c.wantP) <= 1e-12) || !(math.Abs(r-c.wantR) <= 1e-12) || !(math.Abs(f-c.wantF1) <= 1e-12) {
 				t.Errorf("P %v R %v F1 %v, want %v %v %v", p, r, f, c.wantP, c.wantR, c.wantF1)
 			}
 			if a := Averaging(c.classes); a != c.wantAveraging {
@@ -93,8 +93,8 @@ func TestClassifyReportsTable2Metrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(c.Precision-0.5) > 1e-12 || math.Abs(c.Recall-2.0/3) > 1e-12 || math.Abs(c.F1-5.0/9) > 1e-12 ||
-		math.Abs(float64(c.AUROC)-7.0/9) > 1e-12 || c.Averaging != AverageMacro {
+	if !(math.Abs(c.Precision-0.5) <= 1e-12) || !(math.Abs(c.Recall-2.0/3) <= 1e-12) || !(math.Abs(c.F1-5.0/9) <= 1e-12) ||
+		!(math.Abs(float64(c.AUROC)-7.0/9) <= 1e-12) || c.Averaging != AverageMacro {
 		t.Errorf("got %+v, want precision 1/2, recall 2/3, F1 5/9, AUROC 7/9, macro", c)
 	}
 }
@@ -209,7 +209,7 @@ func TestClassAUROCMannWhitney(t *testing.T) {
 				}
 				want = s / k
 			}
-			if got := ClassAUROC(probs, classes, labels); math.Abs(got-want) > 1e-12 {
+			if got := ClassAUROC(probs, classes, labels); !(math.Abs(got-want) <= 1e-12) {
 				t.Errorf("%d classes, trial %d: %v, want %v", classes, trial, got, want)
 			}
 		}

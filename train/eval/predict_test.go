@@ -56,7 +56,7 @@ func TestPredictAppliesPreprocess(t *testing.T) {
 				t.Fatal(err)
 			}
 			for k := range 3 {
-				if g := got.Probs[i*3+k]; math.Abs(float64(g-want.Probs[k])) > 1e-6 {
+				if g := got.Probs[i*3+k]; !(math.Abs(float64(g-want.Probs[k])) <= 1e-6) {
 					t.Errorf("%s: input %d class %d: %v, want %v", layout, i, k, g, want.Probs[k])
 				}
 			}
@@ -172,7 +172,7 @@ func TestPredictMD2(t *testing.T) {
 			}
 			want += v / S
 		}
-		if math.Abs(got.MD2[i]-want) > 1e-6*math.Max(want, 1e-3) {
+		if !(math.Abs(got.MD2[i]-want) <= 1e-6*math.Max(want, 1e-3)) {
 			t.Errorf("input %d: MD² %v, want %v", i, got.MD2[i], want)
 		}
 		anyPositive = anyPositive || want > 1e-4
@@ -216,7 +216,7 @@ func TestPredictMixtureLogLik(t *testing.T) {
 			mix += p / S
 		}
 		want := math.Log(mix)
-		if math.Abs(got.LogLik[i]-want) > 1e-9 {
+		if !(math.Abs(got.LogLik[i]-want) <= 1e-9) {
 			t.Errorf("input %d: log-likelihood %v, want %v", i, got.LogLik[i], want)
 		}
 		sum += want
@@ -226,11 +226,11 @@ func TestPredictMixtureLogLik(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := r.Regression
-	if g.MixtureNLL == nil || math.Abs(*g.MixtureNLL+sum/(n*outputs)) > 1e-9 || g.MixtureSamples != S {
+	if g.MixtureNLL == nil || !(math.Abs(*g.MixtureNLL+sum/(n*outputs)) <= 1e-9) || g.MixtureSamples != S {
 		t.Errorf("mixture_nll %v (L %d), want %v (L %d)", g.MixtureNLL, g.MixtureSamples, -sum/(n*outputs), S)
 	}
 	// The samples differ, so the mixture is not the moment-matched Gaussian.
-	if math.Abs(*g.MixtureNLL-g.NLL) < 1e-4 {
+	if !(math.Abs(*g.MixtureNLL-g.NLL) >= 1e-4) {
 		t.Errorf("mixture NLL %v equals the moment-matched NLL %v", *g.MixtureNLL, g.NLL)
 	}
 }
@@ -258,10 +258,10 @@ func TestMixtureNLLDeterministic(t *testing.T) {
 	}
 	want := 0.5*math.Log(2*math.Pi*noise) + (0.25+1+6.25)/3/(2*noise)
 	g := r.Regression
-	if g.MixtureNLL == nil || math.Abs(*g.MixtureNLL-want) > 1e-6 || math.Abs(g.NLL-want) > 1e-6 {
+	if g.MixtureNLL == nil || !(math.Abs(*g.MixtureNLL-want) <= 1e-6) || !(math.Abs(g.NLL-want) <= 1e-6) {
 		t.Errorf("mixture NLL %v, NLL %v, want both %v", g.MixtureNLL, g.NLL, want)
 	}
-	if math.Abs(g.RMSE-math.Sqrt((0.25+1+6.25)/3)) > 1e-6 {
+	if !(math.Abs(g.RMSE-math.Sqrt((0.25+1+6.25)/3)) <= 1e-6) {
 		t.Errorf("RMSE %v", g.RMSE)
 	}
 }
