@@ -47,17 +47,17 @@ func TestFlowGradientsFiniteDifference(t *testing.T) {
 				fm, _ := NewFlow(tc.m, pp)
 				tm, lm := fm.Eval(z, nil, nil)
 				nt, nl := (tp-tm)/(2*h), (lp-lm)/(2*h)
-				if d := math.Abs(nt - dT[k]); d > 1e-6*math.Max(1, math.Abs(nt)) {
+				if d := math.Abs(nt - dT[k]); !(d <= 1e-6*math.Max(1, math.Abs(nt))) {
 					t.Errorf("M=%d z=%g: dθ/dλ[%d] = %.10g, finite difference %.10g", tc.m, z, k, dT[k], nt)
 				}
-				if d := math.Abs(nl - dL[k]); d > 1e-6*math.Max(1, math.Abs(nl)) {
+				if d := math.Abs(nl - dL[k]); !(d <= 1e-6*math.Max(1, math.Abs(nl))) {
 					t.Errorf("M=%d z=%g: dlogdet/dλ[%d] = %.10g, finite difference %.10g", tc.m, z, k, dL[k], nl)
 				}
 			}
 			// log|dθ/dz| against a finite difference of θ in z.
 			h := 1e-5
 			num := (f.Forward(z+h) - f.Forward(z-h)) / (2 * h)
-			if _, ld := f.Eval(z, nil, nil); math.Abs(math.Log(num)-ld) > 1e-6 {
+			if _, ld := f.Eval(z, nil, nil); !(math.Abs(math.Log(num)-ld) <= 1e-6) {
 				t.Errorf("M=%d z=%g: log dθ/dz = %.10g, finite difference %.10g", tc.m, z, ld, math.Log(num))
 			}
 		}
@@ -84,7 +84,7 @@ func TestFlowMonotoneAndInverse(t *testing.T) {
 				if err != nil {
 					t.Fatalf("M=%d: Inverse(θ(%g)): %v", m, z, err)
 				}
-				if math.Abs(z2-z) > 1e-8*math.Max(1, math.Abs(z)) {
+				if !(math.Abs(z2-z) <= 1e-8*math.Max(1, math.Abs(z))) {
 					t.Errorf("M=%d seed %d: Inverse(θ(%g)) = %.12g", m, seed, z, z2)
 				}
 			}
@@ -109,12 +109,12 @@ func TestFlowDensityNormalised(t *testing.T) {
 			s += f.Density(lo + (float64(i)+0.5)*h)
 		}
 		s *= h
-		if math.Abs(s-1) > 2e-3 {
+		if !(math.Abs(s-1) <= 2e-3) {
 			t.Errorf("M=%d: ∫q = %.6f, want 1", m, s)
 		}
 		for _, z := range []float64{-1.3, 0.2, 2.2} {
 			th := f.Forward(z)
-			if d := math.Abs(f.LogDensity(th) - f.LogQ(z)); d > 1e-8 {
+			if d := math.Abs(f.LogDensity(th) - f.LogQ(z)); !(d <= 1e-8) {
 				t.Errorf("M=%d: LogDensity(θ(%g)) − LogQ(%g) = %g", m, z, z, d)
 			}
 		}
@@ -141,11 +141,11 @@ func TestBernsteinStable(t *testing.T) {
 			// Equally spaced coefficients make B linear: B(t) = −3 + 8t, B′ = 8.
 			tt := f64.Sigmoid(z1)
 			want := -3 + 8*tt
-			if math.Abs(z3-want) > 1e-12*8 {
+			if !(math.Abs(z3-want) <= 1e-12*8) {
 				t.Errorf("M=%d z₁=%g: B = %.17g, want %.17g", m, z1, z3, want)
 			}
 			wantLS := math.Log(8) - f64.Softplus(-z1) - f64.Softplus(z1)
-			if math.Abs(ls-wantLS) > 1e-9*math.Max(1, math.Abs(wantLS)) {
+			if !(math.Abs(ls-wantLS) <= 1e-9*math.Max(1, math.Abs(wantLS))) {
 				t.Errorf("M=%d z₁=%g: log slope %.17g, want %.17g", m, z1, ls, wantLS)
 			}
 		}

@@ -34,11 +34,11 @@ func TestFullRankGaussianRecoversCorrelation(t *testing.T) {
 	}
 	mu, s := g.Mean(), g.Cov()
 	want := []float64{1, 0.8, 0.8, 1}
-	if math.Abs(mu[0]-1) > 0.05 || math.Abs(mu[1]+1) > 0.05 {
+	if !(math.Abs(mu[0]-1) <= 0.05) || !(math.Abs(mu[1]+1) <= 0.05) {
 		t.Errorf("mean %v, want (1, −1)", mu)
 	}
 	for i := range s {
-		if math.Abs(s[i]-want[i]) > 0.08 {
+		if !(math.Abs(s[i]-want[i]) <= 0.08) {
 			t.Errorf("covariance %v, want %v", s, want)
 			break
 		}

@@ -63,7 +63,7 @@ func TestLogisticLogJoint(t *testing.T) {
 				}
 			}
 			g := make([]float64, m.Dim())
-			if got := m.LogJoint(tc.theta, g); math.Abs(got-want) > 1e-10*math.Abs(want) {
+			if got := m.LogJoint(tc.theta, g); !(math.Abs(got-want) <= 1e-10*math.Abs(want)) {
 				t.Errorf("LogJoint = %.12g, want %.12g", got, want)
 			}
 			for j := range tc.theta {
@@ -73,7 +73,7 @@ func TestLogisticLogJoint(t *testing.T) {
 				p[j] += h
 				q[j] -= h
 				num := (m.LogJoint(p, nil) - m.LogJoint(q, nil)) / (2 * h)
-				if math.Abs(num-g[j]) > 1e-6*math.Max(1, math.Abs(num)) {
+				if !(math.Abs(num-g[j]) <= 1e-6*math.Max(1, math.Abs(num))) {
 					t.Errorf("∂/∂θ[%d] = %.10g, finite difference %.10g", j, g[j], num)
 				}
 			}
@@ -92,7 +92,7 @@ func TestLogisticExtremeLinearPredictor(t *testing.T) {
 		t.Fatal(err)
 	}
 	prior := -math.Log(1e6) - 0.5*math.Log(2*math.Pi)
-	if got, want := m.LogJoint([]float64{0}, nil), -1600+prior; math.Abs(got-want) > 1e-9 {
+	if got, want := m.LogJoint([]float64{0}, nil), -1600+prior; !(math.Abs(got-want) <= 1e-9) {
 		t.Errorf("LogJoint = %.12g, want %.12g", got, want)
 	}
 }

@@ -29,7 +29,7 @@ func TestParetoKRecoversShape(t *testing.T) {
 				t.Fatal(err)
 			}
 			tol := 4*(1+k)/math.Sqrt(m) + 10*math.Abs(0.5-k)/(m+10)
-			if math.Abs(got-k) > tol {
+			if !(math.Abs(got-k) <= tol) {
 				t.Errorf("k = %.1f seed %d: k̂ = %.3f (tolerance %.3f)", k, seed, got, tol)
 			}
 		}
