@@ -38,7 +38,7 @@ func TestSamplerRandomMonochrome(t *testing.T) {
 				t.Fatalf("image %d is not monochrome: %v", n, img)
 			}
 		}
-		if img[0] < 0 || img[0] > 1 { // the margin does not apply to random-monochrome
+		if !(img[0] >= 0) || !(img[0] <= 1) { // the margin does not apply to random-monochrome
 			t.Fatalf("image %d grey level %g outside the data's [0, 1]", n, img[0])
 		}
 		distinct[img[0]] = true
@@ -60,7 +60,7 @@ func TestSamplerUniformMargin(t *testing.T) {
 		lo, hi = min(lo, v), max(hi, v)
 	}
 	// The data spans about [−1, 1]; widened by half the range on each side: about [−2, 2].
-	if lo < -2.01 || hi > 2.01 || lo > -1.9 || hi < 1.9 {
+	if !(lo >= -2.01) || !(hi <= 2.01) || !(lo <= -1.9) || !(hi >= 1.9) {
 		t.Errorf("uniform context spans [%g, %g], want about [−2, 2]", lo, hi)
 	}
 }

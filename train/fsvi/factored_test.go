@@ -41,7 +41,7 @@ func TestFactoredMatchesDense(t *testing.T) {
 				}
 				fb := fac.Dense()
 				for i := range den.Blocks {
-					if e := relErr(fb[i], den.Blocks[i]); e > 1e-12 {
+					if e := relErr(fb[i], den.Blocks[i]); !(e <= 1e-12) {
 						t.Fatalf("%s: tensor %d: factored Jacobian differs by %.2g (relative)", kind, i, e)
 					}
 				}
@@ -52,12 +52,12 @@ func TestFactoredMatchesDense(t *testing.T) {
 				for rep := 0; rep < 2; rep++ { // the second call reuses the workspace
 					o.JacobianGrad = dJf
 					klF, gmF, grF := gradsOf(t, ts, fac, o)
-					if math.Abs(klF-klD) > 1e-10*(1+math.Abs(klD)) || relErr(gmF, gmD) > 1e-9 || relErr(grF, grD) > 1e-9 {
+					if !(math.Abs(klF-klD) <= 1e-10*(1+math.Abs(klD))) || !(relErr(gmF, gmD) <= 1e-9) || !(relErr(grF, grD) <= 1e-9) {
 						t.Fatalf("%s perOutput=%v: factored KL %.12g (∂μ rel. err. %.2g, ∂ρ %.2g), dense %.12g",
 							kind, per, klF, relErr(gmF, gmD), relErr(grF, grD), klD)
 					}
 					for i := range dJd {
-						if e := relErr(dJf[i], dJd[i]); e > 1e-9 {
+						if e := relErr(dJf[i], dJd[i]); !(e <= 1e-9) {
 							t.Fatalf("%s perOutput=%v priorSide=%v: ∂KL/∂J block %d differs by %.2g (relative)", kind, per, priorSide, i, e)
 						}
 					}
@@ -91,7 +91,7 @@ func TestFactoredMatchesDense(t *testing.T) {
 				switch {
 				case scale < 1e-9:
 					for _, v := range a {
-						if math.Abs(v) > 1e-9 {
+						if !(math.Abs(v) <= 1e-9) {
 							t.Fatalf("%s perOutput=%v priorSide=%v: gradient through J %g from factored rows where the dense path's is zero", kind, per, priorSide, v)
 						}
 					}

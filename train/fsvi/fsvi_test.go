@@ -142,7 +142,7 @@ func TestJacobianMatchesFiniteDifferences(t *testing.T) {
 		want := fdJacobian(t, n, ts, x, 3, shape)
 		for i := range want {
 			for k := range want[i] {
-				if d := math.Abs(lin.Blocks[i][k] - want[i][k]); d > 1e-6*(1+math.Abs(want[i][k])) {
+				if d := math.Abs(lin.Blocks[i][k] - want[i][k]); !(d <= 1e-6*(1+math.Abs(want[i][k]))) {
 					t.Fatalf("%s: tensor %d entry %d: %g, finite differences %g", kind, i, k, lin.Blocks[i][k], want[i][k])
 				}
 			}
@@ -248,7 +248,7 @@ func TestKLMatchesDenseReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := referenceKL(ts, fdJacobian(t, n, ts, x, 4, shape), lin.D(), lin.Outputs, 1e-3, per)
-			if math.Abs(got-want) > 1e-6*(1+math.Abs(want)) {
+			if !(math.Abs(got-want) <= 1e-6*(1+math.Abs(want))) {
 				t.Errorf("%s perOutput=%v: KL %.10g, dense reference %.10g", kind, per, got, want)
 			}
 			if !(want > 0) {
@@ -280,7 +280,7 @@ func TestKLScalarClosedForm(t *testing.T) {
 	vp := 4*0.25 + 4 + eps    // x²σ0_w² + σ0_b² + ε
 	d := 2*0.7 - 0.2
 	want := 0.5 * (vq/vp + d*d/vp - 1 + math.Log(vp/vq))
-	if math.Abs(kl-want) > 1e-9 {
+	if !(math.Abs(kl-want) <= 1e-9) {
 		t.Errorf("KL %.12g, closed form %.12g", kl, want)
 	}
 }
@@ -319,7 +319,7 @@ func TestKLGradFiniteDifferences(t *testing.T) {
 					fm := klAt(t, ts, lin, o)
 					pr.Value[k] = v
 					fd := (fp - fm) / (2 * h)
-					if math.Abs(pr.Grad[k]-fd) > 1e-5*(1+math.Abs(fd)) {
+					if !(math.Abs(pr.Grad[k]-fd) <= 1e-5*(1+math.Abs(fd))) {
 						t.Fatalf("%s tensor %d %s[%d]: gradient %g, finite differences %g", kind, i, pr.Name, k, pr.Grad[k], fd)
 					}
 				}
@@ -339,7 +339,7 @@ func TestKLZeroAtPrior(t *testing.T) {
 			tt.RawSD.Value[k] = math.Log(math.Expm1(tt.PriorSD.Value[k]))
 		}
 	}
-	if kl := klAt(t, ts, lin, Options{}); math.Abs(kl) > 1e-8 {
+	if kl := klAt(t, ts, lin, Options{}); !(math.Abs(kl) <= 1e-8) {
 		t.Errorf("KL(prior ‖ prior) = %g", kl)
 	}
 }
@@ -394,7 +394,7 @@ func TestDirectMatchesTape(t *testing.T) {
 				kl, gm, gr := gradsOf(t, ts, lin, o)
 				o.Tape = true
 				klT, gmT, grT := gradsOf(t, ts, lin, o)
-				if math.Abs(kl-klT) > 1e-10*(1+math.Abs(klT)) || relErr(gm, gmT) > 1e-9 || relErr(gr, grT) > 1e-9 {
+				if !(math.Abs(kl-klT) <= 1e-10*(1+math.Abs(klT))) || !(relErr(gm, gmT) <= 1e-9) || !(relErr(gr, grT) <= 1e-9) {
 					t.Errorf("%s perOutput=%v: direct KL %.12g (∂μ rel. err. %.2g, ∂ρ %.2g), tape %.12g",
 						kind, per, kl, relErr(gm, gmT), relErr(gr, grT), klT)
 				}
@@ -438,7 +438,7 @@ func TestJacobianGradFiniteDifferences(t *testing.T) {
 						fm := klAt(t, ts, lin, o)
 						b[k] = v
 						fd := (fp - fm) / (2 * h)
-						if math.Abs(dJ[i][k]-fd) > 1e-5*(1+math.Abs(fd)) {
+						if !(math.Abs(dJ[i][k]-fd) <= 1e-5*(1+math.Abs(fd))) {
 							t.Fatalf("%s perOutput=%v priorSide=%v: ∂KL/∂J block %d entry %d: %g, finite differences %g",
 								kind, per, priorSide, i, k, dJ[i][k], fd)
 						}
@@ -499,13 +499,13 @@ func TestKLGradThroughJacobian(t *testing.T) {
 					fd := (fp - fm) / (2 * h)
 					got := fixed[i][k] + out[i][k]
 					through = max(through, math.Abs(out[i][k]))
-					if math.Abs(got-fd) > 1e-4*(1+math.Abs(fd)) {
+					if !(math.Abs(got-fd) <= 1e-4*(1+math.Abs(fd))) {
 						t.Fatalf("%s priorSide=%v tensor %d mean %d: fixed-J %g + through J %g = %g, finite differences %g",
 							kind, priorSide, i, k, fixed[i][k], out[i][k], got, fd)
 					}
 				}
 			}
-			if through < 1e-3 {
+			if !(through >= 1e-3) {
 				t.Errorf("%s priorSide=%v: the gradient through J is %g at most: the test does not exercise it", kind, priorSide, through)
 			}
 		}
