@@ -206,7 +206,7 @@ func TestToy1D(t *testing.T) {
 		r := float64(d.Targets[i]) - math.Cos(4*x+0.8)
 		res += r * r
 	}
-	if sd := math.Sqrt(res / 100); sd < 0.07 || sd > 0.13 {
+	if sd := math.Sqrt(res / 100); !(sd >= 0.07) || !(sd <= 0.13) {
 		t.Errorf("noise sd %v, want about 0.1", sd)
 	}
 	if e := Toy1D(100, 3); !reflect.DeepEqual(e.X, d.X) {
@@ -228,7 +228,7 @@ func TestTwoMoons(t *testing.T) {
 		if c == 1 {
 			cx, cy = 1, 0.5
 		}
-		if r := math.Hypot(x-cx, y-cy); math.Abs(r-1) > 1e-5 || (c == 0 && y < -1e-6) || (c == 1 && y > 0.5+1e-6) {
+		if r := math.Hypot(x-cx, y-cy); !(math.Abs(r-1) <= 1e-5) || (c == 0 && !(y >= -1e-6)) || (c == 1 && !(y <= 0.5+1e-6)) {
 			t.Fatalf("point %d (%g, %g) class %d off its moon", i, x, y, c)
 		}
 	}

@@ -41,7 +41,7 @@ func TestUpsampleBilinear(t *testing.T) {
 				t.Fatalf("%d values, want %d", len(got), len(tc.want))
 			}
 			for i := range got {
-				if math.Abs(float64(got[i]-tc.want[i])) > 1e-6 {
+				if !(math.Abs(float64(got[i]-tc.want[i])) <= 1e-6) {
 					t.Fatalf("value %d = %g, want %g (all: %v)", i, got[i], tc.want[i], got)
 				}
 			}
@@ -132,7 +132,7 @@ func TestDigitsFiles(t *testing.T) {
 			}
 			lo, hi := slices.Min(d.Row(1)), slices.Max(d.Row(1))
 			// The ramp's columns are 0, 0.25, 0.5, 1 repeated; bilinear stays within them.
-			if lo < 0 || hi > 1 || hi < 0.5 {
+			if !(lo >= 0) || !(hi <= 1) || !(hi >= 0.5) {
 				t.Fatalf("ramp image values in [%g, %g], want within [0, 1] and reaching above 0.5", lo, hi)
 			}
 		})
@@ -161,14 +161,14 @@ func TestDigitsSklearn(t *testing.T) {
 	if d.Labels[0] != 0 || d.Labels[1] != 1 || d.Labels[d.N-1] != 8 {
 		t.Fatalf("labels %d, %d, …, %d; the file's are 0, 1, …, 8", d.Labels[0], d.Labels[1], d.Labels[d.N-1])
 	}
-	if lo, hi := slices.Min(d.X), slices.Max(d.X); lo < 0 || hi > 1 || hi < 0.9 {
+	if lo, hi := slices.Min(d.X), slices.Max(d.X); !(lo >= 0) || !(hi <= 1) || !(hi >= 0.9) {
 		t.Fatalf("values in [%g, %g], want within [0, 1] (reaching near 1)", lo, hi)
 	}
 	for _, p := range []struct {
 		i, j int
 		want float64
 	}{{0, 0, 0}, {5, 10, 0.8504464030265808}, {14, 14, 0}, {20, 7, 0.5583546161651611}, {10, 20, 0.5602678656578064}, {27, 27, 0}} {
-		if got := float64(d.Row(0)[p.i*28+p.j]); math.Abs(got-p.want) > 1e-5 {
+		if got := float64(d.Row(0)[p.i*28+p.j]); !(math.Abs(got-p.want) <= 1e-5) {
 			t.Errorf("first image (%d, %d) = %g, PIL gives %g", p.i, p.j, got, p.want)
 		}
 	}
@@ -176,7 +176,7 @@ func TestDigitsSklearn(t *testing.T) {
 	for _, v := range d.Row(0) {
 		sum += float64(v)
 	}
-	if math.Abs(sum-225.09375) > 1e-3 {
+	if !(math.Abs(sum-225.09375) <= 1e-3) {
 		t.Errorf("first image sums to %g, PIL's to 225.09375", sum)
 	}
 	again, err := Digits(DefaultDigitsPath, 28)
