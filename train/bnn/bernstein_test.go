@@ -67,7 +67,7 @@ func TestBernsteinGradients(t *testing.T) {
 				lm := loss().Item()
 				p.Value[i] = v
 				fd := (lp - lm) / (2 * h)
-				if math.Abs(fd-g[i]) > 1e-5*math.Max(1, math.Abs(fd)) {
+				if !(math.Abs(fd-g[i]) <= 1e-5*math.Max(1, math.Abs(fd))) {
 					t.Errorf("M=%d %s[%d]: autodiff %g, finite difference %g", m, p.Name, i, g[i], fd)
 				}
 				checked++
@@ -116,7 +116,7 @@ func TestBernsteinNetRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	for o, w := range want {
-		if d := math.Abs(float64(pred.Outputs[o]) - w); d > 1e-4*math.Max(1, math.Abs(w)) {
+		if d := math.Abs(float64(pred.Outputs[o]) - w); !(d <= 1e-4*math.Max(1, math.Abs(w))) {
 			t.Errorf("logit %d: runtime mean %g, Net ForwardMean %g", o, pred.Outputs[o], w)
 		}
 	}

@@ -203,7 +203,7 @@ func TestRunningStatistics(t *testing.T) {
 				ts := n.Tensors()
 				for ch := 0; ch < c; ch++ {
 					gm, gv := float64(ts["bn.running_mean"].Data[ch]), float64(ts["bn.running_var"].Data[ch])
-					if math.Abs(gm-rm[ch]) > 1e-5*(1+math.Abs(rm[ch])) || math.Abs(gv-rv[ch]) > 1e-5*(1+rv[ch]) {
+					if !(math.Abs(gm-rm[ch]) <= 1e-5*(1+math.Abs(rm[ch]))) || !(math.Abs(gv-rv[ch]) <= 1e-5*(1+rv[ch])) {
 						t.Fatalf("step %d channel %d: running mean/var %g/%g, PyTorch rule %g/%g", step, ch, gm, gv, rm[ch], rv[ch])
 					}
 				}

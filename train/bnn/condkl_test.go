@@ -52,7 +52,7 @@ func TestFunctionSpaceKLFixtures(t *testing.T) {
 				}
 				for _, w := range ws {
 					beta := math.Min(1, float64(n)/float64(fx.din[w.Layer]))
-					if w.DIn != fx.din[w.Layer] || math.Abs(w.Beta-beta) > 1e-15 {
+					if w.DIn != fx.din[w.Layer] || !(math.Abs(w.Beta-beta) <= 1e-15) {
 						t.Errorf("layer %s: d_in %d, β %g; want %d, %g", w.Layer, w.DIn, w.Beta, fx.din[w.Layer], beta)
 					}
 				}
@@ -166,7 +166,7 @@ func TestFunctionSpaceKLTiny(t *testing.T) {
 					lam := math.Log1p(math.Exp(raw))
 					D := float64(din[name] * dout[name])
 					want := float64(N) / float64(din[name]) * D * (lam - 1/lam) / (1 + math.Exp(-raw))
-					if math.Abs(p.Grad[0]-want) > 1e-8*math.Max(1, math.Abs(want)) {
+					if !(math.Abs(p.Grad[0]-want) <= 1e-8*math.Max(1, math.Abs(want))) {
 						t.Errorf("layer %s: ∂KL/∂_lamda %.10g, closed form β·D·(λ − 1/λ)·σ(_lamda) %.10g", name, p.Grad[0], want)
 					}
 				}
@@ -208,7 +208,7 @@ func TestFunctionSpaceKLGlobal(t *testing.T) {
 			// A global-U layer's KL is its conditional term alone.
 			want = beta[k.Name] * condR(d[k.Name], lam[k.Name])
 		}
-		if math.Abs(k.KL-want) > 1e-9*math.Max(1, math.Abs(want)) {
+		if !(math.Abs(k.KL-want) <= 1e-9*math.Max(1, math.Abs(want))) {
 			t.Errorf("%s: KL %.10g, want %.10g (before %.10g)", k.Name, k.KL, want, before[i].KL)
 		}
 	}

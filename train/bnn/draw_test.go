@@ -63,7 +63,7 @@ func TestDrawFFG(t *testing.T) {
 			}
 			score(d.Weight, ".weight_mean", "._weight_sd", ".prior_weight_mean", ".prior_weight_sd")
 			score(d.Bias, ".bias_mean", "._bias_sd", ".prior_bias_mean", ".prior_bias_sd")
-			if !d.Stochastic || d.Params != len(d.Weight)+len(d.Bias) || math.Abs(d.LogQ-lq) > 1e-9*(1+math.Abs(lq)) || math.Abs(d.LogPrior-lp) > 1e-9*(1+math.Abs(lp)) {
+			if !d.Stochastic || d.Params != len(d.Weight)+len(d.Bias) || !(math.Abs(d.LogQ-lq) <= 1e-9*(1+math.Abs(lq))) || !(math.Abs(d.LogPrior-lp) <= 1e-9*(1+math.Abs(lp))) {
 				t.Fatalf("layer %s: log q %.12g (want %.12g), log prior %.12g (want %.12g), params %d", d.Layer, d.LogQ, lq, d.LogPrior, lp, d.Params)
 			}
 		}
@@ -73,7 +73,7 @@ func TestDrawFFG(t *testing.T) {
 	mu, sd := v["0.weight_mean"][7], math.Log1p(math.Exp(v["0._weight_sd"][7]))
 	m := sum / draws
 	s := math.Sqrt(sum2/draws - m*m)
-	if math.Abs(m-mu) > 5*sd/math.Sqrt(draws) || math.Abs(s-sd) > 5*sd/math.Sqrt(2*draws) {
+	if !(math.Abs(m-mu) <= 5*sd/math.Sqrt(draws)) || !(math.Abs(s-sd) <= 5*sd/math.Sqrt(2*draws)) {
 		t.Errorf("weight 7: draws' mean %.4f sd %.4f, want %.4f and %.4f", m, s, mu, sd)
 	}
 }
@@ -132,7 +132,7 @@ func TestDrawFCG(t *testing.T) {
 				t.Fatal(err)
 			}
 			lq := -0.5*(mat.Dot(r, &x)+ch.LogDet()) - 0.5*float64(D)*math.Log(2*math.Pi)
-			if math.Abs(d.LogQ-lq) > 1e-8*(1+math.Abs(lq)) || math.Abs(d.LogPrior-lp) > 1e-9*(1+math.Abs(lp)) {
+			if !(math.Abs(d.LogQ-lq) <= 1e-8*(1+math.Abs(lq))) || !(math.Abs(d.LogPrior-lp) <= 1e-9*(1+math.Abs(lp))) {
 				t.Fatalf("layer %s: log q %.12g (dense %.12g), log prior %.12g (want %.12g)", d.Layer, d.LogQ, lq, d.LogPrior, lp)
 			}
 		}
@@ -191,7 +191,7 @@ func TestDrawBernstein(t *testing.T) {
 			}
 			score(d.Bias[o], v["2.bf_bias"][o*np:(o+1)*np])
 		}
-		if math.Abs(d.LogQ-lq) > 1e-5*(1+math.Abs(lq)) || math.Abs(d.LogPrior-lp) > 1e-9*(1+math.Abs(lp)) {
+		if !(math.Abs(d.LogQ-lq) <= 1e-5*(1+math.Abs(lq))) || !(math.Abs(d.LogPrior-lp) <= 1e-9*(1+math.Abs(lp))) {
 			t.Errorf("draw %d: log q %.10g (finite differences %.10g), log prior %.10g (want %.10g)", s, d.LogQ, lq, d.LogPrior, lp)
 		}
 	}

@@ -132,7 +132,7 @@ func TestDropoutForward(t *testing.T) {
 				return
 			}
 			N := float64(len(out))
-			if frac, se := float64(kept)/N, math.Sqrt(p*(1-p)/N); math.Abs(frac-(1-p)) > 5*se {
+			if frac, se := float64(kept)/N, math.Sqrt(p*(1-p)/N); !(math.Abs(frac-(1-p)) <= 5*se) {
 				t.Errorf("kept %v of the values, want %v ± %v", frac, 1-p, 5*se)
 			}
 		})

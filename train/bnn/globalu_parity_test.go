@@ -120,7 +120,7 @@ func TestGlobalBayesianizeParity(t *testing.T) {
 	for _, name := range []string{"0", "2", "4", runtime.GlobalUName} {
 		wantKL += get(name + ".kl")[0]
 	}
-	if math.Abs(klSum-wantKL) > 1e-6*wantKL {
+	if !(math.Abs(klSum-wantKL) <= 1e-6*wantKL) {
 		t.Errorf("converted: KL %.10g, bayesianize %.10g", klSum, wantKL)
 	}
 	xs64 := get("inputs")
@@ -148,7 +148,7 @@ func TestGlobalBayesianizeParity(t *testing.T) {
 					zm := math.Abs(gm-bMean[k]) / math.Sqrt(v/S+v/float64(bS))
 					zv := math.Abs(gv-v) / (2 * v * math.Sqrt(2.0/S+2.0/float64(bS)))
 					worst = math.Max(worst, math.Max(zm, zv))
-					if zm > 5 || zv > 5 {
+					if !(zm <= 5) || !(zv <= 5) {
 						t.Errorf("input %d output %d: mean %.6g var %.6g, bayesianize %.6g %.6g (%.1f, %.1f SE)", i, o, gm, gv, bMean[k], v, zm, zv)
 					}
 				}

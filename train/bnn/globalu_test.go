@@ -106,7 +106,7 @@ func TestGlobalKLMatchesRuntime(t *testing.T) {
 				total += k.KL
 			}
 			tp := autodiff.NewTape[float64]()
-			if got := n.KL(tp).Item(); math.Abs(got-total) > 1e-9*math.Abs(total) {
+			if got := n.KL(tp).Item(); !(math.Abs(got-total) <= 1e-9*math.Abs(total)) {
 				t.Errorf("Net.KL %.10g, sum of LayerKLs %.10g", got, total)
 			}
 		})

@@ -67,7 +67,7 @@ func TestPointEstimates(t *testing.T) {
 				default:
 					continue
 				}
-				if math.Abs(k.KL-want) > 1e-9*math.Max(1, math.Abs(want)) {
+				if !(math.Abs(k.KL-want) <= 1e-9*math.Max(1, math.Abs(want))) {
 					t.Errorf("layer %s: KL %.12g, closed form %.12g", k.Name, k.KL, want)
 				}
 			}
@@ -121,8 +121,14 @@ func TestPointEstimates(t *testing.T) {
 				return append([]float64(nil), n.Forward(tp, tp.Const(x, 2, 5), false).Value()...)
 			}
 			a, b := forward(1), forward(2)
+			if len(a) == 0 || len(a) != len(b) {
+				t.Fatalf("outputs with seeds 1 and 2: %d and %d values", len(a), len(b))
+			}
 			same := true
 			for i := range a {
+				if math.IsNaN(a[i]) || math.IsNaN(b[i]) {
+					t.Fatalf("outputs with seeds 1 and 2: %v and %v: NaN", a, b)
+				}
 				if math.Abs(a[i]-b[i]) > 1e-12*(1+math.Abs(a[i])) {
 					same = false
 				}
@@ -154,7 +160,7 @@ func TestPointEstimates(t *testing.T) {
 						t.Fatalf("%v: %d outputs kept, want 4 samples × 3", st, len(out[i].Outputs))
 					}
 					for k, v := range out[i].Outputs {
-						if want := a[i*3+k%3]; math.Abs(float64(v)-want) > 1e-4*(1+math.Abs(want)) {
+						if want := a[i*3+k%3]; !(math.Abs(float64(v)-want) <= 1e-4*(1+math.Abs(want))) {
 							t.Errorf("%v: input %d sample %d output %d = %.7g, trainer %.7g", st, i, k/3, k%3, v, want)
 						}
 					}

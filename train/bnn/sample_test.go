@@ -134,7 +134,7 @@ func TestMatheronMoments(t *testing.T) {
 	scale := sig * lam
 	for a := 0; a < D; a++ {
 		m := sum[a] / float64(samples)
-		if d := math.Abs(m - sig*mean[a]); d > 5*scale/math.Sqrt(float64(samples))+1e-9 {
+		if d := math.Abs(m - sig*mean[a]); !(d <= 5*scale/math.Sqrt(float64(samples))+1e-9) {
 			t.Errorf("mean of W[%d]: %.6g, closed form %.6g", a, m, sig*mean[a])
 		}
 		for b := 0; b < D; b++ {
@@ -145,7 +145,7 @@ func TestMatheronMoments(t *testing.T) {
 			}
 			want *= scale * scale
 			got := sum2[a*D+b]/float64(samples) - (sum[a]/float64(samples))*(sum[b]/float64(samples))
-			if math.Abs(got-want) > 6*scale*scale/math.Sqrt(float64(samples)) {
+			if !(math.Abs(got-want) <= 6*scale*scale/math.Sqrt(float64(samples))) {
 				t.Errorf("Cov(W[%d], W[%d]) = %.5g, closed form %.5g", a, b, got, want)
 			}
 		}

@@ -89,15 +89,15 @@ func TestFFGTrainingSampling(t *testing.T) {
 				s12 += (out[0] - mean[0]) * (out[1] - mean[1])
 			}
 			for j := range 2 {
-				if m, se := s1[j]/n, math.Sqrt(vars[j]/n); math.Abs(m) > 5*se {
+				if m, se := s1[j]/n, math.Sqrt(vars[j]/n); !(math.Abs(m) <= 5*se) {
 					t.Errorf("input %d: mean off by %.4g, standard error %.4g", j, m, se)
 				}
-				if v, se := s2[j]/n, vars[j]*math.Sqrt(2.0/n); math.Abs(v-vars[j]) > 5*se {
+				if v, se := s2[j]/n, vars[j]*math.Sqrt(2.0/n); !(math.Abs(v-vars[j]) <= 5*se) {
 					t.Errorf("input %d: variance %.5g, want %.5g ± %.2g", j, v, vars[j], se)
 				}
 			}
 			rho := cov / math.Sqrt(vars[0]*vars[1])
-			if c, se := s12/n, math.Sqrt((1+rho*rho)/n*vars[0]*vars[1]); math.Abs(c-cov) > 5*se {
+			if c, se := s12/n, math.Sqrt((1+rho*rho)/n*vars[0]*vars[1]); !(math.Abs(c-cov) <= 5*se) {
 				t.Errorf("covariance of the two inputs %.5g, want %.5g ± %.2g", c, cov, se)
 			}
 		})
