@@ -55,7 +55,7 @@ func TestDensityMatchesDense(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := -0.5*(mat.Dot(r, &x)+ch.LogDet()) - 0.5*float64(tc.d)*math.Log(2*math.Pi)
-			if got := dens.LogPDF(theta); math.Abs(got-want) > 1e-9*(1+math.Abs(want)) {
+			if got := dens.LogPDF(theta); !(math.Abs(got-want) <= 1e-9*(1+math.Abs(want))) {
 				t.Errorf("D=%d K=%d scale %g: LogPDF %.12g, dense %.12g", tc.d, tc.k, scale, got, want)
 			}
 		}

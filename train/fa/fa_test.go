@@ -98,7 +98,7 @@ func TestKLMatchesDense(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := denseKL(v.c, v.f, v.gamma, tc.d, tc.k, tc.alpha)
-		if math.Abs(got-want) > 1e-9*(1+math.Abs(want)) {
+		if !(math.Abs(got-want) <= 1e-9*(1+math.Abs(want))) {
 			t.Errorf("d=%d k=%d: KL %v, dense %v", tc.d, tc.k, got, want)
 		}
 	}
@@ -126,7 +126,7 @@ func TestKLGradientsFiniteDifference(t *testing.T) {
 				dn := denseKL(v.c, v.f, v.gamma, tc.d, tc.k, tc.alpha)
 				p[i] = old
 				fd := (up - dn) / (2 * h)
-				if math.Abs(fd-g[i]) > 1e-6*(1+math.Abs(fd)) {
+				if !(math.Abs(fd-g[i]) <= 1e-6*(1+math.Abs(fd))) {
 					t.Errorf("d=%d k=%d: ∂KL/∂%s[%d] = %v, finite difference %v", tc.d, tc.k, name, i, g[i], fd)
 				}
 			}
@@ -221,7 +221,7 @@ func TestLikelihoodGradientsReparameterised(t *testing.T) {
 			fd := n * (up - dn) / (2 * h)
 			// Monte Carlo error ~ n·scale/√L; allow 6/√L relative to the scale of the problem.
 			tol := 6 * n * 3 / math.Sqrt(float64(l))
-			if math.Abs(fd-g[i]) > tol {
+			if !(math.Abs(fd-g[i]) <= tol) {
 				t.Errorf("%s[%d]: MC gradient %v, finite difference of the exact expectation %v (tol %v)", name, i, g[i], fd, tol)
 			}
 		}
@@ -256,7 +256,7 @@ func TestVIFARecoversGaussianPosterior(t *testing.T) {
 			for r := 0; r < d; r++ {
 				s += prec[i*d+r] * sTrue[r*d+j]
 			}
-			if want := map[bool]float64{true: 1, false: 0}[i == j]; math.Abs(s-want) > 1e-9 {
+			if want := map[bool]float64{true: 1, false: 0}[i == j]; !(math.Abs(s-want) <= 1e-9) {
 				t.Fatalf("inverse check failed")
 			}
 		}
@@ -287,10 +287,10 @@ func TestVIFARecoversGaussianPosterior(t *testing.T) {
 		}
 	}
 	post := v.Posterior()
-	if e := RelDistance(post.Mean, mTrue); e > 0.03 {
+	if e := RelDistance(post.Mean, mTrue); !(e <= 0.03) {
 		t.Errorf("relative mean error %v (mean %v, want %v)", e, post.Mean, mTrue)
 	}
-	if e := RelDistance(post.Covariance(), sTrue); e > 0.1 {
+	if e := RelDistance(post.Covariance(), sTrue); !(e <= 0.1) {
 		t.Errorf("relative covariance error %v (cov %v, want %v)", e, post.Covariance(), sTrue)
 	}
 }
@@ -341,7 +341,7 @@ func TestVIFAClip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !st.Clipped || st.GradNorm <= 1 {
+	if !st.Clipped || !(st.GradNorm > 1) {
 		t.Fatalf("stats %+v: want a clipped step", st)
 	}
 	// With SGD and clip 1 the mean moves by at most lr·1.
@@ -349,7 +349,7 @@ func TestVIFAClip(t *testing.T) {
 	for i, c := range v.Posterior().Mean {
 		moved += (c - c0[i]) * (c - c0[i])
 	}
-	if math.Sqrt(moved) > 0.1+1e-12 {
+	if !(math.Sqrt(moved) <= 0.1+1e-12) {
 		t.Errorf("c moved %v > lr·clip", math.Sqrt(moved))
 	}
 }
@@ -423,7 +423,7 @@ func TestVIFAClipPerParameter(t *testing.T) {
 		gb[i], ga[i] = math.Log(before.Psi[i]), math.Log(after.Psi[i])
 	}
 	for name, d := range map[string]float64{"c": dist(after.Mean, before.Mean), "F": dist(after.F, before.F), "γ": dist(ga, gb)} {
-		if d > 0.1+1e-12 || d < 0.1-1e-9 {
+		if !(d <= 0.1+1e-12) || !(d >= 0.1-1e-9) {
 			t.Errorf("%s moved %v, want exactly lr·clip = 0.1", name, d)
 		}
 	}

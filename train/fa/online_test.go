@@ -42,11 +42,11 @@ func TestSymEigen(t *testing.T) {
 	for _, n := range []int{1, 2, 5, 20} {
 		a := randomSym(rng, n)
 		vals, vecs := symEigen(a, n)
-		if r := residual(a, n, vals, vecs, n); r > 1e-9 {
+		if r := residual(a, n, vals, vecs, n); !(r <= 1e-9) {
 			t.Errorf("n=%d: residual %v", n, r)
 		}
 		for i := 1; i < n; i++ {
-			if vals[i] < vals[i-1] {
+			if !(vals[i] >= vals[i-1]) {
 				t.Errorf("n=%d: eigenvalues not ascending", n)
 			}
 		}
@@ -61,7 +61,7 @@ func TestSymEigen(t *testing.T) {
 				if p == q {
 					want = 1
 				}
-				if math.Abs(s-want) > 1e-9 {
+				if !(math.Abs(s-want) <= 1e-9) {
 					t.Fatalf("n=%d: eigenvectors not orthonormal", n)
 				}
 			}
@@ -89,11 +89,11 @@ func TestTopEigenMatchesJacobi(t *testing.T) {
 		jv, _ := symEigen(a, tc.n)
 		for e := 0; e < tc.k; e++ {
 			want := jv[tc.n-1-e]
-			if math.Abs(vals[e]-want) > 1e-9*(1+math.Abs(want)) {
+			if !(math.Abs(vals[e]-want) <= 1e-9*(1+math.Abs(want))) {
 				t.Errorf("n=%d: eigenvalue %d = %v, Jacobi %v", tc.n, e, vals[e], want)
 			}
 		}
-		if r := residual(a, tc.n, vals, vecs, tc.k); r > 1e-7*(1+math.Abs(vals[0])) {
+		if r := residual(a, tc.n, vals, vecs, tc.k); !(r <= 1e-7*(1+math.Abs(vals[0]))) {
 			t.Errorf("n=%d k=%d: residual %v", tc.n, tc.k, r)
 		}
 	}
@@ -110,7 +110,7 @@ func TestOrthonormalColumns(t *testing.T) {
 			if i == j {
 				want = 1
 			}
-			if math.Abs(g[i*k+j]-want) > 1e-12 {
+			if !(math.Abs(g[i*k+j]-want) <= 1e-12) {
 				t.Fatalf("QᵀQ[%d,%d] = %v", i, j, g[i*k+j])
 			}
 		}
@@ -134,7 +134,7 @@ func TestGenerate(t *testing.T) {
 			if i == j {
 				want = 3
 			}
-			if math.Abs(g[i*4+j]-want) > 1e-9 {
+			if !(math.Abs(g[i*4+j]-want) <= 1e-9) {
 				t.Fatalf("FᵀF[%d,%d] = %v, want %v", i, j, g[i*4+j], want)
 			}
 		}
@@ -149,7 +149,7 @@ func TestGenerate(t *testing.T) {
 		for j := 0; j < 5; j++ {
 			rn += m.F[i*5+j] * m.F[i*5+j]
 		}
-		if !(p > 0 && p <= 100) || rn > 100 {
+		if !(p > 0 && p <= 100) || !(rn <= 100) {
 			t.Fatalf("row %d: ψ = %v, ‖F_i‖² = %v", i, p, rn)
 		}
 	}
@@ -187,7 +187,7 @@ func TestRelCovDistanceAndWasserstein(t *testing.T) {
 		num += (sa[i] - sb[i]) * (sa[i] - sb[i])
 		den += sb[i] * sb[i]
 	}
-	if want := math.Sqrt(num / den); math.Abs(got-want) > 1e-12*want {
+	if want := math.Sqrt(num / den); !(math.Abs(got-want) <= 1e-12*want) {
 		t.Errorf("RelCovDistance %v, dense %v", got, want)
 	}
 	if _, err := RelCovDistance(a, mk(11, 1)); err == nil {
@@ -196,11 +196,11 @@ func TestRelCovDistanceAndWasserstein(t *testing.T) {
 	// W2 between diagonal Gaussians: ‖m1−m2‖² + Σ(√a_i − √b_i)².
 	m1, m2 := []float64{1, 2, 3}, []float64{0, 2, 5}
 	d1, d2 := []float64{4, 0, 0, 0, 1, 0, 0, 0, 9}, []float64{1, 0, 0, 0, 1, 0, 0, 0, 4}
-	if got, want := Wasserstein2(m1, d1, m2, d2, 3), math.Sqrt(1+4+1+0+1); math.Abs(got-want) > 1e-9 {
+	if got, want := Wasserstein2(m1, d1, m2, d2, 3), math.Sqrt(1+4+1+0+1); !(math.Abs(got-want) <= 1e-9) {
 		t.Errorf("W2 %v, want %v", got, want)
 	}
 	// Same covariance, rotated: W2 equals the mean distance.
-	if got := Wasserstein2(m1, sa[:9], m1, sa[:9], 3); got > 1e-6 {
+	if got := Wasserstein2(m1, sa[:9], m1, sa[:9], 3); !(got <= 1e-6) {
 		t.Errorf("W2 of a distribution with itself = %v", got)
 	}
 }
@@ -230,7 +230,7 @@ func TestMomentsMatchNaive(t *testing.T) {
 	}
 	cov := mom.Covariance()
 	for i := 0; i < d; i++ {
-		if math.Abs(mom.Mean()[i]-mean[i]) > 1e-9 {
+		if !(math.Abs(mom.Mean()[i]-mean[i]) <= 1e-9) {
 			t.Errorf("mean[%d] %v, want %v", i, mom.Mean()[i], mean[i])
 		}
 		for j := 0; j < d; j++ {
@@ -238,7 +238,7 @@ func TestMomentsMatchNaive(t *testing.T) {
 			for _, x := range xs {
 				want += (x[i] - mean[i]) * (x[j] - mean[j]) / n
 			}
-			if math.Abs(cov[i*d+j]-want) > 1e-5*(1+math.Abs(want)) { // float32 block products
+			if !(math.Abs(cov[i*d+j]-want) <= 1e-5*(1+math.Abs(want))) { // float32 block products
 				t.Errorf("cov[%d,%d] %v, want %v", i, j, cov[i*d+j], want)
 			}
 		}
@@ -314,13 +314,13 @@ func TestFitMLIsAMaximum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(dense-info.LogLik) > 1e-6*math.Abs(dense) {
+	if !(math.Abs(dense-info.LogLik) <= 1e-6*math.Abs(dense)) {
 		t.Errorf("reported log-likelihood %v, dense %v", info.LogLik, dense)
 	}
 	tm := truth.Clone()
 	tm.Mean = mean
 	llTruth, _ := LogLikelihood(tm, cov)
-	if dense < llTruth-1e-9 {
+	if !(dense >= llTruth-1e-9) {
 		t.Errorf("fit log-likelihood %v below the true model's %v", dense, llTruth)
 	}
 	for trial := 0; trial < 20; trial++ {
@@ -331,11 +331,11 @@ func TestFitMLIsAMaximum(t *testing.T) {
 		for i := range p.Psi {
 			p.Psi[i] *= math.Exp(1e-3 * rng.NormFloat64())
 		}
-		if ll, _ := LogLikelihood(p, cov); ll > dense+1e-9 {
+		if ll, _ := LogLikelihood(p, cov); !(ll <= dense+1e-9) {
 			t.Errorf("perturbation %d has higher log-likelihood %v > %v", trial, ll, dense)
 		}
 	}
-	if d, _ := RelCovDistance(fit, truth); d > 0.15 {
+	if d, _ := RelCovDistance(fit, truth); !(d <= 0.15) {
 		t.Errorf("batch fit relative covariance distance %v", d)
 	}
 	if _, _, err := FitML(mean, cov[:10], 12, 2, MLConfig{}); err == nil {
@@ -377,13 +377,13 @@ func TestOnlineRecoversFAModel(t *testing.T) {
 	dSGA, _ := RelCovDistance(sga.Model(), truth)
 	dB := batchDistance(t, mom, truth)
 	t.Logf("T=%d: batch %.4f, online EM %.4f (T=200: %.4f), SGA %.4f (T=200: %.4f)", n, dB, dEM, early[0], dSGA, early[1])
-	if dEM >= early[0] || dSGA >= early[1] {
+	if !(dEM < early[0]) || !(dSGA < early[1]) {
 		t.Error("online estimates did not improve")
 	}
-	if dEM > 4*dB+0.02 {
+	if !(dEM <= 4*dB+0.02) {
 		t.Errorf("online EM %v far from batch fit %v", dEM, dB)
 	}
-	if RelDistance(em.Model().Mean, mom.Mean()) > 1e-9 {
+	if !(RelDistance(em.Model().Mean, mom.Mean()) <= 1e-9) {
 		t.Error("online mean is not the running mean")
 	}
 	if err := em.Observe(make([]float64, 3)); err == nil {
@@ -421,7 +421,7 @@ func TestOnlineEMWeighting(t *testing.T) {
 	dP, _ := RelCovDistance(plain.Model(), truth)
 	dW, _ := RelCovDistance(weighted.Model(), truth)
 	t.Logf("T=%d: batch %.4f, online EM %.4f, weighted online EM %.4f", len(xs), dB, dP, dW)
-	if dW > dP {
+	if !(dW <= dP) {
 		t.Errorf("weighted online EM %v worse than Algorithm 2 %v", dW, dP)
 	}
 	if _, err := NewOnlineEM(20, OnlineConfig{Rank: 3, Weighting: -1}); err == nil {

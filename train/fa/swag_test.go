@@ -66,10 +66,10 @@ func TestSWAGMatchesDefinition(t *testing.T) {
 		}
 		m := s.Model()
 		mean, cov := swagReference(thetas, k)
-		if e := RelDistance(m.Mean, mean); e > 1e-12 {
+		if e := RelDistance(m.Mean, mean); !(e <= 1e-12) {
 			t.Errorf("%d iterates: mean differs by %.2g (relative)", steps, e)
 		}
-		if e := RelDistance(m.Covariance(), cov); e > 1e-12 {
+		if e := RelDistance(m.Covariance(), cov); !(e <= 1e-12) {
 			t.Errorf("%d iterates: covariance differs by %.2g (relative)", steps, e)
 		}
 		if err := m.Validate(); err != nil {

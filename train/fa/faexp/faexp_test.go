@@ -13,7 +13,7 @@ func long() bool { return os.Getenv("EDGEBNN_FA_LONG") != "" }
 func TestSummarize(t *testing.T) {
 	s := Summarize([]float64{1, 2, 3, 4})
 	// mean 2.5, sample sd √(5/3), se = sd/2
-	if math.Abs(s.Mean-2.5) > 1e-15 || math.Abs(s.SE-math.Sqrt(5.0/3)/2) > 1e-15 {
+	if !(math.Abs(s.Mean-2.5) <= 1e-15) || !(math.Abs(s.SE-math.Sqrt(5.0/3)/2) <= 1e-15) {
 		t.Errorf("Summarize = %+v", s)
 	}
 	if got := Summarize([]float64{7}); got.Mean != 7 || got.SE != 0 {
@@ -25,7 +25,7 @@ func TestCompare(t *testing.T) {
 	// Same covariance, shifted mean: W2 = ‖Δm‖, relative covariance distance 0.
 	m, s := []float64{3, 4}, []float64{2, 0.5, 0.5, 1}
 	d := Compare([]float64{3, 5}, s, m, s, 2)
-	if math.Abs(d.RelMean-0.2) > 1e-12 || d.RelCov != 0 || math.Abs(d.W2PerDim-0.5) > 1e-7 {
+	if !(math.Abs(d.RelMean-0.2) <= 1e-12) || d.RelCov != 0 || !(math.Abs(d.W2PerDim-0.5) <= 1e-7) {
 		t.Errorf("Compare = %+v", d)
 	}
 }
@@ -51,7 +51,7 @@ func TestLinearRegressionVIFA(t *testing.T) {
 	if !long() {
 		lim = [3]float64{0.003, 0.2, 0.02} // fewer seeds (and in -short fewer epochs)
 	}
-	if sa.Mean >= lim[0] || sb.Mean >= lim[1] || sc.Mean >= lim[2] {
+	if !(sa.Mean < lim[0]) || !(sb.Mean < lim[1]) || !(sc.Mean < lim[2]) {
 		t.Errorf("distances (%v, %v, %v) not below %v", sa, sb, sc, lim)
 	}
 }
@@ -75,7 +75,7 @@ func TestLogisticRegressionVIFA(t *testing.T) {
 	if long() { // measured: 0.0020 ± 0.0002, 0.0342 ± 0.0071, 0.0153 ± 0.0025
 		lim = [3]float64{0.005, 0.06, 0.03}
 	}
-	if sa.Mean > lim[0] || sb.Mean > lim[1] || sc.Mean > lim[2] {
+	if !(sa.Mean <= lim[0]) || !(sb.Mean <= lim[1]) || !(sc.Mean <= lim[2]) {
 		t.Errorf("distances (%v, %v, %v) above %v", sa, sb, sc, lim)
 	}
 }
@@ -101,7 +101,7 @@ func TestOnlineFA(t *testing.T) {
 		t.Fatalf("%d averaged, %d re-centred and %d weighted results for %d checkpoints", len(r.EMAveraged),
 			len(r.EMRecentred), len(r.EMWeighted), len(r.T))
 	}
-	if r.EM[last] >= r.EM[0] || r.SGA[last] >= r.SGA[0] || r.Batch[last] >= r.Batch[0] || r.EMAveraged[last] >= r.EMAveraged[0] {
+	if !(r.EM[last] < r.EM[0]) || !(r.SGA[last] < r.SGA[0]) || !(r.Batch[last] < r.Batch[0]) || !(r.EMAveraged[last] < r.EMAveraged[0]) {
 		t.Error("estimates did not improve with T")
 	}
 	ratio := 1.6 // small T: averaging has just started
@@ -111,10 +111,10 @@ func TestOnlineFA(t *testing.T) {
 	case testing.Short():
 		ratio = 2.5
 	}
-	if r.EMAveraged[last] > ratio*r.Batch[last] {
+	if !(r.EMAveraged[last] <= ratio*r.Batch[last]) {
 		t.Errorf("averaged online EM %v above %v × batch %v", r.EMAveraged[last], ratio, r.Batch[last])
 	}
-	if r.EMRecentred[last] > ratio*r.Batch[last] {
+	if !(r.EMRecentred[last] <= ratio*r.Batch[last]) {
 		t.Errorf("re-centred online EM %v above %v × batch %v", r.EMRecentred[last], ratio, r.Batch[last])
 	}
 }

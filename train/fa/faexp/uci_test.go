@@ -70,7 +70,7 @@ func TestEvidenceMaxIsMaximum(t *testing.T) {
 			if da == 0 && db == 0 {
 				continue
 			}
-			if v := logEvidence(t, x, y, n, d, alpha*math.Exp(da), beta*math.Exp(db)); v >= best {
+			if v := logEvidence(t, x, y, n, d, alpha*math.Exp(da), beta*math.Exp(db)); !(v < best) {
 				t.Errorf("α·e^%g, β·e^%g: log evidence %.10g ≥ %.10g at EvidenceMax's (α, β) = (%g, %g)", da, db, v, best, alpha, beta)
 			}
 		}
@@ -78,7 +78,7 @@ func TestEvidenceMaxIsMaximum(t *testing.T) {
 	const h = 1e-4
 	ga := (logEvidence(t, x, y, n, d, alpha*math.Exp(h), beta) - logEvidence(t, x, y, n, d, alpha*math.Exp(-h), beta)) / (2 * h)
 	gb := (logEvidence(t, x, y, n, d, alpha, beta*math.Exp(h)) - logEvidence(t, x, y, n, d, alpha, beta*math.Exp(-h))) / (2 * h)
-	if math.Abs(ga) > 1e-4 || math.Abs(gb) > 1e-4 {
+	if !(math.Abs(ga) <= 1e-4) || !(math.Abs(gb) <= 1e-4) {
 		t.Errorf("∂ log evidence / ∂ log α = %g, / ∂ log β = %g at (%g, %g), want 0", ga, gb, alpha, beta)
 	}
 }
@@ -107,17 +107,17 @@ func TestNUTSLogisticMatchesGrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rhat > 1.01 || ess < minESS {
+	if !(rhat <= 1.01) || !(ess >= minESS) {
 		t.Errorf("NUTS R̂ %.4f, bulk ESS %.0f", rhat, ess)
 	}
 	for j := 0; j < 2; j++ {
-		if se := math.Sqrt(gs[j*3] / ess); math.Abs(m[j]-gm[j]) > 5*se {
+		if se := math.Sqrt(gs[j*3] / ess); !(math.Abs(m[j]-gm[j]) <= 5*se) {
 			t.Errorf("mean %d: NUTS %.5f, grid %.5f (MC se %.5f)", j, m[j], gm[j], se)
 		}
 	}
 	for i, v := range gs {
 		tol := 0.05 * math.Sqrt(gs[0]*gs[3])
-		if math.Abs(s[i]-v) > tol {
+		if !(math.Abs(s[i]-v) <= tol) {
 			t.Errorf("covariance entry %d: NUTS %.5f, grid %.5f", i, s[i], v)
 		}
 	}
@@ -177,7 +177,7 @@ func TestUCILinearBoston(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rs[0]
-	if r.N != 253 || r.Dim != 13 || r.Alpha < 0.1 || r.Alpha > 1 || r.Beta < 0.02 || r.Beta > 0.1 {
+	if r.N != 253 || r.Dim != 13 || !(r.Alpha >= 0.1) || !(r.Alpha <= 1) || !(r.Beta >= 0.02) || !(r.Beta <= 0.1) {
 		t.Errorf("N %d, dim %d, α %g, β %g", r.N, r.Dim, r.Alpha, r.Beta)
 	}
 	if !(r.Distances.RelMean < 0.2) || math.IsNaN(r.Distances.RelCov) || math.IsNaN(r.Distances.W2PerDim) {
@@ -235,7 +235,7 @@ func TestUCILogisticLIBSVMOrder(t *testing.T) {
 	}
 	libsvm := []float64{-0.860107, -0.111111, -1, -1, -1, -0.777778, -1, -0.555556, -1, -1}
 	for j, want := range libsvm {
-		if math.Abs(xs[j]-want) > 1e-6 {
+		if !(math.Abs(xs[j]-want) <= 1e-6) {
 			t.Errorf("row 1, feature %d: %.7f, LIBSVM's breast-cancer_scale has %g", j+1, xs[j], want)
 		}
 	}
