@@ -215,7 +215,7 @@ func TestConvertEnsemble(t *testing.T) {
 			}
 		}
 		for j := range avg {
-			if math.Abs(float64(got.Probs[j])-avg[j]) > 1e-6 {
+			if !(math.Abs(float64(got.Probs[j])-avg[j]) <= 1e-6) {
 				t.Errorf("input %d class %d: p = %v, members' average %v", i, j, got.Probs[j], avg[j])
 			}
 		}

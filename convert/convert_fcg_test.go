@@ -67,7 +67,7 @@ func TestConvertBayesianizeFCG(t *testing.T) {
 	defer m.Close()
 	spec := m.Spec()
 	p := spec.Layers[0].Posterior
-	if p == nil || p.Kind != runtime.KindFCG || math.Abs(p.PriorSD-1/math.Sqrt(3)) > 1e-12 || p.PriorBiasSD != 0.8 {
+	if p == nil || p.Kind != runtime.KindFCG || !(math.Abs(p.PriorSD-1/math.Sqrt(3)) <= 1e-12) || p.PriorBiasSD != 0.8 {
 		t.Fatalf("layer 0 posterior %+v, want fcg with prior_sd 1/√3, prior_bias_sd 0.8", p)
 	}
 	if l := m.Layers(); len(l) != 2 || l[0].Kind != runtime.KindFCG || l[1].Kind != runtime.KindDeterministic {
@@ -83,7 +83,7 @@ func TestConvertBayesianizeFCG(t *testing.T) {
 		}
 	}
 	// Cov[θ_1, θ_0] = L_10 L_00 = 0.01 · softplus(−2).
-	if want := 0.01 * math.Log1p(math.Exp(-2)); math.Abs(post.Cov[1*post.Dim+0]-want) > 1e-8 {
+	if want := 0.01 * math.Log1p(math.Exp(-2)); !(math.Abs(post.Cov[1*post.Dim+0]-want) <= 1e-8) {
 		t.Errorf("Cov[1,0] = %g, want %g", post.Cov[1*post.Dim+0], want)
 	}
 	ins, err := Inspect(out, false)

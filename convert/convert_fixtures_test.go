@@ -137,13 +137,16 @@ func TestFixturesParity(t *testing.T) {
 			}
 			worst := 0.0
 			for i := range out {
+				if len(out[i].Outputs) != 10 {
+					t.Fatalf("input %d: %d logits kept, want 10", i, len(out[i].Outputs))
+				}
 				for j, v := range out[i].Outputs {
 					w := ref[i*10+j]
 					worst = math.Max(worst, math.Abs(float64(v)-w)/math.Max(1, math.Abs(w)))
 				}
 			}
 			t.Logf("f32: max |logit − bayesianize| (relative above 1) = %.3g", worst)
-			if worst > 1e-4 {
+			if !(worst <= 1e-4) {
 				t.Errorf("logits at mean differ by %.3g > 1e-4", worst)
 			}
 			K := 256
@@ -163,7 +166,7 @@ func TestFixturesParity(t *testing.T) {
 				d = math.Max(d, math.Abs(float64(pa[i]-pb[i])))
 			}
 			t.Logf("f16 vs f32, %d samples, %d inputs: max |Δp| = %.3g", K, n, d)
-			if d > 0.01 {
+			if !(d <= 0.01) {
 				t.Errorf("f16 predictive probabilities differ from f32 by %.3g > 0.01", d)
 			}
 		})

@@ -115,7 +115,7 @@ func TestConvertOmitsDefaultPriors(t *testing.T) {
 				if c.dtype == "f16" {
 					tol = 1e-2
 				}
-				if math.Abs(klOut[i]-klSrc[i]) > tol*math.Abs(klSrc[i]) {
+				if !(math.Abs(klOut[i]-klSrc[i]) <= tol*math.Abs(klSrc[i])) {
 					t.Errorf("layer %d: KL %.12g, source %.12g", i, klOut[i], klSrc[i])
 				}
 			}
@@ -151,7 +151,7 @@ func TestConvertOmitsDefaultPriors(t *testing.T) {
 	}
 	kl, _ := loadKLAndPrediction(t, mix)
 	klA, _ := loadKLAndPrediction(t, a)
-	if len(kl) == 0 || math.Abs(kl[0]-klA[0]) > 1e-12*math.Abs(klA[0]) {
+	if len(kl) == 0 || !(math.Abs(kl[0]-klA[0]) <= 1e-12*math.Abs(klA[0])) {
 		t.Errorf("mixture KL %v, member's %v", kl, klA)
 	}
 }

@@ -208,7 +208,7 @@ func testResNet50Files(t *testing.T) {
 			t.Errorf("inspect: %d parameters (report %d), deterministic %d; want %d, 23,520,842",
 				in.Parameters, rep.Parameters, in.DeterministicParameters, tc.params)
 		}
-		if in.Ratio > tc.maxRatio {
+		if !(in.Ratio <= tc.maxRatio) {
 			t.Errorf("file is %.4f of the deterministic fp32 bytes, want ≤ %v", in.Ratio, tc.maxRatio)
 		}
 		checkResNetPredicts(t, out)
@@ -245,7 +245,7 @@ func checkResNetPredicts(t *testing.T, path string) {
 			}
 			sum += float64(v)
 		}
-		if math.Abs(sum-1) > 1e-4 || len(out.Probs) != 10 {
+		if !(math.Abs(sum-1) <= 1e-4) || len(out.Probs) != 10 {
 			t.Errorf("%s: %v: %d probabilities summing to %v", path, st, len(out.Probs), sum)
 		}
 	}

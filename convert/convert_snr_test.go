@@ -137,7 +137,7 @@ func TestConvertSNRKeep(t *testing.T) {
 				wantMu, wantVar = float64(mu), s*s
 			}
 			q := off + i
-			if post.Mean[q] != wantMu || math.Abs(post.Cov[q*post.Dim+q]-wantVar) > 1e-6*wantVar {
+			if post.Mean[q] != wantMu || !(math.Abs(post.Cov[q*post.Dim+q]-wantVar) <= 1e-6*wantVar) {
 				t.Errorf("layer %s weight %d: mean %g var %g, want %g and %g", l.name, i, post.Mean[q], post.Cov[q*post.Dim+q], wantMu, wantVar)
 			}
 		}

@@ -306,7 +306,7 @@ func FuzzParse(f *testing.F) {
 				scale("prior_bias_sd", s.PriorBiasSD)
 				scale("init_sd", s.InitSD)
 				clamp("max_sd", s.MaxSD)
-				if math.Abs(s.PriorMean) > MaxMagnitude {
+				if !(math.Abs(s.PriorMean) <= MaxMagnitude) {
 					t.Fatalf("accepted prior_mean = %g", s.PriorMean)
 				}
 			}

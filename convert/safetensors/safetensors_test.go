@@ -382,7 +382,7 @@ func TestFixtures(t *testing.T) {
 				for _, p := range probs[10*r : 10*r+10] {
 					s += p
 				}
-				if math.Abs(s-1) > 1e-9 {
+				if !(math.Abs(s-1) <= 1e-9) {
 					t.Fatalf("probs_mean row %d sums to %v", r, s)
 				}
 			}
@@ -392,7 +392,7 @@ func TestFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, v := range px {
-				if v < 0 || v > 1 {
+				if !(v >= 0) || !(v <= 1) {
 					t.Fatalf("input %d = %v outside [0,1]", i, v)
 				}
 			}
