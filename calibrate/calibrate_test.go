@@ -139,10 +139,10 @@ func TestFitSmallGrid(t *testing.T) {
 			if err != nil {
 				t.Fatalf("trial %d %s: %v", trial, tg, err)
 			}
-			if tg.Kind == TargetRisk && (got.Risk > tg.Value || got.Accepted > want.Accepted) {
+			if tg.Kind == TargetRisk && (!(got.Risk <= tg.Value) || got.Accepted > want.Accepted) {
 				t.Fatalf("trial %d %s: %+v beats or misses the optimum %+v", trial, tg, got, want)
 			}
-			if tg.Kind == TargetCoverage && (got.Coverage < tg.Value || got.Risk < want.Risk) {
+			if tg.Kind == TargetCoverage && (!(got.Coverage >= tg.Value) || !(got.Risk >= want.Risk)) {
 				t.Fatalf("trial %d %s: %+v beats or misses the optimum %+v", trial, tg, got, want)
 			}
 			if rule.Evaluate(recs) != got {
@@ -289,7 +289,7 @@ func TestClampKeepsDecisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rule.MinConfidence > 1 || rule.MaxMutualInfo < 0 {
+	if !(rule.MinConfidence <= 1) || !(rule.MaxMutualInfo >= 0) {
 		t.Errorf("thresholds out of the policy's range: %+v", rule)
 	}
 	if rule.Evaluate(recs) != res || res.Accepted != 2 {

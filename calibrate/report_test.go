@@ -79,11 +79,11 @@ func TestCurve(t *testing.T) {
 			if got := r.Evaluate(recs); got != p.Result {
 				t.Fatalf("%s point %d: %+v, evaluating gives %+v", s, i, p.Result, got)
 			}
-			if i > 0 && p.Coverage <= pts[i-1].Coverage {
+			if i > 0 && !(p.Coverage > pts[i-1].Coverage) {
 				t.Fatalf("%s: coverage not increasing at %d", s, i)
 			}
 		}
-		if p := AtCoverage(pts, 0.5); p.Coverage < 0.5 {
+		if p := AtCoverage(pts, 0.5); !(p.Coverage >= 0.5) {
 			t.Errorf("AtCoverage(0.5) = %+v", p)
 		}
 	}
@@ -112,7 +112,7 @@ func TestClopperPearson(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if math.Abs(got-c.want) > 1e-6 {
+		if !(math.Abs(got-c.want) <= 1e-6) {
 			t.Errorf("upper(%d, %d) = %.7f, want %.7f", c.k, c.n, got, c.want)
 		}
 	}
@@ -142,7 +142,7 @@ func TestCalibrate(t *testing.T) {
 	if rep.Rule.Evaluate(fr) != rep.Fit || rep.Rule.Evaluate(hr) != rep.Holdout {
 		t.Errorf("report %+v disagrees with evaluating its rule", rep)
 	}
-	if rep.Fit.N != 500 || rep.Holdout.N != 500 || rep.Fit.Risk > 0.1 {
+	if rep.Fit.N != 500 || rep.Holdout.N != 500 || !(rep.Fit.Risk <= 0.1) {
 		t.Errorf("report %+v", rep)
 	}
 	if !(rep.HoldoutRiskUpper > rep.Holdout.Risk && rep.HoldoutRiskUpper < 1) {

@@ -152,7 +152,7 @@ func TestPerLayer(t *testing.T) {
 			}
 		}
 		lr := rep.Layers[i]
-		if want := float64(lr.Pruned) / float64(lr.Entries); math.Abs(lr.Fraction-want) > 1e-12 {
+		if want := float64(lr.Pruned) / float64(lr.Entries); !(math.Abs(lr.Fraction-want) <= 1e-12) {
 			t.Errorf("layer %s fraction %v, want %v", lr.Layer, lr.Fraction, want)
 		}
 	}

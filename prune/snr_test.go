@@ -45,7 +45,7 @@ func TestSNR(t *testing.T) {
 		}
 	}
 	rep, _ := SNR([]FFGLayer{a, b}, 2.0/7)
-	if tha, thb := rep.Layers[0].Threshold, rep.Layers[1].Threshold; math.Abs(tha-1) > 1e-5 || math.Abs(thb-2) > 1e-5 {
+	if tha, thb := rep.Layers[0].Threshold, rep.Layers[1].Threshold; !(math.Abs(tha-1) <= 1e-5) || !(math.Abs(thb-2) <= 1e-5) {
 		t.Errorf("thresholds %g and %g, want 1 and 2 (each layer's largest pruned SNR)", tha, thb)
 	}
 }

@@ -77,17 +77,17 @@ func TestQuantizeReport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if math.Abs(rep.MaxAbsErr-tc.wantAbs) > 1e-6*math.Max(1, tc.wantAbs) {
+			if !(math.Abs(rep.MaxAbsErr-tc.wantAbs) <= 1e-6*math.Max(1, tc.wantAbs)) {
 				t.Errorf("MaxAbsErr = %g, want %g", rep.MaxAbsErr, tc.wantAbs)
 			}
-			if math.Abs(rep.MaxRelErr-tc.wantRel) > 1e-9 {
+			if !(math.Abs(rep.MaxRelErr-tc.wantRel) <= 1e-9) {
 				t.Errorf("MaxRelErr = %g, want %g", rep.MaxRelErr, tc.wantRel)
 			}
 			if rep.OutOfRange != tc.outOfRange || rep.Underflows != tc.underflows {
 				t.Errorf("out of range %d underflows %d, want %d %d", rep.OutOfRange, rep.Underflows, tc.outOfRange, tc.underflows)
 			}
 			for _, v := range out {
-				if math.Abs(float64(v)) > MaxF16 {
+				if !(math.Abs(float64(v)) <= MaxF16) {
 					t.Errorf("value %g left outside the range", v)
 				}
 			}
@@ -106,7 +106,7 @@ func TestRelativeErrorBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.MaxRelErr > math.Ldexp(1, -11) || rep.MaxRelErr == 0 {
+	if !(rep.MaxRelErr <= math.Ldexp(1, -11)) || rep.MaxRelErr == 0 {
 		t.Errorf("max relative error %g, want in (0, 2^-11]", rep.MaxRelErr)
 	}
 }
