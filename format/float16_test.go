@@ -82,6 +82,9 @@ func TestFloat16s(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(got) != len(vals) {
+			t.Fatalf("%s: %d values, want %d", name, len(got), len(vals))
+		}
 		for i := range got {
 			if got[i] != vals[i] {
 				t.Fatalf("%s[%d] = %v, want %v", name, i, got[i], vals[i])

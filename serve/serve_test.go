@@ -119,6 +119,9 @@ func TestServeRegressionPreprocessAdaptive(t *testing.T) {
 			t.Fatalf("%q: status %d: %s", tc.query, code, body)
 		}
 		got := decodePredictions(t, body)
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d predictions, want %d", tc.query, len(got), len(want))
+		}
 		for i := range got {
 			checkSame(t, i, got[i], &want[i])
 			if got[i].Samples < 8 || got[i].Samples > 64 || len(got[i].Mean) != 2 || got[i].Probs != nil {
