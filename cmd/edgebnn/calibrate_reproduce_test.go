@@ -112,7 +112,7 @@ func checkPredictDecisions(t *testing.T, m2, inCSV, batch string, labels []int, 
 	}
 	cov, risk := float64(a)/float64(len(fi)), float64(e)/float64(max(a, 1))
 	t.Logf("predict --batch %s: coverage %.4f risk %.4f; policy %+v", batch, cov, risk, pol.Calibration.Fit)
-	if math.Abs(cov-pol.Calibration.Fit.Coverage) > tol || math.Abs(risk-pol.Calibration.Fit.Risk) > tol {
+	if !(math.Abs(cov-pol.Calibration.Fit.Coverage) <= tol) || !(math.Abs(risk-pol.Calibration.Fit.Risk) <= tol) {
 		t.Errorf("predict --batch %s (K %d) on the fit part: coverage %.4f risk %.4f; the policy says coverage %.4f risk %.4f (target risk ≤ 0.05)",
 			batch, pol.Samples, cov, risk, pol.Calibration.Fit.Coverage, pol.Calibration.Fit.Risk)
 	}

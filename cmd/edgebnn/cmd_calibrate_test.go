@@ -77,7 +77,7 @@ func TestCalibrateCommand(t *testing.T) {
 	}
 	c := p.Calibration
 	if c.Target != "risk" || c.Value != 0.1 || c.On != "both" || c.Seed != 3 || c.Fit.N != 128 || c.Holdout.N != 128 ||
-		c.Fit.Risk > 0.1 || c.Fit.Coverage == 0 || !strings.HasPrefix(c.Data, "csv:") {
+		!(c.Fit.Risk <= 0.1) || c.Fit.Coverage == 0 || !strings.HasPrefix(c.Data, "csv:") {
 		t.Errorf("calibration %+v", c)
 	}
 	if a, b := fmt.Sprint(sectionsBut(t, model, runtime.PolicyBlob)), fmt.Sprint(sectionsBut(t, m2, runtime.PolicyBlob)); a != b {
@@ -110,7 +110,7 @@ func TestCalibrateCommand(t *testing.T) {
 	}
 	p = m.Policy()
 	m.Close()
-	if p.MaxMutualInfo != nil || p.MinConfidence == nil || p.Calibration.Target != "coverage" || p.Calibration.Fit.Coverage < 0.5 {
+	if p.MaxMutualInfo != nil || p.MinConfidence == nil || p.Calibration.Target != "coverage" || !(p.Calibration.Fit.Coverage >= 0.5) {
 		t.Errorf("policy %+v %+v", p, p.Calibration)
 	}
 	if n2, n3 := len(sectionsBut(t, m2, "")), len(sectionsBut(t, m3, "")); n2 != n3 {
@@ -234,7 +234,7 @@ func TestCalibrateRegression(t *testing.T) {
 		t.Fatalf("policy %+v", p)
 	}
 	if c := p.Calibration; c.On != "epistemic_std" || c.Tolerance != 0.3 || c.Target != "coverage" || c.Fit.N != 120 ||
-		c.Holdout.N != 120 || c.Fit.Coverage < 0.5 || *p.MaxEpistemicStd <= 0 {
+		c.Holdout.N != 120 || !(c.Fit.Coverage >= 0.5) || !(*p.MaxEpistemicStd > 0) {
 		t.Errorf("calibration %+v, max_epistemic_std %g", c, *p.MaxEpistemicStd)
 	}
 	checkContains(t, "inspect", runOK(t, "inspect", m2), "act when epistemic std ≤ ", "an error being an output off by more than 0.3")

@@ -75,7 +75,7 @@ func TestPosteriorCommandJSON(t *testing.T) {
 					want += float64(psi[i])
 				}
 			}
-			if math.Abs(got.Cov[i][j]-want) > 1e-7 {
+			if !(math.Abs(got.Cov[i][j]-want) <= 1e-7) {
 				t.Errorf("cov[%d][%d] = %v, want %v", i, j, got.Cov[i][j], want)
 			}
 		}

@@ -89,7 +89,7 @@ func TestPredictParity(t *testing.T) {
 	}
 	scale := math.Sqrt(4096 / float64(K))
 	t.Logf("K=%d: max |Δp| %.4f, mean |Δp| %.5f, max |ΔH| %.4f, max |ΔMI| %.4f", K, worst, sum/2560, worstH, worstMI)
-	if worst > 0.015*scale || sum/2560 > 0.001*scale || worstH > 0.02*scale || worstMI > 0.02*scale {
+	if !(worst <= 0.015*scale) || !(sum/2560 <= 0.001*scale) || !(worstH <= 0.02*scale) || !(worstMI <= 0.02*scale) {
 		t.Errorf("edgebnn predict differs from bayesianize beyond the parity bounds (scale %.2f)", scale)
 	}
 }
@@ -182,7 +182,7 @@ func TestPredictMean(t *testing.T) {
 		}
 		n++
 	}
-	if n != 256 || worst > 1e-5 {
+	if n != 256 || !(worst <= 1e-5) {
 		t.Fatalf("%d predictions, max |Δp| against softmax(logits_at_mean) %.3g (want 256, ≤ 1e-5)", n, worst)
 	}
 }

@@ -74,8 +74,11 @@ func TestConvertPreprocessAndPredictRaw(t *testing.T) {
 		t.Fatalf("%d and %d predictions", len(a), len(b))
 	}
 	for i := range a {
+		if len(a[i].Probs) == 0 || len(a[i].Probs) != len(b[i].Probs) {
+			t.Fatalf("input %d: %d and %d class probabilities", i, len(a[i].Probs), len(b[i].Probs))
+		}
 		for j := range a[i].Probs {
-			if math.Abs(float64(a[i].Probs[j]-b[i].Probs[j])) > 1e-5 {
+			if !(math.Abs(float64(a[i].Probs[j]-b[i].Probs[j])) <= 1e-5) {
 				t.Fatalf("input %d class %d: raw %v, normalised by hand %v", i, j, a[i].Probs[j], b[i].Probs[j])
 			}
 		}
