@@ -562,10 +562,10 @@ func checkHMCGrid(t *testing.T, _, dir string) {
 				t.Fatalf("row %d: %q: cell %d not a finite number", i, line, j)
 			}
 		}
-		if want := -2 + 0.01*float64(i); math.Abs(v[0]-want) > 1e-9 {
+		if want := -2 + 0.01*float64(i); !(math.Abs(v[0]-want) <= 1e-9) {
 			t.Fatalf("row %d: x = %g, want %g", i, v[0], want)
 		}
-		if v[3] < 0 || v[2] < v[3]*(1-1e-4) {
+		if !(v[3] >= 0) || !(v[2] >= v[3]*(1-1e-4)) {
 			t.Fatalf("row %d: %q: want sd ≥ epistemic sd ≥ 0", i, line)
 		}
 	}

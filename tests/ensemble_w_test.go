@@ -205,14 +205,14 @@ func TestEnsembleWEndToEnd(t *testing.T) {
 		exact := averageSoftmax(t, f16Members, x)
 		trained := averageSoftmax(t, f32Members, x)
 		for j := range exact {
-			if d := math.Abs(float64(pr.Probs[j]) - exact[j]); d > 1e-6 {
+			if d := math.Abs(float64(pr.Probs[j]) - exact[j]); !(d <= 1e-6) {
 				t.Fatalf("input %d class %d: p = %v, average of the converted members %v", i, j, pr.Probs[j], exact[j])
 			}
 			maxF16 = math.Max(maxF16, math.Abs(float64(pr.Probs[j])-trained[j]))
 		}
 	}
 	// fp16 weights move the probabilities a little.
-	if maxF16 > 1e-3 {
+	if !(maxF16 <= 1e-3) {
 		t.Errorf("f16 model differs from the trained members' average by %.3g", maxF16)
 	}
 	t.Logf("f16 vs trained f32 members: max |Δp| = %.2g over %d inputs", maxF16, tr.Test.N)
@@ -274,8 +274,8 @@ func TestEnsembleWRegression(t *testing.T) {
 		}
 		mean := s / K
 		ev := s2/K - mean*mean
-		if math.Abs(float64(pr.Mean[0])-mean) > 1e-6 || math.Abs(float64(pr.EpistemicVar[0])-ev) > 1e-6 ||
-			math.Abs(float64(pr.Var[0])-(ev+1.0/c.NoisePrecision)) > 1e-6 {
+		if !(math.Abs(float64(pr.Mean[0])-mean) <= 1e-6) || !(math.Abs(float64(pr.EpistemicVar[0])-ev) <= 1e-6) ||
+			!(math.Abs(float64(pr.Var[0])-(ev+1.0/c.NoisePrecision)) <= 1e-6) {
 			t.Errorf("x = %v: mean %v, epistemic %v, var %v; members give %v, %v, %v", xv, pr.Mean[0], pr.EpistemicVar[0],
 				pr.Var[0], mean, ev, ev+1.0/c.NoisePrecision)
 		}

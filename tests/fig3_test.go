@@ -48,10 +48,10 @@ func TestFig3Quick(t *testing.T) {
 	if rows[1][5] != "1.000 ± 0.000" || ens2[5] != "1.000 ± 0.000" {
 		t.Errorf("Ensemble-W over itself: %q, %q", rows[1][5], ens2[5])
 	}
-	if f := num(det, 9); f < 42.6 || f > 43.0 {
+	if f := num(det, 9); !(f >= 42.6) || !(f <= 43.0) {
 		t.Errorf("deterministic ResNet-18 file %g MiB, want 11,173,962 × 4 bytes = 42.6 MiB and a header", f)
 	}
-	if f, d := num(ens2, 9), num(det, 9); f < 2*d-0.5 || f > 2*d+0.5 {
+	if f, d := num(ens2, 9), num(det, 9); !(f >= 2*d-0.5) || !(f <= 2*d+0.5) {
 		t.Errorf("Ensemble-W of 2: file %g MiB, want twice the network's %g", f, d)
 	}
 	// The inducing models store under a quarter of one network (paper 003: 24.28 % for

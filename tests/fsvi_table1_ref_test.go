@@ -64,7 +64,7 @@ func TestFSVITable1QuickRef(t *testing.T) {
 		{"fsvi_1.ebnn", "5.prior_weight_sd", 1},
 	} {
 		for i, x := range readTensor(t, filepath.Join(dir, tc.file), tc.tensor) {
-			if math.Abs(float64(x)-tc.want) > 1e-6*tc.want {
+			if !(math.Abs(float64(x)-tc.want) <= 1e-6*tc.want) {
 				t.Fatalf("%s %s[%d] = %g, want %g", tc.file, tc.tensor, i, x, tc.want)
 			}
 		}

@@ -33,7 +33,7 @@ func TestFSVITable1Quick(t *testing.T) {
 		for j, c := range r[1:5] {
 			mean, _, _ := strings.Cut(strings.TrimSuffix(c, " %"), " ± ") // the rows of several runs have a standard error
 			v, err := strconv.ParseFloat(mean, 64)
-			if err != nil || v < 0 || (j != 1 && v > 100) || (j == 1 && v > 1) {
+			if err != nil || !(v >= 0) || (j != 1 && !(v <= 100)) || (j == 1 && !(v <= 1)) {
 				t.Fatalf("row %s: cell %d %q is not a metric in range", m, j+1, c)
 			}
 		}
@@ -76,7 +76,7 @@ func TestFSVITable1QuickCNN(t *testing.T) {
 			t.Fatalf("row %d: %q, want %s with 11 cells", i, r, m)
 		}
 		acc, _, _ := strings.Cut(strings.TrimSuffix(r[1], " %"), " ± ")
-		if v, err := strconv.ParseFloat(acc, 64); err != nil || v <= 0 || v > 100 {
+		if v, err := strconv.ParseFloat(acc, 64); err != nil || !(v > 0) || !(v <= 100) {
 			t.Fatalf("row %s: accuracy %q", m, r[1])
 		}
 	}
@@ -96,7 +96,7 @@ func TestFSVITable1QuickDigits(t *testing.T) {
 	if len(r) != 11 || !strings.HasPrefix(r[0], "FSVI (digits context; paper: KMNIST context") {
 		t.Fatalf("row %q, want the digits-context FSVI with 11 cells", r)
 	}
-	if acc, err := strconv.ParseFloat(strings.TrimSuffix(r[1], " %"), 64); err != nil || acc <= 0 || acc > 100 {
+	if acc, err := strconv.ParseFloat(strings.TrimSuffix(r[1], " %"), 64); err != nil || !(acc > 0) || !(acc <= 100) {
 		t.Fatalf("accuracy %q", r[1])
 	}
 	if got := strings.Join(r[5:9], " / "); got != "92.67 / 0.012 / 99.81 / 97.44" {

@@ -33,6 +33,9 @@ func TestLoadModelFile(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if len(a.Probs) == 0 || len(a.Probs) != len(b.Probs) {
+				t.Fatalf("loaded %d class probabilities, in memory %d", len(a.Probs), len(b.Probs))
+			}
 			for j := range a.Probs {
 				if a.Probs[j] != b.Probs[j] {
 					t.Fatalf("class %d: loaded %v, in memory %v", j, a.Probs[j], b.Probs[j])

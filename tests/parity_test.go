@@ -25,11 +25,11 @@ func TestParityMeanWeights(t *testing.T) {
 				if rows != shape[0] || cols != shape[1] {
 					t.Fatalf("layer %s: weight %d×%d, reference %v", li.Name, rows, cols, shape)
 				}
-				if d := relMaxDiff(got, want); d > 1e-5 {
+				if d := relMaxDiff(got, want); !(d <= 1e-5) {
 					t.Errorf("layer %s: conditional-mean weight differs by %.3g relative (max-norm)", li.Name, d)
 				}
 				kl, _ := ref.f64(t, li.Name+".kl")
-				if d := math.Abs(li.KL-kl[0]) / math.Abs(kl[0]); d > 1e-4 {
+				if d := math.Abs(li.KL-kl[0]) / math.Abs(kl[0]); !(d <= 1e-4) {
 					t.Errorf("layer %s: KL %.8g, bayesianize %.8g (relative %.2g)", li.Name, li.KL, kl[0], d)
 				}
 			}
@@ -63,14 +63,20 @@ func TestParityLogitsAtMean(t *testing.T) {
 			if err := p.PredictBatch(inputs, out); err != nil {
 				t.Fatal(err)
 			}
+			if n == 0 || len(want) != 10*n {
+				t.Fatalf("fixture: %d inputs, %d reference logits", n, len(want))
+			}
 			var worst float64
 			for i := range out {
+				if len(out[i].Outputs) != 10 {
+					t.Fatalf("input %d: %d logits kept, want 10", i, len(out[i].Outputs))
+				}
 				for j, v := range out[i].Outputs {
 					worst = math.Max(worst, math.Abs(float64(v)-want[i*10+j])/math.Max(1, math.Abs(want[i*10+j])))
 				}
 			}
 			t.Logf("max |logit − bayesianize| (relative above 1) = %.3g", worst)
-			if worst > 1e-4 {
+			if !(worst <= 1e-4) {
 				t.Errorf("logits at mean differ from bayesianize by %.3g > 1e-4", worst)
 			}
 		})
@@ -137,13 +143,13 @@ func checkPredictive(t *testing.T, fx string, st runtime.Strategy) {
 	}
 	mean := sum / float64(n*10)
 	t.Logf("n=%d K=%d: max |Δp| %.4f, mean |Δp| %.5f, max |ΔH| %.4f, max |ΔMI| %.4f", n, K, worst, mean, worstH, worstMI)
-	if worst > 0.015*scale {
+	if !(worst <= 0.015*scale) {
 		t.Errorf("max |p − bayesianize| = %.4f > %.4f", worst, 0.015*scale)
 	}
-	if mean > 0.001*scale {
+	if !(mean <= 0.001*scale) {
 		t.Errorf("mean |p − bayesianize| = %.5f > %.5f", mean, 0.001*scale)
 	}
-	if worstH > 0.02*scale || worstMI > 0.02*scale {
+	if !(worstH <= 0.02*scale) || !(worstMI <= 0.02*scale) {
 		t.Errorf("entropy / mutual information differ by %.4f / %.4f > %.4f", worstH, worstMI, 0.02*scale)
 	}
 }

@@ -102,17 +102,17 @@ func TestTrainOnArm64(t *testing.T) {
 		t.Helper()
 		worst := 0.0
 		for i := range a {
-			if a[i].Pred != b[i].Pred && math.Abs(a[i].Probs[0]-0.5) > probTol {
+			if a[i].Pred != b[i].Pred && !(math.Abs(a[i].Probs[0]-0.5) <= probTol) {
 				t.Errorf("%s: input %d: class %d vs %d (probabilities %v, %v)", what, i, a[i].Pred, b[i].Pred, a[i].Probs, b[i].Probs)
 			}
 			for k := range a[i].Probs {
 				worst = max(worst, math.Abs(a[i].Probs[k]-b[i].Probs[k]))
 			}
-			if d := math.Abs(a[i].MutualInfo - b[i].MutualInfo); d > miTol*max(1, a[i].MutualInfo) {
+			if d := math.Abs(a[i].MutualInfo - b[i].MutualInfo); !(d <= miTol*max(1, a[i].MutualInfo)) {
 				t.Errorf("%s: input %d: mutual information %g vs %g", what, i, a[i].MutualInfo, b[i].MutualInfo)
 			}
 		}
-		if worst > probTol {
+		if !(worst <= probTol) {
 			t.Errorf("%s: probabilities differ by up to %g (tolerance %g)", what, worst, probTol)
 		}
 		t.Logf("%s: probabilities differ by at most %.3g", what, worst)
