@@ -104,7 +104,7 @@ func TestW1KS(t *testing.T) {
 		{[]float64{0, 2}, []float64{1}, 1, 0.5},
 	} {
 		w1, ks := w1KS(tc.a, tc.b)
-		if math.Abs(w1-tc.w1) > 1e-12 || math.Abs(ks-tc.ks) > 1e-12 {
+		if !(math.Abs(w1-tc.w1) <= 1e-12) || !(math.Abs(ks-tc.ks) <= 1e-12) {
 			t.Errorf("w1KS(%v, %v) = %g, %g; want %g, %g", tc.a, tc.b, w1, ks, tc.w1, tc.ks)
 		}
 	}

@@ -33,17 +33,17 @@ func TestSSGenerate(t *testing.T) {
 		se, se2 = se+e, se2+e*e
 		pos += float64(d.Y[i])
 		want := ssA*u + ssBeta*d.Tab[i] + ssC
-		if math.Abs(d.Logit[i]-want) > 1e-12 {
+		if !(math.Abs(d.Logit[i]-want) <= 1e-12) {
 			t.Fatalf("image %d: logit %g, want %g", i, d.Logit[i], want)
 		}
 		pi += 1 / (1 + math.Exp(-want))
 	}
 	mean, vr := se/n, se2/n-(se/n)*(se/n)
-	if math.Abs(mean) > 0.03 || math.Abs(vr-1) > 0.04 {
+	if !(math.Abs(mean) <= 0.03) || !(math.Abs(vr-1) <= 0.04) {
 		t.Errorf("ε has mean %.4f and variance %.4f, want 0 and 1", mean, vr)
 	}
 	// The label count is a sum of independent Bernoullis: sd ≤ √(n/4) ≈ 71.
-	if math.Abs(pos-pi) > 4*math.Sqrt(n/4.0) {
+	if !(math.Abs(pos-pi) <= 4*math.Sqrt(n/4.0)) {
 		t.Errorf("%g positive labels, expected %.0f", pos, pi)
 	}
 	again, _ := ssGenerate(ds, idx[:100], 7, 1)
@@ -77,7 +77,7 @@ func TestAUC(t *testing.T) {
 		{[]float64{0.3, 0.3, 0.1}, []int{1, 0, 0}, 0.75},
 		{[]float64{0.3, 0.2}, []int{1, 1}, 0.5},
 	} {
-		if got := auc(tc.score, tc.y); math.Abs(got-tc.want) > 1e-12 {
+		if got := auc(tc.score, tc.y); !(math.Abs(got-tc.want) <= 1e-12) {
 			t.Errorf("auc(%v, %v) = %g, want %g", tc.score, tc.y, got, tc.want)
 		}
 	}
@@ -89,14 +89,14 @@ func TestSSPredict(t *testing.T) {
 	y := []int{1, 0, 1}
 	eta := []float64{2, -1, -30}
 	want := (math.Log(1/(1+math.Exp(-2))) + math.Log(1-1/(1+math.Exp(1))) + math.Log(1/(1+math.Exp(30)))) / 3
-	if got := ssPredict(y, 1, func(i, _ int) float64 { return eta[i] }).LogScore; math.Abs(got-want) > 1e-12 {
+	if got := ssPredict(y, 1, func(i, _ int) float64 { return eta[i] }).LogScore; !(math.Abs(got-want) <= 1e-12) {
 		t.Errorf("log-score %.15g, want %.15g", got, want)
 	}
 	// Draws η = ±3 for a positive label: p = (σ(3) + σ(−3))/2 = 1/2.
-	if got := ssPredict([]int{1}, 2, func(_, s int) float64 { return []float64{3, -3}[s] }).LogScore; math.Abs(got-math.Log(0.5)) > 1e-12 {
+	if got := ssPredict([]int{1}, 2, func(_, s int) float64 { return []float64{3, -3}[s] }).LogScore; !(math.Abs(got-math.Log(0.5)) <= 1e-12) {
 		t.Errorf("mixture log-score %.15g, want log ½", got)
 	}
-	if got := ssLogLik(0, 800); math.Abs(got+800) > 1e-9 {
+	if got := ssLogLik(0, 800); !(math.Abs(got+800) <= 1e-9) {
 		t.Errorf("log p(y = 0 | η = 800) = %g, want −800", got)
 	}
 }
@@ -108,7 +108,7 @@ func TestSummarise(t *testing.T) {
 	}
 	s := summarise(x)
 	// sd of 0…100 with n − 1: √(101·102/12) = 29.30017…
-	if s.Mean != 50 || math.Abs(s.SD-math.Sqrt(101*102/12.0)) > 1e-12 || s.Q50 != 50 || s.Q025 != 2.5 || s.Q975 != 97.5 {
+	if s.Mean != 50 || !(math.Abs(s.SD-math.Sqrt(101*102/12.0)) <= 1e-12) || s.Q50 != 50 || s.Q025 != 2.5 || s.Q975 != 97.5 {
 		t.Errorf("summary %+v", s)
 	}
 }
@@ -155,7 +155,7 @@ func TestSemiStructQuick(t *testing.T) {
 	}
 	best := M[ssOracle].Score[0].LogScore
 	for k, m := range M {
-		if k != ssOracle && k != ssTrueOffNUTS && m.Score[0].LogScore > best {
+		if k != ssOracle && k != ssTrueOffNUTS && !(m.Score[0].LogScore <= best) {
 			t.Errorf("%s: log-score %.4f above the true model's %.4f", m.Name, m.Score[0].LogScore, best)
 		}
 	}

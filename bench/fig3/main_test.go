@@ -39,7 +39,7 @@ func TestReadARMAndRatios(t *testing.T) {
 		"ffgu-weight/4": {8.2, 2},    // 1640/200, 1640/820 (the counted ensemble)
 		"ensu/2":        {4.5, 2.25}, // no counted Ensemble-W of 2: 2 × 200
 	} {
-		if math.Abs(xDet[key]-want[0]) > 1e-12 || math.Abs(xEns[key]-want[1]) > 1e-12 {
+		if !(math.Abs(xDet[key]-want[0]) <= 1e-12) || !(math.Abs(xEns[key]-want[1]) <= 1e-12) {
 			t.Errorf("%s: × det %g, × Ensemble-W %g; want %g, %g", key, xDet[key], xEns[key], want[0], want[1])
 		}
 	}

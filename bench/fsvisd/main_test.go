@@ -23,7 +23,7 @@ func TestSoftplusStats(t *testing.T) {
 				what      string
 				got, want float64
 			}{{"median", med, tc.med}, {"min", lo, tc.lo}, {"max", hi, tc.hi}} {
-				if math.Abs(c.got-c.want) > 1e-6*math.Abs(c.want) {
+				if !(math.Abs(c.got-c.want) <= 1e-6*math.Abs(c.want)) {
 					t.Errorf("%s = %.10g, want %.10g", c.what, c.got, c.want)
 				}
 			}

@@ -25,7 +25,7 @@ func TestDraw(t *testing.T) {
 	var sumA, sumL float64
 	for k := 0; k < n; k++ {
 		a, l := o.draw(0, k)
-		if a < o.alphaLo || a > o.alphaHi || l < o.lrLo || l > o.lrHi {
+		if !(a >= o.alphaLo) || !(a <= o.alphaHi) || !(l >= o.lrLo) || !(l <= o.lrHi) {
 			t.Fatalf("draw %d: α %g, η %g outside the ranges", k, a, l)
 		}
 		sumA += math.Log(a)
@@ -39,7 +39,7 @@ func TestDraw(t *testing.T) {
 		width := math.Log(c.hi) - math.Log(c.lo)
 		mid := math.Log(c.lo) + width/2
 		se := width / math.Sqrt(12*n) // a uniform's standard deviation is width/√12
-		if d := c.sum/n - mid; math.Abs(d) > 5*se {
+		if d := c.sum/n - mid; !(math.Abs(d) <= 5*se) {
 			t.Errorf("%s: mean log %g, want %g ± %g", c.name, c.sum/n, mid, 5*se)
 		}
 	}
@@ -113,7 +113,7 @@ func TestRun(t *testing.T) {
 		cells := strings.Split(line, "|")
 		for _, c := range cells[2:4] {
 			var mean float64
-			if _, err := fmt.Sscan(c, &mean); err != nil || mean < 0.9 {
+			if _, err := fmt.Sscan(c, &mean); err != nil || !(mean >= 0.9) {
 				t.Errorf("accuracy cell %q: want ≥ 0.9", c)
 			}
 		}

@@ -41,7 +41,7 @@ func TestSplitStandardise(t *testing.T) {
 	for _, y := range all.Targets {
 		want += float64(y)
 	}
-	if math.Abs(sum-want) > 1e-3 {
+	if !(math.Abs(sum-want) <= 1e-3) {
 		t.Errorf("the splits' targets sum to %g, the data's to %g", sum, want)
 	}
 	for _, tc := range []struct {
@@ -58,12 +58,15 @@ func TestSplitStandardise(t *testing.T) {
 	}
 	trS := tabular.Fit(tr).Apply(tr)
 	st := tabular.Fit(trS)
+	if len(st.XMean) == 0 || len(st.XSD) != len(st.XMean) {
+		t.Fatalf("refit: %d feature means, %d sds", len(st.XMean), len(st.XSD))
+	}
 	for j := range st.XMean {
-		if math.Abs(st.XMean[j]) > 1e-5 || math.Abs(st.XSD[j]-1) > 1e-5 {
+		if !(math.Abs(st.XMean[j]) <= 1e-5) || !(math.Abs(st.XSD[j]-1) <= 1e-5) {
 			t.Errorf("feature %d: mean %g, sd %g after standardising", j, st.XMean[j], st.XSD[j])
 		}
 	}
-	if math.Abs(st.YMean) > 1e-5 || math.Abs(st.YSD-1) > 1e-5 {
+	if !(math.Abs(st.YMean) <= 1e-5) || !(math.Abs(st.YSD-1) <= 1e-5) {
 		t.Errorf("target: mean %g, sd %g after standardising", st.YMean, st.YSD)
 	}
 }
@@ -83,7 +86,7 @@ func TestMixture(t *testing.T) {
 		{"far (log-sum-exp)", []float64{1000, 1001}, 0, 1, gauss(0, 1000, 1) + math.Log(0.5), 1000.5},
 	} {
 		ll, mean := mixture(tc.f, tc.y, tc.v)
-		if math.Abs(ll-tc.ll) > 1e-9*math.Max(1, math.Abs(tc.ll)) || math.Abs(mean-tc.mean) > 1e-12 {
+		if !(math.Abs(ll-tc.ll) <= 1e-9*math.Max(1, math.Abs(tc.ll))) || !(math.Abs(mean-tc.mean) <= 1e-12) {
 			t.Errorf("%s: got %g, %g, want %g, %g", tc.name, ll, mean, tc.ll, tc.mean)
 		}
 	}

@@ -20,7 +20,7 @@ func TestMeanSE(t *testing.T) {
 		{[]float64{0.5, 1.5, 2.5, 3.5}, 2, math.Sqrt(5.0/3) / 2},
 	} {
 		m, se := meanSE(c.x)
-		if math.Abs(m-c.mean) > 1e-12 || math.Abs(se-c.se) > 1e-12 {
+		if !(math.Abs(m-c.mean) <= 1e-12) || !(math.Abs(se-c.se) <= 1e-12) {
 			t.Errorf("meanSE(%v) = %g, %g, want %g, %g", c.x, m, se, c.mean, c.se)
 		}
 	}
@@ -45,7 +45,7 @@ func TestSeverityMean(t *testing.T) {
 	}
 	want /= float64(len(data.Corruptions()))
 	acc := func(m metrics) float64 { return m.Accuracy }
-	if got := severityMean(r, 3, acc); math.Abs(got-want) > 1e-12 {
+	if got := severityMean(r, 3, acc); !(math.Abs(got-want) <= 1e-12) {
 		t.Errorf("severity 3: %g, want %g", got, want)
 	}
 	if got := severityMean(r, 0, acc); got != 0.9 {

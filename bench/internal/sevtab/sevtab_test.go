@@ -70,7 +70,7 @@ func TestSeverityMean(t *testing.T) {
 	}
 	want /= float64(len(cs))
 	id := func(x float64) float64 { return x }
-	if got := SeverityMean(7.5, v, 2, id); math.Abs(got-want) > 1e-12 {
+	if got := SeverityMean(7.5, v, 2, id); !(math.Abs(got-want) <= 1e-12) {
 		t.Errorf("SeverityMean at 2 = %g, want %g", got, want)
 	}
 	if got := SeverityMean(7.5, v, 0, id); got != 7.5 {

@@ -89,24 +89,27 @@ func TestScaler(t *testing.T) {
 	d := table(9)
 	d.X[1*2+1] = 100 // not a linear copy of the first column any more
 	st := Fit(d)
-	if math.Abs(st.XMean[0]-4) > 1e-12 || math.Abs(st.XSD[0]-math.Sqrt(60.0/9)) > 1e-12 {
+	if !(math.Abs(st.XMean[0]-4) <= 1e-12) || !(math.Abs(st.XSD[0]-math.Sqrt(60.0/9)) <= 1e-12) {
 		t.Errorf("feature 0: mean %g sd %g, want 4 and √(60/9)", st.XMean[0], st.XSD[0])
 	}
 	if st.YMean != 0 || st.YSD != 1 {
 		t.Errorf("classification data: target mean %g sd %g, want 0 and 1", st.YMean, st.YSD)
 	}
 	s := Fit(st.Apply(d))
+	if len(s.XMean) == 0 || len(s.XSD) != len(s.XMean) {
+		t.Fatalf("refit: %d feature means, %d sds", len(s.XMean), len(s.XSD))
+	}
 	for j := range s.XMean {
-		if math.Abs(s.XMean[j]) > 1e-6 || math.Abs(s.XSD[j]-1) > 1e-6 {
+		if !(math.Abs(s.XMean[j]) <= 1e-6) || !(math.Abs(s.XSD[j]-1) <= 1e-6) {
 			t.Errorf("feature %d after standardising: mean %g sd %g", j, s.XMean[j], s.XSD[j])
 		}
 	}
 	r := &data.Dataset{Name: "r", N: 4, Dim: 1, Shape: []int{1}, X: []float32{5, 5, 5, 5}, Targets: []float32{1, 2, 3, 4}, Outputs: 1}
 	st = Fit(r)
-	if st.XSD[0] != 1 || st.YMean != 2.5 || math.Abs(st.YSD-math.Sqrt(1.25)) > 1e-12 {
+	if st.XSD[0] != 1 || st.YMean != 2.5 || !(math.Abs(st.YSD-math.Sqrt(1.25)) <= 1e-12) {
 		t.Errorf("regression: x sd %g (constant column: want 1), y mean %g sd %g", st.XSD[0], st.YMean, st.YSD)
 	}
-	if a := st.Apply(r); a.X[0] != 0 || math.Abs(float64(a.Targets[3])-1.5/math.Sqrt(1.25)) > 1e-6 {
+	if a := st.Apply(r); a.X[0] != 0 || !(math.Abs(float64(a.Targets[3])-1.5/math.Sqrt(1.25)) <= 1e-6) {
 		t.Errorf("regression standardised: x %v, y %v", a.X, a.Targets)
 	}
 }
