@@ -231,7 +231,7 @@ func TestLoadDeploySections(t *testing.T) {
 	if err := p.Predict(randomInputs(m, 1, 2), &pr); err != nil {
 		t.Fatal(err)
 	}
-	if want := pr.Confidence >= 0.7; pr.Decision.Act != want || pr.Samples != 4 {
+	if want := pr.Confidence >= 0.7; math.IsNaN(float64(pr.Confidence)) || pr.Decision.Act != want || pr.Samples != 4 {
 		t.Errorf("confidence %v: decision %v, samples %d", pr.Confidence, pr.Decision, pr.Samples)
 	}
 
