@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/fsvi_preset.sh [--seeds N] [--samples K] [--jobs J] [--quick] [--out DIR]: paper 004's
+# bench/fsvi_preset.sh [--seeds N] [--samples K] [--jobs J] [--context C] [--quick] [--out DIR]: paper 004's
 # Table 1 FSVI row (Fashion-MNIST) with the reference code's recipe, `edgebnn train --preset
 # paper004-fmnist-fsvi` (its CNN, SGD with cosine decay, element-wise clipping, 200 epochs of batch
 # 128, the corrupted-training-image context; docs/PRESETS.md), seeds 1…N, J trainings at a time
@@ -18,15 +18,22 @@
 # the evaluations always use the current code, built into DIR/edgebnn-eval.
 #
 # Options: --seeds N (3; the paper averages 10 seeds, 3 fit this machine's CPU), --samples K (10,
-# the preset's test_samples), --jobs J (2), --out DIR (runs/fsvi_preset). --quick: 2 seeds, 2
+# the preset's test_samples), --jobs J (2), --out DIR (runs/fsvi_preset), --context C (the
+# preset's, corrupted: the reference code's; random-monochrome is the context paper 004's Table 1
+# names for its row; uniform): other than the preset's, the runs are DIR/fsvi_C_sS.*. --quick: 2 seeds, 2
 # epochs on the first 300 training and 200 test images — the tables' shape in under a minute
 # (TestBenchQuick in tests/bench_quick_test.go, which also resumes a seed).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-seeds=3 samples=10 jobs=2 out=runs/fsvi_preset
+seeds=3 samples=10 jobs=2 out=runs/fsvi_preset context=corrupted
 source bench/lib/opts.sh
-parse_opts "usage: bench/fsvi_preset.sh [--seeds N] [--samples K] [--jobs J] [--quick] [--out DIR]" \
-	"seeds=2" --seeds=seeds:int --samples=samples:int --jobs=jobs:int --out=out:path -- "$@"
+parse_opts "usage: bench/fsvi_preset.sh [--seeds N] [--samples K] [--jobs J] [--context C] [--quick] [--out DIR]" \
+	"seeds=2" --seeds=seeds:int --samples=samples:int --jobs=jobs:int --context=context --out=out:path -- "$@"
+case $context in
+corrupted) run=fsvi ctxargs=() ;;
+random-monochrome | uniform) run=fsvi_$context ctxargs=(--context "$context") ;;
+*) echo "fsvi_preset.sh: --context must be corrupted, random-monochrome or uniform" >&2; exit 2 ;;
+esac
 ((seeds >= 2)) || { echo "fsvi_preset.sh: --seeds must be at least 2 (the tables have error bars)" >&2; exit 2; }
 ((samples >= 1 && jobs >= 1)) || { echo "fsvi_preset.sh: --samples and --jobs must be at least 1" >&2; exit 2; }
 quickargs=()
@@ -36,7 +43,7 @@ if ((quick)); then
 	testlimit=200
 fi
 mkdir -p "$out"
-dir_settings fsvi_preset.sh "$out" "quick=$quick" 'fsvi_s*.ebnn'
+dir_settings fsvi_preset.sh "$out" "quick=$quick" 'fsvi*_s*.ebnn'
 evalbin=$out/edgebnn-eval
 go build -o "$evalbin" ./cmd/edgebnn
 bin=${EDGEBNN:-}
@@ -45,10 +52,10 @@ if [[ -z $bin ]]; then
 	[[ -x $bin ]] || cp "$evalbin" "$bin" # never rewrite a binary a running seed may be using
 fi
 export GOMAXPROCS=1
-train1() { # seed → DIR/fsvi_sS.ebnn
-	local stem=$out/fsvi_s$1
+train1() { # seed → DIR/RUN_sS.ebnn
+	local stem=$out/${run}_s$1
 	[[ -s $stem.ebnn ]] && return
-	local a=(--preset paper004-fmnist-fsvi --seed "$1" --eval-every 10 "${quickargs[@]}" --out "$stem.ebnn")
+	local a=(--preset paper004-fmnist-fsvi "${ctxargs[@]}" --seed "$1" --eval-every 10 "${quickargs[@]}" --out "$stem.ebnn")
 	if [[ -s $stem.last.ebnn ]]; then
 		echo "fsvi_preset.sh: seed $1 continues from $stem.last.ebnn" >&2
 		a=(--resume "$stem.last.ebnn")
@@ -64,31 +71,33 @@ for s in $(seq 1 "$seeds"); do
 done
 while (($(jobs -rp | wc -l) > 0)); do wait -n || exit 1; done
 for s in $(seq 1 "$seeds"); do
-	[[ -s $out/fsvi_s$s.ebnn ]] || { echo "fsvi_preset.sh: seed $s has no model (see $out/fsvi_s$s.log)" >&2; exit 1; }
+	[[ -s $out/${run}_s$s.ebnn ]] || { echo "fsvi_preset.sh: seed $s has no model (see $out/${run}_s$s.log)" >&2; exit 1; }
 	for ood in digits fmnist-shuffled; do
-		j=$out/fsvi_s$s.$ood.k$samples.json
-		if [[ ! -s $j || $j -ot $out/fsvi_s$s.ebnn ]]; then
+		j=$out/${run}_s$s.$ood.k$samples.json
+		if [[ ! -s $j || $j -ot $out/${run}_s$s.ebnn ]]; then
 			"$evalbin" eval --json --data fmnist --ood "$ood" --test-limit "$testlimit" --samples "$samples" \
-				"$out/fsvi_s$s.ebnn" >"$j.tmp"
+				"$out/${run}_s$s.ebnn" >"$j.tmp"
 			mv "$j.tmp" "$j"
 		fi
 	done
 done
 
-PYTHONPATH=bench/lib python3 - "$out" "$seeds" "$samples" "$quick" <<'EOF'
+PYTHONPATH=bench/lib python3 - "$out" "$seeds" "$samples" "$quick" "$run" "$context" <<'EOF'
 import json, sys
 from stats import cell
-out, seeds, k, quick = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
-load = lambda s, ood: json.load(open("%s/fsvi_s%d.%s.k%d.json" % (out, s, ood, k)))
+out, seeds, k, quick, run, context = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5], sys.argv[6]
+load = lambda s, ood: json.load(open("%s/%s_s%d.%s.k%d.json" % (out, run, s, ood, k)))
+name = "FSVI (paper004-fmnist-fsvi%s)" % ("" if context == "corrupted" else ", context " + context)
 dg = [load(s, "digits") for s in range(1, seeds + 1)]
 sh = [load(s, "fmnist-shuffled") for s in range(1, seeds + 1)]
 c = lambda rs, f, fmt: cell([f(r) for r in rs], fmt)
-print("FSVI, `--preset paper004-fmnist-fsvi`%s, %d seeds, %d test samples; mean ± s.e." %
-      (" (--quick: 2 epochs, 300 training and 200 test images)" if quick else " (200 epochs)", seeds, k))
+print("FSVI, `--preset paper004-fmnist-fsvi`%s%s, %d seeds, %d test samples; mean ± s.e." %
+      ("" if context == "corrupted" else " `--context %s`" % context,
+       " (--quick: 2 epochs, 300 training and 200 test images)" if quick else " (200 epochs)", seeds, k))
 print()
 print("| method | accuracy | NLL | ECE | AUROC digits | AUROC shuffled | paper: accuracy | ECE | AUROC MNIST | AUROC NotMNIST | seeds |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-print("| FSVI (paper004-fmnist-fsvi) | %s %% | %s | %s | %s | %s | 92.52 | 0.014 | 96.55 | 95.15 | %d |" % (
+print("| %s | %s %% | %s | %s | %s | %s | 92.52 | 0.014 | 96.55 | 95.15 | %d |" % (name,
     c(dg, lambda r: 100 * r["classification"]["accuracy"], "%.2f"),
     c(dg, lambda r: r["classification"]["nll"], "%.3f"),
     c(dg, lambda r: r["classification"]["ece"], "%.3f"),
@@ -99,7 +108,7 @@ print("By mutual information, and the mean MI on each set:")
 print()
 print("| method | AUROC digits (MI) | AUROC shuffled (MI) | mean MI test | digits | shuffled |")
 print("|---|---:|---:|---:|---:|---:|")
-print("| FSVI (paper004-fmnist-fsvi) | %s | %s | %s | %s | %s |" % (
+print("| %s | %s | %s | %s | %s | %s |" % (name,
     c(dg, lambda r: 100 * r["ood"]["mi"]["auroc"], "%.2f"),
     c(sh, lambda r: 100 * r["ood"]["mi"]["auroc"], "%.2f"),
     c(dg, lambda r: r["mean_mi"], "%.2e"),

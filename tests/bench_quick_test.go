@@ -887,7 +887,7 @@ func checkConvertEval(t *testing.T, out, _ string) {
 // checkFSVIPresetResume checks that bench/fsvi_preset.sh continues a seed from its per-epoch
 // checkpoint: with seed 1's final checkpoint gone (as if the run had been killed in its last
 // epoch) and its epoch-1 checkpoint left, a second run resumes it (train --resume) and prints the
-// same tables.
+// same tables; a third, with --context random-monochrome, trains its own seeds.
 func checkFSVIPresetResume(t *testing.T, out, dir string) {
 	t.Helper()
 	model := filepath.Join(dir, "fsvi_s1.ebnn")
@@ -908,5 +908,23 @@ func checkFSVIPresetResume(t *testing.T, out, dir string) {
 	}
 	if len(markdownTables(again)) != 2 {
 		t.Errorf("second run's tables:\n%s", again)
+	}
+	// --context: the paper's row label (random-monochrome), trained beside the preset's runs
+	// under its own names and labelled in the tables; an unknown context is a usage error.
+	mono, stderr, err := run("--context", "random-monochrome")
+	if err != nil {
+		t.Fatalf("--context random-monochrome: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "training seed 1") || strings.Contains(stderr, "continues") {
+		t.Errorf("--context random-monochrome reused the preset's runs:\n%s", stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fsvi_random-monochrome_s2.ebnn")); err != nil {
+		t.Errorf("--context random-monochrome: %v", err)
+	}
+	if tables := markdownTables(mono); len(tables) != 2 || len(tables[0]) < 3 || tables[0][2][0] != "FSVI (paper004-fmnist-fsvi, context random-monochrome)" {
+		t.Errorf("--context random-monochrome tables:\n%s", mono)
+	}
+	if _, stderr, err := run("--context", "kmnist"); err == nil || !strings.Contains(stderr, "--context must be") {
+		t.Errorf("--context kmnist: %v\n%s", err, stderr)
 	}
 }
