@@ -17,6 +17,7 @@ package convert
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -30,6 +31,7 @@ import (
 	"strings"
 
 	"github.com/edgebnn/edgebnn/internal/clip"
+	"github.com/edgebnn/edgebnn/internal/outfile"
 	"github.com/edgebnn/edgebnn/internal/schema"
 	"github.com/edgebnn/edgebnn/internal/strictjson"
 
@@ -315,14 +317,21 @@ func convertFile(opts Options) (*Report, error) {
 			sources = append(sources, p)
 		}
 	}
-	if err := w.WriteFile(opts.Out, format.WriteOptions{Sources: sources}); err != nil {
+	// The file is staged beside Out and takes its place only once it loads and validates: a
+	// conversion that fails leaves Out as it was.
+	staged, err := outfile.Stage(context.Background(), opts.Out)
+	if err != nil {
+		return nil, fmt.Errorf("convert: %w", err)
+	}
+	defer staged.Discard()
+	if err := w.WriteFile(staged.Path(), format.WriteOptions{Sources: sources}); err != nil {
 		return nil, fmt.Errorf("convert: writing %s: %w", opts.Out, err)
 	}
 	rep.Out = opts.Out
-	if st, err := os.Stat(opts.Out); err == nil && st.Size() != rep.FileBytes {
+	if st, err := os.Stat(staged.Path()); err == nil && st.Size() != rep.FileBytes {
 		return nil, fmt.Errorf("convert: %s has %d bytes, expected %d", opts.Out, st.Size(), rep.FileBytes)
 	}
-	file, err := checkWritten(opts.Out)
+	file, err := checkWritten(staged.Path())
 	if err != nil {
 		return nil, err
 	}
@@ -333,6 +342,9 @@ func convertFile(opts Options) (*Report, error) {
 			return rep, err
 		}
 		rep.Validation = v
+	}
+	if err := staged.Commit(context.Background()); err != nil {
+		return nil, fmt.Errorf("convert: %w", err)
 	}
 	return rep, nil
 }
@@ -929,6 +941,11 @@ func (m *model) encode(o encOptions) (*format.Writer, *Report, error) {
 				data[base+".z_row"], data[base+".z_col"] = zr, zc
 				layers = append(layers, prune.Layer{Name: base, ZRow: zr, ZCol: zc})
 			}
+		}
+		if len(layers) == 0 {
+			// Like --snr-keep on a model without FFG layers: the user meant another model or
+			// the other option, and a file "pruned 0 of 0" would say nothing was asked.
+			return nil, nil, fmt.Errorf("convert: --prune %g: the model has no inducing-weight layers, whose Z it prunes (--snr-keep prunes FFG weights)", o.prune.Fraction)
 		}
 		pr, err := prune.Prune(layers, o.prune)
 		if err != nil {

@@ -61,7 +61,7 @@ func samplerCDF(t []float32, x float64) float64 {
 // fit float32). monotone is false when rounding broke strict monotonicity.
 func (c *bernsteinFlowCheck) check(raw []float32) (ks float64, monotone bool, err error) {
 	for i, v := range raw {
-		if math.Abs(float64(v)) > quant.MaxF16 {
+		if !quant.InF16Range(v) {
 			return 0, true, fmt.Errorf("raw parameter %d = %g is outside the fp16 range", i, v)
 		}
 		c.raw16[i] = quant.Round(v)

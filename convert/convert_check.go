@@ -71,8 +71,8 @@ func checkValues(name string, v []float32) error {
 // range, for a tensor about to be stored as fp16 without AllowClamp.
 func checkF16Range(name string, v []float32) error {
 	for i, x := range v {
-		if x > quant.MaxF16 || x < -quant.MaxF16 {
-			return fmt.Errorf("convert: tensor %s: element %d is %g, outside the fp16 range ±%d (--allow-clamp, Options.AllowClamp, clamps it; or keep f32)", clip.Q(name), i, x, quant.MaxF16)
+		if !quant.InF16Range(x) {
+			return fmt.Errorf("convert: tensor %s: element %d is %g, outside the fp16 range (it would round to ±Inf; --allow-clamp, Options.AllowClamp, clamps it to ±%d; or keep f32)", clip.Q(name), i, x, quant.MaxF16)
 		}
 	}
 	return nil

@@ -3,9 +3,9 @@
 //
 // Rounding is to nearest, ties to even (github.com/x448/float16, the same conversion the model
 // file writer uses), so the values Quantize reports on are exactly the values a reader decodes.
-// Values whose magnitude exceeds the largest finite fp16 value (MaxF16 = 65504) would become ±Inf:
-// that is an error unless the caller allows clamping, in which case they are clamped to ±MaxF16
-// and counted.
+// Values of magnitude OverflowF16 = 65520 or more would become ±Inf (those between the largest
+// finite fp16 value, MaxF16 = 65504, and 65520 round to ±MaxF16): that is an error unless the
+// caller allows clamping, in which case they are clamped to ±MaxF16 and counted.
 //
 // Not every tensor should be stored in fp16; KeepF32 is the documented default policy.
 package quant
@@ -20,6 +20,13 @@ import (
 
 // MaxF16 is the largest finite binary16 value.
 const MaxF16 = 65504
+
+// OverflowF16 is the smallest magnitude that rounds to an infinite binary16 value: the midpoint
+// of MaxF16 and 2¹⁶, where ties-to-even goes to the even neighbour, 2¹⁶ (= ±Inf).
+const OverflowF16 = 65520
+
+// InF16Range reports whether x rounds to a finite binary16 value: |x| < OverflowF16.
+func InF16Range(x float32) bool { return x > -OverflowF16 && x < OverflowF16 }
 
 // MinNormalF16 is the smallest positive normal binary16 value, 2⁻¹⁴. Below it fp16 has fewer
 // significant bits, so relative errors are only reported for values at least this large.
@@ -116,7 +123,8 @@ type Report struct {
 	MaxAbsErr float64 `json:"max_abs_err"`
 	// MaxRelErr is max |x − fp16(x)| / |x| over the values with |x| ≥ MinNormalF16.
 	MaxRelErr float64 `json:"max_rel_err"`
-	// OutOfRange counts values with |x| > MaxF16 (clamped when allowed).
+	// OutOfRange counts values with |x| ≥ OverflowF16, which would round to ±Inf (clamped when
+	// allowed).
 	OutOfRange int `json:"out_of_range,omitempty"`
 	// Clamped reports whether out-of-range values were clamped.
 	Clamped bool `json:"clamped,omitempty"`
@@ -125,12 +133,12 @@ type Report struct {
 }
 
 // Round returns x rounded to the nearest binary16 value (ties to even) and widened back to
-// float32. Values beyond ±MaxF16 round to ±Inf.
+// float32. Values of magnitude OverflowF16 or more round to ±Inf.
 func Round(x float32) float32 { return float16.Fromfloat32(x).Float32() }
 
 // Quantize prepares data (the tensor called name) for fp16 storage and measures the rounding
 // error. It returns the values to hand to the writer: data itself, or, when allowClamp is set and
-// some values lie outside ±MaxF16, a copy with those values clamped. NaN or infinite inputs are
+// some values would round to ±Inf (InF16Range), a copy with those values clamped to ±MaxF16. NaN or infinite inputs are
 // errors, and so are out-of-range values when allowClamp is false.
 func Quantize(name string, data []float32, allowClamp bool) ([]float32, Report, error) {
 	rep := Report{Name: name, Elements: len(data)}
@@ -139,14 +147,14 @@ func Quantize(name string, data []float32, allowClamp bool) ([]float32, Report, 
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 			return nil, rep, fmt.Errorf("quant: tensor %q: value %d is %g", name, i, x)
 		}
-		if x > MaxF16 || x < -MaxF16 {
+		if !InF16Range(x) {
 			rep.OutOfRange++
 		}
 	}
 	if rep.OutOfRange > 0 {
 		if !allowClamp {
-			return nil, rep, fmt.Errorf("quant: tensor %q: %d values lie outside the fp16 range ±%d (allow clamping to store them as ±%d)",
-				name, rep.OutOfRange, MaxF16, MaxF16)
+			return nil, rep, fmt.Errorf("quant: tensor %q: %d values lie outside the fp16 range (|x| ≥ %d rounds to ±Inf; allow clamping to store them as ±%d)",
+				name, rep.OutOfRange, OverflowF16, MaxF16)
 		}
 		rep.Clamped = true
 		out = make([]float32, len(data))

@@ -335,6 +335,17 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request, name string) (i
 		return fail(w, &reqError{http.StatusUnsupportedMediaType, kindMediaType,
 			fmt.Sprintf("model %q: Content-Type %.80q is not application/json or application/octet-stream", name, ct)})
 	}
+	// Nothing is decompressed: an encoded body would be parsed (a raw one predicted on) as if it
+	// were the numbers (RFC 9110 §8.4.1: 415 for a content coding the server does not accept).
+	for _, ce := range r.Header.Values("Content-Encoding") {
+		for _, c := range strings.Split(ce, ",") {
+			if c = strings.ToLower(strings.TrimSpace(c)); c != "" && c != "identity" {
+				w.Header().Set("Accept-Encoding", "identity")
+				return fail(w, &reqError{http.StatusUnsupportedMediaType, kindMediaType,
+					fmt.Sprintf("model %q: Content-Encoding %.40q is not accepted: send the body unencoded", name, c)})
+			}
+		}
+	}
 	buf := l.getBuf()
 	defer l.putBuf(buf)
 	body, rerr := s.readBody(w, r, name, buf.body[:0])

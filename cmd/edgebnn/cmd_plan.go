@@ -21,7 +21,8 @@ const planUsage = `Usage: edgebnn plan --arch ARCH [--config CFG] [--classes N] 
 
 Sizes a model before it is trained: its parameters, the exact size of the model
 file the converter would write (built in memory from random values of the
-right shapes; with zstd the size depends on the trained values), and the
+right shapes; with zstd or --prune the size depends on the trained values, the
+parameter counts do not), and the
 memory a predictor needs at run time (the file, what the loaded model holds,
 and the predictor's scratch). With --board it says whether that fits the
 board's memory budget (see 'edgebnn boards'). --members K plans an ensemble
