@@ -107,11 +107,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usagef("%v", err)
 	}
+	// The server's own limits, checked here to name the flags (serve.Config.Validate names its
+	// fields); 0 is no default for a flag whose default is printed.
 	switch {
 	case *samples < 0 || *samples > maxSamplesFlag:
 		return usagef("--samples %d out of range (0 to %d)", *samples, maxSamplesFlag)
 	case *threads < 1 || *threads > maxThreadsFlag:
 		return usagef("--threads %d out of range (1 to %d)", *threads, maxThreadsFlag)
+	case *maxBody < 1 || *maxBody > serve.MaxBodyBytesLimit:
+		return usagef("--max-body %d out of range (1 to %d)", *maxBody, int64(serve.MaxBodyBytesLimit))
+	case *maxInst < 1 || *maxInst > serve.MaxInstancesLimit:
+		return usagef("--max-instances %d out of range (1 to %d)", *maxInst, serve.MaxInstancesLimit)
+	case *conc < 0 || *conc > serve.MaxConcurrency:
+		return usagef("--concurrency %d out of range (0 for GOMAXPROCS, or 1 to %d)", *conc, serve.MaxConcurrency)
+	case *mhb < 1024 || *mhb > 1<<20:
+		return usagef("--max-header-bytes %d out of range (1024 to %d)", *mhb, 1<<20)
+	case *drain > serve.MaxDrainTimeout:
+		return usagef("--drain-timeout %v out of range (at most %v)", *drain, serve.MaxDrainTimeout)
 	case *batch < 0 || *batch > *maxInst:
 		return usagef("--batch %d out of range (0 to --max-instances, %d)", *batch, *maxInst)
 	}
