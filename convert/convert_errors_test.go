@@ -243,4 +243,8 @@ func TestConvertF16Underflow(t *testing.T) {
 	if _, err := Convert(o); err == nil || !strings.Contains(err.Error(), "does not load") || !strings.Contains(err.Error(), `"3"`) {
 		t.Fatalf("f16 of a Z of 1e-8-scaled entries: %v, want the written file refused", err)
 	}
+	// Refused, and not left at Out (it had been, though it does not load).
+	if st, err := os.Stat(o.Out); err == nil {
+		t.Errorf("the failed conversion left a %d-byte file that does not load at %s", st.Size(), o.Out)
+	}
 }
