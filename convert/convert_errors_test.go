@@ -212,28 +212,11 @@ func TestInspectCountsStoredParameters(t *testing.T) {
 // quantising; the written file must then be refused (it would not load), not reported written.
 func TestConvertF16Underflow(t *testing.T) {
 	dir := t.TempDir()
-	f, err := safetensors.ReadFile(filepath.Join(fixtureDir, "mlp_ffgu", "state_dict.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ts []safetensors.Tensor
-	for _, tn := range f.Tensors {
-		if tn.Name == "3.z_row" {
-			v, err := tn.Float32s()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range v {
-				v[i] *= 1e-8
-			}
-			if tn, err = safetensors.NewF32(tn.Name, tn.Shape, v); err != nil {
-				t.Fatal(err)
-			}
+	ck := editedStateDict(t, "mlp_ffgu", dir, "tiny", "3.z_row", func(v []float32) {
+		for i := range v {
+			v[i] *= 1e-8
 		}
-		ts = append(ts, tn)
-	}
-	ck := filepath.Join(dir, "tiny.safetensors")
-	writeSafetensors(t, ck, ts)
+	})
 	o := fixtureOpts("mlp_ffgu", ".safetensors", filepath.Join(dir, "f32.ebnn"))
 	o.Checkpoint = ck
 	if _, err := Convert(o); err != nil {

@@ -30,6 +30,35 @@ func writeSafetensors(t *testing.T, path string, ts []safetensors.Tensor) {
 	}
 }
 
+// editedStateDict writes fixture fx's state_dict to dir/name.safetensors with tensor's values
+// changed by edit (on a copy), and returns the path.
+func editedStateDict(t *testing.T, fx, dir, name, tensor string, edit func([]float32)) string {
+	t.Helper()
+	var ts []safetensors.Tensor
+	found := false
+	for _, tn := range fixtureFile(t, fx, "state_dict").Tensors {
+		if tn.Name == tensor {
+			v, err := tn.Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			v = append([]float32(nil), v...)
+			edit(v)
+			if tn, err = safetensors.NewF32(tn.Name, tn.Shape, v); err != nil {
+				t.Fatal(err)
+			}
+			found = true
+		}
+		ts = append(ts, tn)
+	}
+	if !found {
+		t.Fatalf("fixture %s has no tensor %q", fx, tensor)
+	}
+	p := filepath.Join(dir, name+".safetensors")
+	writeSafetensors(t, p, ts)
+	return p
+}
+
 // fixtureFile reads the safetensors file name (state_dict or reference) of fixture fx.
 func fixtureFile(t testing.TB, fx, name string) *safetensors.File {
 	t.Helper()

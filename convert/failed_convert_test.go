@@ -62,25 +62,8 @@ func TestPruneWithoutInducingLayers(t *testing.T) {
 // beyond ±65504 in a tensor the policy keeps in float32 (q(U)'s inducing_mean) converts without
 // --allow-clamp and is stored unchanged.
 func TestF16RangeOnlyForF16Tensors(t *testing.T) {
-	f := fixtureFile(t, "mlp_ffgu", "state_dict")
 	dir := t.TempDir()
-	var ts []safetensors.Tensor
-	for _, tn := range f.Tensors {
-		if tn.Name == "1.inducing_mean" {
-			v, err := tn.Float32s()
-			if err != nil {
-				t.Fatal(err)
-			}
-			v = append([]float32(nil), v...)
-			v[3] = 7e4
-			if tn, err = safetensors.NewF32(tn.Name, tn.Shape, v); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ts = append(ts, tn)
-	}
-	p := filepath.Join(dir, "sd.safetensors")
-	writeSafetensors(t, p, ts)
+	p := editedStateDict(t, "mlp_ffgu", dir, "sd", "1.inducing_mean", func(v []float32) { v[3] = 7e4 })
 	o := fixtureOpts("mlp_ffgu", ".pt", filepath.Join(dir, "out.ebnn"))
 	o.Checkpoint, o.DType, o.Prune = p, "f16", 0.5
 	if _, err := Convert(o); err != nil {
