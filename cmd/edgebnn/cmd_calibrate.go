@@ -574,23 +574,25 @@ func printCalibration(w io.Writer, o *calibrateFlags, what string, samples int, 
 	}
 	fmt.Fprintf(w, "\nTarget %s on %s: ", r.Options.Target, r.Options.On)
 	var th []string
-	threshold := func(name string, v float64) {
-		if math.IsInf(v, 1) || name == "min_confidence" && v == 0 { // none: every input passes
+	// The thresholds as the policy holds them: Rule.Policy leaves out those every input passes.
+	pol := r.Rule.Policy(0)
+	threshold := func(name string, v *float64) {
+		if v == nil {
 			th = append(th, name+" none")
 		} else {
-			th = append(th, fmt.Sprintf("%s %.6g", name, v))
+			th = append(th, fmt.Sprintf("%s %.6g", name, *v))
 		}
 	}
 	switch r.Options.On {
 	case calibrate.OnEpistemicStd:
-		threshold("max_epistemic_std", r.Rule.MaxEpistemicStd)
+		threshold("max_epistemic_std", pol.MaxEpistemicStd)
 	case calibrate.OnConfidence:
-		threshold("min_confidence", r.Rule.MinConfidence)
+		threshold("min_confidence", pol.MinConfidence)
 	case calibrate.OnMutualInfo:
-		threshold("max_mutual_info", r.Rule.MaxMutualInfo)
+		threshold("max_mutual_info", pol.MaxMutualInfo)
 	default:
-		threshold("min_confidence", r.Rule.MinConfidence)
-		threshold("max_mutual_info", r.Rule.MaxMutualInfo)
+		threshold("min_confidence", pol.MinConfidence)
+		threshold("max_mutual_info", pol.MaxMutualInfo)
 	}
 	fmt.Fprintln(w, strings.Join(th, ", "))
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
