@@ -35,6 +35,9 @@ const MaxDepth = 10000
 // and anything after the value are errors; the last says "trailing data after the JSON object"
 // and where.
 func Decode(data []byte, v any) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return errors.New("empty: no JSON value (EOF)")
+	}
 	if err := Check(data, v); err != nil {
 		return err
 	}

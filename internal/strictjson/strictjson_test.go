@@ -161,7 +161,8 @@ func TestDecode(t *testing.T) {
 		{"stray bracket", `{"epochs": 3}]`, "trailing data after the JSON object", 0},
 		{"stray brace", `{"epochs": 3}}`, "trailing data after the JSON object", 0},
 		{"syntax", `{"epochs": 3,}`, "invalid character", 0},
-		{"empty", ``, "EOF", 0},
+		{"empty", ``, "empty: no JSON value", 0},
+		{"white space", " \n\t", "empty: no JSON value", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var d small
