@@ -49,8 +49,12 @@ var serveCmd = command{
 	summary: "serve models over HTTP/JSON (TF Serving REST shape, Prometheus metrics)",
 	usage:   serveUsage,
 	run:     runServe,
-	grace:   serve.MaxDrainTimeout + 5*time.Second,
+	grace:   serve.MaxDrainTimeout + drainMargin,
 }
+
+// drainMargin is how much longer than its drain serve may take to stop once interrupted
+// (closing connections, unloading models) before the dispatcher gives up on it.
+const drainMargin = 5 * time.Second
 
 // modelFlags collects repeated --model flags.
 type modelFlags []serve.ModelConfig
@@ -147,6 +151,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := cfg.WithDefaults().Validate(); err != nil {
 		return usagef("%v", strings.TrimPrefix(err.Error(), "serve: "))
 	}
+	// Stopping takes the drain the flags ask for, not the longest one allowed.
+	setGrace(ctx, *drain+drainMargin)
+	// SIGHUP is caught before the models load: one sent while they load (a deploy script that
+	// has just replaced a file) must not kill the server by the signal's default action; it
+	// reloads them once the server runs.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	s, err := serve.New(cfg, models...)
 	if err != nil {
 		return err
@@ -156,9 +168,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	go func() {
 		for {
 			select {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,8 +32,22 @@ type command struct {
 	// run executes the command with the arguments that follow its name.
 	run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// grace is how long the command may take to stop once its context is cancelled (0:
-	// interruptGrace). serve sets it above its longest drain.
+	// interruptGrace). serve sets it above its longest drain, then (setGrace) above the drain
+	// its flags ask for.
 	grace time.Duration
+}
+
+// graceKey is the context key of the running command's grace (an *atomic.Int64 of
+// nanoseconds, which runCommand reads when the context is cancelled).
+type graceKey struct{}
+
+// setGrace sets how long the running command may take to stop once ctx is cancelled, for a
+// command whose grace depends on its flags (serve: its --drain-timeout). Outside runCommand it
+// does nothing.
+func setGrace(ctx context.Context, d time.Duration) {
+	if g, ok := ctx.Value(graceKey{}).(*atomic.Int64); ok {
+		g.Store(int64(d))
+	}
 }
 
 // commandTable lists the subcommands in the order "edgebnn help" shows them.

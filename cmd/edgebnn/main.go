@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -113,7 +114,9 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // dropped, and the status is exitInterrupted. A panic becomes an error.
 func runCommand(ctx context.Context, c command, args []string, stdout, stderr io.Writer) int {
 	tr := &outfile.Tracker{}
-	cctx := outfile.WithTracker(ctx, tr)
+	grace := new(atomic.Int64)
+	grace.Store(int64(c.grace))
+	cctx := context.WithValue(outfile.WithTracker(ctx, tr), graceKey{}, grace)
 	out, errOut := &gateWriter{w: stdout}, &gateWriter{w: stderr}
 	done := make(chan error, 1)
 	go func() {
@@ -128,13 +131,13 @@ func runCommand(ctx context.Context, c command, args []string, stdout, stderr io
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		grace := interruptGrace
-		if c.grace > 0 {
-			grace = c.grace
+		wait := interruptGrace
+		if g := time.Duration(grace.Load()); g > 0 {
+			wait = g
 			fmt.Fprintf(errOut, "edgebnn %s: interrupted (%v): stopping cleanly, at most %v; interrupt again to stop at once\n",
-				c.name, context.Cause(ctx), grace)
+				c.name, context.Cause(ctx), wait)
 		}
-		timer := time.NewTimer(grace)
+		timer := time.NewTimer(wait)
 		defer timer.Stop()
 		how := ""
 		select {
