@@ -38,15 +38,20 @@ const (
 	DefaultDrainTimeout = 10 * time.Second
 	// DefaultMaxBatch is the default ModelConfig.MaxBatch (capped by MaxInstances).
 	DefaultMaxBatch = 16
+	// DefaultMaxPendingBytes is the default MaxPendingBytes (32 MiB: eight bodies of the default
+	// MaxBodyBytes, or thousands of one-image requests), raised to MaxBodyBytes if that is larger.
+	DefaultMaxPendingBytes = 32 << 20
 )
 
 // Upper bounds of Config and ModelConfig: larger values are refused by Validate.
 const (
 	MaxBodyBytesLimit = 1 << 30
-	MaxInstancesLimit = 1 << 16
-	MaxConcurrency    = 1024
-	MaxModels         = 256
-	MaxNameLen        = 64
+	// MaxPendingBytesLimit bounds MaxPendingBytes.
+	MaxPendingBytesLimit = 1 << 40
+	MaxInstancesLimit    = 1 << 16
+	MaxConcurrency       = 1024
+	MaxModels            = 256
+	MaxNameLen           = 64
 	// MaxDrainTimeout bounds DrainTimeout (and so how long a shutdown can take).
 	MaxDrainTimeout = 5 * time.Minute
 )
@@ -58,6 +63,13 @@ type Config struct {
 	Addr string
 	// MaxBodyBytes bounds a request body; a larger one gets 413.
 	MaxBodyBytes int64
+	// MaxPendingBytes bounds the bytes of request bodies the server holds at once, over all its
+	// requests (counted as they arrive, released when a request is answered): a request whose
+	// body would take the total above it gets 503 with Retry-After — before anything is read
+	// when its Content-Length already would — so that clients holding large bodies open cannot
+	// grow the server's memory with their number (default: DefaultMaxPendingBytes, at least
+	// MaxBodyBytes).
+	MaxPendingBytes int64
 	// MaxInstances bounds the instances of one request; more get 400.
 	MaxInstances int
 	// Concurrency is the number of Predictors per model, i.e. of requests of one model predicted
@@ -94,6 +106,9 @@ func (c Config) WithDefaults() Config {
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if c.MaxPendingBytes == 0 {
+		c.MaxPendingBytes = max(DefaultMaxPendingBytes, c.MaxBodyBytes)
+	}
 	if c.MaxInstances == 0 {
 		c.MaxInstances = DefaultMaxInstances
 	}
@@ -122,6 +137,10 @@ func (c Config) Validate() error {
 	switch {
 	case c.MaxBodyBytes < 1 || c.MaxBodyBytes > MaxBodyBytesLimit:
 		return fmt.Errorf("serve: MaxBodyBytes %d out of range (1 to %d)", c.MaxBodyBytes, MaxBodyBytesLimit)
+	case c.MaxPendingBytes < 1 || c.MaxPendingBytes > MaxPendingBytesLimit:
+		return fmt.Errorf("serve: MaxPendingBytes %d out of range (1 to %d)", c.MaxPendingBytes, int64(MaxPendingBytesLimit))
+	case c.MaxPendingBytes < c.MaxBodyBytes:
+		return fmt.Errorf("serve: MaxPendingBytes %d is below MaxBodyBytes %d: a body of the largest size could never be read", c.MaxPendingBytes, c.MaxBodyBytes)
 	case c.MaxInstances < 1 || c.MaxInstances > MaxInstancesLimit:
 		return fmt.Errorf("serve: MaxInstances %d out of range (1 to %d)", c.MaxInstances, MaxInstancesLimit)
 	case c.Concurrency < 1 || c.Concurrency > MaxConcurrency:

@@ -39,6 +39,7 @@ const (
 	kindNotFound       = "not_found"
 	kindMethod         = "method_not_allowed"
 	kindQueueTimeout   = "queue_timeout"
+	kindBusy           = "server_busy"
 	kindCanceled       = "client_canceled"
 	kindShutdown       = "shutting_down"
 	kindInternal       = "internal"

@@ -325,7 +325,7 @@ func TestServeHealthReadyMetricsList(t *testing.T) {
 func TestServeConfigValidate(t *testing.T) {
 	for _, c := range []Config{
 		{Addr: "nohost"}, {Addr: "127.0.0.1:99999"}, {MaxBodyBytes: -1}, {MaxInstances: 1 << 20}, {Concurrency: -2},
-		{QueueTimeout: -time.Second}, {MaxHeaderBytes: 10}, {DrainTimeout: time.Hour},
+		{QueueTimeout: -time.Second}, {MaxHeaderBytes: 10}, {DrainTimeout: time.Hour}, {MaxPendingBytes: 1 << 10},
 	} {
 		if _, err := New(c, ModelConfig{Name: "m", Path: demoModel}); err == nil {
 			t.Errorf("New accepted %+v", c)
@@ -340,7 +340,8 @@ func TestServeConfigValidate(t *testing.T) {
 		}
 	}
 	d := Config{}.WithDefaults()
-	if d.Addr != "127.0.0.1:8501" || d.Concurrency < 1 || d.ReadHeaderTimeout == 0 || d.MaxBodyBytes != DefaultMaxBodyBytes {
+	if d.Addr != "127.0.0.1:8501" || d.Concurrency < 1 || d.ReadHeaderTimeout == 0 || d.MaxBodyBytes != DefaultMaxBodyBytes ||
+		d.MaxPendingBytes != DefaultMaxPendingBytes {
 		t.Fatalf("defaults %+v", d)
 	}
 }

@@ -348,7 +348,9 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request, name string) (i
 	}
 	buf := l.getBuf()
 	defer l.putBuf(buf)
-	body, rerr := s.readBody(w, r, name, buf.body[:0])
+	var held int64 // body bytes counted in mt.bodyBytes, released once the request is answered
+	defer func() { s.mt.bodyBytes.Add(-held) }()
+	body, rerr := s.readBody(w, r, name, buf.body[:0], &held)
 	buf.body = body
 	if rerr != nil {
 		return fail(w, rerr)
@@ -437,8 +439,10 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request, name string) (i
 // of the body has arrived (64 KiB: a few hundred 28×28 instances in JSON).
 const bodyPrealloc = 64 << 10
 
-// readBody reads the request body into dst within Config.MaxBodyBytes.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, name string, dst []byte) ([]byte, *reqError) {
+// readBody reads the request body into dst within Config.MaxBodyBytes, counting the bytes it
+// reads in *held and in the server's total of held body bytes (Config.MaxPendingBytes), which the
+// caller releases when the request is answered.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, name string, dst []byte, held *int64) ([]byte, *reqError) {
 	limit := s.cfg.MaxBodyBytes
 	tooLarge := func() *reqError {
 		return &reqError{http.StatusRequestEntityTooLarge, kindTooLarge,
@@ -446,6 +450,16 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, name string, d
 	}
 	if r.ContentLength > limit {
 		return dst, tooLarge()
+	}
+	busy := func() *reqError {
+		w.Header().Set("Retry-After", "1")
+		return &reqError{http.StatusServiceUnavailable, kindBusy,
+			fmt.Sprintf("model %q: the request bodies the server holds would exceed %d bytes (its limit, --max-pending-bytes); retry later", name, s.cfg.MaxPendingBytes)}
+	}
+	// A body announced too large for what is left is refused before any of it is read; one that
+	// is not announced (chunked) or not sent as announced is counted as its bytes arrive.
+	if r.ContentLength > 0 && s.mt.bodyBytes.Load()+r.ContentLength > s.cfg.MaxPendingBytes {
+		return dst, busy()
 	}
 	// Content-Length sizes the first allocation only up to bodyPrealloc: a client that announces
 	// megabytes and sends nothing must not get them; beyond that the buffer grows as bytes arrive.
@@ -459,6 +473,12 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, name string, d
 		}
 		k, err := body.Read(dst[len(dst):cap(dst)])
 		dst = dst[:len(dst)+k]
+		if k > 0 {
+			*held += int64(k)
+			if s.mt.bodyBytes.Add(int64(k)) > s.cfg.MaxPendingBytes {
+				return dst, busy()
+			}
+		}
 		if err == io.EOF {
 			return dst, nil
 		}

@@ -92,6 +92,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	adaptive := fs.Bool("adaptive", false, "adaptive sampling: stop drawing samples once the policy's decision is settled (needs a policy in the model file)")
 	batch := fs.Int("batch", 0, "instances predicted in one pass (`B`, default 16, at most --max-instances)")
 	conc := fs.Int("concurrency", 0, "predictors per model, i.e. requests of one model predicted at once (`N`, default GOMAXPROCS)")
+	pending := fs.Int64("max-pending-bytes", serve.DefaultMaxPendingBytes, "request body `bytes` held at once over all requests (at least --max-body); a request that\nwould exceed it gets 503 (default 32 MiB, raised to --max-body)")
 	queue := fs.Duration("queue-timeout", serve.DefaultQueueTimeout, "how long a request waits for a free predictor before 503")
 	maxBody := fs.Int64("max-body", serve.DefaultMaxBodyBytes, "largest request body in `bytes` (413 above)")
 	maxInst := fs.Int("max-instances", serve.DefaultMaxInstances, "most instances per request (`N`)")
@@ -124,6 +125,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("--max-instances %d out of range (1 to %d)", *maxInst, serve.MaxInstancesLimit)
 	case *conc < 0 || *conc > serve.MaxConcurrency:
 		return usagef("--concurrency %d out of range (0 for GOMAXPROCS, or 1 to %d)", *conc, serve.MaxConcurrency)
+	case flagSet(fs, "max-pending-bytes") && (*pending < *maxBody || *pending > serve.MaxPendingBytesLimit):
+		return usagef("--max-pending-bytes %d out of range (--max-body, %d, to %d)", *pending, *maxBody, int64(serve.MaxPendingBytesLimit))
 	case *mhb < 1024 || *mhb > 1<<20:
 		return usagef("--max-header-bytes %d out of range (1024 to %d)", *mhb, 1<<20)
 	case *drain > serve.MaxDrainTimeout:
@@ -139,13 +142,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usagef("--%s must be positive", d.name)
 		}
 	}
+	if !flagSet(fs, "max-pending-bytes") {
+		*pending = 0 // serve's default: 32 MiB, raised to --max-body
+	}
 	for i := range models {
 		models[i].Options = runtime.Options{Samples: *samples, Seed: *seed, PolicySeed: !flagSet(fs, "seed"), Strategy: st,
 			Threads: *threads, Mean: *mean, Adaptive: *adaptive, MaxBatch: *batch}
 		models[i].Load = runtime.LoadOptions{KeepF16: *keepF16}
 		models[i].Mmap = *mmap
 	}
-	cfg := serve.Config{Addr: *addr, MaxBodyBytes: *maxBody, MaxInstances: *maxInst, Concurrency: *conc, QueueTimeout: *queue,
+	cfg := serve.Config{Addr: *addr, MaxBodyBytes: *maxBody, MaxInstances: *maxInst, Concurrency: *conc, MaxPendingBytes: *pending, QueueTimeout: *queue,
 		ReadHeaderTimeout: *rht, ReadTimeout: *rt, WriteTimeout: *wt, IdleTimeout: *it, MaxHeaderBytes: *mhb,
 		DrainTimeout: *drain, Log: log.New(stderr, "edgebnn serve: ", log.LstdFlags)}
 	if err := cfg.WithDefaults().Validate(); err != nil {

@@ -9,7 +9,7 @@ import (
 
 // TestServeFlagErrorsNameTheFlag: a serve flag out of range is refused with a message
 // naming the flag the operator typed (--max-body, --max-instances, --concurrency,
-// --max-header-bytes, --drain-timeout), not the Go field of serve.Config (MaxBodyBytes…); an
+// --max-pending-bytes, --max-header-bytes, --drain-timeout), not the Go field of serve.Config (MaxBodyBytes…); an
 // explicit 0 is refused, not taken as the default; --max-instances -1 is blamed on itself, not
 // on --batch.
 func TestServeFlagErrorsNameTheFlag(t *testing.T) {
@@ -18,6 +18,8 @@ func TestServeFlagErrorsNameTheFlag(t *testing.T) {
 		{"--max-body", "2000000000"},
 		{"--max-instances", "-1"},
 		{"--concurrency", "5000"},
+		{"--max-pending-bytes", "-1"},
+		{"--max-pending-bytes", "1000"},
 		{"--max-header-bytes", "10"},
 		{"--drain-timeout", "1h"},
 		{"--max-body", "0"},

@@ -1,0 +1,130 @@
+package serve
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgebnn/edgebnn/runtime"
+)
+
+// TestServeMaxPendingBytes: the request bodies the server holds at once are bounded by
+// MaxPendingBytes. Clients that hold large bodies open take the budget as their bytes arrive;
+// then a request whose body would exceed it gets 503, Retry-After and the kind server_busy at
+// once (not after the queue timeout), one whose Content-Length already would before any of its
+// body is read. Before the bound, a review had 60 clients with 4 MiB bodies take a --concurrency 1
+// server from 16 to 437 MB. Once the held requests leave, their bytes are released (the gauge
+// edgebnn_serve_pending_body_bytes returns to 0) and requests are served again.
+func TestServeMaxPendingBytes(t *testing.T) {
+	const (
+		maxBody = 1 << 20
+		held    = 3
+		sent    = maxBody - 10 // each held client's bytes: all of its body but the end
+	)
+	s, ts := newTestServer(t, Config{Concurrency: 1, MaxBodyBytes: maxBody, MaxPendingBytes: held * maxBody, QueueTimeout: time.Minute},
+		ModelConfig{Name: "mnist", Path: demoModel, Options: runtime.Options{Samples: 2}})
+	addr := strings.TrimPrefix(ts.URL, "http://")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	waitBytes := func(want int64) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for s.mt.bodyBytes.Load() != want && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if got := s.mt.bodyBytes.Load(); got != want {
+			t.Fatalf("%d body bytes held, want %d", got, want)
+		}
+	}
+	for i := range held {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		fmt.Fprintf(c, "POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", maxBody, strings.Repeat(" ", sent))
+		waitBytes(int64(i+1) * sent)
+	}
+	one := instancesJSON(demoInputs(1, 1), 784)
+	// 30 bytes are left. A Content-Length of 1 MiB or of one image does not fit them: refused
+	// before the body is read. A chunked body (no Content-Length) is refused once its bytes
+	// exceed them.
+	for _, c := range []struct {
+		body    []byte
+		chunked bool
+	}{{[]byte(strings.Repeat(" ", maxBody-1) + "x"), false}, {one, false}, {one, true}} {
+		start := time.Now()
+		var r io.Reader = bytes.NewReader(c.body)
+		if c.chunked {
+			r = io.MultiReader(r) // of unknown length: sent chunked
+		}
+		resp, err := ts.Client().Post(ts.URL+"/v1/models/mnist:predict", "application/json", r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 503 || time.Since(start) > 10*time.Second || c.chunked == (resp.Request.ContentLength > 0) {
+			t.Fatalf("beyond MaxPendingBytes (chunked %v): status %d after %v: %.200s", c.chunked, resp.StatusCode, time.Since(start), b)
+		}
+		if msg := errorOf(t, b); !strings.Contains(msg, fmt.Sprintf("would exceed %d bytes", held*maxBody)) || !strings.Contains(msg, "--max-pending-bytes") {
+			t.Fatalf("error %q", msg)
+		}
+	}
+	resp, err := ts.Client().Post(ts.URL+"/v1/models/mnist:predict", "application/json", strings.NewReader(string(one)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("status %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	m := metricsText(t, ts.URL)
+	if v := metricValue(t, m, `edgebnn_serve_errors_total{model="mnist",kind="server_busy"}`); v != 4 {
+		t.Fatalf("server_busy %v, want 4\n%s", v, m)
+	}
+	if v := metricValue(t, m, "edgebnn_serve_pending_body_bytes"); v != held*sent {
+		t.Fatalf("pending body bytes %v, want %d (the refused requests' bytes released)", v, held*sent)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	conns = nil
+	waitBytes(0)
+	for range 3 {
+		if code, b := post(t, ts.Client(), ts.URL+"/v1/models/mnist:predict", "application/json", one); code != 200 {
+			t.Fatalf("after the held requests left: %d %s", code, b)
+		}
+	}
+	waitBytes(0)
+}
+
+// TestServeMaxPendingBytesConfig: the budget's default is DefaultMaxPendingBytes raised to
+// MaxBodyBytes, and one below MaxBodyBytes (a largest body could never be read) is refused.
+func TestServeMaxPendingBytesConfig(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want int64
+	}{
+		{Config{}, DefaultMaxPendingBytes},
+		{Config{MaxBodyBytes: 64 << 20}, 64 << 20},
+		{Config{MaxPendingBytes: 1 << 30}, 1 << 30},
+	} {
+		if got := c.cfg.WithDefaults().MaxPendingBytes; got != c.want {
+			t.Errorf("%+v: MaxPendingBytes %d, want %d", c.cfg, got, c.want)
+		}
+	}
+	for _, c := range []Config{{MaxPendingBytes: -1}, {MaxPendingBytes: 1 << 20}, {MaxPendingBytes: MaxPendingBytesLimit + 1}} {
+		if err := c.WithDefaults().Validate(); err == nil || !strings.Contains(err.Error(), "MaxPendingBytes") {
+			t.Errorf("%+v: %v, want an error naming MaxPendingBytes", c, err)
+		}
+	}
+}
