@@ -331,7 +331,7 @@ func convertFile(opts Options) (*Report, error) {
 	if st, err := os.Stat(staged.Path()); err == nil && st.Size() != rep.FileBytes {
 		return nil, fmt.Errorf("convert: %s has %d bytes, expected %d", opts.Out, st.Size(), rep.FileBytes)
 	}
-	file, err := checkWritten(staged.Path())
+	file, err := checkWritten(staged.Path(), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -492,15 +492,25 @@ func SourceHash(ts []statedict.Tensor) string {
 // fp16 rounded to zero (a Z of tiny entries, a prior standard deviation) pass every check made
 // before quantising, and then make a file that does not load, or whose KL is NaN.
 // It returns the loaded model (for --validate); the caller closes it.
-func checkWritten(path string) (*runtime.Model, error) {
+func checkWritten(path string, opts Options) (*runtime.Model, error) {
+	// What the user can do about it: fp16 is chosen for the whole file (there is no per-tensor
+	// choice); "compact" also stores the q(U) statistics fp16.
+	hint := ""
+	if opts.DType == "f16" {
+		hint = " (values that --dtype f16 rounded to zero? convert with --dtype f32"
+		if opts.F16Policy == "compact" {
+			hint += ", or with --f16-policy default, which keeps D, λ and the q(U) statistics f32"
+		}
+		hint += ")"
+	}
 	m, err := runtime.LoadWith(path, runtime.LoadOptions{NoMmap: true})
 	if err != nil {
-		return nil, fmt.Errorf("convert: the written file does not load (values that --dtype f16 rounded to zero? keep the tensor in f32): %w", err)
+		return nil, fmt.Errorf("convert: the written file does not load%s: %w", hint, err)
 	}
 	for _, l := range m.Layers() {
 		if math.IsNaN(l.KL) || math.IsInf(l.KL, 0) {
 			m.Close()
-			return nil, fmt.Errorf("convert: the written file's layer %q has KL %g (values that --dtype f16 rounded to zero? keep the layer in f32)", l.Name, l.KL)
+			return nil, fmt.Errorf("convert: the written file's layer %q has KL %g%s", l.Name, l.KL, hint)
 		}
 	}
 	return m, nil
