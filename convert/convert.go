@@ -497,15 +497,15 @@ func checkWritten(path string, opts Options) (*runtime.Model, error) {
 	// choice); "compact" also stores the q(U) statistics fp16.
 	hint := ""
 	if opts.DType == "f16" {
-		hint = " (values that --dtype f16 rounded to zero? convert with --dtype f32"
+		hint = "; values that --dtype f16 rounded to zero? use --dtype f32"
 		if opts.F16Policy == "compact" {
-			hint += ", or with --f16-policy default, which keeps D, λ and the q(U) statistics f32"
+			hint += ", or --f16-policy default"
 		}
-		hint += ")"
 	}
 	m, err := runtime.LoadWith(path, runtime.LoadOptions{NoMmap: true})
 	if err != nil {
-		return nil, fmt.Errorf("convert: the written file does not load%s: %w", hint, err)
+		// The hint after the reason: a long message is shortened in its middle (clip.Error).
+		return nil, fmt.Errorf("convert: the written file does not load: %w%s", err, hint)
 	}
 	for _, l := range m.Layers() {
 		if math.IsNaN(l.KL) || math.IsInf(l.KL, 0) {

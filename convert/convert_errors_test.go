@@ -225,11 +225,11 @@ func TestConvertF16Underflow(t *testing.T) {
 	o.Out, o.DType = filepath.Join(dir, "f16.ebnn"), "f16"
 	// Refused with what to do about it: an option that exists (there is no per-tensor f32).
 	if _, err := Convert(o); err == nil || !strings.Contains(err.Error(), "does not load") || !strings.Contains(err.Error(), `"3"`) ||
-		!strings.Contains(err.Error(), "convert with --dtype f32)") {
+		!strings.Contains(err.Error(), "rounded to zero? use --dtype f32") {
 		t.Fatalf("f16 of a Z of 1e-8-scaled entries: %v, want the written file refused", err)
 	}
 	o.F16Policy = "compact"
-	if _, err := Convert(o); err == nil || !strings.Contains(err.Error(), "or with --f16-policy default") {
+	if _, err := Convert(o); err == nil || !strings.Contains(err.Error(), "use --dtype f32, or --f16-policy default") {
 		t.Fatalf("f16 compact: %v, want the default policy suggested as well", err)
 	}
 	// Refused, and not left at Out (it had been, though it does not load).
