@@ -156,7 +156,7 @@ func writeConvertReport(w io.Writer, r *convert.Report) error {
 	for _, l := range r.Layers {
 		pr := "-"
 		if l.Kind == "inducing" {
-			pr = fmt.Sprintf("%.1f%%", 100*l.PrunedFraction)
+			pr = fractionPercent(l.PrunedFraction)
 		}
 		fe := "-"
 		if l.F16MaxAbsErr > 0 {

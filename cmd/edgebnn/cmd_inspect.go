@@ -110,7 +110,7 @@ func writeInspection(w io.Writer, in *schema.Inspection, loaded bool) error {
 	for _, l := range in.Layers {
 		pr := "-"
 		if l.Kind == "inducing" {
-			pr = fmt.Sprintf("%.1f%%", 100*l.ZPruned)
+			pr = fractionPercent(l.ZPruned)
 		}
 		nz, kl := fmt.Sprint(l.Nonzero), fmt.Sprintf("%.4g", l.KL)
 		if !loaded {
@@ -134,6 +134,20 @@ func writeInspection(w io.Writer, in *schema.Inspection, loaded bool) error {
 		fmt.Fprintln(w, summarisePolicy(p))
 	}
 	return nil
+}
+
+// fractionPercent prints a fraction in [0, 1] as a percentage with one decimal that is 0.0% or
+// 100.0% only when the fraction is exactly 0 or 1: a Z with one column of ten thousand kept is
+// ">99.9%" pruned, not "100.0%".
+func fractionPercent(f float64) string {
+	s := fmt.Sprintf("%.1f%%", 100*f)
+	switch {
+	case f > 0 && s == "0.0%":
+		return "<0.1%"
+	case f < 1 && s == "100.0%":
+		return ">99.9%"
+	}
+	return s
 }
 
 // describeDropout summarises the dropout layers with a rate: those sampled at prediction time

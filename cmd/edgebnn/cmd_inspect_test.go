@@ -206,3 +206,17 @@ func TestInspectUnloadable(t *testing.T) {
 		t.Errorf("%d layer lines (want layers 1, 3 and the total):\n%s", seen, stdout)
 	}
 }
+
+func TestFractionPercent(t *testing.T) {
+	for _, c := range []struct {
+		f    float64
+		want string
+	}{
+		{0, "0.0%"}, {1, "100.0%"}, {0.5, "50.0%"}, {0.0004, "<0.1%"}, {0.0005, "0.1%"},
+		{0.9999, ">99.9%"}, {0.99949, "99.9%"}, {1e-300, "<0.1%"}, {1 - 1e-16, ">99.9%"},
+	} {
+		if got := fractionPercent(c.f); got != c.want {
+			t.Errorf("fractionPercent(%v) = %q, want %q", c.f, got, c.want)
+		}
+	}
+}
