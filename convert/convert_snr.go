@@ -56,7 +56,7 @@ func (m *model) pruneSNR(keep float64, data map[string][]float32) (*snrPruning, 
 		// everything. (One layer left without weights is a legitimate, if ruinous, outcome of
 		// global pruning — paper 003's 0.1 % rows — and stays allowed.)
 		return nil, fmt.Errorf("convert: --snr-keep %g keeps none of the %d FFG weights (the smallest fraction that keeps one is %.3g)",
-			keep, rep.Weights, 1/float64(rep.Weights))
+			keep, rep.Weights, prune.MinKeepFraction(rep.Weights))
 	}
 	s := &snrPruning{report: rep, layers: map[string]*prune.SNRLayer{}, shapes: shapes}
 	for i := range rep.Layers {

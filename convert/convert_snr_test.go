@@ -156,5 +156,11 @@ func TestConvertSNRKeep(t *testing.T) {
 	// ignores its input is refused, with the smallest fraction that keeps one.
 	if _, err := Convert(Options{Checkpoint: src, Out: filepath.Join(t.TempDir(), "none.ebnn"), SNRKeep: 0.01}); err == nil || !strings.Contains(err.Error(), "keeps none of the 45 FFG weights") {
 		t.Errorf("SNRKeep 0.01 of 45 weights: %v, want a refusal", err)
+	} else if !strings.Contains(err.Error(), "the smallest fraction that keeps one is 0.0112)") {
+		t.Errorf("SNRKeep 0.01 of 45 weights: %v, want 0.0112 (0.5/45 rounded up) suggested", err)
+	}
+	// The suggested fraction works.
+	if _, err := Convert(Options{Checkpoint: src, Out: filepath.Join(t.TempDir(), "one.ebnn"), SNRKeep: 0.0112}); err != nil {
+		t.Errorf("SNRKeep 0.0112, the suggested fraction: %v", err)
 	}
 }

@@ -75,6 +75,22 @@ func count(f float64, n int) int {
 	return min(max(k, 0), n)
 }
 
+// MinKeepFraction returns the smallest fraction of n > 0 weights that keeps at least one of them
+// (SNR's keep, rounded as SNR rounds: 0.5/n), rounded up to three significant digits, so that
+// the number printed in a message (%.3g) keeps one when typed back.
+func MinKeepFraction(n int) float64 {
+	if n <= 0 {
+		return 1
+	}
+	f := 0.5 / float64(n)
+	scale := math.Pow(10, 2-math.Floor(math.Log10(f)))
+	up := math.Ceil(f*scale) / scale
+	for count(up, n) < 1 { // the division's rounding: one more unit in the last digit
+		up = (math.Ceil(up*scale) + 1) / scale
+	}
+	return min(up, 1)
+}
+
 // Prune zeroes the smallest-magnitude Z entries of layers as opt asks and reports what it did.
 // NaN or infinite entries are errors (nothing is modified then).
 func Prune(layers []Layer, opt Options) (*Report, error) {

@@ -3,6 +3,7 @@ package prune
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -69,6 +70,29 @@ func TestSNRErrors(t *testing.T) {
 		_, err := SNR(tc.layers, tc.keep)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("SNR(keep %v): error %v, want %q", tc.keep, err, tc.want)
+		}
+	}
+}
+
+// TestMinKeepFraction: the fraction a message suggests, printed with three significant digits
+// and read back, keeps one weight; a tenth of it less (at that precision) keeps none, so it is
+// the smallest such number to three digits. (The message had said 1/n, twice the smallest.)
+func TestMinKeepFraction(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7, 9, 11, 99, 101, 999, 1001, 6999, 12345, 1 << 20, 5321347, 1e9 + 7} {
+		f := MinKeepFraction(n)
+		printed, err := strconv.ParseFloat(fmt.Sprintf("%.3g", f), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if count(printed, n) < 1 {
+			t.Errorf("n %d: %.3g keeps none", n, f)
+		}
+		less := printed - math.Pow(10, math.Floor(math.Log10(printed))-2)
+		if count(less, n) >= 1 && less > 0 {
+			t.Errorf("n %d: %.3g keeps one as well: %.3g is not the smallest", n, less, printed)
+		}
+		if n > 1 && !(f < 1/float64(n)) {
+			t.Errorf("n %d: %g is not below 1/n", n, f)
 		}
 	}
 }
