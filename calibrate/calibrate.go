@@ -342,11 +342,22 @@ func better(x, y candidate, t Target) bool {
 // feasible reports whether a candidate meets t on n records: a non-empty accepted set with
 // Risk ≤ t.Value, or Coverage ≥ t.Value (the risk and coverage computed as Result does).
 func feasible(c candidate, n int, t Target) bool {
-	r := newResult(n, c.a, c.e)
 	if t.Kind == TargetRisk {
-		return c.a > 0 && r.Risk <= t.Value
+		return c.a > 0 && newResult(n, c.a, c.e).Risk <= t.Value
 	}
-	return r.Coverage >= t.Value
+	return c.a >= minAccepted(t.Value, n)
+}
+
+// minAccepted returns how many of n fit records a rule must accept to meet the coverage target
+// c: ⌈c·(n+1)⌉, at least 1. This is split conformal prediction's count: with exchangeable data a
+// rule on one score that accepts a of the n fit records, its threshold a fit record's score,
+// accepts a new input with probability at least a/(n+1) — so a ≥ c·(n+1) meets c on new
+// inputs, where a ≥ c·n (the fit data's own coverage) fell short by up to 1/(n+1). The product
+// is shortened by a relative 1e-12 so that a typed c whose c·(n+1) is an integer in decimal
+// (0.9 × 10) does not ask one record more for its binary rounding.
+func minAccepted(c float64, n int) int {
+	x := c * float64(n+1)
+	return max(1, int(math.Ceil(x-x*1e-12)))
 }
 
 // search tries every pair of candidate thresholds (a score that On leaves out has the single
@@ -424,11 +435,12 @@ func search(records []Record, on On, grid int, t Target) (best candidate, found 
 //
 //   - risk target r: among the rules whose accepted set is not empty and has risk ≤ r, one with
 //     the most accepted records (then the fewest errors);
-//   - coverage target c: among the rules that accept at least a fraction c, one with the lowest
-//     risk (then the most accepted records). When c > n/(n+1) for n records only a rule that
-//     accepts them all qualifies, and one whose thresholds are the records' extreme scores is
-//     expected to pass only n/(n+1) of new inputs, so the rule has no thresholds instead
-//     (MinConfidence 0, the maxima +Inf): --target-coverage 1 acts on every input.
+//   - coverage target c: among the rules that accept at least ⌈c·(n+1)⌉ of the n records (the
+//     split-conformal count, so that new exchangeable inputs are accepted with probability at
+//     least c; see minAccepted), one with the lowest risk (then the most accepted records).
+//     When c > n/(n+1) no rule with thresholds at record scores qualifies — one at the records'
+//     extreme scores is expected to pass only n/(n+1) of new inputs — so the rule has no
+//     thresholds (MinConfidence 0, the maxima +Inf): --target-coverage 1 acts on every input.
 //
 // Remaining ties go to the higher MinConfidence, then the lower MaxMutualInfo (or
 // MaxEpistemicStd). Thresholds are
@@ -452,6 +464,19 @@ func Fit(records []Record, opt Options) (Rule, Result, error) {
 	recs, err := clamp(records)
 	if err != nil {
 		return Rule{}, Result{}, err
+	}
+	if opt.Target.Kind == TargetCoverage && minAccepted(opt.Target.Value, len(recs)) > len(recs) {
+		// Even accepting every fit record, the fit data's extreme score as a threshold is
+		// expected to pass only n/(n+1) of new inputs (exchangeable data, distinct scores),
+		// short of c: no threshold at all.
+		rule := Rule{On: opt.On}
+		switch opt.On {
+		case OnEpistemicStd:
+			rule.MaxEpistemicStd = math.Inf(1)
+		case OnMutualInfo, OnBoth:
+			rule.MaxMutualInfo = math.Inf(1)
+		}
+		return rule, rule.Evaluate(recs), nil
 	}
 	var best, fallback candidate
 	var found bool
@@ -495,18 +520,6 @@ func Fit(records []Record, opt Options) (Rule, Result, error) {
 			opt.Target, opt.On, ErrTargetUnmet, fr.Coverage, fr.Risk)
 	}
 	rule := Rule{On: opt.On}
-	if opt.Target.Kind == TargetCoverage && opt.Target.Value*float64(len(recs)+1) > float64(len(recs)) {
-		// Only a rule that accepts every fit record can meet this target (c·n > n − 1), and the
-		// fit data's extreme score as a threshold is expected to pass only n/(n+1) of new
-		// inputs (exchangeable data, distinct scores), short of c: no threshold at all.
-		switch opt.On {
-		case OnEpistemicStd:
-			rule.MaxEpistemicStd = math.Inf(1)
-		case OnMutualInfo, OnBoth:
-			rule.MaxMutualInfo = math.Inf(1)
-		}
-		return rule, newResult(len(recs), best.a, best.e), nil
-	}
 	if opt.On == OnEpistemicStd {
 		rule.MaxEpistemicStd = best.rule.MaxMutualInfo
 		return rule, newResult(len(recs), best.a, best.e), nil

@@ -56,7 +56,11 @@ func bruteForce(recs []Record, on On, t Target) (best Result, ok bool) {
 			if t.Kind == TargetRisk {
 				feas = r.Accepted > 0 && r.Risk <= t.Value
 			} else {
-				feas = r.Coverage >= t.Value
+				// The split-conformal count, ⌈c·(n+1)⌉ (the fit data's own coverage a/n ≥ c
+				// fell short on new inputs by up to 1/(n+1)).
+				// Above n it is no rule with thresholds at record scores: Fit then returns the
+				// rule without thresholds, which accepts all n, as the capped count does here.
+				feas = r.Accepted >= min(len(recs), int(math.Ceil(t.Value*float64(len(recs)+1)-1e-9)))
 			}
 			if !feas {
 				continue
@@ -176,8 +180,13 @@ func TestFitCases(t *testing.T) {
 			Rule{}, 0, 0, "lowest risk at non-zero coverage is 0.25 (coverage 1, 4 of 4 accepted, 1 wrong)"},
 		{"risk 0 on both", four, Options{Target: Target{TargetRisk, 0}, On: OnBoth},
 			Rule{}, 2, 0, ""},
-		{"coverage 0.5 on confidence", four, Options{Target: Target{TargetCoverage, 0.5}, On: OnConfidence},
+		// A coverage target c needs ⌈c·(n+1)⌉ of the n = 4 records: 0.4 two (the two right ones
+		// above 0.7), 0.5 three — then the wrong record at 0.7 comes in (risk 1/3), and taking
+		// 0.6 as well has the lower risk 1/4.
+		{"coverage 0.4 on confidence", four, Options{Target: Target{TargetCoverage, 0.4}, On: OnConfidence},
 			Rule{On: OnConfidence, MinConfidence: 0.8}, 2, 0, ""},
+		{"coverage 0.5 on confidence", four, Options{Target: Target{TargetCoverage, 0.5}, On: OnConfidence},
+			Rule{On: OnConfidence, MinConfidence: 0.6}, 4, 1, ""},
 		// Coverage above n/(n+1) = 0.8 takes every record, and then no threshold: the fit
 		// data's largest MI (0.03) would refuse new inputs above it.
 		{"coverage 1", four, Options{Target: Target{TargetCoverage, 1}, On: OnMutualInfo},
@@ -192,12 +201,14 @@ func TestFitCases(t *testing.T) {
 		{"tie coverage 0.5", tied, Options{Target: Target{TargetCoverage, 0.5}, On: OnConfidence},
 			Rule{On: OnConfidence, MinConfidence: 0.5}, 4, 1, ""},
 		// A regression model's rule: the record at sd 0.2 is wrong, so risk 0 keeps the two
-		// below it (coverage 0.5 too); coverage 0.75 must take it, and then 0.7 (risk 1/4)
-		// beats 0.2 (risk 1/3).
+		// below it (coverage 0.4 too: ⌈0.4·5⌉ = 2); coverage 0.5 (three records) and 0.75 (four)
+		// must take it, and then 0.7 (risk 1/4) beats 0.2 (risk 1/3).
 		{"risk 0 on epistemic std", sds, Options{Target: Target{TargetRisk, 0}, On: OnEpistemicStd},
 			Rule{On: OnEpistemicStd, MaxEpistemicStd: 0.1}, 2, 0, ""},
-		{"coverage 0.5 on epistemic std", sds, Options{Target: Target{TargetCoverage, 0.5}, On: OnEpistemicStd},
+		{"coverage 0.4 on epistemic std", sds, Options{Target: Target{TargetCoverage, 0.4}, On: OnEpistemicStd},
 			Rule{On: OnEpistemicStd, MaxEpistemicStd: 0.1}, 2, 0, ""},
+		{"coverage 0.5 on epistemic std", sds, Options{Target: Target{TargetCoverage, 0.5}, On: OnEpistemicStd},
+			Rule{On: OnEpistemicStd, MaxEpistemicStd: 0.7}, 4, 1, ""},
 		{"coverage 0.75 on epistemic std", sds, Options{Target: Target{TargetCoverage, 0.75}, On: OnEpistemicStd},
 			Rule{On: OnEpistemicStd, MaxEpistemicStd: 0.7}, 4, 1, ""},
 		{"coverage 0.81 on epistemic std", sds, Options{Target: Target{TargetCoverage, 0.81}, On: OnEpistemicStd},

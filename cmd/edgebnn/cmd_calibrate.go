@@ -44,8 +44,8 @@ read the policy (edgebnn predict, the runtime's Model.Decide).
 It predicts every input with K samples, splits the inputs at random (seeded)
 into a fit part and a held-out part, chooses the thresholds on the fit part —
 --target-risk R: error rate among accepted inputs ≤ R, accepting as many as
-possible; --target-coverage C: accept at least a fraction C, with the lowest
-error rate — and reports the result on both parts, with an exact (Clopper–
+possible; --target-coverage C: accept at least a fraction C of new inputs
+(⌈C·(n+1)⌉ of the n fit inputs), with the lowest error rate — and reports the result on both parts, with an exact (Clopper–
 Pearson) 95% upper bound on the held-out risk. docs/CALIBRATE.md has the
 details.`
 
@@ -622,7 +622,7 @@ func printCalibration(w io.Writer, o *calibrateFlags, what string, samples int, 
 		fmt.Fprintf(w, "note: the held-out risk, %.2f%%, is above the target %.2f%%: the target holds on the fit part only (about half the time on new data); a lower --target-risk keeps new data below it (docs/CALIBRATE.md)\n",
 			100*r.Holdout.Risk, 100*t.Value)
 	case t.Kind == calibrate.TargetCoverage && r.Holdout.Coverage < t.Value:
-		fmt.Fprintf(w, "note: the held-out coverage, %.2f%%, is below the target %.2f%%: the target holds on the fit part only\n",
+		fmt.Fprintf(w, "note: the held-out coverage, %.2f%%, is below the target %.2f%%: the target holds on new data on average (split conformal), not in every sample\n",
 			100*r.Holdout.Coverage, 100*t.Value)
 	}
 	if r.Fit.N < minCalibrationInputs {
