@@ -211,6 +211,7 @@ func toy(m *runtime.Model, opt runtime.Options, tr *data.Dataset, path, title st
 	if err != nil {
 		return nil, err
 	}
+	defer p.Close()
 	preds := make([]runtime.Prediction, grid.N)
 	if err := p.PredictBatch(grid.X, preds); err != nil {
 		return nil, err
@@ -261,6 +262,7 @@ func moons(m *runtime.Model, opt runtime.Options, tr, te *data.Dataset, path str
 	if err != nil {
 		return nil, err
 	}
+	defer p.Close()
 	preds := make([]runtime.Prediction, te.N)
 	if err := p.PredictBatch(te.X, preds); err != nil {
 		return nil, err
