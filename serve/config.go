@@ -172,8 +172,10 @@ type ModelConfig struct {
 	// Options configure the model's Predictors: Samples, Seed (PolicySeed: the model's policy's),
 	// Strategy, Threads, Mean, Adaptive (and AdaptiveRound, AdaptiveDelta), Policy, MaxMemory. MaxBatch is the largest
 	// number of instances predicted in one pass (default min(DefaultMaxBatch, MaxInstances));
-	// KeepSamples is not supported. Predictions do not depend on MaxBatch for the Weight and
-	// Local strategies; for Auto they may.
+	// KeepSamples is not supported. With the Weight and Local strategies an instance's samples
+	// do not depend on MaxBatch or on the other instances of its request, and its outputs agree
+	// to float32 rounding (the kernels' summation order depends on how many instances share a
+	// pass: the last digits may differ); for Auto the samples may differ.
 	Options runtime.Options
 	// Load configures how the file is loaded (LoadOptions.KeepF16), on Reload too. Unless Mmap
 	// is set, the server reads the file into memory (LoadOptions.NoMmap whatever Load says).

@@ -84,7 +84,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", serve.DefaultAddr, "listen on `HOST:PORT` (port 0: any free port; \":8501\" serves every interface)")
 	samples := fs.Int("samples", 0, "Monte Carlo samples `K` per prediction (default: the K each model's policy was fitted with, else 32;\nan ensemble of M networks: M)")
 	seed := fs.Uint64("seed", 0, "random `seed`; the same seed gives identical predictions (default: the seed each calibrated\nmodel's policy was fitted with, else 0)")
-	strategy := fs.String("strategy", "auto", "sampling `strategy`: weight, local or auto (weight and local: a prediction does not depend on the other instances of its request;\nauto: a calibrated model's policy's, if it records one)")
+	strategy := fs.String("strategy", "auto", "sampling `strategy`: weight, local or auto (weight and local: an instance's samples do not depend on the other instances of its request;\nauto: a calibrated model's policy's, if it records one)")
 	threads := fs.Int("threads", 1, "goroutines drawing the samples of one prediction (`T`)")
 	mean := fs.Bool("mean", false, "predict once at the posterior mean (no sampling)")
 	keepF16 := fs.Bool("keep-f16", false, "keep the fp16 weights of deterministic layers as stored and widen them per use: half their memory, bit-identical outputs")
