@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 )
 
 // Layer is the pair of inducing projections of one layer. Prune zeroes entries in place.
@@ -82,13 +83,34 @@ func MinKeepFraction(n int) float64 {
 	if n <= 0 {
 		return 1
 	}
-	f := 0.5 / float64(n)
-	scale := math.Pow(10, 2-math.Floor(math.Log10(f)))
-	up := math.Ceil(f*scale) / scale
-	for count(up, n) < 1 { // the division's rounding: one more unit in the last digit
-		up = (math.Ceil(up*scale) + 1) / scale
+	// Step through three-digit decimals from the one nearest 0.5/n: 0.5/n times a power of ten
+	// is not exact in binary (0.5/50000 = 1e-05 became 100.00000000000001 units, rounded up to
+	// 1.01e-05), so the decimals themselves are tried, as a user would type them.
+	up := decimal3(0.5/float64(n), 0)
+	for count(up, n) < 1 {
+		up = decimal3(up, 1)
+	}
+	for down := decimal3(up, -1); count(down, n) >= 1; down = decimal3(up, -1) {
+		up = down
 	}
 	return min(up, 1)
+}
+
+// decimal3 returns the decimal with three significant digits nearest f > 0 (step 0), or the
+// one step units of the last digit away from that.
+func decimal3(f float64, step int) float64 {
+	s := strconv.FormatFloat(f, 'e', 2, 64) // d.dde±x
+	mant, _ := strconv.Atoi(s[:1] + s[2:4])
+	exp, _ := strconv.Atoi(s[5:])
+	mant += step
+	switch {
+	case mant >= 1000:
+		mant, exp = mant/10, exp+1
+	case mant < 100:
+		mant, exp = mant*10+9, exp-1
+	}
+	v, _ := strconv.ParseFloat(strconv.Itoa(mant)+"e"+strconv.Itoa(exp-2), 64)
+	return v
 }
 
 // Prune zeroes the smallest-magnitude Z entries of layers as opt asks and reports what it did.
