@@ -353,11 +353,13 @@ func feasible(c candidate, n int, t Target) bool {
 // rule on one score that accepts a of the n fit records, its threshold a fit record's score,
 // accepts a new input with probability at least a/(n+1) — so a ≥ c·(n+1) meets c on new
 // inputs, where a ≥ c·n (the fit data's own coverage) fell short by up to 1/(n+1). The product
-// is shortened by a relative 1e-12 so that a typed c whose c·(n+1) is an integer in decimal
-// (0.9 × 10) does not ask one record more for its binary rounding.
+// is shortened by a relative 1e-15 so that a typed c whose c·(n+1) is an integer in decimal
+// (0.07 × 100) does not ask one record more for its binary rounding (c's and the product's
+// together at most 2.3e-16 relative); 1e-12 had also cut a decimal c·(n+1) just above an
+// integer (0.999999 × 1999999 = 1999997.000001) to that integer.
 func minAccepted(c float64, n int) int {
 	x := c * float64(n+1)
-	return max(1, int(math.Ceil(x-x*1e-12)))
+	return max(1, int(math.Ceil(x-x*1e-15)))
 }
 
 // search tries every pair of candidate thresholds (a score that On leaves out has the single
