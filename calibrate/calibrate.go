@@ -439,7 +439,8 @@ func search(records []Record, on On, grid int, t Target) (best candidate, found 
 //     the most accepted records (then the fewest errors);
 //   - coverage target c: among the rules that accept at least ⌈c·(n+1)⌉ of the n records (the
 //     split-conformal count, so that new exchangeable inputs are accepted with probability at
-//     least c; see minAccepted), one with the lowest risk (then the most accepted records).
+//     least c by a rule on one score — not by an OnBoth rule, which can refuse a new input on
+//     either score; see minAccepted), one with the lowest risk (then the most accepted records).
 //     When c > n/(n+1) no rule with thresholds at record scores qualifies — one at the records'
 //     extreme scores is expected to pass only n/(n+1) of new inputs — so the rule has no
 //     thresholds (MinConfidence 0, the maxima +Inf): --target-coverage 1 acts on every input.
