@@ -617,7 +617,8 @@ func printCalibration(w io.Writer, o *calibrateFlags, what string, samples int, 
 	}
 	fmt.Fprintf(w, "held-out risk ≤ %.2f%% with 95%% confidence (Clopper–Pearson, %d errors in %d accepted)\n",
 		100*r.HoldoutRiskUpper, r.Holdout.Errors, r.Holdout.Accepted)
-	// The thresholds meet the target on the fit part only: say when the held-out part misses it.
+	// A risk target is met on the fit part only, a coverage target on new data on average (one
+	// score): say when the held-out part misses it.
 	switch t := r.Options.Target; {
 	case t.Kind == calibrate.TargetRisk && r.Holdout.Risk > t.Value:
 		fmt.Fprintf(w, "note: the held-out risk, %.2f%%, is above the target %.2f%%: the target holds on the fit part only (about half the time on new data); a lower --target-risk keeps new data below it (docs/CALIBRATE.md)\n",
