@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,8 +15,8 @@ import (
 )
 
 // TestServeMaxPendingBytes: the request bodies the server holds at once are bounded by
-// MaxPendingBytes. Clients that hold large bodies open take the budget as their bytes arrive;
-// then a request whose body would exceed it gets 503, Retry-After and the kind server_busy at
+// MaxPendingBytes. Clients that hold large bodies open take the budget as the buffers holding
+// their bytes grow (to their Content-Length at most); then a request whose body would exceed it gets 503, Retry-After and the kind server_busy at
 // once (not after the queue timeout), one whose Content-Length already would before any of its
 // body is read. Before the bound, a review had 60 clients with 4 MiB bodies take a --concurrency 1
 // server from 16 to 437 MB. Once the held requests leave, their bytes are released (the gauge
@@ -51,12 +53,11 @@ func TestServeMaxPendingBytes(t *testing.T) {
 		}
 		conns = append(conns, c)
 		fmt.Fprintf(c, "POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", maxBody, strings.Repeat(" ", sent))
-		waitBytes(int64(i+1) * sent)
+		waitBytes(int64(i+1) * maxBody) // the buffer has grown to the announced length
 	}
 	one := instancesJSON(demoInputs(1, 1), 784)
-	// 30 bytes are left. A Content-Length of 1 MiB or of one image does not fit them: refused
-	// before the body is read. A chunked body (no Content-Length) is refused once its bytes
-	// exceed them.
+	// Nothing is left. A Content-Length of 1 MiB or of one image does not fit: refused before
+	// the body is read. A chunked body (no Content-Length) is refused once it needs a buffer.
 	for _, c := range []struct {
 		body    []byte
 		chunked bool
@@ -91,8 +92,8 @@ func TestServeMaxPendingBytes(t *testing.T) {
 	if v := metricValue(t, m, `edgebnn_serve_errors_total{model="mnist",kind="server_busy"}`); v != 4 {
 		t.Fatalf("server_busy %v, want 4\n%s", v, m)
 	}
-	if v := metricValue(t, m, "edgebnn_serve_pending_body_bytes"); v != held*sent {
-		t.Fatalf("pending body bytes %v, want %d (the refused requests' bytes released)", v, held*sent)
+	if v := metricValue(t, m, "edgebnn_serve_pending_body_bytes"); v != held*maxBody {
+		t.Fatalf("pending body bytes %v, want %d (the refused requests' bytes released)", v, held*maxBody)
 	}
 	for _, c := range conns {
 		c.Close()
@@ -126,5 +127,66 @@ func TestServeMaxPendingBytesConfig(t *testing.T) {
 		if err := c.WithDefaults().Validate(); err == nil || !strings.Contains(err.Error(), "MaxPendingBytes") {
 			t.Errorf("%+v: %v, want an error naming MaxPendingBytes", c, err)
 		}
+	}
+}
+
+// TestServeMaxPendingBytesCountsBuffers: the budget counts the memory a request's body holds,
+// not only the bytes that have arrived. A client that announces a large Content-Length and then
+// sends nothing (or one byte, or waits for its 100 Continue) makes the server hold a buffer
+// (bodyPrealloc, 64 KiB) all the same; were that not counted, connections doing so would grow
+// the server's memory with their number, whatever MaxPendingBytes (a review measured 1000 such
+// connections at 82 MB of heap under the 32 MiB default, 1000 bytes counted). Here the budget
+// holds 32 such buffers: of 64 connections, some must be refused with server_busy, and the
+// total counted never exceeds the budget.
+func TestServeMaxPendingBytesCountsBuffers(t *testing.T) {
+	const (
+		maxBody = 512 << 10 // unread beyond 256 KiB, net/http answers at once (no discarding first)
+		budget  = 2 << 20
+		conns   = 64
+	)
+	for _, c := range []struct {
+		name string
+		head string // after the request line and Host
+		body string // the part of the body sent
+	}{
+		{"announced, nothing sent", fmt.Sprintf("Content-Length: %d\r\n", maxBody), ""},
+		{"announced, one byte sent", fmt.Sprintf("Content-Length: %d\r\n", maxBody), " "},
+		{"waiting for 100 Continue", fmt.Sprintf("Content-Length: %d\r\nExpect: 100-continue\r\n", maxBody), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, ts := newTestServer(t, Config{Concurrency: 1, MaxBodyBytes: maxBody, MaxPendingBytes: budget, QueueTimeout: time.Minute},
+				ModelConfig{Name: "mnist", Path: demoModel, Options: runtime.Options{Samples: 2}})
+			addr := strings.TrimPrefix(ts.URL, "http://")
+			var open []net.Conn
+			defer func() {
+				for _, c := range open {
+					c.Close()
+				}
+			}()
+			for range conns {
+				cn, err := net.Dial("tcp", addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				open = append(open, cn)
+				fmt.Fprintf(cn, "POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\n%s\r\n%s", c.head, c.body)
+			}
+			var busy atomic.Int64
+			var wg sync.WaitGroup
+			deadline := time.Now().Add(2 * time.Second)
+			for _, cn := range open {
+				wg.Go(func() {
+					cn.SetReadDeadline(deadline)
+					b, _ := io.ReadAll(cn) // until the deadline or the server closes the connection
+					if strings.HasPrefix(string(b), "HTTP/1.1 503") && strings.Contains(string(b), "--max-pending-bytes") {
+						busy.Add(1)
+					}
+				})
+			}
+			wg.Wait()
+			if got := s.mt.bodyBytes.Load(); busy.Load() == 0 || got > budget {
+				t.Fatalf("%d of %d connections holding body buffers refused, %d bytes counted (budget %d): the buffers are not counted", busy.Load(), conns, got, budget)
+			}
+		})
 	}
 }

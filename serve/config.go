@@ -64,7 +64,8 @@ type Config struct {
 	// MaxBodyBytes bounds a request body; a larger one gets 413.
 	MaxBodyBytes int64
 	// MaxPendingBytes bounds the bytes of request bodies the server holds at once, over all its
-	// requests (counted as they arrive, released when a request is answered): a request whose
+	// requests (counted as the buffers holding them grow — up to 64 KiB before any byte arrives,
+	// when Content-Length announces that much — released when a request is answered): a request whose
 	// body would take the total above it gets 503 with Retry-After — before anything is read
 	// when its Content-Length already would — so that clients holding large bodies open cannot
 	// grow the server's memory with their number (default: DefaultMaxPendingBytes, at least

@@ -34,7 +34,8 @@ type metrics struct {
 	errors   map[[2]string]uint64 // {model, kind}
 	reloads  map[[2]string]uint64 // {model, result}
 	inFlight atomic.Int64
-	// bodyBytes is the bytes of request bodies held (Config.MaxPendingBytes bounds it).
+	// bodyBytes is the bytes of the buffers holding request bodies (Config.MaxPendingBytes
+	// bounds it).
 	bodyBytes atomic.Int64
 }
 
@@ -147,7 +148,7 @@ func (mt *metrics) write(w io.Writer, ready bool, loaded map[string]float64) err
 	}
 	header("edgebnn_serve_in_flight_requests", "gauge", "Requests being served.")
 	bw.WriteString("edgebnn_serve_in_flight_requests " + strconv.FormatInt(mt.inFlight.Load(), 10) + "\n")
-	header("edgebnn_serve_pending_body_bytes", "gauge", "Bytes of request bodies held by requests being served (at most --max-pending-bytes).")
+	header("edgebnn_serve_pending_body_bytes", "gauge", "Bytes of the buffers holding the bodies of requests being served (at most --max-pending-bytes).")
 	bw.WriteString("edgebnn_serve_pending_body_bytes " + strconv.FormatInt(mt.bodyBytes.Load(), 10) + "\n")
 	header("edgebnn_serve_model_loaded_timestamp_seconds", "gauge", "When the model now serving was loaded (Unix time).")
 	for _, n := range names[1:] {

@@ -348,7 +348,7 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request, name string) (i
 	}
 	buf := l.getBuf()
 	defer l.putBuf(buf)
-	var held int64 // body bytes counted in mt.bodyBytes, released once the request is answered
+	var held int64 // body buffer bytes counted in mt.bodyBytes, released once the request is answered
 	defer func() { s.mt.bodyBytes.Add(-held) }()
 	body, rerr := s.readBody(w, r, name, buf.body[:0], &held)
 	buf.body = body
@@ -439,9 +439,10 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request, name string) (i
 // of the body has arrived (64 KiB: a few hundred 28×28 instances in JSON).
 const bodyPrealloc = 64 << 10
 
-// readBody reads the request body into dst within Config.MaxBodyBytes, counting the bytes it
-// reads in *held and in the server's total of held body bytes (Config.MaxPendingBytes), which the
-// caller releases when the request is answered.
+// readBody reads the request body into dst within Config.MaxBodyBytes. What it counts in *held,
+// and in the server's total that Config.MaxPendingBytes bounds, is the capacity of the buffer
+// that holds the body — allocated before the bytes arrive, or taken from the pool — not the
+// bytes read; the caller releases it when the request is answered.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, name string, dst []byte, held *int64) ([]byte, *reqError) {
 	limit := s.cfg.MaxBodyBytes
 	tooLarge := func() *reqError {
@@ -457,27 +458,67 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, name string, d
 			fmt.Sprintf("model %q: the request bodies the server holds would exceed %d bytes (its limit, --max-pending-bytes); retry later", name, s.cfg.MaxPendingBytes)}
 	}
 	// A body announced too large for what is left is refused before any of it is read; one that
-	// is not announced (chunked) or not sent as announced is counted as its bytes arrive.
+	// is not announced (chunked) or not sent as announced is counted as its buffer grows.
 	if r.ContentLength > 0 && s.mt.bodyBytes.Load()+r.ContentLength > s.cfg.MaxPendingBytes {
 		return dst, busy()
+	}
+	// hold makes the request count c bytes, the capacity of its buffer; it is false, and nothing
+	// changes, when the server's total would exceed the budget.
+	hold := func(c int64) bool {
+		for {
+			cur := s.mt.bodyBytes.Load()
+			if cur+c-*held > s.cfg.MaxPendingBytes {
+				return false
+			}
+			if s.mt.bodyBytes.CompareAndSwap(cur, cur+c-*held) {
+				*held = c
+				return true
+			}
+		}
+	}
+	// The buffer never grows past the announced length or the limit (bound), so a body of the
+	// largest size fits a budget of that size.
+	bound := limit
+	if r.ContentLength >= 0 {
+		bound = r.ContentLength
+	}
+	// A pooled buffer is kept if the request may need it and the budget has room for it.
+	if c := int64(cap(dst)); c > 0 && (c > max(bound, bodyPrealloc) || !hold(c)) {
+		dst = nil
 	}
 	// Content-Length sizes the first allocation only up to bodyPrealloc: a client that announces
 	// megabytes and sends nothing must not get them; beyond that the buffer grows as bytes arrive.
 	if want := min(r.ContentLength, bodyPrealloc); want > 0 && int64(cap(dst)) < want {
+		if !hold(want) {
+			return dst, busy()
+		}
 		dst = make([]byte, 0, want)
 	}
 	body := http.MaxBytesReader(w, r.Body, limit)
 	for {
-		if len(dst) == cap(dst) {
-			dst = append(dst, 0)[:len(dst)]
-		}
-		k, err := body.Read(dst[len(dst):cap(dst)])
-		dst = dst[:len(dst)+k]
-		if k > 0 {
-			*held += int64(k)
-			if s.mt.bodyBytes.Add(int64(k)) > s.cfg.MaxPendingBytes {
-				return dst, busy()
+		var k int
+		var err error
+		if n := int64(len(dst)); n == int64(cap(dst)) && n >= bound {
+			// Full at its bound: what is left to read is the end of the body, or a byte too many.
+			var one [1]byte
+			k, err = body.Read(one[:])
+			if k > 0 {
+				return dst, tooLarge()
 			}
+		} else {
+			if n == int64(cap(dst)) {
+				c := max(2*n, 512)
+				if n >= 256<<10 {
+					c = n + n/4
+				}
+				c = min(c, bound)
+				if !hold(c) {
+					return dst, busy()
+				}
+				dst = append(make([]byte, 0, c), dst...)
+			}
+			k, err = body.Read(dst[len(dst):cap(dst)])
+			dst = dst[:len(dst)+k]
 		}
 		if err == io.EOF {
 			return dst, nil
