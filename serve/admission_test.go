@@ -190,3 +190,36 @@ func TestServeMaxPendingBytesCountsBuffers(t *testing.T) {
 		})
 	}
 }
+
+// TestServeMaxPendingBytesLargestBody: a budget of exactly MaxBodyBytes (the smallest allowed)
+// still reads a body of the largest size, with a Content-Length or chunked — the buffer that
+// holds it, which is what the budget counts, never grows past the limit — and a body one byte
+// larger gets 413, not 503.
+func TestServeMaxPendingBytesLargestBody(t *testing.T) {
+	one := instancesJSON(demoInputs(1, 1), 784)
+	const maxBody = 200 << 10
+	_, ts := newTestServer(t, Config{MaxBodyBytes: maxBody, MaxPendingBytes: maxBody},
+		ModelConfig{Name: "mnist", Path: demoModel, Options: runtime.Options{Samples: 2}})
+	for _, c := range []struct {
+		size    int
+		chunked bool
+		want    int
+	}{
+		{maxBody, false, 200}, {maxBody, true, 200}, {maxBody + 1, false, 413}, {maxBody + 1, true, 413},
+	} {
+		body := append(bytes.Repeat([]byte(" "), c.size-len(one)), one...)
+		var r io.Reader = bytes.NewReader(body)
+		if c.chunked {
+			r = io.MultiReader(r)
+		}
+		resp, err := ts.Client().Post(ts.URL+"/v1/models/mnist:predict", "application/json", r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("body of %d bytes (chunked %v), budget %d: status %d, want %d: %.200s", c.size, c.chunked, maxBody, resp.StatusCode, c.want, b)
+		}
+	}
+}
