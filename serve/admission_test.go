@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,8 +17,9 @@ import (
 
 // TestServeMaxPendingBytes: the request bodies the server holds at once are bounded by
 // MaxPendingBytes. Clients that hold large bodies open take the budget as the buffers holding
-// their bytes grow (to their Content-Length at most); then a request whose body would exceed it gets 503, Retry-After and the kind server_busy at
-// once (not after the queue timeout), one whose Content-Length already would before any of its
+// their bytes grow (to their Content-Length at most); then a request whose body would exceed it
+// gets 503, Retry-After and the kind server_busy at once (not after the queue timeout), one
+// whose Content-Length already would before any of its
 // body is read. Before the bound, a review had 60 clients with 4 MiB bodies take a --concurrency 1
 // server from 16 to 437 MB. Once the held requests leave, their bytes are released (the gauge
 // edgebnn_serve_pending_body_bytes returns to 0) and requests are served again.
@@ -221,5 +223,63 @@ func TestServeMaxPendingBytesLargestBody(t *testing.T) {
 		if resp.StatusCode != c.want {
 			t.Errorf("body of %d bytes (chunked %v), budget %d: status %d, want %d: %.200s", c.size, c.chunked, maxBody, resp.StatusCode, c.want, b)
 		}
+	}
+}
+
+// TestServeSlowBodyHoldsOnlyItsBuffer: a request whose body has not arrived holds only the
+// buffer for it, which MaxPendingBytes counts — not the pooled memory of a request (parsed
+// inputs, network inputs, predictions, response) that the previous requests of 64 instances
+// grew to some 400 KB. Were that memory taken before the body, clients that each announce 100
+// bytes and send one, interleaved with such requests, would pin it one per connection, whatever
+// the budget (a review measured 400 of them at 170 MB of heap, 40 kB counted).
+func TestServeSlowBodyHoldsOnlyItsBuffer(t *testing.T) {
+	const (
+		rounds = 25
+		per    = 4
+	)
+	s, ts := newTestServer(t, Config{Concurrency: 1, QueueTimeout: time.Minute},
+		ModelConfig{Name: "mnist", Path: demoModel, Options: runtime.Options{Samples: 1}})
+	addr := strings.TrimPrefix(ts.URL, "http://")
+	req := instancesJSON(demoInputs(64, 1), 784)
+	var slow []net.Conn
+	defer func() {
+		for _, c := range slow {
+			c.Close()
+		}
+	}()
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	for range rounds {
+		var wg sync.WaitGroup
+		for range per {
+			wg.Go(func() {
+				if code, b := post(t, ts.Client(), ts.URL+"/v1/models/mnist:predict", "application/json", req); code != 200 {
+					t.Errorf("%d %.200s", code, b)
+				}
+			})
+		}
+		wg.Wait()
+		for range per {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slow = append(slow, c)
+			fmt.Fprintf(c, "POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n ")
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for s.mt.bodyBytes.Load() < int64(len(slow))*100 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	ts.Client().CloseIdleConnections()
+	goruntime.GC()
+	goruntime.ReadMemStats(&after)
+	grown := int64(after.HeapInuse) - int64(before.HeapInuse)
+	t.Logf("%d slow clients: heap grew %d bytes, %d counted", len(slow), grown, s.mt.bodyBytes.Load())
+	if limit := int64(len(slow)) * 64 << 10; grown > limit {
+		t.Fatalf("%d clients waiting to send their bodies: heap grew %d bytes (more than %d), %d counted: they hold more than their body buffers",
+			len(slow), grown, limit, s.mt.bodyBytes.Load())
 	}
 }

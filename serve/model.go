@@ -30,16 +30,19 @@ type loaded struct {
 	// normalised before predicting), read once at load.
 	preprocess bool
 	bufs       sync.Pool // *reqBuf
-	closed     chan struct{}
+	// bodies pools request body buffers (*[]byte) apart from bufs: a request takes its reqBuf
+	// only once its body has arrived, so that one waiting for its body holds nothing but the
+	// buffer for it, which Config.MaxPendingBytes counts.
+	bodies sync.Pool
+	closed chan struct{}
 }
 
-// reqBuf is one request's memory, pooled per load: the parsed inputs, the network's inputs,
-// the predictions and the encoded response.
+// reqBuf is one request's memory but its body, pooled per load: the parsed inputs, the
+// network's inputs, the predictions and the encoded response.
 type reqBuf struct {
 	raw, x []float32
 	preds  []runtime.Prediction
 	out    []byte
-	body   []byte
 }
 
 // load reads path and makes conc Predictors. On error nothing is left open.
@@ -157,8 +160,23 @@ func (l *loaded) getBuf() *reqBuf {
 
 func (l *loaded) putBuf(b *reqBuf) {
 	// A request of an unusual size must not pin its memory for ever.
-	if cap(b.body) > 1<<20 || cap(b.raw) > 1<<20 || cap(b.out) > 1<<20 {
+	if cap(b.raw) > 1<<20 || cap(b.out) > 1<<20 {
 		return
 	}
 	l.bufs.Put(b)
+}
+
+// getBody returns an empty pooled body buffer (nil if there is none).
+func (l *loaded) getBody() []byte {
+	if b, ok := l.bodies.Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return nil
+}
+
+func (l *loaded) putBody(b []byte) {
+	if cap(b) == 0 || cap(b) > 1<<20 { // an unusual size must not pin its memory for ever
+		return
+	}
+	l.bodies.Put(&b)
 }

@@ -346,15 +346,17 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request, name string) (i
 			}
 		}
 	}
-	buf := l.getBuf()
-	defer l.putBuf(buf)
 	var held int64 // body buffer bytes counted in mt.bodyBytes, released once the request is answered
 	defer func() { s.mt.bodyBytes.Add(-held) }()
-	body, rerr := s.readBody(w, r, name, buf.body[:0], &held)
-	buf.body = body
+	body, rerr := s.readBody(w, r, name, l.getBody(), &held)
+	defer l.putBody(body)
 	if rerr != nil {
 		return fail(w, rerr)
 	}
+	// The rest of the request's memory is taken once its body has arrived: a client sending its
+	// body slowly holds nothing the budget does not count.
+	buf := l.getBuf()
+	defer l.putBuf(buf)
 	size := l.model.InputSize()
 	var n int
 	if raw {
