@@ -92,7 +92,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	adaptive := fs.Bool("adaptive", false, "adaptive sampling: stop drawing samples once the policy's decision is settled (needs a policy in the model file)")
 	batch := fs.Int("batch", 0, "instances predicted in one pass (`B`, default 16, at most --max-instances)")
 	conc := fs.Int("concurrency", 0, "predictors per model, i.e. requests of one model predicted at once (`N`, default GOMAXPROCS)")
-	pending := fs.Int64("max-pending-bytes", serve.DefaultMaxPendingBytes, "request body `bytes` held at once over all requests (at least --max-body); a request that\nwould exceed it gets 503 (default 32 MiB, raised to --max-body)")
+	pending := fs.Int64("max-pending-bytes", 0, "request body `bytes` held at once over all requests (at least --max-body); a request that\nwould exceed it gets 503 (default 32 MiB, raised to --max-body)")
 	queue := fs.Duration("queue-timeout", serve.DefaultQueueTimeout, "how long a request waits for a free predictor before 503")
 	maxBody := fs.Int64("max-body", serve.DefaultMaxBodyBytes, "largest request body in `bytes` (413 above)")
 	maxInst := fs.Int("max-instances", serve.DefaultMaxInstances, "most instances per request (`N`)")
@@ -142,15 +142,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usagef("--%s must be positive", d.name)
 		}
 	}
-	if !flagSet(fs, "max-pending-bytes") {
-		*pending = 0 // serve's default: 32 MiB, raised to --max-body
-	}
 	for i := range models {
 		models[i].Options = runtime.Options{Samples: *samples, Seed: *seed, PolicySeed: !flagSet(fs, "seed"), Strategy: st,
 			Threads: *threads, Mean: *mean, Adaptive: *adaptive, MaxBatch: *batch}
 		models[i].Load = runtime.LoadOptions{KeepF16: *keepF16}
 		models[i].Mmap = *mmap
 	}
+	// --max-pending-bytes unset (0): serve's default, 32 MiB raised to --max-body.
 	cfg := serve.Config{Addr: *addr, MaxBodyBytes: *maxBody, MaxInstances: *maxInst, Concurrency: *conc, MaxPendingBytes: *pending, QueueTimeout: *queue,
 		ReadHeaderTimeout: *rht, ReadTimeout: *rt, WriteTimeout: *wt, IdleTimeout: *it, MaxHeaderBytes: *mhb,
 		DrainTimeout: *drain, Log: log.New(stderr, "edgebnn serve: ", log.LstdFlags)}
