@@ -166,17 +166,19 @@ func (l *loaded) putBuf(b *reqBuf) {
 	l.bufs.Put(b)
 }
 
-// getBody returns an empty pooled body buffer (nil if there is none).
-func (l *loaded) getBody() []byte {
+// getBody returns a pooled body buffer, emptied (a new empty one if there is none). The pool
+// holds the *[]byte itself, so that returning a buffer allocates nothing.
+func (l *loaded) getBody() *[]byte {
 	if b, ok := l.bodies.Get().(*[]byte); ok {
-		return (*b)[:0]
+		*b = (*b)[:0]
+		return b
 	}
-	return nil
+	return new([]byte)
 }
 
-func (l *loaded) putBody(b []byte) {
-	if cap(b) == 0 || cap(b) > 1<<20 { // an unusual size must not pin its memory for ever
+func (l *loaded) putBody(b *[]byte) {
+	if cap(*b) == 0 || cap(*b) > 1<<20 { // an unusual size must not pin its memory for ever
 		return
 	}
-	l.bodies.Put(&b)
+	l.bodies.Put(b)
 }

@@ -348,8 +348,14 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request, name string) (i
 	}
 	var held int64 // body buffer bytes counted in mt.bodyBytes, released once the request is answered
 	defer func() { s.mt.bodyBytes.Add(-held) }()
-	body, rerr := s.readBody(w, r, name, l.getBody(), &held)
-	defer l.putBody(body)
+	bp := l.getBody()
+	defer l.putBody(bp)
+	// readBody drops a pooled buffer too large for this request: bp must not keep it alive while
+	// the body arrives.
+	dst := *bp
+	*bp = nil
+	body, rerr := s.readBody(w, r, name, dst, &held)
+	*bp = body
 	if rerr != nil {
 		return fail(w, rerr)
 	}
@@ -501,7 +507,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, name string, d
 		var k int
 		var err error
 		if n := int64(len(dst)); n == int64(cap(dst)) && n >= bound {
-			// Full at its bound: what is left to read is the end of the body, or a byte too many.
+			if r.ContentLength >= 0 {
+				// All the announced bytes: net/http's body reader has no more to give.
+				return dst, nil
+			}
+			// Full at the limit: what is left to read is the end of the body, or a byte too many.
 			var one [1]byte
 			k, err = body.Read(one[:])
 			if k > 0 {
