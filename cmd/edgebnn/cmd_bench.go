@@ -22,8 +22,8 @@ Benchmarks a model's predictor on this machine, in the spirit of TFLite's
 benchmark_model: loads the model once, warms up, then times predictions on
 synthetic inputs of the model's shape (uniform in [0, 1)) for at least
 --min-time, and prints the per-input latency (median and 90th percentile),
-inputs per second, heap allocations per prediction and the predictor's
-scratch memory. In the same run it times the deterministic forward at the
+inputs per second, heap allocations per prediction, the predictor's
+scratch memory and the process's resident memory (Linux). In the same run it times the deterministic forward at the
 posterior mean (the --mean prediction) for a quarter of --min-time and
 prints the ratio: how many deterministic forwards one K-sample prediction
 costs.
@@ -41,8 +41,8 @@ models, where each prediction costs minutes under QEMU, --warmup 0 with
 With --json, one object with keys per_input_seconds_median,
 per_input_seconds_p90, inputs_per_second, allocs_per_prediction,
 predictor_bytes, samples, batch, strategy, threads, predictions,
-deterministic_seconds_per_input and ratio_to_deterministic (the last two
-absent with --mean). With --count, nothing is timed: --json prints the
+resident_bytes (where Linux reports it), deterministic_seconds_per_input
+and ratio_to_deterministic (the last two absent with --mean). With --count, nothing is timed: --json prints the
 run's settings as one object with keys predictions, warmup, samples, batch,
 strategy and threads.`
 
