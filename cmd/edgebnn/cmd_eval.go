@@ -68,7 +68,7 @@ var evalCmd = command{
 
 func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("eval")
-	dataFlag := fs.String("data", "", "data set: fmnist, fmnist-c:CORRUPTION:SEVERITY, csv:PATH or toy1d (default: the checkpoint's, else fmnist)")
+	dataFlag := fs.String("data", "", "data set: fmnist, fmnist-c:CORRUPTION:SEVERITY, csv:PATH, toy1d, toy1d:N (N points) or moons (default: the checkpoint's, else fmnist)")
 	dataDir := fs.String("data-dir", "", "directory of the Fashion-MNIST IDX files")
 	classes := fs.String("classes", "", "the classes the model was trained on, e.g. 0-4 (the others are OOD data)")
 	oodFlag := fs.String("ood", "", "out-of-distribution set: classes (held-out classes, with --classes), digits (scikit-learn's 8×8 digits upsampled to 28×28), digits:PATH or fmnist-shuffled (the test images with their pixels permuted; default: the checkpoint's, else classes with --classes)")
