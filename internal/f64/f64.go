@@ -37,6 +37,33 @@ func Softplus32(x float32) float32 {
 	return float32(max(xf, 0) + float64(e*p))
 }
 
+// SoftplusSigmoid32 returns Softplus32(x) and Sigmoid(float64(x)) — the same bits as the two
+// calls for every float32 x (TestSoftplusSigmoid32) — with one exponential where the two
+// calls take two: both are functions of e^−|x| (Sigmoid's exp(−x) for x ≥ 0 and exp(x) for x < 0).
+func SoftplusSigmoid32(x float32) (float32, float64) {
+	xf := float64(x)
+	a := math.Abs(xf)
+	if a != a { // NaN: the two calls, whatever NaN they give
+		return Softplus32(x), Sigmoid(xf)
+	}
+	e := math.Exp(-a)
+	var sig float64
+	if xf >= 0 {
+		sig = 1 / (1 + e)
+	} else {
+		sig = e / (1 + e)
+	}
+	if !(a >= 7) {
+		return float32(max(xf, 0) + math.Log1p(e)), sig
+	}
+	// Softplus32's series, with its explicit conversions.
+	p := 0.25 - float64(e*0.2)
+	p = 1.0/3 - float64(e*p)
+	p = 0.5 - float64(e*p)
+	p = 1 - float64(e*p)
+	return float32(max(xf, 0) + float64(e*p)), sig
+}
+
 // SoftplusInv returns the inverse of Softplus for y > 0, as y + log(−expm1(−y)), which stays
 // finite where log(expm1(y)) overflows (y > 709) and keeps its precision for small y.
 func SoftplusInv(y float64) float64 { return y + math.Log(-math.Expm1(-y)) }

@@ -47,6 +47,29 @@ func TestSoftplus32(t *testing.T) {
 	}
 }
 
+// TestSoftplusSigmoid32: the same bits as Softplus32(x) and Sigmoid(float64(x)) for every 61st
+// float32 bit pattern (all 2³² agreed when it was written) and the special values.
+func TestSoftplusSigmoid32(t *testing.T) {
+	step := uint64(61)
+	if testing.Short() {
+		step = 4099
+	}
+	check := func(x float32) {
+		sp, sig := SoftplusSigmoid32(x)
+		wsp, wsig := Softplus32(x), Sigmoid(float64(x))
+		if math.Float32bits(sp) != math.Float32bits(wsp) && !(sp != sp && wsp != wsp) ||
+			math.Float64bits(sig) != math.Float64bits(wsig) && !(sig != sig && wsig != wsig) {
+			t.Fatalf("SoftplusSigmoid32(%g) = %g, %g, want %g, %g", x, sp, sig, wsp, wsig)
+		}
+	}
+	for b := uint64(0); b < 1<<32; b += step {
+		check(math.Float32frombits(uint32(b)))
+	}
+	for _, x := range []float64{0, math.Copysign(0, -1), 7, -7, math.Nextafter(7, 0), math.Inf(1), math.Inf(-1), math.NaN(), -104, 89} {
+		check(float32(x))
+	}
+}
+
 func TestLogBeta(t *testing.T) {
 	// B(1, 1) = 1, B(2, 3) = 1/12, B(0.5, 0.5) = π.
 	for _, c := range []struct{ a, b, want float64 }{{1, 1, 0}, {2, 3, -math.Log(12)}, {0.5, 0.5, math.Log(math.Pi)}} {

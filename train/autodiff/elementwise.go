@@ -395,11 +395,67 @@ func (t *Tape[T]) Sigmoid(a *Var[T]) *Var[T] {
 // gradient is sigmoid(x). Unlike torch.nn.functional.softplus it has no linear threshold, so it
 // is exact for every x (the two agree to float precision).
 func (t *Tape[T]) Softplus(a *Var[T]) *Var[T] {
-	f := func(x T) T { return T(f64.Softplus(float64(x))) }
-	if _, ok := any(a).(*Var[float32]); ok {
-		f = func(x T) T { return T(f64.Softplus32(float32(x))) } // the same values, faster
+	if a32, ok := any(a).(*Var[float32]); ok {
+		return any(softplus32(any(t).(*Tape[float32]), a32, nil)).(*Var[T])
 	}
+	f := func(x T) T { return T(f64.Softplus(float64(x))) }
 	return t.unary("Softplus", a, f, func(x, _ T) T { return T(f64.Sigmoid(float64(x))) })
+}
+
+// SoftplusAgain is Softplus(a) for an a that holds the same values as the input of prev, an
+// earlier Softplus on this tape (since its last Reset): a new Var with prev's values and, for
+// float32, the derivative prev saved — the same bits and the same gradients as Softplus(a),
+// without computing them again. The caller vouches that the values are the same; a prev of
+// another tape or of another length gives Softplus(a).
+func (t *Tape[T]) SoftplusAgain(a, prev *Var[T]) *Var[T] {
+	a32, ok := any(a).(*Var[float32])
+	if !ok || prev == nil || prev.tape != t || len(prev.value) != len(a.value) {
+		return t.Softplus(a)
+	}
+	return any(softplus32(any(t).(*Tape[float32]), a32, any(prev).(*Var[float32]))).(*Var[T])
+}
+
+// softplus32 is Softplus for float32: the values are f64.Softplus32's and the derivative
+// f64.Sigmoid's, computed together from one exponential (f64.SoftplusSigmoid32) and saved for the
+// reverse pass when it will be needed; with prev (SoftplusAgain) copied from prev instead.
+func softplus32(t *Tape[float32], a, prev *Var[float32]) *Var[float32] {
+	if !t.check("Softplus", a) {
+		return t.placeholder()
+	}
+	out := t.newVar(a.shape, false)
+	av, ov := a.value, out.value
+	needGrad := t.noGrad == 0 && a.requiresGrad
+	var sig []float32
+	switch {
+	case prev != nil && (!needGrad || len(prev.aux) == len(av)):
+		copy(ov, prev.value)
+		sig = prev.aux
+	case needGrad:
+		sig = t.get(len(av), false)
+		out.aux = sig
+		sig := sig[:len(av)]
+		for i, x := range av {
+			s, d := f64.SoftplusSigmoid32(x)
+			ov[i], sig[i] = s, float32(d)
+		}
+	default:
+		for i, x := range av {
+			ov[i] = f64.Softplus32(x)
+		}
+	}
+	t.record(out, func() {
+		ga := a.gradBuf()
+		og := out.grad
+		if len(og) == 0 {
+			return
+		}
+		sig := sig[:len(og)]
+		ga = ga[:len(og)]
+		for i, g := range og {
+			ga[i] += g * sig[i]
+		}
+	}, a)
+	return out
 }
 
 // GELU returns the exact (erf) GELU x·Φ(x) elementwise (torch.nn.functional.gelu with

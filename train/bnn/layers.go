@@ -103,6 +103,36 @@ type ffg[T Float] struct {
 	wm, ws, bm, bs     Param[T]
 	pwm, pws, pbm, pbs Param[T]
 	hasMax, whole      bool
+	// spw and spb are the softplus of the raw sds of the step's first sampling pass (weights,
+	// biases), on spTape after its Reset number spResets: later passes of the same step (the
+	// fsvi_kl last_layer features) take their values and saved derivatives (SoftplusAgain)
+	// instead of computing them again. Begin forgets them.
+	spw, spb *autodiff.Var[T]
+	spTape   *autodiff.Tape[T]
+	spResets uint64
+}
+
+// begin forgets the step's softplus Vars (Net.Begin: a new step, new parameter values).
+func (l *ffg[T]) begin() { l.spw, l.spb, l.spTape = nil, nil, nil }
+
+// sdShared is sd(tp, raw) that computes the softplus of raw once a step: *sp, when recorded on tp
+// since Begin and its last Reset, gives its values (SoftplusAgain), otherwise *sp becomes the new
+// softplus Var.
+func (l *ffg[T]) sdShared(tp *autodiff.Tape[T], raw Param[T], sp **autodiff.Var[T]) *autodiff.Var[T] {
+	if l.spTape != tp || l.spResets != tp.Resets() {
+		l.spw, l.spb, l.spTape, l.spResets = nil, nil, tp, tp.Resets()
+	}
+	var s *autodiff.Var[T]
+	if *sp != nil {
+		s = tp.SoftplusAgain(tp.Param(raw.Param), *sp)
+	} else {
+		s = tp.Softplus(tp.Param(raw.Param))
+		*sp = s
+	}
+	if l.hasMax {
+		s = tp.Clamp(s, 0, T(l.maxSD))
+	}
+	return s
 }
 
 func newFFG[T Float](a affine, p *runtime.PosteriorSpec, in Init, rng *rand.Rand) (layer[T], error) {
@@ -158,10 +188,10 @@ func (l *ffg[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], c *Context[T]
 		}
 		return out
 	}
-	wm, ws := tp.Param(l.wm.Param), l.sd(tp, l.ws)
+	wm, ws := tp.Param(l.wm.Param), l.sdShared(tp, l.ws, &l.spw)
 	var bm, bs *autodiff.Var[T]
 	if l.bias {
-		bm, bs = tp.Param(l.bm.Param), l.sd(tp, l.bs)
+		bm, bs = tp.Param(l.bm.Param), l.sdShared(tp, l.bs, &l.spb)
 	}
 	if c.Train && !l.whole {
 		mean := applyAffine(tp, &l.affine, x, wm, bm)
