@@ -140,7 +140,7 @@ func (f *fsviRun) lastLayerKL(t *Trainer, tp *autodiff.Tape[float32]) (*autodiff
 	pt := f.ptape
 	pt.Reset()
 	x0 := pt.Const(f.xc, shape...)
-	phi0, out0 := f.prior.Features(pt, x0, true), f.prior.ForwardMean(pt, x0)
+	phi0, out0 := f.prior.FeaturesMean(pt, x0)
 	if err := pt.Err(); err != nil {
 		return nil, fmt.Errorf("fsvi: prior network: %w", err)
 	}

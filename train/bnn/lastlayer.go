@@ -57,6 +57,19 @@ func (ll *LastLayer[T]) PriorSD() (w, b []T) {
 	return ll.l.pws.Value, b
 }
 
+// FeaturesMean returns Features(tp, x, true) and ForwardMean(tp, x) from one pass: the last
+// layer at its mean applied to the features, which are the input ForwardMean gives it (the same
+// context and layers), so both are the same values as the two calls.
+func (n *Net[T]) FeaturesMean(tp *autodiff.Tape[T], x *autodiff.Var[T]) (phi, out *autodiff.Var[T]) {
+	c := &Context[T]{Mean: true, net: n}
+	n.sampleGlobal(tp, c)
+	last := len(n.layers) - 1
+	for _, l := range n.layers[:last] {
+		x = l.forward(tp, x, c)
+	}
+	return x, n.layers[last].forward(tp, x, c)
+}
+
 // Features runs every layer but the last on x (shape (N, input shape…)) and returns the last
 // layer's input (N, In). With mean set the weights are the posterior means (no noise, as
 // ForwardMean); otherwise one weight sample from the network's stream, shared by the whole

@@ -11,7 +11,7 @@ import (
 
 // TestLastFFGLinear: a network that ends with a Linear ffg layer gives it (sizes, bias); one that
 // ends otherwise is an error naming what it ends with. Features at the means equal the mean
-// forward's input to the last layer.
+// forward's input to the last layer, and FeaturesMean both.
 func TestLastFFGLinear(t *testing.T) {
 	ffg := &runtime.PosteriorSpec{Kind: runtime.KindFFG, PriorSD: 1}
 	for _, c := range []struct {
@@ -58,6 +58,18 @@ func TestLastFFGLinear(t *testing.T) {
 		for i, v := range phi.Value() {
 			if v != in[i] {
 				t.Fatalf("%s: Features(mean) %v, the last layer's input %v", c.name, phi.Value(), in)
+			}
+		}
+		phi2, out2 := n.FeaturesMean(tp, x)
+		out := n.ForwardMean(tp, x)
+		for i, v := range phi.Value() {
+			if v != phi2.Value()[i] {
+				t.Fatalf("%s: FeaturesMean's features %v, Features(mean) %v", c.name, phi2.Value(), phi.Value())
+			}
+		}
+		for i, v := range out.Value() {
+			if v != out2.Value()[i] {
+				t.Fatalf("%s: FeaturesMean's outputs %v, ForwardMean %v", c.name, out2.Value(), out.Value())
 			}
 		}
 		wm, ws, bm, bs := ll.Vars(tp)
