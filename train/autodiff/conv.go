@@ -95,17 +95,39 @@ func (t *Tape[T]) Conv2D(x, w, b *Var[T], opt Conv2DOptions) *Var[T] {
 				col2im(g, col, gx[i*inSize:(i+1)*inSize])
 			}
 			if gb != nil {
-				for c := 0; c < cout; c++ {
-					var s T
-					for _, v := range gout[c*p : (c+1)*p] {
-						s += v
-					}
-					gb[c] += s
-				}
+				biasGrad(gout, gb, cout, p)
 			}
 		}
 	}, ins...)
 	return out
+}
+
+// biasGrad adds to gb[c] the sum of row c of the cout×p gout, each row summed in order from 0 as
+// a plain loop does, four rows at a time: four independent chains of additions where one chain
+// waits for each addition to finish (the same sums, faster).
+func biasGrad[T Float](gout, gb []T, cout, p int) {
+	c := 0
+	for ; c+4 <= cout; c += 4 {
+		r0, r1, r2, r3 := gout[c*p:(c+1)*p], gout[(c+1)*p:(c+2)*p], gout[(c+2)*p:(c+3)*p], gout[(c+3)*p:(c+4)*p]
+		var s0, s1, s2, s3 T
+		for j, v := range r0 {
+			s0 += v
+			s1 += r1[j]
+			s2 += r2[j]
+			s3 += r3[j]
+		}
+		gb[c] += s0
+		gb[c+1] += s1
+		gb[c+2] += s2
+		gb[c+3] += s3
+	}
+	for ; c < cout; c++ {
+		var s T
+		for _, v := range gout[c*p : (c+1)*p] {
+			s += v
+		}
+		gb[c] += s
+	}
 }
 
 // Pool2DOptions configures MaxPool2D and AvgPool2D: a KH×KW window, strides (0 means the window

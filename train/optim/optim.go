@@ -363,15 +363,22 @@ func ClipGradValue[T autodiff.Float](params []*autodiff.Param[T], limit float64)
 	}
 	for _, p := range params {
 		for i, g := range p.Grad {
-			if math.IsNaN(float64(g)) || math.IsInf(float64(g), 0) {
+			if g-g != 0 { // NaN or ±Inf: one comparison where IsNaN and IsInf take three
 				return fmt.Errorf("optim: ClipGradValue: parameter %q: gradient %d is %v", p.Name, i, g)
 			}
 		}
 	}
+	// Every gradient is finite and lo < 0 < hi: min(max(g, lo), hi) without min and max's
+	// NaN and signed-zero cases, storing only the gradients it changes.
 	lo, hi := T(-limit), T(limit)
 	for _, p := range params {
-		for i, g := range p.Grad {
-			p.Grad[i] = min(max(g, lo), hi)
+		gs := p.Grad
+		for i, g := range gs {
+			if g < lo {
+				gs[i] = lo
+			} else if g > hi {
+				gs[i] = hi
+			}
 		}
 	}
 	return nil
