@@ -182,6 +182,49 @@ func (t *Tape[T]) binary(op binOp, a, b *Var[T]) *Var[T] {
 	return out
 }
 
+// AddMul returns a + b ⊙ c: Add(a, Mul(b, c)) as one op, the same values and gradients bit for
+// bit (the product rounded before the sum; the reverse pass accumulates into a, b and c in
+// the order the two ops' passes do) without the product's Var and its gradient buffer — a
+// weight sample μ + σ ⊙ ε. Inputs of different shapes or an input given twice take the two ops.
+func (t *Tape[T]) AddMul(a, b, c *Var[T]) *Var[T] {
+	if !t.check("AddMul", a, b, c) {
+		return t.placeholder()
+	}
+	if !slices.Equal(a.shape, b.shape) || !slices.Equal(b.shape, c.shape) || a == b || b == c || a == c {
+		return t.Add(a, t.Mul(b, c))
+	}
+	out := t.newVar(a.shape, false)
+	av, bv, cv, ov := a.value, b.value[:len(a.value)], c.value[:len(a.value)], out.value[:len(a.value)]
+	for i, x := range av {
+		ov[i] = x + T(bv[i]*cv[i]) // the conversion rounds the product: no fused multiply-add
+	}
+	t.record(out, func() {
+		g := out.grad
+		// Add's pass: a's gradient, then the product's (a fresh zero buffer: 0 + g) ...
+		if ga := a.gradBuf(); ga != nil {
+			ga = ga[:len(g)]
+			for i, gi := range g {
+				ga[i] += gi
+			}
+		}
+		// ... and Mul's, with the product's gradient 0 + g recomputed.
+		var zero T
+		if gb := b.gradBuf(); gb != nil {
+			gb, cv := gb[:len(g)], cv[:len(g)]
+			for i, gi := range g {
+				gb[i] += (zero + gi) * cv[i]
+			}
+		}
+		if gc := c.gradBuf(); gc != nil {
+			gc, bv := gc[:len(g)], bv[:len(g)]
+			for i, gi := range g {
+				gc[i] += (zero + gi) * bv[i]
+			}
+		}
+	}, a, b, c)
+	return out
+}
+
 func (t *Tape[T]) binarySame(op binOp, a, b *Var[T]) *Var[T] {
 	out := t.newVar(a.shape, false)
 	av, bv, ov := a.value, b.value, out.value

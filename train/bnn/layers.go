@@ -202,10 +202,10 @@ func (l *ffg[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], c *Context[T]
 		v := applyAffine(tp, &l.affine, tp.Square(x), tp.Square(ws), b2)
 		return tp.NoisyMean(mean, v, 1e-6, c.normal(mean.Len()))
 	}
-	w := tp.Add(wm, tp.Mul(ws, tp.Const(c.normal(len(l.wm.Value)), l.wshape...)))
+	w := tp.AddMul(wm, ws, tp.Const(c.normal(len(l.wm.Value)), l.wshape...))
 	var b *autodiff.Var[T]
 	if l.bias {
-		b = tp.Add(bm, tp.Mul(bs, tp.Const(c.normal(l.dOut), l.dOut)))
+		b = tp.AddMul(bm, bs, tp.Const(c.normal(l.dOut), l.dOut))
 	}
 	return applyAffine(tp, &l.affine, x, w, b)
 }
