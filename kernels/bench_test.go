@@ -246,3 +246,18 @@ func BenchmarkElementwise(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCol2Im: the input gradient's scatter of a 3×3 convolution with 32 input channels on
+// 14×14 images (the second convolution of paper004-fmnist-fsvi's CNN), one image per op.
+func BenchmarkCol2Im(b *testing.B) {
+	g := ConvGeom{InC: 32, InH: 14, InW: 14, KH: 3, KW: 3, StrideH: 1, StrideW: 1, PadH: 1, PadW: 1, DilH: 1, DilW: 1}
+	col := make([]float32, g.InC*g.KH*g.KW*g.OutH()*g.OutW())
+	for i := range col {
+		col[i] = float32(i%7) - 3
+	}
+	img := make([]float32, g.InC*g.InH*g.InW)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Col2Im(g, col, img)
+	}
+}

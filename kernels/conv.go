@@ -220,6 +220,14 @@ func Col2Im(g ConvGeom, col, img []float32) {
 					s := src[y*ow : (y+1)*ow]
 					dst := plane[ih*g.InW : (ih+1)*g.InW]
 					iw := lo*g.StrideW + offW
+					if g.StrideW == 1 {
+						// the same additions over two slices of one length: no bounds checks
+						d, s := dst[iw:iw+hi-lo], s[lo:hi]
+						for x, v := range s {
+							d[x] += v
+						}
+						continue
+					}
 					for x := lo; x < hi; x++ {
 						dst[iw] += s[x]
 						iw += g.StrideW
