@@ -263,6 +263,68 @@ func maxPool2x2[T Float](x, out []T, arg []int, nc, h, w, oh, ow int) {
 	}
 }
 
+// ReLUMaxPool2D returns MaxPool2D(ReLU(x), opt) — the same values, and the same gradient into x
+// bit for bit when the ReLU's output would feed nothing else (a ReLU layer followed by a
+// max-pool layer) — without the ReLU's output and its gradient: for 2×2 windows at stride 2
+// without padding (each element in at most one window) the window maxima of max(x, 0) are
+// taken directly from x, and the reverse pass adds 0 + g (the ReLU's output gradient, a fresh
+// buffer) to the chosen element where x > 0, as the two ops' passes do; elsewhere those add
+// +0 to a gradient that is at least as fresh, which changes nothing. Other windows take
+// MaxPool2D(ReLU(x)).
+func (t *Tape[T]) ReLUMaxPool2D(x *Var[T], opt Pool2DOptions) *Var[T] {
+	sh, sw, oh, ow, ok := t.poolGeom("MaxPool2D", x, opt)
+	if !ok {
+		return t.placeholder()
+	}
+	if opt.KH != 2 || opt.KW != 2 || sh != 2 || sw != 2 || opt.PadH != 0 || opt.PadW != 0 {
+		return t.MaxPool2D(t.ReLU(x), opt)
+	}
+	nc, h, w := x.shape[0]*x.shape[1], x.shape[2], x.shape[3]
+	out := t.newVar([]int{x.shape[0], x.shape[1], oh, ow}, false)
+	arg := t.getInts(len(out.value))
+	out.ints = arg
+	reluMaxPool2x2(x.value, out.value, arg, nc, h, w, oh, ow)
+	xv := x.value
+	t.record(out, func() {
+		gx := x.gradBuf()
+		var zero T
+		for o, g := range out.grad {
+			if k := arg[o]; xv[k] > 0 {
+				gx[k] += zero + g
+			}
+		}
+	}, x)
+	return out
+}
+
+// reluMaxPool2x2 is maxPool2x2 of max(x, 0) (ReLU's values) without storing them: the same
+// choice of element and the same values.
+func reluMaxPool2x2[T Float](x, out []T, arg []int, nc, h, w, oh, ow int) {
+	for c := 0; c < nc; c++ {
+		base := c * h * w
+		for y := 0; y < oh; y++ {
+			i0, i1 := base+2*y*w, base+(2*y+1)*w
+			r0, r1 := x[i0:i0+w], x[i1:i1+w]
+			o := (c*oh + y) * ow
+			outRow, argRow := out[o:o+ow], arg[o:o+ow]
+			for z := range outRow {
+				i := 2 * z
+				a, b, cc, d := max(r0[i], 0), max(r0[i+1], 0), max(r1[i], 0), max(r1[i+1], 0)
+				m := max(max(a, b), max(cc, d))
+				if m != m {
+					outRow[z], argRow[z] = maxPoolNaN(a, b, cc, d, i0+i, i1+i)
+					continue
+				}
+				k0 := i0 + i + b2i(b > a)
+				k1 := i1 + i + b2i(d > cc)
+				up := b2i(max(cc, d) > max(a, b))
+				k0 += up * (k1 - k0)
+				outRow[z], argRow[z] = max(x[k0], 0), k0
+			}
+		}
+	}
+}
+
 // b2i is 1 for true and 0 for false (a SETcc, not a branch).
 func b2i(b bool) int {
 	var i int

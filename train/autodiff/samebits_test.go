@@ -67,3 +67,62 @@ func TestAddMulSoftplusAgainBits(t *testing.T) {
 	sameBits32(t, "μ gradient", bm, am)
 	sameBits32(t, "ρ gradient", br, ar)
 }
+
+// TestReLUMaxPool2DBits: ReLUMaxPool2D gives MaxPool2D(ReLU(x))'s values and gradient into x
+// bit for bit, on inputs with ties, zeros of both signs, negative windows, NaNs and odd sizes,
+// and falls back to the two ops for other windows.
+func TestReLUMaxPool2DBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		shape []int
+		opt   Pool2DOptions
+	}{
+		{[]int{3, 2, 6, 8}, Pool2DOptions{KH: 2, KW: 2}},
+		{[]int{2, 3, 7, 5}, Pool2DOptions{KH: 2, KW: 2}},
+		{[]int{2, 2, 7, 7}, Pool2DOptions{KH: 3, KW: 3, StrideH: 2, StrideW: 2, PadH: 1, PadW: 1}},
+	} {
+		n := c.shape[0] * c.shape[1] * c.shape[2] * c.shape[3]
+		x := make([]float32, n)
+		for i := range x {
+			switch rng.IntN(8) {
+			case 0:
+				x[i] = 0
+			case 1:
+				x[i] = float32(math.Copysign(0, -1))
+			case 2:
+				x[i] = float32(rng.IntN(3)) // ties
+			default:
+				x[i] = float32(rng.NormFloat64())
+			}
+		}
+		x[5] = float32(math.NaN())
+		run := func(fused bool) (out, grad []float32) {
+			p, _ := NewParam("x", x, c.shape...)
+			tp := NewTape[float32]()
+			var y *Var[float32]
+			if fused {
+				y = tp.ReLUMaxPool2D(tp.Param(p), c.opt)
+			} else {
+				y = tp.MaxPool2D(tp.ReLU(tp.Param(p)), c.opt)
+			}
+			urng := rand.New(rand.NewPCG(7, 8))
+			up := make([]float32, y.Len())
+			for i := range up {
+				up[i] = float32(urng.NormFloat64())
+			}
+			up[0] = float32(math.Copysign(0, -1))
+			if err := tp.BackwardFrom(y, up); err != nil {
+				t.Fatal(err)
+			}
+			return append([]float32(nil), y.Value()...), p.Grad
+		}
+		a, ga := run(false)
+		b, gb := run(true)
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(a[i] != a[i] && b[i] != b[i]) {
+				t.Fatalf("%v: value %d = %g, want %g", c.shape, i, b[i], a[i])
+			}
+		}
+		sameBits32(t, "gradient", gb, ga)
+	}
+}

@@ -64,9 +64,7 @@ func (n *Net[T]) FeaturesMean(tp *autodiff.Tape[T], x *autodiff.Var[T]) (phi, ou
 	c := &Context[T]{Mean: true, net: n}
 	n.sampleGlobal(tp, c)
 	last := len(n.layers) - 1
-	for _, l := range n.layers[:last] {
-		x = l.forward(tp, x, c)
-	}
+	x = forwardLayers(tp, n.layers[:last], x, c)
 	return x, n.layers[last].forward(tp, x, c)
 }
 
@@ -79,8 +77,5 @@ func (n *Net[T]) FeaturesMean(tp *autodiff.Tape[T], x *autodiff.Var[T]) (phi, ou
 func (n *Net[T]) Features(tp *autodiff.Tape[T], x *autodiff.Var[T], mean bool) *autodiff.Var[T] {
 	c := &Context[T]{Mean: mean, net: n}
 	n.sampleGlobal(tp, c)
-	for _, l := range n.layers[:len(n.layers)-1] {
-		x = l.forward(tp, x, c)
-	}
-	return x
+	return forwardLayers(tp, n.layers[:len(n.layers)-1], x, c)
 }

@@ -426,8 +426,22 @@ func (n *Net[T]) ForwardMean(tp *autodiff.Tape[T], x *autodiff.Var[T]) *autodiff
 func (n *Net[T]) ForwardMeanTapped(tp *autodiff.Tape[T], x *autodiff.Var[T], taps *[]LayerTap[T]) *autodiff.Var[T] {
 	c := &Context[T]{Mean: true, net: n, taps: taps}
 	n.sampleGlobal(tp, c)
-	for _, l := range n.layers {
-		x = l.forward(tp, x, c)
+	return forwardLayers(tp, n.layers, x, c)
+}
+
+// forwardLayers runs the layers ls on x in order, a ReLU followed by a max-pool as one op
+// (autodiff's ReLUMaxPool2D: the same values and gradients; the ReLU's output feeds only the
+// pool).
+func forwardLayers[T Float](tp *autodiff.Tape[T], ls []layer[T], x *autodiff.Var[T], c *Context[T]) *autodiff.Var[T] {
+	for i := 0; i < len(ls); i++ {
+		if a, ok := ls[i].(*activation[T]); ok && a.op == runtime.OpReLU && i+1 < len(ls) {
+			if p, ok := ls[i+1].(*pool[T]); ok && p.max {
+				x = tp.ReLUMaxPool2D(x, p.opt)
+				i++
+				continue
+			}
+		}
+		x = ls[i].forward(tp, x, c)
 	}
 	return x
 }
@@ -446,10 +460,7 @@ func (n *Net[T]) Forward(tp *autodiff.Tape[T], x *autodiff.Var[T], train bool) *
 	}
 	n.passes++
 	n.sampleGlobal(tp, c)
-	for _, l := range n.layers {
-		x = l.forward(tp, x, c)
-	}
-	return x
+	return forwardLayers(tp, n.layers, x, c)
 }
 
 // KL returns Σ_l KL_l as a scalar Var (zero for a deterministic network).
