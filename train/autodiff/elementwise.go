@@ -307,6 +307,31 @@ func (t *Tape[T]) unary(name string, a *Var[T], f func(x T) T, df func(x, y T) T
 	return out
 }
 
+// softplusCached32 writes Softplus32(x) to y and float32(Sigmoid(x)) to d (when d is not nil) for
+// every x in xs, from c where x's bits are those c holds for its index, and refills c.
+func softplusCached32(xs, y, d []float32, c *SoftplusCache) {
+	n := len(xs)
+	y = y[:n]
+	if len(c.x) != n {
+		c.x, c.y, c.d = make([]uint32, n), make([]float32, n), make([]float32, n)
+		for i, x := range xs {
+			s, g := f64.SoftplusSigmoid32(x)
+			c.x[i], c.y[i], c.d[i] = math.Float32bits(x), s, float32(g)
+		}
+	}
+	cx, cy, cd := c.x[:n], c.y[:n], c.d[:n]
+	for i, x := range xs {
+		if b := math.Float32bits(x); b != cx[i] {
+			s, g := f64.SoftplusSigmoid32(x)
+			cx[i], cy[i], cd[i] = b, s, float32(g)
+		}
+	}
+	copy(y, cy)
+	if d != nil {
+		copy(d[:n], cd)
+	}
+}
+
 // Neg returns −a (torch.neg).
 func (t *Tape[T]) Neg(a *Var[T]) *Var[T] {
 	return t.unary("Neg", a, func(x T) T { return -x }, func(_, _ T) T { return -1 })
@@ -438,8 +463,25 @@ func (t *Tape[T]) Sigmoid(a *Var[T]) *Var[T] {
 // gradient is sigmoid(x). Unlike torch.nn.functional.softplus it has no linear threshold, so it
 // is exact for every x (the two agree to float precision).
 func (t *Tape[T]) Softplus(a *Var[T]) *Var[T] {
+	return t.SoftplusCached(a, nil)
+}
+
+// SoftplusCache holds the inputs of a float32 Softplus, its values and derivatives, for
+// SoftplusCached: elements whose bits have not changed since (a parameter's raw sds between
+// two optimizer steps, most of which do not move by an ulp) take them from the cache. The
+// zero value is empty.
+type SoftplusCache struct {
+	x    []uint32
+	y, d []float32
+}
+
+// SoftplusCached is Softplus(a) — the same values and gradients bit for bit — that, for float32,
+// reuses the values and derivatives cache holds for elements whose bits equal those of its last
+// input, computes the others, and leaves a's values and their results in cache. A nil cache
+// gives Softplus.
+func (t *Tape[T]) SoftplusCached(a *Var[T], cache *SoftplusCache) *Var[T] {
 	if a32, ok := any(a).(*Var[float32]); ok {
-		return any(softplus32(any(t).(*Tape[float32]), a32, nil)).(*Var[T])
+		return any(softplus32(any(t).(*Tape[float32]), a32, nil, cache)).(*Var[T])
 	}
 	f := func(x T) T { return T(f64.Softplus(float64(x))) }
 	return t.unary("Softplus", a, f, func(x, _ T) T { return T(f64.Sigmoid(float64(x))) })
@@ -455,13 +497,14 @@ func (t *Tape[T]) SoftplusAgain(a, prev *Var[T]) *Var[T] {
 	if !ok || prev == nil || prev.tape != t || len(prev.value) != len(a.value) {
 		return t.Softplus(a)
 	}
-	return any(softplus32(any(t).(*Tape[float32]), a32, any(prev).(*Var[float32]))).(*Var[T])
+	return any(softplus32(any(t).(*Tape[float32]), a32, any(prev).(*Var[float32]), nil)).(*Var[T])
 }
 
 // softplus32 is Softplus for float32: the values are f64.Softplus32's and the derivative
 // f64.Sigmoid's, computed together from one exponential (f64.SoftplusSigmoid32) and saved for the
-// reverse pass when it will be needed; with prev (SoftplusAgain) copied from prev instead.
-func softplus32(t *Tape[float32], a, prev *Var[float32]) *Var[float32] {
+// reverse pass when it will be needed; with prev (SoftplusAgain) copied from prev instead, and
+// with cache (SoftplusCached) taken from it where the input's bits are those it holds.
+func softplus32(t *Tape[float32], a, prev *Var[float32], cache *SoftplusCache) *Var[float32] {
 	if !t.check("Softplus", a) {
 		return t.placeholder()
 	}
@@ -473,6 +516,12 @@ func softplus32(t *Tape[float32], a, prev *Var[float32]) *Var[float32] {
 	case prev != nil && (!needGrad || len(prev.aux) == len(av)):
 		copy(ov, prev.value)
 		sig = prev.aux
+	case cache != nil:
+		if needGrad {
+			sig = t.get(len(av), false)
+			out.aux = sig
+		}
+		softplusCached32(av, ov, sig, cache)
 	case needGrad:
 		sig = t.get(len(av), false)
 		out.aux = sig

@@ -126,3 +126,57 @@ func TestReLUMaxPool2DBits(t *testing.T) {
 		sameBits32(t, "gradient", gb, ga)
 	}
 }
+
+// TestSoftplusCachedBits: SoftplusCached gives Softplus's values and gradients bit for bit over
+// a sequence of inputs of which some elements change (to other values, to ±0 and NaN) between
+// calls, starting from an empty cache; a cache of another length is refilled.
+func TestSoftplusCachedBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const n = 500
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * 8)
+	}
+	var cache SoftplusCache
+	for round := 0; round < 6; round++ {
+		if round == 4 {
+			x = x[:n-3] // another length
+		}
+		for k := 0; k < 20; k++ {
+			i := rng.IntN(len(x))
+			switch k % 4 {
+			case 0:
+				x[i] = 0
+			case 1:
+				x[i] = float32(math.Copysign(0, -1))
+			case 2:
+				x[i] = float32(math.NaN())
+			default:
+				x[i] = math.Nextafter32(x[i], 100)
+			}
+		}
+		up := make([]float32, len(x))
+		for i := range up {
+			up[i] = float32(rng.NormFloat64())
+		}
+		run := func(c *SoftplusCache) (y, g []float32) {
+			p, _ := NewParam("x", x, len(x))
+			tp := NewTape[float32]()
+			s := tp.SoftplusCached(tp.Param(p), c)
+			if err := tp.BackwardFrom(s, up); err != nil {
+				t.Fatal(err)
+			}
+			return append([]float32(nil), s.Value()...), p.Grad
+		}
+		want, wantG := run(nil)
+		got, gotG := run(&cache)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+				t.Fatalf("round %d: softplus(%g) = %g, want %g", round, x[i], got[i], want[i])
+			}
+			if math.Float32bits(gotG[i]) != math.Float32bits(wantG[i]) && !(gotG[i] != gotG[i] && wantG[i] != wantG[i]) {
+				t.Fatalf("round %d: gradient at %g = %g, want %g", round, x[i], gotG[i], wantG[i])
+			}
+		}
+	}
+}

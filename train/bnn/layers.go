@@ -110,6 +110,9 @@ type ffg[T Float] struct {
 	spw, spb *autodiff.Var[T]
 	spTape   *autodiff.Tape[T]
 	spResets uint64
+	// spcw and spcb hold the last raw sds their softplus was computed for, with its values and
+	// derivatives: most raw sds do not change by an ulp in an optimizer step.
+	spcw, spcb autodiff.SoftplusCache
 }
 
 // begin forgets the step's softplus Vars (Net.Begin: a new step, new parameter values).
@@ -126,7 +129,11 @@ func (l *ffg[T]) sdShared(tp *autodiff.Tape[T], raw Param[T], sp **autodiff.Var[
 	if *sp != nil {
 		s = tp.SoftplusAgain(tp.Param(raw.Param), *sp)
 	} else {
-		s = tp.Softplus(tp.Param(raw.Param))
+		cache := &l.spcw
+		if sp == &l.spb {
+			cache = &l.spcb
+		}
+		s = tp.SoftplusCached(tp.Param(raw.Param), cache)
 		*sp = s
 	}
 	if l.hasMax {
