@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/fsvi_preset.sh [--seeds N] [--samples K] [--jobs J] [--context C] [--quick] [--out DIR]: paper 004's
+# bench/fsvi_preset.sh [--seeds N] [--samples K] [--jobs J] [--context C] [--config FILE] [--quick] [--out DIR]: paper 004's
 # Table 1 FSVI row (Fashion-MNIST) with the reference code's recipe, `edgebnn train --preset
 # paper004-fmnist-fsvi` (its CNN, SGD with cosine decay, element-wise clipping, 200 epochs of batch
 # 128, the corrupted-training-image context; docs/PRESETS.md), seeds 1…N, J trainings at a time
@@ -20,20 +20,35 @@
 # Options: --seeds N (3; the paper averages 10 seeds, 3 fit this machine's CPU), --samples K (10,
 # the preset's test_samples), --jobs J (2), --out DIR (runs/fsvi_preset), --context C (the
 # preset's, corrupted: the reference code's; random-monochrome is the context paper 004's Table 1
-# names for its row; uniform): other than the preset's, the runs are DIR/fsvi_C_sS.*. --quick: 2 seeds, 2
+# names for its row; uniform): other than the preset's, the runs are DIR/fsvi_C_sS.*. --config FILE:
+# a train config applied over the preset (its keys replace the preset's; an "inference" key
+# replaces the whole per-layer block), for the experiments that vary one setting
+# (bench/configs/fsvi_output_sd_ref.json: the output weights' initial σ as the reference code's);
+# the runs are DIR/fsvi[_C]_NAME_sS.* (NAME: FILE's name without .json and a leading fsvi_) and DIR/fsvi[_C]_NAME.json
+# keeps a copy of FILE: a later run with a different FILE of that name is refused. --quick: 2 seeds, 2
 # epochs on the first 300 training and 200 test images — the tables' shape in under a minute
 # (TestBenchQuick in tests/bench_quick_test.go, which also resumes a seed).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-seeds=3 samples=10 jobs=2 out=runs/fsvi_preset context=corrupted
+seeds=3 samples=10 jobs=2 out=runs/fsvi_preset context=corrupted config=
 source bench/lib/opts.sh
-parse_opts "usage: bench/fsvi_preset.sh [--seeds N] [--samples K] [--jobs J] [--context C] [--quick] [--out DIR]" \
-	"seeds=2" --seeds=seeds:int --samples=samples:int --jobs=jobs:int --context=context --out=out:path -- "$@"
+parse_opts "usage: bench/fsvi_preset.sh [--seeds N] [--samples K] [--jobs J] [--context C] [--config FILE] [--quick] [--out DIR]" \
+	"seeds=2" --seeds=seeds:int --samples=samples:int --jobs=jobs:int --context=context --config=config:path --out=out:path -- "$@"
 case $context in
 corrupted) run=fsvi ctxargs=() ;;
 random-monochrome | uniform) run=fsvi_$context ctxargs=(--context "$context") ;;
 *) echo "fsvi_preset.sh: --context must be corrupted, random-monochrome or uniform" >&2; exit 2 ;;
 esac
+variant=
+if [[ -n $config ]]; then
+	[[ -f $config && -r $config ]] || { echo "fsvi_preset.sh: --config $config: not a readable file" >&2; exit 2; }
+	variant=$(basename "$config" .json)
+	variant=${variant#fsvi_} # bench/configs/fsvi_X.json: runs fsvi_X_sS
+	[[ $variant =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] ||
+		{ echo "fsvi_preset.sh: --config $config: name the file with letters, digits, '.', '_' and '-' only (its name names the runs)" >&2; exit 2; }
+	run=${run}_$variant
+	ctxargs+=(--config "$config")
+fi
 ((seeds >= 2)) || { echo "fsvi_preset.sh: --seeds must be at least 2 (the tables have error bars)" >&2; exit 2; }
 ((samples >= 1 && jobs >= 1)) || { echo "fsvi_preset.sh: --samples and --jobs must be at least 1" >&2; exit 2; }
 quickargs=()
@@ -44,6 +59,14 @@ if ((quick)); then
 fi
 mkdir -p "$out"
 dir_settings fsvi_preset.sh "$out" "quick=$quick" 'fsvi*_s*.ebnn'
+if [[ -n $config ]]; then # the runs' record of their config: a changed FILE under the same name is refused
+	if [[ -f $out/$run.json ]]; then
+		cmp -s "$config" "$out/$run.json" ||
+			{ echo "fsvi_preset.sh: --config $config differs from $out/$run.json, which the runs $out/${run}_s* were made with: rename the file or use another --out" >&2; exit 2; }
+	else
+		cp "$config" "$out/$run.json.tmp" && mv "$out/$run.json.tmp" "$out/$run.json"
+	fi
+fi
 evalbin=$out/edgebnn-eval
 go build -o "$evalbin" ./cmd/edgebnn
 bin=${EDGEBNN:-}
@@ -82,17 +105,17 @@ for s in $(seq 1 "$seeds"); do
 	done
 done
 
-PYTHONPATH=bench/lib python3 - "$out" "$seeds" "$samples" "$quick" "$run" "$context" <<'EOF'
+PYTHONPATH=bench/lib python3 - "$out" "$seeds" "$samples" "$quick" "$run" "$context" "$variant" <<'EOF'
 import json, sys
 from stats import cell
-out, seeds, k, quick, run, context = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5], sys.argv[6]
+out, seeds, k, quick, run, context, variant = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5], sys.argv[6], sys.argv[7]
 load = lambda s, ood: json.load(open("%s/%s_s%d.%s.k%d.json" % (out, run, s, ood, k)))
-name = "FSVI (paper004-fmnist-fsvi%s)" % ("" if context == "corrupted" else ", context " + context)
+name = "FSVI (paper004-fmnist-fsvi%s%s)" % ("" if context == "corrupted" else ", context " + context, ", config " + variant if variant else "")
 dg = [load(s, "digits") for s in range(1, seeds + 1)]
 sh = [load(s, "fmnist-shuffled") for s in range(1, seeds + 1)]
 c = lambda rs, f, fmt: cell([f(r) for r in rs], fmt)
-print("FSVI, `--preset paper004-fmnist-fsvi`%s%s, %d seeds, %d test samples; mean ± s.e." %
-      ("" if context == "corrupted" else " `--context %s`" % context,
+print("FSVI, `--preset paper004-fmnist-fsvi`%s%s%s, %d seeds, %d test samples; mean ± s.e." %
+      ("" if context == "corrupted" else " `--context %s`" % context, " `--config %s.json`" % variant if variant else "",
        " (--quick: 2 epochs, 300 training and 200 test images)" if quick else " (200 epochs)", seeds, k))
 print()
 print("| method | accuracy | NLL | ECE | AUROC digits | AUROC shuffled | paper: accuracy | ECE | AUROC MNIST | AUROC NotMNIST | seeds |")

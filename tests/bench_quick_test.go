@@ -927,4 +927,30 @@ func checkFSVIPresetResume(t *testing.T, out, dir string) {
 	if _, stderr, err := run("--context", "kmnist"); err == nil || !strings.Contains(stderr, "--context must be") {
 		t.Errorf("--context kmnist: %v\n%s", err, stderr)
 	}
+	// --config: a config over the preset (the output-σ experiment), its runs under the file's
+	// name, which a different file of the same name may not reuse.
+	cfg := "bench/configs/fsvi_output_sd_ref.json"
+	variant, stderr, err := run("--config", cfg)
+	if err != nil {
+		t.Fatalf("--config %s: %v\n%s", cfg, err, stderr)
+	}
+	if !strings.Contains(stderr, "training seed 1") || strings.Contains(stderr, "continues") {
+		t.Errorf("--config reused other runs:\n%s", stderr)
+	}
+	if tables := markdownTables(variant); len(tables) != 2 || len(tables[0]) < 3 || tables[0][2][0] != "FSVI (paper004-fmnist-fsvi, config output_sd_ref)" {
+		t.Errorf("--config tables:\n%s", variant)
+	}
+	// the first seed's output layer starts at the config's σ, not the preset's
+	// (softplus⁻¹(e⁻²⁵) = −25 in the raw _weight_sd)
+	raw := readTensor(t, filepath.Join(dir, "fsvi_output_sd_ref_s1.last.ebnn"), "9._weight_sd")
+	if raw[0] > -20 {
+		t.Errorf("--config: layer 9's raw σ %g, want about −25 (the config's e⁻²⁵)", raw[0])
+	}
+	other := filepath.Join(t.TempDir(), "fsvi_output_sd_ref.json")
+	if err := os.WriteFile(other, []byte(`{"epochs": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := run("--config", other); err == nil || !strings.Contains(stderr, "differs from") {
+		t.Errorf("--config with a changed file of the same name: %v\n%s", err, stderr)
+	}
 }
