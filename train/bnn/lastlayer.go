@@ -41,9 +41,9 @@ func (n *Net[T]) LastFFGLinear() (*LastLayer[T], error) {
 // deviation σ = softplus(ρ) (clamped at max_sd), the bias mean and σ (Out; nil without a bias).
 func (ll *LastLayer[T]) Vars(tp *autodiff.Tape[T]) (wm, ws, bm, bs *autodiff.Var[T]) {
 	l := ll.l
-	wm, ws = tp.Param(l.wm.Param), l.sd(tp, l.ws)
+	wm, ws = tp.Param(l.wm.Param), l.sd(tp, l.ws, &l.spcw)
 	if l.bias {
-		bm, bs = tp.Param(l.bm.Param), l.sd(tp, l.bs)
+		bm, bs = tp.Param(l.bm.Param), l.sd(tp, l.bs, &l.spcb)
 	}
 	return wm, ws, bm, bs
 }

@@ -103,39 +103,16 @@ type ffg[T Float] struct {
 	wm, ws, bm, bs     Param[T]
 	pwm, pws, pbm, pbs Param[T]
 	hasMax, whole      bool
-	// spw and spb are the softplus of the raw sds of the step's first sampling pass (weights,
-	// biases), on spTape after its Reset number spResets: later passes of the same step (the
-	// fsvi_kl last_layer features) take their values and saved derivatives (SoftplusAgain)
-	// instead of computing them again. Begin forgets them.
-	spw, spb *autodiff.Var[T]
-	spTape   *autodiff.Tape[T]
-	spResets uint64
 	// spcw and spcb hold the last raw sds their softplus was computed for, with its values and
-	// derivatives: most raw sds do not change by an ulp in an optimizer step.
+	// derivatives: most raw sds do not change by an ulp in an optimizer step, and none between
+	// the passes of one step (the fsvi_kl last_layer features sample the network again).
 	spcw, spcb autodiff.SoftplusCache
 }
 
-// begin forgets the step's softplus Vars (Net.Begin: a new step, new parameter values).
-func (l *ffg[T]) begin() { l.spw, l.spb, l.spTape = nil, nil, nil }
-
-// sdShared is sd(tp, raw) that computes the softplus of raw once a step: *sp, when recorded on tp
-// since Begin and its last Reset, gives its values (SoftplusAgain), otherwise *sp becomes the new
-// softplus Var.
-func (l *ffg[T]) sdShared(tp *autodiff.Tape[T], raw Param[T], sp **autodiff.Var[T]) *autodiff.Var[T] {
-	if l.spTape != tp || l.spResets != tp.Resets() {
-		l.spw, l.spb, l.spTape, l.spResets = nil, nil, tp, tp.Resets()
-	}
-	var s *autodiff.Var[T]
-	if *sp != nil {
-		s = tp.SoftplusAgain(tp.Param(raw.Param), *sp)
-	} else {
-		cache := &l.spcw
-		if sp == &l.spb {
-			cache = &l.spcb
-		}
-		s = tp.SoftplusCached(tp.Param(raw.Param), cache)
-		*sp = s
-	}
+// sd returns clamp(softplus(raw), 0, max_sd), the softplus taken from cache where raw's bits
+// have not changed (l.spcw for the weights, l.spcb for the biases).
+func (l *ffg[T]) sd(tp *autodiff.Tape[T], raw Param[T], cache *autodiff.SoftplusCache) *autodiff.Var[T] {
+	s := tp.SoftplusCached(tp.Param(raw.Param), cache)
 	if l.hasMax {
 		s = tp.Clamp(s, 0, T(l.maxSD))
 	}
@@ -172,15 +149,6 @@ func (l *ffg[T]) params() []Param[T] {
 
 func (l *ffg[T]) name() string { return l.affine.name }
 
-// sd returns clamp(softplus(raw), 0, max_sd).
-func (l *ffg[T]) sd(tp *autodiff.Tape[T], raw Param[T]) *autodiff.Var[T] {
-	s := tp.Softplus(tp.Param(raw.Param))
-	if l.hasMax {
-		s = tp.Clamp(s, 0, T(l.maxSD))
-	}
-	return s
-}
-
 func (l *ffg[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], c *Context[T]) *autodiff.Var[T] {
 	if c.Mean {
 		// ForwardMean: every noise draw is zero, so w = μ exactly; σ (a softplus of every raw
@@ -195,10 +163,10 @@ func (l *ffg[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], c *Context[T]
 		}
 		return out
 	}
-	wm, ws := tp.Param(l.wm.Param), l.sdShared(tp, l.ws, &l.spw)
+	wm, ws := tp.Param(l.wm.Param), l.sd(tp, l.ws, &l.spcw)
 	var bm, bs *autodiff.Var[T]
 	if l.bias {
-		bm, bs = tp.Param(l.bm.Param), l.sdShared(tp, l.bs, &l.spb)
+		bm, bs = tp.Param(l.bm.Param), l.sd(tp, l.bs, &l.spcb)
 	}
 	if c.Train && !l.whole {
 		mean := applyAffine(tp, &l.affine, x, wm, bm)
@@ -219,16 +187,16 @@ func (l *ffg[T]) forward(tp *autodiff.Tape[T], x *autodiff.Var[T], c *Context[T]
 
 // kl is Σ log(σ_p/σ) + (σ² + (μ−μ_p)²)/(2σ_p²) − ½ over weights and biases.
 func (l *ffg[T]) kl(tp *autodiff.Tape[T]) *autodiff.Var[T] {
-	term := func(m, raw, pm, ps Param[T]) *autodiff.Var[T] {
-		s := l.sd(tp, raw)
+	term := func(m, raw, pm, ps Param[T], cache *autodiff.SoftplusCache) *autodiff.Var[T] {
+		s := l.sd(tp, raw, cache)
 		psv := tp.Param(ps.Param)
 		d := tp.Sub(tp.Param(m.Param), tp.Param(pm.Param))
 		q := tp.Div(tp.Add(tp.Square(s), tp.Square(d)), tp.Scale(tp.Square(psv), 2))
 		return tp.Sum(tp.AddScalar(tp.Add(tp.Sub(tp.Log(psv), tp.Log(s)), q), -0.5))
 	}
-	k := term(l.wm, l.ws, l.pwm, l.pws)
+	k := term(l.wm, l.ws, l.pwm, l.pws, &l.spcw)
 	if l.bias {
-		k = tp.Add(k, term(l.bm, l.bs, l.pbm, l.pbs))
+		k = tp.Add(k, term(l.bm, l.bs, l.pbm, l.pbs, &l.spcb))
 	}
 	return k
 }
