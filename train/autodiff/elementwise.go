@@ -481,30 +481,17 @@ type SoftplusCache struct {
 // gives Softplus.
 func (t *Tape[T]) SoftplusCached(a *Var[T], cache *SoftplusCache) *Var[T] {
 	if a32, ok := any(a).(*Var[float32]); ok {
-		return any(softplus32(any(t).(*Tape[float32]), a32, nil, cache)).(*Var[T])
+		return any(softplus32(any(t).(*Tape[float32]), a32, cache)).(*Var[T])
 	}
 	f := func(x T) T { return T(f64.Softplus(float64(x))) }
 	return t.unary("Softplus", a, f, func(x, _ T) T { return T(f64.Sigmoid(float64(x))) })
 }
 
-// SoftplusAgain is Softplus(a) for an a that holds the same values as the input of prev, an
-// earlier Softplus on this tape (since its last Reset): a new Var with prev's values and, for
-// float32, the derivative prev saved — the same bits and the same gradients as Softplus(a),
-// without computing them again. The caller vouches that the values are the same; a prev of
-// another tape or of another length gives Softplus(a).
-func (t *Tape[T]) SoftplusAgain(a, prev *Var[T]) *Var[T] {
-	a32, ok := any(a).(*Var[float32])
-	if !ok || prev == nil || prev.tape != t || len(prev.value) != len(a.value) {
-		return t.Softplus(a)
-	}
-	return any(softplus32(any(t).(*Tape[float32]), a32, any(prev).(*Var[float32]), nil)).(*Var[T])
-}
-
 // softplus32 is Softplus for float32: the values are f64.Softplus32's and the derivative
 // f64.Sigmoid's, computed together from one exponential (f64.SoftplusSigmoid32) and saved for the
-// reverse pass when it will be needed; with prev (SoftplusAgain) copied from prev instead, and
-// with cache (SoftplusCached) taken from it where the input's bits are those it holds.
-func softplus32(t *Tape[float32], a, prev *Var[float32], cache *SoftplusCache) *Var[float32] {
+// reverse pass when it will be needed; with cache (SoftplusCached) taken from it where the
+// input's bits are those it holds.
+func softplus32(t *Tape[float32], a *Var[float32], cache *SoftplusCache) *Var[float32] {
 	if !t.check("Softplus", a) {
 		return t.placeholder()
 	}
@@ -513,9 +500,6 @@ func softplus32(t *Tape[float32], a, prev *Var[float32], cache *SoftplusCache) *
 	needGrad := t.noGrad == 0 && a.requiresGrad
 	var sig []float32
 	switch {
-	case prev != nil && (!needGrad || len(prev.aux) == len(av)):
-		copy(ov, prev.value)
-		sig = prev.aux
 	case cache != nil:
 		if needGrad {
 			sig = t.get(len(av), false)

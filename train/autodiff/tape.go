@@ -104,7 +104,6 @@ type Tape[T Float] struct {
 	ipool  map[int][][]int
 	noGrad int
 	err    error
-	resets uint64
 }
 
 // NewTape returns an empty tape.
@@ -141,12 +140,7 @@ func (t *Tape[T]) Reset() {
 	t.nodes = t.nodes[:0]
 	t.used = 0
 	t.err = nil
-	t.resets++
 }
-
-// Resets returns the number of Resets so far: a Var recorded when it returned r is valid while it
-// still returns r.
-func (t *Tape[T]) Resets() uint64 { return t.resets }
 
 // NoGrad runs fn with gradient recording disabled: Vars created inside fn do not require
 // gradients (as code under torch.no_grad()).
