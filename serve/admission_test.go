@@ -32,12 +32,6 @@ func TestServeMaxPendingBytes(t *testing.T) {
 	s, ts := newTestServer(t, Config{Concurrency: 1, MaxBodyBytes: maxBody, MaxPendingBytes: held * maxBody, QueueTimeout: time.Minute},
 		ModelConfig{Name: "mnist", Path: demoModel, Options: runtime.Options{Samples: 2}})
 	addr := strings.TrimPrefix(ts.URL, "http://")
-	var conns []net.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
 	waitBytes := func(want int64) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
@@ -48,13 +42,9 @@ func TestServeMaxPendingBytes(t *testing.T) {
 			t.Fatalf("%d body bytes held, want %d", got, want)
 		}
 	}
+	conns := make([]net.Conn, held)
 	for i := range held {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, c)
-		fmt.Fprintf(c, "POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", maxBody, strings.Repeat(" ", sent))
+		conns[i] = dialPartial(t, addr, fmt.Sprintf("POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", maxBody, strings.Repeat(" ", sent)))
 		waitBytes(int64(i+1) * maxBody) // the buffer has grown to the announced length
 	}
 	one := instancesJSON(demoInputs(1, 1), 784)
@@ -159,19 +149,9 @@ func TestServeMaxPendingBytesCountsBuffers(t *testing.T) {
 			s, ts := newTestServer(t, Config{Concurrency: 1, MaxBodyBytes: maxBody, MaxPendingBytes: budget, QueueTimeout: time.Minute},
 				ModelConfig{Name: "mnist", Path: demoModel, Options: runtime.Options{Samples: 2}})
 			addr := strings.TrimPrefix(ts.URL, "http://")
-			var open []net.Conn
-			defer func() {
-				for _, c := range open {
-					c.Close()
-				}
-			}()
-			for range conns {
-				cn, err := net.Dial("tcp", addr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				open = append(open, cn)
-				fmt.Fprintf(cn, "POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\n%s\r\n%s", c.head, c.body)
+			open := make([]net.Conn, conns)
+			for i := range open {
+				open[i] = dialPartial(t, addr, fmt.Sprintf("POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\n%s\r\n%s", c.head, c.body))
 			}
 			var busy atomic.Int64
 			var wg sync.WaitGroup
@@ -241,12 +221,7 @@ func TestServeSlowBodyHoldsOnlyItsBuffer(t *testing.T) {
 		ModelConfig{Name: "mnist", Path: demoModel, Options: runtime.Options{Samples: 1}})
 	addr := strings.TrimPrefix(ts.URL, "http://")
 	req := instancesJSON(demoInputs(64, 1), 784)
-	var slow []net.Conn
-	defer func() {
-		for _, c := range slow {
-			c.Close()
-		}
-	}()
+	slow := 0
 	var before, after goruntime.MemStats
 	goruntime.GC()
 	goruntime.ReadMemStats(&before)
@@ -261,15 +236,11 @@ func TestServeSlowBodyHoldsOnlyItsBuffer(t *testing.T) {
 		}
 		wg.Wait()
 		for range per {
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			slow = append(slow, c)
-			fmt.Fprintf(c, "POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n ")
+			dialPartial(t, addr, "POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n ")
+			slow++
 		}
 		deadline := time.Now().Add(10 * time.Second)
-		for s.mt.bodyBytes.Load() < int64(len(slow))*100 && time.Now().Before(deadline) {
+		for s.mt.bodyBytes.Load() < int64(slow)*100 && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -278,9 +249,9 @@ func TestServeSlowBodyHoldsOnlyItsBuffer(t *testing.T) {
 	goruntime.GC() // the pools' victims too: what is left is held by the connections
 	goruntime.ReadMemStats(&after)
 	grown := int64(after.HeapInuse) - int64(before.HeapInuse)
-	t.Logf("%d slow clients: heap grew %d bytes, %d counted", len(slow), grown, s.mt.bodyBytes.Load())
-	if limit := int64(len(slow)) * 64 << 10; grown > limit {
+	t.Logf("%d slow clients: heap grew %d bytes, %d counted", slow, grown, s.mt.bodyBytes.Load())
+	if limit := int64(slow) * 64 << 10; grown > limit {
 		t.Fatalf("%d clients waiting to send their bodies: heap grew %d bytes (more than %d), %d counted: they hold more than their body buffers",
-			len(slow), grown, limit, s.mt.bodyBytes.Load())
+			slow, grown, limit, s.mt.bodyBytes.Load())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,6 +27,21 @@ const demoModel = "../cmd/edgebnn/demo/model.ebnn"
 
 // fashionClasses are the demo model's class names (Fashion-MNIST's, as edgebnn train records them).
 var fashionClasses = []string{"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"}
+
+// dialPartial connects to addr (host:port), writes text — a request the test leaves unfinished, or
+// finishes later on the returned connection — and closes the connection when the test ends.
+func dialPartial(t testing.TB, addr, text string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := io.WriteString(c, text); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
 
 // demoInputs returns n pseudo-random inputs of the demo model, values in [0, 1).
 func demoInputs(n int, seed uint64) []float32 {

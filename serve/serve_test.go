@@ -387,20 +387,8 @@ func TestServeSlowClients(t *testing.T) {
 		ModelConfig{Name: "mnist", Path: demoModel, Options: runtime.Options{Samples: 4}})
 	addr := strings.TrimPrefix(url, "http://")
 	// A client that never finishes its headers, and one that never finishes its body.
-	slow := func(partial string) net.Conn {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.WriteString(c, partial); err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	header := slow("POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\n")
-	body := slow("POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10000\r\n\r\n{\"instances\": [[")
-	defer header.Close()
-	defer body.Close()
+	header := dialPartial(t, addr, "POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\n")
+	body := dialPartial(t, addr, "POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10000\r\n\r\n{\"instances\": [[")
 	// Meanwhile the server serves others.
 	one := instancesJSON(demoInputs(1, 1), 784)
 	for range 3 {
@@ -439,15 +427,7 @@ func TestServeAnnouncedBodyNotAllocated(t *testing.T) {
 	var before, after goruntime.MemStats
 	goruntime.ReadMemStats(&before)
 	for range conns {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		req := fmt.Sprintf("POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"instances\": [[", DefaultMaxBodyBytes)
-		if _, err := io.WriteString(c, req); err != nil {
-			t.Fatal(err)
-		}
+		dialPartial(t, addr, fmt.Sprintf("POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"instances\": [[", DefaultMaxBodyBytes))
 	}
 	// Wait until the server is reading every body (its in-flight gauge counts them).
 	deadline := time.Now().Add(10 * time.Second)
@@ -508,12 +488,7 @@ func TestServeQueueTimeoutAndDisconnect(t *testing.T) {
 	}
 	cancel()
 	// A client that disconnects in the middle of its body.
-	c, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(c, "POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{\"instances\": [[1, 2")
-	c.Close()
+	dialPartial(t, strings.TrimPrefix(ts.URL, "http://"), "POST /v1/models/mnist:predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{\"instances\": [[1, 2").Close()
 	// The server notices both departures by itself, with every predictor still busy, and counts
 	// both as the client's (499, client_canceled; not a bad body).
 	errs := func(kind string) float64 {
