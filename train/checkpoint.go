@@ -535,6 +535,9 @@ func Resume(path string, edit func(*Config) error) (*Trainer, error) {
 			if i := nonFinite(data); i >= 0 {
 				return nil, fmt.Errorf("checkpoint %s: tensor %q: value %d is %v", path, p.Name, i, data[i])
 			}
+			if i := outOfBound(data); i >= 0 {
+				return nil, fmt.Errorf("checkpoint %s: tensor %q: value %d is %g, outside ±%.0e: %w", path, p.Name, i, data[i], MaxInitFromValue, errInitValue)
+			}
 			copy(p.Value, data)
 		}
 	}
@@ -570,6 +573,7 @@ func Resume(path string, edit func(*Config) error) (*Trainer, error) {
 		return nil, fmt.Errorf("checkpoint %s: optimizer state: %w", path, err)
 	}
 	t.Epoch, t.Step, t.TrainSeconds, t.History = s.Epoch, s.Step, s.TrainSeconds, s.History
+	t.resumed, t.startStep = path, s.Step
 	if s.Batch > 0 {
 		// The position counts minibatches (vifa: updates of mc_samples minibatches) of the
 		// checkpoint's size in the epoch's order of its training examples: the rest of the

@@ -182,6 +182,9 @@ func (t *Trainer) resumeFA(f *format.File, path string) error {
 			if i := nonFinite(data); i >= 0 {
 				return fmt.Errorf("checkpoint %s: tensor %q: value %d is %v", path, faNetPrefix+p.Name, i, data[i])
 			}
+			if i := outOfBound(data); i >= 0 {
+				return fmt.Errorf("checkpoint %s: tensor %q: value %d is %g, outside ±%.0e: %w", path, faNetPrefix+p.Name, i, data[i], MaxInitFromValue, errInitValue)
+			}
 			copy(p.Value, data)
 		}
 		if err := checkLogVar(s, "gamma"); err != nil { // online SGA's log ψ

@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -141,5 +142,55 @@ func TestInitFromValueBound(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "learning rate") {
 		t.Errorf("error %q blames the learning rate at the first step", err)
+	}
+}
+
+// TestResumeValueBound: a checkpoint's parameters beyond ±MaxInitFromValue (finite float32
+// values: a mean of 1e30, an ffg standard deviation parameter of 1e30) are refused by Resume
+// naming the file and the tensor — they used to train into "the loss is +Inf (lower the learning
+// rate?)" — and parameters within it that still overflow make the first step's error say that
+// this run has made no update and point at the checkpoint, not at the learning rate.
+func TestResumeValueBound(t *testing.T) {
+	c := toyConfig(t, "ffg_w", "")
+	c.Arch, c.Epochs = "mlp:1-16-1:relu", 1 // relu: tanh would cap the hidden values at 1
+	ckpt := trainRun(t, c).Config.Out
+	set := func(v float32) func([]float32, []int) ([]float32, []int) {
+		return func(d []float32, s []int) ([]float32, []int) {
+			out := make([]float32, len(d))
+			for i := range out {
+				out[i] = v
+			}
+			return out, s
+		}
+	}
+	longer := func(cfg *Config) error { cfg.Epochs = 2; return nil }
+	for _, name := range []string{"1.weight_mean", "1._weight_sd", "3.bias_mean"} {
+		bad := doctor(t, ckpt, name, set(-1e30), nil)
+		if _, err := Resume(bad, longer); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), strconv.Quote(name)) ||
+			!strings.Contains(err.Error(), "outside ±1e+15") {
+			t.Errorf("%s of -1e30: Resume = %v, want a refusal naming %s, %q and the bound", name, err, bad, name)
+		}
+	}
+
+	big := ckpt
+	for _, name := range []string{"1.weight_mean", "3.weight_mean"} {
+		big = doctor(t, big, name, set(1e15), nil)
+	}
+	tr, err := Resume(big, longer)
+	if err != nil {
+		t.Fatalf("means at the bound: %v", err)
+	}
+	err = tr.Run(context.Background(), Hooks{})
+	if err == nil {
+		t.Fatal("means of 1e15 trained")
+	}
+	t.Logf("means of 1e15: %v", err)
+	for _, w := range []string{"first step after resuming, before any update", "checkpoint " + big, "toy1d"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
+	if strings.Contains(err.Error(), "learning rate") {
+		t.Errorf("error %q blames the learning rate at the first step of the resumed run", err)
 	}
 }

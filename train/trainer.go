@@ -72,6 +72,11 @@ type Trainer struct {
 	partial EpochPartial
 	// finetuneBegun: Resume restored a position inside a fine-tuning epoch (pruned already).
 	finetuneBegun bool
+	// resumed is the checkpoint Resume restored the run from ("" for a new run), and startStep
+	// the step count the run started at (the checkpoint's; 0 for a new run): a non-finite loss
+	// at that step comes before any update of this run, from the data or the parameters.
+	resumed   string
+	startStep int64
 
 	// PruneReport is the outcome of prune_z once the fine-tuning phase has begun (nil before, and
 	// after a resume inside that phase).
@@ -469,8 +474,9 @@ func (t *Trainer) loadInit(path string) error {
 	return nil
 }
 
-// MaxInitFromValue bounds the magnitude of init_from's weights and biases: trained networks'
-// are a few units at most, and weights of 3e38 (finite float32 values) made the first loss +Inf.
+// MaxInitFromValue bounds the magnitude of init_from's weights and biases, and of every
+// parameter --resume restores: trained networks' are a few units at most, and weights of 3e38
+// (finite float32 values) made the first loss +Inf.
 const MaxInitFromValue = 1e15
 
 // errInitValue is wrapped by boundedTensors' errors.
@@ -486,12 +492,20 @@ func (b boundedTensors) Tensor(name string) ([]float32, []int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	for i, x := range v {
-		if a := math.Abs(float64(x)); a > MaxInitFromValue && !math.IsInf(a, 0) {
-			return nil, nil, fmt.Errorf("value %d is %g, outside ±%.0e: %w", i, x, MaxInitFromValue, errInitValue)
-		}
+	if i := outOfBound(v); i >= 0 {
+		return nil, nil, fmt.Errorf("value %d is %g, outside ±%.0e: %w", i, v[i], MaxInitFromValue, errInitValue)
 	}
 	return v, shape, nil
+}
+
+// outOfBound returns the index of the first finite value of v beyond ±MaxInitFromValue, or −1.
+func outOfBound(v []float32) int {
+	for i, x := range v {
+		if a := math.Abs(float64(x)); a > MaxInitFromValue && !math.IsInf(a, 0) {
+			return i
+		}
+	}
+	return -1
 }
 
 // inferenceConfig returns the bayesianize config: the given one, or the posterior's default.
@@ -1156,9 +1170,13 @@ func (t *Trainer) step(idx []int, klw float64) (loss, nll, kl float64, err error
 		loss += w * kl
 	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		if t.Step == 0 {
+		if t.Step == t.startStep {
 			// No update has been made: the learning rate is not the cause.
-			return 0, 0, 0, fmt.Errorf("the loss is %v at the first step, before any update: %s", loss, t.overflowHint())
+			first := "the first step"
+			if t.resumed != "" {
+				first = "the first step after resuming"
+			}
+			return 0, 0, 0, fmt.Errorf("the loss is %v at %s, before any update: %s", loss, first, t.overflowHint())
 		}
 		return 0, 0, 0, fmt.Errorf("the loss is %v (lower the learning rate?)", loss)
 	}
@@ -1198,6 +1216,9 @@ func (t *Trainer) overflowHint() string {
 	h := fmt.Sprintf("the training data %s has inputs up to |x| = %.3g", d.Name, maxAbs(d.X))
 	if d.Targets != nil {
 		h += fmt.Sprintf(" and targets up to |y| = %.3g", maxAbs(d.Targets))
+	}
+	if t.resumed != "" {
+		return h + fmt.Sprintf(", the parameters come from checkpoint %s: values that overflow float32 arithmetic (rescale the data, or resume another checkpoint)", t.resumed)
 	}
 	if t.Config.InitFrom != "" {
 		return h + fmt.Sprintf(", the weights come from init_from %s: values that overflow float32 arithmetic (rescale the data, or start from other weights)", t.Config.InitFrom)
