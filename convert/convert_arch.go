@@ -42,6 +42,13 @@ func ParseArch(arch string, classes, inChannels int) (nodes []resnet.Node, built
 	}
 	if rest, ok := strings.CutPrefix(arch, "mlp:"); ok {
 		spec, act, _ := strings.Cut(rest, ":")
+		// Counted before anything is built: n widths are 2n − 2 layers (a Flatten, n − 1
+		// Linear, n − 2 activations), and 400 000 widths in an 800 KB config file used to
+		// allocate 1.5 GB before the runtime refused the layer count.
+		if n := strings.Count(spec, "-") + 1; n > MaxMLPWidths {
+			return nil, false, fmt.Errorf("convert: architecture %s: %d widths, more than %d (an MLP of n widths has 2n − 2 layers, and a network at most %d)",
+				clip.Q(arch), n, MaxMLPWidths, runtime.MaxLayers)
+		}
 		var widths []int
 		for _, f := range strings.Split(spec, "-") {
 			v, err := strconv.Atoi(f)
@@ -74,12 +81,20 @@ func ParseArch(arch string, classes, inChannels int) (nodes []resnet.Node, built
 	return leaves(mods), false, nil
 }
 
+// MaxMLPWidths is the most widths an mlp: architecture (or MLP) takes: its 2n − 2 layers within
+// runtime.MaxLayers.
+const MaxMLPWidths = runtime.MaxLayers/2 + 1
+
 // MLP returns the nn.Sequential MLP with the given layer widths (input first) and activation
 // ("relu", the default when empty, "tanh", "sigmoid", "gelu") between its Linear layers, named as
 // PyTorch numbers them, starting with a Flatten: 0 Flatten, 1 Linear, 2 ReLU, 3 Linear, …
 func MLP(widths []int, act string) ([]resnet.Node, error) {
 	if len(widths) < 2 {
 		return nil, fmt.Errorf("convert: an MLP needs at least input and output widths, got %v", widths)
+	}
+	if len(widths) > MaxMLPWidths {
+		return nil, fmt.Errorf("convert: an MLP of %d widths: more than %d (an MLP of n widths has 2n − 2 layers, and a network at most %d)",
+			len(widths), MaxMLPWidths, runtime.MaxLayers)
 	}
 	if act == "" {
 		act = "relu"
@@ -90,8 +105,10 @@ func MLP(widths []int, act string) ([]resnet.Node, error) {
 	}
 	mods := []torcharch.Module{{Name: "0", Type: "Flatten", StartDim: 1, EndDim: -1}}
 	for i := 1; i < len(widths); i++ {
-		if widths[i-1] < 1 || widths[i] < 1 {
-			return nil, fmt.Errorf("convert: MLP widths %v must be positive", widths)
+		for _, j := range []int{i - 1, i} {
+			if widths[j] < 1 {
+				return nil, fmt.Errorf("convert: MLP width %d (of %d) is %d; widths must be positive", j+1, len(widths), widths[j])
+			}
 		}
 		mods = append(mods, torcharch.Module{Name: strconv.Itoa(len(mods)), Type: "Linear",
 			InFeatures: widths[i-1], OutFeatures: widths[i], Bias: true})

@@ -1,8 +1,10 @@
 package convert
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"testing"
 
@@ -163,5 +165,46 @@ func TestParseArchForms(t *testing.T) {
 		if got := strings.Join(types, " "); got != c.types {
 			t.Errorf("%.40s: modules %s, want %s", c.arch, got, c.types)
 		}
+	}
+}
+
+// TestParseArchMLPWidths: an mlp: architecture may have MaxMLPWidths widths — 2n − 2 layers,
+// runtime.MaxLayers, which the runtime takes — and one with more is refused before anything is
+// built: 400 000 widths (an 800 KB config value) allocated 1.5 GB before the runtime refused
+// the layer count.
+func TestParseArchMLPWidths(t *testing.T) {
+	at := "mlp:1" + strings.Repeat("-1", MaxMLPWidths-1)
+	nodes, _, err := ParseArch(at, 10, 1)
+	if err != nil {
+		t.Fatalf("%d widths: %v", MaxMLPWidths, err)
+	}
+	layers, err := Layers(nodes, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Regression, NoiseVar: 1, InputShape: []int{1}, Layers: layers}
+	if err := spec.Validate(); err != nil {
+		t.Fatalf("%d widths (%d layers): the runtime refuses the spec: %v", MaxMLPWidths, len(layers), err)
+	}
+
+	for _, n := range []int{MaxMLPWidths + 1, 400000} {
+		arch := "mlp:1" + strings.Repeat("-1", n-1) + ":tanh"
+		var before, after goruntime.MemStats
+		goruntime.GC()
+		goruntime.ReadMemStats(&before)
+		_, _, err := ParseArch(arch, 10, 1)
+		goruntime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%d widths, more than %d", n, MaxMLPWidths)) {
+			t.Errorf("%d widths: ParseArch = %v, want a refusal counting them", n, err)
+		}
+		if a := after.TotalAlloc - before.TotalAlloc; a > 1<<20 {
+			t.Errorf("%d widths: refusing them allocated %d bytes", n, a)
+		}
+		if len(fmt.Sprint(err)) > 1000 {
+			t.Errorf("%d widths: an error of %d bytes", n, len(fmt.Sprint(err)))
+		}
+	}
+	if _, err := MLP(make([]int, MaxMLPWidths+1), ""); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("MLP of %d widths: %v", MaxMLPWidths+1, err)
 	}
 }

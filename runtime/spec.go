@@ -207,9 +207,12 @@ type FASpec struct {
 	Rank int `json:"rank"`
 }
 
+// MaxLayers is the most layers a Spec may have, those inside residual blocks included.
+const MaxLayers = 4096
+
 // Spec limits: a hostile file must not make the runtime allocate without bound.
 const (
-	maxLayers  = 4096
+	maxLayers  = MaxLayers
 	maxDim     = 1 << 26
 	maxNesting = 16
 	// maxNameBytes bounds a layer's name (PyTorch's are dotted module paths, tens of bytes):
