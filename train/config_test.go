@@ -1,6 +1,8 @@
 package train
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -140,4 +142,27 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("valid config out of bounds: %+v", c)
 		}
 	})
+}
+
+// TestInferenceConfigErrorNames: an inference config that bnnconfig refuses is named in the
+// error — by its file, or as the inline one — never as "inference config : " with an empty name.
+func TestInferenceConfigErrorNames(t *testing.T) {
+	const bad = `{"inference": "ffg", "bogus": 1}`
+	path := filepath.Join(t.TempDir(), "inf.json")
+	if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ value, want string }{
+		{bad, "the inline inference config: bnnconfig"},
+		{path, "inference config " + path + ": bnnconfig"},
+	} {
+		c := toyConfig(t, "ffg_w", "")
+		if err := c.Inference.Set(tc.value); err != nil {
+			t.Fatal(err)
+		}
+		_, err := New(c)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "config : ") {
+			t.Errorf("inference %.40s: New = %v, want an error saying %q", tc.value, err, tc.want)
+		}
+	}
 }

@@ -517,6 +517,9 @@ func (t *Trainer) inferenceConfig() (*bnnconfig.Config, error) {
 		}
 		cfg, err := bnnconfig.Parse([]byte(c.Inference.JSON))
 		if err != nil {
+			if c.Inference.Path == "" {
+				return nil, fmt.Errorf("the inline inference config: %w", err)
+			}
 			return nil, fmt.Errorf("inference config %s: %w", c.Inference.Path, err)
 		}
 		return cfg, nil
