@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/edgebnn/edgebnn/convert"
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"github.com/edgebnn/edgebnn/internal/readlimit"
 	"github.com/edgebnn/edgebnn/internal/strictjson"
 	"github.com/edgebnn/edgebnn/runtime"
@@ -333,6 +335,9 @@ func (in *Inference) Set(s string) error {
 		*in = Inference{JSON: s}
 		return nil
 	}
+	if len(s) > clip.MaxPath {
+		return fmt.Errorf("inference config: %s is neither inline JSON (starting with '{') nor a path (at most %d bytes)", clip.Q(s), clip.MaxPath)
+	}
 	b, err := readlimit.ReadFile(s, MaxConfigBytes)
 	if err != nil {
 		return fmt.Errorf("inference config: %w", err)
@@ -640,8 +645,38 @@ var configBounds = []struct {
 	{"laplace_val", 0, MaxExamples},
 }
 
-// validateBounds checks every key of configBounds and the milestones.
+// MaxStringBytes bounds every string key but arch: the paths (data csv:PATH, data_dir, ood
+// digits:PATH, context data:PATH, init_from, out, an arch or inference config file) to what a
+// path can be (PATH_MAX, clip.MaxPath), the names and enumerations far below it. Errors quote
+// the keys' values, and the file errors their paths: a 900 KB data path in a config file made a
+// 900 KB error message.
+const MaxStringBytes = clip.MaxPath
+
+// validateStrings checks the length of every string key against MaxStringBytes (arch: when it
+// names a file; inline JSON is bounded by the config file's size and quoted clipped).
+func (c *Config) validateStrings() error {
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := v.Field(i)
+		key := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
+		if f.Kind() != reflect.String || key == "-" || len(f.String()) <= MaxStringBytes {
+			continue
+		}
+		if key == "arch" && !convert.ArchIsFile(c.Arch) {
+			continue
+		}
+		return fmt.Errorf("config: %s %s is longer than %d bytes, the most a key takes (a path's limit)", key, clip.Q(f.String()), MaxStringBytes)
+	}
+	return nil
+}
+
+// validateBounds checks every key of configBounds, the milestones and the length of the string
+// keys (validateStrings).
 func (c *Config) validateBounds() error {
+	if err := c.validateStrings(); err != nil {
+		return err
+	}
 	for _, b := range configBounds {
 		f, ok := c.field(b.key)
 		if !ok {

@@ -1,8 +1,10 @@
 package train
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -164,5 +166,51 @@ func TestInferenceConfigErrorNames(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "config : ") {
 			t.Errorf("inference %.40s: New = %v, want an error saying %q", tc.value, err, tc.want)
 		}
+	}
+}
+
+// TestConfigStringLengths: every string key (arch: when it names a file) is at most
+// MaxStringBytes long — a path can be no longer — and a longer one is refused by Validate naming
+// the key, in an error of bounded size: a 900 KB data path in a config file made a 900 KB error
+// message. An inference config value that is neither inline JSON nor a path is refused by Set
+// without being opened.
+func TestConfigStringLengths(t *testing.T) {
+	for _, k := range Keys() {
+		c := DefaultConfig()
+		f, _ := c.field(k.Name)
+		if f.Kind() != reflect.String || k.Name == "preset" {
+			continue // preset: Set applies it
+		}
+		for _, n := range []int{MaxStringBytes, MaxStringBytes + 1, 900000} {
+			f.SetString("csv:" + strings.Repeat("a", n-4))
+			err := c.Validate()
+			if n == MaxStringBytes {
+				if err != nil && strings.Contains(err.Error(), "bytes, the most") {
+					t.Errorf("%s of %d bytes: %v", k.Name, n, err)
+				}
+				continue
+			}
+			if err == nil || !strings.Contains(err.Error(), "config: "+k.Name+" ") || !strings.Contains(err.Error(), fmt.Sprintf("(%d bytes) is longer than %d bytes", n, MaxStringBytes)) {
+				t.Errorf("%s of %d bytes: Validate = %v, want a refusal naming the key and the length", k.Name, n, err)
+			}
+			if err != nil && len(err.Error()) > 512 {
+				t.Errorf("%s of %d bytes: an error of %d bytes", k.Name, n, len(err.Error()))
+			}
+			if err := c.ValidateData(); err == nil || !strings.Contains(err.Error(), "longer than") {
+				t.Errorf("%s of %d bytes: ValidateData = %v", k.Name, n, err)
+			}
+		}
+	}
+	// Inline JSON architectures are bounded by the config file's size instead.
+	c := DefaultConfig()
+	c.Arch = `{"layers": [` + strings.Repeat(" ", 2*MaxStringBytes) + `]}`
+	if err := c.Validate(); err != nil {
+		t.Errorf("inline arch of %d bytes: %v", len(c.Arch), err)
+	}
+
+	var in Inference
+	long := filepath.Join(t.TempDir(), strings.Repeat("b/", MaxStringBytes))
+	if err := in.Set(long); err == nil || !strings.Contains(err.Error(), "neither inline JSON") || len(err.Error()) > 512 {
+		t.Errorf("inference of %d bytes: Set = %v", len(long), err)
 	}
 }
