@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/edgebnn/edgebnn/internal/f64"
-	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 	"github.com/edgebnn/edgebnn/train/bnn"
 	"github.com/edgebnn/edgebnn/train/fsvi"
@@ -70,7 +69,7 @@ func newFSVIRun(t *Trainer) (*fsviRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	limit := runtime.DefaultMaxMemory() / fsviMemoryFraction
+	limit := memoryLimit() / fsviMemoryFraction
 	if factored {
 		// Linear layers only: J in factored form, no D×P matrix (fsvi.Linearize).
 		var layers [][2]int

@@ -335,7 +335,7 @@ func checkHMCMemory(n *hmcNet, rows, chains int, limit int64) error {
 	if per <= limit/int64(max(chains, 1)) {
 		return nil
 	}
-	return fmt.Errorf("train: posterior hmc: the full-batch log density holds %d training rows × %d values (inputs, activations, gradients) in float64 for each of the %d chain(s) run at once: %.1f GiB, above the machine's memory (%.1f GiB): use fewer training rows (--train-limit), a narrower network or fewer chains",
+	return fmt.Errorf("train: posterior hmc: the full-batch log density holds %d training rows × %d values (inputs, activations, gradients) in float64 for each of the %d chain(s) run at once: %.1f GiB, above the memory available (%.1f GiB: the machine's, its cgroup's or what ulimit -v leaves): use fewer training rows (--train-limit), a narrower network or fewer chains",
 		rows, n.scratchValues(1), chains, float64(per)*float64(max(chains, 1))/(1<<30), float64(limit)/(1<<30))
 }
 
@@ -513,7 +513,7 @@ func newHMCRun(t *Trainer) (*hmcRun, error) {
 	}
 	// The chains run concurrently (mcmc.Config.Parallelism 0: up to GOMAXPROCS), each with its
 	// own scratch from the pool; runHMC reuses one afterwards.
-	if err := checkHMCMemory(net, d.N, min(c.HMCChains, goruntime.GOMAXPROCS(0)), runtime.DefaultMaxMemory()); err != nil {
+	if err := checkHMCMemory(net, d.N, min(c.HMCChains, goruntime.GOMAXPROCS(0)), memoryLimit()); err != nil {
 		return nil, err
 	}
 	r.pool.New = func() any { return net.newScratch(d.N) }
@@ -573,9 +573,9 @@ func (r *hmcRun) sample(ctx context.Context, c *Config, test [][]float32, progre
 	// diagnostics hold every draw's outputs at the test inputs: refuse what would not fit
 	// before sampling, not by running out of memory at the end.
 	perDraw := 2*int64(r.net.dim) + int64(len(test))*int64(r.net.out)
-	if need := int64(mc.Chains) * int64(mc.Draws) * perDraw * 8; need > runtime.DefaultMaxMemory() {
+	if need := int64(mc.Chains) * int64(mc.Draws) * perDraw * 8; need > memoryLimit() {
 		return nil, nil, fmt.Errorf("train: posterior hmc: %d chains × %d draws of %d parameters (and %d outputs at the test inputs) need %.1f GiB, more than the %.1f GiB available: fewer draws or chains",
-			mc.Chains, mc.Draws, r.net.dim, len(test)*r.net.out, float64(need)/(1<<30), float64(runtime.DefaultMaxMemory())/(1<<30))
+			mc.Chains, mc.Draws, r.net.dim, len(test)*r.net.out, float64(need)/(1<<30), float64(memoryLimit())/(1<<30))
 	}
 	for k := 0; k < mc.Chains; k++ {
 		mc.Inits = append(mc.Inits, r.net.initialPoint(rand.New(rand.NewPCG(c.Seed, 0x484d43+uint64(k)))))

@@ -587,7 +587,7 @@ func (t *Trainer) buildNets() error {
 	if c.Posterior == "ensemble_w" {
 		k = c.EnsembleSize
 	}
-	if err := checkTrainingMemory(spec, c, k, runtime.DefaultMaxMemory()); err != nil {
+	if err := checkTrainingMemory(spec, c, k, memoryLimit()); err != nil {
 		return err
 	}
 	rng := initRNG(c.Seed)
@@ -610,10 +610,10 @@ func (t *Trainer) buildNets() error {
 	if err != nil {
 		return fmt.Errorf("train: the network does not build in the runtime: %w", err)
 	}
-	if err := checkActivationMemory(m.ActivationValues(), c, k, runtime.DefaultMaxMemory()); err != nil {
+	if err := checkActivationMemory(m.ActivationValues(), c, k, memoryLimit()); err != nil {
 		return err
 	}
-	if err := checkEvalMemory(t.Test, t.OOD, m.OutputSize(), runtime.DefaultMaxMemory()); err != nil {
+	if err := checkEvalMemory(t.Test, t.OOD, m.OutputSize(), memoryLimit()); err != nil {
 		return err
 	}
 	if task == runtime.Classification && m.OutputSize() < t.Train.Classes {
@@ -886,7 +886,7 @@ func checkTrainingMemory(spec *runtime.Spec, c *Config, members int, limit int64
 	if ok {
 		what = fmt.Sprintf("%d parameters (%.1f GiB as float32)", w, float64(w)*4/(1<<30))
 	}
-	return fmt.Errorf("train: arch %s has %s; training it needs about %d× that (parameters, gradients, optimizer moments, sampled weights), above the machine's memory (%.1f GiB)",
+	return fmt.Errorf("train: arch %s has %s; training it needs about %d× that (parameters, gradients, optimizer moments, sampled weights), above the memory available (%.1f GiB: the machine's, its cgroup's or what ulimit -v leaves)",
 		clipArch(c.Arch), what, per/4, float64(limit)/(1<<30))
 }
 
@@ -909,7 +909,7 @@ func checkActivationMemory(perExample int64, c *Config, members int, limit int64
 	if perExample <= limit/per {
 		return nil
 	}
-	return fmt.Errorf("train: arch %s: a step holds about %.1f GiB of activations (%d values per example × batch %d × %d sample(s)), above the machine's memory (%.1f GiB): lower --batch-size",
+	return fmt.Errorf("train: arch %s: a step holds about %.1f GiB of activations (%d values per example × batch %d × %d sample(s)), above the memory available (%.1f GiB: the machine's, its cgroup's or what ulimit -v leaves): lower --batch-size",
 		clipArch(c.Arch), float64(perExample)*float64(per)/(1<<30), perExample, rows, max(c.TrainSamples, 1), float64(limit)/(1<<30))
 }
 

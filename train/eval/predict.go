@@ -74,7 +74,7 @@ func CheckMemory(what string, n, outputs int, limit int64) error {
 		return nil
 	}
 	need := float64(n) * (float64(outputs)*BytesPerOutput + BytesPerInput)
-	return fmt.Errorf("eval: %s: predicting %d inputs × %d outputs holds about %.1f GiB, above the machine's memory (%.1f GiB): evaluate fewer inputs (--test-limit) or a model with fewer outputs",
+	return fmt.Errorf("eval: %s: predicting %d inputs × %d outputs holds about %.1f GiB, above the memory available (%.1f GiB): evaluate fewer inputs (--test-limit) or a model with fewer outputs",
 		what, n, outputs, need/(1<<30), float64(limit)/(1<<30))
 }
 
