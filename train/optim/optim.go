@@ -202,22 +202,55 @@ func NewAdam[T autodiff.Float](groups []Group[T], cfg AdamConfig) (*Adam[T], err
 }
 
 // LoadState restores a state as base's LoadState does, and also refuses a negative second moment
-// (an "exp_avg_sq/" buffer): the update divides by its square root.
+// (an "exp_avg_sq/" buffer): the update divides by its square root; and a first moment m that no
+// stream of gradients makes beside its second moment v (momentRatio): m = 1e30 beside v = 0 made
+// the first update m/(√v + ε) overflow the parameter, a +Inf loss blamed on the learning rate.
 func (o *Adam[T]) LoadState(s State[T]) error {
-	for k, kind := range o.bufNames {
-		if kind != "exp_avg_sq" {
-			continue
+	rho, bounded := o.momentRatio()
+	for p := range o.bufs[1] {
+		key := "exp_avg_sq/" + p.Name
+		v := s.Buffers[key]
+		for i, x := range v {
+			if x < 0 {
+				return fmt.Errorf("optim: state buffer %q: value %d is %v; a second moment must be ≥ 0", key, i, x)
+			}
 		}
-		for p := range o.bufs[k] {
-			key := kind + "/" + p.Name
-			for i, x := range s.Buffers[key] {
-				if x < 0 {
-					return fmt.Errorf("optim: state buffer %q: value %d is %v; a second moment must be ≥ 0", key, i, x)
-				}
+		m := s.Buffers["exp_avg/"+p.Name]
+		if !bounded || len(m) != len(v) {
+			continue // base refuses a missing buffer or one of the wrong length
+		}
+		for i := range m {
+			mi, vi := math.Abs(float64(m[i])), float64(v[i])
+			if math.IsInf(mi, 0) || math.IsNaN(mi) || math.IsNaN(vi) {
+				continue // base refuses non-finite values
+			}
+			if mi > momentSlack*math.Sqrt(rho*vi)+momentFloor {
+				return fmt.Errorf("optim: state buffers %q and %q: value %d is %v beside %v; a first moment m of Adam (β₁ %g, β₂ %g) has m² ≤ %.4g·v",
+					"exp_avg/"+p.Name, key, i, m[i], v[i], o.cfg.Beta1, o.cfg.Beta2, rho)
 			}
 		}
 	}
 	return o.base.LoadState(s)
+}
+
+// Slack of the moment bound (momentRatio): relative, for the rounding of m and v to T at every
+// step, and absolute, for a second moment that underflowed to 0 beside a tiny first moment
+// (gradients below 1e-21); a first moment of 1e-20 moves a parameter by lr·1e-20/ε at most.
+const (
+	momentSlack = 1.01
+	momentFloor = 1e-20
+)
+
+// momentRatio returns ρ such that Adam's moments from any gradients g_1 … g_t satisfy m² ≤ ρ·v:
+// m = (1−β₁) Σ β₁ᵏ g_{t−k} and v = (1−β₂) Σ β₂ᵏ g²_{t−k}, so by Cauchy–Schwarz
+// m² ≤ (1−β₁)² Σ (β₁²/β₂)ᵏ · v/(1−β₂) ≤ (1−β₁)² / ((1−β₂)(1−β₁²/β₂)) · v (52.9 for PyTorch's
+// β₁ 0.9, β₂ 0.999). There is no bound (false) when β₁² ≥ β₂.
+func (o *Adam[T]) momentRatio() (float64, bool) {
+	b1, b2 := o.cfg.Beta1, o.cfg.Beta2
+	if !(b1*b1 < b2) {
+		return 0, false
+	}
+	return (1 - b1) * (1 - b1) / ((1 - b2) * (1 - b1*b1/b2)), true
 }
 
 // Step applies one Adam update to every parameter.

@@ -262,6 +262,10 @@ func TestLoadStateRefusesOutOfDomain(t *testing.T) {
 		{"negative second moment", func(s *State[float64]) { s.Buffers["exp_avg_sq/w"][1] = -1 }, `"exp_avg_sq/w": value 1 is -1`},
 		{"infinite first moment", func(s *State[float64]) { s.Buffers["exp_avg/w"][2] = math.Inf(1) }, `"exp_avg/w": value 2 is +Inf`},
 		{"NaN second moment", func(s *State[float64]) { s.Buffers["exp_avg_sq/w"][0] = math.NaN() }, `"exp_avg_sq/w": value 0 is NaN`},
+		{"first moment of 1e30", func(s *State[float64]) { s.Buffers["exp_avg/w"][1] = 1e30 }, `"exp_avg/w" and "exp_avg_sq/w": value 1 is 1e+30 beside`},
+		{"first moment beside a zero second moment", func(s *State[float64]) {
+			s.Buffers["exp_avg/w"][2], s.Buffers["exp_avg_sq/w"][2] = -1e-3, 0
+		}, `value 2 is -0.001 beside 0; a first moment m of Adam (β₁ 0.9, β₂ 0.999) has m² ≤ 52.86·v`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, _ := mk()
@@ -406,5 +410,60 @@ func TestClipGradValue(t *testing.T) {
 		if err := ClipGradValue([]*autodiff.Param[float32]{a}, limit); err == nil {
 			t.Errorf("limit %v: no error", limit)
 		}
+	}
+}
+
+// TestAdamMomentBound: the state of Adam after any gradients passes LoadState's bound m² ≤ ρ·v —
+// constant, alternating, geometrically growing and shrinking gradients (the bound's tight case
+// grows the gradient by β₂/β₁ a step), tiny ones whose second moment underflows in float32 —
+// in float32 as the trainer keeps it; a state a little beyond the bound does not.
+func TestAdamMomentBound(t *testing.T) {
+	rho := (0.1 * 0.1) / (0.001 * (1 - 0.81/0.999))
+	grow := 0.999 / 0.9 // Cauchy–Schwarz is tight for g_{t−k} ∝ (β₁/β₂)ᵏ
+	for _, tc := range []struct {
+		name  string
+		steps int
+		g     func(k int) float32
+	}{
+		{"constant", 50, func(int) float32 { return 3 }},
+		{"alternating", 50, func(k int) float32 { return float32(1 - 2*(k%2)) }},
+		{"tight growth", 60, func(k int) float32 { return float32(1e-6 * math.Pow(grow, float64(k))) }},
+		{"fast growth", 40, func(k int) float32 { return float32(1e-6 * math.Pow(2, float64(k))) }},
+		{"spike after zeros", 30, func(k int) float32 { return float32(map[bool]float64{true: 1e6, false: 0}[k == 29]) }},
+		{"shrinking", 60, func(k int) float32 { return float32(math.Pow(0.5, float64(k))) }},
+		{"underflowing", 10, func(int) float32 { return 1e-23 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := autodiff.NewParam("w", []float32{0.5}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, err := NewAdam([]Group[float32]{{Params: []*autodiff.Param[float32]{p}, LR: 1e-3}}, DefaultAdamConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			worst := 0.0
+			for k := range tc.steps {
+				p.Grad[0] = tc.g(k)
+				o.Step()
+				st := o.State()
+				if err := o.LoadState(st); err != nil {
+					t.Fatalf("step %d (m %v, v %v): %v", k+1, st.Buffers["exp_avg/w"][0], st.Buffers["exp_avg_sq/w"][0], err)
+				}
+				if m, v := float64(st.Buffers["exp_avg/w"][0]), float64(st.Buffers["exp_avg_sq/w"][0]); v > 0 {
+					worst = max(worst, m*m/(rho*v))
+				}
+			}
+			t.Logf("largest m²/(ρv): %.4f", worst)
+			st := o.State()
+			v := float64(st.Buffers["exp_avg_sq/w"][0])
+			if v == 0 {
+				return
+			}
+			st.Buffers["exp_avg/w"][0] = float32(1.02 * math.Sqrt(rho*v))
+			if err := o.LoadState(st); err == nil {
+				t.Errorf("a first moment 2%% beyond the bound (v %v) was accepted", v)
+			}
+		})
 	}
 }
