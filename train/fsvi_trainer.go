@@ -1,10 +1,14 @@
 package train
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
+	"github.com/edgebnn/edgebnn/internal/clip"
 	"github.com/edgebnn/edgebnn/internal/f64"
+	"github.com/edgebnn/edgebnn/kernels"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 	"github.com/edgebnn/edgebnn/train/bnn"
 	"github.com/edgebnn/edgebnn/train/fsvi"
@@ -234,4 +238,21 @@ func (f *fsviRun) addKLGrad(t *Trainer, lin *fsvi.Linearization, w float64) (flo
 		}
 	}
 	return f.kl, nil
+}
+
+// explain adds to err, when a Cholesky factorisation of the output covariances at the context
+// points failed (kernels.ErrNotPositiveDefinite), what makes them singular and what to change:
+// fsvi_jitter is added to their diagonals, so inputs far from unit scale (context points of 1e6
+// failed at the first step, with only "pivot 4 is 0: matrix is not positive definite") leave it
+// negligible beside their other entries.
+func (f *fsviRun) explain(err error, c *Config) error {
+	if !errors.Is(err, kernels.ErrNotPositiveDefinite) {
+		return err
+	}
+	m := 0.0
+	for _, x := range f.xc {
+		m = max(m, math.Abs(float64(x)))
+	}
+	return fmt.Errorf("%w (the output covariances at the %d context points are singular in floating point: context %s, inputs up to |x| = %.3g, fsvi_jitter %g; rescale the inputs to about unit scale or raise fsvi_jitter)",
+		err, c.ContextSize, clip.Q(c.Context), m, c.FSVIJitter)
 }

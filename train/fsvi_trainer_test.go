@@ -3,6 +3,8 @@ package train
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -313,5 +315,37 @@ func TestFSVILastLayerGradient(t *testing.T) {
 				t.Errorf("tensor %d (%s) %s: every gradient is zero", i, x.Layer, p.what)
 			}
 		}
+	}
+}
+
+// TestFSVISingularCovarianceHint: context points far from unit scale make the output covariances
+// singular beside fsvi_jitter; the first step's error says so — the context, the inputs' largest
+// magnitude, the jitter — and what to change, not only "matrix is not positive definite". A
+// larger jitter trains.
+func TestFSVISingularCovarianceHint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ctx.csv")
+	if err := os.WriteFile(path, []byte("x\n1\n2\n1e6\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, kl := range []string{"linearized", "last_layer"} {
+		c := toyConfig(t, "ffg_w", "")
+		c.Objective, c.Arch = "fsvi", "mlp:1-8-1" // relu: tanh would cap the features at 1
+		c.Context, c.ContextSize, c.Epochs, c.FSVIKL = "data:"+path, 32, 1, kl
+		c.Out = filepath.Join(t.TempDir(), "m.ebnn")
+		tr, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = tr.Run(context.Background(), Hooks{})
+		if err == nil {
+			t.Fatalf("%s: context points of 1e6 trained", kl)
+		}
+		for _, w := range []string{"not positive definite", "data:" + path, "|x| = 1e+06", "fsvi_jitter 1e-06", "raise fsvi_jitter"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not say %q", kl, err, w)
+			}
+		}
+		c.FSVIJitter = 1
+		trainRun(t, c)
 	}
 }

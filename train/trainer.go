@@ -1039,6 +1039,9 @@ func (t *Trainer) runEpoch(ctx context.Context, h Hooks) (EpochMetrics, error) {
 		}
 		loss, nll, kl, err := t.step(idx, klw)
 		if err != nil {
+			if t.fs != nil {
+				err = t.fs.explain(err, &t.Config)
+			}
 			return em, fmt.Errorf("train: epoch %d step %d: %w", e+1, t.Step, err)
 		}
 		steps++

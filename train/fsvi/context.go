@@ -224,6 +224,10 @@ func readContextCSV(path string, dim int) ([]float32, error) {
 			if err != nil {
 				return nil, fmt.Errorf("fsvi: context %s line %d: %w", path, line, err)
 			}
+			if math.Abs(float64(v)) > data.MaxAbsValue { // the training data's bound
+				return nil, fmt.Errorf("fsvi: context %s line %d: %s is outside ±%.0e (float32 arithmetic overflows on values this large in training: rescale the column)",
+					path, line, csvrecords.QuotePrefix(f), data.MaxAbsValue)
+			}
 			out = append(out, v)
 		}
 	}

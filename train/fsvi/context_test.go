@@ -152,3 +152,25 @@ func TestSamplerDigits(t *testing.T) {
 		t.Error("CheckContext accepted digits: without a path")
 	}
 }
+
+// TestContextFileValueBound: a context file's values lie within the training data's
+// ±data.MaxAbsValue, like a CSV data set's: beyond it is an error naming the file, line and value.
+func TestContextFileValueBound(t *testing.T) {
+	d := &data.Dataset{Name: "toy", N: 2, Dim: 1, Shape: []int{1}, X: []float32{0, 1}}
+	path := filepath.Join(t.TempDir(), "ctx.csv")
+	for _, tc := range []struct {
+		value string
+		ok    bool
+	}{{"1e15", true}, {"-1e15", true}, {"1.0001e15", false}, {"-3e38", false}} {
+		if err := os.WriteFile(path, []byte("x\n1\n"+tc.value+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := NewSampler(DataPrefix+path, d, 0)
+		if tc.ok != (err == nil) {
+			t.Errorf("%s: NewSampler = %v", tc.value, err)
+		}
+		if !tc.ok && (err == nil || !strings.Contains(err.Error(), path+" line 3: \""+tc.value+"\" is outside ±1e+15")) {
+			t.Errorf("%s: error %v does not name the file, line and value", tc.value, err)
+		}
+	}
+}
