@@ -48,6 +48,9 @@ func ParseJSON(r io.Reader) ([]Node, error) {
 	if doc.Layers == nil {
 		return nil, fmt.Errorf("resnet: json architecture: missing \"layers\"")
 	}
+	if n := len(*doc.Layers); n > torcharch.MaxModules {
+		return nil, fmt.Errorf("resnet: json architecture: %d layers, more than %d", n, torcharch.MaxModules)
+	}
 	if !hasResidual(*doc.Layers) {
 		mods, err := torcharch.ParseJSON(bytes.NewReader(data))
 		if err != nil {
@@ -88,11 +91,15 @@ func hasResidual(layers []json.RawMessage) bool {
 
 type jsonParser struct {
 	names map[string]string // name → type of every leaf and block seen
+	nodes int               // the layers and blocks seen, at most torcharch.MaxModules
 }
 
 func (p *jsonParser) list(layers []json.RawMessage, path string, depth int) ([]Node, error) {
 	out := make([]Node, 0, len(layers))
 	for i, raw := range layers {
+		if p.nodes++; p.nodes > torcharch.MaxModules {
+			return nil, fmt.Errorf("%s[%d]: more than %d layers and blocks", path, i, torcharch.MaxModules)
+		}
 		n, err := p.layer(raw, fmt.Sprintf("%s[%d]", path, i), depth)
 		if err != nil {
 			return nil, err

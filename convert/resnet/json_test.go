@@ -2,6 +2,7 @@ package resnet
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -223,5 +224,33 @@ func TestParseJSONFileErrors(t *testing.T) {
 	_, err := ParseJSONFile(bad)
 	if err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "layers[0].body[0]") {
 		t.Fatalf("bad file: error %v, want one naming %s and layers[0].body[0]", err, bad)
+	}
+}
+
+// TestParseJSONNodeCount: a JSON architecture has at most torcharch.MaxModules layers and blocks,
+// residual blocks' bodies and shortcuts included; more is refused naming where the count ran
+// out (a 16 MB file of 500 000 layers allocated 742 MB before the runtime refused it).
+func TestParseJSONNodeCount(t *testing.T) {
+	relu := func(i int) string { return fmt.Sprintf(`{"name": "r%d", "type": "ReLU"}`, i) }
+	list := func(from, n int) string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = relu(from + i)
+		}
+		return strings.Join(s, ", ")
+	}
+	half := torcharch.MaxModules / 2
+	// One block (a node) with half the budget in its body, and the rest at the top level.
+	at := `{"layers": [{"name": "b", "type": "Residual", "body": [` + list(0, half) + `]}, ` + list(half, torcharch.MaxModules-half-1) + `]}`
+	if _, err := ParseJSON(strings.NewReader(at)); err != nil {
+		t.Fatalf("%d nodes: %v", torcharch.MaxModules, err)
+	}
+	over := `{"layers": [{"name": "b", "type": "Residual", "body": [` + list(0, half) + `]}, ` + list(half, torcharch.MaxModules-half) + `]}`
+	if _, err := ParseJSON(strings.NewReader(over)); err == nil || !strings.Contains(err.Error(), "more than 16384 layers and blocks") {
+		t.Errorf("%d nodes: %v", torcharch.MaxModules+1, err)
+	}
+	flat := `{"layers": [` + list(0, torcharch.MaxModules+1) + `]}`
+	if _, err := ParseJSON(strings.NewReader(flat)); err == nil || !strings.Contains(err.Error(), "16385 layers, more than 16384") {
+		t.Errorf("%d top-level layers: %v", torcharch.MaxModules+1, err)
 	}
 }

@@ -31,6 +31,9 @@ func ParseJSON(r io.Reader) ([]Module, error) {
 	if doc.Layers == nil {
 		return nil, fmt.Errorf("torcharch: json: missing \"layers\"")
 	}
+	if n := len(*doc.Layers); n > MaxModules {
+		return nil, fmt.Errorf("torcharch: json: %d layers, more than %d", n, MaxModules)
+	}
 	mods := make([]Module, 0, len(*doc.Layers))
 	seen := map[string]bool{}
 	for i, raw := range *doc.Layers {

@@ -30,6 +30,12 @@ func ParseReprFile(path string) ([]Module, error) {
 // maxReprLine bounds one line of repr text.
 const maxReprLine = 1 << 20
 
+// MaxModules bounds the leaf modules of an architecture (ParseRepr, ParseJSON, and
+// resnet.ParseJSON's residual blocks included): four times the runtime's 4096 layers, since a
+// module may map to none. A 15 MB print(net) of 800 000 Tanh lines used to allocate 1.5 GB before
+// the runtime refused the layer count.
+const MaxModules = 1 << 14
+
 // ParseRepr parses the printed repr of a torch.nn.Sequential (the text of
 // print(net)) and returns its leaf modules in order. Nested Sequential
 // containers are flattened, their names joined with dots. The print of a
@@ -137,6 +143,9 @@ func ParseRepr(r io.Reader) ([]Module, error) {
 		}
 		if strings.HasSuffix(body, "(") {
 			return nil, fail(raw, "unsupported container %s (only nested Sequential is supported)", clip.Q(strings.TrimSuffix(body, "(")))
+		}
+		if len(mods) >= MaxModules {
+			return nil, fail(raw, "more than %d modules", MaxModules)
 		}
 		m, err := parseModuleCall(name, body)
 		if err != nil {

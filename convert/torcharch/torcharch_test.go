@@ -2,8 +2,10 @@ package torcharch
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"reflect"
+	goruntime "runtime"
 	"strings"
 	"testing"
 )
@@ -330,5 +332,62 @@ func TestReprSingleModule(t *testing.T) {
 	want := []Module{{Name: "", Type: "Linear", InFeatures: 2, OutFeatures: 1, Bias: false}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, want %+v", got, want)
+	}
+}
+
+// TestModuleCount: an architecture has at most MaxModules leaf modules, printed or JSON; one
+// more is refused as it is read, with little allocated: a 15 MB print(net) of 800 000 Tanh lines
+// allocated 1.5 GB, and a 16 MB JSON 742 MB, before the runtime refused the layer count.
+func TestModuleCount(t *testing.T) {
+	repr := func(n int) string {
+		var b strings.Builder
+		b.WriteString("Sequential(\n")
+		for i := range n {
+			fmt.Fprintf(&b, "  (%d): Tanh()\n", i)
+		}
+		b.WriteString(")\n")
+		return b.String()
+	}
+	doc := func(n int) string {
+		var b strings.Builder
+		b.WriteString(`{"layers": [`)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"name": "%d", "type": "Tanh"}`, i)
+		}
+		b.WriteString("]}")
+		return b.String()
+	}
+	for _, tc := range []struct {
+		form  string
+		parse func(string) ([]Module, error)
+		text  func(int) string
+		want  string
+	}{
+		{"print", func(s string) ([]Module, error) { return ParseRepr(strings.NewReader(s)) }, repr, "more than 16384 modules"},
+		{"json", func(s string) ([]Module, error) { return ParseJSON(strings.NewReader(s)) }, doc, "layers, more than 16384"},
+	} {
+		if mods, err := tc.parse(tc.text(MaxModules)); err != nil || len(mods) != MaxModules {
+			t.Errorf("%s of %d modules: %d, %v", tc.form, MaxModules, len(mods), err)
+		}
+		if _, err := tc.parse(tc.text(MaxModules + 1)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s of %d modules: %v, want an error saying %q", tc.form, MaxModules+1, err, tc.want)
+		}
+		// Far beyond the limit, the cost is the limit's (the file's few MB as JSON), not the
+		// modules': 131 072 of them were half a gigabyte.
+		big := tc.text(8 * MaxModules)
+		var before, after goruntime.MemStats
+		goruntime.GC()
+		goruntime.ReadMemStats(&before)
+		_, err := tc.parse(big)
+		goruntime.ReadMemStats(&after)
+		if err == nil {
+			t.Errorf("%s of %d modules: accepted", tc.form, 8*MaxModules)
+		}
+		if a := after.TotalAlloc - before.TotalAlloc; a > 64<<20 {
+			t.Errorf("%s of %d bytes: refusing it allocated %d bytes", tc.form, len(big), a)
+		}
 	}
 }
