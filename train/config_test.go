@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -212,5 +213,40 @@ func TestConfigStringLengths(t *testing.T) {
 	long := filepath.Join(t.TempDir(), strings.Repeat("b/", MaxStringBytes))
 	if err := in.Set(long); err == nil || !strings.Contains(err.Error(), "neither inline JSON") || len(err.Error()) > 512 {
 		t.Errorf("inference of %d bytes: Set = %v", len(long), err)
+	}
+}
+
+// TestEveryFloatKeyBounded: every float key is in configBounds, so that Validate refuses NaN and
+// ±Inf whatever the posterior: bernstein_prior_sd, checked only for posterior bernstein_last,
+// took NaN with any other, and the run trained to its end and then failed to write every
+// checkpoint ("state: json: unsupported value: NaN").
+func TestEveryFloatKeyBounded(t *testing.T) {
+	bounded := map[string]bool{}
+	for _, b := range configBounds {
+		bounded[b.key] = true
+	}
+	for _, k := range Keys() {
+		c := DefaultConfig()
+		f, _ := c.field(k.Name)
+		if f.Kind() != reflect.Float64 {
+			continue
+		}
+		if !bounded[k.Name] {
+			t.Errorf("float key %s is not in configBounds", k.Name)
+		}
+		for _, v := range []string{"NaN", "Inf", "-Inf"} {
+			c := DefaultConfig()
+			if err := c.Set(k.Name, v); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Validate(); err == nil || !strings.Contains(err.Error(), k.Name) {
+				t.Errorf("%s %s: Validate = %v, want a refusal naming the key", k.Name, v, err)
+			}
+		}
+	}
+	c := toyConfig(t, "ffg_w", "")
+	c.BernsteinPriorSD = math.NaN()
+	if _, err := New(c); err == nil || !strings.Contains(err.Error(), "bernstein_prior_sd NaN is not a finite number") {
+		t.Errorf("posterior ffg_w, bernstein_prior_sd NaN: New = %v", err)
 	}
 }
