@@ -14,6 +14,7 @@ import (
 	"github.com/edgebnn/edgebnn/convert/bnnconfig"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/bnn"
+	"github.com/edgebnn/edgebnn/train/eval"
 	"github.com/edgebnn/edgebnn/train/mcmc"
 )
 
@@ -101,18 +102,21 @@ type HMCDiag struct {
 	// Count is the number of quantities; Undefined those without R̂.
 	Count     int `json:"count"`
 	Undefined int `json:"undefined,omitempty"`
-	// RhatMax, RhatQ90 and RhatQ50 are the largest R̂, its 90 % quantile and its median.
-	RhatMax float64 `json:"rhat_max"`
-	RhatQ90 float64 `json:"rhat_q90"`
-	RhatQ50 float64 `json:"rhat_q50"`
+	// RhatMax, RhatQ90 and RhatQ50 are the largest R̂, its 90 % quantile and its median. These and
+	// the ESS summaries are eval.Num: NaN (JSON null) when every quantity is undefined — chains
+	// that never moved, every proposal divergent — whose report, as plain floats, made every
+	// checkpoint of the run fail to write ("json: unsupported value: NaN").
+	RhatMax eval.Num `json:"rhat_max"`
+	RhatQ90 eval.Num `json:"rhat_q90"`
+	RhatQ50 eval.Num `json:"rhat_q50"`
 	// Above101 and Above105 count the quantities with R̂ > 1.01 and > 1.05.
 	Above101 int `json:"rhat_above_1_01"`
 	Above105 int `json:"rhat_above_1_05"`
 	// ESSBulkMin, ESSBulkQ10 and ESSBulkQ50 are the smallest bulk ESS, its 10 % quantile and its
 	// median.
-	ESSBulkMin float64 `json:"ess_bulk_min"`
-	ESSBulkQ10 float64 `json:"ess_bulk_q10"`
-	ESSBulkQ50 float64 `json:"ess_bulk_q50"`
+	ESSBulkMin eval.Num `json:"ess_bulk_min"`
+	ESSBulkQ10 eval.Num `json:"ess_bulk_q10"`
+	ESSBulkQ50 eval.Num `json:"ess_bulk_q50"`
 }
 
 // summarizeDiag computes HMCDiag over quantities given as [quantity][chain][draw].
@@ -134,14 +138,14 @@ func summarizeDiag(what string, qs [][][]float64) HMCDiag {
 		}
 	}
 	if len(rh) == 0 {
-		nan := math.NaN()
+		nan := eval.Num(math.NaN())
 		d.RhatMax, d.RhatQ90, d.RhatQ50, d.ESSBulkMin, d.ESSBulkQ10, d.ESSBulkQ50 = nan, nan, nan, nan, nan, nan
 		return d
 	}
 	slices.Sort(rh)
 	slices.Sort(ess)
-	d.RhatMax, d.RhatQ90, d.RhatQ50 = rh[len(rh)-1], quantile(rh, 0.9), quantile(rh, 0.5)
-	d.ESSBulkMin, d.ESSBulkQ10, d.ESSBulkQ50 = ess[0], quantile(ess, 0.1), quantile(ess, 0.5)
+	d.RhatMax, d.RhatQ90, d.RhatQ50 = eval.Num(rh[len(rh)-1]), eval.Num(quantile(rh, 0.9)), eval.Num(quantile(rh, 0.5))
+	d.ESSBulkMin, d.ESSBulkQ10, d.ESSBulkQ50 = eval.Num(ess[0]), eval.Num(quantile(ess, 0.1)), eval.Num(quantile(ess, 0.5))
 	return d
 }
 
@@ -157,6 +161,9 @@ func quantile(s []float64, p float64) float64 {
 
 // Line returns the one-line summary the trainer prints.
 func (d HMCDiag) Line() string {
+	if d.Count > 0 && d.Undefined == d.Count {
+		return fmt.Sprintf("R̂ over %d %s: undefined, every one constant (the chains did not move)", d.Count, d.What)
+	}
 	s := fmt.Sprintf("R̂ over %d %s: max %.3f, 90%% %.3f, median %.3f (%d > 1.01, %d > 1.05); bulk ESS min %.0f, 10%% %.0f, median %.0f",
 		d.Count, d.What, d.RhatMax, d.RhatQ90, d.RhatQ50, d.Above101, d.Above105, d.ESSBulkMin, d.ESSBulkQ10, d.ESSBulkQ50)
 	if d.Undefined > 0 {

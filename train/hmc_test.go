@@ -291,7 +291,7 @@ func TestHMCLinearGaussian(t *testing.T) {
 		t.Errorf("model file has %d tensors, want %d (no optimizer state)", n, 2*kept)
 	}
 	m, s := linearPosterior(d, alpha, tau)
-	ess := math.Min(kept, rep.ParamDiag.ESSBulkMin)
+	ess := math.Min(kept, float64(rep.ParamDiag.ESSBulkMin))
 	mean := make([]float64, 3)
 	for _, x := range draws {
 		for i := range mean {
@@ -438,5 +438,33 @@ func TestHMCKeep(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("hmcKeep(%d, %d) = %v, want %v", tc.total, tc.k, got, tc.want)
 		}
+	}
+}
+
+// TestHMCStuckChainsCheckpoint: chains that never move (warm-up 0 and a posterior so sharp that
+// every proposal diverges) leave every R̂ and ESS undefined; the run still writes its checkpoint
+// and model — the report's undefined summaries are JSON null, read back as NaN — where
+// "json: unsupported value: NaN" used to fail every checkpoint of the run after sampling.
+func TestHMCStuckChainsCheckpoint(t *testing.T) {
+	c := toyConfig(t, "hmc", "")
+	c.Arch, c.NoisePrecision = "mlp:1-8-1", 1e6
+	c.HMCWarmup, c.HMCDraws, c.HMCChains, c.HMCSamples = 0, 4, 2, 2
+	tr := trainRun(t, c)
+	rep := tr.HMC()
+	if rep == nil || rep.ParamDiag.Undefined != rep.ParamDiag.Count || !math.IsNaN(float64(rep.ParamDiag.RhatMax)) {
+		t.Fatalf("report %+v: want every parameter's R̂ undefined (the chains stuck)", rep)
+	}
+	if l := rep.ParamDiag.Line(); !strings.Contains(l, "undefined") || strings.Contains(l, "NaN") {
+		t.Errorf("line %q", l)
+	}
+	st, err := ReadState(tr.Config.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.HMC == nil || !math.IsNaN(float64(st.HMC.LogDensity.ESSBulkMin)) || st.HMC.ParamDiag.Count != rep.ParamDiag.Count {
+		t.Errorf("read back: %+v", st.HMC)
+	}
+	if _, err := runtime.Load(tr.ModelPath()); err != nil {
+		t.Errorf("model: %v", err)
 	}
 }

@@ -53,7 +53,7 @@ func TestTrainHMCCLI(t *testing.T) {
 	m, s := linregPosterior(x, y, 0.01, 0.1)
 	mu := m[0] - m[1]              // f = θ·(1, −1)
 	v := s[0] - s[1] - s[2] + s[3] // its posterior variance
-	ess := math.Min(kept, st.HMC.FunctionDiag.ESSBulkMin)
+	ess := math.Min(kept, float64(st.HMC.FunctionDiag.ESSBulkMin))
 	t.Logf("predict mean %.4f, epistemic var %.5f; closed form %.4f, %.5f; ESS %.0f", p.Mean[0], p.EpistemicVar[0], mu, v, ess)
 	if tol := 5 * math.Sqrt(v/ess); !(math.Abs(p.Mean[0]-mu) <= tol) {
 		t.Errorf("predictive mean %.4f, closed form %.4f (tolerance %.4f)", p.Mean[0], mu, tol)
