@@ -149,14 +149,20 @@ func summarizeDiag(what string, qs [][][]float64) HMCDiag {
 	return d
 }
 
-// quantile is the p-quantile of sorted s by linear interpolation (R's type 7).
+// quantile is the p-quantile of sorted s by linear interpolation (R's type 7). Infinite values
+// (the R̂ of chains each stuck at its own point) are quantiles like any other: no interpolation
+// between equal values or at an exact order statistic, where ∞ − ∞ and 0·∞ made NaN.
 func quantile(s []float64, p float64) float64 {
 	h := p * float64(len(s)-1)
 	lo := int(math.Floor(h))
 	if lo+1 >= len(s) {
 		return s[len(s)-1]
 	}
-	return s[lo] + (h-float64(lo))*(s[lo+1]-s[lo])
+	frac := h - float64(lo)
+	if frac == 0 || s[lo] == s[lo+1] {
+		return s[lo]
+	}
+	return s[lo] + frac*(s[lo+1]-s[lo])
 }
 
 // Line returns the one-line summary the trainer prints.

@@ -468,3 +468,24 @@ func TestHMCStuckChainsCheckpoint(t *testing.T) {
 		t.Errorf("model: %v", err)
 	}
 }
+
+// TestQuantileInfinite: R̂ is +Inf for chains each stuck at its own point; its quantiles are
+// +Inf or finite, never NaN (∞ − ∞ and 0·∞ in the interpolation printed "90% NaN, median NaN").
+func TestQuantileInfinite(t *testing.T) {
+	inf := math.Inf(1)
+	for _, tc := range []struct {
+		s    []float64
+		p    float64
+		want float64
+	}{
+		{[]float64{inf, inf}, 0.9, inf},
+		{[]float64{1, inf, inf}, 0.5, inf},
+		{[]float64{1, 2, inf}, 0.5, 2},
+		{[]float64{1, 2, inf}, 0.9, inf},
+		{[]float64{1, 2, 3}, 0.25, 1.5},
+	} {
+		if got := quantile(tc.s, tc.p); got != tc.want {
+			t.Errorf("quantile(%v, %g) = %v, want %v", tc.s, tc.p, got, tc.want)
+		}
+	}
+}
