@@ -255,6 +255,8 @@ func TestFAResumeRefusesBadState(t *testing.T) {
 		{"vifa fa.psi altered", doctor(t, ckpt["vifa"], "fa.psi", setValue(5), nil), []string{`"fa.psi", value 0 is 5`}, true},
 		{"vifa negative second moment", vifa(func(_ *faStateHeader, f map[string][]float64) { f["adam_v_c"][0] = -1 }),
 			[]string{`"adam_v_c": entry 0 is -1`}, false},
+		{"vifa first moment beside its second", vifa(func(_ *faStateHeader, f map[string][]float64) { f["adam_m_c"][0], f["adam_v_c"][0] = 1e30, 0 }),
+			[]string{`"adam_m_c" and "adam_v_c": entry 0 is 1e+30 beside 0`}, false},
 		{"vifa avg_n -2", vifa(func(h *faStateHeader, _ map[string][]float64) { h.AvgN = -2 }), []string{`"avg_n" = -2 out of range`}, false},
 		{"vifa avg_n 2^63-1", vifa(func(h *faStateHeader, _ map[string][]float64) { h.AvgN = math.MaxInt64 }),
 			[]string{`"avg_n" = 9223372036854775807 out of range`}, false},

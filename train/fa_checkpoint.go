@@ -14,6 +14,7 @@ import (
 	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/fa"
+	"github.com/edgebnn/edgebnn/train/optim"
 )
 
 // faStateHeader is the JSON head of the train.fa blob: the learner's counters and byte strings,
@@ -238,6 +239,21 @@ func checkVIFAState(s fa.State, avgN int64) error {
 		for i, v := range s.Floats[name] {
 			if !(v >= 0) || math.IsInf(v, 0) {
 				return fmt.Errorf("buffer %q: entry %d is %g; a second moment must be finite and ≥ 0", name, i, v)
+			}
+		}
+	}
+	// The first moments against the second (optim.AdamMomentRatio; fa's Adam has β₁ 0.9, β₂
+	// 0.999): adam_m_c of 1e30 beside adam_v_c 0 would make the first update overflow c.
+	rho, _ := optim.AdamMomentRatio(0.9, 0.999)
+	for _, name := range []string{"c", "f", "gamma"} {
+		m, v := s.Floats["adam_m_"+name], s.Floats["adam_v_"+name]
+		if len(m) != len(v) {
+			continue // LoadState refuses buffers of the wrong size
+		}
+		for i := range m {
+			if !optim.AdamMomentsPossible(m[i], v[i], rho) {
+				return fmt.Errorf("buffers %q and %q: entry %d is %g beside %g; a first moment m of Adam has m² ≤ %.4g·v",
+					"adam_m_"+name, "adam_v_"+name, i, m[i], v[i], rho)
 			}
 		}
 	}

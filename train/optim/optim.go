@@ -224,7 +224,7 @@ func (o *Adam[T]) LoadState(s State[T]) error {
 			if math.IsInf(mi, 0) || math.IsNaN(mi) || math.IsNaN(vi) {
 				continue // base refuses non-finite values
 			}
-			if mi > momentSlack*math.Sqrt(rho*vi)+momentFloor {
+			if !AdamMomentsPossible(mi, vi, rho) {
 				return fmt.Errorf("optim: state buffers %q and %q: value %d is %v beside %v; a first moment m of Adam (β₁ %g, β₂ %g) has m² ≤ %.4g·v",
 					"exp_avg/"+p.Name, key, i, m[i], v[i], o.cfg.Beta1, o.cfg.Beta2, rho)
 			}
@@ -245,12 +245,22 @@ const (
 // m = (1−β₁) Σ β₁ᵏ g_{t−k} and v = (1−β₂) Σ β₂ᵏ g²_{t−k}, so by Cauchy–Schwarz
 // m² ≤ (1−β₁)² Σ (β₁²/β₂)ᵏ · v/(1−β₂) ≤ (1−β₁)² / ((1−β₂)(1−β₁²/β₂)) · v (52.9 for PyTorch's
 // β₁ 0.9, β₂ 0.999). There is no bound (false) when β₁² ≥ β₂.
-func (o *Adam[T]) momentRatio() (float64, bool) {
-	b1, b2 := o.cfg.Beta1, o.cfg.Beta2
-	if !(b1*b1 < b2) {
+func (o *Adam[T]) momentRatio() (float64, bool) { return AdamMomentRatio(o.cfg.Beta1, o.cfg.Beta2) }
+
+// AdamMomentRatio returns ρ such that Adam's moments with β₁ and β₂ satisfy m² ≤ ρ·v for any
+// gradients (Adam.LoadState), and false when there is no such bound (β₁² ≥ β₂).
+func AdamMomentRatio(beta1, beta2 float64) (float64, bool) {
+	if !(beta1*beta1 < beta2) {
 		return 0, false
 	}
-	return (1 - b1) * (1 - b1) / ((1 - b2) * (1 - b1*b1/b2)), true
+	return (1 - beta1) * (1 - beta1) / ((1 - beta2) * (1 - beta1*beta1/beta2)), true
+}
+
+// AdamMomentsPossible reports whether a first moment m and second moment v of Adam with ratio ρ
+// (AdamMomentRatio) can come from gradients: |m| ≤ √(ρ·v), with the slack of momentSlack and
+// momentFloor. NaN and ±Inf are for the caller to refuse.
+func AdamMomentsPossible(m, v, rho float64) bool {
+	return !(math.Abs(m) > momentSlack*math.Sqrt(rho*v)+momentFloor)
 }
 
 // Step applies one Adam update to every parameter.
