@@ -886,8 +886,14 @@ func checkTrainingMemory(spec *runtime.Spec, c *Config, members int, limit int64
 	if ok {
 		what = fmt.Sprintf("%d parameters (%.1f GiB as float32)", w, float64(w)*4/(1<<30))
 	}
-	return fmt.Errorf("train: arch %s has %s; training it needs about %d× that (parameters, gradients, optimizer moments, sampled weights), above the memory available (%.1f GiB: the machine's, its cgroup's or what ulimit -v leaves)",
-		clipArch(c.Arch), what, per/4, float64(limit)/(1<<30))
+	// The count is the posterior's tensors where they outnumber the weights (an inference
+	// config's inducing matrices): name the posterior and the config, not the arch alone.
+	post := "posterior " + c.Posterior
+	if strings.TrimSpace(c.Inference.JSON) != "" {
+		post += " with its inference config"
+	}
+	return fmt.Errorf("train: arch %s, %s: %s (the weights and biases, or the posterior's tensors where more); training it needs about %d× that (parameters, gradients, optimizer moments, sampled weights), above the memory available (%.1f GiB: the machine's, its cgroup's or what ulimit -v leaves)",
+		clipArch(c.Arch), post, what, per/4, float64(limit)/(1<<30))
 }
 
 // activationFactor bounds the float32 values a training step holds per activation value of the

@@ -314,8 +314,9 @@ func TestTrainingMemoryCheck(t *testing.T) {
 	// A small network whose posterior is not: 1024 inducing matrices of 4096×4096 per layer (a
 	// 147-byte config once asked for 137 GB), counted from the tensors the schema declares.
 	c = toyConfig(t, "inducing", `{"inference": {"Linear": {"inference": "inducing", "inducing_rows": 4096, "inducing_cols": 4096, "q_inducing": "ensemble", "ensemble_size": 1024}}}`)
-	if _, err := New(c); err == nil || !strings.Contains(err.Error(), "parameters") || !strings.Contains(err.Error(), "GiB") {
-		t.Fatalf("New = %v, want a refusal counting the inducing matrices", err)
+	if _, err := New(c); err == nil || !strings.Contains(err.Error(), "parameters") || !strings.Contains(err.Error(), "GiB") ||
+		!strings.Contains(err.Error(), "posterior inducing with its inference config") {
+		t.Fatalf("New = %v, want a refusal counting the inducing matrices and naming the inference config", err)
 	}
 	// The limit itself: 1-16-1 has 16·2 + 1·17 = 49 weights.
 	spec := &runtime.Spec{Layers: []runtime.LayerSpec{
