@@ -213,7 +213,7 @@ func TestParseErrors(t *testing.T) {
 		{"truncated", `{"inference": {"Linear": "ffg"`, "unexpected EOF"},
 		{"deep", `{"inference": "ffg", "x": ` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, "deep"},
 		{"empty inference", `{"inference": ""}`, "empty"},
-		// Numeric domains: scales finite, positive and at most
+		// Numeric domains: scales finite, at least MinScale and at most
 		// MaxMagnitude; clamps positive; means bounded.
 		{"prior_sd huge", `{"inference": "inducing", "prior_sd": 1e308}`, `"prior_sd": 1e+308 is larger`},
 		{"prior_sd overflow", `{"inference": "inducing", "prior_sd": 1e999}`, `"prior_sd"`},
@@ -229,6 +229,11 @@ func TestParseErrors(t *testing.T) {
 		{"prior_bias_sd zero", `{"inference": "ffg", "prior_bias_sd": 0.0}`, `"prior_bias_sd"`},
 		{"init_sd negative", `{"inference": "fcg", "init_sd": -1}`, `"init_sd"`},
 		{"nonlinearity_scale negative", `{"inference": "fcg", "nonlinearity_scale": -1}`, `"nonlinearity_scale"`},
+		// Scales too small for float32: 1e-40 is denormal, 1e-300 is 0; the trainer built them
+		// into a NaN or zero tensor that the runtime refused without naming the field.
+		{"init_sd denormal", `{"inference": "ffg", "init_sd": 1e-40}`, `"init_sd": 1e-40 is smaller than 1e-30`},
+		{"prior_weight_sd tiny", `{"inference": "ffg", "prior_weight_sd": 1e-300}`, `"prior_weight_sd": 1e-300 is smaller than 1e-30`},
+		{"prior_sd tiny", `{"inference": {"Linear": {"inference": "inducing", "prior_sd": 5e-31}}}`, `"prior_sd": 5e-31 is smaller`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -167,13 +167,18 @@ func param(f kv) (Param, error) {
 // weights and activations computed from it overflow.
 const MaxMagnitude = 1e6
 
+// MinScale bounds the config's scales from below (1e-30): a standard deviation of 1e-40 (or
+// 1e-300) is positive as a float64 but denormal (or 0) as the float32 the networks hold, and the
+// trainer built it into a NaN or zero tensor the runtime refused without naming the config field.
+const MinScale = 1e-30
+
 // domain is the set of values a numeric config key may take.
 type domain int
 
 const (
 	domAny   domain = iota // no constraint beyond the JSON type
 	domReal                // finite, |x| ≤ MaxMagnitude (a mean)
-	domScale               // finite, 0 < x ≤ MaxMagnitude (a standard deviation)
+	domScale               // finite, MinScale ≤ x ≤ MaxMagnitude (a standard deviation)
 	domCap                 // finite, x ≥ 0 (an upper clamp; null for none)
 )
 
@@ -198,6 +203,9 @@ func (d domain) check(v Value) error {
 		}
 		if x > MaxMagnitude {
 			return fmt.Errorf("%g is larger than %g", x, MaxMagnitude)
+		}
+		if x < MinScale {
+			return fmt.Errorf("%g is smaller than %g (0 or denormal in float32)", x, MinScale)
 		}
 	case domCap:
 		if x < 0 {
