@@ -230,10 +230,12 @@ func TestParseErrors(t *testing.T) {
 		{"init_sd negative", `{"inference": "fcg", "init_sd": -1}`, `"init_sd"`},
 		{"nonlinearity_scale negative", `{"inference": "fcg", "nonlinearity_scale": -1}`, `"nonlinearity_scale"`},
 		// Scales too small for float32: 1e-40 is denormal, 1e-300 is 0; the trainer built them
-		// into a NaN or zero tensor that the runtime refused without naming the field.
-		{"init_sd denormal", `{"inference": "ffg", "init_sd": 1e-40}`, `"init_sd": 1e-40 is smaller than 1e-30`},
-		{"prior_weight_sd tiny", `{"inference": "ffg", "prior_weight_sd": 1e-300}`, `"prior_weight_sd": 1e-300 is smaller than 1e-30`},
-		{"prior_sd tiny", `{"inference": {"Linear": {"inference": "inducing", "prior_sd": 5e-31}}}`, `"prior_sd": 5e-31 is smaller`},
+		// into a NaN or zero tensor that the runtime refused without naming the field. A prior
+		// standard deviation of 1e-20 made the KL +Inf.
+		{"init_sd denormal", `{"inference": "ffg", "init_sd": 1e-40}`, `"init_sd": 1e-40 is smaller than 1e-12`},
+		{"prior_weight_sd tiny", `{"inference": "ffg", "prior_weight_sd": 1e-300}`, `"prior_weight_sd": 1e-300 is smaller than 1e-12`},
+		{"prior_bias_sd narrow", `{"inference": "ffg", "prior_bias_sd": 1e-20}`, `"prior_bias_sd": 1e-20 is smaller than 1e-12`},
+		{"prior_sd tiny", `{"inference": {"Linear": {"inference": "inducing", "prior_sd": 5e-13}}}`, `"prior_sd": 5e-13 is smaller`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -167,10 +167,12 @@ func param(f kv) (Param, error) {
 // weights and activations computed from it overflow.
 const MaxMagnitude = 1e6
 
-// MinScale bounds the config's scales from below (1e-30): a standard deviation of 1e-40 (or
+// MinScale bounds the config's scales from below (1e-12): a standard deviation of 1e-40 (or
 // 1e-300) is positive as a float64 but denormal (or 0) as the float32 the networks hold, and the
-// trainer built it into a NaN or zero tensor the runtime refused without naming the config field.
-const MinScale = 1e-30
+// trainer built it into a NaN or zero tensor the runtime refused without naming the config field;
+// a prior standard deviation of 1e-20 made the float32 KL (μ²/σ² per weight) +Inf at the first
+// step, blamed on the data.
+const MinScale = 1e-12
 
 // domain is the set of values a numeric config key may take.
 type domain int
@@ -205,7 +207,7 @@ func (d domain) check(v Value) error {
 			return fmt.Errorf("%g is larger than %g", x, MaxMagnitude)
 		}
 		if x < MinScale {
-			return fmt.Errorf("%g is smaller than %g (0 or denormal in float32)", x, MinScale)
+			return fmt.Errorf("%g is smaller than %g (a prior this narrow overflows the float32 KL; below about 1e-38 it is 0 in float32)", x, MinScale)
 		}
 	case domCap:
 		if x < 0 {
