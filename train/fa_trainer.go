@@ -2,11 +2,13 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
 
+	"github.com/edgebnn/edgebnn/kernels"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 	"github.com/edgebnn/edgebnn/train/fa"
@@ -311,6 +313,12 @@ func (t *Trainer) runVIFAEpoch(ctx context.Context, h Hooks) (EpochMetrics, erro
 		}
 		kl, err := r.vifa.KL()
 		if err != nil {
+			if errors.Is(err, kernels.ErrNotPositiveDefinite) {
+				// After an update: it made the posterior's covariance degenerate (lr 1e6 sent ψ
+				// to 0), which the error alone ("pivot 0 is +Inf") did not say.
+				err = fmt.Errorf("%w (this update left q's covariance FFᵀ + diag ψ degenerate: lower the learning rates lr %g, lr_factors %g, lr_log_var %g?)",
+					err, c.LR, c.LRFactors, c.LRLogVar)
+			}
 			return em, fmt.Errorf("train: epoch %d update %d: %w", e+1, t.Step, err)
 		}
 		if c.FAAverageEpochs > 0 && g >= avgFrom {

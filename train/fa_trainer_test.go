@@ -359,3 +359,24 @@ func TestVIFAInitMeanAndClipKeys(t *testing.T) {
 		t.Error("fa_clip_per_parameter made no difference to c after an epoch clipped at 1e-3")
 	}
 }
+
+// TestVIFADegenerateUpdateHint: an update that leaves vifa's covariance degenerate (lr 1e6 sends
+// ψ to 0) fails the next KL's Cholesky factorisation; the error says which learning rates to
+// lower, where it said only "pivot 0 is +Inf: matrix is not positive definite".
+func TestVIFADegenerateUpdateHint(t *testing.T) {
+	c := toyConfig(t, "vifa", "")
+	c.Arch, c.LatentDim, c.Epochs, c.LR = "mlp:1-4-1", 1, 1, 1e6
+	tr, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tr.Run(context.Background(), Hooks{})
+	if err == nil {
+		t.Fatal("lr 1e6 trained")
+	}
+	for _, w := range []string{"not positive definite", "degenerate", "lower the learning rates lr 1e+06"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
+}
