@@ -245,7 +245,9 @@ func (f *fsviRun) addKLGrad(t *Trainer, lin *fsvi.Linearization, w float64) (flo
 // fsvi_jitter is added to their diagonals, so inputs far from unit scale (context points of 1e6
 // failed at the first step, with only "pivot 4 is 0: matrix is not positive definite") leave it
 // negligible beside their other entries.
-func (f *fsviRun) explain(err error, c *Config) error {
+// updates is the number of updates this run has made: after some, they (a learning rate too
+// large) may have made the covariances degenerate.
+func (f *fsviRun) explain(err error, c *Config, updates int64) error {
 	if !errors.Is(err, kernels.ErrNotPositiveDefinite) {
 		return err
 	}
@@ -253,6 +255,10 @@ func (f *fsviRun) explain(err error, c *Config) error {
 	for _, x := range f.xc {
 		m = max(m, math.Abs(float64(x)))
 	}
-	return fmt.Errorf("%w (the output covariances at the %d context points are singular in floating point: context %s, inputs up to |x| = %.3g, fsvi_jitter %g; rescale the inputs to about unit scale or raise fsvi_jitter)",
-		err, c.ContextSize, clip.Q(c.Context), m, c.FSVIJitter)
+	lr := ""
+	if updates > 0 {
+		lr = fmt.Sprintf(", or, after %d update(s), lower the learning rate lr %g", updates, c.LR)
+	}
+	return fmt.Errorf("%w (the output covariances at the %d context points are singular in floating point: context %s, inputs up to |x| = %.3g, fsvi_jitter %g; rescale the inputs to about unit scale or raise fsvi_jitter%s)",
+		err, c.ContextSize, clip.Q(c.Context), m, c.FSVIJitter, lr)
 }

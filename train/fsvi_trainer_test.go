@@ -345,7 +345,21 @@ func TestFSVISingularCovarianceHint(t *testing.T) {
 				t.Errorf("%s: error %q does not say %q", kl, err, w)
 			}
 		}
+		if strings.Contains(err.Error(), "learning rate") {
+			t.Errorf("%s: error %q blames the learning rate before any update", kl, err)
+		}
 		c.FSVIJitter = 1
 		trainRun(t, c)
+	}
+	// After updates, a learning rate too large is a cause too (lr 1e6: K_q singular at the
+	// second step).
+	c := toyConfig(t, "ffg_w", "")
+	c.Objective, c.Arch, c.Context, c.ContextSize, c.Epochs, c.LR = "fsvi", "mlp:1-4-1", "random-monochrome", 32, 2, 1e6
+	tr, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(context.Background(), Hooks{}); err == nil || !strings.Contains(err.Error(), "after 1 update(s), lower the learning rate lr 1e+06") {
+		t.Errorf("lr 1e6: %v", err)
 	}
 }

@@ -1046,7 +1046,7 @@ func (t *Trainer) runEpoch(ctx context.Context, h Hooks) (EpochMetrics, error) {
 		loss, nll, kl, err := t.step(idx, klw)
 		if err != nil {
 			if t.fs != nil {
-				err = t.fs.explain(err, &t.Config)
+				err = t.fs.explain(err, &t.Config, t.Step-t.startStep)
 			}
 			return em, fmt.Errorf("train: epoch %d step %d: %w", e+1, t.Step, err)
 		}
