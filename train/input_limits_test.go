@@ -95,15 +95,6 @@ func TestInitFromValueBound(t *testing.T) {
 	base.Arch, base.Epochs = "mlp:1-16-1:relu", 1 // relu: tanh would cap the hidden values at 1
 	ckpt := trainRun(t, base).Config.Out
 	base.Out = filepath.Join(t.TempDir(), "from.ebnn")
-	set := func(v float32) func([]float32, []int) ([]float32, []int) {
-		return func(d []float32, s []int) ([]float32, []int) {
-			out := make([]float32, len(d))
-			for i := range out {
-				out[i] = v
-			}
-			return out, s
-		}
-	}
 	probe, err := New(base)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +104,7 @@ func TestInitFromValueBound(t *testing.T) {
 		weights = append(weights, p.Name)
 	}
 
-	huge := doctor(t, ckpt, weights[0], set(3e38), nil)
+	huge := doctor(t, ckpt, weights[0], fillWith(3e38), nil)
 	c := base
 	c.InitFrom = huge
 	if _, err := New(c); err == nil || !strings.Contains(err.Error(), huge) || !strings.Contains(err.Error(), weights[0]) ||
@@ -123,19 +114,37 @@ func TestInitFromValueBound(t *testing.T) {
 
 	big := ckpt
 	for _, w := range weights {
-		big = doctor(t, big, w, set(1e15), nil)
+		big = doctor(t, big, w, fillWith(1e15), nil)
 	}
 	c.InitFrom, c.Epochs = big, 1
 	tr, err := New(c)
 	if err != nil {
 		t.Fatalf("weights at the bound: %v", err)
 	}
-	err = tr.Run(context.Background(), Hooks{})
-	if err == nil {
-		t.Fatal("weights of 1e15 trained")
+	failsAtFirstStep(t, tr, "weights of 1e15", "before any update", "init_from "+big, "toy1d", "rescale")
+}
+
+// fillWith returns a doctor edit that sets every value of a tensor to v.
+func fillWith(v float32) func([]float32, []int) ([]float32, []int) {
+	return func(d []float32, s []int) ([]float32, []int) {
+		out := make([]float32, len(d))
+		for i := range out {
+			out[i] = v
+		}
+		return out, s
 	}
-	t.Logf("weights of 1e15: %v", err)
-	for _, w := range []string{"before any update", "init_from " + big, "toy1d", "rescale"} {
+}
+
+// failsAtFirstStep runs tr (whose parameters are what) and checks that it fails with an error
+// that says each of words and does not blame the learning rate (no update has been made).
+func failsAtFirstStep(t *testing.T, tr *Trainer, what string, words ...string) {
+	t.Helper()
+	err := tr.Run(context.Background(), Hooks{})
+	if err == nil {
+		t.Fatalf("%s trained", what)
+	}
+	t.Logf("%s: %v", what, err)
+	for _, w := range words {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q does not say %q", err, w)
 		}
@@ -154,18 +163,9 @@ func TestResumeValueBound(t *testing.T) {
 	c := toyConfig(t, "ffg_w", "")
 	c.Arch, c.Epochs = "mlp:1-16-1:relu", 1 // relu: tanh would cap the hidden values at 1
 	ckpt := trainRun(t, c).Config.Out
-	set := func(v float32) func([]float32, []int) ([]float32, []int) {
-		return func(d []float32, s []int) ([]float32, []int) {
-			out := make([]float32, len(d))
-			for i := range out {
-				out[i] = v
-			}
-			return out, s
-		}
-	}
 	longer := func(cfg *Config) error { cfg.Epochs = 2; return nil }
 	for _, name := range []string{"1.weight_mean", "1._weight_sd", "3.bias_mean"} {
-		bad := doctor(t, ckpt, name, set(-1e30), nil)
+		bad := doctor(t, ckpt, name, fillWith(-1e30), nil)
 		if _, err := Resume(bad, longer); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), strconv.Quote(name)) ||
 			!strings.Contains(err.Error(), "outside ±1e+15") {
 			t.Errorf("%s of -1e30: Resume = %v, want a refusal naming %s, %q and the bound", name, err, bad, name)
@@ -174,23 +174,11 @@ func TestResumeValueBound(t *testing.T) {
 
 	big := ckpt
 	for _, name := range []string{"1.weight_mean", "3.weight_mean"} {
-		big = doctor(t, big, name, set(1e15), nil)
+		big = doctor(t, big, name, fillWith(1e15), nil)
 	}
 	tr, err := Resume(big, longer)
 	if err != nil {
 		t.Fatalf("means at the bound: %v", err)
 	}
-	err = tr.Run(context.Background(), Hooks{})
-	if err == nil {
-		t.Fatal("means of 1e15 trained")
-	}
-	t.Logf("means of 1e15: %v", err)
-	for _, w := range []string{"first step after resuming, before any update", "checkpoint " + big, "toy1d"} {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q does not say %q", err, w)
-		}
-	}
-	if strings.Contains(err.Error(), "learning rate") {
-		t.Errorf("error %q blames the learning rate at the first step of the resumed run", err)
-	}
+	failsAtFirstStep(t, tr, "means of 1e15", "first step after resuming, before any update", "checkpoint "+big, "toy1d")
 }
