@@ -324,21 +324,30 @@ func TestTrainingMemoryCheck(t *testing.T) {
 		{Op: runtime.OpResidual, Body: []runtime.LayerSpec{{Op: runtime.OpConv2d, In: 2, Out: 3, Kernel: [2]int{3, 3}}}},
 	}}
 	w := int64(49 + 3*(2*9+1))
+	// trainingFloats float32 values per weight, and trainingOverhead.
+	need := func(floats int64) int64 { return w*4*floats + trainingOverhead }
 	for _, tc := range []struct {
 		posterior string
 		latent    int
 		members   int
+		samples   int
 		limit     int64
 		ok        bool
 	}{
-		{"deterministic", 0, 1, w * 32, true},
-		{"deterministic", 0, 1, w*32 - 1, false},
-		{"ensemble_w", 0, 4, w * 32 * 4, true},
-		{"ensemble_w", 0, 4, w*32*4 - 1, false},
-		{"vifa", 3, 1, w * 32 * 4, true},
-		{"vifa", 3, 1, w*32*4 - 1, false},
+		{"deterministic", 0, 1, 1, need(15), true},
+		{"deterministic", 0, 1, 1, need(15) - 1, false},
+		{"ensemble_w", 0, 4, 1, need(48), true},
+		{"ensemble_w", 0, 4, 1, need(48) - 1, false},
+		{"ffg_w", 0, 1, 2, need(22), true},
+		{"ffg_w", 0, 1, 2, need(22) - 1, false},
+		{"inducing", 0, 1, 4, need(64), true},
+		{"inducing", 0, 1, 4, need(64) - 1, false},
+		{"vifa", 3, 1, 1, need(180), true},
+		{"vifa", 3, 1, 1, need(180) - 1, false},
+		{"swag", 3, 1, 1, need(60), true},
+		{"swag", 3, 1, 1, need(60) - 1, false},
 	} {
-		cfg := Config{Arch: "x", Posterior: tc.posterior, LatentDim: tc.latent}
+		cfg := Config{Arch: "x", Posterior: tc.posterior, LatentDim: tc.latent, TrainSamples: tc.samples}
 		if err := checkTrainingMemory(spec, &cfg, tc.members, tc.limit); (err == nil) != tc.ok {
 			t.Errorf("%+v: %v", tc, err)
 		}
