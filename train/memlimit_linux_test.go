@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -62,5 +63,67 @@ func TestMemoryChecksUnderUlimit(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "refused:") {
 		t.Fatalf("the child did not run the check:\n%.3000s", out)
+	}
+}
+
+// TestRunWithinUlimit: under an address-space limit (ulimit -v) a run is either refused by the
+// memory checks, naming the limit, or completes, final checkpoint and model included — it does
+// not die in the Go runtime. ffg_w on mlp:1-1000-1000-1 (4 M posterior values, about 260 MB live
+// at its peak) under its size plus LIMIT MiB: with one factor of 8 float32 values per value the
+// check estimated 128 MB and let the run start, and it died ("fatal error: out of memory");
+// the estimate is now 355 MB, refused under 300 MiB, and the run completes under 480 MiB with
+// the Go memory limit (SetGoMemoryLimit) holding the heap below twice the live heap.
+func TestRunWithinUlimit(t *testing.T) {
+	if mib := os.Getenv("EDGEBNN_ULIMIT_RUN_CHILD"); mib != "" {
+		status, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		used, ok := vmSize(status)
+		if !ok {
+			t.Fatal("no VmSize in /proc/self/status")
+		}
+		n, err := strconv.Atoi(mib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r syscall.Rlimit
+		if err := syscall.Getrlimit(syscall.RLIMIT_AS, &r); err != nil {
+			t.Fatal(err)
+		}
+		r.Cur = min(r.Cur, used+uint64(n)<<20)
+		if err := syscall.Setrlimit(syscall.RLIMIT_AS, &r); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("Go memory limit %d", SetGoMemoryLimit())
+		c := toyConfig(t, "ffg_w", "")
+		c.Data, c.Arch, c.Epochs, c.BatchSize = "toy1d:1000", "mlp:1-1000-1000-1", 1, 100
+		tr, err := New(c)
+		if err == nil {
+			err = tr.Run(context.Background(), Hooks{})
+		}
+		switch {
+		case err != nil && strings.Contains(err.Error(), "ulimit -v"):
+			t.Logf("refused: %v", err)
+		case err != nil:
+			t.Fatal(err)
+		default:
+			if _, err := os.Stat(c.Out); err != nil {
+				t.Fatal(err)
+			}
+			t.Log("trained")
+		}
+		return
+	}
+	if testing.Short() {
+		t.Skip("runs child processes")
+	}
+	for _, tc := range []struct{ mib, want string }{{"300", "refused:"}, {"480", "trained"}} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestRunWithinUlimit$", "-test.v")
+		cmd.Env = append(os.Environ(), "EDGEBNN_ULIMIT_RUN_CHILD="+tc.mib)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), tc.want) {
+			t.Fatalf("child under its size + %s MiB of address space: %v, want %q\n%.3000s", tc.mib, err, tc.want, out)
+		}
 	}
 }

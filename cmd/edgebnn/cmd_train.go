@@ -176,6 +176,8 @@ var trainCmd = command{
 const trainGrace = time.Minute
 
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	// The Go heap is kept to the memory the trainer's checks allow for (unless GOMEMLIMIT says).
+	train.SetGoMemoryLimit()
 	fs := newFlagSet("train")
 	configPath := fs.String("config", "", "JSON config `file` (keys as below)")
 	resume := fs.String("resume", "", "continue training from this `checkpoint`")
