@@ -19,23 +19,7 @@ import (
 // child process (this test binary again) whose RLIMIT_AS it lowers to leave itself 1 GiB.
 func TestMemoryChecksUnderUlimit(t *testing.T) {
 	if os.Getenv("EDGEBNN_ULIMIT_CHILD") == "1" {
-		// The child lowers its own soft RLIMIT_AS, as ulimit -v would, to its size plus 1 GiB.
-		status, err := os.ReadFile("/proc/self/status")
-		if err != nil {
-			t.Fatal(err)
-		}
-		used, ok := vmSize(status)
-		if !ok {
-			t.Fatal("no VmSize in /proc/self/status")
-		}
-		var r syscall.Rlimit
-		if err := syscall.Getrlimit(syscall.RLIMIT_AS, &r); err != nil {
-			t.Fatal(err)
-		}
-		r.Cur = min(r.Cur, used+1<<30)
-		if err := syscall.Setrlimit(syscall.RLIMIT_AS, &r); err != nil {
-			t.Fatal(err)
-		}
+		limitAddressSpace(t, 1<<30)
 		if left, ok := addressSpaceLeft(); !ok || left > 1<<30 {
 			t.Fatalf("the address space left: %d, %v; want at most 1 GiB", left, ok)
 		}
@@ -75,26 +59,11 @@ func TestMemoryChecksUnderUlimit(t *testing.T) {
 // the Go memory limit (SetGoMemoryLimit) holding the heap below twice the live heap.
 func TestRunWithinUlimit(t *testing.T) {
 	if mib := os.Getenv("EDGEBNN_ULIMIT_RUN_CHILD"); mib != "" {
-		status, err := os.ReadFile("/proc/self/status")
-		if err != nil {
-			t.Fatal(err)
-		}
-		used, ok := vmSize(status)
-		if !ok {
-			t.Fatal("no VmSize in /proc/self/status")
-		}
 		n, err := strconv.Atoi(mib)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var r syscall.Rlimit
-		if err := syscall.Getrlimit(syscall.RLIMIT_AS, &r); err != nil {
-			t.Fatal(err)
-		}
-		r.Cur = min(r.Cur, used+uint64(n)<<20)
-		if err := syscall.Setrlimit(syscall.RLIMIT_AS, &r); err != nil {
-			t.Fatal(err)
-		}
+		limitAddressSpace(t, uint64(n)<<20)
 		t.Logf("Go memory limit %d", SetGoMemoryLimit())
 		c := toyConfig(t, "ffg_w", "")
 		c.Data, c.Arch, c.Epochs, c.BatchSize = "toy1d:1000", "mlp:1-1000-1000-1", 1, 100
@@ -125,5 +94,27 @@ func TestRunWithinUlimit(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), tc.want) {
 			t.Fatalf("child under its size + %s MiB of address space: %v, want %q\n%.3000s", tc.mib, err, tc.want, out)
 		}
+	}
+}
+
+// limitAddressSpace lowers the process's soft RLIMIT_AS, as ulimit -v would, to its size (VmSize)
+// plus extra bytes: for the child processes of the tests above, never for the test binary itself.
+func limitAddressSpace(t *testing.T, extra uint64) {
+	t.Helper()
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	used, ok := vmSize(status)
+	if !ok {
+		t.Fatal("no VmSize in /proc/self/status")
+	}
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &r); err != nil {
+		t.Fatal(err)
+	}
+	r.Cur = min(r.Cur, used+extra)
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &r); err != nil {
+		t.Fatal(err)
 	}
 }
