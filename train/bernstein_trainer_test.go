@@ -1,13 +1,18 @@
 package train
 
 import (
+	"context"
+	"errors"
 	"math"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/convert"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
+	"github.com/edgebnn/edgebnn/train/bfvi"
 )
 
 // TestBernsteinLastEndToEnd trains a Two Moons MLP whose last layer is BF-VI (posterior
@@ -94,5 +99,59 @@ func TestBernsteinLastEndToEnd(t *testing.T) {
 	}
 	if gated == 0 {
 		t.Errorf("no fp16 gate report for the flow tensors (quant: %+v)", r16.Quant)
+	}
+}
+
+// TestBernsteinLastLRTooLarge checks that a learning rate that drives posterior
+// bernstein_last's flow parameters out of range (a scale parameter below about −745) is named
+// as the cause, whether the next step's pass or the check after an epoch's last update finds
+// them, and that no checkpoint or model is written: lr 1e6 used to fail with only "bfvi: flow
+// scale parameters a₁′ = -999994.0625, a₂′ = 999999 underflow", or, when the update was the
+// epoch's last, with the runtime's "flow scales … underflow to zero" on evaluation.
+func TestBernsteinLastLRTooLarge(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		optimizer string
+		lr        float64
+		batch     int // 200: every epoch one update
+		epochs    int
+		want      []string
+	}{
+		{"adam lr 1e6, next step", "adam", 1e6, 50, 2, []string{"after 1 update(s) at learning rate lr 1e+06, optimizer adam", "lower it"}},
+		{"adam lr 1e6, the last epoch's last update", "adam", 1e6, 200, 1, []string{"after 1 update(s) at learning rate lr 1e+06, optimizer adam", "lower it"}},
+		{"sgd lr 1e6", "sgd", 1e6, 50, 2, []string{"after 1 update(s) at learning rate lr 1e+06, optimizer sgd", "lower it"}},
+		{"sgd lr 10", "sgd", 10, 50, 2, []string{"at learning rate lr 10, optimizer sgd", "lower it"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c := DefaultConfig()
+			c.Arch, c.Data, c.Posterior = "mlp:2-16-2", "moons", "bernstein_last"
+			c.BernsteinDegree, c.Epochs, c.BatchSize, c.LR, c.Optimizer = 10, tc.epochs, tc.batch, tc.lr, tc.optimizer
+			c.TrainSamples, c.TestSamples = 1, 8
+			c.Out = filepath.Join(dir, "bf.ebnn")
+			tr, err := New(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = tr.Run(context.Background(), Hooks{})
+			if err == nil {
+				t.Fatalf("lr %g trained", tc.lr)
+			}
+			if !errors.Is(err, bfvi.ErrParamRange) {
+				t.Errorf("error %q does not wrap bfvi.ErrParamRange", err)
+			}
+			for _, w := range append(tc.want, "bernstein_last", "underflow") {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+				names := []string{}
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				t.Errorf("wrote %v", names)
+			}
+		})
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/edgebnn/edgebnn/prune"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
+	"github.com/edgebnn/edgebnn/train/bfvi"
 	"github.com/edgebnn/edgebnn/train/bnn"
 	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/eval"
@@ -1093,7 +1094,7 @@ func (t *Trainer) runEpoch(ctx context.Context, h Hooks) (EpochMetrics, error) {
 			if t.fs != nil {
 				err = t.fs.explain(err, &t.Config, t.Step-t.startStep)
 			}
-			return em, fmt.Errorf("train: epoch %d step %d: %w", e+1, t.Step, err)
+			return em, fmt.Errorf("train: epoch %d step %d: %w", e+1, t.Step, t.explainFlows(err))
 		}
 		steps++
 		if t.fa != nil && e >= c.FAStartEpoch && t.Step%int64(c.FAEvery) == 0 {
@@ -1108,8 +1109,32 @@ func (t *Trainer) runEpoch(ctx context.Context, h Hooks) (EpochMetrics, error) {
 			h.Step(StepInfo{Epoch: e + 1, Batch: b + 1, Batches: nb, Step: t.Step, Loss: loss, NLL: nll, KL: kl, KLWeight: klw, LR: c.LR * lrf})
 		}
 	}
+	if c.Posterior == "bernstein_last" {
+		// The epoch's last update is checked by no later step: before evaluation and the
+		// checkpoint, which would otherwise fail in the runtime without naming lr.
+		for _, n := range t.Nets {
+			if err := n.CheckFlows(); err != nil {
+				return em, fmt.Errorf("train: epoch %d step %d: %w", e+1, t.Step, t.explainFlows(err))
+			}
+		}
+	}
 	t.finishEpoch(&em, nb, steps, start)
 	return em, nil
+}
+
+// explainFlows adds to err, when posterior bernstein_last's flows have parameters out of range
+// (bfvi.ErrParamRange) after this run's updates, that the learning rate is the cause: lr 1e6
+// failed after the first update with only "bfvi: flow scale parameters a₁′ = -999994.0625,
+// a₂′ = 999999 underflow". Other errors, and parameters out of range before any update (they
+// come from a checkpoint or init_from), are returned as they are.
+func (t *Trainer) explainFlows(err error) error {
+	updates := t.Step - t.startStep
+	if !errors.Is(err, bfvi.ErrParamRange) || updates <= 0 {
+		return err
+	}
+	c := &t.Config
+	return fmt.Errorf("%w (after %d update(s) at learning rate lr %g, optimizer %s: lr is too large for posterior bernstein_last — lower it; the flows' parameters start at order 1, an update moves each by about lr (adam) or lr × its gradient (sgd), and a scale parameter below about −745 makes its scale softplus(a′) 0)",
+		err, updates, c.LR, c.Optimizer)
 }
 
 // interrupted records, for the checkpoint written on an interrupt, that the epoch stopped before

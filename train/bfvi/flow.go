@@ -14,6 +14,11 @@ const MaxDegree = 1000
 // ErrOutsideSupport is returned by Flow.Inverse for a θ outside the (bounded) support of q.
 var ErrOutsideSupport = errors.New("outside the support of the flow")
 
+// ErrParamRange is wrapped by Flow.SetParams's errors for parameters that are not finite or
+// whose scales a₁ = softplus(a₁′), a₂ = softplus(a₂′) underflow to 0 (a₁′ or a₂′ below about
+// −745): what a learning rate too large for the flows leaves after an update.
+var ErrParamRange = errors.New("flow parameters out of range")
+
 // NumFlowParams returns the length of a degree-M flow's parameter vector, M + 5:
 // (a₁′, b₁, ϑ₀, δ₁, …, δ_M, a₂′, b₂).
 func NumFlowParams(m int) int { return m + 5 }
@@ -106,12 +111,12 @@ func (f *Flow) SetParams(p []float64) error {
 		return fmt.Errorf("bfvi: degree-%d flow needs %d parameters, got %d", f.m, len(f.p), len(p))
 	}
 	if !allFinite(p) {
-		return fmt.Errorf("bfvi: flow parameters must be finite")
+		return fmt.Errorf("bfvi: %w: not finite", ErrParamRange)
 	}
 	m := f.m
 	a1, a2 := f64.Softplus(p[0]), f64.Softplus(p[m+3])
 	if !(a1 > 0) || !(a2 > 0) {
-		return fmt.Errorf("bfvi: flow scale parameters a₁′ = %g, a₂′ = %g underflow", p[0], p[m+3])
+		return fmt.Errorf("bfvi: %w: scale parameters a₁′ = %g, a₂′ = %g underflow", ErrParamRange, p[0], p[m+3])
 	}
 	copy(f.p, p)
 	f.a1, f.logA1, f.sA1 = a1, logSoftplus(p[0]), f64.Sigmoid(p[0])

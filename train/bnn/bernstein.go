@@ -148,6 +148,22 @@ func (l *bernsteinLayer[T]) sync() error {
 	return nil
 }
 
+// CheckFlows loads every Bernstein-flow layer's current parameters into its flows, as a
+// sampling pass does, and returns the first failure (wrapping bfvi.ErrParamRange for parameters
+// that are not finite or whose scales underflow): nil when every flow is usable, or the network
+// has none. The trainer calls it after an epoch's last update, which no later pass checks
+// before evaluation and the checkpoint.
+func (n *Net[T]) CheckFlows() error {
+	for _, l := range leaves(n.layers) {
+		if b, ok := l.(*bernsteinLayer[T]); ok {
+			if err := b.sync(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // priorVar returns σ² of weight i's prior.
 func (l *bernsteinLayer[T]) priorVar(i int) float64 {
 	if i%l.dIn == l.k && l.bias {
