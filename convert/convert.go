@@ -104,6 +104,10 @@ type Options struct {
 	// Limits bounds the resources reading a state_dict may take (zero fields: the readers'
 	// defaults, torchpt.DefaultLimits and safetensors.DefaultLimits).
 	Limits statedict.Limits
+	// MaxMemory bounds the bytes the tensors of Checkpoint and Members may take together when
+	// combining members (CheckMembers; 0: runtime.DefaultMaxMemory, the machine's memory;
+	// negative: no limit).
+	MaxMemory int64
 	// Validate is a safetensors file with "inputs" (N × features) and "labels" (N); when set,
 	// the unpruned f32 model and the written file are evaluated on it.
 	Validate string

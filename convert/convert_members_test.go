@@ -2,7 +2,9 @@ package convert
 
 import (
 	"math"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -159,5 +161,84 @@ func TestConvertMembersErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// deepModel writes a deterministic model of layers Linear(2, 2) layers (2 tensors each) to path,
+// with the extra tensors (names the spec does not declare) added.
+func deepModel(t *testing.T, path string, layers int, extra map[string][]float32) {
+	t.Helper()
+	spec := &runtime.Spec{Version: runtime.SpecVersion, Task: runtime.Classification, InputShape: []int{2}}
+	w := format.NewWriter()
+	add := func(name string, shape []int, v []float32) {
+		if _, err := w.AddTensor(name, shape, v, format.AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range layers {
+		name := strconv.Itoa(2 * i)
+		spec.Layers = append(spec.Layers, runtime.LayerSpec{Name: name, Op: runtime.OpLinear, In: 2, Out: 2, Bias: true})
+		add(name+".weight", []int{2, 2}, []float32{1, 0, 0, 1})
+		add(name+".bias", []int{2}, []float32{0, 0})
+	}
+	for name, v := range extra {
+		add(name, []int{len(v)}, v)
+	}
+	modeltest.AddSpec(t, w, spec)
+	modeltest.Save(t, w, path)
+}
+
+// TestConvertMembersLimits: members that each pass the limits of one input but together
+// exceed them — the model format's sections, the memory the combined tensors take — are refused
+// before the members are read (or as soon as what was read adds up past the memory), naming the
+// inputs, and nothing is written. 1024 members of a 40-layer network (80 tensors each) used to
+// be read whole and fail in the writer, naming only member 0's file, with "tensor
+// \"member819/16.weight\": section count exceeds limit 65536"; the memory was not checked.
+func TestConvertMembersLimits(t *testing.T) {
+	dir := t.TempDir()
+	deep := filepath.Join(dir, "deep.ebnn")
+	deepModel(t, deep, 40, nil)
+	small := filepath.Join(dir, "small.ebnn")
+	deepModel(t, small, 2, nil) // 12 values
+	junk := filepath.Join(dir, "junk.ebnn")
+	deepModel(t, junk, 2, map[string][]float32{"junk": make([]float32, 1<<16)})
+	repeat := func(p string, n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = p
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		opts Options
+		want []string
+	}{
+		{"sections", Options{Checkpoint: deep, Members: repeat(deep, 1023)},
+			[]string{`deep.ebnn" with 1023 --member file(s)`, "1024 members of 80 tensors each", "81922 sections", "65536", "at most 819 members"}},
+		{"memory", Options{Checkpoint: small, Members: repeat(small, 99), MaxMemory: 4000},
+			[]string{`small.ebnn" with 99 --member file(s)`, "100 members of 12 values each", "4800 bytes", "4000 bytes available (Options.MaxMemory)", "at most 83 members"}},
+		{"undeclared tensors", Options{Checkpoint: small, Members: repeat(junk, 10), MaxMemory: 1 << 20},
+			[]string{"member 4 (", "junk.ebnn", "the 5 members read so far"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.opts.Out = filepath.Join(dir, "out.ebnn")
+			_, err := Convert(c.opts)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if _, err := os.Stat(c.opts.Out); err == nil {
+				t.Errorf("%s written", c.opts.Out)
+			}
+		})
+	}
+	// Within the limits, the same members combine.
+	if _, err := Convert(Options{Checkpoint: small, Members: repeat(small, 9), MaxMemory: 4000, Out: filepath.Join(dir, "ok.ebnn")}); err != nil {
+		t.Errorf("10 members of 12 values within 4000 bytes: %v", err)
 	}
 }

@@ -352,11 +352,20 @@ func trainMixture(ctx context.Context, cfg train.Config, M int, configPath strin
 		if err := checkTrainOutputs(mc, configPath, ""); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "mixture member %d of %d (seed %d): %s\n", k+1, M, mc.Seed, mc.Out)
 		t, err := train.New(mc)
 		if err != nil {
 			return err
 		}
+		if k == 0 {
+			// Before any training: M members of this network must fit in one model file, as
+			// combining them at the end checks (which used to fail only after all M runs).
+			spec := t.Spec()
+			if err := convert.CheckMembers(&spec, M, 0); err != nil {
+				return fmt.Errorf("--mixture %d: the members %s … %s would not combine into %s: %w",
+					M, clip.Path(mc.Out), clip.Path(sidePath(cfg.Out, fmt.Sprintf(".member%d.ebnn", M-1))), clip.Path(final.ModelPath()), err)
+			}
+		}
+		fmt.Fprintf(stdout, "mixture member %d of %d (seed %d): %s\n", k+1, M, mc.Seed, mc.Out)
 		if err := trainLoop(ctx, t, quiet, plots, stdout, stderr); err != nil {
 			return fmt.Errorf("mixture member %d: %w", k, err)
 		}

@@ -122,6 +122,45 @@ func TestTrainMixture(t *testing.T) {
 	}
 }
 
+// TestTrainMixtureTooLarge: --mixture M of a network whose M members would not fit in one model
+// file is refused before the first member trains, naming the members and the mixture model, and
+// leaves no file behind; 1024 posteriors of a 40-layer network used to train all 1024 members
+// and then fail combining them with the format writer's "section count exceeds limit 65536".
+func TestTrainMixtureTooLarge(t *testing.T) {
+	arch := "mlp:2" + strings.Repeat("-2", 40)
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"sections, ffg_w", []string{"--posterior", "ffg_w", "--mixture", "1024"},
+			[]string{"--mixture 1024", "deep.member0.ebnn", "deep.member1023.ebnn", "deep.model.ebnn", "above the model format's limit of 65536", "1024 members of 320 tensors each", "at most 204 members"}},
+		{"sections, fcg_w", []string{"--posterior", "fcg_w", "--mixture", "700"},
+			[]string{"--mixture 700", "above the model format's limit of 65536"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{"train", "--data", "moons", "--arch", arch, "--epochs", "1",
+				"--out", filepath.Join(dir, "deep.ebnn"), "--quiet", "--no-plots"}, c.args...)
+			code, stdout, stderr := runCLI(args...)
+			if code == 0 {
+				t.Fatalf("exit 0\n%s", stdout)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not say %q:\n%s", w, stderr)
+				}
+			}
+			if strings.Contains(stdout, "mixture member 1 of") {
+				t.Errorf("a member trained:\n%s", stdout)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+				t.Errorf("left %d file(s) in %s, the first %s", len(ents), dir, ents[0].Name())
+			}
+		})
+	}
+}
+
 // TestTrainMixtureOutputs: the mixture model (<out stem>.model.ebnn) is checked as every other
 // output of train: never written over an input — the training CSV included, which it once
 // replaced — and created with the directory of --out when that is new.
