@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	goruntime "runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -309,5 +310,56 @@ func TestVIFAAccumulateRestarts(t *testing.T) {
 				t.Fatalf("nAvg %d: average mean[%d] = %v, want the posterior's %v", n, i, v, want.Mean[i])
 			}
 		}
+	}
+}
+
+// TestResumeRefusesBadMomentum: SGD momentum buffers are optimizer state like Adam's moments: a
+// buffer of the wrong length, NaN, ±Inf or beyond ±optim.MaxMomentum is refused by Resume with
+// an error naming the checkpoint and the parameter, before anything trains. A buffer of 3e38 (a
+// finite float32) used to be accepted, and the resumed run moved a bias to −9.3e36 without an
+// error, writing a checkpoint that could not be resumed.
+func TestResumeRefusesBadMomentum(t *testing.T) {
+	c := toyConfig(t, "deterministic", "")
+	c.Epochs, c.Optimizer, c.Momentum = 1, "sgd", 0.9
+	good := trainRun(t, c).Config.Out
+	name := firstTensor(t, good, OptimPrefix+"momentum_buffer/", "")
+	param := strings.TrimPrefix(name, OptimPrefix+"momentum_buffer/")
+	resize := func(n int) func([]float32, []int) ([]float32, []int) {
+		return func(d []float32, s []int) ([]float32, []int) {
+			out := make([]float32, len(d)+n)
+			copy(out, d)
+			return out, []int{len(out)}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		edit func([]float32, []int) ([]float32, []int)
+		want []string
+	}{
+		{"one value short", resize(-1), []string{"values, parameter has"}},
+		{"one value more", resize(1), []string{"values, parameter has"}},
+		{"NaN", setValue(float32(math.NaN())), []string{"value 0 is NaN"}},
+		{"+Inf", setValue(float32(math.Inf(1))), []string{"value 0 is +Inf"}},
+		{"-Inf", setValue(float32(math.Inf(-1))), []string{"value 0 is -Inf"}},
+		{"3e38", setValue(3e38), []string{"value 0 is 3e+38, outside ±1e+15", "momentum buffer", "parameter " + strconv.Quote(param)}},
+		{"-1e16", setValue(-1e16), []string{"outside ±1e+15", "parameter " + strconv.Quote(param)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := doctor(t, good, name, tc.edit, nil)
+			_, err := Resume(path, func(c *Config) error { c.Epochs = 2; return nil })
+			if err == nil {
+				t.Fatal("resumed")
+			}
+			t.Log(err)
+			for _, w := range append(tc.want, path, "momentum_buffer/"+param) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+	// Within the bound, the checkpoint resumes.
+	if _, err := Resume(doctor(t, good, name, setValue(1e15), nil), func(c *Config) error { c.Epochs = 2; return nil }); err != nil {
+		t.Errorf("a momentum value of 1e15: %v", err)
 	}
 }

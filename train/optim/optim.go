@@ -326,6 +326,34 @@ func NewSGD[T autodiff.Float](groups []Group[T], cfg SGDConfig) (*SGD[T], error)
 	return &SGD[T]{base: b, cfg: cfg}, nil
 }
 
+// MaxMomentum bounds the magnitude of a restored SGD momentum buffer (SGD.LoadState): as the
+// parameters a checkpoint may hold (train.MaxInitFromValue), 1e15. A momentum buffer is a
+// discounted sum of past gradients; one of 3e38 beside parameters of order 1 (a finite float32,
+// so not refused as NaN or ±Inf are) moved a bias to −9.3e36 in the next updates, and training
+// went on without an error, writing a checkpoint it then could not resume.
+const MaxMomentum = 1e15
+
+// LoadState restores a state as base's LoadState does (the step count, buffers present, of
+// their parameters' lengths and finite), and also refuses a momentum buffer ("momentum_buffer/"
+// + parameter name) with a value outside ±MaxMomentum.
+func (o *SGD[T]) LoadState(s State[T]) error {
+	for _, g := range o.groups {
+		if len(o.bufs) == 0 {
+			break // no momentum, no buffers
+		}
+		for _, p := range g.Params {
+			key := "momentum_buffer/" + p.Name
+			for i, x := range s.Buffers[key] {
+				if a := math.Abs(float64(x)); a > MaxMomentum && !math.IsInf(a, 0) { // base refuses ±Inf
+					return fmt.Errorf("optim: state buffer %q: value %d is %g, outside ±%.0e: a momentum buffer (a discounted sum of past gradients) this large makes the next update move parameter %q by lr × %.3g",
+						key, i, x, MaxMomentum, p.Name, math.Abs(float64(x))*o.cfg.Momentum)
+				}
+			}
+		}
+	}
+	return o.base.LoadState(s)
+}
+
 // Step applies one SGD update to every parameter.
 func (o *SGD[T]) Step() {
 	first := o.step == 0
