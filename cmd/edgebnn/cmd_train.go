@@ -31,6 +31,7 @@ import (
 
 const trainUsage = `Usage: edgebnn train [--preset NAME] [--config FILE | --resume CHECKPOINT] [--KEY VALUE ...]
        edgebnn train --preset list
+       edgebnn train --dry-run [--preset NAME] [--config FILE | --resume CHECKPOINT] [--KEY VALUE ...]
 
 Trains a Bayesian network on the host with bayesianize's objective (mean NLL
 + KL weight · Σ KL / N) and writes checkpoints in the native model format:
@@ -56,6 +57,13 @@ and our measured ones, built in as complete config files: the preset's keys
 come first, then a --config file's, then the flags, so anything given
 explicitly overrides the preset (--preset paper003-toy-ffgu --seed 2).
 --preset list prints them; docs/PRESETS.md gives each setting's source.
+
+--dry-run checks the settings as a run would — the preset, the --config file
+(one JSON object of known keys), the flags, their ranges, the data's name and
+that no output would replace an input; with --resume, the checkpoint's
+training state — prints the resolved settings as JSON and exits without
+reading the data, training or writing anything (exit 2 for a bad setting):
+scripts check a config file with it before they start runs.
 
 Factor-analysis posteriors q(θ) = N(c, FFᵀ + diag ψ) over all parameters θ
 (every Linear/Conv2d weight and bias, in network order; K = --latent-dim):
@@ -183,6 +191,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	resume := fs.String("resume", "", "continue training from this `checkpoint`")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	noPlots := fs.Bool("no-plots", false, "do not write PNG plots")
+	dryRun := fs.Bool("dry-run", false, "check the settings and print them as JSON, without training or writing anything")
 	mixture := fs.Int("mixture", 0, "train `M` posteriors (seeds seed … seed+M−1, each at <out stem>.member<k>.ebnn) and combine them into a mixture model at <out stem>.model.ebnn")
 	set := map[string]string{}
 	var order []string
@@ -284,6 +293,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := checkTrainOutputs(cfg, *configPath, *resume); err != nil {
 			return err
 		}
+		if *dryRun {
+			return printSettings(stdout, &cfg)
+		}
 		// err, not a new variable: a failed Resume must reach the check below.
 		t, err = train.Resume(*resume, apply)
 	} else {
@@ -311,6 +323,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := cfg.ValidateData(); err != nil {
 			return &usageError{msg: err.Error()}
 		}
+		if *dryRun {
+			if err := checkTrainOutputs(cfg, *configPath, ""); err != nil {
+				return err
+			}
+			return printSettings(stdout, &cfg)
+		}
 		if *mixture != 0 {
 			return trainMixture(ctx, cfg, *mixture, *configPath, *quiet, !*noPlots, stdout, stderr)
 		}
@@ -323,6 +341,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	return trainLoop(ctx, t, *quiet, !*noPlots, stdout, stderr)
+}
+
+// printSettings writes cfg, the settings a run would use, as indented JSON (train --dry-run).
+func printSettings(w io.Writer, cfg *train.Config) error {
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return fmt.Errorf("train: settings: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
 }
 
 // trainMixture trains M posteriors of cfg, member k with seed cfg.Seed + k and its outputs at

@@ -322,3 +322,60 @@ func TestTrainHelpDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainDryRun: train --dry-run checks the settings a run would use — the preset, the
+// --config file, the flags — and prints them as JSON, without training or writing anything; a
+// config file that is empty, not JSON, not an object, names an unknown key or holds a value out
+// of range is an error naming it (scripts such as bench/fsvi_preset.sh check a --config with it
+// before their runs start).
+func TestTrainDryRun(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	out := filepath.Join(dir, "runs", "toy.ebnn")
+	for _, c := range []struct {
+		name   string
+		config string // the --config file's text
+		flags  []string
+		code   int
+		want   []string // in stderr, or with code 0 in stdout
+	}{
+		{"valid", `{"epochs": 7}`, nil, 0, []string{`"epochs": 7`, `"preset": "paper003-toy-ffgu"`}},
+		{"flag over the file", `{"epochs": 7}`, []string{"--epochs", "9"}, 0, []string{`"epochs": 9`}},
+		{"empty", ``, nil, 1, []string{"empty.json", "empty"}},
+		{"not JSON", `{"epochs": 7,`, nil, 1, []string{"not-JSON.json", "unexpected EOF"}},
+		{"not an object", `[7]`, nil, 1, []string{"not-an-object.json", "cannot unmarshal array"}},
+		{"unknown key", `{"epoch": 7}`, nil, 1, []string{"unknown-key.json", `unknown field "epoch"`}},
+		{"out of range", `{"epochs": -1}`, nil, 2, []string{"epochs -1 outside"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := write(strings.ReplaceAll(c.name, " ", "-")+".json", c.config)
+			args := append([]string{"train", "--dry-run", "--preset", "paper003-toy-ffgu", "--config", cfg, "--out", out}, c.flags...)
+			code, stdout, stderr := runCLI(args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, c.code, stdout, stderr)
+			}
+			text := stderr
+			if code == 0 {
+				text = stdout
+				var v map[string]any
+				if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+					t.Errorf("stdout is not JSON: %v\n%s", err, stdout)
+				}
+			}
+			for _, w := range c.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("output does not say %q:\nstdout: %s\nstderr: %s", w, stdout, stderr)
+				}
+			}
+			if _, err := os.Stat(filepath.Dir(out)); err == nil {
+				t.Errorf("--dry-run created %s", filepath.Dir(out))
+			}
+		})
+	}
+}
