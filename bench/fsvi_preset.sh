@@ -25,7 +25,9 @@
 # replaces the whole per-layer block), for the experiments that vary one setting
 # (bench/configs/fsvi_output_sd_ref.json: the output weights' initial σ as the reference code's);
 # the runs are DIR/fsvi[_C]_NAME_sS.* (NAME: FILE's name without .json and a leading fsvi_) and DIR/fsvi[_C]_NAME.json
-# keeps a copy of FILE: a later run with a different FILE of that name is refused. --quick: 2 seeds, 2
+# keeps a copy of FILE: a later run with a different FILE of that name is refused; FILE is checked
+# first (`edgebnn train --dry-run` with the preset and these flags): an empty, non-JSON or invalid
+# FILE is refused before anything is recorded or trained. --quick: 2 seeds, 2
 # epochs on the first 300 training and 200 test images — the tables' shape in under a minute
 # (TestBenchQuick in tests/bench_quick_test.go, which also resumes a seed).
 set -euo pipefail
@@ -58,6 +60,15 @@ if ((quick)); then
 	testlimit=200
 fi
 mkdir -p "$out"
+evalbin=$out/edgebnn-eval
+go build -o "$evalbin" ./cmd/edgebnn
+if [[ -n $config ]]; then
+	# FILE as the seeds will read it, over the preset with this run's flags (edgebnn train
+	# --dry-run): an empty file, text that is not one JSON object, an unknown key or a value out
+	# of range is refused here, before anything is recorded in DIR or trained.
+	"$evalbin" train --dry-run --preset paper004-fmnist-fsvi "${ctxargs[@]}" "${quickargs[@]}" --out "$out/${run}_s1.ebnn" >/dev/null ||
+		{ echo "fsvi_preset.sh: --config $config: not a train config the preset takes (the error above); nothing was trained" >&2; exit 2; }
+fi
 dir_settings fsvi_preset.sh "$out" "quick=$quick" 'fsvi*_s*.ebnn'
 if [[ -n $config ]]; then # the runs' record of their config: a changed FILE under the same name is refused
 	if [[ -f $out/$run.json ]]; then
@@ -67,8 +78,6 @@ if [[ -n $config ]]; then # the runs' record of their config: a changed FILE und
 		cp "$config" "$out/$run.json.tmp" && mv "$out/$run.json.tmp" "$out/$run.json"
 	fi
 fi
-evalbin=$out/edgebnn-eval
-go build -o "$evalbin" ./cmd/edgebnn
 bin=${EDGEBNN:-}
 if [[ -z $bin ]]; then
 	bin=$out/edgebnn

@@ -946,6 +946,29 @@ func checkFSVIPresetResume(t *testing.T, out, dir string) {
 	if raw[0] > -20 {
 		t.Errorf("--config: layer 9's raw σ %g, want about −25 (the config's e⁻²⁵)", raw[0])
 	}
+	// An empty or invalid --config is refused before anything is recorded or trained (it was
+	// found only in seed 1's training, after the script had copied it into DIR as the runs'
+	// record: fixing the file then met "differs from").
+	bad := t.TempDir()
+	for _, b := range []struct{ name, text, want string }{
+		{"fsvi_empty.json", "", "empty"},
+		{"fsvi_notjson.json", `{"epochs": 2,`, "unexpected EOF"},
+		{"fsvi_unknown.json", `{"epoch": 2}`, `unknown field "epoch"`},
+		{"fsvi_list.json", `[1, 2]`, "fsvi_list.json"},
+	} {
+		path := filepath.Join(bad, b.name)
+		if err := os.WriteFile(path, []byte(b.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, err := run("--config", path)
+		if err == nil || !strings.Contains(stderr, b.want) || !strings.Contains(stderr, "--config "+path) ||
+			!strings.Contains(stderr, "nothing was trained") || strings.Contains(stderr, "training seed") {
+			t.Errorf("--config %s (%q): %v\n%s", b.name, b.text, err, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, strings.TrimSuffix(b.name, ".json")+".json")); err == nil {
+			t.Errorf("--config %s: recorded in %s", b.name, dir)
+		}
+	}
 	other := filepath.Join(t.TempDir(), "fsvi_output_sd_ref.json")
 	if err := os.WriteFile(other, []byte(`{"epochs": 1}`), 0o644); err != nil {
 		t.Fatal(err)
