@@ -138,15 +138,12 @@ func etc(n int) string {
 	return ""
 }
 
-// sizeString prints a byte count with its binary-prefixed size.
+// sizeString prints a byte count, with its size in MiB from 1 MiB on.
 func sizeString(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%d bytes (%.1f GiB)", b, float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%d bytes (%.1f MiB)", b, float64(b)/(1<<20))
+	if b < 1<<20 {
+		return fmt.Sprintf("%d bytes", b)
 	}
-	return fmt.Sprintf("%d bytes", b)
+	return fmt.Sprintf("%d bytes (%.1f MiB)", b, float64(b)/(1<<20))
 }
 
 // tensorBytes is the memory the values of ts take.
