@@ -111,3 +111,36 @@ func BenchmarkOnlineEMModel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkVIFAStep: one VIFA update (Step, then KL as the trainer's epoch loop calls it) at
+// D = 100 000 with a cheap quadratic likelihood, so that the time is VIFA's own O(DK²) work and
+// allocations, not a network's.
+func BenchmarkVIFAStep(b *testing.B) {
+	const d = 100_000
+	for _, k := range []int{2, 8} {
+		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
+			v, err := NewVIFA(d, VIFAConfig{Rank: k, N: 1000, PriorPrecision: 1, LRMean: 1e-3, LRFactors: 1e-3,
+				LRLogVar: 1e-3, Clip: 10, Seed: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			lik := func(theta, grad []float64) (float64, error) {
+				s := 0.0
+				for i, t := range theta {
+					grad[i] = 1e-3 * (t - 1)
+					s += 0.5e-3 * (t - 1) * (t - 1)
+				}
+				return s, nil
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := v.Step(lik); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := v.KL(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
