@@ -75,6 +75,7 @@ type VIFA struct {
 	src              *rand.PCG
 	rng              *rand.Rand
 	optC, optF, optG adamState
+	wb               woodburyScratch
 	steps            int
 	lrFactor         float64
 }
@@ -149,6 +150,7 @@ func NewVIFA(d int, cfg VIFAConfig) (*VIFA, error) {
 		c: make([]float64, d), gamma: make([]float64, d), psi: make([]float64, d),
 		gc: make([]float64, d), gf: make([]float64, d*k), gg: make([]float64, d),
 		theta: make([]float64, d), g: make([]float64, d), h: make([]float64, k), z: make([]float64, d),
+		wb: newWoodburyScratch(k),
 	}
 	if cfg.InitMean != nil {
 		copy(v.c, cfg.InitMean)
@@ -199,56 +201,107 @@ func (v *VIFA) SetPosterior(m *Model) error {
 	return nil
 }
 
-// woodbury returns A = ψ⁻¹ ⊙ F (D×K), B = Fᵀ A (K×K) and Cw = A (I + B)⁻¹ (D×K) (eq. 36–37), and
-// the Cholesky factor of I + B.
-func (v *VIFA) woodbury() (a, b, cw, lchol []float64, err error) {
+// woodbury computes B = FᵀΨ⁻¹F (K×K, into v.wb.b) and the Cholesky factor L of I + B (into
+// v.wb.l), and with inverse also (I + B)⁻¹ (into v.wb.inv) (eqs. 36–37). The D×K matrices
+// A = Ψ⁻¹ ⊙ F and Cw = A (I + B)⁻¹ are not formed: klGrads makes them a row at a time. B's
+// sums run over the D rows in order, as kernels.MatMul(true, false, …) takes them.
+func (v *VIFA) woodbury(inverse bool) error {
 	d, k := v.d, v.k
-	a = make([]float64, d*k)
-	for i := 0; i < d; i++ {
-		inv := 1 / v.psi[i]
-		for j := 0; j < k; j++ {
-			a[i*k+j] = v.f[i*k+j] * inv
+	w := &v.wb
+	b, arow := w.b, w.a
+	clear(b)
+	for p := 0; p < d; p++ {
+		inv := 1 / v.psi[p]
+		fp := v.f[p*k : (p+1)*k]
+		for j, f := range fp {
+			arow[j] = f * inv
+		}
+		for i, s := range fp {
+			if s == 0 {
+				continue
+			}
+			row := b[i*k : (i+1)*k]
+			for j, av := range arow {
+				row[j] += s * av
+			}
 		}
 	}
-	b = kernels.MatMul(true, false, k, k, d, v.f, a)
-	ib := append([]float64(nil), b...)
+	copy(w.l, b)
 	for j := 0; j < k; j++ {
-		ib[j*k+j]++
+		w.l[j*k+j]++
 	}
-	lchol, err = cholesky(ib, k)
-	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("fa: vifa: I + FᵀΨ⁻¹F: %w", err)
+	if err := kernels.Cholesky(w.l, k); err != nil {
+		return fmt.Errorf("fa: vifa: I + FᵀΨ⁻¹F: %w", err)
 	}
-	inv := make([]float64, k*k)
+	if !inverse {
+		return nil
+	}
+	clear(w.inv)
 	for j := 0; j < k; j++ {
-		inv[j*k+j] = 1
+		w.inv[j*k+j] = 1
 	}
-	kernels.CholeskySolve(lchol, k, inv, k)
-	cw = kernels.MatMul(false, false, d, k, k, a, inv)
-	return a, b, cw, lchol, nil
+	kernels.CholeskySolve(w.l, k, w.inv, k)
+	return nil
+}
+
+// woodburyScratch holds the K×K and length-K buffers of woodbury and klGrads.
+type woodburyScratch struct {
+	b, l, inv   []float64 // FᵀΨ⁻¹F, the Cholesky factor of I + B, (I + B)⁻¹
+	a, cw, cbtr []float64 // one row of A, of Cw and of Cw Bᵀ
+}
+
+func newWoodburyScratch(k int) woodburyScratch {
+	return woodburyScratch{b: make([]float64, k*k), l: make([]float64, k*k), inv: make([]float64, k*k),
+		a: make([]float64, k), cw: make([]float64, k), cbtr: make([]float64, k)}
 }
 
 // klGrads writes the gradient of KL(q ‖ p) = E_q[log q] − E_q[log p(θ)] with respect to c, F and
-// γ into gc, gf, gg (eqs. 26–27, 37, 41–42), in O(DK²).
+// γ into gc, gf, gg (eqs. 26–27, 37, 41–42), in O(DK²) time and O(K²) memory beyond them: row i
+// of A = Ψ⁻¹ ⊙ F, of Cw = A (I + B)⁻¹ and of Cw Bᵀ is formed with the operations, in the order,
+// of kernels.MatMul's D×K products (the same bits).
 func (v *VIFA) klGrads(gc, gf, gg []float64) error {
-	a, b, cw, _, err := v.woodbury()
-	if err != nil {
+	if err := v.woodbury(true); err != nil {
 		return err
 	}
 	d, k, alpha := v.d, v.k, v.cfg.PriorPrecision
+	w := &v.wb
+	b, inv, arow, cw, cbt := w.b, w.inv, w.a, w.cw, w.cbtr
 	for i := range gc {
 		gc[i] = alpha * v.c[i]
 	}
-	// ∇F = αF − A + Cw Bᵀ
-	cbt := kernels.MatMul(false, true, d, k, k, cw, b)
-	for i := range gf {
-		gf[i] = alpha*v.f[i] - a[i] + cbt[i]
-	}
-	// ∇γ = (α/2)ψ − ½ + ½ rowsum(Cw ⊙ A) ψ
 	for i := 0; i < d; i++ {
+		pinv := 1 / v.psi[i]
+		fi := v.f[i*k : (i+1)*k]
+		for j, f := range fi {
+			arow[j] = f * pinv
+		}
+		// Cw's row: A's row times (I + B)⁻¹.
+		clear(cw)
+		for p, s := range arow {
+			if s == 0 {
+				continue
+			}
+			for j, iv := range inv[p*k : (p+1)*k] {
+				cw[j] += s * iv
+			}
+		}
+		// ∇F = αF − A + Cw Bᵀ
+		gfi := gf[i*k : (i+1)*k]
+		for j := 0; j < k; j++ {
+			brow := b[j*k : (j+1)*k]
+			var s float64
+			for p, c := range cw {
+				s += c * brow[p]
+			}
+			cbt[j] = s // a sum from +0 is never −0: the same as the product's 0 + s
+		}
+		for j, f := range fi {
+			gfi[j] = alpha*f - arow[j] + cbt[j]
+		}
+		// ∇γ = (α/2)ψ − ½ + ½ rowsum(Cw ⊙ A) ψ
 		s := 0.0
 		for j := 0; j < k; j++ {
-			s += cw[i*k+j] * a[i*k+j]
+			s += cw[j] * arow[j]
 		}
 		gg[i] = 0.5*alpha*v.psi[i] - 0.5 + 0.5*s*v.psi[i]
 	}
@@ -257,12 +310,11 @@ func (v *VIFA) klGrads(gc, gf, gg []float64) error {
 
 // KL returns KL(q ‖ N(0, α⁻¹I)) in closed form (log-determinant by the matrix determinant lemma).
 func (v *VIFA) KL() (float64, error) {
-	_, _, _, lchol, err := v.woodbury()
-	if err != nil {
+	if err := v.woodbury(false); err != nil {
 		return 0, err
 	}
 	alpha := v.cfg.PriorPrecision
-	logDet := logDetChol(lchol, v.k)
+	logDet := logDetChol(v.wb.l, v.k)
 	sq := 0.0
 	for i := 0; i < v.d; i++ {
 		logDet += v.gamma[i]
