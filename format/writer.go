@@ -163,6 +163,18 @@ func (w *Writer) AddTensor(name string, shape []int, data []float32, opt AddOpti
 // AddBlob queues a byte section (kind Blob), e.g. the converter's JSON
 // metadata under the name "meta". The data is copied.
 func (w *Writer) AddBlob(name string, data []byte, compress bool) error {
+	return w.addBlob(name, data, compress, true)
+}
+
+// AddBlobOwned is AddBlob without the copy: the Writer keeps data itself
+// (when it is not stored compressed), so the caller must not modify data
+// afterwards. For a large blob built only to be written (a learner's state)
+// it saves holding it twice.
+func (w *Writer) AddBlobOwned(name string, data []byte, compress bool) error {
+	return w.addBlob(name, data, compress, false)
+}
+
+func (w *Writer) addBlob(name string, data []byte, compress, copyData bool) error {
 	if err := w.checkName(KindBlob, name); err != nil {
 		return err
 	}
@@ -170,8 +182,11 @@ func (w *Writer) AddBlob(name string, data []byte, compress bool) error {
 	if uint64(len(data)) > MaxSectionBytes {
 		return newErr("", label, ErrLimit, nil, "blob is %d bytes, limit %d", len(data), MaxSectionBytes)
 	}
+	if copyData {
+		data = append([]byte(nil), data...)
+	}
 	e := entry{encoding: Blob, name: name}
-	return w.add(&e, append([]byte(nil), data...), compress, label)
+	return w.add(&e, data, compress, label)
 }
 
 // add compresses if asked and worthwhile, fills sizes and CRC, and queues.
