@@ -50,18 +50,35 @@ func (s State) int(name string, lo, hi int64) (int64, error) {
 
 func clone(x []float64) []float64 { return append([]float64(nil), x...) }
 
+// cloneFloats replaces every buffer of s by a copy (State from SharedState).
+func (s State) cloneFloats() State {
+	for name, buf := range s.Floats {
+		s.Floats[name] = clone(buf)
+	}
+	return s
+}
+
 // State returns a copy of the learner's complete state: c, F, γ, the Adam moments and step
 // counts, the number of updates and the state of the random number generator.
 func (v *VIFA) State() (State, error) {
+	s, err := v.SharedState()
+	return s.cloneFloats(), err
+}
+
+// SharedState is State without the copies: its float64 buffers are the learner's own, to be
+// read (a checkpoint encoding them, say) and not modified, and only until the learner's next
+// Step, SetPosterior or LoadState. It saves holding the state twice (6 values of D and 3 of
+// D×K).
+func (v *VIFA) SharedState() (State, error) {
 	s := newState()
 	s.Ints["steps"] = int64(v.steps)
 	s.Ints["rank"] = int64(v.k)
 	for name, a := range map[string]*adamState{"c": &v.optC, "f": &v.optF, "gamma": &v.optG} {
 		s.Ints["adam_t_"+name] = int64(a.t)
-		s.Floats["adam_m_"+name] = clone(a.m)
-		s.Floats["adam_v_"+name] = clone(a.v)
+		s.Floats["adam_m_"+name] = a.m
+		s.Floats["adam_v_"+name] = a.v
 	}
-	s.Floats["c"], s.Floats["f"], s.Floats["gamma"] = clone(v.c), clone(v.f), clone(v.gamma)
+	s.Floats["c"], s.Floats["f"], s.Floats["gamma"] = v.c, v.f, v.gamma
 	rng, err := v.src.MarshalBinary()
 	if err != nil {
 		return State{}, fmt.Errorf("fa: vifa: state: %w", err)
@@ -123,18 +140,25 @@ func (v *VIFA) LoadState(s State) error {
 // F, ψ and the running statistics of online EM (Ā, B̄, d̄², and with averaging their averages,
 // weight and the re-centring buffers) or the log-variances of online SGA.
 func (o *Online) State() (State, error) {
+	s, err := o.SharedState()
+	return s.cloneFloats(), err
+}
+
+// SharedState is State without the copies: its float64 buffers are the learner's own, to be
+// read and not modified, and only until the learner's next Observe or LoadState.
+func (o *Online) SharedState() (State, error) {
 	s := newState()
 	s.Ints["t"] = int64(o.t)
 	s.Ints["rank"] = int64(o.k)
 	s.Floats["wsum"] = []float64{o.wsum}
-	s.Floats["mean"], s.Floats["f"], s.Floats["psi"] = clone(o.mean), clone(o.f), clone(o.psi)
+	s.Floats["mean"], s.Floats["f"], s.Floats["psi"] = o.mean, o.f, o.psi
 	if o.em {
-		s.Floats["abar"], s.Floats["bbar"], s.Floats["d2bar"] = clone(o.abar), clone(o.bbar), clone(o.d2bar)
+		s.Floats["abar"], s.Floats["bbar"], s.Floats["d2bar"] = o.abar, o.bbar, o.d2bar
 	} else {
-		s.Floats["gamma"] = clone(o.gamma)
+		s.Floats["gamma"] = o.gamma
 	}
 	for name, buf := range o.averages() {
-		s.Floats[name] = clone(buf)
+		s.Floats[name] = buf
 	}
 	if o.aavg != nil {
 		s.Floats["avg_weight"] = []float64{o.avgW}

@@ -75,9 +75,16 @@ func (s *SWAG) Model() *Model {
 
 // State returns a copy of the learner's complete state.
 func (s *SWAG) State() (State, error) {
+	st, err := s.SharedState()
+	return st.cloneFloats(), err
+}
+
+// SharedState is State without the copies: its float64 buffers are the learner's own, to be
+// read and not modified, and only until the learner's next Observe or LoadState.
+func (s *SWAG) SharedState() (State, error) {
 	st := newState()
 	st.Ints["n"], st.Ints["rank"], st.Ints["cols"], st.Ints["next"] = int64(s.n), int64(s.k), int64(s.cols), int64(s.next)
-	st.Floats["mean"], st.Floats["sq"], st.Floats["dev"] = clone(s.mean), clone(s.sq), clone(s.dev)
+	st.Floats["mean"], st.Floats["sq"], st.Floats["dev"] = s.mean, s.sq, s.dev
 	return st, nil
 }
 
