@@ -93,12 +93,13 @@ func decodeFAState(b []byte) (kind string, s fa.State, avgN int64, err error) {
 	return h.Kind, s, h.AvgN, nil
 }
 
-// faState returns the learner's state plus, for vifa, the tail averages.
+// state returns the learner's state plus, for vifa, the tail averages, for encodeFAState: the
+// buffers are the learner's own (SharedState), not copies, valid until its next update.
 func (r *faRun) state() (fa.State, error) {
 	if r.vifa == nil {
-		return r.online.State()
+		return r.online.SharedState()
 	}
-	s, err := r.vifa.State()
+	s, err := r.vifa.SharedState()
 	if err != nil {
 		return s, err
 	}
@@ -136,7 +137,9 @@ func (t *Trainer) writeFA(w *format.Writer, path string, checkpoint bool) error 
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: fa state: %w", path, err)
 	}
-	if err := w.AddBlob(faStateBlob, blob, false); err != nil {
+	// The blob is built for the writer alone: it keeps it, not a copy (with the learner's state
+	// it is 12 + 6·latent_dim float32 values per parameter for vifa).
+	if err := w.AddBlobOwned(faStateBlob, blob, false); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	return nil

@@ -64,7 +64,7 @@ type onlineLearner interface {
 	Observe(theta []float64) error
 	Count() int
 	Model() *fa.Model
-	State() (fa.State, error)
+	SharedState() (fa.State, error)
 	LoadState(fa.State) error
 }
 
