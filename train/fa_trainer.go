@@ -48,7 +48,7 @@ type faRun struct {
 	params    []*autodiff.Param[float32] // the parameters θ covers, in θ's order
 	dim, rank int
 	spec      runtime.Spec // the deployed model's description (kind fa)
-	theta     []float64
+	theta     []float64    // fa_em, fa_sga, swag: the parameters observe feeds to the online fit
 
 	vifa *fa.VIFA
 	// avg is the running average of c, F and log ψ (in Psi) over the last fa_average_epochs.
@@ -136,8 +136,8 @@ func newFARun(t *Trainer) (*faRun, error) {
 	}
 	r.spec.Layers = layers
 	r.spec.FA = &runtime.FASpec{Dim: r.dim, Rank: r.rank}
-	r.theta = make([]float64, r.dim)
-	r.getTheta(r.theta)
+	theta := make([]float64, r.dim)
+	r.getTheta(theta)
 	if r.kind == "vifa" {
 		upe := t.StepsPerEpoch()
 		lrF, lrG := c.LRFactors, c.LRLogVar
@@ -147,7 +147,7 @@ func newFARun(t *Trainer) (*faRun, error) {
 		if lrG == 0 {
 			lrG = c.LR
 		}
-		initMean := r.theta // the network's initialisation (or init_from's weights)
+		initMean := theta // the network's initialisation (or init_from's weights)
 		if c.FAInitMean == "zeros" {
 			initMean = nil // Algorithm 1
 		}
@@ -156,6 +156,7 @@ func newFARun(t *Trainer) (*faRun, error) {
 			ClipPerParameter: c.FAClipPerParameter, InitMean: initMean, InitFactorScale: c.FAInitFactorScale, InitLogVar: c.FAInitLogVar,
 			MeanOnlySteps: c.FAMeanOnlyEpochs * upe, RampSteps: c.FARampEpochs * upe, Seed: c.Seed})
 	} else {
+		r.theta = theta // observe's buffer (vifa keeps none: VIFA copies its initial mean)
 		oc := fa.OnlineConfig{Rank: r.rank, Warmup: c.FAWarmup, LR: c.FALR, Weighting: c.FAWeighting, Seed: c.Seed}
 		switch r.kind {
 		case "fa_em":

@@ -727,6 +727,12 @@ func (t *Trainer) buildOptimizer() error {
 		}
 	}
 	groups := append([]optim.Group[float32]{{Params: rest, LR: c.LR, WeightDecay: wd}}, extra...)
+	if c.Posterior == "vifa" {
+		// VIFA trains q's c, F and log ψ with its own Adam (train/fa); the network only computes
+		// the likelihood's gradient. An optimizer without parameters holds no moments (2 float32
+		// values per parameter) and checkpoints none, as before.
+		groups = []optim.Group[float32]{{LR: c.LR, WeightDecay: wd}}
+	}
 	var err error
 	if c.Optimizer == "adam" {
 		ac := optim.DefaultAdamConfig()
