@@ -64,6 +64,7 @@ type onlineLearner interface {
 	Observe(theta []float64) error
 	Count() int
 	Model() *fa.Model
+	SharedModel() *fa.Model
 	SharedState() (fa.State, error)
 	LoadState(fa.State) error
 }
@@ -221,14 +222,48 @@ func (r *faRun) model() *fa.Model {
 	return m
 }
 
-// tensors returns the model's fa.mean, fa.factors and fa.psi.
+// tensors returns the model's fa.mean, fa.factors and fa.psi: model()'s values in float32,
+// converted from the learners' own buffers (SharedPosterior, SharedModel) rather than model()'s
+// float64 copies of them (vifa: 4 + 2·latent_dim values per parameter, a checkpoint's garbage).
 func (r *faRun) tensors() runtime.Tensors {
-	c, f, psi := r.model().Float32()
+	var c, f, psi []float32
+	switch {
+	case r.vifa != nil && r.avg != nil:
+		c, f = toFloat32(r.avg.Mean), toFloat32(r.avg.F)
+		psi = make([]float32, r.dim)
+		for i, g := range r.avg.Psi {
+			psi[i] = float32(math.Exp(g))
+		}
+	case r.vifa != nil:
+		c, f, psi = r.vifa.SharedPosterior().Float32()
+	case r.online.Count() > r.warmup:
+		c, f, psi = r.online.SharedModel().Float32()
+	default:
+		// The running mean of the iterates (the current parameters before the first), F = 0, ψ = 0.
+		if r.online.Count() > 0 {
+			c = toFloat32(r.online.SharedModel().Mean)
+		} else {
+			c = make([]float32, 0, r.dim)
+			for _, p := range r.params {
+				c = append(c, p.Value...)
+			}
+		}
+		f, psi = make([]float32, r.dim*r.rank), make([]float32, r.dim)
+	}
 	return runtime.Tensors{
 		"fa.mean":    {Shape: []int{r.dim}, Data: c},
 		"fa.factors": {Shape: []int{r.dim, r.rank}, Data: f},
 		"fa.psi":     {Shape: []int{r.dim}, Data: psi},
 	}
+}
+
+// toFloat32 returns x rounded to float32.
+func toFloat32(x []float64) []float32 {
+	y := make([]float32, len(x))
+	for i, v := range x {
+		y[i] = float32(v)
+	}
+	return y
 }
 
 // runtimeModel builds the deployed model from the current posterior.

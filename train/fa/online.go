@@ -160,9 +160,13 @@ func (o *Online) Count() int { return o.t }
 // averaging (OnlineConfig.AverageAfter) past the burn-in, F and ψ are the M-step of the averaged
 // statistics (re-centred with OnlineConfig.Recenter); if that M-step fails numerically, the
 // current iterate is returned.
-func (o *Online) Model() *Model {
-	m := &Model{D: o.d, K: o.k, Mean: append([]float64(nil), o.mean...),
-		F: append([]float64(nil), o.f...), Psi: append([]float64(nil), o.psi...)}
+func (o *Online) Model() *Model { return o.SharedModel().Clone() }
+
+// SharedModel is Model without the copies: what the learner holds (the running mean, and F and ψ
+// unless they are the M-step of the averages) is its own buffers, to be read and not modified,
+// and only until the learner's next Observe or LoadState.
+func (o *Online) SharedModel() *Model {
+	m := &Model{D: o.d, K: o.k, Mean: o.mean, F: o.f, Psi: o.psi}
 	if o.avgW > 0 {
 		f, psi := make([]float64, o.d*o.k), make([]float64, o.d)
 		if err := mStep(o.aavg, o.bavg, o.d2avg, o.d, o.k, f, psi); err == nil {

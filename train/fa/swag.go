@@ -60,7 +60,15 @@ func (s *SWAG) Observe(theta []float64) error {
 
 // Model returns the FA form of SWAG's Gaussian (a new Model).
 func (s *SWAG) Model() *Model {
-	m := &Model{D: s.d, K: s.k, Mean: clone(s.mean), F: make([]float64, s.d*s.k), Psi: make([]float64, s.d)}
+	m := s.SharedModel()
+	m.Mean = clone(m.Mean)
+	return m
+}
+
+// SharedModel is Model with the learner's own running mean as Mean (F and ψ are new), to be
+// read and not modified, and only until the learner's next Observe or LoadState.
+func (s *SWAG) SharedModel() *Model {
+	m := &Model{D: s.d, K: s.k, Mean: s.mean, F: make([]float64, s.d*s.k), Psi: make([]float64, s.d)}
 	for i := range m.Psi {
 		m.Psi[i] = SWAGScale * max(s.sq[i]-s.mean[i]*s.mean[i], swagVarFloor)
 	}

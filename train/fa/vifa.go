@@ -180,9 +180,13 @@ func (v *VIFA) SetLRFactor(f float64) { v.lrFactor = f }
 func (v *VIFA) Steps() int { return v.steps }
 
 // Posterior returns a copy of the current q(θ) (ψ = exp γ).
-func (v *VIFA) Posterior() *Model {
-	return &Model{D: v.d, K: v.k, Mean: append([]float64(nil), v.c...),
-		F: append([]float64(nil), v.f...), Psi: append([]float64(nil), v.psi...)}
+func (v *VIFA) Posterior() *Model { return v.SharedPosterior().Clone() }
+
+// SharedPosterior is Posterior without the copies: its Mean, F and Psi are the learner's own c,
+// F and ψ, to be read (converted for a checkpoint, say) and not modified, and only until the
+// learner's next Step, SetPosterior or LoadState.
+func (v *VIFA) SharedPosterior() *Model {
+	return &Model{D: v.d, K: v.k, Mean: v.c, F: v.f, Psi: v.psi}
 }
 
 // SetPosterior replaces c, F and ψ (e.g. to resume from a checkpoint); optimizer state is kept.
