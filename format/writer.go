@@ -118,7 +118,7 @@ func (w *Writer) AddTensor(name string, shape []int, data []float32, opt AddOpti
 		v.f16, rep.F16Overflows = toF16(data)
 		dense, bitmap, csr = F16, SparseBitmapF16, CSRF16
 	} else {
-		v.f32 = append([]float32(nil), data...)
+		v.f32 = data // only read, by the encoders below, which copy it into the payload
 	}
 	nnz := 0
 	for i := 0; i < n; i++ {
