@@ -195,9 +195,10 @@ func (t *Trainer) stage(path string, optimizer bool) (*outfile.Staged, error) {
 			}
 		}
 	}
-	st := t.opt.State()
-	if !optimizer || (t.fa != nil && t.fa.vifa != nil) || t.hmc != nil || t.lap != nil {
-		st.Buffers = nil // vifa's optimizer state is in the FA learner's; hmc and a fitted laplace have none
+	// The optimizer's own buffers, not copies: they are only encoded (into new payloads).
+	st := optim.State[float32]{Step: t.opt.Steps()}
+	if optimizer && (t.fa == nil || t.fa.vifa == nil) && t.hmc == nil && t.lap == nil {
+		st = t.opt.SharedState() // vifa's optimizer state is in the FA learner's; hmc and a fitted laplace have none
 	}
 	// In sorted order, not the map's (which Go randomises): the same state gives the same bytes.
 	for _, name := range slices.Sorted(maps.Keys(st.Buffers)) {

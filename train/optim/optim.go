@@ -53,6 +53,9 @@ type Optimizer[T autodiff.Float] interface {
 	Steps() int64
 	// State returns a copy of the optimizer state.
 	State() State[T]
+	// SharedState is State without the copies: its buffers are the optimizer's own, to be read
+	// and not modified, and only until the next Step or LoadState.
+	SharedState() State[T]
 	// LoadState restores a state returned by State for the same parameters.
 	LoadState(s State[T]) error
 }
@@ -118,10 +121,20 @@ func (b *base[T]) Steps() int64 { return b.step }
 
 // State returns a deep copy of the step count and buffers.
 func (b *base[T]) State() State[T] {
+	s := b.SharedState()
+	for name, buf := range s.Buffers {
+		s.Buffers[name] = append([]T(nil), buf...)
+	}
+	return s
+}
+
+// SharedState returns the step count and the buffers themselves, not copies (a checkpoint
+// encoding them does not need them twice).
+func (b *base[T]) SharedState() State[T] {
 	s := State[T]{Step: b.step, Buffers: map[string][]T{}}
 	for k, kind := range b.bufNames {
 		for p, buf := range b.bufs[k] {
-			s.Buffers[kind+"/"+p.Name] = append([]T(nil), buf...)
+			s.Buffers[kind+"/"+p.Name] = buf
 		}
 	}
 	return s
