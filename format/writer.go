@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -60,7 +61,8 @@ type Writer struct {
 // pending is one encoded section waiting to be written.
 type pending struct {
 	entry
-	payload []byte // stored bytes
+	payload []byte                // stored bytes
+	gen     func(io.Writer) error // or their generator (AddBlobFunc)
 }
 
 // NewWriter returns an empty Writer.
@@ -163,18 +165,6 @@ func (w *Writer) AddTensor(name string, shape []int, data []float32, opt AddOpti
 // AddBlob queues a byte section (kind Blob), e.g. the converter's JSON
 // metadata under the name "meta". The data is copied.
 func (w *Writer) AddBlob(name string, data []byte, compress bool) error {
-	return w.addBlob(name, data, compress, true)
-}
-
-// AddBlobOwned is AddBlob without the copy: the Writer keeps data itself
-// (when it is not stored compressed), so the caller must not modify data
-// afterwards. For a large blob built only to be written (a learner's state)
-// it saves holding it twice.
-func (w *Writer) AddBlobOwned(name string, data []byte, compress bool) error {
-	return w.addBlob(name, data, compress, false)
-}
-
-func (w *Writer) addBlob(name string, data []byte, compress, copyData bool) error {
 	if err := w.checkName(KindBlob, name); err != nil {
 		return err
 	}
@@ -182,11 +172,55 @@ func (w *Writer) addBlob(name string, data []byte, compress, copyData bool) erro
 	if uint64(len(data)) > MaxSectionBytes {
 		return newErr("", label, ErrLimit, nil, "blob is %d bytes, limit %d", len(data), MaxSectionBytes)
 	}
-	if copyData {
-		data = append([]byte(nil), data...)
-	}
 	e := entry{encoding: Blob, name: name}
-	return w.add(&e, data, compress, label)
+	return w.add(&e, append([]byte(nil), data...), compress, label)
+}
+
+// AddBlobFunc queues a blob section of size bytes that write generates, without holding them:
+// write is called now, to checksum them, and again by every WriteTo, to write them. Both calls
+// must write the same size bytes (the data write encodes must not change until the Writer is
+// done with): the Writer refuses (ErrInvalid) a first call that writes another count, and
+// WriteTo fails (ErrIO) when a later call writes other bytes. The section is not compressed. For
+// a large blob encoded from state held anyway (a learner's, say), it saves a copy of it.
+func (w *Writer) AddBlobFunc(name string, size int64, write func(io.Writer) error) error {
+	if err := w.checkName(KindBlob, name); err != nil {
+		return err
+	}
+	label := sectionLabel(KindBlob, name, 0)
+	if size < 0 || uint64(size) > MaxSectionBytes {
+		return newErr("", label, ErrLimit, nil, "blob is %d bytes, limit %d", size, MaxSectionBytes)
+	}
+	g := genWriter{put: func([]byte) error { return nil }, size: uint64(size)}
+	if err := write(&g); err != nil {
+		return newErr("", label, ErrInvalid, err, "generate")
+	}
+	if g.n != uint64(size) {
+		return newErr("", label, ErrInvalid, nil, "generated %d bytes, declared %d", g.n, size)
+	}
+	e := entry{encoding: Blob, name: name, raw: uint64(size), stored: uint64(size), crc: g.crc}
+	w.sections = append(w.sections, pending{entry: e, gen: write})
+	w.names[name] = true
+	return nil
+}
+
+// genWriter passes an AddBlobFunc generator's bytes to put, counting and checksumming them, and
+// refuses more than size.
+type genWriter struct {
+	put     func([]byte) error
+	size, n uint64
+	crc     uint32
+}
+
+func (g *genWriter) Write(b []byte) (int, error) {
+	if uint64(len(b)) > g.size-g.n {
+		return 0, fmt.Errorf("generated more than the %d bytes declared", g.size)
+	}
+	if err := g.put(b); err != nil {
+		return 0, err
+	}
+	g.n += uint64(len(b))
+	g.crc = crc32Update(g.crc, b)
+	return len(b), nil
 }
 
 // add compresses if asked and worthwhile, fills sizes and CRC, and queues.
@@ -257,8 +291,23 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 		if err := put(zeros[:p.offset-uint64(written)]); err != nil {
 			return written, err
 		}
-		if err := put(p.payload); err != nil {
-			return written, err
+		if p.gen == nil {
+			if err := put(p.payload); err != nil {
+				return written, err
+			}
+			continue
+		}
+		g := genWriter{put: put, size: p.stored}
+		if err := p.gen(&g); err != nil {
+			var fe *Error
+			if errors.As(err, &fe) {
+				return written, err // put's
+			}
+			return written, newErr("", sectionLabel(KindBlob, p.name, 0), ErrIO, err, "generate")
+		}
+		if g.n != p.stored || g.crc != p.crc {
+			return written, newErr("", sectionLabel(KindBlob, p.name, 0), ErrIO, nil,
+				"generated %d bytes with CRC %#x, not the %d bytes with CRC %#x checksummed when it was added", g.n, g.crc, p.stored, p.crc)
 		}
 	}
 	if err := put(zeros[:size-uint64(written)]); err != nil {
