@@ -1,10 +1,12 @@
 package train
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"slices"
@@ -33,8 +35,19 @@ type faBuffer struct {
 	Len  int    `json:"len"`
 }
 
-// encodeFAState writes the blob: a uint32 head length, the JSON head, the float64 buffers.
-func encodeFAState(kind string, s fa.State, avgN int64) ([]byte, error) {
+// faStateEncoder generates the train.fa blob of a learner's state: a uint32 head length, the
+// JSON head, the float64 buffers (little-endian, in the head's order). It encodes from the
+// state's own buffers, which must not change while it is in use: the checkpoint's writer
+// generates the blob twice (format.Writer.AddBlobFunc), to checksum it and to write it, instead
+// of holding it (for vifa 12 + 6·latent_dim float32 values per parameter).
+type faStateEncoder struct {
+	head  []byte
+	names []string
+	s     fa.State
+	size  int64 // the blob's bytes
+}
+
+func newFAStateEncoder(kind string, s fa.State, avgN int64) (*faStateEncoder, error) {
 	h := faStateHeader{Kind: kind, Ints: s.Ints, Bytes: s.Bytes, AvgN: avgN}
 	names := make([]string, 0, len(s.Floats))
 	for n := range s.Floats {
@@ -50,15 +63,41 @@ func encodeFAState(kind string, s fa.State, avgN int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 4, 4+len(head)+8*total)
-	binary.LittleEndian.PutUint32(out, uint32(len(head)))
-	out = append(out, head...)
-	for _, n := range names {
-		for _, v := range s.Floats[n] {
-			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(v))
+	return &faStateEncoder{head: head, names: names, s: s, size: 4 + int64(len(head)) + 8*int64(total)}, nil
+}
+
+// writeTo writes the blob to w, in pieces of at most 64 KiB (beyond the head).
+func (e *faStateEncoder) writeTo(w io.Writer) error {
+	buf := make([]byte, 4, max(64<<10, 4+len(e.head)))
+	binary.LittleEndian.PutUint32(buf, uint32(len(e.head)))
+	buf = append(buf, e.head...)
+	for _, n := range e.names {
+		for _, v := range e.s.Floats[n] {
+			if len(buf)+8 > cap(buf) {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
 		}
 	}
-	return out, nil
+	_, err := w.Write(buf)
+	return err
+}
+
+// encodeFAState returns the blob faStateEncoder generates.
+func encodeFAState(kind string, s fa.State, avgN int64) ([]byte, error) {
+	e, err := newFAStateEncoder(kind, s, avgN)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.Grow(int(e.size))
+	if err := e.writeTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // decodeFAState reads a blob written by encodeFAState.
@@ -93,7 +132,7 @@ func decodeFAState(b []byte) (kind string, s fa.State, avgN int64, err error) {
 	return h.Kind, s, h.AvgN, nil
 }
 
-// state returns the learner's state plus, for vifa, the tail averages, for encodeFAState: the
+// state returns the learner's state plus, for vifa, the tail averages, for faStateEncoder: the
 // buffers are the learner's own (SharedState), not copies, valid until its next update.
 func (r *faRun) state() (fa.State, error) {
 	if r.vifa == nil {
@@ -133,13 +172,13 @@ func (t *Trainer) writeFA(w *format.Writer, path string, checkpoint bool) error 
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	blob, err := encodeFAState(r.kind, s, r.nAvg)
+	enc, err := newFAStateEncoder(r.kind, s, r.nAvg)
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: fa state: %w", path, err)
 	}
-	// The blob is built for the writer alone: it keeps it, not a copy (with the learner's state
-	// it is 12 + 6·latent_dim float32 values per parameter for vifa).
-	if err := w.AddBlobOwned(faStateBlob, blob, false); err != nil {
+	// Generated from the learner's buffers (SharedState) while the checkpoint is written, which
+	// is before the next update; never held whole.
+	if err := w.AddBlobFunc(faStateBlob, enc.size, enc.writeTo); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	return nil

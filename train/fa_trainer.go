@@ -39,7 +39,7 @@ func IsFA(posterior string) bool {
 // parameters (the converter leaves every "optim/" tensor out of the model).
 const faNetPrefix = OptimPrefix + "fa_net/"
 
-// faStateBlob is the checkpoint blob with the FA learner's state (see encodeFAState).
+// faStateBlob is the checkpoint blob with the FA learner's state (see faStateEncoder).
 const faStateBlob = "train.fa"
 
 // faRun is the factor-analysis part of a Trainer.
