@@ -381,19 +381,20 @@ func (t *Trainer) runVIFAEpoch(ctx context.Context, h Hooks) (EpochMetrics, erro
 // the current posterior when it has none (or no count: resumeFA refuses a negative one, and a
 // weight 1/0 would make it NaN).
 func (r *faRun) accumulate() {
-	p := r.vifa.Posterior()
-	for i, v := range p.Psi {
-		p.Psi[i] = math.Log(v)
-	}
+	p := r.vifa.SharedPosterior() // read, not copied: no 4 + 2K float32 values of garbage per update
 	if r.avg == nil || r.nAvg < 1 {
-		r.avg, r.nAvg = p, 1
+		a := p.Clone()
+		for i, v := range a.Psi {
+			a.Psi[i] = math.Log(v)
+		}
+		r.avg, r.nAvg = a, 1
 		return
 	}
 	r.nAvg++
 	w := 1 / float64(r.nAvg)
 	for i := range p.Mean {
 		r.avg.Mean[i] += w * (p.Mean[i] - r.avg.Mean[i])
-		r.avg.Psi[i] += w * (p.Psi[i] - r.avg.Psi[i])
+		r.avg.Psi[i] += w * (math.Log(p.Psi[i]) - r.avg.Psi[i])
 	}
 	for i := range p.F {
 		r.avg.F[i] += w * (p.F[i] - r.avg.F[i])
