@@ -18,7 +18,7 @@ import (
 // GOGC 5, so that the heap's objects are the live heap within a few per cent.
 func TestTrainingMemoryBoundsLiveHeap(t *testing.T) {
 	if testing.Short() {
-		t.Skip("trains eight networks of 0.4 M weights")
+		t.Skip("trains fourteen networks of 0.4 M weights")
 	}
 	const ind = `{"inference": {"Linear": {"inference": "inducing", "inducing_rows": 32, "inducing_cols": 32}}, "q_inducing": "diagonal", "whitened_u": true}`
 	for _, tc := range []struct {
@@ -33,7 +33,10 @@ func TestTrainingMemoryBoundsLiveHeap(t *testing.T) {
 		{"inducing", "inducing", ind, nil},
 		{"inducing 4 samples", "inducing", ind, func(c *Config) { c.TrainSamples = 4 }},
 		{"vifa", "vifa", "", func(c *Config) { c.LatentDim = 4 }},
+		{"vifa latent 8", "vifa", "", func(c *Config) { c.LatentDim = 8 }},
+		{"vifa averaged", "vifa", "", func(c *Config) { c.LatentDim = 4; c.FAAverageEpochs = 1 }},
 		{"fa_em", "fa_em", "", func(c *Config) { c.LatentDim = 4; c.FAStartEpoch = 0 }},
+		{"fa_sga", "fa_sga", "", func(c *Config) { c.LatentDim = 4; c.FAStartEpoch = 0 }},
 		{"swag", "swag", "", func(c *Config) { c.LatentDim = 4; c.FAStartEpoch = 0 }},
 		{"laplace", "laplace", "", nil},
 	} {

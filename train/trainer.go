@@ -875,21 +875,32 @@ func (t *Trainer) Run(ctx context.Context, h Hooks) error {
 // (each layer's weights and biases or, where more, what its posterior declares): the
 // parameters, their gradients and Adam's moments, the sampled weights of every train_samples
 // sample with the graph kept for the backward pass, the posterior's own state (an FA's factors
-// and its learner's statistics, swag's deviations), and the checkpoint and model files, which
-// are staged whole in memory before they are written. Measured as the peak live heap of one
-// epoch of toy1d:1000 (batch 100) on mlp:1-1000-1000-1 and mlp:1-2000-2000-1 (1 M and 4 M
-// weights; float32 values per counted value): deterministic 13, mc_dropout 11, laplace 21,
-// ensemble_w 10 per member (3 members: 30), ffg_w 16 (17 with 1 M; train_samples 4: 24),
-// inducing 16 (train_samples 4: 54), vifa 104 + 26 per latent dimension (latent_dim 1, 4, 8:
-// 104, 177, 287), fa_em 57, 120, 204, swag 35, 62, 98. The factors below are those plus about 15 %.
+// and its learner's statistics, swag's deviations), and the checkpoint and model files' tensors,
+// which are staged in memory before they are written (an FA learner's state is generated into
+// the file, not staged). Measured as the peak live heap of one epoch of toy1d:1000 (batch 100)
+// on mlp:1-1000-1000-1 and mlp:1-2000-2000-1 (1 M and 4 M weights; float32 values per counted
+// value): deterministic 13, mc_dropout 11, laplace 21, ensemble_w 10 per member (3 members: 30),
+// ffg_w 16 (17 with 1 M; train_samples 4: 24), inducing 16 (train_samples 4: 54), swag 35, 62,
+// 98 (latent_dim 1, 4, 8; 25, 45, 62 since the FA state is not staged), and for latent_dim 1, 2,
+// 4, 8: vifa 50, 61, 84, 131 (its float64 state: c, ψ, log ψ, their gradients, the sample θ, z
+// and its gradient, Adam's moments of c and log ψ, 24 values; F, its gradient and its moments,
+// 8 per latent dimension; at the end of an epoch the evaluation's runtime model, 3 + K, and the
+// model's float32 tensors, 2 + K; with fa_average_epochs the average of c, F and log ψ, 4 + 2K
+// more: 57 at latent_dim 1, 151 at 8), fa_em 37, 47, 70, 112 and fa_sga 35, 43, 62, 99 (the
+// online fit's float64 running mean, ψ, the iterate's deviation, d̄² and the observed iterate,
+// 10; F, Ā, Cᵀ and a D×K scratch, 8 per latent dimension; the network with Adam, 4). The
+// factors below are those plus about 15 %.
 func trainingFloats(c *Config, members int) int64 {
 	s := int64(max(c.TrainSamples, 1))
 	k := int64(max(c.LatentDim, 0))
 	switch c.Posterior {
 	case "vifa":
-		return 90 + 30*k
+		if c.FAAverageEpochs > 0 {
+			return 50 + 15*k
+		}
+		return 44 + 13*k
 	case "fa_em", "fa_sga":
-		return 40 + 24*k
+		return 28 + 13*k
 	case "swag":
 		return 30 + 10*k
 	case "laplace":

@@ -342,8 +342,10 @@ func TestTrainingMemoryCheck(t *testing.T) {
 		{"ffg_w", 0, 1, 2, need(22) - 1, false},
 		{"inducing", 0, 1, 4, need(64), true},
 		{"inducing", 0, 1, 4, need(64) - 1, false},
-		{"vifa", 3, 1, 1, need(180), true},
-		{"vifa", 3, 1, 1, need(180) - 1, false},
+		{"vifa", 3, 1, 1, need(83), true},
+		{"vifa", 3, 1, 1, need(83) - 1, false},
+		{"fa_em", 3, 1, 1, need(67), true},
+		{"fa_em", 3, 1, 1, need(67) - 1, false},
 		{"swag", 3, 1, 1, need(60), true},
 		{"swag", 3, 1, 1, need(60) - 1, false},
 	} {
