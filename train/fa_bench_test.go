@@ -60,3 +60,29 @@ func BenchmarkFAStep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFACheckpoint times SaveCheckpoint of vifa and fa_em on mlp:1-500-500-1 (252 k
+// parameters) at latent_dim 4: the model's tensors and the learner's state (vifa's 12 + 6·4
+// float64 values per parameter), generated into the file.
+func BenchmarkFACheckpoint(b *testing.B) {
+	for _, post := range []string{"vifa", "fa_em"} {
+		b.Run(post, func(b *testing.B) {
+			c := DefaultConfig()
+			c.Data, c.Task, c.Arch, c.NoisePrecision = "toy1d:100", "regression", "mlp:1-500-500-1", 100
+			c.Posterior, c.LatentDim, c.BatchSize, c.FAStartEpoch = post, 4, 50, 0
+			dir := b.TempDir()
+			c.Out = filepath.Join(dir, "m.ebnn")
+			tr, err := New(c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			path := filepath.Join(dir, "c.ebnn")
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := tr.SaveCheckpoint(path); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
