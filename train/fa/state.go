@@ -19,19 +19,28 @@ func newState() State {
 	return State{Ints: map[string]int64{}, Floats: map[string][]float64{}, Bytes: map[string][]byte{}}
 }
 
-// load copies the buffer name of s into dst, which must have the same length.
-func (s State) load(name string, dst []float64) error {
+// check returns the buffer name of s after checking that it has n values, all finite.
+func (s State) check(name string, n int) ([]float64, error) {
 	v, ok := s.Floats[name]
 	if !ok {
-		return fmt.Errorf("fa: state: buffer %q is missing", name)
+		return nil, fmt.Errorf("fa: state: buffer %q is missing", name)
 	}
-	if len(v) != len(dst) {
-		return fmt.Errorf("fa: state: buffer %q has %d values, want %d", name, len(v), len(dst))
+	if len(v) != n {
+		return nil, fmt.Errorf("fa: state: buffer %q has %d values, want %d", name, len(v), n)
 	}
 	for i, x := range v {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return fmt.Errorf("fa: state: buffer %q: entry %d is %g", name, i, x)
+			return nil, fmt.Errorf("fa: state: buffer %q: entry %d is %g", name, i, x)
 		}
+	}
+	return v, nil
+}
+
+// load copies the buffer name of s into dst, which must have the same length.
+func (s State) load(name string, dst []float64) error {
+	v, err := s.check(name, len(dst))
+	if err != nil {
+		return err
 	}
 	copy(dst, v)
 	return nil
@@ -95,29 +104,32 @@ func (v *VIFA) LoadState(s State) error {
 	} else if int(k) != v.k {
 		return fmt.Errorf("fa: vifa: state has rank %d, want %d", k, v.k)
 	}
-	w := &VIFA{cfg: v.cfg, d: v.d, k: v.k, c: make([]float64, v.d), f: make([]float64, v.d*v.k), gamma: make([]float64, v.d)}
-	w.optC.init(v.d)
-	w.optF.init(v.d * v.k)
-	w.optG.init(v.d)
+	// Everything is checked before anything is copied (no staging copy of the state: 12 + 6K
+	// float32 values per parameter); s's buffers may be the learner's own (SharedState's).
 	steps, err := s.int("steps", 0, math.MaxInt32)
 	if err != nil {
 		return err
 	}
-	for name, a := range map[string]*adamState{"c": &w.optC, "f": &w.optF, "gamma": &w.optG} {
-		t, err := s.int("adam_t_"+name, 0, math.MaxInt32)
-		if err != nil {
+	opts := []struct {
+		name string
+		a    *adamState
+		n    int
+		t    int64
+	}{{"c", &v.optC, v.d, 0}, {"f", &v.optF, v.d * v.k, 0}, {"gamma", &v.optG, v.d, 0}}
+	for i := range opts {
+		o := &opts[i]
+		if o.t, err = s.int("adam_t_"+o.name, 0, math.MaxInt32); err != nil {
 			return err
 		}
-		a.t = int(t)
-		if err := s.load("adam_m_"+name, a.m); err != nil {
+		if _, err := s.check("adam_m_"+o.name, o.n); err != nil {
 			return err
 		}
-		if err := s.load("adam_v_"+name, a.v); err != nil {
+		if _, err := s.check("adam_v_"+o.name, o.n); err != nil {
 			return err
 		}
 	}
-	for name, dst := range map[string][]float64{"c": w.c, "f": w.f, "gamma": w.gamma} {
-		if err := s.load(name, dst); err != nil {
+	for name, n := range map[string]int{"c": v.d, "f": v.d * v.k, "gamma": v.d} {
+		if _, err := s.check(name, n); err != nil {
 			return err
 		}
 	}
@@ -127,10 +139,14 @@ func (v *VIFA) LoadState(s State) error {
 	}
 	*v.src = *src
 	v.steps = int(steps)
-	v.optC, v.optF, v.optG = w.optC, w.optF, w.optG
-	copy(v.c, w.c)
-	copy(v.f, w.f)
-	for i, g := range w.gamma {
+	for _, o := range opts {
+		o.a.t = int(o.t)
+		copy(o.a.m, s.Floats["adam_m_"+o.name])
+		copy(o.a.v, s.Floats["adam_v_"+o.name])
+	}
+	copy(v.c, s.Floats["c"])
+	copy(v.f, s.Floats["f"])
+	for i, g := range s.Floats["gamma"] {
 		v.gamma[i], v.psi[i] = g, math.Exp(g)
 	}
 	return nil
@@ -191,55 +207,55 @@ func (o *Online) LoadState(s State) error {
 	if err != nil {
 		return err
 	}
-	bufs := map[string][]float64{"wsum": {0}, "mean": make([]float64, o.d), "f": make([]float64, o.d*o.k),
-		"psi": make([]float64, o.d)}
+	// Everything is checked before anything is copied (no staging copy of the state); s's
+	// buffers may be the learner's own (SharedState's).
+	bufs := map[string][]float64{"mean": o.mean, "f": o.f, "psi": o.psi}
 	if o.em {
-		bufs["abar"], bufs["bbar"], bufs["d2bar"] = make([]float64, o.d*o.k), make([]float64, o.k*o.k), make([]float64, o.d)
+		bufs["abar"], bufs["bbar"], bufs["d2bar"] = o.abar, o.bbar, o.d2bar
 	} else {
-		bufs["gamma"] = make([]float64, o.d)
+		bufs["gamma"] = o.gamma
 	}
-	for name, dst := range bufs {
-		if err := s.load(name, dst); err != nil {
+	lens := map[string]int{"wsum": 1}
+	for name, buf := range bufs {
+		lens[name] = len(buf)
+	}
+	for name, n := range lens {
+		if _, err := s.check(name, n); err != nil {
 			return fmt.Errorf("%w (is the state from online %s?)", err, map[bool]string{true: "SGA", false: "EM"}[o.em])
 		}
 	}
 	avgs := o.averages()
-	avgBufs := map[string][]float64{}
+	avgLens := map[string]int{}
 	for name, buf := range avgs {
-		avgBufs[name] = make([]float64, len(buf))
+		avgLens[name] = len(buf)
 	}
 	if o.aavg != nil {
-		avgBufs["avg_weight"] = []float64{0}
+		avgLens["avg_weight"] = 1
 	}
-	for name, dst := range avgBufs {
-		if err := s.load(name, dst); err != nil {
+	for name, n := range avgLens {
+		if _, err := s.check(name, n); err != nil {
 			return fmt.Errorf("%w (was the state written without the averaging or re-centring this learner is configured for?)", err)
 		}
 	}
-	if w := avgBufs["avg_weight"]; w != nil && !(w[0] >= 0 && w[0] <= float64(t)) {
-		return fmt.Errorf("fa: online: state: averaging weight %g outside [0, %d observations]", w[0], t)
+	if o.aavg != nil {
+		if w := s.Floats["avg_weight"][0]; !(w >= 0 && w <= float64(t)) {
+			return fmt.Errorf("fa: online: state: averaging weight %g outside [0, %d observations]", w, t)
+		}
 	}
-	for i, p := range bufs["psi"] {
+	for i, p := range s.Floats["psi"] {
 		if !(p > 0) {
 			return fmt.Errorf("fa: online: state: psi[%d] = %g must be positive", i, p)
 		}
 	}
-	o.t, o.wsum = int(t), bufs["wsum"][0]
-	copy(o.mean, bufs["mean"])
-	copy(o.f, bufs["f"])
-	copy(o.psi, bufs["psi"])
-	if o.em {
-		copy(o.abar, bufs["abar"])
-		copy(o.bbar, bufs["bbar"])
-		copy(o.d2bar, bufs["d2bar"])
-	} else {
-		copy(o.gamma, bufs["gamma"])
+	o.t, o.wsum = int(t), s.Floats["wsum"][0]
+	for name, buf := range bufs {
+		copy(buf, s.Floats[name])
 	}
 	for name, buf := range avgs {
-		copy(buf, avgBufs[name])
+		copy(buf, s.Floats[name])
 	}
 	if o.aavg != nil {
-		o.avgW = avgBufs["avg_weight"][0]
+		o.avgW = s.Floats["avg_weight"][0]
 	}
 	return nil
 }
