@@ -102,6 +102,13 @@ func encodeFAState(kind string, s fa.State, avgN int64) ([]byte, error) {
 
 // decodeFAState reads a blob written by encodeFAState.
 func decodeFAState(b []byte) (kind string, s fa.State, avgN int64, err error) {
+	return decodeFAStateInto(b, nil)
+}
+
+// decodeFAStateInto is decodeFAState decoding each buffer into into's buffer of the same name
+// and length, where there is one (a learner's SharedState: no second copy of its state), and
+// into a new one otherwise. Those buffers are overwritten before anything is checked.
+func decodeFAStateInto(b []byte, into map[string][]float64) (kind string, s fa.State, avgN int64, err error) {
 	if len(b) < 4 {
 		return "", s, 0, fmt.Errorf("blob %q is truncated", faStateBlob)
 	}
@@ -119,7 +126,10 @@ func decodeFAState(b []byte) (kind string, s fa.State, avgN int64, err error) {
 		if buf.Len < 0 || buf.Len > len(rest)/8 { // no product: Len·8 wraps for Len ≥ 2^61
 			return "", s, 0, fmt.Errorf("blob %q: buffer %q of %d values exceeds the blob", faStateBlob, buf.Name, buf.Len)
 		}
-		v := make([]float64, buf.Len)
+		v := into[buf.Name]
+		if len(v) != buf.Len {
+			v = make([]float64, buf.Len)
+		}
 		for i := range v {
 			v[i] = math.Float64frombits(binary.LittleEndian.Uint64(rest[8*i:]))
 		}
@@ -192,7 +202,19 @@ func (t *Trainer) resumeFA(f *format.File, path string) error {
 		return fmt.Errorf("checkpoint %s: posterior %s: no FA learner state (written by an older edgebnn, or a model file?): %w",
 			path, r.kind, err)
 	}
-	kind, s, avgN, err := decodeFAState(b)
+	// Decoded into the learner's own buffers, which its LoadState then checks and keeps (a
+	// decoded copy beside them would be 12 + 6·latent_dim float32 values per parameter for
+	// vifa): a bad state leaves them overwritten, but then Resume returns no trainer.
+	var own fa.State
+	if r.vifa != nil {
+		own, err = r.vifa.SharedState()
+	} else {
+		own, err = r.online.SharedState()
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	kind, s, avgN, err := decodeFAStateInto(b, own.Floats)
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
