@@ -50,8 +50,9 @@ type WriteOptions struct {
 	Perm os.FileMode
 }
 
-// Writer accumulates sections in memory and writes a container. It is not
-// safe for concurrent use. The zero value is not usable; call NewWriter.
+// Writer accumulates sections in memory (or, added by AddBlobFunc, their
+// generators) and writes a container. It is not safe for concurrent use. The
+// zero value is not usable; call NewWriter.
 type Writer struct {
 	sections []pending
 	names    map[string]bool
