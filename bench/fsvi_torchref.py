@@ -31,6 +31,7 @@ it (10 bins [lo, hi)) and as `edgebnn eval` does (15 bins (lo, hi]).
 Usage: python3 bench/fsvi_torchref.py --seed S --out DIR [--epochs 200] [--eval-every 10]
            [--threads 1] [--train-limit N] [--test-limit N] [--data-dir DIR]
        python3 bench/fsvi_torchref.py --self-test
+       python3 bench/fsvi_torchref.py --summarize DIR   (the table: mean ± s.e. over DIR's seeds)
 Resumable: DIR/torchref_sS.pt holds the state after each epoch (a rerun continues from it);
 DIR/torchref_sS.jsonl gets one line per evaluation. Needs python3-torch and python3-numpy
 (Debian), and the Fashion-MNIST IDX files (Debian's dataset-fashion-mnist).
@@ -217,8 +218,37 @@ def self_test():
     print("self-test passed")
 
 
+def summarize(out):
+    """Prints a Markdown table of DIR's evaluations, one row per evaluated epoch: accuracy, NLL and
+    both ECEs as mean ± standard error over the seeds that reached that epoch."""
+    runs = {}
+    for name in sorted(os.listdir(out)):
+        if name.startswith("torchref_s") and name.endswith(".jsonl"):
+            with open(os.path.join(out, name)) as f:
+                runs[name[len("torchref_s"):-len(".jsonl")]] = {d["epoch"]: d for d in map(json.loads, filter(str.strip, f))}
+    if not runs:
+        raise SystemExit(f"{out}: no torchref_sS.jsonl files")
+
+    def cell(vals, scale, digits):
+        m = sum(vals) / len(vals)
+        if len(vals) < 2:
+            return f"{scale * m:.{digits}f}"
+        se = math.sqrt(sum((v - m) ** 2 for v in vals) / (len(vals) - 1) / len(vals))
+        return f"{scale * m:.{digits}f} ± {scale * se:.{digits}f}"
+
+    print(f"seeds: {', '.join(runs)} ({out})\n")
+    print("| epoch | seeds | accuracy % | NLL | ECE (15 bins, ours) | ECE (10 bins, the code's) |")
+    print("|---:|---:|---|---|---|---|")
+    for e in sorted({e for r in runs.values() for e in r}):
+        rows = [r[e] for r in runs.values() if e in r]
+        print(f"| {e} | {len(rows)} | {cell([d['acc'] for d in rows], 1, 2)} | {cell([d['nll'] for d in rows], 1, 3)} | "
+              f"{cell([d['ece15'] for d in rows], 1, 3)} | {cell([d['ece_ref10'] for d in rows], 1, 3)} |")
+    print("| paper 004, Table 1 (10 seeds) | | 92.52 ± 0.13 | | 0.014 ± 0.002 | |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--summarize", metavar="DIR", help="print the evaluations in DIR as a table (mean ± s.e. over seeds), then exit")
     ap.add_argument("--self-test", action="store_true", help="check the KL, the initialisation and the corruptions, then exit")
     ap.add_argument("--seed", type=int)
     ap.add_argument("--out")
@@ -231,6 +261,9 @@ def main():
     a = ap.parse_args()
     if a.self_test:
         self_test()
+        return
+    if a.summarize:
+        summarize(a.summarize)
         return
     if a.seed is None or not a.out:
         raise SystemExit("--seed and --out are required")

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +33,8 @@ func torchPython(t *testing.T) string {
 // again in PyTorch, the check on the preset's ECE gap in docs/RESULTS.md): its self-test (the KL
 // against torch.distributions, flax's initial variances, the corruptions' shapes), then one epoch
 // on 256 images resumed for a second, and checks the evaluation lines' shape and ranges (not
-// their values). Skipped without python3-torch, which CI does not install.
+// their values), and --summarize's mean ± standard error over two seeds. Skipped without
+// python3-torch, which CI does not install.
 func TestFSVITorchRef(t *testing.T) {
 	skipQuick(t, "trains a small CNN for 2 epochs of 256 images in PyTorch (about 30 s)")
 	py := torchPython(t)
@@ -81,5 +84,20 @@ func TestFSVITorchRef(t *testing.T) {
 				t.Fatalf("line %d: %s = %v (present %v), want in [%g, %g]", i+1, key, v, ok, r.lo, r.hi)
 			}
 		}
+	}
+
+	// --summarize over two seeds: a second seed whose epoch-2 accuracy is 10 points lower gives
+	// the mean acc − 5 and the standard error 5 (two values d apart: s.e. d/2).
+	second := `{"epoch": 2, "acc": ` + strconv.FormatFloat(lines[1]["acc"]-10, 'f', -1, 64) + `, "nll": 1, "ece15": 0.5, "ece_ref10": 0.5}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "torchref_s4.jsonl"), []byte(second), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(ctx, py, script, "--summarize", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("--summarize: %v\n%s", err, out)
+	}
+	want := fmt.Sprintf("| 2 | 2 | %.2f ± 5.00 |", lines[1]["acc"]-5)
+	if !strings.Contains(string(out), "| 1 | 1 | ") || !strings.Contains(string(out), want) || !strings.Contains(string(out), "92.52 ± 0.13") {
+		t.Fatalf("--summarize: want rows for epoch 1 (one seed) and epoch 2 (%q) and the paper's row:\n%s", want, out)
 	}
 }
