@@ -403,8 +403,10 @@ func (c *Config) ReadConfigFile(path string) error {
 
 // ParseConfig decodes a JSON config (one object) over c; name is the file for error messages.
 // Unknown keys and text after the object are errors. A "preset" key applies that preset
-// (ApplyPreset) first, so the object's other keys override the preset's. It does not validate
-// the values (Validate does).
+// (ApplyPreset) first, so the object's other keys override the preset's. A value outside its
+// key's range is an error naming the file and wrapping a *RangeError (the defaults and the
+// presets are in range: what is out of range came from the object); the rest of Validate (the
+// keys' enumerations and how they combine) waits until the flags have been applied too.
 func (c *Config) ParseConfig(data []byte, name string) error {
 	var probe struct {
 		Preset *string `json:"preset"`
@@ -414,7 +416,13 @@ func (c *Config) ParseConfig(data []byte, name string) error {
 			return fmt.Errorf("config %s: %w", name, err)
 		}
 	}
-	return c.decode(data, name)
+	if err := c.decode(data, name); err != nil {
+		return err
+	}
+	if err := c.validateBounds(); err != nil {
+		return fmt.Errorf("config %s: %w", name, err)
+	}
+	return nil
 }
 
 // decode is ParseConfig without the preset: the object's keys over c.
@@ -669,13 +677,26 @@ func (c *Config) validateStrings() error {
 		if key == "arch" && !convert.ArchIsFile(c.Arch) {
 			continue
 		}
-		return fmt.Errorf("config: %s %s is longer than %d bytes, the most a key takes (a path's limit)", key, clip.Q(f.String()), MaxStringBytes)
+		return &RangeError{key, fmt.Sprintf("%s is longer than %d bytes, the most a key takes (a path's limit)", clip.Q(f.String()), MaxStringBytes)}
 	}
 	return nil
 }
 
+// A RangeError is a config value outside its key's domain: a number outside its configBounds
+// range or not finite, a string key longer than MaxStringBytes, more than MaxMilestones
+// milestones or one past MaxEpochs. Its message names the key and the value; the errors that
+// carry it say where the value came from (a config file, a checkpoint, the flags).
+type RangeError struct {
+	Key    string // the config key, e.g. "epochs" or "milestones[2]"
+	Detail string // what is wrong with its value, e.g. "-2 outside [1, 100000]"
+}
+
+// Error returns the key and what is wrong with its value.
+func (e *RangeError) Error() string { return e.Key + " " + e.Detail }
+
 // validateBounds checks every key of configBounds, the milestones and the length of the string
-// keys (validateStrings).
+// keys (validateStrings); what it finds is a *RangeError, without the "config: " prefix of the
+// other validation errors (its callers add it, or the config file's name).
 func (c *Config) validateBounds() error {
 	if err := c.validateStrings(); err != nil {
 		return err
@@ -683,34 +704,34 @@ func (c *Config) validateBounds() error {
 	for _, b := range configBounds {
 		f, ok := c.field(b.key)
 		if !ok {
-			return fmt.Errorf("config: internal error: no key %q", b.key)
+			return fmt.Errorf("internal error: no config key %q", b.key)
 		}
 		var v float64
 		switch f.Kind() {
 		case reflect.Int:
 			i := f.Int()
 			if float64(i) < b.min || float64(i) > b.max {
-				return fmt.Errorf("config: %s %d outside [%g, %g]", b.key, i, b.min, b.max)
+				return &RangeError{b.key, fmt.Sprintf("%d outside [%g, %g]", i, b.min, b.max)}
 			}
 			continue
 		case reflect.Float64:
 			v = f.Float()
 		default:
-			return fmt.Errorf("config: internal error: key %q is not numeric", b.key)
+			return fmt.Errorf("internal error: config key %q is not numeric", b.key)
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("config: %s %g is not a finite number", b.key, v)
+			return &RangeError{b.key, fmt.Sprintf("%g is not a finite number", v)}
 		}
 		if v < b.min || v > b.max {
-			return fmt.Errorf("config: %s %g outside [%g, %g]", b.key, v, b.min, b.max)
+			return &RangeError{b.key, fmt.Sprintf("%g outside [%g, %g]", v, b.min, b.max)}
 		}
 	}
 	if len(c.Milestones) > MaxMilestones {
-		return fmt.Errorf("config: %d milestones (at most %d)", len(c.Milestones), MaxMilestones)
+		return &RangeError{"milestones", fmt.Sprintf("has %d entries (at most %d)", len(c.Milestones), MaxMilestones)}
 	}
 	for i, m := range c.Milestones {
 		if m < 0 || m > MaxEpochs {
-			return fmt.Errorf("config: milestones[%d] %d outside [0, %d]", i, m, MaxEpochs)
+			return &RangeError{fmt.Sprintf("milestones[%d]", i), fmt.Sprintf("%d outside [0, %d]", m, MaxEpochs)}
 		}
 	}
 	return nil
@@ -722,7 +743,7 @@ func (c *Config) validateBounds() error {
 func (c *Config) validateData() error {
 	errf := func(format string, args ...any) error { return fmt.Errorf("config: "+format, args...) }
 	if err := c.validateBounds(); err != nil {
-		return err
+		return fmt.Errorf("config: %w", err)
 	}
 	switch {
 	case c.Data == "":
@@ -769,7 +790,7 @@ func checkDataName(d string) error {
 func (c *Config) Validate() error {
 	errf := func(format string, args ...any) error { return fmt.Errorf("config: "+format, args...) }
 	if err := c.validateBounds(); err != nil {
-		return err
+		return fmt.Errorf("config: %w", err)
 	}
 	switch {
 	case c.Arch == "":

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -95,11 +96,12 @@ func TestParseConfig(t *testing.T) {
 		{"trailing text", `{"epochs": 3} {"epochs": 4}`, "after"},
 		{"not an object", `[1]`, "config x"},
 		{"empty", ``, "EOF"},
-	}
-	if strconv.IntSize == 64 {
-		cases = append(cases, struct{ name, json, want string }{"huge int", `{"train_samples": 1000000000000}`, ""}) // parses; Validate refuses
-	} else {
-		cases = append(cases, struct{ name, json, want string }{"huge int", `{"train_samples": 1000000000000}`, "train_samples"}) // does not fit an int
+		// A value out of its key's range names the file and the key; an int this large parses
+		// where int has 64 bits (and is out of range), not where it has 32.
+		{"huge int", `{"train_samples": 1000000000000}`, "train_samples"},
+		{"out of range", `{"epochs": -1}`, "config x: epochs -1 outside"},
+		{"NaN-like string", `{"lr": "NaN"}`, "config x"},
+		{"milestone", `{"milestones": [2, 1000001]}`, "config x: milestones[1] 1000001 outside"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,12 +119,10 @@ func TestParseConfig(t *testing.T) {
 		})
 	}
 	c := DefaultConfig()
-	err := c.ParseConfig([]byte(`{"train_samples": 1000000000000}`), "x")
-	if err == nil {
-		err = c.Validate()
-	}
-	if err == nil || !strings.Contains(err.Error(), "train_samples") {
-		t.Fatalf("train_samples 1e12: %v, want an error naming it", err)
+	err := c.ParseConfig([]byte(`{"epochs": -1}`), "x")
+	var re *RangeError
+	if !errors.As(err, &re) || re.Key != "epochs" {
+		t.Fatalf("epochs -1: %v, want a *RangeError for epochs", err)
 	}
 }
 

@@ -307,6 +307,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		if *configPath != "" {
 			if err := cfg.ReadConfigFile(*configPath); err != nil {
+				// A value out of its key's range is a usage error (exit 2) as the same value
+				// given as a flag is; the message names the file.
+				if re := (*train.RangeError)(nil); errors.As(err, &re) {
+					return &usageError{msg: err.Error()}
+				}
 				return err
 			}
 			if hasPreset && cfg.Preset != preset {

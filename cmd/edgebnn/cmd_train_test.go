@@ -327,7 +327,8 @@ func TestTrainHelpDefaults(t *testing.T) {
 // --config file, the flags — and prints them as JSON, without training or writing anything; a
 // config file that is empty, not JSON, not an object, names an unknown key or holds a value out
 // of range is an error naming it (scripts such as bench/fsvi_preset.sh check a --config with it
-// before their runs start).
+// before their runs start). A file's value out of range is refused even where a flag replaces
+// it: the file is wrong whatever this run's flags, and a script that checks it must hear so.
 func TestTrainDryRun(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) string {
@@ -351,7 +352,10 @@ func TestTrainDryRun(t *testing.T) {
 		{"not JSON", `{"epochs": 7,`, nil, 1, []string{"not-JSON.json", "unexpected EOF"}},
 		{"not an object", `[7]`, nil, 1, []string{"not-an-object.json", "cannot unmarshal array"}},
 		{"unknown key", `{"epoch": 7}`, nil, 1, []string{"unknown-key.json", `unknown field "epoch"`}},
-		{"out of range", `{"epochs": -1}`, nil, 2, []string{"epochs -1 outside"}},
+		{"out of range", `{"epochs": -1}`, nil, 2, []string{"out-of-range.json: epochs -1 outside"}},
+		{"out of range under a flag", `{"lr": -1}`, []string{"--lr", "0.1"}, 2, []string{"out-of-range-under-a-flag.json: lr -1 outside"}},
+		{"milestone out of range", `{"milestones": [1, -3]}`, nil, 2, []string{"milestone-out-of-range.json: milestones[1] -3 outside"}},
+		{"flag out of range", `{"epochs": 7}`, []string{"--epochs", "-3"}, 2, []string{"config: epochs -3 outside"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := write(strings.ReplaceAll(c.name, " ", "-")+".json", c.config)
