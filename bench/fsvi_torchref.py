@@ -28,11 +28,13 @@ SGD lr 0.005 momentum 0.9, cosine decay over all 200 x 468 steps to 0.005 x lr. 
 weight samples, the mean of their softmax; accuracy, NLL, and ECE both as the reference computes
 it (10 bins [lo, hi)) and as `edgebnn eval` does (15 bins (lo, hi]).
 
-Usage: python3 bench/fsvi_torchref.py --seed S --out DIR [--epochs 200] [--eval-every 10]
+Usage: python3 bench/fsvi_torchref.py --seed S --out DIR [--epochs 200] [--stop-after E] [--eval-every 10]
            [--threads 1] [--train-limit N] [--test-limit N] [--data-dir DIR]
        python3 bench/fsvi_torchref.py --self-test
        python3 bench/fsvi_torchref.py --summarize DIR   (the table: mean ± s.e. over DIR's seeds)
 Resumable: DIR/torchref_sS.pt holds the state after each epoch (a rerun continues from it);
+--stop-after E ends the run after epoch E of the --epochs schedule (evaluated there), so that
+several seeds can be compared part-way and continued later with a larger E;
 DIR/torchref_sS.jsonl gets one line per evaluation. Needs python3-torch and python3-numpy
 (Debian), and the Fashion-MNIST IDX files (Debian's dataset-fashion-mnist).
 """
@@ -253,6 +255,8 @@ def main():
     ap.add_argument("--seed", type=int)
     ap.add_argument("--out")
     ap.add_argument("--epochs", type=int, default=200)
+    ap.add_argument("--stop-after", type=int, default=0, metavar="E",
+                    help="stop after epoch E of the --epochs schedule (evaluated there; a later run continues)")
     ap.add_argument("--eval-every", type=int, default=10)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--train-limit", type=int, default=0, help="use only the first N training images (a quick check)")
@@ -269,6 +273,9 @@ def main():
         raise SystemExit("--seed and --out are required")
     if a.epochs < 1 or a.eval_every < 1 or a.threads < 1 or a.train_limit < 0 or a.test_limit < 0:
         raise SystemExit("--epochs, --eval-every and --threads must be at least 1, --train-limit and --test-limit at least 0")
+    if not 0 <= a.stop_after <= a.epochs:
+        raise SystemExit(f"--stop-after {a.stop_after}: must be between 1 and --epochs {a.epochs} (0: run to the end)")
+    last = a.stop_after or a.epochs
     torch.set_num_threads(a.threads)
     os.makedirs(a.out, exist_ok=True)
     state_path = os.path.join(a.out, f"torchref_s{a.seed}.pt")
@@ -312,7 +319,10 @@ def main():
         ctx, epoch0 = Context(xtr, rng), 0
 
     prior_lv = {k: torch.full_like(init[k], PRIOR_FEATURE_LOGVAR) for k in hidden}
-    for epoch in range(epoch0 + 1, a.epochs + 1):
+    if epoch0 >= last:
+        print(f"{state_path}: has reached epoch {epoch0}, at or past --stop-after {last}; nothing to do")
+        return
+    for epoch in range(epoch0 + 1, last + 1):
         t0 = time.time()
         perm = rng.permutation(len(xtr))
         tot_nll = tot_kl = 0.0
@@ -350,7 +360,7 @@ def main():
                 raise SystemExit(f"epoch {epoch} step {s}: loss {loss.item()} (nll {nll.item()}, KL {kl.item()})")
         line = {"epoch": epoch, "nll_train": tot_nll / steps_per_epoch, "kl": tot_kl / steps_per_epoch,
                 "lr": lr, "seconds": time.time() - t0}
-        if epoch % a.eval_every == 0 or epoch == a.epochs:
+        if epoch % a.eval_every == 0 or epoch == last:
             line.update(evaluate({k: v.detach() for k, v in mu.items()}, {k: v.detach() for k, v in lv.items()},
                                  x_test, y_test, gen, every))
         print(json.dumps(line), flush=True)
