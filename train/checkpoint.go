@@ -148,6 +148,16 @@ func (t *Trainer) stage(path string, optimizer bool) (*outfile.Staged, error) {
 			return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 		}
 	}
+	// The optimizer's own buffers, not copies: they are only encoded (into new payloads).
+	st := optim.State[float32]{Step: t.opt.Steps()}
+	if optimizer && (t.fa == nil || t.fa.vifa == nil) && t.hmc == nil && t.lap == nil {
+		st = t.opt.SharedState() // vifa's optimizer state is in the FA learner's; hmc and a fitted laplace have none
+	}
+	// Before anything is staged: a state Resume would refuse is not written, and the file at
+	// path stays as it was.
+	if err := t.checkValues(st); err != nil {
+		return nil, t.notWritten(path, err)
+	}
 	w := format.NewWriter()
 	spec := t.Spec()
 	if len(t.Nets) > 1 {
@@ -175,6 +185,9 @@ func (t *Trainer) stage(path string, optimizer bool) (*outfile.Staged, error) {
 	}
 	if t.fa != nil {
 		if err := t.writeFA(w, path, optimizer); err != nil {
+			if errors.Is(err, ErrParamRange) {
+				return nil, t.notWritten(path, err)
+			}
 			return nil, err
 		}
 		nets = nil // the network's parameters are under optim/fa_net/ (fa_em, fa_sga, swag) or scratch (vifa)
@@ -194,11 +207,6 @@ func (t *Trainer) stage(path string, optimizer bool) (*outfile.Staged, error) {
 				return nil, fmt.Errorf("checkpoint %s: tensor %q: %w", path, p.Name, err)
 			}
 		}
-	}
-	// The optimizer's own buffers, not copies: they are only encoded (into new payloads).
-	st := optim.State[float32]{Step: t.opt.Steps()}
-	if optimizer && (t.fa == nil || t.fa.vifa == nil) && t.hmc == nil && t.lap == nil {
-		st = t.opt.SharedState() // vifa's optimizer state is in the FA learner's; hmc and a fitted laplace have none
 	}
 	// In sorted order, not the map's (which Go randomises): the same state gives the same bytes.
 	for _, name := range slices.Sorted(maps.Keys(st.Buffers)) {
@@ -242,6 +250,78 @@ func (t *Trainer) stage(path string, optimizer bool) (*outfile.Staged, error) {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	return staged, nil
+}
+
+// ErrParamRange is wrapped by the trainer's error for a value that a checkpoint or model would
+// hold and that Resume or init_from would refuse: a network parameter (or a factor-analysis
+// tensor) that is NaN or ±Inf or beyond ±MaxInitFromValue, or an optimizer state value that is
+// NaN or ±Inf or, in an SGD momentum buffer, beyond ±optim.MaxMomentum. Training stops at the
+// end of the epoch that made it (or at the save that finds it) and no file is written for that
+// state: an earlier checkpoint stays as it was.
+var ErrParamRange = errors.New("a checkpoint holding it would not resume")
+
+// checkValues returns an error wrapping ErrParamRange naming the first value out of range (see
+// ErrParamRange) among the network parameters a checkpoint of t holds and the optimizer state
+// st, or nil. It reads every value once and changes nothing.
+func (t *Trainer) checkValues(st optim.State[float32]) error {
+	nets := t.Nets
+	if t.fa != nil {
+		// fa_em, fa_sga: the network's parameters (under optim/fa_net/); vifa's are scratch. The
+		// FA tensors are checked as writeFA generates them.
+		nets = nil
+		if t.fa.vifa == nil {
+			nets = t.Nets[:1]
+		}
+	}
+	for _, n := range nets {
+		for _, p := range n.Params() {
+			if i := nonFinite(p.Value); i >= 0 {
+				return fmt.Errorf("tensor %q: value %d is %v: %w", p.Name, i, p.Value[i], ErrParamRange)
+			}
+			if i := outOfBound(p.Value); i >= 0 {
+				return fmt.Errorf("tensor %q: value %d is %g, outside ±%.0e: %w", p.Name, i, p.Value[i], MaxInitFromValue, ErrParamRange)
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(st.Buffers)) {
+		buf := st.Buffers[name]
+		if i := nonFinite(buf); i >= 0 {
+			return fmt.Errorf("optimizer state %q: value %d is %v: %w", OptimPrefix+name, i, buf[i], ErrParamRange)
+		}
+		if !strings.HasPrefix(name, "momentum_buffer/") {
+			continue
+		}
+		for i, x := range buf {
+			if math.Abs(float64(x)) > optim.MaxMomentum {
+				return fmt.Errorf("optimizer state %q: value %d is %g, outside ±%.0e: %w", OptimPrefix+name, i, x, optim.MaxMomentum, ErrParamRange)
+			}
+		}
+	}
+	return nil
+}
+
+// explainRange adds to err, from checkValues, where the run is (epoch, 1-based, and step) and,
+// when this run's updates made the value, that the learning rate is the cause.
+func (t *Trainer) explainRange(epoch int, err error) error {
+	const kept = "nothing is written for this state; an earlier checkpoint stays as it was"
+	c := &t.Config
+	if updates := t.Step - t.startStep; updates > 0 && t.hmc == nil && t.lap == nil {
+		err = fmt.Errorf("%w (after %d update(s) with optimizer %s: the updates diverged — lower lr (now %g); %s)",
+			err, updates, c.Optimizer, c.LR, kept)
+	} else {
+		err = fmt.Errorf("%w (%s)", err, kept)
+	}
+	return fmt.Errorf("train: epoch %d step %d: %w", epoch, t.Step, err)
+}
+
+// notWritten is stage's error for path when the state holds a value out of range (err, from
+// checkValues or writeFA).
+func (t *Trainer) notWritten(path string, err error) error {
+	epoch := t.Epoch // the last completed epoch's state or, stopped inside the next, that one's
+	if t.batch > 0 {
+		epoch++
+	}
+	return fmt.Errorf("checkpoint %s not written: %w", path, t.explainRange(epoch, err))
 }
 
 // ReadState reads a checkpoint's training state.

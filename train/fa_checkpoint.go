@@ -164,6 +164,9 @@ func (t *Trainer) writeFA(w *format.Writer, path string, checkpoint bool) error 
 	r := t.fa
 	ts := r.tensors()
 	for _, name := range []string{"fa.mean", "fa.factors", "fa.psi"} {
+		if i := nonFinite(ts[name].Data); i >= 0 { // refused by Resume and the runtime
+			return fmt.Errorf("tensor %q: value %d is %v: %w", name, i, ts[name].Data[i], ErrParamRange)
+		}
 		if _, err := w.AddTensor(name, ts[name].Shape, ts[name].Data, format.AddOptions{}); err != nil {
 			return fmt.Errorf("checkpoint %s: tensor %q: %w", path, name, err)
 		}

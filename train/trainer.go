@@ -1135,6 +1135,12 @@ func (t *Trainer) runEpoch(ctx context.Context, h Hooks) (EpochMetrics, error) {
 			}
 		}
 	}
+	// The epoch's last update is checked by no later step's loss, and a value beyond what Resume
+	// accepts can leave the loss finite: one pass over the values, before evaluation and the
+	// checkpoint, fails the run here, at the epoch that made it, instead of at a save.
+	if err := t.checkValues(t.opt.SharedState()); err != nil {
+		return em, t.explainRange(e+1, err)
+	}
 	t.finishEpoch(&em, nb, steps, start)
 	return em, nil
 }
