@@ -262,7 +262,7 @@ var ErrParamRange = errors.New("a checkpoint holding it would not resume")
 
 // checkValues returns an error wrapping ErrParamRange naming the first value out of range (see
 // ErrParamRange) among the network parameters a checkpoint of t holds and the optimizer state
-// st, or nil. It reads every value once and changes nothing.
+// st, or nil. It only reads them.
 func (t *Trainer) checkValues(st optim.State[float32]) error {
 	nets := t.Nets
 	if t.fa != nil {
