@@ -120,6 +120,11 @@ type Options struct {
 	// validated against the model's input shape, task and outputs. A checkpoint's decision
 	// policy is not carried over: recalibrate the converted model (edgebnn calibrate).
 	Preprocess *runtime.Preprocess
+
+	// loadLimits are the runtime's load limits the model, and each member as it is added, is
+	// checked against (runtime.NewLoadBudget: zero fields are the runtime's, and a field can
+	// only lower its limit). Tests lower them to reach them with small members.
+	loadLimits runtime.LoadLimits
 }
 
 // LayerReport describes one parametric layer of the converted model.
@@ -568,7 +573,7 @@ func buildModel(src *source, opts Options) (*model, error) {
 	if err := m.fill(byName, cfg); err != nil {
 		return nil, err
 	}
-	rm, err := m.runtimeModel()
+	rm, err := m.runtimeModel(runtime.NewLoadBudget(opts.loadLimits))
 	if err != nil {
 		return nil, fmt.Errorf("convert: the checkpoint does not make a valid model: %w", err)
 	}
@@ -876,14 +881,14 @@ func toF32(t *statedict.Tensor) ([]float32, error) {
 	return nil, fmt.Errorf("convert: tensor %s has integer type %s; parameters must be floating point", clip.Q(t.Name), t.DType)
 }
 
-// runtimeModel builds the runtime model from the in-memory tensors and checks it reads exactly
-// the tensors expected.
-func (m *model) runtimeModel() (*runtime.Model, error) {
+// runtimeModel builds the runtime model from the in-memory tensors, charging its load to budget,
+// and checks it reads exactly the tensors expected.
+func (m *model) runtimeModel(budget *runtime.LoadBudget) (*runtime.Model, error) {
 	ts := runtime.Tensors{}
 	for _, e := range m.expect {
 		ts[e.Name] = runtime.Tensor{Shape: e.Shape, Data: m.tensors[e.Name]}
 	}
-	rm, err := runtime.New(m.spec, ts)
+	rm, err := budget.New(m.spec, ts)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/edgebnn/edgebnn/convert/statedict"
 	"github.com/edgebnn/edgebnn/format"
@@ -58,7 +60,11 @@ func CheckMembers(spec *runtime.Spec, m int, maxMemory int64) error {
 // combineMembers reads opts.Members and returns one source holding src (member 0) and them, each
 // member's tensors under runtime.MemberPrefix(k), with Spec.Members = their number. The members
 // must be edgebnn model files (or training checkpoints) of one architecture, posterior and
-// preprocessing, each a single network.
+// preprocessing, each a single network. Each is checked as it is read, before the next: that it
+// has member 0's architecture (the error names the first differing spec field), that it makes a
+// valid model alone, and that the runtime still loads the mixture with it — the limits on what a
+// mixture's layers derive at load (runtime.LoadBudget) add up over its members, so the error
+// names the member that takes the mixture over one, the limit and the members' use of it.
 func combineMembers(src *source, opts Options) (*source, error) {
 	M := 1 + len(opts.Members)
 	if M > runtime.MaxMembers {
@@ -87,6 +93,12 @@ func combineMembers(src *source, opts Options) (*source, error) {
 	if limit == 0 {
 		limit = runtime.DefaultMaxMemory()
 	}
+	// Each member is checked as it is read, alone and as the runtime loads the mixture: the
+	// budget charges members 0, 1, … what loading the mixture charges them.
+	budget := runtime.NewLoadBudget(opts.loadLimits)
+	if err := checkMember(src, opts, budget); err != nil {
+		return nil, fmt.Errorf("convert: member 0 (%s) does not make a valid model on its own: %w", clip.Path(opts.Checkpoint), err)
+	}
 	held := tensorBytes(src.tensors)
 	out := &source{kind: "model", pre: src.pre}
 	spec := *src.spec
@@ -109,17 +121,27 @@ func combineMembers(src *source, opts Options) (*source, error) {
 			return nil, err
 		}
 		if !bytes.Equal(got, want) {
-			return nil, fmt.Errorf("convert: member %d: %s has another architecture or posterior than %s (every member must have the same layers, shapes and posterior settings)",
-				k+1, clip.Path(path), clip.Path(opts.Checkpoint))
+			return nil, fmt.Errorf("convert: member %d: %s has another architecture or posterior than %s (every member must have the same layers, shapes and posterior settings): %s",
+				k+1, clip.Path(path), clip.Path(opts.Checkpoint), specDiff(got, want))
 		}
 		if !bytes.Equal(ms.pre, src.pre) {
 			return nil, fmt.Errorf("convert: member %d: %s records another input preprocessing than %s", k+1, clip.Path(path), clip.Path(opts.Checkpoint))
 		}
-		// A member may hold tensors its spec does not declare (convert ignores them): count what
-		// was read, so that one such file given many times is refused as it adds up.
+		// A member may hold tensors its spec does not declare (which checkMember then refuses):
+		// count what was read first, so that a file too large for the memory is refused as such.
 		if held += tensorBytes(ms.tensors); limit > 0 && held > limit {
 			return nil, fmt.Errorf("convert: member %d (%s): the %d members read so far hold %s (tensors their spec does not declare included), above the %s available for combining them",
 				k+1, clip.Path(path), k+2, sizeString(held), sizeString(limit))
+		}
+		before := budget.Used()
+		if err := checkMember(ms, opts, budget); err != nil {
+			// Alone, within the same limits, the member either fails too (its own fault) or
+			// loads: then it is the one that takes the mixture over a limit.
+			if alone := checkMember(ms, opts, runtime.NewLoadBudget(opts.loadLimits)); alone != nil {
+				return nil, fmt.Errorf("convert: member %d (%s) does not make a valid model on its own: %w", k+1, clip.Path(path), alone)
+			}
+			return nil, fmt.Errorf("convert: member %d (%s) takes the mixture over the runtime's load limits: %w; members 0 to %d use %s: at most %d members of this network load as one model",
+				k+1, clip.Path(path), err, k, budgetUse(before, budget.Limits(), k+1), k+1)
 		}
 		prefix := runtime.MemberPrefix(k + 1)
 		for _, t := range ms.tensors {
@@ -128,6 +150,160 @@ func combineMembers(src *source, opts Options) (*source, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkMember checks a member of a mixture (an edgebnn model file) alone, as the single network
+// its spec describes: its tensors against the spec, as buildModel checks a checkpoint's, and the
+// runtime model they make, whose load is charged to budget.
+func checkMember(ms *source, opts Options, budget *runtime.LoadBudget) error {
+	spec := *ms.spec
+	spec.Info, spec.Members = nil, 0
+	if len(opts.InputShape) > 0 {
+		spec.InputShape = opts.InputShape
+	}
+	byName := make(map[string]*statedict.Tensor, len(ms.tensors))
+	for i := range ms.tensors {
+		byName[ms.tensors[i].Name] = &ms.tensors[i]
+	}
+	m := &model{spec: &spec, expect: schema.Expected(&spec), tensors: map[string][]float32{}}
+	if err := m.fill(byName, nil); err != nil {
+		return err
+	}
+	rm, err := m.runtimeModel(budget)
+	if err != nil {
+		return err
+	}
+	return rm.Close()
+}
+
+// budgetUse describes what n members, each charged the same, use of the runtime's load budgets
+// (used) against their limits: "2112 of 3167 bytes of quantile tables
+// (runtime.MaxBernsteinTableBytes), 1056 a member". It names the budgets one more member takes
+// over, or, when that does not show from the totals (an inducing layer's bytes held while it
+// loads, the inducing work allowed per stored value), every budget they use.
+func budgetUse(used, limits runtime.LoadLimits, n int) string {
+	type budget struct {
+		v, limit   int64
+		what, name string
+		grows      bool // the limit grows with the values stored
+	}
+	all := []budget{
+		{used.BernsteinTableBytes, limits.BernsteinTableBytes, "bytes of quantile tables", "MaxBernsteinTableBytes", false},
+		{used.BernsteinWork, limits.BernsteinWork, "flow-term evaluations", "MaxBernsteinWork", false},
+		{used.InducingBytes, limits.InducingBytes, "bytes of inducing values", "MaxInducingBytes", false},
+		{used.InducingWork, limits.InducingWork, "multiply-adds, plus runtime.InducingWorkPerValue a stored value", "MaxInducingWork", true},
+	}
+	var over, inUse []string
+	for _, b := range all {
+		if b.v <= 0 {
+			continue
+		}
+		each := b.v / int64(n)
+		s := fmt.Sprintf("%d of %d %s (runtime.%s), %d a member", b.v, b.limit, b.what, b.name, each)
+		inUse = append(inUse, s)
+		if !b.grows && b.v+each > b.limit {
+			over = append(over, s)
+		}
+	}
+	switch {
+	case len(over) > 0:
+		return strings.Join(over, "; ")
+	case len(inUse) > 0:
+		return strings.Join(inUse, "; ")
+	}
+	return "none of them"
+}
+
+// specDiff describes the first difference between the architecture keys (archKey) got, of a
+// member, and want, of member 0: "its layers[1] ("fc").posterior.prior_sd is 0.5, not 1".
+func specDiff(got, want []byte) string {
+	decode := func(b []byte) any {
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		var v any
+		if d.Decode(&v) != nil {
+			return nil
+		}
+		return v
+	}
+	path, g, w, ok := firstDiff("", decode(got), decode(want))
+	if !ok {
+		return "its spec differs"
+	}
+	return fmt.Sprintf("its %s is %s, not %s", strings.TrimPrefix(path, "."), g, w)
+}
+
+// firstDiff returns the path (from path) of the first value in which the decoded JSON values a
+// and b differ — object keys in sorted order, array elements by index, an element that is an
+// object with a "name" shown by it — and the two values, short; ok is false when they are equal.
+func firstDiff(path string, a, b any) (at, av, bv string, ok bool) {
+	switch x := a.(type) {
+	case map[string]any:
+		y, same := b.(map[string]any)
+		if !same {
+			break
+		}
+		keys := make([]string, 0, len(x)+len(y))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		for k := range y {
+			if _, dup := x[k]; !dup {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if at, av, bv, ok := firstDiff(path+"."+k, x[k], y[k]); ok {
+				return at, av, bv, ok
+			}
+		}
+		return "", "", "", false
+	case []any:
+		y, same := b.([]any)
+		if !same {
+			break
+		}
+		for i := range max(len(x), len(y)) {
+			var xi, yi any
+			if i < len(x) {
+				xi = x[i]
+			}
+			if i < len(y) {
+				yi = y[i]
+			}
+			p := fmt.Sprintf("%s[%d]", path, i)
+			for _, v := range []any{xi, yi} {
+				if o, isObj := v.(map[string]any); isObj {
+					if name, isStr := o["name"].(string); isStr {
+						p += " (" + clip.Q(name) + ")"
+						break
+					}
+				}
+			}
+			if at, av, bv, ok := firstDiff(p, xi, yi); ok {
+				return at, av, bv, ok
+			}
+		}
+		return "", "", "", false
+	}
+	as, bs := shortJSON(a), shortJSON(b)
+	if as == bs {
+		return "", "", "", false
+	}
+	return path, as, bs, true
+}
+
+// shortJSON is v as JSON, clipped (clip.S); "none" for a missing or null value.
+func shortJSON(v any) string {
+	if v == nil {
+		return "none"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return clip.V(v)
+	}
+	return clip.S(string(b))
 }
 
 // etc is ", …" when a list of n names was shown by its first only.

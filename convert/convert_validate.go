@@ -103,7 +103,7 @@ func predictProbs(m *runtime.Model, x []float32, n, samples int, seed uint64) ([
 // validate scores the unpruned f32 model and the written file (file, as checkWritten loaded
 // it) on the validation data.
 func validate(m *model, file *runtime.Model, opts Options) (*Validation, error) {
-	ref, err := m.runtimeModel()
+	ref, err := m.runtimeModel(runtime.NewLoadBudget(opts.loadLimits))
 	if err != nil {
 		return nil, err
 	}
