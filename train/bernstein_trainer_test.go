@@ -155,3 +155,45 @@ func TestBernsteinLastLRTooLarge(t *testing.T) {
 		})
 	}
 }
+
+// TestBernsteinLastInterruptAfterBadUpdate: an interrupt just after the update that drove
+// bernstein_last's flow parameters out of range (before any later pass sees them) does not save
+// them: the interrupt's checkpoint is refused naming the flow and lr, and nothing is written. It
+// used to write a checkpoint whose flows the runtime and the next sampling pass refuse.
+func TestBernsteinLastInterruptAfterBadUpdate(t *testing.T) {
+	dir := t.TempDir()
+	c := DefaultConfig()
+	c.Arch, c.Data, c.Posterior = "mlp:2-16-2", "moons", "bernstein_last"
+	c.BernsteinDegree, c.Epochs, c.BatchSize, c.LR, c.Optimizer = 10, 2, 50, 1e6, "adam"
+	c.TrainSamples, c.TestSamples = 1, 8
+	c.Out = filepath.Join(dir, "bf.ebnn")
+	tr, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err = tr.Run(ctx, Hooks{Step: func(s StepInfo) {
+		if s.Step == 1 {
+			cancel() // after the first update, before the pass that would find it
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Run = %v, want the interrupt", err)
+	}
+	if !errors.Is(err, ErrParamRange) || !errors.Is(err, bfvi.ErrParamRange) {
+		t.Errorf("error %q does not wrap ErrParamRange and bfvi.ErrParamRange", err)
+	}
+	for _, w := range []string{"not written", "epoch 1 step 1", "underflow", "lower lr (now 1e+06)"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("error %v does not say %q", err, w)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+		names := []string{}
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("wrote %v", names)
+	}
+}

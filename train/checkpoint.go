@@ -283,6 +283,16 @@ func (t *Trainer) checkValues(st optim.State[float32]) error {
 			}
 		}
 	}
+	if t.Config.Posterior == "bernstein_last" {
+		// Flow parameters out of the flows' range (bfvi.ErrParamRange: not finite, or scales
+		// that underflow) are refused by the runtime and by the next sampling pass, however
+		// small they are: an interrupt just after the update that made them must not save them.
+		for _, n := range nets {
+			if err := n.CheckFlows(); err != nil {
+				return fmt.Errorf("%w: %w", err, ErrParamRange)
+			}
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(st.Buffers)) {
 		buf := st.Buffers[name]
 		if i := nonFinite(buf); i >= 0 {
