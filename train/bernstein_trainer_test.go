@@ -124,12 +124,7 @@ func TestBernsteinLastLRTooLarge(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			c := DefaultConfig()
-			c.Arch, c.Data, c.Posterior = "mlp:2-16-2", "moons", "bernstein_last"
-			c.BernsteinDegree, c.Epochs, c.BatchSize, c.LR, c.Optimizer = 10, tc.epochs, tc.batch, tc.lr, tc.optimizer
-			c.TrainSamples, c.TestSamples = 1, 8
-			c.Out = filepath.Join(dir, "bf.ebnn")
-			tr, err := New(c)
+			tr, err := New(bernsteinLRConfig(dir, tc.optimizer, tc.lr, tc.batch, tc.epochs))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,14 +140,31 @@ func TestBernsteinLastLRTooLarge(t *testing.T) {
 					t.Errorf("error %q does not say %q", err, w)
 				}
 			}
-			if ents, _ := os.ReadDir(dir); len(ents) > 0 {
-				names := []string{}
-				for _, e := range ents {
-					names = append(names, e.Name())
-				}
-				t.Errorf("wrote %v", names)
-			}
+			checkNothingWritten(t, dir)
 		})
+	}
+}
+
+// bernsteinLRConfig is a bernstein_last run on the moons writing into dir, with the optimizer,
+// learning rate, batch size and epochs given.
+func bernsteinLRConfig(dir, optimizer string, lr float64, batch, epochs int) Config {
+	c := DefaultConfig()
+	c.Arch, c.Data, c.Posterior = "mlp:2-16-2", "moons", "bernstein_last"
+	c.BernsteinDegree, c.Epochs, c.BatchSize, c.LR, c.Optimizer = 10, epochs, batch, lr, optimizer
+	c.TrainSamples, c.TestSamples = 1, 8
+	c.Out = filepath.Join(dir, "bf.ebnn")
+	return c
+}
+
+// checkNothingWritten fails the test if dir holds any file.
+func checkNothingWritten(t *testing.T, dir string) {
+	t.Helper()
+	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+		names := []string{}
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("wrote %v", names)
 	}
 }
 
@@ -162,12 +174,7 @@ func TestBernsteinLastLRTooLarge(t *testing.T) {
 // used to write a checkpoint whose flows the runtime and the next sampling pass refuse.
 func TestBernsteinLastInterruptAfterBadUpdate(t *testing.T) {
 	dir := t.TempDir()
-	c := DefaultConfig()
-	c.Arch, c.Data, c.Posterior = "mlp:2-16-2", "moons", "bernstein_last"
-	c.BernsteinDegree, c.Epochs, c.BatchSize, c.LR, c.Optimizer = 10, 2, 50, 1e6, "adam"
-	c.TrainSamples, c.TestSamples = 1, 8
-	c.Out = filepath.Join(dir, "bf.ebnn")
-	tr, err := New(c)
+	tr, err := New(bernsteinLRConfig(dir, "adam", 1e6, 50, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,11 +196,5 @@ func TestBernsteinLastInterruptAfterBadUpdate(t *testing.T) {
 			t.Errorf("error %v does not say %q", err, w)
 		}
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
-		names := []string{}
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
-		t.Errorf("wrote %v", names)
-	}
+	checkNothingWritten(t, dir)
 }
