@@ -120,7 +120,7 @@ func newLastLayerRun(t *Trainer, ts []bnn.FFGTensor[float32], s *fsvi.Sampler) (
 	if err != nil {
 		return nil, err
 	}
-	return &fsviRun{ts: ts, sampler: s, last: last, prior: prior, ptape: autodiff.NewTape[float32](),
+	return &fsviRun{ts: ts, sampler: s, last: last, prior: prior, ptape: newTape(),
 		pside: fsvi.LastLayerPrior{N: t.Config.ContextSize, H: last.In, Q: last.Out},
 		opts:  fsvi.Options{Jitter: t.Config.FSVIJitter, Workspace: &fsvi.Workspace{}}}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strconv"
 	"testing"
 )
@@ -28,24 +29,32 @@ func presetTrainer(tb testing.TB, name string, limit int) *Trainer {
 }
 
 // BenchmarkPresetStepFSVI times trainer.step of the preset paper004-fmnist-fsvi (the CNN, batch
-// 128, 32 corrupted context points, fsvi_kl last_layer) on the first 1280 training examples.
+// 128, 32 corrupted context points, fsvi_kl last_layer) on the first 1280 training examples,
+// with its tapes' convolutions and pools on one goroutine (workers=1, the baseline) and on
+// GOMAXPROCS (the trainer's default; the same bits, TestPresetStepHash).
 func BenchmarkPresetStepFSVI(b *testing.B) {
-	tr := presetTrainer(b, "paper004-fmnist-fsvi", 1280)
-	nb := tr.Config.BatchSize
-	idx := make([]int, nb)
-	run := func(i int) {
-		for j := range idx {
-			idx[j] = (i*nb + j) % tr.Train.N
-		}
-		if _, _, _, err := tr.step(idx, 1); err != nil {
-			b.Fatal(err)
-		}
-	}
-	run(0)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		run(i + 1)
+	for _, workers := range []int{1, goruntime.GOMAXPROCS(0)} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			tr := presetTrainer(b, "paper004-fmnist-fsvi", 1280)
+			tr.tape.SetWorkers(workers)
+			tr.fs.ptape.SetWorkers(workers)
+			nb := tr.Config.BatchSize
+			idx := make([]int, nb)
+			run := func(i int) {
+				for j := range idx {
+					idx[j] = (i*nb + j) % tr.Train.N
+				}
+				if _, _, _, err := tr.step(idx, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			run(0)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				run(i + 1)
+			}
+		})
 	}
 }
 

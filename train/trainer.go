@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -161,13 +162,21 @@ func NewWithData(cfg Config, train, test *data.Dataset) (*Trainer, error) {
 	return newTrainer(cfg, train, test, true)
 }
 
+// newTape returns a tape whose convolutions and pools run on GOMAXPROCS goroutines: the
+// trainer's results do not depend on the count (autodiff.Tape.SetWorkers), only its speed does.
+func newTape() *autodiff.Tape[float32] {
+	tp := autodiff.NewTape[float32]()
+	tp.SetWorkers(goruntime.GOMAXPROCS(0))
+	return tp
+}
+
 // newTrainer is New (train, test nil: loaded from cfg.Data) and NewWithData; initFrom says
 // whether cfg.InitFrom is loaded (not on Resume, whose checkpoint holds the parameters).
 func newTrainer(cfg Config, train, test *data.Dataset, initFrom bool) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	t := &Trainer{Config: cfg, tape: autodiff.NewTape[float32]()}
+	t := &Trainer{Config: cfg, tape: newTape()}
 	if train != nil {
 		if err := t.setData(train, test); err != nil {
 			return nil, err

@@ -61,45 +61,89 @@ func (t *Tape[T]) Conv2D(x, w, b *Var[T], opt Conv2DOptions) *Var[T] {
 	p := oh * ow
 	inSize := g.InC * g.InH * g.InW
 	out := t.newVar([]int{n, cout, oh, ow}, false)
-	col := t.get(k*p, false)
-	for i := 0; i < n; i++ {
-		im2col(g, x.value[i*inSize:(i+1)*inSize], col)
-		o := out.value[i*cout*p : (i+1)*cout*p]
-		gemm(false, false, cout, p, k, 1, w.value, k, col, p, 0, o, p)
-		if b != nil {
-			for c := 0; c < cout; c++ {
-				bc := b.value[c]
-				for j := range o[c*p : (c+1)*p] {
-					o[c*p+j] += bc
+	// Each image is its own product (the images split among the workers, SetWorkers).
+	flops := int64(n) * int64(cout) * int64(p) * int64(k)
+	parts := t.parts(n, flops, minParallelFlops)
+	cols := t.getCols(parts, k*p)
+	runParts(parts, func(part int) {
+		col := cols[part]
+		lo, hi := span(n, parts, part)
+		for i := lo; i < hi; i++ {
+			im2col(g, x.value[i*inSize:(i+1)*inSize], col)
+			o := out.value[i*cout*p : (i+1)*cout*p]
+			gemm(false, false, cout, p, k, 1, w.value, k, col, p, 0, o, p)
+			if b != nil {
+				for c := 0; c < cout; c++ {
+					bc := b.value[c]
+					for j := range o[c*p : (c+1)*p] {
+						o[c*p+j] += bc
+					}
 				}
 			}
 		}
-	}
-	t.put(col)
+	})
+	t.putCols(cols)
 	t.record(out, func() {
 		gx, gw := x.gradBuf(), w.gradBuf()
 		var gb []T
 		if b != nil {
 			gb = b.gradBuf()
 		}
-		col := t.get(k*p, false)
-		defer t.put(col)
-		for i := 0; i < n; i++ {
-			gout := out.grad[i*cout*p : (i+1)*cout*p]
-			if gw != nil {
-				im2col(g, x.value[i*inSize:(i+1)*inSize], col)
-				gemm(false, true, cout, k, p, 1, gout, p, col, p, 1, gw, k)
-			}
-			if gx != nil {
-				gemm(true, false, k, p, cout, 1, w.value, k, gout, p, 0, col, p)
-				col2im(g, col, gx[i*inSize:(i+1)*inSize])
-			}
-			if gb != nil {
-				biasGrad(gout, gb, cout, p)
-			}
+		// The weight and bias gradients sum over the images in order: one chain, part 0. The
+		// input gradient of each image is its own: the images split among the other parts (all
+		// of them when there is no chain).
+		chain := gw != nil || gb != nil
+		parts := t.parts(n, flops, minParallelFlops)
+		xparts := parts // parts taking input gradients; 0: one part does all, image by image
+		switch {
+		case parts == 1 || gx == nil:
+			parts, xparts = 1, 0
+		case chain:
+			xparts--
 		}
+		cols := t.getCols(parts, k*p)
+		defer t.putCols(cols)
+		runParts(parts, func(part int) {
+			col := cols[part]
+			if xparts == 0 {
+				for i := 0; i < n; i++ {
+					convBackImage(g, x, w, out, gx, gw, gb, col, i, cout, k, p, inSize)
+				}
+				return
+			}
+			if chain && part == 0 {
+				for i := 0; i < n; i++ {
+					convBackImage(g, x, w, out, nil, gw, gb, col, i, cout, k, p, inSize)
+				}
+				return
+			}
+			if chain {
+				part--
+			}
+			lo, hi := span(n, xparts, part)
+			for i := lo; i < hi; i++ {
+				convBackImage(g, x, w, out, gx, nil, nil, col, i, cout, k, p, inSize)
+			}
+		})
 	}, ins...)
 	return out
+}
+
+// convBackImage adds image i's share of Conv2D's gradients — of the weight to gw, of the bias to
+// gb, of the input to gx (each skipped when nil) — using col (k×p) as scratch.
+func convBackImage[T Float](g kernels.ConvGeom, x, w, out *Var[T], gx, gw, gb, col []T, i, cout, k, p, inSize int) {
+	gout := out.grad[i*cout*p : (i+1)*cout*p]
+	if gw != nil {
+		im2col(g, x.value[i*inSize:(i+1)*inSize], col)
+		gemm(false, true, cout, k, p, 1, gout, p, col, p, 1, gw, k)
+	}
+	if gx != nil {
+		gemm(true, false, k, p, cout, 1, w.value, k, gout, p, 0, col, p)
+		col2im(g, col, gx[i*inSize:(i+1)*inSize])
+	}
+	if gb != nil {
+		biasGrad(gout, gb, cout, p)
+	}
 }
 
 // biasGrad adds to gb[c] the sum of row c of the cout×p gout, each row summed in order from 0 as
@@ -182,26 +226,37 @@ func (t *Tape[T]) MaxPool2D(x *Var[T], opt Pool2DOptions) *Var[T] {
 	out := t.newVar([]int{x.shape[0], x.shape[1], oh, ow}, false)
 	arg := t.getInts(len(out.value))
 	out.ints = arg
-	if opt.KH == 2 && opt.KW == 2 && sh == 2 && sw == 2 && opt.PadH == 0 && opt.PadW == 0 {
-		maxPool2x2(x.value, out.value, arg, false, nc, h, w, oh, ow)
-	} else {
-		maxPoolWindows(x.value, out.value, arg, nc, h, w, oh, ow, sh, sw, opt)
-	}
+	// Each channel of each image is its own (the images' channels split among the workers).
+	parts := t.parts(nc, int64(len(x.value)), minParallelElems)
+	two := opt.KH == 2 && opt.KW == 2 && sh == 2 && sw == 2 && opt.PadH == 0 && opt.PadW == 0
+	runParts(parts, func(part int) {
+		c0, c1 := span(nc, parts, part)
+		if two {
+			maxPool2x2(x.value, out.value, arg, false, c0, c1, h, w, oh, ow)
+		} else {
+			maxPoolWindows(x.value, out.value, arg, c0, c1, h, w, oh, ow, sh, sw, opt)
+		}
+	})
 	t.record(out, func() {
 		gx := x.gradBuf()
-		for o, g := range out.grad {
-			gx[arg[o]] += g
-		}
+		// A window's element lies in its channel: the parts' gradients are disjoint.
+		runParts(parts, func(part int) {
+			c0, c1 := span(nc, parts, part)
+			o0, o1 := c0*oh*ow, c1*oh*ow
+			for o, g := range out.grad[o0:o1] {
+				gx[arg[o0+o]] += g
+			}
+		})
 	}, x)
 	return out
 }
 
-// maxPoolWindows writes the maximum of every window of the nc images (h×w) of x to out and
-// the flat index of the element it came from to arg: the first maximum in row-major window
+// maxPoolWindows writes the maximum of every window of the images (h×w) c0 to c1−1 of x to out
+// and the flat index of the element it came from to arg: the first maximum in row-major window
 // order, or a NaN (which stops the scan of its window row) where the window holds one, as
 // torch.max_pool2d propagates NaN.
-func maxPoolWindows[T Float](x, out []T, arg []int, nc, h, w, oh, ow, sh, sw int, opt Pool2DOptions) {
-	for c := 0; c < nc; c++ {
+func maxPoolWindows[T Float](x, out []T, arg []int, c0, c1, h, w, oh, ow, sh, sw int, opt Pool2DOptions) {
+	for c := c0; c < c1; c++ {
 		img := x[c*h*w : (c+1)*h*w]
 		for y := 0; y < oh; y++ {
 			for z := 0; z < ow; z++ {
@@ -237,8 +292,8 @@ func maxPoolWindows[T Float](x, out []T, arg []int, nc, h, w, oh, ow, sh, sw int
 // choice of element: without branches on the data (comparisons of random activations
 // mispredict) except for the rare window that holds a NaN. (relu is a branch the predictor
 // always gets right; max(x, −∞) for the plain pool costs 1.35× its time.)
-func maxPool2x2[T Float](x, out []T, arg []int, relu bool, nc, h, w, oh, ow int) {
-	for c := 0; c < nc; c++ {
+func maxPool2x2[T Float](x, out []T, arg []int, relu bool, c0, c1, h, w, oh, ow int) {
+	for c := c0; c < c1; c++ {
 		base := c * h * w
 		for y := 0; y < oh; y++ {
 			i0, i1 := base+2*y*w, base+(2*y+1)*w
@@ -292,16 +347,24 @@ func (t *Tape[T]) ReLUMaxPool2D(x *Var[T], opt Pool2DOptions) *Var[T] {
 	out := t.newVar([]int{x.shape[0], x.shape[1], oh, ow}, false)
 	arg := t.getInts(len(out.value))
 	out.ints = arg
-	maxPool2x2(x.value, out.value, arg, true, nc, h, w, oh, ow)
+	parts := t.parts(nc, int64(len(x.value)), minParallelElems)
+	runParts(parts, func(part int) {
+		c0, c1 := span(nc, parts, part)
+		maxPool2x2(x.value, out.value, arg, true, c0, c1, h, w, oh, ow)
+	})
 	xv := x.value
 	t.record(out, func() {
 		gx := x.gradBuf()
-		var zero T
-		for o, g := range out.grad {
-			if k := arg[o]; xv[k] > 0 {
-				gx[k] += zero + g
+		runParts(parts, func(part int) {
+			c0, c1 := span(nc, parts, part)
+			o0, o1 := c0*oh*ow, c1*oh*ow
+			var zero T
+			for o, g := range out.grad[o0:o1] {
+				if k := arg[o0+o]; xv[k] > 0 {
+					gx[k] += zero + g
+				}
 			}
-		}
+		})
 	}, x)
 	return out
 }

@@ -380,8 +380,8 @@ func TestMaxPool2x2MatchesWindows(t *testing.T) {
 				oh, ow := h/2, w/2
 				got, want := make([]float32, nc*oh*ow), make([]float32, nc*oh*ow)
 				gotArg, wantArg := make([]int, len(got)), make([]int, len(got))
-				maxPool2x2(x, got, gotArg, false, nc, h, w, oh, ow)
-				maxPoolWindows(x, want, wantArg, nc, h, w, oh, ow, 2, 2, Pool2DOptions{KH: 2, KW: 2})
+				maxPool2x2(x, got, gotArg, false, 0, nc, h, w, oh, ow)
+				maxPoolWindows(x, want, wantArg, 0, nc, h, w, oh, ow, 2, 2, Pool2DOptions{KH: 2, KW: 2})
 				for i := range got {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) || gotArg[i] != wantArg[i] {
 						t.Fatalf("output %d: 2x2 path %v from %d, window scan %v from %d (input %v)", i, got[i], gotArg[i], want[i], wantArg[i], x)
@@ -407,19 +407,19 @@ func BenchmarkMaxPool2D(b *testing.B) {
 	b.Run("2x2", func(b *testing.B) {
 		b.SetBytes(int64(4 * len(x)))
 		for b.Loop() {
-			maxPool2x2(x, out, arg, false, nc, h, w, oh, ow)
+			maxPool2x2(x, out, arg, false, 0, nc, h, w, oh, ow)
 		}
 	})
 	b.Run("windows", func(b *testing.B) {
 		b.SetBytes(int64(4 * len(x)))
 		for b.Loop() {
-			maxPoolWindows(x, out, arg, nc, h, w, oh, ow, 2, 2, Pool2DOptions{KH: 2, KW: 2})
+			maxPoolWindows(x, out, arg, 0, nc, h, w, oh, ow, 2, 2, Pool2DOptions{KH: 2, KW: 2})
 		}
 	})
 	b.Run("relu-2x2", func(b *testing.B) { // ReLUMaxPool2D's
 		b.SetBytes(int64(4 * len(x)))
 		for b.Loop() {
-			maxPool2x2(x, out, arg, true, nc, h, w, oh, ow)
+			maxPool2x2(x, out, arg, true, 0, nc, h, w, oh, ow)
 		}
 	})
 }

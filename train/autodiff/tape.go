@@ -97,13 +97,14 @@ func (v *Var[T]) Item() T {
 //
 // A Tape is not safe for concurrent use.
 type Tape[T Float] struct {
-	nodes  []*Var[T]
-	slab   []*Var[T]
-	used   int
-	pool   map[int][][]T
-	ipool  map[int][][]int
-	noGrad int
-	err    error
+	nodes   []*Var[T]
+	slab    []*Var[T]
+	used    int
+	pool    map[int][][]T
+	ipool   map[int][][]int
+	noGrad  int
+	err     error
+	workers int // SetWorkers
 }
 
 // NewTape returns an empty tape.
