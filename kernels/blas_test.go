@@ -132,6 +132,74 @@ func TestGemmRowBlock(t *testing.T) {
 	}
 }
 
+// TestGemmColBlock: C computed in blocks of GemmColBlock's b and 2b columns (the last taking the rest) is
+// C computed in one call, to the bit, for shapes around every tier's bounds, both transposes and
+// beta 0 and 1; and the shapes GemmColBlock must refuse (a row, tiny products, narrow C) get 0.
+func TestGemmColBlock(t *testing.T) {
+	r := newRand(10)
+	blocked := 0
+	for _, m := range []int{1, 2, 5, gemmMCSmall, gemmMCSmall + 1, 64, 100} {
+		for _, n := range []int{gemmNCSmall, 2*gemmNCSmall - 1, 129, 2 * gemmNC, 300, 700} {
+			for _, k := range []int{1, 9, gemmKCSmall, gemmKCSmall + 1, 300} {
+				for tr := range 4 {
+					transA, transB := tr&1 != 0, tr&2 != 0
+					b := GemmColBlock(transA, transB, m, n, k)
+					if b == 0 {
+						continue
+					}
+					if m == 1 && !transA || n < 2*b || m*n <= gemmTinyFlops/k {
+						t.Fatalf("transA=%v transB=%v m=%d n=%d k=%d: block %d", transA, transB, m, n, k, b)
+					}
+					blocked++
+					a, bm := randSlice(r, m*k), randSlice(r, k*n)
+					lda, ldb := k, n
+					if transA {
+						lda = m
+					}
+					if transB {
+						ldb = k
+					}
+					for _, beta := range []float32{0, 1} {
+						c0 := randSlice(r, m*n)
+						whole := append([]float32(nil), c0...)
+						Gemm(transA, transB, m, n, k, 1.5, a, lda, bm, ldb, beta, whole, n)
+						got := append([]float32(nil), c0...)
+						for j0, nb := 0, 1; j0 < n; nb = 3 - nb { // blocks of b, 2b, b, … columns
+							j1 := j0 + nb*b
+							if n-j1 < b {
+								j1 = n
+							}
+							bo := j0 // op(B)'s column j0: B's column, or B's row when transposed
+							if transB {
+								bo = j0 * ldb
+							}
+							Gemm(transA, transB, m, j1-j0, k, 1.5, a, lda, bm[bo:], ldb, beta, got[j0:], n)
+							j0 = j1
+						}
+						for i := range whole {
+							if math.Float32bits(got[i]) != math.Float32bits(whole[i]) {
+								t.Fatalf("transA=%v transB=%v m=%d n=%d k=%d beta=%v, blocks of %d: C[%d,%d] = %v, in one call %v",
+									transA, transB, m, n, k, beta, b, i/n, i%n, got[i], whole[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if blocked < 100 {
+		t.Fatalf("only %d shapes were split", blocked)
+	}
+	for _, s := range []struct {
+		transA  bool
+		m, n, k int
+	}{{false, 1, 1000, 100}, {false, 64, 2*gemmNC - 1, 300}, {false, 2, 300, 1}, {false, 100, gemmNCSmall, 300}, {true, 0, 300, 300}} {
+		if b := GemmColBlock(s.transA, false, s.m, s.n, s.k); b != 0 {
+			t.Errorf("transA=%v m=%d n=%d k=%d: block %d, want 0", s.transA, s.m, s.n, s.k, b)
+		}
+	}
+}
+
 func TestGemmDegenerate(t *testing.T) {
 	// k == 0 and alpha == 0 only scale C; m == 0 or n == 0 touch nothing.
 	c := []float32{1, 2, float32(math.NaN()), 4}

@@ -96,6 +96,37 @@ func GemmRowBlock(m, n, k int) int {
 	return b
 }
 
+// GemmColBlock returns a block width b for Gemm(transA, transB, m, n, k, …) such that computing
+// C's columns in consecutive blocks, one Gemm call each (op(B)'s and C's columns from the
+// block's first on, the same leading dimensions), every block starting at a multiple of b and
+// at least b wide (the last one taking the n mod b columns left over too), gives C bit for bit
+// as one call for all n columns does; 0 when n < 2b or the blocks could take another path
+// through Gemm than the whole. The blocks are independent: they may run at once.
+func GemmColBlock(transA, transB bool, m, n, k int) int {
+	if m <= 0 || n <= 0 || k <= 0 || m == 1 && !transA || m*n <= gemmTinyFlops/k {
+		return 0 // nothing to do, a matrix-vector product, or plain loops
+	}
+	// Every driver visits C in panels of gemmNR columns whose arithmetic does not depend on the
+	// other panels; the blocked drivers also pack op(B) in blocks of their nc columns from
+	// column 0. Blocks that start at multiples of nc, on the path the whole takes, cover the
+	// same panels and packed blocks. Which path that is depends on n only through n ≤
+	// gemmNCSmall, which no block of more than gemmNC columns meets.
+	small := m <= gemmMCSmall || k <= gemmKCSmall
+	var b int
+	switch {
+	case gemmInPlaceA && !transA && !transB && (gemmInPlaceLarge || small || n <= gemmNCSmall):
+		b = gemmNC // gemmInPlace: any multiple of gemmNR
+	case small:
+		b = gemmNCSmall // gemmMedium, whatever the blocks' widths
+	case n > gemmNCSmall:
+		b = gemmNC // gemmLarge: blocks wider than gemmNCSmall stay there
+	}
+	if b == 0 || n < 2*b || n <= gemmNCSmall || m*b <= gemmTinyFlops/k {
+		return 0
+	}
+	return b
+}
+
 // gemmParams carries the operands of one Gemm call through the drivers.
 type gemmParams struct {
 	transA, transB bool

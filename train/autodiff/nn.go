@@ -33,21 +33,21 @@ func (t *Tape[T]) MatMulTrans(a, b *Var[T], transA, transB bool) *Var[T] {
 	}
 	lda, ldb := a.shape[1], b.shape[1]
 	out := t.newVar([]int{m, n}, false)
-	gemm(transA, transB, m, n, k, 1, a.value, lda, b.value, ldb, 0, out.value, n)
+	t.gemm(transA, transB, m, n, k, 1, a.value, lda, b.value, ldb, 0, out.value, n)
 	t.record(out, func() {
 		g := out.grad
 		if ga := a.gradBuf(); ga != nil {
 			if !transA { // dA (m×k) += dC·op(B)ᵀ
-				gemm(false, !transB, m, k, n, 1, g, n, b.value, ldb, 1, ga, lda)
+				t.gemm(false, !transB, m, k, n, 1, g, n, b.value, ldb, 1, ga, lda)
 			} else { // dA (k×m) += op(B)·dCᵀ
-				gemm(transB, true, k, m, n, 1, b.value, ldb, g, n, 1, ga, lda)
+				t.gemm(transB, true, k, m, n, 1, b.value, ldb, g, n, 1, ga, lda)
 			}
 		}
 		if gb := b.gradBuf(); gb != nil {
 			if !transB { // dB (k×n) += op(A)ᵀ·dC
-				gemm(!transA, false, k, n, m, 1, a.value, lda, g, n, 1, gb, ldb)
+				t.gemm(!transA, false, k, n, m, 1, a.value, lda, g, n, 1, gb, ldb)
 			} else { // dB (n×k) += dCᵀ·op(A)
-				gemm(true, transA, n, k, m, 1, g, n, a.value, lda, 1, gb, ldb)
+				t.gemm(true, transA, n, k, m, 1, g, n, a.value, lda, 1, gb, ldb)
 			}
 		}
 	}, a, b)

@@ -1,6 +1,10 @@
 package autodiff
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/edgebnn/edgebnn/kernels"
+)
 
 // Work below this many multiply-adds (convolutions) or elements (pooling) stays on the calling
 // goroutine: starting goroutines and growing their stacks to the GEMM drivers' panels costs
@@ -10,12 +14,12 @@ const (
 	minParallelElems = 1 << 15
 )
 
-// SetWorkers sets how many goroutines the tape's convolution and pooling ops may run on at once,
+// SetWorkers sets how many goroutines the tape's matrix products, convolutions and pools may run on at once,
 // the caller's among them; n < 1 is 1, the default (everything on the caller's goroutine). The
 // values and gradients are bit for bit the same for every n: an op is split only into parts
 // that write disjoint memory, each doing the arithmetic of the serial loop in its order (the
 // images of a batch; a convolution's weight gradient, a sum over the images, stays one chain,
-// beside the input gradients). The tape itself stays single-threaded: ops are recorded and
+// beside the input gradients; a float32 product's blocks of columns, kernels.GemmColBlock). The tape itself stays single-threaded: ops are recorded and
 // differentiated one at a time, by one goroutine.
 func (t *Tape[T]) SetWorkers(n int) { t.workers = max(n, 1) }
 
@@ -85,4 +89,29 @@ func (t *Tape[T]) putCols(cols [][]T) {
 	for _, c := range cols {
 		t.put(c)
 	}
+}
+
+// gemm is the package's gemm with C's columns split among the workers where that gives the same
+// bits (float32 products the kernels' GemmColBlock blocks).
+func (t *Tape[T]) gemm(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if _, ok := any(a).([]float32); ok && t.Workers() > 1 && int64(m)*int64(n)*int64(k) >= minParallelFlops {
+		if bw := kernels.GemmColBlock(transA, transB, m, n, k); bw > 0 {
+			blocks := n / bw
+			parts := min(t.Workers(), blocks)
+			runParts(parts, func(p int) {
+				lo, hi := span(blocks, parts, p)
+				j0, j1 := lo*bw, hi*bw
+				if hi == blocks {
+					j1 = n // the last block takes the columns left over
+				}
+				bo := j0 // op(B)'s column j0: B's column, or its row when transposed
+				if transB {
+					bo = j0 * ldb
+				}
+				gemm(transA, transB, m, j1-j0, k, alpha, a, lda, b[bo:], ldb, beta, c[j0:], ldc)
+			})
+			return
+		}
+	}
+	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }

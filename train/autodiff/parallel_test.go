@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// convPoolGraph is a two-layer CNN on a batch large enough for every op to split among the
-// workers (above minParallelFlops and minParallelElems): conv → ReLU+2×2 pool → conv (no bias)
-// → 3×3 pool at stride 2 (overlapping windows) → sum of squares. It returns the loss and the
+// convPoolGraph is a small CNN on a batch large enough for every op to split among the workers
+// (above minParallelFlops and minParallelElems): conv → ReLU+2×2 pool → conv (no bias) → 3×3
+// pool at stride 2 (overlapping windows) → linear (its three products split by columns,
+// kernels.GemmColBlock) → sum of squares. It returns the loss and the
 // tensors whose values and gradients must not depend on the worker count.
 func convPoolGraph(t *Tape[float32], in [][]float32, nan bool) (*Var[float32], []*Var[float32]) {
 	x := t.Leaf(in[0], 16, 4, 16, 16)
@@ -22,16 +23,19 @@ func convPoolGraph(t *Tape[float32], in [][]float32, nan bool) (*Var[float32], [
 	}
 	h2 := t.Conv2D(p1, w2, nil, Conv2DOptions{PadH: 1, PadW: 1})
 	p2 := t.MaxPool2D(h2, Pool2DOptions{KH: 3, KW: 3, StrideH: 2, StrideW: 2, PadH: 1, PadW: 1})
-	return t.Sum(t.Square(p2)), []*Var[float32]{x, w1, b1, w2, h1, p1, h2, p2}
+	w3, b3 := t.Leaf(in[4], 200, 512), t.Leaf(in[5], 200)
+	y := t.Linear(t.Reshape(p2, 16, 512), w3, b3)
+	return t.Sum(t.Square(y)), []*Var[float32]{x, w1, b1, w2, h1, p1, h2, p2, w3, b3, y}
 }
 
 // TestWorkersSameBits checks that SetWorkers changes nothing in the values and gradients of a
 // CNN, to the bit: the convolutions' forward and backward passes (the weight gradient one chain
-// beside the input gradients) and both pools (2×2 with ReLU; 3×3 windows that overlap, whose
-// gradients add up in one element) split among 2, 3 and 7 workers as they run on one.
+// beside the input gradients), both pools (2×2 with ReLU; 3×3 windows that overlap, whose
+// gradients add up in one element) and the linear layer's products split among 2, 3 and 7
+// workers as they run on one.
 func TestWorkersSameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	sizes := []int{16 * 4 * 16 * 16, 8 * 4 * 9, 8, 32 * 8 * 9}
+	sizes := []int{16 * 4 * 16 * 16, 8 * 4 * 9, 8, 32 * 8 * 9, 200 * 512, 200}
 	in := make([][]float32, len(sizes))
 	for i, n := range sizes {
 		in[i] = make([]float32, n)
