@@ -162,8 +162,9 @@ func NewWithData(cfg Config, train, test *data.Dataset) (*Trainer, error) {
 	return newTrainer(cfg, train, test, true)
 }
 
-// newTape returns a tape whose convolutions and pools run on GOMAXPROCS goroutines: the
-// trainer's results do not depend on the count (autodiff.Tape.SetWorkers), only its speed does.
+// newTape returns a tape whose matrix products, convolutions and pools run on GOMAXPROCS
+// goroutines: the trainer's results do not depend on the count (autodiff.Tape.SetWorkers), only
+// its speed does.
 func newTape() *autodiff.Tape[float32] {
 	tp := autodiff.NewTape[float32]()
 	tp.SetWorkers(goruntime.GOMAXPROCS(0))

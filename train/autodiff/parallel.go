@@ -14,12 +14,13 @@ const (
 	minParallelElems = 1 << 15
 )
 
-// SetWorkers sets how many goroutines the tape's matrix products, convolutions and pools may run on at once,
-// the caller's among them; n < 1 is 1, the default (everything on the caller's goroutine). The
-// values and gradients are bit for bit the same for every n: an op is split only into parts
-// that write disjoint memory, each doing the arithmetic of the serial loop in its order (the
-// images of a batch; a convolution's weight gradient, a sum over the images, stays one chain,
-// beside the input gradients; a float32 product's blocks of columns, kernels.GemmColBlock). The tape itself stays single-threaded: ops are recorded and
+// SetWorkers sets how many goroutines the tape's matrix products, convolutions and pools may
+// run on at once, the caller's among them; n < 1 is 1, the default (everything on the caller's
+// goroutine). The values and gradients are bit for bit the same for every n: an op is split
+// only into parts that write disjoint memory, each doing the arithmetic of the serial loop in
+// its order (the images of a batch; a convolution's weight gradient, a sum over the images,
+// stays one chain beside the input gradients; a float32 product's blocks of columns,
+// kernels.GemmColBlock). The tape itself stays single-threaded: ops are recorded and
 // differentiated one at a time, by one goroutine.
 func (t *Tape[T]) SetWorkers(n int) { t.workers = max(n, 1) }
 
