@@ -263,13 +263,13 @@ func loadBernstein(b *builder, ls *LayerSpec, dOut, dIn int) (*bernstein, error)
 		if ok {
 			what = sizeString(need)
 		}
-		return nil, fmt.Errorf("runtime: layer %q (bernstein): the quantile table of %d × %d weights × %d points needs %s; the limit is %s (%s for all the model's tables, %s taken by earlier layers): %w",
+		return nil, fmt.Errorf("runtime: layer %q (bernstein): the quantile table of %d × %d weights × %d points needs %s; the limit is %s (%s for all the model's tables, MaxBernsteinTableBytes or the machine's memory, %s taken by earlier layers): %w",
 			name, dOut, dIn, g, what, sizeString(limit), sizeString(bud.maxBernsteinBytes), sizeString(bud.bernsteinBytes), ErrMemory)
 	}
 	// need ≤ 1 GiB here, so weights·G fits an int64 and so does its product with M + 1 ≤ 1001.
 	work := need / 4 * int64(m+1)
 	if work > bud.maxBernsteinWork-bud.bernsteinWork {
-		return nil, fmt.Errorf("runtime: layer %q (bernstein): tabulating %d × %d weights at %d points, degree %d, is %d flow-term evaluations; the model may take %d in all (%d taken by earlier layers)",
+		return nil, fmt.Errorf("runtime: layer %q (bernstein): tabulating %d × %d weights at %d points, degree %d, is %d flow-term evaluations; the model may take %d in all (MaxBernsteinWork), %d taken by earlier layers",
 			name, dOut, dIn, g, m, work, bud.maxBernsteinWork, bud.bernsteinWork)
 	}
 	bud.bernsteinBytes += need

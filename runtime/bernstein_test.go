@@ -58,8 +58,8 @@ func TestBernsteinModelBudget(t *testing.T) {
 		want        string
 	}{
 		{"both fit", 2 * one, 2 * one, ""},
-		{"tables", 2*one - 1, 2 * one, "(bernstein): the quantile table"},
-		{"work", 2 * one, 2*one - 1, "flow-term evaluations"},
+		{"tables", 2*one - 1, 2 * one, "the model's tables, MaxBernsteinTableBytes or the machine's memory"},
+		{"work", 2 * one, 2*one - 1, "flow-term evaluations; the model may take 12335 in all (MaxBernsteinWork)"},
 	} {
 		_, err := runtime.NewWithBernsteinBudget(spec, ts, tc.bytes, tc.work)
 		switch {
