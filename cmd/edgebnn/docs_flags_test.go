@@ -33,18 +33,7 @@ func TestFlagsDocumented(t *testing.T) {
 	// standsAlone reports whether word occurs in text with no name character (letter, digit,
 	// dash, underscore) on either side.
 	standsAlone := func(word string) bool {
-		for i := 0; ; {
-			j := strings.Index(text[i:], word)
-			if j < 0 {
-				return false
-			}
-			j += i
-			end := j + len(word)
-			if (j == 0 || !isNameByte(text[j-1])) && (end == len(text) || !isNameByte(text[end])) {
-				return true
-			}
-			i = j + 1
-		}
+		return regexp.MustCompile(`(?:^|[^\w-])` + regexp.QuoteMeta(word) + `(?:$|[^\w-])`).MatchString(text)
 	}
 	for _, c := range commandTable() {
 		_, help, _ := runCLI(c.name, "-h")
@@ -63,8 +52,4 @@ func TestFlagsDocumented(t *testing.T) {
 			t.Errorf("%s %s: in the flag list of 'edgebnn %s -h' but nowhere in README.md or docs/*.md", c.name, flag, c.name)
 		}
 	}
-}
-
-func isNameByte(b byte) bool {
-	return b == '-' || b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
