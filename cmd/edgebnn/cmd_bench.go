@@ -46,13 +46,6 @@ and ratio_to_deterministic (the last two absent with --mean). With --count, noth
 run's settings as one object with keys predictions, warmup, samples, batch,
 strategy and threads.`
 
-var benchCmd = command{
-	name:    "bench",
-	summary: "benchmark a model's predictor on this machine",
-	usage:   benchUsage,
-	run:     runBench,
-}
-
 type benchResult struct {
 	Median      float64 `json:"per_input_seconds_median"`
 	P90         float64 `json:"per_input_seconds_p90"`

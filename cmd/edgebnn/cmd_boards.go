@@ -17,13 +17,6 @@ Lists the board profiles edgebnn knows: platform, QEMU CPU model used to test
 it, RAM, the memory budget a model and its predictor may use, SIMD features,
 and whether the board is part of the emulated test matrix.`
 
-var boardsCmd = command{
-	name:    "boards",
-	summary: "list the board profiles (platform, CPU, RAM, budget, SIMD)",
-	usage:   boardsUsage,
-	run:     runBoards,
-}
-
 func runBoards(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("boards")
 	asJSON := fs.Bool("json", false, "print the profiles as a JSON array")

@@ -35,13 +35,6 @@ size. --host builds the full command set. It runs 'go build' in the edgebnn
 module root, found with 'go env GOMOD' from the current directory, so run it
 inside the edgebnn source tree with Go on PATH.`
 
-var buildCmd = command{
-	name:    "build",
-	summary: "cross-compile a static edgebnn binary for a board",
-	usage:   buildUsage,
-	run:     runBuild,
-}
-
 // buildOptions are the parsed flags of the build command.
 type buildOptions struct {
 	board   boards.Profile

@@ -50,13 +50,6 @@ conformal; not so on both), with the lowest error rate — and reports the
 result on both parts, with an exact (Clopper–Pearson) 95% upper bound on the
 held-out risk. docs/CALIBRATE.md has the details.`
 
-var calibrateCmd = command{
-	name:    "calibrate",
-	summary: "fit a model's act/abstain thresholds on labelled data and store them in the file",
-	usage:   calibrateUsage,
-	run:     runCalibrate,
-}
-
 // minCalibrationInputs is the fit-part size below which calibrate says its thresholds are
 // unstable.
 const minCalibrationInputs = 100

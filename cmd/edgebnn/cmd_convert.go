@@ -56,13 +56,6 @@ are Bayesian (MultiSWAG-style: sample s of a prediction draws from member
 s mod M, each with its own random streams), a deep ensemble (Ensemble-W) when
 they are deterministic. Train each member with its own --seed.`
 
-var convertCmd = command{
-	name:    "convert",
-	summary: "turn a bayesianize checkpoint + JSON config into a model file",
-	usage:   convertUsage,
-	run:     runConvert,
-}
-
 func runConvert(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("convert")
 	var o convert.Options

@@ -108,13 +108,6 @@ every one). On the first 256 test images it acts on 204 and is right on
 
 Needs no files and no network.`
 
-var demoCmd = command{
-	name:    "demo",
-	summary: "predict with uncertainty using a built-in Bayesian network",
-	usage:   demoUsage,
-	run:     runDemo,
-}
-
 type demoInput struct {
 	what  string
 	label int // -1: out of distribution

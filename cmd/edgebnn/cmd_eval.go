@@ -59,13 +59,6 @@ prints the ELBO at temperature 1 and the importance-sampling estimate of the
 log evidence log p(D). Layers without a posterior are held fixed. Cost: draws ×
 training examples × parameters multiply-adds, refused above 2e12.`
 
-var evalCmd = command{
-	name:    "eval",
-	summary: "evaluate accuracy, NLL and calibration on a data set",
-	usage:   evalUsage,
-	run:     runEval,
-}
-
 func runEval(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("eval")
 	dataFlag := fs.String("data", "", "data set: fmnist, fmnist-c:CORRUPTION:SEVERITY, csv:PATH, toy1d, toy1d:N (N points) or moons (default: the checkpoint's, else fmnist)")

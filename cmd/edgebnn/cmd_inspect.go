@@ -22,13 +22,6 @@ ensemble of networks (Ensemble-W) it shows the number of members K and the
 parameters per member; the per-layer counts and bytes then cover all members.
 --verify first checks every checksum and fails (exit status 1) on corruption.`
 
-var inspectCmd = command{
-	name:    "inspect",
-	summary: "list a model file's sections, tensors and checksums",
-	usage:   inspectUsage,
-	run:     runInspect,
-}
-
 func runInspect(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("inspect")
 	asJSON := fs.Bool("json", false, "print JSON")

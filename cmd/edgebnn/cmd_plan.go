@@ -36,13 +36,6 @@ does not fit --board says whether it would with --keep-f16.
 --out FILE also writes that model, random stand-in values and all, to FILE:
 a model of the real shape and size for 'edgebnn bench', not a trained one.`
 
-var planCmd = command{
-	name:    "plan",
-	summary: "fit a model and its predictor into a board's memory budget",
-	usage:   planUsage,
-	run:     runPlan,
-}
-
 func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("plan")
 	var o convert.PlanOptions

@@ -30,13 +30,6 @@ With --json, one object {"dim": D, "mean": [...], "cov": [[...]], "exact": true,
 "layers": [{"name", "kind", "offset", "size", "exact"}]}. Without it, a
 per-layer summary (mean |θ|, mean posterior standard deviation).`
 
-var posteriorCmd = command{
-	name:    "posterior",
-	summary: "print the posterior mean and covariance of a model's parameters",
-	usage:   posteriorUsage,
-	run:     runPosterior,
-}
-
 type posteriorLayerJSON struct {
 	Name   string `json:"name"`
 	Kind   string `json:"kind"`

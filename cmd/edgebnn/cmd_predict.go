@@ -48,13 +48,6 @@ probs, pred, class_name (when the model names its classes), confidence,
 entropy, expected_entropy, mutual_info, std, decision, reason, samples;
 regression keys index, mean, var, epistemic_var, decision, reason, samples.`
 
-var predictCmd = command{
-	name:    "predict",
-	summary: "predict with uncertainty (entropy, mutual information)",
-	usage:   predictUsage,
-	run:     runPredict,
-}
-
 // predictFlags are the options shared by predict and bench.
 type predictFlags struct {
 	model    *string

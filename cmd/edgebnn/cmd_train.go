@@ -170,17 +170,8 @@ Examples:
   edgebnn train --posterior laplace --init-from map.ebnn --epochs 0 \
       --arch mlp:784-256-256-10 --laplace-val 5000 --out laplace.ebnn`
 
-var trainCmd = command{
-	name:    "train",
-	summary: "train a Bayesian network on the host (VI, baselines)",
-	usage:   trainUsage,
-	run:     runTrain,
-	// Time to finish the step or evaluation under way and write the checkpoint of a large
-	// model; a second signal stops at once (main).
-	grace: trainGrace,
-}
-
-// trainGrace is how long train may take, once interrupted, to write its checkpoint.
+// trainGrace is how long train may take, once interrupted, to finish the step or evaluation
+// under way and write the checkpoint of a large model; a second signal stops at once (main).
 const trainGrace = time.Minute
 
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -18,13 +18,6 @@ Prints the edgebnn version, the source revision it was built from (when the
 build recorded it), the Go version and the platform (GOOS/GOARCH, and GOARM
 on 32-bit ARM).`
 
-var versionCmd = command{
-	name:    "version",
-	summary: "print the version, Go version and platform",
-	usage:   versionUsage,
-	run:     runVersion,
-}
-
 func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("version")
 	if err := parseFlagsOnly(fs, versionUsage, args, stdout); err != nil {

@@ -14,13 +14,13 @@ import (
 
 // command is one subcommand of edgebnn.
 //
-// To add a subcommand NAME, create cmd_NAME.go defining
+// To add a subcommand NAME, create cmd_NAME.go defining nameUsage and runName, and add the row
 //
-//	var nameCmd = command{name: "NAME", summary: "...", usage: nameUsage, run: runName}
+//	{name: "NAME", summary: "...", usage: nameUsage, run: runName}
 //
-// and add nameCmd to commandTable below. runName should parse its arguments with newFlagSet
-// and parseFlags (parseFlagsOnly when it takes no positional arguments), so that -h prints the
-// usage text and bad flags become usage errors (exit status 2).
+// to commandTable below (to hostCommands for a host-only command). runName should parse its
+// arguments with newFlagSet and parseFlags (parseFlagsOnly when it takes no positional
+// arguments), so that -h prints the usage text and bad flags become usage errors (exit status 2).
 type command struct {
 	// name is the word typed after "edgebnn".
 	name string
@@ -55,20 +55,20 @@ func commandTable() []command {
 	h := hostCommands()
 	var cmds []command
 	for _, c := range []command{
-		demoCmd,
+		{name: "demo", summary: "predict with uncertainty using a built-in Bayesian network", usage: demoUsage, run: runDemo},
 		h.train,
 		h.convert,
-		inspectCmd,
-		predictCmd,
+		{name: "inspect", summary: "list a model file's sections, tensors and checksums", usage: inspectUsage, run: runInspect},
+		{name: "predict", summary: "predict with uncertainty (entropy, mutual information)", usage: predictUsage, run: runPredict},
 		serveCmd,
 		h.eval,
 		h.calibrate,
-		posteriorCmd,
+		{name: "posterior", summary: "print the posterior mean and covariance of a model's parameters", usage: posteriorUsage, run: runPosterior},
 		h.plan,
-		benchCmd,
-		boardsCmd,
-		buildCmd,
-		versionCmd,
+		{name: "bench", summary: "benchmark a model's predictor on this machine", usage: benchUsage, run: runBench},
+		{name: "boards", summary: "list the board profiles (platform, CPU, RAM, budget, SIMD)", usage: boardsUsage, run: runBoards},
+		{name: "build", summary: "cross-compile a static edgebnn binary for a board", usage: buildUsage, run: runBuild},
+		{name: "version", summary: "print the version, Go version and platform", usage: versionUsage, run: runVersion},
 	} {
 		if c.name != "" { // absent from a device build
 			cmds = append(cmds, c)
