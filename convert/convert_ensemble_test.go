@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/internal/modeltest"
+	"github.com/edgebnn/edgebnn/internal/testutil"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -267,14 +268,7 @@ func TestConvertEnsembleErrors(t *testing.T) {
 			ckpt := filepath.Join(dir, "ens.ebnn")
 			writeEnsembleCheckpoint(t, ckpt, 3, c.edit)
 			_, err := Convert(Options{Checkpoint: ckpt, Out: filepath.Join(dir, "out.ebnn")})
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q lacks %q", err, w)
-				}
-			}
+			testutil.ErrorContains(t, err, c.want...)
 		})
 	}
 }

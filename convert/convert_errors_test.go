@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/convert/safetensors"
+	"github.com/edgebnn/edgebnn/internal/testutil"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -53,14 +54,7 @@ func TestCheckpointMismatch(t *testing.T) {
 			o := fixtureOpts("mlp_ffgu", ".pt", filepath.Join(dir, "out.ebnn"))
 			o.Checkpoint = p
 			_, err := Convert(o)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q lacks %q", err, w)
-				}
-			}
+			testutil.ErrorContains(t, err, tc.want...)
 		})
 	}
 }
@@ -167,11 +161,7 @@ func TestPlanMemoryLimit(t *testing.T) {
 			if !errors.Is(err, runtime.ErrMemory) {
 				t.Fatalf("Plan = %v, want runtime.ErrMemory", err)
 			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q lacks %q", err, w)
-				}
-			}
+			testutil.ErrorContains(t, err, c.want...)
 		})
 	}
 	// The same 1M-parameter model plans under a limit that allows it.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/internal/modeltest"
+	"github.com/edgebnn/edgebnn/internal/testutil"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -97,14 +98,7 @@ func TestConvertMembersChecked(t *testing.T) {
 			}
 			opts.Members = append(opts.Members, missing)
 			_, err := Convert(opts)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not say %q", err, w)
-				}
-			}
+			testutil.ErrorContains(t, err, c.want...)
 			if strings.Contains(err.Error(), "missing.ebnn") {
 				t.Errorf("error %q: the member after the one at fault was read", err)
 			}

@@ -5,11 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/internal/modeltest"
+	"github.com/edgebnn/edgebnn/internal/testutil"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -152,14 +152,7 @@ func TestConvertMembersErrors(t *testing.T) {
 				perturbedCopy(t, a, out, 0.01, nil)
 			}
 			_, err := Convert(c.opts)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			testutil.ErrorContains(t, err, c.want...)
 		})
 	}
 }
@@ -224,14 +217,7 @@ func TestConvertMembersLimits(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			c.opts.Out = filepath.Join(dir, "out.ebnn")
 			_, err := Convert(c.opts)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not say %q", err, w)
-				}
-			}
+			testutil.ErrorContains(t, err, c.want...)
 			if _, err := os.Stat(c.opts.Out); err == nil {
 				t.Errorf("%s written", c.opts.Out)
 			}
