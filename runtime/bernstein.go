@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/edgebnn/edgebnn/internal/f64"
 	"github.com/edgebnn/edgebnn/kernels"
 )
 
@@ -156,7 +157,7 @@ func NewBernsteinFlow(degree int) (*BernsteinFlow, error) {
 		return nil, fmt.Errorf("runtime: bernstein degree %d out of range [1, %d]", degree, MaxBernsteinDegree)
 	}
 	d := make([]float64, degree)
-	return &BernsteinFlow{f: bernsteinMap{m: degree, delta: d, lb: logBinomials(degree)}, delta: d}, nil
+	return &BernsteinFlow{f: bernsteinMap{m: degree, delta: d, lb: f64.LogBinomials(degree)}, delta: d}, nil
 }
 
 // Set loads the raw flow parameters λ = (a₁′, b₁, ϑ₀, δ₁ … δ_M, a₂′, b₂) (M + 5 values, the
@@ -198,18 +199,6 @@ func (b *BernsteinFlow) Table(table []float32) error {
 		return fmt.Errorf("runtime: the flow's quantile %g at p = %g is not a finite float32", q[i], float64(i)/float64(g-1))
 	}
 	return nil
-}
-
-// logBinomials returns log C(n, i) for i = 0 … n.
-func logBinomials(n int) []float64 {
-	out := make([]float64, n+1)
-	ln, _ := math.Lgamma(float64(n + 1))
-	for i := 0; i <= n; i++ {
-		a, _ := math.Lgamma(float64(i + 1))
-		b, _ := math.Lgamma(float64(n - i + 1))
-		out[i] = ln - a - b
-	}
-	return out
 }
 
 // normalQuantile returns Φ⁻¹(p) (−Inf at 0, +Inf at 1), accurate in both tails.
@@ -283,7 +272,7 @@ func loadBernstein(b *builder, ls *LayerSpec, dOut, dIn int) (*bernstein, error)
 	f.table = make([]float32, dOut*dIn*g)
 	f.mean = make([]float32, dOut*dIn)
 	z := bernsteinGrid(g)
-	fm := &bernsteinMap{m: m, delta: make([]float64, m), lb: logBinomials(m)}
+	fm := &bernsteinMap{m: m, delta: make([]float64, m), lb: f64.LogBinomials(m)}
 	q := make([]float64, g)
 	tab := func(raw []float32, w int, what string, idx int) error {
 		if err := fm.set(raw); err != nil {

@@ -34,6 +34,7 @@ var devicePackages = []string{
 	"github.com/edgebnn/edgebnn/internal/schema",     // inspect
 	"github.com/edgebnn/edgebnn/internal/csvrecords", // predict's CSV inputs
 	"github.com/edgebnn/edgebnn/internal/clip",
+	"github.com/edgebnn/edgebnn/internal/f64", // float64 helpers (the Bernstein flow's log binomials)
 	"github.com/edgebnn/edgebnn/internal/outfile",
 	"github.com/edgebnn/edgebnn/internal/readlimit",
 	"github.com/edgebnn/edgebnn/internal/strictjson", // model files' JSON: no repeated member names

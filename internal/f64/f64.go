@@ -1,6 +1,7 @@
 // Package f64 holds the float64 scalar and slice functions the host packages (trainer, benchmarks)
-// share. The device runtime keeps its own: it imports only the standard library and the card's
-// modules.
+// share. It imports only the standard library, so the device runtime may use it too (it does for
+// LogBinomials, the Bernstein flow's coefficients); the runtime's own softplus stays its own, as
+// its thresholds follow bayesianize's float32 numerics.
 package f64
 
 import "math"
@@ -74,6 +75,22 @@ func LogBeta(a, b float64) float64 {
 	lb, _ := math.Lgamma(b)
 	lab, _ := math.Lgamma(a + b)
 	return la + lb - lab
+}
+
+// LogBinomials returns log C(n, i) for i = 0 … n (nil for n < 0): the log binomial coefficients
+// of a degree-n Bernstein polynomial.
+func LogBinomials(n int) []float64 {
+	if n < 0 {
+		return nil
+	}
+	out := make([]float64, n+1)
+	ln, _ := math.Lgamma(float64(n + 1))
+	for i := 0; i <= n; i++ {
+		a, _ := math.Lgamma(float64(i + 1))
+		b, _ := math.Lgamma(float64(n - i + 1))
+		out[i] = ln - a - b
+	}
+	return out
 }
 
 // From returns v converted to float64.

@@ -79,6 +79,33 @@ func TestLogBeta(t *testing.T) {
 	}
 }
 
+// TestLogBinomials: exp of each entry is the binomial coefficient, counted by Pascal's rule (a
+// recurrence that shares nothing with the Lgamma formula), up to degree 60 (C(60, 30) ≈ 1.2e17);
+// a negative degree has none.
+func TestLogBinomials(t *testing.T) {
+	row := []float64{1}
+	for n := 0; n <= 60; n++ {
+		got := LogBinomials(n)
+		if len(got) != n+1 {
+			t.Fatalf("LogBinomials(%d) has %d entries, want %d", n, len(got), n+1)
+		}
+		for i, c := range row {
+			if !(math.Abs(math.Exp(got[i])-c) <= 1e-12*c) {
+				t.Errorf("exp LogBinomials(%d)[%d] = %g, want C(%d, %d) = %g", n, i, math.Exp(got[i]), n, i, c)
+			}
+		}
+		next := make([]float64, n+2)
+		next[0], next[n+1] = 1, 1
+		for i := 1; i <= n; i++ {
+			next[i] = row[i-1] + row[i]
+		}
+		row = next
+	}
+	if got := LogBinomials(-1); got != nil {
+		t.Errorf("LogBinomials(-1) = %v, want nil", got)
+	}
+}
+
 func TestFrom(t *testing.T) {
 	got := From([]float32{1.5, -2, 0.1})
 	if len(got) != 3 || got[0] != 1.5 || got[1] != -2 || got[2] != float64(float32(0.1)) {

@@ -80,7 +80,7 @@ func NewFlow(m int, params []float64) (*Flow, error) {
 		return nil, fmt.Errorf("bfvi: flow degree %d out of range [1, %d]", m, MaxDegree)
 	}
 	f := &Flow{m: m, p: make([]float64, NumFlowParams(m)),
-		lbM: logBinomials(m), lbM1: logBinomials(m - 1), lbM2: logBinomials(m - 2),
+		lbM: f64.LogBinomials(m), lbM1: f64.LogBinomials(m - 1), lbM2: f64.LogBinomials(m - 2),
 		logM: math.Log(float64(m)), mm1: float64(m) * float64(m-1),
 		delta: make([]float64, m), logDel: make([]float64, m), sDel: make([]float64, m),
 		logSD: make([]float64, m)}

@@ -29,21 +29,6 @@ func logNormal(x, mu, sd float64) float64 {
 	return -0.5*d*d - math.Log(sd) - halfLog2Pi
 }
 
-// logBinomials returns log C(n, i) for i = 0..n (nil for n < 0).
-func logBinomials(n int) []float64 {
-	if n < 0 {
-		return nil
-	}
-	out := make([]float64, n+1)
-	ln, _ := math.Lgamma(float64(n + 1))
-	for i := 0; i <= n; i++ {
-		a, _ := math.Lgamma(float64(i + 1))
-		b, _ := math.Lgamma(float64(n - i + 1))
-		out[i] = ln - a - b
-	}
-	return out
-}
-
 func allFinite(x []float64) bool {
 	for _, v := range x {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
