@@ -1,10 +1,10 @@
 package convert
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/edgebnn/edgebnn/convert/statedict"
+	"github.com/edgebnn/edgebnn/internal/testutil"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -56,14 +56,8 @@ func TestGlobalFromStateDict(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := spec()
 			err := globalFromStateDict(s, tensors(tc.tens), tc.args)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("error %v, want one containing %q", err, tc.err)
-				}
+			if testutil.WantError(t, err, tc.err) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if !tc.global {
 				if s.GlobalU != nil || s.Layers[0].Posterior.QInducing != runtime.QDiagonal {

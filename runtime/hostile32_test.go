@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgebnn/edgebnn/format"
 	"github.com/edgebnn/edgebnn/internal/modeltest"
+	"github.com/edgebnn/edgebnn/internal/testutil"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -190,11 +191,7 @@ func TestHostile32Load(t *testing.T) {
 				_, perr := newPredictorNoPanic(t, m, runtime.Options{Strategy: runtime.Weight, Samples: 1, MaxMemory: 1 << 30})
 				t.Fatalf("%d-byte file loaded (int has %d bits; NewPredictor: %v); want an error", len(data), strconv.IntSize, perr)
 			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			testutil.ErrorContains(t, err, c.want...)
 			if c.isMem && !errors.Is(err, runtime.ErrMemory) {
 				t.Errorf("error %q is not ErrMemory", err)
 			}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 // TestConditionalKLConfig: conditional_kl is weight (the default, any posterior) or
@@ -171,14 +173,8 @@ func TestToy1DN(t *testing.T) {
 			c := toyConfig(t, "deterministic", "")
 			c.Data = tc.data
 			test, _, err := LoadEvalData(c)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("error %v, want one containing %q", err, tc.err)
-				}
+			if testutil.WantError(t, err, tc.err) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if test.N != 201 {
 				t.Fatalf("test grid of %d points", test.N)

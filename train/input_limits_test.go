@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/internal/testutil"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/data"
 	"github.com/edgebnn/edgebnn/train/eval"
@@ -144,11 +145,7 @@ func failsAtFirstStep(t *testing.T, tr *Trainer, what string, words ...string) {
 		t.Fatalf("%s trained", what)
 	}
 	t.Logf("%s: %v", what, err)
-	for _, w := range words {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q does not say %q", err, w)
-		}
-	}
+	testutil.ErrorContains(t, err, words...)
 	if strings.Contains(err.Error(), "learning rate") {
 		t.Errorf("error %q blames the learning rate at the first step", err)
 	}

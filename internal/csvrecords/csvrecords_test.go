@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 // readAll returns the records of in (copies) or the first error.
@@ -40,14 +42,8 @@ func TestRecordsLimits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			recs, err := readAll(tc.in, tc.lim)
-			if tc.want != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.want) {
-					t.Fatalf("error %v, want %q", err, tc.want)
-				}
+			if testutil.WantError(t, err, tc.want) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if len(recs) != len(tc.fields) {
 				t.Fatalf("%d records %q, want %d", len(recs), recs, len(tc.fields))

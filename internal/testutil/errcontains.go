@@ -19,3 +19,18 @@ func ErrorContains(t testing.TB, err error, want ...string) {
 		}
 	}
 }
+
+// WantError checks err against a table case's expected error: with want empty, err must be nil
+// (the test stops if not) and WantError returns false so the case goes on to check the result;
+// otherwise err must contain want (see ErrorContains) and WantError returns true, the case done.
+func WantError(t testing.TB, err error, want string) bool {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return false
+	}
+	ErrorContains(t, err, want)
+	return true
+}
