@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/internal/testutil"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -577,7 +578,7 @@ func TestEnsembleErrors(t *testing.T) {
 			ts, _ := ensembleTensors(spec, 3, 1)
 			c.edit(spec, ts)
 			_, err := runtime.New(spec, ts)
-			wantErr(t, err, c.want...)
+			testutil.ErrorContains(t, err, c.want...)
 		})
 	}
 }

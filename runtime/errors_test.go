@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebnn/edgebnn/internal/testutil"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -55,25 +56,13 @@ func TestInputErrors(t *testing.T) {
 			} else {
 				err = p.PredictBatch(c.x, out)
 			}
-			wantErr(t, err, c.want...)
+			testutil.ErrorContains(t, err, c.want...)
 		})
 	}
 	// The predictor still works afterwards.
 	var pr runtime.Prediction
 	if err := p.Predict(make([]float32, in), &pr); err != nil || len(pr.Probs) != m.OutputSize() {
 		t.Fatalf("after errors: %v, %d probabilities", err, len(pr.Probs))
-	}
-}
-
-func wantErr(t *testing.T, err error, subs ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("no error, want one mentioning %q", subs)
-	}
-	for _, s := range subs {
-		if !strings.Contains(err.Error(), s) {
-			t.Errorf("error %q does not mention %q", err, s)
-		}
 	}
 }
 
@@ -93,7 +82,7 @@ func TestOptionErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := m.NewPredictor(c.o)
-			wantErr(t, err, c.want)
+			testutil.ErrorContains(t, err, c.want)
 		})
 	}
 	if _, _, _, err := m.MeanWeight("nope"); err == nil || !strings.Contains(err.Error(), "nope") {
@@ -248,7 +237,7 @@ func TestModelErrors(t *testing.T) {
 				}()
 				_, err = runtime.New(spec, ts)
 			}()
-			wantErr(t, err, c.want...)
+			testutil.ErrorContains(t, err, c.want...)
 			if errors.Is(err, runtime.ErrNoTensor) != strings.Contains(c.name, "missing") {
 				t.Errorf("errors.Is(err, ErrNoTensor) = %v for %q", errors.Is(err, runtime.ErrNoTensor), err)
 			}

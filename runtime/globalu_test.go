@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/internal/testutil"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -413,7 +414,7 @@ func TestGlobalULoadErrors(t *testing.T) {
 			s, ts := base()
 			tc.edit(s, ts)
 			_, err := runtime.New(s, ts)
-			wantErr(t, err, tc.wants...)
+			testutil.ErrorContains(t, err, tc.wants...)
 		})
 	}
 }

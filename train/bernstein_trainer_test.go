@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/convert"
+	"github.com/edgebnn/edgebnn/internal/testutil"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 	"github.com/edgebnn/edgebnn/train/bfvi"
@@ -135,11 +136,7 @@ func TestBernsteinLastLRTooLarge(t *testing.T) {
 			if !errors.Is(err, bfvi.ErrParamRange) {
 				t.Errorf("error %q does not wrap bfvi.ErrParamRange", err)
 			}
-			for _, w := range append(tc.want, "bernstein_last", "underflow") {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not say %q", err, w)
-				}
-			}
+			testutil.ErrorContains(t, err, append(tc.want, "bernstein_last", "underflow")...)
 			checkNothingWritten(t, dir)
 		})
 	}

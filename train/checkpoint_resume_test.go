@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/edgebnn/edgebnn/format"
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 // editState returns a doctor edit of the train blob: edit changes the decoded JSON object.
@@ -351,11 +352,7 @@ func TestResumeRefusesBadMomentum(t *testing.T) {
 				t.Fatal("resumed")
 			}
 			t.Log(err)
-			for _, w := range append(tc.want, path, "momentum_buffer/"+param) {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not say %q", err, w)
-				}
-			}
+			testutil.ErrorContains(t, err, append(tc.want, path, "momentum_buffer/"+param)...)
 		})
 	}
 	// Within the bound, the checkpoint resumes.

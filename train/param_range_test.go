@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 // divergingConfig is toy1d regression on arch, trained by SGD (momentum 0.9) at learning rate
@@ -34,11 +36,7 @@ func checkRangeError(t *testing.T, err error, c Config, where string) {
 	if !errors.Is(err, ErrParamRange) {
 		t.Errorf("error %q does not wrap ErrParamRange", err)
 	}
-	for _, w := range []string{where, `tensor "`, "outside ±1e+15", fmt.Sprintf("lower lr (now %g)", c.LR), "nothing is written"} {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q does not say %q", err, w)
-		}
-	}
+	testutil.ErrorContains(t, err, where, `tensor "`, "outside ±1e+15", fmt.Sprintf("lower lr (now %g)", c.LR), "nothing is written")
 }
 
 // checkWritten fails unless, of c's checkpoint, model and per-epoch checkpoint, only the last

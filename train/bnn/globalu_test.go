@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/internal/testutil"
 	"github.com/edgebnn/edgebnn/runtime"
 	"github.com/edgebnn/edgebnn/train/autodiff"
 )
@@ -157,14 +158,7 @@ func TestUseGlobalInducingErrors(t *testing.T) {
 			spec.Layers[2].Posterior = inducingPost(runtime.QDiagonal, true)
 			tc.edit(spec)
 			err := UseGlobalInducing(spec, map[string]Init{}, 3, 3)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %s", err, w)
-				}
-			}
+			testutil.ErrorContains(t, err, tc.want...)
 		})
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 // TestCSVValueAndClassBounds: values beyond ±MaxAbsValue (finite float32 values whose squares
@@ -59,14 +61,7 @@ func TestCSVValueAndClassBounds(t *testing.T) {
 				}
 				return
 			}
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			for _, w := range append(tc.want, path) {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not say %q", err, w)
-				}
-			}
+			testutil.ErrorContains(t, err, append(tc.want, path)...)
 		})
 	}
 }
