@@ -2,8 +2,8 @@
 # scripts/test.sh: edgebnn's complete test run.
 #
 # Targets, in order:
-#   host         gofmt check, NEON encodings against llvm-mc (scripts/neonwords.py -check), vet of
-#                the device builds of cmd/edgebnn, go vet ./..., go test -race -short of
+#   host         gofmt check, NEON encodings against llvm-mc (scripts/neonwords.py -check), vet and
+#                tests of the device builds of cmd/edgebnn, go vet ./..., go test -race -short of
 #                runtime/, kernels/, format/, serve/, then go test of every package
 #   host-purego  the same vet and tests with -tags purego: the full tests of the
 #                packages that compute on the device (kernels, runtime, format,
@@ -255,9 +255,13 @@ run_target() {
 		step "$log" check_gofmt || ok=1
 		step "$log" check_asm_encodings || ok=1
 		# The board binaries (edgebnn build: -tags device, without train/convert/eval/calibrate/
-		# plan; --no-serve adds noserve) build, with their tests.
-		step "$log" go vet -tags device,nethttpomithttp2 ./cmd/edgebnn || ok=1
-		step "$log" go vet -tags device,noserve ./cmd/edgebnn || ok=1
+		# plan; --no-serve adds noserve) build and pass the CLI's tests: the tests of the
+		# commands they have run in process and against the board binary itself, their setup
+		# (train, convert, calibrate) through a host binary.
+		for tags in device,nethttpomithttp2 device,noserve; do
+			step "$log" go vet -tags "$tags" ./cmd/edgebnn || ok=1
+			step "$log" go test -vet=off -timeout "$host_timeout" -tags "$tags" ./cmd/edgebnn || ok=1
+		done
 		host_tests "$log" || ok=1
 		;;
 	host-purego)

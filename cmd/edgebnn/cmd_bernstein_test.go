@@ -33,7 +33,7 @@ func TestBernsteinCommands(t *testing.T) {
 	)
 	for _, dtype := range []string{"f32", "f16"} {
 		out := filepath.Join(dir, "bf_"+dtype+".ebnn")
-		stdout := runOK(t, "convert", "--checkpoint", c.Out, "--dtype", dtype, "--out", out)
+		stdout := runHostOK(t, "convert", "--checkpoint", c.Out, "--dtype", dtype, "--out", out)
 		if dtype == "f16" && !strings.Contains(stdout, "bernstein fc2.bf_weight: fp16") && !strings.Contains(stdout, "bernstein fc2.bf_weight: kept float32") {
 			t.Errorf("convert f16 does not report the gate:\n%s", stdout)
 		}
@@ -54,18 +54,21 @@ func TestBernsteinCommands(t *testing.T) {
 			t.Errorf("inspect --json %s: %+v", dtype, in.Layers)
 		}
 	}
-	var pr convert.PlanReport
-	runCLIJSON(t, &pr, "plan", "--arch", arch, "--classes", "2", "--bernstein-last", "10", "--json")
-	if pr.Parameters != fc1+fc2 || pr.DeterministicParameters != fc1+fc2Det || len(pr.Layers) != 2 || pr.Layers[1].Kind != "bernstein" {
-		t.Errorf("plan: %+v", pr)
-	}
-	// ModelBytes is a heap measurement in a process other tests share: allow 10 % of noise (a
-	// plan that left the tables out would report a few KB).
-	if pr.ModelBytes < tableBytes*9/10 {
-		t.Errorf("plan: the loaded model holds %d bytes, less than its quantile tables (%d)", pr.ModelBytes, tableBytes)
-	}
-	code, _, stderr := runCLI("plan", "--arch", arch, "--classes", "2", "--bernstein-last", "10", "--bernstein-table", "1")
-	if code == 0 || !strings.Contains(stderr, "table") {
-		t.Errorf("plan with table size 1: exit %d, %s", code, stderr)
-	}
+	t.Run("plan", func(t *testing.T) {
+		skipAbsent(t, "plan")
+		var pr convert.PlanReport
+		runCLIJSON(t, &pr, "plan", "--arch", arch, "--classes", "2", "--bernstein-last", "10", "--json")
+		if pr.Parameters != fc1+fc2 || pr.DeterministicParameters != fc1+fc2Det || len(pr.Layers) != 2 || pr.Layers[1].Kind != "bernstein" {
+			t.Errorf("plan: %+v", pr)
+		}
+		// ModelBytes is a heap measurement in a process other tests share: allow 10 % of noise (a
+		// plan that left the tables out would report a few KB).
+		if pr.ModelBytes < tableBytes*9/10 {
+			t.Errorf("plan: the loaded model holds %d bytes, less than its quantile tables (%d)", pr.ModelBytes, tableBytes)
+		}
+		code, _, stderr := runCLI("plan", "--arch", arch, "--classes", "2", "--bernstein-last", "10", "--bernstein-table", "1")
+		if code == 0 || !strings.Contains(stderr, "table") {
+			t.Errorf("plan with table size 1: exit %d, %s", code, stderr)
+		}
+	})
 }

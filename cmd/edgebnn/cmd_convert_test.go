@@ -1,3 +1,5 @@
+//go:build !device
+
 package main
 
 import (
@@ -7,19 +9,6 @@ import (
 	"strings"
 	"testing"
 )
-
-var fixtureRoot = filepath.Join("..", "..", "testdata", "bayesianize")
-
-// convertFixture converts a fixture with extra flags and returns the output path.
-func convertFixture(t *testing.T, fx string, extra ...string) string {
-	t.Helper()
-	d := filepath.Join(fixtureRoot, fx)
-	out := filepath.Join(t.TempDir(), fx+".ebnn")
-	args := append([]string{"convert", "--checkpoint", filepath.Join(d, "state_dict.pt"),
-		"--config", filepath.Join(d, "inference_config.json"), "--arch", filepath.Join(d, "model.txt"), "--out", out}, extra...)
-	runOK(t, args...)
-	return out
-}
 
 func TestConvertCommand(t *testing.T) {
 	d := filepath.Join(fixtureRoot, "mlp_ffgu")

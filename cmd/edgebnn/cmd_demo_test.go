@@ -199,7 +199,7 @@ func TestDemoModelIsFresh(t *testing.T) {
 func calibrateDemo(t *testing.T, path string, risk float64, on string, samples int, seed uint64) []byte {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "calibrated.ebnn")
-	stdout := runOK(t, "calibrate", "--model", path, "--data", "fmnist", "--target-risk", fmt.Sprint(risk),
+	stdout := runHostOK(t, "calibrate", "--model", path, "--data", "fmnist", "--target-risk", fmt.Sprint(risk),
 		"--on", on, "--samples", fmt.Sprint(samples), "--seed", fmt.Sprint(seed), "--out", out)
 	t.Log("\n" + stdout)
 	b, err := os.ReadFile(out)

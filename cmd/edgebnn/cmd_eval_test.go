@@ -1,7 +1,8 @@
+//go:build !device
+
 package main
 
 import (
-	"context"
 	"math"
 	"path/filepath"
 	"strings"
@@ -70,18 +71,6 @@ func TestEvalClassificationMetrics(t *testing.T) {
 	code, _, stderr := runCLI("eval", "--data", "csv:"+csv, "--classes", "1-2", "--samples", "6", ckpt)
 	if code != 1 || !strings.Contains(stderr, "--classes 1-2 renumbers the labels 0 to 1") || !strings.Contains(stderr, "3 outputs") {
 		t.Errorf("eval --classes 1-2 of a 3-output model: exit %d, %s", code, stderr)
-	}
-}
-
-// trainConfig trains c in process (it writes its checkpoint to c.Out) or fails the test.
-func trainConfig(t *testing.T, c train.Config) {
-	t.Helper()
-	tr, err := train.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(context.Background(), train.Hooks{}); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -41,7 +41,7 @@ func trainEnsembleCheckpoint(t *testing.T) (ckpt, csv string) {
 func TestEnsembleCommands(t *testing.T) {
 	ckpt, csv := trainEnsembleCheckpoint(t)
 	out := filepath.Join(t.TempDir(), "ens16.ebnn")
-	runOK(t, "convert", "--checkpoint", ckpt, "--dtype", "f16", "--out", out)
+	runHostOK(t, "convert", "--checkpoint", ckpt, "--dtype", "f16", "--out", out)
 	stdout := runOK(t, "inspect", out)
 	checkContains(t, "inspect output", stdout, "ensemble of 3 networks (Ensemble-W): 51 parameters per member, 153 in all", "member2/fc2.weight", "member1/bn1.running_var")
 	var in struct {
@@ -63,7 +63,7 @@ func TestEnsembleCommands(t *testing.T) {
 	})
 	// A policy fitted with K = 5 makes 5 the default K of eval, bench and predict.
 	cal := filepath.Join(t.TempDir(), "ens16cal.ebnn")
-	runOK(t, "calibrate", "--model", out, "--out", cal, "--data", "csv:"+csv, "--target-coverage", "0.5", "--samples", "5")
+	runHostOK(t, "calibrate", "--model", out, "--out", cal, "--data", "csv:"+csv, "--target-coverage", "0.5", "--samples", "5")
 	calIn := filepath.Join(t.TempDir(), "one.csv")
 	mustWrite(t, calIn, []byte("0.1,2.2\n"))
 	runCases(t, []cliCase{

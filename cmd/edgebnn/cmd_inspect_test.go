@@ -100,6 +100,9 @@ func TestInspectTruncatedAndHostile(t *testing.T) {
 	for cut := 0; cut < len(data); cut += step {
 		mustWrite(t, p, data[:cut])
 		for _, args := range [][]string{{"inspect", p}, {"inspect", "--verify", p}, {"convert", "--checkpoint", p, "--out", filepath.Join(dir, "o.ebnn")}} {
+			if !inBuild(args[0]) {
+				continue
+			}
 			if code, _, _ := runCLI(args...); code != 1 {
 				t.Errorf("%v on a file cut at %d: exit %d, want 1", args, cut, code)
 			}
@@ -124,6 +127,9 @@ func TestInspectTruncatedAndHostile(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, args := range [][]string{{"inspect", "--verify", hp}, {"inspect", "--json", hp}, {"convert", "--checkpoint", hp, "--out", filepath.Join(dir, "o.ebnn")}} {
+			if !inBuild(args[0]) {
+				continue
+			}
 			if code, _, stderr := runCLI(args...); code != 1 {
 				t.Errorf("meta %d, %v: exit %d, want 1 (%s)", i, args, code, stderr)
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,12 +12,39 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/edgebnn/edgebnn/train"
 )
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
 	code = run(args, &out, &errOut)
 	return code, out.String(), errOut.String()
+}
+
+var fixtureRoot = filepath.Join("..", "..", "testdata", "bayesianize")
+
+// convertFixture converts a fixture with extra flags and returns the output path.
+func convertFixture(t *testing.T, fx string, extra ...string) string {
+	t.Helper()
+	d := filepath.Join(fixtureRoot, fx)
+	out := filepath.Join(t.TempDir(), fx+".ebnn")
+	args := append([]string{"convert", "--checkpoint", filepath.Join(d, "state_dict.pt"),
+		"--config", filepath.Join(d, "inference_config.json"), "--arch", filepath.Join(d, "model.txt"), "--out", out}, extra...)
+	runHostOK(t, args...)
+	return out
+}
+
+// trainConfig trains c in process (it writes its checkpoint to c.Out) or fails the test.
+func trainConfig(t *testing.T, c train.Config) {
+	t.Helper()
+	tr, err := train.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(context.Background(), train.Hooks{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // mustWrite writes data to path (mode 0644) or fails the test.
@@ -72,6 +100,9 @@ func runCases(t *testing.T, tests []cliCase, extra ...func(t *testing.T, tc cliC
 	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.args) > 0 {
+				skipAbsent(t, tc.args[0])
+			}
 			code, stdout, stderr := runCLI(tc.args...)
 			if code != tc.wantCode {
 				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.wantCode, stdout, stderr)
@@ -91,7 +122,7 @@ func runCases(t *testing.T, tests []cliCase, extra ...func(t *testing.T, tc cliC
 func TestRun(t *testing.T) {
 	tests := []cliCase{
 		{name: "no args", args: nil, wantCode: 2, wantStderr: []string{"Usage: edgebnn <command>", "Commands:"}},
-		{name: "help", args: []string{"help"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn <command>", "boards", "build", "version", "convert", "demo", "predict"}, quietErr: true},
+		{name: "help", args: []string{"help"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn <command>", "boards", "build", "version", "demo", "predict"}, quietErr: true},
 		{name: "-h", args: []string{"-h"}, wantCode: 0, wantStdout: []string{"Commands:"}, quietErr: true},
 		{name: "--help", args: []string{"--help"}, wantCode: 0, wantStdout: []string{"Commands:"}, quietErr: true},
 		{name: "help build", args: []string{"help", "build"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn build", "--board NAME", "-o FILE"}, quietErr: true},
@@ -153,9 +184,37 @@ func TestCommandTable(t *testing.T) {
 			t.Errorf("command %q: 'help %s' and '%s -h' differ:\n%s\n---\n%s", c.name, c.name, c.name, viaHelp, viaFlag)
 		}
 	}
+	// A device build leaves out exactly the host commands and a noserve build serve; they are
+	// not listed, and running one names the build that has it.
+	wantAbsent := map[string]bool{}
+	for _, tag := range testTags() {
+		switch tag {
+		case "device":
+			for _, name := range []string{"train", "convert", "eval", "calibrate", "plan"} {
+				wantAbsent[name] = true
+			}
+		case "noserve":
+			wantAbsent["serve"] = true
+		}
+	}
+	_, help, _ := runCLI("help")
 	for _, name := range want {
-		if !seen[name] {
-			t.Errorf("command %q missing from the table", name)
+		listed := strings.Contains(help, "\n  "+name+" ")
+		switch {
+		case wantAbsent[name] && (seen[name] || inBuild(name) || listed):
+			t.Errorf("command %q is in this build (tags %v); want it left out", name, testTags())
+		case wantAbsent[name]:
+			code, _, stderr := runCLI(name)
+			if code != exitUsage || !strings.Contains(stderr, name+" is not in this build; it is in ") {
+				t.Errorf("edgebnn %s in a build without it: exit %d, %q", name, code, stderr)
+			}
+		case !seen[name] || !listed:
+			t.Errorf("command %q missing from the table (%v) or from help (%v)", name, seen[name], listed)
+		}
+	}
+	for name := range absentCommands {
+		if !wantAbsent[name] {
+			t.Errorf("command %q is left out of a build with tags %v", name, testTags())
 		}
 	}
 }

@@ -139,6 +139,7 @@ func outputCommands() []outputCommand {
 func TestHostileOutputs(t *testing.T) {
 	for _, oc := range outputCommands() {
 		t.Run(oc.name, func(t *testing.T) {
+			skipAbsent(t, oc.name)
 			dir := t.TempDir()
 			fixtureInputs(t, dir)
 			trainInputs(t, dir)
@@ -267,6 +268,7 @@ func TestHostileOutputs(t *testing.T) {
 // TestConvertFailedValidateWritesNothing: a conversion whose --validate fails leaves the output
 // as it was (absent, or the previous file) and no temporary file beside it.
 func TestConvertFailedValidateWritesNothing(t *testing.T) {
+	skipAbsent(t, "convert")
 	d := filepath.Join(fixtureRoot, "mlp_ffgu")
 	tests := []struct {
 		name     string
@@ -316,6 +318,7 @@ func TestConvertFailedValidateWritesNothing(t *testing.T) {
 // metrics log and plots there with no temporary file left, and refuses --out given in the
 // config file as the config file itself.
 func TestTrainOutputs(t *testing.T) {
+	skipAbsent(t, "train")
 	dir := t.TempDir()
 	trainInputs(t, dir)
 	t.Chdir(dir)
@@ -423,6 +426,7 @@ func TestCheckBuildOutput(t *testing.T) {
 // replaced atomically), but its final --out must not be the checkpoint resumed from; the
 // metrics log of a resumed run holds every epoch.
 func TestTrainResumeOutputs(t *testing.T) {
+	skipAbsent(t, "train")
 	dir := t.TempDir()
 	trainInputs(t, dir)
 	t.Chdir(dir)
@@ -477,6 +481,7 @@ func TestTrainResumeOutputs(t *testing.T) {
 // TestTrainSideOutputs: the files train writes beside --out (per-epoch checkpoint, model,
 // metrics log, plots) are vetted like --out itself, before any training.
 func TestTrainSideOutputs(t *testing.T) {
+	skipAbsent(t, "train")
 	tests := []struct {
 		name    string
 		prepare func(t *testing.T) // in the working directory, with cfg.json and data.csv
@@ -532,6 +537,7 @@ func TestTrainSideOutputs(t *testing.T) {
 // TestFailedPlanWritesNothing: a plan that fails after its output was vetted leaves no output
 // and no staging directory.
 func TestFailedPlanWritesNothing(t *testing.T) {
+	skipAbsent(t, "plan")
 	d := filepath.Join(fixtureRoot, "mlp_ffgu")
 	tests := []struct {
 		name string
@@ -562,6 +568,7 @@ func TestFailedPlanWritesNothing(t *testing.T) {
 // resumes, under the recorded name — never at the recorded path itself, which a checkpoint from
 // elsewhere would choose (it once replaced whatever file that path named).
 func TestTrainResumeOutputBeside(t *testing.T) {
+	skipAbsent(t, "train")
 	dir := t.TempDir()
 	trainInputs(t, dir)
 	t.Chdir(dir)
@@ -593,6 +600,7 @@ func TestTrainResumeOutputBeside(t *testing.T) {
 // TestTrainOutputIsContextInput: fsvi's --context data:PATH is an input like --data: an --out
 // over it is refused before anything trains (it was replaced by the checkpoint).
 func TestTrainOutputIsContextInput(t *testing.T) {
+	skipAbsent(t, "train")
 	dir := t.TempDir()
 	t.Chdir(dir)
 	mustWrite(t, "ctx.csv", []byte("0.5\n-0.5\n1\n"))

@@ -75,7 +75,9 @@ func TestSignalStopsCommands(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			cmd, stdout, stderr, exited := startRunning(t, bin, tc.args(dir)...)
+			args := tc.args(dir)
+			skipAbsent(t, args[0])
+			cmd, stdout, stderr, exited := startRunning(t, bin, args...)
 			if tc.beforeSignal != nil {
 				tc.beforeSignal(dir)
 			}
@@ -122,20 +124,6 @@ func TestSignalStopsCommands(t *testing.T) {
 			}
 		})
 	}
-}
-
-// testBinary returns the path of the edgebnn binary the signal tests run: EDGEBNN_BIN, else this
-// package built into the test's temporary directory.
-func testBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("EDGEBNN_BIN"); bin != "" {
-		return bin
-	}
-	bin := filepath.Join(t.TempDir(), "edgebnn")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // mlpFFGUFixture returns the absolute path of the mlp_ffgu fixture and convert's arguments for
@@ -194,6 +182,7 @@ func TestSecondSignalLeavesNoStaging(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary")
 	}
+	skipAbsent(t, "convert")
 	bin := testBinary(t)
 	d, fixture := mlpFFGUFixture(t)
 	dir := t.TempDir()
