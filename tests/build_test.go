@@ -52,10 +52,10 @@ func TestBuildForBoards(t *testing.T) {
 	for _, tt := range tests {
 		// plan sizes a model by converting stand-in values: it links the converter.
 		name, args, tags := tt.board, []string{}, "device,nethttpomithttp2"
-		has, hasNot := []string{"predict", "bench", "inspect", "serve"}, []string{"train", "convert", "plan"}
+		has, hasNot := []string{"predict", "bench", "inspect", "serve"}, []string{"train", "convert", "plan", "build"}
 		if tt.noServe {
 			name, args, tags = tt.board+"-lean", []string{"--no-serve"}, "device,noserve"
-			has, hasNot = []string{"predict", "bench", "inspect"}, []string{"train", "convert", "plan", "serve"}
+			has, hasNot = []string{"predict", "bench", "inspect"}, []string{"train", "convert", "plan", "build", "serve"}
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -1,3 +1,5 @@
+//go:build !device
+
 package main
 
 import (
@@ -26,8 +28,9 @@ const buildUsage = `Usage: edgebnn build --board NAME -o FILE [--tags TAGS] [--p
 Cross-compiles a static edgebnn binary for a board: CGO_ENABLED=0, -trimpath,
 and the board's GOOS/GOARCH/GOARM (see 'edgebnn boards'). The binary carries
 what runs on a board — demo, predict, serve, bench, inspect, posterior,
-boards — built with the device tag, without train, convert, eval, calibrate
-and plan (the trainer, the converter, the plotting library and its fonts).
+boards, version — built with the device tag, without train, convert, eval,
+calibrate, plan (the trainer, the converter, the plotting library and its
+fonts) and build itself.
 serve is built without the bundled HTTP/2 (tag nethttpomithttp2; it serves
 plain HTTP/1.1). --no-serve leaves serve out too (tag noserve): net/http and
 crypto/tls are most of what is left, and the lean binary is about half the
@@ -55,7 +58,7 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	strip := fs.Bool("strip", true, "strip symbol tables (-ldflags=-s -w) for a smaller binary")
 	dir := fs.String("dir", "", "also load user board profiles (*.json) from `DIR`")
 	verbose := fs.Bool("v", false, "print the go command before running it")
-	host := fs.Bool("host", false, "include the host commands (train, convert, eval, calibrate, plan) instead of the device build")
+	host := fs.Bool("host", false, "include the host commands (train, convert, eval, calibrate, plan, build) instead of the device build")
 	noServe := fs.Bool("no-serve", false, "leave out serve and its HTTP stack: the lean board binary")
 	if err := parseFlagsOnly(fs, buildUsage, args, stdout); err != nil {
 		return err

@@ -3,11 +3,11 @@
 package main
 
 // hostCommands returns no commands: a device build carries the runtime commands only (demo,
-// predict, serve, bench, inspect, posterior, boards, build, version; see hostSet).
+// predict, serve, bench, inspect, posterior, boards, version; see hostSet).
 func hostCommands() hostSet { return hostSet{} }
 
 func init() {
-	for _, name := range []string{"train", "convert", "eval", "calibrate", "plan"} {
+	for _, name := range []string{"train", "convert", "eval", "calibrate", "plan", "build"} {
 		absentCommands[name] = "the host build (go build ./cmd/edgebnn, or edgebnn build --host)"
 	}
 }

@@ -10,5 +10,6 @@ func hostCommands() hostSet {
 		eval:      command{name: "eval", summary: "evaluate accuracy, NLL and calibration on a data set", usage: evalUsage, run: runEval},
 		calibrate: command{name: "calibrate", summary: "fit a model's act/abstain thresholds on labelled data and store them in the file", usage: calibrateUsage, run: runCalibrate},
 		plan:      command{name: "plan", summary: "fit a model and its predictor into a board's memory budget", usage: planUsage, run: runPlan},
+		build:     command{name: "build", summary: "cross-compile a static edgebnn binary for a board", usage: buildUsage, run: runBuild},
 	}
 }

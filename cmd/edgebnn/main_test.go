@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -122,14 +121,11 @@ func runCases(t *testing.T, tests []cliCase, extra ...func(t *testing.T, tc cliC
 func TestRun(t *testing.T) {
 	tests := []cliCase{
 		{name: "no args", args: nil, wantCode: 2, wantStderr: []string{"Usage: edgebnn <command>", "Commands:"}},
-		{name: "help", args: []string{"help"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn <command>", "boards", "build", "version", "demo", "predict"}, quietErr: true},
+		{name: "help", args: []string{"help"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn <command>", "boards", "version", "demo", "predict"}, quietErr: true},
 		{name: "-h", args: []string{"-h"}, wantCode: 0, wantStdout: []string{"Commands:"}, quietErr: true},
 		{name: "--help", args: []string{"--help"}, wantCode: 0, wantStdout: []string{"Commands:"}, quietErr: true},
-		{name: "help build", args: []string{"help", "build"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn build", "--board NAME", "-o FILE"}, quietErr: true},
-		{name: "build -h", args: []string{"build", "-h"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn build"}, quietErr: true},
-		{name: "build --help", args: []string{"build", "--help"}, wantCode: 0, wantStdout: []string{"Usage: edgebnn build"}, quietErr: true},
 		{name: "help unknown", args: []string{"help", "frobnicate"}, wantCode: 2, wantStderr: []string{`edgebnn help: unknown command "frobnicate"`}},
-		{name: "help two args", args: []string{"help", "build", "boards"}, wantCode: 2, wantStderr: []string{"edgebnn help: expected at most one command"}},
+		{name: "help two args", args: []string{"help", "version", "boards"}, wantCode: 2, wantStderr: []string{"edgebnn help: expected at most one command"}},
 		{name: "unknown command", args: []string{"frobnicate"}, wantCode: 2, wantStderr: []string{`edgebnn: unknown command "frobnicate"`}},
 		{name: "version", args: []string{"version"}, wantCode: 0, wantStdout: []string{"edgebnn " + version + "\n", "go:       " + runtime.Version(), "platform: " + runtime.GOOS + "/" + runtime.GOARCH}, quietErr: true},
 		{name: "--version", args: []string{"--version"}, wantCode: 0, wantStdout: []string{"edgebnn " + version}, quietErr: true},
@@ -141,11 +137,6 @@ func TestRun(t *testing.T) {
 		{name: "boards test targets", args: []string{"boards", "--test-targets"}, wantCode: 0, wantStdout: []string{"arm64-a53 arm64 - qemu-aarch64-static cortex-a53\n", "armv6 arm 6 qemu-arm-static arm1176\n"}, quietErr: true},
 		{name: "boards extra arg", args: []string{"boards", "rpi4"}, wantCode: 2, wantStderr: []string{`edgebnn boards: unexpected argument "rpi4"`}},
 		{name: "boards missing dir", args: []string{"boards", "--dir", filepath.Join(os.TempDir(), "edgebnn-no-such-dir")}, wantCode: 1, wantStderr: []string{"edgebnn boards: loading user board profiles: boards: reading profile directory"}},
-		{name: "build no flags", args: []string{"build"}, wantCode: 2, wantStderr: []string{"edgebnn build: missing --board NAME"}},
-		{name: "build no output", args: []string{"build", "--board", "rpi4"}, wantCode: 2, wantStderr: []string{"edgebnn build: missing -o FILE"}},
-		{name: "build unknown board", args: []string{"build", "--board", "cray1", "-o", "x"}, wantCode: 2, wantStderr: []string{`edgebnn build: unknown board "cray1" (known: amd64, `}},
-		{name: "build bad flag", args: []string{"build", "--bogus"}, wantCode: 2, wantStderr: []string{"edgebnn build: flag provided but not defined: -bogus"}},
-		{name: "build extra arg", args: []string{"build", "--board", "rpi4", "-o", "x", "extra"}, wantCode: 2, wantStderr: []string{`unexpected argument "extra"`}},
 	}
 	runCases(t, tests, func(t *testing.T, tt cliCase, stdout, stderr string) {
 		if tt.wantCode == 1 {
@@ -190,7 +181,7 @@ func TestCommandTable(t *testing.T) {
 	for _, tag := range testTags() {
 		switch tag {
 		case "device":
-			for _, name := range []string{"train", "convert", "eval", "calibrate", "plan"} {
+			for _, name := range []string{"train", "convert", "eval", "calibrate", "plan", "build"} {
 				wantAbsent[name] = true
 			}
 		case "noserve":
@@ -278,84 +269,6 @@ func TestVersionText(t *testing.T) {
 				t.Errorf("got:\n%s\nwant:\n%s", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestModulePathOf(t *testing.T) {
-	tests := []struct {
-		in, want string
-		wantErr  bool
-	}{
-		{"module github.com/edgebnn/edgebnn\n\ngo 1.26\n", "github.com/edgebnn/edgebnn", false},
-		{"// comment\nmodule \"example.com/x\" // trailing\n", "example.com/x", false},
-		{"modulex foo\nmodule\tbar\n", "bar", false},
-		{"go 1.26\n", "", true},
-		{"module\n", "", true},
-	}
-	for _, tt := range tests {
-		got, err := modulePathOf(strings.NewReader(tt.in))
-		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("modulePathOf(%q) = %q, %v; want %q, err=%v", tt.in, got, err, tt.want, tt.wantErr)
-		}
-	}
-}
-
-func TestModuleRoot(t *testing.T) {
-	dir := t.TempDir()
-	ours := filepath.Join(dir, "ours", "go.mod")
-	other := filepath.Join(dir, "other", "go.mod")
-	for path, content := range map[string]string{ours: "module " + modulePath + "\n", other: "module example.com/other\n"} {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		mustWrite(t, path, []byte(content))
-	}
-	tests := []struct {
-		gomod    string
-		wantRoot string
-		wantErr  string
-	}{
-		{"", "", "not inside the edgebnn source tree"},
-		{os.DevNull, "", "not inside the edgebnn source tree"},
-		{other, "", `declares module "example.com/other"`},
-		{filepath.Join(dir, "missing", "go.mod"), "", "reading the module file"},
-		{ours, filepath.Dir(ours), ""},
-	}
-	for _, tt := range tests {
-		root, err := moduleRoot(tt.gomod)
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("moduleRoot(%q) error = %v, want it to contain %q", tt.gomod, err, tt.wantErr)
-			}
-			continue
-		}
-		if err != nil || root != tt.wantRoot {
-			t.Errorf("moduleRoot(%q) = %q, %v; want %q", tt.gomod, root, err, tt.wantRoot)
-		}
-	}
-}
-
-// TestFindModuleRootOutsideTree runs the real 'go env GOMOD' from a
-// directory outside any module; it needs the Go toolchain on the host.
-func TestFindModuleRootOutsideTree(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil || runtime.GOARCH != "amd64" {
-		t.Skip("needs the go toolchain on an amd64 host")
-	}
-	dir := t.TempDir()
-	if _, err := findModuleRoot(t.Context(), goBin, dir); err == nil || !strings.Contains(err.Error(), "not inside the edgebnn source tree") {
-		t.Errorf("findModuleRoot outside the tree: err = %v", err)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := findModuleRoot(t.Context(), goBin, wd)
-	if err != nil {
-		t.Fatalf("findModuleRoot in the tree: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "cmd", "edgebnn", "main.go")); err != nil {
-		t.Errorf("root %q does not contain cmd/edgebnn: %v", root, err)
 	}
 }
 

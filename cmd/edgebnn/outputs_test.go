@@ -359,69 +359,6 @@ func TestTrainOutputs(t *testing.T) {
 	}
 }
 
-// TestCheckBuildOutput: build -o refuses the module's go.mod, go.sum and Go sources, board
-// profiles it reads, and non-regular files; a new binary path or one outside the module is fine.
-func TestCheckBuildOutput(t *testing.T) {
-	root := t.TempDir()
-	for _, f := range []string{"go.mod", "go.sum", "main.go", "profile.json", "demo.bin"} {
-		mustWrite(t, filepath.Join(root, f), []byte("x"))
-	}
-	mustWrite(t, filepath.Join(root, "edgebnn-old"), []byte("\x7fELF\x02\x01\x01"))
-	fifo := testutil.Mkfifo(t, filepath.Join(root, "fifo"))
-	other := t.TempDir()
-	link := filepath.Join(other, "link")
-	if err := os.Symlink(root, link); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name string
-		out  string
-		ok   bool
-	}{
-		{"new binary in the module", filepath.Join(root, "edgebnn-rpi4"), true},
-		{"Go file outside the module", filepath.Join(other, "x.go"), true},
-		{"go.mod", filepath.Join(root, "go.mod"), false},
-		{"go.sum", filepath.Join(root, "go.sum"), false},
-		{"Go source", filepath.Join(root, "main.go"), false},
-		{"new Go source in the module", filepath.Join(root, "new.go"), false},
-		{"board profile", filepath.Join(root, "profile.json"), false},
-		{"new profile in the module", filepath.Join(root, "new.json"), false},
-		{"new assembly in the module", filepath.Join(root, "k_arm64.s"), false},
-		{"new Fortran in the module", filepath.Join(root, "x.f90"), false},
-		{"new C++ in the module", filepath.Join(root, "x.cc"), false},
-		{"profile through a link to the module", filepath.Join(link, "new.json"), false},
-		{"binary through a link to the module", filepath.Join(link, "edgebnn-old"), true},
-		{"embedded data file", filepath.Join(root, "demo.bin"), false},
-		{"an earlier build's binary", filepath.Join(root, "edgebnn-old"), true},
-		{"fifo", fifo, false},
-		{"missing directory", filepath.Join(root, "missing", "bin"), false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := checkBuildOutput(tc.out, root, []string{filepath.Join(root, "profile.json")})
-			if (err == nil) != tc.ok {
-				t.Fatalf("checkBuildOutput(%s) = %v, want ok=%v", tc.out, err, tc.ok)
-			}
-			if err != nil && !strings.Contains(err.Error(), "-o "+tc.out) {
-				t.Errorf("error %q does not name -o %s", err, tc.out)
-			}
-		})
-	}
-	// A relative -o is inside the module too (filepath.Rel of a relative and an absolute path
-	// had failed, and the check let every relative path through).
-	t.Run("relative", func(t *testing.T) {
-		t.Chdir(root)
-		if err := checkBuildOutput("demo.bin", root, nil); err == nil {
-			t.Fatal("checkBuildOutput(demo.bin) = nil inside the module")
-		}
-	})
-	// Through the command: a FIFO is refused before anything is built.
-	code, _, stderr := runCLITimeout(t, 20*time.Second, "build", "--board", "rpi4", "-o", fifo)
-	if code != 1 || !strings.Contains(stderr, "named pipe") {
-		t.Errorf("build -o FIFO: exit %d, stderr %q", code, stderr)
-	}
-}
-
 // TestTrainResumeOutputs: --resume may continue into the run's own per-epoch checkpoint (it is
 // replaced atomically), but its final --out must not be the checkpoint resumed from; the
 // metrics log of a resumed run holds every epoch.
