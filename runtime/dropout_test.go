@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/internal/testutil"
 	"github.com/edgebnn/edgebnn/runtime"
 )
 
@@ -205,15 +205,7 @@ func TestDropoutSpec(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := mk(c.l).Validate()
-			if c.err == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Fatalf("error %v, want one containing %q", err, c.err)
-			}
+			testutil.WantError(t, err, c.err)
 		})
 	}
 	s, err := runtime.ParseSpec([]byte(`{"version":1,"task":"regression","noise_var":1,"input_shape":[2],

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/edgebnn/edgebnn/internal/testutil"
 )
 
 // TestConfigBounds sets every bounded key just past its limits, as a flag would (Set), and
@@ -107,15 +109,7 @@ func TestParseConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()
 			err := c.ParseConfig([]byte(tc.json), "x")
-			if tc.want == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %v, want %q", err, tc.want)
-			}
+			testutil.WantError(t, err, tc.want)
 		})
 	}
 	c := DefaultConfig()

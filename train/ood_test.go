@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgebnn/edgebnn/internal/testutil"
 	"github.com/edgebnn/edgebnn/train/data"
 )
 
@@ -35,15 +36,7 @@ func TestConfigOODValidate(t *testing.T) {
 				c.Task, c.Arch = "regression", "mlp:1-50-1"
 			}
 			err := c.Validate()
-			if tc.wantErr == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("error %v, want %q", err, tc.wantErr)
-			}
+			testutil.WantError(t, err, tc.wantErr)
 		})
 	}
 }
