@@ -83,15 +83,24 @@ func TestLogBeta(t *testing.T) {
 // recurrence that shares nothing with the Lgamma formula), up to degree 60 (C(60, 30) ≈ 1.2e17);
 // a negative degree has none.
 func TestLogBinomials(t *testing.T) {
+	// Pascal's rows in float64 up to the runtime's MaxBernsteinDegree (1000; C(1000, 500) ≈
+	// 2.7e299 still fits), each entry within n·ε of exact. Up to 60 the coefficients must match
+	// to 1e-12 relative; beyond, the log of a coefficient is a difference of log-gammas of up to
+	// lgamma(n+1) ≈ 5912, so it is checked to 32·ε·(1 + lgamma(n+1)) absolute.
 	row := []float64{1}
-	for n := 0; n <= 60; n++ {
+	for n := 0; n <= 1000; n++ {
 		got := LogBinomials(n)
 		if len(got) != n+1 {
 			t.Fatalf("LogBinomials(%d) has %d entries, want %d", n, len(got), n+1)
 		}
+		lg, _ := math.Lgamma(float64(n + 1))
+		tol := 32 * 0x1p-52 * (1 + lg)
 		for i, c := range row {
-			if !(math.Abs(math.Exp(got[i])-c) <= 1e-12*c) {
+			if n <= 60 && !(math.Abs(math.Exp(got[i])-c) <= 1e-12*c) {
 				t.Errorf("exp LogBinomials(%d)[%d] = %g, want C(%d, %d) = %g", n, i, math.Exp(got[i]), n, i, c)
+			}
+			if !(math.Abs(got[i]-math.Log(c)) <= tol) {
+				t.Errorf("LogBinomials(%d)[%d] = %.17g, want log C(%d, %d) = %.17g (± %.2g)", n, i, got[i], n, i, math.Log(c), tol)
 			}
 		}
 		next := make([]float64, n+2)
