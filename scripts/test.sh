@@ -258,7 +258,7 @@ run_target() {
 		# The board binaries (edgebnn build: -tags device, without train/convert/eval/calibrate/
 		# plan/build; --no-serve adds noserve) build, and the lean one passes the CLI's tests:
 		# the tests of the commands it has run in process and against the board binary itself,
-		# their setup (train, convert, calibrate) through a host binary. (The serve build's
+		# their setup (convert, calibrate) through a host binary. (The serve build's
 		# tests pass too, go test -tags device,nethttpomithttp2, but take another minute.)
 		step "$log" go vet -tags device,nethttpomithttp2 ./cmd/edgebnn || ok=1
 		step "$log" go vet -tags device,noserve ./cmd/edgebnn || ok=1

@@ -15,7 +15,8 @@ import (
 // The tests that run edgebnn as a program (signals, serve, hostile inputs) build it once per
 // test process with the build tags of the test binary itself, so that `go test -tags
 // device,noserve` runs the board binary. Setup steps that need a command the build leaves out
-// (train, convert, calibrate, eval, plan in a device build) go through runHostOK.
+// (convert, calibrate in a device build) go through runHostOK; training for a setup runs in
+// process through the trainer package (trainConfig).
 
 // binaries holds the binaries this test process built, by build tags, in one temporary
 // directory that TestMain removes.

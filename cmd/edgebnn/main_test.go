@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -168,6 +169,9 @@ func TestCommandTable(t *testing.T) {
 		if c.run == nil {
 			t.Errorf("command %q has no run function", c.name)
 		}
+		if !slices.Contains(want, c.name) {
+			t.Errorf("command %q is not in this test's list: add it, and say whether a device build has it", c.name)
+		}
 		// help NAME and NAME -h print the same text.
 		_, viaHelp, _ := runCLI("help", c.name)
 		_, viaFlag, _ := runCLI(c.name, "-h")
@@ -207,6 +211,22 @@ func TestCommandTable(t *testing.T) {
 		if !wantAbsent[name] {
 			t.Errorf("command %q is left out of a build with tags %v", name, testTags())
 		}
+	}
+	// help lists the table, in its order, and nothing else.
+	_, list, ok := strings.Cut(help, "Commands:\n")
+	var listed []string
+	for line := range strings.Lines(list) {
+		if !ok || !strings.HasPrefix(line, "  ") {
+			break
+		}
+		listed = append(listed, strings.Fields(line)[0])
+	}
+	var table []string
+	for _, c := range commandTable() {
+		table = append(table, c.name)
+	}
+	if !slices.Equal(listed, table) {
+		t.Errorf("help lists %v; the table has %v", listed, table)
 	}
 }
 
