@@ -192,19 +192,17 @@ func TestCommandTable(t *testing.T) {
 			wantAbsent["serve"] = true
 		}
 	}
-	_, help, _ := runCLI("help")
 	for _, name := range want {
-		listed := strings.Contains(help, "\n  "+name+" ")
 		switch {
-		case wantAbsent[name] && (seen[name] || inBuild(name) || listed):
+		case wantAbsent[name] && (seen[name] || inBuild(name)):
 			t.Errorf("command %q is in this build (tags %v); want it left out", name, testTags())
 		case wantAbsent[name]:
 			code, _, stderr := runCLI(name)
 			if code != exitUsage || !strings.Contains(stderr, name+" is not in this build; it is in ") {
 				t.Errorf("edgebnn %s in a build without it: exit %d, %q", name, code, stderr)
 			}
-		case !seen[name] || !listed:
-			t.Errorf("command %q missing from the table (%v) or from help (%v)", name, seen[name], listed)
+		case !seen[name]:
+			t.Errorf("command %q missing from the table", name)
 		}
 	}
 	for name := range absentCommands {
@@ -213,6 +211,7 @@ func TestCommandTable(t *testing.T) {
 		}
 	}
 	// help lists the table, in its order, and nothing else.
+	_, help, _ := runCLI("help")
 	_, list, ok := strings.Cut(help, "Commands:\n")
 	var listed []string
 	for line := range strings.Lines(list) {
